@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+
+/// What a patient gives to register.
+public struct RegistrationRequest: Sendable {
+    public var login: String
+    public var password: String
+    /// The second typing of the password, when it was asked for twice.
+    public var confirmPassword: String?
+    public var name: String
+    public var surname: String
+    public var street: String
+    public var house: String
+    public var city: String
+    public var clinicId: Int64?
+    public var language: Language
+    public var acceptedPrivacy: Bool
+
+    public init(login: String, password: String, confirmPassword: String? = nil, name: String, surname: String,
+                street: String, house: String, city: String, clinicId: Int64? = nil,
+                language: Language = .en, acceptedPrivacy: Bool) {
+        self.login = login; self.password = password; self.confirmPassword = confirmPassword
+        self.name = name; self.surname = surname; self.street = street; self.house = house
+        self.city = city; self.clinicId = clinicId; self.language = language
+        self.acceptedPrivacy = acceptedPrivacy
+    }
+}
+
+/// The UML's `ClientController`: patients, their registration and their log-ins.
+public final class ClientController: Sendable {
+    let database: DatabaseManager
+    let hasher: PasswordHasher
+    let sessions = SessionManager()
+    let now: @Sendable () -> Date
+
+    public init(database: DatabaseManager, hasher: PasswordHasher = PasswordHasher(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.hasher = hasher
+        self.now = now
+    }
+
+    /// Checks every field, then stores the patient with an Argon2id hash of the password.
+    /// Without `clinicId`, the home clinic is the first clinic of the patient's city.
+    public func registerUser(_ request: RegistrationRequest) throws -> Client {
+        let validator = Validator(cities: try ClinicController(database: database).cities())
+        let login = request.login.trimmingCharacters(in: .whitespaces)
+        guard validator.isValidLogin(login) else { throw ClinicError.invalid(.loginInvalid) }
+        for (field, value) in [("name", request.name), ("surname", request.surname)] {
+            guard !validator.isEmpty(value) else { throw ClinicError.invalid(.fieldEmpty, field) }
+            guard value.count <= 100, validator.containsOnlyLetters(value) else {
+                throw ClinicError.invalid(.fieldLettersOnly, field)
+            }
+        }
+        guard !validator.isEmpty(request.street) else { throw ClinicError.invalid(.fieldEmpty, "street") }
+        guard validator.isValidStreet(request.street) else { throw ClinicError.invalid(.streetInvalid) }
+        guard !validator.isEmpty(request.house) else { throw ClinicError.invalid(.fieldEmpty, "house") }
+        guard validator.isValidHouse(request.house) else { throw ClinicError.invalid(.houseInvalid) }
+        guard !validator.isEmpty(request.city) else { throw ClinicError.invalid(.fieldEmpty, "city") }
+        guard request.city.count <= 100, validator.containsOnlyLetters(request.city) || request.city.contains(".") else {
+            throw ClinicError.invalid(.fieldLettersOnly, "city")
+        }
+        guard validator.isKnownCity(request.city) else { throw ClinicError.invalid(.cityUnknown, request.city) }
+        if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
+            throw ClinicError.invalid(.passwordsDiffer)
+        }
+        if let problem = validator.passwordProblem(request.password, login: login) {
+            throw ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength),
+                              String(Validator.maximumPasswordLength))
+        }
+        guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
+
+        // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
+        let hash = try hasher.hash(request.password)
+        let now = self.now()
+        return try database.write { db in
+            if try database.getUserByLogin(db, login) != nil { throw ClinicError(.loginTaken, .loginTaken, login) }
+            var homeClinic: Int64?
+            if let clinicId = request.clinicId {
+                guard try database.getClinicById(db, clinicId) != nil else {
+                    throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+                }
+                homeClinic = clinicId
+            } else {
+                homeClinic = try Int64.fetchOne(db, sql: "SELECT id FROM clinics WHERE city_key = ? ORDER BY name, id LIMIT 1",
+                                                arguments: [Clinic.key(forCity: request.city)])
+            }
+            let client = Client(
+                id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
+                name: request.name.trimmingCharacters(in: .whitespaces),
+                surname: request.surname.trimmingCharacters(in: .whitespaces),
+                street: request.street.trimmingCharacters(in: .whitespaces),
+                house: request.house.trimmingCharacters(in: .whitespaces),
+                city: request.city.trimmingCharacters(in: .whitespaces), lat: nil, lon: nil,
+                homeClinicId: homeClinic, preferredLanguage: request.language.rawValue,
+                privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
+            do {
+                return try database.addUser(db, client)
+            } catch where DatabaseManager.isUniqueViolation(error, index: "login_key") {
+                throw ClinicError(.loginTaken, .loginTaken, login)
+            }
+        }
+    }
+
+    public func getUserById(_ id: Int64) throws -> Client {
+        guard let client = try database.read({ db in try database.getUserById(db, id) }) else {
+            throw ClinicError(.notFound, .clientNotFound, String(id))
+        }
+        return client
+    }
+
+    public func getUserByLogin(_ login: String) throws -> Client {
+        guard let client = try database.read({ db in try database.getUserByLogin(db, login) }) else {
+            throw ClinicError(.notFound, .clientNotFound, login)
+        }
+        return client
+    }
+
+    /// Checks the password and opens a session; returns the patient and the session token.
+    /// An unknown login and a wrong password fail the same way, after the same work.
+    /// A hash made with weaker parameters than the current ones is replaced.
+    public func logIn(login: String, password: String) throws -> (client: Client, token: String) {
+        let client = try database.read { db in try database.getUserByLogin(db, login) }
+        guard let client else {
+            _ = hasher.verify(password, against: Self.decoyHash(hasher))
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        guard hasher.verify(password, against: client.passwordHash) else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let newHash = hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
+        let now = self.now()
+        return try database.write { db in
+            guard var current = try database.getUserById(db, client.id ?? -1) else {
+                throw ClinicError(.invalidCredentials, .invalidCredentials)
+            }
+            if let newHash, current.passwordHash == client.passwordHash {
+                current.passwordHash = newHash
+                try current.update(db, columns: ["password_hash"])
+            }
+            let token = try sessions.create(db, clientId: client.id ?? -1, now: now)
+            return (current, token)
+        }
+    }
+
+    /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.
+    public func currentUser(token: String?) throws -> Client {
+        guard let token else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let now = self.now()
+        let client = try database.write { db -> Client? in
+            guard let id = try sessions.resolve(db, token: token, now: now) else { return nil }
+            return try database.getUserById(db, id)
+        }
+        guard let client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        return client
+    }
+
+    @discardableResult
+    public func logOut(token: String) throws -> Bool {
+        try database.write { db in try sessions.delete(db, token: token) }
+    }
+
+    /// A valid hash of a random password, verified against when the login is unknown so
+    /// that both failures cost the same time.
+    static func decoyHash(_ hasher: PasswordHasher) -> String {
+        (try? hasher.hash(SessionManager.newToken())) ?? ""
+    }
+}

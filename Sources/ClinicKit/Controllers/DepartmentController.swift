@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+
+/// The UML's `DepartmentController`: departments of a clinic, and the doctors who work in them.
+public final class DepartmentController: Sendable {
+    let database: DatabaseManager
+
+    public init(database: DatabaseManager) { self.database = database }
+
+    public func addDepartment(clinicId: Int64, specialization: String) throws -> Department {
+        let key = Specialization.key(for: specialization)
+        guard !key.isEmpty, key.count <= 100 else { throw ClinicError.invalid(.specializationInvalid) }
+        return try database.write { db in
+            guard try database.getClinicById(db, clinicId) != nil else {
+                throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+            }
+            if try Department.filter(Column("clinic_id") == clinicId && Column("specialization") == key).fetchCount(db) > 0 {
+                throw ClinicError.invalid(.departmentExists, key)
+            }
+            return try database.addDepartment(db, Department(id: nil, clinicId: clinicId, specialization: key, isDemo: false))
+        }
+    }
+
+    /// A doctor with weekly working hours (intervals in local minutes, per ISO weekday).
+    public func addDoctor(departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
+        let name = name.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.count <= 200 else { throw ClinicError.invalid(.doctorNameInvalid) }
+        for interval in hours {
+            guard (1...7).contains(interval.weekday), interval.startMinute >= 0, interval.endMinute <= 1440,
+                  interval.startMinute < interval.endMinute, (5...480).contains(interval.slotMinutes)
+            else { throw ClinicError.invalid(.workingHoursInvalid) }
+        }
+        return try database.write { db in
+            guard try database.getDepartmentById(db, departmentId) != nil else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            var doctor = Doctor(id: nil, departmentId: departmentId, name: name, isDemo: false)
+            try doctor.insert(db)
+            for var interval in hours {
+                interval.id = nil
+                interval.doctorId = doctor.id ?? 0
+                try interval.insert(db)
+            }
+            return doctor
+        }
+    }
+
+    public func getDepartmentsByClinicId(_ clinicId: Int64) throws -> [Department] {
+        try database.read { db in
+            guard try database.getClinicById(db, clinicId) != nil else {
+                throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+            }
+            return try database.getDepartmentsByClinicId(db, clinicId)
+        }
+    }
+
+    public func getDepartmentById(_ id: Int64) throws -> Department {
+        guard let department = try database.read({ db in try database.getDepartmentById(db, id) }) else {
+            throw ClinicError(.notFound, .departmentNotFound, String(id))
+        }
+        return department
+    }
+
+    public func getDoctorsByDepartmentId(_ departmentId: Int64) throws -> [Doctor] {
+        try database.read { db in
+            guard try database.getDepartmentById(db, departmentId) != nil else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            return try database.getDoctorsByDepartmentId(db, departmentId)
+        }
+    }
+
+    public func getWorkingHours(doctorId: Int64) throws -> [WorkingHours] {
+        try database.read { db in try database.getWorkingHours(db, doctorId: doctorId) }
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+
+/// Every text a person reads, by key, in English and Russian. `{0}`, `{1}`… are replaced by
+/// the message's arguments; `{0f}` by the argument read as a field name and translated.
+public enum MessageKey: String, Sendable, CaseIterable, Codable {
+    // Storage and migrations
+    case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
+    case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
+    // Sessions
+    case sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials
+    // Times
+    case invalidTime, timeDoesNotExist, invalidDay
+    // Import
+    case importNoHeader, importMissingColumns, importInvalidUTF8, importUnterminatedQuote, importBadQuote
+    case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName
+    case importFieldTooLong, importBadCoordinates, importBadFlag, importBadTimeZone, importRejected
+    // Directory
+    case clinicExists, limitRange, clinicNotFound, specializationInvalid, departmentExists, doctorNameInvalid
+    case workingHoursInvalid, departmentNotFound, doctorNotFound, invalidId, fileUnreadable
+    // Registration
+    case loginInvalid, fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer
+    case passwordTooShort, passwordTooLong, passwordNeedsMix, passwordContainsLogin, privacyRequired
+    case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
+    // Appointments
+    case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
+    case slotInPast, slotTaken, slotOutsideHours, overlapping
+    // Privacy
+    case privacyPolicy
+    // CLI output
+    case headerId, headerName, headerCity, headerAddress, headerKind, headerTimeZone, headerSpecialization
+    case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus, headerNotes
+    case headerHours
+    case kindHospital, kindPediatric, kindClinic
+    case noClinics, noDepartments, noDoctors, noAppointments
+    case registered, loggedIn, loggedOut, notLoggedInInfo, whoami, booked, rescheduled, cancelled
+    case initDone, initAlready, migrated, migrateNothing, importDone, importSkipped, importProblem
+    case promptField, promptPassword, promptPasswordAgain, promptAccept, answerYes, clinicShowLine
+    case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow
+    case weekdays, loadingDirectory, demoNote
+}
+
+public enum Strings {
+    public static func text(_ key: MessageKey, _ language: Language, _ arguments: [String] = []) -> String {
+        let table = language == .ru ? ru : en
+        var text = table[key] ?? en[key] ?? key.rawValue
+        for (index, argument) in arguments.enumerated() {
+            if text.contains("{\(index)f}") {
+                text = text.replacingOccurrences(of: "{\(index)f}", with: fieldName(argument, language))
+            }
+            text = text.replacingOccurrences(of: "{\(index)}", with: argument)
+        }
+        return text
+    }
+
+    static func fieldName(_ field: String, _ language: Language) -> String {
+        guard language == .ru else { return field }
+        let names = ["name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
+                     "login": "логин", "password": "пароль", "address": "адрес", "description": "описание",
+                     "phone": "телефон", "website": "сайт", "category": "категория", "zip": "индекс",
+                     "state": "штат", "time_zone": "часовой пояс", "external_id": "внешний id",
+                     "lat": "широта", "lon": "долгота"]
+        return names[field] ?? field
+    }
+
+    public static let en: [MessageKey: String] = [
+        .migrationMalformed: "Migration file {0} is malformed: it needs one '-- migrate:up' and then one '-- migrate:down' line.",
+        .migrationsMissing: "The migrations folder {0} cannot be read.",
+        .migrationSequence: "Migrations must be numbered 0001, 0002, … without gaps; problem at {0}.",
+        .migrationChanged: "Migration {0} was changed after it was applied to this database. Restore the original file; the database was not modified.",
+        .migrationTargetRange: "Cannot migrate to version {0}: versions run from 0 to {1}.",
+        .databaseTooNew: "This database has migration {0}, newer than this program knows (latest {1}). Use a newer clinic; the database was not modified.",
+        .databaseUnavailable: "Cannot open the database at {0}: {1}",
+        .databaseBusy: "The database is busy with another command. Try again in a moment.",
+        .storageFailure: "The database reported an error: {0}. Nothing was changed.",
+        .resourcesMissing: "Cannot find the Data/ and Migrations/ folders. Set CLINIC_RESOURCES to the project folder.",
+        .internalError: "Internal error: {0}",
+        .sessionFileUnwritable: "Cannot write the session file {0}.",
+        .sessionFileInsecure: "The session file {0} can be read by other users. Fix it with: chmod 600 {0}",
+        .notLoggedIn: "You are not logged in. Run: clinic login --login LOGIN",
+        .invalidCredentials: "Wrong login or password.",
+        .invalidTime: "Cannot read the time '{0}'. Use ISO 8601 with an offset (2026-11-23T09:20:00-05:00 or …Z) or 'YYYY-MM-DD HH:MM' in the clinic's time.",
+        .timeDoesNotExist: "The time {0} does not exist in {1} (the clocks skip it on that day).",
+        .invalidDay: "Cannot read the day '{0}'. Use YYYY-MM-DD.",
+        .importNoHeader: "The file is empty: a header line naming the columns is required.",
+        .importMissingColumns: "The header lacks the required columns: {0}.",
+        .importInvalidUTF8: "the line is not valid UTF-8",
+        .importUnterminatedQuote: "a quoted field is never closed",
+        .importBadQuote: "a character follows a closing quote",
+        .importDuplicateId: "external id {0} already appears on line {1}",
+        .importColumnCount: "{0} fields where the header has {1}",
+        .importControlCharacter: "the {0f} field contains a control character",
+        .importEmptyId: "the external id is empty or longer than 64 characters",
+        .importEmptyName: "the name is empty",
+        .importFieldTooLong: "the {0f} field is too long",
+        .importBadCoordinates: "coordinates '{0}', '{1}' are not numbers within ±90 and ±180",
+        .importBadFlag: "the {0f} field must be 0 or 1, not '{1}'",
+        .importBadTimeZone: "'{0}' is not an IANA time zone",
+        .importRejected: "The file has {0} bad rows; nothing was imported. Fix them, or use --skip-invalid to import the valid rows.",
+        .clinicExists: "A clinic with external id {0} already exists.",
+        .limitRange: "The limit must be at least 1 (got {0}).",
+        .clinicNotFound: "There is no clinic {0}.",
+        .specializationInvalid: "The specialization must be 1 to 100 characters.",
+        .departmentExists: "The clinic already has a {0} department.",
+        .doctorNameInvalid: "The doctor's name must be 1 to 200 characters.",
+        .workingHoursInvalid: "Working hours need a weekday 1-7, a start before the end within the day, and a slot of 5 to 480 minutes.",
+        .departmentNotFound: "There is no department {0}.",
+        .doctorNotFound: "There is no doctor {0} in this department.",
+        .invalidId: "'{0}' is not a valid id: use a positive whole number.",
+        .fileUnreadable: "Cannot read the file {0}.",
+        .loginInvalid: "The login must be 3 to 64 letters, digits or the characters . _ - @.",
+        .fieldEmpty: "The {0f} must not be empty.",
+        .fieldLettersOnly: "The {0f} may contain only letters, spaces, hyphens and apostrophes (at most 100).",
+        .streetInvalid: "The street must be 1 to 100 characters and contain a letter.",
+        .houseInvalid: "The house number must start with a digit, like 12, 12A or 12/3.",
+        .cityUnknown: "The city '{0}' is not in the clinic directory.",
+        .passwordsDiffer: "The two passwords differ.",
+        .passwordTooShort: "The password is too weak: it must have at least {0} characters.",
+        .passwordTooLong: "The password is too long: at most {1} characters.",
+        .passwordNeedsMix: "The password is too weak: it must mix letters with digits or symbols.",
+        .passwordContainsLogin: "The password is too weak: it must not contain the login.",
+        .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
+        .loginTaken: "The login '{0}' is taken.",
+        .clientNotFound: "There is no patient {0}.",
+        .missingOption: "Missing {0}: give it as an option, or run the command on a terminal to be asked.",
+        .passwordNeeded: "Give the password on standard input with --password-stdin, or run on a terminal.",
+        .passwordEmpty: "The password is empty.",
+        .cannotReschedule: "An appointment that is {0} cannot be rescheduled.",
+        .cannotCancel: "An appointment that is {0} cannot be cancelled.",
+        .notesTooLong: "Notes may have at most {0} characters.",
+        .notesControl: "Notes must not contain control characters.",
+        .appointmentNotFound: "There is no appointment {0}.",
+        .notYourAppointment: "Appointment {0} is not yours.",
+        .slotInPast: "That time has passed: choose a time in the future.",
+        .slotTaken: "That slot is already taken: choose another time.",
+        .slotOutsideHours: "No doctor of this department has a slot starting at {0} ({1}). See: clinic doctors DEPARTMENT_ID",
+        .overlapping: "You already have an appointment at that time ({0}).",
+        .privacyPolicy: """
+            Privacy policy (version {0})
+
+            What we store: your login; a salted Argon2id hash of your password (never the password);
+            your name, surname and address (street, house, city) and the coordinates found for it;
+            your home clinic, language and the time you accepted this policy; your appointments
+            and sessions (only a SHA-256 of each session token).
+
+            Why: to identify you, to find the clinics nearest to you and to book, reschedule and
+            cancel your appointments. Nothing is sent anywhere: the data stays in this database.
+
+            How long: until you delete your account. Sessions end after 30 days without use.
+            Appointments stay in the clinic's records without your personal details.
+
+            Your control: see your data with 'clinic whoami' and 'clinic appointments --all';
+            log out with 'clinic logout'.
+            """,
+        .headerId: "ID", .headerName: "Name", .headerCity: "City", .headerAddress: "Address",
+        .headerKind: "Kind", .headerTimeZone: "Time zone", .headerSpecialization: "Specialization",
+        .headerDoctors: "Doctors", .headerClinic: "Clinic", .headerDepartment: "Department",
+        .headerDoctor: "Doctor", .headerStart: "Start", .headerStatus: "Status", .headerNotes: "Notes",
+        .headerHours: "Working hours",
+        .kindHospital: "hospital", .kindPediatric: "pediatric", .kindClinic: "clinic",
+        .noClinics: "No clinics match.", .noDepartments: "This clinic has no departments.",
+        .noDoctors: "This department has no doctors.", .noAppointments: "No appointments.",
+        .registered: "Registered {0} (patient {1}). Log in with: clinic login --login {0}",
+        .loggedIn: "Logged in as {0}.", .loggedOut: "Logged out.", .notLoggedInInfo: "Not logged in.",
+        .whoami: "{0} — {1} {2}, {3} {4}, {5}",
+        .booked: "Booked appointment {0}: {1}, {2}, with {3}.",
+        .rescheduled: "Appointment {0} moved to {1}, with {2}.",
+        .cancelled: "Appointment {0} is cancelled.",
+        .initDone: "Database ready at {0}: {1} clinics.",
+        .initAlready: "Database at {0} is already set up ({1} clinics).",
+        .migrated: "Database at version {0} (ran: {1}).",
+        .migrateNothing: "Database already at version {0}.",
+        .importDone: "Imported: {0} new, {1} updated, {2} skipped.",
+        .importSkipped: "Skipped rows:",
+        .importProblem: "line {0}: {1}",
+        .promptField: "{0f}: ", .promptPassword: "Password: ", .promptPasswordAgain: "Password again: ",
+        .promptAccept: "Do you accept the privacy policy? [y/N] ", .answerYes: "y",
+        .clinicShowLine: "{0}: {1}",
+        .statusScheduled: "scheduled", .statusConfirmed: "confirmed", .statusCompleted: "completed",
+        .statusCancelled: "cancelled", .statusNoShow: "no show",
+        .weekdays: "Mon,Tue,Wed,Thu,Fri,Sat,Sun",
+        .loadingDirectory: "Setting up the clinic directory (first run)…",
+        .demoNote: "Departments, doctors and hours are demo data.",
+    ]
+
+    public static let ru: [MessageKey: String] = [
+        .migrationMalformed: "Файл миграции {0} испорчен: нужна одна строка '-- migrate:up', затем одна '-- migrate:down'.",
+        .migrationsMissing: "Не удаётся прочитать папку миграций {0}.",
+        .migrationSequence: "Миграции нумеруются 0001, 0002, … без пропусков; ошибка на {0}.",
+        .migrationChanged: "Миграция {0} изменена после того, как была применена к этой базе. Верните исходный файл; база не изменена.",
+        .migrationTargetRange: "Нельзя перейти к версии {0}: версии от 0 до {1}.",
+        .databaseTooNew: "В базе есть миграция {0}, новее, чем знает программа (последняя {1}). Обновите clinic; база не изменена.",
+        .databaseUnavailable: "Не удаётся открыть базу {0}: {1}",
+        .databaseBusy: "База занята другой командой. Повторите через минуту.",
+        .storageFailure: "Ошибка базы данных: {0}. Ничего не изменено.",
+        .resourcesMissing: "Не найдены папки Data/ и Migrations/. Укажите папку проекта в CLINIC_RESOURCES.",
+        .internalError: "Внутренняя ошибка: {0}",
+        .sessionFileUnwritable: "Не удаётся записать файл сеанса {0}.",
+        .sessionFileInsecure: "Файл сеанса {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
+        .notLoggedIn: "Вы не вошли. Выполните: clinic login --login ЛОГИН",
+        .invalidCredentials: "Неверный логин или пароль.",
+        .invalidTime: "Не удаётся прочитать время '{0}'. Используйте ISO 8601 со смещением (2026-11-23T09:20:00+03:00 или …Z) или 'ГГГГ-ММ-ДД ЧЧ:ММ' по времени клиники.",
+        .timeDoesNotExist: "Времени {0} в поясе {1} нет (в этот день часы его пропускают).",
+        .invalidDay: "Не удаётся прочитать дату '{0}'. Используйте ГГГГ-ММ-ДД.",
+        .importNoHeader: "Файл пуст: нужна строка заголовка с названиями столбцов.",
+        .importMissingColumns: "В заголовке нет обязательных столбцов: {0}.",
+        .importInvalidUTF8: "строка не в кодировке UTF-8",
+        .importUnterminatedQuote: "поле в кавычках не закрыто",
+        .importBadQuote: "после закрывающей кавычки стоит символ",
+        .importDuplicateId: "внешний id {0} уже встречается в строке {1}",
+        .importColumnCount: "полей {0}, а в заголовке {1}",
+        .importControlCharacter: "поле «{0f}» содержит управляющий символ",
+        .importEmptyId: "внешний id пуст или длиннее 64 символов",
+        .importEmptyName: "пустое название",
+        .importFieldTooLong: "поле «{0f}» слишком длинное",
+        .importBadCoordinates: "координаты '{0}', '{1}' — не числа в пределах ±90 и ±180",
+        .importBadFlag: "поле «{0f}» должно быть 0 или 1, а не '{1}'",
+        .importBadTimeZone: "'{0}' — не часовой пояс IANA",
+        .importRejected: "В файле плохих строк: {0}; ничего не импортировано. Исправьте их или импортируйте верные строки с --skip-invalid.",
+        .clinicExists: "Клиника с внешним id {0} уже есть.",
+        .limitRange: "Лимит должен быть не меньше 1 (получено {0}).",
+        .clinicNotFound: "Клиники {0} нет.",
+        .specializationInvalid: "Специализация — от 1 до 100 символов.",
+        .departmentExists: "В клинике уже есть отделение «{0}».",
+        .doctorNameInvalid: "Имя врача — от 1 до 200 символов.",
+        .workingHoursInvalid: "Часы работы: день недели 1–7, начало раньше конца в пределах суток, приём от 5 до 480 минут.",
+        .departmentNotFound: "Отделения {0} нет.",
+        .doctorNotFound: "В этом отделении нет врача {0}.",
+        .invalidId: "'{0}' — неверный id: нужно целое положительное число.",
+        .fileUnreadable: "Не удаётся прочитать файл {0}.",
+        .loginInvalid: "Логин — от 3 до 64 букв, цифр или символов . _ - @.",
+        .fieldEmpty: "Поле «{0f}» не может быть пустым.",
+        .fieldLettersOnly: "Поле «{0f}» может содержать только буквы, пробелы, дефисы и апострофы (не более 100).",
+        .streetInvalid: "Улица — от 1 до 100 символов, хотя бы одна буква.",
+        .houseInvalid: "Номер дома должен начинаться с цифры: 12, 12А или 12/3.",
+        .cityUnknown: "Города '{0}' нет в справочнике клиник.",
+        .passwordsDiffer: "Пароли не совпадают.",
+        .passwordTooShort: "Слишком слабый пароль: нужно не меньше {0} символов.",
+        .passwordTooLong: "Слишком длинный пароль: не больше {1} символов.",
+        .passwordNeedsMix: "Слишком слабый пароль: нужны и буквы, и цифры или символы.",
+        .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
+        .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
+        .loginTaken: "Логин '{0}' занят.",
+        .clientNotFound: "Пациента {0} нет.",
+        .missingOption: "Не указано: {0}. Передайте параметр или запустите команду в терминале, чтобы ввести его.",
+        .passwordNeeded: "Передайте пароль на стандартный ввод с --password-stdin или запустите в терминале.",
+        .passwordEmpty: "Пароль пуст.",
+        .cannotReschedule: "Запись в состоянии «{0}» нельзя перенести.",
+        .cannotCancel: "Запись в состоянии «{0}» нельзя отменить.",
+        .notesTooLong: "Примечание — не больше {0} символов.",
+        .notesControl: "Примечание не должно содержать управляющих символов.",
+        .appointmentNotFound: "Записи {0} нет.",
+        .notYourAppointment: "Запись {0} не ваша.",
+        .slotInPast: "Это время прошло: выберите время в будущем.",
+        .slotTaken: "Это время уже занято: выберите другое.",
+        .slotOutsideHours: "Ни у одного врача отделения нет приёма, начинающегося в {0} ({1}). См.: clinic doctors ID_ОТДЕЛЕНИЯ",
+        .overlapping: "У вас уже есть запись на это время ({0}).",
+        .privacyPolicy: """
+            Политика конфиденциальности (версия {0})
+
+            Что мы храним: ваш логин; хеш пароля Argon2id с солью (но не сам пароль); имя, фамилию
+            и адрес (улица, дом, город) и найденные для него координаты; вашу клинику, язык и время
+            согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена).
+
+            Зачем: чтобы узнавать вас, находить ближайшие клиники и записывать вас на приём,
+            переносить и отменять записи. Данные никуда не передаются и остаются в этой базе.
+
+            Как долго: пока вы не удалите учётную запись. Сеанс завершается после 30 дней без
+            использования. Записи на приём остаются в архиве клиники без ваших личных данных.
+
+            Ваш контроль: посмотреть данные — 'clinic whoami' и 'clinic appointments --all';
+            выйти — 'clinic logout'.
+            """,
+        .headerId: "ID", .headerName: "Название", .headerCity: "Город", .headerAddress: "Адрес",
+        .headerKind: "Тип", .headerTimeZone: "Часовой пояс", .headerSpecialization: "Специализация",
+        .headerDoctors: "Врачей", .headerClinic: "Клиника", .headerDepartment: "Отделение",
+        .headerDoctor: "Врач", .headerStart: "Начало", .headerStatus: "Состояние", .headerNotes: "Примечание",
+        .headerHours: "Часы работы",
+        .kindHospital: "больница", .kindPediatric: "детская", .kindClinic: "клиника",
+        .noClinics: "Подходящих клиник нет.", .noDepartments: "В клинике нет отделений.",
+        .noDoctors: "В отделении нет врачей.", .noAppointments: "Записей нет.",
+        .registered: "Зарегистрирован {0} (пациент {1}). Войдите: clinic login --login {0}",
+        .loggedIn: "Вы вошли как {0}.", .loggedOut: "Вы вышли.", .notLoggedInInfo: "Вход не выполнен.",
+        .whoami: "{0} — {1} {2}, {3} {4}, {5}",
+        .booked: "Запись {0}: {1}, {2}, врач {3}.",
+        .rescheduled: "Запись {0} перенесена на {1}, врач {2}.",
+        .cancelled: "Запись {0} отменена.",
+        .initDone: "База готова: {0}; клиник: {1}.",
+        .initAlready: "База {0} уже настроена (клиник: {1}).",
+        .migrated: "Версия базы {0} (выполнено: {1}).",
+        .migrateNothing: "База уже на версии {0}.",
+        .importDone: "Импорт: новых {0}, обновлено {1}, пропущено {2}.",
+        .importSkipped: "Пропущенные строки:",
+        .importProblem: "строка {0}: {1}",
+        .promptField: "{0f}: ", .promptPassword: "Пароль: ", .promptPasswordAgain: "Пароль ещё раз: ",
+        .promptAccept: "Вы принимаете политику конфиденциальности? [д/Н] ", .answerYes: "д",
+        .clinicShowLine: "{0}: {1}",
+        .statusScheduled: "запланирована", .statusConfirmed: "подтверждена", .statusCompleted: "состоялась",
+        .statusCancelled: "отменена", .statusNoShow: "неявка",
+        .weekdays: "Пн,Вт,Ср,Чт,Пт,Сб,Вс",
+        .loadingDirectory: "Подготовка справочника клиник (первый запуск)…",
+        .demoNote: "Отделения, врачи и часы работы — демонстрационные данные.",
+    ]
+}

@@ -1,0 +1,35 @@
+import Foundation
+import GRDB
+
+public enum AppointmentStatus: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    case scheduled
+    case confirmed
+    case completed
+    case cancelled
+    case noShow = "no_show"
+
+    /// Active appointments hold their slot.
+    public var isActive: Bool { self == .scheduled || self == .confirmed }
+}
+
+public struct Appointment: Hashable, Sendable, StoredRecord {
+    public static let databaseTableName = "appointments"
+
+    public var id: Int64?
+    /// Nil once the patient deleted their account: the clinic keeps the record.
+    public var clientId: Int64?
+    public var clinicId: Int64
+    public var departmentId: Int64
+    public var doctorId: Int64
+    public var doctorName: String
+    /// Instants, stored as UTC seconds.
+    public var startsAt: Date
+    public var endsAt: Date
+    public var status: AppointmentStatus
+    public var notes: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+}

@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+
+/// A registered patient. `login` is kept as typed; uniqueness is on `loginKey`, its
+/// case-folded form, so "Anna" and "anna" are the same account in any alphabet.
+public struct Client: Hashable, Sendable, StoredRecord {
+    public static let databaseTableName = "clients"
+
+    public var id: Int64?
+    public var login: String
+    public var loginKey: String
+    public var passwordHash: String
+    public var name: String
+    public var surname: String
+    public var street: String
+    public var house: String
+    public var city: String
+    public var lat: Double?
+    public var lon: Double?
+    public var homeClinicId: Int64?
+    public var preferredLanguage: String
+    public var privacyAcceptedAt: Date?
+    public var privacyVersion: Int?
+    public var createdAt: Date
+
+    public var coordinate: Coordinate? {
+        guard let lat, let lon else { return nil }
+        return Coordinate(latitude: lat, longitude: lon)
+    }
+
+    public var language: Language { Language(rawValue: preferredLanguage) ?? .en }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// The case-folded form used for uniqueness and look-up.
+    public static func key(forLogin login: String) -> String {
+        login.trimmingCharacters(in: .whitespacesAndNewlines)
+            .precomposedStringWithCompatibilityMapping
+            .lowercased()
+    }
+}

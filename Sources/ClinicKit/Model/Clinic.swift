@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+
+public struct Clinic: Hashable, Sendable, StoredRecord {
+    public static let databaseTableName = "clinics"
+
+    public var id: Int64?
+    /// The directory's own id (HIFLD `ID` for the default directory); unique.
+    public var externalId: String
+    public var name: String
+    public var address: String
+    public var city: String
+    /// `city` folded for case- and accent-insensitive matching.
+    public var cityKey: String
+    public var state: String
+    public var zip: String
+    public var description: String
+    /// The directory's category, e.g. "GENERAL ACUTE CARE".
+    public var category: String
+    public var lat: Double
+    public var lon: Double
+    public var isPediatric: Bool
+    public var isHospital: Bool
+    /// IANA time zone identifier; working hours and slots are in this zone.
+    public var timeZone: String
+    public var phone: String
+    public var website: String
+
+    public var coordinate: Coordinate? { Coordinate(latitude: lat, longitude: lon) }
+    public var zone: TimeZone { TimeZone(identifier: timeZone) ?? .gmt }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public static func key(forCity city: String) -> String {
+        Text.fold(city)
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// A point on the Earth in degrees (WGS 84 latitude and longitude).
+public struct Coordinate: Hashable, Sendable, Codable {
+    public let latitude: Double
+    public let longitude: Double
+
+    /// Fails for NaN, infinities and values outside ±90 / ±180.
+    public init?(latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite,
+              (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude)
+        else { return nil }
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}

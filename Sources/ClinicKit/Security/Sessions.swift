@@ -1,0 +1,130 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// Login sessions. A token is 256 random bits, shown to the user once (written to the
+/// session file); the database keeps only its SHA-256, so a copy of the database does not
+/// let anyone log in. A session ends after `idleLimit` without use.
+public struct SessionManager: Sendable {
+    public static let idleLimit: TimeInterval = 30 * 24 * 3600
+
+    public init() {}
+
+    public static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.hexString
+    }
+
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).hexString
+    }
+
+    /// Creates a session for the client and returns its token.
+    public func create(_ db: Database, clientId: Int64, now: Date) throws -> String {
+        let token = Self.newToken()
+        let seconds = Int64(now.timeIntervalSince1970)
+        try db.execute(
+            sql: "INSERT INTO sessions (client_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
+            arguments: [clientId, Self.hash(token), seconds, seconds])
+        return token
+    }
+
+    /// The client a token belongs to, refreshing the session's last use; nil for an unknown
+    /// or expired token (an expired one is deleted).
+    public func resolve(_ db: Database, token: String, now: Date) throws -> Int64? {
+        guard Self.isWellFormed(token) else { return nil }
+        let hash = Self.hash(token)
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?",
+            arguments: [hash]) else { return nil }
+        // The look-up is by hash; compare again in constant time so that the decision does not
+        // depend on how much of the value matched.
+        let stored: String = row["token_hash"]
+        guard Self.constantTimeEquals(stored, hash) else { return nil }
+        let id: Int64 = row["id"]
+        let lastUsed: Int64 = row["last_used_at"]
+        let seconds = Int64(now.timeIntervalSince1970)
+        if Double(seconds - lastUsed) > Self.idleLimit {
+            try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
+            return nil
+        }
+        try db.execute(sql: "UPDATE sessions SET last_used_at = ? WHERE id = ?", arguments: [seconds, id])
+        return row["client_id"]
+    }
+
+    /// Deletes the session of a token; true if there was one.
+    @discardableResult
+    public func delete(_ db: Database, token: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [Self.hash(token)])
+        return db.changesCount > 0
+    }
+
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == 64 && token.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for index in x.indices { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+}
+
+/// The file that keeps the session token between commands: `$CLINIC_SESSION`, else
+/// `$XDG_STATE_HOME/clinic/session`, else `~/.local/state/clinic/session`, mode 0600.
+public struct SessionFile: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public static func location(environment: [String: String]) -> SessionFile {
+        if let explicit = environment["CLINIC_SESSION"], !explicit.isEmpty {
+            return SessionFile(path: explicit)
+        }
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
+            return SessionFile(path: state + "/clinic/session")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return SessionFile(path: home + "/.local/state/clinic/session")
+    }
+
+    /// Writes the token, readable and writable by the owner only.
+    public func write(_ token: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        } catch {
+            throw ClinicError(.storage, .sessionFileUnwritable, path)
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
+        defer { close(descriptor) }
+        // An existing file keeps its mode through O_CREAT: force 0600.
+        guard fchmod(descriptor, 0o600) == 0 else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
+        let bytes = Array((token + "\n").utf8)
+        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
+    }
+
+    /// The stored token, or nil when there is no session file.
+    public func read() throws -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        // Anyone who can read the token can act as the user: refuse a file others can read.
+        guard info.st_mode & 0o077 == 0 else {
+            throw ClinicError(.insecureSessionFile, .sessionFileInsecure, path)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : token
+    }
+
+    public func delete() {
+        unlink(path)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// A clinic as read from a directory file or typed by an operator, before it has an id.
+public struct ClinicInput: Sendable, Equatable {
+    public var externalId: String
+    public var name: String
+    public var address: String
+    public var city: String
+    public var state: String
+    public var zip: String
+    public var phone: String
+    public var website: String
+    public var category: String
+    public var isPediatric: Bool
+    public var isHospital: Bool
+    public var coordinate: Coordinate
+    /// Nil: derived from the state and longitude.
+    public var timeZone: String?
+    public var description: String
+
+    public init(externalId: String, name: String, address: String = "", city: String = "", state: String = "",
+                zip: String = "", phone: String = "", website: String = "", category: String = "",
+                isPediatric: Bool = false, isHospital: Bool = false, coordinate: Coordinate,
+                timeZone: String? = nil, description: String = "") {
+        self.externalId = externalId; self.name = name; self.address = address; self.city = city
+        self.state = state; self.zip = zip; self.phone = phone; self.website = website
+        self.category = category; self.isPediatric = isPediatric; self.isHospital = isHospital
+        self.coordinate = coordinate; self.timeZone = timeZone; self.description = description
+    }
+
+    func makeClinic(id: Int64?) -> Clinic {
+        Clinic(id: id, externalId: externalId, name: name, address: address, city: city,
+               cityKey: Clinic.key(forCity: city), state: state, zip: zip, description: description,
+               category: category, lat: coordinate.latitude, lon: coordinate.longitude,
+               isPediatric: isPediatric, isHospital: isHospital,
+               timeZone: timeZone ?? ZoneApproximation.zone(state: state, longitude: coordinate.longitude),
+               phone: phone, website: website)
+    }
+}
+
+/// A row of a directory file that cannot be imported, and why.
+public struct ImportProblem: Sendable, Equatable {
+    public let line: Int
+    public let key: MessageKey
+    public let arguments: [String]
+}
+
+/// The project's clinic directory format: CSV with a header naming the columns
+/// (`external_id`, `name`, `lat`, `lon` required; `address`, `city`, `state`, `zip`, `phone`,
+/// `website`, `category`, `is_pediatric`, `is_hospital`, `time_zone`, `description` optional),
+/// in any order. See docs/DATA.md.
+public enum ClinicDirectory {
+    public static let requiredColumns = ["external_id", "name", "lat", "lon"]
+    public static let optionalColumns = ["address", "city", "state", "zip", "phone", "website", "category",
+                                         "is_pediatric", "is_hospital", "time_zone", "description"]
+
+    public struct Parsed: Sendable {
+        public var clinics: [ClinicInput] = []
+        public var problems: [ImportProblem] = []
+    }
+
+    public static func parse(_ data: Data) throws -> Parsed {
+        let items = CSV.parse(data)
+        guard case .record(let header)? = items.first else {
+            throw ClinicError.invalid(.importNoHeader)
+        }
+        let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        var position: [String: Int] = [:]
+        for (index, name) in names.enumerated() where position[name] == nil { position[name] = index }
+        let missing = requiredColumns.filter { position[$0] == nil }
+        guard missing.isEmpty else {
+            throw ClinicError.invalid(.importMissingColumns, missing.joined(separator: ", "))
+        }
+        var result = Parsed()
+        var seen: [String: Int] = [:]
+        for item in items.dropFirst() {
+            switch item {
+            case .bad(let line, let problem):
+                let key: MessageKey = switch problem {
+                case .invalidUTF8: .importInvalidUTF8
+                case .unterminatedQuote: .importUnterminatedQuote
+                case .characterAfterQuote: .importBadQuote
+                }
+                result.problems.append(ImportProblem(line: line, key: key, arguments: []))
+            case .record(let record):
+                do {
+                    let clinic = try row(record, header: names.count, position: position)
+                    if let first = seen[clinic.externalId] {
+                        throw ImportFailure(.importDuplicateId, [clinic.externalId, String(first)])
+                    }
+                    seen[clinic.externalId] = record.line
+                    result.clinics.append(clinic)
+                } catch let failure as ImportFailure {
+                    result.problems.append(ImportProblem(line: record.line, key: failure.key, arguments: failure.arguments))
+                }
+            }
+        }
+        return result
+    }
+
+    struct ImportFailure: Error {
+        let key: MessageKey
+        let arguments: [String]
+        init(_ key: MessageKey, _ arguments: [String] = []) { self.key = key; self.arguments = arguments }
+    }
+
+    static func row(_ record: CSV.Record, header count: Int, position: [String: Int]) throws -> ClinicInput {
+        guard record.fields.count == count else {
+            throw ImportFailure(.importColumnCount, [String(record.fields.count), String(count)])
+        }
+        func field(_ name: String) -> String {
+            guard let index = position[name] else { return "" }
+            return record.fields[index].trimmingCharacters(in: .whitespaces)
+        }
+        for name in requiredColumns + optionalColumns {
+            if field(name).unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw ImportFailure(.importControlCharacter, [name])
+            }
+        }
+        let externalId = field("external_id")
+        guard !externalId.isEmpty, externalId.count <= 64 else { throw ImportFailure(.importEmptyId) }
+        let name = field("name")
+        guard !name.isEmpty else { throw ImportFailure(.importEmptyName) }
+        guard name.count <= 200 else { throw ImportFailure(.importFieldTooLong, ["name"]) }
+        guard let lat = Double(field("lat")), let lon = Double(field("lon")),
+              let coordinate = Coordinate(latitude: lat, longitude: lon) else {
+            throw ImportFailure(.importBadCoordinates, [field("lat"), field("lon")])
+        }
+        func flag(_ name: String) throws -> Bool {
+            switch field(name).lowercased() {
+            case "", "0", "false", "no", "n": return false
+            case "1", "true", "yes", "y": return true
+            default: throw ImportFailure(.importBadFlag, [name, field(name)])
+            }
+        }
+        let zone = field("time_zone")
+        if !zone.isEmpty, TimeZone(identifier: zone) == nil {
+            throw ImportFailure(.importBadTimeZone, [zone])
+        }
+        for name in optionalColumns where field(name).count > 500 {
+            throw ImportFailure(.importFieldTooLong, [name])
+        }
+        return ClinicInput(
+            externalId: externalId, name: name, address: field("address"), city: field("city"),
+            state: field("state"), zip: field("zip"), phone: field("phone"), website: field("website"),
+            category: field("category"), isPediatric: try flag("is_pediatric"), isHospital: try flag("is_hospital"),
+            coordinate: coordinate, timeZone: zone.isEmpty ? nil : zone, description: field("description"))
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import GRDB
+
+/// Owns the database connection (a WAL `DatabasePool` for files, a `DatabaseQueue` in memory
+/// for tests) and holds the UML's storage operations. Each operation takes the `Database` of
+/// a transaction that the calling controller opened, so one use case is one transaction.
+public final class DatabaseManager: Sendable {
+    public let writer: any DatabaseWriter
+    public let runner: MigrationRunner
+    /// The file path, nil in memory.
+    public let path: String?
+
+    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?) {
+        self.writer = writer
+        self.runner = runner
+        self.path = path
+    }
+
+    static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return configuration
+    }
+
+    /// Opens (creating it and its folder if needed) the database file at `path`. With
+    /// `migrate`, brings the schema to the latest version; without, only checks that the
+    /// applied migrations are known and unchanged.
+    public static func open(path: String, migrations: [Migration], migrate: Bool = true) throws -> DatabaseManager {
+        let url = URL(fileURLWithPath: path)
+        do {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ClinicError(.storage, .databaseUnavailable, path, String(describing: error))
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration())
+        } catch {
+            throw ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
+        }
+        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path)
+        try manager.prepareSchema(migrate: migrate)
+        return manager
+    }
+
+    /// A fresh in-memory database at the latest schema, for tests.
+    public static func inMemory(migrations: [Migration]) throws -> DatabaseManager {
+        let queue = try DatabaseQueue(configuration: configuration())
+        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil)
+        try manager.prepareSchema(migrate: true)
+        return manager
+    }
+
+    func prepareSchema(migrate: Bool) throws {
+        if migrate {
+            try self.migrate()
+        } else {
+            _ = try read { db in try runner.verifiedVersion(db) }
+        }
+    }
+
+    @discardableResult
+    public func migrate(to version: Int? = nil) throws -> [Int] {
+        try mapErrors { try runner.migrate(writer, to: version) }
+    }
+
+    public func currentVersion() throws -> Int {
+        try read { db in try runner.verifiedVersion(db) }
+    }
+
+    // MARK: Transactions
+
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors { try writer.read(body) }
+    }
+
+    /// One write transaction, begun IMMEDIATE so that the checks it makes hold until it
+    /// commits: a concurrent writer waits (up to the busy timeout) instead of racing it.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors {
+            try writer.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw ClinicError(.internalError, .internalError, "empty transaction") }
+                return result
+            }
+        }
+    }
+
+    func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ClinicError {
+            throw error
+        } catch let error as DatabaseError {
+            throw Self.map(error)
+        }
+    }
+
+    static func map(_ error: DatabaseError) -> ClinicError {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return ClinicError(.busy, .databaseBusy)
+        default:
+            return ClinicError(.storage, .storageFailure, describe(error))
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return String(describing: error)
+    }
+
+    /// True for the unique index that holds one active appointment per doctor and start.
+    static func isUniqueViolation(_ error: Error, index: String) -> Bool {
+        guard let error = error as? DatabaseError,
+              error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
+        else { return false }
+        return (error.message ?? "").contains(index)
+    }
+
+    // MARK: UML storage operations (each runs in the caller's transaction)
+
+    public func addUser(_ db: Database, _ client: Client) throws -> Client {
+        var client = client
+        try client.insert(db)
+        return client
+    }
+
+    public func getUserById(_ db: Database, _ id: Int64) throws -> Client? {
+        try Client.fetchOne(db, key: id)
+    }
+
+    public func getUserByLogin(_ db: Database, _ login: String) throws -> Client? {
+        try Client.filter(Column("login_key") == Client.key(forLogin: login)).fetchOne(db)
+    }
+
+    public func addClinic(_ db: Database, _ clinic: Clinic) throws -> Clinic {
+        var clinic = clinic
+        try clinic.insert(db)
+        return clinic
+    }
+
+    public func getAllClinics(_ db: Database, _ filter: ClinicFilter = ClinicFilter()) throws -> [Clinic] {
+        var request = Clinic.all()
+        if let city = filter.city { request = request.filter(Column("city_key") == Clinic.key(forCity: city)) }
+        if filter.pediatricOnly { request = request.filter(Column("is_pediatric") == true) }
+        if filter.hospitalOnly { request = request.filter(Column("is_hospital") == true) }
+        request = request.order(Column("name"), Column("id"))
+        if let limit = filter.limit { request = request.limit(limit) }
+        return try request.fetchAll(db)
+    }
+
+    public func getClinicById(_ db: Database, _ id: Int64) throws -> Clinic? {
+        try Clinic.fetchOne(db, key: id)
+    }
+
+    public func addAppointment(_ db: Database, _ appointment: Appointment) throws -> Appointment {
+        var appointment = appointment
+        try appointment.insert(db)
+        return appointment
+    }
+
+    public func updateAppointment(_ db: Database, _ appointment: Appointment) throws {
+        try appointment.update(db)
+    }
+
+    public func getAppointmentById(_ db: Database, _ id: Int64) throws -> Appointment? {
+        try Appointment.fetchOne(db, key: id)
+    }
+
+    public func getAppointmentsByUserId(_ db: Database, _ clientId: Int64) throws -> [Appointment] {
+        try Appointment.filter(Column("client_id") == clientId)
+            .order(Column("starts_at"), Column("id")).fetchAll(db)
+    }
+
+    public func addDepartment(_ db: Database, _ department: Department) throws -> Department {
+        var department = department
+        try department.insert(db)
+        return department
+    }
+
+    public func getDepartmentsByClinicId(_ db: Database, _ clinicId: Int64) throws -> [Department] {
+        try Department.filter(Column("clinic_id") == clinicId).order(Column("specialization"), Column("id")).fetchAll(db)
+    }
+
+    public func getDepartmentById(_ db: Database, _ id: Int64) throws -> Department? {
+        try Department.fetchOne(db, key: id)
+    }
+
+    public func getDoctorsByDepartmentId(_ db: Database, _ departmentId: Int64) throws -> [Doctor] {
+        try Doctor.filter(Column("department_id") == departmentId).order(Column("id")).fetchAll(db)
+    }
+
+    public func getDoctorById(_ db: Database, _ id: Int64) throws -> Doctor? {
+        try Doctor.fetchOne(db, key: id)
+    }
+
+    public func getWorkingHours(_ db: Database, doctorId: Int64) throws -> [WorkingHours] {
+        try WorkingHours.filter(Column("doctor_id") == doctorId)
+            .order(Column("weekday"), Column("start_minute")).fetchAll(db)
+    }
+}
+
+public struct ClinicFilter: Sendable, Equatable {
+    public var city: String?
+    public var pediatricOnly: Bool
+    public var hospitalOnly: Bool
+    public var limit: Int?
+
+    public init(city: String? = nil, pediatricOnly: Bool = false, hospitalOnly: Bool = false, limit: Int? = nil) {
+        self.city = city
+        self.pediatricOnly = pediatricOnly
+        self.hospitalOnly = hospitalOnly
+        self.limit = limit
+    }
+}

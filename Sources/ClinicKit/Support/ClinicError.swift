@@ -1,0 +1,66 @@
+import Foundation
+
+/// The one error type that leaves ClinicKit. `code` is stable and machine-readable (it is what
+/// scripts match on); `key` and `arguments` render a human message in the user's language at
+/// the CLI edge, so controllers never format text for people.
+public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, CaseIterable, Codable {
+        case invalidInput = "invalid_input"
+        case notLoggedIn = "not_logged_in"
+        case invalidCredentials = "invalid_credentials"
+        case loginTaken = "login_taken"
+        case weakPassword = "weak_password"
+        case privacyNotAccepted = "privacy_not_accepted"
+        case notFound = "not_found"
+        case forbidden = "forbidden"
+        case slotTaken = "slot_taken"
+        case slotUnavailable = "slot_unavailable"
+        case overlappingAppointment = "overlapping_appointment"
+        case invalidTransition = "invalid_transition"
+        case migrationMismatch = "migration_mismatch"
+        case databaseTooNew = "database_too_new"
+        case busy = "busy"
+        case storage = "storage_error"
+        case insecureSessionFile = "insecure_session_file"
+        case internalError = "internal_error"
+
+        /// Process exit status for the code. Stable: documented in docs/CLI.md.
+        public var exitStatus: Int32 {
+            switch self {
+            case .invalidInput, .weakPassword, .privacyNotAccepted: return 2
+            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile: return 3
+            case .notFound: return 4
+            case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition: return 5
+            case .migrationMismatch, .databaseTooNew, .busy, .storage: return 6
+            case .internalError: return 70
+            }
+        }
+    }
+
+    public let code: Code
+    public let key: MessageKey
+    public let arguments: [String]
+    /// Row-by-row reasons, for an import that was refused.
+    public let problems: [ImportProblem]
+
+    public init(_ code: Code, _ key: MessageKey, _ arguments: String...) {
+        self.init(code, key, arguments: arguments)
+    }
+
+    public init(_ code: Code, _ key: MessageKey, arguments: [String], problems: [ImportProblem] = []) {
+        self.code = code
+        self.key = key
+        self.arguments = arguments
+        self.problems = problems
+    }
+
+    public func message(in language: Language) -> String {
+        Strings.text(key, language, arguments)
+    }
+
+    public var description: String { "\(code.rawValue): \(message(in: .en))" }
+
+    public static func invalid(_ key: MessageKey, _ arguments: String...) -> ClinicError {
+        ClinicError(.invalidInput, key, arguments: arguments)
+    }
+}

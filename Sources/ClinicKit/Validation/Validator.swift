@@ -1,0 +1,103 @@
+import Foundation
+
+/// The UML's `Validator`: small, pure checks used by the controllers before anything is
+/// written. "Letters" means any alphabet's letters (Latin with accents, Cyrillic, …).
+public struct Validator: Sendable {
+    /// The cities patients can register in: the cities of the clinic directory, folded for
+    /// case- and accent-insensitive comparison. Empty means "not checked".
+    public let CITIES: Set<String>
+
+    public init(cities: some Sequence<String> = []) {
+        CITIES = Set(cities.map(Text.fold))
+    }
+
+    public static let minimumPasswordLength = 10
+    public static let maximumPasswordLength = 128
+
+    public func isEmpty(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    }
+
+    /// At least 10 and at most 128 characters, with a letter and a digit or symbol.
+    /// (The full policy — login, name and common-password rules — is `passwordProblem`.)
+    public func isStrongPassword(_ password: String) -> Bool {
+        passwordProblem(password) == nil
+    }
+
+    /// Which rule a password breaks, or nil if it is strong enough.
+    public func passwordProblem(_ password: String, login: String? = nil) -> MessageKey? {
+        let count = password.count
+        if count < Self.minimumPasswordLength { return .passwordTooShort }
+        if count > Self.maximumPasswordLength { return .passwordTooLong }
+        let hasLetter = password.unicodeScalars.contains { CharacterSet.letters.contains($0) }
+        let hasOther = password.unicodeScalars.contains { !CharacterSet.letters.contains($0) }
+        if !hasLetter || !hasOther { return .passwordNeedsMix }
+        if let login, login.count >= 3,
+           password.lowercased().contains(Client.key(forLogin: login)) {
+            return .passwordContainsLogin
+        }
+        return nil
+    }
+
+    public func passwordsMatch(_ password: String, _ confirmPassword: String) -> Bool {
+        password == confirmPassword
+    }
+
+    /// Letters of any alphabet, with single spaces, hyphens or apostrophes between them
+    /// ("Anne-Marie", "O'Brien", "Жанна д'Арк").
+    public func containsOnlyLetters(_ text: String) -> Bool {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let first = trimmed.unicodeScalars.first, let last = trimmed.unicodeScalars.last,
+              CharacterSet.letters.contains(first), CharacterSet.letters.contains(last)
+        else { return false }
+        var previousWasSeparator = false
+        for scalar in trimmed.unicodeScalars {
+            if CharacterSet.letters.contains(scalar) || CharacterSet.nonBaseCharacters.contains(scalar) {
+                previousWasSeparator = false
+            } else if scalar == " " || scalar == "-" || scalar == "'" || scalar == "\u{2019}" {
+                if previousWasSeparator { return false }
+                previousWasSeparator = true
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// ASCII digits only, at least one.
+    public func containsOnlyNumbers(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+    }
+
+    /// A login: 3 to 64 characters of letters, digits, '.', '_', '-' or '@'.
+    public func isValidLogin(_ login: String) -> Bool {
+        let count = login.count
+        guard (3...64).contains(count) else { return false }
+        return login.unicodeScalars.allSatisfy {
+            CharacterSet.letters.contains($0) || CharacterSet.decimalDigits.contains($0) || "._-@".unicodeScalars.contains($0)
+        }
+    }
+
+    /// A house number: a number with an optional letter or suffix ("12", "12A", "12/3", "12-14").
+    public func isValidHouse(_ house: String) -> Bool {
+        let trimmed = house.trimmingCharacters(in: .whitespaces)
+        guard (1...16).contains(trimmed.count), let first = trimmed.unicodeScalars.first,
+              CharacterSet.decimalDigits.contains(first) else { return false }
+        return trimmed.unicodeScalars.allSatisfy {
+            CharacterSet.alphanumerics.contains($0) || "/- ".unicodeScalars.contains($0)
+        }
+    }
+
+    /// A street name: 1 to 100 characters, with at least one letter, and no control characters.
+    public func isValidStreet(_ street: String) -> Bool {
+        let trimmed = street.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(trimmed.count) else { return false }
+        let scalars = trimmed.unicodeScalars
+        return scalars.contains { CharacterSet.letters.contains($0) }
+            && !scalars.contains { CharacterSet.controlCharacters.contains($0) }
+    }
+
+    public func isKnownCity(_ city: String) -> Bool {
+        CITIES.isEmpty || CITIES.contains(Text.fold(city))
+    }
+}

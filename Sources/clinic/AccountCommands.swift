@@ -1,0 +1,159 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a patient account.",
+        discussion: "On a terminal, missing fields, the privacy consent and the password (twice, without echo) are asked for.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Login: 3 to 64 letters, digits or . _ - @.") var login: String?
+    @Option(help: "First name.") var name: String?
+    @Option(help: "Surname.") var surname: String?
+    @Option(help: "Street.") var street: String?
+    @Option(help: "House number.") var house: String?
+    @Option(help: "City (one of the directory's cities).") var city: String?
+    @Option(help: "Home clinic id (default: a clinic in your city).") var clinic: Int64?
+    @Flag(help: "Accept the privacy policy (see: clinic privacy).") var acceptPrivacy = false
+    @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+    func run() throws {
+        let context = Context(global)
+        let interactive = context.terminal.stdinIsTerminal && !passwordStdin
+        func value(_ given: String?, _ field: String, _ flag: String) throws -> String {
+            if let given { return given }
+            guard interactive else { throw ClinicError.invalid(.missingOption, flag) }
+            guard let answer = context.terminal.ask(context.text(.promptField, field)) else {
+                throw ClinicError.invalid(.missingOption, flag)
+            }
+            return answer
+        }
+        let login = try value(self.login, "login", "--login")
+        let name = try value(self.name, "name", "--name")
+        let surname = try value(self.surname, "surname", "--surname")
+        let street = try value(self.street, "street", "--street")
+        let house = try value(self.house, "house", "--house")
+        let city = try value(self.city, "city", "--city")
+
+        var accepted = acceptPrivacy
+        if !accepted && interactive {
+            print(PrivacyPolicy.text(context.language))
+            let answer = context.terminal.ask(context.text(.promptAccept)) ?? ""
+            let normalized = answer.trimmingCharacters(in: .whitespaces).lowercased()
+            accepted = ["y", "yes", "д", "да"].contains(normalized)
+        }
+        guard accepted else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
+
+        let password: String, confirmation: String?
+        if passwordStdin {
+            guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else {
+                throw ClinicError.invalid(.passwordEmpty)
+            }
+            password = line; confirmation = nil
+        } else if interactive {
+            password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
+            confirmation = context.terminal.askSecret(context.text(.promptPasswordAgain)) ?? ""
+        } else {
+            throw ClinicError.invalid(.passwordNeeded)
+        }
+
+        let system = try context.system()
+        let client = try system.clients.registerUser(RegistrationRequest(
+            login: login, password: password, confirmPassword: confirmation, name: name, surname: surname,
+            street: street, house: house, city: city, clinicId: clinic, language: context.language,
+            acceptedPrivacy: accepted))
+        try context.emit(ClientJSON(client)) {
+            context.text(.registered, client.login, String(client.id ?? 0))
+        }
+    }
+}
+
+struct Login: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Log in; the session is kept in the session file.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Your login.") var login: String?
+    @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+    func run() throws {
+        let context = Context(global)
+        let interactive = context.terminal.stdinIsTerminal && !passwordStdin
+        var login = self.login
+        if login == nil, interactive { login = context.terminal.ask(context.text(.promptField, "login")) }
+        guard let login else { throw ClinicError.invalid(.missingOption, "--login") }
+        let password: String
+        if passwordStdin {
+            guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else {
+                throw ClinicError.invalid(.passwordEmpty)
+            }
+            password = line
+        } else if interactive {
+            password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
+        } else {
+            throw ClinicError.invalid(.passwordNeeded)
+        }
+        let system = try context.system()
+        let (client, token) = try system.clients.logIn(login: login, password: password)
+        do {
+            try context.sessionFile.write(token)
+        } catch {
+            // No file, no session: do not leave a usable token behind in the database.
+            _ = try? system.clients.logOut(token: token)
+            throw error
+        }
+        struct Result: Encodable { let clientId: Int64; let login: String }
+        try context.emit(Result(clientId: client.id ?? 0, login: client.login)) {
+            context.text(.loggedIn, client.login)
+        }
+    }
+}
+
+struct Logout: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "End the session: deletes it from the database and the session file.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let context = Context(global)
+        let file = context.sessionFile
+        var ended = false
+        if let token = try file.read() {
+            let system = try context.system()
+            ended = try system.clients.logOut(token: token)
+            file.delete()
+        }
+        struct Result: Encodable { let loggedOut: Bool }
+        try context.emit(Result(loggedOut: ended)) {
+            context.text(ended ? .loggedOut : .notLoggedInInfo)
+        }
+    }
+}
+
+struct Whoami: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the logged-in patient.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let (client, _) = try context.currentClient(system)
+        try context.emit(ClientJSON(client)) {
+            context.text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
+        }
+    }
+}
+
+struct Privacy: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the privacy policy.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let context = Context(global)
+        struct Result: Encodable { let version: Int; let text: String }
+        let text = PrivacyPolicy.text(context.language)
+        try context.emit(Result(version: PrivacyPolicy.version, text: text)) { text }
+    }
+}

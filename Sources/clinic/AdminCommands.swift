@@ -1,0 +1,90 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create the database and fill it with the default directory.",
+        discussion: "Any other command does this on first use; init lets you choose an empty directory or no demo data.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Create an empty directory (import your own with: clinic admin import-clinics).") var empty = false
+    @Flag(help: "Load the default clinics without demo departments, doctors and hours.") var noDemo = false
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system(initialize: false)
+        let already = try system.initialization() != nil
+        if !already {
+            let kind: ClinicSystem.Initialization = empty ? .empty : (noDemo ? .clinicsOnly : .defaultDirectory)
+            try system.initialize(kind)
+        }
+        let count = try system.clinics.count()
+        struct Result: Encodable { let path: String; let clinics: Int; let created: Bool }
+        try context.emit(Result(path: context.databasePath, clinics: count, created: !already)) {
+            context.text(already ? .initAlready : .initDone, context.databasePath, String(count))
+        }
+    }
+}
+
+struct Admin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Operator commands: migrations and the clinic directory.",
+        subcommands: [Migrate.self, ImportClinics.self])
+
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move the schema up or down to a version (default: the latest).")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Target version (0 removes every table).") var to: Int?
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system(migrate: false, initialize: false)
+            let ran = try system.database.migrate(to: to)
+            let version = try system.database.currentVersion()
+            struct Result: Encodable { let version: Int; let ran: [Int] }
+            try context.emit(Result(version: version, ran: ran)) {
+                ran.isEmpty ? context.text(.migrateNothing, String(version))
+                    : context.text(.migrated, String(version), ran.map(String.init).joined(separator: ", "))
+            }
+        }
+    }
+
+    struct ImportClinics: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import-clinics",
+            abstract: "Import a clinic directory file (CSV, see docs/DATA.md): all or nothing, by external id.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The CSV file.") var file: String
+        @Flag(help: "Import the valid rows and report the others.") var skipInvalid = false
+        @Flag(help: "Give imported clinics without departments the demo departments, doctors and hours.") var demo = false
+
+        func run() throws {
+            let context = Context(global)
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ClinicError.invalid(.fileUnreadable, file)
+            }
+            let system = try context.system(initialize: false)
+            // An operator's own directory replaces the default one on a new database.
+            try system.initialize(.empty)
+            let report = try system.clinics.importClinics(data, skipInvalid: skipInvalid, demo: demo)
+            struct Result: Encodable {
+                struct Skipped: Encodable { let line: Int; let reason: String }
+                let inserted: Int; let updated: Int; let skipped: [Skipped]
+            }
+            let skipped = report.skipped.map {
+                Result.Skipped(line: $0.line, reason: Strings.text($0.key, context.language, $0.arguments))
+            }
+            try context.emit(Result(inserted: report.inserted, updated: report.updated, skipped: skipped)) {
+                var lines = [context.text(.importDone, String(report.inserted), String(report.updated), String(skipped.count))]
+                if !skipped.isEmpty {
+                    lines.append(context.text(.importSkipped))
+                    lines += skipped.map { "  " + context.text(.importProblem, String($0.line), $0.reason) }
+                }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+}

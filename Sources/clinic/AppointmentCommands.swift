@@ -1,0 +1,117 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Book: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Book an appointment in a department.",
+        discussion: "TIME is ISO 8601 with an offset or Z, or 'YYYY-MM-DD HH:MM' in the clinic's time zone.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Department id.") var department: Int64
+    @Option(help: ArgumentHelp("Start of the slot.", valueName: "time")) var at: String
+    @Option(help: "Doctor id (default: the first free doctor).") var doctor: Int64?
+    @Option(help: "Notes for the clinic.") var notes: String = ""
+
+    func run() throws {
+        let context = Context(global)
+        let time = try TimeInput.parse(at)
+        let system = try context.system()
+        let (client, _) = try context.currentClient(system)
+        let appointment = try system.appointments.createAppointment(
+            clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes)
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        try context.emit(AppointmentJSON(appointment)) {
+            context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                         clinic.name, appointment.doctorName)
+        }
+    }
+}
+
+struct AppointmentsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appointments",
+        abstract: "List your appointments (upcoming by default).")
+
+    enum Scope: String, EnumerableFlag {
+        case upcoming, past, all
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(exclusivity: .exclusive, help: "Which appointments: --upcoming (default), --past or --all.")
+    var scope: Scope = .upcoming
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let (client, _) = try context.currentClient(system)
+        let list = try system.appointments.getAppointmentsByClientId(
+            client.id ?? 0, scope: AppointmentScope(rawValue: scope.rawValue) ?? .upcoming)
+        var clinics: [Int64: Clinic] = [:]
+        var departments: [Int64: Department] = [:]
+        for appointment in list {
+            if clinics[appointment.clinicId] == nil {
+                clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
+            }
+            if departments[appointment.departmentId] == nil {
+                departments[appointment.departmentId] = try system.departments.getDepartmentById(appointment.departmentId)
+            }
+        }
+        try context.emit(list.map(AppointmentJSON.init)) {
+            guard !list.isEmpty else { return context.text(.noAppointments) }
+            return Output.table(
+                [context.text(.headerId), context.text(.headerStart), context.text(.headerClinic),
+                 context.text(.headerDepartment), context.text(.headerDoctor), context.text(.headerStatus)],
+                list.map { appointment in
+                    let clinic = clinics[appointment.clinicId]
+                    let department = departments[appointment.departmentId]
+                    return [String(appointment.id ?? 0),
+                            clinic.map { localTime(appointment.startsAt, $0, context) } ?? DateText.iso8601(appointment.startsAt),
+                            clinic?.name ?? "", department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
+                            appointment.doctorName, appointment.status.text(context.language)]
+                })
+        }
+    }
+}
+
+struct Reschedule: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Move one of your appointments to another time.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Appointment id.") var appointmentId: Int64
+    @Option(help: ArgumentHelp("New start.", valueName: "time")) var to: String
+
+    func run() throws {
+        let context = Context(global)
+        let time = try TimeInput.parse(to)
+        let system = try context.system()
+        let (client, _) = try context.currentClient(system)
+        let appointment = try system.appointments.rescheduleAppointment(appointmentId, clientId: client.id ?? 0, to: time)
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        try context.emit(AppointmentJSON(appointment)) {
+            context.text(.rescheduled, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                         appointment.doctorName)
+        }
+    }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancel one of your appointments.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Appointment id.") var appointmentId: Int64
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let (client, _) = try context.currentClient(system)
+        let appointment = try system.appointments.cancelAppointment(appointmentId, clientId: client.id ?? 0)
+        try context.emit(AppointmentJSON(appointment)) { context.text(.cancelled, String(appointment.id ?? 0)) }
+    }
+}
+
+/// A start in the clinic's own time, with its zone.
+func localTime(_ date: Date, _ clinic: Clinic, _ context: Context) -> String {
+    DateText.dateTime(date, timeZone: clinic.zone, language: context.language) + " "
+        + DateText.zoneName(date, timeZone: clinic.zone, language: context.language)
+}

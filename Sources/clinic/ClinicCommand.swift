@@ -1,0 +1,21 @@
+import ArgumentParser
+import ClinicKit
+
+struct ClinicCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clinic",
+        abstract: "Find the nearest clinic and book, reschedule or cancel appointments.",
+        discussion: """
+            The database is created and filled with the default directory (7,146 U.S. hospitals \
+            with demo departments) on first use. See docs/CLI.md.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            Init.self, Register.self, Login.self, Logout.self, Whoami.self,
+            Clinics.self, Departments.self, Doctors.self,
+            Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self,
+            Privacy.self, Admin.self,
+        ])
+}
+
+extension Language: ExpressibleByArgument {}

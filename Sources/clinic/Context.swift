@@ -1,0 +1,78 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Database file (env CLINIC_DB).", valueName: "path"))
+    var db: String?
+
+    @Flag(name: .long, help: "Print JSON on stdout (errors as JSON on stderr).")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Language of messages: en or ru.", valueName: "lang"))
+    var lang: Language?
+}
+
+/// What a command needs from its surroundings: the environment, the language, the database,
+/// the terminal and the session file. Built from the global options; the commands do the rest.
+struct Context {
+    let options: GlobalOptions
+    let environment: [String: String]
+    let language: Language
+    let terminal: Terminal
+
+    init(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.options = options
+        self.environment = environment
+        language = options.lang ?? Language.fromEnvironment(environment)
+        terminal = Terminal()
+    }
+
+    var json: Bool { options.json }
+
+    var databasePath: String {
+        if let path = options.db, !path.isEmpty { return path }
+        if let path = environment["CLINIC_DB"], !path.isEmpty { return path }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/clinic/clinic.sqlite" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/clinic/clinic.sqlite"
+    }
+
+    var sessionFile: SessionFile { SessionFile.location(environment: environment) }
+
+    /// Opens the database. With `migrate`, brings its schema up to date; with `initialize`,
+    /// fills a database that was never filled with the default directory (first use).
+    func system(migrate: Bool = true, initialize: Bool = true) throws -> ClinicSystem {
+        let resources = try Resources.locate(environment: environment)
+        let migrations = try Migration.load(from: resources.migrations)
+        let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate)
+        let system = ClinicSystem(database: database, resources: resources)
+        if initialize, try system.initialization() == nil {
+            if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
+            try system.initialize(.defaultDirectory)
+        }
+        return system
+    }
+
+    /// The logged-in patient and their token.
+    func currentClient(_ system: ClinicSystem) throws -> (client: Client, token: String) {
+        let token = try sessionFile.read()
+        let client = try system.clients.currentUser(token: token)
+        return (client, token ?? "")
+    }
+
+    func text(_ key: MessageKey, _ arguments: String...) -> String {
+        Strings.text(key, language, arguments)
+    }
+
+    /// Prints either the JSON value or the human text, on stdout.
+    func emit<T: Encodable>(_ value: T, human: () -> String) throws {
+        if json {
+            try Output.printJSON(value)
+        } else {
+            let text = human()
+            if !text.isEmpty { print(text) }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Clinics: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Browse the clinic directory.",
+        subcommands: [List.self, Show.self])
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List clinics, by name.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Only clinics in this city (case- and accent-insensitive).") var city: String?
+        @Flag(help: "Only pediatric clinics.") var pediatric = false
+        @Flag(help: "Only hospitals.") var hospital = false
+        @Option(help: "At most this many clinics (default 50).") var limit: Int = 50
+
+        func run() throws {
+            let context = Context(global)
+            guard limit >= 1 else { throw ClinicError.invalid(.limitRange, String(limit)) }
+            let system = try context.system()
+            let clinics = try system.clinics.getAllClinics(
+                ClinicFilter(city: city, pediatricOnly: pediatric, hospitalOnly: hospital, limit: limit))
+            try context.emit(clinics.map(ClinicJSON.init)) {
+                guard !clinics.isEmpty else { return context.text(.noClinics) }
+                return Output.table(
+                    [context.text(.headerId), context.text(.headerName), context.text(.headerCity),
+                     context.text(.headerKind), context.text(.headerTimeZone)],
+                    clinics.map { [String($0.id ?? 0), $0.name, $0.city, kind($0, context), $0.timeZone] })
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one clinic with its departments.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Clinic id.") var id: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system()
+            let clinic = try system.clinics.getClinicById(id)
+            let departments = try system.departments.getDepartmentsByClinicId(id)
+            let json = ClinicDetailJSON(
+                id: clinic.id ?? 0, externalId: clinic.externalId, name: clinic.name, address: clinic.address,
+                city: clinic.city, state: clinic.state, zip: clinic.zip, lat: clinic.lat, lon: clinic.lon,
+                isPediatric: clinic.isPediatric, isHospital: clinic.isHospital, timeZone: clinic.timeZone,
+                category: clinic.category, description: clinic.description, phone: clinic.phone,
+                website: clinic.website, departments: departments.map { departmentJSON($0, context) })
+            try context.emit(json) {
+                var lines = [clinic.name]
+                let place = [clinic.address, clinic.city, clinic.state, clinic.zip].filter { !$0.isEmpty }
+                lines.append(place.joined(separator: ", "))
+                if !clinic.description.isEmpty { lines.append(clinic.description) }
+                lines.append(String(format: "%.5f, %.5f · %@", clinic.lat, clinic.lon, clinic.timeZone))
+                if !clinic.phone.isEmpty { lines.append(clinic.phone) }
+                if !clinic.website.isEmpty { lines.append(clinic.website) }
+                lines.append("")
+                lines.append(departmentTable(departments, context))
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+}
+
+struct Departments: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the departments of a clinic.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Clinic id.") var clinicId: Int64
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let departments = try system.departments.getDepartmentsByClinicId(clinicId)
+        try context.emit(departments.map { departmentJSON($0, context) }) { departmentTable(departments, context) }
+    }
+}
+
+struct Doctors: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the doctors of a department with their working hours (clinic's local time).")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Department id.") var departmentId: Int64
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let doctors = try system.departments.getDoctorsByDepartmentId(departmentId)
+        let hours = try doctors.map { try system.departments.getWorkingHours(doctorId: $0.id ?? 0) }
+        let json = zip(doctors, hours).map { doctor, hours in
+            DoctorJSON(id: doctor.id ?? 0, departmentId: doctor.departmentId, name: doctor.name, hours: hours.map {
+                DoctorJSON.Hours(weekday: $0.weekday, start: minutesText($0.startMinute),
+                                 end: minutesText($0.endMinute), slotMinutes: $0.slotMinutes)
+            })
+        }
+        try context.emit(json) {
+            guard !doctors.isEmpty else { return context.text(.noDoctors) }
+            let names = context.text(.weekdays).split(separator: ",").map(String.init)
+            return Output.table(
+                [context.text(.headerId), context.text(.headerDoctor), context.text(.headerHours)],
+                zip(doctors, hours).map { doctor, hours in
+                    let text = hours.map { interval -> String in
+                        let day = (1...7).contains(interval.weekday) && names.count == 7
+                            ? names[interval.weekday - 1] : String(interval.weekday)
+                        let span = minutesText(interval.startMinute) + "–" + minutesText(interval.endMinute)
+                        return day + " " + span + "/" + String(interval.slotMinutes) + "′"
+                    }.joined(separator: ", ")
+                    return [String(doctor.id ?? 0), doctor.name, text]
+                })
+        }
+    }
+}
+
+func kind(_ clinic: Clinic, _ context: Context) -> String {
+    var parts: [String] = []
+    if clinic.isHospital { parts.append(context.text(.kindHospital)) }
+    if clinic.isPediatric { parts.append(context.text(.kindPediatric)) }
+    return parts.isEmpty ? context.text(.kindClinic) : parts.joined(separator: ", ")
+}
+
+func departmentJSON(_ department: Department, _ context: Context) -> DepartmentJSON {
+    DepartmentJSON(id: department.id ?? 0, clinicId: department.clinicId, specialization: department.specialization,
+                   displayName: Specialization.displayName(department.specialization, context.language),
+                   isDemo: department.isDemo)
+}
+
+func departmentTable(_ departments: [Department], _ context: Context) -> String {
+    guard !departments.isEmpty else { return context.text(.noDepartments) }
+    var text = Output.table(
+        [context.text(.headerId), context.text(.headerSpecialization)],
+        departments.map { [String($0.id ?? 0), Specialization.displayName($0.specialization, context.language)] })
+    if departments.contains(where: \.isDemo) { text += "\n" + context.text(.demoNote) }
+    return text
+}

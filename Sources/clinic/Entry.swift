@@ -1,0 +1,71 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+enum Entry {
+    static func main(_ arguments: [String]) -> Never {
+        let environment = ProcessInfo.processInfo.environment
+        // Known before parsing, so that even a parse error is reported as asked.
+        let json = arguments.contains("--json")
+        let language = requestedLanguage(arguments) ?? Language.fromEnvironment(environment)
+        do {
+            var command = try ClinicCommand.parseAsRoot(arguments)
+            try command.run()
+            exit(0)
+        } catch let error as ClinicError {
+            report(error, json: json, language: language)
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch {
+            // Help and --version are "errors" with exit code 0 for the parser.
+            if ClinicCommand.exitCode(for: error) == .success { ClinicCommand.exit(withError: error) }
+            if error is CleanExit { ClinicCommand.exit(withError: error) }
+            let message = ClinicCommand.message(for: error)
+            let usage = ClinicError(.invalidInput, .internalError, arguments: [message])
+            if json {
+                writeJSONError(code: usage.code.rawValue, message: message, problems: [], language: language)
+            } else {
+                FileHandle.standardError.write(Data((ClinicCommand.fullMessage(for: error) + "\n").utf8))
+            }
+            exit(ClinicError.Code.invalidInput.exitStatus)
+        }
+    }
+
+    static func requestedLanguage(_ arguments: [String]) -> Language? {
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--lang=") { return Language(rawValue: String(argument.dropFirst(7))) }
+            if argument == "--lang", index + 1 < arguments.count { return Language(rawValue: arguments[index + 1]) }
+        }
+        return nil
+    }
+
+    static func report(_ error: ClinicError, json: Bool, language: Language) -> Never {
+        let message = error.message(in: language)
+        if json {
+            writeJSONError(code: error.code.rawValue, message: message, problems: error.problems, language: language)
+        } else {
+            var text = message + "\n"
+            for problem in error.problems {
+                text += "  " + Strings.text(.importProblem, language,
+                                            [String(problem.line), Strings.text(problem.key, language, problem.arguments)]) + "\n"
+            }
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        exit(error.code.exitStatus)
+    }
+
+    static func writeJSONError(code: String, message: String, problems: [ImportProblem], language: Language) {
+        struct Body: Encodable {
+            struct Problem: Encodable { let line: Int; let reason: String }
+            let code: String
+            let message: String
+            let problems: [Problem]?
+        }
+        struct Envelope: Encodable { let error: Body }
+        let body = Body(code: code, message: message, problems: problems.isEmpty ? nil : problems.map {
+            Body.Problem(line: $0.line, reason: Strings.text($0.key, language, $0.arguments))
+        })
+        let data = (try? Output.encoder(pretty: false).encode(Envelope(error: body))) ?? Data()
+        FileHandle.standardError.write(data + Data("\n".utf8))
+    }
+}

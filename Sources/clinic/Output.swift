@@ -1,0 +1,164 @@
+import ClinicKit
+import Foundation
+
+enum Output {
+    static func encoder(pretty: Bool = true) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+                                          : [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    static func printJSON<T: Encodable>(_ value: T) throws {
+        let data = try encoder().encode(value)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// Columns aligned by the width the terminal gives each character.
+    static func table(_ headers: [String], _ rows: [[String]]) -> String {
+        var widths = headers.map(displayWidth)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], displayWidth(cell))
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - displayWidth(cell))
+            }.joined(separator: "  ")
+        }
+        var lines = [line(headers), line(widths.map { String(repeating: "-", count: $0) })]
+        lines += rows.map(line)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Display columns: combining marks take none, East Asian wide characters two.
+    static func displayWidth(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { width, scalar in
+            let value = scalar.value
+            if scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .enclosingMark
+                || value == 0x200B { return width }
+            if (0x1100...0x115F).contains(value) || (0x2E80...0xA4CF).contains(value) || (0xAC00...0xD7A3).contains(value)
+                || (0xF900...0xFAFF).contains(value) || (0xFE30...0xFE4F).contains(value) || (0xFF00...0xFF60).contains(value)
+                || (0xFFE0...0xFFE6).contains(value) || (0x1F300...0x1FAFF).contains(value) || (0x20000...0x3FFFD).contains(value) {
+                return width + 2
+            }
+            return width + 1
+        }
+    }
+}
+
+// MARK: JSON shapes (pinned in docs/CLI.md)
+
+struct ClinicJSON: Encodable {
+    let id: Int64
+    let name: String
+    let address: String
+    let city: String
+    let lat: Double
+    let lon: Double
+    let isPediatric: Bool
+    let isHospital: Bool
+    let timeZone: String
+
+    init(_ clinic: Clinic) {
+        id = clinic.id ?? 0; name = clinic.name; address = clinic.address; city = clinic.city
+        lat = clinic.lat; lon = clinic.lon; isPediatric = clinic.isPediatric; isHospital = clinic.isHospital
+        timeZone = clinic.timeZone
+    }
+}
+
+struct ClinicDetailJSON: Encodable {
+    let id: Int64
+    let externalId: String
+    let name: String
+    let address: String
+    let city: String
+    let state: String
+    let zip: String
+    let lat: Double
+    let lon: Double
+    let isPediatric: Bool
+    let isHospital: Bool
+    let timeZone: String
+    let category: String
+    let description: String
+    let phone: String
+    let website: String
+    let departments: [DepartmentJSON]
+}
+
+struct DepartmentJSON: Encodable {
+    let id: Int64
+    let clinicId: Int64
+    let specialization: String
+    let displayName: String
+    let isDemo: Bool
+}
+
+struct DoctorJSON: Encodable {
+    struct Hours: Encodable {
+        let weekday: Int
+        let start: String
+        let end: String
+        let slotMinutes: Int
+    }
+    let id: Int64
+    let departmentId: Int64
+    let name: String
+    let hours: [Hours]
+}
+
+struct AppointmentJSON: Encodable {
+    let id: Int64
+    let clinicId: Int64
+    let departmentId: Int64
+    let doctorId: Int64
+    let doctorName: String
+    let start: String
+    let end: String
+    let status: String
+    let notes: String
+
+    init(_ appointment: Appointment) {
+        id = appointment.id ?? 0; clinicId = appointment.clinicId; departmentId = appointment.departmentId
+        doctorId = appointment.doctorId; doctorName = appointment.doctorName
+        start = DateText.iso8601(appointment.startsAt); end = DateText.iso8601(appointment.endsAt)
+        status = appointment.status.rawValue; notes = appointment.notes
+    }
+}
+
+struct ClientJSON: Encodable {
+    let id: Int64
+    let login: String
+    let name: String
+    let surname: String
+    let street: String
+    let house: String
+    let city: String
+    let homeClinicId: Int64?
+    let language: String
+
+    init(_ client: Client) {
+        id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
+        street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
+        language = client.preferredLanguage
+    }
+}
+
+func minutesText(_ minutes: Int) -> String {
+    String(format: "%02d:%02d", minutes / 60, minutes % 60)
+}
+
+extension AppointmentStatus {
+    func text(_ language: Language) -> String {
+        let key: MessageKey = switch self {
+        case .scheduled: .statusScheduled
+        case .confirmed: .statusConfirmed
+        case .completed: .statusCompleted
+        case .cancelled: .statusCancelled
+        case .noShow: .statusNoShow
+        }
+        return Strings.text(key, language)
+    }
+}
