@@ -59,6 +59,7 @@ struct Context {
     func currentClient(_ system: ClinicSystem) throws -> (client: Client, token: String) {
         let token = try sessionFile.read()
         let client = try system.clients.currentUser(token: token)
+        if let token { SessionUse.shared.record(system, token) }
         return (client, token ?? "")
     }
 
@@ -74,5 +75,23 @@ struct Context {
             let text = human()
             if !text.isEmpty { print(text) }
         }
+    }
+}
+
+/// The session a command used, so that its last use is recorded only once the command has
+/// succeeded: a failed command leaves the database exactly as it was.
+final class SessionUse: @unchecked Sendable {
+    static let shared = SessionUse()
+    private let lock = NSLock()
+    private var pending: (ClinicSystem, String)?
+
+    func record(_ system: ClinicSystem, _ token: String) {
+        lock.withLock { pending = (system, token) }
+    }
+
+    func finish() {
+        guard let (system, token) = lock.withLock({ pending }) else { return }
+        // Best effort: failing to extend a session must not turn a success into an error.
+        try? system.clients.touchSession(token: token)
     }
 }

@@ -11,6 +11,7 @@ enum Entry {
         do {
             var command = try ClinicCommand.parseAsRoot(arguments)
             try command.run()
+            SessionUse.shared.finish()
             exit(0)
         } catch let error as ClinicError {
             report(error, json: json, language: language)
@@ -21,9 +22,8 @@ enum Entry {
             if ClinicCommand.exitCode(for: error) == .success { ClinicCommand.exit(withError: error) }
             if error is CleanExit { ClinicCommand.exit(withError: error) }
             let message = ClinicCommand.message(for: error)
-            let usage = ClinicError(.invalidInput, .internalError, arguments: [message])
             if json {
-                writeJSONError(code: usage.code.rawValue, message: message, problems: [], language: language)
+                writeJSONError(code: ClinicError.Code.invalidInput.rawValue, message: message, problems: [], language: language)
             } else {
                 FileHandle.standardError.write(Data((ClinicCommand.fullMessage(for: error) + "\n").utf8))
             }

@@ -147,12 +147,18 @@ public final class ClientController: Sendable {
     public func currentUser(token: String?) throws -> Client {
         guard let token else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         let now = self.now()
-        let client = try database.write { db -> Client? in
+        let client = try database.read { db -> Client? in
             guard let id = try sessions.resolve(db, token: token, now: now) else { return nil }
             return try database.getUserById(db, id)
         }
         guard let client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         return client
+    }
+
+    /// Keeps a session alive: call it when a command made with the session has succeeded.
+    public func touchSession(token: String) throws {
+        let now = self.now()
+        try database.write { db in try sessions.touch(db, token: token, now: now) }
     }
 
     @discardableResult

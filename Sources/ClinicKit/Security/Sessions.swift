@@ -19,37 +19,40 @@ public struct SessionManager: Sendable {
         SHA256.hash(data: Data(token.utf8)).hexString
     }
 
-    /// Creates a session for the client and returns its token.
+    /// Creates a session for the client and returns its token. Sessions idle for longer than
+    /// `idleLimit` (anyone's) are purged on the way.
     public func create(_ db: Database, clientId: Int64, now: Date) throws -> String {
         let token = Self.newToken()
         let seconds = Int64(now.timeIntervalSince1970)
+        try db.execute(sql: "DELETE FROM sessions WHERE last_used_at < ?", arguments: [seconds - Int64(Self.idleLimit)])
         try db.execute(
             sql: "INSERT INTO sessions (client_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
             arguments: [clientId, Self.hash(token), seconds, seconds])
         return token
     }
 
-    /// The client a token belongs to, refreshing the session's last use; nil for an unknown
-    /// or expired token (an expired one is deleted).
+    /// The client a token belongs to; nil for an unknown or expired token. Reads only: a
+    /// command that fails must leave the database as it was, so the session's last use is
+    /// recorded by `touch` once the command has succeeded.
     public func resolve(_ db: Database, token: String, now: Date) throws -> Int64? {
         guard Self.isWellFormed(token) else { return nil }
         let hash = Self.hash(token)
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?",
+            db, sql: "SELECT client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?",
             arguments: [hash]) else { return nil }
         // The look-up is by hash; compare again in constant time so that the decision does not
         // depend on how much of the value matched.
         let stored: String = row["token_hash"]
         guard Self.constantTimeEquals(stored, hash) else { return nil }
-        let id: Int64 = row["id"]
         let lastUsed: Int64 = row["last_used_at"]
-        let seconds = Int64(now.timeIntervalSince1970)
-        if Double(seconds - lastUsed) > Self.idleLimit {
-            try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
-            return nil
-        }
-        try db.execute(sql: "UPDATE sessions SET last_used_at = ? WHERE id = ?", arguments: [seconds, id])
+        guard Double(Int64(now.timeIntervalSince1970) - lastUsed) <= Self.idleLimit else { return nil }
         return row["client_id"]
+    }
+
+    /// Records a use of the session, which keeps it alive for another `idleLimit`.
+    public func touch(_ db: Database, token: String, now: Date) throws {
+        try db.execute(sql: "UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE token_hash = ?",
+                       arguments: [Int64(now.timeIntervalSince1970), Self.hash(token)])
     }
 
     /// Deletes the session of a token; true if there was one.

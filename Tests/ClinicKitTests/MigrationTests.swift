@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+@Suite struct MigrationTests {
+    /// A folder of migration files for one test.
+    final class Folder {
+        let url: URL
+        init(_ files: [String: String]) throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for (name, contents) in files { try write(name, contents) }
+        }
+        func write(_ name: String, _ contents: String) throws {
+            try contents.write(to: url.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        func remove(_ name: String) throws { try FileManager.default.removeItem(at: url.appendingPathComponent(name)) }
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static let first = """
+        -- migrate:up
+        CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        -- migrate:down
+        DROP TABLE things;
+        """
+    static let second = """
+        -- migrate:up
+        CREATE TABLE tags (id INTEGER PRIMARY KEY, thing_id INTEGER REFERENCES things (id), tag TEXT);
+        -- migrate:down
+        DROP TABLE tags;
+        """
+
+    func tables(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'schema_migrations' ORDER BY name")
+    }
+
+    @Test func upDownAndUpAgain() throws {
+        let folder = try Folder(["0001_things.sql": Self.first, "0002_tags.sql": Self.second])
+        let queue = try DatabaseQueue()
+        let runner = MigrationRunner(migrations: try Migration.load(from: folder.url))
+        #expect(try runner.migrate(queue) == [1, 2])
+        #expect(try queue.read(tables) == ["tags", "things"])
+        try queue.write { try $0.execute(sql: "INSERT INTO things (name) VALUES ('kept')") }
+        #expect(try runner.migrate(queue, to: 1) == [2])
+        #expect(try queue.read(tables) == ["things"])
+        #expect(try queue.read { try runner.verifiedVersion($0) } == 1)
+        #expect(try runner.migrate(queue) == [2])
+        // Data of a migration that was not moved survives the down and up of another.
+        #expect(try queue.read { try String.fetchAll($0, sql: "SELECT name FROM things") } == ["kept"])
+        #expect(try runner.migrate(queue, to: 0) == [2, 1])
+        #expect(try queue.read(tables).isEmpty)
+        #expect(try runner.migrate(queue, to: 0).isEmpty)
+    }
+
+    @Test func changedMigrationIsRefusedAndNothingChanges() throws {
+        let folder = try Folder(["0001_things.sql": Self.first])
+        let queue = try DatabaseQueue()
+        try MigrationRunner(migrations: try Migration.load(from: folder.url)).migrate(queue)
+        try folder.write("0001_things.sql", Self.first.replacingOccurrences(of: "name TEXT", with: "title TEXT"))
+        try folder.write("0002_tags.sql", Self.second)
+        let runner = MigrationRunner(migrations: try Migration.load(from: folder.url))
+        let error = expectError(.migrationMismatch) { try runner.migrate(queue) }
+        #expect(error?.key == .migrationChanged)
+        #expect(try queue.read(tables) == ["things"])
+    }
+
+    @Test func databaseNewerThanProgramIsRefusedUntouched() throws {
+        let folder = try Folder(["0001_things.sql": Self.first, "0002_tags.sql": Self.second])
+        let queue = try DatabaseQueue()
+        try MigrationRunner(migrations: try Migration.load(from: folder.url)).migrate(queue)
+        try folder.remove("0002_tags.sql")
+        let older = MigrationRunner(migrations: try Migration.load(from: folder.url))
+        #expect(expectError(.databaseTooNew) { try older.migrate(queue) } != nil)
+        #expect(expectError(.databaseTooNew) { try older.migrate(queue, to: 0) } != nil)
+        #expect(try queue.read(tables) == ["tags", "things"])
+    }
+
+    @Test func failingMigrationLeavesSchemaAsItWas() throws {
+        let folder = try Folder([
+            "0001_things.sql": Self.first,
+            "0002_broken.sql": "-- migrate:up\nCREATE TABLE half (id INTEGER);\nCREATE TABLE oops (;\n-- migrate:down\nDROP TABLE half;\n",
+        ])
+        let queue = try DatabaseQueue()
+        let runner = MigrationRunner(migrations: try Migration.load(from: folder.url))
+        #expect(throws: (any Error).self) { try runner.migrate(queue) }
+        #expect(try queue.read(tables).isEmpty, "not even migration 1 stays: a move is one transaction")
+        #expect(try queue.read { try runner.verifiedVersion($0) } == 0)
+    }
+
+    @Test func malformedFilesAndGapsAreRefused() throws {
+        let noDown = try Folder(["0001_things.sql": "-- migrate:up\nCREATE TABLE t (id INTEGER);\n"])
+        #expect(expectError(.migrationMismatch) { _ = try Migration.load(from: noDown.url) } != nil)
+        let gap = try Folder(["0001_things.sql": Self.first, "0003_tags.sql": Self.second])
+        #expect(expectError(.migrationMismatch) { _ = try Migration.load(from: gap.url) } != nil)
+        let badName = try Folder(["1_things.sql": Self.first])
+        #expect(expectError(.migrationMismatch) { _ = try Migration.load(from: badName.url) } != nil)
+    }
+
+    @Test func targetOutOfRangeIsInvalidInput() throws {
+        let folder = try Folder(["0001_things.sql": Self.first])
+        let runner = MigrationRunner(migrations: try Migration.load(from: folder.url))
+        let queue = try DatabaseQueue()
+        #expect(expectError(.invalidInput) { try runner.migrate(queue, to: 2) } != nil)
+        #expect(expectError(.invalidInput) { try runner.migrate(queue, to: -1) } != nil)
+    }
+
+    @Test func projectMigrationsGoDownAndUpWithForeignKeysOn() throws {
+        let system = try makeSystem()
+        _ = try register(system, "anna")
+        let before = try system.database.currentVersion()
+        #expect(before == projectMigrations.count)
+        try system.database.migrate(to: 0)
+        let left = try system.database.read(tables)
+        #expect(left.isEmpty, "down parts drop every table: \(left)")
+        try system.database.migrate()
+        #expect(try system.database.read(tables).contains("appointments"))
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+@Suite struct PasswordTests {
+    @Test func hashesAreArgon2idWithOwaspParametersAndSalted() throws {
+        let hasher = PasswordHasher()
+        let first = try hasher.hash("correct-horse-42")
+        let second = try hasher.hash("correct-horse-42")
+        #expect(first.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+        #expect(first != second, "each hash has its own salt")
+        #expect(hasher.verify("correct-horse-42", against: first))
+        #expect(!hasher.verify("correct-horse-43", against: first))
+        #expect(!hasher.verify("correct-horse-42", against: "$argon2id$garbage"))
+        #expect(!hasher.verify("", against: ""))
+        #expect(!hasher.needsRehash(first))
+    }
+
+    @Test func weakerHashesNeedRehash() throws {
+        let weak = try fastHasher.hash("pw")
+        #expect(PasswordHasher.parameters(of: weak) == .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
+        #expect(PasswordHasher().needsRehash(weak))
+        #expect(PasswordHasher().needsRehash("$2b$10$bcrypt-hash"))
+    }
+
+    @Test func loginUpgradesAWeakHash() throws {
+        let system = try makeSystem(hasher: fastHasher)
+        _ = try register(system, "anna")
+        let strong = ClientController(database: system.database, hasher: PasswordHasher(), now: { testNow })
+        let (client, _) = try strong.logIn(login: "anna", password: "correct-horse-42")
+        #expect(client.passwordHash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+        let stored = try system.clients.getUserByLogin("anna")
+        #expect(stored.passwordHash == client.passwordHash)
+        // A wrong password does not touch the hash.
+        #expect(expectError(.invalidCredentials) { _ = try strong.logIn(login: "anna", password: "wrong-horse-42") } != nil)
+        #expect(try system.clients.getUserByLogin("anna").passwordHash == client.passwordHash)
+    }
+
+    @Test func unknownLoginAndWrongPasswordFailAlike() throws {
+        let system = try makeSystem()
+        _ = try register(system, "anna")
+        let unknown = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "nobody", password: "correct-horse-42") }
+        let wrong = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
+        #expect(unknown != nil)
+        #expect(unknown == wrong)
+    }
+}
+
+@Suite struct SessionTests {
+    @Test func tokensAreRandomAndOnlyTheirHashIsStored() throws {
+        let system = try makeSystem()
+        _ = try register(system, "anna")
+        let (_, token) = try system.clients.logIn(login: "ANNA", password: "correct-horse-42")
+        #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
+        let (_, other) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        #expect(token != other)
+        let stored = try system.database.read { try String.fetchAll($0, sql: "SELECT token_hash FROM sessions") }
+        #expect(stored.count == 2)
+        #expect(!stored.contains(token))
+        #expect(stored.contains(SessionManager.hash(token)))
+        #expect(try system.clients.currentUser(token: token).login == "anna")
+    }
+
+    @Test func sessionsExpireAfterThirtyIdleDays() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        _ = try register(system, "anna")
+        let (_, token) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        let before = try fingerprint(system.database)
+        clock.advance(29 * 86_400)
+        #expect(try system.clients.currentUser(token: token).login == "anna")
+        #expect(try fingerprint(system.database) == before, "resolving a session writes nothing")
+        try system.clients.touchSession(token: token)
+        clock.advance(29 * 86_400)
+        #expect(try system.clients.currentUser(token: token).login == "anna", "a recorded use keeps it alive")
+        clock.advance(30 * 86_400 + 1)
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: token) } != nil)
+        // The next log-in purges the expired session.
+        _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sessions") } == 1)
+    }
+
+    @Test func logoutEndsTheSessionAndBadTokensAreRefused() throws {
+        let system = try makeSystem()
+        _ = try register(system, "anna")
+        let (_, token) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        #expect(try system.clients.logOut(token: token))
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: token) } != nil)
+        for bad in [nil, "", "zz", String(repeating: "g", count: 64), token.uppercased(), "' OR 1=1 --"] {
+            #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: bad) } != nil)
+        }
+    }
+
+    @Test func sessionFileIsPrivateAndItsLocationFollowsTheEnvironment() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("session-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = SessionFile(path: folder.path + "/state/clinic/session")
+        try file.write("abc")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try file.read() == "abc")
+        chmod(file.path, 0o644)
+        #expect(expectError(.insecureSessionFile) { _ = try file.read() } != nil)
+        try file.write("def") // rewriting makes it private again
+        #expect(try file.read() == "def")
+        file.delete()
+        #expect(try file.read() == nil)
+
+        #expect(SessionFile.location(environment: ["CLINIC_SESSION": "/x/s", "XDG_STATE_HOME": "/y", "HOME": "/h"]).path == "/x/s")
+        #expect(SessionFile.location(environment: ["XDG_STATE_HOME": "/y", "HOME": "/h"]).path == "/y/clinic/session")
+        #expect(SessionFile.location(environment: ["HOME": "/h"]).path == "/h/.local/state/clinic/session")
+    }
+}

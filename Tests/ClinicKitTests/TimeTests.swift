@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+@Suite struct TimeTests {
+    let newYork = TimeZone(identifier: "America/New_York")!
+    let minsk = TimeZone(identifier: "Europe/Minsk")!
+
+    @Test func isoTimesWithOffsetsAreInstants() throws {
+        #expect(try TimeInput.parse("2026-11-23T09:20:00Z") == .instant(Date(timeIntervalSince1970: 1_795_425_600)))
+        #expect(try TimeInput.parse("2026-11-23T04:20:00-05:00") == .instant(Date(timeIntervalSince1970: 1_795_425_600)))
+        #expect(try TimeInput.parse("2026-11-23T12:20+0300") == .instant(Date(timeIntervalSince1970: 1_795_425_600)))
+        #expect(try TimeInput.parse("2026-11-23T09:20:00.000Z") == .instant(Date(timeIntervalSince1970: 1_795_425_600)))
+    }
+
+    @Test func wallTimesAreLocal() throws {
+        #expect(try TimeInput.parse("2026-11-23 09:20") == .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!))
+        #expect(try TimeInput.parse("2026-11-23T09:20") == .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!))
+    }
+
+    @Test func badTimesAreInvalidInput() {
+        for text in ["", "tomorrow", "2026-13-01 10:00", "2026-02-29 10:00", "2026-11-23 24:00", "2026-11-23 10:60",
+                     "2026-11-23T10:00:00+25:00", "2026-11-23T10:00:00Zjunk", "2026-11-23 10:00 PM", "２０２６-11-23 10:00",
+                     "'; DROP TABLE appointments; --"] {
+            #expect(expectError(.invalidInput) { _ = try TimeInput.parse(text) } != nil, "\(text)")
+        }
+    }
+
+    @Test func springForwardGapHasNoInstant() {
+        // 2027-03-14 02:30 does not exist in New York.
+        let gap = LocalDateTime(year: 2027, month: 3, day: 14, hour: 2, minute: 30)!
+        #expect(gap.instants(in: newYork).isEmpty)
+        #expect(expectError(.invalidInput) { _ = try TimeInput.resolve("2027-03-14 02:30", in: newYork) } != nil)
+    }
+
+    @Test func fallBackOverlapHasTwoInstantsFirstChosen() throws {
+        // 2026-11-01 01:30 happens twice in New York: at 05:30Z (EDT) and 06:30Z (EST).
+        let overlap = LocalDateTime(year: 2026, month: 11, day: 1, hour: 1, minute: 30)!
+        #expect(overlap.instants(in: newYork) == [utc("2026-11-01T05:30:00Z"), utc("2026-11-01T06:30:00Z")])
+        #expect(try TimeInput.resolve("2026-11-01 01:30", in: newYork) == utc("2026-11-01T05:30:00Z"))
+    }
+
+    @Test func minskHasNoDaylightSaving() {
+        for month in 1...12 {
+            let wall = LocalDateTime(year: 2026, month: month, day: 15, hour: 2, minute: 30)!
+            let instants = wall.instants(in: minsk)
+            #expect(instants.count == 1)
+            #expect(instants.first.map { minsk.secondsFromGMT(for: $0) } == 3 * 3600)
+        }
+    }
+
+    @Test func civilCalendarRoundTrips() {
+        var day = LocalDateTime(year: 1999, month: 12, day: 25)!
+        for _ in 0..<3000 {
+            let next = day.adding(days: 1)
+            #expect(next.daysSinceEpoch == day.daysSinceEpoch + 1)
+            #expect(LocalDateTime(year: next.year, month: next.month, day: next.day) == next)
+            #expect(next.weekday == day.weekday % 7 + 1)
+            day = next
+        }
+        #expect(LocalDateTime(year: 2026, month: 11, day: 23)!.weekday == 1) // a Monday
+        #expect(LocalDateTime.of(utc("2026-11-23T04:59:00Z"), in: newYork).description == "2026-11-22 23:59")
+    }
+}

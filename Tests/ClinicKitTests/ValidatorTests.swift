@@ -1,0 +1,73 @@
+import Testing
+@testable import ClinicKit
+
+@Suite struct ValidatorTests {
+    let validator = Validator(cities: ["Los Angeles", "São Paulo", "Минск"])
+
+    @Test func lettersAcceptAnyAlphabetWithHyphensAndApostrophes() {
+        for name in ["Anna", "Zoë", "José", "Anne-Marie", "O'Brien", "Жанна", "Пётр-Иван", "Mary Jane", "d'Artagnan"] {
+            #expect(validator.containsOnlyLetters(name), "\(name)")
+        }
+    }
+
+    @Test func lettersRejectDigitsSymbolsAndStraySeparators() {
+        for name in ["", " ", "Anna1", "R2-D2", "-Anna", "Anna-", "An--na", "A''B", "Anna!", "Anna\u{0007}", "'"] {
+            #expect(!validator.containsOnlyLetters(name), "\(name)")
+        }
+    }
+
+    @Test func numbersAreAsciiDigitsOnly() {
+        #expect(validator.containsOnlyNumbers("0123"))
+        #expect(!validator.containsOnlyNumbers(""))
+        #expect(!validator.containsOnlyNumbers("12a"))
+        #expect(!validator.containsOnlyNumbers("-1"))
+        #expect(!validator.containsOnlyNumbers("١٢")) // Arabic-Indic digits are not ASCII
+    }
+
+    @Test func emptinessIgnoresWhitespace() {
+        #expect(validator.isEmpty(""))
+        #expect(validator.isEmpty(" \n\t"))
+        #expect(!validator.isEmpty(" a "))
+    }
+
+    @Test func passwordsMatchExactly() {
+        #expect(validator.passwordsMatch("abc", "abc"))
+        #expect(!validator.passwordsMatch("abc", "abC"))
+    }
+
+    @Test func passwordRulesSayWhichRuleFailed() {
+        #expect(validator.passwordProblem("short1") == .passwordTooShort)
+        #expect(validator.passwordProblem(String(repeating: "a1", count: 65)) == .passwordTooLong)
+        #expect(validator.passwordProblem("onlyletterslong") == .passwordNeedsMix)
+        #expect(validator.passwordProblem("1234567890123") == .passwordNeedsMix)
+        #expect(validator.passwordProblem("xx-annasmith-99", login: "AnnaSmith") == .passwordContainsLogin)
+        #expect(validator.passwordProblem("correct-horse-42", login: "anna") == nil)
+        #expect(validator.isStrongPassword("correct-horse-42"))
+        #expect(!validator.isStrongPassword("password"))
+    }
+
+    @Test func citiesCompareWithoutCaseOrAccents() {
+        #expect(validator.isKnownCity("los angeles"))
+        #expect(validator.isKnownCity("SAO PAULO"))
+        #expect(validator.isKnownCity("минск"))
+        #expect(!validator.isKnownCity("Hanford"))
+        #expect(Validator().isKnownCity("Anywhere"), "an empty CITIES list checks nothing")
+    }
+
+    @Test func loginsHousesAndStreets() {
+        #expect(validator.isValidLogin("anna.smith@home"))
+        #expect(validator.isValidLogin("анна_1"))
+        #expect(!validator.isValidLogin("an"))
+        #expect(!validator.isValidLogin("anna smith"))
+        #expect(!validator.isValidLogin("x'; DROP TABLE clients; --"))
+        #expect(validator.isValidHouse("12"))
+        #expect(validator.isValidHouse("12A"))
+        #expect(validator.isValidHouse("12/3"))
+        #expect(!validator.isValidHouse("A12"))
+        #expect(!validator.isValidHouse(""))
+        #expect(validator.isValidStreet("Main Street"))
+        #expect(validator.isValidStreet("5th Avenue"))
+        #expect(!validator.isValidStreet("123"))
+        #expect(!validator.isValidStreet("Main\u{0000}Street"))
+    }
+}

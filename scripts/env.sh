@@ -1,0 +1,23 @@
+# Sourced by the other scripts: finds the Swift toolchain and installs the C libraries the
+# package links (SQLite, GEOS, Argon2) when they are missing. Debian/Ubuntu only.
+set -euo pipefail
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+  export PATH="/opt/swift/usr/bin:$PATH"
+fi
+command -v swift >/dev/null 2>&1 || { echo "The Swift toolchain is not on PATH (see swift.org/install)." >&2; exit 1; }
+
+packages="libsqlite3-dev libgeos-dev libargon2-dev pkg-config"
+missing=""
+for package in $packages; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  echo "Installing:$missing" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
