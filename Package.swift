@@ -39,7 +39,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit"]),
+            dependencies: ["ClinicKit", "CArgon2"]),
         .testTarget(
             name: "ClinicCLITests",
             dependencies: ["ClinicKit", "clinic"]),

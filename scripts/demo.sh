@@ -20,9 +20,9 @@ step clinics list --city "Los Angeles" --pediatric
 clinic_id=$("$clinic" clinics list --city Hanford --json | sed -n 's/.*"id" : \([0-9]*\).*/\1/p' | head -1)
 step clinics show "$clinic_id"
 printf '\n$ clinic register --login demo … --accept-privacy --password-stdin\n'
-echo "demo-password-42" | "$clinic" register --login demo --name Dana --surname Demo --street "Mall Drive" \
+echo "Hanford-visit-2026" | "$clinic" register --login demo --name Dana --surname Demo --street "Mall Drive" \
   --house 115 --city Hanford --accept-privacy --password-stdin
-echo "demo-password-42" | "$clinic" login --login demo --password-stdin
+echo "Hanford-visit-2026" | "$clinic" login --login demo --password-stdin
 department_id=$("$clinic" departments "$clinic_id" --json | sed -n 's/.*"id" : \([0-9]*\).*/\1/p' | head -1)
 monday=$(date -u -d 'next monday + 7 days' +%F)
 step book --department "$department_id" --at "$monday 09:20" --notes "check-up"

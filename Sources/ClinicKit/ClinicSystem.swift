@@ -52,12 +52,26 @@ public final class ClinicSystem: Sendable {
             guard let data = FileManager.default.contents(atPath: resources.defaultDirectory.path) else {
                 throw ClinicError(.storage, .resourcesMissing)
             }
-            report = try clinics.importClinics(data, demo: kind == .defaultDirectory, progress: progress)
-        }
-        try database.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
-                           arguments: [Self.initializedKey, kind.rawValue])
+            report = try clinics.importClinics(data, demo: kind == .defaultDirectory, progress: progress,
+                                               alsoInTransaction: { db in try Self.mark(db, kind) })
+        } else {
+            try database.write { db in try Self.mark(db, kind) }
         }
         return report
+    }
+
+    /// Imports an operator's directory. On a database never filled, it takes the place of the
+    /// default directory: the first-use mark is set in the import's own transaction, so a
+    /// refused import leaves the database exactly as it was.
+    public func importDirectory(_ data: Data, skipInvalid: Bool = false, demo: Bool = false) throws -> ImportReport {
+        try clinics.importClinics(data, skipInvalid: skipInvalid, demo: demo, alsoInTransaction: { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
+                           arguments: [Self.initializedKey, Initialization.empty.rawValue])
+        })
+    }
+
+    static func mark(_ db: Database, _ kind: Initialization) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
+                       arguments: [initializedKey, kind.rawValue])
     }
 }

@@ -36,7 +36,7 @@ struct Admin: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move the schema up or down to a version (default: the latest).")
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Target version (0 removes every table).") var to: Int?
+        @Option(help: "Target version (0 removes every table but the migration record).") var to: Int?
 
         func run() throws {
             let context = Context(global)
@@ -59,7 +59,8 @@ struct Admin: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The CSV file.") var file: String
         @Flag(help: "Import the valid rows and report the others.") var skipInvalid = false
-        @Flag(help: "Give imported clinics without departments the demo departments, doctors and hours.") var demo = false
+        @Flag(help: "Give every clinic that has no departments (imported now or before) the demo departments, doctors and hours.")
+        var demo = false
 
         func run() throws {
             let context = Context(global)
@@ -67,9 +68,7 @@ struct Admin: ParsableCommand {
                 throw ClinicError.invalid(.fileUnreadable, file)
             }
             let system = try context.system(initialize: false)
-            // An operator's own directory replaces the default one on a new database.
-            try system.initialize(.empty)
-            let report = try system.clinics.importClinics(data, skipInvalid: skipInvalid, demo: demo)
+            let report = try system.importDirectory(data, skipInvalid: skipInvalid, demo: demo)
             struct Result: Encodable {
                 struct Skipped: Encodable { let line: Int; let reason: String }
                 let inserted: Int; let updated: Int; let skipped: [Skipped]

@@ -3,7 +3,8 @@ import ClinicKit
 import Foundation
 
 enum Entry {
-    static func main(_ arguments: [String]) -> Never {
+    static func main(_ rawArguments: [String]) -> Never {
+        let arguments = Arguments.normalize(rawArguments)
         let environment = ProcessInfo.processInfo.environment
         // Known before parsing, so that even a parse error is reported as asked.
         let json = arguments.contains("--json")
@@ -21,13 +22,17 @@ enum Entry {
             // Help and --version are "errors" with exit code 0 for the parser.
             if ClinicCommand.exitCode(for: error) == .success { ClinicCommand.exit(withError: error) }
             if error is CleanExit { ClinicCommand.exit(withError: error) }
+            // The parser's own errors are bad input; anything else is a bug of ours.
+            let code: ClinicError.Code = ClinicCommand.exitCode(for: error) == .validationFailure ? .invalidInput : .internalError
             let message = ClinicCommand.message(for: error)
             if json {
-                writeJSONError(code: ClinicError.Code.invalidInput.rawValue, message: message, problems: [], language: language)
+                writeJSONError(code: code.rawValue, message: message, problems: [], language: language)
             } else {
-                FileHandle.standardError.write(Data((ClinicCommand.fullMessage(for: error) + "\n").utf8))
+                let text = code == .invalidInput ? ClinicCommand.fullMessage(for: error)
+                    : Strings.text(.internalError, language, [message])
+                FileHandle.standardError.write(Data((text + "\n").utf8))
             }
-            exit(ClinicError.Code.invalidInput.exitStatus)
+            exit(code.exitStatus)
         }
     }
 

@@ -19,6 +19,8 @@ import Testing
         try registerAndLogIn(cli, "anna")
         let mode = try FileManager.default.attributesOfItem(atPath: cli.sessionPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+        let databaseMode = try FileManager.default.attributesOfItem(atPath: cli.databasePath)[.posixPermissions] as? Int
+        #expect(databaseMode == 0o600, "the database holds personal data")
 
         let whoami = try cli.run(["whoami", "--json"])
         #expect((whoami.json() as? [String: Any])?["login"] as? String == "anna")
@@ -192,6 +194,10 @@ import Testing
         #expect(try cli.run(["init", "--empty"]).status == 0)
         let login = try cli.run(["login", "--login", "anna", "--json"])
         #expect(login.errorCode == "invalid_input")
+        // Global options may come first, and a negative number may follow an option.
+        let early = try cli.run(["--json", "--lang", "ru", "clinics", "list", "--limit", "-5"])
+        #expect(early.errorCode == "invalid_input")
+        #expect(early.stderr.contains("Лимит"), "\(early.stderr)")
         let help = try cli.run(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("clinics"))

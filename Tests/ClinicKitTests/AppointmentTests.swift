@@ -66,7 +66,7 @@ import Testing
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let before = try fingerprint(system.database)
         for text in ["2026-11-23 09:30", "2026-11-23 07:40", "2026-11-23 12:00", "2026-11-23 16:50",
-                     "2026-11-28 10:00", "2026-11-23T09:20:30-08:00"] {
+                     "2026-11-28 10:00", "2026-11-23T09:20:30-08:00", "2026-11-23T09:20:00.5-08:00"] {
             let error = expectError(.slotUnavailable) {
                 _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local(text))
             }
@@ -86,6 +86,21 @@ import Testing
         // 16:40 is the last slot of the afternoon, 08:00 the first of the morning.
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 16:40"))
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 08:00"))
+    }
+
+    @Test func aDoctorsOverlappingAppointmentTakesTheSlotEvenWithOtherStarts() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna"), bob = try register(system, "bob")
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0 // one doctor
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: monday0920)
+        // The clinic changes to 30-minute slots from 09:00: 09:30-10:00 overlaps 09:20-09:40.
+        try system.database.write { db in
+            try db.execute(sql: "UPDATE working_hours SET start_minute = 540, slot_minutes = 30 WHERE start_minute = 480")
+        }
+        #expect(expectError(.slotTaken) {
+            _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: cardiology, at: local("2026-11-23 09:30"))
+        } != nil)
+        _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: cardiology, at: local("2026-11-23 10:00"))
     }
 
     @Test func aPatientCannotHoldTwoOverlappingAppointments() throws {

@@ -142,6 +142,17 @@ import Testing
         #expect(report.skipped.count == 7)
     }
 
+    @Test func aRefusedImportDoesNotMarkANewDatabaseAsFilled() throws {
+        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
+        let system = ClinicSystem(database: database, resources: Resources(root: projectRoot))
+        let before = try fingerprint(database)
+        #expect(expectError(.invalidInput) { _ = try system.importDirectory(Data((Self.header + "N1,,Reno,NV,1,1,0\n").utf8)) } != nil)
+        #expect(try fingerprint(database) == before)
+        #expect(try system.initialization() == nil, "the default directory still loads on first use")
+        _ = try system.importDirectory(Data((Self.header + "N1,Good,Reno,NV,1,1,0\n").utf8))
+        #expect(try system.initialization() == .empty, "an operator's directory replaces the default one")
+    }
+
     @Test func reimportUpdatesByExternalId() throws {
         let system = try makeSystem()
         let first = try system.clinics.importClinics(Data((Self.header + "N1,Good,Reno,NV,39.5,-119.8,0\n").utf8))

@@ -1,3 +1,4 @@
+import CArgon2
 import Foundation
 import GRDB
 import Testing
@@ -35,6 +36,16 @@ import Testing
         // A wrong password does not touch the hash.
         #expect(expectError(.invalidCredentials) { _ = try strong.logIn(login: "anna", password: "wrong-horse-42") } != nil)
         #expect(try system.clients.getUserByLogin("anna").passwordHash == client.passwordHash)
+    }
+
+    @Test func theDecoyHashCostsAFullArgon2Run() {
+        // Decoding succeeds and the hash is computed: the verdict is a mismatch, not a decoding failure.
+        let status = ClientController.owaspDecoy.withCString { encoded in
+            Array("any-password".utf8).withUnsafeBytes { argon2id_verify(encoded, $0.baseAddress, $0.count) }
+        }
+        #expect(status == ARGON2_VERIFY_MISMATCH.rawValue)
+        #expect(PasswordHasher.parameters(of: ClientController.owaspDecoy) == .owaspMinimum)
+        #expect(ClientController.decoyHash(fastHasher) == ClientController.decoyHash(fastHasher), "made once per process")
     }
 
     @Test func unknownLoginAndWrongPasswordFailAlike() throws {

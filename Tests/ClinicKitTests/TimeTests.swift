@@ -26,6 +26,13 @@ import Testing
         }
     }
 
+    @Test func secondsAreKeptOrRefusedNeverDropped() throws {
+        #expect(expectError(.invalidInput) { _ = try TimeInput.parse("2026-11-30 09:40:30") }?.key == .timeHasSeconds)
+        #expect(expectError(.invalidInput) { _ = try TimeInput.parse("2026-11-30 09:40:00.5") }?.key == .timeHasSeconds)
+        #expect(try TimeInput.parse("2026-11-30 09:40:00") == .local(LocalDateTime(year: 2026, month: 11, day: 30, hour: 9, minute: 40)!))
+        #expect(try TimeInput.parse("2026-11-30T09:40:00.25Z") == .instant(Date(timeIntervalSince1970: 1_796_031_600.25)))
+    }
+
     @Test func springForwardGapHasNoInstant() {
         // 2027-03-14 02:30 does not exist in New York.
         let gap = LocalDateTime(year: 2027, month: 3, day: 14, hour: 2, minute: 30)!

@@ -115,14 +115,7 @@ public final class AppointmentController: Sendable {
     }
 
     static func resolve(_ time: TimeInput.Parsed, _ clinic: Clinic) throws -> Date {
-        switch time {
-        case .instant(let date): return date
-        case .local(let local):
-            guard let date = local.firstInstant(in: clinic.zone) else {
-                throw ClinicError.invalid(.timeDoesNotExist, local.description, clinic.timeZone)
-            }
-            return date
-        }
+        try TimeInput.resolve(time, in: clinic.zone)
     }
 
     func departmentAndClinic(_ db: Database, _ departmentId: Int64) throws -> (Department, Clinic) {
@@ -163,8 +156,12 @@ public final class AppointmentController: Sendable {
             let hours = try database.getWorkingHours(db, doctorId: doctor.id ?? 0)
             guard let end = SlotRules.slotEnd(startingAt: start, hours: hours, zone: clinic.zone) else { continue }
             someoneWorks = true
+            // Any active appointment of the doctor overlapping the slot takes it (hours may have
+            // changed since it was booked); the unique index backs the common case of equal starts.
             let taken = try Appointment
-                .filter(Column("doctor_id") == doctor.id && Column("starts_at") == Int64(start.timeIntervalSince1970))
+                .filter(Column("doctor_id") == doctor.id)
+                .filter(Column("starts_at") < Int64(end.timeIntervalSince1970)
+                        && Column("ends_at") > Int64(start.timeIntervalSince1970))
                 .filter(["scheduled", "confirmed"].contains(Column("status")))
                 .filter(Column("id") != (ignoring ?? -1))
                 .fetchCount(db) > 0
@@ -195,7 +192,7 @@ public final class AppointmentController: Sendable {
         } catch where DatabaseManager.isUniqueViolation(error, index: "doctor_id") {
             throw ClinicError(.slotTaken, .slotTaken)
         } catch where DatabaseManager.isUniqueViolation(error, index: "client_id") {
-            throw ClinicError(.overlappingAppointment, .overlapping, "")
+            throw ClinicError(.overlappingAppointment, .overlappingUnknown)
         }
     }
 }

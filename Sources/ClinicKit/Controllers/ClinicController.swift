@@ -48,7 +48,8 @@ public final class ClinicController: Sendable {
     /// id (a known id updates its clinic, a new one inserts). With `demo`, clinics left
     /// without departments get the demo ones. One transaction.
     public func importClinics(_ data: Data, skipInvalid: Bool = false, demo: Bool = false,
-                              progress: ((Int, Int) -> Void)? = nil) throws -> ImportReport {
+                              progress: ((Int, Int) -> Void)? = nil,
+                              alsoInTransaction: ((Database) throws -> Void)? = nil) throws -> ImportReport {
         let parsed = try ClinicDirectory.parse(data)
         if !parsed.problems.isEmpty && !skipInvalid {
             throw ClinicError(.invalidInput, .importRejected,
@@ -73,6 +74,7 @@ public final class ClinicController: Sendable {
                 if let progress, index % 500 == 0 { progress(index, parsed.clinics.count) }
             }
             if demo { report.demoFilled = try DemoDirectory.fill(db) }
+            try alsoInTransaction?(db)
             return report
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Every text a person reads, by key, in English and Russian. `{0}`, `{1}`… are replaced by
-/// the message's arguments; `{0f}` by the argument read as a field name and translated.
+/// the message's arguments; `{0f}` by the argument read as a term (a field name or a status) and translated.
 public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
     case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
@@ -23,7 +23,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
-    case slotInPast, slotTaken, slotOutsideHours, overlapping
+    case slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, timeHasSeconds, importBadHeader
     // Privacy
     case privacyPolicy
     // CLI output
@@ -45,16 +45,19 @@ public enum Strings {
         var text = table[key] ?? en[key] ?? key.rawValue
         for (index, argument) in arguments.enumerated() {
             if text.contains("{\(index)f}") {
-                text = text.replacingOccurrences(of: "{\(index)f}", with: fieldName(argument, language))
+                text = text.replacingOccurrences(of: "{\(index)f}", with: term(argument, language))
             }
             text = text.replacingOccurrences(of: "{\(index)}", with: argument)
         }
         return text
     }
 
-    static func fieldName(_ field: String, _ language: Language) -> String {
-        guard language == .ru else { return field }
-        let names = ["name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
+    /// A field name or status used as an argument, in the language.
+    static func term(_ field: String, _ language: Language) -> String {
+        guard language == .ru else { return field.replacingOccurrences(of: "_", with: " ") }
+        let names = ["scheduled": "запланирована", "confirmed": "подтверждена", "completed": "состоялась",
+                     "cancelled": "отменена", "no_show": "неявка",
+                     "name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
                      "login": "логин", "password": "пароль", "address": "адрес", "description": "описание",
                      "phone": "телефон", "website": "сайт", "category": "категория", "zip": "индекс",
                      "state": "штат", "time_zone": "часовой пояс", "external_id": "внешний id",
@@ -93,7 +96,7 @@ public enum Strings {
         .importEmptyName: "the name is empty",
         .importFieldTooLong: "the {0f} field is too long",
         .importBadCoordinates: "coordinates '{0}', '{1}' are not numbers within ±90 and ±180",
-        .importBadFlag: "the {0f} field must be 0 or 1, not '{1}'",
+        .importBadFlag: "the {0f} field must be 0/1, true/false or yes/no, not '{1}'",
         .importBadTimeZone: "'{0}' is not an IANA time zone",
         .importRejected: "The file has {0} bad rows; nothing was imported. Fix them, or use --skip-invalid to import the valid rows.",
         .clinicExists: "A clinic with external id {0} already exists.",
@@ -124,8 +127,8 @@ public enum Strings {
         .missingOption: "Missing {0}: give it as an option, or run the command on a terminal to be asked.",
         .passwordNeeded: "Give the password on standard input with --password-stdin, or run on a terminal.",
         .passwordEmpty: "The password is empty.",
-        .cannotReschedule: "An appointment that is {0} cannot be rescheduled.",
-        .cannotCancel: "An appointment that is {0} cannot be cancelled.",
+        .cannotReschedule: "An appointment that is {0f} cannot be rescheduled.",
+        .cannotCancel: "An appointment that is {0f} cannot be cancelled.",
         .notesTooLong: "Notes may have at most {0} characters.",
         .notesControl: "Notes must not contain control characters.",
         .appointmentNotFound: "There is no appointment {0}.",
@@ -134,19 +137,22 @@ public enum Strings {
         .slotTaken: "That slot is already taken: choose another time.",
         .slotOutsideHours: "No doctor of this department has a slot starting at {0} ({1}). See: clinic doctors DEPARTMENT_ID",
         .overlapping: "You already have an appointment at that time ({0}).",
+        .overlappingUnknown: "You already have an appointment at that time.",
+        .timeHasSeconds: "The time '{0}' has seconds: give the clinic's time to the minute, like 2026-11-23 09:20.",
+        .importBadHeader: "The header line cannot be read (bad quoting or not UTF-8).",
         .privacyPolicy: """
             Privacy policy (version {0})
 
             What we store: your login; a salted Argon2id hash of your password (never the password);
-            your name, surname and address (street, house, city) and the coordinates found for it;
+            your name, surname and address (street, house, city);
             your home clinic, language and the time you accepted this policy; your appointments
             and sessions (only a SHA-256 of each session token).
 
             Why: to identify you, to find the clinics nearest to you and to book, reschedule and
             cancel your appointments. Nothing is sent anywhere: the data stays in this database.
 
-            How long: until you delete your account. Sessions end after 30 days without use.
-            Appointments stay in the clinic's records without your personal details.
+            How long: as long as your account exists. Sessions end after 30 days without use.
+            Cancelled and past appointments stay in the clinic's records.
 
             Your control: see your data with 'clinic whoami' and 'clinic appointments --all';
             log out with 'clinic logout'.
@@ -213,7 +219,7 @@ public enum Strings {
         .importEmptyName: "пустое название",
         .importFieldTooLong: "поле «{0f}» слишком длинное",
         .importBadCoordinates: "координаты '{0}', '{1}' — не числа в пределах ±90 и ±180",
-        .importBadFlag: "поле «{0f}» должно быть 0 или 1, а не '{1}'",
+        .importBadFlag: "поле «{0f}» должно быть 0/1, true/false или yes/no, а не '{1}'",
         .importBadTimeZone: "'{0}' — не часовой пояс IANA",
         .importRejected: "В файле плохих строк: {0}; ничего не импортировано. Исправьте их или импортируйте верные строки с --skip-invalid.",
         .clinicExists: "Клиника с внешним id {0} уже есть.",
@@ -244,8 +250,8 @@ public enum Strings {
         .missingOption: "Не указано: {0}. Передайте параметр или запустите команду в терминале, чтобы ввести его.",
         .passwordNeeded: "Передайте пароль на стандартный ввод с --password-stdin или запустите в терминале.",
         .passwordEmpty: "Пароль пуст.",
-        .cannotReschedule: "Запись в состоянии «{0}» нельзя перенести.",
-        .cannotCancel: "Запись в состоянии «{0}» нельзя отменить.",
+        .cannotReschedule: "Запись в состоянии «{0f}» нельзя перенести.",
+        .cannotCancel: "Запись в состоянии «{0f}» нельзя отменить.",
         .notesTooLong: "Примечание — не больше {0} символов.",
         .notesControl: "Примечание не должно содержать управляющих символов.",
         .appointmentNotFound: "Записи {0} нет.",
@@ -254,18 +260,21 @@ public enum Strings {
         .slotTaken: "Это время уже занято: выберите другое.",
         .slotOutsideHours: "Ни у одного врача отделения нет приёма, начинающегося в {0} ({1}). См.: clinic doctors ID_ОТДЕЛЕНИЯ",
         .overlapping: "У вас уже есть запись на это время ({0}).",
+        .overlappingUnknown: "У вас уже есть запись на это время.",
+        .timeHasSeconds: "Во времени '{0}' есть секунды: укажите время клиники с точностью до минуты, например 2026-11-23 09:20.",
+        .importBadHeader: "Не удаётся прочитать строку заголовка (кавычки или не UTF-8).",
         .privacyPolicy: """
             Политика конфиденциальности (версия {0})
 
             Что мы храним: ваш логин; хеш пароля Argon2id с солью (но не сам пароль); имя, фамилию
-            и адрес (улица, дом, город) и найденные для него координаты; вашу клинику, язык и время
+            и адрес (улица, дом, город); вашу клинику, язык и время
             согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена).
 
             Зачем: чтобы узнавать вас, находить ближайшие клиники и записывать вас на приём,
             переносить и отменять записи. Данные никуда не передаются и остаются в этой базе.
 
-            Как долго: пока вы не удалите учётную запись. Сеанс завершается после 30 дней без
-            использования. Записи на приём остаются в архиве клиники без ваших личных данных.
+            Как долго: пока существует ваша учётная запись. Сеанс завершается после 30 дней без
+            использования. Отменённые и прошедшие записи остаются в архиве клиники.
 
             Ваш контроль: посмотреть данные — 'clinic whoami' и 'clinic appointments --all';
             выйти — 'clinic logout'.

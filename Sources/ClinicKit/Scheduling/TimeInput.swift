@@ -29,6 +29,7 @@ public enum TimeInput {
         else { throw invalid }
         var index = 16
         var second = 0
+        var fraction = 0.0
         if index < s.count, s[index] == UInt8(ascii: ":") {
             guard let value = number(17..<19), value <= 59 else { throw invalid }
             second = value
@@ -36,14 +37,23 @@ public enum TimeInput {
             if index < s.count, s[index] == UInt8(ascii: ".") || s[index] == UInt8(ascii: ",") {
                 index += 1
                 let start = index
-                while index < s.count, (48...57).contains(s[index]) { index += 1 }
+                var scale = 0.1
+                while index < s.count, (48...57).contains(s[index]) {
+                    fraction += Double(s[index] - 48) * scale
+                    scale /= 10
+                    index += 1
+                }
                 guard index > start else { throw invalid }
             }
         }
         guard let local = LocalDateTime(year: year, month: month, day: day, hour: hour, minute: minute) else {
             throw invalid
         }
-        if index == s.count { return .local(local) }
+        if index == s.count {
+            // Wall times name a slot to the minute; a stray second must not be dropped silently.
+            guard second == 0, fraction == 0 else { throw ClinicError.invalid(.timeHasSeconds, text) }
+            return .local(local)
+        }
         var offsetSeconds = 0
         switch s[index] {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
@@ -66,13 +76,17 @@ public enum TimeInput {
             throw invalid
         }
         let seconds = local.wallSeconds + Int64(second) - Int64(offsetSeconds)
-        return .instant(Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return .instant(Date(timeIntervalSince1970: TimeInterval(seconds) + fraction))
     }
 
     /// The instant a typed time names in a zone. A wall time that the zone skips (a
     /// spring-forward gap) is refused; one it shows twice means its first occurrence.
     public static func resolve(_ text: String, in zone: TimeZone) throws -> Date {
-        switch try parse(text) {
+        try resolve(parse(text), in: zone)
+    }
+
+    public static func resolve(_ parsed: Parsed, in zone: TimeZone) throws -> Date {
+        switch parsed {
         case .instant(let date):
             return date
         case .local(let local):

@@ -61,9 +61,8 @@ public enum ClinicDirectory {
 
     public static func parse(_ data: Data) throws -> Parsed {
         let items = CSV.parse(data)
-        guard case .record(let header)? = items.first else {
-            throw ClinicError.invalid(.importNoHeader)
-        }
+        guard let first = items.first else { throw ClinicError.invalid(.importNoHeader) }
+        guard case .record(let header) = first else { throw ClinicError.invalid(.importBadHeader) }
         let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         var position: [String: Int] = [:]
         for (index, name) in names.enumerated() where position[name] == nil { position[name] = index }

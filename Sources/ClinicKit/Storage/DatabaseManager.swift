@@ -38,6 +38,12 @@ public final class DatabaseManager: Sendable {
         } catch {
             throw ClinicError(.storage, .databaseUnavailable, path, String(describing: error))
         }
+        // Created private before SQLite opens it: it holds password hashes and personal data.
+        // SQLite gives its -wal and -shm files the same mode.
+        if !FileManager.default.fileExists(atPath: path) {
+            let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { close(descriptor) }
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration())

@@ -18,8 +18,10 @@ public struct Resources: Sendable {
         if let explicit = environment["CLINIC_RESOURCES"], !explicit.isEmpty {
             candidates.append(URL(fileURLWithPath: explicit, isDirectory: true))
         }
-        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".")
-            .resolvingSymlinksInPath().deletingLastPathComponent()
+        // argv[0] is a bare name when run from PATH: ask the kernel where the executable is.
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? Bundle.main.executablePath ?? CommandLine.arguments.first ?? "."
+        var directory = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<8 {
             candidates.append(directory)
             directory = directory.deletingLastPathComponent()

@@ -8,3 +8,17 @@ enum Text {
             .split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
 }
+
+/// A value shared between threads behind a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

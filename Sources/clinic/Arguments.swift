@@ -1,0 +1,48 @@
+import Foundation
+
+/// Rewrites the command line before it is parsed, so that people can type what they mean:
+/// - global options (`--json`, `--lang X`, `--db X`) may come before the subcommand;
+/// - a negative number may follow an option with a space (`--lat -13.8`), which the parser
+///   would otherwise read as an option of its own: it is joined as `--lat=-13.8`.
+enum Arguments {
+    static let globalFlags: Set<String> = ["--json"]
+    static let globalOptions: Set<String> = ["--lang", "--db"]
+
+    static func normalize(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var rest: [String] = []
+        var index = 0
+        // Globals before the first word that is not an option move to the end.
+        while index < arguments.count {
+            let argument = arguments[index]
+            if globalFlags.contains(argument) || globalOptions.contains(where: { argument.hasPrefix($0 + "=") }) {
+                leading.append(argument); index += 1; continue
+            }
+            if globalOptions.contains(argument), index + 1 < arguments.count {
+                leading.append(argument + "=" + arguments[index + 1]); index += 2; continue
+            }
+            break
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" {
+                rest += arguments[index...]
+                break
+            }
+            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.count,
+               isNegativeNumber(arguments[index + 1]) {
+                rest.append(argument + "=" + arguments[index + 1])
+                index += 2
+                continue
+            }
+            rest.append(argument)
+            index += 1
+        }
+        return rest + leading
+    }
+
+    static func isNegativeNumber(_ text: String) -> Bool {
+        guard text.hasPrefix("-"), text.count > 1 else { return false }
+        return Double(text) != nil
+    }
+}
