@@ -6,8 +6,10 @@ Source: GeoNames (https://www.geonames.org/), CC BY 4.0, as packaged by geonames
 34,000 places), data/countries.json and data/us_states.json.
 
 Writes, as UTF-8 tab-separated files with a header line:
-- Data/gazetteer.tsv: geonameid, name, country, admin1, population, timezone, lat, lon,
-  alternates (names in Latin or Cyrillic script only, '|'-separated, without the main name).
+- Data/gazetteer.tsv: geonameid, name, country, admin1, population, timezone, lat, lon, keys:
+  the place's names in Latin or Cyrillic script (the main one and the alternates), folded
+  for matching as ClinicKit's `Text.fold` does (NFKD, combining marks dropped, lower case,
+  '-' and '_' as spaces, '.' dropped, whitespace collapsed), deduplicated, '|'-separated.
 - Data/countries.tsv: iso, iso3, name.
 - Data/us-states.tsv: code, name.
 
@@ -37,6 +39,14 @@ def script_ok(name):
     return True
 
 
+def fold(text):
+    """Must match Text.fold in Sources/ClinicKit/Support/Text.swift."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(c for c in decomposed if unicodedata.category(c) != "Mn").lower()
+    stripped = stripped.replace("-", " ").replace("_", " ").replace(".", "")
+    return " ".join(stripped.split())
+
+
 def clean(text):
     return " ".join(str(text).replace("\t", " ").replace("|", " ").split())
 
@@ -47,19 +57,19 @@ def main(source, target):
     rows = []
     for city in cities.values():
         name = clean(city["name"])
-        seen = {name}
-        alternates = []
+        keys = [fold(name)]
         for alternate in city.get("alternatenames") or []:
             alternate = clean(alternate)
-            if alternate and alternate not in seen and script_ok(alternate):
-                seen.add(alternate)
-                alternates.append(alternate)
+            if alternate and script_ok(alternate):
+                key = fold(alternate)
+                if key and key not in keys:
+                    keys.append(key)
         rows.append((int(city["geonameid"]), name, city["countrycode"], clean(city.get("admin1code") or ""),
                      int(city.get("population") or 0), city["timezone"],
-                     f"{float(city['latitude']):.5f}", f"{float(city['longitude']):.5f}", "|".join(alternates)))
+                     f"{float(city['latitude']):.5f}", f"{float(city['longitude']):.5f}", "|".join(keys)))
     rows.sort()
     with open(os.path.join(target, "gazetteer.tsv"), "w", encoding="utf-8", newline="\n") as f:
-        f.write("geonameid\tname\tcountry\tadmin1\tpopulation\ttimezone\tlat\tlon\talternates\n")
+        f.write("geonameid\tname\tcountry\tadmin1\tpopulation\ttimezone\tlat\tlon\tkeys\n")
         for row in rows:
             f.write("\t".join(str(value) for value in row) + "\n")
     with open(os.path.join(source, "countries.json"), encoding="utf-8") as f:

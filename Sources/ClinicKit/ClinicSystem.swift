@@ -6,18 +6,28 @@ import GRDB
 public final class ClinicSystem: Sendable {
     public let database: DatabaseManager
     public let resources: Resources?
+    public let geocoding: GeocodingService
     public let clients: ClientController
     public let clinics: ClinicController
     public let departments: DepartmentController
     public let appointments: AppointmentController
 
+    /// - Parameters:
+    ///   - resources: where Data/ is; without it there is no gazetteer (tests), and clinic time
+    ///     zones fall back to `ZoneApproximation`.
+    ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
     public init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.resources = resources
-        clients = ClientController(database: database, hasher: hasher, now: now)
-        clinics = ClinicController(database: database)
+        let gazetteer = resources.map { LazyGazetteer(data: $0.data) }
+        var offline: [any Geocoder] = []
+        if let gazetteer { offline.append(gazetteer) }
+        offline.append(DirectoryCities(database: database, gazetteer: gazetteer))
+        geocoding = GeocodingService(database: database, offline: offline, remote: remoteGeocoder, now: now)
+        clinics = ClinicController(database: database, zones: gazetteer)
         departments = DepartmentController(database: database)
+        clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics)
         appointments = AppointmentController(database: database, now: now)
     }
 
@@ -74,4 +84,28 @@ public final class ClinicSystem: Sendable {
         try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
                        arguments: [initializedKey, kind.rawValue])
     }
+}
+
+/// The gazetteer, read from Data/ the first time it is needed: a command that only measures
+/// distances between coordinates never pays for it.
+final class LazyGazetteer: Geocoder, ZoneResolver {
+    let data: URL
+    init(data: URL) { self.data = data }
+
+    func load() throws -> Gazetteer { try Gazetteer.load(from: data) }
+
+    var source: String { "gazetteer" }
+
+    func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
+        try load().geocode(query)
+    }
+
+    func timeZone(at point: Coordinate, state: String) throws -> String? {
+        try load().timeZone(at: point, state: state)
+    }
+}
+
+/// Finds a clinic's IANA time zone from where it is.
+public protocol ZoneResolver: Sendable {
+    func timeZone(at point: Coordinate, state: String) throws -> String?
 }

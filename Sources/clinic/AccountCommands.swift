@@ -59,13 +59,37 @@ struct Register: ParsableCommand {
         }
 
         let system = try context.system()
+        var homeClinic = clinic
+        if homeClinic == nil, interactive {
+            homeClinic = try chooseHomeClinic(context, system, ClientController.address(street: street, house: house, city: city))
+        }
         let client = try system.clients.registerUser(RegistrationRequest(
             login: login, password: password, confirmPassword: confirmation, name: name, surname: surname,
-            street: street, house: house, city: city, clinicId: clinic, language: context.language,
+            street: street, house: house, city: city, clinicId: homeClinic, language: context.language,
             acceptedPrivacy: accepted))
         try context.emit(ClientJSON(client)) {
             context.text(.registered, client.login, String(client.id ?? 0))
         }
+    }
+}
+
+/// Shows the five clinics nearest to the address and asks which is the patient's; nil (the
+/// nearest) when the address cannot be found: registration then says why.
+func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ address: String) throws -> Int64? {
+    guard let place = try? system.geocoding.resolve(address) else { return nil }
+    let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
+    guard nearby.count > 1 else { return nearby.first?.clinic.id }
+    print(Output.table(
+        ["#", context.text(.headerName), context.text(.headerCity), context.text(.headerDistance)],
+        nearby.enumerated().map { [String($0.offset + 1), $0.element.clinic.name, $0.element.clinic.city,
+                                   distanceText($0.element.distance, context.language)] }))
+    while true {
+        guard let answer = context.terminal.ask(context.text(.chooseClinic, String(nearby.count))) else {
+            return nearby.first?.clinic.id
+        }
+        let trimmed = answer.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return nearby.first?.clinic.id }
+        if let choice = Int(trimmed), (1...nearby.count).contains(choice) { return nearby[choice - 1].clinic.id }
     }
 }
 

@@ -2,8 +2,9 @@ import Foundation
 
 /// Rewrites the command line before it is parsed, so that people can type what they mean:
 /// - global options (`--json`, `--lang X`, `--db X`) may come before the subcommand;
-/// - a negative number may follow an option with a space (`--lat -13.8`), which the parser
-///   would otherwise read as an option of its own: it is joined as `--lat=-13.8`.
+/// - a negative number may follow an option with a space (`--lat -13.8`, `--at -13.8,-171.8`),
+///   which the parser would otherwise read as an option of its own: it is joined as
+///   `--lat=-13.8`.
 enum Arguments {
     static let globalFlags: Set<String> = ["--json"]
     static let globalOptions: Set<String> = ["--lang", "--db"]
@@ -41,8 +42,11 @@ enum Arguments {
         return rest + leading
     }
 
+    /// "-13.8", "-5", "-.5", "-13.8,-171.8": a minus sign then a digit or a point. No option
+    /// of this program looks like that.
     static func isNegativeNumber(_ text: String) -> Bool {
-        guard text.hasPrefix("-"), text.count > 1 else { return false }
-        return Double(text) != nil
+        let scalars = Array(text.unicodeScalars.prefix(2))
+        guard scalars.count == 2, scalars[0] == "-" else { return false }
+        return ("0"..."9").contains(scalars[1]) || scalars[1] == "."
     }
 }

@@ -12,7 +12,7 @@ struct ClinicCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Register.self, Login.self, Logout.self, Whoami.self,
-            Clinics.self, Departments.self, Doctors.self,
+            Clinics.self, Departments.self, Doctors.self, Geocode.self,
             Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self,
             Privacy.self, Admin.self,
         ])

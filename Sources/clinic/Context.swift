@@ -47,12 +47,28 @@ struct Context {
         let resources = try Resources.locate(environment: environment)
         let migrations = try Migration.load(from: resources.migrations)
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate)
-        let system = ClinicSystem(database: database, resources: resources)
+        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: try remoteGeocoder())
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try system.initialize(.defaultDirectory)
         }
         return system
+    }
+
+    /// The HTTP geocoder, when `CLINIC_GEOCODER_URL` names one (`CLINIC_GEOCODER_TIMEOUT` in
+    /// seconds, default 5). Its one-request-per-second pace is shared through a file beside
+    /// the database.
+    func remoteGeocoder() throws -> NominatimGeocoder? {
+        guard let text = environment["CLINIC_GEOCODER_URL"], !text.isEmpty else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host != nil else {
+            throw ClinicError.invalid(.geocoderUnavailable, text)
+        }
+        var timeout = 5.0
+        if let value = environment["CLINIC_GEOCODER_TIMEOUT"], let seconds = Double(value), seconds > 0, seconds <= 60 {
+            timeout = seconds
+        }
+        return NominatimGeocoder(baseURL: url, timeout: timeout, rateFile: databasePath + ".geocoder")
     }
 
     /// The logged-in patient and their token.

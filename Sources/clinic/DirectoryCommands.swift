@@ -5,7 +5,7 @@ import Foundation
 struct Clinics: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Browse the clinic directory.",
-        subcommands: [List.self, Show.self])
+        subcommands: [List.self, Show.self, Nearest.self])
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List clinics, by name.")

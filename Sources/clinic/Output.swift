@@ -138,11 +138,15 @@ struct ClientJSON: Encodable {
     let city: String
     let homeClinicId: Int64?
     let language: String
+    let lat: Double?
+    let lon: Double?
 
     init(_ client: Client) {
         id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
         street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
         language = client.preferredLanguage
+        lat = client.lat
+        lon = client.lon
     }
 }
 

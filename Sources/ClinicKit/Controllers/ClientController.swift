@@ -32,18 +32,30 @@ public final class ClientController: Sendable {
     let hasher: PasswordHasher
     let sessions = SessionManager()
     let now: @Sendable () -> Date
+    let geocoding: GeocodingService
+    let clinics: ClinicController
 
     public init(database: DatabaseManager, hasher: PasswordHasher = PasswordHasher(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date = { Date() }, geocoding: GeocodingService? = nil,
+                clinics: ClinicController? = nil) {
         self.database = database
         self.hasher = hasher
         self.now = now
+        self.geocoding = geocoding ?? GeocodingService(
+            database: database, offline: [DirectoryCities(database: database, gazetteer: nil)], now: now)
+        self.clinics = clinics ?? ClinicController(database: database)
     }
 
-    /// Checks every field, then stores the patient with an Argon2id hash of the password.
-    /// Without `clinicId`, the home clinic is the first clinic of the patient's city.
+    /// The address a patient registers with, as the geocoder is asked for it.
+    public static func address(street: String, house: String, city: String) -> String {
+        "\(street.trimmingCharacters(in: .whitespaces)) \(house.trimmingCharacters(in: .whitespaces)), \(city.trimmingCharacters(in: .whitespaces))"
+    }
+
+    /// Checks every field, geocodes the address (a city the geocoder does not know is refused:
+    /// the UML's CITIES check), then stores the patient with an Argon2id hash of the password
+    /// and the address's coordinates. Without `clinicId`, the home clinic is the nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
-        let validator = Validator(cities: try ClinicController(database: database).cities())
+        let validator = Validator()
         let login = request.login.trimmingCharacters(in: .whitespaces)
         guard validator.isValidLogin(login) else { throw ClinicError.invalid(.loginInvalid) }
         for (field, value) in [("name", request.name), ("surname", request.surname)] {
@@ -60,7 +72,6 @@ public final class ClientController: Sendable {
         guard request.city.count <= 100, validator.containsOnlyLetters(request.city) || request.city.contains(".") else {
             throw ClinicError.invalid(.fieldLettersOnly, "city")
         }
-        guard validator.isKnownCity(request.city) else { throw ClinicError.invalid(.cityUnknown, request.city) }
         if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
             throw ClinicError.invalid(.passwordsDiffer)
         }
@@ -69,6 +80,13 @@ public final class ClientController: Sendable {
                               String(Validator.maximumPasswordLength))
         }
         guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
+        let place: GeocodeResult
+        do {
+            place = try geocoding.resolve(Self.address(street: request.street, house: request.house, city: request.city))
+        } catch let error as ClinicError where error.code == .geocodeFailed && error.key == .geocodeFailed {
+            throw ClinicError.invalid(.cityUnknown, request.city)
+        }
+        let nearest = request.clinicId == nil ? try clinics.nearest(to: place.coordinate).first?.clinic.id : nil
 
         // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
         let hash = try hasher.hash(request.password)
@@ -82,16 +100,17 @@ public final class ClientController: Sendable {
                 }
                 homeClinic = clinicId
             } else {
-                homeClinic = try Int64.fetchOne(db, sql: "SELECT id FROM clinics WHERE city_key = ? ORDER BY name, id LIMIT 1",
-                                                arguments: [Clinic.key(forCity: request.city)])
+                homeClinic = nearest
             }
+            try geocoding.record(db, place)
             let client = Client(
                 id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
                 name: request.name.trimmingCharacters(in: .whitespaces),
                 surname: request.surname.trimmingCharacters(in: .whitespaces),
                 street: request.street.trimmingCharacters(in: .whitespaces),
                 house: request.house.trimmingCharacters(in: .whitespaces),
-                city: request.city.trimmingCharacters(in: .whitespaces), lat: nil, lon: nil,
+                city: request.city.trimmingCharacters(in: .whitespaces),
+                lat: place.coordinate.latitude, lon: place.coordinate.longitude,
                 homeClinicId: homeClinic, preferredLanguage: request.language.rawValue,
                 privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
             do {

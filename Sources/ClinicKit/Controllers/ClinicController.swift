@@ -10,11 +10,89 @@ public struct ImportReport: Sendable, Equatable {
     public var demoFilled = 0
 }
 
-/// The UML's `ClinicController`: the clinic directory.
+/// A clinic and how far it is from the point asked about.
+public struct NearbyClinic: Sendable, Equatable {
+    public let clinic: Clinic
+    /// Great-circle distance in metres.
+    public let distance: Double
+}
+
+/// What to look for around a point.
+public struct NearestQuery: Sendable, Equatable {
+    public var limit: Int
+    public var pediatricOnly: Bool
+    public var hospitalOnly: Bool
+    /// A specialization key or its English or Russian name; nil for any.
+    public var specialization: String?
+    public var withinKilometres: Double?
+
+    public static let maximumLimit = 100
+
+    public init(limit: Int = 1, pediatricOnly: Bool = false, hospitalOnly: Bool = false,
+                specialization: String? = nil, withinKilometres: Double? = nil) {
+        self.limit = limit
+        self.pediatricOnly = pediatricOnly
+        self.hospitalOnly = hospitalOnly
+        self.specialization = specialization
+        self.withinKilometres = withinKilometres
+    }
+}
+
+/// The UML's `ClinicController`: the clinic directory and the nearest-clinic search.
 public final class ClinicController: Sendable {
     let database: DatabaseManager
+    let zones: (any ZoneResolver)?
+    /// Built on the first search, dropped when this controller changes the clinics.
+    private let finderCache = LockedBox<NearestClinicFinder?>(nil)
 
-    public init(database: DatabaseManager) { self.database = database }
+    public init(database: DatabaseManager, zones: (any ZoneResolver)? = nil) {
+        self.database = database
+        self.zones = zones
+    }
+
+    /// The finder over the clinics table, built once.
+    public func finder() throws -> NearestClinicFinder {
+        try finderCache.withLock { cached in
+            if let cached { return cached }
+            let finder = try database.read { db in try NearestClinicFinder.load(db) }
+            cached = finder
+            return finder
+        }
+    }
+
+    /// The nearest clinics to a point that match the query, nearest first.
+    public func nearest(to point: Coordinate, _ query: NearestQuery = NearestQuery()) throws -> [NearbyClinic] {
+        guard (1...NearestQuery.maximumLimit).contains(query.limit) else {
+            throw ClinicError.invalid(.limitBetween, String(query.limit), "1", String(NearestQuery.maximumLimit))
+        }
+        if let radius = query.withinKilometres, !(radius.isFinite && radius >= 0) {
+            throw ClinicError.invalid(.radiusInvalid, String(radius))
+        }
+        var filter = NearestClinicFinder.Filter(pediatricOnly: query.pediatricOnly, hospitalOnly: query.hospitalOnly,
+                                                withinMeters: query.withinKilometres.map { $0 * 1000 })
+        if let specialization = query.specialization {
+            let key = Specialization.key(for: specialization)
+            filter.clinicIds = Set(try database.read { db in
+                try Int64.fetchAll(db, sql: "SELECT DISTINCT clinic_id FROM departments WHERE specialization = ?", arguments: [key])
+            })
+        }
+        let matches = try finder().nearest(to: point, limit: query.limit, filter: filter)
+        let clinics = try database.read { db in
+            try Dictionary(Clinic.fetchAll(db, keys: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
+                           uniquingKeysWith: { first, _ in first })
+        }
+        return matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
+    }
+
+    /// A clinic's time zone: the one given, else the zone of the nearest gazetteer place in
+    /// its state or territory, else the state's usual zone (`ZoneApproximation`).
+    func makeClinic(_ input: ClinicInput, id: Int64?) throws -> Clinic {
+        var input = input
+        if input.timeZone == nil, let zones {
+            input.timeZone = try zones.timeZone(at: input.coordinate, state: input.state)
+        }
+        return input.makeClinic(id: id)
+    }
 
     /// Adds one clinic. Its external id must be new.
     public func addClinic(_ input: ClinicInput) throws -> Clinic {
@@ -24,12 +102,14 @@ public final class ClinicController: Sendable {
         if let zone = input.timeZone, TimeZone(identifier: zone) == nil {
             throw ClinicError.invalid(.importBadTimeZone, zone)
         }
-        return try database.write { db in
+        let clinic = try database.write { db in
             if try Clinic.filter(Column("external_id") == input.externalId).fetchCount(db) > 0 {
                 throw ClinicError.invalid(.clinicExists, input.externalId)
             }
-            return try database.addClinic(db, input.makeClinic(id: nil))
+            return try database.addClinic(db, makeClinic(input, id: nil))
         }
+        finderCache.withLock { $0 = nil }
+        return clinic
     }
 
     public func getAllClinics(_ filter: ClinicFilter = ClinicFilter()) throws -> [Clinic] {
@@ -55,6 +135,9 @@ public final class ClinicController: Sendable {
             throw ClinicError(.invalidInput, .importRejected,
                               arguments: [String(parsed.problems.count)], problems: parsed.problems)
         }
+        // Zones first, outside the write transaction: it may read the gazetteer.
+        let clinics = try parsed.clinics.map { try makeClinic($0, id: nil) }
+        defer { finderCache.withLock { $0 = nil } }
         return try database.write { db in
             var report = ImportReport()
             report.skipped = parsed.problems
@@ -62,8 +145,9 @@ public final class ClinicController: Sendable {
                 Row.fetchAll(db, sql: "SELECT external_id, id FROM clinics").map { row -> (String, Int64) in
                     (row["external_id"], row["id"])
                 }, uniquingKeysWith: { first, _ in first })
-            for (index, input) in parsed.clinics.enumerated() {
-                var clinic = input.makeClinic(id: existing[input.externalId])
+            for (index, prepared) in clinics.enumerated() {
+                var clinic = prepared
+                clinic.id = existing[clinic.externalId]
                 if clinic.id == nil {
                     try clinic.insert(db)
                     report.inserted += 1
@@ -71,7 +155,7 @@ public final class ClinicController: Sendable {
                     try clinic.update(db)
                     report.updated += 1
                 }
-                if let progress, index % 500 == 0 { progress(index, parsed.clinics.count) }
+                if let progress, index % 500 == 0 { progress(index, clinics.count) }
             }
             if demo { report.demoFilled = try DemoDirectory.fill(db) }
             try alsoInTransaction?(db)
@@ -84,8 +168,4 @@ public final class ClinicController: Sendable {
         try database.read { db in try Clinic.fetchCount(db) }
     }
 
-    /// The distinct cities of the directory (the UML's `Validator.CITIES`).
-    public func cities() throws -> [String] {
-        try database.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT city FROM clinics WHERE city <> ''") }
-    }
 }

@@ -24,6 +24,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
     case slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, timeHasSeconds, importBadHeader
+    // Geography
+    case coordinatesInvalid, coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable
+    case geocoderBadAnswer, geocoderTimeout, locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
+    case headerDistance, nearestNone, chooseClinic, geocodeLine
     // Privacy
     case privacyPolicy
     // CLI output
@@ -140,11 +144,26 @@ public enum Strings {
         .overlappingUnknown: "You already have an appointment at that time.",
         .timeHasSeconds: "The time '{0}' has seconds: give the clinic's time to the minute, like 2026-11-23 09:20.",
         .importBadHeader: "The header line cannot be read (bad quoting or not UTF-8).",
+        .coordinatesInvalid: "Cannot read the coordinates '{0}'. Write them like 53.9,27.56 or 53.9N 27.56E.",
+        .coordinatesOutOfRange: "The coordinates '{0}' are out of range: latitude must be within ±90, longitude within ±180.",
+        .addressInvalid: "The address must be 1 to 300 characters without control characters.",
+        .geocodeFailed: "Cannot find '{0}': no known city matches. Try 'City, State' or 'City, Country', or give coordinates.",
+        .geocoderUnavailable: "The geocoder at {0} did not answer.",
+        .geocoderBadAnswer: "The geocoder's answer cannot be read.",
+        .geocoderTimeout: "The geocoder at {0} did not answer within {1} s.",
+        .locationChoice: "Give exactly one location: --lat and --lon, --at, --address or --me.",
+        .noHomeCoordinates: "Your profile has no coordinates: use --address or --lat/--lon.",
+        .radiusInvalid: "The radius must be a number of kilometres of 0 or more (got {0}).",
+        .limitBetween: "The limit must be from {1} to {2} (got {0}).",
+        .headerDistance: "Distance",
+        .nearestNone: "No clinic matches.",
+        .chooseClinic: "Home clinic [1-{0}, Enter for 1]: ",
+        .geocodeLine: "{0}: {1}, {2} ({3}, from {4})",
         .privacyPolicy: """
             Privacy policy (version {0})
 
             What we store: your login; a salted Argon2id hash of your password (never the password);
-            your name, surname and address (street, house, city);
+            your name, surname and address (street, house, city) and the coordinates found for it;
             your home clinic, language and the time you accepted this policy; your appointments
             and sessions (only a SHA-256 of each session token).
 
@@ -263,11 +282,26 @@ public enum Strings {
         .overlappingUnknown: "У вас уже есть запись на это время.",
         .timeHasSeconds: "Во времени '{0}' есть секунды: укажите время клиники с точностью до минуты, например 2026-11-23 09:20.",
         .importBadHeader: "Не удаётся прочитать строку заголовка (кавычки или не UTF-8).",
+        .coordinatesInvalid: "Не удаётся прочитать координаты '{0}'. Пишите так: 53.9,27.56 или 53.9N 27.56E.",
+        .coordinatesOutOfRange: "Координаты '{0}' вне допустимых пределов: широта ±90, долгота ±180.",
+        .addressInvalid: "Адрес — от 1 до 300 символов без управляющих символов.",
+        .geocodeFailed: "Не удаётся найти '{0}': ни один известный город не подходит. Попробуйте 'Город, Страна' или укажите координаты.",
+        .geocoderUnavailable: "Геокодер {0} не ответил.",
+        .geocoderBadAnswer: "Не удаётся прочитать ответ геокодера.",
+        .geocoderTimeout: "Геокодер {0} не ответил за {1} с.",
+        .locationChoice: "Укажите ровно одно место: --lat и --lon, --at, --address или --me.",
+        .noHomeCoordinates: "В вашем профиле нет координат: используйте --address или --lat/--lon.",
+        .radiusInvalid: "Радиус — число километров, 0 или больше (получено {0}).",
+        .limitBetween: "Лимит — от {1} до {2} (получено {0}).",
+        .headerDistance: "Расстояние",
+        .nearestNone: "Подходящих клиник нет.",
+        .chooseClinic: "Ваша клиника [1-{0}, Enter — 1]: ",
+        .geocodeLine: "{0}: {1}, {2} ({3}, источник: {4})",
         .privacyPolicy: """
             Политика конфиденциальности (версия {0})
 
             Что мы храним: ваш логин; хеш пароля Argon2id с солью (но не сам пароль); имя, фамилию
-            и адрес (улица, дом, город); вашу клинику, язык и время
+            и адрес (улица, дом, город) и найденные для него координаты; вашу клинику, язык и время
             согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена).
 
             Зачем: чтобы узнавать вас, находить ближайшие клиники и записывать вас на приём,

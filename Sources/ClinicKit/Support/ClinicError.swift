@@ -22,6 +22,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case busy = "busy"
         case storage = "storage_error"
         case insecureSessionFile = "insecure_session_file"
+        case geocodeFailed = "geocode_failed"
         case internalError = "internal_error"
 
         /// Process exit status for the code. Stable: documented in docs/CLI.md.
@@ -29,7 +30,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
             switch self {
             case .invalidInput, .weakPassword, .privacyNotAccepted: return 2
             case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile: return 3
-            case .notFound: return 4
+            case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition: return 5
             case .migrationMismatch, .databaseTooNew, .busy, .storage: return 6
             case .internalError: return 70

@@ -1,11 +1,21 @@
 import Foundation
 
 enum Text {
-    /// Case- and accent-insensitive key: "Zürich" and "zurich" fold to the same string.
+    /// The key two names match on: compatibility-decomposed, combining marks dropped, lower
+    /// case, '-' and '_' as spaces, '.' dropped, whitespace collapsed. "Zürich" and "zurich",
+    /// "Winston-Salem" and "winston salem", "St. Louis" and "st louis", "Пётр" and "петр" match.
+    /// scripts/derive-gazetteer.py folds the gazetteer's names the same way: keep them in step.
     static func fold(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
-            .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-            .split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.decomposedStringWithCompatibilityMapping.unicodeScalars
+        where scalar.properties.generalCategory != .nonspacingMark {
+            switch scalar {
+            case "-", "_": scalars.append(" ")
+            case ".": continue
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
 }
 

@@ -3,8 +3,9 @@ import Foundation
 /// The UML's `Validator`: small, pure checks used by the controllers before anything is
 /// written. "Letters" means any alphabet's letters (Latin with accents, Cyrillic, …).
 public struct Validator: Sendable {
-    /// The cities patients can register in: the cities of the clinic directory, folded for
-    /// case- and accent-insensitive comparison. Empty means "not checked".
+    /// An allow-list of cities, folded for case- and accent-insensitive comparison; empty means
+    /// "not checked". Registration checks a city by geocoding it instead (a city the gazetteer,
+    /// the directory or the configured geocoder does not know is refused), so it passes none.
     public let CITIES: Set<String>
 
     public init(cities: some Sequence<String> = []) {

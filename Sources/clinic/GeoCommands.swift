@@ -1,0 +1,124 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+/// Where to search from: exactly one of --lat/--lon, --at, --address or --me.
+struct LocationOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Latitude in degrees (with --lon).", valueName: "lat")) var lat: String?
+    @Option(help: ArgumentHelp("Longitude in degrees (with --lat).", valueName: "lon")) var lon: String?
+    @Option(help: ArgumentHelp("Coordinates in one string: \"53.9,27.56\", \"53.9N 27.56E\".", valueName: "lat,lon"))
+    var at: String?
+    @Option(help: ArgumentHelp("An address or place: \"Hanford, CA\", \"Минск\".", valueName: "text")) var address: String?
+    @Flag(help: "The address you registered with.") var me = false
+
+    /// The point, and the geocoding result to record if an address was looked up.
+    func resolve(_ context: Context, _ system: ClinicSystem) throws -> (Coordinate, GeocodeResult?) {
+        let given = [lat != nil || lon != nil, at != nil, address != nil, me].filter { $0 }.count
+        guard given == 1 else { throw ClinicError.invalid(.locationChoice) }
+        if lat != nil || lon != nil {
+            guard let lat, let lon else { throw ClinicError.invalid(.locationChoice) }
+            return (try CoordinateParser.parse(lat + "," + lon), nil)
+        }
+        if let at { return (try CoordinateParser.parse(at), nil) }
+        if let address {
+            let result = try system.geocoding.resolve(address)
+            return (result.coordinate, result)
+        }
+        let (client, _) = try context.currentClient(system)
+        guard let coordinate = client.coordinate else { throw ClinicError.invalid(.noHomeCoordinates) }
+        return (coordinate, nil)
+    }
+}
+
+extension Clinics {
+    struct Nearest: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The clinics nearest to a point, an address or you, by great-circle distance.")
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var location: LocationOptions
+        @Option(help: "How many clinics, 1 to 100 (default 1).") var limit: Int = 1
+        @Flag(help: "Only pediatric clinics.") var pediatric = false
+        @Flag(help: "Only hospitals.") var hospital = false
+        @Option(help: "Only clinics with this department (English or Russian name).") var specialization: String?
+        @Option(name: .customLong("within-km"), help: "Only clinics at most this many kilometres away.")
+        var withinKm: Double?
+
+        func run() throws {
+            let context = Context(global)
+            guard (1...NearestQuery.maximumLimit).contains(limit) else {
+                throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
+            }
+            if let withinKm, !(withinKm.isFinite && withinKm >= 0) { throw ClinicError.invalid(.radiusInvalid, String(withinKm)) }
+            let system = try context.system()
+            let (point, geocoded) = try location.resolve(context, system)
+            let found = try system.clinics.nearest(to: point, NearestQuery(
+                limit: limit, pediatricOnly: pediatric, hospitalOnly: hospital, specialization: specialization,
+                withinKilometres: withinKm))
+            if let geocoded { try system.database.write { db in try system.geocoding.record(db, geocoded) } }
+            try context.emit(found.map(NearbyClinicJSON.init)) {
+                guard !found.isEmpty else { return context.text(.nearestNone) }
+                return Output.table(
+                    [context.text(.headerId), context.text(.headerName), context.text(.headerCity),
+                     context.text(.headerDistance), context.text(.headerKind)],
+                    found.map { [String($0.clinic.id ?? 0), $0.clinic.name, $0.clinic.city,
+                                 distanceText($0.distance, context.language), kind($0.clinic, context)] })
+            }
+        }
+    }
+}
+
+struct Geocode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find the coordinates of an address or place (cache, offline gazetteer, directory, optional HTTP geocoder).")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The address or place.") var text: String
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let result = try system.geocoding.geocode(text)
+        struct JSON: Encodable {
+            let query: String; let lat: Double; let lon: Double; let precision: String; let source: String; let cached: Bool
+        }
+        try context.emit(JSON(query: result.query, lat: result.coordinate.latitude, lon: result.coordinate.longitude,
+                              precision: result.precision, source: result.source, cached: result.cached)) {
+            context.text(.geocodeLine, result.placeName ?? result.query, String(format: "%.5f", result.coordinate.latitude),
+                         String(format: "%.5f", result.coordinate.longitude), result.precision,
+                         result.cached ? result.source + ", cache" : result.source)
+        }
+    }
+}
+
+struct NearbyClinicJSON: Encodable {
+    let id: Int64
+    let name: String
+    let address: String
+    let city: String
+    let lat: Double
+    let lon: Double
+    let isPediatric: Bool
+    let isHospital: Bool
+    let timeZone: String
+    let distanceMeters: Double
+
+    init(_ nearby: NearbyClinic) {
+        let clinic = ClinicJSON(nearby.clinic)
+        id = clinic.id; name = clinic.name; address = clinic.address; city = clinic.city; lat = clinic.lat
+        lon = clinic.lon; isPediatric = clinic.isPediatric; isHospital = clinic.isHospital; timeZone = clinic.timeZone
+        distanceMeters = (nearby.distance * 10).rounded() / 10
+    }
+}
+
+/// "12.3 km", or "850 m" under a kilometre; Russian uses a decimal comma.
+func distanceText(_ metres: Double, _ language: Language) -> String {
+    let text = metres < 1000 ? String(format: "%.0f", metres.rounded()) : String(format: "%.1f", metres / 1000)
+    let number = language == .ru ? text.replacingOccurrences(of: ".", with: ",") : text
+    switch (language, metres < 1000) {
+    case (.ru, true): return number + " м"
+    case (.ru, false): return number + " км"
+    case (.en, true): return number + " m"
+    case (.en, false): return number + " km"
+    }
+}
