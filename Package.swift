@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ClinicKit", targets: ["ClinicKit"]),
         .executable(name: "clinic", targets: ["clinic"]),
+        .executable(name: "clinic-bench", targets: ["clinic-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -37,6 +38,14 @@ let package = Package(
                 "ClinicKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // Benchmarks: build with -c release; see docs/BENCHMARKS.md.
+        .executableTarget(
+            name: "clinic-bench",
+            dependencies: [
+                "ClinicKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks"),
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "CArgon2"]),

@@ -29,8 +29,8 @@ struct Init: ParsableCommand {
 
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Operator commands: migrations and the clinic directory.",
-        subcommands: [Migrate.self, ImportClinics.self])
+        abstract: "Operator and clinic-staff commands: migrations, the directory, statuses, hours, booking rules.",
+        subcommands: [Migrate.self, ImportClinics.self, AppointmentAdmin.self, Exceptions.self, Settings.self])
 
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move the schema up or down to a version (default: the latest).")

@@ -31,7 +31,13 @@ struct Book: ParsableCommand {
 struct AppointmentsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appointments",
-        abstract: "List your appointments (upcoming by default).")
+        abstract: "Your appointments: list them (upcoming by default), or show one with its history.",
+        subcommands: [List.self, Show.self], defaultSubcommand: List.self)
+}
+
+extension AppointmentsCommand {
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List your appointments (upcoming by default).")
 
     enum Scope: String, EnumerableFlag {
         case upcoming, past, all
@@ -72,6 +78,7 @@ struct AppointmentsCommand: ParsableCommand {
                 })
         }
     }
+  }
 }
 
 struct Reschedule: ParsableCommand {

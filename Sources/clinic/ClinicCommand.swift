@@ -13,7 +13,7 @@ struct ClinicCommand: ParsableCommand {
         subcommands: [
             Init.self, Register.self, Login.self, Logout.self, Whoami.self,
             Clinics.self, Departments.self, Doctors.self, Geocode.self,
-            Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self,
+            Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
             Privacy.self, Admin.self,
         ])
 }

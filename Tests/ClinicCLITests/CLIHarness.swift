@@ -49,10 +49,29 @@ final class CLIHarness {
         return root.appendingPathComponent(".build/debug/clinic")
     }()
 
-    /// Runs `clinic ARGS` with `input` on standard input (not a terminal).
-    @discardableResult
-    func run(_ arguments: [String], input: String = "", session: String? = nil,
-             environment extra: [String: String] = [:]) throws -> Result {
+    /// A started `clinic` process.
+    struct Running {
+        let process: Process
+        let stdout: FileHandle, stderr: FileHandle
+        let outURL: URL, errURL: URL
+
+        func wait() throws -> Result {
+            process.waitUntilExit()
+            try stdout.close()
+            try stderr.close()
+            defer {
+                try? FileManager.default.removeItem(at: outURL)
+                try? FileManager.default.removeItem(at: errURL)
+            }
+            let out = try Data(contentsOf: outURL), err = try Data(contentsOf: errURL)
+            return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                          stderr: String(decoding: err, as: UTF8.self))
+        }
+    }
+
+    /// Starts `clinic ARGS` with `input` on standard input (not a terminal) and returns at once.
+    func start(_ arguments: [String], input: String = "", session: String? = nil,
+               environment extra: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -72,10 +91,6 @@ final class CLIHarness {
         FileManager.default.createFile(atPath: outURL.path, contents: nil)
         FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let stdout = try FileHandle(forWritingTo: outURL), stderr = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
         let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -83,12 +98,14 @@ final class CLIHarness {
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        try stdout.close()
-        try stderr.close()
-        let out = try Data(contentsOf: outURL), err = try Data(contentsOf: errURL)
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                      stderr: String(decoding: err, as: UTF8.self))
+        return Running(process: process, stdout: stdout, stderr: stderr, outURL: outURL, errURL: errURL)
+    }
+
+    /// Runs `clinic ARGS` with `input` on standard input (not a terminal).
+    @discardableResult
+    func run(_ arguments: [String], input: String = "", session: String? = nil,
+             environment extra: [String: String] = [:]) throws -> Result {
+        try start(arguments, input: input, session: session, environment: extra).wait()
     }
 
     /// Every row of every table: equal fingerprints mean the database did not change.
@@ -122,12 +139,13 @@ final class CLIHarness {
     enum HarnessError: Error { case failed(String) }
 }
 
-/// The next Monday after today (in UTC), as "YYYY-MM-DD", at least 3 days away.
-func nextMonday() -> String {
+/// The next Monday after today (in UTC), at least 3 days away, plus `days`, as "YYYY-MM-DD".
+func nextMonday(plus days: Int = 0) -> String {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
     var day = Date().addingTimeInterval(3 * 86_400)
     while calendar.component(.weekday, from: day) != 2 { day += 86_400 }
+    day += TimeInterval(days * 86_400)
     let parts = calendar.dateComponents([.year, .month, .day], from: day)
     return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
 }

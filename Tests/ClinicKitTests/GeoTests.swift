@@ -3,19 +3,6 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-/// SplitMix64: a small, seeded generator, so that a failing case can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The reference: every point, ranked by the same haversine, ties by id.
 func bruteForce(_ points: [Coordinate], _ ids: [Int64], _ center: Coordinate, k: Int, within: Double? = nil,
                 accept: (Int) -> Bool = { _ in true }) -> [GeoIndex.Hit] {

@@ -5,9 +5,41 @@ public enum AppointmentScope: String, Sendable, CaseIterable {
     case upcoming, past, all
 }
 
-/// The UML's `AppointmentController`: booking, rescheduling and cancelling, each one
-/// IMMEDIATE transaction whose checks hold until it commits. Only the patient who owns an
-/// appointment may see or change it.
+/// Who changed an appointment.
+public enum Actor: String, Sendable, Codable {
+    case patient, staff
+}
+
+/// One entry of an appointment's history.
+public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
+    public static let databaseTableName = "appointment_events"
+
+    public var id: Int64?
+    public var appointmentId: Int64
+    /// `booked`, `rescheduled`, or the status the appointment moved to.
+    public var event: String
+    public var actor: String
+    public var at: Date
+    /// The slot, for `booked` and `rescheduled`.
+    public var startsAt: Date?
+    public var doctorId: Int64?
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// A slot of a doctor and whether it can be booked now.
+public struct Slot: Sendable, Equatable {
+    public let doctorId: Int64
+    public let doctorName: String
+    public let start: Date
+    public let end: Date
+    public let isAvailable: Bool
+}
+
+/// The UML's `AppointmentController`: slots, booking, rescheduling, cancelling and the
+/// appointment lifecycle. Every change is one IMMEDIATE transaction whose checks hold until it
+/// commits, and is written to the appointment's history. Only the patient who owns an
+/// appointment may see or change it; clinic staff change statuses through `setStatus`.
 public final class AppointmentController: Sendable {
     let database: DatabaseManager
     let now: @Sendable () -> Date
@@ -17,75 +49,109 @@ public final class AppointmentController: Sendable {
         self.now = now
     }
 
+    // MARK: Booking
+
     /// Books a slot in a department: with the chosen doctor, or the first doctor (by id) who
-    /// works then and is free. The start must be in the future, inside working hours in the
-    /// clinic's time zone, on a slot boundary, and free.
+    /// has a free slot then. The start must be a slot of that doctor (weekly hours and
+    /// exceptions, in the clinic's time zone), at least the lead time ahead, and free; the
+    /// patient must have room under the limit and no overlapping appointment.
     public func createAppointment(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed,
                                   doctorId: Int64? = nil, notes: String = "") throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.write { db in
             guard try database.getUserById(db, clientId) != nil else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
-            let start = try Self.resolve(time, clinic)
+            let start = try TimeInput.resolve(time, in: clinic.zone)
             let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
-                                          preferred: doctorId, strict: doctorId != nil, now: now)
-            try checkNoOverlap(db, clientId: clientId, start: start, end: choice.end, excluding: nil)
+                                          preferred: doctorId, strict: doctorId != nil, now: now, policy: policy)
+            try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
             let appointment = Appointment(
                 id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
                 doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
                 endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now)
-            return try insertOrReportRace { try database.addAppointment(db, appointment) }
+            let booked = try insertOrReportRace { try database.addAppointment(db, appointment) }
+            try record(db, booked, "booked", .patient, now)
+            return booked
         }
     }
 
     /// Moves an appointment to a new start in the same department, atomically: the old slot
-    /// is given up only if the new one is taken. The same doctor is kept when free then,
-    /// else the first free doctor of the department.
+    /// is given up only if the new one is taken. The same doctor is kept when free then, else
+    /// the first free doctor of the department. Refused within the cutoff before the start.
     public func rescheduleAppointment(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) throws -> Appointment {
         let now = self.now()
         return try database.write { db in
+            let policy = try BookingPolicy.load(db)
             var appointment = try owned(db, id, clientId)
             guard appointment.status.isActive else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
             }
+            try checkCutoff(appointment, now: now, policy: policy)
             let (department, clinic) = try departmentAndClinic(db, appointment.departmentId)
-            let start = try Self.resolve(time, clinic)
+            let start = try TimeInput.resolve(time, in: clinic.zone)
             guard start != appointment.startsAt else { return appointment }
             let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
-                                          preferred: appointment.doctorId, strict: false, now: now,
+                                          preferred: appointment.doctorId, strict: false, now: now, policy: policy,
                                           ignoring: appointment.id)
-            try checkNoOverlap(db, clientId: clientId, start: start, end: choice.end, excluding: appointment.id)
+            try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: appointment.id,
+                             now: now, policy: policy)
             appointment.doctorId = choice.doctor.id ?? 0
             appointment.doctorName = choice.doctor.name
             appointment.startsAt = start
             appointment.endsAt = choice.end
             appointment.updatedAt = now
-            let updated = appointment
-            return try insertOrReportRace {
-                try database.updateAppointment(db, updated)
-                return updated
-            }
+            let moved = appointment
+            try insertOrReportRace { try database.updateAppointment(db, moved) }
+            try record(db, moved, "rescheduled", .patient, now)
+            return moved
         }
     }
 
-    /// Cancels an appointment: its status becomes `cancelled` (the row stays) and the slot is free.
+    /// A patient cancels: the status becomes `cancelled` (the row stays) and the slot is free.
+    /// Refused within the cutoff before the start.
     public func cancelAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
         return try database.write { db in
-            var appointment = try owned(db, id, clientId)
-            guard appointment.status.isActive else {
+            let policy = try BookingPolicy.load(db)
+            let appointment = try owned(db, id, clientId)
+            guard appointment.status.canMove(to: .cancelled) else {
                 throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
             }
-            appointment.status = .cancelled
-            appointment.updatedAt = now
-            try database.updateAppointment(db, appointment)
-            return appointment
+            try checkCutoff(appointment, now: now, policy: policy)
+            return try move(db, appointment, to: .cancelled, by: .patient, now: now)
+        }
+    }
+
+    /// Clinic staff change an appointment's status along `AppointmentStatus.transitions`.
+    /// `completed` and `no_show` only once the appointment has started. No cutoff applies.
+    public func setStatus(_ id: Int64, to status: AppointmentStatus) throws -> Appointment {
+        let now = self.now()
+        return try database.write { db in
+            guard let appointment = try database.getAppointmentById(db, id) else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(id))
+            }
+            guard appointment.status.canMove(to: status) else {
+                throw ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
+            }
+            if (status == .completed || status == .noShow) && now < appointment.startsAt {
+                throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
+            }
+            return try move(db, appointment, to: status, by: .staff, now: now)
         }
     }
 
     public func getAppointmentById(_ id: Int64, clientId: Int64) throws -> Appointment {
         try database.read { db in try owned(db, id, clientId) }
+    }
+
+    /// An appointment's history, oldest first (owner only).
+    public func history(_ id: Int64, clientId: Int64) throws -> [AppointmentEvent] {
+        try database.read { db in
+            _ = try owned(db, id, clientId)
+            return try AppointmentEvent.filter(Column("appointment_id") == id).order(Column("id")).fetchAll(db)
+        }
     }
 
     /// A patient's appointments, soonest first: `upcoming` are the active ones not yet
@@ -100,6 +166,53 @@ public final class AppointmentController: Sendable {
         }
     }
 
+    // MARK: Slots
+
+    /// The slots of a department (or one of its doctors) for `days` local dates from `from`
+    /// (default: today in the clinic's zone), with whether each can be booked now: not past,
+    /// not within the lead time, not taken.
+    public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int = 7) throws -> [Slot] {
+        guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
+        let now = self.now()
+        return try database.read { db in
+            let policy = try BookingPolicy.load(db)
+            let (department, clinic) = try departmentAndClinic(db, departmentId)
+            var doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
+            if let doctorId {
+                doctors = doctors.filter { $0.id == doctorId }
+                guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+            }
+            let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
+            return try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy)
+        }
+    }
+
+    static func slots(_ db: Database, doctors: [Doctor], zone: TimeZone, first: LocalDateTime, days: Int, now: Date,
+                      policy: BookingPolicy) throws -> [Slot] {
+        let last = first.adding(days: days - 1)
+        // Instants that bound the local dates, with a day's margin for the zone's offset.
+        let low = Int64(first.adding(days: -1).daysSinceEpoch * 86_400), high = Int64(last.adding(days: 2).daysSinceEpoch * 86_400)
+        let earliest = now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60))
+        var result: [Slot] = []
+        for doctor in doctors {
+            let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: first, through: last)
+            let taken = try Row.fetchAll(db, sql: """
+                SELECT starts_at, ends_at FROM appointments
+                WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at < ? AND ends_at > ?
+                ORDER BY starts_at
+                """, arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
+            for offset in 0..<days {
+                for slot in schedule.slots(on: first.adding(days: offset), zone: zone) {
+                    let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)
+                    let busy = taken.contains { $0.0 < end && $0.1 > start }
+                    result.append(Slot(doctorId: doctor.id ?? 0, doctorName: doctor.name, start: slot.start, end: slot.end,
+                                       isAvailable: !busy && slot.start >= earliest))
+                }
+            }
+        }
+        return result.sorted { ($0.start, $0.doctorId) < ($1.start, $1.doctorId) }
+    }
+
     // MARK: Rules
 
     static let maximumNotesLength = 1000
@@ -112,10 +225,6 @@ public final class AppointmentController: Sendable {
         guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) && $0 != "\n" })
         else { throw ClinicError.invalid(.notesControl) }
         return trimmed
-    }
-
-    static func resolve(_ time: TimeInput.Parsed, _ clinic: Clinic) throws -> Date {
-        try TimeInput.resolve(time, in: clinic.zone)
     }
 
     func departmentAndClinic(_ db: Database, _ departmentId: Int64) throws -> (Department, Clinic) {
@@ -137,11 +246,20 @@ public final class AppointmentController: Sendable {
         return appointment
     }
 
+    func checkCutoff(_ appointment: Appointment, now: Date, policy: BookingPolicy) throws {
+        if appointment.startsAt.timeIntervalSince(now) < TimeInterval(policy.cutoffMinutes * 60) {
+            throw ClinicError(.tooLate, .tooLate, String(policy.cutoffMinutes))
+        }
+    }
+
     /// Picks the doctor for a start. `strict`: only `preferred` will do. Otherwise `preferred`
     /// first (if it is in the department), then the others by id.
     func chooseDoctor(_ db: Database, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
-                      strict: Bool, now: Date, ignoring: Int64? = nil) throws -> (doctor: Doctor, end: Date) {
+                      strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil) throws -> (doctor: Doctor, end: Date) {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
+        guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
+            throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
+        }
         var doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
         if let preferred {
             if strict {
@@ -151,10 +269,11 @@ public final class AppointmentController: Sendable {
                 doctors.insert(doctors.remove(at: index), at: 0)
             }
         }
+        let day = LocalDateTime.of(start, in: clinic.zone)
         var someoneWorks = false
         for doctor in doctors {
-            let hours = try database.getWorkingHours(db, doctorId: doctor.id ?? 0)
-            guard let end = SlotRules.slotEnd(startingAt: start, hours: hours, zone: clinic.zone) else { continue }
+            let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: day, through: day)
+            guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone) else { continue }
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.
@@ -168,24 +287,45 @@ public final class AppointmentController: Sendable {
             if !taken { return (doctor, end) }
         }
         if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }
-        throw ClinicError(.slotUnavailable, .slotOutsideHours,
-                          LocalDateTime.of(start, in: clinic.zone).description, clinic.timeZone)
+        throw ClinicError(.slotUnavailable, .slotOutsideHours, day.description, clinic.timeZone)
     }
 
-    func checkNoOverlap(_ db: Database, clientId: Int64, start: Date, end: Date, excluding: Int64?) throws {
-        let overlapping = try Appointment
+    /// The patient holds no overlapping active appointment and stays within the limit of
+    /// active future appointments.
+    func checkPatient(_ db: Database, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
+                      policy: BookingPolicy) throws {
+        let active = Appointment
             .filter(Column("client_id") == clientId)
             .filter(["scheduled", "confirmed"].contains(Column("status")))
-            .filter(Column("starts_at") < Int64(end.timeIntervalSince1970)
-                    && Column("ends_at") > Int64(start.timeIntervalSince1970))
             .filter(Column("id") != (excluding ?? -1))
-            .fetchOne(db)
-        if let overlapping {
+        if let overlapping = try active.filter(Column("starts_at") < Int64(end.timeIntervalSince1970)
+                                               && Column("ends_at") > Int64(start.timeIntervalSince1970)).fetchOne(db) {
             throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping.id ?? 0))
+        }
+        if excluding == nil, try active.filter(Column("starts_at") >= Int64(now.timeIntervalSince1970)).fetchCount(db) >= policy.maxActive {
+            throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
         }
     }
 
+    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: Actor, now: Date) throws -> Appointment {
+        var appointment = appointment
+        appointment.status = status
+        appointment.updatedAt = now
+        try database.updateAppointment(db, appointment)
+        try record(db, appointment, status.rawValue, actor, now)
+        return appointment
+    }
+
+    func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date) throws {
+        let withSlot = event == "booked" || event == "rescheduled"
+        var entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
+                                     startsAt: withSlot ? appointment.startsAt : nil,
+                                     doctorId: withSlot ? appointment.doctorId : nil)
+        try entry.insert(db)
+    }
+
     /// The database's unique indexes are the last word on a lost race.
+    @discardableResult
     func insertOrReportRace<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

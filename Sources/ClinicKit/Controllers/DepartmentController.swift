@@ -74,3 +74,40 @@ public final class DepartmentController: Sendable {
         try database.read { db in try database.getWorkingHours(db, doctorId: doctorId) }
     }
 }
+
+extension DepartmentController {
+    /// Adds a day off (`hours` nil) or changed hours for a doctor on a local date.
+    public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?) throws -> WorkingException {
+        if let hours {
+            guard hours.startMinute >= 0, hours.endMinute <= 1440, hours.startMinute < hours.endMinute,
+                  (5...480).contains(hours.slotMinutes) else { throw ClinicError.invalid(.exceptionInvalid) }
+        }
+        return try database.write { db in
+            guard try database.getDoctorById(db, doctorId) != nil else {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            var exception = WorkingException(id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day),
+                                             startMinute: hours?.startMinute, endMinute: hours?.endMinute,
+                                             slotMinutes: hours?.slotMinutes)
+            try exception.insert(db)
+            return exception
+        }
+    }
+
+    public func exceptions(doctorId: Int64) throws -> [WorkingException] {
+        try database.read { db in
+            guard try database.getDoctorById(db, doctorId) != nil else {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            return try WorkingException.filter(Column("doctor_id") == doctorId).order(Column("day"), Column("start_minute")).fetchAll(db)
+        }
+    }
+
+    public func removeException(_ id: Int64) throws {
+        try database.write { db in
+            guard try WorkingException.deleteOne(db, key: id) else {
+                throw ClinicError(.notFound, .exceptionNotFound, String(id))
+            }
+        }
+    }
+}

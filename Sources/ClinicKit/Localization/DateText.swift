@@ -16,6 +16,24 @@ public enum DateText {
         return formatter.string(from: date)
     }
 
+    /// The day heading of a slot list: "Mon, Nov 23, 2026" (en), "пн, 23.11.2026" (ru).
+    public static func day(_ date: Date, timeZone: TimeZone, language: Language) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = language.locale
+        formatter.timeZone = timeZone
+        formatter.dateFormat = language == .ru ? "EEEEEE, dd.MM.yyyy" : "EEE, MMM d, yyyy"
+        return formatter.string(from: date)
+    }
+
+    /// A time of day: "9:20 AM" (en), "09:20" (ru).
+    public static func time(_ date: Date, timeZone: TimeZone, language: Language) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = language.locale
+        formatter.timeZone = timeZone
+        formatter.dateFormat = language == .ru ? "HH:mm" : "h:mm a"
+        return formatter.string(from: date)
+    }
+
     /// The zone's short name at that date in the language ("PST", "GMT-8"), else its identifier.
     public static func zoneName(_ date: Date, timeZone: TimeZone, language: Language) -> String {
         let formatter = DateFormatter()

@@ -24,6 +24,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
     case slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, timeHasSeconds, importBadHeader
+    case slotTooSoon, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
+    case exceptionInvalid, exceptionNotFound, noSlots, clinicTime, headerAvailable, headerEvent, headerWhen, headerActor
+    case available, taken, eventBooked, eventRescheduled, settingLine, exceptionAdded, exceptionRemoved, dayOff
+    case statusSet, findNone, beforeInPast
     // Geography
     case coordinatesInvalid, coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable
     case geocoderBadAnswer, geocoderTimeout, locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
@@ -142,6 +146,27 @@ public enum Strings {
         .slotOutsideHours: "No doctor of this department has a slot starting at {0} ({1}). See: clinic doctors DEPARTMENT_ID",
         .overlapping: "You already have an appointment at that time ({0}).",
         .overlappingUnknown: "You already have an appointment at that time.",
+        .slotTooSoon: "That slot starts too soon: book at least {0} minutes ahead.",
+        .tooLate: "It is too late to change this appointment: changes close {0} minutes before the start. Please call the clinic.",
+        .limitReached: "You already hold {0} upcoming appointments, the most allowed. Cancel one first.",
+        .transitionRefused: "An appointment that is {0f} cannot become {1f}.",
+        .notStartedYet: "An appointment cannot be marked {0f} before it starts.",
+        .daysRange: "--days must be from 1 to 31 (got {0}).",
+        .settingUnknown: "There is no setting '{0}'. Settings: {1}.",
+        .settingRange: "{0} must be a whole number from {1} to {2}.",
+        .exceptionInvalid: "An exception needs --off, or --from and --to (HH:MM, start before end) with a slot of 5 to 480 minutes.",
+        .exceptionNotFound: "There is no working-hours exception {0}.",
+        .noSlots: "No slots on these days.",
+        .clinicTime: "Times are the clinic's: {0} ({1}).",
+        .headerAvailable: "Free", .headerEvent: "Event", .headerWhen: "When", .headerActor: "By",
+        .available: "free", .taken: "taken", .eventBooked: "booked", .eventRescheduled: "rescheduled",
+        .settingLine: "{0} = {1}",
+        .exceptionAdded: "Exception {0} added for doctor {1} on {2}.",
+        .exceptionRemoved: "Exception {0} removed.",
+        .dayOff: "day off",
+        .statusSet: "Appointment {0} is now {1f}.",
+        .findNone: "No clinic nearby has a free slot for that specialization before {0}.",
+        .beforeInPast: "--before must be in the future.",
         .timeHasSeconds: "The time '{0}' has seconds: give the clinic's time to the minute, like 2026-11-23 09:20.",
         .importBadHeader: "The header line cannot be read (bad quoting or not UTF-8).",
         .coordinatesInvalid: "Cannot read the coordinates '{0}'. Write them like 53.9,27.56 or 53.9N 27.56E.",
@@ -280,6 +305,27 @@ public enum Strings {
         .slotOutsideHours: "Ни у одного врача отделения нет приёма, начинающегося в {0} ({1}). См.: clinic doctors ID_ОТДЕЛЕНИЯ",
         .overlapping: "У вас уже есть запись на это время ({0}).",
         .overlappingUnknown: "У вас уже есть запись на это время.",
+        .slotTooSoon: "Этот приём начинается слишком скоро: записывайтесь не позже чем за {0} минут.",
+        .tooLate: "Изменить запись уже нельзя: изменения закрываются за {0} минут до начала. Позвоните в клинику.",
+        .limitReached: "У вас уже {0} предстоящих записей — это максимум. Сначала отмените одну.",
+        .transitionRefused: "Запись в состоянии «{0f}» нельзя перевести в «{1f}».",
+        .notStartedYet: "Нельзя отметить запись как «{0f}» до её начала.",
+        .daysRange: "--days — от 1 до 31 (получено {0}).",
+        .settingUnknown: "Настройки '{0}' нет. Настройки: {1}.",
+        .settingRange: "{0} — целое число от {1} до {2}.",
+        .exceptionInvalid: "Исключению нужен --off или --from и --to (ЧЧ:ММ, начало раньше конца) с приёмом от 5 до 480 минут.",
+        .exceptionNotFound: "Исключения в часах работы {0} нет.",
+        .noSlots: "В эти дни приёма нет.",
+        .clinicTime: "Время клиники: {0} ({1}).",
+        .headerAvailable: "Свободно", .headerEvent: "Событие", .headerWhen: "Когда", .headerActor: "Кто",
+        .available: "свободно", .taken: "занято", .eventBooked: "запись", .eventRescheduled: "перенос",
+        .settingLine: "{0} = {1}",
+        .exceptionAdded: "Исключение {0} добавлено: врач {1}, {2}.",
+        .exceptionRemoved: "Исключение {0} удалено.",
+        .dayOff: "выходной",
+        .statusSet: "Запись {0} теперь «{1f}».",
+        .findNone: "Рядом нет клиник со свободным временем по этой специальности до {0}.",
+        .beforeInPast: "--before должно быть в будущем.",
         .timeHasSeconds: "Во времени '{0}' есть секунды: укажите время клиники с точностью до минуты, например 2026-11-23 09:20.",
         .importBadHeader: "Не удаётся прочитать строку заголовка (кавычки или не UTF-8).",
         .coordinatesInvalid: "Не удаётся прочитать координаты '{0}'. Пишите так: 53.9,27.56 или 53.9N 27.56E.",

@@ -17,6 +17,8 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case slotUnavailable = "slot_unavailable"
         case overlappingAppointment = "overlapping_appointment"
         case invalidTransition = "invalid_transition"
+        case tooLate = "too_late"
+        case limitReached = "limit_reached"
         case migrationMismatch = "migration_mismatch"
         case databaseTooNew = "database_too_new"
         case busy = "busy"
@@ -31,7 +33,8 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
             case .invalidInput, .weakPassword, .privacyNotAccepted: return 2
             case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile: return 3
             case .notFound, .geocodeFailed: return 4
-            case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition: return 5
+            case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
+                 .limitReached: return 5
             case .migrationMismatch, .databaseTooNew, .busy, .storage: return 6
             case .internalError: return 70
             }

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+/// A change to a doctor's weekly hours on one local date: a day off (no hours), or hours that
+/// replace the weekly ones that day.
+public struct WorkingException: Hashable, Sendable, StoredRecord {
+    public static let databaseTableName = "working_exceptions"
+
+    public var id: Int64?
+    public var doctorId: Int64
+    /// The clinic's local date, "YYYY-MM-DD".
+    public var day: String
+    public var startMinute: Int?
+    public var endMinute: Int?
+    public var slotMinutes: Int?
+
+    public var isDayOff: Bool { startMinute == nil }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// One doctor's working time: weekly hours with dated exceptions, in the clinic's zone.
+public struct DoctorSchedule: Sendable {
+    public struct Interval: Equatable, Sendable {
+        public let startMinute: Int
+        public let endMinute: Int
+        public let slotMinutes: Int
+
+        public init(startMinute: Int, endMinute: Int, slotMinutes: Int) {
+            self.startMinute = startMinute
+            self.endMinute = endMinute
+            self.slotMinutes = slotMinutes
+        }
+    }
+
+    let weekly: [WorkingHours]
+    let exceptions: [String: [WorkingException]]
+
+    public init(weekly: [WorkingHours], exceptions: [WorkingException]) {
+        self.weekly = weekly
+        self.exceptions = Dictionary(grouping: exceptions, by: \.day)
+    }
+
+    static func dayKey(_ day: LocalDateTime) -> String { String(day.description.prefix(10)) }
+
+    /// The working intervals of a local date: the exceptions of that date if there are any
+    /// (none at all for a day off), else the weekly hours of its weekday.
+    public func intervals(on day: LocalDateTime) -> [Interval] {
+        if let changed = exceptions[Self.dayKey(day)] {
+            if changed.contains(where: \.isDayOff) { return [] }
+            return changed.compactMap { exception in
+                guard let start = exception.startMinute, let end = exception.endMinute, let slot = exception.slotMinutes
+                else { return nil }
+                return Interval(startMinute: start, endMinute: end, slotMinutes: slot)
+            }.sorted { $0.startMinute < $1.startMinute }
+        }
+        return weekly.filter { $0.weekday == day.weekday }
+            .map { Interval(startMinute: $0.startMinute, endMinute: $0.endMinute, slotMinutes: $0.slotMinutes) }
+            .sorted { $0.startMinute < $1.startMinute }
+    }
+
+    /// The slots of a local date as instants, earliest first. A wall time the zone skips is not
+    /// offered; one it shows twice is offered once, at its first occurrence.
+    public func slots(on day: LocalDateTime, zone: TimeZone) -> [(start: Date, end: Date)] {
+        var result: [(start: Date, end: Date)] = []
+        for interval in intervals(on: day) {
+            var minute = interval.startMinute
+            while minute + interval.slotMinutes <= interval.endMinute {
+                if let start = day.at(minuteOfDay: minute).firstInstant(in: zone) {
+                    result.append((start, start.addingTimeInterval(TimeInterval(interval.slotMinutes * 60))))
+                }
+                minute += interval.slotMinutes
+            }
+        }
+        return result
+    }
+
+    /// The slot's end if a slot starts at `start`: on a whole minute, at the first occurrence
+    /// of its wall time, on a slot boundary of that date's intervals.
+    public func slotEnd(startingAt start: Date, zone: TimeZone) -> Date? {
+        let seconds = start.timeIntervalSince1970
+        guard seconds == seconds.rounded(.down), Int64(seconds) % 60 == 0 else { return nil }
+        let local = LocalDateTime.of(start, in: zone)
+        guard local.firstInstant(in: zone) == start else { return nil }
+        let minute = local.minuteOfDay
+        guard let interval = intervals(on: local).first(where: {
+            minute >= $0.startMinute && minute + $0.slotMinutes <= $0.endMinute && (minute - $0.startMinute) % $0.slotMinutes == 0
+        }) else { return nil }
+        return start.addingTimeInterval(TimeInterval(interval.slotMinutes * 60))
+    }
+
+    /// A doctor's schedule with the exceptions between two local dates (inclusive).
+    static func load(_ db: Database, doctorId: Int64, from first: LocalDateTime, through last: LocalDateTime) throws -> DoctorSchedule {
+        let weekly = try WorkingHours.filter(Column("doctor_id") == doctorId).fetchAll(db)
+        let exceptions = try WorkingException
+            .filter(Column("doctor_id") == doctorId && Column("day") >= dayKey(first) && Column("day") <= dayKey(last))
+            .fetchAll(db)
+        return DoctorSchedule(weekly: weekly, exceptions: exceptions)
+    }
+}
+
+/// The booking rules an operator can tune (`clinic admin settings`), stored in `settings`.
+public struct BookingPolicy: Sendable, Equatable {
+    /// A slot starting sooner than this cannot be booked.
+    public var leadMinutes = 30
+    /// Patients cannot cancel or move an appointment starting sooner than this.
+    public var cutoffMinutes = 120
+    /// How many active future appointments a patient may hold.
+    public var maxActive = 5
+
+    public init() {}
+
+    public static var keys: [(key: String, path: WritableKeyPath<BookingPolicy, Int>, range: ClosedRange<Int>)] { [
+        ("booking.lead_minutes", \.leadMinutes, 0...10_080),
+        ("booking.cutoff_minutes", \.cutoffMinutes, 0...10_080),
+        ("booking.max_active", \.maxActive, 1...1000),
+    ] }
+
+    public static func load(_ db: Database) throws -> BookingPolicy {
+        var policy = BookingPolicy()
+        for (key, path, range) in keys {
+            if let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]),
+               let value = Int(text), range.contains(value) {
+                policy[keyPath: path] = value
+            }
+        }
+        return policy
+    }
+
+    /// Checks and stores one setting.
+    public static func set(_ db: Database, key: String, value: String) throws {
+        guard let entry = keys.first(where: { $0.key == key }) else {
+            throw ClinicError.invalid(.settingUnknown, key, keys.map(\.key).joined(separator: ", "))
+        }
+        guard let number = Int(value.trimmingCharacters(in: .whitespaces)), entry.range.contains(number) else {
+            throw ClinicError.invalid(.settingRange, key, String(entry.range.lowerBound), String(entry.range.upperBound))
+        }
+        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, String(number)])
+    }
+}
+
+extension AppointmentStatus {
+    /// Every allowed change of status, in one place: booked appointments are `scheduled`;
+    /// clinic staff confirm them; they end `completed`, `cancelled` or `no_show`.
+    public static let transitions: [AppointmentStatus: Set<AppointmentStatus>] = [
+        .scheduled: [.confirmed, .cancelled, .noShow],
+        .confirmed: [.completed, .cancelled, .noShow],
+    ]
+
+    public func canMove(to next: AppointmentStatus) -> Bool {
+        Self.transitions[self]?.contains(next) ?? false
+    }
+}

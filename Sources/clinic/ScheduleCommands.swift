@@ -1,0 +1,298 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Slots: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A department's slots with their availability, by day in the clinic's local time.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Department id.") var department: Int64
+    @Option(help: "Only this doctor.") var doctor: Int64?
+    @Option(help: ArgumentHelp("First day, YYYY-MM-DD in the clinic's calendar (default: today there).", valueName: "day"))
+    var from: String?
+    @Option(help: "How many days, 1 to 31 (default 7).") var days: Int = 7
+
+    func run() throws {
+        let context = Context(global)
+        guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
+        let first = try from.map(TimeInput.parseDay)
+        let system = try context.system()
+        let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days)
+        let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
+        struct JSON: Encodable { let doctorId: Int64; let doctorName: String; let start: String; let end: String; let isAvailable: Bool }
+        try context.emit(slots.map { JSON(doctorId: $0.doctorId, doctorName: $0.doctorName, start: DateText.iso8601($0.start),
+                                          end: DateText.iso8601($0.end), isAvailable: $0.isAvailable) }) {
+            guard !slots.isEmpty else { return context.text(.noSlots) }
+            var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
+                                                                                      language: context.language)), ""]
+            var day = ""
+            var rows: [[String]] = []
+            func flush() {
+                guard !rows.isEmpty else { return }
+                lines.append(day)
+                lines.append(Output.table([context.text(.headerStart), context.text(.headerDoctor), context.text(.headerAvailable)], rows))
+                lines.append("")
+                rows = []
+            }
+            for slot in slots {
+                let heading = DateText.day(slot.start, timeZone: clinic.zone, language: context.language)
+                if heading != day { flush(); day = heading }
+                rows.append([DateText.time(slot.start, timeZone: clinic.zone, language: context.language) + "–"
+                                + DateText.time(slot.end, timeZone: clinic.zone, language: context.language),
+                             slot.doctorName, context.text(slot.isAvailable ? .available : .taken)])
+            }
+            flush()
+            return lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
+        }
+    }
+}
+
+struct Find: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The nearest clinics with a free slot for a specialization, each with its earliest slot.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Specialization, in English or Russian (cardiology, Кардиология, …).") var specialization: String
+    @OptionGroup var location: LocationOptions
+    @Option(help: ArgumentHelp("Only slots starting before this TIME (default: within 14 days). A wall time is read in this computer's zone.",
+                               valueName: "time"))
+    var before: String?
+    @Option(help: "How many clinics, 1 to 100 (default 1).") var limit: Int = 1
+    @Flag(help: "Only pediatric clinics.") var pediatric = false
+
+    func run() throws {
+        let context = Context(global)
+        guard (1...NearestQuery.maximumLimit).contains(limit) else {
+            throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
+        }
+        let deadline = try before.map { try TimeInput.resolve($0, in: .current) }
+        let system = try context.system()
+        let (point, geocoded) = try location.resolve(context, system)
+        let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
+                                                          limit: limit, pediatricOnly: pediatric, clinics: system.clinics)
+        if let geocoded { try system.database.write { db in try system.geocoding.record(db, geocoded) } }
+        struct JSON: Encodable {
+            let clinic: NearbyClinicJSON; let departmentId: Int64; let doctorId: Int64; let doctorName: String
+            let start: String; let end: String
+        }
+        try context.emit(found.map { JSON(clinic: NearbyClinicJSON($0.clinic), departmentId: $0.departmentId, doctorId: $0.slot.doctorId,
+                                          doctorName: $0.slot.doctorName, start: DateText.iso8601($0.slot.start),
+                                          end: DateText.iso8601($0.slot.end)) }) {
+            guard !found.isEmpty else {
+                return context.text(.findNone, DateText.iso8601(deadline ?? Date().addingTimeInterval(14 * 86_400)))
+            }
+            return Output.table(
+                [context.text(.headerClinic), context.text(.headerDistance), context.text(.headerDepartment),
+                 context.text(.headerStart), context.text(.headerDoctor)],
+                found.map { [$0.clinic.clinic.name, distanceText($0.clinic.distance, context.language), String($0.departmentId),
+                             localTime($0.slot.start, $0.clinic.clinic, context), $0.slot.doctorName] })
+        }
+    }
+}
+
+extension AppointmentsCommand {
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One of your appointments with its history.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Appointment id.") var appointmentId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system()
+            let (client, _) = try context.currentClient(system)
+            let appointment = try system.appointments.getAppointmentById(appointmentId, clientId: client.id ?? 0)
+            let history = try system.appointments.history(appointmentId, clientId: client.id ?? 0)
+            let clinic = try system.clinics.getClinicById(appointment.clinicId)
+            struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String? }
+            struct JSON: Encodable {
+                let id: Int64; let clinicId: Int64; let departmentId: Int64; let doctorId: Int64; let doctorName: String
+                let start: String; let end: String; let status: String; let notes: String; let history: [Event]
+            }
+            let base = AppointmentJSON(appointment)
+            let json = JSON(id: base.id, clinicId: base.clinicId, departmentId: base.departmentId, doctorId: base.doctorId,
+                            doctorName: base.doctorName, start: base.start, end: base.end, status: base.status, notes: base.notes,
+                            history: history.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
+                                                         start: $0.startsAt.map(DateText.iso8601)) })
+            try context.emit(json) {
+                var lines = [
+                    "\(appointment.id ?? 0): " + localTime(appointment.startsAt, clinic, context) + " · " + clinic.name,
+                    appointment.doctorName + " · " + appointment.status.text(context.language),
+                ]
+                if !appointment.notes.isEmpty { lines.append(appointment.notes) }
+                lines.append("")
+                lines.append(Output.table(
+                    [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
+                    history.map { event in
+                        [localTime(event.at, clinic, context), eventText(event.event, context), event.actor,
+                         event.startsAt.map { localTime($0, clinic, context) } ?? ""]
+                    }))
+                return lines.joined(separator: "\n")
+            }
+        }
+
+        func eventText(_ event: String, _ context: Context) -> String {
+            switch event {
+            case "booked": return context.text(.eventBooked)
+            case "rescheduled": return context.text(.eventRescheduled)
+            default: return AppointmentStatus(rawValue: event)?.text(context.language) ?? event
+            }
+        }
+    }
+}
+
+extension AppointmentStatus: ExpressibleByArgument {}
+
+extension Admin {
+    struct AppointmentAdmin: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "appointment", abstract: "Clinic staff: change an appointment's status.",
+            subcommands: [SetStatus.self])
+
+        struct SetStatus: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "set-status",
+                abstract: "Set the status: confirmed, completed, cancelled or no_show (along the allowed transitions).")
+
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Appointment id.") var appointmentId: Int64
+            @Argument(help: "New status.") var status: AppointmentStatus
+
+            func run() throws {
+                let context = Context(global)
+                let system = try context.system()
+                let appointment = try system.appointments.setStatus(appointmentId, to: status)
+                try context.emit(AppointmentJSON(appointment)) {
+                    context.text(.statusSet, String(appointment.id ?? 0), appointment.status.rawValue)
+                }
+            }
+        }
+    }
+
+    struct Exceptions: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "exception", abstract: "A doctor's day off or changed hours on a date.",
+            subcommands: [Add.self, List.self, Remove.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Add a day off (--off) or hours that replace the weekly ones that day.")
+
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id.") var doctor: Int64
+            @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String
+            @Flag(help: "The doctor does not work that day.") var off = false
+            @Option(help: ArgumentHelp("Start, HH:MM local.", valueName: "time")) var from: String?
+            @Option(help: ArgumentHelp("End, HH:MM local.", valueName: "time")) var to: String?
+            @Option(help: "Slot length in minutes (default 20).") var slot: Int = 20
+
+            func run() throws {
+                let context = Context(global)
+                let day = try TimeInput.parseDay(date)
+                let hours: DoctorSchedule.Interval?
+                switch (off, from, to) {
+                case (true, nil, nil): hours = nil
+                case (false, let from?, let to?):
+                    guard let start = minutes(from), let end = minutes(to) else { throw ClinicError.invalid(.exceptionInvalid) }
+                    hours = DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: slot)
+                default: throw ClinicError.invalid(.exceptionInvalid)
+                }
+                let system = try context.system()
+                let exception = try system.departments.addException(doctorId: doctor, day: day, hours: hours)
+                try context.emit(ExceptionJSON(exception)) {
+                    context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
+                }
+            }
+
+            /// "HH:MM" (24:00 allowed as an end) → minutes after midnight.
+            func minutes(_ text: String) -> Int? {
+                let parts = text.split(separator: ":")
+                guard parts.count == 2, parts[0].count <= 2, parts[1].count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
+                      (0...24).contains(hours), (0...59).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
+                return hours * 60 + minutes
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A doctor's exceptions.")
+
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id.") var doctor: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let system = try context.system()
+                let exceptions = try system.departments.exceptions(doctorId: doctor)
+                try context.emit(exceptions.map(ExceptionJSON.init)) {
+                    Output.table([context.text(.headerId), "Date", context.text(.headerHours)], exceptions.map {
+                        [String($0.id ?? 0), $0.day, $0.isDayOff ? context.text(.dayOff)
+                            : minutesText($0.startMinute ?? 0) + "–" + minutesText($0.endMinute ?? 0) + "/" + String($0.slotMinutes ?? 0) + "′"]
+                    })
+                }
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove an exception.")
+
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Exception id.") var exceptionId: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let system = try context.system()
+                try system.departments.removeException(exceptionId)
+                struct JSON: Encodable { let removed: Int64 }
+                try context.emit(JSON(removed: exceptionId)) { context.text(.exceptionRemoved, String(exceptionId)) }
+            }
+        }
+    }
+
+    struct Settings: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Booking rules: booking.lead_minutes, booking.cutoff_minutes, booking.max_active.",
+            subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+
+        struct Show: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Show the booking rules.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let context = Context(global)
+                let system = try context.system()
+                let policy = try system.database.read { db in try BookingPolicy.load(db) }
+                let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
+                try context.emit(Dictionary(uniqueKeysWithValues: values)) {
+                    values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
+                }
+            }
+        }
+
+        struct Set: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Change a booking rule.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "The setting.") var key: String
+            @Argument(help: "Its new value (minutes, or a count).") var value: String
+
+            func run() throws {
+                let context = Context(global)
+                let system = try context.system()
+                try system.database.write { db in try BookingPolicy.set(db, key: key, value: value) }
+                let policy = try system.database.read { db in try BookingPolicy.load(db) }
+                let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
+                try context.emit(Dictionary(uniqueKeysWithValues: values)) {
+                    values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
+                }
+            }
+        }
+    }
+}
+
+struct ExceptionJSON: Encodable {
+    let id: Int64; let doctorId: Int64; let date: String; let dayOff: Bool; let start: String?; let end: String?; let slotMinutes: Int?
+
+    init(_ exception: WorkingException) {
+        id = exception.id ?? 0; doctorId = exception.doctorId; date = exception.day; dayOff = exception.isDayOff
+        start = exception.startMinute.map(minutesText); end = exception.endMinute.map(minutesText); slotMinutes = exception.slotMinutes
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GRDB
+import Testing
+
+@Suite struct SchedulingEndToEndTests {
+    let password = "correct-horse-42\n"
+
+    func patient(_ cli: CLIHarness, _ login: String) throws -> String {
+        let session = cli.folder.appendingPathComponent("session-\(login)").path
+        let registered = try cli.run(["register", "--login", login, "--name", "Pat", "--surname", "Smith", "--street", "Main Street",
+                                      "--house", "1", "--city", "Los Angeles", "--accept-privacy", "--password-stdin"],
+                                     input: password, session: session)
+        #expect(registered.status == 0, "\(registered.stderr)")
+        #expect(try cli.run(["login", "--login", login, "--password-stdin"], input: password, session: session).status == 0)
+        return session
+    }
+
+    func departmentId(_ cli: CLIHarness, city: String, _ specialization: String) throws -> Int {
+        let clinics = try #require(try cli.run(["clinics", "list", "--city", city, "--json"]).json() as? [[String: Any]])
+        let clinicId = try #require(clinics.first?["id"] as? Int)
+        let departments = try #require(try cli.run(["departments", String(clinicId), "--json"]).json() as? [[String: Any]])
+        return try #require(departments.first { $0["specialization"] as? String == specialization }?["id"] as? Int)
+    }
+
+    /// Eight processes race for each slot: exactly one wins, the others are told `slot_taken`.
+    @Test func doubleBookingIsImpossibleUnderConcurrency() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let sessions = try (0..<8).map { try patient(cli, "racer\($0)") }
+        let cardiology = try departmentId(cli, city: "Reno", "surgery") // one doctor
+        let monday = nextMonday()
+        let times = ["09:00", "09:20", "09:40", "13:00"]
+        for time in times {
+            let racers = try sessions.map { session in
+                try cli.start(["book", "--department", String(cardiology), "--at", "\(monday) \(time)", "--json"], session: session)
+            }
+            let results = try racers.map { try $0.wait() }
+            let winners = results.filter { $0.status == 0 }
+            #expect(winners.count == 1, "\(time): \(results.map(\.stderr))")
+            #expect(results.filter { $0.status != 0 }.allSatisfy { $0.errorCode == "slot_taken" }, "\(results.map(\.stderr))")
+        }
+        let queue = try DatabaseQueue(path: cli.databasePath)
+        defer { try? queue.close() }
+        try queue.read { db in
+            #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+            let perSlot = try Int.fetchAll(db, sql: """
+                SELECT count(*) FROM appointments WHERE status IN ('scheduled', 'confirmed') GROUP BY doctor_id, starts_at
+                """)
+            #expect(perSlot == [1, 1, 1, 1])
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM appointment_events WHERE event = 'booked'") == 4)
+        }
+    }
+
+    @Test func slotsFindHistoryAndStaffCommands() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let session = try patient(cli, "anna")
+        let cardiology = try departmentId(cli, city: "Los Angeles", "cardiology")
+        let monday = nextMonday()
+        let slots = try #require(try cli.run(["slots", "--department", String(cardiology), "--from", monday, "--days", "1", "--json"])
+            .json() as? [[String: Any]])
+        #expect(slots.count == 24)
+        #expect(Set(slots[0].keys) == ["doctorId", "doctorName", "start", "end", "isAvailable"])
+        let human = try cli.run(["slots", "--department", String(cardiology), "--from", monday, "--days", "1"])
+        #expect(human.stdout.contains("8:00 AM–8:20 AM"), "\(human.stdout)")
+        #expect(human.stdout.contains("America/Los_Angeles"))
+
+        let booked = try #require(try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 08:00", "--json"],
+                                              session: session).json() as? [String: Any])
+        let id = try #require(booked["id"] as? Int)
+        let after = try #require(try cli.run(["slots", "--department", String(cardiology), "--from", monday, "--days", "1", "--json"])
+            .json() as? [[String: Any]])
+        #expect(after.first?["isAvailable"] as? Bool == false)
+
+        let found = try #require(try cli.run(["find", "--specialization", "Кардиология", "--lat", "34.0", "--lon", "-118.2", "--json"])
+            .json() as? [[String: Any]])
+        #expect(found.count == 1)
+        #expect(Set(found[0].keys) == ["clinic", "departmentId", "doctorId", "doctorName", "start", "end"])
+        #expect((found[0]["clinic"] as? [String: Any])?["distanceMeters"] != nil)
+
+        #expect(try cli.run(["admin", "appointment", "set-status", String(id), "confirmed"]).status == 0)
+        let refused = try cli.run(["admin", "appointment", "set-status", String(id), "scheduled", "--json"])
+        #expect(refused.errorCode == "invalid_transition")
+        let early = try cli.run(["admin", "appointment", "set-status", String(id), "completed", "--json"])
+        #expect(early.errorCode == "invalid_transition")
+        let shown = try #require(try cli.run(["appointments", "show", String(id), "--json"], session: session).json() as? [String: Any])
+        #expect(shown["status"] as? String == "confirmed")
+        #expect((shown["history"] as? [[String: Any]])?.map { $0["event"] as? String } == ["booked", "confirmed"])
+        #expect(try cli.run(["appointments", "--all", "--json"], session: session).status == 0, "the list is still the default")
+
+        let settings = try #require(try cli.run(["admin", "settings", "set", "booking.max_active", "1", "--json"]).json() as? [String: Any])
+        #expect(settings["booking.max_active"] as? Int == 1)
+        let limited = try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 09:00", "--json"], session: session)
+        #expect(limited.errorCode == "limit_reached")
+
+        let doctor = try #require(slots.first?["doctorId"] as? Int)
+        let tuesday = nextMonday(plus: 1)
+        let exception = try cli.run(["admin", "exception", "add", "--doctor", String(doctor), "--date", tuesday, "--off", "--json"])
+        #expect(exception.status == 0, "\(exception.stderr)")
+        let none = try #require(try cli.run(["slots", "--department", String(cardiology), "--from", tuesday, "--days", "1", "--json"])
+            .json() as? [[String: Any]])
+        #expect(none.isEmpty, "a day off has no slots")
+        let badException = try cli.run(["admin", "exception", "add", "--doctor", String(doctor), "--date", tuesday, "--json"])
+        #expect(badException.errorCode == "invalid_input")
+        #expect(try cli.run(["slots", "--department", String(cardiology), "--days", "40", "--json"]).errorCode == "invalid_input")
+        #expect(try cli.run(["slots", "--department", String(cardiology), "--from", "2026-02-30", "--json"]).errorCode == "invalid_input")
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// "Now" is Sunday 2026-11-22 12:00 UTC unless a test moves it.
+@Suite struct SlotTests {
+    func day(_ text: String) throws -> LocalDateTime { try TimeInput.parseDay(text) }
+
+    func local(_ text: String) -> TimeInput.Parsed {
+        guard let parsed = try? TimeInput.parse(text) else { fatalError(text) }
+        return parsed
+    }
+
+    @Test func slotsCutWorkingHoursInTheClinicsZone() throws {
+        let system = try makeSystem()
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let slots = try system.appointments.slots(departmentId: therapy, from: try day("2026-11-23"), days: 1)
+        #expect(slots.count == 2 * 24, "two doctors, 12 morning and 12 afternoon slots of 20 minutes")
+        #expect(slots.first?.start == utc("2026-11-23T16:00:00Z"), "08:00 in Los Angeles")
+        #expect(slots.last?.end == utc("2026-11-24T01:00:00Z"), "17:00 in Los Angeles")
+        #expect(slots.allSatisfy { $0.isAvailable })
+        #expect(zip(slots, slots.dropFirst()).allSatisfy { ($0.start, $0.doctorId) < ($1.start, $1.doctorId) })
+        #expect(try system.appointments.slots(departmentId: therapy, from: try day("2026-11-28"), days: 2).isEmpty, "a weekend")
+        #expect(try system.appointments.slots(departmentId: therapy, from: try day("2026-11-23"), days: 7).count == 5 * 48)
+    }
+
+    @Test func bookedPastAndTooSoonSlotsAreNotAvailable() throws {
+        // Monday 08:10 in Los Angeles.
+        let clock = TestClock(utc("2026-11-23T16:10:00Z"))
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0 // one doctor
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 10:00"))
+        let slots = try system.appointments.slots(departmentId: cardiology, days: 1)
+        let free = Dictionary(uniqueKeysWithValues: slots.map { (LocalDateTime.of($0.start, in: TimeZone(identifier: "America/Los_Angeles")!).description, $0.isAvailable) })
+        #expect(free["2026-11-23 08:00"] == false, "started already")
+        #expect(free["2026-11-23 08:20"] == false, "within the 30-minute lead time")
+        #expect(free["2026-11-23 08:40"] == true)
+        #expect(free["2026-11-23 10:00"] == false, "booked")
+        #expect(free["2026-11-23 10:20"] == true)
+        #expect(expectError(.slotUnavailable) {
+            _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
+        }?.key == .slotTooSoon)
+        // The lead time is a setting.
+        try system.database.write { db in try BookingPolicy.set(db, key: "booking.lead_minutes", value: "0") }
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
+    }
+
+    @Test func fallBackAndSpringForwardInNewYork() throws {
+        let system = try makeSystem(clock: TestClock(utc("2026-10-20T12:00:00Z")))
+        let night = try system.departments.addDepartment(clinicId: try clinic(system, "NY1").id ?? 0, specialization: "night care")
+        _ = try system.departments.addDoctor(departmentId: night.id ?? 0, name: "Dr Night", hours: [
+            WorkingHours(id: nil, doctorId: 0, weekday: 7, startMinute: 0, endMinute: 240, slotMinutes: 30)])
+        let zone = try #require(TimeZone(identifier: "America/New_York"))
+        // 2026-11-01: 01:00-01:59 happens twice; each wall time is offered once, at its first occurrence.
+        let fallBack = try system.appointments.slots(departmentId: night.id ?? 0, from: try day("2026-11-01"), days: 1)
+        #expect(fallBack.map { LocalDateTime.of($0.start, in: zone).description.suffix(5) }
+                == ["00:00", "00:30", "01:00", "01:30", "02:00", "02:30", "03:00", "03:30"])
+        #expect(fallBack[2].start == utc("2026-11-01T05:00:00Z") && fallBack[3].start == utc("2026-11-01T05:30:00Z"))
+        #expect(Set(fallBack.map(\.start)).count == 8)
+        // 2027-03-14: 02:00-02:59 does not exist.
+        let springClock = TestClock(utc("2027-03-01T12:00:00Z"))
+        let spring = AppointmentController(database: system.database, now: { springClock.now })
+        let springSlots = try spring.slots(departmentId: night.id ?? 0, from: try day("2027-03-14"), days: 1)
+        #expect(springSlots.map { LocalDateTime.of($0.start, in: zone).description.suffix(5) }
+                == ["00:00", "00:30", "01:00", "01:30", "03:00", "03:30"])
+        // The slot before the gap lasts 30 real minutes and ends at 03:00 EDT.
+        #expect(springSlots[3].end == utc("2027-03-14T07:00:00Z"))
+    }
+
+    @Test func minskHasTheSameSlotsAllYear() throws {
+        let system = try makeSystem(clock: TestClock(utc("2026-01-01T00:00:00Z")))
+        let psychiatry = try department(system, "MN1", "psychiatry").id ?? 0
+        for first in ["2026-03-30", "2026-06-29", "2026-10-26", "2026-12-28"] { // Mondays around the old DST dates
+            let slots = try system.appointments.slots(departmentId: psychiatry, from: try day(first), days: 1)
+            #expect(slots.first?.start == utc("\(first)T05:00:00Z"), "08:00 in Minsk is 05:00 UTC on \(first)")
+            #expect(slots.count == 24)
+        }
+    }
+
+    @Test func exceptionsGiveADayOffOrOtherHours() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0
+        let doctor = try system.departments.getDoctorsByDepartmentId(cardiology)[0].id ?? 0
+        let off = try system.departments.addException(doctorId: doctor, day: try day("2026-11-23"), hours: nil)
+        #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-23"), days: 1).isEmpty)
+        #expect(expectError(.slotUnavailable) {
+            _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 10:00"))
+        } != nil)
+        // Tuesday: only 10:00-11:00 in 30-minute slots.
+        _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+                                                hours: DoctorSchedule.Interval(startMinute: 600, endMinute: 660, slotMinutes: 30))
+        let tuesday = try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-24"), days: 1)
+        #expect(tuesday.map(\.start) == [utc("2026-11-24T18:00:00Z"), utc("2026-11-24T18:30:00Z")])
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-24 10:30"))
+        #expect(try system.departments.exceptions(doctorId: doctor).count == 2)
+        try system.departments.removeException(off.id ?? 0)
+        #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-23"), days: 1).count == 24)
+        #expect(expectError(.notFound) { try system.departments.removeException(off.id ?? 0) } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-25"),
+                                                    hours: DoctorSchedule.Interval(startMinute: 700, endMinute: 600, slotMinutes: 30))
+        } != nil)
+        #expect(expectError(.notFound) { _ = try system.departments.addException(doctorId: 99_999, day: try day("2026-11-25"), hours: nil) } != nil)
+    }
+
+    @Test func daysAndDoctorsAreChecked() throws {
+        let system = try makeSystem()
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        #expect(expectError(.invalidInput) { _ = try system.appointments.slots(departmentId: therapy, days: 0) } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.appointments.slots(departmentId: therapy, days: 32) } != nil)
+        #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: therapy, doctorId: 99_999) } != nil)
+        #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: 99_999) } != nil)
+        let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[1]
+        let one = try system.appointments.slots(departmentId: therapy, doctorId: doctor.id, from: try day("2026-11-23"), days: 1)
+        #expect(one.count == 24 && one.allSatisfy { $0.doctorId == doctor.id })
+    }
+}
+
+@Suite struct LifecycleTests {
+    func local(_ text: String) -> TimeInput.Parsed {
+        guard let parsed = try? TimeInput.parse(text) else { fatalError(text) }
+        return parsed
+    }
+
+    /// Every pair of statuses: the allowed transitions succeed, every other one is refused.
+    @Test func everyTransitionIsAllowedOrRefusedAsWritten() throws {
+        let allowed: Set<[AppointmentStatus]> = [[.scheduled, .confirmed], [.scheduled, .cancelled], [.scheduled, .noShow],
+                                                 [.confirmed, .completed], [.confirmed, .cancelled], [.confirmed, .noShow]]
+        for from in AppointmentStatus.allCases {
+            for to in AppointmentStatus.allCases {
+                // Book, bring it to `from` along allowed steps, then try `to` after the start.
+                let clock = TestClock()
+                let system = try makeSystem(clock: clock)
+                let anna = try register(system, "anna")
+                let booked = try system.appointments.createAppointment(
+                    clientId: anna.id ?? 0, departmentId: try department(system, "LA1", "therapy").id ?? 0, at: local("2026-11-23 09:20"))
+                let id = booked.id ?? 0
+                clock.advance(2 * 86_400) // after the start
+                let path: [AppointmentStatus] = switch from {
+                case .scheduled: []
+                case .confirmed: [.confirmed]
+                case .completed: [.confirmed, .completed]
+                case .cancelled: [.cancelled]
+                case .noShow: [.noShow]
+                }
+                for step in path { _ = try system.appointments.setStatus(id, to: step) }
+                let expected = allowed.contains([from, to])
+                #expect(from.canMove(to: to) == expected, "\(from) → \(to)")
+                do {
+                    let moved = try system.appointments.setStatus(id, to: to)
+                    #expect(expected && moved.status == to, "\(from) → \(to) should be refused")
+                } catch let error as ClinicError {
+                    #expect(!expected && error.code == .invalidTransition, "\(from) → \(to): \(error)")
+                }
+            }
+        }
+    }
+
+    @Test func completedAndNoShowWaitForTheStartAndEverythingIsInTheHistory() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 09:20"))
+        let id = booked.id ?? 0
+        clock.advance(60)
+        _ = try system.appointments.rescheduleAppointment(id, clientId: anna.id ?? 0, to: local("2026-11-23 10:20"))
+        clock.advance(60)
+        _ = try system.appointments.setStatus(id, to: .confirmed)
+        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(id, to: .completed) }?.key == .notStartedYet)
+        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(id, to: .noShow) } != nil)
+        clock.advance(2 * 86_400)
+        _ = try system.appointments.setStatus(id, to: .completed)
+        let history = try system.appointments.history(id, clientId: anna.id ?? 0)
+        #expect(history.map(\.event) == ["booked", "rescheduled", "confirmed", "completed"])
+        #expect(history.map(\.actor) == ["patient", "patient", "staff", "staff"])
+        #expect(history[0].startsAt == utc("2026-11-23T17:20:00Z") && history[1].startsAt == utc("2026-11-23T18:20:00Z"))
+        #expect(history.map(\.at) == [testNow, testNow + 60, testNow + 120, testNow + 120 + 2 * 86_400])
+        let mallory = try register(system, "mallory")
+        #expect(expectError(.forbidden) { _ = try system.appointments.history(id, clientId: mallory.id ?? 0) } != nil)
+        #expect(expectError(.notFound) { _ = try system.appointments.setStatus(99_999, to: .confirmed) } != nil)
+    }
+
+    @Test func patientsCannotCancelOrMoveWithinTheCutoff() throws {
+        // Monday 07:30 in Los Angeles: 09:20 is less than 2 hours away, 10:00 is not.
+        let clock = TestClock(utc("2026-11-23T15:30:00Z"))
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let soon = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 09:20"))
+        let later = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 10:00"))
+        let before = try fingerprint(system.database)
+        #expect(expectError(.tooLate) { _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0) } != nil)
+        #expect(expectError(.tooLate) {
+            _ = try system.appointments.rescheduleAppointment(soon.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-24 09:20"))
+        } != nil)
+        #expect(try fingerprint(system.database) == before)
+        _ = try system.appointments.cancelAppointment(later.id ?? 0, clientId: anna.id ?? 0)
+        // Staff are not bound by the cutoff; and the cutoff is a setting.
+        _ = try system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
+        try system.database.write { db in try BookingPolicy.set(db, key: "booking.cutoff_minutes", value: "30") }
+        _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0)
+    }
+
+    @Test func aPatientHoldsAtMostTheLimitOfActiveFutureAppointments() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        var booked: [Appointment] = []
+        for hour in 8..<13 where hour != 12 {
+            booked.append(try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy,
+                                                                    at: local("2026-11-24 \(String(format: "%02d", hour)):00")))
+        }
+        booked.append(try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 13:00")))
+        #expect(booked.count == 5)
+        let before = try fingerprint(system.database)
+        #expect(expectError(.limitReached) {
+            _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
+        } != nil)
+        #expect(try fingerprint(system.database) == before)
+        // Moving one does not count as another; cancelling one makes room.
+        _ = try system.appointments.rescheduleAppointment(booked[0].id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-25 08:00"))
+        _ = try system.appointments.cancelAppointment(booked[1].id ?? 0, clientId: anna.id ?? 0)
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
+        #expect(expectError(.invalidInput) { try system.database.write { db in try BookingPolicy.set(db, key: "booking.max_active", value: "0") } } != nil)
+        #expect(expectError(.invalidInput) { try system.database.write { db in try BookingPolicy.set(db, key: "booking.colour", value: "1") } } != nil)
+    }
+}
