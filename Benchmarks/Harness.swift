@@ -5,9 +5,9 @@ import Foundation
 struct Measurement: Encodable {
     let name: String
     let n: Int
-    let p50Micros: Double
-    let p99Micros: Double
-    let opsPerSecond: Double
+    let p50Micros: Double?
+    let p99Micros: Double?
+    let opsPerSecond: Double?
     let peakRSSBytes: Int
     let baseline: String?
     let baselineP50Micros: Double?

@@ -54,22 +54,6 @@ enum NearestBenchmarks {
         }
         return results
     }
-
-    /// Building the index from coordinates in memory at the given size.
-    static func build(size: Int, runs: Int) throws -> Measurement {
-        let points = randomCoordinates(size, seed: 42)
-        let ids = (1...Int64(size)).map { $0 }
-        var samples = Samples()
-        for _ in 0..<runs {
-            let start = Clock.now()
-            let index = try GeoIndex(coordinates: points, ids: ids)
-            samples.add(Clock.now() - start)
-            withExtendedLifetime(index) {}
-        }
-        return Measurement(name: "nearest-build", n: size, p50Micros: samples.percentile(0.5), p99Micros: samples.percentile(0.99),
-                           opsPerSecond: samples.opsPerSecond, peakRSSBytes: peakRSS(), baseline: nil,
-                           baselineP50Micros: nil, speedup: nil)
-    }
 }
 
 enum BenchmarkError: Error, CustomStringConvertible {

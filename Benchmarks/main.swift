@@ -3,43 +3,93 @@ import ClinicKit
 import Foundation
 
 /// `clinic-bench [--quick] [--json] [--only NAME]`: measures ClinicKit's hot paths, each next to
-/// a baseline measured in the same run. Build it in release mode (see docs/BENCHMARKS.md).
+/// a baseline measured in the same run where there is one. Build it in release mode (see
+/// docs/BENCHMARKS.md).
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "clinic-bench", abstract: "ClinicKit benchmarks.")
 
+    static let names = ["nearest-build", "nearest", "nearest-k10-filtered", "slots", "book", "book-contended", "find", "cli-nearest"]
+
     @Flag(help: "Smaller sizes; finishes within a minute.") var quick = false
     @Flag(help: "Print a JSON array instead of a table.") var json = false
-    @Option(help: "Run only the benchmarks with this name (nearest, nearest-build).") var only: String?
+    @Option(help: "Run only this benchmark: \(Bench.names.joined(separator: ", ")).") var only: String?
+    @Option(help: .hidden) var worker: String?
+    @Option(help: .hidden) var workerIndex: Int = 0
+    @Option(help: .hidden) var workerCount: Int = 0
+
+    func validate() throws {
+        if let only, !Self.names.contains(only) { throw ValidationError("unknown benchmark '\(only)'") }
+    }
 
     func run() throws {
-        var results: [Measurement] = []
+        if let worker {
+            try DatabaseBenchmarks.worker(path: worker, index: workerIndex, count: workerCount)
+            return
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
         let wanted = { (name: String) in only == nil || only == name }
+        var results: [Measurement] = []
+        func note(_ name: String) { if !json { FileHandle.standardError.write(Data("running \(name)…\n".utf8)) } }
+
+        // Memory-hungry first, while peak RSS still says something about them.
+        if wanted("nearest-build") {
+            note("nearest-build")
+            results.append(try DatabaseBenchmarks.build(size: quick ? 100_000 : 1_000_000, runs: 3, folder: folder))
+        }
         if wanted("nearest") {
+            note("nearest")
             results += try NearestBenchmarks.nearest(sizes: quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000],
                                                      queries: quick ? 2_000 : 20_000, baselineQueries: quick ? 50 : 200)
         }
-        if wanted("nearest-build") {
-            results.append(try NearestBenchmarks.build(size: quick ? 100_000 : 1_000_000, runs: quick ? 2 : 3))
+        if wanted("nearest-k10-filtered") {
+            note("nearest-k10-filtered")
+            results.append(try DatabaseBenchmarks.filtered(size: quick ? 100_000 : 1_000_000, queries: quick ? 2_000 : 10_000, folder: folder))
+        }
+        if wanted("slots") {
+            note("slots")
+            results.append(try DatabaseBenchmarks.slots(appointments: quick ? 100_000 : 1_000_000, queries: quick ? 500 : 2_000, folder: folder))
+        }
+        if wanted("book") {
+            note("book")
+            results.append(try DatabaseBenchmarks.book(count: quick ? 1_000 : 5_000, folder: folder))
+        }
+        if wanted("book-contended") {
+            note("book-contended")
+            results.append(try DatabaseBenchmarks.contended(workers: 8, perWorker: quick ? 150 : 600, folder: folder))
+        }
+        if wanted("find") || wanted("cli-nearest") {
+            note("the default directory")
+            let (system, path) = try DirectoryBenchmarks.defaultDirectory(folder)
+            if wanted("find") { results.append(try DirectoryBenchmarks.find(system, queries: quick ? 100 : 500)) }
+            if wanted("cli-nearest"), let measured = try DirectoryBenchmarks.cliNearest(databasePath: path, runs: quick ? 20 : 60) {
+                results.append(measured)
+            }
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .throw
             FileHandle.standardOutput.write(try encoder.encode(results) + Data("\n".utf8))
             return
         }
-        print("name            n          p50         p99         ops/s        peak RSS   baseline p50   speed-up")
+        print(table(results))
+    }
+
+    func table(_ results: [Measurement]) -> String {
+        func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        var lines = [[cell("name", 21), cell("n", 8), cell("p50", 10), cell("p99", 10), cell("ops/s", 9), cell("peak RSS", 9),
+                      cell("baseline p50", 13), "speed-up"].joined(separator: "  ")]
         for r in results {
-            let line = [r.name.padding(toLength: 14, withPad: " ", startingAt: 0),
-                        String(r.n).padding(toLength: 9, withPad: " ", startingAt: 0),
-                        format(r.p50Micros).padding(toLength: 10, withPad: " ", startingAt: 0),
-                        format(r.p99Micros).padding(toLength: 10, withPad: " ", startingAt: 0),
-                        String(format: "%11.0f", r.opsPerSecond),
-                        String(format: "%8.0f MB", Double(r.peakRSSBytes) / 1e6),
-                        (r.baselineP50Micros.map(format) ?? "-").padding(toLength: 13, withPad: " ", startingAt: 0),
-                        r.speedup.map { String(format: "%.0f×", $0) } ?? "-"]
-            print(line.joined(separator: "  "))
+            lines.append([cell(r.name, 21), cell(String(r.n), 8), cell(r.p50Micros.map(format) ?? "-", 10),
+                          cell(r.p99Micros.map(format) ?? "-", 10), cell(r.opsPerSecond.map { String(format: "%.0f", $0) } ?? "-", 9),
+                          cell(String(format: "%.0f MB", Double(r.peakRSSBytes) / 1e6), 9),
+                          cell(r.baselineP50Micros.map(format) ?? "-", 13),
+                          r.speedup.map { String(format: "%.1f×", $0) } ?? "-"].joined(separator: "  "))
         }
-        if results.contains(where: { $0.baseline != nil }) { print("baseline: brute-force haversine scan (precomputed cos φ, asin once)") }
+        let baselines = results.compactMap { r in r.baseline.map { "\(r.name): \($0)" } }
+        return (lines + ["", "baselines:"] + Array(Set(baselines)).sorted().map { "  " + $0 }).joined(separator: "\n")
     }
 }
 
