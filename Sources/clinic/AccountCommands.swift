@@ -13,8 +13,9 @@ struct Register: ParsableCommand {
     @Option(help: "Surname.") var surname: String?
     @Option(help: "Street.") var street: String?
     @Option(help: "House number.") var house: String?
-    @Option(help: "City (one of the directory's cities).") var city: String?
-    @Option(help: "Home clinic id (default: a clinic in your city).") var clinic: Int64?
+    @Option(help: "City, optionally with its state or country (\"Hanford\", \"Portland, ME\", \"Минск\").") var city: String?
+    @Option(help: "Home clinic id (default: the clinic nearest to your city; on a terminal you choose among the five nearest).")
+    var clinic: Int64?
     @Flag(help: "Accept the privacy policy (see: clinic privacy).") var acceptPrivacy = false
     @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
 
@@ -61,7 +62,7 @@ struct Register: ParsableCommand {
         let system = try context.system()
         var homeClinic = clinic
         if homeClinic == nil, interactive {
-            homeClinic = try chooseHomeClinic(context, system, ClientController.address(street: street, house: house, city: city))
+            homeClinic = try chooseHomeClinic(context, system, city)
         }
         let client = try system.clients.registerUser(RegistrationRequest(
             login: login, password: password, confirmPassword: confirmation, name: name, surname: surname,
@@ -73,10 +74,10 @@ struct Register: ParsableCommand {
     }
 }
 
-/// Shows the five clinics nearest to the address and asks which is the patient's; nil (the
-/// nearest) when the address cannot be found: registration then says why.
-func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ address: String) throws -> Int64? {
-    guard let place = try? system.geocoding.resolve(address) else { return nil }
+/// Shows the five clinics nearest to the city and asks which is the patient's; nil (the
+/// nearest) when the city cannot be found: registration then says why.
+func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ city: String) throws -> Int64? {
+    guard let place = try? system.geocoding.resolve(city) else { return nil }
     let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
     guard nearby.count > 1 else { return nearby.first?.clinic.id }
     print(Output.table(

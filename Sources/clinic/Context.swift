@@ -47,7 +47,7 @@ struct Context {
         let resources = try Resources.locate(environment: environment)
         let migrations = try Migration.load(from: resources.migrations)
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate)
-        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: try remoteGeocoder())
+        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try system.initialize(.defaultDirectory)
@@ -58,14 +58,18 @@ struct Context {
     /// The HTTP geocoder, when `CLINIC_GEOCODER_URL` names one (`CLINIC_GEOCODER_TIMEOUT` in
     /// seconds, default 5). Its one-request-per-second pace is shared through a file beside
     /// the database.
-    func remoteGeocoder() throws -> NominatimGeocoder? {
+    /// A malformed setting is reported when the geocoder is needed, not by every command.
+    func remoteGeocoder() -> (any Geocoder)? {
         guard let text = environment["CLINIC_GEOCODER_URL"], !text.isEmpty else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               url.host != nil else {
-            throw ClinicError.invalid(.geocoderUnavailable, text)
+            return MisconfiguredGeocoder(error: ClinicError.invalid(.geocoderSetting, "CLINIC_GEOCODER_URL", text))
         }
         var timeout = 5.0
-        if let value = environment["CLINIC_GEOCODER_TIMEOUT"], let seconds = Double(value), seconds > 0, seconds <= 60 {
+        if let value = environment["CLINIC_GEOCODER_TIMEOUT"] {
+            guard let seconds = Double(value), seconds > 0, seconds <= 60 else {
+                return MisconfiguredGeocoder(error: ClinicError.invalid(.geocoderSetting, "CLINIC_GEOCODER_TIMEOUT", value))
+            }
             timeout = seconds
         }
         return NominatimGeocoder(baseURL: url, timeout: timeout, rateFile: databasePath + ".geocoder")
@@ -110,4 +114,11 @@ final class SessionUse: @unchecked Sendable {
         // Best effort: failing to extend a session must not turn a success into an error.
         try? system.clients.touchSession(token: token)
     }
+}
+
+/// Stands in for the HTTP geocoder when its settings are wrong: asking it says so.
+struct MisconfiguredGeocoder: Geocoder {
+    let error: ClinicError
+    var source: String { "nominatim" }
+    func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? { throw error }
 }

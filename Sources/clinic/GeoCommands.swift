@@ -17,7 +17,7 @@ struct LocationOptions: ParsableArguments {
         guard given == 1 else { throw ClinicError.invalid(.locationChoice) }
         if lat != nil || lon != nil {
             guard let lat, let lon else { throw ClinicError.invalid(.locationChoice) }
-            return (try CoordinateParser.parse(lat + "," + lon), nil)
+            return (try CoordinateParser.parse(latitude: lat, longitude: lon), nil)
         }
         if let at { return (try CoordinateParser.parse(at), nil) }
         if let address {

@@ -52,6 +52,21 @@ import Testing
         #expect(try system.clients.logIn(login: "Жанна", password: "пароль-надёжный-1").client.id == client.id)
     }
 
+    @Test func onlyTheCityIsGeocodedAndCached() throws {
+        let system = try makeSystem()
+        let client = try system.clients.registerUser(RegistrationRequest(
+            login: "privy", password: "correct-horse-42", name: "Pat", surname: "Smith", street: "Secret Lane",
+            house: "7", city: "Los Angeles", acceptedPrivacy: true))
+        #expect(client.lat != nil && client.lon != nil)
+        let cached = try system.database.read { try String.fetchAll($0, sql: "SELECT query FROM geocode_cache") }
+        #expect(cached == ["los angeles"], "no street or house in the cache: \(cached)")
+        #expect(expectError(.invalidInput) {
+            _ = try system.clients.registerUser(RegistrationRequest(
+                login: "elmo", password: "correct-horse-42", name: "Pat", surname: "Smith", street: "Los Angeles",
+                house: "3", city: "Qwertyville", acceptedPrivacy: true))
+        }?.key == .cityUnknown)
+    }
+
     @Test func sqlLookingTextIsStoredVerbatim() throws {
         let system = try makeSystem()
         let street = "Main'; DROP TABLE clients; --"

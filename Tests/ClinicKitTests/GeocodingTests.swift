@@ -7,7 +7,7 @@ import Testing
     @Test func acceptsTheWaysPeopleWriteCoordinates() throws {
         let minsk = [53.9, 27.56]
         for text in ["53.9,27.56", "53.9, 27.56", "53.9 27.56", " 53.9 ,  27.56 ", "+53.9,+27.56", "53.9N 27.56E",
-                     "N53.9 E27.56", "53.9° N, 27.56° E", "27.56E 53.9N", "53.9n,27.56e"] {
+                     "N53.9 E27.56", "53.9° N, 27.56° E", "27.56E 53.9N", "53.9n,27.56e", "53.9°N 27.56°E", "53.9 N 27.56 E"] {
             let point = try CoordinateParser.parse(text)
             #expect([point.latitude, point.longitude] == minsk, "\(text)")
         }
@@ -16,6 +16,13 @@ import Testing
         let signed = try CoordinateParser.parse("-13.8, -171.8")
         #expect([signed.latitude, signed.longitude] == [-13.8, -171.8])
         #expect(try CoordinateParser.parse("90,180").latitude == 90)
+    }
+
+    @Test func separateFieldsMustKeepToTheirAxis() throws {
+        let point = try CoordinateParser.parse(latitude: "13.8S", longitude: "171.8W")
+        #expect([point.latitude, point.longitude] == [-13.8, -171.8])
+        #expect(expectError(.invalidInput) { _ = try CoordinateParser.parse(latitude: "119.6W", longitude: "36.3N") } != nil)
+        #expect(expectError(.invalidInput) { _ = try CoordinateParser.parse(latitude: "91", longitude: "0") } != nil)
     }
 
     @Test func rejectsJunkAndOutOfRange() {
@@ -47,8 +54,11 @@ import Testing
         #expect(gazetteer.lookup("") == nil)
     }
 
-    @Test func addressesResolveToTheirCity() throws {
+    @Test func addressesResolveToTheirCityNeverToTheirStreet() throws {
         let gazetteer = try #require(Self.gazetteer)
+        #expect(gazetteer.lookup("Elm St 3, Qwertyville") == nil, "Elmira must not stand in for an unknown city")
+        #expect(gazetteer.lookup("Paris 1, Qwertyville") == nil)
+        #expect(gazetteer.lookup("Paris 1, Reno, NV")?.name == "Reno")
         let hanford = try #require(gazetteer.lookup("1025 North Douty Street, Hanford, CA"))
         #expect(hanford.name == "Hanford" && hanford.admin1 == "CA")
         #expect(gazetteer.lookup("1025 North Douty Street, Hanford, CA 93230")?.name == "Hanford")
@@ -84,7 +94,8 @@ import Testing
 @Suite struct GeocoderChainTests {
     func service(_ system: ClinicSystem, remote: (any Geocoder)? = nil) throws -> GeocodingService {
         let gazetteer = try Gazetteer.load(from: projectRoot.appendingPathComponent("Data"))
-        return GeocodingService(database: system.database, offline: [gazetteer, DirectoryCities(database: system.database, gazetteer: nil)],
+        let states = LazyGazetteer(data: projectRoot.appendingPathComponent("Data"))
+        return GeocodingService(database: system.database, offline: [gazetteer, DirectoryCities(database: system.database, gazetteer: states)],
                                 remote: remote, now: { testNow })
     }
 

@@ -46,14 +46,11 @@ public final class ClientController: Sendable {
         self.clinics = clinics ?? ClinicController(database: database)
     }
 
-    /// The address a patient registers with, as the geocoder is asked for it.
-    public static func address(street: String, house: String, city: String) -> String {
-        "\(street.trimmingCharacters(in: .whitespaces)) \(house.trimmingCharacters(in: .whitespaces)), \(city.trimmingCharacters(in: .whitespaces))"
-    }
-
-    /// Checks every field, geocodes the address (a city the geocoder does not know is refused:
-    /// the UML's CITIES check), then stores the patient with an Argon2id hash of the password
-    /// and the address's coordinates. Without `clinicId`, the home clinic is the nearest one.
+    /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
+    /// check), then stores the patient with an Argon2id hash of the password and the city's
+    /// coordinates. Only the city is looked up: the street and house are never sent to a
+    /// geocoder nor kept in the geocode cache. Without `clinicId`, the home clinic is the
+    /// nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
         let validator = Validator()
         let login = request.login.trimmingCharacters(in: .whitespaces)
@@ -69,9 +66,7 @@ public final class ClientController: Sendable {
         guard !validator.isEmpty(request.house) else { throw ClinicError.invalid(.fieldEmpty, "house") }
         guard validator.isValidHouse(request.house) else { throw ClinicError.invalid(.houseInvalid) }
         guard !validator.isEmpty(request.city) else { throw ClinicError.invalid(.fieldEmpty, "city") }
-        guard request.city.count <= 100, validator.containsOnlyLetters(request.city) || request.city.contains(".") else {
-            throw ClinicError.invalid(.fieldLettersOnly, "city")
-        }
+        guard validator.isValidCity(request.city) else { throw ClinicError.invalid(.cityInvalid) }
         if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
             throw ClinicError.invalid(.passwordsDiffer)
         }
@@ -82,7 +77,7 @@ public final class ClientController: Sendable {
         guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
         let place: GeocodeResult
         do {
-            place = try geocoding.resolve(Self.address(street: request.street, house: request.house, city: request.city))
+            place = try geocoding.resolve(request.city)
         } catch let error as ClinicError where error.code == .geocodeFailed && error.key == .geocodeFailed {
             throw ClinicError.invalid(.cityUnknown, request.city)
         }

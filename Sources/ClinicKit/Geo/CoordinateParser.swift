@@ -7,7 +7,9 @@ import Foundation
 public enum CoordinateParser {
     public static func parse(_ text: String) throws -> Coordinate {
         let invalid = ClinicError.invalid(.coordinatesInvalid, text)
-        let cleaned = text.replacingOccurrences(of: "°", with: " ").trimmingCharacters(in: .whitespaces)
+        var cleaned = text.replacingOccurrences(of: "°", with: " ").trimmingCharacters(in: .whitespaces)
+        // "53.9 N 27.56 E": a hemisphere letter standing alone after a number belongs to it.
+        cleaned = cleaned.replacingOccurrences(of: #"([0-9]) +([NSEWnsew])(?=$|[ ,])"#, with: "$1$2", options: .regularExpression)
         guard cleaned.count <= 80 else { throw invalid }
         var tokens = cleaned.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
@@ -31,6 +33,18 @@ public enum CoordinateParser {
             throw invalid
         }
         guard let coordinate = Coordinate(latitude: latitude, longitude: longitude) else {
+            throw ClinicError.invalid(.coordinatesOutOfRange, text)
+        }
+        return coordinate
+    }
+
+    /// Two separate fields (`--lat`, `--lon`): a hemisphere letter must fit its field.
+    public static func parse(latitude: String, longitude: String) throws -> Coordinate {
+        let text = latitude + ", " + longitude
+        let lat = try axis(latitude.trimmingCharacters(in: .whitespaces), text)
+        let lon = try axis(longitude.trimmingCharacters(in: .whitespaces), text)
+        guard lat.kind != .longitude, lon.kind != .latitude else { throw ClinicError.invalid(.coordinatesInvalid, text) }
+        guard let coordinate = Coordinate(latitude: lat.value, longitude: lon.value) else {
             throw ClinicError.invalid(.coordinatesOutOfRange, text)
         }
         return coordinate

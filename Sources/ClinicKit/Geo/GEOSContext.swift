@@ -7,7 +7,15 @@ final class GEOSContext {
     let handle: GEOSContextHandle_t
     private(set) var errors: [String] = []
 
+    /// The tree must copy each envelope on insertion (GEOS 3.9 and later do), since the point
+    /// geometries are freed right after.
+    static let minimumVersion = (3, 9)
+
     init() throws {
+        let version = String(cString: GEOSversion()).split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard version.count >= 2, (version[0], version[1]) >= Self.minimumVersion else {
+            throw ClinicError(.internalError, .internalError, "GEOS \(String(cString: GEOSversion())) is older than 3.9")
+        }
         guard let handle = GEOS_init_r() else { throw ClinicError(.internalError, .internalError, "GEOS_init_r failed") }
         self.handle = handle
         GEOSContext_setErrorMessageHandler_r(handle, { message, userdata in

@@ -49,7 +49,7 @@ public final class Gazetteer: Sendable {
 
     static func lines(_ url: URL) throws -> [Substring] {
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw ClinicError(.storage, .resourcesMissing)
+            throw ClinicError(.storage, .gazetteerMissing, url.path)
         }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst().map { $0 }
     }
@@ -93,25 +93,33 @@ public final class Gazetteer: Sendable {
         var admin1: String?
     }
 
-    /// The place an address names: its last part that is a known place name, read with the
-    /// country and state given after it ("1025 North Douty Street, Hanford, CA"). Among places
-    /// of the same name, those in the given country and state come first, then the larger.
+    /// The place an address names: the part before its country and state, read as a city
+    /// ("1025 North Douty Street, Hanford, CA" → Hanford). Earlier parts are street and house
+    /// and are never matched, so a street named like a town cannot stand in for the city.
+    /// Among places of the same name, those in the given country and state come first, then
+    /// the larger.
     public func lookup(_ address: String) -> Place? {
-        var parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
-        guard !parts.isEmpty else { return nil }
-        var qualifiers = Qualifiers()
-        while parts.count > 1, let last = parts.last, absorb(last, into: &qualifiers) { parts.removeLast() }
-        for part in parts.reversed() {
-            if let place = best(part, qualifiers) { return place }
-            // "hanford ca", "minsk belarus", "los angeles ca 90001": qualifiers inside the part.
-            var words = part.split(separator: " ").map(String.init)
-            var inner = qualifiers
-            while words.count > 1, let last = words.last, absorb(last, into: &inner) {
-                words.removeLast()
-                if let place = best(words.joined(separator: " "), inner) { return place }
-            }
+        guard let (city, qualifiers) = Self.cityPart(address, absorbingWith: self) else { return nil }
+        if let place = best(city, qualifiers) { return place }
+        // "hanford ca", "minsk belarus", "los angeles ca 90001": qualifiers inside the part.
+        var words = city.split(separator: " ").map(String.init)
+        var inner = qualifiers
+        while words.count > 1, let last = words.last, absorb(last, into: &inner) {
+            words.removeLast()
+            if let place = best(words.joined(separator: " "), inner) { return place }
         }
         return nil
+    }
+
+    /// The folded city part of an address and the qualifiers after it.
+    static func cityPart(_ address: String, absorbingWith gazetteer: Gazetteer?) -> (String, Qualifiers)? {
+        var parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
+        var qualifiers = Qualifiers()
+        if let gazetteer {
+            while parts.count > 1, let last = parts.last, gazetteer.absorb(last, into: &qualifiers) { parts.removeLast() }
+        }
+        guard let city = parts.last else { return nil }
+        return (city, qualifiers)
     }
 
     /// Takes a country, a U.S. state or a ZIP code off the end of an address.
@@ -186,7 +194,9 @@ public final class Gazetteer: Sendable {
         let isState = states[Text.fold(code)] == code && code.count == 2
         let country: String? = isState ? "US" : (countries[Text.fold(code)] == code ? code : nil)
         guard let place = try nearestPlace(to: point, country: country, admin1: isState ? code : nil),
-              Geodesy.distance(point, place.coordinate) <= Self.zoneReach else { return nil }
+              Geodesy.distance(point, place.coordinate) <= Self.zoneReach,
+              TimeZone(identifier: place.timeZone) != nil // a zone this system's tz database lacks is no use
+        else { return nil }
         return place.timeZone
     }
 }

@@ -110,23 +110,15 @@ struct DirectoryCities: Geocoder {
     var source: String { "directory" }
 
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        var parts = query.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
-        var qualifiers = Gazetteer.Qualifiers()
-        if let states = try gazetteer?.load() {
-            while parts.count > 1, let last = parts.last, states.absorb(last, into: &qualifiers) { parts.removeLast() }
+        guard let (city, qualifiers) = Gazetteer.cityPart(query, absorbingWith: try gazetteer?.load()) else { return nil }
+        let rows = try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT avg(lat) AS lat, avg(lon) AS lon, state, min(city) AS city, count(*) AS n FROM clinics
+                WHERE city_key = ? GROUP BY state ORDER BY n DESC, state
+                """, arguments: [city])
         }
-        for part in parts.reversed() {
-            let rows = try database.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT avg(lat) AS lat, avg(lon) AS lon, state, min(city) AS city, count(*) AS n FROM clinics
-                    WHERE city_key = ? GROUP BY state ORDER BY n DESC, state
-                    """, arguments: [part])
-            }
-            let row = rows.first { qualifiers.admin1 == nil || ($0["state"] as String?) == qualifiers.admin1 } ?? rows.first
-            if let row, let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
-                return (coordinate, "city", row["city"])
-            }
-        }
-        return nil
+        let row = rows.first { qualifiers.admin1 == nil || ($0["state"] as String?) == qualifiers.admin1 } ?? rows.first
+        guard let row, let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) else { return nil }
+        return (coordinate, "city", row["city"])
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
-/// A clinic's IANA time zone when its directory row gives none: the zone of its U.S. state or
+/// A clinic's IANA time zone when neither its directory row nor the gazetteer gives one (no
+/// gazetteer place within reach, or no gazetteer at all): the zone of its U.S. state or
 /// territory, else a whole-hour zone from its longitude. States that span two zones get the
-/// zone of most of their area (see docs/DATA.md for the list); the geospatial issue replaces
-/// this with the zone of the nearest gazetteer place.
+/// zone of most of their area (see docs/DATA.md).
 public enum ZoneApproximation {
     static let byState: [String: String] = [
         "AL": "America/Chicago", "AK": "America/Anchorage", "AZ": "America/Phoenix",

@@ -31,7 +31,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Geography
     case coordinatesInvalid, coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable
     case geocoderBadAnswer, geocoderTimeout, locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
-    case headerDistance, nearestNone, chooseClinic, geocodeLine
+    case headerDistance, nearestNone, chooseClinic, geocodeLine, gazetteerMissing, geocoderSetting, cityInvalid
     // Privacy
     case privacyPolicy
     // CLI output
@@ -123,7 +123,10 @@ public enum Strings {
         .fieldLettersOnly: "The {0f} may contain only letters, spaces, hyphens and apostrophes (at most 100).",
         .streetInvalid: "The street must be 1 to 100 characters and contain a letter.",
         .houseInvalid: "The house number must start with a digit, like 12, 12A or 12/3.",
-        .cityUnknown: "The city '{0}' is not in the clinic directory.",
+        .cityUnknown: "The city '{0}' is not known (neither the gazetteer nor the clinic directory has it). Check the spelling, or add the state or country: 'Portland, ME'.",
+        .cityInvalid: "The city must be 1 to 100 letters, spaces, hyphens, apostrophes or dots, optionally with ', State' or ', Country'.",
+        .gazetteerMissing: "The gazetteer file {0} is missing. Restore Data/ from the project, or set CLINIC_RESOURCES.",
+        .geocoderSetting: "{0} is not valid ('{1}'): give an http(s) URL for the geocoder, and a timeout in seconds from 0 to 60.",
         .passwordsDiffer: "The two passwords differ.",
         .passwordTooShort: "The password is too weak: it must have at least {0} characters.",
         .passwordTooLong: "The password is too long: at most {1} characters.",
@@ -282,7 +285,10 @@ public enum Strings {
         .fieldLettersOnly: "Поле «{0f}» может содержать только буквы, пробелы, дефисы и апострофы (не более 100).",
         .streetInvalid: "Улица — от 1 до 100 символов, хотя бы одна буква.",
         .houseInvalid: "Номер дома должен начинаться с цифры: 12, 12А или 12/3.",
-        .cityUnknown: "Города '{0}' нет в справочнике клиник.",
+        .cityUnknown: "Город '{0}' неизвестен (его нет ни в справочнике мест, ни в справочнике клиник). Проверьте написание или добавьте штат или страну: 'Portland, ME'.",
+        .cityInvalid: "Город — от 1 до 100 букв, пробелов, дефисов, апострофов или точек, можно с ', Штат' или ', Страна'.",
+        .gazetteerMissing: "Нет файла справочника мест {0}. Восстановите Data/ из проекта или задайте CLINIC_RESOURCES.",
+        .geocoderSetting: "{0} задан неверно ('{1}'): нужен http(s)-адрес геокодера и время ожидания от 0 до 60 секунд.",
         .passwordsDiffer: "Пароли не совпадают.",
         .passwordTooShort: "Слишком слабый пароль: нужно не меньше {0} символов.",
         .passwordTooLong: "Слишком длинный пароль: не больше {1} символов.",

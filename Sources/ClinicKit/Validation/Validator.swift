@@ -98,6 +98,16 @@ public struct Validator: Sendable {
             && !scalars.contains { CharacterSet.controlCharacters.contains($0) }
     }
 
+    /// A city as a patient types it: 1 to 100 characters of letters, spaces, hyphens,
+    /// apostrophes and dots, optionally followed by ", STATE" or ", Country" ("St. Louis, MO").
+    public func isValidCity(_ city: String) -> Bool {
+        let trimmed = city.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(trimmed.count) else { return false }
+        return trimmed.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { part in
+            containsOnlyLetters(part.replacingOccurrences(of: ".", with: " ").split(separator: " ").joined(separator: " "))
+        }
+    }
+
     public func isKnownCity(_ city: String) -> Bool {
         CITIES.isEmpty || CITIES.contains(Text.fold(city))
     }
