@@ -197,8 +197,11 @@ enum DatabaseBenchmarks {
                            speedup: raw.percentile(0.5) / fast.percentile(0.5))
     }
 
-    /// `workers` processes book the same slots in different orders; afterwards no slot may
-    /// hold two active appointments.
+    /// `workers` processes book in the same departments at once: each takes its own slots of a
+    /// shared list (interleaved), and every fifth attempt goes for its neighbour's slot, so
+    /// they also collide. Throughput is successful bookings per second over the span of the
+    /// workers' booking loops (process start-up excluded). Afterwards no slot may hold two
+    /// active appointments.
     static func contended(workers: Int, perWorker: Int, folder: URL) throws -> Measurement {
         let path = folder.appendingPathComponent("contended.sqlite").path
         let database = try bookingDatabase(folder, name: "contended.sqlite", clinics: 4, patients: 4000)
@@ -213,15 +216,16 @@ enum DatabaseBenchmarks {
             try process.run()
             processes.append((process, output))
         }
-        // Each worker prints "booked taken p50 p99" (microseconds).
-        var p50s: [Double] = [], p99s: [Double] = []
+        // Each worker prints "booked taken p50 p99 loopStart loopEnd" (µs, µs, Unix seconds).
+        var p50s: [Double] = [], p99s: [Double] = [], starts: [Double] = [], ends: [Double] = []
         for (process, output) in processes {
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
-            if fields.count == 4 { p50s.append(fields[2]); p99s.append(fields[3]) }
+            if fields.count == 6 { p50s.append(fields[2]); p99s.append(fields[3]); starts.append(fields[4]); ends.append(fields[5]) }
         }
-        let elapsed = Double(Clock.now() - started) / 1e9
+        _ = started
+        let elapsed = (ends.max() ?? 0) - (starts.min() ?? 0)
         guard processes.allSatisfy({ $0.0.terminationStatus == 0 }), p50s.count == workers else {
             throw BenchmarkError.mismatch("a worker failed")
         }
@@ -247,8 +251,10 @@ enum DatabaseBenchmarks {
         let slots = try bookableSlots(database, days: 60, now: now)
         var booked = 0, taken = 0
         var samples = Samples()
+        let loopStart = Date().timeIntervalSince1970
         for attempt in 0..<count {
-            let slot = slots[(attempt + index * 7) % slots.count]
+            let owner = attempt % 5 == 4 ? (index + 1) % 8 : index
+            let slot = slots[(attempt * 8 + owner) % slots.count]
             let start = Clock.now()
             defer { samples.add(Clock.now() - start) }
             do {
@@ -259,6 +265,7 @@ enum DatabaseBenchmarks {
                 taken += 1
             }
         }
-        print("\(booked) \(taken) \(samples.percentile(0.5)) \(samples.percentile(0.99))")
+        let loopEnd = Date().timeIntervalSince1970
+        print("\(booked) \(taken) \(samples.percentile(0.5)) \(samples.percentile(0.99)) \(loopStart) \(loopEnd)")
     }
 }

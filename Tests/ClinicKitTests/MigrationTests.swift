@@ -118,3 +118,20 @@ import Testing
         #expect(try system.database.read(tables).contains("appointments"))
     }
 }
+
+@Suite struct DurabilityTests {
+    @Test func filesAreWALWithFullSynchronousCommits() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try DatabaseManager.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
+        let (journal, synchronous, foreignKeys) = try database.writer.writeWithoutTransaction { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+             try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
+        }
+        #expect(journal == "wal")
+        #expect(synchronous == 2, "FULL: a commit survives power loss")
+        #expect(foreignKeys == 1)
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("c.sqlite").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}

@@ -6,7 +6,7 @@ public enum AppointmentScope: String, Sendable, CaseIterable {
 }
 
 /// Who changed an appointment.
-public enum Actor: String, Sendable, Codable {
+public enum Actor: String, Sendable {
     case patient, staff
 }
 
@@ -196,11 +196,11 @@ public final class AppointmentController: Sendable {
         var result: [Slot] = []
         for doctor in doctors {
             let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: first, through: last)
-            let taken = try Row.fetchAll(db, sql: """
+            let taken = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT starts_at, ends_at FROM appointments
                 WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at < ? AND ends_at > ?
                 ORDER BY starts_at
-                """, arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
+                """), arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
             for offset in 0..<days {
                 for slot in schedule.slots(on: first.adding(days: offset), zone: zone) {
                     let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)
@@ -277,13 +277,10 @@ public final class AppointmentController: Sendable {
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.
-            let taken = try Appointment
-                .filter(Column("doctor_id") == doctor.id)
-                .filter(Column("starts_at") < Int64(end.timeIntervalSince1970)
-                        && Column("ends_at") > Int64(start.timeIntervalSince1970))
-                .filter(["scheduled", "confirmed"].contains(Column("status")))
-                .filter(Column("id") != (ignoring ?? -1))
-                .fetchCount(db) > 0
+            let taken = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed')
+                               AND starts_at < ? AND ends_at > ? AND id <> ?)
+                """), arguments: [doctor.id, end.seconds, start.seconds, ignoring ?? -1]) ?? true
             if !taken { return (doctor, end) }
         }
         if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }
@@ -294,15 +291,15 @@ public final class AppointmentController: Sendable {
     /// active future appointments.
     func checkPatient(_ db: Database, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
                       policy: BookingPolicy) throws {
-        let active = Appointment
-            .filter(Column("client_id") == clientId)
-            .filter(["scheduled", "confirmed"].contains(Column("status")))
-            .filter(Column("id") != (excluding ?? -1))
-        if let overlapping = try active.filter(Column("starts_at") < Int64(end.timeIntervalSince1970)
-                                               && Column("ends_at") > Int64(start.timeIntervalSince1970)).fetchOne(db) {
-            throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping.id ?? 0))
+        if let overlapping = try Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT id FROM appointments WHERE client_id = ? AND status IN ('scheduled', 'confirmed')
+            AND starts_at < ? AND ends_at > ? AND id <> ? LIMIT 1
+            """), arguments: [clientId, end.seconds, start.seconds, excluding ?? -1]) {
+            throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping))
         }
-        if excluding == nil, try active.filter(Column("starts_at") >= Int64(now.timeIntervalSince1970)).fetchCount(db) >= policy.maxActive {
+        if excluding == nil, try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT count(*) FROM appointments WHERE client_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at >= ?
+            """), arguments: [clientId, now.seconds]) ?? 0 >= policy.maxActive {
             throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
         }
     }

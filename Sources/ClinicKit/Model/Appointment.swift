@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-public enum AppointmentStatus: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+public enum AppointmentStatus: String, Sendable, CaseIterable {
     case scheduled
     case confirmed
     case completed

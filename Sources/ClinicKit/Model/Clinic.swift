@@ -27,7 +27,18 @@ public struct Clinic: Hashable, Sendable, StoredRecord {
     public var website: String
 
     public var coordinate: Coordinate? { Coordinate(latitude: lat, longitude: lon) }
-    public var zone: TimeZone { TimeZone(identifier: timeZone) ?? .gmt }
+    /// The clinic's zone (UTC if the identifier is unknown to this system). Zones are made once
+    /// per identifier: building one from the tz database costs more than a booking's queries.
+    public var zone: TimeZone {
+        Self.zones.withLock { cache in
+            if let zone = cache[timeZone] { return zone }
+            let zone = TimeZone(identifier: timeZone) ?? .gmt
+            cache[timeZone] = zone
+            return zone
+        }
+    }
+
+    private static let zones = LockedBox<[String: TimeZone]>([:])
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 

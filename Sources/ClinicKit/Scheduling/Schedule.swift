@@ -91,10 +91,11 @@ public struct DoctorSchedule: Sendable {
 
     /// A doctor's schedule with the exceptions between two local dates (inclusive).
     static func load(_ db: Database, doctorId: Int64, from first: LocalDateTime, through last: LocalDateTime) throws -> DoctorSchedule {
-        let weekly = try WorkingHours.filter(Column("doctor_id") == doctorId).fetchAll(db)
-        let exceptions = try WorkingException
-            .filter(Column("doctor_id") == doctorId && Column("day") >= dayKey(first) && Column("day") <= dayKey(last))
-            .fetchAll(db)
+        let weekly = try WorkingHours.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM working_hours WHERE doctor_id = ?"), arguments: [doctorId])
+        let exceptions = try WorkingException.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM working_exceptions WHERE doctor_id = ? AND day >= ? AND day <= ?"),
+            arguments: [doctorId, dayKey(first), dayKey(last)])
         return DoctorSchedule(weekly: weekly, exceptions: exceptions)
     }
 }
@@ -118,10 +119,11 @@ public struct BookingPolicy: Sendable, Equatable {
 
     public static func load(_ db: Database) throws -> BookingPolicy {
         var policy = BookingPolicy()
-        for (key, path, range) in keys {
-            if let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]),
-               let value = Int(text), range.contains(value) {
-                policy[keyPath: path] = value
+        let stored = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE key LIKE 'booking.%'"))
+        for row in stored {
+            let key: String = row["key"], text: String = row["value"]
+            if let entry = keys.first(where: { $0.key == key }), let value = Int(text), entry.range.contains(value) {
+                policy[keyPath: entry.path] = value
             }
         }
         return policy
