@@ -24,6 +24,12 @@ struct Slots: ParsableCommand {
         try context.emit(slots.map { JSON(doctorId: $0.doctorId, doctorName: $0.doctorName, start: DateText.iso8601($0.start),
                                           end: DateText.iso8601($0.end), isAvailable: $0.isAvailable) }) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
+            // On a day the clocks change, every time carries its zone name ("1:30 AM EDT").
+            let offsets = Set(slots.flatMap { [clinic.zone.secondsFromGMT(for: $0.start), clinic.zone.secondsFromGMT(for: $0.end)] })
+            func time(_ date: Date) -> String {
+                let text = DateText.time(date, timeZone: clinic.zone, language: context.language)
+                return offsets.count > 1 ? text + " " + DateText.zoneName(date, timeZone: clinic.zone, language: context.language) : text
+            }
             var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
                                                                                       language: context.language)), ""]
             var day = ""
@@ -38,9 +44,8 @@ struct Slots: ParsableCommand {
             for slot in slots {
                 let heading = DateText.day(slot.start, timeZone: clinic.zone, language: context.language)
                 if heading != day { flush(); day = heading }
-                rows.append([DateText.time(slot.start, timeZone: clinic.zone, language: context.language) + "–"
-                                + DateText.time(slot.end, timeZone: clinic.zone, language: context.language),
-                             slot.doctorName, context.text(slot.isAvailable ? .available : .taken)])
+                rows.append([time(slot.start) + "–" + time(slot.end), slot.doctorName,
+                             context.text(slot.isAvailable ? .available : slot.isTaken ? .taken : .tooSoon)])
             }
             flush()
             return lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
@@ -67,6 +72,8 @@ struct Find: ParsableCommand {
             throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
         }
         let deadline = try before.map { try TimeInput.resolve($0, in: .current) }
+        if let deadline, deadline <= Date() { throw ClinicError.invalid(.beforeInPast) }
+        let shownDeadline = deadline ?? Date().addingTimeInterval(14 * 86_400)
         let system = try context.system()
         let (point, geocoded) = try location.resolve(context, system)
         let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
@@ -80,7 +87,7 @@ struct Find: ParsableCommand {
                                           doctorName: $0.slot.doctorName, start: DateText.iso8601($0.slot.start),
                                           end: DateText.iso8601($0.slot.end)) }) {
             guard !found.isEmpty else {
-                return context.text(.findNone, DateText.iso8601(deadline ?? Date().addingTimeInterval(14 * 86_400)))
+                return context.text(.findNone, DateText.iso8601(shownDeadline))
             }
             return Output.table(
                 [context.text(.headerClinic), context.text(.headerDistance), context.text(.headerDepartment),
@@ -125,7 +132,8 @@ extension AppointmentsCommand {
                 lines.append(Output.table(
                     [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
                     history.map { event in
-                        [localTime(event.at, clinic, context), eventText(event.event, context), event.actor,
+                        [localTime(event.at, clinic, context), eventText(event.event, context),
+                         context.text(event.actor == Actor.staff.rawValue ? .actorStaff : .actorPatient),
                          event.startsAt.map { localTime($0, clinic, context) } ?? ""]
                     }))
                 return lines.joined(separator: "\n")
@@ -181,7 +189,8 @@ extension Admin {
             @OptionGroup var global: GlobalOptions
             @Option(help: "Doctor id.") var doctor: Int64
             @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String
-            @Flag(help: "The doctor does not work that day.") var off = false
+            @Flag(help: "The doctor does not work that day (appointments already booked that day are kept: move them first).")
+            var off = false
             @Option(help: ArgumentHelp("Start, HH:MM local.", valueName: "time")) var from: String?
             @Option(help: ArgumentHelp("End, HH:MM local.", valueName: "time")) var to: String?
             @Option(help: "Slot length in minutes (default 20).") var slot: Int = 20
@@ -224,7 +233,7 @@ extension Admin {
                 let system = try context.system()
                 let exceptions = try system.departments.exceptions(doctorId: doctor)
                 try context.emit(exceptions.map(ExceptionJSON.init)) {
-                    Output.table([context.text(.headerId), "Date", context.text(.headerHours)], exceptions.map {
+                    Output.table([context.text(.headerId), context.text(.headerDate), context.text(.headerHours)], exceptions.map {
                         [String($0.id ?? 0), $0.day, $0.isDayOff ? context.text(.dayOff)
                             : minutesText($0.startMinute ?? 0) + "–" + minutesText($0.endMinute ?? 0) + "/" + String($0.slotMinutes ?? 0) + "′"]
                     })

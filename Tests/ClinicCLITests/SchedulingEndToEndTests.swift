@@ -27,12 +27,12 @@ import Testing
         let cli = try CLIHarness()
         try cli.setUpDirectory()
         let sessions = try (0..<8).map { try patient(cli, "racer\($0)") }
-        let cardiology = try departmentId(cli, city: "Reno", "surgery") // one doctor
+        let surgery = try departmentId(cli, city: "Reno", "surgery") // one doctor
         let monday = nextMonday()
         let times = ["09:00", "09:20", "09:40", "13:00"]
         for time in times {
             let racers = try sessions.map { session in
-                try cli.start(["book", "--department", String(cardiology), "--at", "\(monday) \(time)", "--json"], session: session)
+                try cli.start(["book", "--department", String(surgery), "--at", "\(monday) \(time)", "--json"], session: session)
             }
             let results = try racers.map { try $0.wait() }
             let winners = results.filter { $0.status == 0 }

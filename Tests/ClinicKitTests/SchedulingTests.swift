@@ -39,12 +39,17 @@ import Testing
         #expect(free["2026-11-23 08:40"] == true)
         #expect(free["2026-11-23 10:00"] == false, "booked")
         #expect(free["2026-11-23 10:20"] == true)
+        let taken = Dictionary(uniqueKeysWithValues: slots.map { (LocalDateTime.of($0.start, in: TimeZone(identifier: "America/Los_Angeles")!).description, $0.isTaken) })
+        #expect(taken["2026-11-23 10:00"] == true && taken["2026-11-23 08:20"] == false, "too soon is not taken")
         #expect(expectError(.slotUnavailable) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
         }?.key == .slotTooSoon)
-        // The lead time is a setting.
+        // The lead time is a setting; even at 0, a slot starting right now is not offered.
         try system.database.write { db in try BookingPolicy.set(db, key: "booking.lead_minutes", value: "0") }
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
+        clock.advance(30 * 60) // 08:40 exactly
+        let now = try system.appointments.slots(departmentId: cardiology, days: 1).first { $0.start == clock.now }
+        #expect(now?.isAvailable == false)
     }
 
     @Test func fallBackAndSpringForwardInNewYork() throws {
@@ -104,6 +109,15 @@ import Testing
                                                     hours: DoctorSchedule.Interval(startMinute: 700, endMinute: 600, slotMinutes: 30))
         } != nil)
         #expect(expectError(.notFound) { _ = try system.departments.addException(doctorId: 99_999, day: try day("2026-11-25"), hours: nil) } != nil)
+        // Exceptions on one date may not overlap or contradict each other.
+        #expect(expectError(.invalidInput) {
+            _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+                                                    hours: DoctorSchedule.Interval(startMinute: 630, endMinute: 700, slotMinutes: 30))
+        }?.key == .exceptionOverlaps)
+        #expect(expectError(.invalidInput) { _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"), hours: nil) } != nil)
+        _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+                                                hours: DoctorSchedule.Interval(startMinute: 660, endMinute: 720, slotMinutes: 30))
+        #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-24"), days: 1).count == 4)
     }
 
     @Test func daysAndDoctorsAreChecked() throws {

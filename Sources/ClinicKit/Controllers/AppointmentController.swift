@@ -34,6 +34,8 @@ public struct Slot: Sendable, Equatable {
     public let start: Date
     public let end: Date
     public let isAvailable: Bool
+    /// Held by an active appointment (an unavailable slot that is not taken is past or too soon).
+    public let isTaken: Bool
 }
 
 /// The UML's `AppointmentController`: slots, booking, rescheduling, cancelling and the
@@ -201,12 +203,15 @@ public final class AppointmentController: Sendable {
                 WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at < ? AND ends_at > ?
                 ORDER BY starts_at
                 """), arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
+            var seen = Set<Date>() // overlapping intervals on one date must not offer a start twice
             for offset in 0..<days {
-                for slot in schedule.slots(on: first.adding(days: offset), zone: zone) {
+                for slot in schedule.slots(on: first.adding(days: offset), zone: zone) where seen.insert(slot.start).inserted {
                     let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)
                     let busy = taken.contains { $0.0 < end && $0.1 > start }
+                    // The same rules as booking: in the future and at least the lead time ahead.
+                    let bookable = slot.start > now && slot.start >= earliest
                     result.append(Slot(doctorId: doctor.id ?? 0, doctorName: doctor.name, start: slot.start, end: slot.end,
-                                       isAvailable: !busy && slot.start >= earliest))
+                                       isAvailable: !busy && bookable, isTaken: busy))
                 }
             }
         }

@@ -84,8 +84,15 @@ extension DepartmentController {
         }
         return try database.write { db in
             guard try database.getDoctorById(db, doctorId) != nil else {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+                throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
             }
+            let key = DoctorSchedule.dayKey(day)
+            let existing = try WorkingException.filter(Column("doctor_id") == doctorId && Column("day") == key).fetchAll(db)
+            let clash = existing.contains { other in
+                guard let hours, let start = other.startMinute, let end = other.endMinute else { return true } // a day off
+                return start < hours.endMinute && hours.startMinute < end
+            }
+            if clash { throw ClinicError.invalid(.exceptionOverlaps, key) }
             var exception = WorkingException(id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day),
                                              startMinute: hours?.startMinute, endMinute: hours?.endMinute,
                                              slotMinutes: hours?.slotMinutes)
@@ -97,7 +104,7 @@ extension DepartmentController {
     public func exceptions(doctorId: Int64) throws -> [WorkingException] {
         try database.read { db in
             guard try database.getDoctorById(db, doctorId) != nil else {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+                throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
             }
             return try WorkingException.filter(Column("doctor_id") == doctorId).order(Column("day"), Column("start_minute")).fetchAll(db)
         }

@@ -27,7 +27,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case slotTooSoon, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
     case exceptionInvalid, exceptionNotFound, noSlots, clinicTime, headerAvailable, headerEvent, headerWhen, headerActor
     case available, taken, eventBooked, eventRescheduled, settingLine, exceptionAdded, exceptionRemoved, dayOff
-    case statusSet, findNone, beforeInPast
+    case statusSet, findNone, beforeInPast, doctorUnknown, exceptionOverlaps, headerDate, actorPatient, actorStaff, tooSoon
     // Geography
     case coordinatesInvalid, coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable
     case geocoderBadAnswer, geocoderTimeout, locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
@@ -151,7 +151,7 @@ public enum Strings {
         .overlappingUnknown: "You already have an appointment at that time.",
         .slotTooSoon: "That slot starts too soon: book at least {0} minutes ahead.",
         .tooLate: "It is too late to change this appointment: changes close {0} minutes before the start. Please call the clinic.",
-        .limitReached: "You already hold {0} upcoming appointments, the most allowed. Cancel one first.",
+        .limitReached: "You already hold the most upcoming appointments allowed ({0}). Cancel one first.",
         .transitionRefused: "An appointment that is {0f} cannot become {1f}.",
         .notStartedYet: "An appointment cannot be marked {0f} before it starts.",
         .daysRange: "--days must be from 1 to 31 (got {0}).",
@@ -170,6 +170,9 @@ public enum Strings {
         .statusSet: "Appointment {0} is now {1f}.",
         .findNone: "No clinic nearby has a free slot for that specialization before {0}.",
         .beforeInPast: "--before must be in the future.",
+        .doctorUnknown: "There is no doctor {0}.",
+        .exceptionOverlaps: "The doctor already has an exception on {0} that this one would overlap or contradict: remove it first.",
+        .headerDate: "Date", .actorPatient: "patient", .actorStaff: "staff", .tooSoon: "too soon",
         .timeHasSeconds: "The time '{0}' has seconds: give the clinic's time to the minute, like 2026-11-23 09:20.",
         .importBadHeader: "The header line cannot be read (bad quoting or not UTF-8).",
         .coordinatesInvalid: "Cannot read the coordinates '{0}'. Write them like 53.9,27.56 or 53.9N 27.56E.",
@@ -313,7 +316,7 @@ public enum Strings {
         .overlappingUnknown: "У вас уже есть запись на это время.",
         .slotTooSoon: "Этот приём начинается слишком скоро: записывайтесь не позже чем за {0} минут.",
         .tooLate: "Изменить запись уже нельзя: изменения закрываются за {0} минут до начала. Позвоните в клинику.",
-        .limitReached: "У вас уже {0} предстоящих записей — это максимум. Сначала отмените одну.",
+        .limitReached: "У вас уже максимальное число предстоящих записей ({0}). Сначала отмените одну.",
         .transitionRefused: "Запись в состоянии «{0f}» нельзя перевести в «{1f}».",
         .notStartedYet: "Нельзя отметить запись как «{0f}» до её начала.",
         .daysRange: "--days — от 1 до 31 (получено {0}).",
@@ -332,6 +335,9 @@ public enum Strings {
         .statusSet: "Запись {0} теперь «{1f}».",
         .findNone: "Рядом нет клиник со свободным временем по этой специальности до {0}.",
         .beforeInPast: "--before должно быть в будущем.",
+        .doctorUnknown: "Врача {0} нет.",
+        .exceptionOverlaps: "У врача уже есть исключение на {0}, с которым это пересекается или спорит: сначала удалите его.",
+        .headerDate: "Дата", .actorPatient: "пациент", .actorStaff: "клиника", .tooSoon: "поздно",
         .timeHasSeconds: "Во времени '{0}' есть секунды: укажите время клиники с точностью до минуты, например 2026-11-23 09:20.",
         .importBadHeader: "Не удаётся прочитать строку заголовка (кавычки или не UTF-8).",
         .coordinatesInvalid: "Не удаётся прочитать координаты '{0}'. Пишите так: 53.9,27.56 или 53.9N 27.56E.",

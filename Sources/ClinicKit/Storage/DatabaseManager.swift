@@ -147,7 +147,10 @@ public final class DatabaseManager: Sendable {
         return String(describing: error)
     }
 
-    /// True for the unique index that holds one active appointment per doctor and start.
+    /// True for a unique violation on the index over `index` (a column name). SQLite names the
+    /// columns of the violated index in its message ("UNIQUE constraint failed:
+    /// appointments.doctor_id, appointments.starts_at"), and that is what tells the doctor's
+    /// index from the patient's.
     static func isUniqueViolation(_ error: Error, index: String) -> Bool {
         guard let error = error as? DatabaseError,
               error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
