@@ -45,7 +45,8 @@ let package = Package(
                 "ClinicKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Benchmarks"),
+            path: "Benchmarks",
+            exclude: ["postgis-compare.sh"]),
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "CArgon2"]),

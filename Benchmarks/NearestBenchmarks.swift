@@ -56,6 +56,33 @@ enum NearestBenchmarks {
     }
 }
 
+extension NearestBenchmarks {
+    /// The points of `nearest` at `size` (id,lat,lon), its queries (lat,lon) and our answers
+    /// (query,id,distance_m), as CSV files in `folder`; then this machine's p50 and p99 over
+    /// those queries on stdout.
+    static func export(to folder: URL, size: Int, queries: Int) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let points = randomCoordinates(size, seed: 42)
+        let ids = (1...Int64(size)).map { $0 }
+        var text = ""
+        text.reserveCapacity(size * 32)
+        for (index, point) in points.enumerated() { text += "\(ids[index]),\(point.latitude),\(point.longitude)\n" }
+        try text.write(to: folder.appendingPathComponent("points.csv"), atomically: true, encoding: .utf8)
+        let targets = randomCoordinates(queries, seed: 7)
+        try targets.map { "\($0.latitude),\($0.longitude)" }.joined(separator: "\n")
+            .appending("\n").write(to: folder.appendingPathComponent("queries.csv"), atomically: true, encoding: .utf8)
+        let index = try GeoIndex(coordinates: points, ids: ids)
+        var answers = ""
+        for (number, target) in targets.enumerated() {
+            guard let hit = try index.nearest(to: target, k: 1).first else { continue }
+            answers += "\(number),\(hit.id),\(hit.distance)\n"
+        }
+        try answers.write(to: folder.appendingPathComponent("answers.csv"), atomically: true, encoding: .utf8)
+        let samples = try Clock.measure(targets) { _ = try index.nearest(to: $0, k: 1) }
+        print(String(format: "clinickit p50_us=%.2f p99_us=%.2f", samples.percentile(0.5), samples.percentile(0.99)))
+    }
+}
+
 enum BenchmarkError: Error, CustomStringConvertible {
     case mismatch(String)
     var description: String {

@@ -13,6 +13,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Smaller sizes; finishes within a minute.") var quick = false
     @Flag(help: "Print a JSON array instead of a table.") var json = false
     @Option(help: "Run only this benchmark: \(Bench.names.joined(separator: ", ")).") var only: String?
+    @Option(help: ArgumentHelp("Write the nearest benchmark's points, queries and answers as CSV to this folder (for Benchmarks/postgis-compare.sh) and stop.", valueName: "dir"))
+    var export: String?
+    @Option(help: "With --export: how many points (default 1000000).") var exportSize: Int = 1_000_000
     @Option(help: .hidden) var worker: String?
     @Option(help: .hidden) var workerIndex: Int = 0
     @Option(help: .hidden) var workerCount: Int = 0
@@ -24,6 +27,10 @@ struct Bench: ParsableCommand {
     func run() throws {
         if let worker {
             try DatabaseBenchmarks.worker(path: worker, index: workerIndex, count: workerCount)
+            return
+        }
+        if let export {
+            try NearestBenchmarks.export(to: URL(fileURLWithPath: export), size: exportSize, queries: 2_000)
             return
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-bench-\(UUID().uuidString)")
