@@ -91,23 +91,22 @@ struct Geocode: ParsableCommand {
     }
 }
 
+/// A clinic as in `ClinicJSON`, plus `distanceMeters` (to 0.1 m), in one flat object.
 struct NearbyClinicJSON: Encodable {
-    let id: Int64
-    let name: String
-    let address: String
-    let city: String
-    let lat: Double
-    let lon: Double
-    let isPediatric: Bool
-    let isHospital: Bool
-    let timeZone: String
+    let clinic: ClinicJSON
     let distanceMeters: Double
 
     init(_ nearby: NearbyClinic) {
-        let clinic = ClinicJSON(nearby.clinic)
-        id = clinic.id; name = clinic.name; address = clinic.address; city = clinic.city; lat = clinic.lat
-        lon = clinic.lon; isPediatric = clinic.isPediatric; isHospital = clinic.isHospital; timeZone = clinic.timeZone
+        clinic = ClinicJSON(nearby.clinic)
         distanceMeters = (nearby.distance * 10).rounded() / 10
+    }
+
+    private enum Keys: String, CodingKey { case distanceMeters }
+
+    func encode(to encoder: Encoder) throws {
+        try clinic.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(distanceMeters, forKey: .distanceMeters)
     }
 }
 

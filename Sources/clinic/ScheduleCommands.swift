@@ -112,16 +112,10 @@ extension AppointmentsCommand {
             let appointment = try system.appointments.getAppointmentById(appointmentId, clientId: client.id ?? 0)
             let history = try system.appointments.history(appointmentId, clientId: client.id ?? 0)
             let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String? }
-            struct JSON: Encodable {
-                let id: Int64; let clinicId: Int64; let departmentId: Int64; let doctorId: Int64; let doctorName: String
-                let start: String; let end: String; let status: String; let notes: String; let history: [Event]
-            }
-            let base = AppointmentJSON(appointment)
-            let json = JSON(id: base.id, clinicId: base.clinicId, departmentId: base.departmentId, doctorId: base.doctorId,
-                            doctorName: base.doctorName, start: base.start, end: base.end, status: base.status, notes: base.notes,
-                            history: history.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
-                                                         start: $0.startsAt.map(DateText.iso8601)) })
+            let json = AppointmentHistoryJSON(appointment: AppointmentJSON(appointment), history: history.map {
+                AppointmentHistoryJSON.Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
+                                             start: $0.startsAt.map(DateText.iso8601))
+            })
             try context.emit(json) {
                 var lines = [
                     "\(appointment.id ?? 0): " + localTime(appointment.startsAt, clinic, context) + " · " + clinic.name,
@@ -262,18 +256,22 @@ extension Admin {
             abstract: "Booking rules: booking.lead_minutes, booking.cutoff_minutes, booking.max_active.",
             subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
+        /// Prints every booking rule with its value.
+        static func show(_ context: Context, _ system: ClinicSystem) throws {
+            let policy = try system.database.read { db in try BookingPolicy.load(db) }
+            let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
+            try context.emit(Dictionary(uniqueKeysWithValues: values)) {
+                values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
+            }
+        }
+
         struct Show: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show the booking rules.")
             @OptionGroup var global: GlobalOptions
 
             func run() throws {
                 let context = Context(global)
-                let system = try context.system()
-                let policy = try system.database.read { db in try BookingPolicy.load(db) }
-                let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
-                try context.emit(Dictionary(uniqueKeysWithValues: values)) {
-                    values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
-                }
+                try Settings.show(context, try context.system())
             }
         }
 
@@ -287,11 +285,7 @@ extension Admin {
                 let context = Context(global)
                 let system = try context.system()
                 try system.database.write { db in try BookingPolicy.set(db, key: key, value: value) }
-                let policy = try system.database.read { db in try BookingPolicy.load(db) }
-                let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
-                try context.emit(Dictionary(uniqueKeysWithValues: values)) {
-                    values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
-                }
+                try Settings.show(context, system)
             }
         }
     }
@@ -303,5 +297,20 @@ struct ExceptionJSON: Encodable {
     init(_ exception: WorkingException) {
         id = exception.id ?? 0; doctorId = exception.doctorId; date = exception.day; dayOff = exception.isDayOff
         start = exception.startMinute.map(minutesText); end = exception.endMinute.map(minutesText); slotMinutes = exception.slotMinutes
+    }
+}
+
+/// An appointment as in `AppointmentJSON`, plus its `history`, in one flat object.
+struct AppointmentHistoryJSON: Encodable {
+    struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String? }
+    let appointment: AppointmentJSON
+    let history: [Event]
+
+    private enum Keys: String, CodingKey { case history }
+
+    func encode(to encoder: Encoder) throws {
+        try appointment.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(history, forKey: .history)
     }
 }

@@ -2,45 +2,33 @@ import Foundation
 
 /// Human date formatting: the language's conventions, in the clinic's time zone.
 public enum DateText {
-    /// "Nov 22, 2026 at 2:30 PM" (en) or "22.11.2026, 14:30" (ru).
-    public static func dateTime(_ date: Date, timeZone: TimeZone, language: Language) -> String {
+    /// A date in a zone, with the pattern of the language (`en`, `ru`).
+    static func format(_ date: Date, _ timeZone: TimeZone, _ language: Language, en: String, ru: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = language.locale
         formatter.timeZone = timeZone
-        switch language {
-        case .en:
-            formatter.dateFormat = "MMM d, yyyy 'at' h:mm a"
-        case .ru:
-            formatter.dateFormat = "dd.MM.yyyy, HH:mm"
-        }
+        formatter.dateFormat = language == .ru ? ru : en
         return formatter.string(from: date)
+    }
+
+    /// "Nov 22, 2026 at 2:30 PM" (en) or "22.11.2026, 14:30" (ru).
+    public static func dateTime(_ date: Date, timeZone: TimeZone, language: Language) -> String {
+        format(date, timeZone, language, en: "MMM d, yyyy 'at' h:mm a", ru: "dd.MM.yyyy, HH:mm")
     }
 
     /// The day heading of a slot list: "Mon, Nov 23, 2026" (en), "пн, 23.11.2026" (ru).
     public static func day(_ date: Date, timeZone: TimeZone, language: Language) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = language.locale
-        formatter.timeZone = timeZone
-        formatter.dateFormat = language == .ru ? "EEEEEE, dd.MM.yyyy" : "EEE, MMM d, yyyy"
-        return formatter.string(from: date)
+        format(date, timeZone, language, en: "EEE, MMM d, yyyy", ru: "EEEEEE, dd.MM.yyyy")
     }
 
     /// A time of day: "9:20 AM" (en), "09:20" (ru).
     public static func time(_ date: Date, timeZone: TimeZone, language: Language) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = language.locale
-        formatter.timeZone = timeZone
-        formatter.dateFormat = language == .ru ? "HH:mm" : "h:mm a"
-        return formatter.string(from: date)
+        format(date, timeZone, language, en: "h:mm a", ru: "HH:mm")
     }
 
     /// The zone's short name at that date in the language ("PST", "GMT-8"), else its identifier.
     public static func zoneName(_ date: Date, timeZone: TimeZone, language: Language) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = language.locale
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "zzz"
-        let name = formatter.string(from: date)
+        let name = format(date, timeZone, language, en: "zzz", ru: "zzz")
         return name.isEmpty ? timeZone.identifier : name
     }
 
