@@ -27,7 +27,9 @@ public final class ClinicSystem: Sendable {
         geocoding = GeocodingService(database: database, offline: offline, remote: remoteGeocoder, now: now)
         clinics = ClinicController(database: database, zones: gazetteer)
         departments = DepartmentController(database: database)
-        clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics)
+        let data = resources?.data
+        clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
+                                   commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
         appointments = AppointmentController(database: database, now: now)
     }
 

@@ -110,6 +110,8 @@ import Testing
             ("not_logged_in", ["appointments"], "", nobody),
             ("invalid_credentials", ["login", "--login", "anna", "--password-stdin"], "wrong-horse-42\n", nobody),
             ("invalid_credentials", ["login", "--login", "nobody", "--password-stdin"], "correct-horse-42\n", nobody),
+            ("weak_password", ["register", "--login", "cleo", "--name", "Cleo", "--surname", "B", "--street", "Main Street",
+                               "--house", "1", "--city", "Reno", "--accept-privacy", "--password-stdin"], "Password123\n", nil),
             ("login_taken", ["register", "--login", "ANNA", "--name", "A", "--surname", "B", "--street", "Main Street",
                              "--house", "1", "--city", "Reno", "--accept-privacy", "--password-stdin"], password, nil),
             ("weak_password", ["register", "--login", "cleo", "--name", "Cleo", "--surname", "B", "--street", "Main Street",
@@ -126,13 +128,24 @@ import Testing
             ("slot_unavailable", ["book", "--department", String(surgery), "--at", "2001-01-01 10:00"], "", otherSession),
         ]
         for item in cases {
-            let before = try cli.fingerprint()
+            // A failed log-in is counted for throttling: that table, and only that one, changes.
+            let counted: Set<String> = item.code == "invalid_credentials" ? ["login_attempts"] : []
+            let before = try cli.fingerprint(excluding: counted)
+            let attemptsBefore = try cli.fingerprint()
             let result = try cli.run(item.arguments + ["--json"], input: item.input, session: item.session)
             #expect(result.status != 0, "\(item.arguments)")
             #expect(result.errorCode == item.code, "\(item.arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(item.arguments)")
-            #expect(try cli.fingerprint() == before, "\(item.arguments) changed the database")
+            #expect(try cli.fingerprint(excluding: counted) == before, "\(item.arguments) changed the database")
+            if !counted.isEmpty { #expect(try cli.fingerprint() != attemptsBefore, "the failure was counted") }
         }
+        // One failure for anna above, four more: the next attempt is refused without looking at the password.
+        for _ in 0..<4 {
+            _ = try cli.run(["login", "--login", "anna", "--password-stdin"], input: "wrong-horse-42\n", session: nobody)
+        }
+        let locked = try cli.run(["login", "--login", "anna", "--password-stdin", "--json"], input: password, session: nobody)
+        #expect(locked.errorCode == "account_locked", "\(locked.stderr)")
+        #expect(locked.status == 3)
     }
 
     @Test func humanErrorsSpeakTheChosenLanguageWithStableExitStatus() throws {

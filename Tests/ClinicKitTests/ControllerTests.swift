@@ -31,6 +31,7 @@ import Testing
         #expect(attempt { $0.login = "a" }?.code == .invalidInput)
         #expect(attempt { $0.password = "short-1" }?.code == .weakPassword)
         #expect(attempt { $0.password = "xx-bob-is-long-1" }?.key == .passwordContainsLogin)
+        #expect(attempt { $0.password = "i-am-lee-1990" }?.key == .passwordContainsName)
         #expect(attempt { $0.confirmPassword = "other-horse-42" }?.key == .passwordsDiffer)
         #expect(attempt { $0.acceptedPrivacy = false }?.code == .privacyNotAccepted)
         #expect(attempt { $0.name = "" }?.key == .fieldEmpty)

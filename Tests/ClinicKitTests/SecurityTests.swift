@@ -58,6 +58,37 @@ import Testing
     }
 }
 
+@Suite struct ThrottlingTests {
+    @Test func fiveFailuresLockANameForFifteenMinutesKnownOrNot() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        _ = try register(system, "anna")
+        for login in ["anna", "nobody"] {
+            for _ in 0..<ClientController.throttleLimit {
+                #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: login, password: "wrong-horse-42") } != nil)
+                clock.advance(60)
+            }
+            // Locked now: even the right password is not checked, and the answer is the same for both names.
+            let locked = expectError(.accountLocked) { _ = try system.clients.logIn(login: login.uppercased(), password: "correct-horse-42") }
+            #expect(locked != nil, "\(login)")
+        }
+        clock.advance(15 * 60)
+        #expect(try system.clients.logIn(login: "anna", password: "correct-horse-42").client.login == "anna")
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts WHERE login_key = 'anna'") } == 0,
+                "a success clears the counter")
+    }
+
+    @Test func failuresOutsideTheWindowStartAgain() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        _ = try register(system, "anna")
+        for _ in 0..<4 { _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "nope-nope-42") } }
+        clock.advance(16 * 60)
+        for _ in 0..<4 { _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "nope-nope-42") } }
+        #expect(try system.clients.logIn(login: "anna", password: "correct-horse-42").client.login == "anna", "4 + 4 in two windows")
+    }
+}
+
 @Suite struct SessionTests {
     @Test func tokensAreRandomAndOnlyTheirHashIsStored() throws {
         let system = try makeSystem()

@@ -35,15 +35,22 @@ import Testing
         #expect(!validator.passwordsMatch("abc", "abC"))
     }
 
-    @Test func passwordRulesSayWhichRuleFailed() {
-        #expect(validator.passwordProblem("short1") == .passwordTooShort)
-        #expect(validator.passwordProblem(String(repeating: "a1", count: 65)) == .passwordTooLong)
-        #expect(validator.passwordProblem("onlyletterslong") == .passwordNeedsMix)
-        #expect(validator.passwordProblem("1234567890123") == .passwordNeedsMix)
-        #expect(validator.passwordProblem("xx-annasmith-99", login: "AnnaSmith") == .passwordContainsLogin)
-        #expect(validator.passwordProblem("correct-horse-42", login: "anna") == nil)
-        #expect(validator.isStrongPassword("correct-horse-42"))
-        #expect(!validator.isStrongPassword("password"))
+    @Test func passwordRulesSayWhichRuleFailed() throws {
+        let policy = Validator(commonPasswords: try Validator.commonPasswords(in: projectRoot.appendingPathComponent("Data")))
+        #expect(policy.commonPasswords.count == 30_000)
+        #expect(policy.passwordProblem("short1") == .passwordTooShort)
+        #expect(policy.passwordProblem(String(repeating: "ab", count: 64)) == nil, "128 characters")
+        #expect(policy.passwordProblem(String(repeating: "a1", count: 65)) == .passwordTooLong)
+        #expect(policy.passwordProblem("xx-annasmith-99", login: "AnnaSmith") == .passwordContainsLogin)
+        #expect(policy.passwordProblem("i-am-ANNA-1990", login: "xyz", name: "Anna") == .passwordContainsName)
+        #expect(policy.passwordProblem("smithsonian-42", name: "Jo", surname: "Smith") == .passwordContainsName)
+        #expect(policy.passwordProblem("jo-jo-jo-jo-jo", name: "Jo") == nil, "names under 3 letters are not checked")
+        #expect(policy.passwordProblem("Password123") == .passwordCommon, "common, whatever the case")
+        #expect(policy.passwordProblem("qwertyuiop") == .passwordCommon)
+        #expect(policy.passwordProblem("correct horse battery staple") == nil, "a passphrase of words is fine")
+        #expect(policy.passwordProblem("correct-horse-42", login: "anna", name: "Anna", surname: "Smith") == nil)
+        #expect(policy.isStrongPassword("correct-horse-42"))
+        #expect(!policy.isStrongPassword("password"))
     }
 
     @Test func citiesCompareWithoutCaseOrAccents() {

@@ -34,13 +34,16 @@ public final class ClientController: Sendable {
     let now: @Sendable () -> Date
     let geocoding: GeocodingService
     let clinics: ClinicController
+    /// The common-password list, when there is a Data/ folder to read it from.
+    let commonPasswords: @Sendable () throws -> Set<String>
 
     public init(database: DatabaseManager, hasher: PasswordHasher = PasswordHasher(),
                 now: @escaping @Sendable () -> Date = { Date() }, geocoding: GeocodingService? = nil,
-                clinics: ClinicController? = nil) {
+                clinics: ClinicController? = nil, commonPasswords: @escaping @Sendable () throws -> Set<String> = { [] }) {
         self.database = database
         self.hasher = hasher
         self.now = now
+        self.commonPasswords = commonPasswords
         self.geocoding = geocoding ?? GeocodingService(
             database: database, offline: [DirectoryCities(database: database, gazetteer: nil)], now: now)
         self.clinics = clinics ?? ClinicController(database: database)
@@ -52,7 +55,7 @@ public final class ClientController: Sendable {
     /// geocoder nor kept in the geocode cache. Without `clinicId`, the home clinic is the
     /// nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
-        let validator = Validator()
+        let validator = Validator(commonPasswords: try commonPasswords())
         let login = request.login.trimmingCharacters(in: .whitespaces)
         guard validator.isValidLogin(login) else { throw ClinicError.invalid(.loginInvalid) }
         for (field, value) in [("name", request.name), ("surname", request.surname)] {
@@ -70,7 +73,7 @@ public final class ClientController: Sendable {
         if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
             throw ClinicError.invalid(.passwordsDiffer)
         }
-        if let problem = validator.passwordProblem(request.password, login: login) {
+        if let problem = validator.passwordProblem(request.password, login: login, name: request.name, surname: request.surname) {
             throw ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength),
                               String(Validator.maximumPasswordLength))
         }
@@ -130,16 +133,38 @@ public final class ClientController: Sendable {
         return client
     }
 
+    /// Failed log-ins allowed for one login name within `throttleWindow` before it is locked
+    /// until the window ends.
+    public static let throttleLimit = 5
+    public static let throttleWindow: TimeInterval = 15 * 60
+
     /// Checks the password and opens a session; returns the patient and the session token.
-    /// An unknown login and a wrong password fail the same way, after the same work.
-    /// A hash made with weaker parameters than the current ones is replaced.
+    /// An unknown login and a wrong password fail the same way, after the same work, and are
+    /// throttled the same way: after `throttleLimit` failures within `throttleWindow` a name
+    /// is refused with `account_locked` without the password being checked. The counters live
+    /// in the database (shared by every process); a success clears them. Recording a failure is
+    /// the one write a failed command makes, on purpose. A hash made with weaker parameters
+    /// than the current ones is replaced.
     public func logIn(login: String, password: String) throws -> (client: Client, token: String) {
-        let client = try database.read { db in try database.getUserByLogin(db, login) }
-        guard let client else {
-            _ = hasher.verify(password, against: Self.decoyHash(hasher))
-            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        let key = Client.key(forLogin: login)
+        let started = self.now()
+        let (client, lockedUntil) = try database.read { db -> (Client?, Date?) in
+            let row = try Row.fetchOne(db, sql: "SELECT failures, first_failure_at FROM login_attempts WHERE login_key = ?",
+                                       arguments: [key])
+            if let row, (row["failures"] as Int) >= Self.throttleLimit {
+                let until = Date(seconds: row["first_failure_at"]).addingTimeInterval(Self.throttleWindow)
+                if until > started { return (nil, until) }
+            }
+            return (try database.getUserByLogin(db, login), nil)
         }
-        guard hasher.verify(password, against: client.passwordHash) else {
+        if let lockedUntil {
+            throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(lockedUntil),
+                              String(Int((lockedUntil.timeIntervalSince(started) / 60).rounded(.up))))
+        }
+        let verified = client.map { hasher.verify(password, against: $0.passwordHash) }
+            ?? { _ = hasher.verify(password, against: Self.decoyHash(hasher)); return false }()
+        guard let client, verified else {
+            try recordFailure(key)
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
         let newHash = hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
@@ -153,7 +178,21 @@ public final class ClientController: Sendable {
                 try current.update(db, columns: ["password_hash"])
             }
             let token = try sessions.create(db, clientId: client.id ?? -1, now: now)
+            try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [key])
             return (current, token)
+        }
+    }
+
+    /// Counts a failed log-in for a name, starting a new window when the last one is over.
+    func recordFailure(_ key: String) throws {
+        let now = self.now().seconds
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES (?, 1, ?)
+                ON CONFLICT (login_key) DO UPDATE SET
+                    failures = CASE WHEN first_failure_at <= ? THEN 1 ELSE failures + 1 END,
+                    first_failure_at = CASE WHEN first_failure_at <= ? THEN excluded.first_failure_at ELSE first_failure_at END
+                """, arguments: [key, now, now - Int64(Self.throttleWindow), now - Int64(Self.throttleWindow)])
         }
     }
 

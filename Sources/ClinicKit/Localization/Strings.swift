@@ -19,7 +19,8 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case workingHoursInvalid, departmentNotFound, doctorNotFound, invalidId, fileUnreadable
     // Registration
     case loginInvalid, fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer
-    case passwordTooShort, passwordTooLong, passwordNeedsMix, passwordContainsLogin, privacyRequired
+    case passwordTooShort, passwordTooLong, passwordContainsName, passwordCommon, passwordContainsLogin, privacyRequired
+    case accountLocked
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
@@ -130,7 +131,9 @@ public enum Strings {
         .passwordsDiffer: "The two passwords differ.",
         .passwordTooShort: "The password is too weak: it must have at least {0} characters.",
         .passwordTooLong: "The password is too long: at most {1} characters.",
-        .passwordNeedsMix: "The password is too weak: it must mix letters with digits or symbols.",
+        .passwordContainsName: "The password is too weak: it must not contain your name or surname.",
+        .passwordCommon: "The password is too weak: it is one of the most common passwords. A few unrelated words make a strong one.",
+        .accountLocked: "Too many failed log-ins for this login: try again after {0} (in {1} min).",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
         .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
         .loginTaken: "The login '{0}' is taken.",
@@ -295,7 +298,9 @@ public enum Strings {
         .passwordsDiffer: "Пароли не совпадают.",
         .passwordTooShort: "Слишком слабый пароль: нужно не меньше {0} символов.",
         .passwordTooLong: "Слишком длинный пароль: не больше {1} символов.",
-        .passwordNeedsMix: "Слишком слабый пароль: нужны и буквы, и цифры или символы.",
+        .passwordContainsName: "Слишком слабый пароль: он не должен содержать ваше имя или фамилию.",
+        .passwordCommon: "Слишком слабый пароль: он из числа самых распространённых. Несколько не связанных слов — хороший пароль.",
+        .accountLocked: "Слишком много неудачных входов под этим логином: попробуйте после {0} (через {1} мин).",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
         .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
         .loginTaken: "Логин '{0}' занят.",

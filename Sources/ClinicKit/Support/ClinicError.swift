@@ -25,13 +25,14 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case storage = "storage_error"
         case insecureSessionFile = "insecure_session_file"
         case geocodeFailed = "geocode_failed"
+        case accountLocked = "account_locked"
         case internalError = "internal_error"
 
         /// Process exit status for the code. Stable: documented in docs/CLI.md.
         public var exitStatus: Int32 {
             switch self {
             case .invalidInput, .weakPassword, .privacyNotAccepted: return 2
-            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile: return 3
+            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked: return 3
             case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
                  .limitReached: return 5

@@ -7,9 +7,12 @@ public struct Validator: Sendable {
     /// "not checked". Registration checks a city by geocoding it instead (a city the gazetteer,
     /// the directory or the configured geocoder does not know is refused), so it passes none.
     public let CITIES: Set<String>
+    /// Passwords too common to allow, in lower case (Data/common-passwords.txt).
+    public let commonPasswords: Set<String>
 
-    public init(cities: some Sequence<String> = []) {
+    public init(cities: some Sequence<String> = [], commonPasswords: Set<String> = []) {
         CITIES = Set(cities.map(Text.fold))
+        self.commonPasswords = commonPasswords
     }
 
     public static let minimumPasswordLength = 10
@@ -19,26 +22,47 @@ public struct Validator: Sendable {
         text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
     }
 
-    /// At least 10 and at most 128 characters, with a letter and a digit or symbol.
-    /// (The full policy — login, name and common-password rules — is `passwordProblem`.)
+    /// The password policy without the personal rules (see `passwordProblem`).
     public func isStrongPassword(_ password: String) -> Bool {
         passwordProblem(password) == nil
     }
 
-    /// Which rule a password breaks, or nil if it is strong enough.
-    public func passwordProblem(_ password: String, login: String? = nil) -> MessageKey? {
+    /// Which rule a password breaks, or nil if it is strong enough: 10 to 128 characters; not
+    /// containing the login, nor the name or surname when they have 3 letters or more (any
+    /// case); not one of the common passwords. Length beats character classes: a long
+    /// passphrase of words is allowed, "Password1!" is not.
+    public func passwordProblem(_ password: String, login: String? = nil, name: String? = nil,
+                                surname: String? = nil) -> MessageKey? {
         let count = password.count
         if count < Self.minimumPasswordLength { return .passwordTooShort }
         if count > Self.maximumPasswordLength { return .passwordTooLong }
-        let hasLetter = password.unicodeScalars.contains { CharacterSet.letters.contains($0) }
-        let hasOther = password.unicodeScalars.contains { !CharacterSet.letters.contains($0) }
-        if !hasLetter || !hasOther { return .passwordNeedsMix }
-        if let login, login.count >= 3,
-           password.lowercased().contains(Client.key(forLogin: login)) {
+        let lowered = password.lowercased()
+        if let login, login.count >= 3, lowered.contains(Client.key(forLogin: login)) {
             return .passwordContainsLogin
         }
+        for part in [name, surname].compactMap({ $0?.trimmingCharacters(in: .whitespaces).lowercased() })
+        where part.filter(\.isLetter).count >= 3 && lowered.contains(part) {
+            return .passwordContainsName
+        }
+        if commonPasswords.contains(lowered) { return .passwordCommon }
         return nil
     }
+
+    /// The common passwords of a Data/ folder, read once per process.
+    public static func commonPasswords(in data: URL) throws -> Set<String> {
+        try loadedPasswords.withLock { cache in
+            if let set = cache[data.path] { return set }
+            let url = data.appendingPathComponent("common-passwords.txt")
+            guard let bytes = FileManager.default.contents(atPath: url.path) else {
+                throw ClinicError(.storage, .gazetteerMissing, url.path)
+            }
+            let set = Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init))
+            cache[data.path] = set
+            return set
+        }
+    }
+
+    private static let loadedPasswords = LockedBox<[String: Set<String>]>([:])
 
     public func passwordsMatch(_ password: String, _ confirmPassword: String) -> Bool {
         password == confirmPassword
