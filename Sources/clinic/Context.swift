@@ -52,6 +52,14 @@ struct Context {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try system.initialize(.defaultDirectory)
         }
+        if migrate {
+            // A due automatic backup; its failure is reported, not turned into the command's.
+            do {
+                try AutomaticBackups.fromEnvironment(environment)?.runIfDue(database)
+            } catch let error as ClinicError {
+                terminal.note(Strings.text(.autoBackupFailed, language, [error.message(in: language)]))
+            }
+        }
         return system
     }
 

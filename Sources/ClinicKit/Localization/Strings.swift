@@ -20,7 +20,8 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Registration
     case loginInvalid, fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer
     case passwordTooShort, passwordTooLong, passwordContainsName, passwordCommon, passwordContainsLogin, privacyRequired
-    case accountLocked
+    case accountLocked, backupExists, backupUnwritable, backupDamaged, backupNotOurs, backupSetting, backupDone
+    case restoreDone, checkOk, checkFailed, autoBackupFailed
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
@@ -134,6 +135,16 @@ public enum Strings {
         .passwordContainsName: "The password is too weak: it must not contain your name or surname.",
         .passwordCommon: "The password is too weak: it is one of the most common passwords. A few unrelated words make a strong one.",
         .accountLocked: "Too many failed log-ins for this login: try again after {0} (in {1} min).",
+        .backupExists: "{0} already exists: choose a new file for the backup.",
+        .backupUnwritable: "Cannot write the backup to {0}.",
+        .backupDamaged: "{0} is not a sound database: {1}. Nothing was changed.",
+        .backupNotOurs: "{0} is not a clinic database backup. Nothing was changed.",
+        .backupSetting: "{0} is not valid ('{1}'): hours from 0 to 8760, and a count of backups to keep from 1 to 1000.",
+        .backupDone: "Backup written to {0} (migration version {1}).",
+        .restoreDone: "Restored {0}. The replaced database is kept at {1}.",
+        .checkOk: "The database is sound: integrity ok, no foreign key violations.",
+        .checkFailed: "The database has problems: {0}; {1} foreign key violations.",
+        .autoBackupFailed: "Warning: the automatic backup failed: {0}",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
         .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
         .loginTaken: "The login '{0}' is taken.",
@@ -301,6 +312,16 @@ public enum Strings {
         .passwordContainsName: "Слишком слабый пароль: он не должен содержать ваше имя или фамилию.",
         .passwordCommon: "Слишком слабый пароль: он из числа самых распространённых. Несколько не связанных слов — хороший пароль.",
         .accountLocked: "Слишком много неудачных входов под этим логином: попробуйте после {0} (через {1} мин).",
+        .backupExists: "{0} уже существует: выберите для копии новый файл.",
+        .backupUnwritable: "Не удаётся записать копию в {0}.",
+        .backupDamaged: "{0} — повреждённая база: {1}. Ничего не изменено.",
+        .backupNotOurs: "{0} — не резервная копия базы clinic. Ничего не изменено.",
+        .backupSetting: "{0} задан неверно ('{1}'): часы от 0 до 8760, число хранимых копий от 1 до 1000.",
+        .backupDone: "Резервная копия записана в {0} (версия миграций {1}).",
+        .restoreDone: "Восстановлено из {0}. Заменённая база сохранена в {1}.",
+        .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
+        .checkFailed: "В базе есть ошибки: {0}; нарушений внешних ключей: {1}.",
+        .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
         .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
         .loginTaken: "Логин '{0}' занят.",

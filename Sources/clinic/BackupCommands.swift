@@ -1,0 +1,63 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+extension Admin {
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a consistent copy of the database to FILE (other processes may keep writing).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The new backup file (must not exist).") var file: String
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system(initialize: false)
+            try system.database.backup(to: file)
+            let version = try system.database.verifyBackup(at: file)
+            struct JSON: Encodable { let path: String; let version: Int }
+            try context.emit(JSON(path: file, version: version)) { context.text(.backupDone, file, String(version)) }
+        }
+    }
+
+    struct Restore: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace the database with a backup, after checking it; the replaced one is kept aside.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The backup file.") var file: String
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system(initialize: false)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMdd-HHmmss"
+            let aside = context.databasePath + ".replaced-" + formatter.string(from: Date())
+            try system.database.restore(from: file, keepingAside: aside)
+            struct JSON: Encodable { let restored: String; let replacedKeptAt: String; let version: Int }
+            try context.emit(JSON(restored: file, replacedKeptAt: aside, version: try system.database.currentVersion())) {
+                context.text(.restoreDone, file, aside)
+            }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run integrity_check and foreign_key_check and report.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system(migrate: false, initialize: false)
+            let report = try system.database.check()
+            struct JSON: Encodable { let integrity: [String]; let foreignKeyViolations: Int; let ok: Bool }
+            try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, ok: report.isSound)) {
+                report.isSound ? context.text(.checkOk)
+                    : context.text(.checkFailed, report.integrity.prefix(5).joined(separator: "; "), String(report.foreignKeyViolations))
+            }
+            if !report.isSound { throw ExitCode(ClinicError.Code.storage.exitStatus) }
+        }
+    }
+}
