@@ -61,3 +61,22 @@ extension Admin {
         }
     }
 }
+
+extension Admin {
+    struct RotateKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Re-encrypt all patients' personal data under a new key (one transaction), replacing the key file.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system(initialize: false)
+            let count = try system.database.rotateKey()
+            let keyPath = KeyFile(databasePath: context.databasePath).path
+            struct JSON: Encodable { let reencrypted: Int; let keyFile: String }
+            try context.emit(JSON(reencrypted: count, keyFile: keyPath)) { context.text(.keyRotated, String(count), keyPath) }
+        }
+    }
+}

@@ -62,7 +62,7 @@ public final class AppointmentController: Sendable {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.write { db in
-            guard try database.getUserById(db, clientId) != nil else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard try database.clientExists(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
             let start = try TimeInput.resolve(time, in: clinic.zone)

@@ -22,6 +22,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case passwordTooShort, passwordTooLong, passwordContainsName, passwordCommon, passwordContainsLogin, privacyRequired
     case accountLocked, backupExists, backupUnwritable, backupDamaged, backupNotOurs, backupSetting, backupDone
     case restoreDone, checkOk, checkFailed, autoBackupFailed
+    case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
@@ -145,6 +146,14 @@ public enum Strings {
         .checkOk: "The database is sound: integrity ok, no foreign key violations.",
         .checkFailed: "The database has problems: {0}; {1} foreign key violations.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
+        .keyUnwritable: "Cannot write the key file {0}.",
+        .keyInsecure: "The key file {0} can be read by other users. Fix it with: chmod 600 {0}",
+        .keyUnreadable: "The key file {0} is damaged: it must hold one base64 line of 32 bytes.",
+        .keyMissing: "The key file {0} is missing: patients' personal data cannot be read without it. Restore it from where you keep the key's copy.",
+        .keyWrong: "The key file {0} holds another key than this database's: patients' personal data cannot be read with it.",
+        .personalUnreadable: "The personal data of '{0}' cannot be decrypted: the key is wrong or the data was altered.",
+        .backupOtherKey: "{0} was made under another personal-data key than this database's: restoring it would leave its patients unreadable. Nothing was changed.",
+        .keyRotated: "Personal data of {0} patients re-encrypted under a new key, now in {1}. Back the key file up.",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
         .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
         .loginTaken: "The login '{0}' is taken.",
@@ -322,6 +331,14 @@ public enum Strings {
         .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
         .checkFailed: "В базе есть ошибки: {0}; нарушений внешних ключей: {1}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
+        .keyUnwritable: "Не удаётся записать файл ключа {0}.",
+        .keyInsecure: "Файл ключа {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
+        .keyUnreadable: "Файл ключа {0} повреждён: в нём должна быть одна строка base64 из 32 байт.",
+        .keyMissing: "Нет файла ключа {0}: без него личные данные пациентов не прочитать. Восстановите его из копии ключа.",
+        .keyWrong: "В файле ключа {0} другой ключ, не от этой базы: личные данные пациентов им не прочитать.",
+        .personalUnreadable: "Личные данные '{0}' не расшифровываются: ключ неверен или данные изменены.",
+        .backupOtherKey: "{0} сделана под другим ключом личных данных: после восстановления пациентов не прочитать. Ничего не изменено.",
+        .keyRotated: "Личные данные {0} пациентов перешифрованы новым ключом, он в {1}. Сделайте копию файла ключа.",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
         .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
         .loginTaken: "Логин '{0}' занят.",

@@ -63,6 +63,10 @@ extension DatabaseManager {
                 guard try db.tableExists("schema_migrations") else { throw ClinicError.invalid(.backupNotOurs, path) }
                 let version = try runner.verifiedVersion(db)
                 guard version > 0 else { throw ClinicError.invalid(.backupNotOurs, path) }
+                // Its patients must open with this database's key.
+                if let theirs = try Self.keyCheck(db), let ours = try self.read({ try Self.keyCheck($0) }), theirs != ours {
+                    throw ClinicError.invalid(.backupOtherKey, path)
+                }
                 return version
             }
         } catch let error as DatabaseError {

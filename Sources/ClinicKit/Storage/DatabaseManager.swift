@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GRDB
 
@@ -11,12 +12,17 @@ public final class DatabaseManager: Sendable {
     public let path: String?
     /// Orders writers across processes (file databases only).
     let writerLock: WriterLock?
+    /// Where the personal-data key is kept (file databases), or the key itself (in memory).
+    let keyFile: KeyFile?
+    let cachedKey: LockedBox<SymmetricKey?>
 
-    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?) {
+    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil) {
         self.writer = writer
         self.runner = runner
         self.path = path
         writerLock = path.flatMap { WriterLock(path: $0 + ".lock") }
+        keyFile = path.map { KeyFile(databasePath: $0) }
+        cachedKey = LockedBox(key)
     }
 
     static func configuration() -> Configuration {
@@ -71,10 +77,11 @@ public final class DatabaseManager: Sendable {
         return manager
     }
 
-    /// A fresh in-memory database at the latest schema, for tests.
-    public static func inMemory(migrations: [Migration]) throws -> DatabaseManager {
+    /// A fresh in-memory database at the latest schema, for tests; its personal-data key is
+    /// `key` (a new random one by default).
+    public static func inMemory(migrations: [Migration], key: SymmetricKey = SymmetricKey(size: .bits256)) throws -> DatabaseManager {
         let queue = try DatabaseQueue(configuration: configuration())
-        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil)
+        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil, key: key)
         try manager.prepareSchema(migrate: true)
         return manager
     }
@@ -87,9 +94,16 @@ public final class DatabaseManager: Sendable {
         }
     }
 
+    /// The version whose migration moved personal data into `clients.personal`.
+    static let encryptionVersion = 4
+
     @discardableResult
     public func migrate(to version: Int? = nil) throws -> [Int] {
-        try mapErrors { try runner.migrate(writer, to: version) }
+        try mapErrors {
+            try runner.migrate(writer, to: version,
+                               afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) }],
+                               beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
+        }
     }
 
     public func currentVersion() throws -> Int {
@@ -160,21 +174,43 @@ public final class DatabaseManager: Sendable {
 
     // MARK: UML storage operations (each runs in the caller's transaction)
 
+    /// Stores a patient with the personal fields sealed in `personal` and blank in the plain
+    /// columns.
     public func addUser(_ db: Database, _ client: Client) throws -> Client {
-        var client = client
-        try client.insert(db)
-        return client
+        var stored = client
+        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
+        try stored.insert(db)
+        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
+                       arguments: [try sealingCipher(db).seal(client.personal, loginKey: client.loginKey), stored.id])
+        var added = client
+        added.id = stored.id
+        return added
     }
 
     // The look-ups on the booking path use cached statements: preparing SQL (and GRDB's query
     // generation with its authorizer) cost more than running it.
 
     public func getUserById(_ db: Database, _ id: Int64) throws -> Client? {
-        try Client.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE id = ?"), arguments: [id])
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE id = ?"), arguments: [id]).map { try opened(db, $0) }
     }
 
     public func getUserByLogin(_ db: Database, _ login: String) throws -> Client? {
-        try Client.filter(Column("login_key") == Client.key(forLogin: login)).fetchOne(db)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE login_key = ?"),
+                         arguments: [Client.key(forLogin: login)]).map { try opened(db, $0) }
+    }
+
+    /// Whether a patient exists, without opening their personal data.
+    public func clientExists(_ db: Database, _ id: Int64) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE id = ?)"), arguments: [id]) ?? false
+    }
+
+    /// A patient row with its personal fields opened (rows from before encryption have none).
+    func opened(_ db: Database, _ row: Row) throws -> Client {
+        var client = try Client(row: row)
+        if let envelope = row["personal"] as Data? {
+            client.take(try cipher(db).open(envelope, loginKey: client.loginKey))
+        }
+        return client
     }
 
     public func addClinic(_ db: Database, _ clinic: Clinic) throws -> Clinic {

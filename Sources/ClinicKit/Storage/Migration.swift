@@ -130,8 +130,13 @@ public struct MigrationRunner: Sendable {
 
     /// Moves the schema to `target` (default: the latest), up or down. Returns the
     /// versions applied (up) or reverted (down), in the order they ran.
+    /// Work a migration needs that SQL cannot do, run in the same transaction: after a
+    /// version's up part, or before its down part.
+    public typealias Hook = (Database) throws -> Void
+
     @discardableResult
-    public func migrate(_ writer: any DatabaseWriter, to target: Int? = nil) throws -> [Int] {
+    public func migrate(_ writer: any DatabaseWriter, to target: Int? = nil, afterUp: [Int: Hook] = [:],
+                        beforeDown: [Int: Hook] = [:]) throws -> [Int] {
         let target = target ?? latestVersion
         guard (0...latestVersion).contains(target) else {
             throw ClinicError.invalid(.migrationTargetRange, String(target), String(latestVersion))
@@ -145,6 +150,7 @@ public struct MigrationRunner: Sendable {
                 if target > current {
                     for migration in migrations where migration.version > current && migration.version <= target {
                         try db.execute(sql: migration.up)
+                        try afterUp[migration.version]?(db)
                         try db.execute(
                             sql: "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
                             arguments: [migration.version, migration.name, migration.checksum,
@@ -153,6 +159,7 @@ public struct MigrationRunner: Sendable {
                     }
                 } else if target < current {
                     for migration in migrations.reversed() where migration.version <= current && migration.version > target {
+                        try beforeDown[migration.version]?(db)
                         try db.execute(sql: migration.down)
                         try db.execute(sql: "DELETE FROM schema_migrations WHERE version = ?", arguments: [migration.version])
                         ran.append(migration.version)

@@ -26,6 +26,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case insecureSessionFile = "insecure_session_file"
         case geocodeFailed = "geocode_failed"
         case accountLocked = "account_locked"
+        case keyError = "key_error"
         case internalError = "internal_error"
 
         /// Process exit status for the code. Stable: documented in docs/CLI.md.
@@ -36,7 +37,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
             case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
                  .limitReached: return 5
-            case .migrationMismatch, .databaseTooNew, .busy, .storage: return 6
+            case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError: return 6
             case .internalError: return 70
             }
         }

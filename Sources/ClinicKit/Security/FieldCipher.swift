@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// The 256-bit key that encrypts personal data, kept in `<database>.key` (base64, mode 0600)
+/// beside the database and never inside it. `settings.encryption.key_check` holds an HMAC
+/// of a fixed text under the key, so a wrong key is told apart from a missing one and is
+/// refused before it can produce garbage.
+public struct KeyFile: Sendable {
+    public let path: String
+
+    public init(databasePath: String) { path = databasePath + ".key" }
+
+    /// Where a new key waits while `rotate-key` re-encrypts (see `DatabaseManager.rotateKey`).
+    var stagedPath: String { path + ".new" }
+
+    static func newKey() -> SymmetricKey { SymmetricKey(size: .bits256) }
+
+    static func write(_ key: SymmetricKey, to path: String) throws {
+        let text = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        guard fchmod(descriptor, 0o600) == 0,
+              bytes.withUnsafeBytes({ Foundation.write(descriptor, $0.baseAddress, $0.count) }) == bytes.count,
+              fsync(descriptor) == 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
+    }
+
+    /// The key in a file; nil if there is no file.
+    static func read(_ path: String) throws -> SymmetricKey? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        guard info.st_mode & 0o077 == 0 else { throw ClinicError(.keyError, .keyInsecure, path) }
+        guard let data = FileManager.default.contents(atPath: path),
+              let key = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              key.count == 32 else { throw ClinicError(.keyError, .keyUnreadable, path) }
+        return SymmetricKey(data: key)
+    }
+
+    static func check(_ key: SymmetricKey) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("clinic personal data key v1".utf8), using: key)).base64EncodedString()
+    }
+}
+
+/// Seals and opens a patient's personal fields with ChaCha20-Poly1305. The patient's login
+/// is the associated data, so an envelope copied onto another patient's row does not open.
+public struct FieldCipher: Sendable {
+    let key: SymmetricKey
+
+    public struct Personal: Codable, Equatable, Sendable {
+        public var name: String
+        public var surname: String
+        public var street: String
+        public var house: String
+        public var lat: Double?
+        public var lon: Double?
+    }
+
+    func seal(_ personal: Personal, loginKey: String) throws -> Data {
+        let plain = try JSONEncoder().encode(personal)
+        do {
+            return try ChaChaPoly.seal(plain, using: key, authenticating: Data(loginKey.utf8)).combined
+        } catch {
+            throw ClinicError(.internalError, .internalError, "seal: \(error)")
+        }
+    }
+
+    func open(_ envelope: Data, loginKey: String) throws -> Personal {
+        do {
+            let box = try ChaChaPoly.SealedBox(combined: envelope)
+            let plain = try ChaChaPoly.open(box, using: key, authenticating: Data(loginKey.utf8))
+            return try JSONDecoder().decode(Personal.self, from: plain)
+        } catch {
+            throw ClinicError(.keyError, .personalUnreadable, loginKey)
+        }
+    }
+}
+
+extension Client {
+    var personal: FieldCipher.Personal {
+        FieldCipher.Personal(name: name, surname: surname, street: street, house: house, lat: lat, lon: lon)
+    }
+
+    mutating func take(_ personal: FieldCipher.Personal) {
+        name = personal.name; surname = personal.surname; street = personal.street; house = personal.house
+        lat = personal.lat; lon = personal.lon
+    }
+}

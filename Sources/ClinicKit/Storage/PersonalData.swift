@@ -1,0 +1,109 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// The personal-data key of a database: loading and checking it, sealing old plain rows,
+/// opening rows for a down migration, and rotating the key.
+extension DatabaseManager {
+    static let keyCheckSetting = "encryption.key_check"
+
+    /// The cipher under this database's key. The first use loads the key: a new database gets
+    /// a new key file; otherwise the file must exist and match the stored key check. A rotation
+    /// that stopped half-way is finished or undone, by which key matches the check.
+    func cipher(_ db: Database) throws -> FieldCipher {
+        if let key = cachedKey.withLock({ $0 }) {
+            if let check = try Self.keyCheck(db), check != KeyFile.check(key) {
+                throw ClinicError(.keyError, .keyWrong, keyFile?.path ?? "memory")
+            }
+            return FieldCipher(key: key)
+        }
+        guard let keyFile else { throw ClinicError(.keyError, .keyMissing, "memory") }
+        let check = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [Self.keyCheckSetting])
+        if let staged = try KeyFile.read(keyFile.stagedPath) {
+            if KeyFile.check(staged) == check {
+                guard rename(keyFile.stagedPath, keyFile.path) == 0 else { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
+            } else {
+                unlink(keyFile.stagedPath)
+            }
+        }
+        var key = try KeyFile.read(keyFile.path)
+        if key == nil {
+            guard check == nil else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
+            let fresh = KeyFile.newKey()
+            try KeyFile.write(fresh, to: keyFile.path)
+            key = fresh
+        }
+        guard let key else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
+        if let check, check != KeyFile.check(key) { throw ClinicError(.keyError, .keyWrong, keyFile.path) }
+        cachedKey.withLock { $0 = key }
+        return FieldCipher(key: key)
+    }
+
+    /// The cipher, with the key check stored if the database has none yet: for write
+    /// transactions that are about to seal personal data.
+    func sealingCipher(_ db: Database) throws -> FieldCipher {
+        let cipher = try cipher(db)
+        try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
+                       arguments: [Self.keyCheckSetting, KeyFile.check(cipher.key)])
+        return cipher
+    }
+
+    /// After the encryption migration: seals the personal fields of rows that still have them
+    /// in clear, and blanks those columns.
+    func sealPlainRows(_ db: Database) throws {
+        let cipher = try sealingCipher(db)
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM clients WHERE personal IS NULL") {
+            let client = try Client(row: row)
+            try db.execute(sql: """
+                UPDATE clients SET personal = ?, name = '', surname = '', street = '', house = '', lat = NULL, lon = NULL
+                WHERE id = ?
+                """, arguments: [try cipher.seal(client.personal, loginKey: client.loginKey), client.id])
+        }
+    }
+
+    /// Before the encryption migration's down part: puts the personal fields back in clear.
+    func openAllRows(_ db: Database) throws {
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM clients WHERE personal IS NOT NULL") {
+            let client = try opened(db, row)
+            try db.execute(sql: "UPDATE clients SET name = ?, surname = ?, street = ?, house = ?, lat = ?, lon = ?, personal = NULL WHERE id = ?",
+                           arguments: [client.name, client.surname, client.street, client.house, client.lat, client.lon, client.id])
+        }
+    }
+
+    /// Re-encrypts every patient's personal data under a new key in one transaction. The new
+    /// key is written to `<key>.new` first and takes the key file's place only after the commit;
+    /// if the process dies between the two, the next use sees which key the stored check
+    /// matches and finishes or undoes the swap. Returns how many patients were re-encrypted.
+    @discardableResult
+    public func rotateKey() throws -> Int {
+        // Load the current key first: loading settles a stale `<key>.new` from an earlier stop,
+        // and must not mistake the one staged below for such a leftover.
+        _ = try read { db in try cipher(db) }
+        let fresh = KeyFile.newKey()
+        if let keyFile { try KeyFile.write(fresh, to: keyFile.stagedPath) }
+        let count = try write { db -> Int in
+            let old = try cipher(db)
+            let next = FieldCipher(key: fresh)
+            let rows = try Row.fetchAll(db, sql: "SELECT id, login_key, personal FROM clients WHERE personal IS NOT NULL")
+            for row in rows {
+                let loginKey: String = row["login_key"]
+                let personal = try old.open(row["personal"], loginKey: loginKey)
+                try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
+                               arguments: [try next.seal(personal, loginKey: loginKey), row["id"] as Int64])
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
+                           arguments: [Self.keyCheckSetting, KeyFile.check(fresh)])
+            return rows.count
+        }
+        cachedKey.withLock { $0 = fresh }
+        // Should this fail, the staged key matches the stored check and the next use installs it.
+        if let keyFile, rename(keyFile.stagedPath, keyFile.path) != 0 { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
+        return count
+    }
+
+    /// The key check stored in a database (nil before it has one).
+    static func keyCheck(_ db: Database) throws -> String? {
+        guard try db.tableExists("settings") else { return nil }
+        return try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [keyCheckSetting])
+    }
+}
