@@ -75,8 +75,9 @@ public final class ClinicSystem: Sendable {
     /// Imports an operator's directory. On a database never filled, it takes the place of the
     /// default directory: the first-use mark is set in the import's own transaction, so a
     /// refused import leaves the database exactly as it was.
-    public func importDirectory(_ data: Data, skipInvalid: Bool = false, demo: Bool = false) throws -> ImportReport {
-        try clinics.importClinics(data, skipInvalid: skipInvalid, demo: demo, alsoInTransaction: { db in
+    public func importDirectory(_ data: Data, format: ClinicDirectory.Format = .project, skipInvalid: Bool = false,
+                                demo: Bool = false) throws -> ImportReport {
+        try clinics.importClinics(data, format: format, skipInvalid: skipInvalid, demo: demo, alsoInTransaction: { db in
             try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
                            arguments: [Self.initializedKey, Initialization.empty.rawValue])
         })

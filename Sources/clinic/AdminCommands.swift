@@ -59,6 +59,8 @@ struct Admin: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The CSV file.") var file: String
+        @Option(help: "The file's format: project (docs/DATA.md) or hifld (HIFLD Hospitals as published; CLOSED rows are skipped).")
+        var format: ClinicDirectory.Format = .project
         @Flag(help: "Import the valid rows and report the others.") var skipInvalid = false
         @Flag(help: "Give every clinic that has no departments (imported now or before) the demo departments, doctors and hours.")
         var demo = false
@@ -69,15 +71,15 @@ struct Admin: ParsableCommand {
                 throw ClinicError.invalid(.fileUnreadable, file)
             }
             let system = try context.system(initialize: false)
-            let report = try system.importDirectory(data, skipInvalid: skipInvalid, demo: demo)
+            let report = try system.importDirectory(data, format: format, skipInvalid: skipInvalid, demo: demo)
             struct Result: Encodable {
                 struct Skipped: Encodable { let line: Int; let reason: String }
-                let inserted: Int; let updated: Int; let skipped: [Skipped]
+                let inserted: Int; let updated: Int; let skipped: [Skipped]; let closed: Int
             }
             let skipped = report.skipped.map {
                 Result.Skipped(line: $0.line, reason: Strings.text($0.key, context.language, $0.arguments))
             }
-            try context.emit(Result(inserted: report.inserted, updated: report.updated, skipped: skipped)) {
+            try context.emit(Result(inserted: report.inserted, updated: report.updated, skipped: skipped, closed: report.closed)) {
                 var lines = [context.text(.importDone, String(report.inserted), String(report.updated), String(skipped.count))]
                 if !skipped.isEmpty {
                     lines.append(context.text(.importSkipped))
@@ -88,3 +90,5 @@ struct Admin: ParsableCommand {
         }
     }
 }
+
+extension ClinicDirectory.Format: ExpressibleByArgument {}

@@ -33,8 +33,9 @@ extension Admin {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyyMMdd-HHmmss"
-            let aside = context.databasePath + ".replaced-" + formatter.string(from: Date())
+            formatter.dateFormat = "yyyyMMdd-HHmmss-SSS"
+            var aside = context.databasePath + ".replaced-" + formatter.string(from: Date())
+            if FileManager.default.fileExists(atPath: aside) { aside += "-" + UUID().uuidString.prefix(8) }
             try system.database.restore(from: file, keepingAside: aside)
             struct JSON: Encodable { let restored: String; let replacedKeptAt: String; let version: Int }
             try context.emit(JSON(restored: file, replacedKeptAt: aside, version: try system.database.currentVersion())) {
@@ -54,8 +55,7 @@ extension Admin {
             let report = try system.database.check()
             struct JSON: Encodable { let integrity: [String]; let foreignKeyViolations: Int; let ok: Bool }
             try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, ok: report.isSound)) {
-                report.isSound ? context.text(.checkOk)
-                    : context.text(.checkFailed, report.integrity.prefix(5).joined(separator: "; "), String(report.foreignKeyViolations))
+                report.isSound ? context.text(.checkOk) : context.text(.checkFailed, report.summary)
             }
             if !report.isSound { throw ExitCode(ClinicError.Code.storage.exitStatus) }
         }

@@ -20,10 +20,7 @@ enum Entry {
             exit(error.rawValue)
         } catch {
             // Help and --version are "errors" with exit code 0 for the parser.
-            if ClinicCommand.exitCode(for: error) == .success { ClinicCommand.exit(withError: error) }
-            if error is CleanExit { ClinicCommand.exit(withError: error) }
-            // The parser's own errors are bad input; anything else is a bug of ours.
-            let code: ClinicError.Code = ClinicCommand.exitCode(for: error) == .validationFailure ? .invalidInput : .internalError
+            guard let code = code(for: error) else { ClinicCommand.exit(withError: error) }
             let message = ClinicCommand.message(for: error)
             if json {
                 writeJSONError(code: code.rawValue, message: message, problems: [], language: language)
@@ -34,6 +31,14 @@ enum Entry {
             }
             exit(code.exitStatus)
         }
+    }
+
+    /// The code an error that is not a `ClinicError` is reported with: the parser's own errors
+    /// are bad input, anything else is a bug of ours; nil for help and --version.
+    static func code(for error: Error) -> ClinicError.Code? {
+        if let error = error as? ClinicError { return error.code }
+        if error is CleanExit || ClinicCommand.exitCode(for: error) == .success { return nil }
+        return ClinicCommand.exitCode(for: error) == .validationFailure ? .invalidInput : .internalError
     }
 
     static func requestedLanguage(_ arguments: [String]) -> Language? {

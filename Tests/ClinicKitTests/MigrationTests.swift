@@ -135,3 +135,40 @@ import Testing
         #expect(mode == 0o600)
     }
 }
+
+@Suite struct ProjectMigrationRoundTrips {
+    /// Down to each version and up again: what the migrations at or below it own survives.
+    @Test(arguments: [3, 2, 1])
+    func dataOwnedByOtherMigrationsSurvivesADownAndUp(target: Int) throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0
+        let doctor = try system.departments.getDoctorsByDepartmentId(cardiology)[0].id ?? 0
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology,
+                                                      at: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!))
+        _ = try system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 11, day: 25)!, hours: nil)
+        _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
+        func counts() throws -> [String: Int] {
+            try system.database.read { db in
+                var result: [String: Int] = [:]
+                for table in ["clinics", "clients", "appointments", "working_exceptions", "appointment_events", "login_attempts"]
+                where try db.tableExists(table) {
+                    result[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
+                }
+                return result
+            }
+        }
+        let before = try counts()
+        #expect(before.values.allSatisfy { $0 > 0 }, "\(before)")
+        try system.database.migrate(to: target)
+        let down = try counts()
+        #expect(down["clinics"] == before["clinics"] && down["clients"] == 1 && down["appointments"] == 1, "0001's data stays")
+        #expect((down["working_exceptions"] != nil) == (target >= 2) && (down["login_attempts"] != nil) == (target >= 3))
+        try system.database.migrate()
+        let up = try counts()
+        #expect(up["clinics"] == before["clinics"] && up["clients"] == 1 && up["appointments"] == 1)
+        #expect(try system.clients.getUserById(anna.id ?? 0).surname == "Smith", "personal data sealed again, readable")
+        if target >= 2 { #expect(up["working_exceptions"] == 1 && up["appointment_events"] == before["appointment_events"]) }
+        #expect(try system.database.check().isSound)
+    }
+}

@@ -146,6 +146,11 @@ public final class ClientController: Sendable {
     /// the one write a failed command makes, on purpose. A hash made with weaker parameters
     /// than the current ones is replaced.
     public func logIn(login: String, password: String) throws -> (client: Client, token: String) {
+        // No login is longer than 64 characters: a longer name cannot exist, and is not stored.
+        guard login.count <= 64 else {
+            _ = hasher.verify(password, against: Self.decoyHash(hasher))
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
         let key = Client.key(forLogin: login)
         let started = self.now()
         let (client, lockedUntil) = try database.read { db -> (Client?, Date?) in
@@ -187,6 +192,9 @@ public final class ClientController: Sendable {
     func recordFailure(_ key: String) throws {
         let now = self.now().seconds
         try database.write { db in
+            // Windows that ended are forgotten.
+            try db.execute(sql: "DELETE FROM login_attempts WHERE first_failure_at <= ? AND login_key <> ?",
+                           arguments: [now - Int64(Self.throttleWindow), key])
             try db.execute(sql: """
                 INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES (?, 1, ?)
                 ON CONFLICT (login_key) DO UPDATE SET

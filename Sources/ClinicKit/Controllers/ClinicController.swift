@@ -8,6 +8,8 @@ public struct ImportReport: Sendable, Equatable {
     public var skipped: [ImportProblem] = []
     /// Clinics that received demo departments, doctors and hours.
     public var demoFilled = 0
+    /// HIFLD rows left out as CLOSED.
+    public var closed = 0
 }
 
 /// A clinic and how far it is from the point asked about.
@@ -127,10 +129,10 @@ public final class ClinicController: Sendable {
     /// Imports a directory file: all or nothing unless `skipInvalid`, idempotent by external
     /// id (a known id updates its clinic, a new one inserts). With `demo`, clinics left
     /// without departments get the demo ones. One transaction.
-    public func importClinics(_ data: Data, skipInvalid: Bool = false, demo: Bool = false,
-                              progress: ((Int, Int) -> Void)? = nil,
+    public func importClinics(_ data: Data, format: ClinicDirectory.Format = .project, skipInvalid: Bool = false,
+                              demo: Bool = false, progress: ((Int, Int) -> Void)? = nil,
                               alsoInTransaction: ((Database) throws -> Void)? = nil) throws -> ImportReport {
-        let parsed = try ClinicDirectory.parse(data)
+        let parsed = try ClinicDirectory.parse(data, format: format)
         if !parsed.problems.isEmpty && !skipInvalid {
             throw ClinicError(.invalidInput, .importRejected,
                               arguments: [String(parsed.problems.count)], problems: parsed.problems)
@@ -141,6 +143,7 @@ public final class ClinicController: Sendable {
         return try database.write { db in
             var report = ImportReport()
             report.skipped = parsed.problems
+            report.closed = parsed.closed
             let existing = try Dictionary(
                 Row.fetchAll(db, sql: "SELECT external_id, id FROM clinics").map { row -> (String, Int64) in
                     (row["external_id"], row["id"])

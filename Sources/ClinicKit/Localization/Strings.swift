@@ -128,7 +128,7 @@ public enum Strings {
         .houseInvalid: "The house number must start with a digit, like 12, 12A or 12/3.",
         .cityUnknown: "The city '{0}' is not known (neither the gazetteer nor the clinic directory has it). Check the spelling, or add the state or country: 'Portland, ME'.",
         .cityInvalid: "The city must be 1 to 100 letters, spaces, hyphens, apostrophes or dots, optionally with ', State' or ', Country'.",
-        .gazetteerMissing: "The gazetteer file {0} is missing. Restore Data/ from the project, or set CLINIC_RESOURCES.",
+        .gazetteerMissing: "The data file {0} is missing. Restore Data/ from the project, or set CLINIC_RESOURCES.",
         .geocoderSetting: "{0} is not valid ('{1}'): give an http(s) URL for the geocoder, and a timeout in seconds from 0 to 60.",
         .passwordsDiffer: "The two passwords differ.",
         .passwordTooShort: "The password is too weak: it must have at least {0} characters.",
@@ -144,7 +144,7 @@ public enum Strings {
         .backupDone: "Backup written to {0} (migration version {1}).",
         .restoreDone: "Restored {0}. The replaced database is kept at {1}.",
         .checkOk: "The database is sound: integrity ok, no foreign key violations.",
-        .checkFailed: "The database has problems: {0}; {1} foreign key violations.",
+        .checkFailed: "The database has problems: {0}.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
         .keyUnwritable: "Cannot write the key file {0}.",
         .keyInsecure: "The key file {0} can be read by other users. Fix it with: chmod 600 {0}",
@@ -222,7 +222,10 @@ public enum Strings {
             and sessions (only a SHA-256 of each session token).
 
             Why: to identify you, to find the clinics nearest to you and to book, reschedule and
-            cancel your appointments. Nothing is sent anywhere: the data stays in this database.
+            cancel your appointments. Your name, surname, street, house and coordinates are stored
+            encrypted. Nothing is sent anywhere, except your city to a geocoding service if the
+            operator has configured one. The operator's backups hold copies of the database.
+            A login name typed at a failed log-in is kept for 15 minutes to stop password guessing.
 
             How long: as long as your account exists. Sessions end after 30 days without use.
             Cancelled and past appointments stay in the clinic's records.
@@ -313,7 +316,7 @@ public enum Strings {
         .houseInvalid: "Номер дома должен начинаться с цифры: 12, 12А или 12/3.",
         .cityUnknown: "Город '{0}' неизвестен (его нет ни в справочнике мест, ни в справочнике клиник). Проверьте написание или добавьте штат или страну: 'Portland, ME'.",
         .cityInvalid: "Город — от 1 до 100 букв, пробелов, дефисов, апострофов или точек, можно с ', Штат' или ', Страна'.",
-        .gazetteerMissing: "Нет файла справочника мест {0}. Восстановите Data/ из проекта или задайте CLINIC_RESOURCES.",
+        .gazetteerMissing: "Нет файла данных {0}. Восстановите Data/ из проекта или задайте CLINIC_RESOURCES.",
         .geocoderSetting: "{0} задан неверно ('{1}'): нужен http(s)-адрес геокодера и время ожидания от 0 до 60 секунд.",
         .passwordsDiffer: "Пароли не совпадают.",
         .passwordTooShort: "Слишком слабый пароль: нужно не меньше {0} символов.",
@@ -329,7 +332,7 @@ public enum Strings {
         .backupDone: "Резервная копия записана в {0} (версия миграций {1}).",
         .restoreDone: "Восстановлено из {0}. Заменённая база сохранена в {1}.",
         .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
-        .checkFailed: "В базе есть ошибки: {0}; нарушений внешних ключей: {1}.",
+        .checkFailed: "В базе есть ошибки: {0}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
         .keyUnwritable: "Не удаётся записать файл ключа {0}.",
         .keyInsecure: "Файл ключа {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
@@ -406,7 +409,10 @@ public enum Strings {
             согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена).
 
             Зачем: чтобы узнавать вас, находить ближайшие клиники и записывать вас на приём,
-            переносить и отменять записи. Данные никуда не передаются и остаются в этой базе.
+            переносить и отменять записи. Имя, фамилия, улица, дом и координаты хранятся
+            зашифрованными. Данные никуда не передаются, кроме названия города — службе геокодирования,
+            если оператор её подключил. Резервные копии оператора содержат копии базы.
+            Логин, введённый при неудачном входе, хранится 15 минут, чтобы мешать подбору пароля.
 
             Как долго: пока существует ваша учётная запись. Сеанс завершается после 30 дней без
             использования. Отменённые и прошедшие записи остаются в архиве клиники.

@@ -16,15 +16,27 @@ public struct KeyFile: Sendable {
 
     static func newKey() -> SymmetricKey { SymmetricKey(size: .bits256) }
 
-    static func write(_ key: SymmetricKey, to path: String) throws {
+    /// Writes a key file durably (the file and its folder entry are synced). `exclusive`: only
+    /// if there is none yet (two processes creating a database's first key cannot both win).
+    static func write(_ key: SymmetricKey, to path: String, exclusive: Bool = false) throws {
         let text = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
         guard fchmod(descriptor, 0o600) == 0,
               bytes.withUnsafeBytes({ Foundation.write(descriptor, $0.baseAddress, $0.count) }) == bytes.count,
               fsync(descriptor) == 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
+        syncFolder(of: path)
+    }
+
+    /// Makes a new or renamed file's folder entry durable, as the database's commits are.
+    static func syncFolder(of path: String) {
+        let folder = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
+                          O_RDONLY | O_CLOEXEC)
+        guard folder >= 0 else { return }
+        fsync(folder)
+        close(folder)
     }
 
     /// The key in a file; nil if there is no file.

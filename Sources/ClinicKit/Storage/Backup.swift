@@ -7,6 +7,13 @@ public struct CheckReport: Sendable, Equatable {
     public let integrity: [String]
     public let foreignKeyViolations: Int
     public var isSound: Bool { integrity == ["ok"] && foreignKeyViolations == 0 }
+
+    /// What is wrong, in SQLite's words: its integrity messages, then the foreign key count.
+    public var summary: String {
+        var parts = integrity == ["ok"] ? [] : Array(integrity.prefix(3))
+        if foreignKeyViolations > 0 { parts.append("\(foreignKeyViolations) foreign key violations") }
+        return parts.joined(separator: "; ")
+    }
 }
 
 extension DatabaseManager {
@@ -32,7 +39,12 @@ extension DatabaseManager {
         } catch let error as DatabaseError {
             throw Self.map(error)
         }
-        guard rename(temporary.path, path) == 0 else { throw ClinicError(.storage, .backupUnwritable, path) }
+        // link() fails if `path` appeared meanwhile: a backup never overwrites a file.
+        guard link(temporary.path, path) == 0 else {
+            if errno == EEXIST { throw ClinicError.invalid(.backupExists, path) }
+            throw ClinicError(.storage, .backupUnwritable, path)
+        }
+        KeyFile.syncFolder(of: path)
     }
 
     /// `PRAGMA integrity_check` and `foreign_key_check` of the live database.
@@ -57,9 +69,7 @@ extension DatabaseManager {
             defer { try? queue.close() }
             return try queue.read { db in
                 let report = try Self.check(db)
-                guard report.isSound else {
-                    throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, report.integrity.prefix(3).joined(separator: "; ")])
-                }
+                guard report.isSound else { throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, report.summary]) }
                 guard try db.tableExists("schema_migrations") else { throw ClinicError.invalid(.backupNotOurs, path) }
                 let version = try runner.verifiedVersion(db)
                 guard version > 0 else { throw ClinicError.invalid(.backupNotOurs, path) }
@@ -79,7 +89,6 @@ extension DatabaseManager {
     /// clinic processes wait), and a backup from an older version is then migrated up.
     public func restore(from path: String, keepingAside aside: String) throws {
         _ = try verifyBackup(at: path)
-        try backup(to: aside)
         var configuration = Configuration()
         configuration.readonly = true
         let source: DatabaseQueue
@@ -87,7 +96,11 @@ extension DatabaseManager {
             throw Self.map(error)
         }
         defer { try? source.close() }
-        let copy = { try self.mapErrors { try source.backup(to: self.writer) } }
+        // The database is kept aside and replaced under the same lock: no write falls between.
+        let copy = {
+            try self.backup(to: aside)
+            try self.mapErrors { try source.backup(to: self.writer) }
+        }
         if let writerLock { try writerLock.withLock(limit: Self.busyLimit, copy) } else { try copy() }
         try migrate()
     }
@@ -129,10 +142,13 @@ public struct AutomaticBackups: Sendable {
         return AutomaticBackups(directory: URL(fileURLWithPath: folder, isDirectory: true), interval: interval, keep: keep)
     }
 
-    /// The backups in the folder, oldest first (their names sort by time).
+    /// The automatic backups in the folder, oldest first (their names sort by time). Only names
+    /// this program gives (`clinic-YYYYMMDD-HHMMSS[-xxxxxxxx].sqlite`): other files there are
+    /// never taken for one, nor deleted.
     public func existing() -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasPrefix(Self.prefix) && $0.hasSuffix(".sqlite") }.sorted()
+        let pattern = #"^clinic-[0-9]{8}-[0-9]{6}(-[0-9A-F]{8})?\.sqlite$"#
+        return names.filter { $0.range(of: pattern, options: .regularExpression) != nil }.sorted()
             .map { directory.appendingPathComponent($0) }
     }
 

@@ -57,19 +57,34 @@ public enum ClinicDirectory {
     public struct Parsed: Sendable {
         public var clinics: [ClinicInput] = []
         public var problems: [ImportProblem] = []
+        /// HIFLD rows left out because their STATUS is CLOSED.
+        public var closed = 0
     }
 
-    public static func parse(_ data: Data) throws -> Parsed {
+    /// The file formats `import-clinics` reads.
+    public enum Format: String, Sendable, CaseIterable {
+        /// The project's own (see above and docs/DATA.md).
+        case project
+        /// HIFLD's "Hospitals" layer as published (Data/clinics.csv is derived from it).
+        case hifld
+    }
+
+    static let hifldRequired = ["id", "name", "latitude", "longitude", "status"]
+
+    public static func parse(_ data: Data, format: Format = .project) throws -> Parsed {
         let items = CSV.parse(data)
         guard let first = items.first else { throw ClinicError.invalid(.importNoHeader) }
         guard case .record(let header) = first else { throw ClinicError.invalid(.importBadHeader) }
         let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         var position: [String: Int] = [:]
         for (index, name) in names.enumerated() where position[name] == nil { position[name] = index }
-        let missing = requiredColumns.filter { position[$0] == nil }
+        let missing = (format == .hifld ? hifldRequired : requiredColumns).filter { position[$0] == nil }
         guard missing.isEmpty else {
             throw ClinicError.invalid(.importMissingColumns, missing.joined(separator: ", "))
         }
+        // A HIFLD row is first translated into a row of the project's format.
+        let columns = requiredColumns + optionalColumns
+        let projectPosition = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
         var result = Parsed()
         var seen: [String: Int] = [:]
         for item in items.dropFirst() {
@@ -81,9 +96,19 @@ public enum ClinicDirectory {
                 case .characterAfterQuote: .importBadQuote
                 }
                 result.problems.append(ImportProblem(line: line, key: key, arguments: []))
-            case .record(let record):
+            case .record(var record):
                 do {
-                    let clinic = try row(record, header: names.count, position: position)
+                    var count = names.count, fields = position
+                    if format == .hifld {
+                        guard record.fields.count == names.count else {
+                            throw ImportFailure(.importColumnCount, [String(record.fields.count), String(names.count)])
+                        }
+                        guard let translated = hifld(record, position) else { result.closed += 1; continue }
+                        record = translated
+                        count = columns.count
+                        fields = projectPosition
+                    }
+                    let clinic = try row(record, header: count, position: fields)
                     if let first = seen[clinic.externalId] {
                         throw ImportFailure(.importDuplicateId, [clinic.externalId, String(first)])
                     }
@@ -95,6 +120,35 @@ public enum ClinicDirectory {
             }
         }
         return result
+    }
+
+    /// A HIFLD row as a row of the project's format, nil for a CLOSED hospital. Missing values
+    /// (`NOT AVAILABLE`, `-999`) become empty; control characters become spaces and format
+    /// characters go (the source has U+001E inside names and U+200E after websites), as in
+    /// scripts/derive-default-directory.py; `TYPE = CHILDREN` is pediatric; all are hospitals.
+    static func hifld(_ record: CSV.Record, _ position: [String: Int]) -> CSV.Record? {
+        func field(_ name: String) -> String {
+            guard let index = position[name], index < record.fields.count else { return "" }
+            var scalars = String.UnicodeScalarView()
+            for scalar in record.fields[index].unicodeScalars {
+                switch scalar.properties.generalCategory {
+                case .control: scalars.append(" ")
+                case .format: continue
+                default: scalars.append(scalar)
+                }
+            }
+            let text = String(scalars).split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+            return text == "NOT AVAILABLE" || text == "-999" ? "" : text
+        }
+        guard field("status").uppercased() != "CLOSED" else { return nil }
+        let kind = field("type"), beds = field("beds")
+        var description = kind.isEmpty ? "Hospital" : kind.prefix(1).uppercased() + kind.dropFirst().lowercased() + " hospital"
+        if !beds.isEmpty { description += ", \(beds) beds" }
+        // In the order of requiredColumns + optionalColumns.
+        let fields = [field("id"), field("name"), field("latitude"), field("longitude"), field("address"), field("city"),
+                      field("state"), field("zip"), field("telephone"), field("website"), kind,
+                      kind.uppercased() == "CHILDREN" ? "1" : "0", "1", "", description]
+        return CSV.Record(line: record.line, fields: fields)
     }
 
     struct ImportFailure: Error {

@@ -8,8 +8,9 @@ extension DatabaseManager {
     static let keyCheckSetting = "encryption.key_check"
 
     /// The cipher under this database's key. The first use loads the key: a new database gets
-    /// a new key file; otherwise the file must exist and match the stored key check. A rotation
-    /// that stopped half-way is finished or undone, by which key matches the check.
+    /// a new key file; otherwise the key file — or, while a rotation is between its commit and
+    /// its rename, the staged `<key>.new` — must match the stored key check. Loading never
+    /// renames or deletes a key file: only `rotateKey`, under the writer lock, does.
     func cipher(_ db: Database) throws -> FieldCipher {
         if let key = cachedKey.withLock({ $0 }) {
             if let check = try Self.keyCheck(db), check != KeyFile.check(key) {
@@ -19,18 +20,15 @@ extension DatabaseManager {
         }
         guard let keyFile else { throw ClinicError(.keyError, .keyMissing, "memory") }
         let check = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [Self.keyCheckSetting])
-        if let staged = try KeyFile.read(keyFile.stagedPath) {
-            if KeyFile.check(staged) == check {
-                guard rename(keyFile.stagedPath, keyFile.path) == 0 else { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
-            } else {
-                unlink(keyFile.stagedPath)
-            }
+        if let check, let staged = try? KeyFile.read(keyFile.stagedPath), KeyFile.check(staged) == check {
+            cachedKey.withLock { $0 = staged }
+            return FieldCipher(key: staged)
         }
         var key = try KeyFile.read(keyFile.path)
         if key == nil {
             guard check == nil else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
             let fresh = KeyFile.newKey()
-            try KeyFile.write(fresh, to: keyFile.path)
+            try KeyFile.write(fresh, to: keyFile.path, exclusive: true)
             key = fresh
         }
         guard let key else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
@@ -61,8 +59,10 @@ extension DatabaseManager {
         }
     }
 
-    /// Before the encryption migration's down part: puts the personal fields back in clear.
+    /// Before the encryption migration's down part: puts the personal fields back in clear,
+    /// and forgets the key check (nothing is sealed any more).
     func openAllRows(_ db: Database) throws {
+        defer { _ = try? db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [Self.keyCheckSetting]) }
         for row in try Row.fetchAll(db, sql: "SELECT * FROM clients WHERE personal IS NOT NULL") {
             let client = try opened(db, row)
             try db.execute(sql: "UPDATE clients SET name = ?, surname = ?, street = ?, house = ?, lat = ?, lon = ?, personal = NULL WHERE id = ?",
@@ -76,12 +76,18 @@ extension DatabaseManager {
     /// matches and finishes or undoes the swap. Returns how many patients were re-encrypted.
     @discardableResult
     public func rotateKey() throws -> Int {
-        // Load the current key first: loading settles a stale `<key>.new` from an earlier stop,
-        // and must not mistake the one staged below for such a leftover.
+        // The whole rotation holds the writer lock, so no other process of this program writes
+        // meanwhile; readers find whichever key matches the check, staged or not.
+        guard let writerLock else { return try rotate() }
+        return try writerLock.withLock(limit: Self.busyLimit) { try rotate() }
+    }
+
+    private func rotate() throws -> Int {
+        if let keyFile { try settleStagedKey(keyFile) }
         _ = try read { db in try cipher(db) }
         let fresh = KeyFile.newKey()
         if let keyFile { try KeyFile.write(fresh, to: keyFile.stagedPath) }
-        let count = try write { db -> Int in
+        let count = try transaction { db -> Int in
             let old = try cipher(db)
             let next = FieldCipher(key: fresh)
             let rows = try Row.fetchAll(db, sql: "SELECT id, login_key, personal FROM clients WHERE personal IS NOT NULL")
@@ -96,9 +102,27 @@ extension DatabaseManager {
             return rows.count
         }
         cachedKey.withLock { $0 = fresh }
-        // Should this fail, the staged key matches the stored check and the next use installs it.
-        if let keyFile, rename(keyFile.stagedPath, keyFile.path) != 0 { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
+        // Should this fail, the staged key matches the stored check: readers use it, and the
+        // next rotation installs it.
+        if let keyFile {
+            guard rename(keyFile.stagedPath, keyFile.path) == 0 else { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
+            KeyFile.syncFolder(of: keyFile.path)
+        }
         return count
+    }
+
+    /// A `<key>.new` left by a rotation that stopped: installed if the database committed
+    /// under it, deleted if not. Only under the writer lock.
+    func settleStagedKey(_ keyFile: KeyFile) throws {
+        guard let staged = try? KeyFile.read(keyFile.stagedPath) else { return }
+        let check = try read { db in try Self.keyCheck(db) }
+        if KeyFile.check(staged) == check {
+            guard rename(keyFile.stagedPath, keyFile.path) == 0 else { throw ClinicError(.keyError, .keyUnwritable, keyFile.path) }
+        } else {
+            unlink(keyFile.stagedPath)
+        }
+        KeyFile.syncFolder(of: keyFile.path)
+        cachedKey.withLock { $0 = nil }
     }
 
     /// The key check stored in a database (nil before it has one).
