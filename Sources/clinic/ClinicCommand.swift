@@ -11,7 +11,7 @@ struct ClinicCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Init.self, Register.self, Login.self, Logout.self, Whoami.self,
+            Init.self, Register.self, Login.self, Logout.self, Whoami.self, Profile.self,
             Clinics.self, Departments.self, Doctors.self, Geocode.self,
             Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
             Privacy.self, Admin.self,

@@ -22,6 +22,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case passwordTooShort, passwordTooLong, passwordContainsName, passwordCommon, passwordContainsLogin, privacyRequired
     case accountLocked, backupExists, backupUnwritable, backupDamaged, backupNotOurs, backupSetting, backupDone
     case restoreDone, checkOk, checkFailed, autoBackupFailed
+    case promptOldPassword, passwordChanged, accountDeleted
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -146,6 +147,8 @@ public enum Strings {
         .checkOk: "The database is sound: integrity ok, no foreign key violations.",
         .checkFailed: "The database has problems: {0}.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
+        .promptOldPassword: "Current password: ", .passwordChanged: "Password changed; your other sessions have ended.",
+        .accountDeleted: "Account {0} deleted. Your appointments stay in the clinic's records without your personal data.",
         .keyUnwritable: "Cannot write the key file {0}.",
         .keyInsecure: "The key file {0} can be read by other users. Fix it with: chmod 600 {0}",
         .keyUnreadable: "The key file {0} is damaged: it must hold one base64 line of 32 bytes.",
@@ -334,6 +337,8 @@ public enum Strings {
         .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
         .checkFailed: "В базе есть ошибки: {0}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
+        .promptOldPassword: "Текущий пароль: ", .passwordChanged: "Пароль изменён; другие ваши сеансы завершены.",
+        .accountDeleted: "Учётная запись {0} удалена. Записи на приём остаются в архиве клиники без ваших личных данных.",
         .keyUnwritable: "Не удаётся записать файл ключа {0}.",
         .keyInsecure: "Файл ключа {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
         .keyUnreadable: "Файл ключа {0} повреждён: в нём должна быть одна строка base64 из 32 байт.",

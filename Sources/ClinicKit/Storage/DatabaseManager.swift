@@ -187,6 +187,15 @@ public final class DatabaseManager: Sendable {
         return added
     }
 
+    /// Rewrites a patient's row, personal fields sealed again.
+    public func updateUser(_ db: Database, _ client: Client) throws {
+        var stored = client
+        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
+        try stored.update(db)
+        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
+                       arguments: [try sealingCipher(db).seal(client.personal, loginKey: client.loginKey), client.id])
+    }
+
     // The look-ups on the booking path use cached statements: preparing SQL (and GRDB's query
     // generation with its authorizer) cost more than running it.
 

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+
+/// Changes a patient may make to their profile; nil leaves a field as it is.
+public struct ProfileChanges: Sendable {
+    public var name: String?
+    public var surname: String?
+    public var street: String?
+    public var house: String?
+    public var city: String?
+    public var clinicId: Int64?
+    public var language: Language?
+
+    public init(name: String? = nil, surname: String? = nil, street: String? = nil, house: String? = nil, city: String? = nil,
+                clinicId: Int64? = nil, language: Language? = nil) {
+        self.name = name; self.surname = surname; self.street = street; self.house = house; self.city = city
+        self.clinicId = clinicId; self.language = language
+    }
+}
+
+/// Everything stored about a patient, for `profile export`.
+public struct PersonalExport: Sendable {
+    public let client: Client
+    public let appointments: [(Appointment, [AppointmentEvent])]
+    public let sessions: [(createdAt: Date, lastUsedAt: Date)]
+}
+
+extension ClientController {
+    /// Applies profile changes with the registration rules; a changed city is geocoded again
+    /// (and, without an explicit clinic, the home clinic stays as it was).
+    public func updateProfile(clientId: Int64, _ changes: ProfileChanges) throws -> Client {
+        let validator = Validator()
+        for (field, value) in [("name", changes.name), ("surname", changes.surname)] {
+            guard let value else { continue }
+            guard !validator.isEmpty(value) else { throw ClinicError.invalid(.fieldEmpty, field) }
+            guard value.count <= 100, validator.containsOnlyLetters(value) else { throw ClinicError.invalid(.fieldLettersOnly, field) }
+        }
+        if let street = changes.street, !validator.isValidStreet(street) { throw ClinicError.invalid(.streetInvalid) }
+        if let house = changes.house, !validator.isValidHouse(house) { throw ClinicError.invalid(.houseInvalid) }
+        var place: GeocodeResult?
+        if let city = changes.city {
+            guard validator.isValidCity(city) else { throw ClinicError.invalid(.cityInvalid) }
+            do { place = try geocoding.resolve(city) } catch let error as ClinicError where error.key == .geocodeFailed {
+                throw ClinicError.invalid(.cityUnknown, city)
+            }
+        }
+        return try database.write { db in
+            guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            if let clinicId = changes.clinicId {
+                guard try database.getClinicById(db, clinicId) != nil else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
+                client.homeClinicId = clinicId
+            }
+            client.name = changes.name?.trimmingCharacters(in: .whitespaces) ?? client.name
+            client.surname = changes.surname?.trimmingCharacters(in: .whitespaces) ?? client.surname
+            client.street = changes.street?.trimmingCharacters(in: .whitespaces) ?? client.street
+            client.house = changes.house?.trimmingCharacters(in: .whitespaces) ?? client.house
+            if let city = changes.city, let place {
+                client.city = city.trimmingCharacters(in: .whitespaces)
+                client.lat = place.coordinate.latitude
+                client.lon = place.coordinate.longitude
+                try geocoding.record(db, place)
+            }
+            if let language = changes.language { client.preferredLanguage = language.rawValue }
+            try database.updateUser(db, client)
+            return client
+        }
+    }
+
+    /// Changes the password: the old one is required, the new one must meet the policy, and
+    /// every other session of the patient ends (the one in use, `keeping`, stays).
+    public func changePassword(clientId: Int64, old: String, new: String, keeping token: String?) throws {
+        let client = try getUserById(clientId)
+        guard hasher.verify(old, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
+        let validator = Validator(commonPasswords: try commonPasswords())
+        if let problem = validator.passwordProblem(new, login: client.login, name: client.name, surname: client.surname) {
+            throw ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength), String(Validator.maximumPasswordLength))
+        }
+        let hash = try hasher.hash(new)
+        try database.write { db in
+            try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])
+            try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
+                           arguments: [clientId, token.map(SessionManager.hash) ?? ""])
+        }
+    }
+
+    /// Everything stored about the patient: the profile, the appointments with their history,
+    /// and when the sessions were opened and last used.
+    public func export(clientId: Int64) throws -> PersonalExport {
+        try database.read { db in
+            guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let appointments = try database.getAppointmentsByUserId(db, clientId).map { appointment in
+                (appointment, try AppointmentEvent.filter(Column("appointment_id") == appointment.id).order(Column("id")).fetchAll(db))
+            }
+            let sessions = try Row.fetchAll(db, sql: "SELECT created_at, last_used_at FROM sessions WHERE client_id = ? ORDER BY id",
+                                            arguments: [clientId]).map {
+                (createdAt: Date(seconds: $0["created_at"]), lastUsedAt: Date(seconds: $0["last_used_at"]))
+            }
+            return PersonalExport(client: client, appointments: appointments, sessions: sessions)
+        }
+    }
+
+    /// Deletes the account, after checking the password: the patient's row and personal data,
+    /// sessions and failed-log-in count go; the appointments stay for the clinic's records with
+    /// nothing personal (no patient, no notes); the login is free again.
+    public func deleteAccount(clientId: Int64, password: String) throws {
+        let client = try getUserById(clientId)
+        guard hasher.verify(password, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
+        try database.write { db in
+            try db.execute(sql: "UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = ?", arguments: [clientId])
+            try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [client.loginKey])
+            try db.execute(sql: "DELETE FROM clients WHERE id = ?", arguments: [clientId]) // sessions go with it
+        }
+    }
+}

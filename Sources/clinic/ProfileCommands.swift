@@ -1,0 +1,130 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Profile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Your profile and your data: show, edit, change the password, export everything, delete the account.",
+        subcommands: [Show.self, Edit.self, Password.self, Export.self, Delete.self], defaultSubcommand: Show.self)
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show your profile.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system()
+            let (client, _) = try context.currentClient(system)
+            try context.emit(ClientJSON(client)) {
+                context.text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
+            }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change your profile; a changed city is looked up again. --lang also saves your language.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "First name.") var name: String?
+        @Option(help: "Surname.") var surname: String?
+        @Option(help: "Street.") var street: String?
+        @Option(help: "House number.") var house: String?
+        @Option(help: "City, optionally with its state or country.") var city: String?
+        @Option(help: "Home clinic id.") var clinic: Int64?
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system()
+            let (client, _) = try context.currentClient(system)
+            let updated = try system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
+                name: name, surname: surname, street: street, house: house, city: city, clinicId: clinic, language: global.lang))
+            try context.emit(ClientJSON(updated)) {
+                context.text(.whoami, updated.login, updated.name, updated.surname, updated.street, updated.house, updated.city)
+            }
+        }
+    }
+
+    struct Password: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change your password (the old one is required); your other sessions end.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Read the old password, then the new one, from the first two lines of standard input.") var passwordStdin = false
+
+        func run() throws {
+            let context = Context(global)
+            let old: String, new: String
+            if passwordStdin {
+                guard let first = context.terminal.readSecretFromStdin(), let second = context.terminal.readSecretFromStdin(),
+                      !first.isEmpty, !second.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
+                old = first; new = second
+            } else if context.terminal.stdinIsTerminal {
+                old = context.terminal.askSecret(context.text(.promptOldPassword)) ?? ""
+                new = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
+                guard new == (context.terminal.askSecret(context.text(.promptPasswordAgain)) ?? "") else {
+                    throw ClinicError.invalid(.passwordsDiffer)
+                }
+            } else {
+                throw ClinicError.invalid(.passwordNeeded)
+            }
+            let system = try context.system()
+            let (client, token) = try context.currentClient(system)
+            try system.clients.changePassword(clientId: client.id ?? 0, old: old, new: new, keeping: token)
+            struct JSON: Encodable { let changed: Bool }
+            try context.emit(JSON(changed: true)) { context.text(.passwordChanged) }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print everything stored about you, with your appointments and their history, as JSON.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let system = try context.system()
+            let (client, _) = try context.currentClient(system)
+            let data = try system.clients.export(clientId: client.id ?? 0)
+            struct Session: Encodable { let createdAt: String; let lastUsedAt: String }
+            struct Account: Encodable {
+                let profile: ClientJSON; let createdAt: String; let privacyVersion: Int?; let privacyAcceptedAt: String?
+            }
+            struct JSON: Encodable { let account: Account; let appointments: [AppointmentHistoryJSON]; let sessions: [Session] }
+            try Output.printJSON(JSON(
+                account: Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
+                                 privacyVersion: data.client.privacyVersion, privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601)),
+                appointments: data.appointments.map { appointment, events in
+                    AppointmentHistoryJSON(appointment: AppointmentJSON(appointment), history: events.map {
+                        AppointmentHistoryJSON.Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
+                                                     start: $0.startsAt.map(DateText.iso8601))
+                    })
+                },
+                sessions: data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }))
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete your account: personal data and sessions go; appointments stay for the clinic without them.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+        func run() throws {
+            let context = Context(global)
+            let password: String
+            if passwordStdin {
+                guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
+                password = line
+            } else if context.terminal.stdinIsTerminal {
+                password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
+            } else {
+                throw ClinicError.invalid(.passwordNeeded)
+            }
+            let system = try context.system()
+            let (client, _) = try context.currentClient(system)
+            try system.clients.deleteAccount(clientId: client.id ?? 0, password: password)
+            context.sessionFile.delete()
+            struct JSON: Encodable { let deleted: String }
+            try context.emit(JSON(deleted: client.login)) { context.text(.accountDeleted, client.login) }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+@Suite struct LocalizationTests {
+    /// Every text a person can read exists in both languages, with the same placeholders.
+    @Test func everyKeyHasEnglishAndRussian() {
+        let placeholder = /\{[0-9]f?\}/
+        for key in MessageKey.allCases {
+            let english = Strings.en[key], russian = Strings.ru[key]
+            #expect(english != nil && english?.isEmpty == false, "\(key) has no English")
+            #expect(russian != nil && russian?.isEmpty == false, "\(key) has no Russian")
+            guard let english, let russian else { continue }
+            let inEnglish = Set(english.matches(of: placeholder).map { String(english[$0.range]).replacingOccurrences(of: "f", with: "") })
+            let inRussian = Set(russian.matches(of: placeholder).map { String(russian[$0.range]).replacingOccurrences(of: "f", with: "") })
+            #expect(inEnglish == inRussian, "\(key): \(inEnglish) vs \(inRussian)")
+        }
+        #expect(Strings.en.count == MessageKey.allCases.count && Strings.ru.count == MessageKey.allCases.count, "no stray entries")
+    }
+
+    @Test func specializationsHaveRussianNames() {
+        for specialization in Specialization.all {
+            #expect(!specialization.russian.isEmpty && specialization.russian != specialization.english)
+            #expect(Specialization.key(for: specialization.russian) == specialization.key)
+        }
+    }
+
+    @Test func datesFollowTheLanguage() throws {
+        let zone = try #require(TimeZone(identifier: "Europe/Minsk"))
+        let date = utc("2026-11-22T11:30:00Z")
+        #expect(DateText.dateTime(date, timeZone: zone, language: .ru) == "22.11.2026, 14:30")
+        #expect(DateText.dateTime(date, timeZone: zone, language: .en) == "Nov 22, 2026 at 2:30 PM")
+    }
+}

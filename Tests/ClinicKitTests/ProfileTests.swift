@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+@Suite struct ProfileTests {
+    let monday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+
+    @Test func editingChecksFieldsGeocodesANewCityAndKeepsDataSealed() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let updated = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(
+            surname: "Ivanova", street: "Oak Street", city: "Минск", language: .ru))
+        #expect(updated.surname == "Ivanova" && updated.street == "Oak Street" && updated.city == "Минск" && updated.language == .ru)
+        #expect(abs((updated.lat ?? 0) - 53.9) < 0.1, "the new city was looked up")
+        #expect(try system.clients.getUserById(anna.id ?? 0) == updated)
+        let raw = try system.database.read { try Row.fetchOne($0, sql: "SELECT surname, street FROM clients") }
+        #expect((raw?["surname"] as String?) == "" && (raw?["street"] as String?) == "", "still sealed")
+        let before = try fingerprint(system.database)
+        #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(name: "R2D2")) } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(city: "Qwertyville")) }?.key == .cityUnknown)
+        #expect(expectError(.notFound) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(clinicId: 99_999)) } != nil)
+        #expect(try fingerprint(system.database) == before)
+    }
+
+    @Test func changingThePasswordNeedsTheOldOneAndEndsOtherSessions() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let (_, mine) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        let (_, other) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        #expect(expectError(.invalidCredentials) {
+            try system.clients.changePassword(clientId: anna.id ?? 0, old: "wrong-horse-42", new: "purple-monkey-dishwasher", keeping: mine)
+        } != nil)
+        #expect(expectError(.weakPassword) {
+            try system.clients.changePassword(clientId: anna.id ?? 0, old: "correct-horse-42", new: "short", keeping: mine)
+        } != nil)
+        try system.clients.changePassword(clientId: anna.id ?? 0, old: "correct-horse-42", new: "purple-monkey-dishwasher", keeping: mine)
+        #expect(try system.clients.currentUser(token: mine).login == "anna")
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: other) } != nil)
+        #expect(try system.clients.logIn(login: "anna", password: "purple-monkey-dishwasher").client.id == anna.id)
+    }
+
+    @Test func exportHoldsEverythingStoredAboutThePatient() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0,
+                                                               departmentId: try department(system, "LA1", "therapy").id ?? 0, at: monday)
+        _ = try system.appointments.cancelAppointment(booked.id ?? 0, clientId: anna.id ?? 0)
+        let data = try system.clients.export(clientId: anna.id ?? 0)
+        #expect(data.client.name == "Anna" && data.client.street == "Main Street")
+        #expect(data.appointments.count == 1 && data.appointments[0].1.map(\.event) == ["booked", "cancelled"])
+        #expect(data.sessions.count == 1)
+    }
+
+    /// After deleting an account, no column of any table holds anything of the patient's.
+    @Test func deletingTheAccountLeavesNothingPersonalAnywhere() throws {
+        let system = try makeSystem()
+        let zed = try system.clients.registerUser(RegistrationRequest(
+            login: "zedlogin", password: "correct-horse-42", name: "Zebulon", surname: "Quaxley", street: "Wisteria Lane",
+            house: "4242", city: "Los Angeles", acceptedPrivacy: true))
+        _ = try system.clients.logIn(login: "zedlogin", password: "correct-horse-42")
+        _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "zedlogin", password: "wrong-horse-42") }
+        let booked = try system.appointments.createAppointment(clientId: zed.id ?? 0, departmentId: try department(system, "LA1", "therapy").id ?? 0,
+                                                               at: monday, notes: "Zebulon has a cough")
+        #expect(expectError(.invalidCredentials) { try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "nope-nope-nope") } != nil)
+        try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "correct-horse-42")
+
+        let secrets = ["zedlogin", "Zebulon", "Quaxley", "Wisteria", "4242", "cough"]
+        try system.database.read { db in
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
+                    for (column, value) in row {
+                        let text = String(describing: value)
+                        for secret in secrets where text.localizedCaseInsensitiveContains(secret) {
+                            Issue.record("\(table).\(column) still holds \(secret)")
+                        }
+                    }
+                }
+            }
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") == 0)
+            let kept = try Row.fetchOne(db, sql: "SELECT client_id, notes, status FROM appointments WHERE id = ?", arguments: [booked.id])
+            #expect(kept != nil && (kept?["client_id"] as Int64?) == nil && (kept?["notes"] as String?) == "", "kept for the clinic, anonymous")
+        }
+        // The login is free again.
+        _ = try register(system, "zedlogin")
+    }
+}
