@@ -100,6 +100,7 @@ struct Login: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Your login.") var login: String?
     @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+    @Flag(help: "Accept the current privacy policy, when it changed since you last accepted it.") var acceptPrivacy = false
 
     func run() throws {
         let context = Context(global)
@@ -119,7 +120,16 @@ struct Login: ParsableCommand {
             throw ClinicError.invalid(.passwordNeeded)
         }
         let system = try context.system()
-        let (client, token) = try system.clients.logIn(login: login, password: password)
+        let (client, token): (Client, String)
+        do {
+            (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: acceptPrivacy)
+        } catch let error as ClinicError where error.key == .privacyChanged && interactive {
+            // On a terminal: show the new policy and ask, as at registration.
+            print(PrivacyPolicy.text(context.language))
+            let answer = (context.terminal.ask(context.text(.promptAccept)) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+            guard ["y", "yes", "д", "да"].contains(answer) else { throw error }
+            (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: true)
+        }
         do {
             try context.sessionFile.write(token)
         } catch {

@@ -65,7 +65,7 @@ extension AppointmentsCommand {
         }
         try context.emit(list.map(AppointmentJSON.init)) {
             guard !list.isEmpty else { return context.text(.noAppointments) }
-            return Output.table(
+            return Noun.appointment.count(list.count, context.language) + "\n" + Output.table(
                 [context.text(.headerId), context.text(.headerStart), context.text(.headerClinic),
                  context.text(.headerDepartment), context.text(.headerDoctor), context.text(.headerStatus)],
                 list.map { appointment in

@@ -76,7 +76,9 @@ extension Admin {
             let count = try system.database.rotateKey()
             let keyPath = KeyFile(databasePath: context.databasePath).path
             struct JSON: Encodable { let reencrypted: Int; let keyFile: String }
-            try context.emit(JSON(reencrypted: count, keyFile: keyPath)) { context.text(.keyRotated, String(count), keyPath) }
+            try context.emit(JSON(reencrypted: count, keyFile: keyPath)) {
+                context.text(.keyRotated, Noun.patient.count(count, context.language), keyPath)
+            }
         }
     }
 }

@@ -19,14 +19,18 @@ struct GlobalOptions: ParsableArguments {
 struct Context {
     let options: GlobalOptions
     let environment: [String: String]
-    let language: Language
     let terminal: Terminal
 
     init(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.options = options
         self.environment = environment
-        language = options.lang ?? Language.fromEnvironment(environment)
         terminal = Terminal()
+    }
+
+    /// `--lang`, then the logged-in patient's saved language (once the session is known), then
+    /// `CLINIC_LANG`, `LC_ALL`, `LANG`, then English.
+    var language: Language {
+        options.lang ?? SavedLanguage.shared.value ?? Language.fromEnvironment(environment)
     }
 
     var json: Bool { options.json }
@@ -87,6 +91,7 @@ struct Context {
     func currentClient(_ system: ClinicSystem) throws -> (client: Client, token: String) {
         let token = try sessionFile.read()
         let client = try system.clients.currentUser(token: token)
+        SavedLanguage.shared.value = client.language
         if let token { SessionUse.shared.record(system, token) }
         return (client, token ?? "")
     }
@@ -129,4 +134,16 @@ struct MisconfiguredGeocoder: Geocoder {
     let error: ClinicError
     var source: String { "nominatim" }
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? { throw error }
+}
+
+/// The logged-in patient's saved language, once known: it outranks the environment (but not
+/// `--lang`) for the rest of the command, errors included.
+final class SavedLanguage: @unchecked Sendable {
+    static let shared = SavedLanguage()
+    private let lock = NSLock()
+    private var stored: Language?
+    var value: Language? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 }

@@ -8,7 +8,7 @@ enum Entry {
         let environment = ProcessInfo.processInfo.environment
         // Known before parsing, so that even a parse error is reported as asked.
         let json = arguments.contains("--json")
-        let language = requestedLanguage(arguments) ?? Language.fromEnvironment(environment)
+        var language: Language { requestedLanguage(arguments) ?? SavedLanguage.shared.value ?? Language.fromEnvironment(environment) }
         do {
             var command = try ClinicCommand.parseAsRoot(arguments)
             try command.run()

@@ -18,6 +18,14 @@ import Testing
         #expect(Strings.en.count == MessageKey.allCases.count && Strings.ru.count == MessageKey.allCases.count, "no stray entries")
     }
 
+    @Test func russianPluralsFollowTheLastDigits() {
+        let expected = [1: "1 запись", 2: "2 записи", 4: "4 записи", 5: "5 записей", 11: "11 записей", 12: "12 записей",
+                        14: "14 записей", 21: "21 запись", 22: "22 записи", 25: "25 записей", 101: "101 запись", 111: "111 записей", 0: "0 записей"]
+        for (n, text) in expected { #expect(Noun.appointment.count(n, .ru) == text, "\(n)") }
+        #expect(Noun.appointment.count(1, .en) == "1 appointment" && Noun.appointment.count(2, .en) == "2 appointments")
+        #expect(Noun.patient.count(3, .ru) == "3 пациента" && Noun.clinic.count(5, .ru) == "5 клиник")
+    }
+
     @Test func specializationsHaveRussianNames() {
         for specialization in Specialization.all {
             #expect(!specialization.russian.isEmpty && specialization.russian != specialization.english)

@@ -48,6 +48,22 @@ import Testing
         #expect(ClientController.decoyHash(fastHasher) == ClientController.decoyHash(fastHasher), "made once per process")
     }
 
+    @Test func aChangedPrivacyPolicyIsAcceptedAgainAtTheNextLogin() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        // As if anna had accepted an older version.
+        try system.database.write { db in try db.execute(sql: "UPDATE clients SET privacy_version = 0 WHERE id = ?", arguments: [anna.id]) }
+        let refused = expectError(.privacyNotAccepted) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") }
+        #expect(refused?.key == .privacyChanged)
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts") } == 0, "not a failed log-in")
+        #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") } != nil,
+                "a wrong password is still just that")
+        let (client, _) = try system.clients.logIn(login: "anna", password: "correct-horse-42", acceptPrivacy: true)
+        #expect(client.privacyVersion == PrivacyPolicy.version && client.privacyAcceptedAt == testNow)
+        #expect(try system.clients.getUserById(anna.id ?? 0).privacyVersion == PrivacyPolicy.version)
+        _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+    }
+
     @Test func unknownLoginAndWrongPasswordFailAlike() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")

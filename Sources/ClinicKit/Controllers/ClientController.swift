@@ -145,7 +145,10 @@ public final class ClientController: Sendable {
     /// in the database (shared by every process); a success clears them. Recording a failure is
     /// the one write a failed command makes, on purpose. A hash made with weaker parameters
     /// than the current ones is replaced.
-    public func logIn(login: String, password: String) throws -> (client: Client, token: String) {
+    /// A patient who accepted an older version of the privacy policy must accept the current
+    /// one (`acceptPrivacy`) to log in; otherwise `privacy_not_accepted`, after the password
+    /// was checked (so it says nothing to someone without it), and no failure is counted.
+    public func logIn(login: String, password: String, acceptPrivacy: Bool = false) throws -> (client: Client, token: String) {
         // No login is longer than 64 characters: a longer name cannot exist, and is not stored.
         guard login.count <= 64 else {
             _ = hasher.verify(password, against: Self.decoyHash(hasher))
@@ -172,6 +175,10 @@ public final class ClientController: Sendable {
             try recordFailure(key)
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
+        let outdatedConsent = client.privacyVersion != PrivacyPolicy.version
+        if outdatedConsent && !acceptPrivacy {
+            throw ClinicError(.privacyNotAccepted, .privacyChanged, String(PrivacyPolicy.version))
+        }
         let newHash = hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
         let now = self.now()
         return try database.write { db in
@@ -181,6 +188,12 @@ public final class ClientController: Sendable {
             if let newHash, current.passwordHash == client.passwordHash {
                 current.passwordHash = newHash
                 try current.update(db, columns: ["password_hash"])
+            }
+            if outdatedConsent {
+                try db.execute(sql: "UPDATE clients SET privacy_version = ?, privacy_accepted_at = ? WHERE id = ?",
+                               arguments: [PrivacyPolicy.version, now.seconds, current.id])
+                current.privacyVersion = PrivacyPolicy.version
+                current.privacyAcceptedAt = Date(seconds: now.seconds)
             }
             let token = try sessions.create(db, clientId: client.id ?? -1, now: now)
             try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [key])

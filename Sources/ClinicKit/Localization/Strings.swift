@@ -22,7 +22,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case passwordTooShort, passwordTooLong, passwordContainsName, passwordCommon, passwordContainsLogin, privacyRequired
     case accountLocked, backupExists, backupUnwritable, backupDamaged, backupNotOurs, backupSetting, backupDone
     case restoreDone, checkOk, checkFailed, autoBackupFailed
-    case promptOldPassword, passwordChanged, accountDeleted
+    case promptOldPassword, passwordChanged, accountDeleted, privacyChanged
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -147,6 +147,7 @@ public enum Strings {
         .checkOk: "The database is sound: integrity ok, no foreign key violations.",
         .checkFailed: "The database has problems: {0}.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
+        .privacyChanged: "The privacy policy has changed (version {0}) since you accepted it. Read it with 'clinic privacy', then log in with --accept-privacy.",
         .promptOldPassword: "Current password: ", .passwordChanged: "Password changed; your other sessions have ended.",
         .accountDeleted: "Account {0} deleted. Your appointments stay in the clinic's records without your personal data.",
         .keyUnwritable: "Cannot write the key file {0}.",
@@ -156,7 +157,7 @@ public enum Strings {
         .keyWrong: "The key file {0} holds another key than this database's: patients' personal data cannot be read with it.",
         .personalUnreadable: "The personal data of '{0}' cannot be decrypted: the key is wrong or the data was altered.",
         .backupOtherKey: "{0} was made under another personal-data key than this database's: restoring it would leave its patients unreadable. Nothing was changed.",
-        .keyRotated: "Personal data of {0} patients re-encrypted under a new key, now in {1}. Back the key file up.",
+        .keyRotated: "Personal data of {0} re-encrypted under a new key, now in {1}. Back the key file up.",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
         .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
         .loginTaken: "The login '{0}' is taken.",
@@ -337,6 +338,7 @@ public enum Strings {
         .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
         .checkFailed: "В базе есть ошибки: {0}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
+        .privacyChanged: "Политика конфиденциальности изменилась (версия {0}) с тех пор, как вы её приняли. Прочитайте её ('clinic privacy') и войдите с --accept-privacy.",
         .promptOldPassword: "Текущий пароль: ", .passwordChanged: "Пароль изменён; другие ваши сеансы завершены.",
         .accountDeleted: "Учётная запись {0} удалена. Записи на приём остаются в архиве клиники без ваших личных данных.",
         .keyUnwritable: "Не удаётся записать файл ключа {0}.",
@@ -346,7 +348,7 @@ public enum Strings {
         .keyWrong: "В файле ключа {0} другой ключ, не от этой базы: личные данные пациентов им не прочитать.",
         .personalUnreadable: "Личные данные '{0}' не расшифровываются: ключ неверен или данные изменены.",
         .backupOtherKey: "{0} сделана под другим ключом личных данных: после восстановления пациентов не прочитать. Ничего не изменено.",
-        .keyRotated: "Личные данные {0} пациентов перешифрованы новым ключом, он в {1}. Сделайте копию файла ключа.",
+        .keyRotated: "Личные данные перешифрованы новым ключом (пациенты: {0}), он в {1}. Сделайте копию файла ключа.",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
         .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
         .loginTaken: "Логин '{0}' занят.",
