@@ -108,17 +108,7 @@ struct Login: ParsableCommand {
         var login = self.login
         if login == nil, interactive { login = context.terminal.ask(context.text(.promptField, "login")) }
         guard let login else { throw ClinicError.invalid(.missingOption, "--login") }
-        let password: String
-        if passwordStdin {
-            guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else {
-                throw ClinicError.invalid(.passwordEmpty)
-            }
-            password = line
-        } else if interactive {
-            password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
-        } else {
-            throw ClinicError.invalid(.passwordNeeded)
-        }
+        let password = try context.password(fromStdin: passwordStdin)
         let system = try context.system()
         let (client, token): (Client, String)
         do {
@@ -173,10 +163,7 @@ struct Whoami: ParsableCommand {
     func run() throws {
         let context = Context(global)
         let system = try context.system()
-        let (client, _) = try context.currentClient(system)
-        try context.emit(ClientJSON(client)) {
-            context.text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
-        }
+        try context.emitClient(try context.currentClient(system).client)
     }
 }
 

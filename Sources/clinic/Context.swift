@@ -100,6 +100,24 @@ struct Context {
         Strings.text(key, language, arguments)
     }
 
+    /// A password: the first line of standard input with `--password-stdin`, else asked for
+    /// without echo on a terminal; off a terminal without the flag, `invalid_input`.
+    func password(fromStdin: Bool, prompt: MessageKey = .promptPassword) throws -> String {
+        if fromStdin {
+            guard let line = terminal.readSecretFromStdin(), !line.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
+            return line
+        }
+        guard terminal.stdinIsTerminal else { throw ClinicError.invalid(.passwordNeeded) }
+        return terminal.askSecret(text(prompt)) ?? ""
+    }
+
+    /// Prints a patient: the JSON shape, or the one-line summary.
+    func emitClient(_ client: Client) throws {
+        try emit(ClientJSON(client)) {
+            text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
+        }
+    }
+
     /// Prints either the JSON value or the human text, on stdout.
     func emit<T: Encodable>(_ value: T, human: () -> String) throws {
         if json {

@@ -13,11 +13,7 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system()
-            let (client, _) = try context.currentClient(system)
-            try context.emit(ClientJSON(client)) {
-                context.text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
-            }
+            try context.emitClient(try context.currentClient(try context.system()).client)
         }
     }
 
@@ -38,9 +34,7 @@ struct Profile: ParsableCommand {
             let (client, _) = try context.currentClient(system)
             let updated = try system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
                 name: name, surname: surname, street: street, house: house, city: city, clinicId: clinic, language: global.lang))
-            try context.emit(ClientJSON(updated)) {
-                context.text(.whoami, updated.login, updated.name, updated.surname, updated.street, updated.house, updated.city)
-            }
+            try context.emitClient(updated)
         }
     }
 
@@ -110,15 +104,7 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let password: String
-            if passwordStdin {
-                guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
-                password = line
-            } else if context.terminal.stdinIsTerminal {
-                password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
-            } else {
-                throw ClinicError.invalid(.passwordNeeded)
-            }
+            let password = try context.password(fromStdin: passwordStdin)
             let system = try context.system()
             let (client, _) = try context.currentClient(system)
             try system.clients.deleteAccount(clientId: client.id ?? 0, password: password)
