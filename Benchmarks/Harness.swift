@@ -12,6 +12,24 @@ struct Measurement: Encodable {
     let baseline: String?
     let baselineP50Micros: Double?
     let speedup: Double?
+
+    private enum Keys: String, CodingKey {
+        case name, n, p50Micros, p99Micros, opsPerSecond, peakRSSBytes, baseline, baselineP50Micros, speedup
+    }
+
+    /// Every key, with `null` where a figure does not apply (a derived encoding would drop it).
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(n, forKey: .n)
+        try container.encode(p50Micros, forKey: .p50Micros)
+        try container.encode(p99Micros, forKey: .p99Micros)
+        try container.encode(opsPerSecond, forKey: .opsPerSecond)
+        try container.encode(peakRSSBytes, forKey: .peakRSSBytes)
+        try container.encode(baseline, forKey: .baseline)
+        try container.encode(baselineP50Micros, forKey: .baselineP50Micros)
+        try container.encode(speedup, forKey: .speedup)
+    }
 }
 
 /// Latencies of repeated runs of one operation.

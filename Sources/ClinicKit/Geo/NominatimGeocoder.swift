@@ -92,7 +92,7 @@ public struct NominatimGeocoder: Geocoder {
     /// Sleeps until `interval` has passed since this machine's last request to the server.
     func waitForTurn() throws {
         guard let rateFile else {
-            try Self.lastRequest.withLock { last in
+            Self.lastRequest.withLock { last in
                 if let last { Self.sleep(until: last.addingTimeInterval(interval)) }
                 last = Date()
             }
