@@ -162,8 +162,7 @@ struct Whoami: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        let system = try context.system()
-        try context.emitClient(try context.currentClient(system).client)
+        try context.emitClient(try context.signedIn().client)
     }
 }
 

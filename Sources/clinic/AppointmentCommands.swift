@@ -16,8 +16,7 @@ struct Book: ParsableCommand {
     func run() throws {
         let context = Context(global)
         let time = try TimeInput.parse(at)
-        let system = try context.system()
-        let (client, _) = try context.currentClient(system)
+        let (system, client) = try context.signedIn()
         let appointment = try system.appointments.createAppointment(
             clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes)
         let clinic = try system.clinics.getClinicById(appointment.clinicId)
@@ -49,8 +48,7 @@ extension AppointmentsCommand {
 
     func run() throws {
         let context = Context(global)
-        let system = try context.system()
-        let (client, _) = try context.currentClient(system)
+        let (system, client) = try context.signedIn()
         let list = try system.appointments.getAppointmentsByClientId(
             client.id ?? 0, scope: AppointmentScope(rawValue: scope.rawValue) ?? .upcoming)
         var clinics: [Int64: Clinic] = [:]
@@ -91,8 +89,7 @@ struct Reschedule: ParsableCommand {
     func run() throws {
         let context = Context(global)
         let time = try TimeInput.parse(to)
-        let system = try context.system()
-        let (client, _) = try context.currentClient(system)
+        let (system, client) = try context.signedIn()
         let appointment = try system.appointments.rescheduleAppointment(appointmentId, clientId: client.id ?? 0, to: time)
         let clinic = try system.clinics.getClinicById(appointment.clinicId)
         try context.emit(AppointmentJSON(appointment)) {
@@ -110,8 +107,7 @@ struct Cancel: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        let system = try context.system()
-        let (client, _) = try context.currentClient(system)
+        let (system, client) = try context.signedIn()
         let appointment = try system.appointments.cancelAppointment(appointmentId, clientId: client.id ?? 0)
         try context.emit(AppointmentJSON(appointment)) { context.text(.cancelled, String(appointment.id ?? 0)) }
     }

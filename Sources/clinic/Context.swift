@@ -87,6 +87,12 @@ struct Context {
         return NominatimGeocoder(baseURL: url, timeout: timeout, rateFile: databasePath + ".geocoder")
     }
 
+    /// Opens the database and finds the logged-in patient (`not_logged_in` without one).
+    func signedIn() throws -> (system: ClinicSystem, client: Client) {
+        let system = try self.system()
+        return (system, try currentClient(system).client)
+    }
+
     /// The logged-in patient and their token.
     func currentClient(_ system: ClinicSystem) throws -> (client: Client, token: String) {
         let token = try sessionFile.read()

@@ -13,7 +13,7 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            try context.emitClient(try context.currentClient(try context.system()).client)
+            try context.emitClient(try context.signedIn().client)
         }
     }
 
@@ -30,8 +30,7 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system()
-            let (client, _) = try context.currentClient(system)
+            let (system, client) = try context.signedIn()
             let updated = try system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
                 name: name, surname: surname, street: street, house: house, city: city, clinicId: clinic, language: global.lang))
             try context.emitClient(updated)
@@ -75,8 +74,7 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system()
-            let (client, _) = try context.currentClient(system)
+            let (system, client) = try context.signedIn()
             let data = try system.clients.export(clientId: client.id ?? 0)
             struct Session: Encodable { let createdAt: String; let lastUsedAt: String }
             struct Account: Encodable {
@@ -105,8 +103,7 @@ struct Profile: ParsableCommand {
         func run() throws {
             let context = Context(global)
             let password = try context.password(fromStdin: passwordStdin)
-            let system = try context.system()
-            let (client, _) = try context.currentClient(system)
+            let (system, client) = try context.signedIn()
             try system.clients.deleteAccount(clientId: client.id ?? 0, password: password)
             context.sessionFile.delete()
             struct JSON: Encodable { let deleted: String }

@@ -107,8 +107,7 @@ extension AppointmentsCommand {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system()
-            let (client, _) = try context.currentClient(system)
+            let (system, client) = try context.signedIn()
             let appointment = try system.appointments.getAppointmentById(appointmentId, clientId: client.id ?? 0)
             let history = try system.appointments.history(appointmentId, clientId: client.id ?? 0)
             let clinic = try system.clinics.getClinicById(appointment.clinicId)
