@@ -76,8 +76,9 @@ public final class ClinicSystem: Sendable {
     /// default directory: the first-use mark is set in the import's own transaction, so a
     /// refused import leaves the database exactly as it was.
     public func importDirectory(_ data: Data, format: ClinicDirectory.Format = .project, skipInvalid: Bool = false,
-                                demo: Bool = false) throws -> ImportReport {
-        try clinics.importClinics(data, format: format, skipInvalid: skipInvalid, demo: demo, alsoInTransaction: { db in
+                                demo: Bool = false, progress: ((Int, Int) -> Void)? = nil) throws -> ImportReport {
+        try clinics.importClinics(data, format: format, skipInvalid: skipInvalid, demo: demo, progress: progress,
+                                  alsoInTransaction: { db in
             try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
                            arguments: [Self.initializedKey, Initialization.empty.rawValue])
         })

@@ -110,28 +110,40 @@ struct Login: ParsableCommand {
         guard let login else { throw ClinicError.invalid(.missingOption, "--login") }
         let password = try context.password(fromStdin: passwordStdin)
         let system = try context.system()
-        let (client, token): (Client, String)
-        do {
-            (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: acceptPrivacy)
-        } catch let error as ClinicError where error.key == .privacyChanged && interactive {
+        let client = try signIn(context, system, login: login, password: password, acceptPrivacy: acceptPrivacy) {
+            guard interactive else { return false }
             // On a terminal: show the new policy and ask, as at registration.
             print(PrivacyPolicy.text(context.language))
             let answer = (context.terminal.ask(context.text(.promptAccept)) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-            guard ["y", "yes", "д", "да"].contains(answer) else { throw error }
-            (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: true)
-        }
-        do {
-            try context.sessionFile.write(token)
-        } catch {
-            // No file, no session: do not leave a usable token behind in the database.
-            _ = try? system.clients.logOut(token: token)
-            throw error
-        }
+            return ["y", "yes", "д", "да"].contains(answer)
+        }.client
         struct Result: Encodable { let clientId: Int64; let login: String }
         try context.emit(Result(clientId: client.id ?? 0, login: client.login)) {
             context.text(.loggedIn, client.login)
         }
     }
+}
+
+/// Logs in and keeps the session in the session file. When the privacy policy changed since
+/// the patient accepted it, `consent` is asked (it shows the policy) and the log-in is tried
+/// again with the answer.
+func signIn(_ context: Context, _ system: ClinicSystem, login: String, password: String, acceptPrivacy: Bool,
+            consent: () -> Bool) throws -> (client: Client, token: String) {
+    let (client, token): (Client, String)
+    do {
+        (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: acceptPrivacy)
+    } catch let error as ClinicError where error.key == .privacyChanged {
+        guard consent() else { throw error }
+        (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: true)
+    }
+    do {
+        try context.sessionFile.write(token)
+    } catch {
+        // No file, no session: do not leave a usable token behind in the database.
+        _ = try? system.clients.logOut(token: token)
+        throw error
+    }
+    return (client, token)
 }
 
 struct Logout: ParsableCommand {

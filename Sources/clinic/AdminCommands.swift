@@ -17,7 +17,9 @@ struct Init: ParsableCommand {
         let already = try system.initialization() != nil
         if !already {
             let kind: ClinicSystem.Initialization = empty ? .empty : (noDemo ? .clinicsOnly : .defaultDirectory)
-            try system.initialize(kind)
+            let bar = ProgressBar(context.text(.progressClinics), terminal: context.terminal)
+            defer { bar.finish() }
+            try system.initialize(kind, progress: bar.update)
         }
         let count = try system.clinics.count()
         struct Result: Encodable { let path: String; let clinics: Int; let created: Bool }
@@ -71,7 +73,12 @@ struct Admin: ParsableCommand {
                 throw ClinicError.invalid(.fileUnreadable, file)
             }
             let system = try context.system(initialize: false)
-            let report = try system.importDirectory(data, format: format, skipInvalid: skipInvalid, demo: demo)
+            let bar = ProgressBar(context.text(.progressClinics), terminal: context.terminal)
+            let report: ImportReport
+            do {
+                defer { bar.finish() }
+                report = try system.importDirectory(data, format: format, skipInvalid: skipInvalid, demo: demo, progress: bar.update)
+            }
             struct Result: Encodable {
                 struct Skipped: Encodable { let line: Int; let reason: String }
                 let inserted: Int; let updated: Int; let skipped: [Skipped]; let closed: Int

@@ -51,32 +51,40 @@ extension AppointmentsCommand {
         let (system, client) = try context.signedIn()
         let list = try system.appointments.getAppointmentsByClientId(
             client.id ?? 0, scope: AppointmentScope(rawValue: scope.rawValue) ?? .upcoming)
-        var clinics: [Int64: Clinic] = [:]
-        var departments: [Int64: Department] = [:]
-        for appointment in list {
-            if clinics[appointment.clinicId] == nil {
-                clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
-            }
-            if departments[appointment.departmentId] == nil {
-                departments[appointment.departmentId] = try system.departments.getDepartmentById(appointment.departmentId)
-            }
-        }
+        let table = try appointmentTable(list, system, context)
         try context.emit(list.map(AppointmentJSON.init)) {
             guard !list.isEmpty else { return context.text(.noAppointments) }
-            return Noun.appointment.count(list.count, context.language) + "\n" + Output.table(
-                [context.text(.headerId), context.text(.headerStart), context.text(.headerClinic),
-                 context.text(.headerDepartment), context.text(.headerDoctor), context.text(.headerStatus)],
-                list.map { appointment in
-                    let clinic = clinics[appointment.clinicId]
-                    let department = departments[appointment.departmentId]
-                    return [String(appointment.id ?? 0),
-                            clinic.map { localTime(appointment.startsAt, $0, context) } ?? DateText.iso8601(appointment.startsAt),
-                            clinic?.name ?? "", department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
-                            appointment.doctorName, appointment.status.text(context.language)]
-                })
+            return Noun.appointment.count(list.count, context.language) + "\n" + table
         }
     }
   }
+}
+
+/// Appointments as a table in the clinics' own time; `numbered` puts a choice number first.
+func appointmentTable(_ list: [Appointment], _ system: ClinicSystem, _ context: Context, numbered: Bool = false) throws -> String {
+    var clinics: [Int64: Clinic] = [:]
+    var departments: [Int64: Department] = [:]
+    for appointment in list {
+        if clinics[appointment.clinicId] == nil {
+            clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
+        }
+        if departments[appointment.departmentId] == nil {
+            departments[appointment.departmentId] = try system.departments.getDepartmentById(appointment.departmentId)
+        }
+    }
+    let shift = numbered ? 1 : 0
+    return Output.table(
+        (numbered ? ["#"] : []) + [context.text(.headerId), context.text(.headerStart), context.text(.headerClinic),
+                                   context.text(.headerDepartment), context.text(.headerDoctor), context.text(.headerStatus)],
+        list.enumerated().map { index, appointment in
+            let clinic = clinics[appointment.clinicId]
+            let department = departments[appointment.departmentId]
+            return (numbered ? [String(index + 1)] : []) + [
+                String(appointment.id ?? 0),
+                clinic.map { localTime(appointment.startsAt, $0, context) } ?? DateText.iso8601(appointment.startsAt),
+                clinic?.name ?? "", department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
+                appointment.doctorName, appointment.status.text(context.language)]
+        }, flexible: [shift + 2, shift + 3, shift + 4])
 }
 
 struct Reschedule: ParsableCommand {
@@ -113,8 +121,10 @@ struct Cancel: ParsableCommand {
     }
 }
 
-/// A start in the clinic's own time, with its zone.
-func localTime(_ date: Date, _ clinic: Clinic, _ context: Context) -> String {
-    DateText.dateTime(date, timeZone: clinic.zone, language: context.language) + " "
-        + DateText.zoneName(date, timeZone: clinic.zone, language: context.language)
+/// A time in the clinic's own time, with the zone's name when the clinic's clock differs from
+/// the user's (`TZ`, else this computer's zone) at that moment.
+func localTime(_ date: Date, _ clinic: Clinic, _ context: Context, userZone: TimeZone = .current) -> String {
+    let text = DateText.dateTime(date, timeZone: clinic.zone, language: context.language)
+    guard clinic.zone.secondsFromGMT(for: date) != userZone.secondsFromGMT(for: date) else { return text }
+    return text + " " + DateText.zoneName(date, timeZone: clinic.zone, language: context.language)
 }

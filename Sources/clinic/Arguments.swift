@@ -42,6 +42,13 @@ enum Arguments {
         return rest + leading
     }
 
+    /// Whether a normalized command line holds only global options (or nothing): no command.
+    static func onlyGlobal(_ arguments: [String]) -> Bool {
+        arguments.allSatisfy { argument in
+            globalFlags.contains(argument) || globalOptions.contains { argument.hasPrefix($0 + "=") }
+        }
+    }
+
     /// "-13.8", "-5", "-.5", "-13.8,-171.8": a minus sign then a digit or a point. No option
     /// of this program looks like that.
     static func isNegativeNumber(_ text: String) -> Bool {

@@ -6,6 +6,7 @@ struct ClinicCommand: ParsableCommand {
         commandName: "clinic",
         abstract: "Find the nearest clinic and book, reschedule or cancel appointments.",
         discussion: """
+            With no command on a terminal, clinic starts the interactive session (clinic shell). \
             The database is created and filled with the default directory (7,146 U.S. hospitals \
             with demo departments) on first use. See docs/CLI.md.
             """,
@@ -14,7 +15,7 @@ struct ClinicCommand: ParsableCommand {
             Init.self, Register.self, Login.self, Logout.self, Whoami.self, Profile.self,
             Clinics.self, Departments.self, Doctors.self, Geocode.self,
             Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
-            Privacy.self, Admin.self,
+            Privacy.self, Shell.self, Admin.self,
         ])
 }
 

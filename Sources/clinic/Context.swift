@@ -54,7 +54,9 @@ struct Context {
         let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
-            try system.initialize(.defaultDirectory)
+            let bar = ProgressBar(Strings.text(.progressClinics, language), terminal: terminal)
+            defer { bar.finish() }
+            try system.initialize(.defaultDirectory, progress: bar.update)
         }
         if migrate {
             // A due automatic backup; its failure is reported, not turned into the command's.

@@ -4,11 +4,22 @@ import Foundation
 
 enum Entry {
     static func main(_ rawArguments: [String]) -> Never {
-        let arguments = Arguments.normalize(rawArguments)
+        var arguments = Arguments.normalize(rawArguments)
         let environment = ProcessInfo.processInfo.environment
         // Known before parsing, so that even a parse error is reported as asked.
         let json = arguments.contains("--json")
         var language: Language { requestedLanguage(arguments) ?? SavedLanguage.shared.value ?? Language.fromEnvironment(environment) }
+        if Arguments.onlyGlobal(arguments) {
+            // No command: the session on a terminal; elsewhere the usage, and a failure (a
+            // script that forgot its command must neither hang nor pass).
+            let terminal = Terminal()
+            if terminal.stdinIsTerminal && terminal.stdoutIsTerminal && !json {
+                arguments.insert("shell", at: 0)
+            } else {
+                if !json { FileHandle.standardError.write(Data((ClinicCommand.helpMessage() + "\n").utf8)) }
+                report(ClinicError.invalid(.usageNoCommand), json: json, language: language)
+            }
+        }
         do {
             var command = try ClinicCommand.parseAsRoot(arguments)
             try command.run()

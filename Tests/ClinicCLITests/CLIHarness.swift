@@ -69,6 +69,18 @@ final class CLIHarness {
         }
     }
 
+    /// The environment of a `clinic` run: this harness's database and session file, English.
+    func environment(session: String? = nil, _ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["CLINIC_DB"] = databasePath
+        environment["CLINIC_SESSION"] = session ?? sessionPath
+        environment["CLINIC_LANG"] = nil
+        environment["LANG"] = "C.UTF-8"
+        environment["LC_ALL"] = nil
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
     /// Starts `clinic ARGS` with `input` on standard input (not a terminal) and returns at once.
     func start(_ arguments: [String], input: String = "", session: String? = nil,
                environment extra: [String: String] = [:]) throws -> Running {
@@ -77,14 +89,7 @@ final class CLIHarness {
         process.arguments = arguments
         // Any working directory will do: the binary finds Data/ and Migrations/ itself.
         process.currentDirectoryURL = folder
-        var environment = ProcessInfo.processInfo.environment
-        environment["CLINIC_DB"] = databasePath
-        environment["CLINIC_SESSION"] = session ?? sessionPath
-        environment["CLINIC_LANG"] = nil
-        environment["LANG"] = "C.UTF-8"
-        environment["LC_ALL"] = nil
-        for (key, value) in extra { environment[key] = value }
-        process.environment = environment
+        process.environment = environment(session: session, extra)
         // Output goes to files, so a large output can never block the child on a full pipe.
         let run = UUID().uuidString
         let outURL = folder.appendingPathComponent("out-\(run)"), errURL = folder.appendingPathComponent("err-\(run)")

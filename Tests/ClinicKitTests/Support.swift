@@ -48,7 +48,7 @@ func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHas
         NY1,Bellevue,462 First Avenue,New York,NY,40.74,-73.97,GENERAL ACUTE CARE,0,1,
         MN1,Минская больница,пр. Независимости,Минск,,53.90,27.56,PSYCHIATRIC,0,0,Europe/Minsk
         """
-    try system.clinics.importClinics(Data(csv.utf8), demo: true)
+    _ = try system.clinics.importClinics(Data(csv.utf8), demo: true)
     try system.initialize(.empty)
     return system
 }

@@ -49,6 +49,14 @@ public final class ClientController: Sendable {
         self.clinics = clinics ?? ClinicController(database: database)
     }
 
+    /// Why a password may not be used by this patient (`weak_password`), or nil: the policy of
+    /// `Validator.passwordProblem` with the common-password list.
+    public func passwordProblem(_ password: String, login: String, name: String, surname: String) throws -> ClinicError? {
+        let validator = Validator(commonPasswords: try commonPasswords())
+        guard let problem = validator.passwordProblem(password, login: login, name: name, surname: surname) else { return nil }
+        return ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength), String(Validator.maximumPasswordLength))
+    }
+
     /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
     /// check), then stores the patient with an Argon2id hash of the password and the city's
     /// coordinates. Only the city is looked up: the street and house are never sent to a
@@ -57,25 +65,14 @@ public final class ClientController: Sendable {
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
         let validator = Validator(commonPasswords: try commonPasswords())
         let login = request.login.trimmingCharacters(in: .whitespaces)
-        guard validator.isValidLogin(login) else { throw ClinicError.invalid(.loginInvalid) }
-        for (field, value) in [("name", request.name), ("surname", request.surname)] {
-            guard !validator.isEmpty(value) else { throw ClinicError.invalid(.fieldEmpty, field) }
-            guard value.count <= 100, validator.containsOnlyLetters(value) else {
-                throw ClinicError.invalid(.fieldLettersOnly, field)
-            }
+        for field in RegistrationField.allCases {
+            if let problem = validator.problem(field, request[field]) { throw problem }
         }
-        guard !validator.isEmpty(request.street) else { throw ClinicError.invalid(.fieldEmpty, "street") }
-        guard validator.isValidStreet(request.street) else { throw ClinicError.invalid(.streetInvalid) }
-        guard !validator.isEmpty(request.house) else { throw ClinicError.invalid(.fieldEmpty, "house") }
-        guard validator.isValidHouse(request.house) else { throw ClinicError.invalid(.houseInvalid) }
-        guard !validator.isEmpty(request.city) else { throw ClinicError.invalid(.fieldEmpty, "city") }
-        guard validator.isValidCity(request.city) else { throw ClinicError.invalid(.cityInvalid) }
         if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
             throw ClinicError.invalid(.passwordsDiffer)
         }
-        if let problem = validator.passwordProblem(request.password, login: login, name: request.name, surname: request.surname) {
-            throw ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength),
-                              String(Validator.maximumPasswordLength))
+        if let problem = try passwordProblem(request.password, login: login, name: request.name, surname: request.surname) {
+            throw problem
         }
         guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
         let place: GeocodeResult

@@ -140,6 +140,7 @@ public final class ClinicController: Sendable {
         // Zones first, outside the write transaction: it may read the gazetteer.
         let clinics = try parsed.clinics.map { try makeClinic($0, id: nil) }
         defer { finderCache.withLock { $0 = nil } }
+        let total = demo ? 2 * clinics.count : clinics.count
         return try database.write { db in
             var report = ImportReport()
             report.skipped = parsed.problems
@@ -158,9 +159,15 @@ public final class ClinicController: Sendable {
                     try clinic.update(db)
                     report.updated += 1
                 }
-                if let progress, index % 500 == 0 { progress(index, clinics.count) }
+                if let progress, index % 500 == 0 { progress(index, total) }
             }
-            if demo { report.demoFilled = try DemoDirectory.fill(db) }
+            if demo {
+                // The demo data is the second half of the work.
+                report.demoFilled = try DemoDirectory.fill(db, progress: progress.map { progress in
+                    { done, count in progress(clinics.count + done * clinics.count / max(count, 1), total) }
+                })
+            }
+            progress?(total, total)
             try alsoInTransaction?(db)
             return report
         }

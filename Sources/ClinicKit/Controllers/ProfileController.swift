@@ -30,16 +30,13 @@ extension ClientController {
     /// (and, without an explicit clinic, the home clinic stays as it was).
     public func updateProfile(clientId: Int64, _ changes: ProfileChanges) throws -> Client {
         let validator = Validator()
-        for (field, value) in [("name", changes.name), ("surname", changes.surname)] {
-            guard let value else { continue }
-            guard !validator.isEmpty(value) else { throw ClinicError.invalid(.fieldEmpty, field) }
-            guard value.count <= 100, validator.containsOnlyLetters(value) else { throw ClinicError.invalid(.fieldLettersOnly, field) }
+        let given: [(RegistrationField, String?)] = [(.name, changes.name), (.surname, changes.surname), (.street, changes.street),
+                                                     (.house, changes.house), (.city, changes.city)]
+        for case let (field, value?) in given {
+            if let problem = validator.problem(field, value) { throw problem }
         }
-        if let street = changes.street, !validator.isValidStreet(street) { throw ClinicError.invalid(.streetInvalid) }
-        if let house = changes.house, !validator.isValidHouse(house) { throw ClinicError.invalid(.houseInvalid) }
         var place: GeocodeResult?
         if let city = changes.city {
-            guard validator.isValidCity(city) else { throw ClinicError.invalid(.cityInvalid) }
             do { place = try geocoding.resolve(city) } catch let error as ClinicError where error.key == .geocodeFailed {
                 throw ClinicError.invalid(.cityUnknown, city)
             }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Counted nouns: "1 appointment", "2 appointments"; "1 запись", "2 записи", "5 записей".
 public enum Noun: Sendable, CaseIterable {
-    case appointment, patient, clinic
+    case appointment, patient, clinic, freeSlot
 
     /// English: one, other. Russian: one, few, many.
     var forms: (en: [String], ru: [String]) {
@@ -10,6 +10,7 @@ public enum Noun: Sendable, CaseIterable {
         case .appointment: return (["appointment", "appointments"], ["запись", "записи", "записей"])
         case .patient: return (["patient", "patients"], ["пациент", "пациента", "пациентов"])
         case .clinic: return (["clinic", "clinics"], ["клиника", "клиники", "клиник"])
+        case .freeSlot: return (["free slot", "free slots"], ["свободное окно", "свободных окна", "свободных окон"])
         }
     }
 

@@ -48,7 +48,21 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case initDone, initAlready, migrated, migrateNothing, importDone, importSkipped, importProblem
     case promptField, promptPassword, promptPasswordAgain, promptAccept, answerYes, clinicShowLine
     case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow
-    case weekdays, loadingDirectory, demoNote
+    case weekdays, loadingDirectory, demoNote, progressClinics, usageNoCommand
+    // Interactive session (SessionStrings.swift)
+    case sessionNoJSON, sessionTitle, sessionHint, sessionBye, sessionEnded, startTitle, mainTitle
+    case menuLogIn, menuRegister, menuLanguage, menuQuit, menuBack, menuNearest, menuClinicInfo, menuFind, menuBook
+    case menuAppointments, menuReschedule, menuCancel, menuProfile, menuLogOut, menuPassword, menuDeleteAccount
+    case labelLogin, labelPassword, labelPasswordAgain, labelOldPassword, labelName, labelSurname, labelStreet
+    case labelHouse, labelCity, labelCityHint, labelAddress, labelCoordinates, labelClinicId, labelHomeClinic, labelLanguage
+    case answerTooLong, answerUnreadable, answerEmpty, answerYesNo, answerDefaultYes, answerDefaultNo, pickOne, pickNumber, pickInvalid
+    case registerTitle, registeredSession, privacyDeclined, askAcceptPrivacy, chooseHomeClinic
+    case originTitle, originMine, originAddress, originCoordinates, foundPlace, nearestTitle, detailsHint
+    case whichClinic, clinicHome, clinicNearMe, clinicById, clinicPhone, clinicLocalTime, clinicDistance, askBookHere
+    case chooseDepartment, chooseSpecialization, searching, foundSlotsTitle, findNoneSession, noFreeSlots, chooseDay
+    case clinicZoneNote, chooseTime, askBook, notBooked, upcomingTitle, pastTitle, rescheduleTitle, cancelTitle
+    case askReschedule, askCancel, notChanged, profileTitle, profileWhat, headerField, headerValue, editField
+    case editHomeClinic, profileSaved, deleteWarning, askDelete
 }
 
 public enum Strings {
@@ -77,7 +91,10 @@ public enum Strings {
         return names[field] ?? field
     }
 
-    public static let en: [MessageKey: String] = [
+    public static let en = coreEN.merging(sessionEN) { core, _ in core }
+    public static let ru = coreRU.merging(sessionRU) { core, _ in core }
+
+    static let coreEN: [MessageKey: String] = [
         .migrationMalformed: "Migration file {0} is malformed: it needs one '-- migrate:up' and then one '-- migrate:down' line.",
         .migrationsMissing: "The migrations folder {0} cannot be read.",
         .migrationSequence: "Migrations must be numbered 0001, 0002, … without gaps; problem at {0}.",
@@ -234,8 +251,11 @@ public enum Strings {
             How long: as long as your account exists. Sessions end after 30 days without use.
             Cancelled and past appointments stay in the clinic's records.
 
-            Your control: see your data with 'clinic whoami' and 'clinic appointments --all';
-            log out with 'clinic logout'.
+            Your control: see everything stored about you with 'clinic profile export' (JSON);
+            correct it with 'clinic profile edit'; delete your account with 'clinic profile delete'
+            (your personal data and sessions go at once; your appointments stay in the clinic's
+            records without your name or notes, and your login becomes free). The interactive
+            session ('clinic') offers the same under Profile.
             """,
         .headerId: "ID", .headerName: "Name", .headerCity: "City", .headerAddress: "Address",
         .headerKind: "Kind", .headerTimeZone: "Time zone", .headerSpecialization: "Specialization",
@@ -266,9 +286,11 @@ public enum Strings {
         .weekdays: "Mon,Tue,Wed,Thu,Fri,Sat,Sun",
         .loadingDirectory: "Setting up the clinic directory (first run)…",
         .demoNote: "Departments, doctors and hours are demo data.",
+        .progressClinics: "Clinics",
+        .usageNoCommand: "No command given. Run one of the commands above, or run clinic on a terminal for the interactive session.",
     ]
 
-    public static let ru: [MessageKey: String] = [
+    static let coreRU: [MessageKey: String] = [
         .migrationMalformed: "Файл миграции {0} испорчен: нужна одна строка '-- migrate:up', затем одна '-- migrate:down'.",
         .migrationsMissing: "Не удаётся прочитать папку миграций {0}.",
         .migrationSequence: "Миграции нумеруются 0001, 0002, … без пропусков; ошибка на {0}.",
@@ -424,8 +446,10 @@ public enum Strings {
             Как долго: пока существует ваша учётная запись. Сеанс завершается после 30 дней без
             использования. Отменённые и прошедшие записи остаются в архиве клиники.
 
-            Ваш контроль: посмотреть данные — 'clinic whoami' и 'clinic appointments --all';
-            выйти — 'clinic logout'.
+            Ваш контроль: всё, что о вас хранится, — 'clinic profile export' (JSON); исправить —
+            'clinic profile edit'; удалить учётную запись — 'clinic profile delete' (личные данные
+            и сеансы удаляются сразу; записи на приём остаются в архиве клиники без вашего имени
+            и заметок, логин освобождается). В диалоговом режиме ('clinic') то же — в разделе «Профиль».
             """,
         .headerId: "ID", .headerName: "Название", .headerCity: "Город", .headerAddress: "Адрес",
         .headerKind: "Тип", .headerTimeZone: "Часовой пояс", .headerSpecialization: "Специализация",
@@ -456,5 +480,7 @@ public enum Strings {
         .weekdays: "Пн,Вт,Ср,Чт,Пт,Сб,Вс",
         .loadingDirectory: "Подготовка справочника клиник (первый запуск)…",
         .demoNote: "Отделения, врачи и часы работы — демонстрационные данные.",
+        .progressClinics: "Клиники",
+        .usageNoCommand: "Команда не указана. Выполните одну из команд выше или запустите clinic в терминале для диалогового режима.",
     ]
 }

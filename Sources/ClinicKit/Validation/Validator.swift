@@ -135,4 +135,43 @@ public struct Validator: Sendable {
     public func isKnownCity(_ city: String) -> Bool {
         CITIES.isEmpty || CITIES.contains(Text.fold(city))
     }
+
+    /// Why a registration field is refused (`invalid_input`), or nil when it is fine; the
+    /// checks `registerUser` makes, one field at a time, so that a form can ask again at once.
+    public func problem(_ field: RegistrationField, _ value: String) -> ClinicError? {
+        switch field {
+        case .login:
+            return isValidLogin(value.trimmingCharacters(in: .whitespaces)) ? nil : .invalid(.loginInvalid)
+        case .name, .surname:
+            if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
+            return value.count <= 100 && containsOnlyLetters(value) ? nil : .invalid(.fieldLettersOnly, field.rawValue)
+        case .street:
+            if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
+            return isValidStreet(value) ? nil : .invalid(.streetInvalid)
+        case .house:
+            if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
+            return isValidHouse(value) ? nil : .invalid(.houseInvalid)
+        case .city:
+            if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
+            return isValidCity(value) ? nil : .invalid(.cityInvalid)
+        }
+    }
+}
+
+/// The fields of the registration form, in the order they are checked and asked for.
+public enum RegistrationField: String, CaseIterable, Sendable {
+    case login, name, surname, street, house, city
+}
+
+extension RegistrationRequest {
+    public subscript(field: RegistrationField) -> String {
+        switch field {
+        case .login: login
+        case .name: name
+        case .surname: surname
+        case .street: street
+        case .house: house
+        case .city: city
+        }
+    }
 }

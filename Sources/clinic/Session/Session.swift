@@ -1,0 +1,216 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+struct Shell: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The interactive session: log in or register, then find clinics and book, reschedule or cancel from menus.",
+        discussion: "`clinic` with no command on a terminal does the same. Numbers choose, Enter takes the default, q (or Ctrl-D) goes back.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let context = Context(global)
+        guard !context.json else { throw ClinicError.invalid(.sessionNoJSON) }
+        try Session(context).run()
+    }
+}
+
+/// The phone app's journey at a terminal: Start → log in or register → main menu → clinics,
+/// booking, appointments, profile. Every change is one controller call (one transaction), so
+/// leaving at any question — q, Ctrl-D, Ctrl-C — never leaves half a change behind. The
+/// session is the same as `clinic login`'s: a patient logged in here is logged in for the
+/// scriptable commands too.
+final class Session {
+    private(set) var context: Context
+    let system: ClinicSystem
+    let prompt: Prompt
+    var client: Client?
+    var token: String?
+
+    init(_ context: Context) throws {
+        self.context = context
+        system = try context.system()
+        prompt = Prompt(reader: LineReader(), language: context.language, style: .stdout)
+    }
+
+    var language: Language { context.language }
+
+    func text(_ key: MessageKey, _ arguments: String...) -> String { Strings.text(key, language, arguments) }
+
+    /// Speaks `language` from now on.
+    func use(_ language: Language) {
+        var options = context.options
+        options.lang = language
+        context = Context(options, environment: context.environment)
+        prompt.language = language
+    }
+
+    func run() throws {
+        LineReader.catchInterrupts()
+        if let token = try? context.sessionFile.read(), let client = try? system.clients.currentUser(token: token) {
+            signedIn(client, token)
+        }
+        prompt.say(prompt.style.bold(text(.sessionTitle)))
+        prompt.say(prompt.style.dim(text(.sessionHint)))
+        while client == nil ? startScreen() : mainMenu() {}
+        prompt.say(text(.sessionBye))
+    }
+
+    func signedIn(_ client: Client, _ token: String) {
+        self.client = client
+        self.token = token
+        if context.options.lang == nil { use(client.language) }
+    }
+
+    /// Runs one action; its error is shown and the session goes on.
+    func attempt(_ action: () throws -> Void) {
+        do {
+            try action()
+            if let token { try? system.clients.touchSession(token: token) }
+        } catch let error as ClinicError {
+            prompt.problem(error.message(in: language))
+            if error.code == .notLoggedIn { client = nil; token = nil }
+        } catch {
+            prompt.problem(text(.internalError, String(describing: error)))
+        }
+    }
+
+    // MARK: Start
+
+    /// Log in, register, the other language; false to leave.
+    func startScreen() -> Bool {
+        let other: Language = language == .en ? .ru : .en
+        guard let choice = prompt.choose(text(.startTitle), [text(.menuLogIn), text(.menuRegister), text(.menuLanguage)],
+                                         back: .menuQuit) else { return false }
+        switch choice {
+        case 0: attempt(logIn)
+        case 1: attempt(register)
+        default: use(other)
+        }
+        return true
+    }
+
+    func logIn() throws {
+        guard let login = prompt.line(text(.labelLogin)), let password = prompt.secret(text(.labelPassword)) else { return }
+        let (client, token) = try signIn(context, system, login: login, password: password, acceptPrivacy: false) {
+            prompt.say(PrivacyPolicy.text(language))
+            return prompt.confirm(text(.askAcceptPrivacy), default: false)
+        }
+        signedIn(client, token)
+        prompt.success(text(.loggedIn, client.login))
+    }
+
+    func register() throws {
+        prompt.heading(text(.registerTitle))
+        let validator = Validator()
+        var values: [RegistrationField: String] = [:]
+        var place: GeocodeResult?
+        for field in RegistrationField.allCases {
+            while values[field] == nil {
+                guard let value = prompt.line(field == .city ? text(.labelCityHint) : label(field)) else { return }
+                if let problem = validator.problem(field, value) {
+                    prompt.problem(problem.message(in: language))
+                } else if field == .login, (try? system.clients.getUserByLogin(value)) != nil {
+                    prompt.problem(text(.loginTaken, value))
+                } else if field == .city {
+                    do {
+                        place = try system.geocoding.resolve(value)
+                        values[field] = value
+                    } catch let error as ClinicError {
+                        prompt.problem(error.key == .geocodeFailed ? text(.cityUnknown, value) : error.message(in: language))
+                    }
+                } else {
+                    values[field] = value
+                }
+            }
+        }
+        guard let place else { return }
+        let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
+        var homeClinic = nearby.first?.clinic.id
+        if nearby.count > 1 {
+            prompt.heading(text(.chooseHomeClinic))
+            prompt.say(clinicTable(nearby))
+            guard let index = prompt.pick(nearby.count, default: 0) else { return }
+            homeClinic = nearby[index].clinic.id
+        }
+        prompt.say()
+        prompt.say(PrivacyPolicy.text(language))
+        guard prompt.confirm(text(.askAcceptPrivacy), default: false) else {
+            prompt.problem(text(.privacyDeclined))
+            return
+        }
+        let name = values[.name] ?? "", surname = values[.surname] ?? "", login = values[.login] ?? ""
+        var password: String?
+        while password == nil {
+            guard let first = prompt.secret(text(.labelPassword)), let second = prompt.secret(text(.labelPasswordAgain)) else {
+                return
+            }
+            if first != second {
+                prompt.problem(text(.passwordsDiffer))
+            } else if let problem = try system.clients.passwordProblem(first, login: login, name: name, surname: surname) {
+                prompt.problem(problem.message(in: language))
+            } else {
+                password = first
+            }
+        }
+        guard let password else { return }
+        let client = try system.clients.registerUser(RegistrationRequest(
+            login: login, password: password, confirmPassword: password, name: name, surname: surname,
+            street: values[.street] ?? "", house: values[.house] ?? "", city: values[.city] ?? "", clinicId: homeClinic,
+            language: language, acceptedPrivacy: true))
+        prompt.success(text(.registeredSession, client.name))
+        let (signed, token) = try signIn(context, system, login: login, password: password, acceptPrivacy: true) { true }
+        signedIn(signed, token)
+    }
+
+    func label(_ field: RegistrationField) -> String {
+        switch field {
+        case .login: text(.labelLogin)
+        case .name: text(.labelName)
+        case .surname: text(.labelSurname)
+        case .street: text(.labelStreet)
+        case .house: text(.labelHouse)
+        case .city: text(.labelCity)
+        }
+    }
+
+    // MARK: Main menu
+
+    /// The main menu; false to leave.
+    func mainMenu() -> Bool {
+        // The session may have ended elsewhere (password changed, logged out, expired).
+        guard let token, let current = try? system.clients.currentUser(token: token) else {
+            prompt.problem(text(.sessionEnded))
+            client = nil
+            self.token = nil
+            return true
+        }
+        client = current
+        let items: [MessageKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
+                                   .menuReschedule, .menuCancel, .menuProfile, .menuLogOut]
+        guard let choice = prompt.choose(text(.mainTitle, current.name), items.map { text($0) }, back: .menuQuit) else {
+            return false
+        }
+        switch items[choice] {
+        case .menuNearest: attempt(nearestClinics)
+        case .menuClinicInfo: attempt { if let clinic = try pickClinic() { try showClinic(clinic) } }
+        case .menuFind: attempt(findSlot)
+        case .menuBook: attempt { if let clinic = try pickClinic() { try book(in: clinic) } }
+        case .menuAppointments: attempt(myAppointments)
+        case .menuReschedule: attempt(reschedule)
+        case .menuCancel: attempt(cancel)
+        case .menuProfile: attempt(profile)
+        default: attempt(logOut)
+        }
+        return true
+    }
+
+    func logOut() throws {
+        if let token { _ = try system.clients.logOut(token: token) }
+        context.sessionFile.delete()
+        client = nil
+        token = nil
+        prompt.success(text(.loggedOut))
+    }
+}

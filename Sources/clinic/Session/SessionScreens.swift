@@ -1,0 +1,319 @@
+import ClinicKit
+import Foundation
+
+// The session's screens after log-in: clinics, booking, appointments, profile.
+extension Session {
+    var clientId: Int64 { client?.id ?? 0 }
+
+    // MARK: Clinics
+
+    /// The five nearest clinics to a point the patient chooses; one of them in detail.
+    func nearestClinics() throws {
+        guard let point = askOrigin() else { return }
+        let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
+        guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return }
+        prompt.heading(text(.nearestTitle))
+        prompt.say(clinicTable(nearby))
+        prompt.say(text(.detailsHint))
+        guard let index = prompt.pick(nearby.count, default: nil) else { return }
+        try showClinic(nearby[index].clinic)
+    }
+
+    /// My address (the default), an address, or coordinates; nil to go back.
+    func askOrigin() -> Coordinate? {
+        let mine = client?.coordinate
+        var items = [text(.originAddress), text(.originCoordinates)]
+        if mine != nil { items.insert(text(.originMine, client?.city ?? ""), at: 0) }
+        guard let choice = prompt.choose(text(.originTitle), items) else { return nil }
+        if let mine, choice == 0 { return mine }
+        if items[choice] == text(.originAddress) {
+            while true {
+                guard let address = prompt.line(text(.labelAddress)) else { return nil }
+                do {
+                    let result = try system.geocoding.resolve(address)
+                    try system.database.write { db in try system.geocoding.record(db, result) }
+                    prompt.say(prompt.style.dim(text(.foundPlace, result.placeName ?? result.query)))
+                    return result.coordinate
+                } catch let error as ClinicError {
+                    prompt.problem(error.message(in: language))
+                } catch {
+                    prompt.problem(text(.internalError, String(describing: error)))
+                }
+            }
+        }
+        while true {
+            guard let answer = prompt.line(text(.labelCoordinates)) else { return nil }
+            do { return try CoordinateParser.parse(answer) } catch let error as ClinicError {
+                prompt.problem(error.message(in: language))
+            } catch {
+                prompt.problem(text(.internalError, String(describing: error)))
+            }
+        }
+    }
+
+    /// Numbered clinics with their distance and kind.
+    func clinicTable(_ nearby: [NearbyClinic]) -> String {
+        Output.table(["#", text(.headerName), text(.headerCity), text(.headerDistance), text(.headerKind)],
+                     nearby.enumerated().map { index, item in
+                         [String(index + 1), item.clinic.name, item.clinic.city, distanceText(item.distance, language),
+                          kind(item.clinic, context)]
+                     }, flexible: [1, 2])
+    }
+
+    /// The home clinic (the default), one of the clinics nearest to the patient, or a clinic
+    /// by its id; nil to go back.
+    func pickClinic() throws -> Clinic? {
+        let home = try client?.homeClinicId.map { try system.clinics.getClinicById($0) }
+        var items = [text(.clinicNearMe), text(.clinicById)]
+        if let home { items.insert(text(.clinicHome, home.name), at: 0) }
+        guard let choice = prompt.choose(text(.whichClinic), items) else { return nil }
+        if let home, choice == 0 { return home }
+        if items[choice] == text(.clinicNearMe) {
+            guard let point = client?.coordinate ?? askOrigin() else { return nil }
+            let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
+            guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return nil }
+            prompt.heading(text(.nearestTitle))
+            prompt.say(clinicTable(nearby))
+            guard let index = prompt.pick(nearby.count, default: 0) else { return nil }
+            return nearby[index].clinic
+        }
+        while true {
+            guard let answer = prompt.line(text(.labelClinicId)) else { return nil }
+            guard let id = Int64(answer), id > 0 else { prompt.problem(text(.invalidId, answer)); continue }
+            do { return try system.clinics.getClinicById(id) } catch let error as ClinicError {
+                prompt.problem(error.message(in: language))
+            }
+        }
+    }
+
+    /// A clinic's address, contacts, local time, distance and departments with their doctors;
+    /// then booking there, if the patient wants.
+    func showClinic(_ clinic: Clinic) throws {
+        prompt.heading(clinic.name)
+        prompt.say([clinic.address, clinic.city, clinic.state, clinic.zip].filter { !$0.isEmpty }.joined(separator: ", "))
+        if !clinic.phone.isEmpty { prompt.say(text(.clinicPhone, clinic.phone)) }
+        if !clinic.website.isEmpty { prompt.say(clinic.website) }
+        let now = Date()
+        prompt.say(text(.clinicLocalTime, DateText.time(now, timeZone: clinic.zone, language: language),
+                        clinic.timeZone + " " + DateText.zoneName(now, timeZone: clinic.zone, language: language)))
+        if let home = client?.coordinate, let there = clinic.coordinate {
+            prompt.say(text(.clinicDistance, distanceText(Geodesy.distance(home, there), language)))
+        }
+        let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
+        prompt.say()
+        guard !departments.isEmpty else { prompt.say(text(.noDepartments)); return }
+        let doctors = try departments.map { try system.departments.getDoctorsByDepartmentId($0.id ?? 0) }
+        prompt.say(Output.table([text(.headerDepartment), text(.headerDoctors)], zip(departments, doctors).map { department, doctors in
+            [Specialization.displayName(department.specialization, language), doctors.map(\.name).joined(separator: ", ")]
+        }))
+        if departments.contains(where: \.isDemo) { prompt.say(prompt.style.dim(text(.demoNote))) }
+        if prompt.confirm(text(.askBookHere), default: false) { try book(in: clinic) }
+    }
+
+    // MARK: Booking
+
+    /// Department → day → free slot → confirm.
+    func book(in clinic: Clinic) throws {
+        let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
+        guard !departments.isEmpty else { prompt.problem(text(.noDepartments)); return }
+        guard let index = prompt.choose(text(.chooseDepartment, clinic.name),
+                                        departments.map { Specialization.displayName($0.specialization, language) })
+        else { return }
+        let department = departments[index]
+        guard let slot = try pickSlot(department: department.id ?? 0, clinic: clinic, doctor: nil) else { return }
+        try confirmBooking(clinic: clinic, department: department, slot: slot)
+    }
+
+    /// The earliest free slot for a specialization in the clinics nearest to the patient.
+    func findSlot() throws {
+        let all = Specialization.all
+        guard let index = prompt.choose(text(.chooseSpecialization), all.map { Specialization.displayName($0.key, language) })
+        else { return }
+        guard let point = client?.coordinate ?? askOrigin() else { return }
+        prompt.say(prompt.style.dim(text(.searching)))
+        let found = try system.appointments.findFreeSlots(specialization: all[index].key, near: point, before: nil, limit: 5,
+                                                          pediatricOnly: false, clinics: system.clinics)
+        guard !found.isEmpty else {
+            prompt.problem(text(.findNoneSession, Specialization.displayName(all[index].key, language)))
+            return
+        }
+        prompt.heading(text(.foundSlotsTitle, Specialization.displayName(all[index].key, language)))
+        prompt.say(Output.table(
+            ["#", text(.headerClinic), text(.headerDistance), text(.headerStart), text(.headerDoctor)],
+            found.enumerated().map { number, item in
+                [String(number + 1), item.clinic.clinic.name, distanceText(item.clinic.distance, language),
+                 localTime(item.slot.start, item.clinic.clinic, context), item.slot.doctorName]
+            }, flexible: [1, 4]))
+        guard let choice = prompt.pick(found.count, default: 0) else { return }
+        let item = found[choice]
+        let department = try system.departments.getDepartmentById(item.departmentId)
+        try confirmBooking(clinic: item.clinic.clinic, department: department, slot: item.slot)
+    }
+
+    /// A free slot of a department (or of one doctor) in the next 14 days: first the day, then
+    /// the time. Times are the clinic's, with its zone named when it differs from the user's.
+    func pickSlot(department: Int64, clinic: Clinic, doctor: Int64?) throws -> Slot? {
+        let free = try system.appointments.slots(departmentId: department, doctorId: doctor, days: 14).filter(\.isAvailable)
+        guard !free.isEmpty else { prompt.problem(text(.noFreeSlots)); return nil }
+        var days: [(title: String, slots: [Slot])] = []
+        for slot in free {
+            let title = DateText.day(slot.start, timeZone: clinic.zone, language: language)
+            if days.last?.title == title { days[days.count - 1].slots.append(slot) } else { days.append((title, [slot])) }
+        }
+        var heading = text(.chooseDay)
+        if clinic.zone.secondsFromGMT(for: free[0].start) != TimeZone.current.secondsFromGMT(for: free[0].start) {
+            heading += " " + text(.clinicZoneNote, clinic.timeZone + " " + DateText.zoneName(free[0].start, timeZone: clinic.zone,
+                                                                                              language: language))
+        }
+        guard let day = prompt.choose(heading, days.map { $0.title + " — " + Noun.freeSlot.count($0.slots.count, language) })
+        else { return nil }
+        let slots = days[day].slots
+        guard let index = prompt.choose(text(.chooseTime, days[day].title), slots.map {
+            DateText.time($0.start, timeZone: clinic.zone, language: language) + "–"
+                + DateText.time($0.end, timeZone: clinic.zone, language: language) + "  " + $0.doctorName
+        }) else { return nil }
+        return slots[index]
+    }
+
+    func confirmBooking(clinic: Clinic, department: Department, slot: Slot) throws {
+        let when = localTime(slot.start, clinic, context)
+        let question = text(.askBook, Specialization.displayName(department.specialization, language), clinic.name, when,
+                            slot.doctorName)
+        guard prompt.confirm(question, default: true) else { prompt.say(text(.notBooked)); return }
+        let appointment = try system.appointments.createAppointment(
+            clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start), doctorId: slot.doctorId)
+        prompt.success(text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context), clinic.name,
+                            appointment.doctorName))
+    }
+
+    // MARK: Appointments
+
+    func myAppointments() throws {
+        let all = try system.appointments.getAppointmentsByClientId(clientId, scope: .all)
+        let now = Date()
+        let upcoming = all.filter { $0.startsAt >= now && $0.status.isActive }
+        let past = all.filter { $0.startsAt < now }
+        let other = all.filter { $0.startsAt >= now && !$0.status.isActive }
+        for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), past + other)] {
+            prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
+            if !list.isEmpty { prompt.say(try appointmentTable(list, system, context)) }
+        }
+    }
+
+    /// One of the patient's upcoming appointments; nil to go back (Enter too: nothing is
+    /// chosen by default before a change).
+    func chooseUpcoming(_ title: MessageKey) throws -> Appointment? {
+        let upcoming = try system.appointments.getAppointmentsByClientId(clientId, scope: .upcoming)
+        guard !upcoming.isEmpty else { prompt.say(text(.noAppointments)); return nil }
+        prompt.heading(text(title))
+        prompt.say(try appointmentTable(upcoming, system, context, numbered: true))
+        guard let index = prompt.pick(upcoming.count, default: nil) else { return nil }
+        return upcoming[index]
+    }
+
+    func reschedule() throws {
+        guard let appointment = try chooseUpcoming(.rescheduleTitle) else { return }
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        guard let slot = try pickSlot(department: appointment.departmentId, clinic: clinic, doctor: appointment.doctorId) else {
+            return
+        }
+        let question = text(.askReschedule, localTime(appointment.startsAt, clinic, context), localTime(slot.start, clinic, context))
+        guard prompt.confirm(question, default: true) else { prompt.say(text(.notChanged)); return }
+        let moved = try system.appointments.rescheduleAppointment(appointment.id ?? 0, clientId: clientId, to: .instant(slot.start))
+        prompt.success(text(.rescheduled, String(moved.id ?? 0), localTime(moved.startsAt, clinic, context), moved.doctorName))
+    }
+
+    func cancel() throws {
+        guard let appointment = try chooseUpcoming(.cancelTitle) else { return }
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        guard prompt.confirm(text(.askCancel, localTime(appointment.startsAt, clinic, context), clinic.name), default: false) else {
+            prompt.say(text(.notChanged))
+            return
+        }
+        let cancelled = try system.appointments.cancelAppointment(appointment.id ?? 0, clientId: clientId)
+        prompt.success(text(.cancelled, String(cancelled.id ?? 0)))
+    }
+
+    // MARK: Profile
+
+    func profile() throws {
+        while let current = client {
+            let home = try current.homeClinicId.map { try system.clinics.getClinicById($0) }
+            prompt.heading(text(.profileTitle))
+            prompt.say(Output.table([text(.headerField), text(.headerValue)], [
+                [text(.labelLogin), current.login],
+                [text(.labelName), current.name], [text(.labelSurname), current.surname],
+                [text(.labelStreet), current.street], [text(.labelHouse), current.house], [text(.labelCity), current.city],
+                [text(.labelHomeClinic), home?.name ?? "—"], [text(.labelLanguage), current.language == .ru ? "Русский" : "English"],
+            ]))
+            let fields: [RegistrationField] = [.name, .surname, .street, .house, .city]
+            let items = fields.map { text(.editField, label($0)) }
+                + [text(.editHomeClinic), text(.menuLanguage), text(.menuPassword), text(.menuDeleteAccount)]
+            guard let choice = prompt.choose(text(.profileWhat), items, default: nil) else { return }
+            if choice < fields.count {
+                try edit(fields[choice], of: current)
+            } else if choice == fields.count {
+                if let clinic = try pickClinic() { try save(ProfileChanges(clinicId: clinic.id)) }
+            } else if choice == fields.count + 1 {
+                let other: Language = language == .en ? .ru : .en
+                try save(ProfileChanges(language: other))
+                use(other)
+            } else if choice == fields.count + 2 {
+                try changePassword()
+            } else {
+                try deleteAccount()
+            }
+        }
+    }
+
+    func edit(_ field: RegistrationField, of current: Client) throws {
+        let values: [RegistrationField: String] = [.name: current.name, .surname: current.surname, .street: current.street,
+                                                    .house: current.house, .city: current.city]
+        while true {
+            guard let value = prompt.line(label(field), default: values[field]) else { return }
+            var changes = ProfileChanges()
+            switch field {
+            case .name: changes.name = value
+            case .surname: changes.surname = value
+            case .street: changes.street = value
+            case .house: changes.house = value
+            case .city: changes.city = value
+            case .login: return
+            }
+            do {
+                try save(changes)
+                return
+            } catch let error as ClinicError where error.code == .invalidInput {
+                prompt.problem(error.message(in: language))
+            }
+        }
+    }
+
+    func save(_ changes: ProfileChanges) throws {
+        client = try system.clients.updateProfile(clientId: clientId, changes)
+        prompt.success(text(.profileSaved))
+    }
+
+    func changePassword() throws {
+        guard let old = prompt.secret(text(.labelOldPassword)) else { return }
+        guard let new = prompt.secret(text(.labelPassword)), let again = prompt.secret(text(.labelPasswordAgain)) else { return }
+        guard new == again else { prompt.problem(text(.passwordsDiffer)); return }
+        try system.clients.changePassword(clientId: clientId, old: old, new: new, keeping: token)
+        prompt.success(text(.passwordChanged))
+    }
+
+    func deleteAccount() throws {
+        prompt.say(text(.deleteWarning))
+        guard let password = prompt.secret(text(.labelPassword)),
+              prompt.confirm(text(.askDelete, client?.login ?? ""), default: false) else {
+            prompt.say(text(.notChanged))
+            return
+        }
+        let login = client?.login ?? ""
+        try system.clients.deleteAccount(clientId: clientId, password: password)
+        context.sessionFile.delete()
+        client = nil
+        token = nil
+        prompt.success(text(.accountDeleted, login))
+    }
+}

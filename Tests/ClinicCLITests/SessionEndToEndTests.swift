@@ -1,0 +1,295 @@
+import Foundation
+import Testing
+
+/// `clinic` on a real pseudo-terminal: the screen text is what a person would see (echo of
+/// what they type included), and the database is checked afterwards through the subcommands.
+final class PseudoTerminal: @unchecked Sendable {
+    enum Failure: Error, CustomStringConvertible {
+        case noTerminal(String)
+        case timeout(String, screen: String)
+        var description: String {
+            switch self {
+            case .noTerminal(let reason): return "no pseudo-terminal: \(reason)"
+            case .timeout(let text, let screen): return "'\(text)' did not appear; screen since the last match:\n\(screen)"
+            }
+        }
+    }
+
+    let process = Process()
+    private let master: Int32
+    private let lock = NSLock()
+    private var screen = Data()
+    private var mark = 0
+    private var reader: Thread?
+
+    init(_ cli: CLIHarness, _ arguments: [String] = [], environment extra: [String: String] = [:], columns: UInt16 = 100) throws {
+        // posix_openpt and friends are not in Swift's Glibc module: they come from libc itself.
+        guard let libc = dlopen("libc.so.6", RTLD_NOW),
+              let openSymbol = dlsym(libc, "posix_openpt"), let grantSymbol = dlsym(libc, "grantpt"),
+              let unlockSymbol = dlsym(libc, "unlockpt"), let nameSymbol = dlsym(libc, "ptsname_r") else {
+            throw Failure.noTerminal("libc has no posix_openpt")
+        }
+        typealias Call = @convention(c) (Int32) -> Int32
+        typealias NameCall = @convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
+        master = unsafeBitCast(openSymbol, to: Call.self)(O_RDWR | O_NOCTTY)
+        var name = [CChar](repeating: 0, count: 128)
+        guard master >= 0, unsafeBitCast(grantSymbol, to: Call.self)(master) == 0,
+              unsafeBitCast(unlockSymbol, to: Call.self)(master) == 0,
+              unsafeBitCast(nameSymbol, to: NameCall.self)(master, &name, name.count) == 0 else {
+            throw Failure.noTerminal("posix_openpt: errno \(errno)")
+        }
+        let slave = open(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw Failure.noTerminal("open slave: errno \(errno)") }
+        var size = winsize(ws_row: 50, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+        process.executableURL = CLIHarness.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = cli.folder
+        process.environment = cli.environment(extra.merging(["TERM": "xterm"]) { given, _ in given })
+        let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+        process.standardInput = terminal
+        process.standardOutput = terminal
+        process.standardError = terminal
+        try process.run()
+        try terminal.close()
+        let thread = Thread { [weak self, master] in
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
+                guard count > 0 else { return } // EIO once the program has exited
+                guard let self else { return }
+                self.lock.withLock { self.screen.append(contentsOf: chunk[..<count]) }
+            }
+        }
+        reader = thread
+        thread.start()
+    }
+
+    deinit { close(master) }
+
+    /// Everything shown so far, without the terminal's carriage returns.
+    var text: String {
+        lock.withLock { String(decoding: screen, as: UTF8.self) }.replacingOccurrences(of: "\r", with: "")
+    }
+
+    /// Waits until `expected` appears after the last match; returns the screen up to it.
+    @discardableResult
+    func expect(_ expected: String, timeout: TimeInterval = 30) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        let needle = Data(expected.utf8)
+        while Date() < deadline {
+            let found: String? = lock.withLock {
+                guard mark <= screen.count, let range = screen[mark...].range(of: needle) else { return nil }
+                let shown = String(decoding: screen[mark..<range.upperBound], as: UTF8.self)
+                mark = range.upperBound
+                return shown
+            }
+            if let found { return found.replacingOccurrences(of: "\r", with: "") }
+            usleep(20_000)
+        }
+        let rest = lock.withLock { String(decoding: screen[min(mark, screen.count)...], as: UTF8.self) }
+        throw Failure.timeout(expected, screen: rest.replacingOccurrences(of: "\r", with: ""))
+    }
+
+    /// Types a line and Enter.
+    func type(_ line: String) { typeBytes(Array((line + "\n").utf8)) }
+
+    func typeBytes(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    /// Waits for the program to end (killing it after `timeout`) and returns its status.
+    func finish(timeout: TimeInterval = 30) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+@Suite struct SessionEndToEndTests {
+    let password = "correct-horse-42"
+
+    @Test func registerBookAndCancelAtATerminal() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let terminal = try PseudoTerminal(cli, environment: ["NO_COLOR": "1"])
+        let start = try terminal.expect("Choose 1–3 [1]: ")
+        #expect(start.contains("1  Log in") && start.contains("2  Register") && start.contains("q  Quit"))
+        terminal.type("2")
+        try terminal.expect("Login: ")
+        terminal.type("ab") // too short: explained, asked again
+        try terminal.expect("Login: ")
+        terminal.type("pty_anna")
+        try terminal.expect("First name: ")
+        terminal.type("Anna")
+        try terminal.expect("Surname: ")
+        terminal.type("Petrova")
+        try terminal.expect("Street: ")
+        terminal.type("Main Street")
+        try terminal.expect("House number: ")
+        terminal.type("12")
+        try terminal.expect("City (add the state if needed: Portland, ME): ")
+        terminal.type("Qwertyville")
+        try terminal.expect("is not known")
+        terminal.type("Los Angeles")
+        let homes = try terminal.expect("Choose 1–3 [1]: ")
+        #expect(homes.contains("Adventist Medical Center") && homes.contains("Renown Regional"))
+        terminal.type("")
+        try terminal.expect("Privacy policy")
+        try terminal.expect("Do you accept the privacy policy? [y/N]: ")
+        terminal.type("y")
+        try terminal.expect("Password: ")
+        terminal.type("short")
+        try terminal.expect("Password again: ")
+        terminal.type("short")
+        try terminal.expect("at least 10")
+        try terminal.expect("Password: ")
+        terminal.type(password)
+        try terminal.expect("Password again: ")
+        terminal.type(password)
+        try terminal.expect("Welcome, Anna!")
+        let menu = try terminal.expect("Choose 1–9 [1]: ")
+        #expect(menu.contains("Main menu — Anna") && menu.contains("4  Book an appointment") && menu.contains("9  Log out"))
+
+        // Book: home clinic → first department → first day → first time → confirm.
+        terminal.type("4")
+        try terminal.expect("My home clinic: Adventist Medical Center")
+        terminal.type("")
+        try terminal.expect("Department — Adventist Medical Center")
+        terminal.type("")
+        try terminal.expect("Day")
+        let days = try terminal.expect("Choose 1–")
+        #expect(days.contains("free slots"))
+        terminal.type("")
+        try terminal.expect("Time — ")
+        try terminal.expect(" [1]: ")
+        terminal.type("")
+        try terminal.expect("Book ")
+        try terminal.expect("[Y/n]: ")
+        terminal.type("")
+        try terminal.expect("Booked appointment ")
+        try terminal.expect("Choose 1–9 [1]: ")
+        terminal.type("5")
+        let listed = try terminal.expect("Choose 1–9 [1]: ")
+        #expect(listed.contains("Upcoming · 1 appointment") && listed.contains("scheduled"))
+
+        // Cancel: Enter alone does nothing; then the first, declined once, then confirmed.
+        terminal.type("7")
+        try terminal.expect("Choose 1 [q]: ")
+        terminal.type("1")
+        try terminal.expect("[y/N]: ")
+        terminal.type("")
+        try terminal.expect("Nothing was changed.")
+        try terminal.expect("Choose 1–9 [1]: ")
+        terminal.type("7")
+        try terminal.expect("Choose 1 [q]: ")
+        terminal.type("1")
+        try terminal.expect("[y/N]: ")
+        terminal.type("y")
+        try terminal.expect("is cancelled.")
+        try terminal.expect("Choose 1–9 [1]: ")
+        terminal.type("q")
+        try terminal.expect("Goodbye.")
+        #expect(terminal.finish() == 0)
+        #expect(!terminal.text.contains(password), "passwords are never echoed")
+
+        // The session's log-in is the subcommands' too; the database says what the screen said.
+        let appointments = try cli.run(["appointments", "--all", "--json"])
+        let list = try #require(appointments.json() as? [[String: Any]], "\(appointments.stderr)")
+        #expect(list.count == 1 && list.first?["status"] as? String == "cancelled")
+        let whoami = try cli.run(["whoami", "--json"])
+        #expect((whoami.json() as? [String: Any])?["city"] as? String == "Los Angeles")
+    }
+
+    @Test func oddInputInRussianIsAskedAgainAndChangesNothing() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let registered = try cli.run(["register", "--login", "boris", "--name", "Борис", "--surname", "Петров",
+                                      "--street", "Main Street", "--house", "1", "--city", "Reno", "--accept-privacy",
+                                      "--password-stdin"], input: password + "\n")
+        #expect(registered.status == 0, "\(registered.stderr)")
+        #expect(try cli.run(["login", "--login", "boris", "--password-stdin"], input: password + "\n").status == 0)
+        let before = try cli.fingerprint(excluding: ["sessions"])
+
+        let terminal = try PseudoTerminal(cli, ["--lang", "ru"], environment: ["NO_COLOR": ""], columns: 60)
+        let menu = try terminal.expect("Выберите 1–9 [1]: ")
+        #expect(menu.contains("Главное меню — Борис") && menu.contains("\u{1B}["), "colour on a terminal without NO_COLOR")
+        terminal.typeBytes([0xFF, 0xFE, 0x0A]) // not UTF-8
+        try terminal.expect("нечитаемые символы")
+        terminal.typeBytes(Array("\u{1B}[A\n".utf8)) // an arrow key
+        try terminal.expect("нечитаемые символы")
+        terminal.type(String(repeating: "x", count: 2000))
+        try terminal.expect("Слишком длинный ответ")
+        terminal.type("42")
+        try terminal.expect("Введите число от 1 до 9")
+        terminal.type("5")
+        try terminal.expect("Предстоящие · 0 записей")
+        try terminal.expect("Выберите 1–9 [1]: ")
+        terminal.type("") // Enter: the default, nearest clinics
+        try terminal.expect("Ближайшие к чему?")
+        try terminal.expect("Выберите 1–3 [1]: ")
+        terminal.process.interrupt() // Ctrl-C: back to the main menu, not out of the program
+        try terminal.expect("Главное меню")
+        try terminal.expect("Выберите 1–9 [1]: ")
+        terminal.type("1")
+        try terminal.expect("Выберите 1–3 [1]: ")
+        terminal.type("")
+        let nearest = try terminal.expect("Выберите 1–3 [q]: ")
+        #expect(nearest.contains("Renown Regio") && nearest.contains("1,6 км"), "the nearest first, in Russian units")
+        let plain = nearest.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+        #expect(plain.contains("…") && plain.split(separator: "\n").allSatisfy { $0.count <= 60 },
+                "tables are cut to the terminal's 60 columns:\n\(plain)")
+        terminal.typeBytes([0x04]) // Ctrl-D: back
+        try terminal.expect("Выберите 1–9 [1]: ")
+        terminal.typeBytes([0x04]) // Ctrl-D at the main menu: leave
+        try terminal.expect("До свидания.")
+        #expect(terminal.finish() == 0)
+        #expect(try cli.fingerprint(excluding: ["sessions"]) == before)
+    }
+
+    @Test func noCommandOffATerminalPrintsUsageAndFails() throws {
+        let cli = try CLIHarness()
+        // Standard input stays open and silent: the program must not wait for it.
+        let process = Process()
+        process.executableURL = CLIHarness.binary
+        process.environment = cli.environment()
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!process.isRunning, "clinic with no command off a terminal must not wait for input")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try input.fileHandleForWriting.close()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 2)
+        #expect(stderr.contains("USAGE:") && stderr.contains("No command given"))
+
+        let json = try cli.run(["--json"])
+        #expect(json.status == 2 && json.errorCode == "invalid_input")
+        let shellJSON = try cli.run(["shell", "--json"])
+        #expect(shellJSON.status == 2 && shellJSON.errorCode == "invalid_input")
+    }
+
+    @Test func completionScriptsForEveryShell() throws {
+        let cli = try CLIHarness()
+        for shell in ["bash", "zsh", "fish"] {
+            let result = try cli.run(["--generate-completion-script", shell])
+            #expect(result.status == 0 && result.stdout.contains("appointments") && result.stdout.contains("reschedule"), "\(shell)")
+        }
+    }
+
+    @Test func importDrawsNoProgressOffATerminal() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let file = cli.folder.appendingPathComponent("again.csv")
+        try CLIHarness.directory.write(to: file, atomically: true, encoding: .utf8)
+        let result = try cli.run(["admin", "import-clinics", file.path])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+    }
+}
