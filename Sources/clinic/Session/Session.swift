@@ -63,14 +63,19 @@ final class Session {
         if context.options.lang == nil { use(client.language) }
     }
 
-    /// Runs one action; its error is shown and the session goes on.
+    /// Runs one action; its error is shown and the session goes on. The session is checked
+    /// first: one ended elsewhere (log-out, password change) allows nothing more.
     func attempt(_ action: () throws -> Void) {
         do {
+            if let token { client = try system.clients.currentUser(token: token) }
             try action()
             if let token { try? system.clients.touchSession(token: token) }
+        } catch let error as ClinicError where error.code == .notLoggedIn {
+            prompt.problem(text(.sessionEnded))
+            client = nil
+            token = nil
         } catch let error as ClinicError {
             prompt.problem(error.message(in: language))
-            if error.code == .notLoggedIn { client = nil; token = nil }
         } catch {
             prompt.problem(text(.internalError, String(describing: error)))
         }

@@ -194,7 +194,8 @@ extension Session {
         let upcoming = all.filter { $0.startsAt >= now && $0.status.isActive }
         let past = all.filter { $0.startsAt < now }
         let other = all.filter { $0.startsAt >= now && !$0.status.isActive }
-        for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), past + other)] {
+        let closed = (past + other).sorted { ($0.startsAt, $0.id ?? 0) < ($1.startsAt, $1.id ?? 0) }
+        for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), closed)] {
             prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
             if !list.isEmpty { prompt.say(try appointmentTable(list, system, context)) }
         }
@@ -256,8 +257,9 @@ extension Session {
                 if let clinic = try pickClinic() { try save(ProfileChanges(clinicId: clinic.id)) }
             } else if choice == fields.count + 1 {
                 let other: Language = language == .en ? .ru : .en
-                try save(ProfileChanges(language: other))
+                client = try system.clients.updateProfile(clientId: clientId, ProfileChanges(language: other))
                 use(other)
+                prompt.success(text(.profileSaved))
             } else if choice == fields.count + 2 {
                 try changePassword()
             } else {
