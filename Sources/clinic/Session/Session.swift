@@ -27,9 +27,13 @@ final class Session {
     let prompt: Prompt
     var client: Client?
     var token: String?
+    /// `--lang`, or the language chosen at the start screen: it outranks the patient's saved
+    /// language for the rest of the session.
+    var requestedLanguage: Language?
 
     init(_ context: Context) throws {
         self.context = context
+        requestedLanguage = context.options.lang
         system = try context.system()
         prompt = Prompt(reader: LineReader(), language: context.language, style: .stdout)
     }
@@ -60,7 +64,7 @@ final class Session {
     func signedIn(_ client: Client, _ token: String) {
         self.client = client
         self.token = token
-        if context.options.lang == nil { use(client.language) }
+        use(requestedLanguage ?? client.language)
     }
 
     /// Runs one action; its error is shown and the session goes on. The session is checked
@@ -91,7 +95,9 @@ final class Session {
         switch choice {
         case 0: attempt(logIn)
         case 1: attempt(register)
-        default: use(other)
+        default:
+            requestedLanguage = other
+            use(other)
         }
         return true
     }
