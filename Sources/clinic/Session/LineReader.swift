@@ -121,8 +121,10 @@ final class Prompt {
 
     func text(_ key: MessageKey, _ arguments: String...) -> String { Strings.text(key, language, arguments) }
 
+    /// Writes to stdout; a terminal that went away (EIO) ends the session through the next
+    /// read, never a crash.
     func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
     }
 
     func say(_ text: String = "") { write(text + "\n") }
