@@ -3,6 +3,9 @@ import Foundation
 
 /// Set by the session's SIGINT handler; read and cleared by `LineReader`.
 nonisolated(unsafe) private var interruptPending: sig_atomic_t = 0
+/// The thread that reads answers: a SIGINT delivered to another thread is passed on to it,
+/// so that its read returns.
+nonisolated(unsafe) private var readingThread = pthread_self()
 
 /// Whole lines from a file descriptor, read with read(2) so that the session can tell apart a
 /// line, the end of input (Ctrl-D), an interruption (Ctrl-C), a line too long to be an answer
@@ -34,12 +37,16 @@ final class LineReader {
     /// finished (each is one transaction) and the session goes back one step. No SA_RESTART,
     /// so a read waiting for input returns with EINTR.
     static func catchInterrupts() {
+        readingThread = pthread_self()
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in interruptPending = 1 }
+        action.__sigaction_handler.sa_handler = { _ in
+            interruptPending = 1
+            if pthread_equal(pthread_self(), readingThread) == 0 { pthread_kill(readingThread, SIGINT) }
+        }
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
-        // A parent may have started us with SIGINT blocked; Ctrl-C must still reach us.
+        // A parent may have started us with SIGINT blocked; Ctrl-C must still reach this thread.
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
