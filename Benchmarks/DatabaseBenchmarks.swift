@@ -206,12 +206,12 @@ enum DatabaseBenchmarks {
         let path = folder.appendingPathComponent("contended.sqlite").path
         let database = try bookingDatabase(folder, name: "contended.sqlite", clinics: 4, patients: 4000)
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let started = Clock.now()
         var processes: [(Process, Pipe)] = []
         for worker in 0..<workers {
             let process = Process(), output = Pipe()
             process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["--worker", path, "--worker-index", String(worker), "--worker-count", String(perWorker)]
+            process.arguments = ["--worker", path, "--worker-index", String(worker), "--workers", String(workers),
+                                 "--attempts", String(perWorker)]
             process.standardOutput = output
             try process.run()
             processes.append((process, output))
@@ -224,7 +224,6 @@ enum DatabaseBenchmarks {
             let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
             if fields.count == 6 { p50s.append(fields[2]); p99s.append(fields[3]); starts.append(fields[4]); ends.append(fields[5]) }
         }
-        _ = started
         let elapsed = (ends.max() ?? 0) - (starts.min() ?? 0)
         guard processes.allSatisfy({ $0.0.terminationStatus == 0 }), p50s.count == workers else {
             throw BenchmarkError.mismatch("a worker failed")
@@ -242,19 +241,20 @@ enum DatabaseBenchmarks {
                            speedup: nil)
     }
 
-    /// The worker of `contended`: books `count` slots of the shared list, starting at an
-    /// offset of its own, so that the workers collide on most of them.
-    static func worker(path: String, index: Int, count: Int) throws {
+    /// The worker `index` of `workers` in `contended`: makes `attempts` bookings in the shared
+    /// list, on its own slots (interleaved) and every fifth on its neighbour's.
+    static func worker(path: String, index: Int, workers: Int, attempts count: Int) throws {
         let database = try DatabaseManager.open(path: path, migrations: migrations())
         let now = Date()
         let system = ClinicSystem(database: database, resources: nil, now: { now })
         let slots = try bookableSlots(database, days: 60, now: now)
+        guard !slots.isEmpty else { throw BenchmarkError.unusable("no bookable slots in \(path)") }
         var booked = 0, taken = 0
         var samples = Samples()
         let loopStart = Date().timeIntervalSince1970
         for attempt in 0..<count {
-            let owner = attempt % 5 == 4 ? (index + 1) % 8 : index
-            let slot = slots[(attempt * 8 + owner) % slots.count]
+            let owner = attempt % 5 == 4 ? (index + 1) % workers : index
+            let slot = slots[(attempt * workers + owner) % slots.count]
             let start = Clock.now()
             defer { samples.add(Clock.now() - start) }
             do {

@@ -85,7 +85,11 @@ extension NearestBenchmarks {
 
 enum BenchmarkError: Error, CustomStringConvertible {
     case mismatch(String)
+    case unusable(String)
     var description: String {
-        switch self { case .mismatch(let text): return "answers differ: " + text }
+        switch self {
+        case .mismatch(let text): return "answers differ: " + text
+        case .unusable(let text): return text
+        }
     }
 }

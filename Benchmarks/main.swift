@@ -18,15 +18,20 @@ struct Bench: ParsableCommand {
     @Option(help: "With --export: how many points (default 1000000).") var exportSize: Int = 1_000_000
     @Option(help: .hidden) var worker: String?
     @Option(help: .hidden) var workerIndex: Int = 0
-    @Option(help: .hidden) var workerCount: Int = 0
+    @Option(help: .hidden) var workers: Int = 1
+    @Option(help: .hidden) var attempts: Int = 0
 
     func validate() throws {
         if let only, !Self.names.contains(only) { throw ValidationError("unknown benchmark '\(only)'") }
+        guard exportSize >= 1 else { throw ValidationError("--export-size must be at least 1") }
+        guard workers >= 1, (0..<workers).contains(workerIndex), attempts >= 0 else {
+            throw ValidationError("--worker-index must be below --workers, --attempts not negative")
+        }
     }
 
     func run() throws {
         if let worker {
-            try DatabaseBenchmarks.worker(path: worker, index: workerIndex, count: workerCount)
+            try DatabaseBenchmarks.worker(path: worker, index: workerIndex, workers: workers, attempts: attempts)
             return
         }
         if let export {

@@ -38,12 +38,7 @@ struct Register: ParsableCommand {
         let city = try value(self.city, "city", "--city")
 
         var accepted = acceptPrivacy
-        if !accepted && interactive {
-            print(PrivacyPolicy.text(context.language))
-            let answer = context.terminal.ask(context.text(.promptAccept)) ?? ""
-            let normalized = answer.trimmingCharacters(in: .whitespaces).lowercased()
-            accepted = ["y", "yes", "д", "да"].contains(normalized)
-        }
+        if !accepted && interactive { accepted = context.terminal.askConsent(context.language) }
         guard accepted else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
 
         let password: String, confirmation: String?
@@ -80,10 +75,7 @@ func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ city: String
     guard let place = try? system.geocoding.resolve(city) else { return nil }
     let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
     guard nearby.count > 1 else { return nearby.first?.clinic.id }
-    print(Output.table(
-        ["#", context.text(.headerName), context.text(.headerCity), context.text(.headerDistance)],
-        nearby.enumerated().map { [String($0.offset + 1), $0.element.clinic.name, $0.element.clinic.city,
-                                   distanceText($0.element.distance, context.language)] }))
+    print(numberedClinicTable(nearby, context))
     while true {
         guard let answer = context.terminal.ask(context.text(.chooseClinic, String(nearby.count))) else {
             return nearby.first?.clinic.id
@@ -110,12 +102,9 @@ struct Login: ParsableCommand {
         guard let login else { throw ClinicError.invalid(.missingOption, "--login") }
         let password = try context.password(fromStdin: passwordStdin)
         let system = try context.system()
+        // On a terminal, a changed policy is shown and asked about, as at registration.
         let client = try signIn(context, system, login: login, password: password, acceptPrivacy: acceptPrivacy) {
-            guard interactive else { return false }
-            // On a terminal: show the new policy and ask, as at registration.
-            print(PrivacyPolicy.text(context.language))
-            let answer = (context.terminal.ask(context.text(.promptAccept)) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-            return ["y", "yes", "д", "да"].contains(answer)
+            interactive && context.terminal.askConsent(context.language)
         }.client
         struct Result: Encodable { let clientId: Int64; let login: String }
         try context.emit(Result(clientId: client.id ?? 0, login: client.login)) {

@@ -17,9 +17,7 @@ struct Init: ParsableCommand {
         let already = try system.initialization() != nil
         if !already {
             let kind: ClinicSystem.Initialization = empty ? .empty : (noDemo ? .clinicsOnly : .defaultDirectory)
-            let bar = ProgressBar(context.text(.progressClinics), terminal: context.terminal)
-            defer { bar.finish() }
-            try system.initialize(kind, progress: bar.update)
+            try context.withProgress { progress in try system.initialize(kind, progress: progress) }
         }
         let count = try system.clinics.count()
         struct Result: Encodable { let path: String; let clinics: Int; let created: Bool }
@@ -73,11 +71,8 @@ struct Admin: ParsableCommand {
                 throw ClinicError.invalid(.fileUnreadable, file)
             }
             let system = try context.system(initialize: false)
-            let bar = ProgressBar(context.text(.progressClinics), terminal: context.terminal)
-            let report: ImportReport
-            do {
-                defer { bar.finish() }
-                report = try system.importDirectory(data, format: format, skipInvalid: skipInvalid, demo: demo, progress: bar.update)
+            let report = try context.withProgress { progress in
+                try system.importDirectory(data, format: format, skipInvalid: skipInvalid, demo: demo, progress: progress)
             }
             struct Result: Encodable {
                 struct Skipped: Encodable { let line: Int; let reason: String }

@@ -122,9 +122,15 @@ struct Cancel: ParsableCommand {
 }
 
 /// A time in the clinic's own time, with the zone's name when the clinic's clock differs from
-/// the user's (`TZ`, else this computer's zone) at that moment.
+/// the user's at that moment.
 func localTime(_ date: Date, _ clinic: Clinic, _ context: Context, userZone: TimeZone = .current) -> String {
     let text = DateText.dateTime(date, timeZone: clinic.zone, language: context.language)
-    guard clinic.zone.secondsFromGMT(for: date) != userZone.secondsFromGMT(for: date) else { return text }
+    guard clockDiffers(clinic, at: date, userZone: userZone) else { return text }
     return text + " " + DateText.zoneName(date, timeZone: clinic.zone, language: context.language)
+}
+
+/// Whether the clinic's clock shows another time than the user's (`TZ`, else this computer's
+/// zone) at that moment: then its times carry the zone's name.
+func clockDiffers(_ clinic: Clinic, at date: Date, userZone: TimeZone = .current) -> Bool {
+    clinic.zone.secondsFromGMT(for: date) != userZone.secondsFromGMT(for: date)
 }

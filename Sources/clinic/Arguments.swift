@@ -2,12 +2,19 @@ import Foundation
 
 /// Rewrites the command line before it is parsed, so that people can type what they mean:
 /// - global options (`--json`, `--lang X`, `--db X`) may come before the subcommand;
-/// - a negative number may follow an option with a space (`--lat -13.8`, `--at -13.8,-171.8`),
-///   which the parser would otherwise read as an option of its own: it is joined as
-///   `--lat=-13.8`.
+/// - a negative number may follow an option that takes a value, with a space (`--lat -13.8`,
+///   `--at -13.8,-171.8`), which the parser would otherwise read as an option of its own: it
+///   is joined as `--lat=-13.8`.
 enum Arguments {
     static let globalFlags: Set<String> = ["--json"]
     static let globalOptions: Set<String> = ["--lang", "--db"]
+    /// The options that take a value (every `@Option` of the commands): only after one of these
+    /// is a negative number the option's value. A flag (`--json`, `--pediatric`) takes none.
+    static let valueOptions: Set<String> = globalOptions.union([
+        "--address", "--at", "--before", "--city", "--clinic", "--date", "--days", "--department", "--doctor",
+        "--format", "--from", "--house", "--lat", "--limit", "--login", "--lon", "--name", "--notes", "--slot",
+        "--specialization", "--street", "--surname", "--to", "--within-km",
+    ])
 
     static func normalize(_ arguments: [String]) -> [String] {
         var leading: [String] = []
@@ -24,14 +31,15 @@ enum Arguments {
             }
             break
         }
+        var positional: [String] = []
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--" {
-                rest += arguments[index...]
+                // Everything after `--` is positional: the moved globals go before it.
+                positional = Array(arguments[index...])
                 break
             }
-            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.count,
-               isNegativeNumber(arguments[index + 1]) {
+            if valueOptions.contains(argument), index + 1 < arguments.count, isNegativeNumber(arguments[index + 1]) {
                 rest.append(argument + "=" + arguments[index + 1])
                 index += 2
                 continue
@@ -39,7 +47,7 @@ enum Arguments {
             rest.append(argument)
             index += 1
         }
-        return rest + leading
+        return rest + leading + positional
     }
 
     /// Whether a normalized command line holds only global options (or nothing): no command.

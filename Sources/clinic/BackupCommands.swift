@@ -29,7 +29,9 @@ extension Admin {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system(initialize: false)
+            // Not migrated first (nor backed up automatically): the database being replaced may
+            // have a changed or unknown migration. The restored one is migrated.
+            let system = try context.system(migrate: false, initialize: false)
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")

@@ -54,9 +54,7 @@ struct Context {
         let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
-            let bar = ProgressBar(Strings.text(.progressClinics, language), terminal: terminal)
-            defer { bar.finish() }
-            try system.initialize(.defaultDirectory, progress: bar.update)
+            try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
         }
         if migrate {
             // A due automatic backup; its failure is reported, not turned into the command's.
@@ -102,6 +100,14 @@ struct Context {
         SavedLanguage.shared.value = client.language
         if let token { SessionUse.shared.record(system, token) }
         return (client, token ?? "")
+    }
+
+    /// Runs loading work with a progress bar on stderr (drawn only on a terminal, after a second).
+    @discardableResult
+    func withProgress<T>(_ work: (@escaping (Int, Int) -> Void) throws -> T) rethrows -> T {
+        let bar = ProgressBar(Strings.text(.progressClinics, language), terminal: terminal)
+        defer { bar.finish() }
+        return try work(bar.update)
     }
 
     func text(_ key: MessageKey, _ arguments: String...) -> String {

@@ -11,10 +11,16 @@ struct LocationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("An address or place: \"Hanford, CA\", \"Минск\".", valueName: "text")) var address: String?
     @Flag(help: "The address you registered with.") var me = false
 
-    /// The point, and the geocoding result to record if an address was looked up.
-    func resolve(_ context: Context, _ system: ClinicSystem) throws -> (Coordinate, GeocodeResult?) {
+    /// Exactly one place: commands check it before they open the database. (Not the parser's
+    /// `validate()`, which would wrap the `ClinicError` and lose its code.)
+    func check() throws {
         let given = [lat != nil || lon != nil, at != nil, address != nil, me].filter { $0 }.count
         guard given == 1 else { throw ClinicError.invalid(.locationChoice) }
+    }
+
+    /// The point, and the geocoding result to record if an address was looked up.
+    func resolve(_ context: Context, _ system: ClinicSystem) throws -> (Coordinate, GeocodeResult?) {
+        try check()
         if lat != nil || lon != nil {
             guard let lat, let lon else { throw ClinicError.invalid(.locationChoice) }
             return (try CoordinateParser.parse(latitude: lat, longitude: lon), nil)
@@ -46,16 +52,14 @@ extension Clinics {
 
         func run() throws {
             let context = Context(global)
-            guard (1...NearestQuery.maximumLimit).contains(limit) else {
-                throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
-            }
-            if let withinKm, !(withinKm.isFinite && withinKm >= 0) { throw ClinicError.invalid(.radiusInvalid, String(withinKm)) }
+            let query = NearestQuery(limit: limit, pediatricOnly: pediatric, hospitalOnly: hospital,
+                                     specialization: specialization, withinKilometres: withinKm)
+            try query.validate() // before the database is opened or an address looked up
+            try location.check()
             let system = try context.system()
             let (point, geocoded) = try location.resolve(context, system)
-            let found = try system.clinics.nearest(to: point, NearestQuery(
-                limit: limit, pediatricOnly: pediatric, hospitalOnly: hospital, specialization: specialization,
-                withinKilometres: withinKm))
-            if let geocoded { try system.database.write { db in try system.geocoding.record(db, geocoded) } }
+            let found = try system.clinics.nearest(to: point, query)
+            if let geocoded { try system.geocoding.remember(geocoded) }
             try context.emit(found.map(NearbyClinicJSON.init)) {
                 guard !found.isEmpty else { return context.text(.nearestNone) }
                 return Output.table(
@@ -108,6 +112,16 @@ struct NearbyClinicJSON: Encodable {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(distanceMeters, forKey: .distanceMeters)
     }
+}
+
+/// Clinics numbered for a choice, with their city, distance and kind (names give way first on
+/// a narrow terminal).
+func numberedClinicTable(_ nearby: [NearbyClinic], _ context: Context) -> String {
+    Output.table(["#", context.text(.headerName), context.text(.headerCity), context.text(.headerDistance), context.text(.headerKind)],
+                 nearby.enumerated().map { index, item in
+                     [String(index + 1), item.clinic.name, item.clinic.city, distanceText(item.distance, context.language),
+                      kind(item.clinic, context)]
+                 }, flexible: [1, 2])
 }
 
 /// "12.3 km", or "850 m" under a kilometre; Russian uses a decimal comma.

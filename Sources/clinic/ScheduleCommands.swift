@@ -60,7 +60,7 @@ struct Find: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Specialization, in English or Russian (cardiology, Кардиология, …).") var specialization: String
     @OptionGroup var location: LocationOptions
-    @Option(help: ArgumentHelp("Only slots starting before this TIME (default: within 14 days). A wall time is read in this computer's zone.",
+    @Option(help: ArgumentHelp("Only slots starting before this TIME (default: within 14 days; at most a year ahead). A wall time is read in this computer's zone.",
                                valueName: "time"))
     var before: String?
     @Option(help: "How many clinics, 1 to 100 (default 1).") var limit: Int = 1
@@ -68,17 +68,16 @@ struct Find: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        guard (1...NearestQuery.maximumLimit).contains(limit) else {
-            throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
-        }
+        try NearestQuery.checkLimit(limit) // before the database is opened or an address looked up
+        try location.check()
         let deadline = try before.map { try TimeInput.resolve($0, in: .current) }
-        if let deadline, deadline <= Date() { throw ClinicError.invalid(.beforeInPast) }
-        let shownDeadline = deadline ?? Date().addingTimeInterval(14 * 86_400)
+        let shownDeadline = min(deadline ?? Date().addingTimeInterval(AppointmentController.findWindow),
+                                Date().addingTimeInterval(AppointmentController.findMaximumWindow))
         let system = try context.system()
         let (point, geocoded) = try location.resolve(context, system)
         let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
                                                           limit: limit, pediatricOnly: pediatric, clinics: system.clinics)
-        if let geocoded { try system.database.write { db in try system.geocoding.record(db, geocoded) } }
+        if let geocoded { try system.geocoding.remember(geocoded) }
         struct JSON: Encodable {
             let clinic: NearbyClinicJSON; let departmentId: Int64; let doctorId: Int64; let doctorName: String
             let start: String; let end: String

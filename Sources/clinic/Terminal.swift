@@ -50,6 +50,22 @@ struct Terminal {
         return body()
     }
 
+    /// The privacy policy, then "do you accept?" (only on a terminal: false elsewhere).
+    func askConsent(_ language: Language) -> Bool {
+        guard stdinIsTerminal else { return false }
+        print(PrivacyPolicy.text(language))
+        return Self.yes(ask(Strings.text(.promptAccept, language)) ?? "") == true
+    }
+
+    /// A yes or no answer in English or Russian: true, false, or nil for anything else.
+    static func yes(_ answer: String) -> Bool? {
+        switch answer.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "y", "yes", "д", "да": true
+        case "n", "no", "н", "нет": false
+        default: nil
+        }
+    }
+
     /// The first line of standard input, for `--password-stdin`.
     func readSecretFromStdin() -> String? {
         guard let line = readLine(strippingNewline: true) else { return nil }

@@ -41,5 +41,9 @@ import ClinicKit
         #expect(Arguments.normalize(["--json", "--lang", "ru", "clinics", "list"]) == ["clinics", "list", "--json", "--lang=ru"])
         #expect(Arguments.normalize(["geocode", "--", "-13.8 -171.8"]) == ["geocode", "--", "-13.8 -171.8"])
         #expect(Arguments.normalize(["book", "--notes", "-hello"]) == ["book", "--notes", "-hello"], "not a number")
+        #expect(Arguments.normalize(["--json", "geocode", "--", "Hanford"]) == ["geocode", "--json", "--", "Hanford"],
+                "globals go before --, where they are still options")
+        #expect(Arguments.normalize(["geocode", "--json", "-33.8,151.2"]) == ["geocode", "--json", "-33.8,151.2"],
+                "a flag takes no value")
     }
 }

@@ -86,6 +86,43 @@ import Testing
         #expect(try system.database.check().isSound)
     }
 
+    @Test func aRestoreWhoseMigrationFailsPutsTheReplacedDatabaseBack() throws {
+        let folder = try Folder()
+        let system = try fileSystem(folder)
+        _ = try register(system, "anna")
+        try system.database.backup(to: folder.path("old.sqlite"))
+        // The backup, taken down to version 3 (before encryption) with a copy of the key.
+        try FileManager.default.copyItem(atPath: folder.path("live.sqlite.key"), toPath: folder.path("old.sqlite.key"))
+        let old = try DatabaseManager.open(path: folder.path("old.sqlite"), migrations: projectMigrations)
+        try old.migrate(to: 3)
+        _ = try register(system, "boris") // after the backup
+        // Migrating it up needs the key, and the key file is now readable by others: refused.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.path("live.sqlite.key"))
+        let live = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
+        let before = try fingerprint(live)
+        #expect(expectError(.keyError) { try live.restore(from: folder.path("old.sqlite"), keepingAside: folder.path("aside")) } != nil)
+        #expect(try fingerprint(live) == before, "the replaced database is back: a refused restore changes nothing")
+        #expect(try live.currentVersion() == 4)
+        #expect(!FileManager.default.fileExists(atPath: folder.path("aside")))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: folder.path("live.sqlite.key"))
+        try live.restore(from: folder.path("old.sqlite"), keepingAside: folder.path("aside"))
+        #expect(try live.currentVersion() == 4)
+        #expect(try live.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM clients") } == 1, "anna only")
+    }
+
+    @Test func aBackupWithValuesOfTheWrongTypeIsRefusedNotACrash() throws {
+        let folder = try Folder()
+        let system = try fileSystem(folder)
+        try system.database.backup(to: folder.path("odd.sqlite"))
+        let odd = try DatabaseQueue(path: folder.path("odd.sqlite"))
+        try odd.write { try $0.execute(sql: "INSERT INTO geocode_cache VALUES ('x', 1, 2, 'city', 'gazetteer', 'yesterday', 0)") }
+        try odd.close()
+        let error = expectError(.invalidInput) {
+            try system.database.restore(from: folder.path("odd.sqlite"), keepingAside: folder.path("aside"))
+        }
+        #expect(error?.key == .backupNotOurs)
+    }
+
     @Test func checkFindsForeignKeyViolations() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)

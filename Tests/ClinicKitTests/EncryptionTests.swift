@@ -118,6 +118,15 @@ import Testing
         _ = current
     }
 
+    @Test func aLongRunningProcessFollowsARotationMadeByAnother() throws {
+        let folder = try Folder()
+        let session = try openWithClinic(folder) // as `clinic shell`: one system for a long time
+        _ = try register(session, "anna")
+        #expect(try session.clients.getUserByLogin("anna").name == "Anna") // its key is loaded
+        #expect(try open(folder).database.rotateKey() == 1) // `clinic admin rotate-key` meanwhile
+        #expect(try session.clients.getUserByLogin("anna").name == "Anna", "the new key is read, not keyWrong")
+    }
+
     @Test func rotatingInAFreshProcessKeepsDatabaseAndKeyFileTogether() throws {
         let folder = try Folder()
         _ = try register(try openWithClinic(folder), "anna")

@@ -92,4 +92,21 @@ import Testing
             _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: testNow - 1, clinics: system.clinics)
         } != nil)
     }
+
+    @Test func aFarDeadlineIsCutToAYear() throws {
+        let system = try randomSystem(seed: 3)
+        let point = try #require(Coordinate(latitude: 36, longitude: -119))
+        // Oncology doctors with no hours at all: without the cut, year 9999 would be walked week by week.
+        try system.database.write { db in
+            try db.execute(sql: """
+                DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
+                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'oncology')
+                """)
+        }
+        #expect(try system.appointments.findFreeSlots(specialization: "oncology", near: point, before: .distantFuture,
+                                                      clinics: system.clinics).isEmpty)
+        let far = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: .distantFuture,
+                                                        limit: 3, clinics: system.clinics)
+        #expect(far.count == 3 && far.allSatisfy { $0.slot.start < testNow + AppointmentController.findMaximumWindow })
+    }
 }

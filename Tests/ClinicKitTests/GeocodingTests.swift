@@ -166,6 +166,18 @@ import Testing
         #expect(server.requests.count == 1, "the second time comes from the cache")
     }
 
+    @Test func aPaceStampInTheFutureHoldsNoLongerThanOneInterval() throws {
+        let server = try TestHTTPServer { _ in (0, #"[{"lat":"40.7","lon":"-74.0","place_rank":30}]"#) }
+        defer { server.stop() }
+        let rateFile = FileManager.default.temporaryDirectory.appendingPathComponent("rate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: rateFile) }
+        try "1e12\n".write(toFile: rateFile, atomically: true, encoding: .utf8) // the year 33658
+        let remote = NominatimGeocoder(baseURL: server.baseURL, timeout: 5, interval: 0.2, rateFile: rateFile)
+        let system = try makeSystem()
+        #expect(try service(system, remote: remote).geocode("2 Main St, Nowheresville").source == "nominatim",
+                "answered after one interval at most, not after 31,000 years")
+    }
+
     @Test func nominatimEmptyAnswersFailAndGarbageIsReported() throws {
         let server = try TestHTTPServer { path in (0, path.contains("garbage") ? "<html>" : "[]") }
         defer { server.stop() }

@@ -3,6 +3,15 @@ import GRDB
 
 public enum AppointmentScope: String, Sendable, CaseIterable {
     case upcoming, past, all
+
+    /// `upcoming`: active and not started yet; `past`: started already, any status; `all`.
+    public func contains(_ appointment: Appointment, now: Date) -> Bool {
+        switch self {
+        case .all: true
+        case .upcoming: appointment.startsAt >= now && appointment.status.isActive
+        case .past: appointment.startsAt < now
+        }
+    }
 }
 
 /// Who changed an appointment.
@@ -161,11 +170,7 @@ public final class AppointmentController: Sendable {
     public func getAppointmentsByClientId(_ clientId: Int64, scope: AppointmentScope = .upcoming) throws -> [Appointment] {
         let now = self.now()
         let all = try database.read { db in try database.getAppointmentsByUserId(db, clientId) }
-        switch scope {
-        case .all: return all
-        case .upcoming: return all.filter { $0.startsAt >= now && $0.status.isActive }
-        case .past: return all.filter { $0.startsAt < now }
-        }
+        return all.filter { scope.contains($0, now: now) }
     }
 
     // MARK: Slots

@@ -38,6 +38,21 @@ public struct NearestQuery: Sendable, Equatable {
         self.specialization = specialization
         self.withinKilometres = withinKilometres
     }
+
+    /// `invalid_input` unless the limit is 1 to `maximumLimit` and the radius finite and not negative.
+    public func validate() throws {
+        try Self.checkLimit(limit)
+        if let radius = withinKilometres, !(radius.isFinite && radius >= 0) {
+            throw ClinicError.invalid(.radiusInvalid, String(radius))
+        }
+    }
+
+    /// `invalid_input` unless 1 ≤ `limit` ≤ `maximumLimit`.
+    public static func checkLimit(_ limit: Int) throws {
+        guard (1...maximumLimit).contains(limit) else {
+            throw ClinicError.invalid(.limitBetween, String(limit), "1", String(maximumLimit))
+        }
+    }
 }
 
 /// The UML's `ClinicController`: the clinic directory and the nearest-clinic search.
@@ -64,12 +79,7 @@ public final class ClinicController: Sendable {
 
     /// The nearest clinics to a point that match the query, nearest first.
     public func nearest(to point: Coordinate, _ query: NearestQuery = NearestQuery()) throws -> [NearbyClinic] {
-        guard (1...NearestQuery.maximumLimit).contains(query.limit) else {
-            throw ClinicError.invalid(.limitBetween, String(query.limit), "1", String(NearestQuery.maximumLimit))
-        }
-        if let radius = query.withinKilometres, !(radius.isFinite && radius >= 0) {
-            throw ClinicError.invalid(.radiusInvalid, String(radius))
-        }
+        try query.validate()
         var filter = NearestClinicFinder.Filter(pediatricOnly: query.pediatricOnly, hospitalOnly: query.hospitalOnly,
                                                 withinMeters: query.withinKilometres.map { $0 * 1000 })
         if let specialization = query.specialization {

@@ -9,18 +9,22 @@ public struct FreeSlotNearby: Sendable, Equatable {
 }
 
 extension AppointmentController {
+    /// How far ahead `findFreeSlots` looks without `before`.
+    public static let findWindow: TimeInterval = 14 * 86_400
+    /// How far ahead it looks at most: a later `before` is cut to this, so that a department
+    /// whose doctors have no hours is not walked week by week for centuries.
+    public static let findMaximumWindow: TimeInterval = 366 * 86_400
+
     /// The `limit` nearest clinics that have a department of the specialization with a free
-    /// slot starting before `before` (default: within 14 days), nearest first, each with its
+    /// slot starting before `before` (default: within 14 days, at most a year), nearest first, each with its
     /// earliest free slot. Clinics are taken in order of distance from the finder, in growing
     /// batches, and the walk stops as soon as `limit` clinics with a slot are found: every
     /// clinic nearer than the last one found has been looked at.
     public func findFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
                               pediatricOnly: Bool = false, clinics: ClinicController) throws -> [FreeSlotNearby] {
-        guard (1...NearestQuery.maximumLimit).contains(limit) else {
-            throw ClinicError.invalid(.limitBetween, String(limit), "1", String(NearestQuery.maximumLimit))
-        }
+        try NearestQuery.checkLimit(limit)
         let now = self.now()
-        let deadline = before ?? now.addingTimeInterval(14 * 86_400)
+        let deadline = min(before ?? now.addingTimeInterval(Self.findWindow), now.addingTimeInterval(Self.findMaximumWindow))
         guard deadline > now else { throw ClinicError.invalid(.beforeInPast) }
         let key = Specialization.key(for: specialization)
         let departments = try database.read { db in
@@ -37,8 +41,7 @@ extension AppointmentController {
             let matches = try finder.nearest(to: point, limit: batch, filter: filter)
             for match in matches.dropFirst(examined) {
                 guard let departmentId = departments[match.clinicId] else { continue }
-                if let slot = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now) {
-                    let clinic = try clinics.getClinicById(match.clinicId)
+                if let (slot, clinic) = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now) {
                     found.append(FreeSlotNearby(clinic: NearbyClinic(clinic: clinic, distance: match.distance),
                                                 departmentId: departmentId, slot: slot))
                     if found.count == limit { return found }
@@ -50,8 +53,9 @@ extension AppointmentController {
         }
     }
 
-    /// The first bookable slot of a department starting before `deadline`, a week at a time.
-    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date) throws -> Slot? {
+    /// The first bookable slot of a department starting before `deadline`, a week at a time,
+    /// with the department's clinic.
+    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date) throws -> (Slot, Clinic)? {
         try database.read { db in
             let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
@@ -60,7 +64,7 @@ extension AppointmentController {
             let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
             while first <= lastDay {
                 let slots = try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy)
-                if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return slot }
+                if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return (slot, clinic) }
                 first = first.adding(days: 7)
             }
             return nil

@@ -93,10 +93,16 @@ public final class GeocodingService: Sendable {
         }
     }
 
+    /// Records a result in its own transaction: for a command that resolves first and keeps
+    /// the answer only once it has succeeded.
+    public func remember(_ result: GeocodeResult) throws {
+        try database.write { db in try record(db, result) }
+    }
+
     /// Resolves and records in one go.
     public func geocode(_ query: String) throws -> GeocodeResult {
         let result = try resolve(query)
-        try database.write { db in try record(db, result) }
+        try remember(result)
         return result
     }
 }

@@ -106,8 +106,10 @@ public struct NominatimGeocoder: Geocoder {
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = pread(descriptor, &buffer, buffer.count, 0)
         if count > 0, let text = String(bytes: buffer.prefix(count), encoding: .utf8),
-           let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-            Self.sleep(until: Date(timeIntervalSince1970: seconds + interval))
+           let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), seconds.isFinite {
+            // Never longer than one interval: a stamp in the future (the clock stepped back, a
+            // damaged file) must not hold every geocoding process for hours.
+            Self.sleep(until: min(Date(timeIntervalSince1970: seconds + interval), Date().addingTimeInterval(interval)))
         }
         let stamp = Array(String(format: "%.6f\n", Date().timeIntervalSince1970).utf8)
         _ = ftruncate(descriptor, 0)

@@ -39,14 +39,14 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Privacy
     case privacyPolicy
     // CLI output
-    case headerId, headerName, headerCity, headerAddress, headerKind, headerTimeZone, headerSpecialization
-    case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus, headerNotes
+    case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
+    case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus
     case headerHours
     case kindHospital, kindPediatric, kindClinic
     case noClinics, noDepartments, noDoctors, noAppointments
     case registered, loggedIn, loggedOut, notLoggedInInfo, whoami, booked, rescheduled, cancelled
     case initDone, initAlready, migrated, migrateNothing, importDone, importSkipped, importProblem
-    case promptField, promptPassword, promptPasswordAgain, promptAccept, answerYes, clinicShowLine
+    case promptField, promptPassword, promptPasswordAgain, promptAccept
     case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow
     case weekdays, loadingDirectory, demoNote, progressClinics, usageNoCommand
     // Interactive session (SessionStrings.swift)
@@ -257,10 +257,10 @@ public enum Strings {
             records without your name or notes, and your login becomes free). The interactive
             session ('clinic') offers the same under Profile.
             """,
-        .headerId: "ID", .headerName: "Name", .headerCity: "City", .headerAddress: "Address",
+        .headerId: "ID", .headerName: "Name", .headerCity: "City",
         .headerKind: "Kind", .headerTimeZone: "Time zone", .headerSpecialization: "Specialization",
         .headerDoctors: "Doctors", .headerClinic: "Clinic", .headerDepartment: "Department",
-        .headerDoctor: "Doctor", .headerStart: "Start", .headerStatus: "Status", .headerNotes: "Notes",
+        .headerDoctor: "Doctor", .headerStart: "Start", .headerStatus: "Status",
         .headerHours: "Working hours",
         .kindHospital: "hospital", .kindPediatric: "pediatric", .kindClinic: "clinic",
         .noClinics: "No clinics match.", .noDepartments: "This clinic has no departments.",
@@ -279,8 +279,7 @@ public enum Strings {
         .importSkipped: "Skipped rows:",
         .importProblem: "line {0}: {1}",
         .promptField: "{0f}: ", .promptPassword: "Password: ", .promptPasswordAgain: "Password again: ",
-        .promptAccept: "Do you accept the privacy policy? [y/N] ", .answerYes: "y",
-        .clinicShowLine: "{0}: {1}",
+        .promptAccept: "Do you accept the privacy policy? [y/N] ",
         .statusScheduled: "scheduled", .statusConfirmed: "confirmed", .statusCompleted: "completed",
         .statusCancelled: "cancelled", .statusNoShow: "no show",
         .weekdays: "Mon,Tue,Wed,Thu,Fri,Sat,Sun",
@@ -451,10 +450,10 @@ public enum Strings {
             и сеансы удаляются сразу; записи на приём остаются в архиве клиники без вашего имени
             и заметок, логин освобождается). В диалоговом режиме ('clinic') то же — в разделе «Профиль».
             """,
-        .headerId: "ID", .headerName: "Название", .headerCity: "Город", .headerAddress: "Адрес",
+        .headerId: "ID", .headerName: "Название", .headerCity: "Город",
         .headerKind: "Тип", .headerTimeZone: "Часовой пояс", .headerSpecialization: "Специализация",
         .headerDoctors: "Врачей", .headerClinic: "Клиника", .headerDepartment: "Отделение",
-        .headerDoctor: "Врач", .headerStart: "Начало", .headerStatus: "Состояние", .headerNotes: "Примечание",
+        .headerDoctor: "Врач", .headerStart: "Начало", .headerStatus: "Состояние",
         .headerHours: "Часы работы",
         .kindHospital: "больница", .kindPediatric: "детская", .kindClinic: "клиника",
         .noClinics: "Подходящих клиник нет.", .noDepartments: "В клинике нет отделений.",
@@ -473,8 +472,7 @@ public enum Strings {
         .importSkipped: "Пропущенные строки:",
         .importProblem: "строка {0}: {1}",
         .promptField: "{0f}: ", .promptPassword: "Пароль: ", .promptPasswordAgain: "Пароль ещё раз: ",
-        .promptAccept: "Вы принимаете политику конфиденциальности? [д/Н] ", .answerYes: "д",
-        .clinicShowLine: "{0}: {1}",
+        .promptAccept: "Вы принимаете политику конфиденциальности? [д/Н] ",
         .statusScheduled: "запланирована", .statusConfirmed: "подтверждена", .statusCompleted: "состоялась",
         .statusCancelled: "отменена", .statusNoShow: "неявка",
         .weekdays: "Пн,Вт,Ср,Чт,Пт,Сб,Вс",

@@ -71,6 +71,7 @@ extension DatabaseManager {
                 let report = try Self.check(db)
                 guard report.isSound else { throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, report.summary]) }
                 guard try db.tableExists("schema_migrations") else { throw ClinicError.invalid(.backupNotOurs, path) }
+                if let column = try Self.mistypedColumn(db) { throw ClinicError.invalid(.backupNotOurs, path + " (" + column + ")") }
                 let version = try runner.verifiedVersion(db)
                 guard version > 0 else { throw ClinicError.invalid(.backupNotOurs, path) }
                 // Its patients must open with this database's key.
@@ -82,6 +83,27 @@ extension DatabaseManager {
         } catch let error as DatabaseError {
             throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, Self.describe(error)])
         }
+    }
+
+    /// The first column (`table.column`) holding a value of another type than it is declared
+    /// with (SQLite allows that; reading it would fail), or nil.
+    static func mistypedColumn(_ db: Database) throws -> String? {
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        for table in tables {
+            for column in try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [table]) {
+                let name = try column.decode(String.self, forColumn: "name")
+                let declared = try column.decode(String.self, forColumn: "type").uppercased()
+                let allowed: [String] = declared.contains("INT") ? ["integer"] : declared.contains("REAL") ? ["real", "integer"]
+                    : declared.contains("TEXT") ? ["text"] : declared.contains("BLOB") ? ["blob"] : []
+                guard !allowed.isEmpty else { continue }
+                let quotedTable = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let quotedColumn = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let list = (allowed + ["null"]).map { "'" + $0 + "'" }.joined(separator: ", ")
+                let wrong = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quotedTable) WHERE typeof(\(quotedColumn)) NOT IN (\(list)))") ?? false
+                if wrong { return table + "." + name }
+            }
+        }
+        return nil
     }
 
     /// Replaces the live database with a verified backup. The database being replaced is
@@ -97,12 +119,22 @@ extension DatabaseManager {
         }
         defer { try? source.close() }
         // The database is kept aside and replaced under the same lock: no write falls between.
+        // A backup from an older version is migrated up under the same lock; if that fails,
+        // the replaced database is copied back from `aside`: a refused restore changes nothing.
         let copy = {
             try self.backup(to: aside)
             try self.mapErrors { try source.backup(to: self.writer) }
+            do {
+                try self.migrateHoldingLock()
+            } catch {
+                let previous = try self.mapErrors { try DatabaseQueue(path: aside, configuration: configuration) }
+                try self.mapErrors { try previous.backup(to: self.writer) }
+                try? previous.close()
+                try? FileManager.default.removeItem(atPath: aside)
+                throw error
+            }
         }
         if let writerLock { try writerLock.withLock(limit: Self.busyLimit, copy) } else { try copy() }
-        try migrate()
     }
 }
 

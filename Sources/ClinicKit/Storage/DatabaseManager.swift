@@ -37,12 +37,17 @@ public final class DatabaseManager: Sendable {
 
     /// SQLite's own busy timeout sleeps in steps of up to 100 ms, which under contention left
     /// the lock idle most of the time (8 writers: 219 bookings/s). This retries after 50 to 250
-    /// microseconds, at random so that waiting processes do not wake in step, until about
-    /// `busyLimit` has passed; then SQLITE_BUSY surfaces and is reported as `busy`.
+    /// microseconds, at random so that waiting processes do not wake in step, until
+    /// `busyLimit` has passed by the clock (sleeps overrun, so counting them would wait longer);
+    /// then SQLITE_BUSY surfaces and is reported as `busy`. A wait runs on one thread: its start
+    /// is kept in that thread's dictionary.
     static let retryWhileBusy: Database.BusyCallback = { retries in
-        let pause = UInt32.random(in: 50...250)
-        usleep(pause)
-        return Double(retries) * 150e-6 < busyLimit
+        let now = ProcessInfo.processInfo.systemUptime
+        let key = "ClinicKit.busySince"
+        if retries == 0 { Thread.current.threadDictionary[key] = now }
+        let since = Thread.current.threadDictionary[key] as? TimeInterval ?? now
+        usleep(UInt32.random(in: 50...250))
+        return now - since < busyLimit
     }
 
     /// Opens (creating it and its folder if needed) the database file at `path`. With
@@ -86,19 +91,30 @@ public final class DatabaseManager: Sendable {
         return manager
     }
 
+    /// Checks the applied migrations; with `migrate`, applies the missing ones. A database
+    /// already at the latest version is only read: commands that do not write never wait for
+    /// the write lock.
     func prepareSchema(migrate: Bool) throws {
-        if migrate {
-            try self.migrate()
-        } else {
-            _ = try read { db in try runner.verifiedVersion(db) }
-        }
+        let version = try mapErrors { try read { db in try runner.verifiedVersion(db) } }
+        guard migrate, version < runner.latestVersion else { return }
+        try self.migrate()
     }
 
     /// The version whose migration moved personal data into `clients.personal`.
     static let encryptionVersion = 4
 
+    /// Moves the schema to `version` (default: the latest) in one transaction, under the
+    /// writer lock like every other write.
     @discardableResult
     public func migrate(to version: Int? = nil) throws -> [Int] {
+        guard let writerLock else { return try migrateHoldingLock(to: version) }
+        return try writerLock.withLock(limit: Self.busyLimit) { try migrateHoldingLock(to: version) }
+    }
+
+    /// `migrate` for a caller that holds the writer lock already (a flock taken twice by one
+    /// process would be released by the inner unlock).
+    @discardableResult
+    func migrateHoldingLock(to version: Int? = nil) throws -> [Int] {
         try mapErrors {
             try runner.migrate(writer, to: version,
                                afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) }],

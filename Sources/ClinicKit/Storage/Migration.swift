@@ -111,8 +111,9 @@ public struct MigrationRunner: Sendable {
         let rows = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
         var current = 0
         for row in rows {
-            let version: Int = row["version"]
-            let checksum: String = row["checksum"]
+            // Decoded, not subscripted: a damaged or foreign file must fail, not crash.
+            let version = try row.decode(Int.self, forColumn: "version")
+            let checksum = try row.decode(String.self, forColumn: "checksum")
             guard let known = migrations.first(where: { $0.version == version }) else {
                 throw ClinicError(.databaseTooNew, .databaseTooNew, String(version), String(latestVersion))
             }

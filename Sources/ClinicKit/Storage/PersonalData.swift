@@ -11,15 +11,16 @@ extension DatabaseManager {
     /// a new key file; otherwise the key file — or, while a rotation is between its commit and
     /// its rename, the staged `<key>.new` — must match the stored key check. Loading never
     /// renames or deletes a key file: only `rotateKey`, under the writer lock, does.
+    /// A key loaded before is used while it matches; when it no longer does (another process
+    /// rotated the key under a long-running session), the key file is read again.
     func cipher(_ db: Database) throws -> FieldCipher {
+        let check = try Self.keyCheck(db)
         if let key = cachedKey.withLock({ $0 }) {
-            if let check = try Self.keyCheck(db), check != KeyFile.check(key) {
-                throw ClinicError(.keyError, .keyWrong, keyFile?.path ?? "memory")
-            }
-            return FieldCipher(key: key)
+            if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
+            guard keyFile != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }
+            cachedKey.withLock { $0 = nil }
         }
         guard let keyFile else { throw ClinicError(.keyError, .keyMissing, "memory") }
-        let check = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [Self.keyCheckSetting])
         if let check, let staged = try? KeyFile.read(keyFile.stagedPath), KeyFile.check(staged) == check {
             cachedKey.withLock { $0 = staged }
             return FieldCipher(key: staged)

@@ -223,10 +223,8 @@ final class Prompt {
         let prompt = question + " " + text(defaultAnswer ? .answerDefaultYes : .answerDefaultNo) + ": "
         while true {
             guard let answer = answer(prompt) else { return false }
-            let lowered = answer.lowercased()
-            if lowered.isEmpty { return defaultAnswer }
-            if ["y", "yes", "д", "да"].contains(lowered) { return true }
-            if ["n", "no", "н", "нет"].contains(lowered) { return false }
+            if answer.isEmpty { return defaultAnswer }
+            if let yes = Terminal.yes(answer) { return yes }
             problem(text(.answerYesNo))
         }
     }

@@ -141,7 +141,7 @@ final class Session {
         var homeClinic = nearby.first?.clinic.id
         if nearby.count > 1 {
             prompt.heading(text(.chooseHomeClinic))
-            prompt.say(clinicTable(nearby))
+            prompt.say(numberedClinicTable(nearby, context))
             guard let index = prompt.pick(nearby.count, default: 0) else { return }
             homeClinic = nearby[index].clinic.id
         }
@@ -190,14 +190,8 @@ final class Session {
 
     /// The main menu; false to leave.
     func mainMenu() -> Bool {
-        // The session may have ended elsewhere (password changed, logged out, expired).
-        guard let token, let current = try? system.clients.currentUser(token: token) else {
-            prompt.problem(text(.sessionEnded))
-            client = nil
-            self.token = nil
-            return true
-        }
-        client = current
+        // Whether the session still holds is checked by `attempt` before each action.
+        guard let current = client else { return true }
         let items: [MessageKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
                                    .menuReschedule, .menuCancel, .menuProfile, .menuLogOut]
         guard let choice = prompt.choose(text(.mainTitle, current.name), items.map { text($0) }, back: .menuQuit) else {

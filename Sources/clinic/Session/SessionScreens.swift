@@ -13,7 +13,7 @@ extension Session {
         let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
         guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return }
         prompt.heading(text(.nearestTitle))
-        prompt.say(clinicTable(nearby))
+        prompt.say(numberedClinicTable(nearby, context))
         prompt.say(text(.detailsHint))
         guard let index = prompt.pick(nearby.count, default: nil) else { return }
         try showClinic(nearby[index].clinic)
@@ -30,8 +30,7 @@ extension Session {
             while true {
                 guard let address = prompt.line(text(.labelAddress)) else { return nil }
                 do {
-                    let result = try system.geocoding.resolve(address)
-                    try system.database.write { db in try system.geocoding.record(db, result) }
+                    let result = try system.geocoding.geocode(address)
                     prompt.say(prompt.style.dim(text(.foundPlace, result.placeName ?? result.query)))
                     return result.coordinate
                 } catch let error as ClinicError {
@@ -51,15 +50,6 @@ extension Session {
         }
     }
 
-    /// Numbered clinics with their distance and kind.
-    func clinicTable(_ nearby: [NearbyClinic]) -> String {
-        Output.table(["#", text(.headerName), text(.headerCity), text(.headerDistance), text(.headerKind)],
-                     nearby.enumerated().map { index, item in
-                         [String(index + 1), item.clinic.name, item.clinic.city, distanceText(item.distance, language),
-                          kind(item.clinic, context)]
-                     }, flexible: [1, 2])
-    }
-
     /// The home clinic (the default), one of the clinics nearest to the patient, or a clinic
     /// by its id; nil to go back.
     func pickClinic() throws -> Clinic? {
@@ -73,7 +63,7 @@ extension Session {
             let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
             guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return nil }
             prompt.heading(text(.nearestTitle))
-            prompt.say(clinicTable(nearby))
+            prompt.say(numberedClinicTable(nearby, context))
             guard let index = prompt.pick(nearby.count, default: 0) else { return nil }
             return nearby[index].clinic
         }
@@ -161,7 +151,7 @@ extension Session {
             if days.last?.title == title { days[days.count - 1].slots.append(slot) } else { days.append((title, [slot])) }
         }
         var heading = text(.chooseDay)
-        if clinic.zone.secondsFromGMT(for: free[0].start) != TimeZone.current.secondsFromGMT(for: free[0].start) {
+        if clockDiffers(clinic, at: free[0].start) {
             heading += " " + text(.clinicZoneNote, clinic.timeZone + " " + DateText.zoneName(free[0].start, timeZone: clinic.zone,
                                                                                               language: language))
         }
@@ -191,10 +181,9 @@ extension Session {
     func myAppointments() throws {
         let all = try system.appointments.getAppointmentsByClientId(clientId, scope: .all)
         let now = Date()
-        let upcoming = all.filter { $0.startsAt >= now && $0.status.isActive }
-        let past = all.filter { $0.startsAt < now }
-        let other = all.filter { $0.startsAt >= now && !$0.status.isActive }
-        let closed = (past + other).sorted { ($0.startsAt, $0.id ?? 0) < ($1.startsAt, $1.id ?? 0) }
+        // Soonest first; everything that is not upcoming is past or cancelled.
+        let upcoming = all.filter { AppointmentScope.upcoming.contains($0, now: now) }
+        let closed = all.filter { !AppointmentScope.upcoming.contains($0, now: now) }
         for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), closed)] {
             prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
             if !list.isEmpty { prompt.say(try appointmentTable(list, system, context)) }
