@@ -19,10 +19,10 @@ struct Book: ParsableCommand {
         let (system, client) = try context.signedIn()
         let appointment = try system.appointments.createAppointment(
             clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes)
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
         try context.emit(AppointmentJSON(appointment)) {
-            context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
-                         clinic.name, appointment.doctorName)
+            let clinic = try system.clinics.getClinicById(appointment.clinicId)
+            return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                                clinic.name, appointment.doctorName)
         }
     }
 }
@@ -34,27 +34,23 @@ struct AppointmentsCommand: ParsableCommand {
         subcommands: [List.self, Show.self], defaultSubcommand: List.self)
 }
 
+extension AppointmentScope: EnumerableFlag {}
+
 extension AppointmentsCommand {
   struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List your appointments (upcoming by default).")
 
-    enum Scope: String, EnumerableFlag {
-        case upcoming, past, all
-    }
-
     @OptionGroup var global: GlobalOptions
     @Flag(exclusivity: .exclusive, help: "Which appointments: --upcoming (default), --past or --all.")
-    var scope: Scope = .upcoming
+    var scope: AppointmentScope = .upcoming
 
     func run() throws {
         let context = Context(global)
         let (system, client) = try context.signedIn()
-        let list = try system.appointments.getAppointmentsByClientId(
-            client.id ?? 0, scope: AppointmentScope(rawValue: scope.rawValue) ?? .upcoming)
-        let table = try appointmentTable(list, system, context)
+        let list = try system.appointments.getAppointmentsByClientId(client.id ?? 0, scope: scope)
         try context.emit(list.map(AppointmentJSON.init)) {
             guard !list.isEmpty else { return context.text(.noAppointments) }
-            return Noun.appointment.count(list.count, context.language) + "\n" + table
+            return Noun.appointment.count(list.count, context.language) + "\n" + (try appointmentTable(list, system, context))
         }
     }
   }
@@ -99,10 +95,10 @@ struct Reschedule: ParsableCommand {
         let time = try TimeInput.parse(to)
         let (system, client) = try context.signedIn()
         let appointment = try system.appointments.rescheduleAppointment(appointmentId, clientId: client.id ?? 0, to: time)
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
         try context.emit(AppointmentJSON(appointment)) {
-            context.text(.rescheduled, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
-                         appointment.doctorName)
+            let clinic = try system.clinics.getClinicById(appointment.clinicId)
+            return context.text(.rescheduled, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                                appointment.doctorName)
         }
     }
 }

@@ -132,12 +132,13 @@ struct Context {
         }
     }
 
-    /// Prints either the JSON value or the human text, on stdout.
-    func emit<T: Encodable>(_ value: T, human: () -> String) throws {
+    /// Prints either the JSON value or the human text, on stdout. The text is made only when
+    /// it is printed, so what only it needs (names, tables) is not looked up for `--json`.
+    func emit<T: Encodable>(_ value: T, human: () throws -> String) throws {
         if json {
             try Output.printJSON(value)
         } else {
-            let text = human()
+            let text = try human()
             if !text.isEmpty { print(text) }
         }
     }

@@ -15,15 +15,14 @@ struct Slots: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
         let first = try from.map(TimeInput.parseDay)
         let system = try context.system()
         let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days)
-        let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
         struct JSON: Encodable { let doctorId: Int64; let doctorName: String; let start: String; let end: String; let isAvailable: Bool }
         try context.emit(slots.map { JSON(doctorId: $0.doctorId, doctorName: $0.doctorName, start: DateText.iso8601($0.start),
                                           end: DateText.iso8601($0.end), isAvailable: $0.isAvailable) }) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
+            let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
             // On a day the clocks change, every time carries its zone name ("1:30 AM EDT").
             let offsets = Set(slots.flatMap { [clinic.zone.secondsFromGMT(for: $0.start), clinic.zone.secondsFromGMT(for: $0.end)] })
             func time(_ date: Date) -> String {

@@ -166,6 +166,18 @@ import Testing
         #expect(server.requests.count == 1, "the second time comes from the cache")
     }
 
+    @Test func resolvingTwiceInOneProcessAsksTheRemoteGeocoderOnce() throws {
+        let server = try TestHTTPServer { _ in (0, #"[{"lat":"40.7","lon":"-74.0","place_rank":16}]"#) }
+        defer { server.stop() }
+        let system = try makeSystem()
+        let geocoder = try service(system, remote: NominatimGeocoder(baseURL: server.baseURL, timeout: 5, interval: 0))
+        let first = try geocoder.resolve("Nowheresville, ZZ") // a form checks the city…
+        let second = try geocoder.resolve("nowheresville,  zz") // …and registration looks it up again
+        #expect(first == second && first.source == "nominatim" && server.requests.count == 1)
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM geocode_cache") } == 0,
+                "still nothing written")
+    }
+
     @Test func aPaceStampInTheFutureHoldsNoLongerThanOneInterval() throws {
         let server = try TestHTTPServer { _ in (0, #"[{"lat":"40.7","lon":"-74.0","place_rank":30}]"#) }
         defer { server.stop() }

@@ -205,7 +205,7 @@ public final class AppointmentController: Sendable {
             let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: first, through: last)
             let taken = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT starts_at, ends_at FROM appointments
-                WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at < ? AND ends_at > ?
+                WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
                 ORDER BY starts_at
                 """), arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
             var seen = Set<Date>() // overlapping intervals on one date must not offer a start twice
@@ -288,7 +288,7 @@ public final class AppointmentController: Sendable {
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.
             let taken = try Bool.fetchOne(db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed')
+                SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition)
                                AND starts_at < ? AND ends_at > ? AND id <> ?)
                 """), arguments: [doctor.id, end.seconds, start.seconds, ignoring ?? -1]) ?? true
             if !taken { return (doctor, end) }
@@ -302,13 +302,13 @@ public final class AppointmentController: Sendable {
     func checkPatient(_ db: Database, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
                       policy: BookingPolicy) throws {
         if let overlapping = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT id FROM appointments WHERE client_id = ? AND status IN ('scheduled', 'confirmed')
+            SELECT id FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition)
             AND starts_at < ? AND ends_at > ? AND id <> ? LIMIT 1
             """), arguments: [clientId, end.seconds, start.seconds, excluding ?? -1]) {
             throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping))
         }
         if excluding == nil, try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT count(*) FROM appointments WHERE client_id = ? AND status IN ('scheduled', 'confirmed') AND starts_at >= ?
+            SELECT count(*) FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ?
             """), arguments: [clientId, now.seconds]) ?? 0 >= policy.maxActive {
             throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
         }

@@ -57,13 +57,27 @@ public final class ClientController: Sendable {
         return ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength), String(Validator.maximumPasswordLength))
     }
 
+    /// A patient's city geocoded; one no source knows is `invalid_input` (`cityUnknown`).
+    func resolveCity(_ city: String) throws -> GeocodeResult {
+        do {
+            return try geocoding.resolve(city)
+        } catch let error as ClinicError where error.key == .geocodeFailed {
+            throw ClinicError.invalid(.cityUnknown, city)
+        }
+    }
+
+    /// Whether a login is taken (any case), without opening anyone's personal data.
+    public func isLoginTaken(_ login: String) throws -> Bool {
+        try database.read { db in try database.loginExists(db, login) }
+    }
+
     /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
     /// check), then stores the patient with an Argon2id hash of the password and the city's
     /// coordinates. Only the city is looked up: the street and house are never sent to a
     /// geocoder nor kept in the geocode cache. Without `clinicId`, the home clinic is the
     /// nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
-        let validator = Validator(commonPasswords: try commonPasswords())
+        let validator = Validator()
         let login = request.login.trimmingCharacters(in: .whitespaces)
         for field in RegistrationField.allCases {
             if let problem = validator.problem(field, request[field]) { throw problem }
@@ -75,19 +89,14 @@ public final class ClientController: Sendable {
             throw problem
         }
         guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
-        let place: GeocodeResult
-        do {
-            place = try geocoding.resolve(request.city)
-        } catch let error as ClinicError where error.code == .geocodeFailed && error.key == .geocodeFailed {
-            throw ClinicError.invalid(.cityUnknown, request.city)
-        }
+        let place = try resolveCity(request.city)
         let nearest = request.clinicId == nil ? try clinics.nearest(to: place.coordinate).first?.clinic.id : nil
 
         // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
         let hash = try hasher.hash(request.password)
         let now = self.now()
         return try database.write { db in
-            if try database.getUserByLogin(db, login) != nil { throw ClinicError(.loginTaken, .loginTaken, login) }
+            if try database.loginExists(db, login) { throw ClinicError(.loginTaken, .loginTaken, login) }
             var homeClinic: Int64?
             if let clinicId = request.clinicId {
                 guard try database.getClinicById(db, clinicId) != nil else {

@@ -98,12 +98,12 @@ public final class ClinicController: Sendable {
 
     /// A clinic's time zone: the one given, else the zone of the nearest gazetteer place in
     /// its state or territory, else the state's usual zone (`ZoneApproximation`).
-    func makeClinic(_ input: ClinicInput, id: Int64?) throws -> Clinic {
+    func makeClinic(_ input: ClinicInput) throws -> Clinic {
         var input = input
         if input.timeZone == nil, let zones {
             input.timeZone = try zones.timeZone(at: input.coordinate, state: input.state)
         }
-        return input.makeClinic(id: id)
+        return input.makeClinic()
     }
 
     /// Adds one clinic. Its external id must be new.
@@ -118,7 +118,7 @@ public final class ClinicController: Sendable {
             if try Clinic.filter(Column("external_id") == input.externalId).fetchCount(db) > 0 {
                 throw ClinicError.invalid(.clinicExists, input.externalId)
             }
-            return try database.addClinic(db, makeClinic(input, id: nil))
+            return try database.addClinic(db, makeClinic(input))
         }
         finderCache.withLock { $0 = nil }
         return clinic
@@ -148,7 +148,7 @@ public final class ClinicController: Sendable {
                               arguments: [String(parsed.problems.count)], problems: parsed.problems)
         }
         // Zones first, outside the write transaction: it may read the gazetteer.
-        let clinics = try parsed.clinics.map { try makeClinic($0, id: nil) }
+        let clinics = try parsed.clinics.map { try makeClinic($0) }
         defer { finderCache.withLock { $0 = nil } }
         let total = demo ? 2 * clinics.count : clinics.count
         return try database.write { db in

@@ -35,12 +35,7 @@ extension ClientController {
         for case let (field, value?) in given {
             if let problem = validator.problem(field, value) { throw problem }
         }
-        var place: GeocodeResult?
-        if let city = changes.city {
-            do { place = try geocoding.resolve(city) } catch let error as ClinicError where error.key == .geocodeFailed {
-                throw ClinicError.invalid(.cityUnknown, city)
-            }
-        }
+        let place = try changes.city.map(resolveCity)
         return try database.write { db in
             guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             if let clinicId = changes.clinicId {
@@ -68,10 +63,7 @@ extension ClientController {
     public func changePassword(clientId: Int64, old: String, new: String, keeping token: String?) throws {
         let client = try getUserById(clientId)
         guard hasher.verify(old, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
-        let validator = Validator(commonPasswords: try commonPasswords())
-        if let problem = validator.passwordProblem(new, login: client.login, name: client.name, surname: client.surname) {
-            throw ClinicError(.weakPassword, problem, String(Validator.minimumPasswordLength), String(Validator.maximumPasswordLength))
-        }
+        if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
         let hash = try hasher.hash(new)
         try database.write { db in
             try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])

@@ -40,6 +40,9 @@ public final class GeocodingService: Sendable {
     let offline: [any Geocoder]
     let remote: (any Geocoder)?
     let now: @Sendable () -> Date
+    /// The remote geocoder's answers in this process, by cache key: a form that looks a city
+    /// up and the registration that follows cost one request (paced at one per second), not two.
+    private let remoteAnswers = LockedBox<[String: GeocodeResult]>([:])
 
     public init(database: DatabaseManager, offline: [any Geocoder], remote: (any Geocoder)? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
@@ -70,10 +73,19 @@ public final class GeocodingService: Sendable {
             return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
                                  cached: true, placeName: nil)
         }
-        for geocoder in offline + (remote.map { [$0] } ?? []) {
+        for geocoder in offline {
             if let found = try geocoder.geocode(trimmed) {
                 return GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
                                      source: geocoder.source, cached: false, placeName: found.name)
+            }
+        }
+        if let remote {
+            if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
+            if let found = try remote.geocode(trimmed) {
+                let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                           source: remote.source, cached: false, placeName: found.name)
+                remoteAnswers.withLock { $0[key] = answer }
+                return answer
             }
         }
         throw ClinicError(.geocodeFailed, .geocodeFailed, trimmed)

@@ -2,13 +2,29 @@ import Foundation
 
 /// Human date formatting: the language's conventions, in the clinic's time zone.
 public enum DateText {
+    /// Formatters by pattern, zone and language: making one costs more than using it, and a
+    /// slot table formats a few times per row.
+    private static let formatters = LockedBox<[String: DateFormatter]>([:])
+    private static let iso = LockedBox({
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
+    }())
+
     /// A date in a zone, with the pattern of the language (`en`, `ru`).
     static func format(_ date: Date, _ timeZone: TimeZone, _ language: Language, en: String, ru: String) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = language.locale
-        formatter.timeZone = timeZone
-        formatter.dateFormat = language == .ru ? ru : en
-        return formatter.string(from: date)
+        let pattern = language == .ru ? ru : en
+        let key = pattern + "\u{1F}" + timeZone.identifier + "\u{1F}" + language.rawValue
+        return formatters.withLock { cache in
+            if let formatter = cache[key] { return formatter.string(from: date) }
+            let formatter = DateFormatter()
+            formatter.locale = language.locale
+            formatter.timeZone = timeZone
+            formatter.dateFormat = pattern
+            cache[key] = formatter
+            return formatter.string(from: date)
+        }
     }
 
     /// "Nov 22, 2026 at 2:30 PM" (en) or "22.11.2026, 14:30" (ru).
@@ -34,9 +50,6 @@ public enum DateText {
 
     /// ISO 8601 in UTC with `Z`, as used in JSON output.
     public static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        iso.withLock { formatter in formatter.string(from: date) }
     }
 }

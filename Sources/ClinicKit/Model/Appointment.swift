@@ -10,6 +10,10 @@ public enum AppointmentStatus: String, Sendable, CaseIterable {
 
     /// Active appointments hold their slot.
     public var isActive: Bool { self == .scheduled || self == .confirmed }
+
+    /// `isActive` as SQL, for queries on `appointments` (the same text as the partial unique
+    /// indexes of migration 0001, so that SQLite can use them).
+    static let activeCondition = "status IN (" + allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
 }
 
 public struct Appointment: Hashable, Sendable, StoredRecord {

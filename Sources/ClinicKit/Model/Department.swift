@@ -41,10 +41,4 @@ public struct WorkingHours: Hashable, Sendable, StoredRecord {
     public var slotMinutes: Int
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-
-    /// Whether a slot may start at `minute` (local minutes after midnight).
-    public func hasSlot(startingAt minute: Int) -> Bool {
-        minute >= startMinute && minute + slotMinutes <= endMinute
-            && (minute - startMinute) % slotMinutes == 0
-    }
 }

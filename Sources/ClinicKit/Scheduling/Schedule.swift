@@ -31,6 +31,11 @@ public struct DoctorSchedule: Sendable {
             self.endMinute = endMinute
             self.slotMinutes = slotMinutes
         }
+
+        /// Whether a slot may start at `minute` (local minutes after midnight).
+        public func hasSlot(startingAt minute: Int) -> Bool {
+            minute >= startMinute && minute + slotMinutes <= endMinute && (minute - startMinute) % slotMinutes == 0
+        }
     }
 
     let weekly: [WorkingHours]
@@ -83,9 +88,7 @@ public struct DoctorSchedule: Sendable {
         let local = LocalDateTime.of(start, in: zone)
         guard local.firstInstant(in: zone) == start else { return nil }
         let minute = local.minuteOfDay
-        guard let interval = intervals(on: local).first(where: {
-            minute >= $0.startMinute && minute + $0.slotMinutes <= $0.endMinute && (minute - $0.startMinute) % $0.slotMinutes == 0
-        }) else { return nil }
+        guard let interval = intervals(on: local).first(where: { $0.hasSlot(startingAt: minute) }) else { return nil }
         return start.addingTimeInterval(TimeInterval(interval.slotMinutes * 60))
     }
 

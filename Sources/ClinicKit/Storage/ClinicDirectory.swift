@@ -28,8 +28,8 @@ public struct ClinicInput: Sendable, Equatable {
         self.coordinate = coordinate; self.timeZone = timeZone; self.description = description
     }
 
-    func makeClinic(id: Int64?) -> Clinic {
-        Clinic(id: id, externalId: externalId, name: name, address: address, city: city,
+    func makeClinic() -> Clinic {
+        Clinic(id: nil, externalId: externalId, name: name, address: address, city: city,
                cityKey: Clinic.key(forCity: city), state: state, zip: zip, description: description,
                category: category, lat: coordinate.latitude, lon: coordinate.longitude,
                isPediatric: isPediatric, isHospital: isHospital,

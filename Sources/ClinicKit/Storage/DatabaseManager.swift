@@ -224,6 +224,12 @@ public final class DatabaseManager: Sendable {
                          arguments: [Client.key(forLogin: login)]).map { try opened(db, $0) }
     }
 
+    /// Whether a login is taken (any case), without opening anyone's personal data.
+    public func loginExists(_ db: Database, _ login: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = ?)"),
+                          arguments: [Client.key(forLogin: login)]) ?? false
+    }
+
     /// Whether a patient exists, without opening their personal data.
     public func clientExists(_ db: Database, _ id: Int64) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE id = ?)"), arguments: [id]) ?? false

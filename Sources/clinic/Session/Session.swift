@@ -122,7 +122,7 @@ final class Session {
                 guard let value = prompt.line(field == .city ? text(.labelCityHint) : label(field)) else { return }
                 if let problem = validator.problem(field, value) {
                     prompt.problem(problem.message(in: language))
-                } else if field == .login, (try? system.clients.getUserByLogin(value)) != nil {
+                } else if field == .login, (try? system.clients.isLoginTaken(value)) == true {
                     prompt.problem(text(.loginTaken, value))
                 } else if field == .city {
                     do {
