@@ -41,18 +41,7 @@ struct Register: ParsableCommand {
         if !accepted && interactive { accepted = context.terminal.askConsent(context.language) }
         guard accepted else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
 
-        let password: String, confirmation: String?
-        if passwordStdin {
-            guard let line = context.terminal.readSecretFromStdin(), !line.isEmpty else {
-                throw ClinicError.invalid(.passwordEmpty)
-            }
-            password = line; confirmation = nil
-        } else if interactive {
-            password = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
-            confirmation = context.terminal.askSecret(context.text(.promptPasswordAgain)) ?? ""
-        } else {
-            throw ClinicError.invalid(.passwordNeeded)
-        }
+        let password = try context.password(fromStdin: passwordStdin, confirm: true)
 
         let system = try context.system()
         var homeClinic = clinic
@@ -60,7 +49,7 @@ struct Register: ParsableCommand {
             homeClinic = try chooseHomeClinic(context, system, city)
         }
         let client = try system.clients.registerUser(RegistrationRequest(
-            login: login, password: password, confirmPassword: confirmation, name: name, surname: surname,
+            login: login, password: password, name: name, surname: surname,
             street: street, house: house, city: city, clinicId: homeClinic, language: context.language,
             acceptedPrivacy: accepted))
         try context.emit(ClientJSON(client)) {

@@ -114,15 +114,18 @@ struct Context {
         Strings.text(key, language, arguments)
     }
 
-    /// A password: the first line of standard input with `--password-stdin`, else asked for
-    /// without echo on a terminal; off a terminal without the flag, `invalid_input`.
-    func password(fromStdin: Bool, prompt: MessageKey = .promptPassword) throws -> String {
+    /// A password: the next line of standard input with `--password-stdin`, else asked for
+    /// without echo on a terminal (with `confirm`, twice: `passwordsDiffer` if they differ);
+    /// off a terminal without the flag, `invalid_input`.
+    func password(fromStdin: Bool, prompt: MessageKey = .promptPassword, confirm: Bool = false) throws -> String {
         if fromStdin {
             guard let line = terminal.readSecretFromStdin(), !line.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
             return line
         }
         guard terminal.stdinIsTerminal else { throw ClinicError.invalid(.passwordNeeded) }
-        return terminal.askSecret(text(prompt)) ?? ""
+        let password = terminal.askSecret(text(prompt)) ?? ""
+        if confirm, password != (terminal.askSecret(text(.promptPasswordAgain)) ?? "") { throw ClinicError.invalid(.passwordsDiffer) }
+        return password
     }
 
     /// Prints a patient: the JSON shape, or the one-line summary.

@@ -105,8 +105,7 @@ struct Doctors: ParsableCommand {
                     let text = hours.map { interval -> String in
                         let day = (1...7).contains(interval.weekday) && names.count == 7
                             ? names[interval.weekday - 1] : String(interval.weekday)
-                        let span = minutesText(interval.startMinute) + "–" + minutesText(interval.endMinute)
-                        return day + " " + span + "/" + String(interval.slotMinutes) + "′"
+                        return day + " " + hoursText(interval.startMinute, interval.endMinute, slot: interval.slotMinutes)
                     }.joined(separator: ", ")
                     return [String(doctor.id ?? 0), doctor.name, text]
                 })

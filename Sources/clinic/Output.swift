@@ -189,6 +189,11 @@ func minutesText(_ minutes: Int) -> String {
     String(format: "%02d:%02d", minutes / 60, minutes % 60)
 }
 
+/// Working hours with their slot length: "08:00–12:00/20′".
+func hoursText(_ start: Int, _ end: Int, slot: Int) -> String {
+    minutesText(start) + "–" + minutesText(end) + "/" + String(slot) + "′"
+}
+
 extension AppointmentStatus {
     func text(_ language: Language) -> String {
         let key: MessageKey = switch self {

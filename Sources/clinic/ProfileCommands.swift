@@ -45,20 +45,8 @@ struct Profile: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let old: String, new: String
-            if passwordStdin {
-                guard let first = context.terminal.readSecretFromStdin(), let second = context.terminal.readSecretFromStdin(),
-                      !first.isEmpty, !second.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
-                old = first; new = second
-            } else if context.terminal.stdinIsTerminal {
-                old = context.terminal.askSecret(context.text(.promptOldPassword)) ?? ""
-                new = context.terminal.askSecret(context.text(.promptPassword)) ?? ""
-                guard new == (context.terminal.askSecret(context.text(.promptPasswordAgain)) ?? "") else {
-                    throw ClinicError.invalid(.passwordsDiffer)
-                }
-            } else {
-                throw ClinicError.invalid(.passwordNeeded)
-            }
+            let old = try context.password(fromStdin: passwordStdin, prompt: .promptOldPassword)
+            let new = try context.password(fromStdin: passwordStdin, confirm: true)
             let system = try context.system()
             let (client, token) = try context.currentClient(system)
             try system.clients.changePassword(clientId: client.id ?? 0, old: old, new: new, keeping: token)
@@ -84,12 +72,7 @@ struct Profile: ParsableCommand {
             try Output.printJSON(JSON(
                 account: Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
                                  privacyVersion: data.client.privacyVersion, privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601)),
-                appointments: data.appointments.map { appointment, events in
-                    AppointmentHistoryJSON(appointment: AppointmentJSON(appointment), history: events.map {
-                        AppointmentHistoryJSON.Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
-                                                     start: $0.startsAt.map(DateText.iso8601))
-                    })
-                },
+                appointments: data.appointments.map(AppointmentHistoryJSON.init),
                 sessions: data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }))
         }
     }

@@ -106,14 +106,10 @@ extension AppointmentsCommand {
         func run() throws {
             let context = Context(global)
             let (system, client) = try context.signedIn()
-            let appointment = try system.appointments.getAppointmentById(appointmentId, clientId: client.id ?? 0)
-            let history = try system.appointments.history(appointmentId, clientId: client.id ?? 0)
-            let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            let json = AppointmentHistoryJSON(appointment: AppointmentJSON(appointment), history: history.map {
-                AppointmentHistoryJSON.Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at),
-                                             start: $0.startsAt.map(DateText.iso8601))
-            })
+            let (appointment, history) = try system.appointments.appointmentWithHistory(appointmentId, clientId: client.id ?? 0)
+            let json = AppointmentHistoryJSON(appointment, history)
             try context.emit(json) {
+                let clinic = try system.clinics.getClinicById(appointment.clinicId)
                 var lines = [
                     "\(appointment.id ?? 0): " + localTime(appointment.startsAt, clinic, context) + " · " + clinic.name,
                     appointment.doctorName + " · " + appointment.status.text(context.language),
@@ -226,7 +222,7 @@ extension Admin {
                 try context.emit(exceptions.map(ExceptionJSON.init)) {
                     Output.table([context.text(.headerId), context.text(.headerDate), context.text(.headerHours)], exceptions.map {
                         [String($0.id ?? 0), $0.day, $0.isDayOff ? context.text(.dayOff)
-                            : minutesText($0.startMinute ?? 0) + "–" + minutesText($0.endMinute ?? 0) + "/" + String($0.slotMinutes ?? 0) + "′"]
+                            : hoursText($0.startMinute ?? 0, $0.endMinute ?? 0, slot: $0.slotMinutes ?? 0)]
                     })
                 }
             }
@@ -302,6 +298,11 @@ struct AppointmentHistoryJSON: Encodable {
     struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String? }
     let appointment: AppointmentJSON
     let history: [Event]
+
+    init(_ appointment: Appointment, _ events: [AppointmentEvent]) {
+        self.appointment = AppointmentJSON(appointment)
+        history = events.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at), start: $0.startsAt.map(DateText.iso8601)) }
+    }
 
     private enum Keys: String, CodingKey { case history }
 

@@ -117,6 +117,18 @@ import Testing
         try system.database.migrate()
         #expect(try system.database.read(tables).contains("appointments"))
     }
+
+    @Test func migrationFiveFoldsCityKeysWrittenByAnOlderProgram() throws {
+        let system = try makeSystem()
+        _ = try system.importDirectory(Data("external_id,name,city,state,lat,lon\nSW1,United General,Sedro-Woolley,WA,48.5,-122.2\n".utf8))
+        try system.database.migrate(to: 4)
+        // As version 1's folding left it: the hyphen kept.
+        try system.database.write { db in try db.execute(sql: "UPDATE clinics SET city_key = 'sedro-woolley' WHERE external_id = 'SW1'") }
+        #expect(try system.clinics.getAllClinics(ClinicFilter(city: "Sedro Woolley")).isEmpty)
+        try system.database.migrate()
+        #expect(try system.clinics.getAllClinics(ClinicFilter(city: "Sedro Woolley")).map(\.name) == ["United General"])
+        #expect(try system.clinics.getAllClinics(ClinicFilter(city: "SEDRO-WOOLLEY")).count == 1)
+    }
 }
 
 @Suite struct DurabilityTests {

@@ -159,10 +159,22 @@ public final class AppointmentController: Sendable {
 
     /// An appointment's history, oldest first (owner only).
     public func history(_ id: Int64, clientId: Int64) throws -> [AppointmentEvent] {
+        try appointmentWithHistory(id, clientId: clientId).history
+    }
+
+    /// An appointment and its history, oldest first, read and checked once (owner only).
+    public func appointmentWithHistory(_ id: Int64, clientId: Int64) throws -> (appointment: Appointment, history: [AppointmentEvent]) {
         try database.read { db in
-            _ = try owned(db, id, clientId)
-            return try AppointmentEvent.filter(Column("appointment_id") == id).order(Column("id")).fetchAll(db)
+            let appointment = try owned(db, id, clientId)
+            return (appointment, try Self.events(db, of: [id])[id] ?? [])
         }
+    }
+
+    /// The histories of some appointments, each oldest first, in one query.
+    static func events(_ db: Database, of ids: [Int64]) throws -> [Int64: [AppointmentEvent]] {
+        guard !ids.isEmpty else { return [:] }
+        let events = try AppointmentEvent.filter(ids.contains(Column("appointment_id"))).order(Column("id")).fetchAll(db)
+        return Dictionary(grouping: events, by: \.appointmentId)
     }
 
     /// A patient's appointments, soonest first: `upcoming` are the active ones not yet

@@ -77,9 +77,9 @@ extension ClientController {
     public func export(clientId: Int64) throws -> PersonalExport {
         try database.read { db in
             guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let appointments = try database.getAppointmentsByUserId(db, clientId).map { appointment in
-                (appointment, try AppointmentEvent.filter(Column("appointment_id") == appointment.id).order(Column("id")).fetchAll(db))
-            }
+            let list = try database.getAppointmentsByUserId(db, clientId)
+            let events = try AppointmentController.events(db, of: list.compactMap(\.id))
+            let appointments = list.map { ($0, events[$0.id ?? 0] ?? []) }
             let sessions = try Row.fetchAll(db, sql: "SELECT created_at, last_used_at FROM sessions WHERE client_id = ? ORDER BY id",
                                             arguments: [clientId]).map {
                 (createdAt: Date(seconds: $0["created_at"]), lastUsedAt: Date(seconds: $0["last_used_at"]))

@@ -102,6 +102,8 @@ public final class DatabaseManager: Sendable {
 
     /// The version whose migration moved personal data into `clients.personal`.
     static let encryptionVersion = 4
+    /// The version after which every clinic's `city_key` is folded again (`Clinic.key(forCity:)`).
+    static let cityKeyVersion = 5
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -117,8 +119,19 @@ public final class DatabaseManager: Sendable {
     func migrateHoldingLock(to version: Int? = nil) throws -> [Int] {
         try mapErrors {
             try runner.migrate(writer, to: version,
-                               afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) }],
+                               afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) },
+                                         Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) }],
                                beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
+        }
+    }
+
+    /// Recomputes every clinic's city key with today's folding.
+    static func refoldCityKeys(_ db: Database) throws {
+        let update = try db.makeStatement(sql: "UPDATE clinics SET city_key = ? WHERE id = ?")
+        for row in try Row.fetchAll(db, sql: "SELECT id, city FROM clinics") {
+            let id = try row.decode(Int64.self, forColumn: "id"), city = try row.decode(String.self, forColumn: "city")
+            let key = Clinic.key(forCity: city)
+            try update.execute(arguments: [key, id])
         }
     }
 
