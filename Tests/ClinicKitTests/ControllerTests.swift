@@ -131,6 +131,16 @@ import Testing
         #expect(added.timeZone == "Etc/GMT-1", "no state: a whole-hour zone from the longitude")
         #expect(expectError(.invalidInput) { _ = try system.clinics.addClinic(ClinicInput(externalId: "X1", name: "Dup", coordinate: point)) } != nil)
         #expect(expectError(.invalidInput) { _ = try system.clinics.addClinic(ClinicInput(externalId: "X2", name: " ", coordinate: point)) } != nil)
+        // The import's rules, for a clinic added by hand too.
+        let refused: [(ClinicInput, MessageKey)] = [
+            (ClinicInput(externalId: "X3", name: "Bell\u{7}", coordinate: point), .importControlCharacter),
+            (ClinicInput(externalId: String(repeating: "x", count: 65), name: "Long id", coordinate: point), .importEmptyId),
+            (ClinicInput(externalId: "X4", name: "Long phone", phone: String(repeating: "1", count: 501), coordinate: point), .importFieldTooLong),
+            (ClinicInput(externalId: "X5", name: "Zone", coordinate: point, timeZone: "Mars/Olympus"), .importBadTimeZone),
+        ]
+        for (input, key) in refused {
+            #expect(expectError(.invalidInput) { _ = try system.clinics.addClinic(input) }?.key == key, "\(input.name)")
+        }
         let department = try system.departments.addDepartment(clinicId: added.id ?? 0, specialization: "Кардиология")
         #expect(department.specialization == "cardiology", "Russian names map to the same key")
         #expect(expectError(.invalidInput) { _ = try system.departments.addDepartment(clinicId: added.id ?? 0, specialization: "cardiology") } != nil)

@@ -120,6 +120,21 @@ import Testing
         #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-24"), days: 1).count == 4)
     }
 
+    @Test func weeklyHoursMayNotOverlapOnOneWeekday() throws {
+        let system = try makeSystem()
+        let department = try system.departments.addDepartment(clinicId: try clinic(system, "LA1").id ?? 0, specialization: "night care")
+        func hours(_ weekday: Int, _ start: Int, _ end: Int, _ slot: Int = 20) -> WorkingHours {
+            WorkingHours(id: nil, doctorId: 0, weekday: weekday, startMinute: start, endMinute: end, slotMinutes: slot)
+        }
+        #expect(expectError(.invalidInput) {
+            _ = try system.departments.addDoctor(departmentId: department.id ?? 0, name: "Dr Twice",
+                                                 hours: [hours(1, 480, 720), hours(1, 600, 660, 30)])
+        }?.key == .workingHoursInvalid, "10:00 would start a 20- and a 30-minute slot")
+        let doctor = try system.departments.addDoctor(departmentId: department.id ?? 0, name: "Dr Fine",
+                                                      hours: [hours(1, 480, 720), hours(1, 720, 780), hours(2, 480, 720)])
+        #expect(try system.departments.getWorkingHours(doctorId: doctor.id ?? 0).count == 3, "touching intervals and other days are fine")
+    }
+
     @Test func daysAndDoctorsAreChecked() throws {
         let system = try makeSystem()
         let therapy = try department(system, "LA1", "therapy").id ?? 0

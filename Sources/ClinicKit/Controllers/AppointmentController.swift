@@ -220,7 +220,8 @@ public final class AppointmentController: Sendable {
                 WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
                 ORDER BY starts_at
                 """), arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
-            var seen = Set<Date>() // overlapping intervals on one date must not offer a start twice
+            // Overlapping intervals (hours written before they were refused) must not offer a start twice.
+            var seen = Set<Date>()
             for offset in 0..<days {
                 for slot in schedule.slots(on: first.adding(days: offset), zone: zone) where seen.insert(slot.start).inserted {
                     let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)

@@ -108,12 +108,7 @@ public final class ClinicController: Sendable {
 
     /// Adds one clinic. Its external id must be new.
     public func addClinic(_ input: ClinicInput) throws -> Clinic {
-        guard !input.name.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw ClinicError.invalid(.importEmptyName)
-        }
-        if let zone = input.timeZone, TimeZone(identifier: zone) == nil {
-            throw ClinicError.invalid(.importBadTimeZone, zone)
-        }
+        if let problem = input.problem() { throw ClinicError(.invalidInput, problem.key, arguments: problem.arguments) }
         let clinic = try database.write { db in
             if try Clinic.filter(Column("external_id") == input.externalId).fetchCount(db) > 0 {
                 throw ClinicError.invalid(.clinicExists, input.externalId)

@@ -25,9 +25,13 @@ public final class DepartmentController: Sendable {
     public func addDoctor(departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
         let name = name.trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.count <= 200 else { throw ClinicError.invalid(.doctorNameInvalid) }
-        for interval in hours {
-            guard (1...7).contains(interval.weekday), interval.startMinute >= 0, interval.endMinute <= 1440,
-                  interval.startMinute < interval.endMinute, (5...480).contains(interval.slotMinutes)
+        // Valid intervals, none overlapping another of the same weekday (a start would belong
+        // to two intervals, and its slot length to whichever came first).
+        let intervals = hours.map { (weekday: $0.weekday, interval: DoctorSchedule.Interval(
+            startMinute: $0.startMinute, endMinute: $0.endMinute, slotMinutes: $0.slotMinutes)) }
+        for (index, item) in intervals.enumerated() {
+            guard (1...7).contains(item.weekday), item.interval.isValid,
+                  !intervals[..<index].contains(where: { $0.weekday == item.weekday && $0.interval.overlaps(item.interval) })
             else { throw ClinicError.invalid(.workingHoursInvalid) }
         }
         return try database.write { db in
@@ -78,10 +82,7 @@ public final class DepartmentController: Sendable {
 extension DepartmentController {
     /// Adds a day off (`hours` nil) or changed hours for a doctor on a local date.
     public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?) throws -> WorkingException {
-        if let hours {
-            guard hours.startMinute >= 0, hours.endMinute <= 1440, hours.startMinute < hours.endMinute,
-                  (5...480).contains(hours.slotMinutes) else { throw ClinicError.invalid(.exceptionInvalid) }
-        }
+        if let hours, !hours.isValid { throw ClinicError.invalid(.exceptionInvalid) }
         return try database.write { db in
             guard try database.getDoctorById(db, doctorId) != nil else {
                 throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
@@ -90,7 +91,7 @@ extension DepartmentController {
             let existing = try WorkingException.filter(Column("doctor_id") == doctorId && Column("day") == key).fetchAll(db)
             let clash = existing.contains { other in
                 guard let hours, let start = other.startMinute, let end = other.endMinute else { return true } // a day off
-                return start < hours.endMinute && hours.startMinute < end
+                return hours.overlaps(DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: other.slotMinutes ?? 0))
             }
             if clash { throw ClinicError.invalid(.exceptionOverlaps, key) }
             var exception = WorkingException(id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day),

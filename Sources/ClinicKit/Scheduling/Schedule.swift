@@ -32,6 +32,16 @@ public struct DoctorSchedule: Sendable {
             self.slotMinutes = slotMinutes
         }
 
+        /// Within one day, start before end, slots of 5 to 480 minutes.
+        public var isValid: Bool {
+            startMinute >= 0 && endMinute <= 1440 && startMinute < endMinute && (5...480).contains(slotMinutes)
+        }
+
+        /// Whether the two share a minute.
+        public func overlaps(_ other: Interval) -> Bool {
+            startMinute < other.endMinute && other.startMinute < endMinute
+        }
+
         /// Whether a slot may start at `minute` (local minutes after midnight).
         public func hasSlot(startingAt minute: Int) -> Bool {
             minute >= startMinute && minute + slotMinutes <= endMinute && (minute - startMinute) % slotMinutes == 0

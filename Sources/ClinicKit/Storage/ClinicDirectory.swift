@@ -28,6 +28,31 @@ public struct ClinicInput: Sendable, Equatable {
         self.coordinate = coordinate; self.timeZone = timeZone; self.description = description
     }
 
+    /// The text fields by their column name.
+    var textFields: [(column: String, value: String)] {
+        [("external_id", externalId), ("name", name), ("address", address), ("city", city), ("state", state), ("zip", zip),
+         ("phone", phone), ("website", website), ("category", category), ("description", description),
+         ("time_zone", timeZone ?? "")]
+    }
+
+    /// Why the directory would refuse this clinic (the same rules for an imported row and for
+    /// one added by hand), or nil: no control characters; an external id of 1 to 64
+    /// characters; a name of 1 to 200; a known time zone; other fields at most 500.
+    func problem() -> (key: MessageKey, arguments: [String])? {
+        if let field = textFields.first(where: { $0.value.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+            return (.importControlCharacter, [field.column])
+        }
+        let id = externalId.trimmingCharacters(in: .whitespaces), name = name.trimmingCharacters(in: .whitespaces)
+        guard !id.isEmpty, id.count <= 64 else { return (.importEmptyId, []) }
+        guard !name.isEmpty else { return (.importEmptyName, []) }
+        guard name.count <= 200 else { return (.importFieldTooLong, ["name"]) }
+        if let zone = timeZone, TimeZone(identifier: zone) == nil { return (.importBadTimeZone, [zone]) }
+        if let field = textFields.dropFirst(2).first(where: { $0.column != "time_zone" && $0.value.count > 500 }) {
+            return (.importFieldTooLong, [field.column])
+        }
+        return nil
+    }
+
     func makeClinic() -> Clinic {
         Clinic(id: nil, externalId: externalId, name: name, address: address, city: city,
                cityKey: Clinic.key(forCity: city), state: state, zip: zip, description: description,
@@ -165,16 +190,7 @@ public enum ClinicDirectory {
             guard let index = position[name] else { return "" }
             return record.fields[index].trimmingCharacters(in: .whitespaces)
         }
-        for name in requiredColumns + optionalColumns {
-            if field(name).unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                throw ImportFailure(.importControlCharacter, [name])
-            }
-        }
-        let externalId = field("external_id")
-        guard !externalId.isEmpty, externalId.count <= 64 else { throw ImportFailure(.importEmptyId) }
-        let name = field("name")
-        guard !name.isEmpty else { throw ImportFailure(.importEmptyName) }
-        guard name.count <= 200 else { throw ImportFailure(.importFieldTooLong, ["name"]) }
+        // Numbers and flags fail their own parse; the text fields are checked by `problem()`.
         guard let lat = Double(field("lat")), let lon = Double(field("lon")),
               let coordinate = Coordinate(latitude: lat, longitude: lon) else {
             throw ImportFailure(.importBadCoordinates, [field("lat"), field("lon")])
@@ -187,16 +203,12 @@ public enum ClinicDirectory {
             }
         }
         let zone = field("time_zone")
-        if !zone.isEmpty, TimeZone(identifier: zone) == nil {
-            throw ImportFailure(.importBadTimeZone, [zone])
-        }
-        for name in optionalColumns where field(name).count > 500 {
-            throw ImportFailure(.importFieldTooLong, [name])
-        }
-        return ClinicInput(
-            externalId: externalId, name: name, address: field("address"), city: field("city"),
+        let input = ClinicInput(
+            externalId: field("external_id"), name: field("name"), address: field("address"), city: field("city"),
             state: field("state"), zip: field("zip"), phone: field("phone"), website: field("website"),
             category: field("category"), isPediatric: try flag("is_pediatric"), isHospital: try flag("is_hospital"),
             coordinate: coordinate, timeZone: zone.isEmpty ? nil : zone, description: field("description"))
+        if let problem = input.problem() { throw ImportFailure(problem.key, problem.arguments) }
+        return input
     }
 }
