@@ -133,10 +133,13 @@ struct Logout: ParsableCommand {
         let context = Context(global)
         let file = context.sessionFile
         var ended = false
-        if let token = try file.read() {
+        // A token others could read is ended all the same (then the file goes), with a warning.
+        let (token, exposed) = try file.readAllowingExposure()
+        if let token {
             let system = try context.system()
             ended = try system.clients.logOut(token: token)
             file.delete()
+            if exposed { context.terminal.note(context.text(.sessionFileInsecureEnded, file.path)) }
         }
         struct Result: Encodable { let loggedOut: Bool }
         try context.emit(Result(loggedOut: ended)) {

@@ -47,17 +47,31 @@ extension Admin {
     }
 
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run integrity_check and foreign_key_check and report.")
+        static let configuration = CommandConfiguration(
+            abstract: "Check integrity, foreign keys, the schema against its migrations, and the key file; always reports.")
 
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system(migrate: false, initialize: false)
-            let report = try system.database.check()
-            struct JSON: Encodable { let integrity: [String]; let foreignKeyViolations: Int; let ok: Bool }
-            try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations, ok: report.isSound)) {
-                report.isSound ? context.text(.checkOk) : context.text(.checkFailed, report.summary)
+            // Not through `context.system()`: a database too damaged to open still gets its report.
+            let resources = try Resources.locate(environment: context.environment)
+            let runner = MigrationRunner(migrations: try Migration.load(from: resources.migrations))
+            let report = DatabaseManager.check(path: context.databasePath, runner: runner)
+            let key = report.keyProblem.map { $0.message(in: context.language) }
+            struct JSON: Encodable {
+                let integrity: [String]; let foreignKeyViolations: Int; let schema: [String]; let version: Int?
+                let key: String; let ok: Bool
+            }
+            try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations,
+                                  schema: report.schema, version: report.version, key: key ?? "ok", ok: report.isSound)) {
+                if report.isSound { return context.text(.checkOk) }
+                var lines = [context.text(.checkFailed, report.summary)]
+                if report.integrity != ["ok"] { lines += report.integrity.map { "  integrity: " + $0 } }
+                if report.foreignKeyViolations > 0 { lines.append("  foreign keys: \(report.foreignKeyViolations) violations") }
+                lines += report.schema.map { "  schema: " + $0 }
+                if let key { lines.append("  key: " + key) }
+                return lines.joined(separator: "\n")
             }
             if !report.isSound { throw ExitCode(ClinicError.Code.storage.exitStatus) }
         }

@@ -56,7 +56,7 @@ struct Context {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
         }
-        if migrate {
+        if migrate && !database.isReadOnly {
             // A due automatic backup; its failure is reported, not turned into the command's.
             do {
                 try AutomaticBackups.fromEnvironment(environment)?.runIfDue(database)

@@ -23,30 +23,30 @@ struct Slots: ParsableCommand {
                                           end: DateText.iso8601($0.end), isAvailable: $0.isAvailable) }) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
             let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
-            // On a day the clocks change, every time carries its zone name ("1:30 AM EDT").
-            let offsets = Set(slots.flatMap { [clinic.zone.secondsFromGMT(for: $0.start), clinic.zone.secondsFromGMT(for: $0.end)] })
-            func time(_ date: Date) -> String {
-                let text = DateText.time(date, timeZone: clinic.zone, language: context.language)
-                return offsets.count > 1 ? text + " " + DateText.zoneName(date, timeZone: clinic.zone, language: context.language) : text
-            }
             var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
                                                                                       language: context.language)), ""]
-            var day = ""
-            var rows: [[String]] = []
-            func flush() {
-                guard !rows.isEmpty else { return }
-                lines.append(day)
-                lines.append(Output.table([context.text(.headerStart), context.text(.headerDoctor), context.text(.headerAvailable)], rows))
-                lines.append("")
-                rows = []
-            }
+            // Slots by local day, in order.
+            var days: [(heading: String, slots: [Slot])] = []
             for slot in slots {
                 let heading = DateText.day(slot.start, timeZone: clinic.zone, language: context.language)
-                if heading != day { flush(); day = heading }
-                rows.append([time(slot.start) + "–" + time(slot.end), slot.doctorName,
-                             context.text(slot.isAvailable ? .available : slot.isTaken ? .taken : .tooSoon)])
+                if days.last?.heading == heading { days[days.count - 1].slots.append(slot) } else { days.append((heading, [slot])) }
             }
-            flush()
+            for (heading, daySlots) in days {
+                // On a day the clocks change, each of its times carries its zone name ("1:30 AM EDT"):
+                // after a fall back, 1:30 AM comes twice. Other days show the times alone.
+                let offsets = Set(daySlots.flatMap { [clinic.zone.secondsFromGMT(for: $0.start), clinic.zone.secondsFromGMT(for: $0.end)] })
+                func time(_ date: Date) -> String {
+                    let text = DateText.time(date, timeZone: clinic.zone, language: context.language)
+                    return offsets.count > 1 ? text + " " + DateText.zoneName(date, timeZone: clinic.zone, language: context.language) : text
+                }
+                let rows = daySlots.map { slot in
+                    [time(slot.start) + "–" + time(slot.end), slot.doctorName,
+                     context.text(slot.isAvailable ? .available : slot.isTaken ? .taken : .tooSoon)]
+                }
+                lines.append(heading)
+                lines.append(Output.table([context.text(.headerStart), context.text(.headerDoctor), context.text(.headerAvailable)], rows))
+                lines.append("")
+            }
             return lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
         }
     }
@@ -119,7 +119,8 @@ extension AppointmentsCommand {
                 lines.append(Output.table(
                     [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
                     history.map { event in
-                        [localTime(event.at, clinic, context), eventText(event.event, context),
+                        [localTime(event.at, clinic, context),
+                         eventText(event.event, context) + (event.reason.map { " (" + $0 + ")" } ?? ""),
                          context.text(event.actor == Actor.staff.rawValue ? .actorStaff : .actorPatient),
                          event.startsAt.map { localTime($0, clinic, context) } ?? ""]
                     }))
@@ -295,13 +296,14 @@ struct ExceptionJSON: Encodable {
 
 /// An appointment as in `AppointmentJSON`, plus its `history`, in one flat object.
 struct AppointmentHistoryJSON: Encodable {
-    struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String? }
+    struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String?; let reason: String? }
     let appointment: AppointmentJSON
     let history: [Event]
 
     init(_ appointment: Appointment, _ events: [AppointmentEvent]) {
         self.appointment = AppointmentJSON(appointment)
-        history = events.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at), start: $0.startsAt.map(DateText.iso8601)) }
+        history = events.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at), start: $0.startsAt.map(DateText.iso8601),
+                                        reason: $0.reason) }
     }
 
     private enum Keys: String, CodingKey { case history }

@@ -83,9 +83,9 @@ final class CLIHarness {
 
     /// Starts `clinic ARGS` with `input` on standard input (not a terminal) and returns at once.
     func start(_ arguments: [String], input: String = "", session: String? = nil,
-               environment extra: [String: String] = [:]) throws -> Running {
+               environment extra: [String: String] = [:], executable: URL? = nil) throws -> Running {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = executable ?? Self.binary
         process.arguments = arguments
         // Any working directory will do: the binary finds Data/ and Migrations/ itself.
         process.currentDirectoryURL = folder
@@ -109,8 +109,8 @@ final class CLIHarness {
     /// Runs `clinic ARGS` with `input` on standard input (not a terminal).
     @discardableResult
     func run(_ arguments: [String], input: String = "", session: String? = nil,
-             environment extra: [String: String] = [:]) throws -> Result {
-        try start(arguments, input: input, session: session, environment: extra).wait()
+             environment extra: [String: String] = [:], executable: URL? = nil) throws -> Result {
+        try start(arguments, input: input, session: session, environment: extra, executable: executable).wait()
     }
 
     /// Every row of every table but `excluding`: equal fingerprints mean those tables did not change.

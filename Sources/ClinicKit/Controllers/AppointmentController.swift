@@ -32,6 +32,8 @@ public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
     /// The slot, for `booked` and `rescheduled`.
     public var startsAt: Date?
     public var doctorId: Int64?
+    /// Why, when the change has a reason to give ("account deleted").
+    public var reason: String? = nil
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
@@ -245,7 +247,7 @@ public final class AppointmentController: Sendable {
         guard trimmed.count <= maximumNotesLength else {
             throw ClinicError.invalid(.notesTooLong, String(maximumNotesLength))
         }
-        guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) && $0 != "\n" })
+        guard !Text.hasForbiddenControl(trimmed, allowing: ["\n"])
         else { throw ClinicError.invalid(.notesControl) }
         return trimmed
     }
@@ -327,20 +329,33 @@ public final class AppointmentController: Sendable {
         }
     }
 
-    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: Actor, now: Date) throws -> Appointment {
+    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: Actor, now: Date,
+              reason: String? = nil) throws -> Appointment {
+        try Self.move(db, database, appointment, to: status, by: actor, now: now, reason: reason)
+    }
+
+    /// Moves an appointment to a status and writes that to its history, in the caller's
+    /// transaction; what every status change goes through (the profile's account deletion too).
+    static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
+                     by actor: Actor, now: Date, reason: String? = nil) throws -> Appointment {
         var appointment = appointment
         appointment.status = status
         appointment.updatedAt = now
         try database.updateAppointment(db, appointment)
-        try record(db, appointment, status.rawValue, actor, now)
+        try record(db, appointment, status.rawValue, actor, now, reason: reason)
         return appointment
     }
 
     func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date) throws {
+        try Self.record(db, appointment, event, actor, now)
+    }
+
+    static func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date,
+                       reason: String? = nil) throws {
         let withSlot = event == "booked" || event == "rescheduled"
         var entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
                                      startsAt: withSlot ? appointment.startsAt : nil,
-                                     doctorId: withSlot ? appointment.doctorId : nil)
+                                     doctorId: withSlot ? appointment.doctorId : nil, reason: reason)
         try entry.insert(db)
     }
 

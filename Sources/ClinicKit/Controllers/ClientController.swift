@@ -146,11 +146,17 @@ public final class ClientController: Sendable {
 
     /// Checks the password and opens a session; returns the patient and the session token.
     /// An unknown login and a wrong password fail the same way, after the same work, and are
-    /// throttled the same way: after `throttleLimit` failures within `throttleWindow` a name
-    /// is refused with `account_locked` without the password being checked. The counters live
-    /// in the database (shared by every process); a success clears them. Recording a failure is
-    /// the one write a failed command makes, on purpose. A hash made with weaker parameters
-    /// than the current ones is replaced.
+    /// throttled the same way: at most `throttleLimit` passwords per login name are ever checked
+    /// within `throttleWindow`, however many attempts arrive at once. Each attempt first
+    /// reserves one of those checks in a write transaction (`reserveAttempt`), before the slow
+    /// Argon2 run; a name with none left is refused with `account_locked` without the password
+    /// being checked. A failed check keeps its reservation: that is the counted failure. A
+    /// success, or a check that ends in `privacy_not_accepted`, gives its own reservation back,
+    /// and only its own: failures of the same window stay counted until the window ends, so a
+    /// right password racing wrong ones opens no room for more guesses. The counters live in
+    /// the database (shared by every process); recording an attempt is the one write a failed
+    /// command makes, on purpose. A hash made with weaker parameters than the current ones, or
+    /// from a password before it was prepared (`PasswordHasher.prepared`), is replaced.
     /// A patient who accepted an older version of the privacy policy must accept the current
     /// one (`acceptPrivacy`) to log in; otherwise `privacy_not_accepted`, after the password
     /// was checked (so it says nothing to someone without it), and no failure is counted.
@@ -161,33 +167,19 @@ public final class ClientController: Sendable {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
         let key = Client.key(forLogin: login)
-        let started = self.now()
-        let (client, lockedUntil) = try database.read { db -> (Client?, Date?) in
-            let row = try Row.fetchOne(db, sql: "SELECT failures, first_failure_at FROM login_attempts WHERE login_key = ?",
-                                       arguments: [key])
-            if let row, (row["failures"] as Int) >= Self.throttleLimit {
-                let until = Date(seconds: row["first_failure_at"]).addingTimeInterval(Self.throttleWindow)
-                if until > started { return (nil, until) }
-            }
-            return (try database.getUserByLogin(db, login), nil)
-        }
-        if let lockedUntil {
-            throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(lockedUntil),
-                              String(Int((lockedUntil.timeIntervalSince(started) / 60).rounded(.up))))
-        }
-        let verified = client.map { hasher.verify(password, against: $0.passwordHash) }
-            ?? { _ = hasher.verify(password, against: Self.decoyHash(hasher)); return false }()
-        guard let client, verified else {
-            try recordFailure(key)
-            throw ClinicError(.invalidCredentials, .invalidCredentials)
-        }
+        let client = try reserveAttempt(key, login: login)
+        let match = client.map { hasher.match(password, against: $0.passwordHash) }
+            ?? { _ = hasher.verify(password, against: Self.decoyHash(hasher)); return .none }()
+        guard let client, match.matched else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
         let outdatedConsent = client.privacyVersion != PrivacyPolicy.version
         if outdatedConsent && !acceptPrivacy {
+            try database.write { db in try Self.releaseAttempt(db, key) }
             throw ClinicError(.privacyNotAccepted, .privacyChanged, String(PrivacyPolicy.version))
         }
-        let newHash = hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
+        let newHash = match == .raw || hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
         let now = self.now()
         return try database.write { db in
+            try Self.releaseAttempt(db, key)
             guard var current = try database.getUserById(db, client.id ?? -1) else {
                 throw ClinicError(.invalidCredentials, .invalidCredentials)
             }
@@ -202,25 +194,39 @@ public final class ClientController: Sendable {
                 current.privacyAcceptedAt = Date(seconds: now.seconds)
             }
             let token = try sessions.create(db, clientId: client.id ?? -1, now: now)
-            try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [key])
             return (current, token)
         }
     }
 
-    /// Counts a failed log-in for a name, starting a new window when the last one is over.
-    func recordFailure(_ key: String) throws {
-        let now = self.now().seconds
-        try database.write { db in
-            // Windows that ended are forgotten.
-            try db.execute(sql: "DELETE FROM login_attempts WHERE first_failure_at <= ? AND login_key <> ?",
-                           arguments: [now - Int64(Self.throttleWindow), key])
+    /// Reserves one password check for a login name, in one write transaction: windows that
+    /// ended are forgotten; a name whose window holds `throttleLimit` attempts already is
+    /// `account_locked`; otherwise this attempt is counted (starting a window when there is
+    /// none) and the patient, if any, is read. Counting before checking is what makes the limit
+    /// hold for attempts that arrive together.
+    func reserveAttempt(_ key: String, login: String) throws -> Client? {
+        let now = self.now()
+        let windowStart = now.seconds - Int64(Self.throttleWindow)
+        return try database.write { db in
+            try db.execute(sql: "DELETE FROM login_attempts WHERE first_failure_at <= ?", arguments: [windowStart])
+            if let row = try Row.fetchOne(db, sql: "SELECT failures, first_failure_at FROM login_attempts WHERE login_key = ?",
+                                          arguments: [key]),
+               try row.decode(Int.self, forColumn: "failures") >= Self.throttleLimit {
+                let until = Date(seconds: try row.decode(Int64.self, forColumn: "first_failure_at")).addingTimeInterval(Self.throttleWindow)
+                throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(until),
+                                  String(Int((until.timeIntervalSince(now) / 60).rounded(.up))))
+            }
             try db.execute(sql: """
                 INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES (?, 1, ?)
-                ON CONFLICT (login_key) DO UPDATE SET
-                    failures = CASE WHEN first_failure_at <= ? THEN 1 ELSE failures + 1 END,
-                    first_failure_at = CASE WHEN first_failure_at <= ? THEN excluded.first_failure_at ELSE first_failure_at END
-                """, arguments: [key, now, now - Int64(Self.throttleWindow), now - Int64(Self.throttleWindow)])
+                ON CONFLICT (login_key) DO UPDATE SET failures = failures + 1
+                """, arguments: [key, now.seconds])
+            return try database.getUserByLogin(db, login)
         }
+    }
+
+    /// Gives back the check `reserveAttempt` reserved for this attempt.
+    static func releaseAttempt(_ db: Database, _ key: String) throws {
+        try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ? AND failures <= 1", arguments: [key])
+        try db.execute(sql: "UPDATE login_attempts SET failures = failures - 1 WHERE login_key = ?", arguments: [key])
     }
 
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.

@@ -88,13 +88,25 @@ extension ClientController {
         }
     }
 
+    /// The history reason of an appointment cancelled because its patient deleted the account.
+    public static let accountDeletedReason = "account deleted"
+
     /// Deletes the account, after checking the password: the patient's row and personal data,
-    /// sessions and failed-log-in count go; the appointments stay for the clinic's records with
-    /// nothing personal (no patient, no notes); the login is free again.
+    /// sessions and failed-log-in count go; future active appointments are cancelled in the
+    /// same transaction (history: `cancelled` by the patient, reason "account deleted"), so
+    /// their slots are free again; all appointments stay for the clinic's records with nothing
+    /// personal (no patient, no notes); the login is free again.
     public func deleteAccount(clientId: Int64, password: String) throws {
         let client = try getUserById(clientId)
         guard hasher.verify(password, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
+        let now = self.now()
         try database.write { db in
+            // Its future appointments would hold their slots with nobody left to cancel them.
+            for appointment in try database.getAppointmentsByUserId(db, clientId)
+            where AppointmentScope.upcoming.contains(appointment, now: now) && appointment.status.canMove(to: .cancelled) {
+                _ = try AppointmentController.move(db, database, appointment, to: .cancelled, by: .patient, now: now,
+                                                   reason: Self.accountDeletedReason)
+            }
             try db.execute(sql: "UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = ?", arguments: [clientId])
             try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [client.loginKey])
             try db.execute(sql: "DELETE FROM clients WHERE id = ?", arguments: [clientId]) // sessions go with it

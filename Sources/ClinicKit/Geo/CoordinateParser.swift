@@ -52,23 +52,14 @@ public enum CoordinateParser {
 
     enum Kind { case none, latitude, longitude }
 
+
     static func axis(_ token: String, _ text: String) throws -> (value: Double, kind: Kind) {
         var body = Substring(token)
         var hemisphere: Character?
         if let last = body.last, "NSEWnsew".contains(last) { hemisphere = last; body = body.dropLast() }
         else if let first = body.first, "NSEWnsew".contains(first) { hemisphere = first; body = body.dropFirst() }
         body = body.drop(while: { $0 == " " })
-        // Digits, one point, an optional leading sign: no "nan", "inf", exponents or hex.
-        var digits = 0, points = 0
-        for (offset, character) in body.enumerated() {
-            if character.isASCII, character.isNumber { digits += 1 }
-            else if character == "." { points += 1 }
-            else if (character == "-" || character == "+") && offset == 0 { continue }
-            else { throw ClinicError.invalid(.coordinatesInvalid, text) }
-        }
-        guard digits > 0, points <= 1, var value = Double(body), value.isFinite else {
-            throw ClinicError.invalid(.coordinatesInvalid, text)
-        }
+        guard var value = Text.decimal(body) else { throw ClinicError.invalid(.coordinatesInvalid, text) }
         guard let hemisphere else { return (value, .none) }
         guard !body.hasPrefix("-"), !body.hasPrefix("+") else { throw ClinicError.invalid(.coordinatesInvalid, text) }
         switch hemisphere.uppercased() {

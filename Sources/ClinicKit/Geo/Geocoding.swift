@@ -106,8 +106,10 @@ public final class GeocodingService: Sendable {
     }
 
     /// Records a result in its own transaction: for a command that resolves first and keeps
-    /// the answer only once it has succeeded.
+    /// the answer only once it has succeeded. Nothing on a read-only database.
     public func remember(_ result: GeocodeResult) throws {
+        // The cache only saves work: a database this user may only read is answered from, not added to.
+        guard !database.isReadOnly else { return }
         try database.write { db in try record(db, result) }
     }
 

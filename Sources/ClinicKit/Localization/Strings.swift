@@ -6,6 +6,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
     case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
     case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
+    case databaseDamaged, databaseReadOnly, databaseReadOnlyOutdated, databaseInsecure, sessionFileLink, sessionFileInsecureEnded
     // Sessions
     case sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials
     // Times
@@ -106,6 +107,12 @@ public enum Strings {
         .storageFailure: "The database reported an error: {0}. Nothing was changed.",
         .resourcesMissing: "Cannot find the Data/ and Migrations/ folders. Set CLINIC_RESOURCES to the project folder.",
         .internalError: "Internal error: {0}",
+        .databaseDamaged: "The database {0} is damaged ({1}). Nothing was written: run 'clinic admin check' to see what is wrong, and restore a sound backup.",
+        .databaseReadOnly: "The database {0} is read-only for you: this command would change it. Nothing was changed.",
+        .databaseReadOnlyOutdated: "The database {0} is read-only for you and needs migrating to this version of clinic; ask its owner to run 'clinic admin migrate'.",
+        .databaseInsecure: "{0} can be read by other users and cannot be made private. Fix it with: chmod 600 {0}",
+        .sessionFileLink: "The session file {0} is a symbolic link; refused. Remove it and log in again.",
+        .sessionFileInsecureEnded: "The session file {0} could be read by other users: the session was ended and the file deleted. Log in again.",
         .sessionFileUnwritable: "Cannot write the session file {0}.",
         .sessionFileInsecure: "The session file {0} can be read by other users. Fix it with: chmod 600 {0}",
         .notLoggedIn: "You are not logged in. Run: clinic login --login LOGIN",
@@ -161,7 +168,7 @@ public enum Strings {
         .backupSetting: "{0} is not valid ('{1}'): hours from 0 to 8760, and a count of backups to keep from 1 to 1000.",
         .backupDone: "Backup written to {0} (migration version {1}).",
         .restoreDone: "Restored {0}. The replaced database is kept at {1}.",
-        .checkOk: "The database is sound: integrity ok, no foreign key violations.",
+        .checkOk: "The database is sound: integrity ok, no foreign key violations, the schema its migrations make, the key file matches.",
         .checkFailed: "The database has problems: {0}.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
         .privacyChanged: "The privacy policy has changed (version {0}) since you accepted it. Read it with 'clinic privacy', then log in with --accept-privacy.",
@@ -195,7 +202,7 @@ public enum Strings {
         .overlappingUnknown: "You already have an appointment at that time.",
         .slotTooSoon: "That slot starts too soon: book at least {0} minutes ahead.",
         .tooLate: "It is too late to change this appointment: changes close {0} minutes before the start. Please call the clinic.",
-        .limitReached: "You already hold the most upcoming appointments allowed ({0}). Cancel one first.",
+        .limitReached: "You already hold {0} upcoming appointments, the most allowed. Cancel one first.",
         .transitionRefused: "An appointment that is {0f} cannot become {1f}.",
         .notStartedYet: "An appointment cannot be marked {0f} before it starts.",
         .daysRange: "--days must be from 1 to 31 (got {0}).",
@@ -286,7 +293,7 @@ public enum Strings {
         .loadingDirectory: "Setting up the clinic directory (first run)…",
         .demoNote: "Departments, doctors and hours are demo data.",
         .progressClinics: "Clinics",
-        .usageNoCommand: "No command given. Run one of the commands above, or run clinic on a terminal for the interactive session.",
+        .usageNoCommand: "No command given. Run 'clinic --help' for the commands, or run clinic on a terminal for the interactive session.",
     ]
 
     static let coreRU: [MessageKey: String] = [
@@ -301,6 +308,12 @@ public enum Strings {
         .storageFailure: "Ошибка базы данных: {0}. Ничего не изменено.",
         .resourcesMissing: "Не найдены папки Data/ и Migrations/. Укажите папку проекта в CLINIC_RESOURCES.",
         .internalError: "Внутренняя ошибка: {0}",
+        .databaseDamaged: "База {0} повреждена ({1}). Ничего не записано: выполните 'clinic admin check', чтобы увидеть ошибки, и восстановите исправную копию.",
+        .databaseReadOnly: "База {0} доступна вам только для чтения, а эта команда изменяет её. Ничего не изменено.",
+        .databaseReadOnlyOutdated: "База {0} доступна вам только для чтения, и её нужно перевести на эту версию clinic; попросите владельца выполнить 'clinic admin migrate'.",
+        .databaseInsecure: "{0} доступен для чтения другим пользователям, и сделать его закрытым не удалось. Исправьте: chmod 600 {0}",
+        .sessionFileLink: "Файл сеанса {0} — символическая ссылка; отказано. Удалите её и войдите снова.",
+        .sessionFileInsecureEnded: "Файл сеанса {0} был доступен другим пользователям: сеанс завершён, файл удалён. Войдите снова.",
         .sessionFileUnwritable: "Не удаётся записать файл сеанса {0}.",
         .sessionFileInsecure: "Файл сеанса {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
         .notLoggedIn: "Вы не вошли. Выполните: clinic login --login ЛОГИН",
@@ -356,7 +369,7 @@ public enum Strings {
         .backupSetting: "{0} задан неверно ('{1}'): часы от 0 до 8760, число хранимых копий от 1 до 1000.",
         .backupDone: "Резервная копия записана в {0} (версия миграций {1}).",
         .restoreDone: "Восстановлено из {0}. Заменённая база сохранена в {1}.",
-        .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет.",
+        .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет, схема соответствует миграциям, файл ключа подходит.",
         .checkFailed: "В базе есть ошибки: {0}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
         .privacyChanged: "Политика конфиденциальности изменилась (версия {0}) с тех пор, как вы её приняли. Прочитайте её ('clinic privacy') и войдите с --accept-privacy.",
@@ -390,7 +403,7 @@ public enum Strings {
         .overlappingUnknown: "У вас уже есть запись на это время.",
         .slotTooSoon: "Этот приём начинается слишком скоро: записывайтесь не позже чем за {0} минут.",
         .tooLate: "Изменить запись уже нельзя: изменения закрываются за {0} минут до начала. Позвоните в клинику.",
-        .limitReached: "У вас уже максимальное число предстоящих записей ({0}). Сначала отмените одну.",
+        .limitReached: "У вас уже предстоящих записей: {0}, больше нельзя. Сначала отмените одну.",
         .transitionRefused: "Запись в состоянии «{0f}» нельзя перевести в «{1f}».",
         .notStartedYet: "Нельзя отметить запись как «{0f}» до её начала.",
         .daysRange: "--days — от 1 до 31 (получено {0}).",
@@ -479,6 +492,6 @@ public enum Strings {
         .loadingDirectory: "Подготовка справочника клиник (первый запуск)…",
         .demoNote: "Отделения, врачи и часы работы — демонстрационные данные.",
         .progressClinics: "Клиники",
-        .usageNoCommand: "Команда не указана. Выполните одну из команд выше или запустите clinic в терминале для диалогового режима.",
+        .usageNoCommand: "Команда не указана. Список команд: 'clinic --help'; для диалогового режима запустите clinic в терминале.",
     ]
 }

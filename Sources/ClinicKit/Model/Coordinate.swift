@@ -10,7 +10,8 @@ public struct Coordinate: Hashable, Sendable, Codable {
         guard latitude.isFinite, longitude.isFinite,
               (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude)
         else { return nil }
-        self.latitude = latitude
-        self.longitude = longitude
+        // -0 is 0: "-0.00000" would be printed otherwise.
+        self.latitude = latitude + 0
+        self.longitude = longitude + 0
     }
 }

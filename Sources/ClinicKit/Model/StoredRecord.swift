@@ -107,11 +107,13 @@ extension AppointmentEvent {
     public init(row: Row) throws {
         id = row["id"]; appointmentId = row["appointment_id"]; event = row["event"]; actor = row["actor"]
         at = Date(seconds: row["at"]); startsAt = (row["starts_at"] as Int64?).map(Date.init(seconds:)); doctorId = row["doctor_id"]
+        reason = row["reason"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
         container["id"] = id; container["appointment_id"] = appointmentId; container["event"] = event; container["actor"] = actor
         container["at"] = at.seconds; container["starts_at"] = startsAt?.seconds; container["doctor_id"] = doctorId
+        container["reason"] = reason
     }
 }
 

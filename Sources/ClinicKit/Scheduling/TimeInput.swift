@@ -70,7 +70,8 @@ public enum TimeInput {
                 hours = number(index + 1 ..< index + 3); minutes = number(index + 4 ..< index + 6)
             default: throw invalid
             }
-            guard let hours, let minutes, hours <= 18, minutes <= 59 else { throw invalid }
+            // ±18:00 at most, as ISO 8601 and Foundation's TimeZone allow.
+            guard let hours, let minutes, minutes <= 59, hours * 60 + minutes <= 18 * 60 else { throw invalid }
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         default:
             throw invalid

@@ -33,11 +33,34 @@ public struct PasswordHasher: Sendable {
         self.parameters = parameters
     }
 
+    /// A password as it is hashed: RFC 8265's OpaqueString profile, as NIST SP 800-63B asks —
+    /// every non-ASCII space becomes U+0020 and the whole is NFC — so that "é" typed composed
+    /// or decomposed is the same password.
+    public static func prepared(_ password: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in password.unicodeScalars {
+            scalars.append(scalar.properties.generalCategory == .spaceSeparator ? " " : scalar)
+        }
+        return String(scalars).precomposedStringWithCanonicalMapping
+    }
+
+    /// How a password matched a hash.
+    public enum Match: Sendable, Equatable {
+        /// It did not.
+        case none
+        /// Its prepared form did: the usual case.
+        case prepared
+        /// Only its raw bytes did: a hash made before passwords were prepared. Replace it.
+        case raw
+
+        public var matched: Bool { self != .none }
+    }
+
     public func hash(_ password: String) throws -> String {
         var salt = [UInt8](repeating: 0, count: Self.saltLength)
         var generator = SystemRandomNumberGenerator()
         for index in salt.indices { salt[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        let passwordBytes = Array(password.utf8)
+        let passwordBytes = Array(Self.prepared(password).utf8)
         let length = argon2_encodedlen(parameters.iterations, parameters.memoryKiB, parameters.parallelism,
                                        UInt32(Self.saltLength), UInt32(Self.hashLength), Argon2_id)
         var encoded = [CChar](repeating: 0, count: length)
@@ -54,8 +77,20 @@ public struct PasswordHasher: Sendable {
 
     /// Whether `password` matches the encoded hash. A malformed hash never matches.
     public func verify(_ password: String, against encoded: String) -> Bool {
+        match(password, against: encoded).matched
+    }
+
+    /// Whether `password` matches the encoded hash, and how: its prepared form first, then,
+    /// when that differs, the bytes as typed (hashes made before passwords were prepared).
+    public func match(_ password: String, against encoded: String) -> Match {
+        let prepared = Array(Self.prepared(password).utf8), raw = Array(password.utf8)
+        if Self.verify(prepared, encoded) { return .prepared }
+        if raw != prepared, Self.verify(raw, encoded) { return .raw }
+        return .none
+    }
+
+    static func verify(_ passwordBytes: [UInt8], _ encoded: String) -> Bool {
         guard encoded.hasPrefix("$argon2id$") else { return false }
-        let passwordBytes = Array(password.utf8)
         let status = passwordBytes.withUnsafeBytes { pwd in
             encoded.withCString { argon2id_verify($0, pwd.baseAddress, pwd.count) }
         }

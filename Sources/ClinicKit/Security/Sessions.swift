@@ -104,8 +104,11 @@ public struct SessionFile: Sendable {
         } catch {
             throw ClinicError(.storage, .sessionFileUnwritable, path)
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
+        // Never through a link: one placed there would make a log-in overwrite and chmod its target.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw ClinicError(errno == ELOOP ? .insecureSessionFile : .storage, errno == ELOOP ? .sessionFileLink : .sessionFileUnwritable, path)
+        }
         defer { close(descriptor) }
         // An existing file keeps its mode through O_CREAT: force 0600.
         guard fchmod(descriptor, 0o600) == 0 else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
@@ -114,17 +117,34 @@ public struct SessionFile: Sendable {
         guard written == bytes.count else { throw ClinicError(.storage, .sessionFileUnwritable, path) }
     }
 
-    /// The stored token, or nil when there is no session file.
+    /// The stored token, or nil when there is no session file. A symbolic link is refused, and
+    /// so is a file others can read: anyone who can read the token can act as the user.
     public func read() throws -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        // Anyone who can read the token can act as the user: refuse a file others can read.
-        guard info.st_mode & 0o077 == 0 else {
-            throw ClinicError(.insecureSessionFile, .sessionFileInsecure, path)
+        let (token, exposed) = try readAllowingExposure()
+        if exposed { throw ClinicError(.insecureSessionFile, .sessionFileInsecure, path) }
+        return token
+    }
+
+    /// The stored token and whether others could read it, for `logout`: an exposed session is
+    /// ended all the same, which is the safe thing to do with it. Opened with `O_NOFOLLOW`.
+    public func readAllowingExposure() throws -> (token: String?, exposed: Bool) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw ClinicError(.insecureSessionFile, .sessionFileLink, path) }
+            return (nil, false)
         }
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return token.isEmpty ? nil : token
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return (nil, false) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while bytes.count < 4096 {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            bytes += buffer.prefix(count)
+        }
+        let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (token.isEmpty ? nil : token, info.st_mode & 0o077 != 0)
     }
 
     public func delete() {

@@ -3,16 +3,113 @@ import GRDB
 
 /// What `check` found.
 public struct CheckReport: Sendable, Equatable {
-    /// `["ok"]` for a sound database, otherwise SQLite's list of problems.
-    public let integrity: [String]
-    public let foreignKeyViolations: Int
-    public var isSound: Bool { integrity == ["ok"] && foreignKeyViolations == 0 }
+    /// `["ok"]` for a sound database, otherwise SQLite's list of problems (or why it could not
+    /// be checked at all: "file is not a database").
+    public var integrity: [String]
+    public var foreignKeyViolations: Int
+    /// How the schema differs from what the migrations it claims create ("missing table
+    /// clients", "missing column appointments.reason", "unexpected trigger t"); empty when equal.
+    public var schema: [String] = []
+    /// The migration version it claims; nil when that cannot be read.
+    public var version: Int? = nil
+    /// Why its personal-data key file does not open its patients, or nil.
+    public var keyProblem: ClinicError? = nil
 
-    /// What is wrong, in SQLite's words: its integrity messages, then the foreign key count.
+    public init(integrity: [String], foreignKeyViolations: Int, schema: [String] = [], version: Int? = nil,
+                keyProblem: ClinicError? = nil) {
+        self.integrity = integrity
+        self.foreignKeyViolations = foreignKeyViolations
+        self.schema = schema
+        self.version = version
+        self.keyProblem = keyProblem
+    }
+
+    public var isSound: Bool { integrity == ["ok"] && foreignKeyViolations == 0 && schema.isEmpty && keyProblem == nil }
+
+    /// What is wrong: SQLite's integrity messages, the foreign key count, the schema
+    /// differences (the key problem is a message of its own, for the front to word).
     public var summary: String {
         var parts = integrity == ["ok"] ? [] : Array(integrity.prefix(3))
         if foreignKeyViolations > 0 { parts.append("\(foreignKeyViolations) foreign key violations") }
+        parts += schema.prefix(5)
+        if schema.count > 5 { parts.append("\(schema.count - 5) more schema differences") }
         return parts.joined(separator: "; ")
+    }
+}
+
+/// A database's schema as comparable facts: each table, column (with type, NOT NULL, default
+/// and primary-key position), index, trigger and view of `sqlite_master` (SQLite's own
+/// `sqlite_*` objects aside), keyed by kind and name.
+enum SchemaFacts {
+    static func read(_ db: Database) throws -> [String: String] {
+        var facts: [String: String] = [:]
+        let objects = try Row.fetchAll(db, sql: """
+            SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name
+            """)
+        for object in objects {
+            let type = try object.decode(String.self, forColumn: "type"), name = try object.decode(String.self, forColumn: "name")
+            let table = try object.decode(String.self, forColumn: "tbl_name")
+            let sql = try object.decode(String?.self, forColumn: "sql").map(normalized) ?? ""
+            guard type == "table" else {
+                facts[type == "view" ? "view " + name : "\(type) \(name) on \(table)"] = sql
+                continue
+            }
+            facts["table " + name] = ""
+            for column in try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)",
+                                           arguments: [name]) {
+                let columnName = try column.decode(String.self, forColumn: "name")
+                let declared = try column.decode(String.self, forColumn: "type")
+                let notNull = try column.decode(Int.self, forColumn: "notnull") != 0
+                let defaultValue = try column.decode(String?.self, forColumn: "dflt_value")
+                let primaryKey = try column.decode(Int.self, forColumn: "pk")
+                facts["column \(name).\(columnName)"] = [declared, notNull ? "NOT NULL" : "NULL",
+                                                          defaultValue.map { "DEFAULT " + $0 } ?? "",
+                                                          primaryKey > 0 ? "PRIMARY KEY \(primaryKey)" : ""]
+                    .filter { !$0.isEmpty }.joined(separator: " ")
+            }
+        }
+        return facts
+    }
+
+    static func normalized(_ sql: String) -> String {
+        sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
+    /// "missing …", "unexpected …" and "changed …": tables first, then columns, indexes,
+    /// triggers and views, each in name order. The columns, indexes and triggers of a table
+    /// that is missing or unexpected as a whole are not listed again.
+    static func differences(expected: [String: String], actual: [String: String]) -> [String] {
+        let kinds = ["table", "column", "index", "trigger", "view"]
+        let whole = Set(expected.keys).symmetricDifference(actual.keys).filter { $0.hasPrefix("table ") }.map { $0.dropFirst(6) }
+        let keys = Set(expected.keys).union(actual.keys).filter { key in
+            !whole.contains { table in key.hasPrefix("column \(table).") || key.hasSuffix(" on \(table)") }
+        }
+        return keys.sorted { a, b in
+            let kindA = kinds.firstIndex(of: String(a.prefix { $0 != " " })) ?? kinds.count
+            let kindB = kinds.firstIndex(of: String(b.prefix { $0 != " " })) ?? kinds.count
+            return (kindA, a) < (kindB, b)
+        }.compactMap { key in
+            switch (expected[key], actual[key]) {
+            case (.some, nil): "missing " + key
+            case (nil, .some): "unexpected " + key
+            case let (wanted?, found?) where wanted != found: "changed \(key): \(found), expected \(wanted)"
+            default: nil
+            }
+        }
+    }
+
+    private static let expected = LockedBox<[Int: [String: String]]>([:])
+
+    /// The schema the migrations up to `version` create, built once per process in memory.
+    static func expected(by runner: MigrationRunner, version: Int) throws -> [String: String] {
+        try expected.withLock { cache in
+            if let facts = cache[version] { return facts }
+            let queue = try DatabaseQueue()
+            try runner.migrate(queue, to: version)
+            let facts = try queue.read { try read($0) }
+            cache[version] = facts
+            return facts
+        }
     }
 }
 
@@ -31,13 +128,20 @@ extension DatabaseManager {
         close(descriptor)
         do {
             let destination = try DatabaseQueue(path: temporary.path)
+            defer { try? destination.close() }
             try writer.backup(to: destination)
             // One self-contained file: the copy inherits WAL mode, which would make every
             // later reader of it create -wal and -shm files beside it.
             try destination.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
+            // A copy of a damaged database is no backup: the live one is what is wrong.
+            let report = try destination.read { db in Self.check(db, runner: runner) }
+            guard report.integrity == ["ok"], report.foreignKeyViolations == 0 else {
+                throw ClinicError(.storage, .databaseDamaged, self.path ?? "memory", report.summary)
+            }
             try destination.close()
         } catch let error as DatabaseError {
-            throw Self.map(error)
+            // A copy is as malformed as its source: the live database is what is wrong.
+            throw Self.damaged(error, self.path ?? "memory") ?? Self.map(error)
         }
         // link() fails if `path` appeared meanwhile: a backup never overwrites a file.
         guard link(temporary.path, path) == 0 else {
@@ -47,19 +151,88 @@ extension DatabaseManager {
         KeyFile.syncFolder(of: path)
     }
 
-    /// `PRAGMA integrity_check` and `foreign_key_check` of the live database.
-    public func check() throws -> CheckReport {
-        try read { db in try Self.check(db) }
+    /// `PRAGMA integrity_check`, `foreign_key_check`, the schema against its migrations and the
+    /// key file against the stored key check, of the live database. It always reports: what
+    /// cannot even be read is a problem in the report, not an error.
+    public func check() -> CheckReport {
+        do {
+            return try writer.read { db in fullCheck(db) }
+        } catch {
+            return CheckReport(integrity: [Self.describe(error)], foreignKeyViolations: 0)
+        }
     }
 
-    static func check(_ db: Database) throws -> CheckReport {
-        CheckReport(integrity: try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-                    foreignKeyViolations: try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count)
+    /// `check` of the database file at `path`, opened read-only apart from any
+    /// `DatabaseManager`: a file too damaged to open still gets its report.
+    public static func check(path: String, runner: MigrationRunner) -> CheckReport {
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                return CheckReport(integrity: ["cannot read " + path], foreignKeyViolations: 0)
+            }
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            let manager = DatabaseManager(writer: queue, runner: runner, path: path, readOnly: true)
+            return try queue.read { db in manager.fullCheck(db) }
+        } catch {
+            return CheckReport(integrity: [describe(error)], foreignKeyViolations: 0)
+        }
+    }
+
+    func fullCheck(_ db: Database) -> CheckReport {
+        var report = Self.check(db, runner: runner)
+        report.keyProblem = keyProblem(db)
+        return report
+    }
+
+    /// Integrity, foreign keys and schema, each step reporting what stops it.
+    static func check(_ db: Database, runner: MigrationRunner) -> CheckReport {
+        var report = CheckReport(integrity: ["ok"], foreignKeyViolations: 0)
+        do {
+            report.integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+        } catch {
+            report.integrity = [describe(error)]
+            return report
+        }
+        do {
+            report.foreignKeyViolations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count
+        } catch {
+            report.integrity.append(describe(error))
+        }
+        do {
+            let version = try runner.verifiedVersion(db)
+            report.version = version
+            report.schema = SchemaFacts.differences(expected: try SchemaFacts.expected(by: runner, version: version),
+                                                    actual: try SchemaFacts.read(db))
+        } catch let error as ClinicError {
+            report.schema = [error.message(in: .en)]
+        } catch {
+            report.schema = [describe(error)]
+        }
+        return report
+    }
+
+    /// Why the key file does not open this database's patients, or nil (also when no key is
+    /// needed yet). Reads only: never creates a key file.
+    func keyProblem(_ db: Database) -> ClinicError? {
+        guard let keyFile else { return nil }
+        do {
+            guard let check = try Self.keyCheck(db) else { return nil }
+            if let staged = try? KeyFile.read(keyFile.stagedPath), KeyFile.check(staged) == check { return nil }
+            guard let key = try KeyFile.read(keyFile.path) else { return ClinicError(.keyError, .keyMissing, keyFile.path) }
+            return KeyFile.check(key) == check ? nil : ClinicError(.keyError, .keyWrong, keyFile.path)
+        } catch let error as ClinicError {
+            return error
+        } catch {
+            return ClinicError(.storage, .storageFailure, Self.describe(error))
+        }
     }
 
     /// Checks a backup without changing it: it must be an SQLite database that passes
     /// `integrity_check` and `foreign_key_check`, made by this program (its migrations known and
-    /// unchanged, none newer). Returns its migration version.
+    /// unchanged, none newer, and its schema exactly what they create). Returns its migration
+    /// version.
     public func verifyBackup(at path: String) throws -> Int {
         guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError.invalid(.fileUnreadable, path) }
         var configuration = Configuration()
@@ -68,12 +241,18 @@ extension DatabaseManager {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
             return try queue.read { db in
-                let report = try Self.check(db)
-                guard report.isSound else { throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, report.summary]) }
+                let report = Self.check(db, runner: runner)
+                guard report.integrity == ["ok"], report.foreignKeyViolations == 0 else {
+                    throw ClinicError(.invalidInput, .backupDamaged, arguments: [path, report.summary])
+                }
                 guard try db.tableExists("schema_migrations") else { throw ClinicError.invalid(.backupNotOurs, path) }
-                if let column = try Self.mistypedColumn(db) { throw ClinicError.invalid(.backupNotOurs, path + " (" + column + ")") }
                 let version = try runner.verifiedVersion(db)
                 guard version > 0 else { throw ClinicError.invalid(.backupNotOurs, path) }
+                // Its tables, columns, indexes and triggers are those its migrations create.
+                guard report.schema.isEmpty else {
+                    throw ClinicError.invalid(.backupNotOurs, path + " (" + report.schema.prefix(3).joined(separator: "; ") + ")")
+                }
+                if let column = try Self.mistypedColumn(db) { throw ClinicError.invalid(.backupNotOurs, path + " (" + column + ")") }
                 // Its patients must open with this database's key.
                 if let theirs = try Self.keyCheck(db), let ours = try self.read({ try Self.keyCheck($0) }), theirs != ours {
                     throw ClinicError.invalid(.backupOtherKey, path)
@@ -110,6 +289,7 @@ extension DatabaseManager {
     /// first backed up to `aside`; the copy in is one SQLite backup under the writer lock (other
     /// clinic processes wait), and a backup from an older version is then migrated up.
     public func restore(from path: String, keepingAside aside: String) throws {
+        try checkWritable()
         _ = try verifyBackup(at: path)
         var configuration = Configuration()
         configuration.readonly = true
@@ -159,14 +339,15 @@ public struct AutomaticBackups: Sendable {
     public static func fromEnvironment(_ environment: [String: String]) throws -> AutomaticBackups? {
         guard let folder = environment["CLINIC_BACKUP_DIR"], !folder.isEmpty else { return nil }
         var interval: TimeInterval = 24 * 3600, keep = 7
-        if let text = environment["CLINIC_BACKUP_INTERVAL_HOURS"] {
-            guard let hours = Double(text), hours.isFinite, hours >= 0, hours <= 24 * 365 else {
+        // Unset or empty: the default. Decimal numbers only ("0x10" is not 16 hours).
+        if let text = environment["CLINIC_BACKUP_INTERVAL_HOURS"], !text.isEmpty {
+            guard !text.hasPrefix("-"), !text.hasPrefix("+"), let hours = Text.decimal(text), hours <= 24 * 365 else {
                 throw ClinicError.invalid(.backupSetting, "CLINIC_BACKUP_INTERVAL_HOURS", text)
             }
             interval = hours * 3600
         }
-        if let text = environment["CLINIC_BACKUP_KEEP"] {
-            guard let count = Int(text), (1...1000).contains(count) else {
+        if let text = environment["CLINIC_BACKUP_KEEP"], !text.isEmpty {
+            guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(text), (1...1000).contains(count) else {
                 throw ClinicError.invalid(.backupSetting, "CLINIC_BACKUP_KEEP", text)
             }
             keep = count

@@ -191,7 +191,7 @@ public enum ClinicDirectory {
             return record.fields[index].trimmingCharacters(in: .whitespaces)
         }
         // Numbers and flags fail their own parse; the text fields are checked by `problem()`.
-        guard let lat = Double(field("lat")), let lon = Double(field("lon")),
+        guard let lat = Text.decimal(field("lat")), let lon = Text.decimal(field("lon")),
               let coordinate = Coordinate(latitude: lat, longitude: lon) else {
             throw ImportFailure(.importBadCoordinates, [field("lat"), field("lon")])
         }

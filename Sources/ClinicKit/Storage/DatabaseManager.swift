@@ -15,11 +15,15 @@ public final class DatabaseManager: Sendable {
     /// Where the personal-data key is kept (file databases), or the key itself (in memory).
     let keyFile: KeyFile?
     let cachedKey: LockedBox<SymmetricKey?>
+    /// Opened read-only because the file may not be written by this user: reads work, every
+    /// write is refused with `databaseReadOnly` before it starts.
+    public let isReadOnly: Bool
 
-    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil) {
+    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil, readOnly: Bool = false) {
         self.writer = writer
         self.runner = runner
         self.path = path
+        isReadOnly = readOnly
         writerLock = path.flatMap { WriterLock(path: $0 + ".lock") }
         keyFile = path.map { KeyFile(databasePath: $0) }
         cachedKey = LockedBox(key)
@@ -60,7 +64,18 @@ public final class DatabaseManager: Sendable {
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
         } catch {
-            throw ClinicError(.storage, .databaseUnavailable, path, String(describing: error))
+            // Say which part of the path is in the way, not Foundation's error domain and code.
+            var blocker = url.deletingLastPathComponent()
+            var reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+            while blocker.path != "/" {
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: blocker.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    reason = blocker.path + " is a file, not a folder"
+                    break
+                }
+                blocker.deleteLastPathComponent()
+            }
+            throw ClinicError(.storage, .databaseUnavailable, path, reason)
         }
         // Created private before SQLite opens it: it holds password hashes and personal data.
         // SQLite gives its -wal and -shm files the same mode.
@@ -68,18 +83,48 @@ public final class DatabaseManager: Sendable {
             let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if descriptor >= 0 { close(descriptor) }
         }
+        try makePrivate(path)
+        // A file this user may only read is opened read-only: reading commands work on it.
+        let readOnly = access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS)
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration())
+            var configuration = configuration()
+            configuration.readonly = readOnly
+            pool = try DatabasePool(path: path, configuration: configuration)
             // A commit is on disk when it returns, power loss included. DatabasePool sets
             // NORMAL on its writer while opening (after `prepareDatabase`), so this comes after.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            if !readOnly { try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") } }
         } catch {
-            throw ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
+            throw damaged(error, path) ?? ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
         }
-        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path)
-        try manager.prepareSchema(migrate: migrate)
+        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly)
+        do {
+            try manager.prepareSchema(migrate: migrate)
+        } catch {
+            throw damaged(error, path) ?? error
+        }
         return manager
+    }
+
+    /// `databaseDamaged` for SQLite's "malformed" and "not a database", which name the file
+    /// as what is wrong; nil for any other error.
+    static func damaged(_ error: Error, _ path: String) -> ClinicError? {
+        guard let error = error as? DatabaseError, [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) else { return nil }
+        return ClinicError(.storage, .databaseDamaged, path, describe(error))
+    }
+
+    /// The database, its `-wal` and `-shm` files are readable by their owner only, whatever
+    /// mode a file that existed before had (an empty file made with the default 0644 would
+    /// otherwise fill with password hashes and personal data readable by all). A file others
+    /// may read that this user cannot make private is refused.
+    static func makePrivate(_ path: String) throws {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & 0o077 != 0 else { continue }
+            guard chmod(file, info.st_mode & 0o700) == 0 else {
+                throw ClinicError(.storage, .databaseInsecure, file)
+            }
+        }
     }
 
     /// A fresh in-memory database at the latest schema, for tests; its personal-data key is
@@ -96,7 +141,10 @@ public final class DatabaseManager: Sendable {
     /// the write lock.
     func prepareSchema(migrate: Bool) throws {
         let version = try mapErrors { try read { db in try runner.verifiedVersion(db) } }
-        guard migrate, version < runner.latestVersion else { return }
+        guard version < runner.latestVersion else { return }
+        // This program cannot read an older schema, and cannot move a read-only one.
+        if isReadOnly { throw ClinicError(.storage, .databaseReadOnlyOutdated, path ?? "memory") }
+        guard migrate else { return }
         try self.migrate()
     }
 
@@ -109,6 +157,7 @@ public final class DatabaseManager: Sendable {
     /// writer lock like every other write.
     @discardableResult
     public func migrate(to version: Int? = nil) throws -> [Int] {
+        try checkWritable()
         guard let writerLock else { return try migrateHoldingLock(to: version) }
         return try writerLock.withLock(limit: Self.busyLimit) { try migrateHoldingLock(to: version) }
     }
@@ -148,8 +197,14 @@ public final class DatabaseManager: Sendable {
     /// One write transaction, begun IMMEDIATE so that the checks it makes hold until it
     /// commits: a concurrent writer waits (up to the busy timeout) instead of racing it.
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkWritable()
         guard let writerLock else { return try transaction(body) }
         return try writerLock.withLock(limit: Self.busyLimit) { try transaction(body) }
+    }
+
+    /// `databaseReadOnly` for a database opened read-only: what every write checks first.
+    func checkWritable() throws {
+        if isReadOnly { throw ClinicError(.storage, .databaseReadOnly, path ?? "memory") }
     }
 
     func transaction<T>(_ body: (Database) throws -> T) throws -> T {

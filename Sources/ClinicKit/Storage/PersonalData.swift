@@ -79,6 +79,7 @@ extension DatabaseManager {
     public func rotateKey() throws -> Int {
         // The whole rotation holds the writer lock, so no other process of this program writes
         // meanwhile; readers find whichever key matches the check, staged or not.
+        try checkWritable()
         guard let writerLock else { return try rotate() }
         return try writerLock.withLock(limit: Self.busyLimit) { try rotate() }
     }

@@ -19,6 +19,40 @@ enum Text {
     }
 }
 
+extension Text {
+    /// A plain decimal number: an optional leading sign, ASCII digits, at most one point; no
+    /// "nan", "inf", exponents ("4e1") or hex, which `Double(_:)` would take. The one reader of
+    /// numbers people and files give: coordinates on the command line and in imports, settings.
+    static func decimal(_ text: some StringProtocol) -> Double? {
+        var digits = 0, points = 0
+        for (offset, character) in text.enumerated() {
+            if character.isASCII, character.isNumber { digits += 1 }
+            else if character == "." { points += 1 }
+            else if (character == "-" || character == "+") && offset == 0 { continue }
+            else { return nil }
+        }
+        guard digits > 0, points <= 1, let value = Double(String(text)), value.isFinite else { return nil }
+        return value
+    }
+
+    /// A character no text a person types should hold: the C0 and C1 controls (tab and line
+    /// breaks included; callers that allow a newline say so), and the bidirectional overrides
+    /// and isolates (U+202A–U+202E, U+2066–U+2069), which can make text read differently from
+    /// what it is. Other format characters are spelling: the zero-width joiner in emoji
+    /// sequences (U+200D), the non-joiner of Persian names (U+200C), direction marks.
+    static func isForbiddenControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// Whether the text holds an `isForbiddenControl` character other than those allowed.
+    static func hasForbiddenControl(_ text: String, allowing allowed: Set<Unicode.Scalar> = []) -> Bool {
+        text.unicodeScalars.contains { isForbiddenControl($0) && !allowed.contains($0) }
+    }
+}
+
 /// A value shared between threads behind a lock.
 final class LockedBox<Value>: @unchecked Sendable {
     private let lock = NSLock()

@@ -64,12 +64,16 @@ public struct Validator: Sendable {
 
     private static let loadedPasswords = LockedBox<[String: Set<String>]>([:])
 
+    /// U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER.
+    static let joiners: Set<Unicode.Scalar> = ["\u{200C}", "\u{200D}"]
+
     public func passwordsMatch(_ password: String, _ confirmPassword: String) -> Bool {
         password == confirmPassword
     }
 
     /// Letters of any alphabet, with single spaces, hyphens or apostrophes between them
-    /// ("Anne-Marie", "O'Brien", "Жанна д'Арк").
+    /// ("Anne-Marie", "O'Brien", "Жанна д'Арк"); inside a word also the zero-width non-joiner
+    /// and joiner that some scripts spell with (Persian "می‌خواهم").
     public func containsOnlyLetters(_ text: String) -> Bool {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let first = trimmed.unicodeScalars.first, let last = trimmed.unicodeScalars.last,
@@ -77,7 +81,8 @@ public struct Validator: Sendable {
         else { return false }
         var previousWasSeparator = false
         for scalar in trimmed.unicodeScalars {
-            if CharacterSet.letters.contains(scalar) || CharacterSet.nonBaseCharacters.contains(scalar) {
+            if CharacterSet.letters.contains(scalar) || CharacterSet.nonBaseCharacters.contains(scalar)
+                || Self.joiners.contains(scalar) {
                 previousWasSeparator = false
             } else if scalar == " " || scalar == "-" || scalar == "'" || scalar == "\u{2019}" {
                 if previousWasSeparator { return false }
@@ -113,13 +118,14 @@ public struct Validator: Sendable {
         }
     }
 
-    /// A street name: 1 to 100 characters, with at least one letter, and no control characters.
+    /// A street name: 1 to 100 characters, with at least one letter, and no control characters
+    /// (`Text.isForbiddenControl`: joiners and other format characters of spelling are fine).
     public func isValidStreet(_ street: String) -> Bool {
         let trimmed = street.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(trimmed.count) else { return false }
         let scalars = trimmed.unicodeScalars
         return scalars.contains { CharacterSet.letters.contains($0) }
-            && !scalars.contains { CharacterSet.controlCharacters.contains($0) }
+            && !Text.hasForbiddenControl(trimmed)
     }
 
     /// A city as a patient types it: 1 to 100 characters of letters, spaces, hyphens,
