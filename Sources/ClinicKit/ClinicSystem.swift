@@ -13,19 +13,19 @@ public final class ClinicSystem: Sendable {
     public let appointments: AppointmentController
 
     /// - Parameters:
-    ///   - resources: where Data/ is; without it there is no gazetteer (tests), and clinic time
-    ///     zones fall back to `ZoneApproximation`.
+    ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
+    ///     tests): clinic time zones are then the import file's, else `ZoneApproximation`'s.
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
     public init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
                 remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.resources = resources
         let gazetteer = resources.map { LazyGazetteer(data: $0.data) }
-        var offline: [any Geocoder] = []
-        if let gazetteer { offline.append(gazetteer) }
-        offline.append(DirectoryCities(database: database, gazetteer: gazetteer))
-        geocoding = GeocodingService(database: database, offline: offline, remote: remoteGeocoder, now: now)
-        clinics = ClinicController(database: database, zones: gazetteer)
+        let zones = resources.map { LazyZones(data: $0.data) }
+        geocoding = GeocodingService(database: database, gazetteer: gazetteer,
+                                     offline: [DirectoryCities(database: database, gazetteer: gazetteer)],
+                                     remote: remoteGeocoder, zones: zones, now: now)
+        clinics = ClinicController(database: database, zones: zones)
         departments = DepartmentController(database: database)
         let data = resources?.data
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
@@ -90,26 +90,31 @@ public final class ClinicSystem: Sendable {
     }
 }
 
-/// The gazetteer, read from Data/ the first time it is needed: a command that only measures
-/// distances between coordinates never pays for it.
-final class LazyGazetteer: Geocoder, ZoneResolver {
+/// The gazetteer, opened from Data/ the first time it is needed: a command that only measures
+/// distances between coordinates never opens it.
+final class LazyGazetteer: Sendable {
     let data: URL
     init(data: URL) { self.data = data }
 
     func load() throws -> Gazetteer { try Gazetteer.load(from: data) }
-
-    var source: String { "gazetteer" }
-
-    func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        try load().geocode(query)
-    }
-
-    func timeZone(at point: Coordinate, state: String) throws -> String? {
-        try load().timeZone(at: point, state: state)
-    }
 }
 
-/// Finds a clinic's IANA time zone from where it is.
+/// The time-zone boundaries of Data/, read the first time a zone is needed (a migration that
+/// recomputes zones, an import, a geocoded place).
+public final class LazyZones: ZoneResolver {
+    let data: URL
+    public init(data: URL) { self.data = data }
+
+    public func load() throws -> ZoneFinder { try ZoneFinder.load(from: data) }
+
+    public func timeZone(at point: Coordinate) throws -> String { try load().zone(at: point) }
+}
+
+/// Finds the IANA time zone at a point.
 public protocol ZoneResolver: Sendable {
-    func timeZone(at point: Coordinate, state: String) throws -> String?
+    func timeZone(at point: Coordinate) throws -> String
+}
+
+extension ZoneFinder: ZoneResolver {
+    public func timeZone(at point: Coordinate) throws -> String { try zone(at: point) }
 }

@@ -35,7 +35,7 @@ struct Register: ParsableCommand {
         let surname = try value(self.surname, "surname", "--surname")
         let street = try value(self.street, "street", "--street")
         let house = try value(self.house, "house", "--house")
-        let city = try value(self.city, "city", "--city")
+        let typedCity = try value(self.city, "city", "--city")
 
         var accepted = acceptPrivacy
         if !accepted && interactive { accepted = context.terminal.askConsent(context.language) }
@@ -44,6 +44,8 @@ struct Register: ParsableCommand {
         let password = try context.password(fromStdin: passwordStdin, confirm: true)
 
         let system = try context.system()
+        // A name several places share: asked on a terminal, else the first, said on stderr.
+        let city = try chooseCity(context, system, typedCity, ask: interactive)
         var homeClinic = clinic
         if homeClinic == nil, interactive {
             homeClinic = try chooseHomeClinic(context, system, city)
@@ -55,6 +57,27 @@ struct Register: ParsableCommand {
         try context.emit(ClientJSON(client)) {
             context.text(.registered, client.login, String(client.id ?? 0))
         }
+    }
+}
+
+/// The city to register with: when it names several places, "Which Vincennes?" with them
+/// numbered (`ask`), and the answer's unambiguous form ("Vincennes, FR"); without asking, the
+/// city as typed (its first place), with a note on stderr naming the others. A city no source
+/// knows is left for registration to refuse.
+func chooseCity(_ context: Context, _ system: ClinicSystem, _ city: String, ask: Bool) throws -> String {
+    guard let place = try? system.geocoding.resolve(city), place.isAmbiguous else { return city }
+    guard ask else {
+        context.noteAmbiguity(place)
+        return city
+    }
+    let choices = [(place.placeName ?? city, place.hint ?? city)] + place.alternatives.map { ($0.name, $0.hint ?? $0.name) }
+    print(context.text(.whichPlace, city.split(separator: ",").first.map(String.init) ?? city))
+    print(Output.table(["#", context.text(.headerName)], choices.enumerated().map { [String($0.offset + 1), $0.element.0] }))
+    while true {
+        guard let answer = context.terminal.ask(context.text(.choosePlace, String(choices.count))) else { return choices[0].1 }
+        let trimmed = answer.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return choices[0].1 }
+        if let choice = Int(trimmed), (1...choices.count).contains(choice) { return choices[choice - 1].1 }
     }
 }
 

@@ -50,8 +50,10 @@ struct Context {
     func system(migrate: Bool = true, initialize: Bool = true) throws -> ClinicSystem {
         let resources = try Resources.locate(environment: environment)
         let migrations = try Migration.load(from: resources.migrations)
-        let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate)
+        let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,
+                                                zones: LazyZones(data: resources.data))
         let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
+        noteZoneChanges(database)
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
@@ -65,6 +67,27 @@ struct Context {
             }
         }
         return system
+    }
+
+    /// "Using Vincennes, Indiana, US; also: Vincennes, Île-de-France, FR — type 'Vincennes, FR'."
+    func ambiguityText(_ result: GeocodeResult) -> String {
+        let others = result.alternatives.prefix(3).map { text(.geocodeAlternative, $0.name, $0.hint ?? $0.name) }
+        return text(.geocodeAmbiguous, result.placeName ?? result.query, others.joined(separator: "; "))
+    }
+
+    /// Says on stderr which place an ambiguous address was taken for, and how to pick another
+    /// (human output only: `--json` carries the alternatives where it carries the place).
+    func noteAmbiguity(_ result: GeocodeResult?) {
+        guard !json, let result, result.isAmbiguous else { return }
+        terminal.note(ambiguityText(result))
+    }
+
+    /// After the migration that recomputed clinic zones ran here: how many upcoming
+    /// appointments were booked at clinics whose zone changed (`admin check` lists them).
+    func noteZoneChanges(_ database: DatabaseManager) {
+        guard database.migrationsRun.contains(DatabaseManager.zoneVersion),
+              let moved = try? database.appointmentsAfterZoneChanges(), !moved.isEmpty else { return }
+        terminal.note(text(.zoneChangesNote, Noun.appointment.count(moved.count, language)))
     }
 
     /// The HTTP geocoder, when `CLINIC_GEOCODER_URL` names one (`CLINIC_GEOCODER_TIMEOUT` in

@@ -60,6 +60,7 @@ extension Clinics {
             let (point, geocoded) = try location.resolve(context, system)
             let found = try system.clinics.nearest(to: point, query)
             if let geocoded { try system.geocoding.remember(geocoded) }
+            context.noteAmbiguity(geocoded)
             try context.emit(found.map(NearbyClinicJSON.init)) {
                 guard !found.isEmpty else { return context.text(.nearestNone) }
                 return Output.table(
@@ -83,15 +84,57 @@ struct Geocode: ParsableCommand {
         let context = Context(global)
         let system = try context.system()
         let result = try system.geocoding.geocode(text)
-        struct JSON: Encodable {
-            let query: String; let lat: Double; let lon: Double; let precision: String; let source: String; let cached: Bool
+        try context.emit(GeocodeJSON(result)) {
+            var lines = [context.text(.geocodeLine, result.placeName ?? result.query, String(format: "%.5f", result.coordinate.latitude),
+                                      String(format: "%.5f", result.coordinate.longitude), result.precision,
+                                      result.cached ? result.source + ", cache" : result.source)]
+            if let zone = result.timeZone { lines[0] += " · " + zone }
+            if result.isAmbiguous { lines.append(context.ambiguityText(result)) }
+            return lines.joined(separator: "\n")
         }
-        try context.emit(JSON(query: result.query, lat: result.coordinate.latitude, lon: result.coordinate.longitude,
-                              precision: result.precision, source: result.source, cached: result.cached)) {
-            context.text(.geocodeLine, result.placeName ?? result.query, String(format: "%.5f", result.coordinate.latitude),
-                         String(format: "%.5f", result.coordinate.longitude), result.precision,
-                         result.cached ? result.source + ", cache" : result.source)
+    }
+}
+
+/// `geocode --json`: where the query is, and what else it may mean. Unknown fields are null.
+struct GeocodeJSON: Encodable {
+    let result: GeocodeResult
+
+    init(_ result: GeocodeResult) { self.result = result }
+
+    struct Alternative: Encodable {
+        let candidate: GeocodeCandidate
+        enum Keys: String, CodingKey { case name, admin1, country, timeZone, lat, lon, precision, hint }
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(candidate.name, forKey: .name)
+            try container.encode(candidate.admin1, forKey: .admin1)
+            try container.encode(candidate.country, forKey: .country)
+            try container.encode(candidate.timeZone, forKey: .timeZone)
+            try container.encode(candidate.coordinate.latitude, forKey: .lat)
+            try container.encode(candidate.coordinate.longitude, forKey: .lon)
+            try container.encode(candidate.precision, forKey: .precision)
+            try container.encode(candidate.hint, forKey: .hint)
         }
+    }
+
+    enum Keys: String, CodingKey {
+        case query, lat, lon, precision, source, cached, name, admin1, country, timeZone, hint, alternatives
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(result.query, forKey: .query)
+        try container.encode(result.coordinate.latitude, forKey: .lat)
+        try container.encode(result.coordinate.longitude, forKey: .lon)
+        try container.encode(result.precision, forKey: .precision)
+        try container.encode(result.source, forKey: .source)
+        try container.encode(result.cached, forKey: .cached)
+        try container.encode(result.placeName, forKey: .name)
+        try container.encode(result.admin1, forKey: .admin1)
+        try container.encode(result.country, forKey: .country)
+        try container.encode(result.timeZone, forKey: .timeZone)
+        try container.encode(result.hint, forKey: .hint)
+        try container.encode(result.alternatives.map(Alternative.init), forKey: .alternatives)
     }
 }
 

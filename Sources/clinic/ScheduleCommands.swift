@@ -77,6 +77,7 @@ struct Find: ParsableCommand {
         let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
                                                           limit: limit, pediatricOnly: pediatric, clinics: system.clinics)
         if let geocoded { try system.geocoding.remember(geocoded) }
+        context.noteAmbiguity(geocoded)
         struct JSON: Encodable {
             let clinic: NearbyClinicJSON; let departmentId: Int64; let doctorId: Int64; let doctorName: String
             let start: String; let end: String

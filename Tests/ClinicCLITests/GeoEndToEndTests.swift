@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 @Suite struct GeoEndToEndTests {
@@ -50,12 +51,19 @@ import Testing
         let byAddress = try #require(try nearest(cli, ["--address", "1 Main Street, Reno, NV"]))
         #expect(byAddress.first?["name"] as? String == "Renown Regional")
         let first = try #require(try cli.run(["geocode", "Минск", "--json"]).json() as? [String: Any])
-        #expect(Set(first.keys) == ["query", "lat", "lon", "precision", "source", "cached"])
+        #expect(Set(first.keys) == ["query", "lat", "lon", "precision", "source", "cached", "name", "admin1", "country", "timeZone",
+                                    "hint", "alternatives"])
         #expect(first["source"] as? String == "gazetteer" && first["precision"] as? String == "city")
-        #expect(first["cached"] as? Bool == false)
+        #expect(first["cached"] as? Bool == false && first["timeZone"] as? String == "Europe/Minsk" && first["country"] as? String == "BY")
         #expect(abs((first["lat"] as? Double ?? 0) - 53.9) < 0.01)
-        let second = try #require(try cli.run(["geocode", "минск", "--json"]).json() as? [String: Any])
-        #expect(second["cached"] as? Bool == true)
+        // A town only the directory knows is cached; the gazetteer is asked before the cache.
+        let queue = try DatabaseQueue(path: cli.databasePath)
+        try queue.write { db in try db.execute(sql: "UPDATE clinics SET city = 'Qwerton Falls', city_key = 'qwerton falls' WHERE city = 'Reno'") }
+        try queue.close()
+        let town = try #require(try cli.run(["geocode", "Qwerton Falls", "--json"]).json() as? [String: Any])
+        #expect(town["source"] as? String == "directory" && town["cached"] as? Bool == false)
+        let second = try #require(try cli.run(["geocode", "qwerton falls", "--json"]).json() as? [String: Any])
+        #expect(second["cached"] as? Bool == true && second["timeZone"] as? String == "America/Los_Angeles")
         let hanford = try #require(try cli.run(["geocode", "1025 North Douty Street, Hanford, CA", "--json"]).json() as? [String: Any])
         #expect(abs((hanford["lat"] as? Double ?? 0) - 36.33) < 0.01 && hanford["precision"] as? String == "city")
     }

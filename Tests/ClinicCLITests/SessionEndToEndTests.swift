@@ -133,7 +133,12 @@ final class PseudoTerminal: @unchecked Sendable {
         try terminal.expect("City (add the state if needed: Portland, ME): ")
         terminal.type("Qwertyville")
         try terminal.expect("is not known")
+        // A name several places share is asked about, the places numbered, the directory's country first.
         terminal.type("Los Angeles")
+        let which = try terminal.expect("[1]: ")
+        #expect(which.contains("Which Los Angeles?") && which.contains("Los Angeles, California, US"), "\(which)")
+        #expect(which.contains(", CL") || which.contains(", PH") || which.contains(", MX"), "the others are offered too: \(which)")
+        terminal.type("")
         let homes = try terminal.expect("Choose 1–3 [1]: ")
         #expect(homes.contains("Adventist Medical Center") && homes.contains("Renown Regional"))
         terminal.type("")
@@ -200,7 +205,7 @@ final class PseudoTerminal: @unchecked Sendable {
         let list = try #require(appointments.json() as? [[String: Any]], "\(appointments.stderr)")
         #expect(list.count == 1 && list.first?["status"] as? String == "cancelled")
         let whoami = try cli.run(["whoami", "--json"])
-        #expect((whoami.json() as? [String: Any])?["city"] as? String == "Los Angeles")
+        #expect((whoami.json() as? [String: Any])?["city"] as? String == "Los Angeles, CA", "the place chosen, unambiguous")
     }
 
     @Test func oddInputInRussianIsAskedAgainAndChangesNothing() throws {

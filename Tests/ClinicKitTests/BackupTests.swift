@@ -98,7 +98,7 @@ import Testing
         _ = try register(system, "boris") // after the backup
         // Migrating it up needs the key, and the key file is now readable by others: refused.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.path("live.sqlite.key"))
-        let live = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
+        let live = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations, zones: LazyZones(data: projectData))
         let before = try fingerprint(live)
         #expect(expectError(.keyError) { try live.restore(from: folder.path("old.sqlite"), keepingAside: folder.path("aside")) } != nil)
         #expect(try fingerprint(live) == before, "the replaced database is back: a refused restore changes nothing")

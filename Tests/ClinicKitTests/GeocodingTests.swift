@@ -35,68 +35,12 @@ import Testing
     }
 }
 
-@Suite struct GazetteerTests {
-    static let gazetteer = try? Gazetteer.load(from: projectRoot.appendingPathComponent("Data"))
-
-    @Test func findsCitiesInEnglishAndRussianWhateverTheCaseAndAccents() throws {
-        let gazetteer = try #require(Self.gazetteer)
-        #expect(gazetteer.places.count > 33_000)
-        for query in ["Minsk", "минск", "МИНСК", "Мінск", "Minsk, Belarus", "Минск, Беларусь", "minsk by"] {
-            #expect(gazetteer.lookup(query)?.name == "Minsk", "\(query)")
-        }
-        #expect(gazetteer.lookup("Zurich")?.name == "Zürich")
-        #expect(gazetteer.lookup("São Paulo")?.country == "BR")
-        #expect(gazetteer.lookup("sao paulo")?.country == "BR")
-        #expect(gazetteer.lookup("Москва")?.name == "Moscow")
-        #expect(gazetteer.lookup("St. Louis, MO")?.admin1 == "MO")
-        #expect(gazetteer.lookup("Winston Salem")?.name == "Winston-Salem")
-        #expect(gazetteer.lookup("Atlantis-on-Sea") == nil)
-        #expect(gazetteer.lookup("") == nil)
-    }
-
-    @Test func addressesResolveToTheirCityNeverToTheirStreet() throws {
-        let gazetteer = try #require(Self.gazetteer)
-        #expect(gazetteer.lookup("Elm St 3, Qwertyville") == nil, "Elmira must not stand in for an unknown city")
-        #expect(gazetteer.lookup("Paris 1, Qwertyville") == nil)
-        #expect(gazetteer.lookup("Paris 1, Reno, NV")?.name == "Reno")
-        let hanford = try #require(gazetteer.lookup("1025 North Douty Street, Hanford, CA"))
-        #expect(hanford.name == "Hanford" && hanford.admin1 == "CA")
-        #expect(gazetteer.lookup("1025 North Douty Street, Hanford, CA 93230")?.name == "Hanford")
-        #expect(gazetteer.lookup("Hanford CA")?.name == "Hanford")
-        #expect(try gazetteer.geocode("1025 North Douty Street, Hanford, CA")?.precision == "city")
-    }
-
-    @Test func ambiguousNamesPreferTheGivenStateOrCountryThenTheLarger() throws {
-        let gazetteer = try #require(Self.gazetteer)
-        #expect(gazetteer.lookup("Paris")?.country == "FR")
-        #expect(gazetteer.lookup("Paris, TX")?.admin1 == "TX")
-        #expect(gazetteer.lookup("Paris, Texas")?.admin1 == "TX")
-        #expect(gazetteer.lookup("Moscow")?.country == "RU")
-        #expect(gazetteer.lookup("Moscow, ID")?.admin1 == "ID")
-        #expect(gazetteer.lookup("Portland")?.admin1 == "OR")
-        #expect(gazetteer.lookup("Portland, Maine")?.admin1 == "ME")
-        #expect(gazetteer.lookup("London, Canada")?.country == "CA")
-    }
-
-    @Test func timeZonesFollowTheNearestPlaceInTheState() throws {
-        let gazetteer = try #require(Self.gazetteer)
-        func zone(_ lat: Double, _ lon: Double, _ state: String) throws -> String? {
-            try gazetteer.timeZone(at: try #require(Coordinate(latitude: lat, longitude: lon)), state: state)
-        }
-        #expect(try zone(31.77, -106.44, "TX") == "America/Denver")   // El Paso, not Ciudad Juárez
-        #expect(try zone(30.42, -87.22, "FL") == "America/Chicago")   // Pensacola
-        #expect(try zone(25.77, -80.19, "FL") == "America/New_York")  // Miami
-        #expect(try zone(51.88, -176.65, "AK") == nil)                // Adak: nothing within reach
-        #expect(try zone(13.47, 144.75, "GU") == "Pacific/Guam")
-    }
-}
-
 @Suite struct GeocoderChainTests {
     func service(_ system: ClinicSystem, remote: (any Geocoder)? = nil) throws -> GeocodingService {
-        let gazetteer = try Gazetteer.load(from: projectRoot.appendingPathComponent("Data"))
-        let states = LazyGazetteer(data: projectRoot.appendingPathComponent("Data"))
-        return GeocodingService(database: system.database, offline: [gazetteer, DirectoryCities(database: system.database, gazetteer: states)],
-                                remote: remote, now: { testNow })
+        let gazetteer = LazyGazetteer(data: projectData)
+        return GeocodingService(database: system.database, gazetteer: gazetteer,
+                                offline: [DirectoryCities(database: system.database, gazetteer: gazetteer)],
+                                remote: remote, zones: LazyZones(data: projectData), now: { testNow })
     }
 
     func cacheRow(_ system: ClinicSystem, _ key: String) throws -> Row? {
@@ -105,15 +49,41 @@ import Testing
 
     @Test func aCacheHitCountsAndSaysSo() throws {
         let system = try makeSystem()
+        // A town only the directory knows: its answer is cached.
+        _ = try system.clinics.importClinics(Data("external_id,name,city,state,lat,lon\nZZ1,Desert,Zzyzx Springs,CA,35.14,-116.1\n".utf8))
         let geocoder = try service(system)
-        let first = try geocoder.geocode("  Минск ")
-        #expect(first.source == "gazetteer" && !first.cached && first.precision == "city")
-        #expect(first.query == "минск")
-        #expect(try cacheRow(system, "минск")?["hits"] == 0)
-        let second = try geocoder.geocode("МИНСК")
-        #expect(second.cached && second.source == "gazetteer" && second.coordinate == first.coordinate)
-        _ = try geocoder.geocode("минск")
-        #expect(try cacheRow(system, "минск")?["hits"] == 2)
+        let first = try geocoder.geocode("  ZZYZX Springs ")
+        #expect(first.source == "directory" && !first.cached && first.precision == "city")
+        #expect(first.query == "zzyzx springs")
+        #expect(try cacheRow(system, "zzyzx springs")?["hits"] == 0)
+        let second = try geocoder.geocode("Zzyzx springs")
+        #expect(second.cached && second.source == "directory" && second.coordinate == first.coordinate)
+        _ = try geocoder.geocode("zzyzx springs")
+        #expect(try cacheRow(system, "zzyzx springs")?["hits"] == 2)
+    }
+
+    /// The gazetteer answers before the cache, with every place a name may mean, and is not
+    /// cached: the second answer names the alternatives as the first did.
+    @Test func gazetteerAnswersComeWithTheirAlternativesEveryTime() throws {
+        let system = try makeSystem()
+        let geocoder = try service(system)
+        for _ in 0..<2 {
+            let vincennes = try geocoder.geocode("Vincennes")
+            #expect(vincennes.source == "gazetteer" && !vincennes.cached)
+            #expect(vincennes.placeName == "Vincennes, Indiana, US" && vincennes.admin1 == "Indiana" && vincennes.country == "US")
+            #expect(vincennes.timeZone == "America/Indiana/Vincennes" && vincennes.hint == "Vincennes, IN")
+            let france = try #require(vincennes.alternatives.first)
+            #expect(france.country == "FR" && france.timeZone == "Europe/Paris" && france.hint == "Vincennes, FR")
+            #expect(vincennes.alternatives.count <= GeocodingService.alternativeCount)
+        }
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM geocode_cache") } == 0)
+        let zip = try geocoder.geocode("Boston, MA 02115")
+        #expect(zip.precision == "postcode" && zip.placeName == "Boston, MA 02115, US" && zip.timeZone == "America/New_York")
+        #expect(!zip.isAmbiguous)
+        // A qualifier nothing fits: a failure that suggests the close spelling in that state.
+        let hanford = expectError(.geocodeFailed) { _ = try geocoder.geocode("Hanford, VT") }
+        #expect(hanford?.key == .geocodeSuggestion && hanford?.arguments.last?.hasSuffix(", VT") == true,
+                "\(String(describing: hanford))")
     }
 
     @Test func resolvingAloneWritesNothing() throws {
@@ -138,8 +108,8 @@ import Testing
 
     @Test func directoryCitiesFillTheGazetteersGaps() throws {
         let system = try makeSystem()
-        _ = try system.clinics.importClinics(Data("external_id,name,city,state,lat,lon\nFS1,Mercy,Fort Scott,KS,37.8,-94.7\n".utf8))
-        let result = try service(system).geocode("Fort Scott, KS")
+        _ = try system.clinics.importClinics(Data("external_id,name,city,state,lat,lon\nFS1,Mercy,Qwerton Falls,KS,37.8,-94.7\n".utf8))
+        let result = try service(system).geocode("Qwerton Falls, KS")
         #expect(result.source == "directory")
         #expect(abs(result.coordinate.latitude - 37.8) < 1e-9)
     }

@@ -38,7 +38,8 @@ final class TestClock: @unchecked Sendable {
 /// An in-memory system with a small directory: two clinics in Los Angeles (one pediatric),
 /// one in São Paulo, one in New York, one in Minsk, each with demo departments and hours.
 func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHasher) throws -> ClinicSystem {
-    let database = try DatabaseManager.inMemory(migrations: projectMigrations)
+    // Zone data for migrations that recompute clinic zones; the import keeps its file's zones.
+    let database = try DatabaseManager.inMemory(migrations: projectMigrations, zones: LazyZones(data: projectRoot.appendingPathComponent("Data")))
     let system = ClinicSystem(database: database, resources: nil, hasher: hasher, now: { clock.now })
     let csv = """
         external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone

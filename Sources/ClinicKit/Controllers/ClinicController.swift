@@ -96,13 +96,12 @@ public final class ClinicController: Sendable {
         return matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
     }
 
-    /// A clinic's time zone: the one given, else the zone of the nearest gazetteer place in
-    /// its state or territory, else the state's usual zone (`ZoneApproximation`).
+    /// A clinic's time zone comes from where it is: the time-zone boundaries at its point
+    /// (`ZoneFinder`), whatever the import file says. Only without zone data (a library used
+    /// without Data/) is the file's zone used, else the state's usual zone (`ZoneApproximation`).
     func makeClinic(_ input: ClinicInput) throws -> Clinic {
         var input = input
-        if input.timeZone == nil, let zones {
-            input.timeZone = try zones.timeZone(at: input.coordinate, state: input.state)
-        }
+        if let zones { input.timeZone = try zones.timeZone(at: input.coordinate) }
         return input.makeClinic()
     }
 
@@ -151,18 +150,24 @@ public final class ClinicController: Sendable {
             report.skipped = parsed.problems
             report.closed = parsed.closed
             let existing = try Dictionary(
-                Row.fetchAll(db, sql: "SELECT external_id, id FROM clinics").map { row -> (String, Int64) in
-                    (row["external_id"], row["id"])
+                Row.fetchAll(db, sql: "SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (Int64, String)) in
+                    (row["external_id"], (row["id"], row["time_zone"]))
                 }, uniquingKeysWith: { first, _ in first })
+            let now = Date()
             for (index, prepared) in clinics.enumerated() {
                 var clinic = prepared
-                clinic.id = existing[clinic.externalId]
-                if clinic.id == nil {
-                    try clinic.insert(db)
-                    report.inserted += 1
-                } else {
+                if let (id, zone) = existing[clinic.externalId] {
+                    clinic.id = id
                     try clinic.update(db)
                     report.updated += 1
+                    // A clinic that moved zone (it moved, or the boundaries did): its booked
+                    // appointments are listed by `admin check`.
+                    if zone != clinic.timeZone {
+                        try DatabaseManager.recordZoneChange(db, clinicId: id, from: zone, to: clinic.timeZone, at: now)
+                    }
+                } else {
+                    try clinic.insert(db)
+                    report.inserted += 1
                 }
                 if let progress, index % 500 == 0 { progress(index, total) }
             }

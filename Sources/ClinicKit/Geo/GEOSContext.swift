@@ -35,29 +35,40 @@ final class GEOSContext {
     }
 }
 
-/// A GEOS STR-tree of points, each item an index into the caller's arrays. Owns the tree;
-/// the point geometries are freed as soon as they are inserted (the tree keeps a copy of each
+/// A GEOS STR-tree of points or boxes, each item an index into the caller's arrays. Owns the
+/// tree; the geometries are freed as soon as they are inserted (the tree keeps a copy of each
 /// envelope). Queries are serialised: a GEOS context is not to be used by two threads at once,
 /// and the tree builds itself on its first query.
-final class PointTree: @unchecked Sendable {
+final class EnvelopeTree: @unchecked Sendable {
     private let context: GEOSContext
     private let tree: OpaquePointer
     private let lock = NSLock()
     let count: Int
 
     /// Inserts the points (longitude as x, latitude as y) in order; item i is index i.
-    init(longitudes: [Double], latitudes: [Double]) throws {
+    convenience init(longitudes: [Double], latitudes: [Double]) throws {
         precondition(longitudes.count == latitudes.count)
+        try self.init(count: longitudes.count, call: "GEOSGeom_createPointFromXY_r") { handle, index in
+            GEOSGeom_createPointFromXY_r(handle, longitudes[index], latitudes[index])
+        }
+    }
+
+    /// Inserts the boxes in order; item i is index i.
+    convenience init(boxes: [Geodesy.Box]) throws {
+        try self.init(count: boxes.count, call: "GEOSGeom_createRectangle_r") { handle, index in
+            GEOSGeom_createRectangle_r(handle, boxes[index].minLon, boxes[index].minLat, boxes[index].maxLon, boxes[index].maxLat)
+        }
+    }
+
+    private init(count: Int, call: String, geometry: (GEOSContextHandle_t, Int) -> OpaquePointer?) throws {
         context = try GEOSContext()
         guard let tree = GEOSSTRtree_create_r(context.handle, 10) else { throw context.failure("GEOSSTRtree_create_r") }
         self.tree = tree
-        count = longitudes.count
+        self.count = count
         for index in 0..<count {
-            guard let point = GEOSGeom_createPointFromXY_r(context.handle, longitudes[index], latitudes[index]) else {
-                throw context.failure("GEOSGeom_createPointFromXY_r")
-            }
-            GEOSSTRtree_insert_r(context.handle, tree, point, UnsafeMutableRawPointer(bitPattern: index + 1))
-            GEOSGeom_destroy_r(context.handle, point)
+            guard let item = geometry(context.handle, index) else { throw context.failure(call) }
+            GEOSSTRtree_insert_r(context.handle, tree, item, UnsafeMutableRawPointer(bitPattern: index + 1))
+            GEOSGeom_destroy_r(context.handle, item)
         }
         // Build now (an STR-tree is packed on its first query), not during a user's first search.
         _ = try query(Geodesy.Box(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0), into: [])
@@ -71,7 +82,7 @@ final class PointTree: @unchecked Sendable {
         var items: [Int] = []
     }
 
-    /// Appends the indexes of the points inside the box (edges included) to `found`.
+    /// Appends the indexes of the items whose envelope meets the box (edges included) to `found`.
     func query(_ box: Geodesy.Box, into found: [Int]) throws -> [Int] {
         try lock.withLock {
             guard let rectangle = GEOSGeom_createRectangle_r(context.handle, box.minLon, box.minLat, box.maxLon, box.maxLat)

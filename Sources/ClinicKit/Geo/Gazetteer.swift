@@ -1,202 +1,321 @@
 import Foundation
+import GRDB
 
-/// The offline gazetteer: GeoNames places of 15,000 people or more (Data/gazetteer.tsv, see
-/// docs/DATA.md), matched on names folded by `Text.fold`, in Latin and Cyrillic script.
+/// The offline gazetteer (Data/gazetteer.db, see docs/DATA.md): GeoNames places of 1,000
+/// people or more with their Latin and Cyrillic names, U.S. ZIP codes with their centroids,
+/// countries and first-level divisions, all matched on names folded by `Text.fold`.
+///
+/// It is an indexed read-only SQLite file, so a process that asks one question reads a few
+/// pages of it, never the whole.
+///
+/// An address is read from its end: a ZIP code, a state or a country there are **binding**
+/// qualifiers ("Stowe, VT" is only ever a place in Vermont; "Hanford, VT" is nobody), and the
+/// part before them is the place's name. Earlier parts are street and house and are never
+/// matched. A name that several places share gives all of them, ranked: places in the
+/// countries the directory has clinics in first, then the larger, then the smaller id.
 public final class Gazetteer: Sendable {
     public struct Place: Sendable, Equatable {
         public let id: Int64
         public let name: String
         /// ISO 3166 alpha-2.
         public let country: String
-        /// First-level division; for the United States the state's postal code ("CA").
+        /// First-level division code; for the United States the state's postal code ("IN").
         public let admin1: String
+        /// Its name ("Indiana", "Île-de-France"); empty when unknown.
+        public let admin1Name: String
         public let population: Int
-        public let timeZone: String
         public let coordinate: Coordinate
+        /// For a ZIP code match, the code; the place is then the ZIP's centroid and town.
+        public let postcode: String?
+
+        /// "Vincennes, Indiana, US"; "Boston, MA 02115, US" for a ZIP code.
+        public var displayName: String {
+            if let postcode { return "\(name), \(admin1) \(postcode), \(country)" }
+            return ([name] + (admin1Name.isEmpty ? [] : [admin1Name]) + [country]).joined(separator: ", ")
+        }
+
+        public var precision: String { postcode == nil ? "city" : "postcode" }
+
+        /// What to type for this place and no other among `others`: "Vincennes, IN" in the
+        /// U.S., "Vincennes, FR" elsewhere, with the division's name when the country has two
+        /// ("Springfield, Île-de-France, FR"); the code for a ZIP code.
+        public func hint(among others: [Place]) -> String {
+            if let postcode { return postcode }
+            if country == "US" { return "\(name), \(admin1)" }
+            let twins = others.contains { $0.id != id && $0.country == country }
+            return twins && !admin1Name.isEmpty ? "\(name), \(admin1Name), \(country)" : "\(name), \(country)"
+        }
     }
 
-    public let places: [Place]
-    let byKey: [String: [Int32]]
-    /// Folded country names and ISO codes → alpha-2.
-    let countries: [String: String]
-    /// Folded U.S. state names and codes → code.
-    let states: [String: String]
-    private let spatial = LockedBox<GeoIndex?>(nil)
+    /// What the gazetteer makes of an address.
+    public struct Answer: Sendable, Equatable {
+        /// Best first; empty when it knows no such place.
+        public var places: [Place]
+        /// With no place: a close spelling in the state or country the address named.
+        public var suggestion: Place?
+    }
 
-    init(places: [Place], keys: [[String]], countries: [String: String], states: [String: String]) {
-        self.places = places
-        var byKey: [String: [Int32]] = [:]
-        byKey.reserveCapacity(places.count * 6)
-        for (index, names) in keys.enumerated() {
-            for key in names where !key.isEmpty { byKey[key, default: []].append(Int32(index)) }
+    let file: DatabaseQueue
+
+    init(file path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            file = try DatabaseQueue(path: path, configuration: configuration)
+            _ = try file.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE id = 0") }
+        } catch {
+            throw ClinicError(.storage, .gazetteerMissing, path + " (" + DatabaseManager.describe(error) + ")")
         }
-        self.byKey = byKey
-        self.countries = countries
-        self.states = states
     }
 
     private static let loaded = LockedBox<[String: Gazetteer]>([:])
 
-    /// The gazetteer of a Data/ folder, read once per process.
+    /// The gazetteer of a Data/ folder, opened once per process.
     public static func load(from data: URL) throws -> Gazetteer {
-        try loaded.withLock { cache in
-            if let gazetteer = cache[data.path] { return gazetteer }
-            let gazetteer = try read(from: data)
-            cache[data.path] = gazetteer
+        let path = data.appendingPathComponent("gazetteer.db").path
+        return try loaded.withLock { cache in
+            if let gazetteer = cache[path] { return gazetteer }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError(.storage, .gazetteerMissing, path) }
+            let gazetteer = try Gazetteer(file: path)
+            cache[path] = gazetteer
             return gazetteer
         }
     }
 
-    static func lines(_ url: URL) throws -> [Substring] {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw ClinicError(.storage, .gazetteerMissing, url.path)
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try file.read(body)
+        } catch let error as DatabaseError {
+            throw ClinicError(.storage, .gazetteerMissing, file.path + " (" + DatabaseManager.describe(error) + ")")
         }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst().map { $0 }
     }
 
-    static func read(from data: URL) throws -> Gazetteer {
-        var places: [Place] = [], keys: [[String]] = []
-        for line in try lines(data.appendingPathComponent("gazetteer.tsv")) {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 9, let id = Int64(fields[0]), let population = Int(fields[4]),
-                  let lat = Double(fields[6]), let lon = Double(fields[7]),
-                  let coordinate = Coordinate(latitude: lat, longitude: lon) else { continue }
-            places.append(Place(id: id, name: String(fields[1]), country: String(fields[2]), admin1: String(fields[3]),
-                                population: population, timeZone: String(fields[5]), coordinate: coordinate))
-            keys.append(fields[8].split(separator: "|").map(String.init))
+    // MARK: Reading an address
+
+    /// One reading of a qualifier: a country, or a first-level division of one.
+    struct Region: Hashable, Sendable {
+        let country: String
+        let admin1: String?
+
+        func contains(country: String, admin1: String) -> Bool {
+            self.country == country && (self.admin1 == nil || self.admin1 == admin1)
         }
-        var countries: [String: String] = [:]
-        for line in try lines(data.appendingPathComponent("countries.tsv")) {
-            let fields = line.split(separator: "\t").map(String.init)
-            guard fields.count == 3 else { continue }
-            for name in fields { countries[Text.fold(name)] = fields[0] }
+    }
+
+    /// What an address says besides the place's name: each qualifier is the set of regions it
+    /// can mean ("Georgia" is a state and a country), and a place must lie in one region of
+    /// every qualifier.
+    public struct Qualifiers: Equatable, Sendable {
+        var regions: [Set<Region>] = []
+        var postcode: String?
+
+        var isEmpty: Bool { regions.isEmpty }
+
+        func admit(country: String, admin1: String) -> Bool {
+            regions.allSatisfy { options in options.contains { $0.contains(country: country, admin1: admin1) } }
         }
-        for (name, code) in [("usa", "US"), ("united states of america", "US"), ("россия", "RU"), ("беларусь", "BY"),
-                             ("украина", "UA"), ("казахстан", "KZ"), ("сша", "US"), ("uk", "GB"), ("great britain", "GB")] {
-            countries[Text.fold(name)] = code
+
+        /// The U.S. state the qualifiers name, when they name exactly one (for the directory).
+        public var usState: String? {
+            let states = regions.compactMap { options in options.first { $0.country == "US" && $0.admin1 != nil }?.admin1 }
+            return states.count == 1 ? states[0] : nil
         }
-        var states: [String: String] = [:]
-        for line in try lines(data.appendingPathComponent("us-states.tsv")) {
-            let fields = line.split(separator: "\t").map(String.init)
-            guard fields.count == 2 else { continue }
-            states[Text.fold(fields[0])] = fields[0]
-            states[Text.fold(fields[1])] = fields[0]
+    }
+
+    /// The regions a folded text names: a country (name or ISO code), or a first-level
+    /// division (a U.S. state's name or postal code, another country's division by name).
+    func regions(_ text: String) throws -> Set<Region> {
+        try read { db in
+            var found = Set<Region>()
+            for row in try Row.fetchAll(db, sql: "SELECT country, code FROM admin1_key WHERE key = ?", arguments: [text]) {
+                found.insert(Region(country: try row.decode(String.self, forColumn: "country"),
+                                    admin1: try row.decode(String.self, forColumn: "code")))
+            }
+            if let iso = try String.fetchOne(db, sql: "SELECT iso FROM country_key WHERE key = ?", arguments: [text]) {
+                found.insert(Region(country: iso, admin1: nil))
+            }
+            return found
         }
-        return Gazetteer(places: places, keys: keys, countries: countries, states: states)
+    }
+
+    static func digits(_ word: Substring, _ count: Int) -> Bool {
+        word.count == count && word.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// How many of the last folded words are a ZIP code: 1 for "02115", 2 for "02115 1234"
+    /// (ZIP+4, whose hyphen folding made a space); 0 for none.
+    static func postcodeLength(_ words: [Substring]) -> Int {
+        guard let last = words.last else { return 0 }
+        if digits(last, 5) { return 1 }
+        if digits(last, 4), words.count >= 2, digits(words[words.count - 2], 5) { return 2 }
+        return 0
+    }
+
+    /// Takes a ZIP code, a state or a country off the end of a folded part ("ma 02115",
+    /// "hanford ca"); returns the words left, or nil when the last word is no qualifier.
+    func absorbLast(_ words: [Substring], into qualifiers: inout Qualifiers) throws -> [Substring]? {
+        let zip = Self.postcodeLength(words)
+        if zip > 0 {
+            if qualifiers.postcode == nil { qualifiers.postcode = String(words[words.count - zip]) }
+            return Array(words.dropLast(zip))
+        }
+        // Two-word regions first ("new york", "rhode island", "ile de france" needs three).
+        for length in stride(from: min(3, words.count), through: 1, by: -1) {
+            let text = words.suffix(length).joined(separator: " ")
+            let found = try regions(text)
+            if !found.isEmpty {
+                qualifiers.regions.append(found)
+                return Array(words.dropLast(length))
+            }
+        }
+        return nil
+    }
+
+    /// The folded name part of an address and the qualifiers around it: parts after the last
+    /// that is not a qualifier are qualifiers, and so are trailing words of that part when it
+    /// has others ("hanford ca", "los angeles ca 90001", "boston ma 02115").
+    public func nameAndQualifiers(_ address: String) throws -> (name: String, qualifiers: Qualifiers)? {
+        var parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
+        var qualifiers = Qualifiers()
+        // Whole parts at the end that are qualifiers ("…, CA", "…, MA 02115", "…, Belarus").
+        while parts.count > 1, let last = parts.last {
+            var attempt = qualifiers
+            var rest = last.split(separator: " ")
+            while !rest.isEmpty, let remaining = try absorbLast(rest, into: &attempt) { rest = remaining }
+            guard rest.isEmpty else { break }
+            qualifiers = attempt
+            parts.removeLast()
+        }
+        guard let namePart = parts.last else { return nil }
+        let words = namePart.split(separator: " ")
+        // A lone ZIP code.
+        if parts.count == 1, Self.postcodeLength(words) == words.count {
+            qualifiers.postcode = qualifiers.postcode ?? String(words[0])
+            return ("", qualifiers)
+        }
+        // Qualifiers at the end of the name part ("hanford ca", "los angeles ca 90001"): the
+        // longest reading whose words left still name a place; if none does, the longest.
+        var steps: [(words: [Substring], qualifiers: Qualifiers)] = []
+        var attempt = qualifiers, rest = words
+        while rest.count > 1, let remaining = try absorbLast(rest, into: &attempt), !remaining.isEmpty {
+            rest = remaining
+            steps.append((rest, attempt))
+        }
+        let chosen = try steps.reversed().first { try !placeIds($0.words.joined(separator: " ")).isEmpty } ?? steps.last
+        guard let chosen else { return (words.joined(separator: " "), qualifiers) }
+        return (chosen.words.joined(separator: " "), chosen.qualifiers)
+    }
+
+    func placeIds(_ key: String) throws -> [Int64] {
+        try read { db in try Int64.fetchAll(db, sql: "SELECT place_id FROM place_key WHERE key = ?", arguments: [key]) }
     }
 
     // MARK: Look-up
 
-    /// What an address says besides the place's name.
-    struct Qualifiers: Equatable {
-        var country: String?
-        var admin1: String?
+    /// The places an address names, best first (`preferredCountries`: where the directory has
+    /// clinics). A ZIP code that is known, and lies in the qualifiers' region, answers alone.
+    public func lookup(_ address: String, preferredCountries: Set<String> = []) throws -> Answer {
+        guard let (name, qualifiers) = try nameAndQualifiers(address) else { return Answer(places: []) }
+        if let code = qualifiers.postcode, let place = try postcode(code), qualifiers.admit(country: place.country, admin1: place.admin1) {
+            return Answer(places: [place])
+        }
+        guard !name.isEmpty else { return Answer(places: []) }
+        let places = try self.places(key: name).filter { qualifiers.admit(country: $0.country, admin1: $0.admin1) }
+        if !places.isEmpty {
+            return Answer(places: places.sorted { rank($0, preferredCountries) > rank($1, preferredCountries) })
+        }
+        return Answer(places: [], suggestion: qualifiers.isEmpty ? nil : try suggestion(for: name, in: qualifiers))
     }
 
-    /// The place an address names: the part before its country and state, read as a city
-    /// ("1025 North Douty Street, Hanford, CA" → Hanford). Earlier parts are street and house
-    /// and are never matched, so a street named like a town cannot stand in for the city.
-    /// Among places of the same name, those in the given country and state come first, then
-    /// the larger.
-    public func lookup(_ address: String) -> Place? {
-        guard let (city, qualifiers) = Self.cityPart(address, absorbingWith: self) else { return nil }
-        if let place = best(city, qualifiers) { return place }
-        // "hanford ca", "minsk belarus", "los angeles ca 90001": qualifiers inside the part.
-        var words = city.split(separator: " ").map(String.init)
-        var inner = qualifiers
-        while words.count > 1, let last = words.last, absorb(last, into: &inner) {
-            words.removeLast()
-            if let place = best(words.joined(separator: " "), inner) { return place }
-        }
-        return nil
+    func rank(_ place: Place, _ preferred: Set<String>) -> (Int, Int, Int64) {
+        (preferred.contains(place.country) ? 1 : 0, place.population, -place.id)
     }
 
-    /// The folded city part of an address and the qualifiers after it.
-    static func cityPart(_ address: String, absorbingWith gazetteer: Gazetteer?) -> (String, Qualifiers)? {
-        var parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
-        var qualifiers = Qualifiers()
-        if let gazetteer {
-            while parts.count > 1, let last = parts.last, gazetteer.absorb(last, into: &qualifiers) { parts.removeLast() }
-        }
-        guard let city = parts.last else { return nil }
-        return (city, qualifiers)
+    static let placeColumns = "p.id, p.name, p.country, p.admin1, p.admin1_name, p.population, p.lat, p.lon"
+
+    static func place(_ row: Row, postcode: String? = nil) throws -> Place? {
+        guard let coordinate = Coordinate(latitude: try row.decode(Double.self, forColumn: "lat"),
+                                          longitude: try row.decode(Double.self, forColumn: "lon")) else { return nil }
+        return Place(id: try row.decode(Int64.self, forColumn: "id"), name: try row.decode(String.self, forColumn: "name"),
+                     country: try row.decode(String.self, forColumn: "country"),
+                     admin1: try row.decode(String.self, forColumn: "admin1"),
+                     admin1Name: try row.decode(String.self, forColumn: "admin1_name"),
+                     population: try row.decode(Int.self, forColumn: "population"), coordinate: coordinate, postcode: postcode)
     }
 
-    /// Takes a country, a U.S. state or a ZIP code off the end of an address.
-    func absorb(_ part: String, into qualifiers: inout Qualifiers) -> Bool {
-        if part.allSatisfy({ $0.isNumber || $0 == " " }) { return true } // a ZIP code
-        var words = part.split(separator: " ")
-        if words.count > 1, words.last?.allSatisfy(\.isNumber) == true { words.removeLast() } // "ca 93230"
-        let text = words.joined(separator: " ")
-        if qualifiers.admin1 == nil, let state = states[text], qualifiers.country == nil || qualifiers.country == "US" {
-            qualifiers.admin1 = state
-            qualifiers.country = "US"
-            return true
-        }
-        if qualifiers.country == nil, let country = countries[text] {
-            qualifiers.country = country
-            return true
-        }
-        return false
-    }
-
-    func best(_ key: String, _ qualifiers: Qualifiers) -> Place? {
-        guard let candidates = byKey[key], !candidates.isEmpty else { return nil }
-        return candidates.map { places[Int($0)] }.max { a, b in
-            rank(a, qualifiers) < rank(b, qualifiers)
+    func places(key: String) throws -> [Place] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.placeColumns) FROM place_key k JOIN place p ON p.id = k.place_id WHERE k.key = ?
+                """, arguments: [key]).compactMap { try Self.place($0) }
         }
     }
 
-    func rank(_ place: Place, _ qualifiers: Qualifiers) -> (Int, Int, Int, Int64) {
-        let countryMatch = qualifiers.country.map { $0 == place.country ? 1 : 0 } ?? 0
-        let admin1Match = qualifiers.admin1.map { $0 == place.admin1 ? 1 : 0 } ?? 0
-        // Larger first; among equals the smaller id, so the choice is stable.
-        return (countryMatch, admin1Match, place.population, -place.id)
-    }
-
-    // MARK: Nearest place
-
-    func spatialIndex() throws -> GeoIndex {
-        try spatial.withLock { index in
-            if let index { return index }
-            let built = try GeoIndex(coordinates: places.map(\.coordinate), ids: places.map(\.id))
-            index = built
-            return built
+    /// A U.S. ZIP code's centroid and town.
+    public func postcode(_ code: String) throws -> Place? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT 0 AS id, z.place AS name, z.country, z.admin1, coalesce(a.name, '') AS admin1_name, 0 AS population,
+                       z.lat, z.lon
+                FROM postcode z LEFT JOIN admin1 a ON a.country = z.country AND a.code = z.admin1
+                WHERE z.country = 'US' AND z.code = ?
+                """, arguments: [code]) else { return nil }
+            return try Self.place(row, postcode: code)
         }
     }
 
-    /// The nearest place, preferring the given country and first-level division.
-    public func nearestPlace(to point: Coordinate, country: String? = nil, admin1: String? = nil) throws -> Place? {
-        let index = try spatialIndex()
-        let attempts: [(String?, String?)] = [(country, admin1), (country, nil), (nil, nil)]
-        for (wantedCountry, wantedAdmin1) in attempts {
-            if wantedAdmin1 != nil && wantedCountry == nil { continue }
-            let hit = try index.nearest(to: point, k: 1) { position in
-                let place = places[position]
-                if let wantedCountry, place.country != wantedCountry { return false }
-                if let wantedAdmin1, place.admin1 != wantedAdmin1 { return false }
-                return true
-            }.first
-            if let hit { return places[hit.index] }
+    /// The place in the qualifiers' region whose name is closest to `name` (at most two edits,
+    /// one for names of up to four letters), the larger on a tie; nil when none is that close.
+    func suggestion(for name: String, in qualifiers: Qualifiers) throws -> Place? {
+        let regions = qualifiers.regions.first ?? []
+        let limit = name.count <= 4 ? 1 : 2
+        var best: (distance: Int, population: Int, place: Place)?
+        for region in regions {
+            let rows = try read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT k.key, \(Self.placeColumns) FROM place p JOIN place_key k ON k.place_id = p.id
+                    WHERE p.country = ? AND (? IS NULL OR p.admin1 = ?)
+                    """, arguments: [region.country, region.admin1, region.admin1])
+            }
+            for row in rows {
+                let key = try row.decode(String.self, forColumn: "key")
+                guard abs(key.count - name.count) <= limit, let distance = Self.editDistance(name, key, limit: limit),
+                      let place = try Self.place(row), qualifiers.admit(country: place.country, admin1: place.admin1)
+                else { continue }
+                if best.map({ (distance, -place.population) < ($0.distance, -$0.population) }) ?? true {
+                    best = (distance, place.population, place)
+                }
+            }
         }
-        return nil
+        return best?.place
     }
 
-    /// Farther than this, the nearest place says little about a clinic's zone (Adak, Alaska is
-    /// 1,900 km from Anchorage, and an hour behind it).
-    public static let zoneReach = 300_000.0
+    /// Levenshtein distance, nil when it is over `limit`.
+    static func editDistance(_ a: String, _ b: String, limit: Int) -> Int? {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            var rowMinimum = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                rowMinimum = min(rowMinimum, current[j])
+            }
+            if rowMinimum > limit { return nil }
+            previous = current
+        }
+        let distance = a.isEmpty ? b.count : previous[b.count]
+        return distance <= limit ? distance : nil
+    }
 
-    /// A clinic's time zone: that of the nearest place in its U.S. state, or in the country its
-    /// state code names (the territories' codes are ISO codes: PR, GU, VI, AS, MP, PW); nil
-    /// when that place is farther than `zoneReach`.
-    public func timeZone(at point: Coordinate, state: String) throws -> String? {
-        let code = state.trimmingCharacters(in: .whitespaces).uppercased()
-        let isState = states[Text.fold(code)] == code && code.count == 2
-        let country: String? = isState ? "US" : (countries[Text.fold(code)] == code ? code : nil)
-        guard let place = try nearestPlace(to: point, country: country, admin1: isState ? code : nil),
-              Geodesy.distance(point, place.coordinate) <= Self.zoneReach,
-              TimeZone(identifier: place.timeZone) != nil // a zone this system's tz database lacks is no use
-        else { return nil }
-        return place.timeZone
+    /// The country a clinic's `state` code means: a U.S. state's code means the U.S.; the
+    /// territories' codes (PR, GU, VI, AS, MP, PW) are ISO country codes.
+    public func country(ofState code: String) throws -> String? {
+        let folded = Text.fold(code)
+        return try read { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM admin1_key WHERE key = ? AND country = 'US' AND length(key) = 2)",
+                                 arguments: [folded]) == true { return "US" }
+            return try String.fetchOne(db, sql: "SELECT iso FROM country_key WHERE key = ? AND length(key) = 2", arguments: [folded])
+        }
     }
 }

@@ -12,7 +12,7 @@ public final class GeoIndex: Sendable {
     let points: [GeoPoint]
     let coordinates: [Coordinate]
     let ids: [Int64]
-    let tree: PointTree
+    let tree: EnvelopeTree
 
     public struct Hit: Equatable, Sendable {
         /// Position in the arrays the index was built from.
@@ -26,7 +26,7 @@ public final class GeoIndex: Sendable {
         self.coordinates = coordinates
         self.ids = ids
         points = coordinates.map(GeoPoint.init)
-        tree = try PointTree(longitudes: coordinates.map(\.longitude), latitudes: coordinates.map(\.latitude))
+        tree = try EnvelopeTree(longitudes: coordinates.map(\.longitude), latitudes: coordinates.map(\.latitude))
     }
 
     public var count: Int { ids.count }

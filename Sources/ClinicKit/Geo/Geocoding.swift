@@ -1,18 +1,45 @@
 import Foundation
 import GRDB
 
+/// One place a query may mean.
+public struct GeocodeCandidate: Sendable, Equatable {
+    public let coordinate: Coordinate
+    /// `city` or `postcode` (gazetteer), or the source's own word.
+    public let precision: String
+    /// A display name: "Vincennes, Indiana, US".
+    public let name: String
+    /// The first-level division's name ("Indiana"), when known.
+    public let admin1: String?
+    /// ISO 3166 alpha-2, when known.
+    public let country: String?
+    /// What to type to get this place and no other: "Vincennes, IN", "Vincennes, FR".
+    public let hint: String?
+    /// The IANA zone at the point (`ZoneFinder`), when the zone data is there.
+    public var timeZone: String?
+}
+
 public struct GeocodeResult: Sendable, Equatable {
     /// The query as normalized for the cache.
     public let query: String
     public let coordinate: Coordinate
-    /// `coordinates` (typed as numbers), `address`, `street`, `city` or `region`.
+    /// `coordinates` (typed as numbers), `postcode`, `address`, `street`, `city` or `region`.
     public let precision: String
     /// `input`, `gazetteer`, `directory` or `nominatim`.
     public let source: String
     /// Whether it came from the geocode cache.
     public let cached: Bool
-    /// The place's name when the source knows it.
+    /// The place's display name when the source knows it ("Vincennes, Indiana, US").
     public let placeName: String?
+    public var admin1: String? = nil
+    public var country: String? = nil
+    public var timeZone: String? = nil
+    /// What to type for this place alone, when other places share its name.
+    public var hint: String? = nil
+    /// Other places the query may mean, best first (at most `GeocodingService.alternativeCount`).
+    public var alternatives: [GeocodeCandidate] = []
+
+    /// True when the query named several places and this is the first of them.
+    public var isAmbiguous: Bool { !alternatives.isEmpty }
 }
 
 /// One source of the geocoder chain. Returns nil when it does not know the query; throws only
@@ -22,34 +49,42 @@ public protocol Geocoder: Sendable {
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)?
 }
 
-extension Gazetteer: Geocoder {
-    public var source: String { "gazetteer" }
-
-    public func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        guard let place = lookup(query) else { return nil }
-        return (place.coordinate, "city", place.name)
-    }
-}
-
-/// The chain: typed coordinates, then the `geocode_cache` table, then the offline gazetteer,
-/// then the cities of the clinic directory, then (only when configured) a Nominatim server.
-/// `resolve` only reads; `record` stores what was found (or counts a cache hit) in the
-/// caller's transaction, so a command that fails afterwards leaves no trace.
+/// The chain: typed coordinates, then the offline gazetteer (which names every place the
+/// query may mean), then the `geocode_cache` table, then the cities of the clinic directory,
+/// then (only when configured) a Nominatim server. The gazetteer comes before the cache: it is
+/// an indexed file, as fast as the cache, and its answers carry the alternatives a cached row
+/// would lose; so the cache keeps only what the later sources found. `resolve` only reads;
+/// `record` stores what was found (or counts a cache hit) in the caller's transaction, so a
+/// command that fails afterwards leaves no trace.
 public final class GeocodingService: Sendable {
     let database: DatabaseManager
+    let gazetteer: LazyGazetteer?
     let offline: [any Geocoder]
     let remote: (any Geocoder)?
+    let zones: LazyZones?
     let now: @Sendable () -> Date
     /// The remote geocoder's answers in this process, by cache key: a form that looks a city
     /// up and the registration that follows cost one request (paced at one per second), not two.
     private let remoteAnswers = LockedBox<[String: GeocodeResult]>([:])
+    /// The countries the directory has clinics in, read once per process.
+    private let directoryCountries = LockedBox<Set<String>?>(nil)
 
-    public init(database: DatabaseManager, offline: [any Geocoder], remote: (any Geocoder)? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    /// How many other places a result names at most.
+    public static let alternativeCount = 5
+
+    init(database: DatabaseManager, gazetteer: LazyGazetteer?, offline: [any Geocoder], remote: (any Geocoder)? = nil,
+         zones: LazyZones? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
+        self.gazetteer = gazetteer
         self.offline = offline
         self.remote = remote
+        self.zones = zones
         self.now = now
+    }
+
+    public convenience init(database: DatabaseManager, offline: [any Geocoder], remote: (any Geocoder)? = nil,
+                            now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(database: database, gazetteer: nil, offline: offline, remote: remote, now: now)
     }
 
     /// The cache key: folded, with commas and spaces normalized.
@@ -63,37 +98,79 @@ public final class GeocodingService: Sendable {
               !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw ClinicError.invalid(.addressInvalid) }
         if let coordinate = try? CoordinateParser.parse(trimmed) {
-            return GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
-                                 cached: false, placeName: nil)
+            return try zoned(GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
+                                           cached: false, placeName: nil))
         }
         let key = Self.normalize(trimmed)
+        var suggestion: Gazetteer.Place?
+        if let gazetteer = try gazetteer?.load() {
+            let answer = try gazetteer.lookup(trimmed, preferredCountries: try countries(gazetteer))
+            if let first = answer.places.first {
+                let others = Array(answer.places.dropFirst().prefix(Self.alternativeCount))
+                let hint = { (place: Gazetteer.Place) in place.hint(among: answer.places) }
+                var result = GeocodeResult(query: key, coordinate: first.coordinate, precision: first.precision, source: "gazetteer",
+                                           cached: false, placeName: first.displayName, admin1: first.admin1Name.nonEmpty,
+                                           country: first.country, hint: others.isEmpty ? nil : hint(first))
+                result.alternatives = others.map { place in
+                    GeocodeCandidate(coordinate: place.coordinate, precision: place.precision, name: place.displayName,
+                                     admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint(place))
+                }
+                return try zoned(result)
+            }
+            suggestion = answer.suggestion
+        }
         if let row = try database.read({ db in
             try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
         }), let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
-            return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
-                                 cached: true, placeName: nil)
+            return try zoned(GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
+                                           cached: true, placeName: nil))
         }
         for geocoder in offline {
             if let found = try geocoder.geocode(trimmed) {
-                return GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                     source: geocoder.source, cached: false, placeName: found.name)
+                return try zoned(GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                               source: geocoder.source, cached: false, placeName: found.name))
             }
         }
         if let remote {
             if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
             if let found = try remote.geocode(trimmed) {
-                let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                           source: remote.source, cached: false, placeName: found.name)
+                let answer = try zoned(GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                                     source: remote.source, cached: false, placeName: found.name))
                 remoteAnswers.withLock { $0[key] = answer }
                 return answer
             }
         }
+        if let suggestion {
+            throw ClinicError(.geocodeFailed, .geocodeSuggestion, trimmed, suggestion.displayName, suggestion.hint(among: []))
+        }
         throw ClinicError(.geocodeFailed, .geocodeFailed, trimmed)
+    }
+
+    /// The result with the zone at its point and at each alternative's.
+    func zoned(_ result: GeocodeResult) throws -> GeocodeResult {
+        guard let finder = try zones?.load() else { return result }
+        var result = result
+        result.timeZone = try finder.zone(at: result.coordinate)
+        for index in result.alternatives.indices {
+            result.alternatives[index].timeZone = try finder.zone(at: result.alternatives[index].coordinate)
+        }
+        return result
+    }
+
+    /// The countries of the directory's clinics (their `state` codes: a U.S. state, or a
+    /// territory's ISO code), which rank first among places of the same name.
+    func countries(_ gazetteer: Gazetteer) throws -> Set<String> {
+        if let known = directoryCountries.withLock({ $0 }) { return known }
+        let states = try database.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT state FROM clinics WHERE state <> ''") }
+        let found = Set(try states.compactMap { try gazetteer.country(ofState: $0) })
+        directoryCountries.withLock { $0 = found }
+        return found
     }
 
     /// Stores a new result in the cache, or counts a hit of a cached one.
     public func record(_ db: Database, _ result: GeocodeResult) throws {
-        guard result.source != "input" else { return }
+        // Typed coordinates need no cache, and the gazetteer answers before the cache is read.
+        guard result.source != "input", result.source != "gazetteer" else { return }
         if result.cached {
             try db.execute(sql: "UPDATE geocode_cache SET hits = hits + 1 WHERE query = ?", arguments: [result.query])
         } else {
@@ -129,16 +206,34 @@ struct DirectoryCities: Geocoder {
     let gazetteer: LazyGazetteer?
     var source: String { "directory" }
 
+    /// The city part and the U.S. state a query names: read by the gazetteer when there is
+    /// one, else the last comma-separated part, folded.
+    func cityAndState(_ query: String) throws -> (city: String, state: String?, binding: Bool)? {
+        if let gazetteer = try gazetteer?.load() {
+            guard let (name, qualifiers) = try gazetteer.nameAndQualifiers(query), !name.isEmpty else { return nil }
+            return (name, qualifiers.usState, !qualifiers.isEmpty)
+        }
+        guard let last = query.split(separator: ",").map({ Text.fold(String($0)) }).last(where: { !$0.isEmpty }) else { return nil }
+        return (last, nil, false)
+    }
+
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        guard let (city, qualifiers) = Gazetteer.cityPart(query, absorbingWith: try gazetteer?.load()) else { return nil }
+        guard let (city, state, binding) = try cityAndState(query) else { return nil }
         let rows = try database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT avg(lat) AS lat, avg(lon) AS lon, state, min(city) AS city, count(*) AS n FROM clinics
                 WHERE city_key = ? GROUP BY state ORDER BY n DESC, state
                 """, arguments: [city])
         }
-        let row = rows.first { qualifiers.admin1 == nil || ($0["state"] as String?) == qualifiers.admin1 } ?? rows.first
+        // Qualifiers bind: a city in another state (or, for a state the directory does not
+        // know, any) is not the place asked for.
+        let row = rows.first { state == nil || ($0["state"] as String?) == state } ?? (binding ? nil : rows.first)
         guard let row, let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) else { return nil }
         return (coordinate, "city", row["city"])
     }
+}
+
+extension String {
+    /// nil for "", the string otherwise.
+    var nonEmpty: String? { isEmpty ? nil : self }
 }

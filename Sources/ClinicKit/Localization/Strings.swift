@@ -6,6 +6,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
     case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
     case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
+    case geocodeSuggestion, geocodeAmbiguous, geocodeAlternative, whichPlace, choosePlace, zoneChangesNote, zoneChangeLine, headerZone
     case databaseDamaged, databaseReadOnly, databaseReadOnlyOutdated, databaseInsecure, sessionFileLink, sessionFileInsecureEnded
     // Sessions
     case sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials
@@ -107,6 +108,14 @@ public enum Strings {
         .storageFailure: "The database reported an error: {0}. Nothing was changed.",
         .resourcesMissing: "Cannot find the Data/ and Migrations/ folders. Set CLINIC_RESOURCES to the project folder.",
         .internalError: "Internal error: {0}",
+        .geocodeSuggestion: "Cannot find '{0}'. Did you mean {1}? Type '{2}'.",
+        .geocodeAmbiguous: "Using {0}; also: {1}.",
+        .geocodeAlternative: "{0} — type '{1}'",
+        .whichPlace: "Which {0}?",
+        .choosePlace: "Place [1-{0}, Enter for 1]: ",
+        .zoneChangesNote: "Clinic time zones now come from time-zone boundaries, and some changed: {0} booked before the change now fall at another local time. 'clinic admin check' lists them, so that staff can tell those patients.",
+        .zoneChangeLine: "appointment {0} at {1} ({2}): {3} in {4} is {5} in {6}",
+        .headerZone: "Time zone",
         .databaseDamaged: "The database {0} is damaged ({1}). Nothing was written: run 'clinic admin check' to see what is wrong, and restore a sound backup.",
         .databaseReadOnly: "The database {0} is read-only for you: this command would change it. Nothing was changed.",
         .databaseReadOnlyOutdated: "The database {0} is read-only for you and needs migrating to this version of clinic; ask its owner to run 'clinic admin migrate'.",
@@ -308,6 +317,14 @@ public enum Strings {
         .storageFailure: "Ошибка базы данных: {0}. Ничего не изменено.",
         .resourcesMissing: "Не найдены папки Data/ и Migrations/. Укажите папку проекта в CLINIC_RESOURCES.",
         .internalError: "Внутренняя ошибка: {0}",
+        .geocodeSuggestion: "Не удаётся найти '{0}'. Может быть, {1}? Введите '{2}'.",
+        .geocodeAmbiguous: "Выбрано: {0}; есть также: {1}.",
+        .geocodeAlternative: "{0} — введите '{1}'",
+        .whichPlace: "Какой именно {0}?",
+        .choosePlace: "Место [1-{0}, Enter — 1]: ",
+        .zoneChangesNote: "Часовые пояса клиник теперь берутся из границ поясов, и у некоторых клиник пояс изменился: {0}, сделанные до изменения, теперь приходятся на другое местное время. Список — в 'clinic admin check', чтобы сотрудники предупредили пациентов.",
+        .zoneChangeLine: "запись {0} в {1} ({2}): {3} по {4} — это {5} по {6}",
+        .headerZone: "Часовой пояс",
         .databaseDamaged: "База {0} повреждена ({1}). Ничего не записано: выполните 'clinic admin check', чтобы увидеть ошибки, и восстановите исправную копию.",
         .databaseReadOnly: "База {0} доступна вам только для чтения, а эта команда изменяет её. Ничего не изменено.",
         .databaseReadOnlyOutdated: "База {0} доступна вам только для чтения, и её нужно перевести на эту версию clinic; попросите владельца выполнить 'clinic admin migrate'.",

@@ -14,6 +14,9 @@ public struct CheckReport: Sendable, Equatable {
     public var version: Int? = nil
     /// Why its personal-data key file does not open its patients, or nil.
     public var keyProblem: ClinicError? = nil
+    /// Upcoming appointments whose clinic's time zone changed after they were booked: not a
+    /// fault of the database, a list for staff (see `appointmentsAfterZoneChanges`).
+    public var zoneChanges: [ZoneChangedAppointment] = []
 
     public init(integrity: [String], foreignKeyViolations: Int, schema: [String] = [], version: Int? = nil,
                 keyProblem: ClinicError? = nil) {
@@ -183,6 +186,7 @@ extension DatabaseManager {
     func fullCheck(_ db: Database) -> CheckReport {
         var report = Self.check(db, runner: runner)
         report.keyProblem = keyProblem(db)
+        if report.integrity == ["ok"] { report.zoneChanges = (try? Self.appointmentsAfterZoneChanges(db, now: Date())) ?? [] }
         return report
     }
 

@@ -19,7 +19,15 @@ public final class DatabaseManager: Sendable {
     /// write is refused with `databaseReadOnly` before it starts.
     public let isReadOnly: Bool
 
-    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil, readOnly: Bool = false) {
+    /// Clinic time zones from where clinics are, for the migration that recomputes them.
+    let zones: (any ZoneResolver)?
+    /// The migrations this process applied (the front tells about some of them).
+    public var migrationsRun: [Int] { ran.withLock { $0 } }
+    private let ran = LockedBox<[Int]>([])
+
+    init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil, readOnly: Bool = false,
+         zones: (any ZoneResolver)? = nil) {
+        self.zones = zones
         self.writer = writer
         self.runner = runner
         self.path = path
@@ -57,7 +65,8 @@ public final class DatabaseManager: Sendable {
     /// Opens (creating it and its folder if needed) the database file at `path`. With
     /// `migrate`, brings the schema to the latest version; without, only checks that the
     /// applied migrations are known and unchanged.
-    public static func open(path: String, migrations: [Migration], migrate: Bool = true) throws -> DatabaseManager {
+    public static func open(path: String, migrations: [Migration], migrate: Bool = true,
+                            zones: (any ZoneResolver)? = nil) throws -> DatabaseManager {
         let url = URL(fileURLWithPath: path)
         do {
             try FileManager.default.createDirectory(
@@ -97,7 +106,8 @@ public final class DatabaseManager: Sendable {
         } catch {
             throw damaged(error, path) ?? ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
         }
-        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly)
+        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly,
+                                      zones: zones)
         do {
             try manager.prepareSchema(migrate: migrate)
         } catch {
@@ -129,9 +139,11 @@ public final class DatabaseManager: Sendable {
 
     /// A fresh in-memory database at the latest schema, for tests; its personal-data key is
     /// `key` (a new random one by default).
-    public static func inMemory(migrations: [Migration], key: SymmetricKey = SymmetricKey(size: .bits256)) throws -> DatabaseManager {
+    public static func inMemory(migrations: [Migration], key: SymmetricKey = SymmetricKey(size: .bits256),
+                                zones: (any ZoneResolver)? = nil) throws -> DatabaseManager {
         let queue = try DatabaseQueue(configuration: configuration())
-        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil, key: key)
+        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil, key: key,
+                                      zones: zones)
         try manager.prepareSchema(migrate: true)
         return manager
     }
@@ -152,6 +164,8 @@ public final class DatabaseManager: Sendable {
     static let encryptionVersion = 4
     /// The version after which every clinic's `city_key` is folded again (`Clinic.key(forCity:)`).
     static let cityKeyVersion = 5
+    /// The version after which every clinic's zone is recomputed from the boundaries.
+    public static let zoneVersion = 7
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -166,12 +180,15 @@ public final class DatabaseManager: Sendable {
     /// process would be released by the inner unlock).
     @discardableResult
     func migrateHoldingLock(to version: Int? = nil) throws -> [Int] {
-        try mapErrors {
+        let applied = try mapErrors {
             try runner.migrate(writer, to: version,
                                afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) },
-                                         Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) }],
+                                         Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) },
+                                         Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) }],
                                beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
         }
+        ran.withLock { $0 += applied }
+        return applied
     }
 
     /// Recomputes every clinic's city key with today's folding.

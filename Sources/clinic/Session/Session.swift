@@ -126,8 +126,21 @@ final class Session {
                     prompt.problem(text(.loginTaken, value))
                 } else if field == .city {
                     do {
-                        place = try system.geocoding.resolve(value)
-                        values[field] = value
+                        var found = try system.geocoding.resolve(value)
+                        var chosen = value
+                        // A name several places share: "Which Vincennes?", the places numbered.
+                        if found.isAmbiguous {
+                            let choices = [(found.placeName ?? value, found.hint ?? value)]
+                                + found.alternatives.map { ($0.name, $0.hint ?? $0.name) }
+                            prompt.heading(text(.whichPlace, value.split(separator: ",").first.map(String.init) ?? value))
+                            prompt.say(Output.table(["#", text(.headerName)],
+                                                    choices.enumerated().map { [String($0.offset + 1), $0.element.0] }))
+                            guard let index = prompt.pick(choices.count, default: 0) else { return }
+                            chosen = choices[index].1
+                            found = try system.geocoding.resolve(chosen)
+                        }
+                        place = found
+                        values[field] = chosen
                     } catch let error as ClinicError {
                         prompt.problem(error.key == .geocodeFailed ? text(.cityUnknown, value) : error.message(in: language))
                     }

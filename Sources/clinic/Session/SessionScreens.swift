@@ -31,7 +31,8 @@ extension Session {
                 guard let address = prompt.line(text(.labelAddress)) else { return nil }
                 do {
                     let result = try system.geocoding.geocode(address)
-                    prompt.say(prompt.style.dim(text(.foundPlace, result.placeName ?? result.query)))
+                    prompt.say(prompt.style.dim(result.isAmbiguous ? context.ambiguityText(result)
+                                                : text(.foundPlace, result.placeName ?? result.query)))
                     return result.coordinate
                 } catch let error as ClinicError {
                     prompt.problem(error.message(in: language))
