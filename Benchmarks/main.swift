@@ -8,7 +8,7 @@ import Foundation
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "clinic-bench", abstract: "ClinicKit benchmarks.")
 
-    static let names = ["nearest-build", "nearest", "nearest-k10-filtered", "slots", "book", "book-contended", "find", "cli-nearest"]
+    static let names = ["nearest-build", "nearest", "nearest-k10-filtered", "slots", "book", "book-contended", "find", "cli-nearest", "geocode-cold"]
 
     @Flag(help: "Smaller sizes; finishes within a minute.") var quick = false
     @Flag(help: "Print a JSON array instead of a table.") var json = false
@@ -71,11 +71,14 @@ struct Bench: ParsableCommand {
             note("book-contended")
             results.append(try DatabaseBenchmarks.contended(workers: 8, perWorker: quick ? 150 : 600, folder: folder))
         }
-        if wanted("find") || wanted("cli-nearest") {
+        if wanted("find") || wanted("cli-nearest") || wanted("geocode-cold") {
             note("the default directory")
             let (system, path) = try DirectoryBenchmarks.defaultDirectory(folder)
             if wanted("find") { results.append(try DirectoryBenchmarks.find(system, queries: quick ? 100 : 500)) }
             if wanted("cli-nearest"), let measured = try DirectoryBenchmarks.cliNearest(databasePath: path, runs: quick ? 20 : 60) {
+                results.append(measured)
+            }
+            if wanted("geocode-cold"), let measured = try DirectoryBenchmarks.geocodeCold(databasePath: path, runs: quick ? 20 : 60) {
                 results.append(measured)
             }
         }

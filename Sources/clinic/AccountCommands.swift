@@ -70,15 +70,25 @@ func chooseCity(_ context: Context, _ system: ClinicSystem, _ city: String, ask:
         context.noteAmbiguity(place)
         return city
     }
-    let choices = [(place.placeName ?? city, place.hint ?? city)] + place.alternatives.map { ($0.name, $0.hint ?? $0.name) }
-    print(context.text(.whichPlace, city.split(separator: ",").first.map(String.init) ?? city))
-    print(Output.table(["#", context.text(.headerName)], choices.enumerated().map { [String($0.offset + 1), $0.element.0] }))
+    let choices = place.choices
+    print(context.text(.whichPlace, placeWord(city)))
+    print(placeTable(choices, context))
     while true {
-        guard let answer = context.terminal.ask(context.text(.choosePlace, String(choices.count))) else { return choices[0].1 }
+        guard let answer = context.terminal.ask(context.text(.choosePlace, String(choices.count))) else { return choices[0].typed }
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
-        if trimmed.isEmpty { return choices[0].1 }
-        if let choice = Int(trimmed), (1...choices.count).contains(choice) { return choices[choice - 1].1 }
+        if trimmed.isEmpty { return choices[0].typed }
+        if let choice = Int(trimmed), (1...choices.count).contains(choice) { return choices[choice - 1].typed }
     }
+}
+
+/// "Vincennes" of "Vincennes, …", for "Which Vincennes?".
+func placeWord(_ city: String) -> String {
+    city.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? city
+}
+
+/// The places a name may mean, numbered.
+func placeTable(_ choices: [(name: String, typed: String)], _ context: Context) -> String {
+    Output.table(["#", context.text(.headerName)], choices.enumerated().map { [String($0.offset + 1), $0.element.name] })
 }
 
 /// Shows the five clinics nearest to the city and asks which is the patient's; nil (the

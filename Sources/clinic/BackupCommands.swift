@@ -61,16 +61,22 @@ extension Admin {
             let key = report.keyProblem.map { $0.message(in: context.language) }
             struct JSON: Encodable {
                 let integrity: [String]; let foreignKeyViolations: Int; let schema: [String]; let version: Int?
-                let key: String; let ok: Bool
+                let key: String; let ok: Bool; let zoneChanges: [ZoneChangeJSON]
             }
             try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations,
-                                  schema: report.schema, version: report.version, key: key ?? "ok", ok: report.isSound)) {
-                if report.isSound { return context.text(.checkOk) }
-                var lines = [context.text(.checkFailed, report.summary)]
-                if report.integrity != ["ok"] { lines += report.integrity.map { "  integrity: " + $0 } }
-                if report.foreignKeyViolations > 0 { lines.append("  foreign keys: \(report.foreignKeyViolations) violations") }
-                lines += report.schema.map { "  schema: " + $0 }
-                if let key { lines.append("  key: " + key) }
+                                  schema: report.schema, version: report.version, key: key ?? "ok", ok: report.isSound,
+                                  zoneChanges: report.zoneChanges.map(ZoneChangeJSON.init))) {
+                var lines: [String]
+                if report.isSound {
+                    lines = [context.text(.checkOk)]
+                } else {
+                    lines = [context.text(.checkFailed, report.summary)]
+                    if report.integrity != ["ok"] { lines += report.integrity.map { "  integrity: " + $0 } }
+                    if report.foreignKeyViolations > 0 { lines.append("  foreign keys: \(report.foreignKeyViolations) violations") }
+                    lines += report.schema.map { "  schema: " + $0 }
+                    if let key { lines.append("  key: " + key) }
+                }
+                if !report.zoneChanges.isEmpty { lines += zoneChangeLines(report.zoneChanges, context) }
                 return lines.joined(separator: "\n")
             }
             if !report.isSound { throw ExitCode(ClinicError.Code.storage.exitStatus) }
@@ -96,5 +102,26 @@ extension Admin {
                 context.text(.keyRotated, Noun.patient.count(count, context.language), keyPath)
             }
         }
+    }
+}
+
+/// An upcoming appointment whose clinic's time zone changed after it was booked.
+struct ZoneChangeJSON: Encodable {
+    let appointmentId: Int64; let clinicId: Int64; let start: String; let oldZone: String; let newZone: String
+
+    init(_ change: ZoneChangedAppointment) {
+        appointmentId = change.appointmentId; clinicId = change.clinicId; start = DateText.iso8601(change.start)
+        oldZone = change.oldZone; newZone = change.newZone
+    }
+}
+
+/// The note on zone changes and one line per appointment: the local time the patient was
+/// shown (old zone) and the local time it is (new zone), for staff to tell the patient.
+func zoneChangeLines(_ changes: [ZoneChangedAppointment], _ context: Context) -> [String] {
+    [context.text(.zoneChangesHeading, Noun.appointment.count(changes.count, context.language))] + changes.map { change in
+        let old = TimeZone(identifier: change.oldZone) ?? .gmt, new = TimeZone(identifier: change.newZone) ?? .gmt
+        return "  " + context.text(.zoneChangeLine, String(change.appointmentId), change.clinicName, String(change.clinicId),
+                                   DateText.dateTime(change.start, timeZone: old, language: context.language), change.oldZone,
+                                   DateText.dateTime(change.start, timeZone: new, language: context.language), change.newZone)
     }
 }

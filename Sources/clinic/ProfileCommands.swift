@@ -31,6 +31,10 @@ struct Profile: ParsableCommand {
         func run() throws {
             let context = Context(global)
             let (system, client) = try context.signedIn()
+            // A city several places share: asked on a terminal, else the first, said on stderr.
+            let city = try self.city.map {
+                try chooseCity(context, system, $0, ask: context.terminal.stdinIsTerminal && context.terminal.stdoutIsTerminal)
+            }
             let updated = try system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
                 name: name, surname: surname, street: street, house: house, city: city, clinicId: clinic, language: global.lang))
             try context.emitClient(updated)

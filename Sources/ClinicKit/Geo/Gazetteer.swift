@@ -212,17 +212,33 @@ public final class Gazetteer: Sendable {
 
     // MARK: Look-up
 
-    /// The places an address names, best first (`preferredCountries`: where the directory has
-    /// clinics). A ZIP code that is known, and lies in the qualifiers' region, answers alone.
+    /// The places an address names, best first. Places whose own name it is replace places
+    /// known by it as another name; among them, those in `preferredCountries` (where the
+    /// directory has clinics) come first, then the larger. A name known only as another name
+    /// ("Москва") is ranked by population alone: the script it is typed in says more about
+    /// the place meant than where the directory is. A ZIP code that is known, and lies in the
+    /// qualifiers' region, answers alone.
     public func lookup(_ address: String, preferredCountries: Set<String> = []) throws -> Answer {
+        try lookup(address, preferring: { preferredCountries })
+    }
+
+    /// `lookup` with the preferred countries asked for only when places of several countries
+    /// share the name (finding them reads the directory).
+    public func lookup(_ address: String, preferring preferredCountries: () throws -> Set<String>) throws -> Answer {
         guard let (name, qualifiers) = try nameAndQualifiers(address) else { return Answer(places: []) }
         if let code = qualifiers.postcode, let place = try postcode(code), qualifiers.admit(country: place.country, admin1: place.admin1) {
             return Answer(places: [place])
         }
         guard !name.isEmpty else { return Answer(places: []) }
-        let places = try self.places(key: name).filter { qualifiers.admit(country: $0.country, admin1: $0.admin1) }
+        var places = try self.places(key: name).filter { qualifiers.admit(country: $0.country, admin1: $0.admin1) }
+        // Places whose own name it is come before, and instead of, places that have it as
+        // another name ("Birmingham" is not Cartersville, Georgia, whatever it was once called).
+        let named = places.filter { Text.fold($0.name) == name }
+        if !named.isEmpty { places = named }
         if !places.isEmpty {
-            return Answer(places: places.sorted { rank($0, preferredCountries) > rank($1, preferredCountries) })
+            let countries = Set(places.map(\.country))
+            let preferred = named.isEmpty || countries.count < 2 ? [] : try preferredCountries()
+            return Answer(places: places.sorted { rank($0, preferred) > rank($1, preferred) })
         }
         return Answer(places: [], suggestion: qualifiers.isEmpty ? nil : try suggestion(for: name, in: qualifiers))
     }

@@ -40,6 +40,11 @@ public struct GeocodeResult: Sendable, Equatable {
 
     /// True when the query named several places and this is the first of them.
     public var isAmbiguous: Bool { !alternatives.isEmpty }
+
+    /// This place and its alternatives, each with what to type for it alone, for a choice.
+    public var choices: [(name: String, typed: String)] {
+        [(placeName ?? query, hint ?? query)] + alternatives.map { ($0.name, $0.hint ?? $0.name) }
+    }
 }
 
 /// One source of the geocoder chain. Returns nil when it does not know the query; throws only
@@ -104,7 +109,7 @@ public final class GeocodingService: Sendable {
         let key = Self.normalize(trimmed)
         var suggestion: Gazetteer.Place?
         if let gazetteer = try gazetteer?.load() {
-            let answer = try gazetteer.lookup(trimmed, preferredCountries: try countries(gazetteer))
+            let answer = try gazetteer.lookup(trimmed, preferring: { try countries(gazetteer) })
             if let first = answer.places.first {
                 let others = Array(answer.places.dropFirst().prefix(Self.alternativeCount))
                 let hint = { (place: Gazetteer.Place) in place.hint(among: answer.places) }
@@ -167,10 +172,15 @@ public final class GeocodingService: Sendable {
         return found
     }
 
+    /// Whether a result belongs in the cache: typed coordinates need none, and the gazetteer
+    /// answers before the cache is read.
+    static func isCached(_ result: GeocodeResult) -> Bool {
+        result.source != "input" && result.source != "gazetteer"
+    }
+
     /// Stores a new result in the cache, or counts a hit of a cached one.
     public func record(_ db: Database, _ result: GeocodeResult) throws {
-        // Typed coordinates need no cache, and the gazetteer answers before the cache is read.
-        guard result.source != "input", result.source != "gazetteer" else { return }
+        guard Self.isCached(result) else { return }
         if result.cached {
             try db.execute(sql: "UPDATE geocode_cache SET hits = hits + 1 WHERE query = ?", arguments: [result.query])
         } else {
@@ -186,7 +196,7 @@ public final class GeocodingService: Sendable {
     /// the answer only once it has succeeded. Nothing on a read-only database.
     public func remember(_ result: GeocodeResult) throws {
         // The cache only saves work: a database this user may only read is answered from, not added to.
-        guard !database.isReadOnly else { return }
+        guard !database.isReadOnly, Self.isCached(result) else { return }
         try database.write { db in try record(db, result) }
     }
 

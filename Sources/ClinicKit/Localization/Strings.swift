@@ -6,7 +6,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
     case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
     case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
-    case geocodeSuggestion, geocodeAmbiguous, geocodeAlternative, whichPlace, choosePlace, zoneChangesNote, zoneChangeLine, headerZone
+    case geocodeSuggestion, geocodeAmbiguous, geocodeAlternative, whichPlace, choosePlace, zoneChangesNote, zoneChangesHeading, zoneChangeLine, headerZone
     case databaseDamaged, databaseReadOnly, databaseReadOnlyOutdated, databaseInsecure, sessionFileLink, sessionFileInsecureEnded
     // Sessions
     case sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials
@@ -114,6 +114,7 @@ public enum Strings {
         .whichPlace: "Which {0}?",
         .choosePlace: "Place [1-{0}, Enter for 1]: ",
         .zoneChangesNote: "Clinic time zones now come from time-zone boundaries, and some changed: {0} booked before the change now fall at another local time. 'clinic admin check' lists them, so that staff can tell those patients.",
+        .zoneChangesHeading: "Upcoming appointments booked before their clinic's time zone changed ({0}): tell these patients the new local time.",
         .zoneChangeLine: "appointment {0} at {1} ({2}): {3} in {4} is {5} in {6}",
         .headerZone: "Time zone",
         .databaseDamaged: "The database {0} is damaged ({1}). Nothing was written: run 'clinic admin check' to see what is wrong, and restore a sound backup.",
@@ -323,6 +324,7 @@ public enum Strings {
         .whichPlace: "Какой именно {0}?",
         .choosePlace: "Место [1-{0}, Enter — 1]: ",
         .zoneChangesNote: "Часовые пояса клиник теперь берутся из границ поясов, и у некоторых клиник пояс изменился: {0}, сделанные до изменения, теперь приходятся на другое местное время. Список — в 'clinic admin check', чтобы сотрудники предупредили пациентов.",
+        .zoneChangesHeading: "Предстоящие записи, сделанные до смены часового пояса клиники ({0}): сообщите пациентам новое местное время.",
         .zoneChangeLine: "запись {0} в {1} ({2}): {3} по {4} — это {5} по {6}",
         .headerZone: "Часовой пояс",
         .databaseDamaged: "База {0} повреждена ({1}). Ничего не записано: выполните 'clinic admin check', чтобы увидеть ошибки, и восстановите исправную копию.",

@@ -112,6 +112,15 @@ final class Session {
         prompt.success(text(.loggedIn, client.login))
     }
 
+    /// "Which Vincennes?" with the places a city may mean numbered: the chosen place's
+    /// unambiguous form ("Vincennes, FR"); nil when the patient went back.
+    func whichPlace(_ city: String, _ found: GeocodeResult) -> String? {
+        let choices = found.choices
+        prompt.heading(text(.whichPlace, placeWord(city)))
+        prompt.say(placeTable(choices, context))
+        return prompt.pick(choices.count, default: 0).map { choices[$0].typed }
+    }
+
     func register() throws {
         prompt.heading(text(.registerTitle))
         let validator = Validator()
@@ -128,15 +137,9 @@ final class Session {
                     do {
                         var found = try system.geocoding.resolve(value)
                         var chosen = value
-                        // A name several places share: "Which Vincennes?", the places numbered.
                         if found.isAmbiguous {
-                            let choices = [(found.placeName ?? value, found.hint ?? value)]
-                                + found.alternatives.map { ($0.name, $0.hint ?? $0.name) }
-                            prompt.heading(text(.whichPlace, value.split(separator: ",").first.map(String.init) ?? value))
-                            prompt.say(Output.table(["#", text(.headerName)],
-                                                    choices.enumerated().map { [String($0.offset + 1), $0.element.0] }))
-                            guard let index = prompt.pick(choices.count, default: 0) else { return }
-                            chosen = choices[index].1
+                            guard let typed = whichPlace(value, found) else { return }
+                            chosen = typed
                             found = try system.geocoding.resolve(chosen)
                         }
                         place = found

@@ -269,7 +269,14 @@ extension Session {
             case .surname: changes.surname = value
             case .street: changes.street = value
             case .house: changes.house = value
-            case .city: changes.city = value
+            case .city:
+                // A city several places share is asked about, as at registration.
+                if let found = try? system.geocoding.resolve(value), found.isAmbiguous {
+                    guard let typed = whichPlace(value, found) else { return }
+                    changes.city = typed
+                } else {
+                    changes.city = value
+                }
             case .login: return
             }
             do {
