@@ -196,6 +196,30 @@ struct ReferencePolygons {
         #expect(try gazetteer.lookup("Minsk, Texas").places.isEmpty)
     }
 
+    /// A name whose last word is also some region's name is read as typed first.
+    @Test func namesEndingInARegionWordAreNames() throws {
+        for (query, state) in [("Green Bay, WI", "WI"), ("Palm Bay, FL", "FL"), ("West Jordan, UT", "UT"),
+                               ("Grand Island, NE", "NE"), ("Lake Forest, CA", "CA"), ("Green Bay WI", "WI")] {
+            let place = try first(query)
+            #expect(place?.admin1 == state && place.map { query.hasPrefix($0.name) } == true, "\(query): \(String(describing: place))")
+        }
+        #expect(try first("New Delhi")?.country == "IN")
+        #expect(try first("Staten Island")?.admin1 == "NY")
+    }
+
+    /// Three Georgetowns in Indiana: each gets a hint that names it alone.
+    @Test func hintsTellApartPlacesOfOneNameAndState() throws {
+        let gazetteer = try #require(Self.gazetteer)
+        let places = try gazetteer.lookup("Georgetown, IN").places
+        #expect(places.count >= 2)
+        let hints = try gazetteer.hints(places)
+        #expect(Set(hints).count == hints.count, "\(hints)")
+        for (place, hint) in zip(places, hints) {
+            let found = try #require(try gazetteer.lookup(hint).places.first, "\(hint)")
+            #expect(Geodesy.distance(found.coordinate, place.coordinate) < 25_000, "\(hint) is near \(place.displayName)")
+        }
+    }
+
     @Test func zipCodesResolveToTheirCentroid() throws {
         for (query, town, code) in [("02115", "Boston", "02115"), ("90210", "Beverly Hills", "90210"),
                                     ("Boston, MA 02115", "Boston", "02115"), ("02115-3000", "Boston", "02115")] {

@@ -109,6 +109,9 @@ import Testing
     @Test func directoryCitiesFillTheGazetteersGaps() throws {
         let system = try makeSystem()
         _ = try system.clinics.importClinics(Data("external_id,name,city,state,lat,lon\nFS1,Mercy,Qwerton Falls,KS,37.8,-94.7\n".utf8))
+        // Qualifiers bind for the directory too: not in another state, nor another country.
+        #expect(expectError(.geocodeFailed) { _ = try service(system).resolve("Qwerton Falls, NE") } != nil)
+        #expect(expectError(.geocodeFailed) { _ = try service(system).resolve("Qwerton Falls, Germany") } != nil)
         let result = try service(system).geocode("Qwerton Falls, KS")
         #expect(result.source == "directory")
         #expect(abs(result.coordinate.latitude - 37.8) < 1e-9)

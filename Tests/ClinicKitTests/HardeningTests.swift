@@ -70,6 +70,16 @@ import Testing
         #expect(expectError(.accountLocked) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") } != nil)
     }
 
+    /// A success whose window ended meanwhile gives back nothing of the next window's.
+    @Test func aReleaseTouchesOnlyItsOwnWindow() throws {
+        let system = try makeSystem()
+        try system.database.write { db in
+            try db.execute(sql: "INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ('anna', 1, 2000)")
+            try ClientController.releaseAttempt(db, "anna", window: 1000)
+        }
+        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 1)
+    }
+
     // MARK: 2. Deleted accounts
 
     @Test func deletingAnAccountCancelsItsFutureAppointmentsAndFreesTheSlots() throws {
@@ -195,6 +205,17 @@ import Testing
         }
     }
 
+    /// A database path that is a link to no file yet: the file SQLite makes there is private.
+    @Test func aDatabaseMadeThroughALinkIsPrivate() throws {
+        let folder = try Folder()
+        try FileManager.default.createSymbolicLink(atPath: folder.path("link.sqlite"), withDestinationPath: folder.path("real.sqlite"))
+        let database = try DatabaseManager.open(path: folder.path("link.sqlite"), migrations: projectMigrations)
+        defer { withExtendedLifetime(database) {} }
+        for file in ["real.sqlite", "real.sqlite-wal"] {
+            #expect(try FileManager.default.attributesOfItem(atPath: folder.path(file))[.posixPermissions] as? Int == 0o600, "\(file)")
+        }
+    }
+
     @Test func theSessionFileIsNeverFollowedThroughALink() throws {
         let folder = try Folder()
         let target = folder.path("victim")
@@ -229,6 +250,19 @@ import Testing
         }
         #expect(!validator.containsOnlyLetters("\u{200C}Anna"), "a joiner joins letters, it does not start a name")
         #expect(try AppointmentController.checkedNotes("line one\nline two") == "line one\nline two")
+        // An address to geocode keeps to the same rule.
+        #expect(expectError(.invalidInput) { _ = try system.geocoding.resolve("Reno\u{202E}, NV") }?.key == .addressInvalid)
+    }
+
+    /// The form the choice among places gives is a valid city: "Georgetown, IN 47122".
+    @Test func aCityMayEndInAZIPCode() {
+        let validator = Validator()
+        for city in ["Georgetown, IN 47122", "Boston MA 02115", "Boston, MA 02115-3000", "Los Angeles, CA"] {
+            #expect(validator.isValidCity(city), "\(city)")
+        }
+        for city in ["02115", "Boston, 021", "Boston 02115, MA", "Bo5ton", "Boston, MA 02115 02116"] {
+            #expect(!validator.isValidCity(city), "\(city)")
+        }
     }
 
     // MARK: 7. Normalised passwords

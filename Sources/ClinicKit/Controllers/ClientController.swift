@@ -167,19 +167,19 @@ public final class ClientController: Sendable {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
         let key = Client.key(forLogin: login)
-        let client = try reserveAttempt(key, login: login)
+        let (client, window) = try reserveAttempt(key, login: login)
         let match = client.map { hasher.match(password, against: $0.passwordHash) }
             ?? { _ = hasher.verify(password, against: Self.decoyHash(hasher)); return .none }()
         guard let client, match.matched else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
         let outdatedConsent = client.privacyVersion != PrivacyPolicy.version
         if outdatedConsent && !acceptPrivacy {
-            try database.write { db in try Self.releaseAttempt(db, key) }
+            try database.write { db in try Self.releaseAttempt(db, key, window: window) }
             throw ClinicError(.privacyNotAccepted, .privacyChanged, String(PrivacyPolicy.version))
         }
         let newHash = match == .raw || hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
         let now = self.now()
         return try database.write { db in
-            try Self.releaseAttempt(db, key)
+            try Self.releaseAttempt(db, key, window: window)
             guard var current = try database.getUserById(db, client.id ?? -1) else {
                 throw ClinicError(.invalidCredentials, .invalidCredentials)
             }
@@ -201,9 +201,10 @@ public final class ClientController: Sendable {
     /// Reserves one password check for a login name, in one write transaction: windows that
     /// ended are forgotten; a name whose window holds `throttleLimit` attempts already is
     /// `account_locked`; otherwise this attempt is counted (starting a window when there is
-    /// none) and the patient, if any, is read. Counting before checking is what makes the limit
-    /// hold for attempts that arrive together.
-    func reserveAttempt(_ key: String, login: String) throws -> Client? {
+    /// none) and the patient, if any, is read, with the start of the window the attempt was
+    /// counted in. Counting before checking is what makes the limit hold for attempts that
+    /// arrive together.
+    func reserveAttempt(_ key: String, login: String) throws -> (client: Client?, window: Int64) {
         let now = self.now()
         let windowStart = now.seconds - Int64(Self.throttleWindow)
         return try database.write { db in
@@ -219,14 +220,19 @@ public final class ClientController: Sendable {
                 INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES (?, 1, ?)
                 ON CONFLICT (login_key) DO UPDATE SET failures = failures + 1
                 """, arguments: [key, now.seconds])
-            return try database.getUserByLogin(db, login)
+            let window = try Int64.fetchOne(db, sql: "SELECT first_failure_at FROM login_attempts WHERE login_key = ?",
+                                            arguments: [key]) ?? now.seconds
+            return (try database.getUserByLogin(db, login), window)
         }
     }
 
-    /// Gives back the check `reserveAttempt` reserved for this attempt.
-    static func releaseAttempt(_ db: Database, _ key: String) throws {
-        try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ? AND failures <= 1", arguments: [key])
-        try db.execute(sql: "UPDATE login_attempts SET failures = failures - 1 WHERE login_key = ?", arguments: [key])
+    /// Gives back the check `reserveAttempt` reserved for this attempt, in the window it was
+    /// counted in: once that window has ended, a new one's attempts are not this one's to undo.
+    static func releaseAttempt(_ db: Database, _ key: String, window: Int64) throws {
+        try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ? AND first_failure_at = ? AND failures <= 1",
+                       arguments: [key, window])
+        try db.execute(sql: "UPDATE login_attempts SET failures = failures - 1 WHERE login_key = ? AND first_failure_at = ?",
+                       arguments: [key, window])
     }
 
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.

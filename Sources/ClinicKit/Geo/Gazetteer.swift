@@ -38,7 +38,8 @@ public final class Gazetteer: Sendable {
 
         /// What to type for this place and no other among `others`: "Vincennes, IN" in the
         /// U.S., "Vincennes, FR" elsewhere, with the division's name when the country has two
-        /// ("Springfield, Île-de-France, FR"); the code for a ZIP code.
+        /// ("Springfield, Île-de-France, FR"); the code for a ZIP code. (Places that share a
+        /// name and a state get their ZIP code from `Gazetteer.hints`.)
         public func hint(among others: [Place]) -> String {
             if let postcode { return postcode }
             if country == "US" { return "\(name), \(admin1)" }
@@ -114,12 +115,6 @@ public final class Gazetteer: Sendable {
         func admit(country: String, admin1: String) -> Bool {
             regions.allSatisfy { options in options.contains { $0.contains(country: country, admin1: admin1) } }
         }
-
-        /// The U.S. state the qualifiers name, when they name exactly one (for the directory).
-        public var usState: String? {
-            let states = regions.compactMap { options in options.first { $0.country == "US" && $0.admin1 != nil }?.admin1 }
-            return states.count == 1 ? states[0] : nil
-        }
     }
 
     /// The regions a folded text names: a country (name or ISO code), or a first-level
@@ -194,15 +189,16 @@ public final class Gazetteer: Sendable {
             return ("", qualifiers)
         }
         // Qualifiers at the end of the name part ("hanford ca", "los angeles ca 90001"): the
-        // longest reading whose words left still name a place; if none does, the longest.
-        var steps: [(words: [Substring], qualifiers: Qualifiers)] = []
+        // first reading, from the words as typed to the most taken off, whose words name a
+        // place ("green bay" is Green Bay, not "green" in the Somali region of Bay); if none
+        // does, the one with the most taken off.
+        var readings: [(words: [Substring], qualifiers: Qualifiers)] = [(words, qualifiers)]
         var attempt = qualifiers, rest = words
         while rest.count > 1, let remaining = try absorbLast(rest, into: &attempt), !remaining.isEmpty {
             rest = remaining
-            steps.append((rest, attempt))
+            readings.append((rest, attempt))
         }
-        let chosen = try steps.reversed().first { try !placeIds($0.words.joined(separator: " ")).isEmpty } ?? steps.last
-        guard let chosen else { return (words.joined(separator: " "), qualifiers) }
+        let chosen = try readings.first { try !placeIds($0.words.joined(separator: " ")).isEmpty } ?? readings[readings.count - 1]
         return (chosen.words.joined(separator: " "), chosen.qualifiers)
     }
 
@@ -265,6 +261,38 @@ public final class Gazetteer: Sendable {
                 SELECT \(Self.placeColumns) FROM place_key k JOIN place p ON p.id = k.place_id WHERE k.key = ?
                 """, arguments: [key]).compactMap { try Self.place($0) }
         }
+    }
+
+    /// What to type for each of `places` and no other: `Place.hint`, and where that is not
+    /// enough (three Georgetowns in Indiana), the town and its nearest ZIP code in its state
+    /// ("Georgetown, IN 47122"), which reads as the ZIP code's centroid.
+    public func hints(_ places: [Place]) throws -> [String] {
+        let plain = places.map { $0.hint(among: places) }
+        var counts: [String: Int] = [:]
+        for hint in plain { counts[hint, default: 0] += 1 }
+        return try zip(places, plain).map { place, hint in
+            guard counts[hint, default: 0] > 1, place.postcode == nil, let code = try nearestPostcode(place) else { return hint }
+            return "\(place.name), \(place.admin1) \(code)"
+        }
+    }
+
+    /// The ZIP code of the place's state whose centroid is nearest to it (within about 50 km).
+    func nearestPostcode(_ place: Place) throws -> String? {
+        let point = place.coordinate
+        let rows = try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT code, lat, lon FROM postcode WHERE admin1 = ? AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+                """, arguments: [place.admin1, point.latitude - 0.5, point.latitude + 0.5, point.longitude - 0.7, point.longitude + 0.7])
+        }
+        var best: (distance: Double, code: String)?
+        for row in rows {
+            guard let centroid = Coordinate(latitude: try row.decode(Double.self, forColumn: "lat"),
+                                            longitude: try row.decode(Double.self, forColumn: "lon")) else { continue }
+            let code = try row.decode(String.self, forColumn: "code")
+            let distance = Geodesy.distance(point, centroid)
+            if best.map({ (distance, code) < ($0.distance, $0.code) }) ?? true { best = (distance, code) }
+        }
+        return best?.code
     }
 
     /// A U.S. ZIP code's centroid and town.

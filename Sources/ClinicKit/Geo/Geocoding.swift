@@ -99,8 +99,7 @@ public final class GeocodingService: Sendable {
 
     public func resolve(_ query: String) throws -> GeocodeResult {
         let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= 300,
-              !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        guard !trimmed.isEmpty, trimmed.count <= 300, !Text.hasForbiddenControl(trimmed)
         else { throw ClinicError.invalid(.addressInvalid) }
         if let coordinate = try? CoordinateParser.parse(trimmed) {
             return try zoned(GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
@@ -111,14 +110,14 @@ public final class GeocodingService: Sendable {
         if let gazetteer = try gazetteer?.load() {
             let answer = try gazetteer.lookup(trimmed, preferring: { try countries(gazetteer) })
             if let first = answer.places.first {
-                let others = Array(answer.places.dropFirst().prefix(Self.alternativeCount))
-                let hint = { (place: Gazetteer.Place) in place.hint(among: answer.places) }
+                let shown = Array(answer.places.prefix(Self.alternativeCount + 1))
+                let hints = shown.count > 1 ? try gazetteer.hints(shown) : []
                 var result = GeocodeResult(query: key, coordinate: first.coordinate, precision: first.precision, source: "gazetteer",
                                            cached: false, placeName: first.displayName, admin1: first.admin1Name.nonEmpty,
-                                           country: first.country, hint: others.isEmpty ? nil : hint(first))
-                result.alternatives = others.map { place in
+                                           country: first.country, hint: hints.first)
+                result.alternatives = zip(shown.dropFirst(), hints.dropFirst()).map { place, hint in
                     GeocodeCandidate(coordinate: place.coordinate, precision: place.precision, name: place.displayName,
-                                     admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint(place))
+                                     admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint)
                 }
                 return try zoned(result)
             }
@@ -216,28 +215,33 @@ struct DirectoryCities: Geocoder {
     let gazetteer: LazyGazetteer?
     var source: String { "directory" }
 
-    /// The city part and the U.S. state a query names: read by the gazetteer when there is
-    /// one, else the last comma-separated part, folded.
-    func cityAndState(_ query: String) throws -> (city: String, state: String?, binding: Bool)? {
+    /// The city part of a query and whether a clinic `state` lies where its qualifiers say:
+    /// read by the gazetteer when there is one, else the last comma-separated part, folded,
+    /// with no qualifiers.
+    func cityAndQualifiers(_ query: String) throws -> (city: String, admits: (String) throws -> Bool)? {
         if let gazetteer = try gazetteer?.load() {
             guard let (name, qualifiers) = try gazetteer.nameAndQualifiers(query), !name.isEmpty else { return nil }
-            return (name, qualifiers.usState, !qualifiers.isEmpty)
+            // A clinic's `state` is a U.S. state's code or a territory's (ISO) country code.
+            return (name, { state in
+                guard !qualifiers.isEmpty else { return true }
+                guard let country = try gazetteer.country(ofState: state) else { return false }
+                return qualifiers.admit(country: country, admin1: state.uppercased())
+            })
         }
         guard let last = query.split(separator: ",").map({ Text.fold(String($0)) }).last(where: { !$0.isEmpty }) else { return nil }
-        return (last, nil, false)
+        return (last, { _ in true })
     }
 
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        guard let (city, state, binding) = try cityAndState(query) else { return nil }
+        guard let (city, admits) = try cityAndQualifiers(query) else { return nil }
         let rows = try database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT avg(lat) AS lat, avg(lon) AS lon, state, min(city) AS city, count(*) AS n FROM clinics
                 WHERE city_key = ? GROUP BY state ORDER BY n DESC, state
                 """, arguments: [city])
         }
-        // Qualifiers bind: a city in another state (or, for a state the directory does not
-        // know, any) is not the place asked for.
-        let row = rows.first { state == nil || ($0["state"] as String?) == state } ?? (binding ? nil : rows.first)
+        // Qualifiers bind: a city in another state or country is not the place asked for.
+        let row = try rows.first { try admits(($0["state"] as String?) ?? "") }
         guard let row, let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) else { return nil }
         return (coordinate, "city", row["city"])
     }

@@ -101,16 +101,18 @@ enum SchemaFacts {
         }
     }
 
-    private static let expected = LockedBox<[Int: [String: String]]>([:])
+    private static let expected = LockedBox<[String: [String: String]]>([:])
 
-    /// The schema the migrations up to `version` create, built once per process in memory.
+    /// The schema the migrations up to `version` create, built once per process in memory
+    /// (per set of migration files: the key is their checksums).
     static func expected(by runner: MigrationRunner, version: Int) throws -> [String: String] {
-        try expected.withLock { cache in
-            if let facts = cache[version] { return facts }
+        let key = runner.migrations.filter { $0.version <= version }.map(\.checksum).joined(separator: ",")
+        return try expected.withLock { cache in
+            if let facts = cache[key] { return facts }
             let queue = try DatabaseQueue()
             try runner.migrate(queue, to: version)
             let facts = try queue.read { try read($0) }
-            cache[version] = facts
+            cache[key] = facts
             return facts
         }
     }

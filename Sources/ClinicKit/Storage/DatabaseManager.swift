@@ -32,7 +32,8 @@ public final class DatabaseManager: Sendable {
         self.runner = runner
         self.path = path
         isReadOnly = readOnly
-        writerLock = path.flatMap { WriterLock(path: $0 + ".lock") }
+        // A database opened read-only never writes, and must not create files beside itself.
+        writerLock = readOnly ? nil : path.flatMap { WriterLock(path: $0 + ".lock") }
         keyFile = path.map { KeyFile(databasePath: $0) }
         cachedKey = LockedBox(key)
     }
@@ -92,9 +93,9 @@ public final class DatabaseManager: Sendable {
             let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if descriptor >= 0 { close(descriptor) }
         }
-        try makePrivate(path)
         // A file this user may only read is opened read-only: reading commands work on it.
         let readOnly = access(path, W_OK) != 0 && (errno == EACCES || errno == EROFS)
+        try makePrivate(path, refusing: !readOnly)
         let pool: DatabasePool
         do {
             var configuration = configuration()
@@ -106,6 +107,8 @@ public final class DatabaseManager: Sendable {
         } catch {
             throw damaged(error, path) ?? ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
         }
+        // Again now that SQLite has made its files (through a link, it made them at the target).
+        try makePrivate(path, refusing: !readOnly)
         let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly,
                                       zones: zones)
         do {
@@ -125,13 +128,17 @@ public final class DatabaseManager: Sendable {
 
     /// The database, its `-wal` and `-shm` files are readable by their owner only, whatever
     /// mode a file that existed before had (an empty file made with the default 0644 would
-    /// otherwise fill with password hashes and personal data readable by all). A file others
-    /// may read that this user cannot make private is refused.
-    static func makePrivate(_ path: String) throws {
-        for file in [path, path + "-wal", path + "-shm"] {
+    /// otherwise fill with password hashes and personal data readable by all). Through a
+    /// symbolic link, the files are the target's (SQLite keeps `-wal` and `-shm` beside the
+    /// file it resolves to). A file others may read that this user cannot make private is
+    /// refused when this user would write to it (`refusing`); one it may only read is left as
+    /// its owner made it.
+    static func makePrivate(_ path: String, refusing: Bool) throws {
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        for file in [real, real + "-wal", real + "-shm"] {
             var info = stat()
             guard stat(file, &info) == 0, info.st_mode & 0o077 != 0 else { continue }
-            guard chmod(file, info.st_mode & 0o700) == 0 else {
+            if chmod(file, info.st_mode & 0o700) != 0 && refusing {
                 throw ClinicError(.storage, .databaseInsecure, file)
             }
         }

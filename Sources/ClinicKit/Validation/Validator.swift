@@ -129,11 +129,19 @@ public struct Validator: Sendable {
     }
 
     /// A city as a patient types it: 1 to 100 characters of letters, spaces, hyphens,
-    /// apostrophes and dots, optionally followed by ", STATE" or ", Country" ("St. Louis, MO").
+    /// apostrophes and dots, optionally followed by ", STATE" or ", Country" ("St. Louis, MO"),
+    /// and a U.S. ZIP code at the very end ("Georgetown, IN 47122": what the choice among
+    /// places of one name gives when a name and a state are not enough).
     public func isValidCity(_ city: String) -> Bool {
         let trimmed = city.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(trimmed.count) else { return false }
-        return trimmed.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { part in
+        var parts = trimmed.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        if var last = parts.last?.split(separator: " ").map(String.init), let zip = last.last, last.count > 1,
+           zip.range(of: #"^[0-9]{5}(-[0-9]{4})?$"#, options: .regularExpression) != nil {
+            last.removeLast()
+            parts[parts.count - 1] = last.joined(separator: " ")
+        }
+        return parts.allSatisfy { part in
             containsOnlyLetters(part.replacingOccurrences(of: ".", with: " ").split(separator: " ").joined(separator: " "))
         }
     }
