@@ -57,6 +57,11 @@ import Testing
         let original = try Data(contentsOf: URL(fileURLWithPath: folder.key))
         try FileManager.default.removeItem(atPath: folder.key)
         #expect(expectError(.keyError) { _ = try open(folder).clients.getUserByLogin("anna") }?.key == .keyMissing)
+        // A wrong password fails alike for a known and an unknown login, key or no key: the
+        // key is needed only once the password matched.
+        #expect(expectError(.invalidCredentials) { _ = try open(folder).clients.logIn(login: "anna", password: "wrong-horse-42") } != nil)
+        #expect(expectError(.invalidCredentials) { _ = try open(folder).clients.logIn(login: "nobody", password: "wrong-horse-42") } != nil)
+        #expect(expectError(.keyError) { _ = try open(folder).clients.logIn(login: "anna", password: "correct-horse-42") } != nil)
         #expect(!FileManager.default.fileExists(atPath: folder.key), "a missing key is never replaced by a new one")
         let other = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
         try (other + "\n").write(toFile: folder.key, atomically: true, encoding: .utf8)

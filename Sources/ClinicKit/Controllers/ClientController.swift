@@ -201,7 +201,8 @@ public final class ClientController: Sendable {
     /// Reserves one password check for a login name, in one write transaction: windows that
     /// ended are forgotten; a name whose window holds `throttleLimit` attempts already is
     /// `account_locked`; otherwise this attempt is counted (starting a window when there is
-    /// none) and the patient, if any, is read, with the start of the window the attempt was
+    /// none) and the patient, if any, is read (sealed: the key is needed only after the
+    /// password matched), with the start of the window the attempt was
     /// counted in. Counting before checking is what makes the limit hold for attempts that
     /// arrive together.
     func reserveAttempt(_ key: String, login: String) throws -> (client: Client?, window: Int64) {
@@ -222,7 +223,7 @@ public final class ClientController: Sendable {
                 """, arguments: [key, now.seconds])
             let window = try Int64.fetchOne(db, sql: "SELECT first_failure_at FROM login_attempts WHERE login_key = ?",
                                             arguments: [key]) ?? now.seconds
-            return (try database.getUserByLogin(db, login), window)
+            return (try database.getSealedUserByLogin(db, login), window)
         }
     }
 

@@ -316,6 +316,14 @@ public final class DatabaseManager: Sendable {
                          arguments: [Client.key(forLogin: login)]).map { try opened(db, $0) }
     }
 
+    /// A patient by login with the personal fields left sealed (empty): what a log-in needs to
+    /// check a password, so that a wrong password never depends on the key (a missing key
+    /// would otherwise tell a known login from an unknown one).
+    func getSealedUserByLogin(_ db: Database, _ login: String) throws -> Client? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE login_key = ?"),
+                         arguments: [Client.key(forLogin: login)]).map { try Client(row: $0) }
+    }
+
     /// Whether a login is taken (any case), without opening anyone's personal data.
     public func loginExists(_ db: Database, _ login: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = ?)"),
