@@ -59,28 +59,15 @@ public final class Gazetteer: Sendable {
     let file: DatabaseQueue
 
     init(file path: String) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
-        do {
-            file = try DatabaseQueue(path: path, configuration: configuration)
-            _ = try file.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE id = 0") }
-        } catch {
-            throw ClinicError(.storage, .gazetteerMissing, path + " (" + DatabaseManager.describe(error) + ")")
-        }
+        file = try DataFile.openReadOnly(path)
+        _ = try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE id = 0") }
     }
 
     private static let loaded = LockedBox<[String: Gazetteer]>([:])
 
     /// The gazetteer of a Data/ folder, opened once per process.
     public static func load(from data: URL) throws -> Gazetteer {
-        let path = data.appendingPathComponent("gazetteer.db").path
-        return try loaded.withLock { cache in
-            if let gazetteer = cache[path] { return gazetteer }
-            guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError(.storage, .gazetteerMissing, path) }
-            let gazetteer = try Gazetteer(file: path)
-            cache[path] = gazetteer
-            return gazetteer
-        }
+        try DataFile.shared(loaded, data.appendingPathComponent("gazetteer.db").path, Gazetteer.init(file:))
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {

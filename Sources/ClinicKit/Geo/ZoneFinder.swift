@@ -40,10 +40,8 @@ public final class ZoneFinder: @unchecked Sendable {
     static let coastReach = 0.1
 
     init(file path: String) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
+        file = try DataFile.openReadOnly(path)
         do {
-            file = try DatabaseQueue(path: path, configuration: configuration)
             pieces = try file.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT id, tzid, layer, min_lon, min_lat, max_lon, max_lat FROM zone_polygon ORDER BY id
@@ -78,14 +76,7 @@ public final class ZoneFinder: @unchecked Sendable {
 
     /// The finder of a Data/ folder, made once per process.
     public static func load(from data: URL) throws -> ZoneFinder {
-        let path = data.appendingPathComponent("timezones.db").path
-        return try shared.withLock { cache in
-            if let finder = cache[path] { return finder }
-            guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError(.storage, .gazetteerMissing, path) }
-            let finder = try ZoneFinder(file: path)
-            cache[path] = finder
-            return finder
-        }
+        try DataFile.shared(shared, data.appendingPathComponent("timezones.db").path, ZoneFinder.init(file:))
     }
 
     /// The zone at a point.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 enum Text {
     /// The key two names match on: compatibility-decomposed, combining marks dropped, lower
@@ -64,5 +65,30 @@ final class LockedBox<Value>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
+    }
+}
+
+/// The read-only SQLite files of Data/ (the gazetteer, the zone boundaries): opened once per
+/// process and kept; a file that is missing or unreadable is `gazetteerMissing`.
+enum DataFile {
+    static func openReadOnly(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            return try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw ClinicError(.storage, .gazetteerMissing, path + " (" + DatabaseManager.describe(error) + ")")
+        }
+    }
+
+    /// The value made from the file at `path`, made once per process.
+    static func shared<T>(_ cache: LockedBox<[String: T]>, _ path: String, _ make: (String) throws -> T) throws -> T {
+        try cache.withLock { values in
+            if let value = values[path] { return value }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError(.storage, .gazetteerMissing, path) }
+            let value = try make(path)
+            values[path] = value
+            return value
+        }
     }
 }
