@@ -19,6 +19,8 @@ step init
 step clinics nearest --address "1025 North Douty Street, Hanford, CA" --limit 3
 step clinics nearest --lat 51.88 --lon -176.65
 step clinics nearest --at "15.2N 145.7E" --limit 2 --lang ru
+step clinics nearest --address "Boston, MA 02115" --limit 2
+step geocode Vincennes
 step find --specialization cardiology --address "Hanford, CA" --limit 3
 clinic_id=$("$clinic" clinics nearest --address "Hanford, CA" --json | sed -n 's/.*"id" : \([0-9]*\).*/\1/p' | head -1)
 step clinics show "$clinic_id"
