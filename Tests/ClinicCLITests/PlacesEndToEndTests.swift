@@ -82,3 +82,32 @@ import Testing
         #expect(!again.stderr.contains("booked before the change"), "said once, when the migration ran")
     }
 }
+
+@Suite struct PlaceChoiceTerminalTests {
+    /// `register` on a terminal asks which place an ambiguous city is, and keeps the answer's
+    /// unambiguous form; `profile edit --city` asks the same way.
+    @Test func registerAsksWhichPlace() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let terminal = try PseudoTerminal(cli, ["register", "--login", "vera", "--name", "Vera", "--surname", "Lane",
+                                                "--street", "Main Street", "--house", "3", "--city", "Vincennes", "--accept-privacy"],
+                                          environment: ["NO_COLOR": "1"])
+        try terminal.expect("Password: ")
+        terminal.type("correct-horse-42")
+        try terminal.expect("Password again: ")
+        terminal.type("correct-horse-42")
+        let which = try terminal.expect("Place [1-")
+        #expect(which.contains("Which Vincennes?") && which.contains("Vincennes, Indiana, US")
+                && which.contains("Vincennes, Île-de-France, FR"), "\(which)")
+        terminal.type("2")
+        try terminal.expect("Home clinic [1-")
+        terminal.type("")
+        try terminal.expect("Registered vera")
+        #expect(terminal.finish() == 0)
+        let login = try cli.run(["login", "--login", "vera", "--password-stdin"], input: "correct-horse-42\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        let whoami = try #require(try cli.run(["whoami", "--json"]).json() as? [String: Any])
+        #expect(whoami["city"] as? String == "Vincennes, FR")
+        #expect(abs((whoami["lat"] as? Double ?? 0) - 48.85) < 0.05, "the French one: \(whoami)")
+    }
+}
