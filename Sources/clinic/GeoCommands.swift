@@ -83,7 +83,7 @@ struct Geocode: ParsableCommand {
     func run() throws {
         let context = Context(global)
         let system = try context.system()
-        let result = try system.geocoding.geocode(text)
+        let result = try system.geocoding.geocode(text, zones: true)
         try context.emit(GeocodeJSON(result)) {
             var lines = [context.text(.geocodeLine, result.placeName ?? result.query, String(format: "%.5f", result.coordinate.latitude),
                                       String(format: "%.5f", result.coordinate.longitude), result.precision,

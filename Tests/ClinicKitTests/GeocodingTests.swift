@@ -68,7 +68,8 @@ import Testing
         let system = try makeSystem()
         let geocoder = try service(system)
         for _ in 0..<2 {
-            let vincennes = try geocoder.geocode("Vincennes")
+            #expect(try geocoder.resolve("Vincennes").timeZone == nil, "zones only when asked for")
+            let vincennes = try geocoder.geocode("Vincennes", zones: true)
             #expect(vincennes.source == "gazetteer" && !vincennes.cached)
             #expect(vincennes.placeName == "Vincennes, Indiana, US" && vincennes.admin1 == "Indiana" && vincennes.country == "US")
             #expect(vincennes.timeZone == "America/Indiana/Vincennes" && vincennes.hint == "Vincennes, IN")
@@ -77,7 +78,7 @@ import Testing
             #expect(vincennes.alternatives.count <= GeocodingService.alternativeCount)
         }
         #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM geocode_cache") } == 0)
-        let zip = try geocoder.geocode("Boston, MA 02115")
+        let zip = try geocoder.geocode("Boston, MA 02115", zones: true)
         #expect(zip.precision == "postcode" && zip.placeName == "Boston, MA 02115, US" && zip.timeZone == "America/New_York")
         #expect(!zip.isAmbiguous)
         // A qualifier nothing fits: a failure that suggests the close spelling in that state.

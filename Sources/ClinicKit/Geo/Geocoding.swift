@@ -97,13 +97,21 @@ public final class GeocodingService: Sendable {
         query.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }.joined(separator: ", ")
     }
 
-    public func resolve(_ query: String) throws -> GeocodeResult {
+    /// Where the query is. With `zones`, the result and its alternatives carry the time zone
+    /// at their points (`timeZone`): what `geocode` shows; a command that only needs the point
+    /// (nearest clinics, registration) does not read the zone data for it.
+    public func resolve(_ query: String, zones wanted: Bool = false) throws -> GeocodeResult {
+        let result = try locate(query)
+        return wanted ? try zoned(result) : result
+    }
+
+    func locate(_ query: String) throws -> GeocodeResult {
         let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= 300, !Text.hasForbiddenControl(trimmed)
         else { throw ClinicError.invalid(.addressInvalid) }
         if let coordinate = try? CoordinateParser.parse(trimmed) {
-            return try zoned(GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
-                                           cached: false, placeName: nil))
+            return GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
+                                 cached: false, placeName: nil)
         }
         let key = Self.normalize(trimmed)
         var suggestion: Gazetteer.Place?
@@ -119,27 +127,27 @@ public final class GeocodingService: Sendable {
                     GeocodeCandidate(coordinate: place.coordinate, precision: place.precision, name: place.displayName,
                                      admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint)
                 }
-                return try zoned(result)
+                return result
             }
             suggestion = answer.suggestion
         }
         if let row = try database.read({ db in
             try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
         }), let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
-            return try zoned(GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
-                                           cached: true, placeName: nil))
+            return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
+                                 cached: true, placeName: nil)
         }
         for geocoder in offline {
             if let found = try geocoder.geocode(trimmed) {
-                return try zoned(GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                               source: geocoder.source, cached: false, placeName: found.name))
+                return GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                     source: geocoder.source, cached: false, placeName: found.name)
             }
         }
         if let remote {
             if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
             if let found = try remote.geocode(trimmed) {
-                let answer = try zoned(GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                                     source: remote.source, cached: false, placeName: found.name))
+                let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                           source: remote.source, cached: false, placeName: found.name)
                 remoteAnswers.withLock { $0[key] = answer }
                 return answer
             }
@@ -199,9 +207,9 @@ public final class GeocodingService: Sendable {
         try database.write { db in try record(db, result) }
     }
 
-    /// Resolves and records in one go.
-    public func geocode(_ query: String) throws -> GeocodeResult {
-        let result = try resolve(query)
+    /// Resolves (with the zones, if asked) and records in one go.
+    public func geocode(_ query: String, zones: Bool = false) throws -> GeocodeResult {
+        let result = try resolve(query, zones: zones)
         try remember(result)
         return result
     }

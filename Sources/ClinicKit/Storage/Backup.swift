@@ -139,7 +139,7 @@ extension DatabaseManager {
             // later reader of it create -wal and -shm files beside it.
             try destination.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
             // A copy of a damaged database is no backup: the live one is what is wrong.
-            let report = try destination.read { db in Self.check(db, runner: runner) }
+            let report = try destination.read { db in Self.integrityCheck(db) }
             guard report.integrity == ["ok"], report.foreignKeyViolations == 0 else {
                 throw ClinicError(.storage, .databaseDamaged, self.path ?? "memory", report.summary)
             }
@@ -194,6 +194,23 @@ extension DatabaseManager {
 
     /// Integrity, foreign keys and schema, each step reporting what stops it.
     static func check(_ db: Database, runner: MigrationRunner) -> CheckReport {
+        var report = integrityCheck(db)
+        do {
+            let version = try runner.verifiedVersion(db)
+            report.version = version
+            report.schema = SchemaFacts.differences(expected: try SchemaFacts.expected(by: runner, version: version),
+                                                    actual: try SchemaFacts.read(db))
+        } catch let error as ClinicError {
+            report.schema = [error.message(in: .en)]
+        } catch {
+            report.schema = [describe(error)]
+        }
+        return report
+    }
+
+    /// `integrity_check` and `foreign_key_check` only: what a copy is checked for before it
+    /// becomes a backup.
+    static func integrityCheck(_ db: Database) -> CheckReport {
         var report = CheckReport(integrity: ["ok"], foreignKeyViolations: 0)
         do {
             report.integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
@@ -205,16 +222,6 @@ extension DatabaseManager {
             report.foreignKeyViolations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count
         } catch {
             report.integrity.append(describe(error))
-        }
-        do {
-            let version = try runner.verifiedVersion(db)
-            report.version = version
-            report.schema = SchemaFacts.differences(expected: try SchemaFacts.expected(by: runner, version: version),
-                                                    actual: try SchemaFacts.read(db))
-        } catch let error as ClinicError {
-            report.schema = [error.message(in: .en)]
-        } catch {
-            report.schema = [describe(error)]
         }
         return report
     }

@@ -21,7 +21,8 @@ public final class DatabaseManager: Sendable {
 
     /// Clinic time zones from where clinics are, for the migration that recomputes them.
     let zones: (any ZoneResolver)?
-    /// The migrations this process applied (the front tells about some of them).
+    /// The versions this process migrated, up or down, in the order they ran (the front tells
+    /// about some of them).
     public var migrationsRun: [Int] { ran.withLock { $0 } }
     private let ran = LockedBox<[Int]>([])
 
