@@ -13,6 +13,14 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        // The server (ClinicServer): Hummingbird without its default traits (no
+        // swift-configuration), TLS by swift-nio-ssl, logs by swift-log.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // Tests only: the real HTTP client the end-to-end tests drive the server with.
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         // GEOS through its reentrant C API only (geos_c.h with GEOS_USE_ONLY_R_API).
@@ -32,10 +40,25 @@ let package = Package(
                 "CArgon2",
                 "CGEOS",
             ]),
+        // The HTTP front: routes, middleware and the mapping of ClinicKit's errors to HTTP;
+        // no SQL and no business rules.
+        .target(
+            name: "ClinicServer",
+            dependencies: [
+                "ClinicKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "clinic",
             dependencies: [
                 "ClinicKit",
+                "ClinicServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Benchmarks: build with -c release; see docs/BENCHMARKS.md.
@@ -53,5 +76,15 @@ let package = Package(
         .testTarget(
             name: "ClinicCLITests",
             dependencies: ["ClinicKit", "clinic"]),
+        .testTarget(
+            name: "ClinicServerTests",
+            dependencies: [
+                "ClinicKit",
+                "ClinicServer",
+                "clinic",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
     ]
 )

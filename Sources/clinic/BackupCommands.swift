@@ -105,16 +105,6 @@ extension Admin {
     }
 }
 
-/// An upcoming appointment whose clinic's time zone changed after it was booked.
-struct ZoneChangeJSON: Encodable {
-    let appointmentId: Int64; let clinicId: Int64; let start: String; let oldZone: String; let newZone: String
-
-    init(_ change: ZoneChangedAppointment) {
-        appointmentId = change.appointmentId; clinicId = change.clinicId; start = DateText.iso8601(change.start)
-        oldZone = change.oldZone; newZone = change.newZone
-    }
-}
-
 /// The note on zone changes and one line per appointment: the local time the patient was
 /// shown (old zone) and the local time it is (new zone), for staff to tell the patient.
 func zoneChangeLines(_ changes: [ZoneChangedAppointment], _ context: Context) -> [String] {

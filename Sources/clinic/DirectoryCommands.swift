@@ -43,12 +43,7 @@ struct Clinics: ParsableCommand {
             let system = try context.system()
             let clinic = try system.clinics.getClinicById(id)
             let departments = try system.departments.getDepartmentsByClinicId(id)
-            let json = ClinicDetailJSON(
-                id: clinic.id ?? 0, externalId: clinic.externalId, name: clinic.name, address: clinic.address,
-                city: clinic.city, state: clinic.state, zip: clinic.zip, lat: clinic.lat, lon: clinic.lon,
-                isPediatric: clinic.isPediatric, isHospital: clinic.isHospital, timeZone: clinic.timeZone,
-                category: clinic.category, description: clinic.description, phone: clinic.phone,
-                website: clinic.website, departments: departments.map { departmentJSON($0, context) })
+            let json = ClinicDetailJSON(clinic, departments: departments, language: context.language)
             try context.emit(json) {
                 var lines = [clinic.name]
                 let place = [clinic.address, clinic.city, clinic.state, clinic.zip].filter { !$0.isEmpty }
@@ -90,12 +85,7 @@ struct Doctors: ParsableCommand {
         let system = try context.system()
         let doctors = try system.departments.getDoctorsByDepartmentId(departmentId)
         let hours = try doctors.map { try system.departments.getWorkingHours(doctorId: $0.id ?? 0) }
-        let json = zip(doctors, hours).map { doctor, hours in
-            DoctorJSON(id: doctor.id ?? 0, departmentId: doctor.departmentId, name: doctor.name, hours: hours.map {
-                DoctorJSON.Hours(weekday: $0.weekday, start: minutesText($0.startMinute),
-                                 end: minutesText($0.endMinute), slotMinutes: $0.slotMinutes)
-            })
-        }
+        let json = zip(doctors, hours).map { DoctorJSON($0, hours: $1) }
         try context.emit(json) {
             guard !doctors.isEmpty else { return context.text(.noDoctors) }
             let names = context.text(.weekdays).split(separator: ",").map(String.init)
@@ -121,9 +111,7 @@ func kind(_ clinic: Clinic, _ context: Context) -> String {
 }
 
 func departmentJSON(_ department: Department, _ context: Context) -> DepartmentJSON {
-    DepartmentJSON(id: department.id ?? 0, clinicId: department.clinicId, specialization: department.specialization,
-                   displayName: Specialization.displayName(department.specialization, context.language),
-                   isDemo: department.isDemo)
+    DepartmentJSON(department, language: context.language)
 }
 
 func departmentTable(_ departments: [Department], _ context: Context) -> String {

@@ -76,17 +76,10 @@ enum Entry {
     }
 
     static func writeJSONError(code: String, message: String, problems: [ImportProblem], language: Language) {
-        struct Body: Encodable {
-            struct Problem: Encodable { let line: Int; let reason: String }
-            let code: String
-            let message: String
-            let problems: [Problem]?
-        }
-        struct Envelope: Encodable { let error: Body }
-        let body = Body(code: code, message: message, problems: problems.isEmpty ? nil : problems.map {
-            Body.Problem(line: $0.line, reason: Strings.text($0.key, language, $0.arguments))
+        let body = ErrorJSON(code: code, message: message, problems: problems.isEmpty ? nil : problems.map {
+            ErrorJSON.Body.Problem(line: $0.line, reason: Strings.text($0.key, language, $0.arguments))
         })
-        let data = (try? Output.encoder(pretty: false).encode(Envelope(error: body))) ?? Data()
+        let data = (try? Output.encoder(pretty: false).encode(body)) ?? Data()
         FileHandle.standardError.write(data + Data("\n".utf8))
     }
 }

@@ -95,68 +95,6 @@ struct Geocode: ParsableCommand {
     }
 }
 
-/// `geocode --json`: where the query is, and what else it may mean. Unknown fields are null.
-struct GeocodeJSON: Encodable {
-    let result: GeocodeResult
-
-    init(_ result: GeocodeResult) { self.result = result }
-
-    struct Alternative: Encodable {
-        let candidate: GeocodeCandidate
-        enum Keys: String, CodingKey { case name, admin1, country, timeZone, lat, lon, precision, hint }
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(candidate.name, forKey: .name)
-            try container.encode(candidate.admin1, forKey: .admin1)
-            try container.encode(candidate.country, forKey: .country)
-            try container.encode(candidate.timeZone, forKey: .timeZone)
-            try container.encode(candidate.coordinate.latitude, forKey: .lat)
-            try container.encode(candidate.coordinate.longitude, forKey: .lon)
-            try container.encode(candidate.precision, forKey: .precision)
-            try container.encode(candidate.hint, forKey: .hint)
-        }
-    }
-
-    enum Keys: String, CodingKey {
-        case query, lat, lon, precision, source, cached, name, admin1, country, timeZone, hint, alternatives
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(result.query, forKey: .query)
-        try container.encode(result.coordinate.latitude, forKey: .lat)
-        try container.encode(result.coordinate.longitude, forKey: .lon)
-        try container.encode(result.precision, forKey: .precision)
-        try container.encode(result.source, forKey: .source)
-        try container.encode(result.cached, forKey: .cached)
-        try container.encode(result.placeName, forKey: .name)
-        try container.encode(result.admin1, forKey: .admin1)
-        try container.encode(result.country, forKey: .country)
-        try container.encode(result.timeZone, forKey: .timeZone)
-        try container.encode(result.hint, forKey: .hint)
-        try container.encode(result.alternatives.map(Alternative.init), forKey: .alternatives)
-    }
-}
-
-/// A clinic as in `ClinicJSON`, plus `distanceMeters` (to 0.1 m), in one flat object.
-struct NearbyClinicJSON: Encodable {
-    let clinic: ClinicJSON
-    let distanceMeters: Double
-
-    init(_ nearby: NearbyClinic) {
-        clinic = ClinicJSON(nearby.clinic)
-        distanceMeters = (nearby.distance * 10).rounded() / 10
-    }
-
-    private enum Keys: String, CodingKey { case distanceMeters }
-
-    func encode(to encoder: Encoder) throws {
-        try clinic.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(distanceMeters, forKey: .distanceMeters)
-    }
-}
-
 /// Clinics numbered for a choice, with their city, distance and kind (names give way first on
 /// a narrow terminal).
 func numberedClinicTable(_ nearby: [NearbyClinic], _ context: Context) -> String {

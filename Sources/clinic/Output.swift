@@ -2,12 +2,7 @@ import ClinicKit
 import Foundation
 
 enum Output {
-    static func encoder(pretty: Bool = true) -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-                                          : [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
+    static func encoder(pretty: Bool = true) -> JSONEncoder { Shapes.encoder(pretty: pretty) }
 
     static func printJSON<T: Encodable>(_ value: T) throws {
         let data = try encoder().encode(value)
@@ -83,111 +78,7 @@ enum Output {
     }
 }
 
-// MARK: JSON shapes (pinned in docs/CLI.md)
-
-struct ClinicJSON: Encodable {
-    let id: Int64
-    let name: String
-    let address: String
-    let city: String
-    let lat: Double
-    let lon: Double
-    let isPediatric: Bool
-    let isHospital: Bool
-    let timeZone: String
-
-    init(_ clinic: Clinic) {
-        id = clinic.id ?? 0; name = clinic.name; address = clinic.address; city = clinic.city
-        lat = clinic.lat; lon = clinic.lon; isPediatric = clinic.isPediatric; isHospital = clinic.isHospital
-        timeZone = clinic.timeZone
-    }
-}
-
-struct ClinicDetailJSON: Encodable {
-    let id: Int64
-    let externalId: String
-    let name: String
-    let address: String
-    let city: String
-    let state: String
-    let zip: String
-    let lat: Double
-    let lon: Double
-    let isPediatric: Bool
-    let isHospital: Bool
-    let timeZone: String
-    let category: String
-    let description: String
-    let phone: String
-    let website: String
-    let departments: [DepartmentJSON]
-}
-
-struct DepartmentJSON: Encodable {
-    let id: Int64
-    let clinicId: Int64
-    let specialization: String
-    let displayName: String
-    let isDemo: Bool
-}
-
-struct DoctorJSON: Encodable {
-    struct Hours: Encodable {
-        let weekday: Int
-        let start: String
-        let end: String
-        let slotMinutes: Int
-    }
-    let id: Int64
-    let departmentId: Int64
-    let name: String
-    let hours: [Hours]
-}
-
-struct AppointmentJSON: Encodable {
-    let id: Int64
-    let clinicId: Int64
-    let departmentId: Int64
-    let doctorId: Int64
-    let doctorName: String
-    let start: String
-    let end: String
-    let status: String
-    let notes: String
-
-    init(_ appointment: Appointment) {
-        id = appointment.id ?? 0; clinicId = appointment.clinicId; departmentId = appointment.departmentId
-        doctorId = appointment.doctorId; doctorName = appointment.doctorName
-        start = DateText.iso8601(appointment.startsAt); end = DateText.iso8601(appointment.endsAt)
-        status = appointment.status.rawValue; notes = appointment.notes
-    }
-}
-
-struct ClientJSON: Encodable {
-    let id: Int64
-    let login: String
-    let name: String
-    let surname: String
-    let street: String
-    let house: String
-    let city: String
-    let homeClinicId: Int64?
-    let language: String
-    let lat: Double?
-    let lon: Double?
-
-    init(_ client: Client) {
-        id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
-        street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
-        language = client.preferredLanguage
-        lat = client.lat
-        lon = client.lon
-    }
-}
-
-func minutesText(_ minutes: Int) -> String {
-    String(format: "%02d:%02d", minutes / 60, minutes % 60)
-}
+func minutesText(_ minutes: Int) -> String { Shapes.minutesText(minutes) }
 
 /// Working hours with their slot length: "08:00–12:00/20′".
 func hoursText(_ start: Int, _ end: Int, slot: Int) -> String {

@@ -68,16 +68,7 @@ struct Profile: ParsableCommand {
             let context = Context(global)
             let (system, client) = try context.signedIn()
             let data = try system.clients.export(clientId: client.id ?? 0)
-            struct Session: Encodable { let createdAt: String; let lastUsedAt: String }
-            struct Account: Encodable {
-                let profile: ClientJSON; let createdAt: String; let privacyVersion: Int?; let privacyAcceptedAt: String?
-            }
-            struct JSON: Encodable { let account: Account; let appointments: [AppointmentHistoryJSON]; let sessions: [Session] }
-            try Output.printJSON(JSON(
-                account: Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
-                                 privacyVersion: data.client.privacyVersion, privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601)),
-                appointments: data.appointments.map(AppointmentHistoryJSON.init),
-                sessions: data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }))
+            try Output.printJSON(ExportJSON(data))
         }
     }
 

@@ -18,9 +18,7 @@ struct Slots: ParsableCommand {
         let first = try from.map(TimeInput.parseDay)
         let system = try context.system()
         let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days)
-        struct JSON: Encodable { let doctorId: Int64; let doctorName: String; let start: String; let end: String; let isAvailable: Bool }
-        try context.emit(slots.map { JSON(doctorId: $0.doctorId, doctorName: $0.doctorName, start: DateText.iso8601($0.start),
-                                          end: DateText.iso8601($0.end), isAvailable: $0.isAvailable) }) {
+        try context.emit(slots.map(SlotJSON.init)) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
             let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
             var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
@@ -78,13 +76,7 @@ struct Find: ParsableCommand {
                                                           limit: limit, pediatricOnly: pediatric, clinics: system.clinics)
         if let geocoded { try system.geocoding.remember(geocoded) }
         context.noteAmbiguity(geocoded)
-        struct JSON: Encodable {
-            let clinic: NearbyClinicJSON; let departmentId: Int64; let doctorId: Int64; let doctorName: String
-            let start: String; let end: String
-        }
-        try context.emit(found.map { JSON(clinic: NearbyClinicJSON($0.clinic), departmentId: $0.departmentId, doctorId: $0.slot.doctorId,
-                                          doctorName: $0.slot.doctorName, start: DateText.iso8601($0.slot.start),
-                                          end: DateText.iso8601($0.slot.end)) }) {
+        try context.emit(found.map(FreeSlotJSON.init)) {
             guard !found.isEmpty else {
                 return context.text(.findNone, DateText.iso8601(shownDeadline))
             }
@@ -283,35 +275,5 @@ extension Admin {
                 try Settings.show(context, system)
             }
         }
-    }
-}
-
-struct ExceptionJSON: Encodable {
-    let id: Int64; let doctorId: Int64; let date: String; let dayOff: Bool; let start: String?; let end: String?; let slotMinutes: Int?
-
-    init(_ exception: WorkingException) {
-        id = exception.id ?? 0; doctorId = exception.doctorId; date = exception.day; dayOff = exception.isDayOff
-        start = exception.startMinute.map(minutesText); end = exception.endMinute.map(minutesText); slotMinutes = exception.slotMinutes
-    }
-}
-
-/// An appointment as in `AppointmentJSON`, plus its `history`, in one flat object.
-struct AppointmentHistoryJSON: Encodable {
-    struct Event: Encodable { let event: String; let actor: String; let at: String; let start: String?; let reason: String? }
-    let appointment: AppointmentJSON
-    let history: [Event]
-
-    init(_ appointment: Appointment, _ events: [AppointmentEvent]) {
-        self.appointment = AppointmentJSON(appointment)
-        history = events.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at), start: $0.startsAt.map(DateText.iso8601),
-                                        reason: $0.reason) }
-    }
-
-    private enum Keys: String, CodingKey { case history }
-
-    func encode(to encoder: Encoder) throws {
-        try appointment.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(history, forKey: .history)
     }
 }

@@ -187,6 +187,20 @@ public final class AppointmentController: Sendable {
         return all.filter { scope.contains($0, now: now) }
     }
 
+    /// One page of the patient's appointments in the order (start, id), `limit` long (1 to 100).
+    public func appointmentsPage(_ clientId: Int64, scope: AppointmentScope, limit: Int, cursor: String?) throws -> Page<Appointment> {
+        try Page<Appointment>.checkLimit(limit)
+        let after = try cursor.map(PagePosition.init(cursor:))
+        func position(_ appointment: Appointment) -> (Int64, Int64) { (appointment.startsAt.seconds, appointment.id ?? 0) }
+        let rest = try getAppointmentsByClientId(clientId, scope: scope).filter { appointment in
+            guard let after else { return true }
+            return position(appointment) > (Int64(after.key) ?? .min, after.id)
+        }
+        let items = Array(rest.prefix(limit))
+        let next = rest.count > limit ? items.last.map { PagePosition(key: String($0.startsAt.seconds), id: $0.id ?? 0).cursor } : nil
+        return Page(items: items, nextCursor: next)
+    }
+
     // MARK: Slots
 
     /// The slots of a department (or one of its doctors) for `days` local dates from `from`

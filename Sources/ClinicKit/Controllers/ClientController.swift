@@ -160,7 +160,9 @@ public final class ClientController: Sendable {
     /// A patient who accepted an older version of the privacy policy must accept the current
     /// one (`acceptPrivacy`) to log in; otherwise `privacy_not_accepted`, after the password
     /// was checked (so it says nothing to someone without it), and no failure is counted.
-    public func logIn(login: String, password: String, acceptPrivacy: Bool = false) throws -> (client: Client, token: String) {
+    public func logIn(login: String, password: String, acceptPrivacy: Bool = false,
+                      device: Device? = nil) throws -> (client: Client, token: String) {
+        let device = try device?.validated()
         // No login is longer than 64 characters: a longer name cannot exist, and is not stored.
         guard login.count <= 64 else {
             _ = hasher.verify(password, against: Self.decoyHash(hasher))
@@ -193,7 +195,7 @@ public final class ClientController: Sendable {
                 current.privacyVersion = PrivacyPolicy.version
                 current.privacyAcceptedAt = Date(seconds: now.seconds)
             }
-            let token = try sessions.create(db, clientId: client.id ?? -1, now: now)
+            let token = try sessions.create(db, clientId: client.id ?? -1, now: now, device: device)
             return (current, token)
         }
     }
@@ -252,6 +254,18 @@ public final class ClientController: Sendable {
     public func touchSession(token: String) throws {
         let now = self.now()
         try database.write { db in try sessions.touch(db, token: token, now: now) }
+    }
+
+    /// The patient's signed-in sessions (devices), marking the one `token` belongs to.
+    public func signedInSessions(clientId: Int64, current token: String?) throws -> [SessionInfo] {
+        let now = self.now()
+        return try database.read { db in try sessions.list(db, clientId: clientId, current: token, now: now) }
+    }
+
+    /// Signs one of the patient's sessions out; `not_found` for a session that is not theirs.
+    public func endSession(_ id: Int64, clientId: Int64) throws {
+        let ended = try database.write { db in try sessions.delete(db, id: id, clientId: clientId) }
+        guard ended else { throw ClinicError(.notFound, .apiSessionNotFound, String(id)) }
     }
 
     @discardableResult

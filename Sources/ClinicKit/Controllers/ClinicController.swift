@@ -123,6 +123,16 @@ public final class ClinicController: Sendable {
         return try database.read { db in try database.getAllClinics(db, filter) }
     }
 
+    /// One page of the directory in the order (name, id), `limit` long (1 to 100).
+    public func clinicsPage(city: String? = nil, limit: Int, cursor: String?) throws -> Page<Clinic> {
+        try Page<Clinic>.checkLimit(limit)
+        let after = try cursor.map(PagePosition.init(cursor:))
+        let found = try getAllClinics(ClinicFilter(city: city, limit: limit + 1, after: after))
+        let items = Array(found.prefix(limit))
+        let next = found.count > limit ? items.last.map { PagePosition(key: $0.name, id: $0.id ?? 0).cursor } : nil
+        return Page(items: items, nextCursor: next)
+    }
+
     public func getClinicById(_ id: Int64) throws -> Clinic {
         guard let clinic = try database.read({ db in try database.getClinicById(db, id) }) else {
             throw ClinicError(.notFound, .clinicNotFound, String(id))

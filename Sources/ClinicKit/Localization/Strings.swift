@@ -40,6 +40,9 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case headerDistance, nearestNone, chooseClinic, geocodeLine, gazetteerMissing, geocoderSetting, cityInvalid
     // Privacy
     case privacyPolicy
+    // HTTP API
+    case apiFieldInvalid, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
+    case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, apiBusy
     // CLI output
     case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
     case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus
@@ -247,6 +250,18 @@ public enum Strings {
         .noHomeCoordinates: "Your profile has no coordinates: use --address or --lat/--lon.",
         .radiusInvalid: "The radius must be a number of kilometres of 0 or more (got {0}).",
         .limitBetween: "The limit must be from {1} to {2} (got {0}).",
+        .apiFieldInvalid: "The field '{0}' is not valid: {1}.",
+        .apiBodyInvalid: "The request body is not what this request takes: {0}.",
+        .apiTooLarge: "The request body is larger than {0} bytes.",
+        .apiMediaType: "Send the request body as application/json.",
+        .apiRateLimited: "Too many requests from this address: try again in {0} seconds.",
+        .apiRouteNotFound: "There is nothing at {0}.",
+        .apiMethodNotAllowed: "{0} is not allowed here.",
+        .apiKeyReused: "This Idempotency-Key was used for another request: use a new key for a new request.",
+        .apiKeyInvalid: "The Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is best).",
+        .apiCursorInvalid: "The cursor is not one this server gave out: start again without it.",
+        .apiSessionNotFound: "You have no session {0}.",
+        .apiBusy: "The server is busy: try again in {0} seconds.",
         .headerDistance: "Distance",
         .nearestNone: "No clinic matches.",
         .chooseClinic: "Home clinic [1-{0}, Enter for 1]: ",
@@ -457,6 +472,18 @@ public enum Strings {
         .noHomeCoordinates: "В вашем профиле нет координат: используйте --address или --lat/--lon.",
         .radiusInvalid: "Радиус — число километров, 0 или больше (получено {0}).",
         .limitBetween: "Лимит — от {1} до {2} (получено {0}).",
+        .apiFieldInvalid: "Поле «{0}» неверно: {1}.",
+        .apiBodyInvalid: "Тело запроса не подходит к этому запросу: {0}.",
+        .apiTooLarge: "Тело запроса больше {0} байт.",
+        .apiMediaType: "Пришлите тело запроса как application/json.",
+        .apiRateLimited: "Слишком много запросов с этого адреса: попробуйте через {0} с.",
+        .apiRouteNotFound: "По адресу {0} ничего нет.",
+        .apiMethodNotAllowed: "Метод {0} здесь не разрешён.",
+        .apiKeyReused: "Этот Idempotency-Key уже использован для другого запроса: для нового запроса нужен новый ключ.",
+        .apiKeyInvalid: "Idempotency-Key — от 1 до 255 видимых символов ASCII (лучше всего UUID).",
+        .apiCursorInvalid: "Этот курсор выдан не этим сервером: начните без него.",
+        .apiSessionNotFound: "У вас нет сеанса {0}.",
+        .apiBusy: "Сервер занят: попробуйте через {0} с.",
         .headerDistance: "Расстояние",
         .nearestNone: "Подходящих клиник нет.",
         .chooseClinic: "Ваша клиника [1-{0}, Enter — 1]: ",

@@ -21,14 +21,39 @@ public struct SessionManager: Sendable {
 
     /// Creates a session for the client and returns its token. Sessions idle for longer than
     /// `idleLimit` (anyone's) are purged on the way.
-    public func create(_ db: Database, clientId: Int64, now: Date) throws -> String {
+    public func create(_ db: Database, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
         let token = Self.newToken()
         let seconds = Int64(now.timeIntervalSince1970)
         try db.execute(sql: "DELETE FROM sessions WHERE last_used_at < ?", arguments: [seconds - Int64(Self.idleLimit)])
         try db.execute(
-            sql: "INSERT INTO sessions (client_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
-            arguments: [clientId, Self.hash(token), seconds, seconds])
+            sql: """
+                INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform,
+                                      device_app_version) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [clientId, Self.hash(token), seconds, seconds, device?.name, device?.platform, device?.appVersion])
         return token
+    }
+
+    /// A patient's live sessions, oldest first, marking the one `token` belongs to.
+    public func list(_ db: Database, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
+        let currentHash = token.map(Self.hash)
+        let oldest = Int64(now.timeIntervalSince1970) - Int64(Self.idleLimit)
+        return try Row.fetchAll(db, sql: """
+            SELECT id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
+            FROM sessions WHERE client_id = ? AND last_used_at >= ? ORDER BY id
+            """, arguments: [clientId, oldest]).map { row in
+            let name: String? = row["device_name"], platform: String? = row["device_platform"]
+            let version: String? = row["device_app_version"]
+            let device = name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") }
+            return SessionInfo(id: row["id"], createdAt: Date(seconds: row["created_at"]), lastUsedAt: Date(seconds: row["last_used_at"]),
+                               device: device, isCurrent: currentHash == row["token_hash"])
+        }
+    }
+
+    /// Ends one of a patient's sessions by its id; false when the patient has none by that id.
+    public func delete(_ db: Database, id: Int64, clientId: Int64) throws -> Bool {
+        try db.execute(sql: "DELETE FROM sessions WHERE id = ? AND client_id = ?", arguments: [id, clientId])
+        return db.changesCount > 0
     }
 
     /// The client a token belongs to; nil for an unknown or expired token. Reads only: a
@@ -73,6 +98,35 @@ public struct SessionManager: Sendable {
         for index in x.indices { difference |= x[index] ^ y[index] }
         return difference == 0
     }
+}
+
+/// The device a session was opened on, as the app says (`POST /v1/sessions`); the CLI says none.
+public struct Device: Sendable, Equatable {
+    public let name: String
+    public let platform: String
+    public let appVersion: String
+
+    public init(name: String, platform: String, appVersion: String) {
+        self.name = name; self.platform = platform; self.appVersion = appVersion
+    }
+
+    /// Each field is at most 100 characters of text without control characters.
+    public func validated() throws -> Device {
+        for (field, value) in [("device.name", name), ("device.platform", platform), ("device.appVersion", appVersion)] {
+            guard value.count <= 100, !Text.hasForbiddenControl(value) else { throw ClinicError.invalid(.apiFieldInvalid, field, "at most 100 characters, no control characters") }
+        }
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ClinicError.invalid(.apiFieldInvalid, "device.name", "must not be empty") }
+        return self
+    }
+}
+
+/// One signed-in session, never with its token.
+public struct SessionInfo: Sendable, Equatable {
+    public let id: Int64
+    public let createdAt: Date
+    public let lastUsedAt: Date
+    public let device: Device?
+    public let isCurrent: Bool
 }
 
 /// The file that keeps the session token between commands: `$CLINIC_SESSION`, else

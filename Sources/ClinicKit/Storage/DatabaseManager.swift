@@ -221,10 +221,30 @@ public final class DatabaseManager: Sendable {
 
     /// One write transaction, begun IMMEDIATE so that the checks it makes hold until it
     /// commits: a concurrent writer waits (up to the busy timeout) instead of racing it.
+    /// Inside `writeJoined`, on its thread, the write joins that transaction in a savepoint: it
+    /// commits with it, and its own failure undoes only its own changes.
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try checkWritable()
+        if let joined = JoinedTransaction.current(self) {
+            return try mapErrors {
+                var result: T?
+                try joined.inSavepoint {
+                    result = try body(joined)
+                    return .commit
+                }
+                guard let result else { throw ClinicError(.internalError, .internalError, "empty savepoint") }
+                return result
+            }
+        }
         guard let writerLock else { return try transaction(body) }
         return try writerLock.withLock(limit: Self.busyLimit) { try transaction(body) }
+    }
+
+    /// One write transaction that the controllers' writes made inside `body` (on this thread)
+    /// join: what they change and what `body` records beside it commit together or not at all
+    /// (an idempotent request and its kept response).
+    public func writeJoined<T>(_ body: (Database) throws -> T) throws -> T {
+        try write { db in try JoinedTransaction.with(db, for: self) { try body(db) } }
     }
 
     /// `databaseReadOnly` for a database opened read-only: what every write checks first.
@@ -356,6 +376,9 @@ public final class DatabaseManager: Sendable {
         if let city = filter.city { request = request.filter(Column("city_key") == Clinic.key(forCity: city)) }
         if filter.pediatricOnly { request = request.filter(Column("is_pediatric") == true) }
         if filter.hospitalOnly { request = request.filter(Column("is_hospital") == true) }
+        if let after = filter.after {
+            request = request.filter(Column("name") > after.key || (Column("name") == after.key && Column("id") > after.id))
+        }
         request = request.order(Column("name"), Column("id"))
         if let limit = filter.limit { request = request.limit(limit) }
         return try request.fetchAll(db)
@@ -419,11 +442,40 @@ public struct ClinicFilter: Sendable, Equatable {
     public var pediatricOnly: Bool
     public var hospitalOnly: Bool
     public var limit: Int?
+    /// Only clinics after this one in the order (name, id): the next page.
+    public var after: PagePosition?
 
-    public init(city: String? = nil, pediatricOnly: Bool = false, hospitalOnly: Bool = false, limit: Int? = nil) {
+    public init(city: String? = nil, pediatricOnly: Bool = false, hospitalOnly: Bool = false, limit: Int? = nil,
+                after: PagePosition? = nil) {
         self.city = city
         self.pediatricOnly = pediatricOnly
         self.hospitalOnly = hospitalOnly
         self.limit = limit
+        self.after = after
+    }
+}
+
+/// The transaction `writeJoined` opened, for the writes made on its thread while it runs
+/// (GRDB runs a write's body synchronously on the calling thread's writer queue).
+enum JoinedTransaction {
+    private static let key = "ClinicKit.JoinedTransaction"
+
+    static func current(_ manager: DatabaseManager) -> Database? {
+        guard let entry = Thread.current.threadDictionary[key] as? Entry, entry.manager == ObjectIdentifier(manager) else { return nil }
+        return entry.db
+    }
+
+    static func with<T>(_ db: Database, for manager: DatabaseManager, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[key]
+        dictionary[key] = Entry(manager: ObjectIdentifier(manager), db: db)
+        defer { dictionary[key] = previous }
+        return try body()
+    }
+
+    private final class Entry {
+        let manager: ObjectIdentifier
+        let db: Database
+        init(manager: ObjectIdentifier, db: Database) { self.manager = manager; self.db = db }
     }
 }

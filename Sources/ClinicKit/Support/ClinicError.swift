@@ -28,15 +28,20 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case accountLocked = "account_locked"
         case keyError = "key_error"
         case internalError = "internal_error"
+        // The HTTP API's own (the CLI never gives them).
+        case tooLarge = "too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case rateLimited = "rate_limited"
+        case idempotencyKeyReused = "idempotency_key_reused"
 
         /// Process exit status for the code. Stable: documented in docs/CLI.md.
         public var exitStatus: Int32 {
             switch self {
-            case .invalidInput, .weakPassword, .privacyNotAccepted: return 2
-            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked: return 3
+            case .invalidInput, .weakPassword, .privacyNotAccepted, .tooLarge, .unsupportedMediaType: return 2
+            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
             case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
-                 .limitReached: return 5
+                 .limitReached, .idempotencyKeyReused: return 5
             case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError: return 6
             case .internalError: return 70
             }

@@ -1,0 +1,321 @@
+import Foundation
+
+// The JSON shapes both fronts print: the CLI with `--json` and the HTTP API (docs/CLI.md,
+// docs/API.md and openapi.yaml pin them). camelCase keys, integer ids, ISO 8601 UTC instants.
+// They only copy what a controller returned; nothing here reads the database.
+
+public enum Shapes {
+    /// The encoder both fronts use: sorted keys, slashes as they are.
+    public static func encoder(pretty: Bool = true) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+                                          : [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// "08:30" for 510 minutes after midnight.
+    public static func minutesText(_ minutes: Int) -> String {
+        String(format: "%02d:%02d", minutes / 60, minutes % 60)
+    }
+}
+
+public struct ClinicJSON: Encodable, Sendable {
+    public let id: Int64
+    public let name: String
+    public let address: String
+    public let city: String
+    public let lat: Double
+    public let lon: Double
+    public let isPediatric: Bool
+    public let isHospital: Bool
+    public let timeZone: String
+
+    public init(_ clinic: Clinic) {
+        id = clinic.id ?? 0; name = clinic.name; address = clinic.address; city = clinic.city
+        lat = clinic.lat; lon = clinic.lon; isPediatric = clinic.isPediatric; isHospital = clinic.isHospital
+        timeZone = clinic.timeZone
+    }
+}
+
+public struct ClinicDetailJSON: Encodable, Sendable {
+    public let id: Int64
+    public let externalId: String
+    public let name: String
+    public let address: String
+    public let city: String
+    public let state: String
+    public let zip: String
+    public let lat: Double
+    public let lon: Double
+    public let isPediatric: Bool
+    public let isHospital: Bool
+    public let timeZone: String
+    public let category: String
+    public let description: String
+    public let phone: String
+    public let website: String
+    public let departments: [DepartmentJSON]
+
+    public init(_ clinic: Clinic, departments: [Department], language: Language) {
+        id = clinic.id ?? 0; externalId = clinic.externalId; name = clinic.name; address = clinic.address
+        city = clinic.city; state = clinic.state; zip = clinic.zip; lat = clinic.lat; lon = clinic.lon
+        isPediatric = clinic.isPediatric; isHospital = clinic.isHospital; timeZone = clinic.timeZone
+        category = clinic.category; description = clinic.description; phone = clinic.phone; website = clinic.website
+        self.departments = departments.map { DepartmentJSON($0, language: language) }
+    }
+}
+
+public struct DepartmentJSON: Encodable, Sendable {
+    public let id: Int64
+    public let clinicId: Int64
+    public let specialization: String
+    public let displayName: String
+    public let isDemo: Bool
+
+    public init(_ department: Department, language: Language) {
+        id = department.id ?? 0; clinicId = department.clinicId; specialization = department.specialization
+        displayName = Specialization.displayName(department.specialization, language); isDemo = department.isDemo
+    }
+}
+
+public struct DoctorJSON: Encodable, Sendable {
+    public struct Hours: Encodable, Sendable {
+        public let weekday: Int
+        public let start: String
+        public let end: String
+        public let slotMinutes: Int
+    }
+    public let id: Int64
+    public let departmentId: Int64
+    public let name: String
+    public let hours: [Hours]
+
+    public init(_ doctor: Doctor, hours: [WorkingHours]) {
+        id = doctor.id ?? 0; departmentId = doctor.departmentId; name = doctor.name
+        self.hours = hours.map {
+            Hours(weekday: $0.weekday, start: Shapes.minutesText($0.startMinute), end: Shapes.minutesText($0.endMinute),
+                  slotMinutes: $0.slotMinutes)
+        }
+    }
+}
+
+public struct SlotJSON: Encodable, Sendable {
+    public let doctorId: Int64
+    public let doctorName: String
+    public let start: String
+    public let end: String
+    public let isAvailable: Bool
+
+    public init(_ slot: Slot) {
+        doctorId = slot.doctorId; doctorName = slot.doctorName; start = DateText.iso8601(slot.start)
+        end = DateText.iso8601(slot.end); isAvailable = slot.isAvailable
+    }
+}
+
+public struct AppointmentJSON: Encodable, Sendable {
+    public let id: Int64
+    public let clinicId: Int64
+    public let departmentId: Int64
+    public let doctorId: Int64
+    public let doctorName: String
+    public let start: String
+    public let end: String
+    public let status: String
+    public let notes: String
+
+    public init(_ appointment: Appointment) {
+        id = appointment.id ?? 0; clinicId = appointment.clinicId; departmentId = appointment.departmentId
+        doctorId = appointment.doctorId; doctorName = appointment.doctorName
+        start = DateText.iso8601(appointment.startsAt); end = DateText.iso8601(appointment.endsAt)
+        status = appointment.status.rawValue; notes = appointment.notes
+    }
+}
+
+/// An appointment as in `AppointmentJSON`, plus its `history`, in one flat object.
+public struct AppointmentHistoryJSON: Encodable, Sendable {
+    public struct Event: Encodable, Sendable {
+        public let event: String; public let actor: String; public let at: String; public let start: String?
+        public let reason: String?
+    }
+    public let appointment: AppointmentJSON
+    public let history: [Event]
+
+    public init(_ appointment: Appointment, _ events: [AppointmentEvent]) {
+        self.appointment = AppointmentJSON(appointment)
+        history = events.map { Event(event: $0.event, actor: $0.actor, at: DateText.iso8601($0.at), start: $0.startsAt.map(DateText.iso8601),
+                                     reason: $0.reason) }
+    }
+
+    private enum Keys: String, CodingKey { case history }
+
+    public func encode(to encoder: Encoder) throws {
+        try appointment.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(history, forKey: .history)
+    }
+}
+
+public struct ClientJSON: Encodable, Sendable {
+    public let id: Int64
+    public let login: String
+    public let name: String
+    public let surname: String
+    public let street: String
+    public let house: String
+    public let city: String
+    public let homeClinicId: Int64?
+    public let language: String
+    public let lat: Double?
+    public let lon: Double?
+
+    public init(_ client: Client) {
+        id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
+        street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
+        language = client.preferredLanguage
+        lat = client.lat
+        lon = client.lon
+    }
+}
+
+/// Everything stored about a patient (`account export`, `GET /v1/me/export`).
+public struct ExportJSON: Encodable, Sendable {
+    public struct Session: Encodable, Sendable { public let createdAt: String; public let lastUsedAt: String }
+    public struct Account: Encodable, Sendable {
+        public let profile: ClientJSON; public let createdAt: String; public let privacyVersion: Int?
+        public let privacyAcceptedAt: String?
+    }
+    public let account: Account
+    public let appointments: [AppointmentHistoryJSON]
+    public let sessions: [Session]
+
+    public init(_ data: PersonalExport) {
+        account = Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
+                          privacyVersion: data.client.privacyVersion,
+                          privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601))
+        appointments = data.appointments.map(AppointmentHistoryJSON.init)
+        sessions = data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }
+    }
+}
+
+/// `geocode --json`: where the query is, and what else it may mean. Unknown fields are null.
+public struct GeocodeJSON: Encodable, Sendable {
+    public let result: GeocodeResult
+
+    public init(_ result: GeocodeResult) { self.result = result }
+
+    struct Alternative: Encodable {
+        let candidate: GeocodeCandidate
+        enum Keys: String, CodingKey { case name, admin1, country, timeZone, lat, lon, precision, hint }
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(candidate.name, forKey: .name)
+            try container.encode(candidate.admin1, forKey: .admin1)
+            try container.encode(candidate.country, forKey: .country)
+            try container.encode(candidate.timeZone, forKey: .timeZone)
+            try container.encode(candidate.coordinate.latitude, forKey: .lat)
+            try container.encode(candidate.coordinate.longitude, forKey: .lon)
+            try container.encode(candidate.precision, forKey: .precision)
+            try container.encode(candidate.hint, forKey: .hint)
+        }
+    }
+
+    enum Keys: String, CodingKey {
+        case query, lat, lon, precision, source, cached, name, admin1, country, timeZone, hint, alternatives
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(result.query, forKey: .query)
+        try container.encode(result.coordinate.latitude, forKey: .lat)
+        try container.encode(result.coordinate.longitude, forKey: .lon)
+        try container.encode(result.precision, forKey: .precision)
+        try container.encode(result.source, forKey: .source)
+        try container.encode(result.cached, forKey: .cached)
+        try container.encode(result.placeName, forKey: .name)
+        try container.encode(result.admin1, forKey: .admin1)
+        try container.encode(result.country, forKey: .country)
+        try container.encode(result.timeZone, forKey: .timeZone)
+        try container.encode(result.hint, forKey: .hint)
+        try container.encode(result.alternatives.map(Alternative.init), forKey: .alternatives)
+    }
+}
+
+/// A clinic as in `ClinicJSON`, plus `distanceMeters` (to 0.1 m), in one flat object.
+public struct NearbyClinicJSON: Encodable, Sendable {
+    public let clinic: ClinicJSON
+    public let distanceMeters: Double
+
+    public init(_ nearby: NearbyClinic) {
+        clinic = ClinicJSON(nearby.clinic)
+        distanceMeters = (nearby.distance * 10).rounded() / 10
+    }
+
+    private enum Keys: String, CodingKey { case distanceMeters }
+
+    public func encode(to encoder: Encoder) throws {
+        try clinic.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(distanceMeters, forKey: .distanceMeters)
+    }
+}
+
+/// A clinic near the patient with its earliest free slot for a specialization.
+public struct FreeSlotJSON: Encodable, Sendable {
+    public let clinic: NearbyClinicJSON
+    public let departmentId: Int64
+    public let doctorId: Int64
+    public let doctorName: String
+    public let start: String
+    public let end: String
+
+    public init(_ found: FreeSlotNearby) {
+        clinic = NearbyClinicJSON(found.clinic); departmentId = found.departmentId; doctorId = found.slot.doctorId
+        doctorName = found.slot.doctorName; start = DateText.iso8601(found.slot.start); end = DateText.iso8601(found.slot.end)
+    }
+}
+
+/// An upcoming appointment whose clinic's time zone changed after it was booked.
+public struct ZoneChangeJSON: Encodable, Sendable {
+    public let appointmentId: Int64; public let clinicId: Int64; public let start: String; public let oldZone: String
+    public let newZone: String
+
+    public init(_ change: ZoneChangedAppointment) {
+        appointmentId = change.appointmentId; clinicId = change.clinicId; start = DateText.iso8601(change.start)
+        oldZone = change.oldZone; newZone = change.newZone
+    }
+}
+
+public struct ExceptionJSON: Encodable, Sendable {
+    public let id: Int64; public let doctorId: Int64; public let date: String; public let dayOff: Bool
+    public let start: String?; public let end: String?; public let slotMinutes: Int?
+
+    public init(_ exception: WorkingException) {
+        id = exception.id ?? 0; doctorId = exception.doctorId; date = exception.day; dayOff = exception.isDayOff
+        start = exception.startMinute.map(Shapes.minutesText); end = exception.endMinute.map(Shapes.minutesText)
+        slotMinutes = exception.slotMinutes
+    }
+}
+
+/// `{"error":{"code","message"}}`, with the refused rows of an import as `problems`.
+public struct ErrorJSON: Encodable, Sendable {
+    public struct Body: Encodable, Sendable {
+        public struct Problem: Encodable, Sendable {
+            public let line: Int; public let reason: String
+            public init(line: Int, reason: String) { self.line = line; self.reason = reason }
+        }
+        public let code: String
+        public let message: String
+        public let problems: [Problem]?
+    }
+    public let error: Body
+
+    public init(code: String, message: String, problems: [Body.Problem]? = nil) {
+        error = Body(code: code, message: message, problems: problems)
+    }
+
+    public init(_ error: ClinicError, language: Language) {
+        self.init(code: error.code.rawValue, message: error.message(in: language), problems: error.problems.isEmpty ? nil : error.problems.map {
+            Body.Problem(line: $0.line, reason: Strings.text($0.key, language, $0.arguments))
+        })
+    }
+}

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// The responses kept for requests a client may send again (`Idempotency-Key`): a booking whose
+/// answer a phone lost must be safe to retry. The first response is kept with the request's
+/// fingerprint, in the same transaction as the change it answers, so a retry either finds both
+/// or neither; a retry with the same key and fingerprint gets the kept response and changes
+/// nothing; the same key with another request is `idempotency_key_reused`. Keys are per
+/// patient and live `lifetime`.
+public struct IdempotencyStore: Sendable {
+    public static let lifetime: TimeInterval = 24 * 3600
+
+    /// A kept (or just made) response.
+    public struct Response: Sendable, Equatable {
+        public let status: Int
+        public let body: Data
+        /// True when this is a kept response sent again.
+        public let replayed: Bool
+
+        public init(status: Int, body: Data, replayed: Bool = false) {
+            self.status = status; self.body = body; self.replayed = replayed
+        }
+    }
+
+    let database: DatabaseManager
+    let now: @Sendable () -> Date
+
+    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
+
+    /// A key is 1 to 255 visible ASCII characters.
+    public static func isValidKey(_ key: String) -> Bool {
+        !key.isEmpty && key.utf8.count <= 255 && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// SHA-256 of the parts that make a request what it is (method, route, body).
+    public static func fingerprint(_ parts: [Data]) -> String {
+        var hash = SHA256()
+        for part in parts {
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { hash.update(bufferPointer: $0) }
+            hash.update(data: part)
+        }
+        return hash.finalize().hexString
+    }
+
+    /// Runs `work` once per key: its response is kept when `keep` says so (not for answers a
+    /// retry may change, such as `busy`), in the transaction that the controllers' writes made
+    /// by `work` join.
+    public func perform(clientId: Int64, key: String, fingerprint: String,
+                        keep: (Response) -> Bool = { $0.status < 500 },
+                        _ work: () throws -> Response) throws -> Response {
+        guard Self.isValidKey(key) else { throw ClinicError.invalid(.apiKeyInvalid) }
+        let now = self.now()
+        return try database.writeJoined { db in
+            try db.execute(sql: "DELETE FROM idempotency_keys WHERE created_at < ?",
+                           arguments: [now.seconds - Int64(Self.lifetime)])
+            if let row = try Row.fetchOne(db, sql: "SELECT fingerprint, status, body FROM idempotency_keys WHERE client_id = ? AND key = ?",
+                                          arguments: [clientId, key]) {
+                guard (row["fingerprint"] as String) == fingerprint else { throw ClinicError(.idempotencyKeyReused, .apiKeyReused) }
+                return Response(status: row["status"], body: row["body"], replayed: true)
+            }
+            let response = try work()
+            if keep(response) {
+                try db.execute(sql: """
+                    INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [clientId, key, fingerprint, response.status, response.body, now.seconds])
+            }
+            return response
+        }
+    }
+}

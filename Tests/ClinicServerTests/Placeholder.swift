@@ -1,0 +1,2 @@
+import AsyncHTTPClient
+import ClinicServer
