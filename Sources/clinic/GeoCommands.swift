@@ -13,26 +13,15 @@ struct LocationOptions: ParsableArguments {
 
     /// Exactly one place: commands check it before they open the database. (Not the parser's
     /// `validate()`, which would wrap the `ClinicError` and lose its code.)
-    func check() throws {
-        let given = [lat != nil || lon != nil, at != nil, address != nil, me].filter { $0 }.count
-        guard given == 1 else { throw ClinicError.invalid(.locationChoice) }
+    func check() throws { _ = try choice() }
+
+    func choice() throws -> PlaceChoice {
+        try PlaceChoice.choose(latitude: lat, longitude: lon, at: at, address: address, home: me)
     }
 
     /// The point, and the geocoding result to record if an address was looked up.
     func resolve(_ context: Context, _ system: ClinicSystem) throws -> (Coordinate, GeocodeResult?) {
-        try check()
-        if lat != nil || lon != nil {
-            guard let lat, let lon else { throw ClinicError.invalid(.locationChoice) }
-            return (try CoordinateParser.parse(latitude: lat, longitude: lon), nil)
-        }
-        if let at { return (try CoordinateParser.parse(at), nil) }
-        if let address {
-            let result = try system.geocoding.resolve(address)
-            return (result.coordinate, result)
-        }
-        let (client, _) = try context.currentClient(system)
-        guard let coordinate = client.coordinate else { throw ClinicError.invalid(.noHomeCoordinates) }
-        return (coordinate, nil)
+        try choice().resolve(system.geocoding) { try context.currentClient(system).client }
     }
 }
 

@@ -43,6 +43,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // HTTP API
     case apiFieldInvalid, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
     case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, apiBusy
+    case serveNeedsTLS, serveListening, serveInsecure, serveStopped, tlsFileInvalid, serveFailed, serveTLSPair
     // CLI output
     case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
     case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus
@@ -262,6 +263,13 @@ public enum Strings {
         .apiCursorInvalid: "The cursor is not one this server gave out: start again without it.",
         .apiSessionNotFound: "You have no session {0}.",
         .apiBusy: "The server is busy: try again in {0} seconds.",
+        .serveNeedsTLS: "Without --tls-cert and --tls-key the server listens only on a loopback address (127.0.0.1, ::1), not on {0}: give a certificate, or --insecure-http if a proxy in front encrypts.",
+        .serveListening: "Listening on {0}",
+        .serveInsecure: "Warning: plain HTTP on {0}: passwords and personal data cross the network unencrypted.",
+        .serveStopped: "Stopped.",
+        .tlsFileInvalid: "{0} is not {1}.",
+        .serveFailed: "The server could not start on {0}: {1}.",
+        .serveTLSPair: "Give --tls-cert and --tls-key together.",
         .headerDistance: "Distance",
         .nearestNone: "No clinic matches.",
         .chooseClinic: "Home clinic [1-{0}, Enter for 1]: ",
@@ -484,6 +492,13 @@ public enum Strings {
         .apiCursorInvalid: "Этот курсор выдан не этим сервером: начните без него.",
         .apiSessionNotFound: "У вас нет сеанса {0}.",
         .apiBusy: "Сервер занят: попробуйте через {0} с.",
+        .serveNeedsTLS: "Без --tls-cert и --tls-key сервер слушает только локальный адрес (127.0.0.1, ::1), а не {0}: укажите сертификат или --insecure-http, если шифрует прокси перед сервером.",
+        .serveListening: "Слушаю {0}",
+        .serveInsecure: "Внимание: обычный HTTP на {0}: пароли и личные данные идут по сети без шифрования.",
+        .serveStopped: "Остановлен.",
+        .tlsFileInvalid: "{0} — не {1}.",
+        .serveFailed: "Сервер не запустился на {0}: {1}.",
+        .serveTLSPair: "Укажите --tls-cert и --tls-key вместе.",
         .headerDistance: "Расстояние",
         .nearestNone: "Подходящих клиник нет.",
         .chooseClinic: "Ваша клиника [1-{0}, Enter — 1]: ",

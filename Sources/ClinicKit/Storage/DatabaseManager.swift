@@ -215,6 +215,11 @@ public final class DatabaseManager: Sendable {
 
     // MARK: Transactions
 
+    /// For a server's readiness: the schema version of the file and the newest this program has.
+    public func schemaStatus() throws -> (current: Int, latest: Int) {
+        (try currentVersion(), runner.latestVersion)
+    }
+
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors { try writer.read(body) }
     }

@@ -1,0 +1,126 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOConcurrencyHelpers
+
+/// The patient API under /v1: each handler decodes, calls one controller method off the event
+/// loop, and encodes. Authentication, languages, idempotency and limits are here; rules and
+/// SQL are in ClinicKit.
+struct API: Sendable {
+    let system: ClinicSystem
+    let pool: BlockingPool
+    let passwords: Gate
+    let authLimiter: RateLimiter
+    let idempotency: IdempotencyStore
+    private let touched = NIOLockedValueBox([String: Date]())
+
+    init(system: ClinicSystem, pool: BlockingPool, settings: ServerSettings) {
+        self.system = system
+        self.pool = pool
+        passwords = Gate(limit: settings.passwordWorkers)
+        authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
+        idempotency = IdempotencyStore(database: system.database)
+    }
+
+    /// The signed-in patient of a request.
+    struct Patient: Sendable {
+        let client: Client
+        let token: String
+        let language: Language
+        var id: Int64 { client.id ?? 0 }
+    }
+
+    // MARK: Request plumbing
+
+    /// Runs blocking library work on the pool, its errors said in `language`.
+    func work<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await pool.run(body)
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language)
+        }
+    }
+
+    /// Password work (Argon2): at most `passwordWorkers` at once.
+    func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await passwords.run { try await work(language, body) }
+    }
+
+    /// Log-ins and registrations: `rate_limited` past the per-address bucket.
+    func checkAuthRate(_ context: APIContext, _ language: Language) throws {
+        if let seconds = authLimiter.take(context.clientAddress) {
+            throw APIFailure(ClinicError(.rateLimited, .apiRateLimited, String(seconds)), language: language,
+                             headers: [.retryAfter: String(seconds)])
+        }
+    }
+
+    /// The patient of the bearer token; `not_logged_in` without a live session.
+    func patient(_ request: Request) async throws -> Patient {
+        let asked = language(of: request)
+        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .notLoggedIn), language: asked) }
+        let client = try await work(asked) { [system] in try system.clients.currentUser(token: token) }
+        return Patient(client: client, token: token, language: language(of: request, fallback: client.language))
+    }
+
+    /// Records a use of the session once the request has succeeded, at most once a minute per
+    /// session (a write per request would make every read a write).
+    func touch(_ patient: Patient) async {
+        let now = Date()
+        let due = touched.withLockedValue { seen -> Bool in
+            if let last = seen[patient.token], now.timeIntervalSince(last) < 60 { return false }
+            if seen.count > 100_000 { seen.removeAll() }
+            seen[patient.token] = now
+            return true
+        }
+        guard due else { return }
+        // Best effort: failing to extend a session must not fail the request it served.
+        _ = try? await pool.run { [system] in try system.clients.touchSession(token: patient.token) }
+    }
+
+    /// A handler for a signed-in patient.
+    func signedIn(_ request: Request, _ body: (Patient) async throws -> Response) async throws -> Response {
+        let patient = try await patient(request)
+        let response = try await body(patient)
+        await touch(patient)
+        return response
+    }
+
+    /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
+    /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
+    func idempotent(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data,
+                    _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
+        let language = patient.language
+        guard let key = request.headers[.idempotencyKey] else {
+            let (status, data) = try await work(language, change)
+            return HTTPMapping.raw(data, status: status)
+        }
+        let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8), body])
+        let store = idempotency
+        let response = try await work(language) {
+            try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
+                do {
+                    let (status, data) = try change()
+                    return IdempotencyStore.Response(status: Int(status.code), body: data)
+                } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
+                    // A refusal is the answer too: the same retry gets the same refusal.
+                    let status = HTTPMapping.status(error.code)
+                    let data = try Shapes.encoder(pretty: false).encode(ErrorJSON(error, language: language))
+                    return IdempotencyStore.Response(status: Int(status.code), body: data)
+                }
+            }
+        }
+        var headers: HTTPFields = [:]
+        if response.replayed { headers[.idempotentReplayed] = "true" }
+        if response.status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        return HTTPMapping.raw(response.body, status: HTTPResponse.Status(code: response.status), headers: headers)
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> Data { try Shapes.encoder(pretty: false).encode(value) }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let idempotentReplayed = Self("Idempotent-Replayed")!
+}

@@ -1,0 +1,78 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// `clinic serve`: the patient API over HTTP/1.1 and, under TLS, HTTP/2 (ALPN), on the same
+/// ClinicKit controllers and database as the CLI.
+public enum ClinicServer {
+    /// Builds the application. `onListening` gets the address once the socket is bound (with
+    /// the port the system chose for port 0).
+    public static func application(system: ClinicSystem, settings: ServerSettings, logger: Logger,
+                                   onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
+        try settings.validate()
+        let pool = BlockingPool(pool: NIOThreadPool.singleton)
+        let api = API(system: system, pool: pool, settings: settings)
+        let router = Router(context: APIContext.self)
+        router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: LimitsMiddleware(maximumBody: settings.maximumBody))
+        api.addRoutes(to: router)
+
+        let http1 = HTTP1Channel.Configuration(
+            idleTimeout: .seconds(settings.idleTimeout.components.seconds),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        let server: HTTPServerBuilder
+        let scheme: String
+        if let tls = settings.tls {
+            server = try .http2Upgrade(tlsConfiguration: try tlsConfiguration(certificate: tls.certificate, key: tls.key),
+                                       configuration: .init(idleTimeout: settings.idleTimeout, streamConfiguration: http1))
+            scheme = "https"
+        } else {
+            server = .http1(configuration: http1)
+            scheme = "http"
+        }
+        let host = settings.host
+        return Application(
+            router: router,
+            server: server,
+            configuration: .init(address: .hostname(host, port: settings.port), serverName: nil, reuseAddress: true),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? settings.port
+                let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+                await onListening("\(scheme)://\(shownHost):\(port)")
+            },
+            logger: logger)
+    }
+
+    /// TLS 1.2 and 1.3 only, with the certificate chain and key from PEM files; ALPN offers h2
+    /// and http/1.1 (set by the HTTP/2 channel).
+    static func tlsConfiguration(certificate: String, key: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        let privateKey: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificate)
+        } catch {
+            throw ClinicError.invalid(.tlsFileInvalid, certificate, "a PEM certificate")
+        }
+        do {
+            privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+        } catch {
+            throw ClinicError.invalid(.tlsFileInvalid, key, "a PEM private key")
+        }
+        guard !chain.isEmpty else { throw ClinicError.invalid(.tlsFileInvalid, certificate, "a PEM certificate") }
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                                     privateKey: .privateKey(privateKey))
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.maximumTLSVersion = .tlsv13
+        return configuration
+    }
+}

@@ -1,0 +1,171 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+
+/// A failure on its way to the client: the library's error with the language to say it in and
+/// the headers it needs (`Retry-After`, `WWW-Authenticate`).
+struct APIFailure: Error {
+    let error: ClinicError
+    let language: Language?
+    var headers: HTTPFields = [:]
+
+    init(_ error: ClinicError, language: Language? = nil, headers: HTTPFields = [:]) {
+        self.error = error
+        self.language = language
+        self.headers = headers
+    }
+}
+
+enum HTTPMapping {
+    /// The fixed HTTP status of every error code (docs/API.md).
+    static func status(_ code: ClinicError.Code) -> HTTPResponse.Status {
+        switch code {
+        case .invalidInput: .badRequest
+        case .notLoggedIn, .invalidCredentials: .unauthorized
+        case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
+        case .notFound: .notFound
+        case .slotTaken, .loginTaken, .overlappingAppointment: .conflict
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
+             .geocodeFailed: .unprocessableContent
+        case .accountLocked, .rateLimited: .tooManyRequests
+        case .busy: .serviceUnavailable
+        case .migrationMismatch, .databaseTooNew, .storage, .keyError, .internalError: .internalServerError
+        }
+    }
+
+    static let jsonType = "application/json; charset=utf-8"
+
+    /// A JSON response with the given status.
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        let data = try Shapes.encoder(pretty: false).encode(value)
+        return raw(data, status: status, headers: headers)
+    }
+
+    static func raw(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = jsonType
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The response for an error: its code and message; for a 500, no detail at all.
+    static func response(_ failure: APIFailure, language fallback: Language) -> Response {
+        let language = failure.language ?? fallback
+        let status = status(failure.error.code)
+        var headers = failure.headers
+        var body = ErrorJSON(failure.error, language: language)
+        switch failure.error.code {
+        case .notLoggedIn, .invalidCredentials:
+            headers[.wwwAuthenticate] = "Bearer"
+        case .accountLocked where headers[.retryAfter] == nil:
+            headers[.retryAfter] = String(lockedSeconds(failure.error))
+        case .busy where headers[.retryAfter] == nil:
+            headers[.retryAfter] = "1"
+        default:
+            break
+        }
+        if status == .internalServerError {
+            body = ErrorJSON(code: ClinicError.Code.internalError.rawValue, message: Strings.text(.internalError, language, ["-"]))
+        }
+        let data = (try? Shapes.encoder(pretty: false).encode(body)) ?? Data()
+        return raw(data, status: status, headers: headers)
+    }
+
+    /// The seconds until a locked login may try again, from the error's arguments (an ISO
+    /// 8601 instant and minutes); 60 when they say nothing.
+    static func lockedSeconds(_ error: ClinicError) -> Int {
+        guard error.arguments.count > 1, let minutes = Int(error.arguments[1]) else { return 60 }
+        return max(1, minutes * 60)
+    }
+}
+
+/// Reading a JSON request body: `unsupported_media_type` for another type, `invalid_input`
+/// naming the field for a body that does not decode.
+enum RequestBody {
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: APIContext) async throws -> T {
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+            throw APIFailure(ClinicError(.unsupportedMediaType, .apiMediaType))
+        }
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let data = Data(buffer: buffer)
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw APIFailure(ClinicError.invalid(.apiBodyInvalid, describe(error)))
+        } catch {
+            throw APIFailure(ClinicError.invalid(.apiBodyInvalid, "not JSON"))
+        }
+    }
+
+    /// "name: expected a string" — the path of the field and what was wrong, in plain words.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return text.isEmpty ? "body" : text
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return path(context.codingPath + [key]) + ": required"
+        case .typeMismatch(let type, let context): return path(context.codingPath) + ": expected " + typeName(type)
+        case .valueNotFound(let type, let context): return path(context.codingPath) + ": expected " + typeName(type)
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not JSON" : path(context.codingPath) + ": not a valid value"
+        @unknown default: return "not valid"
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type: "a whole number"
+        case is Double.Type: "a number"
+        default: "an object"
+        }
+    }
+}
+
+extension Request {
+    /// A query parameter, nil when absent.
+    func query(_ name: String) -> String? { uri.queryParameters.get(name) }
+
+    /// A whole-number query parameter; `invalid_input` for anything else.
+    func queryInt(_ name: String) throws -> Int? {
+        guard let text = query(name) else { return nil }
+        guard let value = Int(text) else { throw APIFailure(ClinicError.invalid(.apiFieldInvalid, name, "a whole number")) }
+        return value
+    }
+
+    func queryBool(_ name: String) throws -> Bool {
+        guard let text = query(name)?.lowercased() else { return false }
+        switch text {
+        case "true", "1", "yes": return true
+        case "false", "0", "no", "": return false
+        default: throw APIFailure(ClinicError.invalid(.apiFieldInvalid, name, "true or false"))
+        }
+    }
+
+    /// The bearer token of `Authorization`, nil when there is none.
+    var bearerToken: String? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension Parameters {
+    /// A path id: a positive whole number, else `not_found` (there is nothing at that path).
+    func id(_ name: String) throws -> Int64 {
+        guard let text = get(name), let value = Int64(text), value > 0 else {
+            throw APIFailure(ClinicError(.notFound, .apiRouteNotFound, get(name) ?? name))
+        }
+        return value
+    }
+}

@@ -1,0 +1,132 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// Turns every failure into `{"error":{"code","message"}}` with its fixed status: the
+/// library's errors, the router's (404, 405), a body over the limit (413), and anything
+/// unexpected (500 with no detail, logged without the request's data).
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return Self.response(for: error, request: request, context: context)
+        }
+    }
+
+    static func response(for error: any Error, request: Request, context: APIContext) -> Response {
+        let language = language(of: request)
+        switch error {
+        case let failure as APIFailure:
+            if HTTPMapping.status(failure.error.code) == .internalServerError { logFailure(failure.error, context) }
+            return HTTPMapping.response(failure, language: language)
+        case let error as ClinicError:
+            if HTTPMapping.status(error.code) == .internalServerError { logFailure(error, context) }
+            return HTTPMapping.response(APIFailure(error), language: language)
+        case let error as HTTPError:
+            switch error.status {
+            case .contentTooLarge:
+                return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize))), language: language)
+            case .methodNotAllowed:
+                let body = ErrorJSON(code: "method_not_allowed",
+                                     message: Strings.text(.apiMethodNotAllowed, language, [request.method.rawValue]))
+                return (try? HTTPMapping.json(body, status: .methodNotAllowed, headers: error.headers))
+                    ?? Response(status: .methodNotAllowed)
+            case .notFound:
+                return HTTPMapping.response(APIFailure(ClinicError(.notFound, .apiRouteNotFound, request.uri.path)), language: language)
+            default:
+                if error.status.code >= 500 { context.logger.error("HTTP error \(error.status.code)") }
+                let code: ClinicError.Code = error.status.code >= 500 ? .internalError : .invalidInput
+                let failure = APIFailure(ClinicError.invalid(.apiBodyInvalid, error.status.reasonPhrase))
+                return code == .internalError ? HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")),
+                                                                     language: language)
+                    : HTTPMapping.response(failure, language: language)
+            }
+        default:
+            context.logger.error("unexpected error", metadata: ["type": .string(String(describing: type(of: error)))])
+            return HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
+        }
+    }
+
+    /// A server-side failure, for the operator: its code and English message (which names no
+    /// patient data: storage and key errors name files and SQLite's words).
+    static func logFailure(_ error: ClinicError, _ context: APIContext) {
+        context.logger.error("request failed", metadata: ["code": .string(error.code.rawValue), "reason": .string(error.message(in: .en))])
+    }
+}
+
+/// The body limit on every route: a declared length over it is refused before anything is
+/// read, and a body without one is read up to the limit and refused past it.
+struct LimitsMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let maximumBody: Int
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumBody {
+            throw HTTPError(.contentTooLarge)
+        }
+        var request = request
+        _ = try await request.collectBody(upTo: maximumBody)
+        return try await next(request, context)
+    }
+}
+
+/// Headers on every response: no sniffing, no framing, no referrer; nothing cached (every
+/// answer may carry personal data); HSTS under TLS.
+struct SecurityHeadersMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let tls: Bool
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.referrerPolicy] = "no-referrer"
+        response.headers[.cacheControl] = "no-store"
+        if tls { response.headers[.strictTransportSecurity] = "max-age=31536000" }
+        return response
+    }
+}
+
+/// One line per request for the operator: method, route template (never the raw path, which
+/// may hold ids or an address), status and time. No tokens, no bodies, no query strings.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            // The error middleware is inside this one: this is only reached for a failure it
+            // did not answer, which the server answers with 500.
+            log(request, context, status: 500, started)
+            throw error
+        }
+        log(request, context, status: Int(response.status.code), started)
+        return response
+    }
+
+    func log(_ request: Request, _ context: APIContext, status: Int, _ started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.info("request", metadata: [
+            "method": .string(request.method.rawValue),
+            "route": .string(context.endpointPath ?? "unmatched"),
+            "status": .stringConvertible(status),
+            "ms": .string(String(format: "%.1f", milliseconds)),
+        ])
+    }
+}
+
+extension HTTPField.Name {
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+}

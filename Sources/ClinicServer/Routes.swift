@@ -1,0 +1,366 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+
+// The request bodies (openapi.yaml has them with their limits).
+
+struct RegistrationBody: Decodable, Sendable {
+    let login: String, password: String, name: String, surname: String, street: String, house: String, city: String
+    let clinicId: Int64?
+    let language: Language?
+    let acceptPrivacy: Bool
+}
+
+struct LogInBody: Decodable, Sendable {
+    struct DeviceBody: Decodable, Sendable { let name: String; let platform: String; let appVersion: String }
+    let login: String, password: String
+    let device: DeviceBody?
+    let acceptPrivacy: Bool?
+}
+
+struct ProfileBody: Decodable, Sendable {
+    let name: String?, surname: String?, street: String?, house: String?, city: String?
+    let clinicId: Int64?
+    let language: Language?
+}
+
+struct PasswordBody: Decodable, Sendable { let oldPassword: String; let newPassword: String }
+struct DeleteBody: Decodable, Sendable { let password: String }
+struct BookingBody: Decodable, Sendable { let departmentId: Int64; let start: String; let doctorId: Int64?; let notes: String? }
+struct RescheduleBody: Decodable, Sendable { let start: String }
+
+// The response bodies that are the API's own (the others are ClinicKit's shapes).
+
+struct PatientEnvelope: Encodable { let patient: ClientJSON }
+struct SessionCreated: Encodable { let token: String; let expiresAt: String; let patient: ClientJSON }
+struct SessionJSON: Encodable {
+    struct DeviceJSON: Encodable { let name: String; let platform: String; let appVersion: String }
+    let id: Int64; let device: DeviceJSON?; let createdAt: String; let lastUsedAt: String; let current: Bool
+
+    init(_ info: SessionInfo) {
+        id = info.id; createdAt = DateText.iso8601(info.createdAt); lastUsedAt = DateText.iso8601(info.lastUsedAt)
+        current = info.isCurrent
+        device = info.device.map { DeviceJSON(name: $0.name, platform: $0.platform, appVersion: $0.appVersion) }
+    }
+}
+struct PageJSON<Item: Encodable>: Encodable {
+    let items: [Item]
+    let nextCursor: String?
+
+    enum Keys: String, CodingKey { case items, nextCursor }
+    // `nextCursor` is null on the last page, never missing.
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
+struct PolicyJSON: Encodable { let version: Int; let language: String; let text: String }
+struct ChangedJSON: Encodable { let changed: Bool }
+struct DeletedJSON: Encodable { let deleted: String }
+struct HealthJSON: Encodable { let status: String }
+struct ReadyJSON: Encodable { let status: String; let schemaVersion: Int?; let latestVersion: Int? }
+
+extension API {
+    func addRoutes(to router: Router<APIContext>) {
+        router.get("/healthz") { _, _ in try HTTPMapping.json(HealthJSON(status: "ok")) }
+        router.get("/readyz") { _, _ in await ready() }
+
+        let v1 = router.group("v1")
+        v1.post("patients") { request, context in try await register(request, context) }
+        v1.post("sessions") { request, context in try await logIn(request, context) }
+        v1.get("sessions") { request, _ in
+            try await signedIn(request) { patient in
+                let sessions = try await work(patient.language) { [system] in
+                    try system.clients.signedInSessions(clientId: patient.id, current: patient.token)
+                }
+                return try HTTPMapping.json(sessions.map(SessionJSON.init))
+            }
+        }
+        v1.delete("sessions/:id") { request, context in
+            let patient = try await patient(request)
+            if context.parameters.get("id") == "current" {
+                _ = try await work(patient.language) { [system] in try system.clients.logOut(token: patient.token) }
+            } else {
+                let id = try context.parameters.id("id")
+                try await work(patient.language) { [system] in try system.clients.endSession(id, clientId: patient.id) }
+                await touch(patient)
+            }
+            return Response(status: .noContent)
+        }
+
+        v1.get("me") { request, _ in
+            try await signedIn(request) { patient in try HTTPMapping.json(ClientJSON(patient.client)) }
+        }
+        v1.patch("me") { request, context in
+            try await signedIn(request) { patient in
+                let body = try await RequestBody.decode(ProfileBody.self, from: request, context: context)
+                let changes = ProfileChanges(name: body.name, surname: body.surname, street: body.street, house: body.house,
+                                             city: body.city, clinicId: body.clinicId, language: body.language)
+                let client = try await work(patient.language) { [system] in
+                    try system.clients.updateProfile(clientId: patient.id, changes)
+                }
+                return try HTTPMapping.json(ClientJSON(client))
+            }
+        }
+        v1.post("me/password") { request, context in
+            try await signedIn(request) { patient in
+                let body = try await RequestBody.decode(PasswordBody.self, from: request, context: context)
+                try await passwordWork(patient.language) { [system] in
+                    try system.clients.changePassword(clientId: patient.id, old: body.oldPassword, new: body.newPassword,
+                                                      keeping: patient.token)
+                }
+                return try HTTPMapping.json(ChangedJSON(changed: true))
+            }
+        }
+        v1.get("me/export") { request, _ in
+            try await signedIn(request) { patient in
+                let data = try await work(patient.language) { [system] in try system.clients.export(clientId: patient.id) }
+                return try HTTPMapping.json(ExportJSON(data))
+            }
+        }
+        v1.delete("me") { request, context in
+            let patient = try await patient(request)
+            let body = try await RequestBody.decode(DeleteBody.self, from: request, context: context)
+            try await passwordWork(patient.language) { [system] in
+                try system.clients.deleteAccount(clientId: patient.id, password: body.password)
+            }
+            return try HTTPMapping.json(DeletedJSON(deleted: patient.client.login))
+        }
+        v1.get("privacy-policy") { request, _ in
+            let language = language(of: request)
+            return try HTTPMapping.json(PolicyJSON(version: PrivacyPolicy.version, language: language.rawValue,
+                                                   text: PrivacyPolicy.text(language)))
+        }
+
+        v1.get("clinics") { request, _ in
+            let language = language(of: request)
+            let city = request.query("city"), limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
+            let page = try await work(language) { [system] in try system.clinics.clinicsPage(city: city, limit: limit, cursor: cursor) }
+            return try HTTPMapping.json(PageJSON(items: page.items.map(ClinicJSON.init), nextCursor: page.nextCursor))
+        }
+        v1.get("clinics/nearest") { request, _ in try await nearest(request) }
+        v1.get("clinics/:id") { request, context in
+            let language = language(of: request)
+            let id = try context.parameters.id("id")
+            let (clinic, departments) = try await work(language) { [system] in
+                (try system.clinics.getClinicById(id), try system.departments.getDepartmentsByClinicId(id))
+            }
+            return try HTTPMapping.json(ClinicDetailJSON(clinic, departments: departments, language: language))
+        }
+        v1.get("clinics/:id/departments") { request, context in
+            let language = language(of: request)
+            let id = try context.parameters.id("id")
+            let departments = try await work(language) { [system] in
+                _ = try system.clinics.getClinicById(id)
+                return try system.departments.getDepartmentsByClinicId(id)
+            }
+            return try HTTPMapping.json(departments.map { DepartmentJSON($0, language: language) })
+        }
+        v1.get("departments/:id/doctors") { request, context in
+            let language = language(of: request)
+            let id = try context.parameters.id("id")
+            let doctors = try await work(language) { [system] in
+                _ = try system.departments.getDepartmentById(id)
+                return try system.departments.getDoctorsByDepartmentId(id).map {
+                    DoctorJSON($0, hours: try system.departments.getWorkingHours(doctorId: $0.id ?? 0))
+                }
+            }
+            return try HTTPMapping.json(doctors)
+        }
+        v1.get("departments/:id/slots") { request, context in
+            let language = language(of: request)
+            let id = try context.parameters.id("id")
+            let days = try request.queryInt("days") ?? 7, doctorId = try request.queryInt("doctorId").map(Int64.init)
+            let from = request.query("from")
+            let slots = try await work(language) { [system] in
+                try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days)
+            }
+            return try HTTPMapping.json(slots.map(SlotJSON.init))
+        }
+        v1.get("geocode") { request, _ in
+            let language = language(of: request)
+            guard let query = request.query("q") else {
+                throw APIFailure(ClinicError.invalid(.apiFieldInvalid, "q", "required"), language: language)
+            }
+            let result = try await work(language) { [system] in try system.geocoding.geocode(query, zones: true) }
+            return try HTTPMapping.json(GeocodeJSON(result))
+        }
+        v1.get("find") { request, _ in try await find(request) }
+
+        v1.get("appointments") { request, _ in
+            try await signedIn(request) { patient in
+                let scopeText = request.query("scope") ?? AppointmentScope.upcoming.rawValue
+                guard let scope = AppointmentScope(rawValue: scopeText) else {
+                    throw APIFailure(ClinicError.invalid(.apiFieldInvalid, "scope", "upcoming, past or all"), language: patient.language)
+                }
+                let limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
+                let page = try await work(patient.language) { [system] in
+                    try system.appointments.appointmentsPage(patient.id, scope: scope, limit: limit, cursor: cursor)
+                }
+                return try HTTPMapping.json(PageJSON(items: page.items.map(AppointmentJSON.init), nextCursor: page.nextCursor))
+            }
+        }
+        v1.post("appointments") { request, context in
+            try await signedIn(request) { patient in
+                let (body, raw) = try await decodeKeeping(BookingBody.self, request, context)
+                let time = try parsedTime(body.start, patient.language)
+                return try await idempotent(request, context, patient, body: raw) { [system] in
+                    let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId,
+                                                                           at: time, doctorId: body.doctorId, notes: body.notes ?? "")
+                    return (.created, try API.encode(AppointmentJSON(booked)))
+                }
+            }
+        }
+        v1.get("appointments/:id") { request, context in
+            try await signedIn(request) { patient in
+                let id = try context.parameters.id("id")
+                let (appointment, history) = try await work(patient.language) { [system] in
+                    try system.appointments.appointmentWithHistory(id, clientId: patient.id)
+                }
+                return try HTTPMapping.json(AppointmentHistoryJSON(appointment, history))
+            }
+        }
+        v1.post("appointments/:id/reschedule") { request, context in
+            try await signedIn(request) { patient in
+                let id = try context.parameters.id("id")
+                let (body, raw) = try await decodeKeeping(RescheduleBody.self, request, context)
+                let time = try parsedTime(body.start, patient.language)
+                return try await idempotent(request, context, patient, body: raw) { [system] in
+                    let moved = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)
+                    return (.ok, try API.encode(AppointmentJSON(moved)))
+                }
+            }
+        }
+        v1.post("appointments/:id/cancel") { request, context in
+            try await signedIn(request) { patient in
+                let id = try context.parameters.id("id")
+                var request = request
+                let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+                return try await idempotent(request, context, patient, body: raw) { [system] in
+                    let cancelled = try system.appointments.cancelAppointment(id, clientId: patient.id)
+                    return (.ok, try API.encode(AppointmentJSON(cancelled)))
+                }
+            }
+        }
+    }
+
+    // MARK: Handlers too long to sit in the table above
+
+    func ready() async -> Response {
+        let status = try? await pool.run { [system] in try system.database.schemaStatus() }
+        let ready = status.map { $0.current == $0.latest } ?? false
+        let body = ReadyJSON(status: ready ? "ready" : "unavailable", schemaVersion: status?.current, latestVersion: status?.latest)
+        return (try? HTTPMapping.json(body, status: ready ? .ok : .serviceUnavailable))
+            ?? Response(status: .serviceUnavailable)
+    }
+
+    func register(_ request: Request, _ context: APIContext) async throws -> Response {
+        let asked = language(of: request)
+        try checkAuthRate(context, asked)
+        let body = try await RequestBody.decode(RegistrationBody.self, from: request, context: context)
+        let registration = RegistrationRequest(
+            login: body.login, password: body.password, name: body.name, surname: body.surname, street: body.street,
+            house: body.house, city: body.city, clinicId: body.clinicId, language: body.language ?? asked,
+            acceptedPrivacy: body.acceptPrivacy)
+        let client = try await passwordWork(asked) { [system] in try system.clients.registerUser(registration) }
+        return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)), status: .created)
+    }
+
+    func logIn(_ request: Request, _ context: APIContext) async throws -> Response {
+        let asked = language(of: request)
+        try checkAuthRate(context, asked)
+        let body = try await RequestBody.decode(LogInBody.self, from: request, context: context)
+        let device = body.device.map { Device(name: $0.name, platform: $0.platform, appVersion: $0.appVersion) }
+        let (client, token) = try await passwordWork(asked) { [system] in
+            try system.clients.logIn(login: body.login, password: body.password, acceptPrivacy: body.acceptPrivacy ?? false,
+                                     device: device)
+        }
+        let expires = Date().addingTimeInterval(SessionManager.idleLimit)
+        return try HTTPMapping.json(SessionCreated(token: token, expiresAt: DateText.iso8601(expires), patient: ClientJSON(client)),
+                                    status: .created)
+    }
+
+    /// The place of a search from `lat`/`lon`, `address` or `me=true`.
+    func place(_ request: Request) throws -> PlaceChoice {
+        try PlaceChoice.choose(latitude: request.query("lat"), longitude: request.query("lon"), address: request.query("address"),
+                               home: try request.queryBool("me"))
+    }
+
+    /// The point of a search; `me=true` needs the signed-in patient.
+    func point(_ choice: PlaceChoice, _ request: Request, _ language: Language) async throws -> (Coordinate, GeocodeResult?) {
+        let patient = choice == .home ? try await patient(request).client : nil
+        return try await work(language) { [system] in
+            try choice.resolve(system.geocoding) {
+                guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+                return patient
+            }
+        }
+    }
+
+    func nearest(_ request: Request) async throws -> Response {
+        let language = language(of: request)
+        let query: NearestQuery
+        let choice: PlaceChoice
+        do {
+            let radius = try request.query("withinKm").map { text -> Double in
+                guard let value = Double(text) else { throw ClinicError.invalid(.radiusInvalid, text) }
+                return value
+            }
+            query = NearestQuery(limit: try request.queryInt("limit") ?? 1, pediatricOnly: try request.queryBool("pediatric"),
+                                 hospitalOnly: try request.queryBool("hospital"), specialization: request.query("specialization"),
+                                 withinKilometres: radius)
+            try query.validate()
+            choice = try place(request)
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language)
+        }
+        let (point, geocoded) = try await point(choice, request, language)
+        let found = try await work(language) { [system] in
+            let found = try system.clinics.nearest(to: point, query)
+            if let geocoded { try system.geocoding.remember(geocoded) }
+            return found
+        }
+        return try HTTPMapping.json(found.map(NearbyClinicJSON.init))
+    }
+
+    func find(_ request: Request) async throws -> Response {
+        let language = language(of: request)
+        let specialization: String, limit: Int, before: Date?, choice: PlaceChoice, pediatric: Bool
+        do {
+            guard let text = request.query("specialization") else { throw ClinicError.invalid(.apiFieldInvalid, "specialization", "required") }
+            specialization = text
+            limit = try request.queryInt("limit") ?? 1
+            try NearestQuery.checkLimit(limit)
+            pediatric = try request.queryBool("pediatric")
+            before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
+            choice = try place(request)
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language)
+        }
+        let (point, geocoded) = try await point(choice, request, language)
+        let found = try await work(language) { [system] in
+            let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: before, limit: limit,
+                                                              pediatricOnly: pediatric, clinics: system.clinics)
+            if let geocoded { try system.geocoding.remember(geocoded) }
+            return found
+        }
+        return try HTTPMapping.json(found.map(FreeSlotJSON.init))
+    }
+
+    /// A JSON body decoded, with its bytes (an idempotent request is known by them).
+    func decodeKeeping<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIContext) async throws -> (T, Data) {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let value = try await RequestBody.decode(type, from: request, context: context)
+        return (value, Data(buffer: buffer))
+    }
+
+    /// A start as the CLI's TIME takes it (an instant with its offset, or a wall time read in
+    /// the clinic's zone).
+    func parsedTime(_ text: String, _ language: Language) throws -> TimeInput.Parsed {
+        do { return try TimeInput.parse(text) } catch let error as ClinicError { throw APIFailure(error, language: language) }
+    }
+}

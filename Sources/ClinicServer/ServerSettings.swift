@@ -1,0 +1,59 @@
+import ClinicKit
+import Foundation
+
+/// How `clinic serve` runs: where it listens, TLS, and every limit (docs/API.md, "Limits").
+public struct ServerSettings: Sendable {
+    public enum LogFormat: String, Sendable, CaseIterable { case text, json }
+
+    public var host: String
+    public var port: Int
+    /// PEM files: the certificate (a chain allowed, leaf first) and its private key.
+    public var tls: (certificate: String, key: String)?
+    /// Plain HTTP on a non-loopback address, on purpose.
+    public var insecureHTTP: Bool
+    public var logFormat: LogFormat
+
+    /// Request bodies larger than this are refused with 413 on every route.
+    public var maximumBody = 64 * 1024
+    /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait.
+    public var passwordWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Log-ins and registrations per client address: a burst, then this many a minute.
+    public var authBurst = 10
+    public var authPerMinute = 30.0
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, tls: (certificate: String, key: String)? = nil,
+                insecureHTTP: Bool = false, logFormat: LogFormat = .text) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.insecureHTTP = insecureHTTP
+        self.logFormat = logFormat
+    }
+
+    /// True for an address only this machine can reach (127.0.0.0/8, ::1, localhost).
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
+    /// unencrypted by accident.
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw ClinicError.invalid(.apiFieldInvalid, "--port", "0 to 65535") }
+        if tls == nil && !isLoopback && !insecureHTTP { throw ClinicError.invalid(.serveNeedsTLS, host) }
+    }
+
+    /// `CLINIC_AUTH_RATE` = "BURST/PER_MINUTE" (for example "10/30") overrides the log-in and
+    /// registration limit per address.
+    public mutating func apply(environment: [String: String]) throws {
+        guard let text = environment["CLINIC_AUTH_RATE"], !text.isEmpty else { return }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
+              rate > 0, rate <= 1_000_000 else {
+            throw ClinicError.invalid(.apiFieldInvalid, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE, such as 10/30")
+        }
+        authBurst = burst
+        authPerMinute = rate
+    }
+}
