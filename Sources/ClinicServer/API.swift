@@ -59,8 +59,15 @@ struct API: Sendable {
     /// The patient of the bearer token; `not_logged_in` without a live session.
     func patient(_ request: Request) async throws -> Patient {
         let asked = language(of: request)
-        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .notLoggedIn), language: asked) }
-        let client = try await work(asked) { [system] in try system.clients.currentUser(token: token) }
+        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .apiNotLoggedIn), language: asked) }
+        let client: Client
+        do {
+            client = try await pool.run { [system] in try system.clients.currentUser(token: token) }
+        } catch let error as ClinicError where error.code == .notLoggedIn {
+            throw APIFailure(ClinicError(.notLoggedIn, .apiNotLoggedIn), language: asked)
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: asked)
+        }
         return Patient(client: client, token: token, language: language(of: request, fallback: client.language))
     }
 

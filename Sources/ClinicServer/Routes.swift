@@ -4,6 +4,41 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 
+/// The routes as they are added, so that a known path asked with another method is answered
+/// 405 `method_not_allowed` with `Allow`, not 404.
+final class RouteTable: @unchecked Sendable {
+    typealias Handler = @Sendable (Request, APIContext) async throws -> Response
+    let router: Router<APIContext>
+    private var methods: [(path: String, methods: [HTTPRequest.Method])] = []
+
+    init(router: Router<APIContext>) { self.router = router }
+
+    func get(_ path: String, _ handler: @escaping Handler) { on(.get, path, handler) }
+    func post(_ path: String, _ handler: @escaping Handler) { on(.post, path, handler) }
+    func patch(_ path: String, _ handler: @escaping Handler) { on(.patch, path, handler) }
+    func delete(_ path: String, _ handler: @escaping Handler) { on(.delete, path, handler) }
+
+    private func on(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping Handler) {
+        router.on(RouterPath(path), method: method, use: handler)
+        if let index = methods.firstIndex(where: { $0.path == path }) {
+            methods[index].methods.append(method)
+        } else {
+            methods.append((path, [method]))
+        }
+    }
+
+    func refuseOtherMethods() {
+        for (path, allowed) in methods {
+            let allow = allowed.map(\.rawValue).joined(separator: ", ")
+            for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !allowed.contains(method) {
+                router.on(RouterPath(path), method: method) { _, _ -> Response in
+                    throw HTTPError(.methodNotAllowed, headers: [.allow: allow])
+                }
+            }
+        }
+    }
+}
+
 // The request bodies (openapi.yaml has them with their limits).
 
 struct RegistrationBody: Decodable, Sendable {
@@ -65,13 +100,14 @@ struct ReadyJSON: Encodable { let status: String; let schemaVersion: Int?; let l
 
 extension API {
     func addRoutes(to router: Router<APIContext>) {
-        router.get("/healthz") { _, _ in try HTTPMapping.json(HealthJSON(status: "ok")) }
-        router.get("/readyz") { _, _ in await ready() }
+        let routes = RouteTable(router: router)
+        defer { routes.refuseOtherMethods() }
+        routes.get("/healthz") { _, _ in try HTTPMapping.json(HealthJSON(status: "ok")) }
+        routes.get("/readyz") { _, _ in await ready() }
 
-        let v1 = router.group("v1")
-        v1.post("patients") { request, context in try await register(request, context) }
-        v1.post("sessions") { request, context in try await logIn(request, context) }
-        v1.get("sessions") { request, _ in
+        routes.post("/v1/patients") { request, context in try await register(request, context) }
+        routes.post("/v1/sessions") { request, context in try await logIn(request, context) }
+        routes.get("/v1/sessions") { request, _ in
             try await signedIn(request) { patient in
                 let sessions = try await work(patient.language) { [system] in
                     try system.clients.signedInSessions(clientId: patient.id, current: patient.token)
@@ -79,7 +115,7 @@ extension API {
                 return try HTTPMapping.json(sessions.map(SessionJSON.init))
             }
         }
-        v1.delete("sessions/:id") { request, context in
+        routes.delete("/v1/sessions/:id") { request, context in
             let patient = try await patient(request)
             if context.parameters.get("id") == "current" {
                 _ = try await work(patient.language) { [system] in try system.clients.logOut(token: patient.token) }
@@ -91,10 +127,10 @@ extension API {
             return Response(status: .noContent)
         }
 
-        v1.get("me") { request, _ in
+        routes.get("/v1/me") { request, _ in
             try await signedIn(request) { patient in try HTTPMapping.json(ClientJSON(patient.client)) }
         }
-        v1.patch("me") { request, context in
+        routes.patch("/v1/me") { request, context in
             try await signedIn(request) { patient in
                 let body = try await RequestBody.decode(ProfileBody.self, from: request, context: context)
                 let changes = ProfileChanges(name: body.name, surname: body.surname, street: body.street, house: body.house,
@@ -105,7 +141,7 @@ extension API {
                 return try HTTPMapping.json(ClientJSON(client))
             }
         }
-        v1.post("me/password") { request, context in
+        routes.post("/v1/me/password") { request, context in
             try await signedIn(request) { patient in
                 let body = try await RequestBody.decode(PasswordBody.self, from: request, context: context)
                 try await passwordWork(patient.language) { [system] in
@@ -115,13 +151,13 @@ extension API {
                 return try HTTPMapping.json(ChangedJSON(changed: true))
             }
         }
-        v1.get("me/export") { request, _ in
+        routes.get("/v1/me/export") { request, _ in
             try await signedIn(request) { patient in
                 let data = try await work(patient.language) { [system] in try system.clients.export(clientId: patient.id) }
                 return try HTTPMapping.json(ExportJSON(data))
             }
         }
-        v1.delete("me") { request, context in
+        routes.delete("/v1/me") { request, context in
             let patient = try await patient(request)
             let body = try await RequestBody.decode(DeleteBody.self, from: request, context: context)
             try await passwordWork(patient.language) { [system] in
@@ -129,20 +165,20 @@ extension API {
             }
             return try HTTPMapping.json(DeletedJSON(deleted: patient.client.login))
         }
-        v1.get("privacy-policy") { request, _ in
+        routes.get("/v1/privacy-policy") { request, _ in
             let language = language(of: request)
             return try HTTPMapping.json(PolicyJSON(version: PrivacyPolicy.version, language: language.rawValue,
                                                    text: PrivacyPolicy.text(language)))
         }
 
-        v1.get("clinics") { request, _ in
+        routes.get("/v1/clinics") { request, _ in
             let language = language(of: request)
             let city = request.query("city"), limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
             let page = try await work(language) { [system] in try system.clinics.clinicsPage(city: city, limit: limit, cursor: cursor) }
             return try HTTPMapping.json(PageJSON(items: page.items.map(ClinicJSON.init), nextCursor: page.nextCursor))
         }
-        v1.get("clinics/nearest") { request, _ in try await nearest(request) }
-        v1.get("clinics/:id") { request, context in
+        routes.get("/v1/clinics/nearest") { request, _ in try await nearest(request) }
+        routes.get("/v1/clinics/:id") { request, context in
             let language = language(of: request)
             let id = try context.parameters.id("id")
             let (clinic, departments) = try await work(language) { [system] in
@@ -150,7 +186,7 @@ extension API {
             }
             return try HTTPMapping.json(ClinicDetailJSON(clinic, departments: departments, language: language))
         }
-        v1.get("clinics/:id/departments") { request, context in
+        routes.get("/v1/clinics/:id/departments") { request, context in
             let language = language(of: request)
             let id = try context.parameters.id("id")
             let departments = try await work(language) { [system] in
@@ -159,7 +195,7 @@ extension API {
             }
             return try HTTPMapping.json(departments.map { DepartmentJSON($0, language: language) })
         }
-        v1.get("departments/:id/doctors") { request, context in
+        routes.get("/v1/departments/:id/doctors") { request, context in
             let language = language(of: request)
             let id = try context.parameters.id("id")
             let doctors = try await work(language) { [system] in
@@ -170,7 +206,7 @@ extension API {
             }
             return try HTTPMapping.json(doctors)
         }
-        v1.get("departments/:id/slots") { request, context in
+        routes.get("/v1/departments/:id/slots") { request, context in
             let language = language(of: request)
             let id = try context.parameters.id("id")
             let days = try request.queryInt("days") ?? 7, doctorId = try request.queryInt("doctorId").map(Int64.init)
@@ -180,7 +216,7 @@ extension API {
             }
             return try HTTPMapping.json(slots.map(SlotJSON.init))
         }
-        v1.get("geocode") { request, _ in
+        routes.get("/v1/geocode") { request, _ in
             let language = language(of: request)
             guard let query = request.query("q") else {
                 throw APIFailure(ClinicError.invalid(.apiFieldInvalid, "q", "required"), language: language)
@@ -188,9 +224,9 @@ extension API {
             let result = try await work(language) { [system] in try system.geocoding.geocode(query, zones: true) }
             return try HTTPMapping.json(GeocodeJSON(result))
         }
-        v1.get("find") { request, _ in try await find(request) }
+        routes.get("/v1/find") { request, _ in try await find(request) }
 
-        v1.get("appointments") { request, _ in
+        routes.get("/v1/appointments") { request, _ in
             try await signedIn(request) { patient in
                 let scopeText = request.query("scope") ?? AppointmentScope.upcoming.rawValue
                 guard let scope = AppointmentScope(rawValue: scopeText) else {
@@ -203,7 +239,7 @@ extension API {
                 return try HTTPMapping.json(PageJSON(items: page.items.map(AppointmentJSON.init), nextCursor: page.nextCursor))
             }
         }
-        v1.post("appointments") { request, context in
+        routes.post("/v1/appointments") { request, context in
             try await signedIn(request) { patient in
                 let (body, raw) = try await decodeKeeping(BookingBody.self, request, context)
                 let time = try parsedTime(body.start, patient.language)
@@ -214,7 +250,7 @@ extension API {
                 }
             }
         }
-        v1.get("appointments/:id") { request, context in
+        routes.get("/v1/appointments/:id") { request, context in
             try await signedIn(request) { patient in
                 let id = try context.parameters.id("id")
                 let (appointment, history) = try await work(patient.language) { [system] in
@@ -223,7 +259,7 @@ extension API {
                 return try HTTPMapping.json(AppointmentHistoryJSON(appointment, history))
             }
         }
-        v1.post("appointments/:id/reschedule") { request, context in
+        routes.post("/v1/appointments/:id/reschedule") { request, context in
             try await signedIn(request) { patient in
                 let id = try context.parameters.id("id")
                 let (body, raw) = try await decodeKeeping(RescheduleBody.self, request, context)
@@ -234,7 +270,7 @@ extension API {
                 }
             }
         }
-        v1.post("appointments/:id/cancel") { request, context in
+        routes.post("/v1/appointments/:id/cancel") { request, context in
             try await signedIn(request) { patient in
                 let id = try context.parameters.id("id")
                 var request = request

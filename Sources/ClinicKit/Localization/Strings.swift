@@ -43,7 +43,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // HTTP API
     case apiFieldInvalid, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
     case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, apiBusy
-    case serveNeedsTLS, serveListening, serveInsecure, serveStopped, tlsFileInvalid, serveFailed, serveTLSPair
+    case serveNeedsTLS, serveListening, serveInsecure, serveStopped, tlsFileInvalid, serveFailed, serveTLSPair, apiNotLoggedIn
     // CLI output
     case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
     case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus
@@ -270,6 +270,7 @@ public enum Strings {
         .tlsFileInvalid: "{0} is not {1}.",
         .serveFailed: "The server could not start on {0}: {1}.",
         .serveTLSPair: "Give --tls-cert and --tls-key together.",
+        .apiNotLoggedIn: "Sign in first: send Authorization: Bearer with a token from POST /v1/sessions (a token ends after 30 days unused, at log-out, or when the password changes).",
         .headerDistance: "Distance",
         .nearestNone: "No clinic matches.",
         .chooseClinic: "Home clinic [1-{0}, Enter for 1]: ",
@@ -499,6 +500,7 @@ public enum Strings {
         .tlsFileInvalid: "{0} — не {1}.",
         .serveFailed: "Сервер не запустился на {0}: {1}.",
         .serveTLSPair: "Укажите --tls-cert и --tls-key вместе.",
+        .apiNotLoggedIn: "Сначала войдите: пришлите Authorization: Bearer с токеном из POST /v1/sessions (токен кончается после 30 дней без использования, при выходе или смене пароля).",
         .headerDistance: "Расстояние",
         .nearestNone: "Подходящих клиник нет.",
         .chooseClinic: "Ваша клиника [1-{0}, Enter — 1]: ",
