@@ -39,8 +39,15 @@ struct API: Sendable {
         do {
             return try await pool.run(body)
         } catch let error as ClinicError {
-            throw APIFailure(error, language: language)
+            throw APIFailure(Self.hidingOthers(error), language: language)
         }
+    }
+
+    /// Another patient's appointment is `not_found`, as one that does not exist: a 403 would
+    /// tell a stranger which ids are taken.
+    static func hidingOthers(_ error: ClinicError) -> ClinicError {
+        guard error.key == .notYourAppointment else { return error }
+        return ClinicError(.notFound, .appointmentNotFound, arguments: error.arguments)
     }
 
     /// Password work (Argon2): at most `passwordWorkers` at once.
@@ -103,7 +110,8 @@ struct API: Sendable {
             let (status, data) = try await work(language, change)
             return HTTPMapping.raw(data, status: status)
         }
-        let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8), body])
+        let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
+                                                        Self.canonical(body)])
         let store = idempotency
         let response = try await work(language) {
             try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
@@ -111,6 +119,7 @@ struct API: Sendable {
                     let (status, data) = try change()
                     return IdempotencyStore.Response(status: Int(status.code), body: data)
                 } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
+                    let error = API.hidingOthers(error)
                     // A refusal is the answer too: the same retry gets the same refusal.
                     let status = HTTPMapping.status(error.code)
                     let data = try Shapes.encoder(pretty: false).encode(ErrorJSON(error, language: language))
@@ -125,6 +134,14 @@ struct API: Sendable {
     }
 
     static func encode<T: Encodable>(_ value: T) throws -> Data { try Shapes.encoder(pretty: false).encode(value) }
+
+    /// A JSON body with its keys sorted and no insignificant white space, so that a retry
+    /// that serialises the same body in another order is the same request.
+    static func canonical(_ body: Data) -> Data {
+        guard !body.isEmpty, let value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else { return body }
+        return data
+    }
 }
 
 extension HTTPField.Name {

@@ -1,0 +1,414 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import XCTest
+
+/// The real server on 127.0.0.1 driven by a real HTTP client: every endpoint, the error codes
+/// with the database unchanged after each refusal, idempotent replays, limits, languages, the
+/// CLI sharing sessions with the API, and a double-booking race.
+final class APIEndToEndTests: XCTestCase {
+    func testHealthReadinessAndHeaders() async throws {
+        let server = try ServerHarness()
+        let health = try await server.send(.GET, "/healthz")
+        XCTAssertEqual(health.status, 200)
+        XCTAssertEqual(health.object["status"] as? String, "ok")
+        let ready = try await server.send(.GET, "/readyz")
+        XCTAssertEqual(ready.status, 200)
+        XCTAssertEqual(ready.object["status"] as? String, "ready")
+        XCTAssertEqual(ready.object["schemaVersion"] as? Int, ready.object["latestVersion"] as? Int)
+        XCTAssertEqual(health.headers["X-Content-Type-Options"].first, "nosniff")
+        XCTAssertEqual(health.headers["Cache-Control"].first, "no-store")
+        XCTAssertTrue(health.headers["Strict-Transport-Security"].isEmpty, "HSTS only under TLS")
+    }
+
+    func testPatientJourney() async throws {
+        let server = try ServerHarness()
+        let token = try await server.patient("anna", device: ["name": "Anna's phone", "platform": "android", "appVersion": "2.1"])
+
+        let me = try await server.send(.GET, "/v1/me", token: token)
+        XCTAssertEqual(me.status, 200)
+        XCTAssertEqual(me.object["login"] as? String, "anna")
+        XCTAssertEqual(me.object["city"] as? String, "Boston")
+        let bostonLat = try XCTUnwrap(me.object["lat"] as? Double)
+
+        // Editing the city geocodes it again.
+        let patched = try await server.send(.PATCH, "/v1/me", json: ["city": "Reno"], token: token)
+        XCTAssertEqual(patched.status, 200, patched.text)
+        XCTAssertEqual(patched.object["city"] as? String, "Reno")
+        XCTAssertNotEqual(try XCTUnwrap(patched.object["lat"] as? Double), bostonLat, accuracy: 1)
+
+        // Devices: named, never with a token.
+        let sessions = try await server.send(.GET, "/v1/sessions", token: token)
+        XCTAssertEqual(sessions.status, 200)
+        XCTAssertEqual(sessions.array.count, 1)
+        XCTAssertEqual((sessions.array.first?["device"] as? [String: Any])?["name"] as? String, "Anna's phone")
+        XCTAssertEqual(sessions.array.first?["current"] as? Bool, true)
+        XCTAssertFalse(sessions.text.contains(token))
+
+        let policy = try await server.send(.GET, "/v1/privacy-policy", headers: ["Accept-Language": "ru"])
+        XCTAssertEqual(policy.object["language"] as? String, "ru")
+        XCTAssertNotNil(policy.object["version"] as? Int)
+
+        let (department, clinicId) = try await server.department()
+        let clinic = try await server.send(.GET, "/v1/clinics/\(clinicId)")
+        XCTAssertEqual(clinic.status, 200)
+        XCTAssertFalse((clinic.object["departments"] as? [Any] ?? []).isEmpty)
+        let doctors = try await server.send(.GET, "/v1/departments/\(department)/doctors")
+        XCTAssertEqual(doctors.status, 200)
+        XCTAssertFalse(doctors.array.isEmpty)
+
+        // Book with a key; the retry gets the same answer and books nothing more.
+        let start = try await server.freeSlot(department)
+        let key = UUID().uuidString
+        let booking: [String: Any] = ["departmentId": department, "start": start, "notes": "first visit"]
+        let booked = try await server.send(.POST, "/v1/appointments", json: booking, token: token, headers: ["Idempotency-Key": key])
+        XCTAssertEqual(booked.status, 201, booked.text)
+        let appointmentId = try XCTUnwrap(booked.object["id"] as? Int)
+        XCTAssertEqual(booked.object["start"] as? String, start)
+        let before = try server.fingerprint()
+        let replay = try await server.send(.POST, "/v1/appointments", json: booking, token: token, headers: ["Idempotency-Key": key])
+        XCTAssertEqual(replay.status, 201)
+        XCTAssertEqual(replay.body, booked.body)
+        XCTAssertEqual(replay.headers["Idempotent-Replayed"].first, "true")
+        let reused = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start, "notes": "other"],
+                                           token: token, headers: ["Idempotency-Key": key])
+        XCTAssertEqual(reused.status, 422)
+        XCTAssertEqual(reused.errorCode, "idempotency_key_reused")
+        XCTAssertEqual(try server.fingerprint(), before, "a replay and a reused key change nothing")
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments"), 1)
+
+        // The slot is now taken for the department's slots view.
+        let shown = try await server.send(.GET, "/v1/appointments/\(appointmentId)", token: token)
+        XCTAssertEqual(shown.status, 200)
+        XCTAssertEqual((shown.object["history"] as? [[String: Any]])?.first?["event"] as? String, "booked")
+
+        let list = try await server.send(.GET, "/v1/appointments?scope=upcoming", token: token)
+        XCTAssertEqual((list.object["items"] as? [[String: Any]])?.count, 1)
+        XCTAssertTrue(list.object.keys.contains("nextCursor"))
+        XCTAssertTrue(list.object["nextCursor"] is NSNull)
+
+        // Reschedule (with a key, replayed), then cancel.
+        let later = try await server.freeSlot(department, skipping: 3)
+        let moveKey = UUID().uuidString
+        let moved = try await server.send(.POST, "/v1/appointments/\(appointmentId)/reschedule", json: ["start": later], token: token,
+                                          headers: ["Idempotency-Key": moveKey])
+        XCTAssertEqual(moved.status, 200, moved.text)
+        XCTAssertEqual(moved.object["start"] as? String, later)
+        let movedAgain = try await server.send(.POST, "/v1/appointments/\(appointmentId)/reschedule", json: ["start": later],
+                                               token: token, headers: ["Idempotency-Key": moveKey])
+        XCTAssertEqual(movedAgain.body, moved.body)
+        let history = try await server.send(.GET, "/v1/appointments/\(appointmentId)", token: token)
+        XCTAssertEqual((history.object["history"] as? [[String: Any]])?.compactMap { $0["event"] as? String }, ["booked", "rescheduled"])
+        let cancelled = try await server.send(.POST, "/v1/appointments/\(appointmentId)/cancel", token: token)
+        XCTAssertEqual(cancelled.status, 200, cancelled.text)
+        XCTAssertEqual(cancelled.object["status"] as? String, "cancelled")
+        let cancelledAgain = try await server.send(.POST, "/v1/appointments/\(appointmentId)/cancel", token: token)
+        XCTAssertEqual(cancelledAgain.status, 422)
+        XCTAssertEqual(cancelledAgain.errorCode, "invalid_transition")
+
+        let export = try await server.send(.GET, "/v1/me/export", token: token)
+        XCTAssertEqual(export.status, 200)
+        XCTAssertEqual((export.object["appointments"] as? [Any])?.count, 1)
+        XCTAssertEqual(export.headers["Cache-Control"].first, "no-store")
+
+        // A password change ends the other sessions, not this one.
+        let other = try await server.logIn("anna")
+        let changed = try await server.send(.POST, "/v1/me/password", json: ["oldPassword": ServerHarness.password,
+                                                                             "newPassword": "a different long passphrase"], token: token)
+        XCTAssertEqual(changed.status, 200, changed.text)
+        let ended = try await server.send(.GET, "/v1/me", token: other)
+        XCTAssertEqual(ended.status, 401)
+        XCTAssertEqual(ended.headers["WWW-Authenticate"].first, "Bearer")
+        assertEqual(try await server.send(.GET, "/v1/me", token: token).status, 200)
+
+        // Delete: a wrong password changes nothing; the right one removes the patient.
+        let wrong = try await server.send(.DELETE, "/v1/me", json: ["password": "not it at all"], token: token)
+        XCTAssertEqual(wrong.status, 401)
+        XCTAssertEqual(wrong.errorCode, "invalid_credentials")
+        let deleted = try await server.send(.DELETE, "/v1/me", json: ["password": "a different long passphrase"], token: token)
+        XCTAssertEqual(deleted.status, 200, deleted.text)
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM clients"), 0)
+        assertEqual(try await server.send(.GET, "/v1/me", token: token).status, 401)
+    }
+
+    func testSessionsSignOut() async throws {
+        let server = try ServerHarness()
+        let phone = try await server.patient("boris", device: ["name": "Phone", "platform": "ios", "appVersion": "1.0"])
+        let laptop = try await server.logIn("boris", device: ["name": "Laptop", "platform": "web", "appVersion": "1.0"])
+        let sessions = try await server.send(.GET, "/v1/sessions", token: laptop)
+        let phoneId = try XCTUnwrap(sessions.array.first { ($0["device"] as? [String: Any])?["name"] as? String == "Phone" }?["id"] as? Int)
+        assertEqual(try await server.send(.DELETE, "/v1/sessions/\(phoneId)", token: laptop).status, 204)
+        assertEqual(try await server.send(.GET, "/v1/me", token: phone).status, 401)
+        assertEqual(try await server.send(.DELETE, "/v1/sessions/\(phoneId)", token: laptop).status, 404)
+        assertEqual(try await server.send(.DELETE, "/v1/sessions/current", token: laptop).status, 204)
+        assertEqual(try await server.send(.GET, "/v1/me", token: laptop).status, 401)
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM sessions"), 0)
+    }
+
+    func testDirectorySearchAndPaging() async throws {
+        let server = try ServerHarness()
+        let first = try await server.send(.GET, "/v1/clinics?limit=2")
+        XCTAssertEqual(first.status, 200)
+        let firstItems = try XCTUnwrap(first.object["items"] as? [[String: Any]])
+        XCTAssertEqual(firstItems.count, 2)
+        let cursor = try XCTUnwrap(first.object["nextCursor"] as? String)
+        let second = try await server.send(.GET, "/v1/clinics?limit=2&cursor=\(cursor)")
+        let secondItems = try XCTUnwrap(second.object["items"] as? [[String: Any]])
+        XCTAssertEqual(secondItems.count, 1)
+        XCTAssertTrue(second.object["nextCursor"] is NSNull)
+        let names = (firstItems + secondItems).compactMap { $0["name"] as? String }
+        XCTAssertEqual(names, names.sorted())
+        XCTAssertEqual(Set((firstItems + secondItems).compactMap { $0["id"] as? Int }).count, 3)
+        assertEqual(try await server.send(.GET, "/v1/clinics?cursor=garbage").errorCode, "invalid_input")
+        assertEqual(try await server.send(.GET, "/v1/clinics?limit=0").status, 400)
+        assertEqual(try await server.send(.GET, "/v1/clinics?limit=101").status, 400)
+        let reno = try await server.send(.GET, "/v1/clinics?city=Reno")
+        XCTAssertEqual((reno.object["items"] as? [[String: Any]])?.count, 1)
+
+        let nearest = try await server.send(.GET, "/v1/clinics/nearest?lat=34.06&lon=-118.26&limit=3")
+        XCTAssertEqual(nearest.status, 200)
+        let distances = nearest.array.compactMap { $0["distanceMeters"] as? Double }
+        XCTAssertEqual(distances.count, 3)
+        XCTAssertEqual(distances, distances.sorted())
+        XCTAssertEqual(nearest.array.first?["name"] as? String, "Adventist Medical Center")
+        let byAddress = try await server.send(.GET, "/v1/clinics/nearest?address=Reno,%20NV")
+        XCTAssertEqual(byAddress.array.first?["name"] as? String, "Renown Regional")
+        let pediatric = try await server.send(.GET, "/v1/clinics/nearest?lat=39.5&lon=-119.8&pediatric=true")
+        XCTAssertEqual(pediatric.array.first?["name"] as? String, "Children's Hospital")
+        assertEqual(try await server.send(.GET, "/v1/clinics/nearest?lat=34").errorCode, "invalid_input")
+        assertEqual(try await server.send(.GET, "/v1/clinics/nearest?lat=34&lon=-118&address=Reno").errorCode, "invalid_input")
+        assertEqual(try await server.send(.GET, "/v1/clinics/nearest?me=true").status, 401)
+
+        let geocoded = try await server.send(.GET, "/v1/geocode?q=Reno,%20NV")
+        XCTAssertEqual(geocoded.status, 200)
+        XCTAssertEqual(geocoded.object["timeZone"] as? String, "America/Los_Angeles")
+        assertEqual(try await server.send(.GET, "/v1/geocode").errorCode, "invalid_input")
+
+        let (department, _) = try await server.department()
+        let clinicId = try await server.department().clinicId
+        let departments = try await server.send(.GET, "/v1/clinics/\(clinicId)/departments")
+        let specialization = try XCTUnwrap(departments.array.first?["specialization"] as? String)
+        let found = try await server.send(.GET, "/v1/find?specialization=\(specialization.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&lat=34&lon=-118")
+        XCTAssertEqual(found.status, 200, found.text)
+        XCTAssertEqual(found.array.first?["departmentId"] as? Int, department)
+        XCTAssertNotNil(found.array.first?["start"] as? String)
+
+        let slots = try await server.send(.GET, "/v1/departments/\(department)/slots?days=2")
+        XCTAssertEqual(slots.status, 200)
+        XCTAssertTrue(slots.array.allSatisfy { $0["isAvailable"] is Bool && $0["doctorName"] is String })
+        assertEqual(try await server.send(.GET, "/v1/departments/\(department)/slots?days=0").status, 400)
+        assertEqual(try await server.send(.GET, "/v1/departments/999999/slots").status, 404)
+        assertEqual(try await server.send(.GET, "/v1/clinics/999999").errorCode, "not_found")
+        assertEqual(try await server.send(.GET, "/v1/clinics/abc").status, 404)
+    }
+
+    /// Each refusal answers its code and status, and leaves the database as it was.
+    func testErrorsChangeNothing() async throws {
+        let server = try ServerHarness()
+        let token = try await server.patient("carla")
+        // A time two doctors of a department have free: one is booked, the other overlaps.
+        var department = 0
+        var slots: [[String: Any]] = []
+        var sharedSlot: [String: Any]?
+        for clinic in (try await server.send(.GET, "/v1/clinics").object["items"] as? [[String: Any]] ?? []) where sharedSlot == nil {
+            for candidate in try await server.send(.GET, "/v1/clinics/\(clinic["id"] as? Int ?? 0)/departments").array where sharedSlot == nil {
+                department = candidate["id"] as? Int ?? 0
+                slots = try await server.send(.GET, "/v1/departments/\(department)/slots?days=14").array.filter { $0["isAvailable"] as? Bool == true }
+                sharedSlot = slots.first { slot in slots.filter { $0["start"] as? String == slot["start"] as? String }.count > 1 }
+            }
+        }
+        let shared = try XCTUnwrap(sharedSlot)
+        let start = try XCTUnwrap(shared["start"] as? String)
+        let doctors = slots.filter { $0["start"] as? String == start }.compactMap { $0["doctorId"] as? Int }
+        let taken = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start, "doctorId": doctors[0]],
+                                          token: token)
+        XCTAssertEqual(taken.status, 201)
+        let before = try server.fingerprint()
+
+        struct Case { let method: HTTPMethod; let path: String; let json: Any?; let raw: Data?; let headers: [String: String]
+                      let token: Bool; let status: Int; let code: String }
+        let register: [String: Any] = ["login": "dora", "password": ServerHarness.password, "name": "Dora", "surname": "Lee",
+                                       "street": "Main St", "house": "1", "city": "Boston", "acceptPrivacy": true]
+        var weak = register; weak["password"] = "password"
+        var noConsent = register; noConsent["acceptPrivacy"] = false
+        var taken409 = register; taken409["login"] = "carla"
+        var noCity = register; noCity["city"] = "Qwxzzy Nowhere"
+        let cases: [Case] = [
+            Case(method: .POST, path: "/v1/patients", json: nil, raw: Data("{".utf8), headers: ["Content-Type": "application/json"],
+                 token: false, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/patients", json: ["login": 5], raw: nil, headers: [:], token: false, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/patients", json: nil, raw: Data("login=x".utf8),
+                 headers: ["Content-Type": "application/x-www-form-urlencoded"], token: false, status: 415, code: "unsupported_media_type"),
+            Case(method: .POST, path: "/v1/patients", json: weak, raw: nil, headers: [:], token: false, status: 422, code: "weak_password"),
+            Case(method: .POST, path: "/v1/patients", json: noConsent, raw: nil, headers: [:], token: false, status: 403,
+                 code: "privacy_not_accepted"),
+            Case(method: .POST, path: "/v1/patients", json: taken409, raw: nil, headers: [:], token: false, status: 409, code: "login_taken"),
+            Case(method: .POST, path: "/v1/patients", json: noCity, raw: nil, headers: [:], token: false, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/sessions", json: ["login": "carla", "password": "wrong password here"], raw: nil, headers: [:],
+                 token: false, status: 401, code: "invalid_credentials"),
+            Case(method: .GET, path: "/v1/appointments", json: nil, raw: nil, headers: [:], token: false, status: 401, code: "not_logged_in"),
+            Case(method: .GET, path: "/v1/appointments", json: nil, raw: nil, headers: ["Authorization": "Bearer " + String(repeating: "a", count: 64)],
+                 token: false, status: 401, code: "not_logged_in"),
+            Case(method: .GET, path: "/v1/appointments?scope=later", json: nil, raw: nil, headers: [:], token: true, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": department, "start": start, "doctorId": doctors[0]], raw: nil,
+                 headers: [:], token: true, status: 409, code: "slot_taken"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": department, "start": start, "doctorId": doctors[1]], raw: nil,
+                 headers: [:], token: true, status: 409, code: "overlapping_appointment"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": department, "start": "tomorrow-ish"], raw: nil, headers: [:],
+                 token: true, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": department, "start": "2020-01-06T10:00:00Z"], raw: nil,
+                 headers: [:], token: true, status: 422, code: "slot_unavailable"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": 999999, "start": start], raw: nil, headers: [:],
+                 token: true, status: 404, code: "not_found"),
+            Case(method: .POST, path: "/v1/appointments", json: ["departmentId": department, "start": start], raw: nil,
+                 headers: ["Idempotency-Key": String(repeating: "k", count: 300)], token: true, status: 400, code: "invalid_input"),
+            Case(method: .POST, path: "/v1/appointments", json: nil, raw: Data(repeating: 0x20, count: 1 << 20),
+                 headers: ["Content-Type": "application/json"], token: true, status: 413, code: "too_large"),
+            Case(method: .GET, path: "/v1/clinics", json: nil, raw: Data(repeating: 0x20, count: 1 << 20), headers: [:], token: false,
+                 status: 413, code: "too_large"),
+            Case(method: .PUT, path: "/v1/clinics", json: nil, raw: nil, headers: [:], token: false, status: 405, code: "method_not_allowed"),
+            Case(method: .GET, path: "/v1/nothing-here", json: nil, raw: nil, headers: [:], token: false, status: 404, code: "not_found"),
+            Case(method: .POST, path: "/v1/appointments/999999/cancel", json: nil, raw: nil, headers: [:], token: true, status: 404, code: "not_found"),
+        ]
+        for item in cases {
+            let reply = try await server.send(item.method, item.path, json: item.json, raw: item.raw, token: item.token ? token : nil,
+                                              headers: item.headers)
+            XCTAssertEqual(reply.status, item.status, "\(item.method) \(item.path): \(reply.text)")
+            XCTAssertEqual(reply.errorCode, item.code, "\(item.method) \(item.path)")
+            XCTAssertFalse((reply.errorMessage ?? "").isEmpty)
+            XCTAssertEqual(reply.headers["Content-Type"].first, "application/json; charset=utf-8")
+            if item.status == 401 { XCTAssertEqual(reply.headers["WWW-Authenticate"].first, "Bearer") }
+            XCTAssertEqual(try server.fingerprint(), before, "\(item.method) \(item.path) changed the database")
+        }
+        XCTAssertFalse(server.serverLog.contains(token), "tokens never reach the log")
+        XCTAssertFalse(server.serverLog.contains(ServerHarness.password))
+        XCTAssertTrue(server.serverLog.contains("route=/v1/appointments/{id}/cancel") || server.serverLog.contains("route=/v1/appointments/:id/cancel"),
+                      server.serverLog)
+    }
+
+    func testAnotherPatientsAppointmentIsNotFound() async throws {
+        let server = try ServerHarness()
+        let owner = try await server.patient("erin")
+        let stranger = try await server.patient("fred")
+        let (department, _) = try await server.department()
+        let start = try await server.freeSlot(department)
+        let booked = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start], token: owner)
+        let id = try XCTUnwrap(booked.object["id"] as? Int)
+        let before = try server.fingerprint()
+        let later = try await server.freeSlot(department, skipping: 2)
+        for (method, path, body) in [(HTTPMethod.GET, "/v1/appointments/\(id)", nil as [String: Any]?),
+                                     (.POST, "/v1/appointments/\(id)/reschedule", ["start": later]),
+                                     (.POST, "/v1/appointments/\(id)/cancel", nil)] {
+            let reply = try await server.send(method, path, json: body, token: stranger)
+            XCTAssertEqual(reply.status, 404, "\(method) \(path): 404, not 403, so ids do not leak")
+            XCTAssertEqual(reply.errorCode, "not_found")
+        }
+        XCTAssertEqual(try server.fingerprint(), before)
+        let theirs = try await server.send(.GET, "/v1/appointments", token: stranger)
+        XCTAssertEqual((theirs.object["items"] as? [Any])?.count, 0)
+    }
+
+    func testRussianMessages() async throws {
+        let server = try ServerHarness()
+        let reply = try await server.send(.GET, "/v1/clinics/999999", headers: ["Accept-Language": "ru-RU,ru;q=0.9,en;q=0.5"])
+        XCTAssertEqual(reply.errorCode, "not_found")
+        XCTAssertTrue((reply.errorMessage ?? "").range(of: "\\p{Cyrillic}", options: .regularExpression) != nil, reply.text)
+        let english = try await server.send(.GET, "/v1/clinics/999999", headers: ["Accept-Language": "de, en;q=0.3"])
+        XCTAssertNil((english.errorMessage ?? "").range(of: "\\p{Cyrillic}", options: .regularExpression))
+        // Without the header, a patient's saved language.
+        let registered = try await server.send(.POST, "/v1/patients", json: [
+            "login": "galina", "password": ServerHarness.password, "name": "Галина", "surname": "Петрова", "street": "Main St",
+            "house": "5", "city": "Boston", "language": "ru", "acceptPrivacy": true,
+        ])
+        XCTAssertEqual(registered.status, 201, registered.text)
+        let token = try await server.logIn("galina")
+        let refusal = try await server.send(.GET, "/v1/appointments/999999", token: token)
+        XCTAssertTrue((refusal.errorMessage ?? "").range(of: "\\p{Cyrillic}", options: .regularExpression) != nil, refusal.text)
+    }
+
+    func testTokensAreSharedWithTheCLI() async throws {
+        let server = try ServerHarness()
+        let token = try await server.patient("hana")
+        // The API's token in the CLI's session file.
+        try (token + "\n").write(toFile: server.sessionPath, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(server.sessionPath, 0o600), 0)
+        let whoami = try server.cli(["whoami", "--json"])
+        XCTAssertEqual(whoami.status, 0, whoami.stderr)
+        XCTAssertTrue(whoami.stdout.contains("\"login\" : \"hana\""), whoami.stdout)
+        // A CLI log-in's token on the API.
+        let login = try server.cli(["login", "--login", "hana", "--password-stdin"], input: ServerHarness.password + "\n")
+        XCTAssertEqual(login.status, 0, login.stderr)
+        let cliToken = try String(contentsOfFile: server.sessionPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertNotEqual(cliToken, token)
+        let me = try await server.send(.GET, "/v1/me", token: cliToken)
+        XCTAssertEqual(me.status, 200)
+        XCTAssertEqual(me.object["login"] as? String, "hana")
+        // Logging out in the CLI ends it for the API.
+        XCTAssertEqual(try server.cli(["logout"]).status, 0)
+        assertEqual(try await server.send(.GET, "/v1/me", token: cliToken).status, 401)
+    }
+
+    func testRateLimitOnLogIns() async throws {
+        let server = try ServerHarness(authRate: "3/1")
+        var statuses: [Int] = []
+        var retryAfter: String?
+        for _ in 0..<5 {
+            let reply = try await server.send(.POST, "/v1/sessions", json: ["login": "nobody", "password": "whatever it is"])
+            statuses.append(reply.status)
+            if reply.status == 429 {
+                retryAfter = reply.headers["Retry-After"].first
+                XCTAssertEqual(reply.errorCode, "rate_limited")
+            }
+        }
+        XCTAssertEqual(statuses, [401, 401, 401, 429, 429])
+        XCTAssertGreaterThan(Int(retryAfter ?? "") ?? 0, 0)
+        // Registration shares the bucket; other routes do not.
+        assertEqual(try await server.send(.POST, "/v1/patients", json: ["login": "x"]).status, 429)
+        assertEqual(try await server.send(.GET, "/v1/clinics").status, 200)
+    }
+
+    func testAccountLockedAnswers429WithRetryAfter() async throws {
+        let server = try ServerHarness()
+        _ = try await server.patient("ivan")
+        var last: ServerHarness.Reply?
+        for _ in 0..<6 {
+            last = try await server.send(.POST, "/v1/sessions", json: ["login": "ivan", "password": "not the password"])
+        }
+        XCTAssertEqual(last?.status, 429)
+        XCTAssertEqual(last?.errorCode, "account_locked")
+        XCTAssertGreaterThan(Int(last?.headers["Retry-After"].first ?? "") ?? 0, 0)
+    }
+
+    /// 32 patients book one slot at once: exactly one 201, the others 409, one appointment.
+    func testDoubleBookingRace() async throws {
+        let server = try ServerHarness()
+        let (department, _) = try await server.department()
+        let start = try await server.freeSlot(department)
+        // One doctor's slot: the department may have several doctors at that time.
+        let slots = try await server.send(.GET, "/v1/departments/\(department)/slots?days=14")
+        let doctorId = try XCTUnwrap(slots.array.first { $0["start"] as? String == start }?["doctorId"] as? Int)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<32 { group.addTask { try await server.patient("racer\(index)") } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(tokens.count, 32)
+        let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+            for token in tokens {
+                group.addTask {
+                    let reply = try await server.send(.POST, "/v1/appointments",
+                                                      json: ["departmentId": department, "start": start, "doctorId": doctorId], token: token)
+                    return (reply.status, reply.errorCode)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses.filter { $0.0 == 201 }.count, 1, "\(statuses)")
+        XCTAssertEqual(statuses.filter { $0.0 == 409 && $0.1 == "slot_taken" }.count, 31, "\(statuses)")
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments WHERE doctor_id = \(doctorId) AND status IN ('scheduled', 'confirmed')"), 1)
+    }
+}
+
+/// XCTAssertEqual for values that must be awaited (its autoclosures cannot await).
+func assertEqual<T: Equatable>(_ value: T, _ expected: T, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(value, expected, message, file: file, line: line)
+}

@@ -1,2 +1,0 @@
-import AsyncHTTPClient
-import ClinicServer

@@ -1,0 +1,255 @@
+import AsyncHTTPClient
+import Foundation
+import GRDB
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+
+/// A real `clinic serve` process on 127.0.0.1 with a port the system chose, on a private copy
+/// of a small database, and a real HTTP client to talk to it.
+final class ServerHarness: @unchecked Sendable {
+    let folder: URL
+    var databasePath: String { folder.appendingPathComponent("clinic.sqlite").path }
+    var sessionPath: String { folder.appendingPathComponent("session").path }
+    private(set) var url = ""
+    private var process: Process?
+    private let outURL: URL, errURL: URL
+    let client: HTTPClient
+
+    /// - Parameters:
+    ///   - authRate: CLINIC_AUTH_RATE ("BURST/PER_MINUTE"); high by default so that tests that
+    ///     register many patients are not limited.
+    ///   - arguments: more `serve` arguments (TLS).
+    init(authRate: String = "100000/100000", arguments: [String] = [], tls: TLSConfiguration? = nil) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.template.path) where name.hasPrefix("clinic.sqlite") {
+            try FileManager.default.copyItem(at: Self.template.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        outURL = folder.appendingPathComponent("serve.out")
+        errURL = folder.appendingPathComponent("serve.err")
+        var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = tls
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        try start(authRate: authRate, arguments: arguments)
+    }
+
+    deinit {
+        stop()
+        try? client.syncShutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var serverLog: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
+    private func start(authRate: String, arguments: [String]) throws {
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0"] + arguments
+        process.environment = environment(["CLINIC_AUTH_RATE": authRate])
+        process.currentDirectoryURL = folder
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Listening on ") }) {
+                url = String(line.dropFirst("Listening on ".count))
+                return
+            }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        throw HarnessError.failed("the server did not start: " + serverLog)
+    }
+
+    /// Stops the server as an operator would (SIGTERM) and waits for it.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["CLINIC_DB"] = databasePath
+        environment["CLINIC_SESSION"] = sessionPath
+        environment["CLINIC_LANG"] = nil
+        environment["LANG"] = "C.UTF-8"
+        environment["LC_ALL"] = nil
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    // MARK: HTTP
+
+    struct Reply: @unchecked Sendable {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+        let version: HTTPVersion
+
+        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+        var object: [String: Any] { json as? [String: Any] ?? [:] }
+        var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
+        var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+        var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, json: Any? = nil, raw: Data? = nil, token: String? = nil,
+              headers extra: [String: String] = [:]) async throws -> Reply {
+        var request = HTTPClientRequest(url: url + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)))
+        } else if let raw {
+            request.body = .bytes(ByteBuffer(bytes: raw))
+        }
+        for (name, value) in extra { request.headers.replaceOrAdd(name: name, value: value) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let buffer = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(buffer: buffer),
+                     version: response.version)
+    }
+
+    // MARK: Patients
+
+    static let password = "correct horse battery staple"
+
+    /// Registers a patient in Boston and logs in; returns the token.
+    func patient(_ login: String, device: [String: String]? = nil) async throws -> String {
+        let registered = try await send(.POST, "/v1/patients", json: [
+            "login": login, "password": Self.password, "name": "Anna", "surname": "Smith", "street": "Main St",
+            "house": "5", "city": "Boston", "acceptPrivacy": true,
+        ])
+        guard registered.status == 201 else { throw HarnessError.failed("register: \(registered.status) \(registered.text)") }
+        return try await logIn(login, device: device)
+    }
+
+    func logIn(_ login: String, device: [String: String]? = nil) async throws -> String {
+        var body: [String: Any] = ["login": login, "password": Self.password]
+        if let device { body["device"] = device }
+        let reply = try await send(.POST, "/v1/sessions", json: body)
+        guard reply.status == 201, let token = reply.object["token"] as? String else {
+            throw HarnessError.failed("log in: \(reply.status) \(reply.text)")
+        }
+        return token
+    }
+
+    /// The first department of the first clinic (the demo departments of the small directory).
+    func department() async throws -> (id: Int, clinicId: Int) {
+        let clinics = try await send(.GET, "/v1/clinics?limit=1")
+        guard let first = (clinics.object["items"] as? [[String: Any]])?.first, let clinicId = first["id"] as? Int else {
+            throw HarnessError.failed("no clinics: \(clinics.text)")
+        }
+        let departments = try await send(.GET, "/v1/clinics/\(clinicId)/departments")
+        guard let department = departments.array.first?["id"] as? Int else { throw HarnessError.failed("no departments") }
+        return (department, clinicId)
+    }
+
+    /// A free slot of a department, a few days ahead.
+    func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
+        let slots = try await send(.GET, "/v1/departments/\(department)/slots?days=14")
+        let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
+        let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
+        guard distinct.count > skipping else { throw HarnessError.failed("no free slot: \(slots.text)") }
+        return distinct[skipping]
+    }
+
+    // MARK: The database and the CLI
+
+    /// Every row of every table but `excluding`: equal fingerprints mean nothing changed.
+    func fingerprint(excluding: Set<String> = ["sessions", "login_attempts", "geocode_cache"]) throws -> String {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                .filter { !excluding.contains($0) }
+            return try tables.map { table in
+                table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
+            }.joined(separator: "\n")
+        }
+    }
+
+    func scalar(_ sql: String) throws -> Int {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+
+    /// Runs `clinic ARGS` on this server's database and session file.
+    func cli(_ arguments: [String], input: String = "") throws -> (status: Int32, stdout: String, stderr: String) {
+        try Self.run(arguments, input: input, environment: environment())
+    }
+
+    static func run(_ arguments: [String], input: String = "", environment: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = environment
+        let folder = FileManager.default.temporaryDirectory
+        let out = folder.appendingPathComponent("cli-\(UUID().uuidString)"), err = folder.appendingPathComponent("cli-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: try Data(contentsOf: out), as: UTF8.self),
+                String(decoding: try Data(contentsOf: err), as: UTF8.self))
+    }
+
+    // MARK: The template database
+
+    /// A database with a small directory (two Los Angeles hospitals and one in Reno, with demo
+    /// departments), made once per test run and copied for each server.
+    static let template: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-serve-template-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let directory = folder.appendingPathComponent("directory.csv")
+        try? """
+            external_id,name,address,city,state,zip,lat,lon,category,is_pediatric,is_hospital
+            LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,90001,34.05,-118.25,GENERAL ACUTE CARE,0,1
+            LA2,Children's Hospital,"4650 Sunset Blvd, Suite 1",Los Angeles,CA,90027,34.10,-118.29,CHILDREN,1,1
+            RN1,Renown Regional,1155 Mill Street,Reno,NV,89502,39.52,-119.80,CRITICAL ACCESS,0,1
+            """.write(to: directory, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["CLINIC_DB"] = folder.appendingPathComponent("clinic.sqlite").path
+        environment["CLINIC_SESSION"] = folder.appendingPathComponent("session").path
+        _ = try? run(["admin", "import-clinics", directory.path, "--demo"], environment: environment)
+        return folder
+    }()
+
+    static let binary: URL = {
+        if let explicit = ProcessInfo.processInfo.environment["CLINIC_BIN"] { return URL(fileURLWithPath: explicit) }
+        let runner = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        var directory = runner.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("clinic")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root = root.deletingLastPathComponent() }
+        return root.appendingPathComponent(".build/debug/clinic")
+    }()
+
+    enum HarnessError: Error { case failed(String) }
+}
