@@ -18,9 +18,11 @@ public enum ClinicServer {
     public static func application(system: ClinicSystem, settings: ServerSettings, logger: Logger,
                                    onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
         try settings.validate()
-        let pool = BlockingPool(pool: NIOThreadPool.singleton)
+        let threads = NIOThreadPool(numberOfThreads: max(settings.blockingThreads, settings.passwordWorkers + 2))
+        threads.start()
+        let pool = BlockingPool(pool: threads)
         let api = API(system: system, pool: pool, settings: settings)
-        let router = Router(context: APIContext.self)
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))
         router.add(middleware: ErrorMiddleware())

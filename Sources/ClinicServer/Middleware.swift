@@ -32,7 +32,9 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as HTTPError:
             switch error.status {
             case .contentTooLarge:
-                return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize))), language: language)
+                // The connection closes after the answer: the rest of a refused body is not read.
+                return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize)),
+                                                       headers: [.connection: "close"]), language: language)
             case .methodNotAllowed:
                 let body = ErrorJSON(code: "method_not_allowed",
                                      message: Strings.text(.apiMethodNotAllowed, language, [request.method.rawValue]))

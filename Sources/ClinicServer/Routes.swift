@@ -30,7 +30,9 @@ final class RouteTable: @unchecked Sendable {
     func refuseOtherMethods() {
         for (path, allowed) in methods {
             let allow = allowed.map(\.rawValue).joined(separator: ", ")
-            for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !allowed.contains(method) {
+            // HEAD comes with GET (the router's own); elsewhere it is refused like the others.
+            let others: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .options, .trace] + (allowed.contains(.get) ? [] : [.head])
+            for method in others where !allowed.contains(method) {
                 router.on(RouterPath(path), method: method) { _, _ -> Response in
                     throw HTTPError(.methodNotAllowed, headers: [.allow: allow])
                 }
@@ -93,8 +95,6 @@ struct PageJSON<Item: Encodable>: Encodable {
     }
 }
 struct PolicyJSON: Encodable { let version: Int; let language: String; let text: String }
-struct ChangedJSON: Encodable { let changed: Bool }
-struct DeletedJSON: Encodable { let deleted: String }
 struct HealthJSON: Encodable { let status: String }
 struct ReadyJSON: Encodable { let status: String; let schemaVersion: Int?; let latestVersion: Int? }
 
@@ -143,6 +143,7 @@ extension API {
         }
         routes.post("/v1/me/password") { request, context in
             try await signedIn(request) { patient in
+                try checkAuthRate(context, patient.language) // a password guess, as a log-in is
                 let body = try await RequestBody.decode(PasswordBody.self, from: request, context: context)
                 try await passwordWork(patient.language) { [system] in
                     try system.clients.changePassword(clientId: patient.id, old: body.oldPassword, new: body.newPassword,
@@ -159,6 +160,7 @@ extension API {
         }
         routes.delete("/v1/me") { request, context in
             let patient = try await patient(request)
+            try checkAuthRate(context, patient.language) // a password guess, as a log-in is
             let body = try await RequestBody.decode(DeleteBody.self, from: request, context: context)
             try await passwordWork(patient.language) { [system] in
                 try system.clients.deleteAccount(clientId: patient.id, password: body.password)

@@ -17,7 +17,10 @@ public struct ServerSettings: Sendable {
     public var maximumBody = 64 * 1024
     /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
-    /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait.
+    /// Threads for blocking work (SQLite, Argon2, the writer lock).
+    public var blockingThreads = 16
+    /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait,
+    /// so a flood of log-ins holds at most this many of the blocking threads.
     public var passwordWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Log-ins and registrations per client address: a burst, then this many a minute.
     public var authBurst = 10

@@ -54,8 +54,7 @@ struct Profile: ParsableCommand {
             let system = try context.system()
             let (client, token) = try context.currentClient(system)
             try system.clients.changePassword(clientId: client.id ?? 0, old: old, new: new, keeping: token)
-            struct JSON: Encodable { let changed: Bool }
-            try context.emit(JSON(changed: true)) { context.text(.passwordChanged) }
+            try context.emit(ChangedJSON(changed: true)) { context.text(.passwordChanged) }
         }
     }
 
@@ -84,8 +83,7 @@ struct Profile: ParsableCommand {
             let (system, client) = try context.signedIn()
             try system.clients.deleteAccount(clientId: client.id ?? 0, password: password)
             context.sessionFile.delete()
-            struct JSON: Encodable { let deleted: String }
-            try context.emit(JSON(deleted: client.login)) { context.text(.accountDeleted, client.login) }
+            try context.emit(DeletedJSON(deleted: client.login)) { context.text(.accountDeleted, client.login) }
         }
     }
 }

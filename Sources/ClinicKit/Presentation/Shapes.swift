@@ -319,3 +319,15 @@ public struct ErrorJSON: Encodable, Sendable {
         })
     }
 }
+
+/// `{"changed": true}` (a password change).
+public struct ChangedJSON: Encodable, Sendable {
+    public let changed: Bool
+    public init(changed: Bool) { self.changed = changed }
+}
+
+/// `{"deleted": "login"}` (an account deleted).
+public struct DeletedJSON: Encodable, Sendable {
+    public let deleted: String
+    public init(deleted: String) { self.deleted = deleted }
+}
