@@ -26,7 +26,7 @@ public enum ClinicServer {
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: LimitsMiddleware(maximumBody: settings.maximumBody))
+        router.add(middleware: LimitsMiddleware(maximumBody: ServerSettings.maximumBody))
         api.addRoutes(to: router)
 
         let http1 = HTTP1Channel.Configuration(

@@ -18,7 +18,7 @@ struct APIContext: RequestContext {
     }
 
     /// The body limit is enforced by `LimitsMiddleware` for every route.
-    var maxUploadSize: Int { 64 * 1024 }
+    var maxUploadSize: Int { ServerSettings.maximumBody }
 }
 
 /// The language of messages: the best of `Accept-Language` that we speak, else `fallback`

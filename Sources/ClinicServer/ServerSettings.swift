@@ -14,7 +14,7 @@ public struct ServerSettings: Sendable {
     public var logFormat: LogFormat
 
     /// Request bodies larger than this are refused with 413 on every route.
-    public var maximumBody = 64 * 1024
+    public static let maximumBody = 64 * 1024
     /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// Threads for blocking work (SQLite, Argon2, the writer lock).

@@ -379,6 +379,22 @@ final class APIEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(Int(last?.headers["Retry-After"].first ?? "") ?? 0, 0)
     }
 
+    /// A directory imported by the CLI while the server runs is searched at once.
+    func testServerSeesADirectoryImportedByTheCLI() async throws {
+        let server = try ServerHarness()
+        let before = try await server.send(.GET, "/v1/clinics/nearest?lat=39.53&lon=-119.81")
+        XCTAssertEqual(before.array.first?["name"] as? String, "Renown Regional")
+        let file = server.folder.appendingPathComponent("more.csv")
+        try """
+            external_id,name,address,city,state,zip,lat,lon,category,is_pediatric,is_hospital
+            RN2,Sparks Family Clinic,1 Main St,Reno,NV,89501,39.5301,-119.8101,CLINIC,0,0
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let imported = try server.cli(["admin", "import-clinics", file.path])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let after = try await server.send(.GET, "/v1/clinics/nearest?lat=39.53&lon=-119.81")
+        XCTAssertEqual(after.array.first?["name"] as? String, "Sparks Family Clinic")
+    }
+
     /// 32 patients book one slot at once: exactly one 201, the others 409, one appointment.
     func testDoubleBookingRace() async throws {
         let server = try ServerHarness()

@@ -59,8 +59,9 @@ public struct NearestQuery: Sendable, Equatable {
 public final class ClinicController: Sendable {
     let database: DatabaseManager
     let zones: (any ZoneResolver)?
-    /// Built on the first search, dropped when this controller changes the clinics.
-    private let finderCache = LockedBox<NearestClinicFinder?>(nil)
+    /// Built on the first search; built again when the directory's version changed (this
+    /// process or another one changed the clinics).
+    private let finderCache = LockedBox<(finder: NearestClinicFinder, version: Int64)?>(nil)
 
     public init(database: DatabaseManager, zones: (any ZoneResolver)? = nil) {
         self.database = database
@@ -69,12 +70,21 @@ public final class ClinicController: Sendable {
 
     /// The finder over the clinics table, built once.
     public func finder() throws -> NearestClinicFinder {
-        try finderCache.withLock { cached in
-            if let cached { return cached }
-            let finder = try database.read { db in try NearestClinicFinder.load(db) }
-            cached = finder
+        let version = try database.read { db in try Self.directoryVersion(db) }
+        if let current = finderCache.withLock({ $0 }), current.version == version { return current.finder }
+        return try finderCache.withLock { cached in
+            if let cached, cached.version == version { return cached.finder }
+            // The version is read again in the transaction that reads the clinics.
+            let (finder, loaded) = try database.read { db in (try NearestClinicFinder.load(db), try Self.directoryVersion(db)) }
+            cached = (finder, loaded)
             return finder
         }
+    }
+
+    /// The directory's version (migration 8), 0 before it.
+    static func directoryVersion(_ db: Database) throws -> Int64 {
+        guard try db.tableExists("directory_version") else { return 0 }
+        return try Int64.fetchOne(db, sql: "SELECT version FROM directory_version WHERE id = 1") ?? 0
     }
 
     /// The nearest clinics to a point that match the query, nearest first.
