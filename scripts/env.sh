@@ -1,5 +1,6 @@
 # Sourced by the other scripts: finds the Swift toolchain and installs the C libraries the
-# package links (SQLite, GEOS, Argon2) when they are missing. Debian/Ubuntu only.
+# package links (SQLite, GEOS, Argon2), and the tools the tests use, when they are missing.
+# Debian/Ubuntu only.
 set -euo pipefail
 
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
@@ -7,7 +8,8 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 command -v swift >/dev/null 2>&1 || { echo "The Swift toolchain is not on PATH (see swift.org/install)." >&2; exit 1; }
 
-packages="libsqlite3-dev libgeos-dev libargon2-dev pkg-config"
+# openssl makes the TLS tests' certificates; curl and python3-venv serve the contract test.
+packages="libsqlite3-dev libgeos-dev libargon2-dev pkg-config openssl curl python3-venv"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"

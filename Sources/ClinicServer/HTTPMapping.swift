@@ -98,35 +98,38 @@ enum RequestBody {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
-            throw APIFailure(ClinicError.invalid(.apiBodyInvalid, describe(error)))
+            throw APIFailure(problem(error))
         } catch {
-            throw APIFailure(ClinicError.invalid(.apiBodyInvalid, "not JSON"))
+            throw APIFailure(ClinicError.invalid(.apiBodyNotJSON))
         }
     }
 
-    /// "name: expected a string" — the path of the field and what was wrong, in plain words.
-    static func describe(_ error: DecodingError) -> String {
+    /// What was wrong with a body, naming the field by its path ("device.name").
+    static func problem(_ error: DecodingError) -> ClinicError {
         func path(_ codingPath: [any CodingKey]) -> String {
             let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
             return text.isEmpty ? "body" : text
         }
         switch error {
-        case .keyNotFound(let key, let context): return path(context.codingPath + [key]) + ": required"
-        case .typeMismatch(let type, let context): return path(context.codingPath) + ": expected " + typeName(type)
-        case .valueNotFound(let type, let context): return path(context.codingPath) + ": expected " + typeName(type)
+        case .keyNotFound(let key, let context): return .invalid(.apiFieldRequired, path(context.codingPath + [key]))
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            return .invalid(.apiFieldType, path(context.codingPath), typeName(type))
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not JSON" : path(context.codingPath) + ": not a valid value"
-        @unknown default: return "not valid"
+            guard let last = context.codingPath.last else { return .invalid(.apiBodyNotJSON) }
+            // An enum (language) with a value it does not have.
+            return last.stringValue == "language" ? .invalid(.apiFieldChoice, path(context.codingPath), "en, ru")
+                : .invalid(.apiFieldType, path(context.codingPath), "string")
+        @unknown default: return .invalid(.apiBodyNotJSON)
         }
     }
 
     static func typeName(_ type: Any.Type) -> String {
         switch type {
-        case is String.Type: "a string"
-        case is Bool.Type: "true or false"
-        case is Int.Type, is Int64.Type: "a whole number"
-        case is Double.Type: "a number"
-        default: "an object"
+        case is String.Type: "string"
+        case is Bool.Type: "boolean"
+        case is Int.Type, is Int64.Type: "integer"
+        case is Double.Type: "number"
+        default: "object"
         }
     }
 }
@@ -138,7 +141,7 @@ extension Request {
     /// A whole-number query parameter; `invalid_input` for anything else.
     func queryInt(_ name: String) throws -> Int? {
         guard let text = query(name) else { return nil }
-        guard let value = Int(text) else { throw APIFailure(ClinicError.invalid(.apiFieldInvalid, name, "a whole number")) }
+        guard let value = Int(text) else { throw APIFailure(ClinicError.invalid(.apiFieldWholeNumber, name)) }
         return value
     }
 
@@ -147,7 +150,7 @@ extension Request {
         switch text {
         case "true", "1", "yes": return true
         case "false", "0", "no", "": return false
-        default: throw APIFailure(ClinicError.invalid(.apiFieldInvalid, name, "true or false"))
+        default: throw APIFailure(ClinicError.invalid(.apiFieldBoolean, name))
         }
     }
 

@@ -45,7 +45,7 @@ struct ErrorMiddleware: RouterMiddleware {
             default:
                 if error.status.code >= 500 { context.logger.error("HTTP error \(error.status.code)") }
                 let code: ClinicError.Code = error.status.code >= 500 ? .internalError : .invalidInput
-                let failure = APIFailure(ClinicError.invalid(.apiBodyInvalid, error.status.reasonPhrase))
+                let failure = APIFailure(ClinicError.invalid(.apiBodyInvalid, error.status.reasonPhrase)) // 400-class from the HTTP layer
                 return code == .internalError ? HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")),
                                                                      language: language)
                     : HTTPMapping.response(failure, language: language)

@@ -221,7 +221,7 @@ extension API {
         routes.get("/v1/geocode") { request, _ in
             let language = language(of: request)
             guard let query = request.query("q") else {
-                throw APIFailure(ClinicError.invalid(.apiFieldInvalid, "q", "required"), language: language)
+                throw APIFailure(ClinicError.invalid(.apiFieldRequired, "q"), language: language)
             }
             let result = try await work(language) { [system] in try system.geocoding.geocode(query, zones: true) }
             return try HTTPMapping.json(GeocodeJSON(result))
@@ -232,7 +232,7 @@ extension API {
             try await signedIn(request) { patient in
                 let scopeText = request.query("scope") ?? AppointmentScope.upcoming.rawValue
                 guard let scope = AppointmentScope(rawValue: scopeText) else {
-                    throw APIFailure(ClinicError.invalid(.apiFieldInvalid, "scope", "upcoming, past or all"), language: patient.language)
+                    throw APIFailure(ClinicError.invalid(.apiFieldChoice, "scope", "upcoming, past, all"), language: patient.language)
                 }
                 let limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
                 let page = try await work(patient.language) { [system] in
@@ -368,7 +368,7 @@ extension API {
         let language = language(of: request)
         let specialization: String, limit: Int, before: Date?, choice: PlaceChoice, pediatric: Bool
         do {
-            guard let text = request.query("specialization") else { throw ClinicError.invalid(.apiFieldInvalid, "specialization", "required") }
+            guard let text = request.query("specialization") else { throw ClinicError.invalid(.apiFieldRequired, "specialization") }
             specialization = text
             limit = try request.queryInt("limit") ?? 1
             try NearestQuery.checkLimit(limit)

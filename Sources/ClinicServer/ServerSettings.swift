@@ -43,7 +43,7 @@ public struct ServerSettings: Sendable {
     /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
     /// unencrypted by accident.
     public func validate() throws {
-        guard (0...65535).contains(port) else { throw ClinicError.invalid(.apiFieldInvalid, "--port", "0 to 65535") }
+        guard (0...65535).contains(port) else { throw ClinicError.invalid(.serveBadSetting, "--port", "0…65535") }
         if tls == nil && !isLoopback && !insecureHTTP { throw ClinicError.invalid(.serveNeedsTLS, host) }
     }
 
@@ -54,7 +54,7 @@ public struct ServerSettings: Sendable {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
               rate > 0, rate <= 1_000_000 else {
-            throw ClinicError.invalid(.apiFieldInvalid, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE, such as 10/30")
+            throw ClinicError.invalid(.serveBadSetting, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE (10/30)")
         }
         authBurst = burst
         authPerMinute = rate

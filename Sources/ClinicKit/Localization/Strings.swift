@@ -41,9 +41,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Privacy
     case privacyPolicy
     // HTTP API
-    case apiFieldInvalid, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
-    case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, apiBusy
-    case serveNeedsTLS, serveListening, serveInsecure, serveStopped, tlsFileInvalid, serveFailed, serveTLSPair, apiNotLoggedIn
+    case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType, apiBodyNotJSON
+    case apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
+    case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound
+    case serveBadSetting, serveNeedsTLS, serveListening, serveInsecure, tlsFileInvalid, serveFailed, serveTLSPair, apiNotLoggedIn
     // CLI output
     case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
     case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus
@@ -251,7 +252,13 @@ public enum Strings {
         .noHomeCoordinates: "Your profile has no coordinates: use --address or --lat/--lon.",
         .radiusInvalid: "The radius must be a number of kilometres of 0 or more (got {0}).",
         .limitBetween: "The limit must be from {1} to {2} (got {0}).",
-        .apiFieldInvalid: "The field '{0}' is not valid: {1}.",
+        .apiFieldRequired: "The field '{0}' is required.",
+        .apiFieldWholeNumber: "The field '{0}' must be a whole number.",
+        .apiFieldBoolean: "The field '{0}' must be true or false.",
+        .apiFieldChoice: "The field '{0}' must be one of: {1}.",
+        .apiFieldText: "The field '{0}' must be 1 to {1} characters without control characters.",
+        .apiFieldType: "The field '{0}' must be of JSON type {1}.",
+        .apiBodyNotJSON: "The request body is not valid JSON.",
         .apiBodyInvalid: "The request body is not what this request takes: {0}.",
         .apiTooLarge: "The request body is larger than {0} bytes.",
         .apiMediaType: "Send the request body as application/json.",
@@ -262,11 +269,10 @@ public enum Strings {
         .apiKeyInvalid: "The Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is best).",
         .apiCursorInvalid: "The cursor is not one this server gave out: start again without it.",
         .apiSessionNotFound: "You have no session {0}.",
-        .apiBusy: "The server is busy: try again in {0} seconds.",
+        .serveBadSetting: "{0} must be {1}.",
         .serveNeedsTLS: "Without --tls-cert and --tls-key the server listens only on a loopback address (127.0.0.1, ::1), not on {0}: give a certificate, or --insecure-http if a proxy in front encrypts.",
         .serveListening: "Listening on {0}",
         .serveInsecure: "Warning: plain HTTP on {0}: passwords and personal data cross the network unencrypted.",
-        .serveStopped: "Stopped.",
         .tlsFileInvalid: "{0} is not {1}.",
         .serveFailed: "The server could not start on {0}: {1}.",
         .serveTLSPair: "Give --tls-cert and --tls-key together.",
@@ -481,7 +487,13 @@ public enum Strings {
         .noHomeCoordinates: "В вашем профиле нет координат: используйте --address или --lat/--lon.",
         .radiusInvalid: "Радиус — число километров, 0 или больше (получено {0}).",
         .limitBetween: "Лимит — от {1} до {2} (получено {0}).",
-        .apiFieldInvalid: "Поле «{0}» неверно: {1}.",
+        .apiFieldRequired: "Поле «{0}» обязательно.",
+        .apiFieldWholeNumber: "Поле «{0}» должно быть целым числом.",
+        .apiFieldBoolean: "Поле «{0}» должно быть true или false.",
+        .apiFieldChoice: "Поле «{0}» должно быть одним из: {1}.",
+        .apiFieldText: "Поле «{0}» — от 1 до {1} символов без управляющих.",
+        .apiFieldType: "Поле «{0}» должно иметь JSON-тип {1}.",
+        .apiBodyNotJSON: "Тело запроса — не правильный JSON.",
         .apiBodyInvalid: "Тело запроса не подходит к этому запросу: {0}.",
         .apiTooLarge: "Тело запроса больше {0} байт.",
         .apiMediaType: "Пришлите тело запроса как application/json.",
@@ -492,11 +504,10 @@ public enum Strings {
         .apiKeyInvalid: "Idempotency-Key — от 1 до 255 видимых символов ASCII (лучше всего UUID).",
         .apiCursorInvalid: "Этот курсор выдан не этим сервером: начните без него.",
         .apiSessionNotFound: "У вас нет сеанса {0}.",
-        .apiBusy: "Сервер занят: попробуйте через {0} с.",
+        .serveBadSetting: "{0}: нужно {1}.",
         .serveNeedsTLS: "Без --tls-cert и --tls-key сервер слушает только локальный адрес (127.0.0.1, ::1), а не {0}: укажите сертификат или --insecure-http, если шифрует прокси перед сервером.",
         .serveListening: "Слушаю {0}",
         .serveInsecure: "Внимание: обычный HTTP на {0}: пароли и личные данные идут по сети без шифрования.",
-        .serveStopped: "Остановлен.",
         .tlsFileInvalid: "{0} — не {1}.",
         .serveFailed: "Сервер не запустился на {0}: {1}.",
         .serveTLSPair: "Укажите --tls-cert и --tls-key вместе.",

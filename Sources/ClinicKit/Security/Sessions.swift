@@ -113,9 +113,9 @@ public struct Device: Sendable, Equatable {
     /// Each field is at most 100 characters of text without control characters.
     public func validated() throws -> Device {
         for (field, value) in [("device.name", name), ("device.platform", platform), ("device.appVersion", appVersion)] {
-            guard value.count <= 100, !Text.hasForbiddenControl(value) else { throw ClinicError.invalid(.apiFieldInvalid, field, "at most 100 characters, no control characters") }
+            guard value.count <= 100, !Text.hasForbiddenControl(value) else { throw ClinicError.invalid(.apiFieldText, field, "100") }
         }
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ClinicError.invalid(.apiFieldInvalid, "device.name", "must not be empty") }
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ClinicError.invalid(.apiFieldText, "device.name", "100") }
         return self
     }
 }
