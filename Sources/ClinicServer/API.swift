@@ -45,9 +45,13 @@ struct API: Sendable {
 
     /// Another patient's appointment is `not_found`, as one that does not exist: a 403 would
     /// tell a stranger which ids are taken.
+    /// A patient deleted while their request ran is no longer signed in (not `not_found`).
     static func hidingOthers(_ error: ClinicError) -> ClinicError {
-        guard error.key == .notYourAppointment else { return error }
-        return ClinicError(.notFound, .appointmentNotFound, arguments: error.arguments)
+        switch error.key {
+        case .notYourAppointment: return ClinicError(.notFound, .appointmentNotFound, arguments: error.arguments)
+        case .clientNotFound: return ClinicError(.notLoggedIn, .apiNotLoggedIn)
+        default: return error
+        }
     }
 
     /// Password work (Argon2): at most `passwordWorkers` at once.

@@ -25,9 +25,11 @@ public enum ClinicServer {
         let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))
-        router.add(middleware: ErrorMiddleware())
+        let routes = RouteTable()
+        router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: LimitsMiddleware(maximumBody: ServerSettings.maximumBody))
-        api.addRoutes(to: router)
+        routes.attach(router)
+        api.addRoutes(to: routes)
 
         let http1 = HTTP1Channel.Configuration(
             idleTimeout: .seconds(settings.idleTimeout.components.seconds),

@@ -11,11 +11,17 @@ import NIOCore
 /// unexpected (500 with no detail, logged without the request's data).
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = APIContext
+    let routes: RouteTable
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
+            // The router's own 404 on a path a route has: the method is what is wrong.
+            if let error = error as? HTTPError, error.status == .notFound, let allowed = routes.allowed(request.uri.path) {
+                return Self.response(for: HTTPError(.methodNotAllowed, headers: [.allow: allowed.joined(separator: ", ")]),
+                                     request: request, context: context)
+            }
             return Self.response(for: error, request: request, context: context)
         }
     }

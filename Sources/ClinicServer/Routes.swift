@@ -4,14 +4,15 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 
-/// The routes as they are added, so that a known path asked with another method is answered
-/// 405 `method_not_allowed` with `Allow`, not 404.
+/// The routes as they are added, so that a known path asked with another method (any
+/// method: QUERY, PROPFIND…) is answered 405 `method_not_allowed` with `Allow`, not 404.
 final class RouteTable: @unchecked Sendable {
     typealias Handler = @Sendable (Request, APIContext) async throws -> Response
-    let router: Router<APIContext>
-    private var methods: [(path: String, methods: [HTTPRequest.Method])] = []
+    private let lock = NSLock()
+    private var templates: [(segments: [Substring], methods: [HTTPRequest.Method])] = []
+    private var router: Router<APIContext>?
 
-    init(router: Router<APIContext>) { self.router = router }
+    func attach(_ router: Router<APIContext>) { self.router = router }
 
     func get(_ path: String, _ handler: @escaping Handler) { on(.get, path, handler) }
     func post(_ path: String, _ handler: @escaping Handler) { on(.post, path, handler) }
@@ -19,25 +20,30 @@ final class RouteTable: @unchecked Sendable {
     func delete(_ path: String, _ handler: @escaping Handler) { on(.delete, path, handler) }
 
     private func on(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping Handler) {
-        router.on(RouterPath(path), method: method, use: handler)
-        if let index = methods.firstIndex(where: { $0.path == path }) {
-            methods[index].methods.append(method)
-        } else {
-            methods.append((path, [method]))
+        router?.on(RouterPath(path), method: method, use: handler)
+        let segments = path.split(separator: "/")
+        lock.withLock {
+            if let index = templates.firstIndex(where: { $0.segments == segments }) {
+                templates[index].methods.append(method)
+            } else {
+                templates.append((segments, [method]))
+            }
         }
     }
 
-    func refuseOtherMethods() {
-        for (path, allowed) in methods {
-            let allow = allowed.map(\.rawValue).joined(separator: ", ")
-            // HEAD comes with GET (the router's own); elsewhere it is refused like the others.
-            let others: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .options, .trace] + (allowed.contains(.get) ? [] : [.head])
-            for method in others where !allowed.contains(method) {
-                router.on(RouterPath(path), method: method) { _, _ -> Response in
-                    throw HTTPError(.methodNotAllowed, headers: [.allow: allow])
-                }
-            }
+    /// The methods of the routes whose template matches `path` (":id" matches one segment);
+    /// nil for a path no route has.
+    func allowed(_ path: String) -> [String]? {
+        let parts = path.split(separator: "/")
+        let methods = lock.withLock {
+            templates.filter { template in
+                template.segments.count == parts.count
+                    && zip(template.segments, parts).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+            }.flatMap(\.methods)
         }
+        guard !methods.isEmpty else { return nil }
+        let names = methods.map(\.rawValue) + (methods.contains(.get) ? ["HEAD"] : [])
+        return names.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
 
@@ -94,14 +100,11 @@ struct PageJSON<Item: Encodable>: Encodable {
         try container.encode(nextCursor, forKey: .nextCursor)
     }
 }
-struct PolicyJSON: Encodable { let version: Int; let language: String; let text: String }
 struct HealthJSON: Encodable { let status: String }
 struct ReadyJSON: Encodable { let status: String; let schemaVersion: Int?; let latestVersion: Int? }
 
 extension API {
-    func addRoutes(to router: Router<APIContext>) {
-        let routes = RouteTable(router: router)
-        defer { routes.refuseOtherMethods() }
+    func addRoutes(to routes: RouteTable) {
         routes.get("/healthz") { _, _ in try HTTPMapping.json(HealthJSON(status: "ok")) }
         routes.get("/readyz") { _, _ in await ready() }
 
@@ -168,9 +171,7 @@ extension API {
             return try HTTPMapping.json(DeletedJSON(deleted: patient.client.login))
         }
         routes.get("/v1/privacy-policy") { request, _ in
-            let language = language(of: request)
-            return try HTTPMapping.json(PolicyJSON(version: PrivacyPolicy.version, language: language.rawValue,
-                                                   text: PrivacyPolicy.text(language)))
+            try HTTPMapping.json(PolicyJSON(language(of: request)))
         }
 
         routes.get("/v1/clinics") { request, _ in

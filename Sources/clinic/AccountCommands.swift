@@ -199,8 +199,7 @@ struct Privacy: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        struct Result: Encodable { let version: Int; let text: String }
-        let text = PrivacyPolicy.text(context.language)
-        try context.emit(Result(version: PrivacyPolicy.version, text: text)) { text }
+        let policy = PolicyJSON(context.language)
+        try context.emit(policy) { policy.text }
     }
 }

@@ -267,6 +267,10 @@ final class APIEndToEndTests: XCTestCase {
             Case(method: .GET, path: "/v1/clinics", json: nil, raw: Data(repeating: 0x20, count: 1 << 20), headers: [:], token: false,
                  status: 413, code: "too_large"),
             Case(method: .PUT, path: "/v1/clinics", json: nil, raw: nil, headers: [:], token: false, status: 405, code: "method_not_allowed"),
+            Case(method: .RAW(value: "QUERY"), path: "/v1/appointments/1", json: nil, raw: nil, headers: [:], token: true, status: 405,
+                 code: "method_not_allowed"),
+            Case(method: .GET, path: "/v1/departments/\(department)/slots?from=9999-12-31", json: nil, raw: nil, headers: [:], token: false,
+                 status: 400, code: "invalid_input"),
             Case(method: .GET, path: "/v1/nothing-here", json: nil, raw: nil, headers: [:], token: false, status: 404, code: "not_found"),
             Case(method: .POST, path: "/v1/appointments/999999/cancel", json: nil, raw: nil, headers: [:], token: true, status: 404, code: "not_found"),
         ]

@@ -208,6 +208,10 @@ public final class AppointmentController: Sendable {
     /// not within the lead time, not taken.
     public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int = 7) throws -> [Slot] {
         guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
+        // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
+        if let from, from.year > 9999 || (from.year == 9999 && from.month > 11) {
+            throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d-%02d", from.year, from.month, from.day))
+        }
         let now = self.now()
         return try database.read { db in
             let policy = try BookingPolicy.load(db)

@@ -331,3 +331,16 @@ public struct DeletedJSON: Encodable, Sendable {
     public let deleted: String
     public init(deleted: String) { self.deleted = deleted }
 }
+
+/// The privacy policy in a language, with its version.
+public struct PolicyJSON: Encodable, Sendable {
+    public let version: Int
+    public let language: String
+    public let text: String
+
+    public init(_ language: Language) {
+        version = PrivacyPolicy.version
+        self.language = language.rawValue
+        text = PrivacyPolicy.text(language)
+    }
+}
