@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // Tests only: the real HTTP client the end-to-end tests drive the server with.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
@@ -56,6 +57,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .executableTarget(
             name: "clinic",

@@ -14,11 +14,15 @@ struct API: Sendable {
     let passwords: Gate
     let authLimiter: RateLimiter
     let idempotency: IdempotencyStore
+    let committer: GroupCommitter
+    let metrics: ServerMetrics
     private let touched = NIOLockedValueBox([String: Date]())
 
-    init(system: ClinicSystem, pool: BlockingPool, settings: ServerSettings) {
+    init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings) {
         self.system = system
         self.pool = pool
+        self.committer = committer
+        self.metrics = metrics
         passwords = Gate(limit: settings.passwordWorkers)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = IdempotencyStore(database: system.database)
@@ -54,9 +58,21 @@ struct API: Sendable {
         }
     }
 
+    /// A change to appointments, in the next group-committed batch: answered once its batch
+    /// committed (`GroupCommitter`).
+    func commit<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await committer.perform(body)
+        } catch let error as ClinicError {
+            throw APIFailure(Self.hidingOthers(error), language: language)
+        }
+    }
+
     /// Password work (Argon2): at most `passwordWorkers` at once.
     func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await passwords.run { try await work(language, body) }
+        metrics.passwordQueue(passwords.waiting + 1)
+        defer { metrics.passwordQueue(passwords.waiting) }
+        return try await passwords.run { try await work(language, body) }
     }
 
     /// Log-ins and registrations: `rate_limited` past the per-address bucket.
@@ -107,17 +123,29 @@ struct API: Sendable {
 
     /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
     /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
-    func idempotent(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data,
-                    _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
+    func idempotent(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data, operation: String,
+                    _ action: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
         let language = patient.language
+        let metrics = self.metrics
+        // Counted when it runs (not when a kept answer is sent again).
+        let change: @Sendable () throws -> (HTTPResponse.Status, Data) = {
+            do {
+                let result = try action()
+                metrics.change(operation, outcome: "ok")
+                return result
+            } catch let error as ClinicError {
+                metrics.change(operation, outcome: error.code.rawValue)
+                throw error
+            }
+        }
         guard let key = request.headers[.idempotencyKey] else {
-            let (status, data) = try await work(language, change)
+            let (status, data) = try await commit(language, change)
             return HTTPMapping.raw(data, status: status)
         }
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
         let store = idempotency
-        let response = try await work(language) {
+        let response = try await commit(language) {
             try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
                 do {
                     let (status, data) = try change()

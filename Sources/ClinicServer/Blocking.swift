@@ -26,6 +26,9 @@ final class Gate: Sendable {
 
     init(limit: Int) { self.limit = max(1, limit) }
 
+    /// Bodies waiting for their turn.
+    var waiting: Int { state.withLockedValue { $0.waiting.count } }
+
     func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await enter()
         defer { leave() }

@@ -13,17 +13,42 @@ import NIOSSL
 /// `clinic serve`: the patient API over HTTP/1.1 and, under TLS, HTTP/2 (ALPN), on the same
 /// ClinicKit controllers and database as the CLI.
 public enum ClinicServer {
-    /// Builds the application. `onListening` gets the address once the socket is bound (with
-    /// the port the system chose for port 0).
-    public static func application(system: ClinicSystem, settings: ServerSettings, logger: Logger,
-                                   onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
+    /// The server, built and not yet started: `run()` serves until SIGTERM or SIGINT, then
+    /// finishes the requests in flight, commits the last batch and returns.
+    public struct Server: Sendable {
+        let application: Application<RouterResponder<APIContext>>
+        let committer: GroupCommitter
+        let pool: BlockingPool
+
+        public func run() async throws {
+            do {
+                try await application.runService()
+            } catch {
+                await finish()
+                throw error
+            }
+            await finish()
+        }
+
+        private func finish() async {
+            let committer = self.committer
+            _ = try? await pool.run { committer.drain() }
+        }
+    }
+
+    /// Builds the server. `onListening` gets the address once the socket is bound (with the
+    /// port the system chose for port 0).
+    public static func make(system: ClinicSystem, settings: ServerSettings, logger: Logger,
+                            onListening: @escaping @Sendable (String) async -> Void) throws -> Server {
         try settings.validate()
         let threads = NIOThreadPool(numberOfThreads: max(settings.blockingThreads, settings.passwordWorkers + 2))
         threads.start()
         let pool = BlockingPool(pool: threads)
-        let api = API(system: system, pool: pool, settings: settings)
+        let metrics = ServerMetrics()
+        let committer = GroupCommitter(database: system.database, maximumBatch: settings.maximumBatch, report: metrics.batch)
+        let api = API(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings)
         let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))
         let routes = RouteTable()
         router.add(middleware: ErrorMiddleware(routes: routes))
@@ -45,7 +70,7 @@ public enum ClinicServer {
             scheme = "http"
         }
         let host = settings.host
-        return Application(
+        let application = Application(
             router: router,
             server: server,
             configuration: .init(address: .hostname(host, port: settings.port), serverName: nil, reuseAddress: true),
@@ -55,6 +80,7 @@ public enum ClinicServer {
                 await onListening("\(scheme)://\(shownHost):\(port)")
             },
             logger: logger)
+        return Server(application: application, committer: committer, pool: pool)
     }
 
     /// TLS 1.2 and 1.3 only, with the certificate chain and key from PEM files; ALPN offers h2

@@ -102,32 +102,50 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     }
 }
 
-/// One line per request for the operator: method, route template (never the raw path, which
-/// may hold ids or an address), status and time. No tokens, no bodies, no query strings.
+/// One line per request for the operator: request id, method, route template (never the raw
+/// path, which may hold ids or an address), status and time; no tokens, bodies or query
+/// strings. The same figures go to the metrics. A client's `X-Request-Id` (up to 64 letters,
+/// digits, `-`, `_`, `.`) is kept, else one is made; the response carries it.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = APIContext
+    let metrics: ServerMetrics
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        let response: Response
+        let id = request.headers[.xRequestId].flatMap(Self.acceptable) ?? UUID().uuidString.lowercased()
+        var response: Response
         do {
             response = try await next(request, context)
         } catch {
             // The error middleware is inside this one: this is only reached for a failure it
             // did not answer, which the server answers with 500.
-            log(request, context, status: 500, started)
+            log(request, context, id: id, status: 500, started)
             throw error
         }
-        log(request, context, status: Int(response.status.code), started)
+        response.headers[.xRequestId] = id
+        log(request, context, id: id, status: Int(response.status.code), started)
         return response
     }
 
-    func log(_ request: Request, _ context: APIContext, status: Int, _ started: ContinuousClock.Instant) {
+    static func acceptable(_ id: String) -> String? {
+        guard !id.isEmpty, id.utf8.count <= 64,
+              id.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 95 || $0 == 46 })
+        else { return nil }
+        return id
+    }
+
+    func log(_ request: Request, _ context: APIContext, id: String, status: Int, _ started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let route = context.endpointPath ?? "unmatched"
+        // Labels stay few: a method a client made up is "OTHER".
+        let known: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+        let method = known.contains(request.method.rawValue) ? request.method.rawValue : "OTHER"
+        metrics.request(route: route, method: method, status: status, duration: elapsed)
         context.logger.info("request", metadata: [
-            "method": .string(request.method.rawValue),
-            "route": .string(context.endpointPath ?? "unmatched"),
+            "request_id": .string(id),
+            "method": .string(method),
+            "route": .string(route),
             "status": .stringConvertible(status),
             "ms": .string(String(format: "%.1f", milliseconds)),
         ])
@@ -135,6 +153,7 @@ struct RequestLogMiddleware: RouterMiddleware {
 }
 
 extension HTTPField.Name {
+    static let xRequestId = Self("X-Request-Id")!
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
 }

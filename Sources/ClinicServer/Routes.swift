@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOCore
 
 /// The routes as they are added, so that a known path asked with another method (any
 /// method: QUERY, PROPFIND…) is answered 405 `method_not_allowed` with `Allow`, not 404.
@@ -107,6 +108,10 @@ extension API {
     func addRoutes(to routes: RouteTable) {
         routes.get("/healthz") { _, _ in try HTTPMapping.json(HealthJSON(status: "ok")) }
         routes.get("/readyz") { _, _ in await ready() }
+        routes.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
+        }
 
         routes.post("/v1/patients") { request, context in try await register(request, context) }
         routes.post("/v1/sessions") { request, context in try await logIn(request, context) }
@@ -246,7 +251,7 @@ extension API {
             try await signedIn(request) { patient in
                 let (body, raw) = try await decodeKeeping(BookingBody.self, request, context)
                 let time = try parsedTime(body.start, patient.language)
-                return try await idempotent(request, context, patient, body: raw) { [system] in
+                return try await idempotent(request, context, patient, body: raw, operation: "book") { [system] in
                     let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId,
                                                                            at: time, doctorId: body.doctorId, notes: body.notes ?? "")
                     return (.created, try API.encode(AppointmentJSON(booked)))
@@ -267,7 +272,7 @@ extension API {
                 let id = try context.parameters.id("id")
                 let (body, raw) = try await decodeKeeping(RescheduleBody.self, request, context)
                 let time = try parsedTime(body.start, patient.language)
-                return try await idempotent(request, context, patient, body: raw) { [system] in
+                return try await idempotent(request, context, patient, body: raw, operation: "reschedule") { [system] in
                     let moved = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)
                     return (.ok, try API.encode(AppointmentJSON(moved)))
                 }
@@ -278,7 +283,7 @@ extension API {
                 let id = try context.parameters.id("id")
                 var request = request
                 let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-                return try await idempotent(request, context, patient, body: raw) { [system] in
+                return try await idempotent(request, context, patient, body: raw, operation: "cancel") { [system] in
                     let cancelled = try system.appointments.cancelAppointment(id, clientId: patient.id)
                     return (.ok, try API.encode(AppointmentJSON(cancelled)))
                 }
@@ -310,12 +315,21 @@ extension API {
 
     func logIn(_ request: Request, _ context: APIContext) async throws -> Response {
         let asked = language(of: request)
-        try checkAuthRate(context, asked)
+        do { try checkAuthRate(context, asked) } catch let failure as APIFailure {
+            metrics.logInRefused(failure.error.code.rawValue)
+            throw failure
+        }
         let body = try await RequestBody.decode(LogInBody.self, from: request, context: context)
         let device = body.device.map { Device(name: $0.name, platform: $0.platform, appVersion: $0.appVersion) }
-        let (client, token) = try await passwordWork(asked) { [system] in
-            try system.clients.logIn(login: body.login, password: body.password, acceptPrivacy: body.acceptPrivacy ?? false,
-                                     device: device)
+        let client: Client, token: String
+        do {
+            (client, token) = try await passwordWork(asked) { [system] in
+                try system.clients.logIn(login: body.login, password: body.password, acceptPrivacy: body.acceptPrivacy ?? false,
+                                         device: device)
+            }
+        } catch let failure as APIFailure {
+            metrics.logInRefused(failure.error.code.rawValue)
+            throw failure
         }
         let expires = Date().addingTimeInterval(SessionManager.idleLimit)
         return try HTTPMapping.json(SessionCreated(token: token, expiresAt: DateText.iso8601(expires), patient: ClientJSON(client)),

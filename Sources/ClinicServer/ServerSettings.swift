@@ -22,6 +22,9 @@ public struct ServerSettings: Sendable {
     /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait,
     /// so a flood of log-ins holds at most this many of the blocking threads.
     public var passwordWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Appointment changes committed together at most (group commit); CLI processes waiting for
+    /// the writers' lock get their turn between batches.
+    public var maximumBatch = 64
     /// Log-ins and registrations per client address: a burst, then this many a minute.
     public var authBurst = 10
     public var authPerMinute = 30.0

@@ -41,13 +41,13 @@ struct Serve: ParsableCommand {
             context.terminal.note(context.text(.serveInsecure, host))
         }
         let language = context.language
-        let app = try ClinicServer.application(system: system, settings: settings, logger: logger) { address in
+        let server = try ClinicServer.make(system: system, settings: settings, logger: logger) { address in
             FileHandle.standardOutput.write(Data((Strings.text(.serveListening, language, [address]) + "\n").utf8))
         }
         let json = context.json
         Task {
             do {
-                try await app.runService()
+                try await server.run()
                 Foundation.exit(0)
             } catch {
                 let reason = (error as? ClinicError)?.message(in: language) ?? String(describing: error)

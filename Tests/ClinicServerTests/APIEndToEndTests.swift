@@ -383,6 +383,39 @@ final class APIEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(Int(last?.headers["Retry-After"].first ?? "") ?? 0, 0)
     }
 
+    /// The booking limit answers 422 `limit_reached`; a writer lock held elsewhere past the
+    /// busy limit answers 503 `busy` with `Retry-After`; neither changes anything.
+    func testLimitReachedAndBusy() async throws {
+        let server = try ServerHarness()
+        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1"]).status, 0)
+        let token = try await server.patient("jane")
+        let (department, _) = try await server.department()
+        let first = try await server.freeSlot(department)
+        let booked = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": first], token: token)
+        XCTAssertEqual(booked.status, 201, booked.text)
+        let before = try server.fingerprint()
+        let second = try await server.freeSlot(department, skipping: 5)
+        let limited = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": second], token: token)
+        XCTAssertEqual(limited.status, 422, limited.text)
+        XCTAssertEqual(limited.errorCode, "limit_reached")
+        XCTAssertEqual(try server.fingerprint(), before)
+
+        // Another process holds the writers' lock (as a long import would).
+        let descriptor = open(server.databasePath + ".lock", O_RDWR | O_CREAT, 0o600)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        XCTAssertEqual(flock(descriptor, LOCK_EX), 0)
+        let busy = try await server.send(.POST, "/v1/appointments/\(booked.object["id"] as? Int ?? 0)/cancel", token: token)
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+        XCTAssertEqual(busy.status, 503, busy.text)
+        XCTAssertEqual(busy.errorCode, "busy")
+        XCTAssertGreaterThan(Int(busy.headers["Retry-After"].first ?? "") ?? 0, 0)
+        XCTAssertEqual(try server.fingerprint(), before)
+        // Once the lock is free, the same request goes through.
+        let cancelled = try await server.send(.POST, "/v1/appointments/\(booked.object["id"] as? Int ?? 0)/cancel", token: token)
+        XCTAssertEqual(cancelled.status, 200, cancelled.text)
+    }
+
     /// A directory imported by the CLI while the server runs is searched at once.
     func testServerSeesADirectoryImportedByTheCLI() async throws {
         let server = try ServerHarness()

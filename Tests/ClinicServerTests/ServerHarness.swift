@@ -70,11 +70,25 @@ final class ServerHarness: @unchecked Sendable {
         throw HarnessError.failed("the server did not start: " + serverLog)
     }
 
-    /// Stops the server as an operator would (SIGTERM) and waits for it.
-    func stop() {
-        guard let process, process.isRunning else { return }
+    /// Stops the server as an operator would (SIGTERM) and waits for it; its exit status.
+    @discardableResult
+    func stop() -> Int32? {
+        guard let process, process.isRunning else { return nil }
         process.terminate()
         process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Kills the server at once (SIGKILL), as a power cut or the OOM killer would.
+    func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Starts the server again on the same database (after `stop` or `kill`).
+    func restart(authRate: String = "100000/100000", arguments: [String] = []) throws {
+        try start(authRate: authRate, arguments: arguments)
     }
 
     func environment(_ extra: [String: String] = [:]) -> [String: String] {
@@ -181,6 +195,12 @@ final class ServerHarness: @unchecked Sendable {
                 table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
             }.joined(separator: "\n")
         }
+    }
+
+    func text(_ sql: String) throws -> String {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try String.fetchOne(db, sql: sql) ?? "" }
     }
 
     func scalar(_ sql: String) throws -> Int {

@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+
+/// Group commit: the writes waiting at a moment run in **one** IMMEDIATE transaction, each in a
+/// savepoint of its own, and are committed together, with one fsync for the batch.
+///
+/// - A caller gets its answer only after the COMMIT that holds its write returned. If the
+///   COMMIT (or an error that spoils the whole transaction: storage, busy, a failed key) fails,
+///   every member of the batch gets that error and nothing of the batch is kept.
+/// - A write that fails its own checks (a `ClinicError` such as `slot_taken`) rolls back only
+///   its savepoint; its neighbours commit.
+/// - No waiting when idle: a batch is whatever queued while the previous one was being
+///   committed, so a lone write starts at once. A batch holds at most `maximumBatch` writes, so
+///   other processes waiting for the writers' lock get their turn between batches.
+///
+/// Each write is one controller call: its `database.write` joins the batch's transaction
+/// (`DatabaseManager.writeJoined`) on the committer's own thread.
+public final class GroupCommitter: @unchecked Sendable {
+    /// What one batch did, for metrics.
+    public struct BatchReport: Sendable {
+        public let size: Int
+        public let failed: Int
+        public let committed: Bool
+        public let seconds: Double
+    }
+
+    private final class Job {
+        let work: () throws -> Any
+        let finish: (Result<Any, Error>) -> Void
+        var result: Result<Any, Error>?
+        init(work: @escaping () throws -> Any, finish: @escaping (Result<Any, Error>) -> Void) {
+            self.work = work
+            self.finish = finish
+        }
+    }
+
+    public let maximumBatch: Int
+    private let database: DatabaseManager
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopped = false
+    private var thread: Thread?
+    private let report: @Sendable (BatchReport) -> Void
+
+    public init(database: DatabaseManager, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
+        self.database = database
+        self.maximumBatch = max(1, maximumBatch)
+        self.report = report
+        let thread = Thread { [weak self] in self?.loop() }
+        thread.name = "clinic.group-commit"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Writes waiting for a batch.
+    public var queued: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
+    /// Runs `work` in the next batch and returns its result once that batch committed.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            enqueue(work) { result in
+                switch result {
+                case .success(let value):
+                    if let value = value as? T { continuation.resume(returning: value) }
+                    else { continuation.resume(throwing: ClinicError(.internalError, .internalError, "group commit result")) }
+                case .failure(let error):
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// The blocking form, for threads that may wait.
+    public func performBlocking<T>(_ work: @escaping () throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        var outcome: Result<Any, Error>?
+        enqueue(work) { result in
+            outcome = result
+            done.signal()
+        }
+        done.wait()
+        switch outcome {
+        case .success(let value)?:
+            guard let value = value as? T else { throw ClinicError(.internalError, .internalError, "group commit result") }
+            return value
+        case .failure(let error)?: throw error
+        case nil: throw ClinicError(.internalError, .internalError, "group commit result")
+        }
+    }
+
+    private func enqueue(_ work: @escaping () throws -> Any, finish: @escaping (Result<Any, Error>) -> Void) {
+        condition.lock()
+        if stopped {
+            condition.unlock()
+            finish(.failure(ClinicError(.busy, .databaseBusy)))
+            return
+        }
+        queue.append(Job(work: work, finish: finish))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes the writes already queued, then stops; later writes get `busy`.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the queue is empty and the committer has stopped.
+    public func drain() {
+        stop()
+        condition.lock()
+        while thread != nil { condition.wait() }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if queue.isEmpty && stopped {
+                thread = nil
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = Array(queue.prefix(maximumBatch))
+            queue.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var committed = false
+        do {
+            try database.writeJoined { _ in
+                for job in batch {
+                    do {
+                        job.result = .success(try job.work())
+                    } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
+                        job.result = .failure(error) // its savepoint was rolled back; the others go on
+                    }
+                }
+            }
+            committed = true
+            for job in batch { job.finish(job.result ?? .failure(ClinicError(.internalError, .internalError, "no result"))) }
+        } catch {
+            // Nothing of the batch was kept: every member fails with the batch's error.
+            for job in batch { job.finish(.failure(error)) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let failed = committed ? batch.filter { if case .failure = $0.result { return true } else { return false } }.count : batch.count
+        report(BatchReport(size: batch.count, failed: failed, committed: committed, seconds: seconds))
+    }
+
+    /// Errors after which the transaction cannot be trusted to commit the others: storage
+    /// (I/O, full disk), busy, the personal-data key, anything internal.
+    static func spoilsTheBatch(_ error: ClinicError) -> Bool {
+        switch error.code {
+        case .storage, .busy, .keyError, .internalError, .migrationMismatch, .databaseTooNew: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import XCTest
+
+/// The server under load: group-committed bookings, nothing acknowledged ever lost (SIGKILL
+/// mid-load), CLI processes booking beside it, graceful shutdown, metrics and request ids.
+struct LoadSlot: Sendable { let department: Int; let start: String }
+struct LoadOutcome: Sendable { let booked: [Int]; let statuses: [Int] }
+
+/// Patients with tokens, and every free slot of the small directory's departments as
+/// (department, start) pairs, so that each booking can have its own slot.
+func preparePatientsAndSlots(_ server: ServerHarness, patients: Int) async throws -> (tokens: [String], slots: [LoadSlot]) {
+    let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+        for index in 0..<patients { group.addTask { try await server.patient("load\(index)") } }
+        return try await group.reduce(into: []) { $0.append($1) }
+    }
+    var slots: [LoadSlot] = []
+    let clinics = try await server.send(.GET, "/v1/clinics").object["items"] as? [[String: Any]] ?? []
+    for clinic in clinics {
+        for department in try await server.send(.GET, "/v1/clinics/\(clinic["id"] as? Int ?? 0)/departments").array {
+            let id = department["id"] as? Int ?? 0
+            let free = try await server.send(.GET, "/v1/departments/\(id)/slots?days=14").array
+                .filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
+            var seen = Set<String>()
+            for start in free where seen.insert(start).inserted { slots.append(LoadSlot(department: id, start: start)) }
+        }
+    }
+    return (tokens, slots)
+}
+
+/// Books `attempts` slots (round robin over the patients) from `clients` concurrent tasks;
+/// the ids answered 201 and the other statuses.
+func bookConcurrently(_ server: ServerHarness, tokens: [String], slots work: [LoadSlot], clients: Int,
+                 stopOnError: Bool = false) async -> LoadOutcome {
+    final class Results: @unchecked Sendable {
+        let lock = NSLock(); var booked: [Int] = []; var statuses: [Int] = []; var next = 0
+    }
+    let results = Results()
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<clients {
+            group.addTask {
+                while true {
+                    let index: Int? = results.lock.withLock {
+                        guard results.next < work.count else { return nil }
+                        defer { results.next += 1 }
+                        return results.next
+                    }
+                    guard let index else { return }
+                    let department = work[index].department, start = work[index].start
+                    do {
+                        let reply = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start],
+                                                          token: tokens[index % tokens.count])
+                        results.lock.withLock {
+                            results.statuses.append(reply.status)
+                            if reply.status == 201, let id = reply.object["id"] as? Int { results.booked.append(id) }
+                        }
+                    } catch {
+                        if stopOnError { return } // the server went away
+                    }
+                }
+            }
+        }
+    }
+    return results.lock.withLock { LoadOutcome(booked: results.booked, statuses: results.statuses) }
+}
+
+
+final class LoadTests: XCTestCase {
+
+    func testEveryAcknowledgedBookingSurvivesSIGKILL() async throws {
+        let server = try ServerHarness()
+        // A patient may hold at most 1000 upcoming appointments here (the default is 5).
+        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 16)
+        XCTAssertGreaterThan(slots.count, 300, "enough distinct slots to book under load")
+        var acknowledged: [Int] = []
+        var offset = 0
+        for killAfter in [0.15, 0.4, 0.8] {
+            let chunk = Array(slots[offset..<min(offset + 120, slots.count)])
+            offset += chunk.count
+            let load = Task { [server, tokens, chunk] in await bookConcurrently(server, tokens: tokens, slots: chunk, clients: 16, stopOnError: true) }
+            try await Task.sleep(for: .seconds(killAfter))
+            server.kill()
+            let outcome = await load.value
+            acknowledged += outcome.booked
+            try server.restart()
+            // A client's HTTPClient may hold connections to the dead process.
+        }
+        XCTAssertFalse(acknowledged.isEmpty, "some bookings were acknowledged before each kill")
+        let kept = try server.scalar("SELECT count(*) FROM appointments WHERE id IN (\(acknowledged.map(String.init).joined(separator: ",")))")
+        XCTAssertEqual(kept, acknowledged.count, "every booking answered 201 is in the database")
+        XCTAssertEqual(try server.text("PRAGMA integrity_check"), "ok")
+        XCTAssertEqual(try server.scalar("""
+            SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments WHERE status IN ('scheduled', 'confirmed')
+                                  GROUP BY doctor_id, starts_at HAVING count(*) > 1)
+            """), 0, "no slot booked twice")
+    }
+
+    func testCLIProcessesBookBesideTheServer() async throws {
+        let server = try ServerHarness()
+        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 8)
+        // The CLI's patients, logged in through their own session files.
+        let cliPatients = 4
+        var sessions: [String] = []
+        for index in 0..<cliPatients {
+            let session = server.folder.appendingPathComponent("cli-session-\(index)").path
+            var environment = server.environment(["CLINIC_SESSION": session])
+            let registered = try ServerHarness.run(["register", "--login", "cli\(index)", "--name", "Carl", "--surname", "Jones",
+                                                    "--street", "Main St", "--house", "1", "--city", "Boston", "--accept-privacy",
+                                                    "--password-stdin"], input: ServerHarness.password + "\n", environment: environment)
+            XCTAssertEqual(registered.status, 0, registered.stderr)
+            environment["CLINIC_SESSION"] = session
+            let login = try ServerHarness.run(["login", "--login", "cli\(index)", "--password-stdin"], input: ServerHarness.password + "\n",
+                                              environment: environment)
+            XCTAssertEqual(login.status, 0, login.stderr)
+            sessions.append(session)
+        }
+        // The same slots, wanted by both: the HTTP clients from the front, the CLI from the back.
+        let contested = Array(slots.prefix(60))
+        let http = Task { [server, tokens, contested] in await bookConcurrently(server, tokens: tokens, slots: contested, clients: 8) }
+        let cliStatuses = try await withThrowingTaskGroup(of: [String?].self) { group in
+            for index in 0..<cliPatients {
+                let environment = server.environment(["CLINIC_SESSION": sessions[index]])
+                let mine = contested.reversed().enumerated().filter { $0.offset % cliPatients == index }.map(\.element)
+                group.addTask {
+                    var codes: [String?] = []
+                    for slot in mine {
+                        let result = try ServerHarness.run(["book", "--department", String(slot.department), "--at", slot.start, "--json"],
+                                                           environment: environment)
+                        codes.append(result.status == 0 ? nil : Self.code(result.stderr))
+                    }
+                    return codes
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let httpOutcome = await http.value
+        let httpErrors = Set(httpOutcome.statuses.filter { $0 != 201 })
+        XCTAssertTrue(httpErrors.isSubset(of: [409, 503]), "HTTP answers other than 201, 409, 503: \(httpErrors)")
+        let cliErrors = Set(cliStatuses.compactMap { $0 })
+        XCTAssertTrue(cliErrors.isSubset(of: ["slot_taken", "busy", "overlapping_appointment"]), "CLI errors: \(cliErrors)")
+        XCTAssertEqual(try server.scalar("""
+            SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments WHERE status IN ('scheduled', 'confirmed')
+                                  GROUP BY doctor_id, starts_at HAVING count(*) > 1)
+            """), 0, "no slot booked twice")
+        let successes = httpOutcome.booked.count + cliStatuses.filter { $0 == nil }.count
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments"), successes, "every success is one appointment")
+    }
+
+    static func code(_ stderr: String) -> String? {
+        guard let data = stderr.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            return "unreadable: " + stderr
+        }
+        return (object["error"] as? [String: Any])?["code"] as? String
+    }
+
+    func testSIGTERMFinishesTheRequestsInFlightAndExitsZero() async throws {
+        let server = try ServerHarness()
+        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 8)
+        // Hold the writers' lock so that the bookings below are in flight when SIGTERM comes.
+        let descriptor = open(server.databasePath + ".lock", O_RDWR | O_CREAT, 0o600)
+        XCTAssertEqual(flock(descriptor, LOCK_EX), 0)
+        let first = Array(slots.prefix(8))
+        let load = Task { [server, tokens, first] in await bookConcurrently(server, tokens: tokens, slots: first, clients: 8) }
+        try await Task.sleep(for: .milliseconds(500))
+        let stopping = Task.detached { server.stop() }
+        try await Task.sleep(for: .milliseconds(300))
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+        let status = await stopping.value
+        let outcome = await load.value
+        XCTAssertEqual(status, 0, "exit status after SIGTERM: \(server.serverLog)")
+        XCTAssertEqual(outcome.statuses.count, 8, "every request in flight was answered")
+        XCTAssertEqual(outcome.booked.count, 8, "\(outcome.statuses)")
+        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments"), 8)
+        XCTAssertEqual(try server.text("PRAGMA integrity_check"), "ok")
+    }
+
+    func testMetricsAndRequestIds() async throws {
+        let server = try ServerHarness()
+        let token = try await server.patient("mira")
+        let (department, _) = try await server.department()
+        let start = try await server.freeSlot(department)
+        let booked = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start], token: token,
+                                           headers: ["X-Request-Id": "phone-42.retry_1"])
+        XCTAssertEqual(booked.headers["X-Request-Id"].first, "phone-42.retry_1")
+        _ = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start], token: token)
+        _ = try await server.send(.POST, "/v1/sessions", json: ["login": "mira", "password": "wrong password here"])
+        let bad = try await server.send(.GET, "/healthz", headers: ["X-Request-Id": "has spaces & more"])
+        let made = try XCTUnwrap(bad.headers["X-Request-Id"].first)
+        XCTAssertNotEqual(made, "has spaces & more")
+        XCTAssertTrue(server.serverLog.contains("request_id=phone-42.retry_1"))
+
+        let scrape = try await server.send(.GET, "/metrics")
+        XCTAssertEqual(scrape.status, 200)
+        XCTAssertTrue(scrape.headers["Content-Type"].first?.hasPrefix("text/plain") ?? false)
+        // Parse the exposition format: name{labels} value.
+        var samples: [String: Double] = [:]
+        for line in scrape.text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2, let value = Double(parts[parts.count - 1]) else {
+                XCTFail("unreadable metrics line: \(line)")
+                continue
+            }
+            samples[parts.dropLast().joined(separator: " ")] = value
+        }
+        func sample(_ prefix: String, _ contains: [String]) -> Double {
+            samples.filter { $0.key.hasPrefix(prefix) && contains.allSatisfy($0.key.contains) }.values.reduce(0, +)
+        }
+        XCTAssertEqual(sample("http_requests_total", ["route=\"/v1/appointments\"", "status=\"201\""]), 1)
+        XCTAssertEqual(sample("clinic_appointment_changes_total", ["operation=\"book\"", "outcome=\"ok\""]), 1)
+        XCTAssertEqual(sample("clinic_appointment_changes_total", ["operation=\"book\"", "outcome=\"overlapping_appointment\""])
+                       + sample("clinic_appointment_changes_total", ["operation=\"book\"", "outcome=\"slot_taken\""]), 1)
+        XCTAssertEqual(sample("clinic_login_failures_total", ["code=\"invalid_credentials\""]), 1)
+        XCTAssertGreaterThanOrEqual(sample("clinic_commit_batch_size_count", []), 2)
+        XCTAssertGreaterThan(sample("http_request_duration_seconds_count", ["route=\"/v1/appointments\""]), 0)
+        XCTAssertNotNil(samples.keys.first { $0.hasPrefix("clinic_password_queue_length") })
+        // No ids, tokens or personal data in labels.
+        XCTAssertFalse(scrape.text.contains("mira"))
+        XCTAssertFalse(scrape.text.contains(token))
+        XCTAssertNil(scrape.text.range(of: "route=\"/v1/appointments/[0-9]", options: .regularExpression))
+    }
+}
