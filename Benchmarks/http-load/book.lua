@@ -1,0 +1,53 @@
+-- wrk: POST /v1/appointments, each request a slot of its own, booked by the patient the
+-- slot was given to (requests.txt: "token departmentId start doctorId" per line). Threads
+-- take every N-th line so that no two requests want the same slot.
+local threads = {}
+local counter = 0
+
+function setup(thread)
+   thread:set("index", counter)
+   counter = counter + 1
+   table.insert(threads, thread)
+end
+
+function init(args)
+   lines = {}
+   local file = io.open(os.getenv("BOOK_REQUESTS"), "r")
+   local n = 0
+   for line in file:lines() do
+      if n % counter_total() == index then table.insert(lines, line) end
+      n = n + 1
+   end
+   file:close()
+   next_line = 1
+end
+
+function counter_total() return tonumber(os.getenv("WRK_THREADS")) end
+
+function request()
+   local line = lines[next_line]
+   if line == nil then
+      -- Out of slots: ask for something harmless, counted apart by the script.
+      return wrk.format("GET", "/healthz")
+   end
+   next_line = next_line + 1
+   local token, department, start, doctor = line:match("(%S+) (%S+) (%S+) (%S+)")
+   local body = '{"departmentId":' .. department .. ',"start":"' .. start .. '","doctorId":' .. doctor .. '}'
+   return wrk.format("POST", "/v1/appointments",
+      {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
+end
+
+function response(status, headers, body)
+   if status ~= 201 and status ~= 200 then
+      wrk.thread:set("bad", (wrk.thread:get("bad") or 0) + 1)
+   end
+end
+
+function done(summary, latency, requests)
+   local bad = 0
+   for _, thread in ipairs(threads) do bad = bad + (thread:get("bad") or 0) end
+   io.write(string.format("RESULT requests=%d rps=%.1f p50=%.2f p99=%.2f errors=%d bad=%d\n",
+      summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+      latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write +
+      summary.errors.status + summary.errors.timeout, bad))
+end
