@@ -141,7 +141,7 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
-        var committed = false
+        var failure: Error?
         do {
             try database.writeJoined { _ in
                 for job in batch {
@@ -152,15 +152,18 @@ public final class GroupCommitter: @unchecked Sendable {
                     }
                 }
             }
-            committed = true
-            for job in batch { job.finish(job.result ?? .failure(ClinicError(.internalError, .internalError, "no result"))) }
         } catch {
-            // Nothing of the batch was kept: every member fails with the batch's error.
-            for job in batch { job.finish(.failure(error)) }
+            failure = error // nothing of the batch was kept: every member fails with it
         }
+        let results: [Result<Any, Error>] = batch.map { job in
+            if let failure { return .failure(failure) }
+            return job.result ?? .failure(ClinicError(.internalError, .internalError, "no result"))
+        }
+        // Reported before anyone is answered, so that what a caller sees next includes its batch.
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        let failed = committed ? batch.filter { if case .failure = $0.result { return true } else { return false } }.count : batch.count
-        report(BatchReport(size: batch.count, failed: failed, committed: committed, seconds: seconds))
+        let failed = results.filter { if case .failure = $0 { return true } else { return false } }.count
+        report(BatchReport(size: batch.count, failed: failed, committed: failure == nil, seconds: seconds))
+        for (job, result) in zip(batch, results) { job.finish(result) }
     }
 
     /// Errors after which the transaction cannot be trusted to commit the others: storage
