@@ -16,7 +16,8 @@ struct API: Sendable {
     let idempotency: IdempotencyStore
     let committer: GroupCommitter
     let metrics: ServerMetrics
-    private let touched = NIOLockedValueBox([String: Date]())
+    /// When each session was last recorded as used, by a hash of its token (no tokens kept).
+    private let touched = NIOLockedValueBox([Int: Date]())
 
     init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings) {
         self.system = system
@@ -103,9 +104,10 @@ struct API: Sendable {
     func touch(_ patient: Patient) async {
         let now = Date()
         let due = touched.withLockedValue { seen -> Bool in
-            if let last = seen[patient.token], now.timeIntervalSince(last) < 60 { return false }
+            let key = patient.token.hashValue // a collision only skips one extension of a session
+            if let last = seen[key], now.timeIntervalSince(last) < 60 { return false }
             if seen.count > 100_000 { seen.removeAll() }
-            seen[patient.token] = now
+            seen[key] = now
             return true
         }
         guard due else { return }

@@ -22,14 +22,21 @@ final class Gate: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
     private let limit: Int
+    private let maximumWaiting: Int
     private let state = NIOLockedValueBox(State())
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    /// - Parameter maximumWaiting: past this many waiting, `run` refuses at once with `busy`
+    ///   (a flood from many addresses must not queue without end).
+    init(limit: Int, maximumWaiting: Int = 256) {
+        self.limit = max(1, limit)
+        self.maximumWaiting = max(0, maximumWaiting)
+    }
 
     /// Bodies waiting for their turn.
     var waiting: Int { state.withLockedValue { $0.waiting.count } }
 
     func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard waiting < maximumWaiting else { throw ClinicError(.busy, .databaseBusy) }
         await enter()
         defer { leave() }
         return try await body()

@@ -46,11 +46,10 @@ public struct IdempotencyStore: Sendable {
         return hash.finalize().hexString
     }
 
-    /// Runs `work` once per key: its response is kept when `keep` says so (not for answers a
-    /// retry may change, such as `busy`), in the transaction that the controllers' writes made
-    /// by `work` join.
+    /// Runs `work` once per key and keeps its response, in the transaction that the
+    /// controllers' writes made by `work` join. An error `work` throws (an answer a retry may
+    /// change, such as `busy`) keeps nothing: the transaction rolls back with it.
     public func perform(clientId: Int64, key: String, fingerprint: String,
-                        keep: (Response) -> Bool = { $0.status < 500 },
                         _ work: () throws -> Response) throws -> Response {
         guard Self.isValidKey(key) else { throw ClinicError.invalid(.apiKeyInvalid) }
         let now = self.now()
@@ -63,12 +62,10 @@ public struct IdempotencyStore: Sendable {
                 return Response(status: row["status"], body: row["body"], replayed: true)
             }
             let response = try work()
-            if keep(response) {
-                try db.execute(sql: """
-                    INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """, arguments: [clientId, key, fingerprint, response.status, response.body, now.seconds])
-            }
+            try db.execute(sql: """
+                INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [clientId, key, fingerprint, response.status, response.body, now.seconds])
             return response
         }
     }

@@ -11,10 +11,6 @@ public struct Page<Item: Sendable>: Sendable {
         self.nextCursor = nextCursor
     }
 
-    public func map<T>(_ transform: (Item) throws -> T) rethrows -> Page<T> {
-        Page<T>(items: try items.map(transform), nextCursor: nextCursor)
-    }
-
     public static var limits: ClosedRange<Int> { 1...100 }
 
     /// `limit` checked against `limits`.
