@@ -28,10 +28,14 @@ cd "$root"
 
 [ -x "$CLINIC_BIN" ] || { echo "contract-test: no clinic binary at $CLINIC_BIN (run swift build)" >&2; exit 2; }
 
-if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VERSION"; then
-    echo "contract-test: installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
+# Schemathesis for the API; jsonschema and PyYAML for cli-json-check.py (Schemathesis does not
+# bring jsonschema with it).
+if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VERSION" \
+    || ! "$VENV/bin/python" -c "import jsonschema, yaml" 2>/dev/null; then
+    echo "contract-test: installing schemathesis $SCHEMATHESIS_VERSION, jsonschema and PyYAML into $VENV"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" \
+        "jsonschema==4.26.0" "PyYAML==6.0.3"
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/clinic-contract.XXXXXX")
