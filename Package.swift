@@ -75,7 +75,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks",
-            exclude: ["postgis-compare.sh"]),
+            exclude: ["postgis-compare.sh", "http-load.sh", "http-load"]),
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "CArgon2"]),

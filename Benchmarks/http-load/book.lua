@@ -38,16 +38,22 @@ function request()
 end
 
 function response(status, headers, body)
-   if status ~= 201 and status ~= 200 then
-      wrk.thread:set("bad", (wrk.thread:get("bad") or 0) + 1)
-   end
+   -- booked (201), slot taken (409: expected when requests collide), anything else is bad.
+   local key = (status == 201 and "booked") or (status == 409 and "taken") or (status == 200 and "other") or "bad"
+   wrk.thread:set(key, (wrk.thread:get(key) or 0) + 1)
 end
 
 function done(summary, latency, requests)
-   local bad = 0
-   for _, thread in ipairs(threads) do bad = bad + (thread:get("bad") or 0) end
-   io.write(string.format("RESULT requests=%d rps=%.1f p50=%.2f p99=%.2f errors=%d bad=%d\n",
-      summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+   -- Only booking attempts count (not the /healthz asked for once the slots ran out).
+   local booked, taken, bad = 0, 0, 0
+   for _, thread in ipairs(threads) do
+      booked = booked + (thread:get("booked") or 0)
+      taken = taken + (thread:get("taken") or 0)
+      bad = bad + (thread:get("bad") or 0)
+   end
+   local attempts = booked + taken + bad
+   io.write(string.format("RESULT requests=%d rps=%.1f p50=%.2f p99=%.2f errors=%d bad=%d booked=%d taken=%d\n",
+      attempts, attempts / (summary.duration / 1e6), latency:percentile(50) / 1000,
       latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write +
-      summary.errors.status + summary.errors.timeout, bad))
+      summary.errors.timeout, bad, booked, taken))
 end

@@ -125,12 +125,13 @@ struct API: Sendable {
 
     /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
     /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
-    func idempotent(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data, operation: String,
-                    _ action: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
+    func idempotent<Body: Encodable & Sendable>(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data,
+                                                operation: String,
+                                                _ action: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
         let language = patient.language
         let metrics = self.metrics
         // Counted when it runs (not when a kept answer is sent again).
-        let change: @Sendable () throws -> (HTTPResponse.Status, Data) = {
+        let change: @Sendable () throws -> (HTTPResponse.Status, Body) = {
             do {
                 let result = try action()
                 metrics.change(operation, outcome: "ok")
@@ -141,8 +142,9 @@ struct API: Sendable {
             }
         }
         guard let key = request.headers[.idempotencyKey] else {
-            let (status, data) = try await commit(language, change)
-            return HTTPMapping.raw(data, status: status)
+            // Encoded after the commit, off the single writer.
+            let (status, value) = try await commit(language, change)
+            return HTTPMapping.raw(try API.encode(value), status: status)
         }
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
@@ -150,8 +152,8 @@ struct API: Sendable {
         let response = try await commit(language) {
             try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
                 do {
-                    let (status, data) = try change()
-                    return IdempotencyStore.Response(status: Int(status.code), body: data)
+                    let (status, value) = try change()
+                    return IdempotencyStore.Response(status: Int(status.code), body: try API.encode(value))
                 } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
                     let error = API.hidingOthers(error)
                     // A refusal is the answer too: the same retry gets the same refusal.

@@ -254,7 +254,7 @@ extension API {
                 return try await idempotent(request, context, patient, body: raw, operation: "book") { [system] in
                     let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId,
                                                                            at: time, doctorId: body.doctorId, notes: body.notes ?? "")
-                    return (.created, try API.encode(AppointmentJSON(booked)))
+                    return (.created, AppointmentJSON(booked))
                 }
             }
         }
@@ -274,7 +274,7 @@ extension API {
                 let time = try parsedTime(body.start, patient.language)
                 return try await idempotent(request, context, patient, body: raw, operation: "reschedule") { [system] in
                     let moved = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)
-                    return (.ok, try API.encode(AppointmentJSON(moved)))
+                    return (.ok, AppointmentJSON(moved))
                 }
             }
         }
@@ -285,7 +285,7 @@ extension API {
                 let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
                 return try await idempotent(request, context, patient, body: raw, operation: "cancel") { [system] in
                     let cancelled = try system.appointments.cancelAppointment(id, clientId: patient.id)
-                    return (.ok, try API.encode(AppointmentJSON(cancelled)))
+                    return (.ok, AppointmentJSON(cancelled))
                 }
             }
         }

@@ -68,4 +68,22 @@ import Testing
         #expect(LocalDateTime(year: 2026, month: 11, day: 23)!.weekday == 1) // a Monday
         #expect(LocalDateTime.of(utc("2026-11-23T04:59:00Z"), in: newYork).description == "2026-11-22 23:59")
     }
+
+    /// The arithmetic ISO 8601 text equals Foundation's formatter, for random instants across
+    /// the years 1583…9999 (negative epoch seconds and fractions included) and the formatter's
+    /// own answer before (Julian dates).
+    @Test func isoTextMatchesFoundationsFormatter() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var generator = SystemRandomNumberGenerator()
+        let fixed: [Double] = [0, -1, -0.5, 86_399.9, 1_795_425_600, -12_212_553_600, -12_212_553_601,
+                               -62_135_596_800, 253_402_300_799]
+        let random = (0..<2000).map { _ in Double.random(in: -62_135_596_800..<253_402_300_799, using: &generator) }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(DateText.iso8601(date) == formatter.string(from: date), "\(seconds)")
+        }
+        #expect(LocalDateTime(year: 7, month: 3, day: 9, hour: 5, minute: 4)!.description == "0007-03-09 05:04")
+    }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GRDB
 import NIOHTTP1
 import XCTest
 
@@ -416,7 +417,8 @@ final class APIEndToEndTests: XCTestCase {
         XCTAssertEqual(cancelled.status, 200, cancelled.text)
     }
 
-    /// A directory imported by the CLI while the server runs is searched at once.
+    /// A directory imported by the CLI while the server runs is searched at once, and a clinic
+    /// renamed in the database is shown renamed.
     func testServerSeesADirectoryImportedByTheCLI() async throws {
         let server = try ServerHarness()
         let before = try await server.send(.GET, "/v1/clinics/nearest?lat=39.53&lon=-119.81")
@@ -430,6 +432,13 @@ final class APIEndToEndTests: XCTestCase {
         XCTAssertEqual(imported.status, 0, imported.stderr)
         let after = try await server.send(.GET, "/v1/clinics/nearest?lat=39.53&lon=-119.81")
         XCTAssertEqual(after.array.first?["name"] as? String, "Sparks Family Clinic")
+        // A clinic renamed in place by another program (not a move: migration 9's trigger; the
+        // server keeps clinic rows beside its index).
+        let queue = try DatabaseQueue(path: server.databasePath)
+        try await queue.write { db in try db.execute(sql: "UPDATE clinics SET name = 'Sparks Community Clinic' WHERE external_id = 'RN2'") }
+        try queue.close()
+        let later = try await server.send(.GET, "/v1/clinics/nearest?lat=39.53&lon=-119.81")
+        XCTAssertEqual(later.array.first?["name"] as? String, "Sparks Community Clinic")
     }
 
     /// 32 patients book one slot at once: exactly one 201, the others 409, one appointment.

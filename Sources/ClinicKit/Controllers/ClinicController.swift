@@ -60,8 +60,17 @@ public final class ClinicController: Sendable {
     let database: DatabaseManager
     let zones: (any ZoneResolver)?
     /// Built on the first search; built again when the directory's version changed (this
-    /// process or another one changed the clinics).
-    private let finderCache = LockedBox<(finder: NearestClinicFinder, version: Int64)?>(nil)
+    /// process or another one changed the clinics). With it, the clinics themselves when the
+    /// directory is small enough to keep (a search then reads only the version).
+    private let finderCache = LockedBox<Directory?>(nil)
+    struct Directory: Sendable {
+        let finder: NearestClinicFinder
+        let version: Int64
+        let clinics: [Int64: Clinic]?
+    }
+    /// Directories up to this many clinics are kept in memory with the finder (7,146 by
+    /// default, a few MB); larger ones are read per search.
+    static let keptClinics = 50_000
 
     public init(database: DatabaseManager, zones: (any ZoneResolver)? = nil) {
         self.database = database
@@ -69,22 +78,34 @@ public final class ClinicController: Sendable {
     }
 
     /// The finder over the clinics table, built once.
-    public func finder() throws -> NearestClinicFinder {
+    public func finder() throws -> NearestClinicFinder { try directory().finder }
+
+    func directory() throws -> Directory {
         let version = try database.read { db in try Self.directoryVersion(db) }
-        if let current = finderCache.withLock({ $0 }), current.version == version { return current.finder }
+        if let current = finderCache.withLock({ $0 }), current.version == version { return current }
         return try finderCache.withLock { cached in
-            if let cached, cached.version == version { return cached.finder }
+            if let cached, cached.version == version { return cached }
             // The version is read again in the transaction that reads the clinics.
-            let (finder, loaded) = try database.read { db in (try NearestClinicFinder.load(db), try Self.directoryVersion(db)) }
-            cached = (finder, loaded)
-            return finder
+            let directory = try database.read { db -> Directory in
+                let finder = try NearestClinicFinder.load(db)
+                let clinics = finder.count <= Self.keptClinics
+                    ? Dictionary(try Clinic.fetchAll(db).map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first }) : nil
+                return Directory(finder: finder, version: try Self.directoryVersion(db), clinics: clinics)
+            }
+            cached = directory
+            return directory
         }
     }
 
     /// The directory's version (migration 8), 0 before it.
     static func directoryVersion(_ db: Database) throws -> Int64 {
-        guard try db.tableExists("directory_version") else { return 0 }
-        return try Int64.fetchOne(db, sql: "SELECT version FROM directory_version WHERE id = 1") ?? 0
+        do {
+            return try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM directory_version WHERE id = 1")) ?? 0
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            // Before migration 8 there is no such table; any other error is the error.
+            if try db.tableExists("directory_version") { throw error }
+            return 0
+        }
     }
 
     /// The nearest clinics to a point that match the query, nearest first.
@@ -98,8 +119,9 @@ public final class ClinicController: Sendable {
                 try Int64.fetchAll(db, sql: "SELECT DISTINCT clinic_id FROM departments WHERE specialization = ?", arguments: [key])
             })
         }
-        let matches = try finder().nearest(to: point, limit: query.limit, filter: filter)
-        let clinics = try database.read { db in
+        let directory = try directory()
+        let matches = try directory.finder.nearest(to: point, limit: query.limit, filter: filter)
+        let clinics = try directory.clinics ?? database.read { db in
             try Dictionary(Clinic.fetchAll(db, keys: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
                            uniquingKeysWith: { first, _ in first })
         }

@@ -38,23 +38,39 @@ public final class GeoIndex: Sendable {
         let limit = min(maximumDistance ?? Geodesy.maximumDistance, Geodesy.maximumDistance)
         guard limit >= 0 else { return [] }
         let origin = GeoPoint(center)
-        // A cap expected to hold about 4k points if they were spread evenly over the Earth.
-        var radius = min(limit, 2 * Geodesy.earthRadius * (Double(4 * k) / Double(ids.count)).squareRoot())
+        // A cap expected to hold about 4k points if they were spread evenly over the Earth,
+        // and no wider than 30 km × √k to begin with: clinics crowd where people live, and a
+        // first cap of hundreds of kilometres in a city would rank thousands of candidates.
+        var radius = min(limit, 2 * Geodesy.earthRadius * (Double(4 * k) / Double(ids.count)).squareRoot(),
+                         30_000 * Double(k).squareRoot())
         while true {
             var candidates: [Int] = []
             let boxes = Geodesy.boxes(around: center, radius: radius)
             for box in boxes { candidates = try tree.query(box, into: candidates) }
-            var hits: [Hit] = []
-            hits.reserveCapacity(candidates.count)
+            // The k best so far, in order (distance, then id), kept by insertion for a small k
+            // (sorting every candidate cost more than the search); how many accepted lie within r.
+            var best: [Hit] = []
+            best.reserveCapacity(min(k, 64) + 1)
+            var within = 0
             for index in candidates where accept(index) {
                 let distance = Geodesy.distance(origin, points[index])
-                if distance <= radius { hits.append(Hit(index: index, id: ids[index], distance: distance)) }
+                guard distance <= radius else { continue }
+                within += 1
+                let hit = Hit(index: index, id: ids[index], distance: distance)
+                if k > 64 { best.append(hit); continue }
+                if best.count == k, let last = best.last, !Self.precedes(hit, last) { continue }
+                var position = best.count
+                while position > 0, Self.precedes(hit, best[position - 1]) { position -= 1 }
+                best.insert(hit, at: position)
+                if best.count > k { best.removeLast() }
             }
-            if hits.count >= k || radius >= limit {
-                hits.sort { ($0.distance, $0.id) < ($1.distance, $1.id) }
-                return Array(hits.prefix(k))
+            if within >= k || radius >= limit {
+                if k > 64 { best.sort(by: Self.precedes) }
+                return Array(best.prefix(k))
             }
             radius = min(limit, radius * 4)
         }
     }
+
+    static func precedes(_ a: Hit, _ b: Hit) -> Bool { (a.distance, a.id) < (b.distance, b.id) }
 }

@@ -50,6 +50,17 @@ public enum DateText {
 
     /// ISO 8601 in UTC with `Z`, as used in JSON output.
     public static func iso8601(_ date: Date) -> String {
-        iso.withLock { formatter in formatter.string(from: date) }
+        // By arithmetic for the years 1583…9999 (every slot and log line goes through here; the
+        // formatter costs microseconds and a lock), the formatter beyond: before 1583 it
+        // counts in the Julian calendar, which the arithmetic (Gregorian) does not.
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds >= -12_212_553_600, seconds < 253_402_300_800 else {
+            return iso.withLock { formatter in formatter.string(from: date) }
+        }
+        let total = Int64(seconds)
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let inDay = Int(total - days * 86_400)
+        let wall = LocalDateTime(daysSinceEpoch: days, minuteOfDay: inDay / 60)
+        return "\(wall.dayText)T\(LocalDateTime.padded(wall.hour, 2)):\(LocalDateTime.padded(wall.minute, 2)):\(LocalDateTime.padded(inDay % 60, 2))Z"
     }
 }

@@ -75,8 +75,15 @@ public struct LocalDateTime: Hashable, Sendable, Comparable, CustomStringConvert
 
     public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool { a.wallSeconds < b.wallSeconds }
 
-    public var description: String {
-        String(format: "%04d-%02d-%02d %02d:%02d", year, month, day, hour, minute)
+    public var description: String { "\(dayText) \(Self.padded(hour, 2)):\(Self.padded(minute, 2))" }
+
+    /// The calendar day, 'YYYY-MM-DD' (read on every schedule load: no `String(format:)`).
+    public var dayText: String { "\(Self.padded(year, 4))-\(Self.padded(month, 2))-\(Self.padded(day, 2))" }
+
+    static func padded(_ value: Int, _ width: Int) -> String {
+        if value < 0 { return "-" + padded(-value, width - 1) }
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
     /// The wall time of an instant in a zone (seconds are dropped).

@@ -56,7 +56,7 @@ public struct DoctorSchedule: Sendable {
         self.exceptions = Dictionary(grouping: exceptions, by: \.day)
     }
 
-    static func dayKey(_ day: LocalDateTime) -> String { String(day.description.prefix(10)) }
+    static func dayKey(_ day: LocalDateTime) -> String { day.dayText }
 
     /// The working intervals of a local date: the exceptions of that date if there are any
     /// (none at all for a day off), else the weekly hours of its weekday.

@@ -63,7 +63,7 @@ public struct SessionManager: Sendable {
         guard Self.isWellFormed(token) else { return nil }
         let hash = Self.hash(token)
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?",
+            db.cachedStatement(sql: "SELECT client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?"),
             arguments: [hash]) else { return nil }
         // The look-up is by hash; compare again in constant time so that the decision does not
         // depend on how much of the value matched.

@@ -81,7 +81,17 @@ public struct Migration: Sendable, Equatable {
 }
 
 extension Sequence where Element == UInt8 {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex, two digits a byte (on every request's token hash: no `String(format:)`).
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }
 
 /// Applies migrations up or down, recording each applied one with its checksum in
