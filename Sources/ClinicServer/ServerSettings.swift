@@ -17,8 +17,10 @@ public struct ServerSettings: Sendable {
     public static let maximumBody = 64 * 1024
     /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
-    /// Threads for blocking work (SQLite, Argon2, the writer lock).
-    public var blockingThreads = 16
+    /// Threads for blocking work (SQLite, Argon2, the writer lock): the Argon2 workers and two
+    /// more. More threads only switched more: 16 booked 10 % fewer per second than 4 on 2 cores
+    /// (Benchmarks/http-load.sh, docs/BENCHMARKS.md).
+    public var blockingThreads = max(1, ProcessInfo.processInfo.activeProcessorCount) + 2
     /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait,
     /// so a flood of log-ins holds at most this many of the blocking threads.
     public var passwordWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
