@@ -11,6 +11,7 @@ public final class ClinicSystem: Sendable {
     public let clinics: ClinicController
     public let departments: DepartmentController
     public let appointments: AppointmentController
+    public let staff: StaffController
 
     /// - Parameters:
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
@@ -31,6 +32,9 @@ public final class ClinicSystem: Sendable {
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
         appointments = AppointmentController(database: database, now: now)
+        staff = StaffController(database: database, hasher: hasher, now: now) { [clients] password, login, name, surname in
+            try clients.passwordProblem(password, login: login, name: name, surname: surname)
+        }
     }
 
     static let initializedKey = "directory_initialized"

@@ -160,6 +160,12 @@ extension API {
                 return try HTTPMapping.json(ChangedJSON(changed: true))
             }
         }
+        routes.get("/v1/me/access-log") { request, _ in
+            try await signedIn(request) { patient in
+                let entries = try await work(patient.language) { [system] in try system.clients.accessLog(clientId: patient.id) }
+                return try HTTPMapping.json(entries.map(AccessLogEntryJSON.init))
+            }
+        }
         routes.get("/v1/me/export") { request, _ in
             try await signedIn(request) { patient in
                 let data = try await work(patient.language) { [system] in try system.clients.export(clientId: patient.id) }

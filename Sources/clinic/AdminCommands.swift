@@ -31,7 +31,7 @@ struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operator and clinic-staff commands: migrations, the directory, statuses, hours, booking rules, backups.",
         subcommands: [Migrate.self, ImportClinics.self, AppointmentAdmin.self, Exceptions.self, Settings.self,
-                      Backup.self, Restore.self, Check.self, RotateKey.self])
+                      Backup.self, Restore.self, Check.self, RotateKey.self, Audit.self, StaffAdmin.self])
 
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move the schema up or down to a version (default: the latest).")
@@ -94,3 +94,41 @@ struct Admin: ParsableCommand {
 }
 
 extension ClinicDirectory.Format: ExpressibleByArgument {}
+
+extension Admin {
+    struct Audit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The audit trail: who on the clinic side read or changed what (see docs/SECURITY.md).",
+            subcommands: [Export.self])
+
+        struct Export: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Print the audit events from a date on, oldest first, with their chain hashes: one JSON object a line (--json: one array).")
+
+            @OptionGroup var global: GlobalOptions
+            @Option(help: ArgumentHelp("From this UTC day (YYYY-MM-DD) or instant (ISO 8601); default: the beginning.",
+                                       valueName: "time")) var since: String?
+
+            func run() throws {
+                let context = Context(global)
+                var start = Date(timeIntervalSince1970: 0)
+                let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+                if let since {
+                    if since.count == 10, let day = try? TimeInput.parseDay(since), let midnight = day.firstInstant(in: utc) {
+                        start = midnight
+                    } else {
+                        start = try TimeInput.resolve(TimeInput.parse(since), in: utc)
+                    }
+                }
+                let system = try context.system()
+                let events = try system.database.read { db in try AuditLog.entries(db, since: start) }.map(AuditEventJSON.init)
+                if context.json { return try Output.printJSON(events) }
+                let encoder = Shapes.encoder(pretty: false)
+                for event in events {
+                    print(String(decoding: try encoder.encode(event), as: UTF8.self))
+                }
+                if events.isEmpty { context.terminal.note(context.text(.auditExportNone, DateText.iso8601(start))) }
+            }
+        }
+    }
+}

@@ -61,11 +61,11 @@ extension Admin {
             let key = report.keyProblem.map { $0.message(in: context.language) }
             struct JSON: Encodable {
                 let integrity: [String]; let foreignKeyViolations: Int; let schema: [String]; let version: Int?
-                let key: String; let ok: Bool; let zoneChanges: [ZoneChangeJSON]
+                let key: String; let ok: Bool; let zoneChanges: [ZoneChangeJSON]; let audit: [String]
             }
             try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations,
                                   schema: report.schema, version: report.version, key: key ?? "ok", ok: report.isSound,
-                                  zoneChanges: report.zoneChanges.map(ZoneChangeJSON.init))) {
+                                  zoneChanges: report.zoneChanges.map(ZoneChangeJSON.init), audit: report.audit)) {
                 var lines: [String]
                 if report.isSound {
                     lines = [context.text(.checkOk)]
@@ -75,6 +75,7 @@ extension Admin {
                     if report.foreignKeyViolations > 0 { lines.append("  foreign keys: \(report.foreignKeyViolations) violations") }
                     lines += report.schema.map { "  schema: " + $0 }
                     if let key { lines.append("  key: " + key) }
+                    lines += report.audit.map { "  audit: " + $0 }
                 }
                 if !report.zoneChanges.isEmpty { lines += zoneChangeLines(report.zoneChanges, context) }
                 return lines.joined(separator: "\n")

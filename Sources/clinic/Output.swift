@@ -90,6 +90,8 @@ extension AppointmentStatus {
         let key: MessageKey = switch self {
         case .scheduled: .statusScheduled
         case .confirmed: .statusConfirmed
+        case .arrived: .statusArrived
+        case .inProgress: .statusInProgress
         case .completed: .statusCompleted
         case .cancelled: .statusCancelled
         case .noShow: .statusNoShow

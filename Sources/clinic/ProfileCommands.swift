@@ -5,7 +5,7 @@ import Foundation
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Your profile and your data: show, edit, change the password, export everything, delete the account.",
-        subcommands: [Show.self, Edit.self, Password.self, Export.self, Delete.self], defaultSubcommand: Show.self)
+        subcommands: [Show.self, Edit.self, Password.self, Export.self, AccessLog.self, Delete.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show your profile.")
@@ -68,6 +68,27 @@ struct Profile: ParsableCommand {
             let (system, client) = try context.signedIn()
             let data = try system.clients.export(clientId: client.id ?? 0)
             try Output.printJSON(ExportJSON(data))
+        }
+    }
+
+    struct AccessLog: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "access-log",
+            abstract: "Who on the clinic side read or changed your data, newest first (the audit trail).")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            let entries = try system.clients.accessLog(clientId: client.id ?? 0)
+            try context.emit(entries.map(AccessLogEntryJSON.init)) {
+                guard !entries.isEmpty else { return context.text(.accessLogNone) }
+                return entries.map { entry in
+                    let subject = entry.appointmentId.map { "#\($0)" } ?? ""
+                    return context.text(.accessLogLine, DateText.iso8601(entry.at), entry.role, entry.action,
+                                        [subject, entry.detail].filter { !$0.isEmpty }.joined(separator: " "))
+                }.joined(separator: "\n")
+            }
         }
     }
 

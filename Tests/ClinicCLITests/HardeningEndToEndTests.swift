@@ -70,6 +70,34 @@ import Testing
         #expect(human.status != 0 && human.stdout.contains("not a database"), "\(human.stdout) \(human.stderr)")
     }
 
+    /// A row of the audit trail edited with the file open elsewhere (around its triggers):
+    /// `admin check` fails and says which row.
+    @Test func checkFindsAnEditedAuditRow() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        // Doctor 1: the first demo doctor of the imported directory.
+        let added = try cli.run(["admin", "exception", "add", "--doctor", "1", "--date", "2027-01-05", "--off"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try cli.run(["admin", "check", "--json"]).status == 0)
+        let queue = try DatabaseQueue(path: cli.databasePath)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TRIGGER audit_events_no_update;
+                UPDATE audit_events SET detail = 'doctor 1 2027-01-06 off' WHERE id = 1;
+                CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+                BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+                """)
+        }
+        try queue.close()
+        let check = try cli.run(["admin", "check", "--json"])
+        #expect(check.status != 0)
+        let report = try #require(check.json() as? [String: Any], "\(check.stdout) \(check.stderr)")
+        #expect(report["ok"] as? Bool == false && report["schema"] as? [String] == [], "\(report)")
+        #expect((report["audit"] as? [String]) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+        let human = try cli.run(["admin", "check"])
+        #expect(human.stdout.contains("audit: audit row 1"), "\(human.stdout)")
+    }
+
     @Test func checkNamesASchemaDifference() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()

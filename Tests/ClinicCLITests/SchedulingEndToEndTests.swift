@@ -51,6 +51,57 @@ import Testing
         }
     }
 
+    /// A receptionist's day from the command line: the operator adds the account, the
+    /// receptionist logs in beside a patient session (their own file), reads the day, checks
+    /// the patient in, may not start the visit nor create accounts; the patient reads it all.
+    @Test func aReceptionistsDay() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let session = try patient(cli, "pat")
+        let cardiology = try departmentId(cli, city: "Los Angeles", "cardiology")
+        let monday = nextMonday()
+        let booked = try #require(try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 08:00", "--json"],
+                                              session: session).json() as? [String: Any])
+        let id = try #require(booked["id"] as? Int), clinic = try #require(booked["clinicId"] as? Int)
+        let staffPassword = "kettle-harbor-lantern\n"
+        let added = try cli.run(["admin", "staff", "add", "--login", "desk", "--name", "Sam", "--surname", "Lee", "--role",
+                                 "receptionist", "--clinic", String(clinic), "--password-stdin", "--json"], input: staffPassword)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try cli.run(["admin", "staff", "add", "--login", "doc", "--name", "Ann", "--surname", "Wu", "--role", "doctor",
+                             "--clinic", String(clinic), "--password-stdin", "--json"], input: staffPassword).errorCode == "invalid_input",
+                "a doctor's account needs --doctor")
+        // Same CLINIC_SESSION: the staff session goes to its own file beside the patient's.
+        let login = try cli.run(["staff", "login", "--login", "desk", "--password-stdin", "--json"], input: staffPassword, session: session)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(FileManager.default.fileExists(atPath: session + "-staff"))
+        #expect((try cli.run(["whoami", "--json"], session: session).json() as? [String: Any])?["login"] as? String == "pat")
+        #expect((try cli.run(["staff", "whoami", "--json"], session: session).json() as? [String: Any])?["role"] as? String == "receptionist")
+
+        let day = try #require(try cli.run(["staff", "schedule", "--date", monday, "--json"], session: session).json() as? [[String: Any]])
+        #expect(day.map { $0["id"] as? Int } == [id])
+        #expect(day.first?["patientName"] as? String == "Pat Smith" && day.first?["patientLogin"] as? String == "pat")
+        let human = try cli.run(["staff", "schedule", "--date", monday], session: session)
+        #expect(human.stdout.contains("Pat Smith") && human.stdout.contains("America/Los_Angeles"), "\(human.stdout)")
+
+        let arrived = try cli.run(["staff", "appointment", "check-in", String(id), "--json"], session: session)
+        #expect((arrived.json() as? [String: Any])?["status"] as? String == "arrived", "\(arrived.stderr)")
+        let start = try cli.run(["staff", "appointment", "start", String(id), "--json"], session: session)
+        #expect(start.status == 3 && start.errorCode == "forbidden", "\(start.stderr)")
+        #expect(try cli.run(["staff", "appointment", "cancel", String(id), "--json"], session: session).errorCode == "invalid_input")
+        #expect(try cli.run(["staff", "appointment", "check-in", "999999", "--json"], session: session).errorCode == "not_found")
+        #expect(try cli.run(["staff", "accounts", "add", "--login", "x2", "--name", "Kim", "--surname", "Park", "--role",
+                             "receptionist", "--password-stdin", "--json"], input: staffPassword, session: session).errorCode == "forbidden")
+
+        let log = try #require(try cli.run(["profile", "access-log", "--json"], session: session).json() as? [[String: Any]])
+        #expect(log.map { $0["action"] as? String } == ["appointment.check-in", "patient.read", "patient.read"])
+        #expect(log.allSatisfy { $0["role"] as? String == "receptionist" })
+
+        #expect(try cli.run(["staff", "logout"], session: session).status == 0)
+        #expect(try cli.run(["staff", "whoami", "--json"], session: session).errorCode == "not_logged_in")
+        #expect(try cli.run(["whoami", "--json"], session: session).status == 0, "the patient's session is untouched")
+        #expect(try cli.run(["admin", "check", "--json"]).status == 0)
+    }
+
     @Test func slotsFindHistoryAndStaffCommands() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()
@@ -86,6 +137,18 @@ import Testing
         let shown = try #require(try cli.run(["appointments", "show", String(id), "--json"], session: session).json() as? [String: Any])
         #expect(shown["status"] as? String == "confirmed")
         #expect((shown["history"] as? [[String: Any]])?.map { $0["event"] as? String } == ["booked", "confirmed"])
+
+        // The operator's change is in the audit trail (the refused ones are not), and the patient reads it.
+        let accessLog = try #require(try cli.run(["profile", "access-log", "--json"], session: session).json() as? [[String: Any]])
+        #expect(accessLog.map { $0["action"] as? String } == ["appointment.status"])
+        #expect(accessLog.first?["role"] as? String == "operator" && accessLog.first?["appointmentId"] as? Int == id)
+        let humanLog = try cli.run(["profile", "access-log"], session: session)
+        #expect(humanLog.stdout.contains("appointment.status") && humanLog.stdout.contains("scheduled -> confirmed"), "\(humanLog.stdout)")
+        let exported = try cli.run(["admin", "audit", "export", "--since", "2000-01-01"])
+        let lines = exported.stdout.split(separator: "\n")
+        #expect(lines.count == 1 && lines.first?.contains("\"hash\"") == true, "\(exported.stdout) \(exported.stderr)")
+        #expect(try cli.run(["admin", "audit", "export", "--since", "2999-01-01T00:00Z"]).stdout.isEmpty)
+        #expect(try cli.run(["admin", "audit", "export", "--since", "yesterday", "--json"]).errorCode == "invalid_input")
         #expect(try cli.run(["appointments", "--all", "--json"], session: session).status == 0, "the list is still the default")
 
         let settings = try #require(try cli.run(["admin", "settings", "set", "booking.max_active", "1", "--json"]).json() as? [String: Any])

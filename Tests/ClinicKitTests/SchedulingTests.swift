@@ -156,8 +156,11 @@ import Testing
 
     /// Every pair of statuses: the allowed transitions succeed, every other one is refused.
     @Test func everyTransitionIsAllowedOrRefusedAsWritten() throws {
-        let allowed: Set<[AppointmentStatus]> = [[.scheduled, .confirmed], [.scheduled, .cancelled], [.scheduled, .noShow],
-                                                 [.confirmed, .completed], [.confirmed, .cancelled], [.confirmed, .noShow]]
+        let allowed: Set<[AppointmentStatus]> = [[.scheduled, .confirmed], [.scheduled, .arrived], [.scheduled, .cancelled],
+                                                 [.scheduled, .noShow], [.confirmed, .arrived], [.confirmed, .completed],
+                                                 [.confirmed, .cancelled], [.confirmed, .noShow], [.arrived, .inProgress],
+                                                 [.arrived, .completed], [.arrived, .cancelled], [.arrived, .noShow],
+                                                 [.inProgress, .completed]]
         for from in AppointmentStatus.allCases {
             for to in AppointmentStatus.allCases {
                 // Book, bring it to `from` along allowed steps, then try `to` after the start.
@@ -171,6 +174,8 @@ import Testing
                 let path: [AppointmentStatus] = switch from {
                 case .scheduled: []
                 case .confirmed: [.confirmed]
+                case .arrived: [.arrived]
+                case .inProgress: [.arrived, .inProgress]
                 case .completed: [.confirmed, .completed]
                 case .cancelled: [.cancelled]
                 case .noShow: [.noShow]

@@ -417,6 +417,30 @@ final class APIEndToEndTests: XCTestCase {
         XCTAssertEqual(cancelled.status, 200, cancelled.text)
     }
 
+    /// An operator's status change shows in the patient's access log, newest first, with no
+    /// request or staff ids.
+    func testAccessLogShowsTheOperatorsChange() async throws {
+        let server = try ServerHarness()
+        let token = try await server.patient("logged")
+        let empty = try await server.send(.GET, "/v1/me/access-log", token: token)
+        XCTAssertEqual(empty.array.count, 0, empty.text)
+        let (department, _) = try await server.department()
+        let start = try await server.freeSlot(department)
+        let booked = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start], token: token)
+        XCTAssertEqual(booked.status, 201, booked.text)
+        let id = try XCTUnwrap(booked.object["id"] as? Int)
+        let changed = try server.cli(["admin", "appointment", "set-status", String(id), "confirmed"])
+        XCTAssertEqual(changed.status, 0, changed.stderr)
+        let log = try await server.send(.GET, "/v1/me/access-log", token: token)
+        XCTAssertEqual(log.status, 200, log.text)
+        XCTAssertEqual(log.array.map { $0["action"] as? String }, ["appointment.status"])
+        XCTAssertEqual(log.array.first?["appointmentId"] as? Int, id)
+        XCTAssertEqual(log.array.first?["role"] as? String, "operator")
+        XCTAssertEqual(Set(log.array.first?.keys ?? [:].keys), ["at", "actor", "role", "clinicId", "action", "appointmentId", "detail"])
+        let anonymous = try await server.send(.GET, "/v1/me/access-log")
+        XCTAssertEqual(anonymous.status, 401)
+    }
+
     /// A directory imported by the CLI while the server runs is searched at once, and a clinic
     /// renamed in the database is shown renamed.
     func testServerSeesADirectoryImportedByTheCLI() async throws {

@@ -34,6 +34,8 @@ public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
     public var doctorId: Int64?
     /// Why, when the change has a reason to give ("account deleted").
     public var reason: String? = nil
+    /// The staff account that made the change (migration 11), nil for a patient's or the operator's.
+    public var staffId: Int64? = nil
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
@@ -98,7 +100,8 @@ public final class AppointmentController: Sendable {
         return try database.write { db in
             let policy = try BookingPolicy.load(db)
             var appointment = try owned(db, id, clientId)
-            guard appointment.status.isActive else {
+            // Once checked in, the visit is the clinic's to change.
+            guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
@@ -129,7 +132,7 @@ public final class AppointmentController: Sendable {
         return try database.write { db in
             let policy = try BookingPolicy.load(db)
             let appointment = try owned(db, id, clientId)
-            guard appointment.status.canMove(to: .cancelled) else {
+            guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
@@ -139,7 +142,9 @@ public final class AppointmentController: Sendable {
 
     /// Clinic staff change an appointment's status along `AppointmentStatus.transitions`.
     /// `completed` and `no_show` only once the appointment has started. No cutoff applies.
-    public func setStatus(_ id: Int64, to status: AppointmentStatus) throws -> Appointment {
+    /// The change is in the audit trail, by `actor`, in the same transaction.
+    public func setStatus(_ id: Int64, to status: AppointmentStatus, by actor: AuditActor = .operator,
+                          requestId: String? = nil) throws -> Appointment {
         let now = self.now()
         return try database.write { db in
             guard let appointment = try database.getAppointmentById(db, id) else {
@@ -151,7 +156,11 @@ public final class AppointmentController: Sendable {
             if (status == .completed || status == .noShow) && now < appointment.startsAt {
                 throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
             }
-            return try move(db, appointment, to: status, by: .staff, now: now)
+            let moved = try move(db, appointment, to: status, by: .staff, now: now)
+            try AuditLog.append(db, by: actor, action: "appointment.status", clientId: appointment.clientId,
+                                appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,
+                                detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now)
+            return moved
         }
     }
 
@@ -355,12 +364,12 @@ public final class AppointmentController: Sendable {
     /// Moves an appointment to a status and writes that to its history, in the caller's
     /// transaction; what every status change goes through (the profile's account deletion too).
     static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
-                     by actor: Actor, now: Date, reason: String? = nil) throws -> Appointment {
+                     by actor: Actor, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
         var appointment = appointment
         appointment.status = status
         appointment.updatedAt = now
         try database.updateAppointment(db, appointment)
-        try record(db, appointment, status.rawValue, actor, now, reason: reason)
+        try record(db, appointment, status.rawValue, actor, now, reason: reason, staffId: staffId)
         return appointment
     }
 
@@ -369,11 +378,11 @@ public final class AppointmentController: Sendable {
     }
 
     static func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date,
-                       reason: String? = nil) throws {
+                       reason: String? = nil, staffId: Int64? = nil) throws {
         let withSlot = event == "booked" || event == "rescheduled"
         var entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
                                      startsAt: withSlot ? appointment.startsAt : nil,
-                                     doctorId: withSlot ? appointment.doctorId : nil, reason: reason)
+                                     doctorId: withSlot ? appointment.doctorId : nil, reason: reason, staffId: staffId)
         try entry.insert(db)
     }
 

@@ -208,7 +208,16 @@ public final class ClientController: Sendable {
     /// counted in. Counting before checking is what makes the limit hold for attempts that
     /// arrive together.
     func reserveAttempt(_ key: String, login: String) throws -> (client: Client?, window: Int64) {
-        let now = self.now()
+        let (client, window) = try Self.reserveAttempt(key, database: database, now: now()) { db in
+            try database.getSealedUserByLogin(db, login)
+        }
+        return (client, window)
+    }
+
+    /// `reserveAttempt` for any kind of account (patients, staff): `read` fetches the account
+    /// in the transaction that counted the attempt.
+    static func reserveAttempt<Account>(_ key: String, database: DatabaseManager, now: Date,
+                                        read: (Database) throws -> Account?) throws -> (account: Account?, window: Int64) {
         let windowStart = now.seconds - Int64(Self.throttleWindow)
         return try database.write { db in
             try db.execute(sql: "DELETE FROM login_attempts WHERE first_failure_at <= ?", arguments: [windowStart])
@@ -225,7 +234,7 @@ public final class ClientController: Sendable {
                 """, arguments: [key, now.seconds])
             let window = try Int64.fetchOne(db, sql: "SELECT first_failure_at FROM login_attempts WHERE login_key = ?",
                                             arguments: [key]) ?? now.seconds
-            return (try database.getSealedUserByLogin(db, login), window)
+            return (try read(db), window)
         }
     }
 

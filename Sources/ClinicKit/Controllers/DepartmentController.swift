@@ -81,7 +81,9 @@ public final class DepartmentController: Sendable {
 
 extension DepartmentController {
     /// Adds a day off (`hours` nil) or changed hours for a doctor on a local date.
-    public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?) throws -> WorkingException {
+    /// Adds an exception (a day off when `hours` is nil); recorded in the audit trail by `actor`.
+    public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?,
+                             by actor: AuditActor = .operator) throws -> WorkingException {
         if let hours, !hours.isValid { throw ClinicError.invalid(.exceptionInvalid) }
         return try database.write { db in
             guard try database.getDoctorById(db, doctorId) != nil else {
@@ -98,8 +100,19 @@ extension DepartmentController {
                                              startMinute: hours?.startMinute, endMinute: hours?.endMinute,
                                              slotMinutes: hours?.slotMinutes)
             try exception.insert(db)
+            try AuditLog.append(db, by: actor, action: "exception.add", clinicId: try Self.clinicId(db, doctorId: doctorId),
+                                detail: "doctor \(doctorId) \(exception.day) " + (hours.map { "\($0.startMinute)-\($0.endMinute)" } ?? "off"),
+                                now: Date())
             return exception
         }
+    }
+
+    /// The clinic a doctor works at.
+    static func clinicId(_ db: Database, doctorId: Int64) throws -> Int64? {
+        try Int64.fetchOne(db, sql: """
+            SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
+            WHERE doctors.id = ?
+            """, arguments: [doctorId])
     }
 
     public func exceptions(doctorId: Int64) throws -> [WorkingException] {
@@ -111,11 +124,16 @@ extension DepartmentController {
         }
     }
 
-    public func removeException(_ id: Int64) throws {
+    /// Removes an exception; recorded in the audit trail by `actor`.
+    public func removeException(_ id: Int64, by actor: AuditActor = .operator) throws {
         try database.write { db in
-            guard try WorkingException.deleteOne(db, key: id) else {
+            guard let exception = try WorkingException.fetchOne(db, key: id) else {
                 throw ClinicError(.notFound, .exceptionNotFound, String(id))
             }
+            try WorkingException.deleteOne(db, key: id)
+            try AuditLog.append(db, by: actor, action: "exception.remove",
+                                clinicId: try Self.clinicId(db, doctorId: exception.doctorId),
+                                detail: "doctor \(exception.doctorId) \(exception.day)", now: Date())
         }
     }
 }

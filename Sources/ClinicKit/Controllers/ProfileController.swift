@@ -74,6 +74,11 @@ extension ClientController {
 
     /// Everything stored about the patient: the profile, the appointments with their history,
     /// and when the sessions were opened and last used.
+    /// Who on the clinic side read or changed the patient's data (the audit trail), newest first.
+    public func accessLog(clientId: Int64) throws -> [AuditEntry] {
+        try database.read { db in try AuditLog.entries(db, clientId: clientId) }
+    }
+
     public func export(clientId: Int64) throws -> PersonalExport {
         try database.read { db in
             guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }

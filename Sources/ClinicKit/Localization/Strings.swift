@@ -25,6 +25,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case accountLocked, backupExists, backupUnwritable, backupDamaged, backupNotOurs, backupSetting, backupDone
     case restoreDone, checkOk, checkFailed, autoBackupFailed
     case promptOldPassword, passwordChanged, accountDeleted, privacyChanged
+    case accessLogNone, accessLogLine, auditExportNone
+    case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound, staffNotLoggedIn
+    case staffReasonRequired, staffReasonInvalid, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader
+    case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -54,7 +58,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case registered, loggedIn, loggedOut, notLoggedInInfo, whoami, booked, rescheduled, cancelled
     case initDone, initAlready, migrated, migrateNothing, importDone, importSkipped, importProblem
     case promptField, promptPassword, promptPasswordAgain, promptAccept
-    case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow
+    case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow, statusArrived, statusInProgress
     case weekdays, loadingDirectory, demoNote, progressClinics, usageNoCommand
     // Interactive session (SessionStrings.swift)
     case sessionNoJSON, sessionTitle, sessionHint, sessionBye, sessionEnded, startTitle, mainTitle
@@ -189,6 +193,27 @@ public enum Strings {
         .privacyChanged: "The privacy policy has changed (version {0}) since you accepted it. Read it with 'clinic privacy', then log in with --accept-privacy.",
         .promptOldPassword: "Current password: ", .passwordChanged: "Password changed; your other sessions have ended.",
         .accountDeleted: "Account {0} deleted. Your appointments stay in the clinic's records without your personal data.",
+        .staffRowInvalid: "Staff account {0} has a role this version does not know.",
+        .staffForbidden: "A {0} may not do this.",
+        .staffDoctorRequired: "A doctor's account needs --doctor: the doctor (of that clinic) it is.",
+        .staffDoctorOnlyForDoctors: "Only a doctor's account names a doctor.",
+        .staffNotFound: "There is no staff account {0}.",
+        .staffNotLoggedIn: "Not logged in as staff. Log in with: clinic staff login",
+        .staffReasonRequired: "Cancelling for the clinic needs a reason (--reason), which the patient is told.",
+        .staffReasonInvalid: "The reason must be at most 500 characters, with no control characters.",
+        .staffAdded: "Staff account {0} ({1}) added for clinic {2}.",
+        .staffLoggedIn: "Logged in as {0} {1}, {2} at clinic {3}.",
+        .staffLoggedOut: "Logged out (staff).",
+        .staffWhoami: "{0} {1} ({2}), {3} at clinic {4}.",
+        .staffDayHeader: "{0} — {1} ({2})",
+        .staffDayEmpty: "No appointments that day.",
+        .staffDayLine: "{0}  #{1}  {2}  {3}  {4}",
+        .staffActed: "Appointment {0} is now {1}.",
+        .staffDisabled: "Staff account {0} disabled; its sessions ended.",
+        .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
+        .accessLogNone: "Nobody on the clinic side has read or changed your data.",
+        .accessLogLine: "{0}  {1}  {2}  {3}",
+        .auditExportNone: "No audit events since {0}.",
         .keyUnwritable: "Cannot write the key file {0}.",
         .keyInsecure: "The key file {0} can be read by other users. Fix it with: chmod 600 {0}",
         .keyUnreadable: "The key file {0} is damaged: it must hold one base64 line of 32 bytes.",
@@ -298,6 +323,12 @@ public enum Strings {
             How long: as long as your account exists. Sessions end after 30 days without use.
             Cancelled and past appointments stay in the clinic's records.
 
+            Who sees it: staff of a clinic where you have an appointment (receptionists, the
+            clinic's administrators, and your doctor for their own appointments) see your name
+            and login on that clinic's schedule. Every time staff read your data or change your
+            appointments, who did it and when is recorded; read that record with
+            'clinic profile access-log'. Staff of other clinics see nothing about you.
+
             Your control: see everything stored about you with 'clinic profile export' (JSON);
             correct it with 'clinic profile edit'; delete your account with 'clinic profile delete'
             (your personal data and sessions go at once; your appointments stay in the clinic's
@@ -328,7 +359,7 @@ public enum Strings {
         .promptField: "{0f}: ", .promptPassword: "Password: ", .promptPasswordAgain: "Password again: ",
         .promptAccept: "Do you accept the privacy policy? [y/N] ",
         .statusScheduled: "scheduled", .statusConfirmed: "confirmed", .statusCompleted: "completed",
-        .statusCancelled: "cancelled", .statusNoShow: "no show",
+        .statusCancelled: "cancelled", .statusNoShow: "no show", .statusArrived: "checked in", .statusInProgress: "in progress",
         .weekdays: "Mon,Tue,Wed,Thu,Fri,Sat,Sun",
         .loadingDirectory: "Setting up the clinic directory (first run)…",
         .demoNote: "Departments, doctors and hours are demo data.",
@@ -424,6 +455,27 @@ public enum Strings {
         .privacyChanged: "Политика конфиденциальности изменилась (версия {0}) с тех пор, как вы её приняли. Прочитайте её ('clinic privacy') и войдите с --accept-privacy.",
         .promptOldPassword: "Текущий пароль: ", .passwordChanged: "Пароль изменён; другие ваши сеансы завершены.",
         .accountDeleted: "Учётная запись {0} удалена. Записи на приём остаются в архиве клиники без ваших личных данных.",
+        .staffRowInvalid: "У учётной записи сотрудника {0} роль, неизвестная этой версии.",
+        .staffForbidden: "Роли «{0}» это не разрешено.",
+        .staffDoctorRequired: "Учётной записи врача нужен --doctor: какой это врач (этой клиники).",
+        .staffDoctorOnlyForDoctors: "Врача указывает только учётная запись врача.",
+        .staffNotFound: "Учётной записи сотрудника {0} нет.",
+        .staffNotLoggedIn: "Вход сотрудника не выполнен. Войдите: clinic staff login",
+        .staffReasonRequired: "Для отмены клиникой нужна причина (--reason): её сообщат пациенту.",
+        .staffReasonInvalid: "Причина — не длиннее 500 символов и без управляющих символов.",
+        .staffAdded: "Учётная запись сотрудника {0} ({1}) добавлена в клинику {2}.",
+        .staffLoggedIn: "Вы вошли как {0} {1}, {2} в клинике {3}.",
+        .staffLoggedOut: "Выход сотрудника выполнен.",
+        .staffWhoami: "{0} {1} ({2}), {3} в клинике {4}.",
+        .staffDayHeader: "{0} — {1} ({2})",
+        .staffDayEmpty: "В этот день записей нет.",
+        .staffDayLine: "{0}  №{1}  {2}  {3}  {4}",
+        .staffActed: "Запись {0} теперь в статусе {1}.",
+        .staffDisabled: "Учётная запись сотрудника {0} отключена, её сеансы завершены.",
+        .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
+        .accessLogNone: "Со стороны клиники ваши данные никто не читал и не менял.",
+        .accessLogLine: "{0}  {1}  {2}  {3}",
+        .auditExportNone: "С {0} событий аудита нет.",
         .keyUnwritable: "Не удаётся записать файл ключа {0}.",
         .keyInsecure: "Файл ключа {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
         .keyUnreadable: "Файл ключа {0} повреждён: в нём должна быть одна строка base64 из 32 байт.",
@@ -532,6 +584,12 @@ public enum Strings {
             Как долго: пока существует ваша учётная запись. Сеанс завершается после 30 дней без
             использования. Отменённые и прошедшие записи остаются в архиве клиники.
 
+            Кто это видит: сотрудники клиники, где у вас есть запись (регистраторы, администраторы
+            клиники и ваш врач — по своим приёмам), видят ваше имя и логин в расписании этой
+            клиники. Каждый раз, когда сотрудник читает ваши данные или меняет ваши записи,
+            записывается, кто и когда это сделал; этот журнал — 'clinic profile access-log'.
+            Сотрудники других клиник о вас ничего не видят.
+
             Ваш контроль: всё, что о вас хранится, — 'clinic profile export' (JSON); исправить —
             'clinic profile edit'; удалить учётную запись — 'clinic profile delete' (личные данные
             и сеансы удаляются сразу; записи на приём остаются в архиве клиники без вашего имени
@@ -561,7 +619,7 @@ public enum Strings {
         .promptField: "{0f}: ", .promptPassword: "Пароль: ", .promptPasswordAgain: "Пароль ещё раз: ",
         .promptAccept: "Вы принимаете политику конфиденциальности? [д/Н] ",
         .statusScheduled: "запланирована", .statusConfirmed: "подтверждена", .statusCompleted: "состоялась",
-        .statusCancelled: "отменена", .statusNoShow: "неявка",
+        .statusCancelled: "отменена", .statusNoShow: "неявка", .statusArrived: "пациент пришёл", .statusInProgress: "идёт приём",
         .weekdays: "Пн,Вт,Ср,Чт,Пт,Сб,Вс",
         .loadingDirectory: "Подготовка справочника клиник (первый запуск)…",
         .demoNote: "Отделения, врачи и часы работы — демонстрационные данные.",

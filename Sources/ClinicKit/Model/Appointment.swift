@@ -4,12 +4,19 @@ import GRDB
 public enum AppointmentStatus: String, Sendable, CaseIterable {
     case scheduled
     case confirmed
+    /// Checked in at the front desk (migration 11).
+    case arrived
+    /// The doctor started the visit (migration 11).
+    case inProgress = "in_progress"
     case completed
     case cancelled
     case noShow = "no_show"
 
     /// Active appointments hold their slot.
-    public var isActive: Bool { self == .scheduled || self == .confirmed }
+    public var isActive: Bool { self == .scheduled || self == .confirmed || self == .arrived || self == .inProgress }
+
+    /// What the patient may still move or cancel: not once checked in.
+    public var isPatientChangeable: Bool { self == .scheduled || self == .confirmed }
 
     /// `isActive` as SQL, for queries on `appointments` (the same text as the partial unique
     /// indexes of migration 0001, so that SQLite can use them).

@@ -108,12 +108,15 @@ extension AppointmentEvent {
         id = row["id"]; appointmentId = row["appointment_id"]; event = row["event"]; actor = row["actor"]
         at = Date(seconds: row["at"]); startsAt = (row["starts_at"] as Int64?).map(Date.init(seconds:)); doctorId = row["doctor_id"]
         reason = row["reason"]
+        staffId = row.hasColumn("staff_id") ? row["staff_id"] : nil
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
         container["id"] = id; container["appointment_id"] = appointmentId; container["event"] = event; container["actor"] = actor
         container["at"] = at.seconds; container["starts_at"] = startsAt?.seconds; container["doctor_id"] = doctorId
         container["reason"] = reason
+        // Only with a staff account: the column is migration 11's.
+        if let staffId { container["staff_id"] = staffId }
     }
 }
 

@@ -156,10 +156,13 @@ public struct BookingPolicy: Sendable, Equatable {
 
 extension AppointmentStatus {
     /// Every allowed change of status, in one place: booked appointments are `scheduled`;
-    /// clinic staff confirm them; they end `completed`, `cancelled` or `no_show`.
+    /// clinic staff confirm them, check the patient in (`arrived`), the doctor starts the visit
+    /// (`in_progress`); they end `completed`, `cancelled` or `no_show`.
     public static let transitions: [AppointmentStatus: Set<AppointmentStatus>] = [
-        .scheduled: [.confirmed, .cancelled, .noShow],
-        .confirmed: [.completed, .cancelled, .noShow],
+        .scheduled: [.confirmed, .arrived, .cancelled, .noShow],
+        .confirmed: [.arrived, .completed, .cancelled, .noShow],
+        .arrived: [.inProgress, .completed, .cancelled, .noShow],
+        .inProgress: [.completed],
     ]
 
     public func canMove(to next: AppointmentStatus) -> Bool {

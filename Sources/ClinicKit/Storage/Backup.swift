@@ -17,6 +17,8 @@ public struct CheckReport: Sendable, Equatable {
     /// Upcoming appointments whose clinic's time zone changed after they were booked: not a
     /// fault of the database, a list for staff (see `appointmentsAfterZoneChanges`).
     public var zoneChanges: [ZoneChangedAppointment] = []
+    /// What breaks the audit trail's hash chain (`AuditLog.verify`); empty when it holds.
+    public var audit: [String] = []
 
     public init(integrity: [String], foreignKeyViolations: Int, schema: [String] = [], version: Int? = nil,
                 keyProblem: ClinicError? = nil) {
@@ -27,7 +29,9 @@ public struct CheckReport: Sendable, Equatable {
         self.keyProblem = keyProblem
     }
 
-    public var isSound: Bool { integrity == ["ok"] && foreignKeyViolations == 0 && schema.isEmpty && keyProblem == nil }
+    public var isSound: Bool {
+        integrity == ["ok"] && foreignKeyViolations == 0 && schema.isEmpty && keyProblem == nil && audit.isEmpty
+    }
 
     /// What is wrong: SQLite's integrity messages, the foreign key count, the schema
     /// differences (the key problem is a message of its own, for the front to word).
@@ -36,6 +40,7 @@ public struct CheckReport: Sendable, Equatable {
         if foreignKeyViolations > 0 { parts.append("\(foreignKeyViolations) foreign key violations") }
         parts += schema.prefix(5)
         if schema.count > 5 { parts.append("\(schema.count - 5) more schema differences") }
+        parts += audit
         return parts.joined(separator: "; ")
     }
 }
@@ -188,7 +193,14 @@ extension DatabaseManager {
     func fullCheck(_ db: Database) -> CheckReport {
         var report = Self.check(db, runner: runner)
         report.keyProblem = keyProblem(db)
-        if report.integrity == ["ok"] { report.zoneChanges = (try? Self.appointmentsAfterZoneChanges(db, now: Date())) ?? [] }
+        if report.integrity == ["ok"] {
+            report.zoneChanges = (try? Self.appointmentsAfterZoneChanges(db, now: Date())) ?? []
+            do {
+                report.audit = try AuditLog.verify(db)
+            } catch {
+                report.audit = ["the audit trail cannot be read: " + Self.describe(error)]
+            }
+        }
         return report
     }
 

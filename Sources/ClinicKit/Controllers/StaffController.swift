@@ -1,0 +1,352 @@
+import Foundation
+import GRDB
+
+/// A staff role, scoped to one clinic (the operator is not an account: see `AuditActor`).
+public enum StaffRole: String, Sendable, CaseIterable {
+    case clinicAdmin = "clinic-admin", receptionist, doctor
+
+    var auditRole: AuditActor.Role {
+        switch self {
+        case .clinicAdmin: .clinicAdmin
+        case .receptionist: .receptionist
+        case .doctor: .doctor
+        }
+    }
+}
+
+/// A clinic staff account (migration 11). Not a patient: its own table and sessions.
+public struct StaffMember: Sendable, Equatable {
+    public let id: Int64
+    public let login: String
+    public let name: String
+    public let surname: String
+    public let role: StaffRole
+    public let clinicId: Int64
+    /// The doctor a `doctor` account is; nil for the other roles.
+    public let doctorId: Int64?
+    public let isActive: Bool
+    public let createdAt: Date
+
+    init(row: Row) throws {
+        id = row["id"]
+        login = row["login"]
+        name = row["name"]
+        surname = row["surname"]
+        guard let role = StaffRole(rawValue: row["role"]) else { throw ClinicError(.storage, .staffRowInvalid, String(id)) }
+        self.role = role
+        clinicId = row["clinic_id"]
+        doctorId = row["doctor_id"]
+        isActive = row["is_active"]
+        createdAt = Date(seconds: row["created_at"])
+    }
+
+    public var auditActor: AuditActor { AuditActor(staffId: id, role: role.auditRole, clinicId: clinicId) }
+}
+
+/// What a new staff account is.
+public struct StaffInput: Sendable {
+    public var login: String
+    public var name: String
+    public var surname: String
+    public var role: StaffRole
+    public var clinicId: Int64
+    public var doctorId: Int64?
+    public var password: String
+
+    public init(login: String, name: String, surname: String, role: StaffRole, clinicId: Int64, doctorId: Int64? = nil,
+                password: String) {
+        self.login = login; self.name = name; self.surname = surname; self.role = role; self.clinicId = clinicId
+        self.doctorId = doctorId; self.password = password
+    }
+}
+
+/// One appointment of a clinic's day, as staff see it: with the patient's name, decrypted
+/// only here (and the read written to the audit trail).
+public struct DayEntry: Sendable, Equatable {
+    public let appointment: Appointment
+    /// Nil when the patient deleted their account.
+    public let patientName: String?
+    public let patientLogin: String?
+}
+
+/// What staff do to an appointment, and the status it leads to.
+public enum StaffAction: String, Sendable, CaseIterable {
+    case checkIn = "check-in", start, complete, noShow = "no-show", cancel
+
+    public var status: AppointmentStatus {
+        switch self {
+        case .checkIn: .arrived
+        case .start: .inProgress
+        case .complete: .completed
+        case .noShow: .noShow
+        case .cancel: .cancelled
+        }
+    }
+
+    /// Who may: receptionists (and clinic admins) run the front desk; doctors start and
+    /// complete their own appointments. Clinic admins may do everything.
+    func isAllowed(for role: StaffRole) -> Bool {
+        switch (self, role) {
+        case (_, .clinicAdmin): true
+        case (.checkIn, .receptionist), (.noShow, .receptionist), (.cancel, .receptionist): true
+        case (.start, .doctor), (.complete, .doctor): true
+        default: false
+        }
+    }
+}
+
+/// Clinic staff: accounts, log-in (same Argon2id and throttling as patients, 12-hour idle
+/// sessions of their own), the clinic's day, and the appointment lifecycle. Every read of
+/// patients' personal fields and every change is in the audit trail, in the same transaction.
+public final class StaffController: Sendable {
+    let database: DatabaseManager
+    let hasher: PasswordHasher
+    let now: @Sendable () -> Date
+    let passwordCheck: @Sendable (String, String, String, String) throws -> ClinicError?
+
+    /// A staff session ends after this long without use.
+    public static let idleLimit: TimeInterval = 12 * 3600
+
+    init(database: DatabaseManager, hasher: PasswordHasher, now: @escaping @Sendable () -> Date,
+         passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
+        self.database = database
+        self.hasher = hasher
+        self.now = now
+        self.passwordCheck = passwordCheck
+    }
+
+    // MARK: Accounts
+
+    /// Creates a staff account. `by` nil is the operator (who owns the database file); a
+    /// clinic admin may create accounts of their own clinic only; nobody else may.
+    public func addStaff(_ input: StaffInput, by creator: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
+        if let creator {
+            guard creator.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, creator.role.rawValue) }
+            guard creator.clinicId == input.clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId)) }
+        }
+        let validator = Validator()
+        let login = input.login.trimmingCharacters(in: .whitespaces)
+        if let problem = validator.problem(.login, login) ?? validator.problem(.name, input.name)
+            ?? validator.problem(.surname, input.surname) { throw problem }
+        if let problem = try passwordCheck(input.password, login, input.name, input.surname) { throw problem }
+        if input.role == .doctor && input.doctorId == nil { throw ClinicError.invalid(.staffDoctorRequired) }
+        if input.role != .doctor && input.doctorId != nil { throw ClinicError.invalid(.staffDoctorOnlyForDoctors) }
+        let hash = try hasher.hash(input.password)
+        let now = self.now()
+        return try database.write { db in
+            guard try database.getClinicById(db, input.clinicId) != nil else {
+                throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId))
+            }
+            if let doctorId = input.doctorId,
+               try DepartmentController.clinicId(db, doctorId: doctorId) != input.clinicId {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            let key = Client.key(forLogin: login)
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM staff_accounts WHERE login_key = ?)", arguments: [key]) == true {
+                throw ClinicError(.loginTaken, .loginTaken, login)
+            }
+            try db.execute(sql: """
+                INSERT INTO staff_accounts (login, login_key, password_hash, name, surname, role, clinic_id, doctor_id, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [login, key, hash, input.name.trimmingCharacters(in: .whitespaces),
+                                 input.surname.trimmingCharacters(in: .whitespaces), input.role.rawValue, input.clinicId,
+                                 input.doctorId, now.seconds])
+            let member = try Self.member(db, id: db.lastInsertedRowID)
+            try AuditLog.append(db, by: creator?.auditActor ?? .operator, action: "staff.add", clinicId: input.clinicId,
+                                requestId: requestId, detail: "\(member.role.rawValue) \(member.login)", now: now)
+            return member
+        }
+    }
+
+    /// A clinic's staff accounts (a clinic admin's own clinic; the operator any).
+    public func accounts(clinicId: Int64, by viewer: StaffMember? = nil) throws -> [StaffMember] {
+        if let viewer {
+            guard viewer.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
+            guard viewer.clinicId == clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
+        }
+        return try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM staff_accounts WHERE clinic_id = ? ORDER BY id", arguments: [clinicId])
+                .map(StaffMember.init(row:))
+        }
+    }
+
+    /// Disables an account and ends its sessions (a clinic admin of its clinic, or the operator).
+    public func disable(_ id: Int64, by viewer: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
+        let now = self.now()
+        return try database.write { db in
+            guard let member = try? Self.member(db, id: id),
+                  viewer.map({ $0.clinicId == member.clinicId }) ?? true else {
+                throw ClinicError(.notFound, .staffNotFound, String(id))
+            }
+            if let viewer, viewer.role != .clinicAdmin { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
+            try db.execute(sql: "UPDATE staff_accounts SET is_active = 0 WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM staff_sessions WHERE staff_id = ?", arguments: [id])
+            try AuditLog.append(db, by: viewer?.auditActor ?? .operator, action: "staff.disable", clinicId: member.clinicId,
+                                requestId: requestId, detail: member.login, now: now)
+            return try Self.member(db, id: id)
+        }
+    }
+
+    static func member(_ db: Database, id: Int64) throws -> StaffMember {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM staff_accounts WHERE id = ?", arguments: [id]) else {
+            throw ClinicError(.notFound, .staffNotFound, String(id))
+        }
+        return try StaffMember(row: row)
+    }
+
+    // MARK: Sessions
+
+    /// Checks the password (Argon2id, throttled per login name like patients' log-ins, in
+    /// the same table under a `staff:` key) and opens a session; returns its token.
+    public func logIn(login: String, password: String) throws -> (member: StaffMember, token: String) {
+        guard login.count <= 64 else {
+            _ = hasher.verify(password, against: ClientController.decoyHash(hasher))
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let key = "staff:" + Client.key(forLogin: login)
+        let (found, window) = try ClientController.reserveAttempt(key, database: database, now: now()) { db -> (StaffMember, String)? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM staff_accounts WHERE login_key = ?",
+                                             arguments: [Client.key(forLogin: login)]) else { return nil }
+            return (try StaffMember(row: row), row["password_hash"])
+        }
+        let matched = found.map { hasher.verify(password, against: $0.1) }
+            ?? { _ = hasher.verify(password, against: ClientController.decoyHash(hasher)); return false }()
+        // A disabled account fails as a wrong password does: no telling which accounts exist.
+        guard let (member, _) = found, matched, member.isActive else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let now = self.now()
+        return try database.write { db in
+            try ClientController.releaseAttempt(db, key, window: window)
+            try db.execute(sql: "DELETE FROM staff_sessions WHERE last_used_at < ?", arguments: [now.seconds - Int64(Self.idleLimit)])
+            let token = SessionManager.newToken()
+            try db.execute(sql: "INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
+                           arguments: [member.id, SessionManager.hash(token), now.seconds, now.seconds])
+            return (member, token)
+        }
+    }
+
+    /// The staff member of a live session; `not_logged_in` otherwise (an expired session, a
+    /// disabled account, a patient's token).
+    public func current(token: String?) throws -> StaffMember {
+        guard let token, SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
+        let now = self.now()
+        let member = try database.read { db -> StaffMember? in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT staff_accounts.* FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
+                WHERE staff_sessions.token_hash = ? AND staff_sessions.last_used_at >= ? AND staff_accounts.is_active = 1
+                """), arguments: [SessionManager.hash(token), now.seconds - Int64(Self.idleLimit)]) else { return nil }
+            return try StaffMember(row: row)
+        }
+        guard let member else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
+        return member
+    }
+
+    /// Keeps a staff session alive after a command made with it succeeded.
+    public func touch(token: String) throws {
+        let now = self.now()
+        try database.write { db in
+            try db.execute(sql: "UPDATE staff_sessions SET last_used_at = max(last_used_at, ?) WHERE token_hash = ?",
+                           arguments: [now.seconds, SessionManager.hash(token)])
+        }
+    }
+
+    @discardableResult
+    public func logOut(token: String) throws -> Bool {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM staff_sessions WHERE token_hash = ?", arguments: [SessionManager.hash(token)])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: The clinic's day
+
+    /// The appointments of one local day of the member's clinic (default: today there), by
+    /// start, optionally of one department or doctor; a doctor sees their own only. Each
+    /// patient shown is one `patient.read` row in the audit trail, in the same transaction.
+    public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
+                         requestId: String? = nil) throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
+        let now = self.now()
+        return try database.write { db in
+            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            let zone = clinic.zone
+            let local = day ?? LocalDateTime.of(now, in: zone)
+            // Midnight may not exist (a zone that springs forward at 0:00): then 1:00 starts the day.
+            func dayStart(_ day: LocalDateTime) -> Date? {
+                day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
+            }
+            guard let start = dayStart(local), let end = dayStart(local.adding(days: 1)) else {
+                throw ClinicError.invalid(.invalidDay, local.dayText)
+            }
+            if let departmentId {
+                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                }
+            }
+            var doctor = doctorId
+            if member.role == .doctor {
+                if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+                doctor = member.doctorId ?? -1
+            } else if let doctorId, try DepartmentController.clinicId(db, doctorId: doctorId) != member.clinicId {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            var sql = "SELECT * FROM appointments WHERE clinic_id = ? AND starts_at >= ? AND starts_at < ?"
+            var arguments: StatementArguments = [member.clinicId, start.seconds, end.seconds]
+            if let departmentId { sql += " AND department_id = ?"; arguments += [departmentId] }
+            if let doctor { sql += " AND doctor_id = ?"; arguments += [doctor] }
+            sql += " ORDER BY starts_at, id"
+            let appointments = try Appointment.fetchAll(db, sql: sql, arguments: arguments)
+            var patients: [Int64: Client] = [:]
+            for clientId in Set(appointments.compactMap(\.clientId)).sorted() {
+                guard let client = try database.getUserById(db, clientId) else { continue }
+                patients[clientId] = client
+                try AuditLog.append(db, by: member.auditActor, action: "patient.read", clientId: clientId, requestId: requestId,
+                                    detail: "schedule \(local.dayText)", now: now)
+            }
+            let entries = appointments.map { appointment in
+                let patient = appointment.clientId.flatMap { patients[$0] }
+                return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
+                                patientLogin: patient?.login)
+            }
+            return (local, zone, entries)
+        }
+    }
+
+    /// Moves an appointment of the member's clinic along the lifecycle: check-in, start,
+    /// complete, no-show, cancel (with a reason). Another clinic's appointment, or another
+    /// doctor's for a doctor, is `not_found`; an action the role may not take is `forbidden`.
+    public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
+                    requestId: String? = nil) throws -> Appointment {
+        let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if action == .cancel {
+            guard let reason, !reason.isEmpty else { throw ClinicError.invalid(.staffReasonRequired) }
+            guard reason.count <= 500, !reason.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+                throw ClinicError.invalid(.staffReasonInvalid)
+            }
+        }
+        let now = self.now()
+        return try database.write { db in
+            guard let appointment = try database.getAppointmentById(db, appointmentId), appointment.clinicId == member.clinicId,
+                  member.role != .doctor || appointment.doctorId == member.doctorId else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            }
+            guard action.isAllowed(for: member.role) else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+            let status = action.status
+            guard appointment.status.canMove(to: status) else {
+                throw ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
+            }
+            if (status == .completed || status == .noShow) && now < appointment.startsAt {
+                throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
+            }
+            let moved = try AppointmentController.move(db, database, appointment, to: status, by: .staff, now: now,
+                                                       reason: action == .cancel ? reason : nil, staffId: member.id)
+            try AuditLog.append(db, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId,
+                                detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
+                                now: now)
+            return moved
+        }
+    }
+}

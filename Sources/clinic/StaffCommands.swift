@@ -1,0 +1,268 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+extension StaffRole: ExpressibleByArgument {}
+extension StaffAction: ExpressibleByArgument {}
+
+/// The staff session file: `CLINIC_STAFF_SESSION`, else the patient's session file's path with
+/// `-staff` after it, so that one person can be signed in as a patient and as staff.
+extension Context {
+    var staffSessionFile: SessionFile {
+        if let explicit = environment["CLINIC_STAFF_SESSION"], !explicit.isEmpty { return SessionFile(path: explicit) }
+        return SessionFile(path: sessionFile.path + "-staff")
+    }
+
+    /// The signed-in staff member, with the system and the token.
+    func signedInStaff() throws -> (system: ClinicSystem, member: StaffMember, token: String) {
+        let system = try self.system()
+        let token = try staffSessionFile.read()
+        let member = try system.staff.current(token: token)
+        return (system, member, token ?? "")
+    }
+}
+
+/// `staff --json` shapes.
+struct StaffJSON: Encodable {
+    let id: Int64; let login: String; let name: String; let surname: String; let role: String
+    let clinicId: Int64; let doctorId: Int64?; let isActive: Bool
+
+    init(_ member: StaffMember) {
+        id = member.id; login = member.login; name = member.name; surname = member.surname; role = member.role.rawValue
+        clinicId = member.clinicId; doctorId = member.doctorId; isActive = member.isActive
+    }
+
+    private enum Keys: String, CodingKey { case id, login, name, surname, role, clinicId, doctorId, isActive }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id); try container.encode(login, forKey: .login)
+        try container.encode(name, forKey: .name); try container.encode(surname, forKey: .surname)
+        try container.encode(role, forKey: .role); try container.encode(clinicId, forKey: .clinicId)
+        try container.encode(doctorId, forKey: .doctorId); try container.encode(isActive, forKey: .isActive)
+    }
+}
+
+struct DayEntryJSON: Encodable {
+    let appointment: AppointmentJSON
+    let patientName: String?
+    let patientLogin: String?
+
+    init(_ entry: DayEntry) {
+        appointment = AppointmentJSON(entry.appointment); patientName = entry.patientName; patientLogin = entry.patientLogin
+    }
+
+    private enum Keys: String, CodingKey { case patientName, patientLogin }
+
+    func encode(to encoder: Encoder) throws {
+        try appointment.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(patientName, forKey: .patientName); try container.encode(patientLogin, forKey: .patientLogin)
+    }
+}
+
+/// Options shared by the commands that create an account.
+struct StaffAccountOptions: ParsableArguments {
+    @Option(help: "The account's login.") var login: String
+    @Option(help: "Given name.") var name: String
+    @Option(help: "Family name.") var surname: String
+    @Option(help: "clinic-admin, receptionist or doctor.") var role: StaffRole
+    @Option(help: "For a doctor's account: the doctor (of the clinic) it is.") var doctor: Int64?
+    @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+}
+
+extension Admin {
+    struct StaffAdmin: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "staff", abstract: "Staff accounts, as the operator: add one to any clinic.",
+            subcommands: [Add.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Add a staff account to a clinic (recorded in the audit trail).")
+
+            @OptionGroup var global: GlobalOptions
+            @OptionGroup var account: StaffAccountOptions
+            @Option(help: "The clinic's id.") var clinic: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
+                let system = try context.system()
+                let member = try system.staff.addStaff(StaffInput(
+                    login: account.login, name: account.name, surname: account.surname, role: account.role, clinicId: clinic,
+                    doctorId: account.doctor, password: password))
+                try context.emit(StaffJSON(member)) {
+                    context.text(.staffAdded, member.login, member.role.rawValue, String(member.clinicId))
+                }
+            }
+        }
+    }
+}
+
+struct StaffCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "staff",
+        abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
+        subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Accounts.self])
+
+    struct Login: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Log in as staff; the session is kept in the staff session file.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Your staff login.") var login: String
+        @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+        func run() throws {
+            let context = Context(global)
+            let password = try context.password(fromStdin: passwordStdin)
+            let system = try context.system()
+            let (member, token) = try system.staff.logIn(login: login, password: password)
+            do {
+                try context.staffSessionFile.write(token)
+            } catch {
+                try? system.staff.logOut(token: token)
+                throw error
+            }
+            try context.emit(StaffJSON(member)) {
+                context.text(.staffLoggedIn, member.name, member.surname, member.role.rawValue, String(member.clinicId))
+            }
+        }
+    }
+
+    struct Logout: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End the staff session, here and in the database.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            if let token = try context.staffSessionFile.read() {
+                let system = try context.system()
+                try system.staff.logOut(token: token)
+            }
+            context.staffSessionFile.delete()
+            try context.emit(ChangedJSON(changed: true)) { context.text(.staffLoggedOut) }
+        }
+    }
+
+    struct Whoami: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The signed-in staff account.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let (system, member, token) = try context.signedInStaff()
+            try context.emit(StaffJSON(member)) {
+                context.text(.staffWhoami, member.name, member.surname, member.login, member.role.rawValue, String(member.clinicId))
+            }
+            try? system.staff.touch(token: token)
+        }
+    }
+
+    struct Schedule: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The clinic's appointments of a day (the clinic's local day; default today), with patients' names.",
+            discussion: "Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String?
+        @Option(help: "Only this department.") var department: Int64?
+        @Option(help: "Only this doctor.") var doctor: Int64?
+
+        func run() throws {
+            let context = Context(global)
+            let day = try date.map(TimeInput.parseDay)
+            let (system, member, token) = try context.signedInStaff()
+            let (shown, zone, entries) = try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor)
+            try context.emit(entries.map(DayEntryJSON.init)) {
+                var lines = [context.text(.staffDayHeader, shown.dayText, String(member.clinicId), zone.identifier)]
+                if entries.isEmpty { lines.append(context.text(.staffDayEmpty)) }
+                for entry in entries {
+                    let time = DateText.time(entry.appointment.startsAt, timeZone: zone, language: context.language)
+                    lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.rawValue,
+                                              entry.appointment.doctorName, entry.patientName ?? "—"))
+                }
+                return lines.joined(separator: "\n")
+            }
+            try? system.staff.touch(token: token)
+        }
+    }
+
+    struct AppointmentAction: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "appointment",
+            abstract: "check-in, start, complete, no-show or cancel (with --reason) an appointment of your clinic.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "check-in, start, complete, no-show or cancel.") var action: StaffAction
+        @Argument(help: "Appointment id.") var appointmentId: Int64
+        @Option(help: "Why the clinic cancels (required with cancel; the patient is told).") var reason: String?
+
+        func run() throws {
+            let context = Context(global)
+            let (system, member, token) = try context.signedInStaff()
+            let appointment = try system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
+            try context.emit(AppointmentJSON(appointment)) {
+                context.text(.staffActed, String(appointment.id ?? 0), appointment.status.rawValue)
+            }
+            try? system.staff.touch(token: token)
+        }
+    }
+
+    struct Accounts: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Your clinic's staff accounts (clinic admins): list, add, disable.",
+            subcommands: [List.self, Add.self, Disable.self], defaultSubcommand: List.self)
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Your clinic's staff accounts.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let accounts = try system.staff.accounts(clinicId: member.clinicId, by: member)
+                try context.emit(accounts.map(StaffJSON.init)) {
+                    accounts.map { account in
+                        context.text(.staffAccountLine, String(account.id), account.login, account.name, account.surname,
+                                     account.role.rawValue + (account.doctorId.map { " (doctor \($0))" } ?? ""),
+                                     account.isActive ? "" : "  (disabled)")
+                    }.joined(separator: "\n")
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Add an account to your clinic.")
+            @OptionGroup var global: GlobalOptions
+            @OptionGroup var account: StaffAccountOptions
+
+            func run() throws {
+                let context = Context(global)
+                let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
+                let (system, member, token) = try context.signedInStaff()
+                let added = try system.staff.addStaff(StaffInput(
+                    login: account.login, name: account.name, surname: account.surname, role: account.role,
+                    clinicId: member.clinicId, doctorId: account.doctor, password: password), by: member)
+                try context.emit(StaffJSON(added)) {
+                    context.text(.staffAdded, added.login, added.role.rawValue, String(added.clinicId))
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Disable: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Disable an account of your clinic and end its sessions.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "The account's id.") var id: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let disabled = try system.staff.disable(id, by: member)
+                try context.emit(StaffJSON(disabled)) { context.text(.staffDisabled, disabled.login) }
+                try? system.staff.touch(token: token)
+            }
+        }
+    }
+}

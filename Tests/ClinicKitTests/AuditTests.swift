@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// The audit trail (migration 10): appended with what it records, append-only, hash-chained,
+/// and what a patient reads of it.
+@Suite struct AuditTests {
+    let monday0920 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+
+    /// A system with an operator's status change and exception add and remove: three rows.
+    func audited() throws -> (ClinicSystem, Client, Appointment) {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        _ = try system.appointments.setStatus(booked.id ?? 0, to: .confirmed)
+        let exception = try system.departments.addException(doctorId: booked.doctorId, day: LocalDateTime(year: 2026, month: 12, day: 1)!,
+                                                            hours: nil)
+        try system.departments.removeException(exception.id ?? 0)
+        return (system, anna, booked)
+    }
+
+    func problems(_ system: ClinicSystem) -> [String] { system.database.check().audit }
+
+    /// Runs SQL the way someone with `sqlite3` and the file would: around the triggers (put back
+    /// as they were, so that only the chain can tell).
+    func tamper(_ system: ClinicSystem, _ sql: String) throws {
+        try system.database.writer.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;
+                \(sql);
+                CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+                BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+                CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+                BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+                """)
+        }
+    }
+
+    @Test func operatorChangesAreRecordedAndThePatientSeesThem() throws {
+        let (system, anna, booked) = try audited()
+        let rows = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
+        #expect(rows.map(\.action) == ["appointment.status", "exception.add", "exception.remove"])
+        #expect(rows.map(\.id) == [1, 2, 3])
+        #expect(rows.allSatisfy { $0.actor == "operator" && $0.role == "operator" && $0.clinicId == booked.clinicId })
+        #expect(rows[0].clientId == anna.id && rows[0].appointmentId == booked.id && rows[0].detail == "scheduled -> confirmed")
+        let log = try system.clients.accessLog(clientId: anna.id ?? 0)
+        #expect(log.map(\.action) == ["appointment.status"], "the exception rows name no patient")
+        #expect(try system.clients.accessLog(clientId: (anna.id ?? 0) + 100).isEmpty)
+        #expect(problems(system).isEmpty)
+        #expect(system.database.check().isSound)
+        // Absent values are null, never missing keys (the API's contract requires every key).
+        let exported = String(decoding: try Shapes.encoder(pretty: false).encode(AuditEventJSON(rows[1])), as: UTF8.self)
+        #expect(exported.contains("\"clientId\":null") && exported.contains("\"requestId\":null"), "\(exported)")
+    }
+
+    @Test func aRefusedChangeLeavesNoRow() throws {
+        let (system, _, booked) = try audited()
+        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(booked.id ?? 0, to: .scheduled) } != nil)
+        #expect(try system.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 3)
+    }
+
+    @Test func theTableRefusesUpdatesAndDeletes() throws {
+        let (system, _, _) = try audited()
+        #expect(throws: (any Error).self) {
+            try system.database.writer.write { db in try db.execute(sql: "UPDATE audit_events SET detail = 'x' WHERE id = 1") }
+        }
+        #expect(throws: (any Error).self) {
+            try system.database.writer.write { db in try db.execute(sql: "DELETE FROM audit_events WHERE id = 3") }
+        }
+        #expect(problems(system).isEmpty)
+    }
+
+    @Test func anEditedRowBreaksTheChain() throws {
+        let (system, _, _) = try audited()
+        try tamper(system, "UPDATE audit_events SET detail = 'scheduled -> cancelled' WHERE id = 1")
+        #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+        #expect(!system.database.check().isSound)
+    }
+
+    @Test func anEditWithARecomputedOwnHashBreaksTheNextRow() throws {
+        let (system, _, _) = try audited()
+        // The editor recomputes row 1's hash; row 2 was chained on the old one.
+        let original = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0]
+        let forged = AuditLog.hash(previous: AuditLog.genesis, fields: [
+            "1", String(Int64(original.at.timeIntervalSince1970)), "operator", "", "operator",
+            original.clinicId.map(String.init) ?? "", original.action, original.clientId.map(String.init) ?? "",
+            original.appointmentId.map(String.init) ?? "", "", "scheduled -> cancelled"])
+        try tamper(system, "UPDATE audit_events SET detail = 'scheduled -> cancelled', hash = '\(forged)' WHERE id = 1")
+        #expect(problems(system) == ["audit row 2 does not match its hash (edited, or a row before it changed)"])
+    }
+
+    @Test func aDeletedRowBreaksTheChain() throws {
+        let (system, _, _) = try audited()
+        try tamper(system, "DELETE FROM audit_events WHERE id = 2")
+        #expect(problems(system) == ["audit row 2 is missing (the next is 3)"])
+    }
+
+    @Test func reorderedRowsBreakTheChain() throws {
+        let (system, _, _) = try audited()
+        try tamper(system, "UPDATE audit_events SET id = -1 WHERE id = 1; UPDATE audit_events SET id = 1 WHERE id = 2; UPDATE audit_events SET id = 2 WHERE id = -1")
+        #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+    }
+
+    @Test func aCutTailDoesNotMatchTheHead() throws {
+        let (system, _, _) = try audited()
+        try tamper(system, "DELETE FROM audit_events WHERE id = 3")
+        #expect(problems(system) == ["the audit trail ends at row 2 but its head says 3 (rows cut from the end)"])
+    }
+
+    /// After a verified chain, new rows keep chaining on (the head is read, not recounted).
+    @Test func theChainGoesOnAfterManyRows() throws {
+        let (system, _, booked) = try audited()
+        _ = try system.appointments.setStatus(booked.id ?? 0, to: .cancelled)
+        let day = LocalDateTime(year: 2026, month: 12, day: 2)!
+        for offset in 0..<20 {
+            let exception = try system.departments.addException(doctorId: booked.doctorId, day: day.adding(days: offset), hours: nil)
+            if offset % 2 == 0 { try system.departments.removeException(exception.id ?? 0) }
+        }
+        #expect(try system.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 34)
+        #expect(problems(system).isEmpty)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// Staff accounts (migration 11): roles scoped to a clinic, the clinic's day, the lifecycle,
+/// and the audit trail they leave. "Now" is Sunday 2026-11-22 12:00 UTC; the appointment is
+/// Monday 2026-11-23 09:20 in Los Angeles (17:20 UTC).
+@Suite struct StaffTests {
+    let monday0920 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+    let password = "staff-passphrase-77"
+
+    struct World {
+        let system: ClinicSystem
+        let clock: TestClock
+        let anna: Client
+        let booked: Appointment
+        let adminA: StaffMember, receptionA: StaffMember, doctorA: StaffMember, otherDoctorA: StaffMember, adminB: StaffMember
+    }
+
+    func world() throws -> World {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let la1 = try clinic(system, "LA1").id ?? 0, la2 = try clinic(system, "LA2").id ?? 0
+        let other = try #require(try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0).first { $0.id != booked.doctorId })
+        func add(_ login: String, _ role: StaffRole, _ clinic: Int64, doctor: Int64? = nil) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: role, clinicId: clinic,
+                                                 doctorId: doctor, password: password))
+        }
+        return World(system: system, clock: clock, anna: anna, booked: booked,
+                     adminA: try add("admin-a", .clinicAdmin, la1), receptionA: try add("desk-a", .receptionist, la1),
+                     doctorA: try add("doctor-a", .doctor, la1, doctor: booked.doctorId),
+                     otherDoctorA: try add("doctor-a2", .doctor, la1, doctor: other.id), adminB: try add("admin-b", .clinicAdmin, la2))
+    }
+
+    @Test func accountsLogInWithTheirOwnSessions() throws {
+        let w = try world()
+        let (member, token) = try w.system.staff.logIn(login: "DESK-A", password: password)
+        #expect(member == w.receptionA)
+        #expect(try w.system.staff.current(token: token) == w.receptionA)
+        #expect(expectError(.invalidCredentials) { _ = try w.system.staff.logIn(login: "desk-a", password: "wrong-passphrase-1") } != nil)
+        #expect(expectError(.invalidCredentials) { _ = try w.system.staff.logIn(login: "nobody", password: password) } != nil)
+        // A patient's token is not a staff session, nor the other way round.
+        let (_, patientToken) = try w.system.clients.logIn(login: "anna", password: "correct-horse-42")
+        #expect(expectError(.notLoggedIn) { _ = try w.system.staff.current(token: patientToken) } != nil)
+        #expect(expectError(.notLoggedIn) { _ = try w.system.clients.currentUser(token: token) } != nil)
+        // Twelve hours idle end a staff session.
+        w.clock.advance(12 * 3600 + 60)
+        #expect(expectError(.notLoggedIn) { _ = try w.system.staff.current(token: token) } != nil)
+        // A disabled account cannot log in, and its sessions end.
+        let (_, fresh) = try w.system.staff.logIn(login: "desk-a", password: password)
+        _ = try w.system.staff.disable(w.receptionA.id, by: w.adminA)
+        #expect(expectError(.notLoggedIn) { _ = try w.system.staff.current(token: fresh) } != nil)
+        #expect(expectError(.invalidCredentials) { _ = try w.system.staff.logIn(login: "desk-a", password: password) } != nil)
+    }
+
+    @Test func whoMayCreateAccounts() throws {
+        let w = try world()
+        let la1 = w.adminA.clinicId, la2 = w.adminB.clinicId
+        let input = StaffInput(login: "new-desk", name: "Kim", surname: "Park", role: .receptionist, clinicId: la1, password: password)
+        let before = try fingerprint(w.system.database)
+        #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.receptionA) } != nil)
+        #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.doctorA) } != nil)
+        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(input, by: w.adminB) } != nil, "another clinic's admin")
+        var elsewhere = input
+        elsewhere.clinicId = la2
+        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(elsewhere, by: w.adminA) } != nil)
+        var doctorOfB = input
+        doctorOfB.role = .doctor
+        doctorOfB.doctorId = try w.system.departments.getDoctorsByDepartmentId(try department(w.system, "LA2", "pediatrics").id ?? 0)[0].id
+        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(doctorOfB, by: w.adminA) } != nil, "a doctor of clinic B")
+        var weak = input
+        weak.password = "short"
+        #expect(expectError(.weakPassword) { _ = try w.system.staff.addStaff(weak, by: w.adminA) } != nil)
+        #expect(expectError(.loginTaken) {
+            _ = try w.system.staff.addStaff(StaffInput(login: "Admin-A", name: "X", surname: "Y", role: .receptionist,
+                                                       clinicId: la1, password: password))
+        } != nil)
+        #expect(try fingerprint(w.system.database) == before, "refusals change nothing")
+        let added = try w.system.staff.addStaff(input, by: w.adminA)
+        #expect(added.role == .receptionist && added.clinicId == la1)
+        #expect(expectError(.forbidden) { _ = try w.system.staff.accounts(clinicId: la1, by: w.receptionA) } != nil)
+        #expect(expectError(.notFound) { _ = try w.system.staff.accounts(clinicId: la1, by: w.adminB) } != nil)
+        #expect(try w.system.staff.accounts(clinicId: la1, by: w.adminA).map(\.login).contains("new-desk"))
+    }
+
+    @Test func theDayIsScopedToTheClinicAndTheDoctor() throws {
+        let w = try world()
+        let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
+        let desk = try w.system.staff.schedule(w.receptionA, day: monday)
+        #expect(desk.entries.map(\.appointment.id) == [w.booked.id])
+        #expect(desk.entries.first?.patientName == "Anna Smith" && desk.zone.identifier == "America/Los_Angeles")
+        #expect(try w.system.staff.schedule(w.adminB, day: monday).entries.isEmpty, "another clinic sees nothing")
+        #expect(try w.system.staff.schedule(w.doctorA, day: monday).entries.count == 1)
+        #expect(try w.system.staff.schedule(w.otherDoctorA, day: monday).entries.isEmpty, "another doctor's patients")
+        #expect(expectError(.notFound) { _ = try w.system.staff.schedule(w.otherDoctorA, day: monday, doctorId: w.booked.doctorId) } != nil)
+        #expect(expectError(.notFound) { _ = try w.system.staff.schedule(w.adminB, day: monday, departmentId: w.booked.departmentId) } != nil)
+        #expect(try w.system.staff.schedule(w.receptionA, day: monday.adding(days: 1)).entries.isEmpty)
+        // The patient sees who read their data: the receptionist and the doctor, not the others.
+        let log = try w.system.clients.accessLog(clientId: w.anna.id ?? 0)
+        #expect(log.map(\.role) == ["doctor", "receptionist"])
+        #expect(log.allSatisfy { $0.action == "patient.read" && $0.actor == "staff" && $0.detail == "schedule 2026-11-23" })
+        #expect(w.system.database.check().audit.isEmpty)
+    }
+
+    @Test func theLifecycleByRole() throws {
+        let w = try world()
+        let id = w.booked.id ?? 0
+        let staff = w.system.staff
+        #expect(expectError(.notFound) { _ = try staff.act(w.adminB, .checkIn, appointmentId: id) } != nil, "clinic B's admin")
+        #expect(expectError(.notFound) { _ = try staff.act(w.otherDoctorA, .start, appointmentId: id) } != nil, "another doctor")
+        #expect(expectError(.forbidden) { _ = try staff.act(w.doctorA, .checkIn, appointmentId: id) } != nil)
+        #expect(expectError(.forbidden) { _ = try staff.act(w.receptionA, .start, appointmentId: id) } != nil)
+        #expect(try staff.act(w.receptionA, .checkIn, appointmentId: id).status == .arrived)
+        #expect(expectError(.invalidTransition) { _ = try staff.act(w.receptionA, .checkIn, appointmentId: id) } != nil)
+        #expect(try staff.act(w.doctorA, .start, appointmentId: id).status == .inProgress)
+        #expect(expectError(.invalidTransition) { _ = try staff.act(w.doctorA, .complete, appointmentId: id) }?.key == .notStartedYet)
+        w.clock.advance(30 * 3600)
+        #expect(try staff.act(w.doctorA, .complete, appointmentId: id).status == .completed)
+        let history = try w.system.appointments.history(id, clientId: w.anna.id ?? 0)
+        #expect(history.map(\.event) == ["booked", "arrived", "in_progress", "completed"])
+        #expect(history.map(\.staffId) == [nil, w.receptionA.id, w.doctorA.id, w.doctorA.id])
+        let actions = try w.system.clients.accessLog(clientId: w.anna.id ?? 0).map(\.action)
+        #expect(actions == ["appointment.complete", "appointment.start", "appointment.check-in"])
+    }
+
+    @Test func anArrivedPatientStillHoldsTheSlot() throws {
+        let w = try world()
+        _ = try w.system.staff.act(w.receptionA, .checkIn, appointmentId: w.booked.id ?? 0)
+        let bob = try register(w.system, "bob")
+        #expect(expectError(.slotTaken) {
+            _ = try w.system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: w.booked.departmentId,
+                                                            at: monday0920, doctorId: w.booked.doctorId)
+        } != nil)
+        // Once checked in, the patient no longer moves or cancels it (the clinic does).
+        let id = w.booked.id ?? 0, anna = w.anna.id ?? 0
+        #expect(expectError(.invalidTransition) { _ = try w.system.appointments.cancelAppointment(id, clientId: anna) } != nil)
+        #expect(expectError(.invalidTransition) {
+            _ = try w.system.appointments.rescheduleAppointment(id, clientId: anna, to: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!))
+        } != nil)
+    }
+
+    @Test func cancellingForTheClinicNeedsAReason() throws {
+        let w = try world()
+        let id = w.booked.id ?? 0
+        let before = try fingerprint(w.system.database)
+        #expect(expectError(.invalidInput) { _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id) } != nil)
+        #expect(expectError(.invalidInput) { _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: "  ") } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: String(repeating: "x", count: 501))
+        } != nil)
+        #expect(try fingerprint(w.system.database) == before)
+        let cancelled = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: "Dr. Thompson is ill")
+        #expect(cancelled.status == .cancelled)
+        let last = try #require(try w.system.appointments.history(id, clientId: w.anna.id ?? 0).last)
+        #expect(last.event == "cancelled" && last.reason == "Dr. Thompson is ill" && last.staffId == w.receptionA.id)
+    }
+}
