@@ -10,6 +10,8 @@ import NIOCore
 struct APIContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let clientAddress: String
+    /// The request's id (`X-Request-Id`, set by `RequestLogMiddleware`), for the audit trail.
+    var requestId: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

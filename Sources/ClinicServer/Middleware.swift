@@ -114,6 +114,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         let started = ContinuousClock.now
         let id = request.headers[.xRequestId].flatMap(Self.acceptable) ?? UUID().uuidString.lowercased()
         var response: Response
+        var context = context
+        context.requestId = id
         do {
             response = try await next(request, context)
         } catch {

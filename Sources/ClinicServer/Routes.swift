@@ -113,6 +113,7 @@ extension API {
                      body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
         }
 
+        addStaffRoutes(to: routes)
         routes.post("/v1/patients") { request, context in try await register(request, context) }
         routes.post("/v1/sessions") { request, context in try await logIn(request, context) }
         routes.get("/v1/sessions") { request, _ in

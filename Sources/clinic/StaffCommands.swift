@@ -22,45 +22,6 @@ extension Context {
     }
 }
 
-/// `staff --json` shapes.
-struct StaffJSON: Encodable {
-    let id: Int64; let login: String; let name: String; let surname: String; let role: String
-    let clinicId: Int64; let doctorId: Int64?; let isActive: Bool
-
-    init(_ member: StaffMember) {
-        id = member.id; login = member.login; name = member.name; surname = member.surname; role = member.role.rawValue
-        clinicId = member.clinicId; doctorId = member.doctorId; isActive = member.isActive
-    }
-
-    private enum Keys: String, CodingKey { case id, login, name, surname, role, clinicId, doctorId, isActive }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(id, forKey: .id); try container.encode(login, forKey: .login)
-        try container.encode(name, forKey: .name); try container.encode(surname, forKey: .surname)
-        try container.encode(role, forKey: .role); try container.encode(clinicId, forKey: .clinicId)
-        try container.encode(doctorId, forKey: .doctorId); try container.encode(isActive, forKey: .isActive)
-    }
-}
-
-struct DayEntryJSON: Encodable {
-    let appointment: AppointmentJSON
-    let patientName: String?
-    let patientLogin: String?
-
-    init(_ entry: DayEntry) {
-        appointment = AppointmentJSON(entry.appointment); patientName = entry.patientName; patientLogin = entry.patientLogin
-    }
-
-    private enum Keys: String, CodingKey { case patientName, patientLogin }
-
-    func encode(to encoder: Encoder) throws {
-        try appointment.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(patientName, forKey: .patientName); try container.encode(patientLogin, forKey: .patientLogin)
-    }
-}
-
 /// Options shared by the commands that create an account.
 struct StaffAccountOptions: ParsableArguments {
     @Option(help: "The account's login.") var login: String

@@ -1,0 +1,120 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+// The staff API under /v1/staff: the same `StaffController` calls as `clinic staff …`.
+
+struct StaffLogInBody: Decodable, Sendable { let login: String; let password: String }
+struct StaffAccountBody: Decodable, Sendable {
+    let login: String, name: String, surname: String, role: StaffRole, password: String
+    let doctorId: Int64?
+}
+struct StaffCancelBody: Decodable, Sendable { let reason: String? }
+
+extension StaffRole: Decodable {}
+
+struct StaffSessionCreated: Encodable { let token: String; let expiresAt: String; let staff: StaffJSON }
+struct StaffDayJSON: Encodable { let date: String; let timeZone: String; let items: [DayEntryJSON] }
+
+extension API {
+    /// The staff member of the bearer token: `not_logged_in` (401) without a live staff
+    /// session, a patient's token included.
+    func staffMember(_ request: Request) async throws -> (member: StaffMember, token: String, language: Language) {
+        let asked = language(of: request)
+        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .staffNotLoggedIn), language: asked) }
+        let member = try await work(asked) { [system] in try system.staff.current(token: token) }
+        return (member, token, asked)
+    }
+
+    /// A handler for a signed-in staff member; the session is kept alive once it succeeded.
+    func staffSignedIn(_ request: Request, _ body: (StaffMember, Language) async throws -> Response) async throws -> Response {
+        let (member, token, language) = try await staffMember(request)
+        let response = try await body(member, language)
+        _ = try? await pool.run { [system] in try system.staff.touch(token: token) }
+        return response
+    }
+
+    func addStaffRoutes(to routes: RouteTable) {
+        routes.post("/v1/staff/sessions") { request, context in
+            let asked = language(of: request)
+            try checkAuthRate(context, asked)
+            let body = try await RequestBody.decode(StaffLogInBody.self, from: request, context: context)
+            let (member, token) = try await passwordWork(asked) { [system] in
+                try system.staff.logIn(login: body.login, password: body.password)
+            }
+            let expires = Date().addingTimeInterval(StaffController.idleLimit)
+            return try HTTPMapping.json(StaffSessionCreated(token: token, expiresAt: DateText.iso8601(expires), staff: StaffJSON(member)),
+                                        status: .created)
+        }
+        routes.delete("/v1/staff/sessions/current") { request, _ in
+            let (_, token, language) = try await staffMember(request)
+            _ = try await work(language) { [system] in try system.staff.logOut(token: token) }
+            return Response(status: .noContent)
+        }
+        routes.get("/v1/staff/me") { request, _ in
+            try await staffSignedIn(request) { member, _ in try HTTPMapping.json(StaffJSON(member)) }
+        }
+        routes.get("/v1/staff/schedule") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let day: LocalDateTime?, department: Int64?, doctor: Int64?
+                do {
+                    day = try request.query("date").map(TimeInput.parseDay)
+                    department = try request.queryInt("departmentId").map(Int64.init)
+                    doctor = try request.queryInt("doctorId").map(Int64.init)
+                } catch let error as ClinicError {
+                    throw APIFailure(error, language: language)
+                }
+                let requestId = context.requestId
+                let (shown, zone, entries) = try await work(language) { [system] in
+                    try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor, requestId: requestId)
+                }
+                return try HTTPMapping.json(StaffDayJSON(date: shown.dayText, timeZone: zone.identifier,
+                                                         items: entries.map(DayEntryJSON.init)))
+            }
+        }
+        routes.post("/v1/staff/appointments/:id/:action") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                guard let action = context.parameters.get("action").flatMap(StaffAction.init(rawValue:)) else {
+                    throw APIFailure(ClinicError(.notFound, .apiRouteNotFound, request.uri.path), language: language)
+                }
+                var reason: String?
+                if action == .cancel {
+                    reason = try await RequestBody.decode(StaffCancelBody.self, from: request, context: context).reason
+                }
+                let requestId = context.requestId
+                let changed = try await work(language) { [system, reason] in
+                    try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+                }
+                return try HTTPMapping.json(AppointmentJSON(changed))
+            }
+        }
+        routes.get("/v1/staff/accounts") { request, _ in
+            try await staffSignedIn(request) { member, language in
+                let accounts = try await work(language) { [system] in try system.staff.accounts(clinicId: member.clinicId, by: member) }
+                return try HTTPMapping.json(accounts.map(StaffJSON.init))
+            }
+        }
+        routes.post("/v1/staff/accounts") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let body = try await RequestBody.decode(StaffAccountBody.self, from: request, context: context)
+                let requestId = context.requestId
+                let added = try await passwordWork(language) { [system] in
+                    try system.staff.addStaff(StaffInput(login: body.login, name: body.name, surname: body.surname, role: body.role,
+                                                         clinicId: member.clinicId, doctorId: body.doctorId, password: body.password),
+                                              by: member, requestId: requestId)
+                }
+                return try HTTPMapping.json(StaffJSON(added), status: .created)
+            }
+        }
+        routes.post("/v1/staff/accounts/:id/disable") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let requestId = context.requestId
+                let disabled = try await work(language) { [system] in try system.staff.disable(id, by: member, requestId: requestId) }
+                return try HTTPMapping.json(StaffJSON(disabled))
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import XCTest
+
+/// The staff API (/v1/staff) against the real server: every staff route with every role, a
+/// patient's token and none; another clinic's data is 404, a role's limit 403.
+final class StaffAPITests: XCTestCase {
+    static let staffPassword = "kettle-harbor-lantern"
+
+    struct Setup {
+        let server: ServerHarness
+        let patient: String
+        let appointment: Int
+        let tokens: [String: String]
+        let accountIds: [String: Int]
+        let monday: String
+    }
+
+    /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
+    /// another doctor there, and a clinic admin of the Reno clinic, each logged in.
+    func makeWorld() async throws -> Setup {
+        let server = try ServerHarness()
+        let patient = try await server.patient("stafftest")
+        let (_, clinicId) = try await server.department()
+        // A department with two doctors (the demo's therapy and pediatrics have two).
+        var department = 0
+        for candidate in try await server.send(.GET, "/v1/clinics/\(clinicId)/departments").array.compactMap({ $0["id"] as? Int }) {
+            if try await server.send(.GET, "/v1/departments/\(candidate)/doctors").array.count >= 2 { department = candidate; break }
+        }
+        XCTAssertNotEqual(department, 0)
+        let start = try await server.freeSlot(department)
+        let doctors = try await server.send(.GET, "/v1/departments/\(department)/doctors")
+        let booked = try await server.send(.POST, "/v1/appointments", json: ["departmentId": department, "start": start], token: patient)
+        XCTAssertEqual(booked.status, 201, booked.text)
+        let appointment = try XCTUnwrap(booked.object["id"] as? Int), doctor = try XCTUnwrap(booked.object["doctorId"] as? Int)
+        let otherDoctor = try XCTUnwrap(doctors.array.compactMap { $0["id"] as? Int }.first { $0 != doctor })
+        let clinics = try await server.send(.GET, "/v1/clinics?limit=100")
+        let reno = try XCTUnwrap((clinics.object["items"] as? [[String: Any]])?.first { $0["name"] as? String == "Renown Regional" }?["id"] as? Int)
+        var tokens: [String: String] = [:], ids: [String: Int] = [:]
+        for (login, role, clinic, doctorId) in [("admin-a", "clinic-admin", clinicId, nil), ("desk-a", "receptionist", clinicId, nil),
+                                                 ("doctor-a", "doctor", clinicId, doctor), ("doctor-a2", "doctor", clinicId, otherDoctor),
+                                                 ("admin-b", "clinic-admin", reno, nil)] as [(String, String, Int, Int?)] {
+            var arguments = ["admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role", role,
+                             "--clinic", String(clinic), "--password-stdin", "--json"]
+            if let doctorId { arguments += ["--doctor", String(doctorId)] }
+            let added = try server.cli(arguments, input: Self.staffPassword + "\n")
+            XCTAssertEqual(added.status, 0, added.stderr)
+            ids[login] = (try JSONSerialization.jsonObject(with: Data(added.stdout.utf8)) as? [String: Any])?["id"] as? Int
+            let session = try await server.send(.POST, "/v1/staff/sessions", json: ["login": login, "password": Self.staffPassword])
+            XCTAssertEqual(session.status, 201, session.text)
+            tokens[login] = session.object["token"] as? String
+            XCTAssertEqual((session.object["staff"] as? [String: Any])?["role"] as? String, role)
+        }
+        let monday = String(start.prefix(10))
+        return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday)
+    }
+
+    func testEveryStaffRouteWithEveryRole() async throws {
+        let s = try await makeWorld()
+        let id = s.appointment
+        // (method, path, body): every staff route but log-in and log-out.
+        let routes: [(HTTPMethod, String, [String: Any]?)] = [
+            (.GET, "/v1/staff/me", nil),
+            (.GET, "/v1/staff/schedule?date=\(s.monday)", nil),
+            (.POST, "/v1/staff/appointments/\(id)/check-in", nil),
+            (.POST, "/v1/staff/appointments/\(id)/start", nil),
+            (.POST, "/v1/staff/appointments/\(id)/complete", nil),
+            (.POST, "/v1/staff/appointments/\(id)/no-show", nil),
+            (.POST, "/v1/staff/appointments/\(id)/cancel", ["reason": "Dr. Thompson is ill"]),
+            (.GET, "/v1/staff/accounts", nil),
+            (.POST, "/v1/staff/accounts", ["login": "new-desk", "name": "Kim", "surname": "Park", "role": "receptionist",
+                                           "password": Self.staffPassword]),
+            (.POST, "/v1/staff/accounts/\(s.accountIds["doctor-a2"] ?? 0)/disable", nil),
+        ]
+        // Nobody and a patient: 401 everywhere.
+        for (method, path, body) in routes {
+            let anonymous = try await s.server.send(method, path, json: body)
+            XCTAssertEqual(anonymous.status, 401, "\(method) \(path): \(anonymous.text)")
+            let patient = try await s.server.send(method, path, json: body, token: s.patient)
+            XCTAssertEqual(patient.status, 401, "patient \(method) \(path): \(patient.text)")
+        }
+        // What each role may not do, by route index: 403 (role) or 404 (another clinic / doctor).
+        let refused: [String: [Int: Int]] = [
+            "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404],
+            "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403],
+            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403],
+            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403],
+        ]
+        for (login, expected) in refused {
+            let token = try XCTUnwrap(s.tokens[login])
+            for (index, status) in expected {
+                let (method, path, body) = routes[index]
+                let reply = try await s.server.send(method, path, json: body, token: token)
+                XCTAssertEqual(reply.status, status, "\(login) \(method) \(path): \(reply.text)")
+            }
+        }
+        // Another clinic's admin sees an empty day.
+        let otherClinic = try await s.server.send(.GET, "/v1/staff/schedule?date=\(s.monday)", token: s.tokens["admin-b"])
+        XCTAssertEqual(otherClinic.status, 200, otherClinic.text)
+        XCTAssertEqual((otherClinic.object["items"] as? [[String: Any]])?.count, 0)
+        // The allowed path, in order: the receptionist checks in, the doctor starts.
+        let desk = try XCTUnwrap(s.tokens["desk-a"]), doctor = try XCTUnwrap(s.tokens["doctor-a"])
+        let day = try await s.server.send(.GET, "/v1/staff/schedule?date=\(s.monday)", token: desk, headers: ["X-Request-Id": "audit-me-1"])
+        XCTAssertEqual(day.status, 200, day.text)
+        let items = try XCTUnwrap(day.object["items"] as? [[String: Any]])
+        XCTAssertEqual(items.compactMap { $0["id"] as? Int }, [id])
+        XCTAssertEqual(items.first?["patientName"] as? String, "Anna Smith")
+        let arrived = try await s.server.send(.POST, "/v1/staff/appointments/\(id)/check-in", token: desk)
+        XCTAssertEqual(arrived.object["status"] as? String, "arrived", arrived.text)
+        let started = try await s.server.send(.POST, "/v1/staff/appointments/\(id)/start", token: doctor)
+        XCTAssertEqual(started.object["status"] as? String, "in_progress", started.text)
+        let again = try await s.server.send(.POST, "/v1/staff/appointments/\(id)/check-in", token: desk)
+        XCTAssertEqual(again.status, 422, again.text)
+        XCTAssertEqual((again.object["error"] as? [String: Any])?["code"] as? String, "invalid_transition")
+        // The patient reads it; the audit row carries the request id (the patient does not see it).
+        let log = try await s.server.send(.GET, "/v1/me/access-log", token: s.patient)
+        XCTAssertEqual(log.array.first?["action"] as? String, "appointment.start")
+        XCTAssertTrue(log.array.contains { $0["role"] as? String == "receptionist" && $0["action"] as? String == "patient.read" })
+        XCTAssertEqual(try s.server.text("SELECT request_id FROM audit_events WHERE action = 'patient.read' AND role = 'receptionist'"),
+                       "audit-me-1")
+        // A clinic admin manages accounts: adds one, disables the other doctor (its session ends).
+        let admin = try XCTUnwrap(s.tokens["admin-a"])
+        let added = try await s.server.send(.POST, "/v1/staff/accounts", json: ["login": "new-desk", "name": "Kim", "surname": "Park",
+                                                                               "role": "receptionist", "password": Self.staffPassword],
+                                            token: admin)
+        XCTAssertEqual(added.status, 201, added.text)
+        let disabled = try await s.server.send(.POST, "/v1/staff/accounts/\(s.accountIds["doctor-a2"] ?? 0)/disable", token: admin)
+        XCTAssertEqual(disabled.object["isActive"] as? Bool, false, disabled.text)
+        let gone = try await s.server.send(.GET, "/v1/staff/me", token: s.tokens["doctor-a2"])
+        XCTAssertEqual(gone.status, 401)
+        // Log-out ends the session server-side.
+        let out = try await s.server.send(.DELETE, "/v1/staff/sessions/current", token: desk)
+        XCTAssertEqual(out.status, 204)
+        let after = try await s.server.send(.GET, "/v1/staff/me", token: desk)
+        XCTAssertEqual(after.status, 401)
+        XCTAssertEqual(try s.server.cli(["admin", "check", "--json"]).status, 0, "the audit chain holds")
+    }
+
+    func testWrongStaffPasswordsAndBadBodies() async throws {
+        let server = try ServerHarness()
+        let wrong = try await server.send(.POST, "/v1/staff/sessions", json: ["login": "nobody", "password": "not the password"])
+        XCTAssertEqual(wrong.status, 401, wrong.text)
+        XCTAssertEqual((wrong.object["error"] as? [String: Any])?["code"] as? String, "invalid_credentials")
+        let bad = try await server.send(.POST, "/v1/staff/sessions", json: ["login": 5])
+        XCTAssertEqual(bad.status, 400, bad.text)
+        let unknownAction = try await server.send(.POST, "/v1/staff/appointments/1/teleport", token: "0" + String(repeating: "a", count: 63))
+        XCTAssertEqual(unknownAction.status, 401, "no staff session comes before the action: \(unknownAction.text)")
+    }
+}
