@@ -32,7 +32,7 @@ public final class ClinicSystem: Sendable {
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
         appointments = AppointmentController(database: database, now: now)
-        staff = StaffController(database: database, hasher: hasher, now: now) { [clients] password, login, name, surname in
+        staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments) { [clients] password, login, name, surname in
             try clients.passwordProblem(password, login: login, name: name, surname: surname)
         }
     }

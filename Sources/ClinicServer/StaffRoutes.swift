@@ -11,6 +11,7 @@ struct StaffAccountBody: Decodable, Sendable {
     let doctorId: Int64?
 }
 struct StaffCancelBody: Decodable, Sendable { let reason: String? }
+struct StaffBookingBody: Decodable, Sendable { let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64? }
 
 extension StaffRole: Decodable {}
 
@@ -71,6 +72,19 @@ extension API {
                 }
                 return try HTTPMapping.json(StaffDayJSON(date: shown.dayText, timeZone: zone.identifier,
                                                          items: entries.map(DayEntryJSON.init)))
+            }
+        }
+        routes.post("/v1/staff/appointments") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let body = try await RequestBody.decode(StaffBookingBody.self, from: request, context: context)
+                let time: TimeInput.Parsed
+                do { time = try TimeInput.parse(body.start) } catch let error as ClinicError { throw APIFailure(error, language: language) }
+                let requestId = context.requestId
+                let booked = try await commit(language) { [system] in
+                    try system.staff.book(member, patientLogin: body.patientLogin, departmentId: body.departmentId, at: time,
+                                          doctorId: body.doctorId, requestId: requestId)
+                }
+                return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
             }
         }
         routes.post("/v1/staff/appointments/:id/:action") { request, context in

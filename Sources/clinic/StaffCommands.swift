@@ -64,7 +64,31 @@ struct StaffCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "staff",
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
-        subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Accounts.self])
+        subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Accounts.self])
+
+    struct Book: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Book for a patient of your clinic (receptionists and clinic admins); the patient's booking rules hold.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The patient's login.") var patient: String
+        @Option(help: "Department id (of your clinic).") var department: Int64
+        @Option(help: ArgumentHelp("A slot start (see TIME in docs/CLI.md).", valueName: "time")) var at: String
+        @Option(help: "A doctor of the department.") var doctor: Int64?
+
+        func run() throws {
+            let context = Context(global)
+            let time = try TimeInput.parse(at)
+            let (system, member, token) = try context.signedInStaff()
+            let booked = try system.staff.book(member, patientLogin: patient, departmentId: department, at: time, doctorId: doctor)
+            try context.emit(AppointmentJSON(booked)) {
+                let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
+                return context.text(.staffBooked, String(booked.id ?? 0), patient,
+                                    DateText.dateTime(booked.startsAt, timeZone: zone, language: context.language), booked.doctorName)
+            }
+            try? system.staff.touch(token: token)
+        }
+    }
 
     struct Login: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Log in as staff; the session is kept in the staff session file.")

@@ -92,8 +92,11 @@ import Testing
         #expect(try cli.run(["staff", "accounts", "add", "--login", "x2", "--name", "Kim", "--surname", "Park", "--role",
                              "receptionist", "--password-stdin", "--json"], input: staffPassword, session: session).errorCode == "forbidden")
 
+        let forPat = try cli.run(["staff", "book", "--patient", "pat", "--department", String(cardiology), "--at", "\(monday) 09:00",
+                                  "--json"], session: session)
+        #expect((forPat.json() as? [String: Any])?["status"] as? String == "scheduled", "\(forPat.stderr)")
         let log = try #require(try cli.run(["profile", "access-log", "--json"], session: session).json() as? [[String: Any]])
-        #expect(log.map { $0["action"] as? String } == ["appointment.check-in", "patient.read", "patient.read"])
+        #expect(log.map { $0["action"] as? String } == ["appointment.book", "appointment.check-in", "patient.read", "patient.read"])
         #expect(log.allSatisfy { $0["role"] as? String == "receptionist" })
 
         #expect(try cli.run(["staff", "logout"], session: session).status == 0)

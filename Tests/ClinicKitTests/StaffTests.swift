@@ -158,4 +158,31 @@ import Testing
         let last = try #require(try w.system.appointments.history(id, clientId: w.anna.id ?? 0).last)
         #expect(last.event == "cancelled" && last.reason == "Dr. Thompson is ill" && last.staffId == w.receptionA.id)
     }
+
+    @Test func receptionistsBookForPatients() throws {
+        let w = try world()
+        let bob = try register(w.system, "bob")
+        let monday0940 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 40)!)
+        let before = try fingerprint(w.system.database)
+        #expect(expectError(.forbidden) {
+            _ = try w.system.staff.book(w.doctorA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
+        } != nil)
+        #expect(expectError(.notFound) {
+            _ = try w.system.staff.book(w.adminB, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
+        } != nil, "another clinic's department")
+        #expect(expectError(.notFound) {
+            _ = try w.system.staff.book(w.receptionA, patientLogin: "nobody", departmentId: w.booked.departmentId, at: monday0940)
+        } != nil)
+        #expect(expectError(.slotTaken) {
+            _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0920,
+                                        doctorId: w.booked.doctorId)
+        } != nil, "the patient's rules hold")
+        #expect(try fingerprint(w.system.database) == before, "refusals change nothing")
+        let booked = try w.system.staff.book(w.receptionA, patientLogin: "BOB", departmentId: w.booked.departmentId, at: monday0940)
+        #expect(booked.clientId == bob.id && booked.status == .scheduled)
+        let history = try w.system.appointments.history(booked.id ?? 0, clientId: bob.id ?? 0)
+        #expect(history.map(\.event) == ["booked"] && history.first?.actor == "staff" && history.first?.staffId == w.receptionA.id)
+        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book"])
+        #expect(w.system.database.check().audit.isEmpty)
+    }
 }

@@ -15,6 +15,7 @@ final class StaffAPITests: XCTestCase {
         let tokens: [String: String]
         let accountIds: [String: Int]
         let monday: String
+        let department: Int
     }
 
     /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
@@ -53,12 +54,14 @@ final class StaffAPITests: XCTestCase {
             XCTAssertEqual((session.object["staff"] as? [String: Any])?["role"] as? String, role)
         }
         let monday = String(start.prefix(10))
-        return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday)
+        return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday,
+                     department: department)
     }
 
     func testEveryStaffRouteWithEveryRole() async throws {
         let s = try await makeWorld()
         let id = s.appointment
+        let slot = try await s.server.freeSlot(s.department, skipping: 1) // not the booked time
         // (method, path, body): every staff route but log-in and log-out.
         let routes: [(HTTPMethod, String, [String: Any]?)] = [
             (.GET, "/v1/staff/me", nil),
@@ -72,6 +75,7 @@ final class StaffAPITests: XCTestCase {
             (.POST, "/v1/staff/accounts", ["login": "new-desk", "name": "Kim", "surname": "Park", "role": "receptionist",
                                            "password": Self.staffPassword]),
             (.POST, "/v1/staff/accounts/\(s.accountIds["doctor-a2"] ?? 0)/disable", nil),
+            (.POST, "/v1/staff/appointments", ["patientLogin": "stafftest", "departmentId": s.department, "start": slot]),
         ]
         // Nobody and a patient: 401 everywhere.
         for (method, path, body) in routes {
@@ -82,10 +86,10 @@ final class StaffAPITests: XCTestCase {
         }
         // What each role may not do, by route index: 403 (role) or 404 (another clinic / doctor).
         let refused: [String: [Int: Int]] = [
-            "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404],
+            "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404, 10: 404],
             "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403],
-            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403],
-            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403],
+            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403],
+            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403],
         ]
         for (login, expected) in refused {
             let token = try XCTUnwrap(s.tokens[login])
@@ -129,6 +133,12 @@ final class StaffAPITests: XCTestCase {
         XCTAssertEqual(disabled.object["isActive"] as? Bool, false, disabled.text)
         let gone = try await s.server.send(.GET, "/v1/staff/me", token: s.tokens["doctor-a2"])
         XCTAssertEqual(gone.status, 401)
+        // The receptionist books for the patient: 201, in the patient's list.
+        let (method, path, body) = routes[10]
+        let forPatient = try await s.server.send(method, path, json: body, token: desk)
+        XCTAssertEqual(forPatient.status, 201, forPatient.text)
+        let mine = try await s.server.send(.GET, "/v1/appointments", token: s.patient)
+        XCTAssertEqual((mine.object["items"] as? [[String: Any]])?.count, 2, mine.text)
         // Log-out ends the session server-side.
         let out = try await s.server.send(.DELETE, "/v1/staff/sessions/current", token: desk)
         XCTAssertEqual(out.status, 204)

@@ -71,7 +71,7 @@ public final class AppointmentController: Sendable {
     /// exceptions, in the clinic's time zone), at least the lead time ahead, and free; the
     /// patient must have room under the limit and no overlapping appointment.
     public func createAppointment(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed,
-                                  doctorId: Int64? = nil, notes: String = "") throws -> Appointment {
+                                  doctorId: Int64? = nil, notes: String = "", staffId: Int64? = nil) throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.write { db in
@@ -87,7 +87,7 @@ public final class AppointmentController: Sendable {
                 doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
                 endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now)
             let booked = try insertOrReportRace { try database.addAppointment(db, appointment) }
-            try record(db, booked, "booked", .patient, now)
+            try Self.record(db, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
             return booked
         }
     }

@@ -103,12 +103,14 @@ public final class StaffController: Sendable {
     let hasher: PasswordHasher
     let now: @Sendable () -> Date
     let passwordCheck: @Sendable (String, String, String, String) throws -> ClinicError?
+    let appointments: AppointmentController
 
     /// A staff session ends after this long without use.
     public static let idleLimit: TimeInterval = 12 * 3600
 
-    init(database: DatabaseManager, hasher: PasswordHasher, now: @escaping @Sendable () -> Date,
+    init(database: DatabaseManager, hasher: PasswordHasher, now: @escaping @Sendable () -> Date, appointments: AppointmentController,
          passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
+        self.appointments = appointments
         self.database = database
         self.hasher = hasher
         self.now = now
@@ -347,6 +349,28 @@ public final class StaffController: Sendable {
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
                                 now: now)
             return moved
+        }
+    }
+
+    /// Books for a patient (by login) at the member's clinic: receptionists and clinic admins.
+    /// The patient's rules hold (lead time, their limit and overlaps); the history says which
+    /// staff account booked, and the audit trail has it, in the booking's transaction.
+    public func book(_ member: StaffMember, patientLogin: String, departmentId: Int64, at time: TimeInput.Parsed,
+                     doctorId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
+        guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let now = self.now()
+        return try database.writeJoined { db in
+            guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin), let clientId = patient.id else {
+                throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+            }
+            let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
+                                                            doctorId: doctorId, staffId: member.id)
+            try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
+                                appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
+            return booked
         }
     }
 }

@@ -28,7 +28,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case accessLogNone, accessLogLine, auditExportNone
     case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound, staffNotLoggedIn
     case staffReasonRequired, staffReasonInvalid, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader
-    case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine
+    case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffBooked
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -211,6 +211,8 @@ public enum Strings {
         .staffActed: "Appointment {0} is now {1}.",
         .staffDisabled: "Staff account {0} disabled; its sessions ended.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
+        .staffPatientNotFound: "There is no patient with the login {0}.",
+        .staffBooked: "Booked appointment {0} for {1}: {2} with {3}.",
         .accessLogNone: "Nobody on the clinic side has read or changed your data.",
         .accessLogLine: "{0}  {1}  {2}  {3}",
         .auditExportNone: "No audit events since {0}.",
@@ -473,6 +475,8 @@ public enum Strings {
         .staffActed: "Запись {0} теперь в статусе {1}.",
         .staffDisabled: "Учётная запись сотрудника {0} отключена, её сеансы завершены.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
+        .staffPatientNotFound: "Пациента с логином {0} нет.",
+        .staffBooked: "Запись {0} для {1}: {2}, врач {3}.",
         .accessLogNone: "Со стороны клиники ваши данные никто не читал и не менял.",
         .accessLogLine: "{0}  {1}  {2}  {3}",
         .auditExportNone: "С {0} событий аудита нет.",
