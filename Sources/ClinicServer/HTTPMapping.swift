@@ -27,7 +27,7 @@ enum HTTPMapping {
         case .notLoggedIn, .invalidCredentials: .unauthorized
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
-        case .slotTaken, .loginTaken, .overlappingAppointment: .conflict
+        case .slotTaken, .loginTaken, .overlappingAppointment, .hoursConflict: .conflict
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,

@@ -15,6 +15,27 @@ struct StaffBookingBody: Decodable, Sendable { let patientLogin: String; let dep
 
 extension StaffRole: Decodable {}
 
+struct StaffDoctorBody: Decodable, Sendable { let departmentId: Int64; let name: String }
+/// Hours of a weekday or a date: `off`, or `start`–`end` ("HH:MM") with `slotMinutes` (default 20).
+struct StaffHoursBody: Decodable, Sendable {
+    let weekday: Int?, date: String?
+    let off: Bool?, start: String?, end: String?, slotMinutes: Int?
+    let force: Bool?, reason: String?
+
+    func interval() throws -> DoctorSchedule.Interval? {
+        switch (off ?? false, start, end) {
+        case (true, nil, nil): return nil
+        case (false, let start?, let end?):
+            guard let from = Shapes.minutes(start), let to = Shapes.minutes(end) else { throw ClinicError.invalid(.exceptionInvalid) }
+            return DoctorSchedule.Interval(startMinute: from, endMinute: to, slotMinutes: slotMinutes ?? 20)
+        default: throw ClinicError.invalid(.exceptionInvalid)
+        }
+    }
+}
+struct CancelledJSON: Encodable { let cancelled: [AppointmentJSON] }
+struct ExceptionAddedJSON: Encodable { let exception: ExceptionJSON; let cancelled: [AppointmentJSON] }
+struct ExceptionRemovedJSON: Encodable { let removed: Int64; let cancelled: [AppointmentJSON] }
+
 struct StaffSessionCreated: Encodable { let token: String; let expiresAt: String; let staff: StaffJSON }
 struct StaffDayJSON: Encodable { let date: String; let timeZone: String; let items: [DayEntryJSON] }
 
@@ -102,6 +123,86 @@ extension API {
                     try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
                 }
                 return try HTTPMapping.json(AppointmentJSON(changed))
+            }
+        }
+        routes.get("/v1/staff/doctors") { request, _ in
+            try await staffSignedIn(request) { member, language in
+                let doctors = try await work(language) { [system] in
+                    try system.staff.doctors(member).map { DoctorJSON($0.doctor, hours: try system.staff.hours(member, doctorId: $0.doctor.id ?? 0)) }
+                }
+                return try HTTPMapping.json(doctors)
+            }
+        }
+        routes.post("/v1/staff/doctors") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let body = try await RequestBody.decode(StaffDoctorBody.self, from: request, context: context)
+                let requestId = context.requestId
+                let doctor = try await work(language) { [system] in
+                    try system.staff.addDoctor(member, departmentId: body.departmentId, name: body.name, hours: [], requestId: requestId)
+                }
+                return try HTTPMapping.json(DoctorJSON(doctor, hours: []), status: .created)
+            }
+        }
+        routes.get("/v1/staff/doctors/:id/hours") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let hours = try await work(language) { [system] in try system.staff.hours(member, doctorId: id) }
+                return try HTTPMapping.json(hours.map(DoctorJSON.Hours.init))
+            }
+        }
+        routes.post("/v1/staff/doctors/:id/hours") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let body = try await RequestBody.decode(StaffHoursBody.self, from: request, context: context)
+                let interval: DoctorSchedule.Interval?
+                do { interval = try body.interval() } catch let error as ClinicError { throw APIFailure(error, language: language) }
+                guard let weekday = body.weekday else { throw APIFailure(ClinicError.invalid(.apiFieldRequired, "weekday"), language: language) }
+                let requestId = context.requestId
+                let cancelled = try await commit(language) { [system] in
+                    try system.staff.setHours(member, doctorId: id, weekday: weekday, intervals: interval.map { [$0] } ?? [],
+                                              force: body.force ?? false, reason: body.reason, requestId: requestId)
+                }
+                return try HTTPMapping.json(CancelledJSON(cancelled: cancelled.map(AppointmentJSON.init)))
+            }
+        }
+        routes.get("/v1/staff/doctors/:id/exceptions") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let exceptions = try await work(language) { [system] in
+                    _ = try system.staff.hours(member, doctorId: id) // of the member's clinic, else not_found
+                    return try system.departments.exceptions(doctorId: id)
+                }
+                return try HTTPMapping.json(exceptions.map(ExceptionJSON.init))
+            }
+        }
+        routes.post("/v1/staff/doctors/:id/exceptions") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let body = try await RequestBody.decode(StaffHoursBody.self, from: request, context: context)
+                let interval: DoctorSchedule.Interval?, day: LocalDateTime
+                do {
+                    interval = try body.interval()
+                    guard let date = body.date else { throw ClinicError.invalid(.apiFieldRequired, "date") }
+                    day = try TimeInput.parseDay(date)
+                } catch let error as ClinicError { throw APIFailure(error, language: language) }
+                let requestId = context.requestId
+                let (exception, cancelled) = try await commit(language) { [system] in
+                    try system.staff.addException(member, doctorId: id, day: day, hours: interval, force: body.force ?? false,
+                                                  reason: body.reason, requestId: requestId)
+                }
+                return try HTTPMapping.json(ExceptionAddedJSON(exception: ExceptionJSON(exception), cancelled: cancelled.map(AppointmentJSON.init)),
+                                            status: .created)
+            }
+        }
+        routes.delete("/v1/staff/exceptions/:id") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let force = try request.queryBool("force"), reason = request.query("reason")
+                let requestId = context.requestId
+                let cancelled = try await commit(language) { [system] in
+                    try system.staff.removeException(member, exceptionId: id, force: force, reason: reason, requestId: requestId)
+                }
+                return try HTTPMapping.json(ExceptionRemovedJSON(removed: id, cancelled: cancelled.map(AppointmentJSON.init)))
             }
         }
         routes.get("/v1/staff/accounts") { request, _ in

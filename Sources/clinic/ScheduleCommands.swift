@@ -170,36 +170,17 @@ extension Admin {
             @OptionGroup var global: GlobalOptions
             @Option(help: "Doctor id.") var doctor: Int64
             @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String
-            @Flag(help: "The doctor does not work that day (appointments already booked that day are kept: move them first).")
-            var off = false
-            @Option(help: ArgumentHelp("Start, HH:MM local.", valueName: "time")) var from: String?
-            @Option(help: ArgumentHelp("End, HH:MM local.", valueName: "time")) var to: String?
-            @Option(help: "Slot length in minutes (default 20).") var slot: Int = 20
+            @OptionGroup var hoursOptions: HoursOptions
 
             func run() throws {
                 let context = Context(global)
                 let day = try TimeInput.parseDay(date)
-                let hours: DoctorSchedule.Interval?
-                switch (off, from, to) {
-                case (true, nil, nil): hours = nil
-                case (false, let from?, let to?):
-                    guard let start = minutes(from), let end = minutes(to) else { throw ClinicError.invalid(.exceptionInvalid) }
-                    hours = DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: slot)
-                default: throw ClinicError.invalid(.exceptionInvalid)
-                }
+                let hours = try hoursOptions.interval()
                 let system = try context.system()
                 let exception = try system.departments.addException(doctorId: doctor, day: day, hours: hours)
                 try context.emit(ExceptionJSON(exception)) {
                     context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
                 }
-            }
-
-            /// "HH:MM" (24:00 allowed as an end) → minutes after midnight.
-            func minutes(_ text: String) -> Int? {
-                let parts = text.split(separator: ":")
-                guard parts.count == 2, parts[0].count <= 2, parts[1].count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
-                      (0...24).contains(hours), (0...59).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
-                return hours * 60 + minutes
             }
         }
 
@@ -276,4 +257,26 @@ extension Admin {
             }
         }
     }
+}
+
+/// `--off` or `--from HH:MM --to HH:MM [--slot N]`: a day off, or working hours (exceptions,
+/// `staff hours set`).
+struct HoursOptions: ParsableArguments {
+    @Flag(help: "The doctor does not work then.")
+    var off = false
+    @Option(help: ArgumentHelp("Start, HH:MM local.", valueName: "time")) var from: String?
+    @Option(help: ArgumentHelp("End, HH:MM local.", valueName: "time")) var to: String?
+    @Option(help: "Slot length in minutes (default 20).") var slot: Int = 20
+
+    /// nil for `--off`; `invalid_input` unless exactly one of the two forms is given.
+    func interval() throws -> DoctorSchedule.Interval? {
+        switch (off, from, to) {
+        case (true, nil, nil): return nil
+        case (false, let from?, let to?):
+            guard let start = Shapes.minutes(from), let end = Shapes.minutes(to) else { throw ClinicError.invalid(.exceptionInvalid) }
+            return DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: slot)
+        default: throw ClinicError.invalid(.exceptionInvalid)
+        }
+    }
+
 }

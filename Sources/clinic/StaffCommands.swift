@@ -64,7 +64,164 @@ struct StaffCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "staff",
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
-        subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Accounts.self])
+        subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
+                      StaffExceptions.self, Accounts.self])
+
+    struct Doctors: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Your clinic's doctors: list, add (clinic admins).", subcommands: [List.self, Add.self], defaultSubcommand: List.self)
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Your clinic's doctors and their departments.")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let doctors = try system.staff.doctors(member)
+                let shapes = try doctors.map { DoctorJSON($0.doctor, hours: try system.staff.hours(member, doctorId: $0.doctor.id ?? 0)) }
+                try context.emit(shapes) {
+                    doctors.map { context.text(.staffDoctorLine, String($0.doctor.id ?? 0), $0.doctor.name, String($0.department.id ?? 0),
+                                               Specialization.displayName($0.department.specialization, context.language)) }
+                        .joined(separator: "\n")
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add a doctor to a department of your clinic; set the weekly hours with staff hours set.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Department id (of your clinic).") var department: Int64
+            @Option(help: "The doctor's name.") var name: String
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let doctor = try system.staff.addDoctor(member, departmentId: department, name: name, hours: [])
+                try context.emit(DoctorJSON(doctor, hours: [])) {
+                    context.text(.staffDoctorLine, String(doctor.id ?? 0), doctor.name, String(department), "")
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+    }
+
+    struct Hours: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A doctor's weekly hours: show (any staff), set one weekday (clinic admins).",
+            subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+
+        struct Show: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A doctor's weekly hours.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id (of your clinic).") var doctor: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let hours = try system.staff.hours(member, doctorId: doctor)
+                try context.emit(hours.map(DoctorJSON.Hours.init)) {
+                    hours.map { context.text(.staffHoursLine, String($0.weekday), hoursText($0.startMinute, $0.endMinute, slot: $0.slotMinutes)) }
+                        .joined(separator: "\n")
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Set: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Replace a doctor's hours on one weekday (1 = Monday … 7 = Sunday); --off for none.",
+                discussion: "Refused (hours_conflict) when booked appointments would fall outside the new hours, unless --force: then they are cancelled for the clinic with --reason.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id (of your clinic).") var doctor: Int64
+            @Option(help: "ISO weekday, 1 = Monday … 7 = Sunday.") var weekday: Int
+            @OptionGroup var hoursOptions: HoursOptions
+            @Flag(help: "Cancel the appointments the change leaves outside the hours.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
+
+            func run() throws {
+                let context = Context(global)
+                let interval = try hoursOptions.interval()
+                let (system, member, token) = try context.signedInStaff()
+                let cancelled = try system.staff.setHours(member, doctorId: doctor, weekday: weekday, intervals: interval.map { [$0] } ?? [],
+                                                          force: force, reason: reason)
+                try context.emit(cancelled.map(AppointmentJSON.init)) {
+                    context.text(.staffHoursSet, String(doctor), String(cancelled.count))
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+    }
+
+    struct StaffExceptions: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "exceptions", abstract: "A doctor's days off and changed days (clinic admins change them).",
+            subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A doctor's exceptions.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id (of your clinic).") var doctor: Int64
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                _ = try system.staff.hours(member, doctorId: doctor) // of the member's clinic, else not_found
+                let exceptions = try system.departments.exceptions(doctorId: doctor)
+                try context.emit(exceptions.map(ExceptionJSON.init)) {
+                    exceptions.map { context.text(.staffHoursLine, $0.day, $0.isDayOff ? context.text(.dayOff)
+                        : hoursText($0.startMinute ?? 0, $0.endMinute ?? 0, slot: $0.slotMinutes ?? 0)) }.joined(separator: "\n")
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "A day off (--off) or other hours on a date, with the same rule as hours set (--force, --reason).")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Doctor id (of your clinic).") var doctor: Int64
+            @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String
+            @OptionGroup var hoursOptions: HoursOptions
+            @Flag(help: "Cancel the appointments the change leaves outside the hours.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
+
+            func run() throws {
+                let context = Context(global)
+                let day = try TimeInput.parseDay(date)
+                let interval = try hoursOptions.interval()
+                let (system, member, token) = try context.signedInStaff()
+                let (exception, cancelled) = try system.staff.addException(member, doctorId: doctor, day: day, hours: interval,
+                                                                           force: force, reason: reason)
+                try context.emit(ExceptionJSON(exception)) {
+                    context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
+                        + (cancelled.isEmpty ? "" : "\n" + context.text(.staffHoursSet, String(doctor), String(cancelled.count)))
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove an exception (the same rule: --force, --reason).")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Exception id.") var exceptionId: Int64
+            @Flag(help: "Cancel the appointments the change leaves outside the hours.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
+
+            func run() throws {
+                let context = Context(global)
+                let (system, member, token) = try context.signedInStaff()
+                let cancelled = try system.staff.removeException(member, exceptionId: exceptionId, force: force, reason: reason)
+                struct JSON: Encodable { let removed: Int64; let cancelled: Int }
+                try context.emit(JSON(removed: exceptionId, cancelled: cancelled.count)) {
+                    context.text(.exceptionRemoved, String(exceptionId))
+                }
+                try? system.staff.touch(token: token)
+            }
+        }
+    }
 
     struct Book: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -105,6 +105,37 @@ import Testing
         #expect(try cli.run(["admin", "check", "--json"]).status == 0)
     }
 
+    /// A clinic admin changes a doctor's hours from the command line: refused while it would
+    /// strand a booking, forced with a reason, which the patient's history shows.
+    @Test func aClinicAdminChangesHours() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let session = try patient(cli, "pat")
+        let cardiology = try departmentId(cli, city: "Los Angeles", "cardiology")
+        let monday = nextMonday()
+        let booked = try #require(try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 08:00", "--json"],
+                                              session: session).json() as? [String: Any])
+        let id = try #require(booked["id"] as? Int), clinic = try #require(booked["clinicId"] as? Int)
+        let doctor = try #require(booked["doctorId"] as? Int)
+        let password = "kettle-harbor-lantern\n"
+        #expect(try cli.run(["admin", "staff", "add", "--login", "boss", "--name", "Ann", "--surname", "Wu", "--role", "clinic-admin",
+                             "--clinic", String(clinic), "--password-stdin"], input: password).status == 0)
+        #expect(try cli.run(["staff", "login", "--login", "boss", "--password-stdin"], input: password, session: session).status == 0)
+        let doctors = try #require(try cli.run(["staff", "doctors", "--json"], session: session).json() as? [[String: Any]])
+        #expect(doctors.contains { $0["id"] as? Int == doctor })
+        let refused = try cli.run(["staff", "hours", "set", "--doctor", String(doctor), "--weekday", "1", "--off", "--json"], session: session)
+        #expect(refused.status == 5 && refused.errorCode == "hours_conflict" && refused.stderr.contains(String(id)), "\(refused.stderr)")
+        #expect(try cli.run(["staff", "hours", "set", "--doctor", String(doctor), "--weekday", "1", "--from", "9:00", "--json"],
+                            session: session).errorCode == "invalid_input")
+        let forced = try cli.run(["staff", "exceptions", "add", "--doctor", String(doctor), "--date", monday, "--off", "--force",
+                                  "--reason", "Dr. Thompson is ill", "--json"], session: session)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        let shown = try #require(try cli.run(["appointments", "show", String(id), "--json"], session: session).json() as? [String: Any])
+        #expect(shown["status"] as? String == "cancelled")
+        #expect((shown["history"] as? [[String: Any]])?.last?["reason"] as? String == "Dr. Thompson is ill")
+        #expect(try cli.run(["admin", "check", "--json"]).status == 0)
+    }
+
     @Test func slotsFindHistoryAndStaffCommands() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()

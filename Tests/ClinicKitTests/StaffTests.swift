@@ -185,4 +185,56 @@ import Testing
         #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book"])
         #expect(w.system.database.check().audit.isEmpty)
     }
+
+    /// Hours and exceptions: a change that leaves a booked appointment outside the doctor's
+    /// hours is refused with its id and changes nothing; forced, the appointment is cancelled
+    /// for the clinic with the reason.
+    @Test func hoursChangesThatStrandAppointmentsAreRefusedUnlessForced() throws {
+        let w = try world()
+        let staff = w.system.staff
+        let id = w.booked.id ?? 0
+        let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
+        let before = try fingerprint(w.system.database)
+        #expect(expectError(.forbidden) { _ = try staff.setHours(w.receptionA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
+        #expect(expectError(.notFound) { _ = try staff.setHours(w.adminB, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
+        let conflict = expectError(.hoursConflict) { _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) }
+        #expect(conflict?.arguments == [String(id)])
+        #expect(expectError(.hoursConflict) { _ = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil) } != nil)
+        // Afternoon hours only: 09:20 is outside them.
+        let afternoon = DoctorSchedule.Interval(startMinute: 13 * 60, endMinute: 17 * 60, slotMinutes: 20)
+        #expect(expectError(.hoursConflict) {
+            _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: [afternoon])
+        } != nil)
+        #expect(try fingerprint(w.system.database) == before, "every refusal changed nothing")
+        // Another weekday is free to change; a Tuesday day off strands nothing.
+        #expect(try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 2, intervals: [afternoon]).isEmpty)
+        #expect(try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday.adding(days: 1), hours: nil).cancelled.isEmpty)
+        // Forced: the Monday appointment is cancelled for the clinic, with the reason.
+        let cancelled = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil, force: true,
+                                               reason: "Dr. Thompson is ill").cancelled
+        #expect(cancelled.map(\.id) == [id] && cancelled.first?.status == .cancelled)
+        let last = try #require(try w.system.appointments.history(id, clientId: w.anna.id ?? 0).last)
+        #expect(last.event == "cancelled" && last.reason == "Dr. Thompson is ill" && last.staffId == w.adminA.id)
+        #expect(try w.system.clients.accessLog(clientId: w.anna.id ?? 0).first?.action == "appointment.cancel")
+        // The slot is gone for patients too.
+        let slots = try w.system.appointments.slots(departmentId: w.booked.departmentId, doctorId: w.booked.doctorId, from: monday, days: 1)
+        #expect(slots.isEmpty)
+        #expect(w.system.database.check().audit.isEmpty)
+    }
+
+    @Test func clinicAdminsAddDoctorsToTheirOwnClinic() throws {
+        let w = try world()
+        let hours = [WorkingHours(id: nil, doctorId: 0, weekday: 3, startMinute: 9 * 60, endMinute: 12 * 60, slotMinutes: 30)]
+        #expect(expectError(.forbidden) {
+            _ = try w.system.staff.addDoctor(w.receptionA, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
+        } != nil)
+        #expect(expectError(.notFound) {
+            _ = try w.system.staff.addDoctor(w.adminB, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
+        } != nil)
+        let doctor = try w.system.staff.addDoctor(w.adminA, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
+        #expect(try w.system.staff.doctors(w.receptionA).contains { $0.doctor.id == doctor.id })
+        #expect(!(try w.system.staff.doctors(w.adminB).contains { $0.doctor.id == doctor.id }))
+        #expect(try w.system.staff.hours(w.doctorA, doctorId: doctor.id ?? 0).map(\.weekday) == [3])
+        #expect(expectError(.notFound) { _ = try w.system.staff.hours(w.adminB, doctorId: doctor.id ?? 0) } != nil)
+    }
 }

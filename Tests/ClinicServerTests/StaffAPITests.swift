@@ -16,6 +16,7 @@ final class StaffAPITests: XCTestCase {
         let accountIds: [String: Int]
         let monday: String
         let department: Int
+        let doctor: Int
     }
 
     /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
@@ -55,7 +56,7 @@ final class StaffAPITests: XCTestCase {
         }
         let monday = String(start.prefix(10))
         return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday,
-                     department: department)
+                     department: department, doctor: doctor)
     }
 
     func testEveryStaffRouteWithEveryRole() async throws {
@@ -76,6 +77,13 @@ final class StaffAPITests: XCTestCase {
                                            "password": Self.staffPassword]),
             (.POST, "/v1/staff/accounts/\(s.accountIds["doctor-a2"] ?? 0)/disable", nil),
             (.POST, "/v1/staff/appointments", ["patientLogin": "stafftest", "departmentId": s.department, "start": slot]),
+            (.GET, "/v1/staff/doctors", nil),
+            (.POST, "/v1/staff/doctors", ["departmentId": s.department, "name": "Ada Park"]),
+            (.GET, "/v1/staff/doctors/\(s.doctor)/hours", nil),
+            (.POST, "/v1/staff/doctors/\(s.doctor)/hours", ["weekday": 7, "off": true]),
+            (.GET, "/v1/staff/doctors/\(s.doctor)/exceptions", nil),
+            (.POST, "/v1/staff/doctors/\(s.doctor)/exceptions", ["date": "2030-01-02", "off": true]),
+            (.DELETE, "/v1/staff/exceptions/1", nil),
         ]
         // Nobody and a patient: 401 everywhere.
         for (method, path, body) in routes {
@@ -86,10 +94,11 @@ final class StaffAPITests: XCTestCase {
         }
         // What each role may not do, by route index: 403 (role) or 404 (another clinic / doctor).
         let refused: [String: [Int: Int]] = [
-            "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404, 10: 404],
-            "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403],
-            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403],
-            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403],
+            "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404, 10: 404, 11: 200, 12: 404, 13: 404, 14: 404,
+                        15: 404, 16: 404, 17: 404],
+            "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403, 11: 200, 12: 403, 13: 200, 14: 403, 15: 200, 16: 403, 17: 404],
+            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403],
+            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403],
         ]
         for (login, expected) in refused {
             let token = try XCTUnwrap(s.tokens[login])
@@ -139,6 +148,22 @@ final class StaffAPITests: XCTestCase {
         XCTAssertEqual(forPatient.status, 201, forPatient.text)
         let mine = try await s.server.send(.GET, "/v1/appointments", token: s.patient)
         XCTAssertEqual((mine.object["items"] as? [[String: Any]])?.count, 2, mine.text)
+        // The clinic admin gives the doctor of the receptionist's booking a day off that day:
+        // refused with its id (409 hours_conflict); forced, it is cancelled with the reason.
+        let second = try XCTUnwrap(forPatient.object["id"] as? Int), secondDoctor = try XCTUnwrap(forPatient.object["doctorId"] as? Int)
+        let dayOff: [String: Any] = ["date": String(slot.prefix(10)), "off": true]
+        let conflict = try await s.server.send(.POST, "/v1/staff/doctors/\(secondDoctor)/exceptions", json: dayOff, token: admin)
+        XCTAssertEqual(conflict.status, 409, conflict.text)
+        XCTAssertEqual((conflict.object["error"] as? [String: Any])?["code"] as? String, "hours_conflict")
+        var forced = dayOff
+        forced["force"] = true
+        forced["reason"] = "Dr. Thompson is ill"
+        let added2 = try await s.server.send(.POST, "/v1/staff/doctors/\(secondDoctor)/exceptions", json: forced, token: admin)
+        XCTAssertEqual(added2.status, 201, added2.text)
+        XCTAssertEqual((added2.object["cancelled"] as? [[String: Any]])?.compactMap { $0["id"] as? Int }, [second])
+        let exceptionId = try XCTUnwrap((added2.object["exception"] as? [String: Any])?["id"] as? Int)
+        let removed = try await s.server.send(.DELETE, "/v1/staff/exceptions/\(exceptionId)", token: admin)
+        XCTAssertEqual(removed.status, 200, removed.text)
         // Log-out ends the session server-side.
         let out = try await s.server.send(.DELETE, "/v1/staff/sessions/current", token: desk)
         XCTAssertEqual(out.status, 204)

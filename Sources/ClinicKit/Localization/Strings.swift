@@ -29,6 +29,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound, staffNotLoggedIn
     case staffReasonRequired, staffReasonInvalid, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader
     case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffBooked
+    case staffHoursConflict, staffHoursChanged, staffHoursSet, staffHoursLine, staffDoctorLine
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -212,6 +213,11 @@ public enum Strings {
         .staffDisabled: "Staff account {0} disabled; its sessions ended.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "There is no patient with the login {0}.",
+        .staffHoursConflict: "That leaves booked appointments outside the doctor's hours: {0}. Move them first, or force the change (they are cancelled for the clinic, with the reason).",
+        .staffHoursChanged: "the doctor's hours changed",
+        .staffHoursSet: "Hours of doctor {0} set; {1} appointments cancelled.",
+        .staffHoursLine: "{0}  {1}",
+        .staffDoctorLine: "{0}  {1}  department {2} ({3})",
         .staffBooked: "Booked appointment {0} for {1}: {2} with {3}.",
         .accessLogNone: "Nobody on the clinic side has read or changed your data.",
         .accessLogLine: "{0}  {1}  {2}  {3}",
@@ -476,6 +482,11 @@ public enum Strings {
         .staffDisabled: "Учётная запись сотрудника {0} отключена, её сеансы завершены.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "Пациента с логином {0} нет.",
+        .staffHoursConflict: "Тогда записи окажутся вне часов работы врача: {0}. Сначала перенесите их или примените изменение принудительно (их отменит клиника, с причиной).",
+        .staffHoursChanged: "изменились часы работы врача",
+        .staffHoursSet: "Часы работы врача {0} заданы; отменено записей: {1}.",
+        .staffHoursLine: "{0}  {1}",
+        .staffDoctorLine: "{0}  {1}  отделение {2} ({3})",
         .staffBooked: "Запись {0} для {1}: {2}, врач {3}.",
         .accessLogNone: "Со стороны клиники ваши данные никто не читал и не менял.",
         .accessLogLine: "{0}  {1}  {2}  {3}",

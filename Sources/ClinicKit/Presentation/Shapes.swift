@@ -17,6 +17,16 @@ public enum Shapes {
     public static func minutesText(_ minutes: Int) -> String {
         String(format: "%02d:%02d", minutes / 60, minutes % 60)
     }
+
+    /// "HH:MM" (24:00 allowed as an end) → minutes after midnight; nil for anything else.
+    public static func minutes(_ text: String) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+              (parts[0] + parts[1]).allSatisfy({ $0.isASCII && $0.isNumber }),
+              let hours = Int(parts[0]), let minutes = Int(parts[1]),
+              (0...24).contains(hours), (0...59).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
+        return hours * 60 + minutes
+    }
 }
 
 public struct ClinicJSON: Encodable, Sendable {
@@ -84,6 +94,11 @@ public struct DoctorJSON: Encodable, Sendable {
         public let start: String
         public let end: String
         public let slotMinutes: Int
+
+        public init(_ hours: WorkingHours) {
+            weekday = hours.weekday; start = Shapes.minutesText(hours.startMinute); end = Shapes.minutesText(hours.endMinute)
+            slotMinutes = hours.slotMinutes
+        }
     }
     public let id: Int64
     public let departmentId: Int64
@@ -92,10 +107,7 @@ public struct DoctorJSON: Encodable, Sendable {
 
     public init(_ doctor: Doctor, hours: [WorkingHours]) {
         id = doctor.id ?? 0; departmentId = doctor.departmentId; name = doctor.name
-        self.hours = hours.map {
-            Hours(weekday: $0.weekday, start: Shapes.minutesText($0.startMinute), end: Shapes.minutesText($0.endMinute),
-                  slotMinutes: $0.slotMinutes)
-        }
+        self.hours = hours.map(Hours.init)
     }
 }
 

@@ -33,6 +33,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedMediaType = "unsupported_media_type"
         case rateLimited = "rate_limited"
         case idempotencyKeyReused = "idempotency_key_reused"
+        case hoursConflict = "hours_conflict"
 
         /// Process exit status for the code. Stable: documented in docs/CLI.md.
         public var exitStatus: Int32 {
@@ -41,7 +42,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
             case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
             case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
-                 .limitReached, .idempotencyKeyReused: return 5
+                 .limitReached, .idempotencyKeyReused, .hoursConflict: return 5
             case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError: return 6
             case .internalError: return 70
             }
