@@ -72,7 +72,9 @@ struct ProfileBody: Decodable, Sendable {
 
 struct PasswordBody: Decodable, Sendable { let oldPassword: String; let newPassword: String }
 struct DeleteBody: Decodable, Sendable { let password: String }
-struct BookingBody: Decodable, Sendable { let departmentId: Int64; let start: String; let doctorId: Int64?; let notes: String? }
+struct BookingBody: Decodable, Sendable {
+    let departmentId: Int64; let start: String; let doctorId: Int64?; let notes: String?; let visitTypeId: Int64?
+}
 struct RescheduleBody: Decodable, Sendable { let start: String }
 
 // The response bodies that are the API's own (the others are ClinicKit's shapes).
@@ -225,11 +227,19 @@ extension API {
             let language = language(of: request)
             let id = try context.parameters.id("id")
             let days = try request.queryInt("days") ?? 7, doctorId = try request.queryInt("doctorId").map(Int64.init)
+            let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
             let from = request.query("from")
             let slots = try await work(language) { [system] in
-                try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days)
+                try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
+                                              visitTypeId: visitTypeId)
             }
             return try HTTPMapping.json(slots.map(SlotJSON.init))
+        }
+        routes.get("/v1/departments/:id/visit-types") { request, context in
+            let language = language(of: request)
+            let id = try context.parameters.id("id")
+            let types = try await work(language) { [system] in try system.departments.visitTypes(departmentId: id) }
+            return try HTTPMapping.json(types.map { VisitTypeJSON($0, language: language) })
         }
         routes.get("/v1/geocode") { request, _ in
             let language = language(of: request)
@@ -260,7 +270,8 @@ extension API {
                 let time = try parsedTime(body.start, patient.language)
                 return try await idempotent(request, context, patient, body: raw, operation: "book") { [system] in
                     let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId,
-                                                                           at: time, doctorId: body.doctorId, notes: body.notes ?? "")
+                                                                           at: time, doctorId: body.doctorId, notes: body.notes ?? "",
+                                                                           visitTypeId: body.visitTypeId)
                     return (.created, AppointmentJSON(booked))
                 }
             }

@@ -11,7 +11,12 @@ struct StaffAccountBody: Decodable, Sendable {
     let doctorId: Int64?
 }
 struct StaffCancelBody: Decodable, Sendable { let reason: String? }
-struct StaffBookingBody: Decodable, Sendable { let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64? }
+struct StaffBookingBody: Decodable, Sendable {
+    let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64?; let visitTypeId: Int64?
+}
+struct VisitTypeBody: Decodable, Sendable {
+    let departmentId: Int64?; let nameEn: String; let nameRu: String; let durationMinutes: Int; let priceCents: Int?
+}
 
 extension StaffRole: Decodable {}
 
@@ -103,7 +108,7 @@ extension API {
                 let requestId = context.requestId
                 let booked = try await commit(language) { [system] in
                     try system.staff.book(member, patientLogin: body.patientLogin, departmentId: body.departmentId, at: time,
-                                          doctorId: body.doctorId, requestId: requestId)
+                                          doctorId: body.doctorId, visitTypeId: body.visitTypeId, requestId: requestId)
                 }
                 return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
             }
@@ -203,6 +208,47 @@ extension API {
                     try system.staff.removeException(member, exceptionId: id, force: force, reason: reason, requestId: requestId)
                 }
                 return try HTTPMapping.json(ExceptionRemovedJSON(removed: id, cancelled: cancelled.map(AppointmentJSON.init)))
+            }
+        }
+        routes.get("/v1/staff/departments/:id/visit-types") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let types = try await work(language) { [system] in try system.staff.visitTypes(member, departmentId: id) }
+                return try HTTPMapping.json(types.map { VisitTypeJSON($0, language: language) })
+            }
+        }
+        routes.post("/v1/staff/visit-types") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let body = try await RequestBody.decode(VisitTypeBody.self, from: request, context: context)
+                guard let department = body.departmentId else {
+                    throw APIFailure(ClinicError.invalid(.apiFieldRequired, "departmentId"), language: language)
+                }
+                let requestId = context.requestId
+                let type = try await work(language) { [system] in
+                    try system.staff.addVisitType(member, departmentId: department, nameEn: body.nameEn, nameRu: body.nameRu,
+                                                  durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
+                }
+                return try HTTPMapping.json(VisitTypeJSON(type, language: language), status: .created)
+            }
+        }
+        routes.post("/v1/staff/visit-types/:id") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let body = try await RequestBody.decode(VisitTypeBody.self, from: request, context: context)
+                let requestId = context.requestId
+                let type = try await work(language) { [system] in
+                    try system.staff.updateVisitType(member, id: id, nameEn: body.nameEn, nameRu: body.nameRu,
+                                                     durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
+                }
+                return try HTTPMapping.json(VisitTypeJSON(type, language: language))
+            }
+        }
+        routes.delete("/v1/staff/visit-types/:id") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let requestId = context.requestId
+                let type = try await work(language) { [system] in try system.staff.removeVisitType(member, id: id, requestId: requestId) }
+                return try HTTPMapping.json(VisitTypeJSON(type, language: language))
             }
         }
         routes.get("/v1/staff/accounts") { request, _ in

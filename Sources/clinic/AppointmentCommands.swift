@@ -12,13 +12,14 @@ struct Book: ParsableCommand {
     @Option(help: ArgumentHelp("Start of the slot.", valueName: "time")) var at: String
     @Option(help: "Doctor id (default: the first free doctor).") var doctor: Int64?
     @Option(help: "Notes for the clinic.") var notes: String = ""
+    @Option(name: .customLong("visit-type"), help: "A visit type of the department (clinic visit-types).") var visitType: Int64?
 
     func run() throws {
         let context = Context(global)
         let time = try TimeInput.parse(at)
         let (system, client) = try context.signedIn()
         let appointment = try system.appointments.createAppointment(
-            clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes)
+            clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes, visitTypeId: visitType)
         try context.emit(AppointmentJSON(appointment)) {
             let clinic = try system.clinics.getClinicById(appointment.clinicId)
             return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),

@@ -12,12 +12,15 @@ struct Slots: ParsableCommand {
     @Option(help: ArgumentHelp("First day, YYYY-MM-DD in the clinic's calendar (default: today there).", valueName: "day"))
     var from: String?
     @Option(help: "How many days, 1 to 31 (default 7).") var days: Int = 7
+    @Option(name: .customLong("visit-type"), help: "A visit type of the department (clinic visit-types): slots as long as the visit.")
+    var visitType: Int64?
 
     func run() throws {
         let context = Context(global)
         let first = try from.map(TimeInput.parseDay)
         let system = try context.system()
-        let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days)
+        let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days,
+                                                  visitTypeId: visitType)
         try context.emit(slots.map(SlotJSON.init)) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
             let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)

@@ -13,12 +13,14 @@ extension Context {
         return SessionFile(path: sessionFile.path + "-staff")
     }
 
-    /// The signed-in staff member, with the system and the token.
-    func signedInStaff() throws -> (system: ClinicSystem, member: StaffMember, token: String) {
+    /// Runs `body` for the signed-in staff member (`not_logged_in` without a staff session);
+    /// the session is kept alive once it succeeded.
+    func asStaff(_ body: (ClinicSystem, StaffMember) throws -> Void) throws {
         let system = try self.system()
         let token = try staffSessionFile.read()
         let member = try system.staff.current(token: token)
-        return (system, member, token ?? "")
+        try body(system, member)
+        if let token { try? system.staff.touch(token: token) }
     }
 }
 
@@ -65,7 +67,81 @@ struct StaffCommand: ParsableCommand {
         commandName: "staff",
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
-                      StaffExceptions.self, Accounts.self])
+                      StaffExceptions.self, StaffVisitTypes.self, Accounts.self])
+
+    struct StaffVisitTypes: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "visit-types", abstract: "A department's visit types: list (any staff), add, update, remove (clinic admins).",
+            subcommands: [List.self, Add.self, Update.self, Remove.self], defaultSubcommand: List.self)
+
+        struct Fields: ParsableArguments {
+            @Option(name: .customLong("name-en"), help: "English name.") var nameEn: String
+            @Option(name: .customLong("name-ru"), help: "Russian name.") var nameRu: String
+            @Option(help: "Duration in minutes: 5 to 480, in steps of 5; a doctor offers it where it is a whole number of their slots.")
+            var minutes: Int
+            @Option(name: .customLong("price-cents"), help: "Price in cents (optional).") var priceCents: Int?
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A department's visit types, removed ones too.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Department id (of your clinic).") var department: Int64
+
+            func run() throws {
+                let context = Context(global)
+                try context.asStaff { system, member in
+                    let types = try system.staff.visitTypes(member, departmentId: department)
+                    try context.emit(types.map { VisitTypeJSON($0, language: context.language) }) { visitTypeLines(types, context) }
+                }
+            }
+        }
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Offer a visit type in a department of your clinic.")
+            @OptionGroup var global: GlobalOptions
+            @Option(help: "Department id (of your clinic).") var department: Int64
+            @OptionGroup var fields: Fields
+
+            func run() throws {
+                let context = Context(global)
+                try context.asStaff { system, member in
+                    let type = try system.staff.addVisitType(member, departmentId: department, nameEn: fields.nameEn, nameRu: fields.nameRu,
+                                                             durationMinutes: fields.minutes, priceCents: fields.priceCents)
+                    try context.emit(VisitTypeJSON(type, language: context.language)) { visitTypeLines([type], context) }
+                }
+            }
+        }
+
+        struct Update: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Change a visit type (booked appointments keep their times).")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Visit type id.") var id: Int64
+            @OptionGroup var fields: Fields
+
+            func run() throws {
+                let context = Context(global)
+                try context.asStaff { system, member in
+                    let type = try system.staff.updateVisitType(member, id: id, nameEn: fields.nameEn, nameRu: fields.nameRu,
+                                                                durationMinutes: fields.minutes, priceCents: fields.priceCents)
+                    try context.emit(VisitTypeJSON(type, language: context.language)) { visitTypeLines([type], context) }
+                }
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Stop offering a visit type (appointments booked for it keep it).")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Visit type id.") var id: Int64
+
+            func run() throws {
+                let context = Context(global)
+                try context.asStaff { system, member in
+                    let type = try system.staff.removeVisitType(member, id: id)
+                    try context.emit(VisitTypeJSON(type, language: context.language)) { visitTypeLines([type], context) }
+                }
+            }
+        }
+    }
 
     struct Doctors: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -77,15 +153,15 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let doctors = try system.staff.doctors(member)
-                let shapes = try doctors.map { DoctorJSON($0.doctor, hours: try system.staff.hours(member, doctorId: $0.doctor.id ?? 0)) }
-                try context.emit(shapes) {
-                    doctors.map { context.text(.staffDoctorLine, String($0.doctor.id ?? 0), $0.doctor.name, String($0.department.id ?? 0),
-                                               Specialization.displayName($0.department.specialization, context.language)) }
-                        .joined(separator: "\n")
+                try context.asStaff { system, member in
+                    let doctors = try system.staff.doctors(member)
+                    let shapes = try doctors.map { DoctorJSON($0.doctor, hours: try system.staff.hours(member, doctorId: $0.doctor.id ?? 0)) }
+                    try context.emit(shapes) {
+                        doctors.map { context.text(.staffDoctorLine, String($0.doctor.id ?? 0), $0.doctor.name, String($0.department.id ?? 0),
+                                                   Specialization.displayName($0.department.specialization, context.language)) }
+                            .joined(separator: "\n")
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -98,12 +174,12 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let doctor = try system.staff.addDoctor(member, departmentId: department, name: name, hours: [])
-                try context.emit(DoctorJSON(doctor, hours: [])) {
-                    context.text(.staffDoctorLine, String(doctor.id ?? 0), doctor.name, String(department), "")
+                try context.asStaff { system, member in
+                    let doctor = try system.staff.addDoctor(member, departmentId: department, name: name, hours: [])
+                    try context.emit(DoctorJSON(doctor, hours: [])) {
+                        context.text(.staffDoctorLine, String(doctor.id ?? 0), doctor.name, String(department), "")
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
     }
@@ -120,13 +196,13 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let hours = try system.staff.hours(member, doctorId: doctor)
-                try context.emit(hours.map(DoctorJSON.Hours.init)) {
-                    hours.map { context.text(.staffHoursLine, String($0.weekday), hoursText($0.startMinute, $0.endMinute, slot: $0.slotMinutes)) }
-                        .joined(separator: "\n")
+                try context.asStaff { system, member in
+                    let hours = try system.staff.hours(member, doctorId: doctor)
+                    try context.emit(hours.map(DoctorJSON.Hours.init)) {
+                        hours.map { context.text(.staffHoursLine, String($0.weekday), hoursText($0.startMinute, $0.endMinute, slot: $0.slotMinutes)) }
+                            .joined(separator: "\n")
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -144,13 +220,13 @@ struct StaffCommand: ParsableCommand {
             func run() throws {
                 let context = Context(global)
                 let interval = try hoursOptions.interval()
-                let (system, member, token) = try context.signedInStaff()
-                let cancelled = try system.staff.setHours(member, doctorId: doctor, weekday: weekday, intervals: interval.map { [$0] } ?? [],
-                                                          force: force, reason: reason)
-                try context.emit(cancelled.map(AppointmentJSON.init)) {
-                    context.text(.staffHoursSet, String(doctor), String(cancelled.count))
+                try context.asStaff { system, member in
+                    let cancelled = try system.staff.setHours(member, doctorId: doctor, weekday: weekday, intervals: interval.map { [$0] } ?? [],
+                                                              force: force, reason: reason)
+                    try context.emit(cancelled.map(AppointmentJSON.init)) {
+                        context.text(.staffHoursSet, String(doctor), String(cancelled.count))
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
     }
@@ -167,14 +243,14 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                _ = try system.staff.hours(member, doctorId: doctor) // of the member's clinic, else not_found
-                let exceptions = try system.departments.exceptions(doctorId: doctor)
-                try context.emit(exceptions.map(ExceptionJSON.init)) {
-                    exceptions.map { context.text(.staffHoursLine, $0.day, $0.isDayOff ? context.text(.dayOff)
-                        : hoursText($0.startMinute ?? 0, $0.endMinute ?? 0, slot: $0.slotMinutes ?? 0)) }.joined(separator: "\n")
+                try context.asStaff { system, member in
+                    _ = try system.staff.hours(member, doctorId: doctor) // of the member's clinic, else not_found
+                    let exceptions = try system.departments.exceptions(doctorId: doctor)
+                    try context.emit(exceptions.map(ExceptionJSON.init)) {
+                        exceptions.map { context.text(.staffHoursLine, $0.day, $0.isDayOff ? context.text(.dayOff)
+                            : hoursText($0.startMinute ?? 0, $0.endMinute ?? 0, slot: $0.slotMinutes ?? 0)) }.joined(separator: "\n")
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -192,14 +268,14 @@ struct StaffCommand: ParsableCommand {
                 let context = Context(global)
                 let day = try TimeInput.parseDay(date)
                 let interval = try hoursOptions.interval()
-                let (system, member, token) = try context.signedInStaff()
-                let (exception, cancelled) = try system.staff.addException(member, doctorId: doctor, day: day, hours: interval,
-                                                                           force: force, reason: reason)
-                try context.emit(ExceptionJSON(exception)) {
-                    context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
-                        + (cancelled.isEmpty ? "" : "\n" + context.text(.staffHoursSet, String(doctor), String(cancelled.count)))
+                try context.asStaff { system, member in
+                    let (exception, cancelled) = try system.staff.addException(member, doctorId: doctor, day: day, hours: interval,
+                                                                               force: force, reason: reason)
+                    try context.emit(ExceptionJSON(exception)) {
+                        context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
+                            + (cancelled.isEmpty ? "" : "\n" + context.text(.staffHoursSet, String(doctor), String(cancelled.count)))
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -212,13 +288,13 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let cancelled = try system.staff.removeException(member, exceptionId: exceptionId, force: force, reason: reason)
-                struct JSON: Encodable { let removed: Int64; let cancelled: Int }
-                try context.emit(JSON(removed: exceptionId, cancelled: cancelled.count)) {
-                    context.text(.exceptionRemoved, String(exceptionId))
+                try context.asStaff { system, member in
+                    let cancelled = try system.staff.removeException(member, exceptionId: exceptionId, force: force, reason: reason)
+                    struct JSON: Encodable { let removed: Int64; let cancelled: Int }
+                    try context.emit(JSON(removed: exceptionId, cancelled: cancelled.count)) {
+                        context.text(.exceptionRemoved, String(exceptionId))
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
     }
@@ -232,18 +308,20 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "Department id (of your clinic).") var department: Int64
         @Option(help: ArgumentHelp("A slot start (see TIME in docs/CLI.md).", valueName: "time")) var at: String
         @Option(help: "A doctor of the department.") var doctor: Int64?
+        @Option(name: .customLong("visit-type"), help: "A visit type of the department.") var visitType: Int64?
 
         func run() throws {
             let context = Context(global)
             let time = try TimeInput.parse(at)
-            let (system, member, token) = try context.signedInStaff()
-            let booked = try system.staff.book(member, patientLogin: patient, departmentId: department, at: time, doctorId: doctor)
-            try context.emit(AppointmentJSON(booked)) {
-                let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
-                return context.text(.staffBooked, String(booked.id ?? 0), patient,
-                                    DateText.dateTime(booked.startsAt, timeZone: zone, language: context.language), booked.doctorName)
+            try context.asStaff { system, member in
+                let booked = try system.staff.book(member, patientLogin: patient, departmentId: department, at: time, doctorId: doctor,
+                                                   visitTypeId: visitType)
+                try context.emit(AppointmentJSON(booked)) {
+                    let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
+                    return context.text(.staffBooked, String(booked.id ?? 0), patient,
+                                        DateText.dateTime(booked.startsAt, timeZone: zone, language: context.language), booked.doctorName)
+                }
             }
-            try? system.staff.touch(token: token)
         }
     }
 
@@ -292,11 +370,11 @@ struct StaffCommand: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let (system, member, token) = try context.signedInStaff()
-            try context.emit(StaffJSON(member)) {
-                context.text(.staffWhoami, member.name, member.surname, member.login, member.role.rawValue, String(member.clinicId))
+            try context.asStaff { system, member in
+                try context.emit(StaffJSON(member)) {
+                    context.text(.staffWhoami, member.name, member.surname, member.login, member.role.rawValue, String(member.clinicId))
+                }
             }
-            try? system.staff.touch(token: token)
         }
     }
 
@@ -313,19 +391,19 @@ struct StaffCommand: ParsableCommand {
         func run() throws {
             let context = Context(global)
             let day = try date.map(TimeInput.parseDay)
-            let (system, member, token) = try context.signedInStaff()
-            let (shown, zone, entries) = try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor)
-            try context.emit(entries.map(DayEntryJSON.init)) {
-                var lines = [context.text(.staffDayHeader, shown.dayText, String(member.clinicId), zone.identifier)]
-                if entries.isEmpty { lines.append(context.text(.staffDayEmpty)) }
-                for entry in entries {
-                    let time = DateText.time(entry.appointment.startsAt, timeZone: zone, language: context.language)
-                    lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.rawValue,
-                                              entry.appointment.doctorName, entry.patientName ?? "—"))
+            try context.asStaff { system, member in
+                let (shown, zone, entries) = try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor)
+                try context.emit(entries.map(DayEntryJSON.init)) {
+                    var lines = [context.text(.staffDayHeader, shown.dayText, String(member.clinicId), zone.identifier)]
+                    if entries.isEmpty { lines.append(context.text(.staffDayEmpty)) }
+                    for entry in entries {
+                        let time = DateText.time(entry.appointment.startsAt, timeZone: zone, language: context.language)
+                        lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.rawValue,
+                                                  entry.appointment.doctorName, entry.patientName ?? "—"))
+                    }
+                    return lines.joined(separator: "\n")
                 }
-                return lines.joined(separator: "\n")
             }
-            try? system.staff.touch(token: token)
         }
     }
 
@@ -341,12 +419,12 @@ struct StaffCommand: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let (system, member, token) = try context.signedInStaff()
-            let appointment = try system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
-            try context.emit(AppointmentJSON(appointment)) {
-                context.text(.staffActed, String(appointment.id ?? 0), appointment.status.rawValue)
+            try context.asStaff { system, member in
+                let appointment = try system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
+                try context.emit(AppointmentJSON(appointment)) {
+                    context.text(.staffActed, String(appointment.id ?? 0), appointment.status.rawValue)
+                }
             }
-            try? system.staff.touch(token: token)
         }
     }
 
@@ -361,16 +439,16 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let accounts = try system.staff.accounts(clinicId: member.clinicId, by: member)
-                try context.emit(accounts.map(StaffJSON.init)) {
-                    accounts.map { account in
-                        context.text(.staffAccountLine, String(account.id), account.login, account.name, account.surname,
-                                     account.role.rawValue + (account.doctorId.map { " (doctor \($0))" } ?? ""),
-                                     account.isActive ? "" : "  (disabled)")
-                    }.joined(separator: "\n")
+                try context.asStaff { system, member in
+                    let accounts = try system.staff.accounts(clinicId: member.clinicId, by: member)
+                    try context.emit(accounts.map(StaffJSON.init)) {
+                        accounts.map { account in
+                            context.text(.staffAccountLine, String(account.id), account.login, account.name, account.surname,
+                                         account.role.rawValue + (account.doctorId.map { " (doctor \($0))" } ?? ""),
+                                         account.isActive ? "" : "  (disabled)")
+                        }.joined(separator: "\n")
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -382,14 +460,14 @@ struct StaffCommand: ParsableCommand {
             func run() throws {
                 let context = Context(global)
                 let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
-                let (system, member, token) = try context.signedInStaff()
-                let added = try system.staff.addStaff(StaffInput(
-                    login: account.login, name: account.name, surname: account.surname, role: account.role,
-                    clinicId: member.clinicId, doctorId: account.doctor, password: password), by: member)
-                try context.emit(StaffJSON(added)) {
-                    context.text(.staffAdded, added.login, added.role.rawValue, String(added.clinicId))
+                try context.asStaff { system, member in
+                    let added = try system.staff.addStaff(StaffInput(
+                        login: account.login, name: account.name, surname: account.surname, role: account.role,
+                        clinicId: member.clinicId, doctorId: account.doctor, password: password), by: member)
+                    try context.emit(StaffJSON(added)) {
+                        context.text(.staffAdded, added.login, added.role.rawValue, String(added.clinicId))
+                    }
                 }
-                try? system.staff.touch(token: token)
             }
         }
 
@@ -400,11 +478,38 @@ struct StaffCommand: ParsableCommand {
 
             func run() throws {
                 let context = Context(global)
-                let (system, member, token) = try context.signedInStaff()
-                let disabled = try system.staff.disable(id, by: member)
-                try context.emit(StaffJSON(disabled)) { context.text(.staffDisabled, disabled.login) }
-                try? system.staff.touch(token: token)
+                try context.asStaff { system, member in
+                    let disabled = try system.staff.disable(id, by: member)
+                    try context.emit(StaffJSON(disabled)) { context.text(.staffDisabled, disabled.login) }
+                }
             }
         }
     }
+}
+
+/// `clinic visit-types DEPARTMENT_ID`: what a department offers to book.
+struct VisitTypesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "visit-types",
+        abstract: "A department's visit types (use the id with slots and book --visit-type); none: it books single slots.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Department id.") var departmentId: Int64
+
+    func run() throws {
+        let context = Context(global)
+        let system = try context.system()
+        let types = try system.departments.visitTypes(departmentId: departmentId)
+        try context.emit(types.map { VisitTypeJSON($0, language: context.language) }) {
+            types.isEmpty ? context.text(.visitTypesNone) : visitTypeLines(types, context)
+        }
+    }
+}
+
+/// "id  name  N min  price" lines.
+func visitTypeLines(_ types: [VisitType], _ context: Context) -> String {
+    types.map { type in
+        let price = type.priceCents.map { String(format: "  %d.%02d", $0 / 100, $0 % 100) } ?? ""
+        return context.text(.visitTypeLine, String(type.id), type.name(context.language), String(type.durationMinutes),
+                            price + (type.isActive ? "" : "  (removed)"))
+    }.joined(separator: "\n")
 }

@@ -54,19 +54,31 @@ import Testing
     /// A receptionist's day from the command line: the operator adds the account, the
     /// receptionist logs in beside a patient session (their own file), reads the day, checks
     /// the patient in, may not start the visit nor create accounts; the patient reads it all.
-    @Test func aReceptionistsDay() throws {
-        let cli = try CLIHarness()
+    /// Patient "pat" with a cardiology booking next Monday at 08:00 in Los Angeles, and a staff
+    /// account `login` with `role` at that clinic, made by the operator.
+    struct StaffScene { let session: String; let cardiology: Int; let monday: String; let booked: [String: Any]; let clinic: Int }
+    static let staffPassword = "kettle-harbor-lantern\n"
+
+    func staffScene(_ cli: CLIHarness, login: String, role: String) throws -> StaffScene {
         try cli.setUpDirectory()
         let session = try patient(cli, "pat")
         let cardiology = try departmentId(cli, city: "Los Angeles", "cardiology")
         let monday = nextMonday()
         let booked = try #require(try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 08:00", "--json"],
                                               session: session).json() as? [String: Any])
-        let id = try #require(booked["id"] as? Int), clinic = try #require(booked["clinicId"] as? Int)
-        let staffPassword = "kettle-harbor-lantern\n"
-        let added = try cli.run(["admin", "staff", "add", "--login", "desk", "--name", "Sam", "--surname", "Lee", "--role",
-                                 "receptionist", "--clinic", String(clinic), "--password-stdin", "--json"], input: staffPassword)
+        let clinic = try #require(booked["clinicId"] as? Int)
+        let added = try cli.run(["admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role", role,
+                                 "--clinic", String(clinic), "--password-stdin", "--json"], input: Self.staffPassword)
         #expect(added.status == 0, "\(added.stderr)")
+        return StaffScene(session: session, cardiology: cardiology, monday: monday, booked: booked, clinic: clinic)
+    }
+
+    @Test func aReceptionistsDay() throws {
+        let cli = try CLIHarness()
+        let scene = try staffScene(cli, login: "desk", role: "receptionist")
+        let (session, cardiology, monday, clinic) = (scene.session, scene.cardiology, scene.monday, scene.clinic)
+        let id = try #require(scene.booked["id"] as? Int)
+        let staffPassword = Self.staffPassword
         #expect(try cli.run(["admin", "staff", "add", "--login", "doc", "--name", "Ann", "--surname", "Wu", "--role", "doctor",
                              "--clinic", String(clinic), "--password-stdin", "--json"], input: staffPassword).errorCode == "invalid_input",
                 "a doctor's account needs --doctor")
@@ -109,18 +121,10 @@ import Testing
     /// strand a booking, forced with a reason, which the patient's history shows.
     @Test func aClinicAdminChangesHours() throws {
         let cli = try CLIHarness()
-        try cli.setUpDirectory()
-        let session = try patient(cli, "pat")
-        let cardiology = try departmentId(cli, city: "Los Angeles", "cardiology")
-        let monday = nextMonday()
-        let booked = try #require(try cli.run(["book", "--department", String(cardiology), "--at", "\(monday) 08:00", "--json"],
-                                              session: session).json() as? [String: Any])
-        let id = try #require(booked["id"] as? Int), clinic = try #require(booked["clinicId"] as? Int)
-        let doctor = try #require(booked["doctorId"] as? Int)
-        let password = "kettle-harbor-lantern\n"
-        #expect(try cli.run(["admin", "staff", "add", "--login", "boss", "--name", "Ann", "--surname", "Wu", "--role", "clinic-admin",
-                             "--clinic", String(clinic), "--password-stdin"], input: password).status == 0)
-        #expect(try cli.run(["staff", "login", "--login", "boss", "--password-stdin"], input: password, session: session).status == 0)
+        let scene = try staffScene(cli, login: "boss", role: "clinic-admin")
+        let (session, cardiology, monday) = (scene.session, scene.cardiology, scene.monday)
+        let id = try #require(scene.booked["id"] as? Int), doctor = try #require(scene.booked["doctorId"] as? Int)
+        #expect(try cli.run(["staff", "login", "--login", "boss", "--password-stdin"], input: Self.staffPassword, session: session).status == 0)
         let doctors = try #require(try cli.run(["staff", "doctors", "--json"], session: session).json() as? [[String: Any]])
         #expect(doctors.contains { $0["id"] as? Int == doctor })
         let refused = try cli.run(["staff", "hours", "set", "--doctor", String(doctor), "--weekday", "1", "--off", "--json"], session: session)
@@ -133,6 +137,23 @@ import Testing
         let shown = try #require(try cli.run(["appointments", "show", String(id), "--json"], session: session).json() as? [String: Any])
         #expect(shown["status"] as? String == "cancelled")
         #expect((shown["history"] as? [[String: Any]])?.last?["reason"] as? String == "Dr. Thompson is ill")
+
+        // A 40-minute visit type: offered where two 20-minute slots fit, booked for 40 minutes.
+        let added = try cli.run(["staff", "visit-types", "add", "--department", String(cardiology), "--name-en", "First visit",
+                                 "--name-ru", "Первичный приём", "--minutes", "40", "--price-cents", "12000", "--json"], session: session)
+        let visit = try #require((added.json() as? [String: Any])?["id"] as? Int, "\(added.stderr)")
+        let listed = try #require(try cli.run(["visit-types", String(cardiology), "--json", "--lang", "ru"]).json() as? [[String: Any]])
+        #expect(listed.map { $0["name"] as? String } == ["Первичный приём"])
+        let tuesday = nextMonday(plus: 1)
+        let slots = try #require(try cli.run(["slots", "--department", String(cardiology), "--from", tuesday, "--days", "1",
+                                              "--visit-type", String(visit), "--json"]).json() as? [[String: Any]])
+        let free = try #require(slots.first { $0["isAvailable"] as? Bool == true })
+        let start = try #require(free["start"] as? String)
+        let long = try #require(try cli.run(["book", "--department", String(cardiology), "--at", start, "--visit-type", String(visit),
+                                             "--json"], session: session).json() as? [String: Any])
+        #expect(long["visitTypeId"] as? Int == visit && long["end"] as? String == free["end"] as? String)
+        #expect(try cli.run(["book", "--department", String(cardiology), "--at", start, "--visit-type", "999", "--json"],
+                            session: session).errorCode == "not_found")
         #expect(try cli.run(["admin", "check", "--json"]).status == 0)
     }
 

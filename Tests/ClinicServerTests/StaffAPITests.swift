@@ -84,6 +84,11 @@ final class StaffAPITests: XCTestCase {
             (.GET, "/v1/staff/doctors/\(s.doctor)/exceptions", nil),
             (.POST, "/v1/staff/doctors/\(s.doctor)/exceptions", ["date": "2030-01-02", "off": true]),
             (.DELETE, "/v1/staff/exceptions/1", nil),
+            (.GET, "/v1/staff/departments/\(s.department)/visit-types", nil),
+            (.POST, "/v1/staff/visit-types", ["departmentId": s.department, "nameEn": "Follow-up", "nameRu": "Повторный",
+                                              "durationMinutes": 40]),
+            (.POST, "/v1/staff/visit-types/1", ["nameEn": "Follow-up", "nameRu": "Повторный", "durationMinutes": 40]),
+            (.DELETE, "/v1/staff/visit-types/1", nil),
         ]
         // Nobody and a patient: 401 everywhere.
         for (method, path, body) in routes {
@@ -95,10 +100,11 @@ final class StaffAPITests: XCTestCase {
         // What each role may not do, by route index: 403 (role) or 404 (another clinic / doctor).
         let refused: [String: [Int: Int]] = [
             "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404, 10: 404, 11: 200, 12: 404, 13: 404, 14: 404,
-                        15: 404, 16: 404, 17: 404],
-            "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403, 11: 200, 12: 403, 13: 200, 14: 403, 15: 200, 16: 403, 17: 404],
-            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403],
-            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403],
+                        15: 404, 16: 404, 17: 404, 18: 404, 19: 404, 20: 404, 21: 404],
+            "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403, 11: 200, 12: 403, 13: 200, 14: 403, 15: 200, 16: 403, 17: 404,
+                       18: 200, 19: 403, 20: 404, 21: 404],
+            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403],
+            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403],
         ]
         for (login, expected) in refused {
             let token = try XCTUnwrap(s.tokens[login])
@@ -164,6 +170,20 @@ final class StaffAPITests: XCTestCase {
         let exceptionId = try XCTUnwrap((added2.object["exception"] as? [String: Any])?["id"] as? Int)
         let removed = try await s.server.send(.DELETE, "/v1/staff/exceptions/\(exceptionId)", token: admin)
         XCTAssertEqual(removed.status, 200, removed.text)
+        // A visit type, offered to patients and booked by one for its whole length.
+        let (typeMethod, typePath, typeBody) = routes[19]
+        let type = try await s.server.send(typeMethod, typePath, json: typeBody, token: admin)
+        XCTAssertEqual(type.status, 201, type.text)
+        let typeId = try XCTUnwrap(type.object["id"] as? Int)
+        let offered = try await s.server.send(.GET, "/v1/departments/\(s.department)/visit-types", headers: ["Accept-Language": "ru"])
+        XCTAssertEqual(offered.array.map { $0["name"] as? String }, ["Повторный"])
+        let longSlots = try await s.server.send(.GET, "/v1/departments/\(s.department)/slots?days=14&visitTypeId=\(typeId)")
+        let longFree = try XCTUnwrap(longSlots.array.last { $0["isAvailable"] as? Bool == true })
+        let longBooked = try await s.server.send(.POST, "/v1/appointments", json: ["departmentId": s.department, "start": longFree["start"] ?? "",
+                                                                                   "visitTypeId": typeId], token: s.patient)
+        XCTAssertEqual(longBooked.status, 201, longBooked.text)
+        XCTAssertEqual(longBooked.object["end"] as? String, longFree["end"] as? String)
+        XCTAssertEqual(longBooked.object["visitTypeId"] as? Int, typeId)
         // Log-out ends the session server-side.
         let out = try await s.server.send(.DELETE, "/v1/staff/sessions/current", token: desk)
         XCTAssertEqual(out.status, 204)

@@ -71,7 +71,8 @@ public final class AppointmentController: Sendable {
     /// exceptions, in the clinic's time zone), at least the lead time ahead, and free; the
     /// patient must have room under the limit and no overlapping appointment.
     public func createAppointment(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed,
-                                  doctorId: Int64? = nil, notes: String = "", staffId: Int64? = nil) throws -> Appointment {
+                                  doctorId: Int64? = nil, notes: String = "", staffId: Int64? = nil,
+                                  visitTypeId: Int64? = nil) throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.write { db in
@@ -79,13 +80,15 @@ public final class AppointmentController: Sendable {
             let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
             let start = try TimeInput.resolve(time, in: clinic.zone)
+            let visit = try visitTypeId.map { try VisitType.offered(db, id: $0, departmentId: departmentId) }
             let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
-                                          preferred: doctorId, strict: doctorId != nil, now: now, policy: policy)
+                                          preferred: doctorId, strict: doctorId != nil, now: now, policy: policy,
+                                          duration: visit?.durationMinutes)
             try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
             let appointment = Appointment(
                 id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
                 doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
-                endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now)
+                endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
             let booked = try insertOrReportRace { try database.addAppointment(db, appointment) }
             try Self.record(db, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
             return booked
@@ -108,9 +111,11 @@ public final class AppointmentController: Sendable {
             let (department, clinic) = try departmentAndClinic(db, appointment.departmentId)
             let start = try TimeInput.resolve(time, in: clinic.zone)
             guard start != appointment.startsAt else { return appointment }
+            // A visit keeps its length: its visit type's (even one no longer offered).
+            let duration = try appointment.visitTypeId.flatMap { try VisitType.fetch(db, id: $0)?.durationMinutes }
             let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
                                           preferred: appointment.doctorId, strict: false, now: now, policy: policy,
-                                          ignoring: appointment.id)
+                                          ignoring: appointment.id, duration: duration)
             try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: appointment.id,
                              now: now, policy: policy)
             appointment.doctorId = choice.doctor.id ?? 0
@@ -215,7 +220,8 @@ public final class AppointmentController: Sendable {
     /// The slots of a department (or one of its doctors) for `days` local dates from `from`
     /// (default: today in the clinic's zone), with whether each can be booked now: not past,
     /// not within the lead time, not taken.
-    public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int = 7) throws -> [Slot] {
+    public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int = 7,
+                      visitTypeId: Int64? = nil) throws -> [Slot] {
         guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
         // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
         if let from, from.year > 9999 || (from.year == 9999 && from.month > 11) {
@@ -231,12 +237,14 @@ public final class AppointmentController: Sendable {
                 guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
             }
             let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
-            return try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy)
+            let visit = try visitTypeId.map { try VisitType.offered(db, id: $0, departmentId: departmentId) }
+            return try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy,
+                                  duration: visit?.durationMinutes)
         }
     }
 
     static func slots(_ db: Database, doctors: [Doctor], zone: TimeZone, first: LocalDateTime, days: Int, now: Date,
-                      policy: BookingPolicy) throws -> [Slot] {
+                      policy: BookingPolicy, duration: Int? = nil) throws -> [Slot] {
         let last = first.adding(days: days - 1)
         // Instants that bound the local dates, with a day's margin for the zone's offset.
         let low = Int64(first.adding(days: -1).daysSinceEpoch * 86_400), high = Int64(last.adding(days: 2).daysSinceEpoch * 86_400)
@@ -252,7 +260,8 @@ public final class AppointmentController: Sendable {
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()
             for offset in 0..<days {
-                for slot in schedule.slots(on: first.adding(days: offset), zone: zone) where seen.insert(slot.start).inserted {
+                for slot in schedule.slots(on: first.adding(days: offset), zone: zone, duration: duration)
+                where seen.insert(slot.start).inserted {
                     let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)
                     let busy = taken.contains { $0.0 < end && $0.1 > start }
                     // The same rules as booking: in the future and at least the lead time ahead.
@@ -307,7 +316,8 @@ public final class AppointmentController: Sendable {
     /// Picks the doctor for a start. `strict`: only `preferred` will do. Otherwise `preferred`
     /// first (if it is in the department), then the others by id.
     func chooseDoctor(_ db: Database, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
-                      strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil) throws -> (doctor: Doctor, end: Date) {
+                      strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil,
+                      duration: Int? = nil) throws -> (doctor: Doctor, end: Date) {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
         guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
             throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
@@ -325,7 +335,7 @@ public final class AppointmentController: Sendable {
         var someoneWorks = false
         for doctor in doctors {
             let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: day, through: day)
-            guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone) else { continue }
+            guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone, duration: duration) else { continue }
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.

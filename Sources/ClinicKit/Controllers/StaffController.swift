@@ -356,7 +356,7 @@ public final class StaffController: Sendable {
     /// The patient's rules hold (lead time, their limit and overlaps); the history says which
     /// staff account booked, and the audit trail has it, in the booking's transaction.
     public func book(_ member: StaffMember, patientLogin: String, departmentId: Int64, at time: TimeInput.Parsed,
-                     doctorId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
+                     doctorId: Int64? = nil, visitTypeId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
         guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         let now = self.now()
         return try database.writeJoined { db in
@@ -367,7 +367,7 @@ public final class StaffController: Sendable {
                 throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
             }
             let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
-                                                            doctorId: doctorId, staffId: member.id)
+                                                            doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
             try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
                                 appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
             return booked

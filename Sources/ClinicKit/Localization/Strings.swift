@@ -30,6 +30,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case staffReasonRequired, staffReasonInvalid, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader
     case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffBooked
     case staffHoursConflict, staffHoursChanged, staffHoursSet, staffHoursLine, staffDoctorLine
+    case visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid, visitTypePriceInvalid, visitTypeLine, visitTypesNone
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -213,6 +214,12 @@ public enum Strings {
         .staffDisabled: "Staff account {0} disabled; its sessions ended.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "There is no patient with the login {0}.",
+        .visitTypeNotFound: "There is no visit type {0} offered in that department.",
+        .visitTypeNameInvalid: "A visit type needs an English and a Russian name, 1 to 100 characters each, with no control characters.",
+        .visitTypeDurationInvalid: "A visit lasts 5 to 480 minutes, in steps of 5 (got {0}).",
+        .visitTypePriceInvalid: "A price is 0 to 1,000,000.00, in cents.",
+        .visitTypeLine: "{0}  {1}  {2} min{3}",
+        .visitTypesNone: "This department books single slots (no visit types).",
         .staffHoursConflict: "That leaves booked appointments outside the doctor's hours: {0}. Move them first, or force the change (they are cancelled for the clinic, with the reason).",
         .staffHoursChanged: "the doctor's hours changed",
         .staffHoursSet: "Hours of doctor {0} set; {1} appointments cancelled.",
@@ -482,6 +489,12 @@ public enum Strings {
         .staffDisabled: "Учётная запись сотрудника {0} отключена, её сеансы завершены.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "Пациента с логином {0} нет.",
+        .visitTypeNotFound: "Вида приёма {0} в этом отделении нет.",
+        .visitTypeNameInvalid: "У вида приёма должны быть английское и русское названия, от 1 до 100 символов, без управляющих символов.",
+        .visitTypeDurationInvalid: "Приём длится от 5 до 480 минут, кратно 5 (получено {0}).",
+        .visitTypePriceInvalid: "Цена — от 0 до 1 000 000,00, в центах.",
+        .visitTypeLine: "{0}  {1}  {2} мин{3}",
+        .visitTypesNone: "В этом отделении запись на одиночные слоты (видов приёма нет).",
         .staffHoursConflict: "Тогда записи окажутся вне часов работы врача: {0}. Сначала перенесите их или примените изменение принудительно (их отменит клиника, с причиной).",
         .staffHoursChanged: "изменились часы работы врача",
         .staffHoursSet: "Часы работы врача {0} заданы; отменено записей: {1}.",

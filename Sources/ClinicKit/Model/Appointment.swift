@@ -40,6 +40,8 @@ public struct Appointment: Hashable, Sendable, StoredRecord {
     public var notes: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// The visit type it was booked for (migration 12), nil for a single slot.
+    public var visitTypeId: Int64? = nil
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 

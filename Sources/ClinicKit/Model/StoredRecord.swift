@@ -88,6 +88,7 @@ extension Appointment {
         doctorId = row["doctor_id"]; doctorName = row["doctor_name"]; startsAt = Date(seconds: row["starts_at"])
         endsAt = Date(seconds: row["ends_at"]); notes = row["notes"]
         createdAt = Date(seconds: row["created_at"]); updatedAt = Date(seconds: row["updated_at"])
+        visitTypeId = row.hasColumn("visit_type_id") ? row["visit_type_id"] : nil
         let text: String = row["status"]
         guard let status = AppointmentStatus(rawValue: text) else {
             throw ClinicError(.storage, .storageFailure, "unknown appointment status '\(text)'")
@@ -100,6 +101,8 @@ extension Appointment {
         container["department_id"] = departmentId; container["doctor_id"] = doctorId; container["doctor_name"] = doctorName
         container["starts_at"] = startsAt.seconds; container["ends_at"] = endsAt.seconds; container["status"] = status.rawValue
         container["notes"] = notes; container["created_at"] = createdAt.seconds; container["updated_at"] = updatedAt.seconds
+        // Only with a visit type: the column is migration 12's.
+        if let visitTypeId { container["visit_type_id"] = visitTypeId }
     }
 }
 

@@ -134,12 +134,14 @@ public struct AppointmentJSON: Encodable, Sendable {
     public let end: String
     public let status: String
     public let notes: String
+    /// Only when it was booked for a visit type (the key is absent otherwise).
+    public let visitTypeId: Int64?
 
     public init(_ appointment: Appointment) {
         id = appointment.id ?? 0; clinicId = appointment.clinicId; departmentId = appointment.departmentId
         doctorId = appointment.doctorId; doctorName = appointment.doctorName
         start = DateText.iso8601(appointment.startsAt); end = DateText.iso8601(appointment.endsAt)
-        status = appointment.status.rawValue; notes = appointment.notes
+        status = appointment.status.rawValue; notes = appointment.notes; visitTypeId = appointment.visitTypeId
     }
 }
 
@@ -462,5 +464,26 @@ public struct DayEntryJSON: Encodable, Sendable {
         try appointment.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(patientName, forKey: .patientName); try container.encode(patientLogin, forKey: .patientLogin)
+    }
+}
+
+/// A department's visit type (`clinic visit-types`, `/v1/departments/{id}/visit-types`).
+public struct VisitTypeJSON: Encodable, Sendable {
+    public let id: Int64; public let departmentId: Int64; public let name: String; public let nameEn: String
+    public let nameRu: String; public let durationMinutes: Int; public let priceCents: Int?; public let isActive: Bool
+
+    public init(_ type: VisitType, language: Language) {
+        id = type.id; departmentId = type.departmentId; name = type.name(language); nameEn = type.nameEn; nameRu = type.nameRu
+        durationMinutes = type.durationMinutes; priceCents = type.priceCents; isActive = type.isActive
+    }
+
+    private enum Keys: String, CodingKey { case id, departmentId, name, nameEn, nameRu, durationMinutes, priceCents, isActive }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id); try container.encode(departmentId, forKey: .departmentId)
+        try container.encode(name, forKey: .name); try container.encode(nameEn, forKey: .nameEn); try container.encode(nameRu, forKey: .nameRu)
+        try container.encode(durationMinutes, forKey: .durationMinutes); try container.encode(priceCents, forKey: .priceCents)
+        try container.encode(isActive, forKey: .isActive)
     }
 }

@@ -75,14 +75,18 @@ public struct DoctorSchedule: Sendable {
     }
 
     /// The slots of a local date as instants, earliest first. A wall time the zone skips is not
-    /// offered; one it shows twice is offered once, at its first occurrence.
-    public func slots(on day: LocalDateTime, zone: TimeZone) -> [(start: Date, end: Date)] {
+    /// offered; one it shows twice is offered once, at its first occurrence. With `duration`
+    /// (a visit type's minutes), a visit starts on a slot boundary and must end within the
+    /// same interval, and only intervals whose slot length divides the duration offer it.
+    public func slots(on day: LocalDateTime, zone: TimeZone, duration: Int? = nil) -> [(start: Date, end: Date)] {
         var result: [(start: Date, end: Date)] = []
         for interval in intervals(on: day) {
+            let length = duration ?? interval.slotMinutes
+            guard length > 0, length % interval.slotMinutes == 0 else { continue }
             var minute = interval.startMinute
-            while minute + interval.slotMinutes <= interval.endMinute {
+            while minute + length <= interval.endMinute {
                 if let start = day.at(minuteOfDay: minute).firstInstant(in: zone) {
-                    result.append((start, start.addingTimeInterval(TimeInterval(interval.slotMinutes * 60))))
+                    result.append((start, start.addingTimeInterval(TimeInterval(length * 60))))
                 }
                 minute += interval.slotMinutes
             }
@@ -92,14 +96,16 @@ public struct DoctorSchedule: Sendable {
 
     /// The slot's end if a slot starts at `start`: on a whole minute, at the first occurrence
     /// of its wall time, on a slot boundary of that date's intervals.
-    public func slotEnd(startingAt start: Date, zone: TimeZone) -> Date? {
+    public func slotEnd(startingAt start: Date, zone: TimeZone, duration: Int? = nil) -> Date? {
         let seconds = start.timeIntervalSince1970
         guard seconds == seconds.rounded(.down), Int64(seconds) % 60 == 0 else { return nil }
         let local = LocalDateTime.of(start, in: zone)
         guard local.firstInstant(in: zone) == start else { return nil }
         let minute = local.minuteOfDay
         guard let interval = intervals(on: local).first(where: { $0.hasSlot(startingAt: minute) }) else { return nil }
-        return start.addingTimeInterval(TimeInterval(interval.slotMinutes * 60))
+        let length = duration ?? interval.slotMinutes
+        guard length > 0, length % interval.slotMinutes == 0, minute + length <= interval.endMinute else { return nil }
+        return start.addingTimeInterval(TimeInterval(length * 60))
     }
 
     /// A doctor's schedule with the exceptions between two local dates (inclusive).

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+
+/// What a department offers to book (migration 12): "First visit, 30 min", "Follow-up,
+/// 15 min". A visit takes `durationMinutes`, which must be a whole number of a doctor's slots
+/// for that doctor to offer it; a department without visit types books single slots.
+public struct VisitType: Sendable, Equatable {
+    public let id: Int64
+    public let departmentId: Int64
+    public let nameEn: String
+    public let nameRu: String
+    public let durationMinutes: Int
+    /// In cents of the clinic's currency; nil when not given.
+    public let priceCents: Int?
+    public let isActive: Bool
+
+    init(row: Row) {
+        id = row["id"]; departmentId = row["department_id"]; nameEn = row["name_en"]; nameRu = row["name_ru"]
+        durationMinutes = row["duration_minutes"]; priceCents = row["price_cents"]; isActive = row["is_active"]
+    }
+
+    public func name(_ language: Language) -> String { language == .ru ? nameRu : nameEn }
+
+    static func fetch(_ db: Database, id: Int64) throws -> VisitType? {
+        guard try db.tableExists("visit_types") else { return nil }
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM visit_types WHERE id = ?"), arguments: [id]).map(VisitType.init)
+    }
+
+    static func list(_ db: Database, departmentId: Int64, includingInactive: Bool = false) throws -> [VisitType] {
+        guard try db.tableExists("visit_types") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM visit_types WHERE department_id = ?" + (includingInactive ? "" : " AND is_active = 1")
+                                + " ORDER BY duration_minutes, id", arguments: [departmentId]).map(VisitType.init)
+    }
+
+    /// The active visit type of a department, for booking or slots; `not_found` otherwise.
+    static func offered(_ db: Database, id: Int64, departmentId: Int64) throws -> VisitType {
+        guard let type = try fetch(db, id: id), type.departmentId == departmentId, type.isActive else {
+            throw ClinicError(.notFound, .visitTypeNotFound, String(id))
+        }
+        return type
+    }
+
+    /// Checked fields of a new or changed visit type.
+    static func checked(nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> (String, String) {
+        let en = nameEn.trimmingCharacters(in: .whitespacesAndNewlines), ru = nameRu.trimmingCharacters(in: .whitespacesAndNewlines)
+        let control = { (text: String) in text.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) } }
+        guard (1...100).contains(en.count), (1...100).contains(ru.count), !control(en), !control(ru) else {
+            throw ClinicError.invalid(.visitTypeNameInvalid)
+        }
+        guard (5...480).contains(durationMinutes), durationMinutes % 5 == 0 else {
+            throw ClinicError.invalid(.visitTypeDurationInvalid, String(durationMinutes))
+        }
+        if let priceCents, !(0...100_000_000).contains(priceCents) { throw ClinicError.invalid(.visitTypePriceInvalid) }
+        return (en, ru)
+    }
+}
+
+extension DepartmentController {
+    /// A department's active visit types, shortest first (empty: it books single slots).
+    public func visitTypes(departmentId: Int64) throws -> [VisitType] {
+        try database.read { db in
+            guard try database.getDepartmentById(db, departmentId) != nil else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            return try VisitType.list(db, departmentId: departmentId)
+        }
+    }
+}
+
+extension StaffController {
+    /// The department, of the member's clinic, for a clinic admin.
+    func adminDepartment(_ db: Database, _ member: StaffMember, _ departmentId: Int64) throws {
+        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+    }
+
+    /// A department's visit types, inactive ones too (any staff member of the clinic).
+    public func visitTypes(_ member: StaffMember, departmentId: Int64) throws -> [VisitType] {
+        try database.read { db in
+            guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            return try VisitType.list(db, departmentId: departmentId, includingInactive: true)
+        }
+    }
+
+    public func addVisitType(_ member: StaffMember, departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
+                             priceCents: Int? = nil, requestId: String? = nil) throws -> VisitType {
+        let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        let now = self.now()
+        return try database.write { db in
+            try adminDepartment(db, member, departmentId)
+            try db.execute(sql: """
+                INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [departmentId, en, ru, durationMinutes, priceCents])
+            let id = db.lastInsertedRowID
+            try AuditLog.append(db, by: member.auditActor, action: "visit-type.add", requestId: requestId,
+                                detail: "\(id) department \(departmentId) \(durationMinutes) min", now: now)
+            return try VisitType.fetch(db, id: id) ?? { throw ClinicError(.internalError, .storageFailure, "visit type") }()
+        }
+    }
+
+    /// Changes a visit type's names, duration or price; booked appointments keep their times.
+    public func updateVisitType(_ member: StaffMember, id: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
+                                priceCents: Int?, requestId: String? = nil) throws -> VisitType {
+        let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        let now = self.now()
+        return try database.write { db in
+            guard let type = try VisitType.fetch(db, id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
+            do { try adminDepartment(db, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
+                throw ClinicError(.notFound, .visitTypeNotFound, String(id))
+            }
+            try db.execute(sql: "UPDATE visit_types SET name_en = ?, name_ru = ?, duration_minutes = ?, price_cents = ? WHERE id = ?",
+                           arguments: [en, ru, durationMinutes, priceCents, id])
+            try AuditLog.append(db, by: member.auditActor, action: "visit-type.update", requestId: requestId,
+                                detail: "\(id) \(durationMinutes) min", now: now)
+            return try VisitType.fetch(db, id: id) ?? type
+        }
+    }
+
+    /// No longer offered (kept for the appointments that name it).
+    public func removeVisitType(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> VisitType {
+        let now = self.now()
+        return try database.write { db in
+            guard let type = try VisitType.fetch(db, id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
+            do { try adminDepartment(db, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
+                throw ClinicError(.notFound, .visitTypeNotFound, String(id))
+            }
+            try db.execute(sql: "UPDATE visit_types SET is_active = 0 WHERE id = ?", arguments: [id])
+            try AuditLog.append(db, by: member.auditActor, action: "visit-type.remove", requestId: requestId, detail: String(id), now: now)
+            return try VisitType.fetch(db, id: id) ?? type
+        }
+    }
+}
