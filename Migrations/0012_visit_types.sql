@@ -2,7 +2,8 @@
 -- "First visit, 30 min" and "Follow-up, 15 min", named in English and Russian, with a
 -- duration (a multiple of the doctors' slot grid, checked when slots are offered) and an
 -- optional price. An appointment may name the visit type it was booked for (no foreign key:
--- a removed visit type is deactivated, never deleted).
+-- a removed visit type is deactivated, never deleted). A doctor can be deactivated: no longer
+-- offered, booked or listed, with their appointments and history kept.
 
 -- migrate:up
 CREATE TABLE visit_types (
@@ -16,8 +17,10 @@ CREATE TABLE visit_types (
 );
 CREATE INDEX visit_types_department ON visit_types (department_id);
 ALTER TABLE appointments ADD COLUMN visit_type_id INTEGER;
+ALTER TABLE doctors ADD COLUMN is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1));
 
 -- migrate:down
+ALTER TABLE doctors DROP COLUMN is_active;
 ALTER TABLE appointments DROP COLUMN visit_type_id;
 DROP INDEX visit_types_department;
 DROP TABLE visit_types;

@@ -38,6 +38,7 @@ struct StaffHoursBody: Decodable, Sendable {
     }
 }
 struct CancelledJSON: Encodable { let cancelled: [AppointmentJSON] }
+struct StaffCancelOptions: Decodable, Sendable { let force: Bool?; let reason: String? }
 struct ExceptionAddedJSON: Encodable { let exception: ExceptionJSON; let cancelled: [AppointmentJSON] }
 struct ExceptionRemovedJSON: Encodable { let removed: Int64; let cancelled: [AppointmentJSON] }
 
@@ -146,6 +147,17 @@ extension API {
                     try system.staff.addDoctor(member, departmentId: body.departmentId, name: body.name, hours: [], requestId: requestId)
                 }
                 return try HTTPMapping.json(DoctorJSON(doctor, hours: []), status: .created)
+            }
+        }
+        routes.post("/v1/staff/doctors/:id/deactivate") { request, context in
+            try await staffSignedIn(request) { member, language in
+                let id = try context.parameters.id("id")
+                let body = try await RequestBody.decode(StaffCancelOptions.self, from: request, context: context)
+                let requestId = context.requestId
+                let cancelled = try await commit(language) { [system] in
+                    try system.staff.deactivateDoctor(member, doctorId: id, force: body.force ?? false, reason: body.reason, requestId: requestId)
+                }
+                return try HTTPMapping.json(CancelledJSON(cancelled: cancelled.map(AppointmentJSON.init)))
             }
         }
         routes.get("/v1/staff/doctors/:id/hours") { request, context in

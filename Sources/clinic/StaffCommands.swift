@@ -145,7 +145,28 @@ struct StaffCommand: ParsableCommand {
 
     struct Doctors: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Your clinic's doctors: list, add (clinic admins).", subcommands: [List.self, Add.self], defaultSubcommand: List.self)
+            abstract: "Your clinic's doctors: list, add, deactivate (clinic admins).", subcommands: [List.self, Add.self, Deactivate.self],
+            defaultSubcommand: List.self)
+
+        struct Deactivate: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "No longer offer, book or list a doctor (appointments and history are kept).",
+                discussion: "Refused (hours_conflict) while the doctor has upcoming appointments, unless --force: then they are cancelled for the clinic with --reason.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Doctor id (of your clinic).") var doctorId: Int64
+            @Flag(help: "Cancel the doctor's upcoming appointments.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
+
+            func run() throws {
+                let context = Context(global)
+                try context.asStaff { system, member in
+                    let cancelled = try system.staff.deactivateDoctor(member, doctorId: doctorId, force: force, reason: reason)
+                    try context.emit(cancelled.map(AppointmentJSON.init)) {
+                        context.text(.staffHoursSet, String(doctorId), String(cancelled.count))
+                    }
+                }
+            }
+        }
 
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Your clinic's doctors and their departments.")

@@ -237,4 +237,41 @@ import Testing
         #expect(try w.system.staff.hours(w.doctorA, doctorId: doctor.id ?? 0).map(\.weekday) == [3])
         #expect(expectError(.notFound) { _ = try w.system.staff.hours(w.adminB, doctorId: doctor.id ?? 0) } != nil)
     }
+
+    /// A deactivated doctor is no longer offered; their booking refuses it unless forced.
+    @Test func deactivatingADoctor() throws {
+        let w = try world()
+        let staff = w.system.staff
+        let before = try fingerprint(w.system.database)
+        #expect(expectError(.forbidden) { _ = try staff.deactivateDoctor(w.receptionA, doctorId: w.booked.doctorId) } != nil)
+        #expect(expectError(.notFound) { _ = try staff.deactivateDoctor(w.adminB, doctorId: w.booked.doctorId) } != nil)
+        #expect(expectError(.hoursConflict) { _ = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId) }?.arguments
+                == [String(w.booked.id ?? 0)])
+        #expect(try fingerprint(w.system.database) == before)
+        let cancelled = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId, force: true, reason: "Dr. Thompson left")
+        #expect(cancelled.map(\.id) == [w.booked.id])
+        #expect(!(try staff.doctors(w.adminA).contains { $0.doctor.id == w.booked.doctorId }))
+        let slots = try w.system.appointments.slots(departmentId: w.booked.departmentId, from: LocalDateTime(year: 2026, month: 11, day: 23)!)
+        #expect(!slots.contains { $0.doctorId == w.booked.doctorId })
+        #expect(expectError(.notFound) {
+            _ = try w.system.appointments.createAppointment(clientId: w.anna.id ?? 0, departmentId: w.booked.departmentId,
+                                                            at: monday0920, doctorId: w.booked.doctorId)
+        } != nil)
+    }
+
+    /// A visit booked for a visit type stays inside the hours when they do not change.
+    @Test func aLongVisitIsNotStrandedByAnUnrelatedChange() throws {
+        let w = try world()
+        let type = try w.system.staff.addVisitType(w.adminA, departmentId: w.booked.departmentId, nameEn: "Long", nameRu: "Долгий",
+                                                   durationMinutes: 40)
+        let bob = try register(w.system, "bob")
+        let long = try w.system.appointments.createAppointment(
+            clientId: bob.id ?? 0, departmentId: w.booked.departmentId,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 10, minute: 0)!), doctorId: w.booked.doctorId,
+            visitTypeId: type.id)
+        #expect(long.endsAt.timeIntervalSince(long.startsAt) == 2400)
+        // A Tuesday day off changes nothing on Monday: neither visit is stranded.
+        let tuesday = LocalDateTime(year: 2026, month: 11, day: 24)!
+        #expect(try w.system.staff.addException(w.adminA, doctorId: w.booked.doctorId, day: tuesday, hours: nil).cancelled.isEmpty)
+    }
 }

@@ -17,6 +17,7 @@ final class StaffAPITests: XCTestCase {
         let monday: String
         let department: Int
         let doctor: Int
+        let otherDoctor: Int
     }
 
     /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
@@ -56,7 +57,7 @@ final class StaffAPITests: XCTestCase {
         }
         let monday = String(start.prefix(10))
         return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday,
-                     department: department, doctor: doctor)
+                     department: department, doctor: doctor, otherDoctor: otherDoctor)
     }
 
     func testEveryStaffRouteWithEveryRole() async throws {
@@ -89,6 +90,7 @@ final class StaffAPITests: XCTestCase {
                                               "durationMinutes": 40]),
             (.POST, "/v1/staff/visit-types/1", ["nameEn": "Follow-up", "nameRu": "Повторный", "durationMinutes": 40]),
             (.DELETE, "/v1/staff/visit-types/1", nil),
+            (.POST, "/v1/staff/doctors/\(s.otherDoctor)/deactivate", [String: Any]()),
         ]
         // Nobody and a patient: 401 everywhere.
         for (method, path, body) in routes {
@@ -100,11 +102,12 @@ final class StaffAPITests: XCTestCase {
         // What each role may not do, by route index: 403 (role) or 404 (another clinic / doctor).
         let refused: [String: [Int: Int]] = [
             "admin-b": [1: 200, 2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 9: 404, 10: 404, 11: 200, 12: 404, 13: 404, 14: 404,
-                        15: 404, 16: 404, 17: 404, 18: 404, 19: 404, 20: 404, 21: 404],
+                        15: 404, 16: 404, 17: 404, 18: 404, 19: 404, 20: 404, 21: 404, 22: 404],
             "desk-a": [3: 403, 4: 403, 7: 403, 8: 403, 9: 403, 11: 200, 12: 403, 13: 200, 14: 403, 15: 200, 16: 403, 17: 404,
-                       18: 200, 19: 403, 20: 404, 21: 404],
-            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403],
-            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403],
+                       18: 200, 19: 403, 20: 404, 21: 404, 22: 403],
+            "doctor-a2": [2: 404, 3: 404, 4: 404, 5: 404, 6: 404, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403,
+                          22: 403],
+            "doctor-a": [2: 403, 5: 403, 6: 403, 7: 403, 8: 403, 9: 403, 10: 403, 12: 403, 14: 403, 16: 403, 19: 403, 22: 403],
         ]
         for (login, expected) in refused {
             let token = try XCTUnwrap(s.tokens[login])
@@ -184,6 +187,12 @@ final class StaffAPITests: XCTestCase {
         XCTAssertEqual(longBooked.status, 201, longBooked.text)
         XCTAssertEqual(longBooked.object["end"] as? String, longFree["end"] as? String)
         XCTAssertEqual(longBooked.object["visitTypeId"] as? Int, typeId)
+        // The other doctor, who has nothing booked, is deactivated and no longer listed.
+        let (deMethod, dePath, deBody) = routes[22]
+        let deactivated = try await s.server.send(deMethod, dePath, json: deBody, token: admin)
+        XCTAssertEqual(deactivated.status, 200, deactivated.text)
+        let listed = try await s.server.send(.GET, "/v1/departments/\(s.department)/doctors")
+        XCTAssertFalse(listed.array.contains { $0["id"] as? Int == s.otherDoctor })
         // Log-out ends the session server-side.
         let out = try await s.server.send(.DELETE, "/v1/staff/sessions/current", token: desk)
         XCTAssertEqual(out.status, 204)

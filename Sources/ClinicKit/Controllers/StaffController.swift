@@ -409,6 +409,22 @@ public final class StaffController: Sendable {
         }
     }
 
+    /// Deactivates a doctor of the admin's clinic: no longer offered, booked or listed. Their
+    /// upcoming appointments refuse it (`hours_conflict`) unless `force`, which cancels them
+    /// for the clinic with the reason.
+    public func deactivateDoctor(_ member: StaffMember, doctorId: Int64, force: Bool = false, reason: String? = nil,
+                                 requestId: String? = nil) throws -> [Appointment] {
+        let now = self.now()
+        return try database.writeJoined { db in
+            try checkAdmin(db, member, doctorId: doctorId)
+            try db.execute(sql: "UPDATE doctors SET is_active = 0 WHERE id = ?", arguments: [doctorId])
+            try AuditLog.append(db, by: member.auditActor, action: "doctor.deactivate", requestId: requestId,
+                                detail: "doctor \(doctorId)", now: now)
+            return try settle(db, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now,
+                              keepingNone: true)
+        }
+    }
+
     /// A doctor's weekly hours (any staff member of the clinic).
     public func hours(_ member: StaffMember, doctorId: Int64) throws -> [WorkingHours] {
         try database.read { db in
@@ -481,7 +497,7 @@ public final class StaffController: Sendable {
     /// `hours_conflict` with their ids (the change rolls back), or with `force` they are
     /// cancelled for the clinic with the reason (history and audit trail).
     func settle(_ db: Database, _ member: StaffMember, doctorId: Int64, force: Bool, reason: String?, requestId: String?,
-                now: Date) throws -> [Appointment] {
+                now: Date, keepingNone: Bool = false) throws -> [Appointment] {
         guard let clinic = try database.getClinicById(db, member.clinicId) else { return [] }
         let zone = clinic.zone
         let future = try Appointment.fetchAll(db, sql: """
@@ -492,7 +508,10 @@ public final class StaffController: Sendable {
         for appointment in future where appointment.status.canMove(to: .cancelled) {
             let day = LocalDateTime.of(appointment.startsAt, in: zone)
             let schedule = try DoctorSchedule.load(db, doctorId: doctorId, from: day, through: day)
-            if schedule.slotEnd(startingAt: appointment.startsAt, zone: zone) != appointment.endsAt { outside.append(appointment) }
+            let duration = try appointment.visitTypeId.flatMap { try VisitType.fetch(db, id: $0)?.durationMinutes }
+            if keepingNone || schedule.slotEnd(startingAt: appointment.startsAt, zone: zone, duration: duration) != appointment.endsAt {
+                outside.append(appointment)
+            }
         }
         guard !outside.isEmpty else { return [] }
         guard force else {

@@ -22,6 +22,8 @@ public struct Doctor: Hashable, Sendable, StoredRecord {
     public var departmentId: Int64
     public var name: String
     public var isDemo: Bool
+    /// False once deactivated by a clinic admin (migration 12).
+    public var isActive = true
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 

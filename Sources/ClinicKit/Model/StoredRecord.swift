@@ -63,6 +63,7 @@ extension Department {
 extension Doctor {
     public init(row: Row) throws {
         id = row["id"]; departmentId = row["department_id"]; name = row["name"]; isDemo = row["is_demo"]
+        isActive = row.hasColumn("is_active") ? row["is_active"] : true
     }
 
     public func encode(to container: inout PersistenceContainer) throws {

@@ -427,8 +427,10 @@ public final class DatabaseManager: Sendable {
     }
 
     public func getDoctorsByDepartmentId(_ db: Database, _ departmentId: Int64) throws -> [Doctor] {
+        // Deactivated doctors (migration 12) are not offered, booked or listed. Filtered here,
+        // not in SQL: the library also runs on a database before that migration (the upgrade tests).
         try Doctor.fetchAll(db.cachedStatement(sql: "SELECT * FROM doctors WHERE department_id = ? ORDER BY id"),
-                            arguments: [departmentId])
+                            arguments: [departmentId]).filter(\.isActive)
     }
 
     public func getDoctorById(_ db: Database, _ id: Int64) throws -> Doctor? {
