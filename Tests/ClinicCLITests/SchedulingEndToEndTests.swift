@@ -73,6 +73,83 @@ import Testing
         return StaffScene(session: session, cardiology: cardiology, monday: monday, booked: booked, clinic: clinic)
     }
 
+    /// Every staff command with every role: no staff session (a patient's only) is exit 3
+    /// `not_logged_in`; another clinic's data exit 4 `not_found`; outside the role exit 3
+    /// `forbidden`. The refusals are checked (the allowed paths are the other tests').
+    @Test func everyStaffCommandWithEveryRole() throws {
+        let cli = try CLIHarness()
+        let scene = try staffScene(cli, login: "boss-a", role: "clinic-admin")
+        let id = try #require(scene.booked["id"] as? Int), doctor = try #require(scene.booked["doctorId"] as? Int)
+        let renoClinic = try #require((try cli.run(["clinics", "list", "--city", "Reno", "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
+        let therapy = try departmentId(cli, city: "Los Angeles", "therapy")
+        let otherDoctor = try #require((try cli.run(["doctors", String(therapy), "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
+        var sessions: [String: String] = [:]
+        for (login, role, clinic, doctorId) in [("desk-a", "receptionist", scene.clinic, nil), ("doctor-a", "doctor", scene.clinic, doctor),
+                                                ("boss-b", "clinic-admin", renoClinic, nil)] as [(String, String, Int, Int?)] {
+            var arguments = ["admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role", role,
+                             "--clinic", String(clinic), "--password-stdin"]
+            if let doctorId { arguments += ["--doctor", String(doctorId)] }
+            #expect(try cli.run(arguments, input: Self.staffPassword).status == 0, "\(login)")
+            let session = cli.folder.appendingPathComponent("session-\(login)").path
+            #expect(try cli.run(["staff", "login", "--login", login, "--password-stdin"], input: Self.staffPassword, session: session).status == 0)
+            sessions[login] = session
+        }
+        let desk = try #require((try cli.run(["staff", "whoami", "--json"], session: sessions["desk-a"]).json() as? [String: Any])?["id"] as? Int)
+        let cardiology = String(scene.cardiology)
+        let commands: [[String]] = [
+            ["staff", "whoami"],
+            ["staff", "schedule", "--date", scene.monday],
+            ["staff", "appointment", "check-in", String(id)],
+            ["staff", "appointment", "start", String(id)],
+            ["staff", "appointment", "complete", String(id)],
+            ["staff", "appointment", "no-show", String(id)],
+            ["staff", "appointment", "cancel", String(id), "--reason", "ill"],
+            ["staff", "book", "--patient", "pat", "--department", cardiology, "--at", "\(scene.monday) 09:00"],
+            ["staff", "doctors"],
+            ["staff", "doctors", "add", "--department", cardiology, "--name", "Ada Park"],
+            ["staff", "doctors", "deactivate", String(otherDoctor)],
+            ["staff", "hours", "show", "--doctor", String(doctor)],
+            ["staff", "hours", "set", "--doctor", String(otherDoctor), "--weekday", "7", "--off"],
+            ["staff", "exceptions", "list", "--doctor", String(doctor)],
+            ["staff", "exceptions", "add", "--doctor", String(otherDoctor), "--date", "2030-01-02", "--off"],
+            ["staff", "exceptions", "remove", "999"],
+            ["staff", "visit-types", "--department", cardiology],
+            ["staff", "visit-types", "add", "--department", cardiology, "--name-en", "A", "--name-ru", "Б", "--minutes", "40"],
+            ["staff", "visit-types", "update", "999", "--name-en", "A", "--name-ru", "Б", "--minutes", "40"],
+            ["staff", "visit-types", "remove", "999"],
+            ["staff", "accounts"],
+            ["staff", "accounts", "add", "--login", "x2", "--name", "Kim", "--surname", "Park", "--role", "receptionist", "--password-stdin"],
+            ["staff", "accounts", "disable", String(desk)],
+        ]
+        // A patient's token put in a staff session file is no staff session either.
+        let stolen = cli.folder.appendingPathComponent("stolen").path
+        try FileManager.default.copyItem(atPath: scene.session, toPath: stolen + "-staff")
+        for command in commands {
+            let result = try cli.run(command + ["--json"], input: Self.staffPassword, session: scene.session)
+            #expect(result.status == 3 && result.errorCode == "not_logged_in", "a patient only: \(command) \(result.stderr)")
+            let patientToken = try cli.run(command + ["--json"], input: Self.staffPassword, session: stolen)
+            #expect(patientToken.errorCode == "not_logged_in", "a patient's token: \(command) \(patientToken.stderr)")
+        }
+        let refused: [String: [Int: String]] = [
+            "boss-b": [2: "not_found", 3: "not_found", 4: "not_found", 5: "not_found", 6: "not_found", 7: "not_found", 9: "not_found",
+                       10: "not_found", 11: "not_found", 12: "not_found", 13: "not_found", 14: "not_found", 15: "not_found",
+                       16: "not_found", 17: "not_found", 18: "not_found", 19: "not_found", 22: "not_found"],
+            "desk-a": [3: "forbidden", 4: "forbidden", 9: "forbidden", 10: "forbidden", 12: "forbidden", 14: "forbidden",
+                       17: "forbidden", 20: "forbidden", 21: "forbidden", 22: "forbidden"],
+            "doctor-a": [2: "forbidden", 5: "forbidden", 6: "forbidden", 7: "forbidden", 9: "forbidden", 10: "forbidden",
+                         12: "forbidden", 14: "forbidden", 17: "forbidden", 20: "forbidden", 21: "forbidden", 22: "forbidden"],
+        ]
+        let before = try cli.fingerprint(excluding: ["staff_sessions", "audit_events", "audit_head", "login_attempts", "sessions"])
+        for (login, expected) in refused {
+            for (index, code) in expected {
+                let result = try cli.run(commands[index] + ["--json"], input: Self.staffPassword, session: sessions[login])
+                #expect(result.errorCode == code, "\(login) \(commands[index]): \(result.stderr)")
+            }
+        }
+        #expect(try cli.fingerprint(excluding: ["staff_sessions", "audit_events", "audit_head", "login_attempts", "sessions"]) == before,
+                "refusals change nothing")
+    }
+
     @Test func aReceptionistsDay() throws {
         let cli = try CLIHarness()
         let scene = try staffScene(cli, login: "desk", role: "receptionist")
