@@ -400,6 +400,7 @@ extension API {
     func find(_ request: Request) async throws -> Response {
         let language = language(of: request)
         let specialization: String, limit: Int, before: Date?, choice: PlaceChoice, pediatric: Bool
+        let minutes = try request.queryInt("minutes")
         do {
             guard let text = request.query("specialization") else { throw ClinicError.invalid(.apiFieldRequired, "specialization") }
             specialization = text
@@ -414,7 +415,7 @@ extension API {
         let (point, geocoded) = try await point(choice, request, language)
         let found = try await work(language) { [system] in
             let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: before, limit: limit,
-                                                              pediatricOnly: pediatric, clinics: system.clinics)
+                                                              pediatricOnly: pediatric, minutes: minutes, clinics: system.clinics)
             if let geocoded { try system.geocoding.remember(geocoded) }
             return found
         }

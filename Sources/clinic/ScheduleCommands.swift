@@ -65,6 +65,8 @@ struct Find: ParsableCommand {
     var before: String?
     @Option(help: "How many clinics, 1 to 100 (default 1).") var limit: Int = 1
     @Flag(help: "Only pediatric clinics.") var pediatric = false
+    @Option(help: "A visit of this many minutes (5 to 480, in steps of 5): a time where it fits, as visit types are offered.")
+    var minutes: Int?
 
     func run() throws {
         let context = Context(global)
@@ -76,7 +78,7 @@ struct Find: ParsableCommand {
         let system = try context.system()
         let (point, geocoded) = try location.resolve(context, system)
         let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
-                                                          limit: limit, pediatricOnly: pediatric, clinics: system.clinics)
+                                                          limit: limit, pediatricOnly: pediatric, minutes: minutes, clinics: system.clinics)
         if let geocoded { try system.geocoding.remember(geocoded) }
         context.noteAmbiguity(geocoded)
         try context.emit(found.map(FreeSlotJSON.init)) {

@@ -254,6 +254,60 @@ final class PseudoTerminal: @unchecked Sendable {
         #expect(try cli.fingerprint(excluding: ["sessions"]) == before)
     }
 
+    /// A department with visit types asks which one, and books it for its whole length.
+    @Test func theSessionAsksForTheVisitType() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        #expect(try cli.run(["register", "--login", "vera", "--name", "Vera", "--surname", "Lind", "--street", "Main Street", "--house", "5",
+                             "--city", "Los Angeles", "--accept-privacy", "--password-stdin"], input: password + "\n").status == 0)
+        let clinics = try #require(try cli.run(["clinics", "list", "--city", "Los Angeles", "--json"]).json() as? [[String: Any]])
+        let clinic = try #require(clinics.first { $0["name"] as? String == "Adventist Medical Center" }?["id"] as? Int)
+        let department = try #require((try cli.run(["departments", String(clinic), "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
+        let staff = cli.folder.appendingPathComponent("staff").path
+        #expect(try cli.run(["admin", "staff", "add", "--login", "boss", "--name", "Ann", "--surname", "Wu", "--role", "clinic-admin",
+                             "--clinic", String(clinic), "--password-stdin"], input: "kettle-harbor-lantern\n").status == 0)
+        #expect(try cli.run(["staff", "login", "--login", "boss", "--password-stdin"], input: "kettle-harbor-lantern\n", session: staff).status == 0)
+        for (en, ru, minutes) in [("Follow-up", "Повторный", "20"), ("First visit", "Первичный", "40")] {
+            #expect(try cli.run(["staff", "visit-types", "add", "--department", String(department), "--name-en", en, "--name-ru", ru,
+                                 "--minutes", minutes], session: staff).status == 0)
+        }
+        let terminal = try PseudoTerminal(cli, environment: ["NO_COLOR": "1"])
+        try terminal.expect("Choose 1–3 [1]: ")
+        terminal.type("1")
+        try terminal.expect("Login: ")
+        terminal.type("vera")
+        try terminal.expect("Password: ")
+        terminal.type(password)
+        try terminal.expect("Choose 1–9 [1]: ")
+        terminal.type("4")
+        try terminal.expect("My home clinic: Adventist Medical Center")
+        terminal.type("")
+        try terminal.expect("Department — Adventist Medical Center")
+        try terminal.expect("Choose 1–5 [1]: ")
+        terminal.type("")
+        let visits = try terminal.expect("Choose 1–2 [1]: ")
+        #expect(visits.contains("Visit") && visits.contains("Follow-up, 20 min") && visits.contains("First visit, 40 min"), "\(visits)")
+        terminal.type("2")
+        try terminal.expect("Day")
+        try terminal.expect("Choose 1–")
+        terminal.type("")
+        try terminal.expect("Time — ")
+        try terminal.expect(" [1]: ")
+        terminal.type("")
+        try terminal.expect("[Y/n]: ")
+        terminal.type("")
+        try terminal.expect("Booked appointment ")
+        try terminal.expect("Choose 1–9 [1]: ")
+        terminal.type("q")
+        try terminal.expect("Goodbye.")
+        #expect(terminal.finish() == 0)
+        let booked = try #require((try cli.run(["appointments", "--json"]).json() as? [[String: Any]])?.first)
+        #expect(booked["visitTypeId"] as? Int != nil)
+        let start = try #require((booked["start"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+        let end = try #require((booked["end"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(end.timeIntervalSince(start) == 2400, "the 40-minute visit")
+    }
+
     @Test func logInRescheduleSwitchLanguageAndLogOut() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()

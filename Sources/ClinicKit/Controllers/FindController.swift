@@ -20,9 +20,15 @@ extension AppointmentController {
     /// earliest free slot. Clinics are taken in order of distance from the finder, in growing
     /// batches, and the walk stops as soon as `limit` clinics with a slot are found: every
     /// clinic nearer than the last one found has been looked at.
+    /// With `minutes`, a visit of that length: a free time where it fits (the rules of a visit
+    /// type's slots), at any clinic, whatever visit types each department defines; a visit type
+    /// belongs to one department, so a search across clinics asks for a length instead.
     public func findFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
-                              pediatricOnly: Bool = false, clinics: ClinicController) throws -> [FreeSlotNearby] {
+                              pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController) throws -> [FreeSlotNearby] {
         try NearestQuery.checkLimit(limit)
+        if let minutes, !(5...480).contains(minutes) || minutes % 5 != 0 {
+            throw ClinicError.invalid(.visitTypeDurationInvalid, String(minutes))
+        }
         let now = self.now()
         let deadline = min(before ?? now.addingTimeInterval(Self.findWindow), now.addingTimeInterval(Self.findMaximumWindow))
         guard deadline > now else { throw ClinicError.invalid(.beforeInPast) }
@@ -41,7 +47,7 @@ extension AppointmentController {
             let matches = try finder.nearest(to: point, limit: batch, filter: filter)
             for match in matches.dropFirst(examined) {
                 guard let departmentId = departments[match.clinicId] else { continue }
-                if let (slot, clinic) = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now) {
+                if let (slot, clinic) = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes) {
                     found.append(FreeSlotNearby(clinic: NearbyClinic(clinic: clinic, distance: match.distance),
                                                 departmentId: departmentId, slot: slot))
                     if found.count == limit { return found }
@@ -55,7 +61,7 @@ extension AppointmentController {
 
     /// The first bookable slot of a department starting before `deadline`, a week at a time,
     /// with the department's clinic.
-    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date) throws -> (Slot, Clinic)? {
+    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil) throws -> (Slot, Clinic)? {
         try database.read { db in
             let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
@@ -63,7 +69,8 @@ extension AppointmentController {
             var first = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
             let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
             while first <= lastDay {
-                let slots = try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy)
+                let slots = try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
+                                           duration: minutes)
                 if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return (slot, clinic) }
                 first = first.adding(days: 7)
             }

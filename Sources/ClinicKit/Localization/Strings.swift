@@ -31,6 +31,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffBooked
     case staffHoursConflict, staffHoursChanged, staffHoursSet, staffHoursLine, staffDoctorLine
     case visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid, visitTypePriceInvalid, visitTypeLine, visitTypesNone
+    case chooseVisitType, visitTypeChoice
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
@@ -220,6 +221,8 @@ public enum Strings {
         .visitTypePriceInvalid: "A price is 0 to 1,000,000.00, in cents.",
         .visitTypeLine: "{0}  {1}  {2} min{3}",
         .visitTypesNone: "This department books single slots (no visit types).",
+        .chooseVisitType: "Visit",
+        .visitTypeChoice: "{0}, {1} min",
         .staffHoursConflict: "That leaves booked appointments outside the doctor's hours: {0}. Move them first, or force the change (they are cancelled for the clinic, with the reason).",
         .staffHoursChanged: "the doctor's hours changed",
         .staffHoursSet: "Hours of doctor {0} set; {1} appointments cancelled.",
@@ -495,6 +498,8 @@ public enum Strings {
         .visitTypePriceInvalid: "Цена — от 0 до 1 000 000,00, в центах.",
         .visitTypeLine: "{0}  {1}  {2} мин{3}",
         .visitTypesNone: "В этом отделении запись на одиночные слоты (видов приёма нет).",
+        .chooseVisitType: "Вид приёма",
+        .visitTypeChoice: "{0}, {1} мин",
         .staffHoursConflict: "Тогда записи окажутся вне часов работы врача: {0}. Сначала перенесите их или примените изменение принудительно (их отменит клиника, с причиной).",
         .staffHoursChanged: "изменились часы работы врача",
         .staffHoursSet: "Часы работы врача {0} заданы; отменено записей: {1}.",

@@ -103,7 +103,7 @@ extension Session {
 
     // MARK: Booking
 
-    /// Department → day → free slot → confirm.
+    /// Department → visit type (where the department has some) → day → free slot → confirm.
     func book(in clinic: Clinic) throws {
         let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
         guard !departments.isEmpty else { prompt.problem(text(.noDepartments)); return }
@@ -111,8 +111,16 @@ extension Session {
                                         departments.map { Specialization.displayName($0.specialization, language) })
         else { return }
         let department = departments[index]
-        guard let slot = try pickSlot(department: department.id ?? 0, clinic: clinic, doctor: nil) else { return }
-        try confirmBooking(clinic: clinic, department: department, slot: slot)
+        var visit: VisitType?
+        let types = try system.departments.visitTypes(departmentId: department.id ?? 0)
+        if !types.isEmpty {
+            guard let choice = prompt.choose(text(.chooseVisitType), types.map {
+                text(.visitTypeChoice, $0.name(language), String($0.durationMinutes))
+            }) else { return }
+            visit = types[choice]
+        }
+        guard let slot = try pickSlot(department: department.id ?? 0, clinic: clinic, doctor: nil, visitTypeId: visit?.id) else { return }
+        try confirmBooking(clinic: clinic, department: department, slot: slot, visitTypeId: visit?.id)
     }
 
     /// The earliest free slot for a specialization in the clinics nearest to the patient.
@@ -143,8 +151,9 @@ extension Session {
 
     /// A free slot of a department (or of one doctor) in the next 14 days: first the day, then
     /// the time. Times are the clinic's, with its zone named when it differs from the user's.
-    func pickSlot(department: Int64, clinic: Clinic, doctor: Int64?) throws -> Slot? {
-        let free = try system.appointments.slots(departmentId: department, doctorId: doctor, days: 14).filter(\.isAvailable)
+    func pickSlot(department: Int64, clinic: Clinic, doctor: Int64?, visitTypeId: Int64? = nil) throws -> Slot? {
+        let free = try system.appointments.slots(departmentId: department, doctorId: doctor, days: 14, visitTypeId: visitTypeId)
+            .filter(\.isAvailable)
         guard !free.isEmpty else { prompt.problem(text(.noFreeSlots)); return nil }
         var days: [(title: String, slots: [Slot])] = []
         for slot in free {
@@ -166,13 +175,14 @@ extension Session {
         return slots[index]
     }
 
-    func confirmBooking(clinic: Clinic, department: Department, slot: Slot) throws {
+    func confirmBooking(clinic: Clinic, department: Department, slot: Slot, visitTypeId: Int64? = nil) throws {
         let when = localTime(slot.start, clinic, context)
         let question = text(.askBook, Specialization.displayName(department.specialization, language), clinic.name, when,
                             slot.doctorName)
         guard prompt.confirm(question, default: true) else { prompt.say(text(.notBooked)); return }
         let appointment = try system.appointments.createAppointment(
-            clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start), doctorId: slot.doctorId)
+            clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start), doctorId: slot.doctorId,
+            visitTypeId: visitTypeId)
         prompt.success(text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context), clinic.name,
                             appointment.doctorName))
     }
