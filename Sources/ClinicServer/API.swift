@@ -102,9 +102,15 @@ struct API: Sendable {
     /// Records a use of the session once the request has succeeded, at most once a minute per
     /// session (a write per request would make every read a write).
     func touch(_ patient: Patient) async {
+        await touch(token: patient.token) { [system] in try system.clients.touchSession(token: patient.token) }
+    }
+
+    /// `touch` for any kind of session (patients', staff's): `write` runs at most once a minute
+    /// per token, on the blocking pool.
+    func touch(token: String, _ write: @escaping @Sendable () throws -> Void) async {
         let now = Date()
         let due = touched.withLockedValue { seen -> Bool in
-            let key = patient.token.hashValue // a collision only skips one extension of a session
+            let key = token.hashValue // a collision only skips one extension of a session
             if let last = seen[key], now.timeIntervalSince(last) < 60 { return false }
             if seen.count > 100_000 { seen.removeAll() }
             seen[key] = now
@@ -112,7 +118,7 @@ struct API: Sendable {
         }
         guard due else { return }
         // Best effort: failing to extend a session must not fail the request it served.
-        _ = try? await pool.run { [system] in try system.clients.touchSession(token: patient.token) }
+        _ = try? await pool.run(write)
     }
 
     /// A handler for a signed-in patient.

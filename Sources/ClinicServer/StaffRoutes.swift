@@ -55,11 +55,12 @@ extension API {
         return (member, token, asked)
     }
 
-    /// A handler for a signed-in staff member; the session is kept alive once it succeeded.
+    /// A handler for a signed-in staff member; the session is kept alive once it succeeded
+    /// (at most a write a minute, as for patients).
     func staffSignedIn(_ request: Request, _ body: (StaffMember, Language) async throws -> Response) async throws -> Response {
         let (member, token, language) = try await staffMember(request)
         let response = try await body(member, language)
-        _ = try? await pool.run { [system] in try system.staff.touch(token: token) }
+        await touch(token: token) { [system] in try system.staff.touch(token: token) }
         return response
     }
 
