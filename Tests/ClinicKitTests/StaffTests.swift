@@ -209,6 +209,13 @@ import Testing
         // Another weekday is free to change; a Tuesday day off strands nothing.
         #expect(try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 2, intervals: [afternoon]).isEmpty)
         #expect(try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday.adding(days: 1), hours: nil).cancelled.isEmpty)
+        // A forced change's reason is checked like a cancellation's (the change rolls back).
+        #expect(expectError(.invalidInput) {
+            _ = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil, force: true,
+                                       reason: String(repeating: "x", count: 501))
+        } != nil)
+        #expect(try w.system.departments.exceptions(doctorId: w.booked.doctorId).allSatisfy { $0.day != monday.dayText },
+                "no exception was left behind")
         // Forced: the Monday appointment is cancelled for the clinic, with the reason.
         let cancelled = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil, force: true,
                                                reason: "Dr. Thompson is ill").cancelled

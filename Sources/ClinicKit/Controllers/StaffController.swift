@@ -321,13 +321,8 @@ public final class StaffController: Sendable {
     /// doctor's for a doctor, is `not_found`; an action the role may not take is `forbidden`.
     public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
                     requestId: String? = nil) throws -> Appointment {
-        let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if action == .cancel {
-            guard let reason, !reason.isEmpty else { throw ClinicError.invalid(.staffReasonRequired) }
-            guard reason.count <= 500, !reason.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
-                throw ClinicError.invalid(.staffReasonInvalid)
-            }
-        }
+        let reason = try Self.checkedReason(reason)
+        if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
         let now = self.now()
         return try database.write { db in
             guard let appointment = try database.getAppointmentById(db, appointmentId), appointment.clinicId == member.clinicId,
@@ -517,7 +512,7 @@ public final class StaffController: Sendable {
         guard force else {
             throw ClinicError(.hoursConflict, .staffHoursConflict, outside.map { String($0.id ?? 0) }.joined(separator: ", "))
         }
-        let why = reason?.trimmingCharacters(in: .whitespacesAndNewlines).nonEmpty ?? Strings.text(.staffHoursChanged, .en, [])
+        let why = try Self.checkedReason(reason) ?? Strings.text(.staffHoursChanged, .en, [])
         return try outside.map { appointment in
             let cancelled = try AppointmentController.move(db, database, appointment, to: .cancelled, by: .staff, now: now,
                                                            reason: why, staffId: member.id)
@@ -525,5 +520,15 @@ public final class StaffController: Sendable {
                                 appointmentId: appointment.id, requestId: requestId, detail: "hours changed: \(why)", now: now)
             return cancelled
         }
+    }
+
+    /// A reason the clinic gives a patient (a cancellation, a forced hours change): trimmed,
+    /// nil when blank, `invalid_input` past 500 characters or with control characters.
+    static func checkedReason(_ reason: String?) throws -> String? {
+        guard let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines), !reason.isEmpty else { return nil }
+        guard reason.count <= 500, !reason.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            throw ClinicError.invalid(.staffReasonInvalid)
+        }
+        return reason
     }
 }
