@@ -34,6 +34,11 @@ let package = Package(
             name: "CArgon2",
             pkgConfig: "libargon2",
             providers: [.apt(["libargon2-dev"])]),
+        // E-mail through libcurl's SMTP client (STARTTLS, SMTPS, authentication).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "ClinicKit",
             dependencies: [
@@ -41,6 +46,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "CArgon2",
                 "CGEOS",
+                "CCurl",
             ]),
         // The HTTP front: routes, middleware and the mapping of ClinicKit's errors to HTTP;
         // no SQL and no business rules.

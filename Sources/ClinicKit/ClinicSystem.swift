@@ -12,6 +12,7 @@ public final class ClinicSystem: Sendable {
     public let departments: DepartmentController
     public let appointments: AppointmentController
     public let staff: StaffController
+    public let outbox: Outbox
 
     /// - Parameters:
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
@@ -32,6 +33,7 @@ public final class ClinicSystem: Sendable {
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
         appointments = AppointmentController(database: database, now: now)
+        outbox = Outbox(database: database, now: now)
         staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments) { [clients] password, login, name, surname in
             try clients.passwordProblem(password, login: login, name: name, surname: surname)
         }

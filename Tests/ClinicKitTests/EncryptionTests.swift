@@ -123,6 +123,23 @@ import Testing
         _ = current
     }
 
+    /// The calendar token and a confirmation code waiting in the outbox are sealed too: a
+    /// rotation seals them again, so both still open afterwards.
+    @Test func aRotationSealsCalendarTokensAndCodesAgain() throws {
+        let folder = try Folder()
+        let system = try openWithClinic(folder)
+        let anna = try register(system, "anna")
+        let token = try system.clients.calendarToken(clientId: anna.id ?? 0)
+        _ = try system.clients.setEmail(clientId: anna.id ?? 0, address: "anna@example.org")
+        #expect(try system.database.rotateKey() == 1)
+        let fresh = try open(folder)
+        #expect(try fresh.clients.calendarToken(clientId: anna.id ?? 0) == token)
+        _ = try fresh.clients.calendarFeed(token: token)
+        let mailer = RecordingMailer()
+        #expect(try fresh.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 1)
+        #expect(mailer.messages.first?.text.contains("Subject: Your confirmation code: ") == true)
+    }
+
     @Test func aLongRunningProcessFollowsARotationMadeByAnother() throws {
         let folder = try Folder()
         let session = try openWithClinic(folder) // as `clinic shell`: one system for a long time

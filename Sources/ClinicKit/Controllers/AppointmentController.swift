@@ -91,6 +91,7 @@ public final class AppointmentController: Sendable {
                 endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
             let booked = try insertOrReportRace { try database.addAppointment(db, appointment) }
             try Self.record(db, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
+            try Inbox.about(db, booked, kind: .booked, staffId: staffId, now: now)
             return booked
         }
     }
@@ -126,6 +127,7 @@ public final class AppointmentController: Sendable {
             let moved = appointment
             try insertOrReportRace { try database.updateAppointment(db, moved) }
             try record(db, moved, "rescheduled", .patient, now)
+            try Inbox.about(db, moved, kind: .rescheduled, now: now)
             return moved
         }
     }
@@ -141,7 +143,9 @@ public final class AppointmentController: Sendable {
                 throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
-            return try move(db, appointment, to: .cancelled, by: .patient, now: now)
+            let cancelled = try move(db, appointment, to: .cancelled, by: .patient, now: now)
+            try Inbox.about(db, cancelled, kind: .cancelled, now: now)
+            return cancelled
         }
     }
 
@@ -162,6 +166,9 @@ public final class AppointmentController: Sendable {
                 throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
             }
             let moved = try move(db, appointment, to: status, by: .staff, now: now)
+            if status == .cancelled {
+                try Inbox.about(db, moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
+            }
             try AuditLog.append(db, by: actor, action: "appointment.status", clientId: appointment.clientId,
                                 appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now)

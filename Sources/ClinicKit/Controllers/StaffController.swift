@@ -343,6 +343,7 @@ public final class StaffController: Sendable {
                                 appointmentId: appointmentId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
                                 now: now)
+            if action == .cancel { try Inbox.about(db, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now) }
             return moved
         }
     }
@@ -366,6 +367,67 @@ public final class StaffController: Sendable {
             try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
                                 appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
             return booked
+        }
+    }
+
+    // MARK: Messages to patients
+
+    /// Writes a message from the clinic (receptionists and clinic admins): to one patient who
+    /// has an appointment at the clinic (`patientLogin`), or to every patient with an active
+    /// appointment there on a local date (`day`, optionally in one department). Each patient
+    /// gets it in their inbox (and by e-mail), in the audit trail as `message.send`. Returns how
+    /// many patients it went to.
+    public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
+                        departmentId: Int64? = nil, text: String, requestId: String? = nil) throws -> Int {
+        guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard (patientLogin == nil) != (day == nil), patientLogin == nil || departmentId == nil else {
+            throw ClinicError.invalid(.staffMessageTarget)
+        }
+        let text = try Inbox.checkedText(text)
+        let now = self.now()
+        return try database.write { db in
+            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            var recipients: [Int64] = []
+            if let patientLogin {
+                // Only a patient of this clinic: staff see no one else.
+                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
+                      let clientId = patient.id,
+                      try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND clinic_id = ?)",
+                                        arguments: [clientId, member.clinicId]) == true else {
+                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+                }
+                recipients = [clientId]
+            } else if let day {
+                if let departmentId {
+                    guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                        throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                    }
+                }
+                let zone = clinic.zone
+                func dayStart(_ day: LocalDateTime) -> Date? {
+                    day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
+                }
+                guard let first = dayStart(day), let next = dayStart(day.adding(days: 1)) else {
+                    throw ClinicError.invalid(.invalidDay, day.dayText)
+                }
+                recipients = try Int64.fetchAll(db, sql: """
+                    SELECT DISTINCT client_id FROM appointments
+                    WHERE clinic_id = ? AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
+                    AND starts_at >= ? AND starts_at < ? AND (? IS NULL OR department_id = ?) ORDER BY client_id
+                    """, arguments: [member.clinicId, first.seconds, next.seconds, departmentId, departmentId])
+            }
+            for clientId in recipients {
+                let language = Language(rawValue: try String.fetchOne(db, sql: "SELECT preferred_language FROM clients WHERE id = ?",
+                                                                      arguments: [clientId]) ?? "en") ?? .en
+                try Inbox.post(db, clientId: clientId, kind: .clinic,
+                               subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text,
+                               clinicId: member.clinicId, staffId: member.id, now: now)
+                try AuditLog.append(db, by: member.auditActor, action: "message.send", clientId: clientId, requestId: requestId,
+                                    detail: String(text.prefix(200)), now: now)
+            }
+            return recipients.count
         }
     }
 
@@ -512,12 +574,16 @@ public final class StaffController: Sendable {
         guard force else {
             throw ClinicError(.hoursConflict, .staffHoursConflict, outside.map { String($0.id ?? 0) }.joined(separator: ", "))
         }
-        let why = try Self.checkedReason(reason) ?? Strings.text(.staffHoursChanged, .en, [])
+        let given = try Self.checkedReason(reason)
+        let why = given ?? Strings.text(.staffHoursChanged, .en, [])
         return try outside.map { appointment in
             let cancelled = try AppointmentController.move(db, database, appointment, to: .cancelled, by: .staff, now: now,
                                                            reason: why, staffId: member.id)
             try AuditLog.append(db, by: member.auditActor, action: "appointment.cancel", clientId: appointment.clientId,
                                 appointmentId: appointment.id, requestId: requestId, detail: "hours changed: \(why)", now: now)
+            // The patient reads the reason in their language when the clinic gave none.
+            try Inbox.about(db, cancelled, kind: .clinicCancelled, reason: given, defaultReason: .staffHoursChanged,
+                            staffId: member.id, now: now)
             return cancelled
         }
     }

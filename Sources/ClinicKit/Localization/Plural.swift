@@ -2,7 +2,7 @@ import Foundation
 
 /// Counted nouns: "1 appointment", "2 appointments"; "1 запись", "2 записи", "5 записей".
 public enum Noun: Sendable, CaseIterable {
-    case appointment, patient, clinic, freeSlot
+    case appointment, patient, clinic, freeSlot, hour, message
 
     /// English: one, other. Russian: one, few, many.
     var forms: (en: [String], ru: [String]) {
@@ -11,6 +11,8 @@ public enum Noun: Sendable, CaseIterable {
         case .patient: return (["patient", "patients"], ["пациент", "пациента", "пациентов"])
         case .clinic: return (["clinic", "clinics"], ["клиника", "клиники", "клиник"])
         case .freeSlot: return (["free slot", "free slots"], ["свободное окно", "свободных окна", "свободных окон"])
+        case .hour: return (["hour", "hours"], ["час", "часа", "часов"])
+        case .message: return (["message", "messages"], ["сообщение", "сообщения", "сообщений"])
         }
     }
 

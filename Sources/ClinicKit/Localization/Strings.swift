@@ -47,6 +47,15 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case headerDistance, nearestNone, chooseClinic, geocodeLine, gazetteerMissing, geocoderSetting, cityInvalid
     // Privacy
     case privacyPolicy
+    // Messages, e-mail and calendars (MessageStrings.swift)
+    case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody
+    case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
+    case messageZoneSubject, messageZoneBody, messageReminderSubject, messageReminderBody, messageClinicSubject
+    case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending, emailCodeSent
+    case emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone, messageLine, messageUnreadMark
+    case messageMarkedRead, messageNotFound, messagesUnread, calendarURL, calendarTokenInvalid, staffMessageSent
+    case staffMessageTarget, icsSummary, icsDescription, icsAlarm, deliverDone, deliverNoSMTP, mailSettingInvalid, mailFailed
+    case staffNoReason, emailCodeTooSoon
     // HTTP API
     case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType, apiBodyNotJSON
     case apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
@@ -105,8 +114,8 @@ public enum Strings {
         return names[field] ?? field
     }
 
-    public static let en = coreEN.merging(sessionEN) { core, _ in core }
-    public static let ru = coreRU.merging(sessionRU) { core, _ in core }
+    public static let en = coreEN.merging(sessionEN) { core, _ in core }.merging(messageEN) { core, _ in core }
+    public static let ru = coreRU.merging(sessionRU) { core, _ in core }.merging(messageRU) { core, _ in core }
 
     static let coreEN: [MessageKey: String] = [
         .migrationMalformed: "Migration file {0} is malformed: it needs one '-- migrate:up' and then one '-- migrate:down' line.",

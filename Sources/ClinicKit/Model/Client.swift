@@ -22,6 +22,10 @@ public struct Client: Hashable, Sendable, StoredRecord {
     public var privacyAcceptedAt: Date?
     public var privacyVersion: Int?
     public var createdAt: Date
+    /// The confirmed e-mail address (sealed with the other personal fields), nil for none.
+    public var email: String? = nil
+    /// An address waiting for its confirmation code.
+    public var pendingEmail: String? = nil
 
     public var coordinate: Coordinate? {
         guard let lat, let lon else { return nil }

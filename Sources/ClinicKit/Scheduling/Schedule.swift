@@ -127,6 +127,9 @@ public struct BookingPolicy: Sendable, Equatable {
     public var cutoffMinutes = 120
     /// How many active future appointments a patient may hold.
     public var maxActive = 5
+    /// Reminders: hours before an appointment (0: none). Two, the longer first.
+    public var reminderFirstHours = 24
+    public var reminderSecondHours = 2
 
     public init() {}
 
@@ -134,6 +137,8 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.lead_minutes", \.leadMinutes, 0...10_080),
         ("booking.cutoff_minutes", \.cutoffMinutes, 0...10_080),
         ("booking.max_active", \.maxActive, 1...1000),
+        ("booking.reminder_first_hours", \.reminderFirstHours, 0...336),
+        ("booking.reminder_second_hours", \.reminderSecondHours, 0...336),
     ] }
 
     public static func load(_ db: Database) throws -> BookingPolicy {

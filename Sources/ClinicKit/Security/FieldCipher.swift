@@ -67,6 +67,10 @@ public struct FieldCipher: Sendable {
         public var house: String
         public var lat: Double?
         public var lon: Double?
+        /// The confirmed e-mail address, and one waiting for its code (migration 13; absent in
+        /// envelopes sealed before).
+        public var email: String? = nil
+        public var pendingEmail: String? = nil
     }
 
     func seal(_ personal: Personal, loginKey: String) throws -> Data {
@@ -75,6 +79,25 @@ public struct FieldCipher: Sendable {
             return try ChaChaPoly.seal(plain, using: key, authenticating: Data(loginKey.utf8)).combined
         } catch {
             throw ClinicError(.internalError, .internalError, "seal: \(error)")
+        }
+    }
+
+    /// Seals bytes that are not a profile (an e-mail confirmation code, a calendar token),
+    /// bound to `context`.
+    func seal(bytes: Data, context: String) throws -> Data {
+        do {
+            return try ChaChaPoly.seal(bytes, using: key, authenticating: Data(context.utf8)).combined
+        } catch {
+            throw ClinicError(.internalError, .internalError, "seal: \(error)")
+        }
+    }
+
+    func open(bytes envelope: Data, context: String) throws -> Data {
+        do {
+            return try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: envelope), using: key,
+                                       authenticating: Data(context.utf8))
+        } catch {
+            throw ClinicError(.keyError, .personalUnreadable, context)
         }
     }
 
@@ -91,11 +114,12 @@ public struct FieldCipher: Sendable {
 
 extension Client {
     var personal: FieldCipher.Personal {
-        FieldCipher.Personal(name: name, surname: surname, street: street, house: house, lat: lat, lon: lon)
+        FieldCipher.Personal(name: name, surname: surname, street: street, house: house, lat: lat, lon: lon,
+                             email: email, pendingEmail: pendingEmail)
     }
 
     mutating func take(_ personal: FieldCipher.Personal) {
         name = personal.name; surname = personal.surname; street = personal.street; house = personal.house
-        lat = personal.lat; lon = personal.lon
+        lat = personal.lat; lon = personal.lon; email = personal.email; pendingEmail = personal.pendingEmail
     }
 }

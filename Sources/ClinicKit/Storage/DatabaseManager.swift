@@ -328,6 +328,10 @@ public final class DatabaseManager: Sendable {
         try stored.update(db)
         try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
                        arguments: [try sealingCipher(db).seal(client.personal, loginKey: client.loginKey), client.id])
+        // Whether to e-mail the patient is decided without opening the profile (migration 13).
+        if try db.tableExists("calendar_feeds") {
+            try db.execute(sql: "UPDATE clients SET email_confirmed = ? WHERE id = ?", arguments: [client.email != nil, client.id])
+        }
     }
 
     // The look-ups on the booking path use cached statements: preparing SQL (and GRDB's query

@@ -99,6 +99,8 @@ extension DatabaseManager {
                 try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
                                arguments: [try next.seal(personal, loginKey: loginKey), row["id"] as Int64])
             }
+            try Self.reseal(db, table: "deliveries", column: "payload", key: "id", old: old, next: next) { "delivery:\($0)" }
+            try Self.reseal(db, table: "calendar_feeds", column: "token_sealed", key: "client_id", old: old, next: next) { "calendar:\($0)" }
             try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
                            arguments: [Self.keyCheckSetting, KeyFile.check(fresh)])
             return rows.count
@@ -111,6 +113,18 @@ extension DatabaseManager {
             KeyFile.syncFolder(of: keyFile.path)
         }
         return count
+    }
+
+    /// Seals a table's sealed column again under the next key (a table an older schema lacks is skipped).
+    static func reseal(_ db: Database, table: String, column: String, key: String, old: FieldCipher, next: FieldCipher,
+                       context: (Int64) -> String) throws {
+        guard try db.tableExists(table) else { return }
+        for row in try Row.fetchAll(db, sql: "SELECT \(key), \(column) FROM \(table) WHERE \(column) IS NOT NULL") {
+            let id: Int64 = row[key]
+            let plain = try old.open(bytes: row[column], context: context(id))
+            try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?",
+                           arguments: [try next.seal(bytes: plain, context: context(id)), id])
+        }
     }
 
     /// A `<key>.new` left by a rotation that stopped: installed if the database committed

@@ -34,6 +34,15 @@ extension DatabaseManager {
     static func recordZoneChange(_ db: Database, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
         try db.execute(sql: "INSERT INTO clinic_zone_changes (clinic_id, old_zone, new_zone, changed_at) VALUES (?, ?, ?, ?)",
                        arguments: [clinicId, old, new, now.seconds])
+        // Tell the patients booked there (not during the migrations before the inboxes existed).
+        guard try db.tableExists("messages") else { return }
+        let upcoming = try Appointment.fetchAll(db, sql: """
+            SELECT * FROM appointments WHERE clinic_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ?
+            AND client_id IS NOT NULL ORDER BY starts_at
+            """, arguments: [clinicId, now.seconds])
+        for appointment in upcoming {
+            try Inbox.about(db, appointment, kind: .clinicChanged, zones: (old, new), now: now)
+        }
     }
 
     /// The upcoming active appointments booked (or last moved) before their clinic's latest

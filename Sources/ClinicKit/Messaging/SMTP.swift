@@ -1,0 +1,62 @@
+import CCurl
+import Foundation
+
+/// Where e-mail goes: `CLINIC_SMTP_URL=smtp[s]://user:pass@host:port` and `CLINIC_MAIL_FROM`.
+/// `smtps://` is TLS from the start; `smtp://` uses STARTTLS when the server offers it, and
+/// demands it when a user name is given (a password never crosses the network in clear).
+public struct SMTPSettings: Sendable, Equatable {
+    public let url: String
+    public let user: String
+    public let password: String
+    public let requireTLS: Bool
+    public let from: String
+
+    /// Reads the environment: nil when `CLINIC_SMTP_URL` is not set; an error that names the
+    /// variable when a value is malformed.
+    public static func from(environment: [String: String]) throws -> SMTPSettings? {
+        guard let text = environment["CLINIC_SMTP_URL"], !text.isEmpty else { return nil }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "smtp" || scheme == "smtps", let host = components.host, !host.isEmpty,
+              components.path.isEmpty || components.path == "/", components.query == nil else {
+            throw ClinicError.invalid(.mailSettingInvalid, "CLINIC_SMTP_URL", "smtp[s]://user:password@host:port")
+        }
+        guard let from = environment["CLINIC_MAIL_FROM"], Mail.isAddress(from) else {
+            throw ClinicError.invalid(.mailSettingInvalid, "CLINIC_MAIL_FROM", "an e-mail address (clinic@example.org)")
+        }
+        let user = components.user?.removingPercentEncoding ?? ""
+        let port = components.port.map { ":\($0)" } ?? ""
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return SMTPSettings(url: "\(scheme)://\(shownHost)\(port)", user: user,
+                            password: components.password?.removingPercentEncoding ?? "",
+                            requireTLS: scheme == "smtps" || !user.isEmpty, from: from)
+    }
+}
+
+/// Sends one e-mail; returns the server's reply once it has accepted the message.
+public protocol Mailer: Sendable {
+    func send(from: String, to: String, message: Data) throws -> String
+}
+
+/// libcurl's SMTP client.
+public struct SMTPMailer: Mailer {
+    let settings: SMTPSettings
+    public init(settings: SMTPSettings) { self.settings = settings }
+
+    private static let initialized: Bool = { clinic_curl_global_init(); return true }()
+
+    public func send(from: String, to: String, message: Data) throws -> String {
+        _ = Self.initialized
+        var response = 0
+        var error = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
+        let code = message.withUnsafeBytes { bytes in
+            clinic_smtp_send(settings.url, settings.user, settings.password, settings.requireTLS ? 1 : 0,
+                             "<\(from)>", "<\(to)>", bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
+                             60, &response, &error)
+        }
+        guard code == 0 else {
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ClinicError(.storage, .mailFailed, response > 0 ? "\(response) \(reason)" : reason)
+        }
+        return String(response)
+    }
+}

@@ -1,0 +1,389 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// A mail server stand-in: records what it accepts, refuses the first `failures` messages.
+final class RecordingMailer: Mailer, @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: Int
+    private(set) var sent: [(to: String, text: String)] = []
+    init(failures: Int = 0) { self.failures = failures }
+
+    func send(from: String, to: String, message: Data) throws -> String {
+        try lock.withLock {
+            if failures > 0 {
+                failures -= 1
+                throw ClinicError(.storage, .mailFailed, "451 try later")
+            }
+            sent.append((to, String(decoding: message, as: UTF8.self)))
+            return "250"
+        }
+    }
+    var messages: [(to: String, text: String)] { lock.withLock { sent } }
+}
+
+/// The inbox, reminders, calendars and the outbox (migration 13). "Now" is Sunday 2026-11-22
+/// 12:00 UTC; appointments are on Monday 2026-11-23 in Los Angeles (UTC−8).
+@Suite struct MessagingTests {
+    let monday0920 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+    let monday1000 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 10, minute: 0)!)
+
+    func kinds(_ system: ClinicSystem, _ client: Client) throws -> [MessageKind] {
+        try system.clients.messages(clientId: client.id ?? 0).reversed().map(\.kind)
+    }
+
+    /// The body of a Base64 MIME part, decoded (the text part comes first).
+    func decodedParts(_ mail: String) -> [String] {
+        mail.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map { part in
+            let base64 = part.components(separatedBy: "\r\n").prefix { !$0.isEmpty && !$0.hasPrefix("--") }.joined()
+            return String(decoding: Data(base64Encoded: base64) ?? Data(), as: UTF8.self)
+        }
+    }
+
+    @Test func everyChangeWritesAMessageInThePatientsLanguage() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        var inbox = try system.clients.messages(clientId: anna.id ?? 0)
+        #expect(inbox.count == 1 && inbox[0].kind == .booked && inbox[0].appointmentId == booked.id)
+        #expect(inbox[0].subject == "Appointment booked: Nov 23, 2026 at 9:20 AM")
+        #expect(inbox[0].body.contains("America/Los_Angeles") && inbox[0].body.contains("Adventist Medical Center"))
+        // Russian from now on: the next message is in Russian, the first stays as written.
+        _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
+        let moved = try system.appointments.rescheduleAppointment(booked.id ?? 0, clientId: anna.id ?? 0, to: monday1000)
+        inbox = try system.clients.messages(clientId: anna.id ?? 0)
+        #expect(inbox[0].kind == .rescheduled && inbox[0].subject == "Запись перенесена на 23.11.2026, 10:00")
+        _ = try system.appointments.cancelAppointment(moved.id ?? 0, clientId: anna.id ?? 0)
+        #expect(try kinds(system, anna) == [.booked, .rescheduled, .cancelled])
+        #expect(try system.clients.unreadCount(clientId: anna.id ?? 0) == 3)
+        // A failed change writes nothing: the same slot twice.
+        let ben = try register(system, "ben")
+        _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920,
+                                                      doctorId: booked.doctorId)
+        let before = try fingerprint(system.database)
+        #expect(expectError(.slotTaken) {
+            _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920,
+                                                          doctorId: booked.doctorId)
+        } != nil)
+        #expect(try fingerprint(system.database) == before)
+    }
+
+    @Test func theClinicsCancellationsCarryTheReason() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let desk = try system.staff.addStaff(StaffInput(login: "desk", name: "Sam", surname: "Lee", role: .receptionist,
+                                                        clinicId: booked.clinicId, doctorId: nil, password: "staff-passphrase-77"))
+        _ = try system.staff.act(desk, .cancel, appointmentId: booked.id ?? 0, reason: "Dr. Thompson is ill")
+        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(last.kind == .clinicCancelled && last.body.contains("Reason: Dr. Thompson is ill"))
+        // The operator's cancellation (no reason given) says so in the patient's language.
+        _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
+        let again = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        _ = try system.appointments.setStatus(again.id ?? 0, to: .cancelled)
+        let operatorCancel = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(operatorCancel.kind == .clinicCancelled && operatorCancel.body.contains("Причина: не указана"))
+    }
+
+    @Test func aZoneCorrectionTellsTheBookedPatients() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let la1 = try clinic(system, "LA1").id ?? 0
+        try system.database.write { db in
+            try db.execute(sql: "UPDATE clinics SET time_zone = 'America/Denver' WHERE external_id = 'LA1'")
+            try DatabaseManager.recordZoneChange(db, clinicId: la1, from: "America/Los_Angeles",
+                                                 to: "America/Denver", at: testNow)
+        }
+        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(last.kind == .clinicChanged)
+        #expect(last.body.contains("from America/Los_Angeles to America/Denver") && last.body.contains("10:20 AM"))
+    }
+
+    @Test func remindersComeOnceEachAndNeverForAnOldTime() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna"), ben = try register(system, "ben"), cleo = try register(system, "cleo")
+        let therapy = try department(system, "LA1", "therapy")
+        // Monday 09:20 LA is 17:20 UTC, 29 h 20 min from now.
+        let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let b = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let c = try system.appointments.createAppointment(clientId: cleo.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        #expect(try system.outbox.createReminders() == 0)
+        _ = try system.appointments.cancelAppointment(c.id ?? 0, clientId: cleo.id ?? 0)
+        clock.advance(5 * 3600 + 21 * 60) // 23 h 59 min before
+        #expect(try system.outbox.createReminders() == 2)
+        #expect(try system.outbox.createReminders() == 0)
+        // Ben moves to 10:00: his next reminder is for 10:00; nothing more for 9:20.
+        _ = try system.appointments.rescheduleAppointment(b.id ?? 0, clientId: ben.id ?? 0, to: monday1000)
+        clock.advance(22 * 3600 + 60) // 1 h 58 min before 9:20, 2 h 38 min before 10:00
+        #expect(try system.outbox.createReminders() == 2) // Anna's 2-hour one, Ben's 24-hour one (late: nobody ran)
+        clock.advance(40 * 60)
+        #expect(try system.outbox.createReminders() == 1)
+        #expect(try system.outbox.createReminders() == 0)
+        #expect(try kinds(system, anna) == [.booked, .reminder, .reminder])
+        #expect(try kinds(system, ben) == [.booked, .reminder, .rescheduled, .reminder, .reminder])
+        let bens = try system.clients.messages(clientId: ben.id ?? 0).prefix(2)
+        #expect(bens.allSatisfy { $0.kind == .reminder && $0.subject.contains("10:00 AM") })
+        #expect(try kinds(system, cleo) == [.booked, .cancelled])
+        let reminders = try system.clients.messages(clientId: anna.id ?? 0).filter { $0.kind == .reminder }
+        #expect(Set(reminders.map(\.body).map { $0.contains("in 24 hours") || $0.contains("in 2 hours") }) == [true])
+        _ = a
+    }
+
+    @Test func afterAnOutageOnlyTheNearestReminder() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        clock.advance(28 * 3600) // 1 h 20 min before: both leads have begun
+        #expect(try system.outbox.createReminders() == 1)
+        let reminder = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(reminder.kind == .reminder && reminder.body.contains("in 2 hours"))
+        // Booked inside the lead: the booking message is the reminder.
+        let ben = try register(system, "ben")
+        _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        clock.advance(30 * 60)
+        #expect(try system.outbox.createReminders() == 0)
+    }
+
+    @Test func inboxesAreThePatientsOwn() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna"), ben = try register(system, "ben")
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let message = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(expectError(.notFound) { _ = try system.clients.markRead(clientId: ben.id ?? 0, messageId: message.id) } != nil)
+        #expect(try system.clients.unreadCount(clientId: anna.id ?? 0) == 1)
+        let read = try system.clients.markRead(clientId: anna.id ?? 0, messageId: message.id)
+        #expect(read.readAt == testNow)
+        #expect(try system.clients.unreadCount(clientId: anna.id ?? 0) == 0)
+        #expect(try system.clients.messages(clientId: anna.id ?? 0, unreadOnly: true).isEmpty)
+        #expect(try system.clients.messages(clientId: ben.id ?? 0).isEmpty)
+    }
+
+    @Test func staffWriteToAPatientOrADay() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna"), ben = try register(system, "ben"), cleo = try register(system, "cleo")
+        let therapy = try department(system, "LA1", "therapy")
+        let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        let la2 = try clinic(system, "LA2").id ?? 0
+        func add(_ login: String, _ role: StaffRole, _ clinicId: Int64, doctor: Int64? = nil) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: role, clinicId: clinicId,
+                                                 doctorId: doctor, password: "staff-passphrase-77"))
+        }
+        let desk = try add("desk", .receptionist, a.clinicId), other = try add("other", .clinicAdmin, la2)
+        let doctor = try add("doc", .doctor, a.clinicId, doctor: a.doctorId)
+        let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
+        #expect(try system.staff.message(desk, day: monday, text: "Dr. Thompson is ill on Monday") == 2)
+        #expect(try system.staff.message(desk, day: monday.adding(days: 1), text: "Nobody") == 0)
+        #expect(try system.staff.message(other, day: monday, text: "Not our patients") == 0)
+        #expect(try system.staff.message(desk, patientLogin: "ANNA", text: "Bring your insurance card") == 1)
+        let before = try fingerprint(system.database)
+        // Cleo has no appointment at the clinic: its staff cannot reach her; nor a doctor anyone.
+        #expect(expectError(.notFound) { _ = try system.staff.message(desk, patientLogin: "cleo", text: "Hello") } != nil)
+        #expect(expectError(.notFound) { _ = try system.staff.message(other, patientLogin: "anna", text: "Hello") } != nil)
+        #expect(expectError(.forbidden) { _ = try system.staff.message(doctor, patientLogin: "anna", text: "Hello") } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", text: "  ") } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", text: "a\u{7}b") } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try system.staff.message(desk, patientLogin: "anna", text: String(repeating: "x", count: 2001))
+        } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", day: monday, text: "Both") } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, text: "Neither") } != nil)
+        #expect(try fingerprint(system.database) == before)
+        #expect(try kinds(system, anna) == [.booked, .clinic, .clinic])
+        #expect(try kinds(system, cleo) == [])
+        let latest = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(latest.subject == "Message from Adventist Medical Center" && latest.body == "Bring your insurance card")
+        // Each one is in the patient's access log.
+        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).filter { $0.action == "message.send" }.count == 2)
+    }
+
+    @Test func anAddressIsConfirmedByItsCode() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let id = anna.id ?? 0
+        #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "not an address") } != nil)
+        #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "a@b") } != nil)
+        #expect(expectError(.notFound) { _ = try system.clients.confirmEmail(clientId: id, code: "123456") } != nil)
+        _ = try system.clients.setEmail(clientId: id, address: "anna@example.org")
+        #expect(expectError(.rateLimited) { _ = try system.clients.setEmail(clientId: id, address: "anna@example.org") } != nil)
+        let mailer = RecordingMailer()
+        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let codeMail = try #require(mailer.messages.first)
+        #expect(codeMail.to == "anna@example.org")
+        let code = String(try #require(decodedParts(codeMail.text).first?.split(separator: "\r\n").first?.suffix(6)))
+        #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+        // The address is stored sealed, like the rest of the profile.
+        let stored = try system.database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM clients WHERE id = ?", arguments: [id]) }
+        #expect(try #require(stored).description.contains("anna@example.org") == false)
+        let wrong = code == "000000" ? "111111" : "000000"
+        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: wrong) } != nil)
+        let status = try system.clients.confirmEmail(clientId: id, code: code)
+        #expect(status == EmailStatus(confirmed: "anna@example.org", pending: nil))
+        // Five wrong codes spend a code.
+        clock.advance(61)
+        _ = try system.clients.setEmail(clientId: id, address: "anna@example.net")
+        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let second = String(try #require(decodedParts(mailer.messages[1].text).first?.split(separator: "\r\n").first?.suffix(6)))
+        for _ in 0..<5 {
+            #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: second == "000000" ? "111111" : "000000") } != nil)
+        }
+        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: second) } != nil)
+        #expect(try system.clients.email(clientId: id) == EmailStatus(confirmed: "anna@example.org", pending: "anna@example.net"))
+        // An expired code fails too.
+        clock.advance(61)
+        _ = try system.clients.setEmail(clientId: id, address: "anna@example.net")
+        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let third = String(try #require(decodedParts(mailer.messages[2].text).first?.split(separator: "\r\n").first?.suffix(6)))
+        clock.advance(31 * 60)
+        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: third) } != nil)
+        try system.clients.removeEmail(clientId: id)
+        #expect(try system.clients.email(clientId: id) == EmailStatus(confirmed: nil, pending: nil))
+    }
+
+    func confirmedPatient(_ system: ClinicSystem, _ login: String, _ mailer: RecordingMailer) throws -> Client {
+        let client = try register(system, login)
+        _ = try system.clients.setEmail(clientId: client.id ?? 0, address: "\(login)@example.org")
+        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let mail = try #require(mailer.messages.last)
+        let code = String(try #require(decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
+        _ = try system.clients.confirmEmail(clientId: client.id ?? 0, code: code)
+        return client
+    }
+
+    @Test func theOutboxSendsEachMessageOnceWithTheEvent() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let setup = RecordingMailer()
+        let anna = try confirmedPatient(system, "anna", setup)
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        // Refused twice: retried after the back-off, not before.
+        let mailer = RecordingMailer(failures: 2)
+        var report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        #expect(report.sent == 0 && report.retrying == 1)
+        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        #expect(report == DeliveryReport())
+        clock.advance(61)
+        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        #expect(report.retrying == 1)
+        clock.advance(121)
+        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        #expect(report.sent == 1)
+        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
+        let mail = try #require(mailer.messages.first?.text)
+        #expect(mailer.messages.count == 1 && mailer.messages[0].to == "anna@example.org")
+        #expect(mail.contains("Subject: Appointment booked: Nov 23, 2026 at 9:20 AM"))
+        #expect(mail.contains("Message-ID: <delivery-") && mail.contains("Content-Type: text/calendar"))
+        let parts = decodedParts(mail)
+        #expect(parts.count == 2)
+        #expect(parts[1].contains("UID:" + ICalendar.uid(booked)) && parts[1].contains("DTSTART;TZID=America/Los_Angeles:20261123T092000"))
+        let row = try system.database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE purpose = 'message'") }
+        let state: String? = row?["state"], attempts: Int? = row?["attempts"], reply: String? = row?["reply"]
+        #expect(state == "sent" && attempts == 3 && reply == "250")
+    }
+
+    @Test func aDeliveryIsGivenUpAfterADay() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try confirmedPatient(system, "anna", RecordingMailer())
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let down = RecordingMailer(failures: 1000)
+        var failed = 0
+        // 26 hours: the booking's delivery gives up; the reminders written meanwhile are younger.
+        for _ in 0..<26 {
+            failed += try system.outbox.run(mailer: down, from: "clinic@example.org").failed
+            clock.advance(3600)
+        }
+        #expect(failed == 1)
+        let row = try system.database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE purpose = 'message'") }
+        let state: String? = row?["state"], error: String? = row?["last_error"]
+        #expect(state == "failed" && error?.contains("451 try later") == true)
+    }
+
+    @Test func noAddressNoMail() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let mailer = RecordingMailer()
+        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org") == DeliveryReport())
+        #expect(mailer.messages.isEmpty)
+        // A confirmed address removed before the mail went: dropped, not sent.
+        let ben = try confirmedPatient(system, "ben", mailer)
+        _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        try system.clients.removeEmail(clientId: ben.id ?? 0)
+        let before = mailer.messages.count
+        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
+        #expect(mailer.messages.count == before)
+    }
+
+    @Test func calendarFilesCarryTheZoneSequenceAndStatus() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        var ics = try system.appointments.calendarFile(booked.id ?? 0, clientId: anna.id ?? 0)
+        #expect(ics.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n") && ics.hasSuffix("END:VCALENDAR\r\n"))
+        #expect(ics.contains("DTSTART;TZID=America/Los_Angeles:20261123T092000\r\n"))
+        #expect(ics.contains("SEQUENCE:0\r\n") && ics.contains("STATUS:CONFIRMED\r\n") && ics.contains("TRIGGER:-P1D"))
+        #expect(ics.contains("GEO:34.050000;-118.250000\r\n"))
+        // The zone's transitions around the event: into PST on 2026-11-01 at 2:00 PDT.
+        #expect(ics.contains("BEGIN:STANDARD\r\nDTSTART:20261101T020000\r\nTZOFFSETFROM:-0700\r\nTZOFFSETTO:-0800\r\n"))
+        #expect(ics.contains("BEGIN:DAYLIGHT\r\nDTSTART:20270314T020000\r\nTZOFFSETFROM:-0800\r\nTZOFFSETTO:-0700\r\n"))
+        #expect(ics.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 75 })
+        let moved = try system.appointments.rescheduleAppointment(booked.id ?? 0, clientId: anna.id ?? 0, to: monday1000)
+        ics = try system.appointments.calendarFile(moved.id ?? 0, clientId: anna.id ?? 0)
+        #expect(ics.contains("SEQUENCE:1\r\n") && ics.contains("DTSTART;TZID=America/Los_Angeles:20261123T100000"))
+        _ = try system.appointments.cancelAppointment(moved.id ?? 0, clientId: anna.id ?? 0)
+        ics = try system.appointments.calendarFile(moved.id ?? 0, clientId: anna.id ?? 0)
+        #expect(ics.contains("SEQUENCE:2\r\n") && ics.contains("STATUS:CANCELLED\r\n") && !ics.contains("VALARM"))
+        // Only the owner.
+        let ben = try register(system, "ben")
+        #expect(expectError(.forbidden) { _ = try system.appointments.calendarFile(booked.id ?? 0, clientId: ben.id ?? 0) } != nil)
+    }
+
+    @Test func textIsEscapedAndFolded() {
+        #expect(ICalendar.escape("a,b;c\\d\ne") == "a\\,b\\;c\\\\d\\ne")
+        let long = "SUMMARY:" + String(repeating: "Ж", count: 60)
+        let folded = ICalendar.fold(long)
+        #expect(folded.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 75 })
+        #expect(folded.replacingOccurrences(of: "\r\n ", with: "") == long)
+        // A zone without clock changes has one observance; Minsk has been +03 since 2011.
+        let minsk = ICalendar.timeZone(TimeZone(identifier: "Europe/Minsk")!, from: utc("2026-01-01T00:00:00Z"), to: utc("2028-01-01T00:00:00Z"))
+        #expect(minsk.filter { $0.hasPrefix("TZOFFSETTO") } == ["TZOFFSETTO:+0300"])
+    }
+
+    @Test func theCalendarAddressIsPrivateAndRevocable() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let b = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        _ = try system.appointments.cancelAppointment(b.id ?? 0, clientId: anna.id ?? 0)
+        let token = try system.clients.calendarToken(clientId: anna.id ?? 0)
+        #expect(try system.clients.calendarToken(clientId: anna.id ?? 0) == token)
+        let feed = try system.clients.calendarFeed(token: token)
+        #expect(feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
+        #expect(feed.contains("UID:" + ICalendar.uid(a)) && feed.contains("STATUS:CANCELLED"))
+        // Only its hash can be looked up; the token itself is sealed.
+        #expect(try fingerprint(system.database).contains(token) == false)
+        let rotated = try system.clients.calendarToken(clientId: anna.id ?? 0, rotate: true)
+        #expect(rotated != token)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: token) } != nil)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: "") } != nil)
+        #expect(try system.clients.calendarFeed(token: rotated).contains("BEGIN:VEVENT"))
+        try system.clients.revokeCalendarToken(clientId: anna.id ?? 0)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: rotated) } != nil)
+    }
+}
