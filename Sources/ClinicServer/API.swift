@@ -16,6 +16,7 @@ struct API: Sendable {
     let idempotency: IdempotencyStore
     let committer: GroupCommitter
     let metrics: ServerMetrics
+    let settings: ServerSettings
     /// When each session was last recorded as used, by a hash of its token (no tokens kept).
     private let touched = NIOLockedValueBox([Int: Date]())
 
@@ -24,6 +25,7 @@ struct API: Sendable {
         self.pool = pool
         self.committer = committer
         self.metrics = metrics
+        self.settings = settings
         passwords = Gate(limit: settings.passwordWorkers)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = IdempotencyStore(database: system.database)

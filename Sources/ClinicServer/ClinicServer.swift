@@ -19,20 +19,52 @@ public enum ClinicServer {
         let application: Application<RouterResponder<APIContext>>
         let committer: GroupCommitter
         let pool: BlockingPool
+        let outbox: OutboxWorker
 
         public func run() async throws {
+            let worker = Task { await outbox.run() }
             do {
                 try await application.runService()
             } catch {
-                await finish()
+                await finish(worker)
                 throw error
             }
-            await finish()
+            await finish(worker)
         }
 
-        private func finish() async {
+        /// The outbox's round in progress ends (an e-mail being sent is marked sent), then the
+        /// last batch commits.
+        private func finish(_ worker: Task<Void, Never>) async {
+            worker.cancel()
+            await worker.value
             let committer = self.committer
             _ = try? await pool.run { committer.drain() }
+        }
+    }
+
+    /// Writes due reminders and sends due e-mail every `interval`, on the blocking pool.
+    struct OutboxWorker: Sendable {
+        let system: ClinicSystem
+        let smtp: SMTPSettings?
+        let interval: Duration
+        let pool: BlockingPool
+        let logger: Logger
+
+        func run() async {
+            let mailer = smtp.map(SMTPMailer.init)
+            let from = smtp?.from ?? ""
+            while !Task.isCancelled {
+                do {
+                    let report = try await pool.run { [system] in try system.outbox.run(mailer: mailer, from: from) }
+                    if report != DeliveryReport() {
+                        logger.info("outbox", metadata: ["reminders": "\(report.reminders)", "sent": "\(report.sent)",
+                                                         "retrying": "\(report.retrying)", "failed": "\(report.failed)"])
+                    }
+                } catch {
+                    logger.error("outbox failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])
+                }
+                try? await Task.sleep(for: interval)
+            }
         }
     }
 
@@ -80,7 +112,8 @@ public enum ClinicServer {
                 await onListening("\(scheme)://\(shownHost):\(port)")
             },
             logger: logger)
-        return Server(application: application, committer: committer, pool: pool)
+        let outbox = OutboxWorker(system: system, smtp: settings.smtp, interval: settings.deliveryInterval, pool: pool, logger: logger)
+        return Server(application: application, committer: committer, pool: pool, outbox: outbox)
     }
 
     /// TLS 1.2 and 1.3 only, with the certificate chain and key from PEM files; ALPN offers h2

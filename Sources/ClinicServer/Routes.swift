@@ -19,6 +19,7 @@ final class RouteTable: @unchecked Sendable {
     func post(_ path: String, _ handler: @escaping Handler) { on(.post, path, handler) }
     func patch(_ path: String, _ handler: @escaping Handler) { on(.patch, path, handler) }
     func delete(_ path: String, _ handler: @escaping Handler) { on(.delete, path, handler) }
+    func put(_ path: String, _ handler: @escaping Handler) { on(.put, path, handler) }
 
     private func on(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping Handler) {
         router?.on(RouterPath(path), method: method, use: handler)
@@ -116,6 +117,7 @@ extension API {
         }
 
         addStaffRoutes(to: routes)
+        addMessageRoutes(to: routes)
         routes.post("/v1/patients") { request, context in try await register(request, context) }
         routes.post("/v1/sessions") { request, context in try await logIn(request, context) }
         routes.get("/v1/sessions") { request, _ in
@@ -139,7 +141,10 @@ extension API {
         }
 
         routes.get("/v1/me") { request, _ in
-            try await signedIn(request) { patient in try HTTPMapping.json(ClientJSON(patient.client)) }
+            try await signedIn(request) { patient in
+                let unread = try await work(patient.language) { [system] in try system.clients.unreadCount(clientId: patient.id) }
+                return try HTTPMapping.json(ClientJSON(patient.client, unreadMessages: unread))
+            }
         }
         routes.patch("/v1/me") { request, context in
             try await signedIn(request) { patient in
@@ -277,7 +282,8 @@ extension API {
             }
         }
         routes.get("/v1/appointments/:id") { request, context in
-            try await signedIn(request) { patient in
+            if let text = context.parameters.get("id"), text.hasSuffix(".ics") { return try await appointmentCalendar(request, id: text) }
+            return try await signedIn(request) { patient in
                 let id = try context.parameters.id("id")
                 let (appointment, history) = try await work(patient.language) { [system] in
                     try system.appointments.appointmentWithHistory(id, clientId: patient.id)

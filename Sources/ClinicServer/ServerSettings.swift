@@ -30,6 +30,12 @@ public struct ServerSettings: Sendable {
     /// Log-ins and registrations per client address: a burst, then this many a minute.
     public var authBurst = 10
     public var authPerMinute = 30.0
+    /// E-mail (`CLINIC_SMTP_URL`, `CLINIC_MAIL_FROM`); nil: messages stay in the inboxes.
+    public var smtp: SMTPSettings?
+    /// How often the outbox worker writes due reminders and sends due e-mail (`CLINIC_DELIVERY_INTERVAL`, seconds).
+    public var deliveryInterval: Duration = .seconds(30)
+    /// The address calendar apps reach this server at (`CLINIC_PUBLIC_URL`), else the request's Host.
+    public var publicURL: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, tls: (certificate: String, key: String)? = nil,
                 insecureHTTP: Bool = false, logFormat: LogFormat = .text) {
@@ -55,6 +61,20 @@ public struct ServerSettings: Sendable {
     /// `CLINIC_AUTH_RATE` = "BURST/PER_MINUTE" (for example "10/30") overrides the log-in and
     /// registration limit per address.
     public mutating func apply(environment: [String: String]) throws {
+        smtp = try SMTPSettings.from(environment: environment)
+        if let text = environment["CLINIC_DELIVERY_INTERVAL"], !text.isEmpty {
+            guard let seconds = Int(text), (1...3600).contains(seconds) else {
+                throw ClinicError.invalid(.serveBadSetting, "CLINIC_DELIVERY_INTERVAL", "1…3600 (seconds)")
+            }
+            deliveryInterval = .seconds(seconds)
+        }
+        if let text = environment["CLINIC_PUBLIC_URL"], !text.isEmpty {
+            guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host?.isEmpty == false,
+                  url.query == nil else {
+                throw ClinicError.invalid(.serveBadSetting, "CLINIC_PUBLIC_URL", "https://host[:port]")
+            }
+            publicURL = text.hasSuffix("/") ? String(text.dropLast()) : text
+        }
         guard let text = environment["CLINIC_AUTH_RATE"], !text.isEmpty else { return }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,

@@ -187,8 +187,7 @@ struct Whoami: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let context = Context(global)
-        try context.emitClient(try context.signedIn().client)
+        try Context(global).emitSignedInClient()
     }
 }
 

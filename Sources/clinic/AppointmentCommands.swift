@@ -31,8 +31,8 @@ struct Book: ParsableCommand {
 struct AppointmentsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appointments",
-        abstract: "Your appointments: list them (upcoming by default), or show one with its history.",
-        subcommands: [List.self, Show.self], defaultSubcommand: List.self)
+        abstract: "Your appointments: list them (upcoming by default), show one with its history, or get one as a calendar file.",
+        subcommands: [List.self, Show.self, ICS.self], defaultSubcommand: List.self)
 }
 
 extension AppointmentScope: EnumerableFlag {}

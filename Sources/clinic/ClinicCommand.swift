@@ -15,7 +15,7 @@ struct ClinicCommand: ParsableCommand {
             Init.self, Register.self, Login.self, Logout.self, Whoami.self, Profile.self,
             Clinics.self, Departments.self, Doctors.self, VisitTypesCommand.self, Geocode.self,
             Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
-            Privacy.self, Shell.self, Admin.self, StaffCommand.self, Serve.self,
+            Messages.self, Privacy.self, Shell.self, Admin.self, StaffCommand.self, Serve.self,
         ])
 }
 

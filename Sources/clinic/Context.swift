@@ -152,10 +152,20 @@ struct Context {
     }
 
     /// Prints a patient: the JSON shape, or the one-line summary.
-    func emitClient(_ client: Client) throws {
-        try emit(ClientJSON(client)) {
-            text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)
+    func emitClient(_ client: Client, unreadMessages: Int? = nil) throws {
+        try emit(ClientJSON(client, unreadMessages: unreadMessages)) {
+            var lines = [text(.whoami, client.login, client.name, client.surname, client.street, client.house, client.city)]
+            if let email = client.email { lines.append(text(.emailLine, email)) }
+            if let pending = client.pendingEmail { lines.append(text(.emailPendingLine, pending)) }
+            if let unreadMessages, unreadMessages > 0 { lines.append(text(.messagesUnread, String(unreadMessages))) }
+            return lines.joined(separator: "\n")
         }
+    }
+
+    /// The signed-in patient with the unread count, as `whoami` and `profile show` print them.
+    func emitSignedInClient() throws {
+        let (system, client) = try signedIn()
+        try emitClient(client, unreadMessages: try system.clients.unreadCount(clientId: client.id ?? 0))
     }
 
     /// Prints either the JSON value or the human text, on stdout. The text is made only when

@@ -4,16 +4,16 @@ import Foundation
 
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Your profile and your data: show, edit, change the password, export everything, delete the account.",
-        subcommands: [Show.self, Edit.self, Password.self, Export.self, AccessLog.self, Delete.self], defaultSubcommand: Show.self)
+        abstract: "Your profile and your data: show, edit, password, e-mail, calendar address, export everything, delete the account.",
+        subcommands: [Show.self, Edit.self, Password.self, Email.self, CalendarURL.self, Export.self, AccessLog.self, Delete.self],
+        defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show your profile.")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            let context = Context(global)
-            try context.emitClient(try context.signedIn().client)
+            try Context(global).emitSignedInClient()
         }
     }
 

@@ -52,6 +52,15 @@ extension ClientController {
         }
     }
 
+    /// The patient's calendar token, nil when there is none.
+    public func existingCalendarToken(clientId: Int64) throws -> String? {
+        try database.read { db in
+            guard let sealed = try Data.fetchOne(db, sql: "SELECT token_sealed FROM calendar_feeds WHERE client_id = ?",
+                                                 arguments: [clientId]) else { return nil }
+            return String(decoding: try database.cipher(db).open(bytes: sealed, context: "calendar:\(clientId)"), as: UTF8.self)
+        }
+    }
+
     /// Ends the calendar address: calendars subscribed to it get 404 from now on.
     public func revokeCalendarToken(clientId: Int64) throws {
         try database.write { db in

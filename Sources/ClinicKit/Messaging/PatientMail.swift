@@ -6,6 +6,7 @@ import GRDB
 public struct EmailStatus: Sendable, Equatable {
     public let confirmed: String?
     public let pending: String?
+    public init(confirmed: String?, pending: String?) { self.confirmed = confirmed; self.pending = pending }
 }
 
 extension ClientController {

@@ -181,13 +181,65 @@ public struct ClientJSON: Encodable, Sendable {
     public let language: String
     public let lat: Double?
     public let lon: Double?
+    /// The confirmed e-mail address, and one waiting for its code (absent when none).
+    public let email: String?
+    public let pendingEmail: String?
+    /// Unread messages in the inbox, where the answer shows the signed-in patient.
+    public let unreadMessages: Int?
 
-    public init(_ client: Client) {
+    public init(_ client: Client, unreadMessages: Int? = nil) {
         id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
         street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
         language = client.preferredLanguage
         lat = client.lat
         lon = client.lon
+        email = client.email
+        pendingEmail = client.pendingEmail
+        self.unreadMessages = unreadMessages
+    }
+}
+
+/// A message in the inbox (`clinic messages`, `GET /v1/messages`).
+public struct MessageJSON: Encodable, Sendable {
+    public let id: Int64
+    /// booked, rescheduled, cancelled, clinic_cancelled, clinic_changed, reminder or clinic.
+    public let kind: String
+    public let appointmentId: Int64?
+    public let clinicId: Int64?
+    public let subject: String
+    public let body: String
+    public let createdAt: String
+    public let readAt: String?
+
+    public init(_ message: InboxMessage) {
+        id = message.id; kind = message.kind.rawValue; appointmentId = message.appointmentId; clinicId = message.clinicId
+        subject = message.subject; body = message.body; createdAt = DateText.iso8601(message.createdAt)
+        readAt = message.readAt.map(DateText.iso8601)
+    }
+}
+
+/// The e-mail address of a profile (`clinic profile email`, `GET /v1/me/email`).
+public struct EmailJSON: Encodable, Sendable {
+    public let email: String?
+    public let pendingEmail: String?
+    public init(_ status: EmailStatus) { email = status.confirmed; pendingEmail = status.pending }
+}
+
+/// The private calendar address (`clinic profile calendar-url`, `/v1/me/calendar-token`).
+public struct CalendarTokenJSON: Encodable, Sendable {
+    public let token: String
+    public let url: String
+    public init(token: String, base: String) {
+        self.token = token
+        url = base + "/v1/me/calendar.ics?token=" + token
+    }
+}
+
+/// What one round of the outbox did (`clinic admin deliver`).
+public struct DeliveryReportJSON: Encodable, Sendable {
+    public let reminders: Int, sent: Int, retrying: Int, failed: Int
+    public init(_ report: DeliveryReport) {
+        reminders = report.reminders; sent = report.sent; retrying = report.retrying; failed = report.failed
     }
 }
 
