@@ -1,0 +1,173 @@
+"""Shared fixtures of the calendar and e-mail tests: the clinic binary on a fresh database in a
+temporary folder, a real SMTP server (aiosmtpd on 127.0.0.1), and `clinic serve` processes.
+Run by scripts/mail-test.sh (which makes the virtual environment)."""
+import email
+import email.policy
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+from aiosmtpd.controller import Controller
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLINIC_BIN = os.environ.get("CLINIC_BIN", os.path.join(ROOT, ".build", "debug", "clinic"))
+PASSWORD = "correct horse battery staple"
+STAFF_PASSWORD = "staff passphrase 77"
+
+
+class Clinic:
+    """Runs the clinic CLI against one database; `at` shifts the clock with libfaketime."""
+
+    def __init__(self, folder, extra_env=None):
+        self.folder = folder
+        self.env = dict(os.environ)
+        self.env.update({
+            "CLINIC_DB": os.path.join(folder, "clinic.sqlite"),
+            "CLINIC_SESSION": os.path.join(folder, "session"),
+            "CLINIC_STAFF_SESSION": os.path.join(folder, "staff-session"),
+            "TZ": "UTC",
+        })
+        self.env.update(extra_env or {})
+
+    def run(self, *args, stdin=None, at=None, check=True, env=None):
+        command = [CLINIC_BIN, *args]
+        full_env = dict(self.env, **(env or {}))
+        if at is not None:
+            # The clock only: monotonic time stays real (timeouts, SQLite's busy wait).
+            command = ["faketime", "-f", at, *command]
+            full_env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True, env=full_env, timeout=120)
+        if check and result.returncode != 0:
+            raise AssertionError(f"clinic {' '.join(args)} exited {result.returncode}: {result.stderr}")
+        return result
+
+    def json(self, *args, **kwargs):
+        return json.loads(self.run(*args, "--json", **kwargs).stdout)
+
+    def register(self, login, city="New York", language=None):
+        self.run("register", "--login", login, "--name", "Anna", "--surname", "Smith", "--street", "Main Street",
+                 "--house", "12", "--city", city, "--accept-privacy", "--password-stdin", stdin=f"{PASSWORD}\n{PASSWORD}\n")
+        self.run("login", "--login", login, "--password-stdin", stdin=f"{PASSWORD}\n")
+        if language:
+            self.run("profile", "edit", "--lang", language)
+
+    def free_slot(self, department, day, days=1):
+        """The first bookable slot of a department on a local date (YYYY-MM-DD)."""
+        slots = self.json("slots", "--department", str(department), "--from", day, "--days", str(days))
+        free = [slot for slot in slots if slot["isAvailable"]]
+        assert free, f"no free slot in department {department} on {day}"
+        return free[0]
+
+    def staff(self, login, role, clinic_id):
+        self.run("admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role", role,
+                 "--clinic", str(clinic_id), "--password-stdin", stdin=f"{STAFF_PASSWORD}\n{STAFF_PASSWORD}\n")
+        self.run("staff", "login", "--login", login, "--password-stdin", stdin=f"{STAFF_PASSWORD}\n")
+
+
+@pytest.fixture
+def clinic(tmp_path):
+    return Clinic(str(tmp_path))
+
+
+class Mailbox:
+    """What the SMTP server accepted. `hold` seconds are waited after a message is stored and
+    before the 250 is answered (the window a crash may fall into)."""
+
+    def __init__(self):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.stored = threading.Event()
+        self.hold = 0
+
+    async def handle_DATA(self, server, session, envelope):
+        with self.lock:
+            self.messages.append((envelope.mail_from, list(envelope.rcpt_tos),
+                                  email.message_from_bytes(envelope.content, policy=email.policy.default)))
+        self.stored.set()
+        if self.hold:
+            import asyncio
+            await asyncio.sleep(self.hold)
+        return "250 Message accepted for delivery"
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.messages)
+
+    def wait_for(self, count, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.snapshot()) >= count:
+                return self.snapshot()
+            time.sleep(0.1)
+        raise AssertionError(f"expected {count} messages, got {len(self.snapshot())}")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class SMTPServer:
+    def __init__(self):
+        self.port = free_port()
+        self.mailbox = Mailbox()
+        self.controller = None
+
+    def start(self):
+        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self):
+        if self.controller:
+            self.controller.stop()
+            self.controller = None
+
+    @property
+    def env(self):
+        return {"CLINIC_SMTP_URL": f"smtp://127.0.0.1:{self.port}", "CLINIC_MAIL_FROM": "clinic@example.org"}
+
+
+@pytest.fixture
+def smtp():
+    server = SMTPServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+class Server:
+    """`clinic serve --port 0`, its address read from its first line."""
+
+    def __init__(self, clinic, extra_env=None):
+        env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1", **(extra_env or {}))
+        self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"(https?://\S+)", line)
+        assert match, f"no address in {line!r}"
+        self.url = match.group(1)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+def text_part(message):
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+def calendar_parts(message):
+    return [part.get_content() for part in message.iter_attachments() if part.get_content_type() == "text/calendar"]
+
+
+def code_from(message):
+    match = re.search(r"\b(\d{6})\b", str(message["subject"]))
+    assert match, message["subject"]
+    return match.group(1)
