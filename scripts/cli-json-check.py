@@ -399,6 +399,15 @@ def main():
             for title in ("appointments", "appointments show", "reschedule", "cancel"):
                 c.report(False, title + " → …", "skipped: nothing was booked")
 
+        inbox = c.check("messages", ["messages", "--json"], "Message", array=True, nonempty=True)
+        c.check("messages --unread", ["messages", "--unread", "--json"], "Message", array=True)
+        message_id = str(inbox[0]["id"]) if isinstance(inbox, list) and inbox else "1"
+        c.check("messages read", ["messages", "read", message_id, "--json"], "Message",
+                expect=lambda v: None if v.get("readAt") else "the message is not marked read")
+        c.check("profile email set", ["profile", "email", "set", "maria@example.org", "--json"], "Email")
+        c.check("profile email", ["profile", "email", "--json"], "Email")
+        c.check("profile calendar-url", ["profile", "calendar-url", "--json"], "CalendarToken")
+        c.check("profile calendar-url --rotate", ["profile", "calendar-url", "--rotate", "--json"], "CalendarToken")
         c.check("profile export --json", ["profile", "export", "--json"], "Export",
                 expect=lambda v: None if v.get("appointments") else "the export has no appointments")
         c.check("profile export", ["profile", "export"], "Export", note="JSON without --json")

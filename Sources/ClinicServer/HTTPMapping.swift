@@ -65,6 +65,9 @@ enum HTTPMapping {
             headers[.retryAfter] = String(lockedSeconds(failure.error))
         case .busy where headers[.retryAfter] == nil:
             headers[.retryAfter] = "1"
+        case .rateLimited where headers[.retryAfter] == nil:
+            // A limit of the library's own (a new e-mail code at most once a minute).
+            headers[.retryAfter] = failure.error.arguments.first.flatMap { Int($0) }.map(String.init) ?? "60"
         default:
             break
         }

@@ -23,6 +23,8 @@ public struct PersonalExport: Sendable {
     public let client: Client
     public let appointments: [(Appointment, [AppointmentEvent])]
     public let sessions: [(createdAt: Date, lastUsedAt: Date)]
+    /// The inbox, newest first.
+    public let messages: [InboxMessage]
 }
 
 extension ClientController {
@@ -89,7 +91,8 @@ extension ClientController {
                                             arguments: [clientId]).map {
                 (createdAt: Date(seconds: $0["created_at"]), lastUsedAt: Date(seconds: $0["last_used_at"]))
             }
-            return PersonalExport(client: client, appointments: appointments, sessions: sessions)
+            let messages = try db.tableExists("messages") ? Inbox.messages(db, clientId: clientId, limit: 100_000) : []
+            return PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
         }
     }
 

@@ -339,12 +339,19 @@ public enum Strings {
             What we store: your login; a salted Argon2id hash of your password (never the password);
             your name, surname and address (street, house, city) and the coordinates found for it;
             your home clinic, language and the time you accepted this policy; your appointments
-            and sessions (only a SHA-256 of each session token).
+            and sessions (only a SHA-256 of each session token); your messages from the clinics;
+            an e-mail address, only if you give one.
 
             Why: to identify you, to find the clinics nearest to you and to book, reschedule and
-            cancel your appointments. Your name, surname, street, house and coordinates are stored
-            encrypted. Nothing is sent anywhere, except your city to a geocoding service if the
-            operator has configured one. The operator's backups hold copies of the database.
+            cancel your appointments, and to tell you about them. Your name, surname, street, house,
+            coordinates and e-mail address are stored encrypted. Nothing is sent anywhere, except
+            your city to a geocoding service if the operator has configured one, and e-mail: once
+            you confirm an address (with a code sent to it), every message in your inbox (a booking,
+            a change, a cancellation with the clinic's reason, a reminder 24 and 2 hours before, a
+            note from clinic staff) is also e-mailed to it through the operator's mail server, with
+            the appointment's calendar file attached; the mail servers on the way keep copies.
+            Your private calendar address lets anyone who has it read your appointments: rotate or
+            revoke it with 'clinic profile calendar-url'. The operator's backups hold copies of the database.
             A login name typed at a failed log-in is kept for 15 minutes to stop password guessing.
 
             How long: as long as your account exists. Sessions end after 30 days without use.
@@ -615,12 +622,19 @@ public enum Strings {
 
             Что мы храним: ваш логин; хеш пароля Argon2id с солью (но не сам пароль); имя, фамилию
             и адрес (улица, дом, город) и найденные для него координаты; вашу клинику, язык и время
-            согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена).
+            согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена);
+            сообщения от клиник; адрес электронной почты — только если вы его укажете.
 
-            Зачем: чтобы узнавать вас, находить ближайшие клиники и записывать вас на приём,
-            переносить и отменять записи. Имя, фамилия, улица, дом и координаты хранятся
-            зашифрованными. Данные никуда не передаются, кроме названия города — службе геокодирования,
-            если оператор её подключил. Резервные копии оператора содержат копии базы.
+            Зачем: чтобы узнавать вас, находить ближайшие клиники, записывать вас на приём,
+            переносить и отменять записи и сообщать вам о них. Имя, фамилия, улица, дом, координаты
+            и адрес почты хранятся зашифрованными. Данные никуда не передаются, кроме названия
+            города — службе геокодирования, если оператор её подключил, и писем: когда вы подтвердите
+            адрес (кодом, присланным на него), каждое сообщение во входящих (запись, перенос, отмена
+            с причиной от клиники, напоминание за 24 и за 2 часа, сообщение от сотрудников клиники)
+            отправляется и на него через почтовый сервер оператора, с файлом календаря записи;
+            почтовые серверы по пути хранят копии. Ваш личный адрес календаря позволяет любому, у
+            кого он есть, видеть ваши записи: замените или отключите его — 'clinic profile calendar-url'.
+            Резервные копии оператора содержат копии базы.
             Логин, введённый при неудачном входе, хранится 15 минут, чтобы мешать подбору пароля.
 
             Как долго: пока существует ваша учётная запись. Сеанс завершается после 30 дней без

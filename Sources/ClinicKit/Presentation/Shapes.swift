@@ -320,6 +320,7 @@ public struct ExportJSON: Encodable, Sendable {
     public let account: Account
     public let appointments: [AppointmentHistoryJSON]
     public let sessions: [Session]
+    public let messages: [MessageJSON]
 
     public init(_ data: PersonalExport) {
         account = Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
@@ -327,6 +328,7 @@ public struct ExportJSON: Encodable, Sendable {
                           privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601))
         appointments = data.appointments.map(AppointmentHistoryJSON.init)
         sessions = data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }
+        messages = data.messages.map(MessageJSON.init)
     }
 }
 
