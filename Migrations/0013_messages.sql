@@ -56,7 +56,12 @@ CREATE TABLE calendar_feeds (
 
 ALTER TABLE clients ADD COLUMN email_confirmed INTEGER NOT NULL DEFAULT 0 CHECK (email_confirmed IN (0, 1));
 
+-- The reminders' scan: active appointments by start.
+CREATE INDEX appointments_upcoming ON appointments (starts_at)
+    WHERE status IN ('scheduled', 'confirmed', 'arrived', 'in_progress') AND client_id IS NOT NULL;
+
 -- migrate:down
+DROP INDEX appointments_upcoming;
 ALTER TABLE clients DROP COLUMN email_confirmed;
 DROP TABLE calendar_feeds;
 DROP TABLE email_confirmations;

@@ -88,6 +88,26 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(operatorCancel.kind == .clinicCancelled && operatorCancel.body.contains("Причина: не указана"))
     }
 
+    @Test func aForcedHoursChangeTellsThePatientInTheirLanguage() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
+        let therapy = try department(system, "LA1", "therapy")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let admin = try system.staff.addStaff(StaffInput(login: "admin", name: "Sam", surname: "Lee", role: .clinicAdmin,
+                                                         clinicId: booked.clinicId, doctorId: nil, password: "staff-passphrase-77"))
+        // Refused without force: nothing changes, no message.
+        let before = try fingerprint(system.database)
+        #expect(expectError(.hoursConflict) {
+            _ = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [])
+        } != nil)
+        #expect(try fingerprint(system.database) == before)
+        let cancelled = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [], force: true)
+        #expect(cancelled.map(\.id) == [booked.id])
+        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(last.kind == .clinicCancelled && last.body.contains("Причина: изменились часы работы врача"))
+    }
+
     @Test func aZoneCorrectionTellsTheBookedPatients() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")

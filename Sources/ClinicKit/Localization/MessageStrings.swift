@@ -47,6 +47,7 @@ extension Strings {
         .mailSettingInvalid: "{0} is not valid: {1}",
         .mailFailed: "The mail server refused or could not be reached: {0}",
         .staffNoReason: "not given",
+        .menuMessages: "Messages", .menuMessagesUnread: "Messages ({0} unread)",
         .emailCodeTooSoon: "A code was sent less than a minute ago: try again in {0} seconds.",
     ]
 
@@ -95,6 +96,7 @@ extension Strings {
         .mailSettingInvalid: "{0} задан неверно: {1}",
         .mailFailed: "Почтовый сервер отказал или недоступен: {0}",
         .staffNoReason: "не указана",
+        .menuMessages: "Сообщения", .menuMessagesUnread: "Сообщения (не прочитано: {0})",
         .emailCodeTooSoon: "Код отправлен меньше минуты назад: попробуйте через {0} с.",
     ]
 }

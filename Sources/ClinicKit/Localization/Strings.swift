@@ -55,7 +55,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone, messageLine, messageUnreadMark
     case messageMarkedRead, messageNotFound, messagesUnread, calendarURL, calendarTokenInvalid, staffMessageSent
     case staffMessageTarget, icsSummary, icsDescription, icsAlarm, deliverDone, deliverNoSMTP, mailSettingInvalid, mailFailed
-    case staffNoReason, emailCodeTooSoon
+    case staffNoReason, emailCodeTooSoon, menuMessages, menuMessagesUnread
     // HTTP API
     case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType, apiBodyNotJSON
     case apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound

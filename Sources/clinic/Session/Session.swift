@@ -209,8 +209,10 @@ final class Session {
         // Whether the session still holds is checked by `attempt` before each action.
         guard let current = client else { return true }
         let items: [MessageKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
-                                   .menuReschedule, .menuCancel, .menuProfile, .menuLogOut]
-        guard let choice = prompt.choose(text(.mainTitle, current.name), items.map { text($0) }, back: .menuQuit) else {
+                                   .menuReschedule, .menuCancel, .menuProfile, .menuMessages, .menuLogOut]
+        let unread = (try? system.clients.unreadCount(clientId: clientId)) ?? 0
+        let labels = items.map { $0 == .menuMessages && unread > 0 ? text(.menuMessagesUnread, String(unread)) : text($0) }
+        guard let choice = prompt.choose(text(.mainTitle, current.name), labels, back: .menuQuit) else {
             return false
         }
         switch items[choice] {
@@ -222,6 +224,7 @@ final class Session {
         case .menuReschedule: attempt(reschedule)
         case .menuCancel: attempt(cancel)
         case .menuProfile: attempt(profile)
+        case .menuMessages: attempt(messages)
         default: attempt(logOut)
         }
         return true

@@ -201,6 +201,22 @@ extension Session {
         }
     }
 
+    /// The inbox, newest first with unread ones marked; a message chosen is shown and marked read.
+    func messages() throws {
+        while true {
+            let list = try system.clients.messages(clientId: clientId)
+            guard !list.isEmpty else { prompt.say(text(.messagesNone)); return }
+            let items = list.map { message in
+                (message.readAt == nil ? "* " : "  ") + DateText.dateTime(message.createdAt, timeZone: .current, language: language)
+                    + "  " + message.subject
+            }
+            guard let index = prompt.choose(text(.menuMessages), items, default: nil) else { return }
+            let message = try system.clients.markRead(clientId: clientId, messageId: list[index].id)
+            prompt.heading(message.subject)
+            prompt.say(message.body)
+        }
+    }
+
     /// One of the patient's upcoming appointments; nil to go back (Enter too: nothing is
     /// chosen by default before a change).
     func chooseUpcoming(_ title: MessageKey) throws -> Appointment? {
