@@ -114,13 +114,31 @@ def free_port():
 
 
 class SMTPServer:
-    def __init__(self):
+    """aiosmtpd on 127.0.0.1; with `tls_context`, STARTTLS is demanded and AUTH PLAIN/LOGIN
+    accepts `credentials` (only over TLS)."""
+
+    def __init__(self, tls_context=None, credentials=None):
         self.port = free_port()
         self.mailbox = Mailbox()
         self.controller = None
+        self.tls_context = tls_context
+        self.credentials = credentials
+        self.logins = []
+
+    def authenticate(self, server, session, envelope, mechanism, auth_data):
+        from aiosmtpd.smtp import AuthResult
+        login = auth_data.login.decode() if isinstance(auth_data.login, bytes) else auth_data.login
+        password = auth_data.password.decode() if isinstance(auth_data.password, bytes) else auth_data.password
+        self.logins.append((login, password))
+        return AuthResult(success=(login, password) == self.credentials)
 
     def start(self):
-        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        if self.tls_context:
+            self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port, tls_context=self.tls_context,
+                                         require_starttls=True, auth_require_tls=True, authenticator=self.authenticate,
+                                         auth_required=True)
+        else:
+            self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
         self.controller.start()
 
     def stop(self):

@@ -145,3 +145,43 @@ def test_a_stopped_server_sends_what_waits_when_it_starts(clinic, smtp, tmp_path
         finally:
             server.stop()
     assert len(smtp.mailbox.snapshot()) == 2
+
+
+def make_certificate(folder):
+    """A self-signed certificate for 127.0.0.1 (the test's own CA), made with openssl."""
+    key, cert = os.path.join(folder, "smtp-key.pem"), os.path.join(folder, "smtp-cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return key, cert
+
+
+def test_a_password_goes_only_over_tls(clinic, smtp, tmp_path):
+    import ssl
+    from conftest import SMTPServer
+    _, department = setup_patient(clinic, smtp, tmp_path)
+    slot = clinic.free_slot(department, days_ahead(2), days=5)
+    clinic.json("book", "--department", str(department), "--at", slot["start"])
+    # A server without STARTTLS: with a user and password the message is not sent at all.
+    clear = dict(smtp.env, CLINIC_SMTP_URL=f"smtp://mailer:s3cret@127.0.0.1:{smtp.port}")
+    report = clinic.json("admin", "deliver", env=clear)
+    assert (report["sent"], report["retrying"]) == (0, 1)
+    assert len(smtp.mailbox.snapshot()) == 1  # the confirmation code only
+    # A server with STARTTLS and AUTH: the certificate is checked against CLINIC_SMTP_CA_FILE.
+    key, cert = make_certificate(str(tmp_path))
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    secure = SMTPServer(tls_context=context, credentials=("mailer", "s3cret"))
+    secure.start()
+    try:
+        tls = {"CLINIC_SMTP_URL": f"smtp://mailer:s3cret@127.0.0.1:{secure.port}", "CLINIC_MAIL_FROM": "clinic@example.org"}
+        untrusted = clinic.json("admin", "deliver", env=tls, at="+90s")
+        assert untrusted["sent"] == 0, "a certificate no CA vouches for is refused"
+        wrong = dict(tls, CLINIC_SMTP_URL=f"smtp://mailer:wrong@127.0.0.1:{secure.port}", CLINIC_SMTP_CA_FILE=cert)
+        assert clinic.json("admin", "deliver", env=wrong, at="+5m")["sent"] == 0
+        trusted = clinic.json("admin", "deliver", env=dict(tls, CLINIC_SMTP_CA_FILE=cert), at="+20m")
+        assert trusted["sent"] == 1
+        (_, recipients, message), = secure.mailbox.snapshot()
+        assert recipients == ["anna@example.org"] and str(message["subject"]).startswith("Appointment booked")
+        assert ("mailer", "wrong") in secure.logins and ("mailer", "s3cret") in secure.logins
+    finally:
+        secure.stop()

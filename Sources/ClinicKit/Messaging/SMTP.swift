@@ -10,6 +10,9 @@ public struct SMTPSettings: Sendable, Equatable {
     public let password: String
     public let requireTLS: Bool
     public let from: String
+    /// A PEM file of the CA that signed the mail server's certificate (`CLINIC_SMTP_CA_FILE`),
+    /// nil for the system's CAs.
+    public let caFile: String?
 
     /// Reads the environment: nil when `CLINIC_SMTP_URL` is not set; an error that names the
     /// variable when a value is malformed.
@@ -24,11 +27,15 @@ public struct SMTPSettings: Sendable, Equatable {
             throw ClinicError.invalid(.mailSettingInvalid, "CLINIC_MAIL_FROM", "an e-mail address (clinic@example.org)")
         }
         let user = components.user?.removingPercentEncoding ?? ""
+        let caFile = environment["CLINIC_SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ClinicError.invalid(.mailSettingInvalid, "CLINIC_SMTP_CA_FILE", "a readable PEM file")
+        }
         let port = components.port.map { ":\($0)" } ?? ""
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return SMTPSettings(url: "\(scheme)://\(shownHost)\(port)", user: user,
                             password: components.password?.removingPercentEncoding ?? "",
-                            requireTLS: scheme == "smtps" || !user.isEmpty, from: from)
+                            requireTLS: scheme == "smtps" || !user.isEmpty, from: from, caFile: caFile)
     }
 }
 
@@ -49,7 +56,7 @@ public struct SMTPMailer: Mailer {
         var response = 0
         var error = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
         let code = message.withUnsafeBytes { bytes in
-            clinic_smtp_send(settings.url, settings.user, settings.password, settings.requireTLS ? 1 : 0,
+            clinic_smtp_send(settings.url, settings.user, settings.password, settings.requireTLS ? 1 : 0, settings.caFile ?? "",
                              "<\(from)>", "<\(to)>", bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
                              60, &response, &error)
         }
