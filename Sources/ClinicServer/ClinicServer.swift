@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdTLS
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -35,6 +36,7 @@ public enum ClinicServer {
         /// The outbox's round in progress ends (an e-mail being sent is marked sent), then the
         /// last batch commits.
         private func finish(_ worker: Task<Void, Never>) async {
+            outbox.stopping.withLockedValue { $0 = true }
             worker.cancel()
             await worker.value
             let committer = self.committer
@@ -49,13 +51,17 @@ public enum ClinicServer {
         let interval: Duration
         let pool: BlockingPool
         let logger: Logger
+        /// Set on shutdown: the round stops after the e-mail being sent.
+        let stopping = NIOLockedValueBox(false)
 
         func run() async {
             let mailer = smtp.map(SMTPMailer.init)
             let from = smtp?.from ?? ""
             while !Task.isCancelled {
                 do {
-                    let report = try await pool.run { [system] in try system.outbox.run(mailer: mailer, from: from) }
+                    let report = try await pool.run { [system, stopping] in
+                        try system.outbox.run(mailer: mailer, from: from, shouldStop: { stopping.withLockedValue { $0 } })
+                    }
                     if report != DeliveryReport() {
                         logger.info("outbox", metadata: ["reminders": "\(report.reminders)", "sent": "\(report.sent)",
                                                          "retrying": "\(report.retrying)", "failed": "\(report.failed)"])

@@ -34,7 +34,9 @@ public final class Outbox: Sendable {
     static func backoff(after attempt: Int) -> Int64 { min(3600, 60 << Int64(min(max(attempt - 1, 0), 6))) }
 
     /// Reminders that are due and then the e-mail that is due (none without a mailer).
-    public func run(mailer: (any Mailer)?, from: String, limit: Int = 50) throws -> DeliveryReport {
+    /// `shouldStop` is asked between two e-mails (a server shutting down ends the round early).
+    public func run(mailer: (any Mailer)?, from: String, limit: Int = 50,
+                    shouldStop: () -> Bool = { false }) throws -> DeliveryReport {
         var report = DeliveryReport()
         report.reminders = try createReminders()
         guard let mailer else { return report }
@@ -43,7 +45,7 @@ public final class Outbox: Sendable {
                 SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
                 """, arguments: [now().seconds, limit])
         }
-        for id in due {
+        for id in due where !shouldStop() {
             let envelope: Envelope
             switch try claim(id, from: from) {
             case .send(let claimed): envelope = claimed
@@ -143,28 +145,40 @@ public final class Outbox: Sendable {
     /// not at all.
     public func createReminders() throws -> Int {
         let now = self.now()
+        // Looked for in a read first: most rounds find nothing and take no writer's lock.
+        guard try !database.read({ db in try Self.dueReminders(db, now: now) }).isEmpty else { return 0 }
         return try database.write { db in
-            let policy = try BookingPolicy.load(db)
-            let leads = Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
-            guard let longest = leads.max() else { return 0 }
-            let upcoming = try Appointment.fetchAll(db, sql: """
-                SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
-                AND starts_at > ? AND starts_at <= ? ORDER BY starts_at
-                """, arguments: [now.seconds, now.seconds + Int64(longest) * 3600])
             var written = 0
-            for appointment in upcoming {
-                let start = appointment.startsAt.seconds
-                guard let lead = leads.filter({ start - Int64($0) * 3600 <= now.seconds }).min() else { continue }
-                let chosen = try Int64.fetchOne(db, sql: """
-                    SELECT max(at) FROM appointment_events WHERE appointment_id = ? AND event IN ('booked', 'rescheduled')
-                    """, arguments: [appointment.id]) ?? appointment.createdAt.seconds
-                guard chosen < start - Int64(lead) * 3600 else { continue }
-                if try Inbox.about(db, appointment, kind: .reminder, hoursBefore: lead,
-                                   dedupeKey: "reminder:\(appointment.id ?? 0):\(start):\(lead)", now: now) != nil {
-                    written += 1
-                }
+            for (appointment, lead, key) in try Self.dueReminders(db, now: now)
+            where try Inbox.about(db, appointment, kind: .reminder, hoursBefore: lead, dedupeKey: key, now: now) != nil {
+                written += 1
             }
             return written
         }
+    }
+
+    /// The reminders due now and not written yet: the appointment, the lead in hours, the dedupe key.
+    static func dueReminders(_ db: Database, now: Date) throws -> [(Appointment, Int, String)] {
+        let policy = try BookingPolicy.load(db)
+        let leads = Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
+        guard let longest = leads.max() else { return [] }
+        let upcoming = try Appointment.fetchAll(db, sql: """
+            SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
+            AND starts_at > ? AND starts_at <= ? ORDER BY starts_at
+            """, arguments: [now.seconds, now.seconds + Int64(longest) * 3600])
+        var due: [(Appointment, Int, String)] = []
+        for appointment in upcoming {
+            let start = appointment.startsAt.seconds
+            guard let lead = leads.filter({ start - Int64($0) * 3600 <= now.seconds }).min() else { continue }
+            let key = "reminder:\(appointment.id ?? 0):\(start):\(lead)"
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM messages WHERE dedupe_key = ?)", arguments: [key]) == false
+            else { continue }
+            let chosen = try Int64.fetchOne(db, sql: """
+                SELECT max(at) FROM appointment_events WHERE appointment_id = ? AND event IN ('booked', 'rescheduled')
+                """, arguments: [appointment.id]) ?? appointment.createdAt.seconds
+            guard chosen < start - Int64(lead) * 3600 else { continue }
+            due.append((appointment, lead, key))
+        }
+        return due
     }
 }

@@ -58,7 +58,7 @@ public struct SMTPMailer: Mailer {
         let code = message.withUnsafeBytes { bytes in
             clinic_smtp_send(settings.url, settings.user, settings.password, settings.requireTLS ? 1 : 0, settings.caFile ?? "",
                              "<\(from)>", "<\(to)>", bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
-                             60, &response, &error)
+                             30, &response, &error)
         }
         guard code == 0 else {
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
