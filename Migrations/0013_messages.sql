@@ -20,9 +20,11 @@ CREATE TABLE messages (
     body TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     read_at INTEGER,
-    dedupe_key TEXT UNIQUE
+    dedupe_key TEXT
 );
 CREATE INDEX messages_client ON messages (client_id, id);
+-- Partial: a booking's message (no key) touches one index fewer.
+CREATE UNIQUE INDEX messages_dedupe ON messages (dedupe_key) WHERE dedupe_key IS NOT NULL;
 
 CREATE TABLE deliveries (
     id INTEGER PRIMARY KEY,
@@ -67,5 +69,6 @@ DROP TABLE calendar_feeds;
 DROP TABLE email_confirmations;
 DROP INDEX deliveries_due;
 DROP TABLE deliveries;
+DROP INDEX messages_dedupe;
 DROP INDEX messages_client;
 DROP TABLE messages;

@@ -45,16 +45,17 @@ public enum Inbox {
     static func post(_ db: Database, clientId: Int64, kind: MessageKind, subject: String, body: String,
                      appointmentId: Int64? = nil, clinicId: Int64? = nil, staffId: Int64? = nil,
                      dedupeKey: String? = nil, now: Date) throws -> Int64? {
-        try db.execute(sql: """
+        // Cached statements: both run in every booking's transaction.
+        try db.cachedStatement(sql: """
             INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at, dedupe_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING
-            """, arguments: [clientId, kind.rawValue, appointmentId, clinicId, staffId, subject, body, now.seconds, dedupeKey])
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+            """).execute(arguments: [clientId, kind.rawValue, appointmentId, clinicId, staffId, subject, body, now.seconds, dedupeKey])
         guard db.changesCount > 0 else { return nil }
         let id = db.lastInsertedRowID
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
             SELECT id, ?, 'message', ?, ? FROM clients WHERE id = ? AND email_confirmed = 1
-            """, arguments: [id, now.seconds, now.seconds, clientId])
+            """).execute(arguments: [id, now.seconds, now.seconds, clientId])
         return id
     }
 
@@ -66,19 +67,21 @@ public enum Inbox {
                       hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil, dedupeKey: String? = nil,
                       staffId: Int64? = nil, now: Date) throws -> Int64? {
         // A database still on an older schema (a test of a migration) has no inboxes yet.
+        // One query, columns by position: this runs in every booking's transaction, and
+        // `Clinic(row:)`'s look-ups by column name were most of its time.
         guard let clientId = appointment.clientId, try db.tableExists("messages"),
-              let languageCode = try String.fetchOne(db.cachedStatement(sql: "SELECT preferred_language FROM clients WHERE id = ?"),
-                                                     arguments: [clientId]),
-              let clinicRow = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clinics WHERE id = ?"),
-                                               arguments: [appointment.clinicId])
+              let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT c.preferred_language, k.name, k.address, k.city, k.state, k.zip, k.time_zone,
+                       (SELECT specialization FROM departments WHERE id = ?)
+                FROM clients c, clinics k WHERE c.id = ? AND k.id = ?
+                """), arguments: [appointment.departmentId, clientId, appointment.clinicId])
         else { return nil }
-        let language = Language(rawValue: languageCode) ?? .en
-        let clinic = try Clinic(row: clinicRow)
-        let specialization = try String.fetchOne(db.cachedStatement(sql: "SELECT specialization FROM departments WHERE id = ?"),
-                                                 arguments: [appointment.departmentId]) ?? ""
-        let when = DateText.dateTime(appointment.startsAt, timeZone: clinic.zone, language: language)
+        let language = Language(rawValue: row[0]) ?? .en
+        let clinicName: String = row[1], address: String = row[2], city: String = row[3], state: String = row[4]
+        let zip: String = row[5], zoneName: String = row[6], specialization: String = row[7] ?? ""
+        let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: zoneName), language: language)
         let details = Strings.text(.messageDetails, language, [
-            when, clinic.timeZone, clinic.name, [clinic.address, clinic.city, "\(clinic.state) \(clinic.zip)"].joined(separator: ", "),
+            when, zoneName, clinicName, [address, city, "\(state) \(zip)"].joined(separator: ", "),
             Specialization.displayName(specialization, language), appointment.doctorName, String(appointment.id ?? 0)])
         let (subjectKey, bodyKey): (MessageKey, MessageKey) = switch kind {
         case .booked: (.messageBookedSubject, .messageBookedBody)
@@ -89,7 +92,7 @@ public enum Inbox {
         case .reminder: (.messageReminderSubject, .messageReminderBody)
         case .clinic: (.messageClinicSubject, .messageBookedBody)
         }
-        let subject = Strings.text(subjectKey, language, [when, clinic.name])
+        let subject = Strings.text(subjectKey, language, [when, clinicName])
         let lead = hoursBefore.map { Noun.hour.count($0, language) } ?? ""
         let body = Strings.text(bodyKey, language, [details, reason ?? defaultReason.map { Strings.text($0, language) } ?? "", zones?.old ?? "", zones?.new ?? "", lead])
         return try post(db, clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointment.id,

@@ -29,11 +29,13 @@ public struct Clinic: Hashable, Sendable, StoredRecord {
     public var coordinate: Coordinate? { Coordinate(latitude: lat, longitude: lon) }
     /// The clinic's zone (UTC if the identifier is unknown to this system). Zones are made once
     /// per identifier: building one from the tz database costs more than a booking's queries.
-    public var zone: TimeZone {
-        Self.zones.withLock { cache in
-            if let zone = cache[timeZone] { return zone }
-            let zone = TimeZone(identifier: timeZone) ?? .gmt
-            cache[timeZone] = zone
+    public var zone: TimeZone { Self.zone(named: timeZone) }
+
+    static func zone(named identifier: String) -> TimeZone {
+        zones.withLock { cache in
+            if let zone = cache[identifier] { return zone }
+            let zone = TimeZone(identifier: identifier) ?? .gmt
+            cache[identifier] = zone
             return zone
         }
     }
