@@ -17,6 +17,8 @@ struct API: Sendable {
     let committer: GroupCommitter
     let metrics: ServerMetrics
     let settings: ServerSettings
+    /// The web app's templates and static files (nil without the project's `Web/` folder).
+    let assets: WebAssets?
     /// When each session was last recorded as used, by a hash of its token (no tokens kept).
     private let touched = NIOLockedValueBox([Int: Date]())
 
@@ -26,6 +28,7 @@ struct API: Sendable {
         self.committer = committer
         self.metrics = metrics
         self.settings = settings
+        assets = system.resources.flatMap { try? WebAssets.load(root: $0.root) }
         passwords = Gate(limit: settings.passwordWorkers)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = IdempotencyStore(database: system.database)

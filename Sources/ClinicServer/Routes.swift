@@ -118,6 +118,7 @@ extension API {
 
         addStaffRoutes(to: routes)
         addMessageRoutes(to: routes)
+        addWebRoutes(to: routes)
         routes.post("/v1/patients") { request, context in try await register(request, context) }
         routes.post("/v1/sessions") { request, context in try await logIn(request, context) }
         routes.get("/v1/sessions") { request, _ in

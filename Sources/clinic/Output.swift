@@ -85,17 +85,3 @@ func hoursText(_ start: Int, _ end: Int, slot: Int) -> String {
     minutesText(start) + "–" + minutesText(end) + "/" + String(slot) + "′"
 }
 
-extension AppointmentStatus {
-    func text(_ language: Language) -> String {
-        let key: MessageKey = switch self {
-        case .scheduled: .statusScheduled
-        case .confirmed: .statusConfirmed
-        case .arrived: .statusArrived
-        case .inProgress: .statusInProgress
-        case .completed: .statusCompleted
-        case .cancelled: .statusCancelled
-        case .noShow: .statusNoShow
-        }
-        return Strings.text(key, language)
-    }
-}

@@ -231,3 +231,32 @@ public final class ClinicController: Sendable {
     }
 
 }
+
+/// A clinic as the web map draws it.
+public struct MapClinic: Sendable, Equatable {
+    public let id: Int64
+    public let name: String
+    public let lat: Double
+    public let lon: Double
+    public let isPediatric: Bool
+    public let isHospital: Bool
+    /// The specialization keys of its departments.
+    public let specializations: [String]
+}
+
+extension ClinicController {
+    /// Every clinic with its departments' specializations, by id: the web map's markers.
+    public func mapClinics() throws -> [MapClinic] {
+        try database.read { db in
+            var specializations: [Int64: [String]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization") {
+                specializations[row[0], default: []].append(row[1])
+            }
+            return try Row.fetchAll(db, sql: "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
+                let id: Int64 = row[0]
+                return MapClinic(id: id, name: row[1], lat: row[2], lon: row[3], isPediatric: row[4], isHospital: row[5],
+                                 specializations: specializations[id] ?? [])
+            }
+        }
+    }
+}

@@ -46,3 +46,19 @@ public struct Appointment: Hashable, Sendable, StoredRecord {
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
 }
+
+extension AppointmentStatus {
+    /// The status in words, in the language.
+    public func text(_ language: Language) -> String {
+        let key: MessageKey = switch self {
+        case .scheduled: .statusScheduled
+        case .confirmed: .statusConfirmed
+        case .arrived: .statusArrived
+        case .inProgress: .statusInProgress
+        case .completed: .statusCompleted
+        case .cancelled: .statusCancelled
+        case .noShow: .statusNoShow
+        }
+        return Strings.text(key, language)
+    }
+}

@@ -1,0 +1,181 @@
+import ClinicKit
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// The web app's templates and static files, read once when the server starts from the
+/// project's `Web/` folder (found with `Data/` and `Migrations/`), and the base map from
+/// `Data/basemap.geojson.gz`. Nothing is read from disk per request, and no request path
+/// reaches the file system.
+struct WebAssets: Sendable {
+    let library: MustacheLibrary
+    let files: [String: (type: String, body: ByteBuffer, gzip: Bool)]
+
+    static func load(root: URL) throws -> WebAssets {
+        let web = root.appendingPathComponent("Web", isDirectory: true)
+        var library = MustacheLibrary()
+        let templates = web.appendingPathComponent("templates", isDirectory: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: templates.path) where name.hasSuffix(".mustache") {
+            let text = try String(contentsOf: templates.appendingPathComponent(name), encoding: .utf8)
+            try library.register(text, named: String(name.dropLast(".mustache".count)))
+        }
+        var files: [String: (String, ByteBuffer, Bool)] = [:]
+        let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "png": "image/png",
+                     "svg": "image/svg+xml", "txt": "text/plain; charset=utf-8", "json": "application/json"]
+        let staticFolder = web.appendingPathComponent("static", isDirectory: true)
+        if let walker = FileManager.default.enumerator(atPath: staticFolder.path) {
+            for case let relative as String in walker {
+                let url = staticFolder.appendingPathComponent(relative)
+                guard let type = types[url.pathExtension.lowercased()], let data = FileManager.default.contents(atPath: url.path)
+                else { continue }
+                files["/static/" + relative] = (type, ByteBuffer(bytes: data), false)
+            }
+        }
+        let basemap = root.appendingPathComponent("Data/basemap.geojson.gz")
+        if let data = FileManager.default.contents(atPath: basemap.path) {
+            files["/static/basemap.geojson"] = ("application/geo+json", ByteBuffer(bytes: data), true)
+        }
+        return WebAssets(library: library, files: files)
+    }
+}
+
+/// A request of the web app: its cookies, language, CSRF token and signed-in patient.
+struct WebRequest: Sendable {
+    let cookies: [String: String]
+    let language: Language
+    /// The double-submit token: the `clinic_csrf` cookie, made when missing.
+    let csrf: String
+    let newCSRF: Bool
+    /// Set when the language was chosen by `?lang=`.
+    let chosenLanguage: Language?
+    var patient: Client?
+    var sessionToken: String?
+
+    static func cookies(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                result[parts[0].trimmingCharacters(in: .whitespaces)] = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return result
+    }
+}
+
+/// Form bodies (`application/x-www-form-urlencoded`), at most 64 KiB.
+enum WebForm {
+    static func parse(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            guard let key = parts.first.map(decode), !key.isEmpty else { continue }
+            result[key] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return result
+    }
+}
+
+extension API {
+    static let sessionCookie = "clinic_session", csrfCookie = "clinic_csrf", languageCookie = "clinic_lang"
+    /// No inline script or style, nothing from elsewhere: the map's data and tiles are ours.
+    static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    /// The web request: language (`?lang=`, the cookie, the patient's, `Accept-Language`), the
+    /// CSRF cookie, and the patient of the session cookie (none when it has ended).
+    func webRequest(_ request: Request) async -> WebRequest {
+        let cookies = WebRequest.cookies(request)
+        let chosen = request.query("lang").flatMap(Language.init(rawValue:))
+        var patient: Client?
+        let token = cookies[Self.sessionCookie].flatMap { $0.count == 64 ? $0 : nil }
+        if let token {
+            patient = try? await pool.run { [system] in try system.clients.currentUser(token: token) }
+        }
+        let asked = language(of: request)
+        let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked
+        let existing = cookies[Self.csrfCookie].flatMap { $0.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
+        return WebRequest(cookies: cookies, language: chosenLanguage, csrf: existing ?? SessionManager.newToken(), newCSRF: existing == nil,
+                          chosenLanguage: chosen, patient: patient, sessionToken: patient == nil ? nil : token)
+    }
+
+    /// A cookie for the whole site: `HttpOnly`, `SameSite=Lax`, `Secure` under TLS.
+    func cookie(_ name: String, _ value: String, maxAge: Int? = nil) -> String {
+        var text = "\(name)=\(value); Path=/; HttpOnly; SameSite=Lax"
+        if let maxAge { text += "; Max-Age=\(maxAge)" }
+        if settings.tls != nil { text += "; Secure" }
+        return text
+    }
+
+    func cookieHeaders(_ web: WebRequest) -> [String] {
+        var cookies: [String] = []
+        if web.newCSRF { cookies.append(cookie(Self.csrfCookie, web.csrf)) }
+        if let chosen = web.chosenLanguage { cookies.append(cookie(Self.languageCookie, chosen.rawValue, maxAge: 31_536_000)) }
+        if web.sessionToken == nil, web.cookies[Self.sessionCookie] != nil { cookies.append(cookie(Self.sessionCookie, "", maxAge: 0)) }
+        return cookies
+    }
+
+    /// A page: the template with the labels of the language, the menu and the CSRF token.
+    func page(_ name: String, _ web: WebRequest, _ values: [String: Any] = [:], status: HTTPResponse.Status = .ok,
+              extraCookies: [String] = []) -> Response {
+        var context = values
+        context["t"] = WebText.labels(web.language)
+        context["lang"] = web.language.rawValue
+        context["otherLang"] = web.language == .en ? "ru" : "en"
+        context["otherLangName"] = web.language == .en ? "Русский" : "English"
+        context["csrf"] = web.csrf
+        if let patient = web.patient {
+            context["patient"] = ["name": patient.name, "login": patient.login]
+            if context["unread"] == nil, let unread = values["unreadCount"] as? Int, unread > 0 { context["unread"] = unread }
+        }
+        let html = assets?.library.render(context, withTemplate: name) ?? "<!doctype html><title>clinic</title><p>The web app's files are missing.</p>"
+        var fields: HTTPFields = [.contentType: "text/html; charset=utf-8", .contentSecurityPolicy: Self.contentSecurityPolicy]
+        for cookie in cookieHeaders(web) + extraCookies { fields.append(HTTPField(name: .setCookie, value: cookie)) }
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    func redirect(_ location: String, _ web: WebRequest, extraCookies: [String] = []) -> Response {
+        var fields: HTTPFields = [.location: location]
+        for cookie in cookieHeaders(web) + extraCookies { fields.append(HTTPField(name: .setCookie, value: cookie)) }
+        return Response(status: .seeOther, headers: fields)
+    }
+
+    /// A form post: the body parsed, and its CSRF token equal to the cookie's (else 403).
+    func form(_ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> [String: String] {
+        var request = request
+        let body = try await request.collectBody(upTo: 64 * 1024)
+        let fields = WebForm.parse(String(buffer: body))
+        guard let sent = fields["csrf"], let cookie = web.cookies[Self.csrfCookie], !web.newCSRF,
+              Self.constantTimeEqual(sent, cookie) else {
+            throw WebRefusal.csrf
+        }
+        return fields
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// A static file: the whole file from memory; the base map gzip-encoded when the client
+    /// takes gzip (every browser does).
+    func staticFile(_ request: Request) -> Response {
+        guard let file = assets?.files[request.uri.path] else {
+            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: "Not found")))
+        }
+        var fields: HTTPFields = [.contentType: file.type]
+        if file.gzip { fields[.contentEncoding] = "gzip"; fields[.vary] = "Accept-Encoding" }
+        return Response(status: .ok, headers: fields, body: .init(byteBuffer: file.body))
+    }
+}
+
+enum WebRefusal: Error { case csrf }

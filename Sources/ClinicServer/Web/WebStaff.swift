@@ -1,0 +1,112 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+// The receptionist's day page: a staff session in a cookie of its own, the same
+// `StaffController` calls, roles and audit trail as the staff API.
+
+extension API {
+    static let staffCookie = "clinic_staff"
+
+    func staffMember(_ web: WebRequest) async -> StaffMember? {
+        guard let token = web.cookies[Self.staffCookie], token.count == 64 else { return nil }
+        return try? await pool.run { [system] in try system.staff.current(token: token) }
+    }
+
+    func addStaffWebRoutes(to routes: RouteTable) {
+        routes.get("/staff") { request, context in
+            await webPage(request, context) { web in
+                guard let member = await staffMember(web) else { return page("staff-login", web) }
+                return try await staffDay(member, request, context, web)
+            }
+        }
+        routes.post("/staff/login") { request, context in
+            await webPage(request, context) { web in
+                let form = try await form(request, context, web)
+                try checkAuthRate(context, web.language)
+                let login = form["login"] ?? "", password = form["password"] ?? ""
+                do {
+                    let (_, token) = try await passwordWork(web.language) { [system] in
+                        try system.staff.logIn(login: login, password: password)
+                    }
+                    return redirect("/staff", web, extraCookies: [cookie(Self.staffCookie, token, maxAge: 12 * 3600)])
+                } catch let failure as APIFailure {
+                    return page("staff-login", web, ["error": failure.error.message(in: web.language), "login": login],
+                                status: HTTPMapping.status(failure.error.code))
+                }
+            }
+        }
+        routes.post("/staff/logout") { request, context in
+            await webPage(request, context) { web in
+                _ = try await form(request, context, web)
+                if let token = web.cookies[Self.staffCookie], token.count == 64 {
+                    _ = try? await work(web) { [system] in try system.staff.logOut(token: token) }
+                }
+                return redirect("/staff", web, extraCookies: [cookie(Self.staffCookie, "", maxAge: 0)])
+            }
+        }
+        routes.post("/staff/appointments/:id/:action") { request, context in
+            await webPage(request, context) { web in
+                guard let member = await staffMember(web) else { return redirect("/staff", web) }
+                let id = try context.parameters.id("id")
+                guard let action = context.parameters.get("action").flatMap(StaffAction.init(rawValue:)) else {
+                    throw ClinicError(.notFound, .apiRouteNotFound, context.parameters.get("action") ?? "")
+                }
+                let form = try await form(request, context, web)
+                let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }
+                let requestId = context.requestId
+                _ = try await work(web) { [system] in
+                    try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+                }
+                return redirect("/staff?date=\(form["date"] ?? "")", web)
+            }
+        }
+        routes.post("/staff/book") { request, context in
+            await webPage(request, context) { web in
+                guard let member = await staffMember(web) else { return redirect("/staff", web) }
+                let form = try await form(request, context, web)
+                guard let department = form["department"].flatMap(Int64.init) else { throw ClinicError.invalid(.apiFieldRequired, "department") }
+                let time = try TimeInput.parse(form["start"] ?? "")
+                let login = form["patient"] ?? ""
+                let requestId = context.requestId
+                _ = try await commit(web.language) { [system] in
+                    try system.staff.book(member, patientLogin: login, departmentId: department, at: time, requestId: requestId)
+                }
+                return redirect("/staff?date=\(form["date"] ?? "")", web)
+            }
+        }
+    }
+
+    func staffDay(_ member: StaffMember, _ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> Response {
+        let day = try request.query("date").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let departmentId = request.query("department").flatMap(Int64.init)
+        let requestId = context.requestId
+        let (schedule, clinic, departments) = try await work(web) { [system] in
+            let schedule = try system.staff.schedule(member, day: day, departmentId: departmentId, requestId: requestId)
+            let clinic = try system.clinics.getClinicById(member.clinicId)
+            return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId))
+        }
+        let canChange = member.role != .doctor
+        return page("staff-day", web, [
+            "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
+            "previous": schedule.day.adding(days: -1).dayText, "next": schedule.day.adding(days: 1).dayText,
+            "canBook": canChange,
+            "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
+                                              "selected": $0.id == departmentId] as [String: Any] },
+            "entries": schedule.entries.map { entry in
+                let appointment = entry.appointment
+                let status = appointment.status
+                return ["id": appointment.id ?? 0,
+                        "time": DateText.time(appointment.startsAt, timeZone: schedule.zone, language: web.language),
+                        "patient": entry.patientName ?? "—", "login": entry.patientLogin ?? "", "doctor": appointment.doctorName,
+                        "status": status.text(web.language),
+                        "canCheckIn": canChange && status.canMove(to: .arrived),
+                        "canNoShow": canChange && status.canMove(to: .noShow),
+                        "canComplete": status.canMove(to: .completed),
+                        "canCancel": canChange && status.canMove(to: .cancelled)] as [String: Any]
+            },
+            "empty": schedule.entries.isEmpty,
+        ])
+    }
+}

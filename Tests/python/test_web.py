@@ -1,0 +1,308 @@
+"""The web app in a real browser (headless Chromium through chromedriver and selenium),
+against `clinic serve` on the full default directory: a patient registers (choosing among
+the places a city name means), finds the nearest clinics on the map — the highlighted marker
+is the nearest of all 7,146 by great-circle distance and the list is in distance order —
+books with a visit type, reschedules, cancels, switches to Russian and logs out; a
+receptionist checks a patient in; a browser without JavaScript books; a form without its
+CSRF token is refused. axe-core runs on every page: no serious or critical violation."""
+import http.cookiejar
+import json
+import math
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from axe_selenium_python import Axe
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from conftest import PASSWORD, STAFF_PASSWORD, Server
+
+
+def browser(javascript=True, size=(390, 844)):
+    options = Options()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=%d,%d" % size, "--lang=en-US"]:
+        options.add_argument(argument)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    return webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from conftest import Clinic
+    clinic = Clinic(str(tmp_path_factory.mktemp("web")))
+    clinic.run("init")  # the default directory: 7,146 clinics with demo departments
+    server = Server(clinic)
+    yield clinic, server
+    server.stop()
+
+
+class Checked:
+    """A driver whose every page is checked with axe-core (serious and critical: none)."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.pages = []
+
+    def audit(self):
+        axe = Axe(self.driver)
+        axe.inject()
+        results = axe.run()
+        bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+        self.pages.append(self.driver.current_url)
+        assert not bad, "%s: %s" % (self.driver.current_url, json.dumps([(v["id"], v["impact"], v["help"]) for v in bad]))
+
+    def get(self, url):
+        self.driver.get(url)
+        self.audit()
+
+
+def go(driver, element):
+    """Clicks what loads a new page, and waits for it (once more by submitting the button's
+    form, should a click in headless Chromium not take)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support import expected_conditions
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    try:
+        WebDriverWait(driver, 15).until(expected_conditions.staleness_of(old))
+    except TimeoutException:
+        element.submit()
+        WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+
+
+def haversine(a, b):
+    lat1, lon1, lat2, lon2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * 6371008.8 * math.asin(math.sqrt(h))
+
+
+def wait_for_map(driver):
+    WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-drawn"))
+    return driver.find_element(By.ID, "map")
+
+
+def test_a_patients_journey(site):
+    clinic, server = site
+    driver = browser()
+    page = Checked(driver)
+    try:
+        page.get(server.url + "/")
+        page.get(server.url + "/register")
+        for field, value in [("login", "webanna"), ("name", "Anna"), ("surname", "Smith"), ("street", "Main Street"),
+                             ("house", "12"), ("city", "Springfield")]:
+            driver.find_element(By.ID, field).send_keys(value)
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
+        driver.find_element(By.ID, "acceptPrivacy").click()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
+        # Springfield is several places: choose Illinois, type the password again.
+        choices = driver.find_elements(By.CSS_SELECTOR, "input[name=cityChoice]")
+        assert len(choices) >= 3, driver.page_source[:2000]
+        page.audit()
+        illinois = [c for c in choices if c.get_attribute("value") == "Springfield, IL"]
+        assert illinois, [c.get_attribute("value") for c in choices]
+        illinois[0].click()
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
+        driver.find_element(By.ID, "acceptPrivacy").click()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
+        assert "Menu — Anna" in driver.find_element(By.TAG_NAME, "h1").text
+        page.audit()
+
+        # The nearest clinics to her address: the list in distance order, the nearest highlighted.
+        page.get(server.url + "/clinics/nearest?me=1")
+        map_element = wait_for_map(driver)
+        origin = (float(map_element.get_attribute("data-lat")), float(map_element.get_attribute("data-lon")))
+        assert abs(origin[0] - 39.80) < 0.1 and abs(origin[1] + 89.64) < 0.1, origin  # Springfield, Illinois
+        items = driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")
+        metres = [int(item.get_attribute("data-metres")) for item in items]
+        assert len(items) == 10 and metres == sorted(metres)
+        with urllib.request.urlopen(server.url + "/clinics/map.json") as answer:
+            everything = json.load(answer)
+        assert len(everything["clinics"]) == 7146
+        nearest = min(everything["clinics"], key=lambda c: haversine(origin, (c[2], c[3])))
+        highlighted = map_element.get_attribute("data-highlighted")
+        assert highlighted == str(nearest[0]) == items[0].get_attribute("data-id")
+        assert int(map_element.get_attribute("data-drawn")) == 7146
+        marker = driver.find_element(By.CSS_SELECTOR, ".nearest-marker")
+        assert marker.get_attribute("data-id") == highlighted
+        assert nearest[1] in driver.find_element(By.CSS_SELECTOR, ".nearest-popup").text
+        assert "nearest" in items[0].get_attribute("class")
+        # A filter redraws both: pediatric only.
+        driver.find_element(By.ID, "filter-pediatric").click()
+        WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-highlighted") != highlighted)
+        pediatric = [c for c in everything["clinics"] if c[4] & 1]
+        shown = [i for i in driver.find_elements(By.CSS_SELECTOR, "#nearest-list li") if i.is_displayed()]
+        new = map_element.get_attribute("data-highlighted")
+        if shown:
+            assert shown[0].get_attribute("data-id") == new
+            assert any(str(c[0]) == new for c in pediatric)
+        assert int(map_element.get_attribute("data-drawn")) == len(pediatric)
+        driver.find_element(By.ID, "filter-pediatric").click()
+
+        # Book at the nearest clinic, in a department with a visit type.
+        clinic_id = int(highlighted)
+        departments = clinic.json("departments", str(clinic_id))
+        department = departments[0]["id"]
+        clinic.run("admin", "staff", "add", "--login", "admin-web", "--name", "Sam", "--surname", "Lee", "--role",
+                   "clinic-admin", "--clinic", str(clinic_id), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
+        clinic.run("staff", "login", "--login", "admin-web", "--password-stdin", stdin=STAFF_PASSWORD + "\n")
+        visit = clinic.json("staff", "visit-types", "add", "--department", str(department), "--name-en", "First visit",
+                            "--name-ru", "Первичный приём", "--minutes", "40")
+        page.get(server.url + "/clinics/%d" % clinic_id)
+        page.get(server.url + "/clinics/%d/book" % clinic_id)
+        Select(driver.find_element(By.ID, "department")).select_by_value(str(department))
+        go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+        Select(driver.find_element(By.ID, "visitType")).select_by_value(str(visit["id"]))
+        days = Select(driver.find_element(By.ID, "day"))
+        booked_day = None
+        for index in range(2, 10):
+            days = Select(driver.find_element(By.ID, "day"))
+            days.select_by_index(index)
+            go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+            if driver.find_elements(By.CSS_SELECTOR, "ul.slots button"):
+                booked_day = index
+                break
+        assert booked_day is not None, "no free time in a week"
+        page.audit()
+        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots button")[0])
+        assert re.search(r"/appointments/\d+$", driver.current_url), driver.current_url
+        page.audit()
+        first_when = driver.find_element(By.ID, "when").text
+        assert "scheduled" in driver.find_element(By.ID, "status").text
+
+        # Reschedule to another day.
+        Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 1)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button[type=submit]"))
+        slots = driver.find_elements(By.CSS_SELECTOR, "ul.slots button")
+        if not slots:
+            Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 3)
+            go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button[type=submit]"))
+            slots = driver.find_elements(By.CSS_SELECTOR, "ul.slots button")
+        go(driver, slots[0])
+        assert driver.find_element(By.ID, "when").text != first_when
+        assert "rescheduled" in driver.page_source
+        page.audit()
+        # Cancel, asked to confirm.
+        go(driver, driver.find_element(By.ID, "cancel"))
+        page.audit()
+        go(driver, driver.find_element(By.ID, "cancel-confirm"))
+        assert "cancelled" in driver.find_element(By.ID, "status").text
+        page.get(server.url + "/appointments")
+        page.get(server.url + "/messages")
+        assert "Appointment booked" in driver.page_source and "Appointment cancelled" in driver.page_source
+        page.get(server.url + "/privacy")
+
+        # Russian, then log out.
+        go(driver, driver.find_element(By.ID, "switch-language"))
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
+        assert "Политика конфиденциальности" in driver.find_element(By.TAG_NAME, "h1").text
+        page.audit()
+        page.get(server.url + "/")
+        assert "Меню" in driver.find_element(By.TAG_NAME, "h1").text
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/logout'] button"))
+        assert driver.find_elements(By.CSS_SELECTOR, "a[href='/login']")
+        driver.get(server.url + "/appointments")
+        assert driver.current_url.endswith("/login")
+        assert len(page.pages) >= 14
+    finally:
+        driver.quit()
+
+
+def test_a_receptionist_checks_a_patient_in(site):
+    clinic, server = site
+    clinic.register("webben", city="Reno, NV")
+    found = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]
+    clinic_id = found["id"]
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    slot = clinic.free_slot(department, day, days=7)
+    booked = clinic.json("book", "--department", str(department), "--at", slot["start"])
+    clinic.run("admin", "staff", "add", "--login", "desk-web", "--name", "Kim", "--surname", "Park", "--role",
+               "receptionist", "--clinic", str(clinic_id), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
+    driver = browser(size=(1280, 800))
+    page = Checked(driver)
+    try:
+        page.get(server.url + "/staff")
+        driver.find_element(By.ID, "login").send_keys("desk-web")
+        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+        date = booked["start"][:10]
+        page.get(server.url + "/staff?date=" + date)
+        row = driver.find_elements(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
+        if not row:  # the clinic's date may be the day before the UTC one
+            previous = driver.find_element(By.CSS_SELECTOR, "nav.days a").get_attribute("href")
+            page.get(previous)
+            row = driver.find_elements(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
+        assert row, driver.page_source[:3000]
+        assert "Anna Smith" in row[0].text
+        go(driver, row[0].find_element(By.XPATH, ".//form[contains(@action,'/check-in')]//button"))
+        row = driver.find_element(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
+        assert "checked in" in row.find_element(By.CSS_SELECTOR, ".status").text
+        page.audit()
+        assert [e["status"] for e in clinic.json("appointments", "list", "--all") if e["id"] == booked["id"]] == ["arrived"]
+        assert "appointment.check-in" in [e["action"] for e in clinic.json("profile", "access-log")]
+    finally:
+        driver.quit()
+
+
+def test_without_javascript_a_patient_books(site):
+    clinic, server = site
+    driver = browser(javascript=False)
+    try:
+        driver.get(server.url + "/login")
+        driver.find_element(By.ID, "login").send_keys("webben")
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        driver.get(server.url + "/clinics/nearest?me=1")
+        assert driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")  # the list needs no script
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#nearest-list li a[href$='/book']"))
+        go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))  # the first department
+        for index in range(4, 12):
+            Select(driver.find_element(By.ID, "day")).select_by_index(index)
+            go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+            if driver.find_elements(By.CSS_SELECTOR, "ul.slots button"):
+                break
+        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots button")[0])
+        assert re.search(r"/appointments/\d+$", driver.current_url), driver.current_url
+        assert "scheduled" in driver.find_element(By.ID, "status").text
+    finally:
+        driver.quit()
+
+
+def test_a_form_without_its_csrf_token_is_refused(site):
+    clinic, server = site
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    page = opener.open(server.url + "/login").read().decode()
+    token = re.search(r'name="csrf" value="([0-9a-f]{64})"', page).group(1)
+
+    def post(path, fields):
+        data = urllib.parse.urlencode(fields).encode()
+        try:
+            return opener.open(urllib.request.Request(server.url + path, data=data)).status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    before = clinic.json("appointments", "list", "--all")
+    assert post("/login", {"login": "webben", "password": PASSWORD}) == 403
+    assert post("/login", {"login": "webben", "password": PASSWORD, "csrf": "0" * 64}) == 403
+    assert post("/login", {"login": "webben", "password": PASSWORD, "csrf": token}) == 200  # followed to the menu
+    assert any(c.name == "clinic_session" for c in jar)
+    assert post("/appointments", {"department": "1", "start": "2030-01-07T14:00:00Z"}) == 403
+    assert clinic.json("appointments", "list", "--all") == before
+    # Cookies are HttpOnly and SameSite=Lax; pages carry a CSP without inline script.
+    answer = urllib.request.urlopen(server.url + "/")
+    cookies = answer.headers.get_all("Set-Cookie")
+    assert cookies and all("HttpOnly" in c and "SameSite=Lax" in c for c in cookies)
+    assert "script-src 'self'" in answer.headers["Content-Security-Policy"]
