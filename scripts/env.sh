@@ -9,8 +9,9 @@ fi
 command -v swift >/dev/null 2>&1 || { echo "The Swift toolchain is not on PATH (see swift.org/install)." >&2; exit 1; }
 
 # openssl makes the TLS tests' certificates; curl and python3-venv serve the contract test;
-# faketime runs the reminder test's deliveries a day ahead (scripts/mail-test.sh).
-packages="libsqlite3-dev libgeos-dev libargon2-dev libcurl4-openssl-dev pkg-config openssl curl python3-venv faketime"
+# faketime runs the reminder test's deliveries a day ahead, chromium and chromium-driver the
+# web app's browser tests (scripts/python-tests.sh).
+packages="libsqlite3-dev libgeos-dev libargon2-dev libcurl4-openssl-dev pkg-config openssl curl python3-venv faketime chromium chromium-driver"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"

@@ -1,6 +1,6 @@
 """Shared fixtures of the calendar and e-mail tests: the clinic binary on a fresh database in a
 temporary folder, a real SMTP server (aiosmtpd on 127.0.0.1), and `clinic serve` processes.
-Run by scripts/mail-test.sh (which makes the virtual environment)."""
+Run by scripts/python-tests.sh (which makes the virtual environment)."""
 import email
 import email.policy
 import json

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The end-to-end tests written in Python (Tests/python), against the clinic binary and
+# `clinic serve` on 127.0.0.1:
+#   test_calendar.py  every .ics the project writes, read back with the `icalendar` package
+#                     through its own VTIMEZONE;
+#   test_mail.py      e-mail through a real SMTP server (aiosmtpd), libfaketime moving the clock;
+#   test_web.py       the web app in headless Chromium (chromedriver, selenium), axe-core on
+#                     every page.
+#
+#   CLINIC_BIN  the clinic binary (default .build/debug/clinic; build it first)
+#   PY_VENV     Python venv for the tests (default .build/py-venv; made if missing)
+#
+# Takes about a minute, plus the first install.
+set -euo pipefail
+
+caller=$PWD
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+absolute() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$caller/$1" ;; esac; }
+export CLINIC_BIN=$(absolute "${CLINIC_BIN:-$root/.build/debug/clinic}")
+VENV=$(absolute "${PY_VENV:-$root/.build/py-venv}")
+cd "$root"
+
+[ -x "$CLINIC_BIN" ] || { echo "python-tests: no clinic binary at $CLINIC_BIN (run swift build)" >&2; exit 2; }
+for tool in faketime chromium chromedriver; do
+    command -v "$tool" >/dev/null || { echo "python-tests: $tool is missing (scripts/env.sh installs it)" >&2; exit 2; }
+done
+
+requirements="aiosmtpd==1.4.6 icalendar==7.3.0 pytest==8.4.2 selenium==4.51.0 axe-selenium-python==2.1.6"
+if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_selenium_python" 2>/dev/null \
+    || [ "$("$VENV/bin/pip" freeze 2>/dev/null | grep -ciE '^(aiosmtpd==1.4.6|icalendar==7.3.0|pytest==8.4.2|selenium==4.51.0|axe-selenium-python==2.1.6)$')" != 5 ]; then
+    echo "python-tests: installing $requirements into $VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements
+fi
+cd Tests/python
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider .
