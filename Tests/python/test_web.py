@@ -201,11 +201,26 @@ def test_a_patients_journey(site):
         page.get(server.url + "/messages")
         assert "Appointment booked" in driver.page_source and "Appointment cancelled" in driver.page_source
         page.get(server.url + "/privacy")
+        # The earliest free slot near her, and the profile.
+        page.get(server.url + "/find")
+        Select(driver.find_element(By.ID, "specialization")).select_by_value("therapy")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/find'] button"))
+        results = driver.find_elements(By.CSS_SELECTOR, "#find-results li")
+        assert results, driver.page_source[:2000]
+        page.audit()
+        page.get(server.url + "/profile")
+        street = driver.find_element(By.ID, "street")
+        street.clear()
+        street.send_keys("Oak Street")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/profile'] button"))
+        assert driver.find_element(By.ID, "street").get_attribute("value") == "Oak Street"
+        assert "(this device)" in driver.find_element(By.CSS_SELECTOR, "ul.sessions").text
+        page.audit()
 
         # Russian, then log out.
         go(driver, driver.find_element(By.ID, "switch-language"))
         assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
-        assert "Политика конфиденциальности" in driver.find_element(By.TAG_NAME, "h1").text
+        assert "Профиль" in driver.find_element(By.TAG_NAME, "h1").text
         page.audit()
         page.get(server.url + "/")
         assert "Меню" in driver.find_element(By.TAG_NAME, "h1").text

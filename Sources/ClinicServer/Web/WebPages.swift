@@ -172,6 +172,7 @@ extension API {
             }
         }
         addStaffWebRoutes(to: routes)
+        addProfileWebRoutes(to: routes)
     }
 
     // MARK: Registration

@@ -27,7 +27,11 @@ enum WebText {
         "staff": "Clinic staff", "staffDay": "The day at the clinic", "patient": "Patient", "checkIn": "Check in",
         "noShow": "No-show", "complete": "Complete", "reason": "Reason", "previousDay": "Previous day", "nextDay": "Next day",
         "addToCalendar": "Add to calendar", "nearestHighlighted": "Nearest", "downloadData": "Download my data",
-        "sessions": "Signed-in devices", "show": "Show", "km": "km",
+        "sessions": "Signed-in devices", "show": "Show", "km": "km", "save": "Save", "oldPassword": "Current password",
+        "newPassword": "New password", "changePassword": "Change the password", "deleteAccount": "Delete my account",
+        "deleteWarning": "Your personal data and sessions are deleted at once; your appointments stay with the clinic without your name.",
+        "signOut": "Sign out", "thisDevice": "this device", "email": "E-mail", "lastUsed": "Last used",
+        "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
 
     static let ru: [String: String] = [
@@ -54,5 +58,10 @@ enum WebText {
         "noShow": "Неявка", "complete": "Приём окончен", "reason": "Причина", "previousDay": "Предыдущий день",
         "nextDay": "Следующий день", "addToCalendar": "Добавить в календарь", "nearestHighlighted": "Ближайшая",
         "downloadData": "Скачать мои данные", "sessions": "Устройства со входом", "show": "Показать", "km": "км",
+        "save": "Сохранить", "oldPassword": "Текущий пароль", "newPassword": "Новый пароль", "changePassword": "Сменить пароль",
+        "deleteAccount": "Удалить учётную запись",
+        "deleteWarning": "Личные данные и сеансы удаляются сразу; записи остаются в архиве клиники без вашего имени.",
+        "signOut": "Выйти", "thisDevice": "это устройство", "email": "Эл. почта", "lastUsed": "Последний вход",
+        "noResults": "Свободного времени не найдено.", "csrf": "Форма устарела: обновите страницу и попробуйте снова."
     ]
 }
