@@ -233,6 +233,28 @@ def test_a_patients_journey(site):
         driver.quit()
 
 
+def test_every_page_passes_axe(site):
+    """The pages a visitor reaches without signing in (the signed-in ones are audited in the
+    journey above), the error page, and the Russian pages."""
+    clinic, server = site
+    clinic_id = clinic.json("clinics", "list", "--limit", "1")[0]["id"]
+    driver = browser(size=(1280, 800))
+    page = Checked(driver)
+    try:
+        for path in ["/", "/login", "/register", "/privacy", "/find", "/staff", "/clinics/%d" % clinic_id,
+                     "/clinics/nearest?address=Reno%2C%20NV", "/clinics/99999999", "/?lang=ru", "/login", "/register",
+                     "/clinics/nearest?address=Reno%2C%20NV"]:
+            page.get(server.url + path)
+            if "nearest" in path:
+                wait_for_map(driver)
+                page.audit()
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
+        driver.get(server.url + "/clinics/99999999")
+        assert "99999999" in driver.find_element(By.CSS_SELECTOR, ".error").text
+    finally:
+        driver.quit()
+
+
 def test_a_receptionist_checks_a_patient_in(site):
     clinic, server = site
     clinic.register("webben", city="Reno, NV")

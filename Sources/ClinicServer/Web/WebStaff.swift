@@ -81,11 +81,13 @@ extension API {
     func staffDay(_ member: StaffMember, _ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> Response {
         let day = try request.query("date").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
         let departmentId = request.query("department").flatMap(Int64.init)
+        let doctorId = request.query("doctor").flatMap(Int64.init)
         let requestId = context.requestId
-        let (schedule, clinic, departments) = try await work(web) { [system] in
-            let schedule = try system.staff.schedule(member, day: day, departmentId: departmentId, requestId: requestId)
+        let (schedule, clinic, departments, doctors) = try await work(web) { [system] in
+            let schedule = try system.staff.schedule(member, day: day, departmentId: departmentId, doctorId: doctorId,
+                                                     requestId: requestId)
             let clinic = try system.clinics.getClinicById(member.clinicId)
-            return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId))
+            return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId), try system.staff.doctors(member))
         }
         let canChange = member.role != .doctor
         return page("staff-day", web, [
@@ -94,6 +96,7 @@ extension API {
             "canBook": canChange,
             "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
                                               "selected": $0.id == departmentId] as [String: Any] },
+            "doctors": doctors.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
             "entries": schedule.entries.map { entry in
                 let appointment = entry.appointment
                 let status = appointment.status
