@@ -25,14 +25,15 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from conftest import PASSWORD, STAFF_PASSWORD, Server
 
 
-def browser(javascript=True, size=(390, 844)):
+def browser(javascript=True, size=(390, 844), zone="UTC"):
     options = Options()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=%d,%d" % size, "--lang=en-US"]:
         options.add_argument(argument)
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
-    return webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), env=dict(os.environ, TZ=zone))
+    return webdriver.Chrome(options=options, service=service)
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def wait_for_map(driver):
 
 def test_a_patients_journey(site):
     clinic, server = site
-    driver = browser()
+    driver = browser(zone="America/Chicago")  # the zone of Springfield, Illinois
     page = Checked(driver)
     try:
         page.get(server.url + "/")
@@ -179,6 +180,9 @@ def test_a_patients_journey(site):
         page.audit()
         first_when = driver.find_element(By.ID, "when").text
         assert "scheduled" in driver.find_element(By.ID, "status").text
+        # The clinic's zone is the browser's: its name is not shown.
+        zone = driver.find_element(By.CSS_SELECTOR, "#when .zone")
+        assert zone.get_attribute("data-offset") in ("-360", "-300") and not zone.is_displayed()
 
         # Reschedule to another day.
         Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 1)
@@ -313,6 +317,8 @@ def test_without_javascript_a_patient_books(site):
         go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots button")[0])
         assert re.search(r"/appointments/\d+$", driver.current_url), driver.current_url
         assert "scheduled" in driver.find_element(By.ID, "status").text
+        # Without JavaScript the clinic's zone is always named.
+        assert driver.find_element(By.CSS_SELECTOR, "#when .zone").is_displayed()
     finally:
         driver.quit()
 

@@ -10,10 +10,13 @@ extension API {
         metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f %@", metres / 1000, language == .ru ? "км" : "km")
     }
 
-    /// A time in the clinic's zone, with the zone's name (the browser's zone is not known
-    /// without JavaScript, so the clinic's is always named).
-    func clinicTime(_ date: Date, _ clinic: Clinic, _ language: Language) -> String {
-        DateText.dateTime(date, timeZone: clinic.zone, language: language) + " " + DateText.zoneName(date, timeZone: clinic.zone, language: language)
+    /// A time in the clinic's zone, and the zone's name with the instant and the clinic's
+    /// offset then: `zones.js` hides the name where the browser's clock shows the same time
+    /// (without JavaScript the name always shows).
+    func clinicTime(_ date: Date, _ clinic: Clinic, _ language: Language) -> [String: String] {
+        ["time": DateText.dateTime(date, timeZone: clinic.zone, language: language),
+         "zone": DateText.zoneName(date, timeZone: clinic.zone, language: language),
+         "at": DateText.iso8601(date), "offset": String(clinic.zone.secondsFromGMT(for: date) / 60)]
     }
 
     /// `/clinics/nearest?address=…` (or `lat`/`lon`, or `me=1`): the ten nearest as a list
@@ -152,7 +155,7 @@ extension API {
         func row(_ appointment: Appointment) -> [String: Any] {
             let clinic = clinics[appointment.clinicId]
             return ["id": appointment.id ?? 0, "clinic": clinic?.name ?? "", "doctor": appointment.doctorName,
-                    "when": clinic.map { clinicTime(appointment.startsAt, $0, web.language) } ?? DateText.iso8601(appointment.startsAt),
+                    "when": clinic.map { clinicTime(appointment.startsAt, $0, web.language) } ?? ["time": DateText.iso8601(appointment.startsAt)],
                     "status": appointment.status.text(web.language)]
         }
         let upcoming = list.filter { AppointmentScope.upcoming.contains($0, now: now) }.map(row)
