@@ -180,6 +180,13 @@ def test_a_patients_journey(site):
         page.audit()
         first_when = driver.find_element(By.ID, "when").text
         assert "scheduled" in driver.find_element(By.ID, "status").text
+        # "Add to calendar" is the appointment's .ics, for the session of the cookie.
+        link = driver.find_element(By.ID, "add-to-calendar").get_attribute("href")
+        session = [c["value"] for c in driver.get_cookies() if c["name"] == "clinic_session"][0]
+        request = urllib.request.Request(link, headers={"Cookie": "clinic_session=" + session})
+        with urllib.request.urlopen(request) as answer:
+            assert answer.headers["Content-Type"].startswith("text/calendar")
+            assert "BEGIN:VEVENT" in answer.read().decode()
         # The clinic's zone is the browser's: its name is not shown.
         zone = driver.find_element(By.CSS_SELECTOR, "#when .zone")
         assert zone.get_attribute("data-offset") in ("-360", "-300") and not zone.is_displayed()
@@ -204,6 +211,7 @@ def test_a_patients_journey(site):
         page.get(server.url + "/appointments")
         page.get(server.url + "/messages")
         assert "Appointment booked" in driver.page_source and "Appointment cancelled" in driver.page_source
+        assert driver.find_element(By.CSS_SELECTOR, "header .badge").text == "3"  # booked, moved, cancelled: unread
         page.get(server.url + "/privacy")
         # The earliest free slot near her, and the profile.
         page.get(server.url + "/find")

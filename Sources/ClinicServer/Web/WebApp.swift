@@ -53,6 +53,8 @@ struct WebRequest: Sendable {
     let chosenLanguage: Language?
     var patient: Client?
     var sessionToken: String?
+    /// The signed-in patient's unread messages, for the menu.
+    var unread = 0
 
     static func cookies(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
@@ -95,15 +97,19 @@ extension API {
         let cookies = WebRequest.cookies(request)
         let chosen = request.query("lang").flatMap(Language.init(rawValue:))
         var patient: Client?
+        var unread = 0
         let token = cookies[Self.sessionCookie].flatMap { $0.count == 64 ? $0 : nil }
         if let token {
             patient = try? await pool.run { [system] in try system.clients.currentUser(token: token) }
+            if let id = patient?.id {
+                unread = (try? await pool.run { [system] in try system.clients.unreadCount(clientId: id) }) ?? 0
+            }
         }
         let asked = language(of: request)
         let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked
         let existing = cookies[Self.csrfCookie].flatMap { $0.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
         return WebRequest(cookies: cookies, language: chosenLanguage, csrf: existing ?? SessionManager.newToken(), newCSRF: existing == nil,
-                          chosenLanguage: chosen, patient: patient, sessionToken: patient == nil ? nil : token)
+                          chosenLanguage: chosen, patient: patient, sessionToken: patient == nil ? nil : token, unread: unread)
     }
 
     /// A cookie for the whole site: `HttpOnly`, `SameSite=Lax`, `Secure` under TLS.
@@ -133,7 +139,7 @@ extension API {
         context["csrf"] = web.csrf
         if let patient = web.patient {
             context["patient"] = ["name": patient.name, "login": patient.login]
-            if context["unread"] == nil, let unread = values["unreadCount"] as? Int, unread > 0 { context["unread"] = unread }
+            context["unread"] = web.unread > 0 ? web.unread : false
         }
         let html = assets?.library.render(context, withTemplate: name) ?? "<!doctype html><title>clinic</title><p>The web app's files are missing.</p>"
         var fields: HTTPFields = [.contentType: "text/html; charset=utf-8", .contentSecurityPolicy: Self.contentSecurityPolicy]
@@ -157,6 +163,31 @@ extension API {
             throw WebRefusal.csrf
         }
         return fields
+    }
+
+    /// A log-in form (patients' and staff's): the per-address limit, the password checked on
+    /// the password workers, then the session's cookie and `home`; a refusal shows the form
+    /// again with the reason.
+    func signIn(_ request: Request, _ context: APIContext, _ web: WebRequest, form template: String, cookie name: String,
+                maxAge: Int, home: String, _ logIn: @escaping @Sendable (String, String) throws -> String) async throws -> Response {
+        let form = try await form(request, context, web)
+        try checkAuthRate(context, web.language)
+        let login = form["login"] ?? "", password = form["password"] ?? ""
+        do {
+            let token = try await passwordWork(web.language) { try logIn(login, password) }
+            return redirect(home, web, extraCookies: [cookie(name, token, maxAge: maxAge)])
+        } catch let failure as APIFailure {
+            return page(template, web, ["error": failure.error.message(in: web.language), "login": login],
+                        status: HTTPMapping.status(failure.error.code))
+        }
+    }
+
+    /// A log-out form: the session ends in the database, its cookie in the browser.
+    func signOut(_ request: Request, _ context: APIContext, _ web: WebRequest, cookie name: String, home: String,
+                 _ end: @escaping @Sendable (String) throws -> Void) async throws -> Response {
+        _ = try await form(request, context, web)
+        if let token = web.cookies[name], token.count == 64 { _ = try? await work(web) { try end(token) } }
+        return redirect(home, web, extraCookies: [cookie(name, "", maxAge: 0)])
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -49,9 +49,8 @@ extension API {
         routes.get("/static/**") { request, _ in staticFile(request) }
         routes.get("/") { request, context in
             await webPage(request, context) { web in
-                guard let patient = web.patient else { return page("start", web) }
-                let unread = try await work(web) { [system] in try system.clients.unreadCount(clientId: patient.id ?? 0) }
-                return page("menu", web, ["unread": unread > 0 ? unread : false])
+                guard web.patient != nil else { return page("start", web) }
+                return page("menu", web)
             }
         }
         routes.get("/privacy") { request, context in
@@ -64,27 +63,17 @@ extension API {
         }
         routes.post("/login") { request, context in
             await webPage(request, context) { web in
-                let form = try await form(request, context, web)
-                try checkAuthRate(context, web.language)
-                let login = form["login"] ?? "", password = form["password"] ?? ""
-                do {
-                    let (_, token) = try await passwordWork(web.language) { [system] in
-                        try system.clients.logIn(login: login, password: password, device: Device(name: "Web browser", platform: "web", appVersion: "1"))
-                    }
-                    return redirect("/", web, extraCookies: [cookie(Self.sessionCookie, token, maxAge: 30 * 86_400)])
-                } catch let failure as APIFailure {
-                    return page("login", web, ["error": failure.error.message(in: web.language), "login": login],
-                                status: HTTPMapping.status(failure.error.code))
+                try await signIn(request, context, web, form: "login", cookie: Self.sessionCookie, maxAge: 30 * 86_400, home: "/") {
+                    [system] login, password in
+                    try system.clients.logIn(login: login, password: password, device: Self.webDevice).token
                 }
             }
         }
         routes.post("/logout") { request, context in
             await webPage(request, context) { web in
-                _ = try await form(request, context, web)
-                if let token = web.sessionToken {
-                    _ = try? await work(web) { [system] in try system.clients.logOut(token: token) }
+                try await signOut(request, context, web, cookie: Self.sessionCookie, home: "/") { [system] token in
+                    _ = try system.clients.logOut(token: token)
                 }
-                return redirect("/", web, extraCookies: [cookie(Self.sessionCookie, "", maxAge: 0)])
             }
         }
         routes.get("/register") { request, context in
@@ -126,7 +115,16 @@ extension API {
             await webPage(request, context) { web in try await appointmentsPage(web) }
         }
         routes.get("/appointments/:id") { request, context in
-            await webPage(request, context) { web in try await appointmentPage(try context.parameters.id("id"), request, web) }
+            await webPage(request, context) { web in
+                // `/appointments/{id}.ics`: the calendar file, for the signed-in patient of the cookie.
+                if let text = context.parameters.get("id"), text.hasSuffix(".ics") {
+                    let patient = try requirePatient(web)
+                    guard let id = Int64(text.dropLast(4)), id > 0 else { throw ClinicError(.notFound, .apiRouteNotFound, text) }
+                    let ics = try await work(web) { [system] in try system.appointments.calendarFile(id, clientId: patient.id ?? 0) }
+                    return Self.calendar(ics, filename: "appointment-\(id).ics")
+                }
+                return try await appointmentPage(try context.parameters.id("id"), request, web)
+            }
         }
         routes.post("/appointments/:id/reschedule") { request, context in
             await webPage(request, context) { web in
@@ -201,7 +199,7 @@ extension API {
             _ = try await passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
             let login = registration.login, password = registration.password
             let (_, token) = try await passwordWork(web.language) { [system] in
-                try system.clients.logIn(login: login, password: password, device: Device(name: "Web browser", platform: "web", appVersion: "1"))
+                try system.clients.logIn(login: login, password: password, device: Self.webDevice)
             }
             return redirect("/", web, extraCookies: [cookie(Self.sessionCookie, token, maxAge: 30 * 86_400)])
         } catch let failure as APIFailure {
@@ -212,6 +210,11 @@ extension API {
 }
 
 enum WebRedirect: Error { case login }
+
+extension API {
+    /// The device a web session is opened on, as the patient's list of devices shows it.
+    static let webDevice = Device(name: "Web browser", platform: "web", appVersion: "1")
+}
 
 /// The clinics of the map, compact: specialization keys once, then per clinic
 /// `[id, name, lat, lon, flags, [specialization indexes]]` (flags: 1 pediatric, 2 hospital).

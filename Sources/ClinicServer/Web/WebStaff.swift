@@ -23,27 +23,17 @@ extension API {
         }
         routes.post("/staff/login") { request, context in
             await webPage(request, context) { web in
-                let form = try await form(request, context, web)
-                try checkAuthRate(context, web.language)
-                let login = form["login"] ?? "", password = form["password"] ?? ""
-                do {
-                    let (_, token) = try await passwordWork(web.language) { [system] in
-                        try system.staff.logIn(login: login, password: password)
-                    }
-                    return redirect("/staff", web, extraCookies: [cookie(Self.staffCookie, token, maxAge: 12 * 3600)])
-                } catch let failure as APIFailure {
-                    return page("staff-login", web, ["error": failure.error.message(in: web.language), "login": login],
-                                status: HTTPMapping.status(failure.error.code))
+                try await signIn(request, context, web, form: "staff-login", cookie: Self.staffCookie, maxAge: 12 * 3600,
+                                 home: "/staff") { [system] login, password in
+                    try system.staff.logIn(login: login, password: password).token
                 }
             }
         }
         routes.post("/staff/logout") { request, context in
             await webPage(request, context) { web in
-                _ = try await form(request, context, web)
-                if let token = web.cookies[Self.staffCookie], token.count == 64 {
-                    _ = try? await work(web) { [system] in try system.staff.logOut(token: token) }
+                try await signOut(request, context, web, cookie: Self.staffCookie, home: "/staff") { [system] token in
+                    _ = try system.staff.logOut(token: token)
                 }
-                return redirect("/staff", web, extraCookies: [cookie(Self.staffCookie, "", maxAge: 0)])
             }
         }
         routes.post("/staff/appointments/:id/:action") { request, context in
