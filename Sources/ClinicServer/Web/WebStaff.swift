@@ -49,7 +49,7 @@ extension API {
                 _ = try await work(web) { [system] in
                     try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
                 }
-                return redirect("/staff?date=\(form["date"] ?? "")", web)
+                return redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
             }
         }
         routes.post("/staff/book") { request, context in
@@ -63,9 +63,14 @@ extension API {
                 _ = try await commit(web.language) { [system] in
                     try system.staff.book(member, patientLogin: login, departmentId: department, at: time, requestId: requestId)
                 }
-                return redirect("/staff?date=\(form["date"] ?? "")", web)
+                return redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
             }
         }
+    }
+
+    /// A day from a form for the page to return to: only a valid YYYY-MM-DD goes into a URL.
+    static func dayParameter(_ text: String?) -> String {
+        text.flatMap { try? TimeInput.parseDay($0) }?.dayText ?? ""
     }
 
     func staffDay(_ member: StaffMember, _ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> Response {
