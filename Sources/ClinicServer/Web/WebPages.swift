@@ -24,6 +24,9 @@ extension API {
             return errorPage(failure.error, web)
         } catch let error as ClinicError {
             return errorPage(error, web)
+        } catch let error as HTTPError {
+            // The body's limit, a malformed request: its own status, said in words.
+            return page("error", web, ["message": error.body ?? error.status.reasonPhrase], status: error.status)
         } catch {
             return errorPage(ClinicError(.internalError, .internalError, "-"), web)
         }
