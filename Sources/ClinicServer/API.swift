@@ -19,6 +19,8 @@ struct API: Sendable {
     let settings: ServerSettings
     /// The web app's templates and static files (nil without the project's `Web/` folder).
     let assets: WebAssets?
+    /// The web map's clinics, encoded, with the version they were read at.
+    let mapCache = NIOLockedValueBox<(version: String, body: ByteBuffer)?>(nil)
     /// When each session was last recorded as used, by a hash of its token (no tokens kept).
     private let touched = NIOLockedValueBox([Int: Date]())
 

@@ -245,18 +245,31 @@ public struct MapClinic: Sendable, Equatable {
 }
 
 extension ClinicController {
-    /// Every clinic with its departments' specializations, by id: the web map's markers.
-    public func mapClinics() throws -> [MapClinic] {
+    /// What the map's markers depend on: the directory's version and the departments (which
+    /// may change without a clinic changing). Equal versions: equal `mapClinics()`.
+    public func mapVersion() throws -> String {
+        try database.read { db in try Self.mapVersion(db) }
+    }
+
+    static func mapVersion(_ db: Database) throws -> String {
+        let departments = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(max(id), 0) FROM departments")
+        return "\(try directoryVersion(db)).\(departments?[0] as Int64? ?? 0).\(departments?[1] as Int64? ?? 0)"
+    }
+
+    /// Every clinic with its departments' specializations, by id: the web map's markers, with
+    /// their `mapVersion` read in the same transaction.
+    public func mapClinics() throws -> (version: String, clinics: [MapClinic]) {
         try database.read { db in
+            let version = try Self.mapVersion(db)
             var specializations: [Int64: [String]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization") {
                 specializations[row[0], default: []].append(row[1])
             }
-            return try Row.fetchAll(db, sql: "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
+            return (version, try Row.fetchAll(db, sql: "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
                 let id: Int64 = row[0]
                 return MapClinic(id: id, name: row[1], lat: row[2], lon: row[3], isPediatric: row[4], isHospital: row[5],
                                  specializations: specializations[id] ?? [])
-            }
+            })
         }
     }
 }

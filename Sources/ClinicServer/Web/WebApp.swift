@@ -99,11 +99,14 @@ extension API {
         var patient: Client?
         var unread = 0
         let token = cookies[Self.sessionCookie].flatMap { $0.count == 64 ? $0 : nil }
-        if let token {
-            patient = try? await pool.run { [system] in try system.clients.currentUser(token: token) }
-            if let id = patient?.id {
-                unread = (try? await pool.run { [system] in try system.clients.unreadCount(clientId: id) }) ?? 0
-            }
+        if let token, let (client, count) = try? await pool.run({ [system] in
+            let client = try system.clients.currentUser(token: token)
+            return (client, try system.clients.unreadCount(clientId: client.id ?? 0))
+        }) {
+            patient = client
+            unread = count
+            // A page is a use of the session, as an API request is (at most a write a minute).
+            await touch(token: token) { [system] in try system.clients.touchSession(token: token) }
         }
         let asked = language(of: request)
         let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked

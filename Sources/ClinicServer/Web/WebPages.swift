@@ -85,10 +85,7 @@ extension API {
         routes.post("/register") { request, context in
             await webPage(request, context) { web in try await register(request, context, web) }
         }
-        routes.get("/clinics/map.json") { request, context in
-            let clinics = try await work(language(of: request)) { [system] in try system.clinics.mapClinics() }
-            return try HTTPMapping.json(MapJSON(clinics))
-        }
+        routes.get("/clinics/map.json") { request, _ in try await mapData(language(of: request)) }
         routes.get("/clinics/nearest") { request, context in
             await webPage(request, context) { web in try await nearestPage(request, web) }
         }
@@ -174,6 +171,22 @@ extension API {
         }
         addStaffWebRoutes(to: routes)
         addProfileWebRoutes(to: routes)
+    }
+
+    /// `/clinics/map.json`, encoded once per version of the directory and its departments
+    /// (550 KB for the default directory, asked by every map page).
+    func mapData(_ language: Language) async throws -> Response {
+        let version = try await work(language) { [system] in try system.clinics.mapVersion() }
+        var body = mapCache.withLockedValue { cached in cached.flatMap { $0.version == version ? $0.body : nil } }
+        if body == nil {
+            body = try await work(language) { [system, mapCache] in
+                let (version, clinics) = try system.clinics.mapClinics()
+                let encoded = ByteBuffer(bytes: try Shapes.encoder(pretty: false).encode(MapJSON(clinics)))
+                mapCache.withLockedValue { $0 = (version, encoded) }
+                return encoded
+            }
+        }
+        return Response(status: .ok, headers: [.contentType: HTTPMapping.jsonType], body: .init(byteBuffer: body ?? ByteBuffer()))
     }
 
     // MARK: Registration

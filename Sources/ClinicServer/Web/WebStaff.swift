@@ -9,9 +9,12 @@ import Hummingbird
 extension API {
     static let staffCookie = "clinic_staff"
 
+    /// The staff member of the staff cookie; the page is a use of the session (12 hours idle).
     func staffMember(_ web: WebRequest) async -> StaffMember? {
-        guard let token = web.cookies[Self.staffCookie], token.count == 64 else { return nil }
-        return try? await pool.run { [system] in try system.staff.current(token: token) }
+        guard let token = web.cookies[Self.staffCookie], token.count == 64,
+              let member = try? await pool.run({ [system] in try system.staff.current(token: token) }) else { return nil }
+        await touch(token: token) { [system] in try system.staff.touch(token: token) }
+        return member
     }
 
     func addStaffWebRoutes(to routes: RouteTable) {
