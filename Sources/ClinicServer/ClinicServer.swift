@@ -118,7 +118,12 @@ public enum ClinicServer {
                 await onListening("\(scheme)://\(shownHost):\(port)")
             },
             logger: logger)
-        let outbox = OutboxWorker(system: system, smtp: settings.smtp, interval: settings.deliveryInterval, pool: pool, logger: logger)
+        // The outbox has a thread of its own: a slow mail server (30 s an e-mail at most) must
+        // not hold one of the threads requests run on.
+        let outboxThread = NIOThreadPool(numberOfThreads: 1)
+        outboxThread.start()
+        let outbox = OutboxWorker(system: system, smtp: settings.smtp, interval: settings.deliveryInterval,
+                                  pool: BlockingPool(pool: outboxThread), logger: logger)
         return Server(application: application, committer: committer, pool: pool, outbox: outbox)
     }
 

@@ -384,6 +384,15 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(minsk.filter { $0.hasPrefix("TZOFFSETTO") } == ["TZOFFSETTO:+0300"])
     }
 
+    @Test func aSubjectCannotAddHeaders() {
+        let mail = String(decoding: Mail.compose(from: "clinic@example.org", to: "anna@example.org",
+                                                 subject: "Hello\r\nBcc: eve@example.org", body: "Hi", messageId: "m1@clinic",
+                                                 date: testNow), as: UTF8.self)
+        #expect(!mail.contains("\r\nBcc:") && mail.contains("Subject: Hello  Bcc: eve@example.org\r\n"))
+        #expect(Mail.compose(from: "c@example.org", to: "a@example.org", subject: "Запись", body: "Тест", messageId: "m2@clinic",
+                             date: testNow).allSatisfy { $0 < 128 }, "headers and body are 7-bit (encoded words, base64)")
+    }
+
     @Test func theCalendarAddressIsPrivateAndRevocable() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")

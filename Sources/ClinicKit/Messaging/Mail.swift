@@ -26,7 +26,7 @@ public enum Mail {
         var lines = [
             "From: " + from,
             "To: " + to,
-            "Subject: " + encodedWord(subject),
+            "Subject: " + encodedWord(subject.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")),
             "Date: " + rfc5322Date(date),
             "Message-ID: <\(messageId)>",
             "MIME-Version: 1.0",
