@@ -12,6 +12,10 @@ struct API: Sendable {
     let system: ClinicSystem
     let pool: BlockingPool
     let passwords: Gate
+    /// Searches for a free slot (`/v1/find`, the web's `/find`): each has a budget
+    /// (`SearchBudget`), and at most `searchWorkers` run at once, so a crowd of them uses at
+    /// most those threads and cheap requests keep the others.
+    let searches: Gate
     let authLimiter: RateLimiter
     let idempotency: IdempotencyStore
     let committer: GroupCommitter
@@ -32,6 +36,7 @@ struct API: Sendable {
         self.settings = settings
         assets = system.resources.flatMap { try? WebAssets.load(root: $0.root) }
         passwords = Gate(limit: settings.passwordWorkers)
+        searches = Gate(limit: settings.searchWorkers, maximumWaiting: 64)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = IdempotencyStore(database: system.database)
     }
@@ -81,6 +86,16 @@ struct API: Sendable {
         metrics.passwordQueue(passwords.waiting + 1)
         defer { metrics.passwordQueue(passwords.waiting) }
         return try await passwords.run { try await work(language, body) }
+    }
+
+    /// A search for free slots: at most `searchWorkers` at once, the rest wait their turn (64
+    /// at most, then `busy`).
+    func searchWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await searches.run { try await work(language, body) }
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language, headers: [.retryAfter: "1"])
+        }
     }
 
     /// Log-ins and registrations: `rate_limited` past the per-address bucket.

@@ -27,7 +27,7 @@ enum HTTPMapping {
         case .notLoggedIn, .invalidCredentials: .unauthorized
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
-        case .slotTaken, .loginTaken, .overlappingAppointment, .hoursConflict: .conflict
+        case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict: .conflict
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
@@ -98,6 +98,12 @@ enum RequestBody {
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let data = Data(buffer: buffer)
+        // A name given twice is refused: decoders disagree on which value wins (Foundation's
+        // takes the first, the idempotency fingerprint the last), so a replay could answer for
+        // a body other than the one it was sent with.
+        if let key = JSONKeys.duplicate(in: [UInt8](data)) {
+            throw APIFailure(ClinicError.invalid(.apiDuplicateKey, String(key.prefix(100))))
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
@@ -138,8 +144,10 @@ enum RequestBody {
 }
 
 extension Request {
-    /// A query parameter, nil when absent.
-    func query(_ name: String) -> String? { uri.queryParameters.get(name) }
+    /// A query parameter, nil when absent: decoded as a form is (`+` is a space, then
+    /// percent-escapes), since browsers send a GET form's spaces as `+`. The only reader of
+    /// query strings in the server.
+    func query(_ name: String) -> String? { URLEncodedForm.parse(uri.query ?? "")[name] }
 
     /// A whole-number query parameter; `invalid_input` for anything else.
     func queryInt(_ name: String) throws -> Int? {
@@ -173,5 +181,67 @@ extension Parameters {
             throw APIFailure(ClinicError(.notFound, .apiRouteNotFound, get(name) ?? name))
         }
         return value
+    }
+}
+
+/// `application/x-www-form-urlencoded`, the format of query strings and form bodies alike:
+/// pairs split on `&`, `+` read as a space, then percent-escapes decoded. A name given twice
+/// keeps its first value. One decoder for both, so a search typed into a form and the same
+/// search in a link or an API call read alike.
+enum URLEncodedForm {
+    static func parse(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            guard let key = parts.first.map(decode), !key.isEmpty, result[key] == nil else { continue }
+            result[key] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return result
+    }
+}
+
+/// Object keys of a JSON text, for the one thing the decoders do not check.
+enum JSONKeys {
+    private struct Level { var isObject: Bool; var keys: Set<String> = []; var expectsKey: Bool }
+
+    /// The first key named twice in the same object (after unescaping: "a" and "\u0061" are
+    /// one name), nil when there is none. Text that is not JSON gives nil: the decoder says
+    /// what is wrong with it.
+    static func duplicate(in bytes: [UInt8]) -> String? {
+        var levels: [Level] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "{"): levels.append(Level(isObject: true, expectsKey: true))
+            case UInt8(ascii: "["): levels.append(Level(isObject: false, expectsKey: false))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if !levels.isEmpty { levels.removeLast() }
+            case UInt8(ascii: ","): if let last = levels.indices.last, levels[last].isObject { levels[last].expectsKey = true }
+            case UInt8(ascii: "\""):
+                let start = index
+                var escaped = false
+                index += 1
+                while index < bytes.endIndex {
+                    let current = bytes[index]
+                    if current == UInt8(ascii: "\\") { escaped = true; index += 2; continue }
+                    if current == UInt8(ascii: "\"") { break }
+                    index += 1
+                }
+                guard index < bytes.endIndex else { return nil }
+                if let last = levels.indices.last, levels[last].isObject, levels[last].expectsKey {
+                    let token = Data(bytes[start...index])
+                    let key = escaped ? (try? JSONDecoder().decode(String.self, from: token)) : String(decoding: token.dropFirst().dropLast(), as: UTF8.self)
+                    guard let key else { return nil }
+                    if !levels[last].keys.insert(key).inserted { return key }
+                    levels[last].expectsKey = false
+                }
+            default: break
+            }
+            index += 1
+        }
+        return nil
     }
 }

@@ -131,9 +131,15 @@ extension API {
         }
         routes.delete("/v1/sessions/:id") { request, context in
             let patient = try await patient(request)
-            if context.parameters.get("id") == "current" {
+            switch context.parameters.get("id") {
+            case "current":
                 _ = try await work(patient.language) { [system] in try system.clients.logOut(token: patient.token) }
-            } else {
+            case "others": // "sign out everywhere else", which renews the calendar address too
+                try await work(patient.language) { [system] in
+                    try system.clients.endOtherSessions(clientId: patient.id, keeping: patient.token)
+                }
+                await touch(patient)
+            default:
                 let id = try context.parameters.id("id")
                 try await work(patient.language) { [system] in try system.clients.endSession(id, clientId: patient.id) }
                 await touch(patient)
@@ -420,13 +426,17 @@ extension API {
             throw APIFailure(error, language: language)
         }
         let (point, geocoded) = try await point(choice, request, language)
-        let found = try await work(language) { [system] in
-            let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: before, limit: limit,
-                                                              pediatricOnly: pediatric, minutes: minutes, clinics: system.clinics)
+        let search = try await searchWork(language) { [system] in
+            let search = try system.appointments.searchFreeSlots(specialization: specialization, near: point, before: before,
+                                                                 limit: limit, pediatricOnly: pediatric, minutes: minutes,
+                                                                 clinics: system.clinics)
             if let geocoded { try system.geocoding.remember(geocoded) }
-            return found
+            return search
         }
-        return try HTTPMapping.json(found.map(FreeSlotJSON.init))
+        var response = try HTTPMapping.json(search.slots.map(FreeSlotJSON.init))
+        // The body stays the list it always was; a search cut short by its budget says so here.
+        response.headers[.searchComplete] = search.complete ? "true" : "false"
+        return response
     }
 
     /// A JSON body decoded, with its bytes (an idempotent request is known by them).
@@ -442,4 +452,10 @@ extension API {
     func parsedTime(_ text: String, _ language: Language) throws -> TimeInput.Parsed {
         do { return try TimeInput.parse(text) } catch let error as ClinicError { throw APIFailure(error, language: language) }
     }
+}
+
+extension HTTPField.Name {
+    /// `false` when a search for free slots stopped at its budget (`SearchBudget`) before it had
+    /// looked at every clinic it should have.
+    static let searchComplete = HTTPField.Name("Search-Complete")!
 }

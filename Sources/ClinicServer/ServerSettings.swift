@@ -24,6 +24,9 @@ public struct ServerSettings: Sendable {
     /// Argon2 runs at once (log-ins, registrations, password changes, deletions); more wait,
     /// so a flood of log-ins holds at most this many of the blocking threads.
     public var passwordWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Searches for a free slot run at once (each within `SearchBudget.standard`); more wait.
+    /// Half the cores: a crowd of searches leaves the other half to everything else.
+    public var searchWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// Appointment changes committed together at most (group commit); CLI processes waiting for
     /// the writers' lock get their turn between batches.
     public var maximumBatch = 64

@@ -14,6 +14,8 @@ enum Output {
     /// header is bold where colour is allowed; elsewhere every character is printed.
     static func table(_ headers: [String], _ rows: [[String]], width: Int? = Terminal().columns,
                       style: Style = .stdout, flexible: Set<Int>? = nil) -> String {
+        // Stored text is shown, never obeyed: a control character in a name is not an escape sequence here.
+        let rows = rows.map { $0.map { $0.withoutControls() } }
         var widths = headers.map(displayWidth)
         for row in rows {
             for (index, cell) in row.enumerated() where index < widths.count {

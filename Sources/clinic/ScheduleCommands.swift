@@ -118,19 +118,11 @@ extension AppointmentsCommand {
                     [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
                     history.map { event in
                         [localTime(event.at, clinic, context),
-                         eventText(event.event, context) + (event.reason.map { " (" + $0 + ")" } ?? ""),
+                         event.text(context.language) + (event.reason.map { " (" + $0 + ")" } ?? ""),
                          context.text(event.actor == Actor.staff.rawValue ? .actorStaff : .actorPatient),
                          event.startsAt.map { localTime($0, clinic, context) } ?? ""]
                     }))
                 return lines.joined(separator: "\n")
-            }
-        }
-
-        func eventText(_ event: String, _ context: Context) -> String {
-            switch event {
-            case "booked": return context.text(.eventBooked)
-            case "rescheduled": return context.text(.eventRescheduled)
-            default: return AppointmentStatus(rawValue: event)?.text(context.language) ?? event
             }
         }
     }

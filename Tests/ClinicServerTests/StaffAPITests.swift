@@ -22,7 +22,9 @@ final class StaffAPITests: XCTestCase {
 
     /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
     /// another doctor there, and a clinic admin of the Reno clinic, each logged in.
-    func makeWorld() async throws -> Setup {
+    func makeWorld() async throws -> Setup { try await Self.makeWorld() }
+
+    static func makeWorld() async throws -> Setup {
         let server = try ServerHarness()
         let patient = try await server.patient("stafftest")
         let (_, clinicId) = try await server.department()

@@ -43,13 +43,31 @@ extension ClientController {
                                                        arguments: [clientId]) {
                 return String(decoding: try cipher.open(bytes: sealed, context: "calendar:\(clientId)"), as: UTF8.self)
             }
-            let token = SessionManager.newToken()
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES (?, ?, ?, ?)
-                """, arguments: [clientId, SessionManager.hash(token),
-                                 try cipher.seal(bytes: Data(token.utf8), context: "calendar:\(clientId)"), now.seconds])
-            return token
+            return try Self.issueCalendarToken(db, cipher: cipher, clientId: clientId, now: now)
         }
+    }
+
+    /// A new calendar token for the patient, replacing the one there was, in the caller's transaction.
+    static func issueCalendarToken(_ db: Database, cipher: FieldCipher, clientId: Int64, now: Date) throws -> String {
+        let token = SessionManager.newToken()
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES (?, ?, ?, ?)
+            """, arguments: [clientId, SessionManager.hash(token),
+                             try cipher.seal(bytes: Data(token.utf8), context: "calendar:\(clientId)"), now.seconds])
+        return token
+    }
+
+    /// After a password change or "sign out everywhere else": a calendar address handed out
+    /// before is as much a key to the appointments as a session, so it is replaced too, and the
+    /// patient is told (in their inbox, and by e-mail) that calendars subscribed to the old one
+    /// must subscribe again. Nothing happens for a patient without a calendar address.
+    func renewCalendarAddress(_ db: Database, clientId: Int64, language: Language, now: Date) throws {
+        guard try db.tableExists("calendar_feeds"),
+              try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM calendar_feeds WHERE client_id = ?)",
+                                arguments: [clientId]) == true else { return }
+        _ = try Self.issueCalendarToken(db, cipher: try database.sealingCipher(db), clientId: clientId, now: now)
+        try Inbox.post(db, clientId: clientId, kind: .account, subject: Strings.text(.messageCalendarRenewedSubject, language),
+                       body: Strings.text(.messageCalendarRenewedBody, language), now: now)
     }
 
     /// The patient's calendar token, nil when there is none.

@@ -116,7 +116,7 @@ public enum ICalendar {
     /// TEXT escaping (RFC 5545 3.3.11).
     static func escape(_ text: String) -> String {
         var result = ""
-        for character in text {
+        for character in text.withoutControls(keeping: ["\n", "\r"]) {
             switch character {
             case "\\": result += "\\\\"
             case ";": result += "\\;"

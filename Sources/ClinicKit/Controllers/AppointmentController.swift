@@ -20,6 +20,17 @@ public enum Actor: String, Sendable {
 }
 
 /// One entry of an appointment's history.
+extension AppointmentEvent {
+    /// What happened, in words: "booked", "rescheduled", or the status it moved to.
+    public func text(_ language: Language) -> String {
+        switch event {
+        case "booked": Strings.text(.eventBooked, language)
+        case "rescheduled": Strings.text(.eventRescheduled, language)
+        default: AppointmentStatus(rawValue: event)?.text(language) ?? event
+        }
+    }
+}
+
 public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
     public static let databaseTableName = "appointment_events"
 
@@ -224,6 +235,21 @@ public final class AppointmentController: Sendable {
 
     // MARK: Slots
 
+    /// The times an appointment can move to on `days` days from `from`: each start once, with
+    /// the doctor a move to it would get (`rescheduleAppointment` keeps the appointment's doctor
+    /// when they are free, else takes the first free one, as `chooseDoctor` does).
+    public func rescheduleTimes(_ appointment: Appointment, from: LocalDateTime, days: Int = 1) throws -> [Slot] {
+        let free = try slots(departmentId: appointment.departmentId, from: from, days: days, visitTypeId: appointment.visitTypeId)
+            .filter { $0.isAvailable && $0.start != appointment.startsAt }
+        var chosen: [Date: Slot] = [:]
+        for slot in free {
+            guard let current = chosen[slot.start] else { chosen[slot.start] = slot; continue }
+            if current.doctorId == appointment.doctorId { continue }
+            if slot.doctorId == appointment.doctorId || slot.doctorId < current.doctorId { chosen[slot.start] = slot }
+        }
+        return chosen.values.sorted { $0.start < $1.start }
+    }
+
     /// The slots of a department (or one of its doctors) for `days` local dates from `from`
     /// (default: today in the clinic's zone), with whether each can be booked now: not past,
     /// not within the lead time, not taken.
@@ -256,6 +282,7 @@ public final class AppointmentController: Sendable {
         // Instants that bound the local dates, with a day's margin for the zone's offset.
         let low = Int64(first.adding(days: -1).daysSinceEpoch * 86_400), high = Int64(last.adding(days: 2).daysSinceEpoch * 86_400)
         let earliest = now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60))
+        let latest = now.addingTimeInterval(policy.horizon)
         var result: [Slot] = []
         for doctor in doctors {
             let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: first, through: last)
@@ -272,7 +299,7 @@ public final class AppointmentController: Sendable {
                     let start = Int64(slot.start.timeIntervalSince1970), end = Int64(slot.end.timeIntervalSince1970)
                     let busy = taken.contains { $0.0 < end && $0.1 > start }
                     // The same rules as booking: in the future and at least the lead time ahead.
-                    let bookable = slot.start > now && slot.start >= earliest
+                    let bookable = slot.start > now && slot.start >= earliest && slot.start <= latest
                     result.append(Slot(doctorId: doctor.id ?? 0, doctorName: doctor.name, start: slot.start, end: slot.end,
                                        isAvailable: !busy && bookable, isTaken: busy))
                 }
@@ -328,6 +355,11 @@ public final class AppointmentController: Sendable {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
         guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
             throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
+        }
+        // The booking horizon: no appointment years ahead (nor in year 9999, whose end is no
+        // longer a valid RFC 3339 time).
+        guard start <= now.addingTimeInterval(policy.horizon) else {
+            throw ClinicError(.slotUnavailable, .slotTooFar, String(policy.horizonDays))
         }
         var doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
         if let preferred {

@@ -116,7 +116,10 @@ public final class ClinicController: Sendable {
         if let specialization = query.specialization {
             let key = Specialization.key(for: specialization)
             filter.clinicIds = Set(try database.read { db in
-                try Int64.fetchAll(db, sql: "SELECT DISTINCT clinic_id FROM departments WHERE specialization = ?", arguments: [key])
+                let ids = try Int64.fetchAll(db, sql: "SELECT DISTINCT clinic_id FROM departments WHERE specialization = ?",
+                                             arguments: [key])
+                if ids.isEmpty { _ = try Specialization.requireKnown(specialization, db) }
+                return ids
             })
         }
         let directory = try directory()

@@ -8,6 +8,7 @@ public final class DepartmentController: Sendable {
     public init(database: DatabaseManager) { self.database = database }
 
     public func addDepartment(clinicId: Int64, specialization: String) throws -> Department {
+        guard Text.checkedLabel(specialization, maximum: 100) != nil else { throw ClinicError.invalid(.specializationInvalid) }
         let key = Specialization.key(for: specialization)
         guard !key.isEmpty, key.count <= 100 else { throw ClinicError.invalid(.specializationInvalid) }
         return try database.write { db in
@@ -23,8 +24,7 @@ public final class DepartmentController: Sendable {
 
     /// A doctor with weekly working hours (intervals in local minutes, per ISO weekday).
     public func addDoctor(departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
-        let name = name.trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.count <= 200 else { throw ClinicError.invalid(.doctorNameInvalid) }
+        guard let name = Text.checkedLabel(name, maximum: 200) else { throw ClinicError.invalid(.doctorNameInvalid) }
         // Valid intervals, none overlapping another of the same weekday (a start would belong
         // to two intervals, and its slot length to whichever came first).
         let intervals = hours.map { (weekday: $0.weekday, interval: DoctorSchedule.Interval(

@@ -1,6 +1,32 @@
 import Foundation
 import GRDB
 
+/// How much one search for a free slot may do: clinics looked at, and wall-clock seconds.
+public struct SearchBudget: Sendable, Equatable {
+    public var clinics: Int
+    public var seconds: TimeInterval
+
+    public init(clinics: Int, seconds: TimeInterval) {
+        self.clinics = clinics
+        self.seconds = seconds
+    }
+
+    /// 200 clinics (a limit of 100 still finds its clinics among them where slots are common)
+    /// or 2 s: measured in docs/BENCHMARKS.md ("A search that finds nothing").
+    public static let standard = SearchBudget(clinics: 200, seconds: 2)
+
+    struct Spent: Error {}
+}
+
+/// What a search for free slots found, and whether it looked everywhere it should have
+/// (`complete` is false when the budget ran out first: nearer clinics may have been skipped
+/// by no one, but farther ones were not looked at).
+public struct FreeSlotSearch: Sendable, Equatable {
+    public let slots: [FreeSlotNearby]
+    public let complete: Bool
+    public let clinicsExamined: Int
+}
+
 /// A clinic near the patient and its earliest free slot for a specialization.
 public struct FreeSlotNearby: Sendable, Equatable {
     public let clinic: NearbyClinic
@@ -25,6 +51,17 @@ extension AppointmentController {
     /// belongs to one department, so a search across clinics asks for a length instead.
     public func findFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
                               pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController) throws -> [FreeSlotNearby] {
+        try searchFreeSlots(specialization: specialization, near: point, before: before, limit: limit, pediatricOnly: pediatricOnly,
+                            minutes: minutes, clinics: clinics).slots
+    }
+
+    /// `findFreeSlots` within `budget`: the walk stops after `budget.clinics` clinics or
+    /// `budget.seconds`, whichever comes first, and says whether it looked at every clinic it
+    /// should have. A search anyone can start without logging in must not hold a thread for
+    /// as long as a year of every clinic's calendar takes to read.
+    public func searchFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
+                                pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController,
+                                budget: SearchBudget = .standard) throws -> FreeSlotSearch {
         try NearestQuery.checkLimit(limit)
         if let minutes, !(5...480).contains(minutes) || minutes % 5 != 0 {
             throw ClinicError.invalid(.visitTypeDurationInvalid, String(minutes))
@@ -34,34 +71,71 @@ extension AppointmentController {
         guard deadline > now else { throw ClinicError.invalid(.beforeInPast) }
         let key = Specialization.key(for: specialization)
         let departments = try database.read { db in
-            try Dictionary(Row.fetchAll(db, sql: "SELECT clinic_id, id FROM departments WHERE specialization = ?", arguments: [key])
+            let found = try Dictionary(Row.fetchAll(db, sql: "SELECT clinic_id, id FROM departments WHERE specialization = ?",
+                                                    arguments: [key])
                 .map { (($0["clinic_id"] as Int64), ($0["id"] as Int64)) }, uniquingKeysWith: { first, _ in first })
+            if found.isEmpty { _ = try Specialization.requireKnown(specialization, db) }
+            if let minutes { try Self.checkVisitFits(db, minutes: minutes, specialization: key) }
+            return found
         }
-        guard !departments.isEmpty else { return [] }
         let finder = try clinics.finder()
         let filter = NearestClinicFinder.Filter(pediatricOnly: pediatricOnly, clinicIds: Set(departments.keys))
+        let stopAt = Date().addingTimeInterval(budget.seconds)
         var found: [FreeSlotNearby] = []
-        var examined = 0
+        var examined = 0, looked = 0
         var batch = max(8, limit * 2)
         while true {
             let matches = try finder.nearest(to: point, limit: batch, filter: filter)
             for match in matches.dropFirst(examined) {
                 guard let departmentId = departments[match.clinicId] else { continue }
-                if let (slot, clinic) = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes) {
+                guard looked < budget.clinics, Date() < stopAt else {
+                    return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
+                }
+                looked += 1
+                let earliest: (Slot, Clinic)?
+                do {
+                    earliest = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes,
+                                                    stopAt: stopAt)
+                } catch is SearchBudget.Spent {
+                    return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
+                }
+                if let (slot, clinic) = earliest {
                     found.append(FreeSlotNearby(clinic: NearbyClinic(clinic: clinic, distance: match.distance),
                                                 departmentId: departmentId, slot: slot))
-                    if found.count == limit { return found }
+                    if found.count == limit { return FreeSlotSearch(slots: found, complete: true, clinicsExamined: looked) }
                 }
             }
             examined = matches.count
-            if matches.count < batch { return found } // every matching clinic has been looked at
+            if matches.count < batch { // every matching clinic has been looked at
+                return FreeSlotSearch(slots: found, complete: true, clinicsExamined: looked)
+            }
             batch *= 4
         }
     }
 
+    /// `invalid_input` for a visit longer than any stretch of hours a doctor of the
+    /// specialization has (weekly or on a given day): no clinic could ever offer it, and looking
+    /// would read every clinic's year.
+    static func checkVisitFits(_ db: Database, minutes: Int, specialization key: String) throws {
+        let longest = try Int.fetchOne(db, sql: """
+            SELECT MAX(length) FROM (
+                SELECT h.end_minute - h.start_minute AS length FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_hours h ON h.doctor_id = d.id
+                    WHERE p.specialization = ?1
+                UNION ALL
+                SELECT e.end_minute - e.start_minute FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_exceptions e ON e.doctor_id = d.id
+                    WHERE p.specialization = ?1 AND e.start_minute IS NOT NULL)
+            """, arguments: [key]) ?? 0
+        guard minutes <= longest else {
+            throw ClinicError.invalid(.findVisitTooLong, String(minutes), String(longest))
+        }
+    }
+
     /// The first bookable slot of a department starting before `deadline`, a week at a time,
-    /// with the department's clinic.
-    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil) throws -> (Slot, Clinic)? {
+    /// with the department's clinic; `SearchBudget.Spent` once `stopAt` has passed.
+    func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil,
+                          stopAt: Date = .distantFuture) throws -> (Slot, Clinic)? {
         try database.read { db in
             let policy = try BookingPolicy.load(db)
             let (department, clinic) = try departmentAndClinic(db, departmentId)
@@ -69,6 +143,7 @@ extension AppointmentController {
             var first = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
             let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
             while first <= lastDay {
+                if Date() >= stopAt { throw SearchBudget.Spent() }
                 let slots = try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
                                            duration: minutes)
                 if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return (slot, clinic) }

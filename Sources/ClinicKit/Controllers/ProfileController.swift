@@ -62,16 +62,54 @@ extension ClientController {
 
     /// Changes the password: the old one is required, the new one must meet the policy, and
     /// every other session of the patient ends (the one in use, `keeping`, stays).
+    /// The calendar address is renewed as well (`renewCalendarAddress`).
+    /// The old password is checked under log-in's lock (`checkOwnPassword`).
     public func changePassword(clientId: Int64, old: String, new: String, keeping token: String?) throws {
         let client = try getUserById(clientId)
-        guard hasher.verify(old, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
-        if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
-        let hash = try hasher.hash(new)
+        let window = try checkOwnPassword(client, old)
+        let hash: String
+        do {
+            if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
+            hash = try hasher.hash(new)
+        } catch {
+            // The old password was right: its check is given back, as a log-in's would be.
+            try? database.write { db in try Self.releaseAttempt(db, client.loginKey, window: window) }
+            throw error
+        }
+        let now = self.now()
         try database.write { db in
+            try Self.releaseAttempt(db, client.loginKey, window: window)
             try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])
             try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
                            arguments: [clientId, token.map(SessionManager.hash) ?? ""])
+            try renewCalendarAddress(db, clientId: clientId, language: client.language, now: now)
         }
+    }
+
+    /// "Sign out everywhere else": every session of the patient but `token`'s ends, and the
+    /// calendar address is renewed (`renewCalendarAddress`). Returns how many sessions ended.
+    @discardableResult
+    public func endOtherSessions(clientId: Int64, keeping token: String?) throws -> Int {
+        let now = self.now()
+        return try database.write { db in
+            guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
+                           arguments: [clientId, token.map(SessionManager.hash) ?? ""])
+            let ended = db.changesCount
+            try renewCalendarAddress(db, clientId: clientId, language: client.language, now: now)
+            return ended
+        }
+    }
+
+    /// A password the signed-in patient types to confirm a change (password change, account
+    /// deletion), checked under the same lock as log-in: each check first reserves one of the
+    /// login's attempts (`reserveAttempt`), a wrong one keeps it, and a locked login is refused
+    /// without a check. A stolen session must not be a way around the lock. Returns the window
+    /// the attempt was counted in, for `releaseAttempt` once the change commits.
+    func checkOwnPassword(_ client: Client, _ password: String) throws -> Int64 {
+        let (_, window) = try Self.reserveAttempt(client.loginKey, database: database, now: now()) { _ in Optional(()) }
+        guard hasher.verify(password, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
+        return window
     }
 
     /// Everything stored about the patient: the profile, the appointments with their history,
@@ -106,7 +144,7 @@ extension ClientController {
     /// personal (no patient, no notes); the login is free again.
     public func deleteAccount(clientId: Int64, password: String) throws {
         let client = try getUserById(clientId)
-        guard hasher.verify(password, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
+        _ = try checkOwnPassword(client, password) // the account's attempts go with it below
         let now = self.now()
         try database.write { db in
             // Its future appointments would hold their slots with nobody left to cancel them.

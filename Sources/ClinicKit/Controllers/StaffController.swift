@@ -355,18 +355,43 @@ public final class StaffController: Sendable {
                      doctorId: Int64? = nil, visitTypeId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
         guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         let now = self.now()
-        return try database.writeJoined { db in
-            guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
-                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        var found: Int64?
+        do {
+            return try database.writeJoined { db in
+                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                }
+                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
+                      let clientId = patient.id else {
+                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+                }
+                found = clientId
+                let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
+                                                                doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
+                try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
+                                    appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
+                return booked
             }
-            guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin), let clientId = patient.id else {
-                throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+        } catch let error as ClinicError {
+            guard let clientId = found else { throw error }
+            // The patient was looked up: the refusal is in their access log too (the one write a
+            // refused staff booking makes, on purpose), and says nothing of their other bookings.
+            let shown = Self.staffFacing(error)
+            try database.write { db in
+                try AuditLog.append(db, by: member.auditActor, action: "appointment.book-refused", clientId: clientId,
+                                    requestId: requestId, detail: shown.code.rawValue, now: now)
             }
-            let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
-                                                            doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
-            try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
-                                appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
-            return booked
+            throw shown
+        }
+    }
+
+    /// What staff are told of a refusal that comes from the patient's other bookings: neither
+    /// where they are (an overlapping appointment's id may be at another clinic) nor how many
+    /// (the limit's count). Refusals about the clinic's own slot stay as they are.
+    static func staffFacing(_ error: ClinicError) -> ClinicError {
+        switch error.code {
+        case .overlappingAppointment, .limitReached: ClinicError(.patientUnavailable, .staffPatientUnavailable)
+        default: error
         }
     }
 

@@ -48,6 +48,8 @@ extension Strings {
         .mailFailed: "The mail server refused or could not be reached: {0}",
         .staffNoReason: "not given",
         .menuMessages: "Messages", .menuMessagesUnread: "Messages ({0} unread)",
+        .messageCalendarRenewedSubject: "Your calendar address has changed",
+        .messageCalendarRenewedBody: "Your password was changed, or you signed out on your other devices, so the private calendar address you gave calendar apps has stopped working. Take the new address from your profile and subscribe to it again.",
         .emailCodeTooSoon: "A code was sent less than a minute ago: try again in {0} seconds.",
     ]
 
@@ -97,6 +99,8 @@ extension Strings {
         .mailFailed: "Почтовый сервер отказал или недоступен: {0}",
         .staffNoReason: "не указана",
         .menuMessages: "Сообщения", .menuMessagesUnread: "Сообщения (не прочитано: {0})",
+        .messageCalendarRenewedSubject: "Адрес вашего календаря изменился",
+        .messageCalendarRenewedBody: "Ваш пароль изменён или вы вышли на других устройствах, поэтому личный адрес календаря, который вы давали календарным приложениям, больше не работает. Возьмите новый адрес в профиле и подпишитесь на него снова.",
         .emailCodeTooSoon: "Код отправлен меньше минуты назад: попробуйте через {0} с.",
     ]
 }

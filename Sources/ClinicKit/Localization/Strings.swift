@@ -4,7 +4,7 @@ import Foundation
 /// the message's arguments; `{0f}` by the argument read as a term (a field name or a status) and translated.
 public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
-    case migrationMalformed, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
+    case migrationMalformed, migrationForeignKeys, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
     case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
     case geocodeSuggestion, geocodeAmbiguous, geocodeAlternative, whichPlace, choosePlace, zoneChangesNote, zoneChangesHeading, zoneChangeLine, headerZone
     case databaseDamaged, databaseReadOnly, databaseReadOnlyOutdated, databaseInsecure, sessionFileLink, sessionFileInsecureEnded
@@ -17,7 +17,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName
     case importFieldTooLong, importBadCoordinates, importBadFlag, importBadTimeZone, importRejected
     // Directory
-    case clinicExists, limitRange, clinicNotFound, specializationInvalid, departmentExists, doctorNameInvalid
+    case clinicExists, limitRange, clinicNotFound, specializationInvalid, specializationUnknown, departmentExists, doctorNameInvalid
     case workingHoursInvalid, departmentNotFound, doctorNotFound, invalidId, fileUnreadable
     // Registration
     case loginInvalid, fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer
@@ -28,7 +28,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case accessLogNone, accessLogLine, auditExportNone
     case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound, staffNotLoggedIn
     case staffReasonRequired, staffReasonInvalid, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader
-    case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffBooked
+    case staffDayEmpty, staffDayLine, staffActed, staffDisabled, staffAccountLine, staffPatientNotFound, staffPatientUnavailable, staffBooked
     case staffHoursConflict, staffHoursChanged, staffHoursSet, staffHoursLine, staffDoctorLine
     case visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid, visitTypePriceInvalid, visitTypeLine, visitTypesNone
     case chooseVisitType, visitTypeChoice
@@ -37,10 +37,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
     case slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, timeHasSeconds, importBadHeader
-    case slotTooSoon, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
+    case slotTooSoon, slotTooFar, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
     case exceptionInvalid, exceptionNotFound, noSlots, clinicTime, headerAvailable, headerEvent, headerWhen, headerActor
     case available, taken, eventBooked, eventRescheduled, settingLine, exceptionAdded, exceptionRemoved, dayOff
-    case statusSet, findNone, beforeInPast, doctorUnknown, exceptionOverlaps, headerDate, actorPatient, actorStaff, tooSoon
+    case statusSet, findNone, findVisitTooLong, findIncomplete, beforeInPast, doctorUnknown, exceptionOverlaps, headerDate, actorPatient, actorStaff, tooSoon
     // Geography
     case coordinatesInvalid, coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable
     case geocoderBadAnswer, geocoderTimeout, locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
@@ -55,9 +55,9 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone, messageLine, messageUnreadMark
     case messageMarkedRead, messageNotFound, messagesUnread, calendarURL, calendarTokenInvalid, staffMessageSent
     case staffMessageTarget, icsSummary, icsDescription, icsAlarm, deliverDone, deliverNoSMTP, mailSettingInvalid, mailFailed
-    case staffNoReason, emailCodeTooSoon, menuMessages, menuMessagesUnread
+    case staffNoReason, emailCodeTooSoon, menuMessages, menuMessagesUnread, messageCalendarRenewedSubject, messageCalendarRenewedBody
     // HTTP API
-    case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType, apiBodyNotJSON
+    case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType, apiBodyNotJSON, apiDuplicateKey
     case apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
     case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound
     case serveBadSetting, serveNeedsTLS, serveListening, serveInsecure, tlsFileInvalid, serveFailed, serveTLSPair, apiNotLoggedIn
@@ -107,7 +107,9 @@ public enum Strings {
             if asTerm { close = after.index(after: close) }
             if digitsEnd > after.startIndex, close < after.endIndex, after[close] == "}",
                let index = Int(after[after.startIndex..<digitsEnd]), index < arguments.count {
-                result += asTerm ? term(arguments[index], language) : arguments[index]
+                // An argument is data (a name, a reason): shown, never obeyed (`withoutControls`).
+                let argument = arguments[index].withoutControls(keeping: ["\n"])
+                result += asTerm ? term(argument, language) : argument
                 rest = after[after.index(after: close)...]
             } else {
                 result.append("{")
@@ -136,6 +138,7 @@ public enum Strings {
 
     static let coreEN: [MessageKey: String] = [
         .migrationMalformed: "Migration file {0} is malformed: it needs one '-- migrate:up' and then one '-- migrate:down' line.",
+        .migrationForeignKeys: "Moving the schema to version {0} would leave rows pointing to rows that do not exist; nothing was changed.",
         .migrationsMissing: "The migrations folder {0} cannot be read.",
         .migrationSequence: "Migrations must be numbered 0001, 0002, … without gaps; problem at {0}.",
         .migrationChanged: "Migration {0} was changed after it was applied to this database. Restore the original file; the database was not modified.",
@@ -187,8 +190,9 @@ public enum Strings {
         .limitRange: "The limit must be at least 1 (got {0}).",
         .clinicNotFound: "There is no clinic {0}.",
         .specializationInvalid: "The specialization must be 1 to 100 characters.",
+        .specializationUnknown: "No clinic has a '{0}' department. Did you mean: {1}?",
         .departmentExists: "The clinic already has a {0} department.",
-        .doctorNameInvalid: "The doctor's name must be 1 to 200 characters.",
+        .doctorNameInvalid: "The doctor's name must be 1 to 200 characters, with no control characters.",
         .workingHoursInvalid: "Working hours need a weekday 1-7, a start before the end within the day, a slot of 5 to 480 minutes, and no overlap with other hours of the same weekday.",
         .departmentNotFound: "There is no department {0}.",
         .doctorNotFound: "There is no doctor {0} in this department.",
@@ -241,6 +245,7 @@ public enum Strings {
         .staffDisabled: "Staff account {0} disabled; its sessions ended.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "There is no patient with the login {0}.",
+        .staffPatientUnavailable: "This patient cannot be booked at that time: another booking of theirs, or their limit of active appointments, stands in the way. The patient can see their own bookings.",
         .visitTypeNotFound: "There is no visit type {0} offered in that department.",
         .visitTypeNameInvalid: "A visit type needs an English and a Russian name, 1 to 100 characters each, with no control characters.",
         .visitTypeDurationInvalid: "A visit lasts 5 to 480 minutes, in steps of 5 (got {0}).",
@@ -285,6 +290,7 @@ public enum Strings {
         .overlapping: "You already have an appointment at that time ({0}).",
         .overlappingUnknown: "You already have an appointment at that time.",
         .slotTooSoon: "That slot starts too soon: book at least {0} minutes ahead.",
+        .slotTooFar: "That slot is too far ahead: appointments can be booked at most {0} days ahead.",
         .tooLate: "It is too late to change this appointment: changes close {0} minutes before the start. Please call the clinic.",
         .limitReached: "You already hold {0} upcoming appointments, the most allowed. Cancel one first.",
         .transitionRefused: "An appointment that is {0f} cannot become {1f}.",
@@ -304,6 +310,8 @@ public enum Strings {
         .dayOff: "day off",
         .statusSet: "Appointment {0} is now {1f}.",
         .findNone: "No clinic nearby has a free slot for that specialization before {0}.",
+        .findVisitTooLong: "No doctor of that specialization works {0} minutes in a row; the longest visit that can fit is {1} minutes.",
+        .findIncomplete: "The search stopped after {0} clinics; farther clinics were not looked at.",
         .beforeInPast: "--before must be in the future.",
         .doctorUnknown: "There is no doctor {0}.",
         .exceptionOverlaps: "The doctor already has an exception on {0} that this one would overlap or contradict: remove it first.",
@@ -328,6 +336,7 @@ public enum Strings {
         .apiFieldText: "The field '{0}' must be 1 to {1} characters without control characters.",
         .apiFieldType: "The field '{0}' must be of JSON type {1}.",
         .apiBodyNotJSON: "The request body is not valid JSON.",
+        .apiDuplicateKey: "The request body gives '{0}' more than once.",
         .apiBodyInvalid: "The request body is not what this request takes: {0}.",
         .apiTooLarge: "The request body is larger than {0} bytes.",
         .apiMediaType: "Send the request body as application/json.",
@@ -420,6 +429,7 @@ public enum Strings {
 
     static let coreRU: [MessageKey: String] = [
         .migrationMalformed: "Файл миграции {0} испорчен: нужна одна строка '-- migrate:up', затем одна '-- migrate:down'.",
+        .migrationForeignKeys: "Переход схемы к версии {0} оставил бы строки со ссылками на несуществующие строки; ничего не изменено.",
         .migrationsMissing: "Не удаётся прочитать папку миграций {0}.",
         .migrationSequence: "Миграции нумеруются 0001, 0002, … без пропусков; ошибка на {0}.",
         .migrationChanged: "Миграция {0} изменена после того, как была применена к этой базе. Верните исходный файл; база не изменена.",
@@ -471,8 +481,9 @@ public enum Strings {
         .limitRange: "Лимит должен быть не меньше 1 (получено {0}).",
         .clinicNotFound: "Клиники {0} нет.",
         .specializationInvalid: "Специализация — от 1 до 100 символов.",
+        .specializationUnknown: "Ни в одной клинике нет отделения «{0}». Возможно, вы имели в виду: {2}?",
         .departmentExists: "В клинике уже есть отделение «{0}».",
-        .doctorNameInvalid: "Имя врача — от 1 до 200 символов.",
+        .doctorNameInvalid: "Имя врача — от 1 до 200 символов, без управляющих символов.",
         .workingHoursInvalid: "Часы работы: день недели 1–7, начало раньше конца в пределах суток, приём от 5 до 480 минут, без пересечений с другими часами того же дня недели.",
         .departmentNotFound: "Отделения {0} нет.",
         .doctorNotFound: "В этом отделении нет врача {0}.",
@@ -525,6 +536,7 @@ public enum Strings {
         .staffDisabled: "Учётная запись сотрудника {0} отключена, её сеансы завершены.",
         .staffAccountLine: "{0}  {1}  {2} {3}  {4}{5}",
         .staffPatientNotFound: "Пациента с логином {0} нет.",
+        .staffPatientUnavailable: "Этого пациента нельзя записать на это время: мешает другая его запись или предел активных записей. Пациент видит свои записи сам.",
         .visitTypeNotFound: "Вида приёма {0} в этом отделении нет.",
         .visitTypeNameInvalid: "У вида приёма должны быть английское и русское названия, от 1 до 100 символов, без управляющих символов.",
         .visitTypeDurationInvalid: "Приём длится от 5 до 480 минут, кратно 5 (получено {0}).",
@@ -569,6 +581,7 @@ public enum Strings {
         .overlapping: "У вас уже есть запись на это время ({0}).",
         .overlappingUnknown: "У вас уже есть запись на это время.",
         .slotTooSoon: "Этот приём начинается слишком скоро: записывайтесь не позже чем за {0} минут.",
+        .slotTooFar: "Этот приём слишком далеко: записаться можно не больше чем на {0} дней вперёд.",
         .tooLate: "Изменить запись уже нельзя: изменения закрываются за {0} минут до начала. Позвоните в клинику.",
         .limitReached: "У вас уже предстоящих записей: {0}, больше нельзя. Сначала отмените одну.",
         .transitionRefused: "Запись в состоянии «{0f}» нельзя перевести в «{1f}».",
@@ -588,6 +601,8 @@ public enum Strings {
         .dayOff: "выходной",
         .statusSet: "Запись {0} теперь «{1f}».",
         .findNone: "Рядом нет клиник со свободным временем по этой специальности до {0}.",
+        .findVisitTooLong: "Ни один врач этой специальности не работает {0} минут подряд; самый длинный возможный приём — {1} минут.",
+        .findIncomplete: "Поиск остановлен после {0} клиник; более далёкие клиники не просмотрены.",
         .beforeInPast: "--before должно быть в будущем.",
         .doctorUnknown: "Врача {0} нет.",
         .exceptionOverlaps: "У врача уже есть исключение на {0}, с которым это пересекается или спорит: сначала удалите его.",
@@ -612,6 +627,7 @@ public enum Strings {
         .apiFieldText: "Поле «{0}» — от 1 до {1} символов без управляющих.",
         .apiFieldType: "Поле «{0}» должно иметь JSON-тип {1}.",
         .apiBodyNotJSON: "Тело запроса — не правильный JSON.",
+        .apiDuplicateKey: "В теле запроса «{0}» указано больше одного раза.",
         .apiBodyInvalid: "Тело запроса не подходит к этому запросу: {0}.",
         .apiTooLarge: "Тело запроса больше {0} байт.",
         .apiMediaType: "Пришлите тело запроса как application/json.",

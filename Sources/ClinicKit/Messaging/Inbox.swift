@@ -11,6 +11,8 @@ public enum MessageKind: String, Sendable, CaseIterable {
     case reminder
     /// Written by clinic staff.
     case clinic
+    /// About the account itself: the calendar address was renewed (migration 14).
+    case account
 
     /// Messages about a booking carry the appointment's calendar event when e-mailed.
     public var carriesEvent: Bool { self == .booked || self == .rescheduled || self == .cancelled || self == .clinicCancelled }
@@ -90,7 +92,7 @@ public enum Inbox {
         case .clinicCancelled: (.messageClinicCancelledSubject, .messageClinicCancelledBody)
         case .clinicChanged: (.messageZoneSubject, .messageZoneBody)
         case .reminder: (.messageReminderSubject, .messageReminderBody)
-        case .clinic: (.messageClinicSubject, .messageBookedBody)
+        case .clinic, .account: (.messageClinicSubject, .messageBookedBody)
         }
         let subject = Strings.text(subjectKey, language, [when, clinicName])
         let lead = hoursBefore.map { Noun.hour.count($0, language) } ?? ""

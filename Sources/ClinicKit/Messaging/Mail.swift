@@ -26,14 +26,15 @@ public enum Mail {
         var lines = [
             "From: " + from,
             "To: " + to,
-            "Subject: " + encodedWord(subject.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")),
+            "Subject: " + encodedWord(subject.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+                .withoutControls()),
             "Date: " + rfc5322Date(date),
             "Message-ID: <\(messageId)>",
             "MIME-Version: 1.0",
             "Auto-Submitted: auto-generated",
         ]
         let text = ["Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", ""]
-            + base64Lines(Data(body.replacingOccurrences(of: "\n", with: "\r\n").utf8))
+            + base64Lines(Data(body.withoutControls(keeping: ["\n"]).replacingOccurrences(of: "\n", with: "\r\n").utf8))
         if attachments.isEmpty {
             lines += text
         } else {

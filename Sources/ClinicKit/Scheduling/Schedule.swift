@@ -130,6 +130,9 @@ public struct BookingPolicy: Sendable, Equatable {
     /// Reminders: hours before an appointment (0: none). Two, the longer first.
     public var reminderFirstHours = 24
     public var reminderSecondHours = 2
+    /// How far ahead an appointment may be booked, in days.
+    public var horizonDays = 365
+    var horizon: TimeInterval { TimeInterval(horizonDays) * 86_400 }
 
     public init() {}
 
@@ -139,6 +142,7 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.max_active", \.maxActive, 1...1000),
         ("booking.reminder_first_hours", \.reminderFirstHours, 0...336),
         ("booking.reminder_second_hours", \.reminderSecondHours, 0...336),
+        ("booking.horizon_days", \.horizonDays, 1...3660),
     ] }
 
     public static func load(_ db: Database) throws -> BookingPolicy {

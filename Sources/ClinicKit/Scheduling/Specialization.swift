@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// The specializations the demo directory uses, with their display names. A department's
 /// `specialization` column holds the key; other keys (from an imported directory) are shown
@@ -65,5 +66,38 @@ public struct Specialization: Sendable, Hashable {
         case "CHRONIC DISEASE": return ["therapy", "pulmonology"]
         default: return ["therapy"]
         }
+    }
+}
+
+extension Specialization {
+    /// The key of a specialization some department of the directory has; `not_found` with the
+    /// nearest names (in both languages) for one no department has. A search for a name nobody
+    /// offers is a typing mistake far more often than a real absence, and an empty answer hides it.
+    static func requireKnown(_ name: String, _ db: Database) throws -> String {
+        let key = key(for: name)
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM departments WHERE specialization = ?)"),
+                             arguments: [key]) == true {
+            return key
+        }
+        let known = try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT specialization FROM departments ORDER BY 1"))
+        throw unknown(name, known: known)
+    }
+
+    /// `not_found` for `name`, suggesting the known keys closest to it (at most three).
+    static func unknown(_ name: String, known: [String]) -> ClinicError {
+        let typed = Text.fold(name)
+        func distance(_ key: String) -> Int {
+            let item = all.first { $0.key == key }
+            let names = [key, item.map { Text.fold($0.english) }, item.map { Text.fold($0.russian) }].compactMap { $0 }
+            return names.map { candidate in
+                candidate.hasPrefix(typed) || (!typed.isEmpty && candidate.contains(typed)) ? 0 : Text.editDistance(typed, candidate)
+            }.min() ?? Int.max
+        }
+        let ranked = known.map { ($0, distance($0)) }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        let close = ranked.filter { $0.1 <= max(2, typed.count / 3) }
+        let chosen = (close.isEmpty ? ranked : close).prefix(3).map(\.0)
+        return ClinicError(.notFound, .specializationUnknown, String(name.prefix(100)),
+                           chosen.map { displayName($0, .en).lowercased() }.joined(separator: ", "),
+                           chosen.map { displayName($0, .ru).lowercased() }.joined(separator: ", "))
     }
 }

@@ -42,9 +42,7 @@ public struct VisitType: Sendable, Equatable {
 
     /// Checked fields of a new or changed visit type.
     static func checked(nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> (String, String) {
-        let en = nameEn.trimmingCharacters(in: .whitespacesAndNewlines), ru = nameRu.trimmingCharacters(in: .whitespacesAndNewlines)
-        let control = { (text: String) in text.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) } }
-        guard (1...100).contains(en.count), (1...100).contains(ru.count), !control(en), !control(ru) else {
+        guard let en = Text.checkedLabel(nameEn, maximum: 100), let ru = Text.checkedLabel(nameRu, maximum: 100) else {
             throw ClinicError.invalid(.visitTypeNameInvalid)
         }
         guard (5...480).contains(durationMinutes), durationMinutes % 5 == 0 else {

@@ -139,8 +139,14 @@ public enum AuditLog {
     /// A patient's rows, newest first: who read or changed their data.
     public static func entries(_ db: Database, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
         guard try db.tableExists("audit_events") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM audit_events WHERE client_id = ? ORDER BY id DESC LIMIT ?",
-                                arguments: [clientId, limit]).map(AuditEntry.init(row:))
+        // Only rows from the account's own lifetime: ids are never given twice (migration 14),
+        // and a database that gave one twice before that still shows no one the rows of an
+        // earlier account with the same id.
+        return try Row.fetchAll(db, sql: """
+            SELECT * FROM audit_events
+            WHERE client_id = ?1 AND at >= (SELECT created_at FROM clients WHERE id = ?1)
+            ORDER BY id DESC LIMIT ?2
+            """, arguments: [clientId, limit]).map(AuditEntry.init(row:))
     }
 
     /// Every row from `since` on, oldest first (the operator's export).

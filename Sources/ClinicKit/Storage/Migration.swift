@@ -154,8 +154,14 @@ public struct MigrationRunner: Sendable {
         }
         return try writer.writeWithoutTransaction { db in
             var ran: [Int] = []
+            // SQLite's way to rebuild a table others point to: foreign keys off for the move (a
+            // dropped parent would otherwise cascade into its children), every key checked before
+            // the commit, and on again after. The pragma is a no-op inside a transaction, so it is
+            // set before it.
+            let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try db.inTransaction(.immediate) {
-                try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
                 let current = try verifiedVersion(db)
                 try Self.ensureTable(db)
                 if target > current {
@@ -175,6 +181,9 @@ public struct MigrationRunner: Sendable {
                         try db.execute(sql: "DELETE FROM schema_migrations WHERE version = ?", arguments: [migration.version])
                         ran.append(migration.version)
                     }
+                }
+                if !ran.isEmpty, try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") != nil {
+                    throw ClinicError(.migrationMismatch, .migrationForeignKeys, String(target))
                 }
                 return .commit
             }

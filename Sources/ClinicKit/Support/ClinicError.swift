@@ -19,6 +19,8 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidTransition = "invalid_transition"
         case tooLate = "too_late"
         case limitReached = "limit_reached"
+        /// Staff booking for a patient whose other bookings stand in the way (which, and where, is not said).
+        case patientUnavailable = "patient_unavailable"
         case migrationMismatch = "migration_mismatch"
         case databaseTooNew = "database_too_new"
         case busy = "busy"
@@ -42,7 +44,7 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
             case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
             case .notFound, .geocodeFailed: return 4
             case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
-                 .limitReached, .idempotencyKeyReused, .hoursConflict: return 5
+                 .limitReached, .patientUnavailable, .idempotencyKeyReused, .hoursConflict: return 5
             case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError: return 6
             case .internalError: return 70
             }

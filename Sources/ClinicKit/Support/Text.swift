@@ -48,6 +48,16 @@ extension Text {
         }
     }
 
+    /// The one check of a name or label that is stored and shown again (a doctor's name, a
+    /// visit type's names, a specialization): trimmed, 1 to `maximum` characters, and no
+    /// `isForbiddenControl` character, which would reach a terminal as an escape sequence, an
+    /// e-mail or an `.ics` file as a line break, or any page as reversed text. Nil when it fails.
+    static func checkedLabel(_ text: String, maximum: Int) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maximum, !hasForbiddenControl(trimmed) else { return nil }
+        return trimmed
+    }
+
     /// Whether the text holds an `isForbiddenControl` character other than those allowed.
     static func hasForbiddenControl(_ text: String, allowing allowed: Set<Unicode.Scalar> = []) -> Bool {
         text.unicodeScalars.contains { isForbiddenControl($0) && !allowed.contains($0) }
@@ -90,5 +100,39 @@ enum DataFile {
             values[path] = value
             return value
         }
+    }
+}
+
+extension Text {
+    /// Levenshtein distance over characters (suggestions for a mistyped name; short strings only).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.prefix(100)), y = Array(b.prefix(100))
+        if x.isEmpty { return y.count }
+        if y.isEmpty { return x.count }
+        var previous = Array(0...y.count)
+        var current = [Int](repeating: 0, count: y.count + 1)
+        for i in 1...x.count {
+            current[0] = i
+            for j in 1...y.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[y.count]
+    }
+}
+
+extension String {
+    /// The text with every `Text.isForbiddenControl` character (but those `keeping`) shown as
+    /// U+FFFD: what goes out to a terminal, an e-mail body or an `.ics` file, so that text
+    /// stored before the checks (or by an older version) cannot move a cursor, add a line or
+    /// reverse what follows. Text that has none comes back as it is.
+    public func withoutControls(keeping kept: Set<Unicode.Scalar> = []) -> String {
+        guard Text.hasForbiddenControl(self, allowing: kept) else { return self }
+        var scalars = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            scalars.append(Text.isForbiddenControl(scalar) && !kept.contains(scalar) ? "\u{FFFD}" : scalar)
+        }
+        return String(scalars)
     }
 }

@@ -69,22 +69,6 @@ struct WebRequest: Sendable {
     }
 }
 
-/// Form bodies (`application/x-www-form-urlencoded`), at most 64 KiB.
-enum WebForm {
-    static func parse(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            }
-            guard let key = parts.first.map(decode), !key.isEmpty else { continue }
-            result[key] = parts.count > 1 ? decode(parts[1]) : ""
-        }
-        return result
-    }
-}
-
 extension API {
     static let sessionCookie = "clinic_session", csrfCookie = "clinic_csrf", languageCookie = "clinic_lang"
     /// No inline script or style, nothing from elsewhere: the map's data and tiles are ours.
@@ -160,7 +144,7 @@ extension API {
     func form(_ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> [String: String] {
         var request = request
         let body = try await request.collectBody(upTo: 64 * 1024)
-        let fields = WebForm.parse(String(buffer: body))
+        let fields = URLEncodedForm.parse(String(buffer: body))
         guard let sent = fields["csrf"], let cookie = web.cookies[Self.csrfCookie], !web.newCSRF,
               Self.constantTimeEqual(sent, cookie) else {
             throw WebRefusal.csrf

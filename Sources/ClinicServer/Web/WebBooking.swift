@@ -171,10 +171,7 @@ extension API {
         let (appointment, history, clinic, slots) = try await work(web) { [system] in
             let (appointment, history) = try system.appointments.appointmentWithHistory(id, clientId: patient.id ?? 0)
             let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            let slots = try day.map {
-                try system.appointments.slots(departmentId: appointment.departmentId, from: $0, days: 1,
-                                              visitTypeId: appointment.visitTypeId).filter(\.isAvailable)
-            } ?? []
+            let slots = try day.map { try system.appointments.rescheduleTimes(appointment, from: $0) } ?? []
             return (appointment, history, clinic, slots)
         }
         let today = LocalDateTime.of(Date(), in: clinic.zone)
@@ -184,8 +181,10 @@ extension API {
             "active": appointment.status.isPatientChangeable,
             "askCancel": request.query("cancel") == "1",
             "history": history.map { event in
-                ["event": event.event, "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language),
-                 "reason": event.reason ?? ""] as [String: Any]
+                var item: [String: Any] = ["event": event.text(web.language),
+                                           "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language)]
+                if let reason = event.reason, !reason.isEmpty { item["reason"] = reason }
+                return item
             },
             "days": (0..<14).map { offset -> [String: Any] in
                 let date = today.adding(days: offset)
@@ -193,8 +192,13 @@ extension API {
             },
         ]
         if day != nil {
-            values["slots"] = slots.map { ["start": DateText.iso8601($0.start),
-                                           "time": DateText.time($0.start, timeZone: clinic.zone, language: web.language)] }
+            // Each time once; the doctor is named where it would not be the appointment's own.
+            values["slots"] = slots.map { slot -> [String: Any] in
+                var item: [String: Any] = ["start": DateText.iso8601(slot.start),
+                                           "time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language)]
+                if slot.doctorId != appointment.doctorId { item["otherDoctor"] = slot.doctorName }
+                return item
+            }
             values["dayChosen"] = true
         }
         return page("appointment", web, values)

@@ -136,12 +136,18 @@ extension API {
         let patient = web.patient
         let choice: PlaceChoice = address.isEmpty ? .home : try PlaceChoice.choose(latitude: nil, longitude: nil, address: address, home: false)
         if choice == .home && patient == nil { throw WebRedirect.login }
-        let found = try await work(web) { [system] in
-            let (point, _) = try choice.resolve(system.geocoding) {
-                guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-                return patient
+        let search = try await searches.run {
+            try await work(web) { [system] in
+                let (point, _) = try choice.resolve(system.geocoding) {
+                    guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+                    return patient
+                }
+                return try system.appointments.searchFreeSlots(specialization: wanted, near: point, limit: 5, clinics: system.clinics)
             }
-            return try system.appointments.findFreeSlots(specialization: wanted, near: point, limit: 5, clinics: system.clinics)
+        }
+        let found = search.slots
+        if !search.complete {
+            values["incomplete"] = Strings.text(.findIncomplete, web.language, [String(search.clinicsExamined)])
         }
         values["searched"] = true
         values["results"] = found.map { item in
