@@ -84,7 +84,15 @@ import Testing
     @Test func findChecksItsInputs() throws {
         let system = try randomSystem(seed: 9)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
-        #expect(try system.appointments.findFreeSlots(specialization: "astrology", near: point, clinics: system.clinics).isEmpty)
+        // A specialization no department has is a mistake to point out, with the nearest names.
+        let unknown = expectError(.notFound) {
+            _ = try system.appointments.findFreeSlots(specialization: "cardiolgy", near: point, clinics: system.clinics)
+        }
+        #expect(unknown?.key == .specializationUnknown && unknown?.arguments[1].contains("cardiology") == true)
+        // A visit longer than any doctor's hours could never be found.
+        #expect(expectError(.invalidInput) {
+            _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, minutes: 480, clinics: system.clinics)
+        }?.key == .findVisitTooLong)
         #expect(expectError(.invalidInput) {
             _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, limit: 0, clinics: system.clinics)
         } != nil)
@@ -96,17 +104,40 @@ import Testing
     @Test func aFarDeadlineIsCutToAYear() throws {
         let system = try randomSystem(seed: 3)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
-        // Oncology doctors with no hours at all: without the cut, year 9999 would be walked week by week.
+        // Therapy doctors with no hours at all: without the cut, year 9999 would be walked week by week.
         try system.database.write { db in
             try db.execute(sql: """
                 DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
-                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'oncology')
+                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'therapy')
                 """)
         }
-        #expect(try system.appointments.findFreeSlots(specialization: "oncology", near: point, before: .distantFuture,
+        #expect(try system.appointments.findFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                       clinics: system.clinics).isEmpty)
         let far = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: .distantFuture,
                                                         limit: 3, clinics: system.clinics)
         #expect(far.count == 3 && far.allSatisfy { $0.slot.start < testNow + AppointmentController.findMaximumWindow })
+    }
+
+    @Test func aSearchStopsAtItsBudgetAndSaysSo() throws {
+        let system = try randomSystem(seed: 4)
+        let point = try #require(Coordinate(latitude: 36, longitude: -119))
+        try system.database.write { db in
+            try db.execute(sql: """
+                DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
+                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'therapy')
+                """)
+        }
+        let cut = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
+                                                          clinics: system.clinics, budget: SearchBudget(clinics: 3, seconds: 600))
+        #expect(cut.slots.isEmpty && !cut.complete && cut.clinicsExamined == 3)
+        let timed = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
+                                                            clinics: system.clinics, budget: SearchBudget(clinics: 1000, seconds: 0))
+        #expect(!timed.complete && timed.clinicsExamined <= 1)
+        let whole = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, clinics: system.clinics,
+                                                            budget: SearchBudget(clinics: 1000, seconds: 600))
+        #expect(whole.complete && whole.slots.isEmpty && whole.clinicsExamined > 3)
+        // Within the budget, the answer is the unbudgeted one.
+        let found = try system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 3, clinics: system.clinics)
+        #expect(found.complete && found.slots.count == 3)
     }
 }
