@@ -1,4 +1,5 @@
 import ClinicKit
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -23,13 +24,17 @@ struct API: Sendable {
     let settings: ServerSettings
     /// The web app's templates and static files (nil without the project's `Web/` folder).
     let assets: WebAssets?
+    /// The key of the web forms' CSRF tokens (`WebRequest.csrf`), shared by every server of the database.
+    let csrfKey: SymmetricKey
     /// The web map's clinics, encoded, with the version they were read at.
     let mapCache = NIOLockedValueBox<(version: String, body: ByteBuffer)?>(nil)
     /// When each session was last recorded as used, by a hash of its token (no tokens kept).
     private let touched = NIOLockedValueBox([Int: Date]())
 
-    init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings) {
+    init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings,
+         csrfKey: SymmetricKey) {
         self.system = system
+        self.csrfKey = csrfKey
         self.pool = pool
         self.committer = committer
         self.metrics = metrics
@@ -154,21 +159,8 @@ struct API: Sendable {
     /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
     /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
     func idempotent<Body: Encodable & Sendable>(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data,
-                                                operation: String,
-                                                _ action: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
+                                                _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
         let language = patient.language
-        let metrics = self.metrics
-        // Counted when it runs (not when a kept answer is sent again).
-        let change: @Sendable () throws -> (HTTPResponse.Status, Body) = {
-            do {
-                let result = try action()
-                metrics.change(operation, outcome: "ok")
-                return result
-            } catch let error as ClinicError {
-                metrics.change(operation, outcome: error.code.rawValue)
-                throw error
-            }
-        }
         guard let key = request.headers[.idempotencyKey] else {
             // Encoded after the commit, off the single writer.
             let (status, value) = try await commit(language, change)

@@ -1,4 +1,5 @@
 import ClinicKit
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -83,8 +84,11 @@ public enum ClinicServer {
         threads.start()
         let pool = BlockingPool(pool: threads)
         let metrics = ServerMetrics()
+        // Every change from every front (API, web, staff) is counted where it happens: in ClinicKit.
+        system.appointments.changes.observe { operation, outcome in metrics.change(operation, outcome: outcome) }
         let committer = GroupCommitter(database: system.database, maximumBatch: settings.maximumBatch, report: metrics.batch)
-        let api = API(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings)
+        let api = API(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings,
+                      csrfKey: SymmetricKey(data: try system.database.sharedSecret("web_csrf")))
         let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         router.add(middleware: SecurityHeadersMiddleware(tls: settings.tls != nil))

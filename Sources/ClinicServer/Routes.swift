@@ -280,7 +280,7 @@ extension API {
             try await signedIn(request) { patient in
                 let (body, raw) = try await decodeKeeping(BookingBody.self, request, context)
                 let time = try parsedTime(body.start, patient.language)
-                return try await idempotent(request, context, patient, body: raw, operation: "book") { [system] in
+                return try await idempotent(request, context, patient, body: raw) { [system] in
                     let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId,
                                                                            at: time, doctorId: body.doctorId, notes: body.notes ?? "",
                                                                            visitTypeId: body.visitTypeId)
@@ -303,7 +303,7 @@ extension API {
                 let id = try context.parameters.id("id")
                 let (body, raw) = try await decodeKeeping(RescheduleBody.self, request, context)
                 let time = try parsedTime(body.start, patient.language)
-                return try await idempotent(request, context, patient, body: raw, operation: "reschedule") { [system] in
+                return try await idempotent(request, context, patient, body: raw) { [system] in
                     let moved = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)
                     return (.ok, AppointmentJSON(moved))
                 }
@@ -314,7 +314,7 @@ extension API {
                 let id = try context.parameters.id("id")
                 var request = request
                 let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-                return try await idempotent(request, context, patient, body: raw, operation: "cancel") { [system] in
+                return try await idempotent(request, context, patient, body: raw) { [system] in
                     let cancelled = try system.appointments.cancelAppointment(id, clientId: patient.id)
                     return (.ok, AppointmentJSON(cancelled))
                 }

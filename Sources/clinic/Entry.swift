@@ -61,7 +61,7 @@ enum Entry {
     }
 
     static func report(_ error: ClinicError, json: Bool, language: Language) -> Never {
-        let message = error.message(in: language)
+        let message = error.message(in: language) + (CLIHints.hint(error.key, language).map { " " + $0 } ?? "")
         if json {
             writeJSONError(code: error.code.rawValue, message: message, problems: error.problems, language: language)
         } else {

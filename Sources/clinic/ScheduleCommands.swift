@@ -77,10 +77,13 @@ struct Find: ParsableCommand {
                                 Date().addingTimeInterval(AppointmentController.findMaximumWindow))
         let system = try context.system()
         let (point, geocoded) = try location.resolve(context, system)
-        let found = try system.appointments.findFreeSlots(specialization: specialization, near: point, before: deadline,
-                                                          limit: limit, pediatricOnly: pediatric, minutes: minutes, clinics: system.clinics)
+        let search = try system.appointments.searchFreeSlots(specialization: specialization, near: point, before: deadline,
+                                                             limit: limit, pediatricOnly: pediatric, minutes: minutes,
+                                                             clinics: system.clinics)
+        let found = search.slots
         if let geocoded { try system.geocoding.remember(geocoded) }
         context.noteAmbiguity(geocoded)
+        if !search.complete { context.terminal.note(context.text(.findIncomplete, String(search.clinicsExamined))) }
         try context.emit(found.map(FreeSlotJSON.init)) {
             guard !found.isEmpty else {
                 return context.text(.findNone, DateText.iso8601(shownDeadline))

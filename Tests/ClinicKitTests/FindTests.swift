@@ -89,6 +89,7 @@ import Testing
             _ = try system.appointments.findFreeSlots(specialization: "cardiolgy", near: point, clinics: system.clinics)
         }
         #expect(unknown?.key == .specializationUnknown && unknown?.arguments[1].contains("cardiology") == true)
+        #expect(unknown?.message(in: .ru).contains("кардиология") == true)
         // A visit longer than any doctor's hours could never be found.
         #expect(expectError(.invalidInput) {
             _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, minutes: 480, clinics: system.clinics)

@@ -5,14 +5,14 @@ import Testing
 @Suite struct LocalizationTests {
     /// Every text a person can read exists in both languages, with the same placeholders.
     @Test func everyKeyHasEnglishAndRussian() {
-        let placeholder = /\{[0-9]f?\}/
+        let placeholder = /\{[0-9][fs]?\}/
         for key in MessageKey.allCases {
             let english = Strings.en[key], russian = Strings.ru[key]
             #expect(english != nil && english?.isEmpty == false, "\(key) has no English")
             #expect(russian != nil && russian?.isEmpty == false, "\(key) has no Russian")
             guard let english, let russian else { continue }
-            let inEnglish = Set(english.matches(of: placeholder).map { String(english[$0.range]).replacingOccurrences(of: "f", with: "") })
-            let inRussian = Set(russian.matches(of: placeholder).map { String(russian[$0.range]).replacingOccurrences(of: "f", with: "") })
+            let inEnglish = Set(english.matches(of: placeholder).map { String(english[$0.range]) })
+            let inRussian = Set(russian.matches(of: placeholder).map { String(russian[$0.range]) })
             #expect(inEnglish == inRussian, "\(key): \(inEnglish) vs \(inRussian)")
         }
         #expect(Strings.en.count == MessageKey.allCases.count && Strings.ru.count == MessageKey.allCases.count, "no stray entries")
@@ -38,5 +38,26 @@ import Testing
         let date = utc("2026-11-22T11:30:00Z")
         #expect(DateText.dateTime(date, timeZone: zone, language: .ru) == "22.11.2026, 14:30")
         #expect(DateText.dateTime(date, timeZone: zone, language: .en) == "Nov 22, 2026 at 2:30 PM")
+    }
+}
+
+/// Issue 23: command-line wording stays on the command line. Messages the API and the web app
+/// show (every key but the command line's own) name no option and no command.
+@Suite struct FrontNeutralMessageTests {
+    /// Said only by the command line (or never shown by the server: a 500 has no detail).
+    static let commandLineOnly: Set<MessageKey> = [
+        .migrationMalformed, .zoneChangesNote, .databaseDamaged, .databaseReadOnlyOutdated, .importRejected, .passwordNeeded,
+        .serveNeedsTLS, .serveTLSPair, .registered, .usageNoCommand, .sessionNoJSON, .privacyPolicy, .emailCodeSent,
+        .calendarURL,
+    ]
+
+    @Test func messagesNameNoOptionAndNoCommand() {
+        let command = #/--[a-z]|clinic (login|privacy|admin|staff|doctors|profile|messages|serve|geocode|find|init|clinics|book)\b/#
+        for key in MessageKey.allCases where !Self.commandLineOnly.contains(key) {
+            for language in Language.allCases {
+                let text = Strings.text(key, language, ["A", "B", "C", "D"])
+                #expect(text.firstMatch(of: command) == nil, "\(key) in \(language): \(text)")
+            }
+        }
     }
 }

@@ -164,6 +164,7 @@ import Testing
         let bob = try register(w.system, "bob")
         let monday0940 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 40)!)
         let before = try fingerprint(w.system.database)
+        let beforeButAudit = try fingerprint(w.system.database, excluding: ["audit_events", "audit_head"])
         #expect(expectError(.forbidden) {
             _ = try w.system.staff.book(w.doctorA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
@@ -173,16 +174,19 @@ import Testing
         #expect(expectError(.notFound) {
             _ = try w.system.staff.book(w.receptionA, patientLogin: "nobody", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
+        #expect(try fingerprint(w.system.database) == before, "refusals before the patient is looked up change nothing")
         #expect(expectError(.slotTaken) {
             _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0920,
                                         doctorId: w.booked.doctorId)
         } != nil, "the patient's rules hold")
-        #expect(try fingerprint(w.system.database) == before, "refusals change nothing")
+        // A refusal after the look-up writes one audit row, which the patient reads, and nothing else.
+        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book-refused"])
+        #expect(try fingerprint(w.system.database, excluding: ["audit_events", "audit_head"]) == beforeButAudit)
         let booked = try w.system.staff.book(w.receptionA, patientLogin: "BOB", departmentId: w.booked.departmentId, at: monday0940)
         #expect(booked.clientId == bob.id && booked.status == .scheduled)
         let history = try w.system.appointments.history(booked.id ?? 0, clientId: bob.id ?? 0)
         #expect(history.map(\.event) == ["booked"] && history.first?.actor == "staff" && history.first?.staffId == w.receptionA.id)
-        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book"])
+        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book", "appointment.book-refused"])
         #expect(w.system.database.check().audit.isEmpty)
     }
 

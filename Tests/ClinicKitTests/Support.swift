@@ -76,10 +76,10 @@ func register(_ system: ClinicSystem, _ login: String, city: String = "Los Angel
 }
 
 /// Every row of every table, as text: two equal fingerprints mean nothing changed.
-func fingerprint(_ database: DatabaseManager) throws -> String {
+func fingerprint(_ database: DatabaseManager, excluding: Set<String> = []) throws -> String {
     try database.read { db in
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        return try tables.map { table in
+        return try tables.filter { !excluding.contains($0) }.map { table in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid")
             return table + ":" + rows.map(\.description).joined(separator: "\n")
         }.joined(separator: "\n")

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOHTTP1
 import XCTest
 
@@ -165,6 +166,46 @@ final class HostileRunTests: XCTestCase {
         XCTAssertTrue(try XCTUnwrap(russian.errorMessage).contains("кардиология"), russian.text)
     }
 
+    // MARK: 22. Street addresses
+
+    func testAStreetAddressIsAskedOfTheGeocoderOnceAndFallsBackToTheZIPCode() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nominatim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("queries.log"), portFile = folder.appendingPathComponent("port")
+        let geocoder = Process()
+        geocoder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        geocoder.arguments = ["python3", URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/nominatim.py").path, log.path, portFile.path]
+        try geocoder.run()
+        defer { kill(geocoder.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: portFile.path) && Date() < deadline && geocoder.isRunning { usleep(20_000) }
+        let port = try String(contentsOf: portFile, encoding: .utf8)
+        let server = try ServerHarness(environment: ["CLINIC_GEOCODER_URL": "http://127.0.0.1:\(port)"])
+
+        let address = "4650 Sunset Blvd, Los Angeles, CA 90027".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let first = try await server.send(.GET, "/v1/geocode?q=\(address)")
+        XCTAssertEqual(first.status, 200, first.text)
+        XCTAssertEqual(first.object["precision"] as? String, "address", first.text)
+        XCTAssertEqual(try XCTUnwrap(first.object["lat"] as? Double), 34.0976, accuracy: 1e-6)
+        let again = try await server.send(.GET, "/v1/geocode?q=\(address)")
+        XCTAssertEqual(again.object["precision"] as? String, "address")
+        let nearest = try await server.send(.GET, "/v1/clinics/nearest?address=\(address)")
+        XCTAssertEqual(nearest.array.first?["name"] as? String, "Children's Hospital", nearest.text)
+        let asked = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(asked, ["4650 Sunset Blvd, Los Angeles, CA 90027"], "asked once, then answered from the cache")
+
+        // An address the geocoder does not know: the ZIP code's centre, and the answer says so.
+        let unknown = "1 Nowhere Lane, Los Angeles, CA 90027".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let fallback = try await server.send(.GET, "/v1/geocode?q=\(unknown)")
+        XCTAssertEqual(fallback.status, 200, fallback.text)
+        XCTAssertEqual(fallback.object["precision"] as? String, "postcode", fallback.text)
+        // A city is no street: the geocoder is not asked.
+        _ = try await server.send(.GET, "/v1/geocode?q=Reno,+NV")
+        XCTAssertEqual(try String(contentsOf: log, encoding: .utf8).split(separator: "\n").count, 2)
+    }
+
     // MARK: 18. Duplicate JSON keys
 
     func testABodyNamingAKeyTwiceIsRefused() async throws {
@@ -222,5 +263,116 @@ extension ServerHarness {
             throw HarnessError.failed("no Reno department")
         }
         return department
+    }
+}
+
+/// The web app as a browser without JavaScript meets it: cookies kept by hand, redirects not followed.
+final class WebFormTests: XCTestCase {
+    struct Page {
+        let status: Int
+        let headers: HTTPHeaders
+        let text: String
+        /// The forms' CSRF token on the page.
+        var csrf: String? {
+            text.firstMatch(of: #/name="csrf" value="([0-9a-f]{64})"/#).map { String($0.output.1) }
+        }
+        func cookie(_ name: String) -> String? {
+            for header in headers["Set-Cookie"] where header.hasPrefix(name + "=") {
+                return String(header.dropFirst(name.count + 1).prefix { $0 != ";" })
+            }
+            return nil
+        }
+    }
+
+    func web(_ server: ServerHarness, _ client: HTTPClient, _ method: HTTPMethod, _ path: String, cookies: [String: String],
+             form: [String: String]? = nil) async throws -> Page {
+        var request = HTTPClientRequest(url: server.url + path)
+        request.method = method
+        if !cookies.isEmpty {
+            request.headers.add(name: "Cookie", value: cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        if let form {
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            let body = form.map { key, value in
+                key + "=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            }.joined(separator: "&")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 4 * 1024 * 1024)
+        return Page(status: Int(response.status.code), headers: response.headers, text: String(buffer: body))
+    }
+
+    func testTheFormsTokenIsTiedToTheSessionAndRenewedAtLogIn() async throws {
+        let server = try ServerHarness()
+        _ = try await server.patient("webber")
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+
+        // A made-up cookie and a form token to match it: refused, as before any page was read.
+        let madeUp = String(repeating: "ab", count: 32)
+        let forged = try await web(server, client, .POST, "/login", cookies: ["clinic_csrf": madeUp],
+                                   form: ["csrf": madeUp, "login": "webber", "password": ServerHarness.password])
+        XCTAssertEqual(forged.status, 403, forged.text)
+
+        let loginPage = try await web(server, client, .GET, "/login", cookies: [:])
+        let nonce = try XCTUnwrap(loginPage.cookie("clinic_csrf"))
+        let anonymous = try XCTUnwrap(loginPage.csrf)
+        XCTAssertNotEqual(anonymous, nonce, "the token is not the cookie")
+        let signedIn = try await web(server, client, .POST, "/login", cookies: ["clinic_csrf": nonce],
+                                     form: ["csrf": anonymous, "login": "webber", "password": ServerHarness.password])
+        XCTAssertEqual(signedIn.status, 303, signedIn.text)
+        let session = try XCTUnwrap(signedIn.cookie("clinic_session"))
+        let renewedNonce = try XCTUnwrap(signedIn.cookie("clinic_csrf"))
+        XCTAssertNotEqual(renewedNonce, nonce, "log-in renews the forms' cookie")
+
+        let home = try await web(server, client, .GET, "/", cookies: ["clinic_csrf": nonce, "clinic_session": session])
+        let bound = try XCTUnwrap(home.csrf)
+        XCTAssertNotEqual(bound, anonymous, "a token read before the log-in")
+        let stale = try await web(server, client, .POST, "/logout", cookies: ["clinic_csrf": nonce, "clinic_session": session],
+                                  form: ["csrf": anonymous])
+        XCTAssertEqual(stale.status, 403, "…is good for nothing after it")
+
+        // A booking on the web is counted in the metrics like the API's (item 16).
+        let (department, _) = try await server.department()
+        let start = try await server.freeSlot(department)
+        let booked = try await web(server, client, .POST, "/appointments", cookies: ["clinic_csrf": nonce, "clinic_session": session],
+                                   form: ["csrf": bound, "department": String(department), "start": start])
+        XCTAssertEqual(booked.status, 303, booked.text)
+        let metrics = try await server.send(.GET, "/metrics")
+        XCTAssertTrue(metrics.text.contains(#"clinic_appointment_changes_total{operation="book",outcome="ok"} 1"#), metrics.text)
+
+        let out = try await web(server, client, .POST, "/logout", cookies: ["clinic_csrf": nonce, "clinic_session": session],
+                                form: ["csrf": bound])
+        XCTAssertEqual(out.status, 303)
+    }
+
+    func testStaffPagesAndActionsComeFromTheLibrarysRule() async throws {
+        let s = try await StaffAPITests.makeWorld()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+        let loginPage = try await web(s.server, client, .GET, "/staff", cookies: [:])
+        XCTAssertFalse(loginPage.text.contains(#"href="/register""#), "no patients' menu on the staff's pages")
+        let nonce = try XCTUnwrap(loginPage.cookie("clinic_csrf"))
+        let signedIn = try await web(s.server, client, .POST, "/staff/login", cookies: ["clinic_csrf": nonce],
+                                     form: ["csrf": try XCTUnwrap(loginPage.csrf), "login": "desk-a", "password": StaffAPITests.staffPassword])
+        XCTAssertEqual(signedIn.status, 303, signedIn.text)
+        let staff = try XCTUnwrap(signedIn.cookie("clinic_staff"))
+        let day = try await web(s.server, client, .GET, "/staff?date=\(s.monday)", cookies: ["clinic_csrf": nonce, "clinic_staff": staff])
+        XCTAssertEqual(day.status, 200)
+        XCTAssertFalse(day.text.contains(#"href="/register""#))
+        // A future appointment: check-in and cancel, never complete (a receptionist may not) nor no-show (not yet begun).
+        XCTAssertTrue(day.text.contains("/staff/appointments/\(s.appointment)/check-in"))
+        XCTAssertTrue(day.text.contains("/staff/appointments/\(s.appointment)/cancel"))
+        XCTAssertFalse(day.text.contains("/staff/appointments/\(s.appointment)/complete"), day.text)
+        XCTAssertFalse(day.text.contains("/staff/appointments/\(s.appointment)/no-show"), day.text)
+        let checkIn = try await web(s.server, client, .POST, "/staff/appointments/\(s.appointment)/check-in",
+                                    cookies: ["clinic_csrf": nonce, "clinic_staff": staff], form: ["csrf": try XCTUnwrap(day.csrf), "date": s.monday])
+        XCTAssertEqual(checkIn.status, 303, checkIn.text)
+        let after = try await web(s.server, client, .GET, "/staff?date=\(s.monday)", cookies: ["clinic_csrf": nonce, "clinic_staff": staff])
+        XCTAssertFalse(after.text.contains("/staff/appointments/\(s.appointment)/complete"), "checked in: still not the receptionist's")
+        XCTAssertFalse(after.text.contains("/staff/appointments/\(s.appointment)/check-in"))
+        let metrics = try await s.server.send(.GET, "/metrics")
+        XCTAssertTrue(metrics.text.contains(#"clinic_appointment_changes_total{operation="check-in",outcome="ok"} 1"#), metrics.text)
     }
 }

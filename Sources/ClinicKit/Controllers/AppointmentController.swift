@@ -69,10 +69,14 @@ public struct Slot: Sendable, Equatable {
 public final class AppointmentController: Sendable {
     let database: DatabaseManager
     let now: @Sendable () -> Date
+    /// Every change this controller and the staff's make, for the metrics.
+    public let changes: AppointmentChanges
 
-    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() },
+                changes: AppointmentChanges = AppointmentChanges()) {
         self.database = database
         self.now = now
+        self.changes = changes
     }
 
     // MARK: Booking
@@ -84,6 +88,14 @@ public final class AppointmentController: Sendable {
     public func createAppointment(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed,
                                   doctorId: Int64? = nil, notes: String = "", staffId: Int64? = nil,
                                   visitTypeId: Int64? = nil) throws -> Appointment {
+        try changes.count("book") {
+            try book(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: notes, staffId: staffId,
+                     visitTypeId: visitTypeId)
+        }
+    }
+
+    private func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?, notes: String,
+                      staffId: Int64?, visitTypeId: Int64?) throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.write { db in
@@ -112,7 +124,7 @@ public final class AppointmentController: Sendable {
     /// the first free doctor of the department. Refused within the cutoff before the start.
     public func rescheduleAppointment(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) throws -> Appointment {
         let now = self.now()
-        return try database.write { db in
+        return try changes.count("reschedule") { try database.write { db in
             let policy = try BookingPolicy.load(db)
             var appointment = try owned(db, id, clientId)
             // Once checked in, the visit is the clinic's to change.
@@ -140,14 +152,14 @@ public final class AppointmentController: Sendable {
             try record(db, moved, "rescheduled", .patient, now)
             try Inbox.about(db, moved, kind: .rescheduled, now: now)
             return moved
-        }
+        } }
     }
 
     /// A patient cancels: the status becomes `cancelled` (the row stays) and the slot is free.
     /// Refused within the cutoff before the start.
     public func cancelAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
-        return try database.write { db in
+        return try changes.count("cancel") { try database.write { db in
             let policy = try BookingPolicy.load(db)
             let appointment = try owned(db, id, clientId)
             guard appointment.status.isPatientChangeable else {
@@ -157,7 +169,7 @@ public final class AppointmentController: Sendable {
             let cancelled = try move(db, appointment, to: .cancelled, by: .patient, now: now)
             try Inbox.about(db, cancelled, kind: .cancelled, now: now)
             return cancelled
-        }
+        } }
     }
 
     /// Clinic staff change an appointment's status along `AppointmentStatus.transitions`.

@@ -27,6 +27,10 @@ public struct StaffMember: Sendable, Equatable {
     public let isActive: Bool
     public let createdAt: Date
 
+    /// Booking for patients and writing to them is the front desk's: receptionists and clinic
+    /// admins, not doctors (`book`, `message` refuse the others).
+    public var runsTheFrontDesk: Bool { role != .doctor }
+
     init(row: Row) throws {
         id = row["id"]
         login = row["login"]
@@ -67,6 +71,9 @@ public struct DayEntry: Sendable, Equatable {
     /// Nil when the patient deleted their account.
     public let patientName: String?
     public let patientLogin: String?
+    /// What the member who read the day may do to it now (`StaffAction.refusal`): what a
+    /// front offers, so that no button leads to a refusal.
+    public let actions: [StaffAction]
 }
 
 /// What staff do to an appointment, and the status it leads to.
@@ -81,6 +88,25 @@ public enum StaffAction: String, Sendable, CaseIterable {
         case .noShow: .noShow
         case .cancel: .cancelled
         }
+    }
+
+    /// Why `member` may not take this action on `appointment` at `now`, nil when they may: the
+    /// one rule that `StaffController.act` enforces and that fronts offer actions by.
+    /// Another clinic's appointment, or another doctor's for a doctor, is `not_found`; an
+    /// action the role may not take is `forbidden`; a status that cannot move there, or a
+    /// completion or no-show before the start, is `invalid_transition`.
+    public func refusal(by member: StaffMember, on appointment: Appointment, now: Date) -> ClinicError? {
+        guard appointment.clinicId == member.clinicId, member.role != .doctor || appointment.doctorId == member.doctorId else {
+            return ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
+        }
+        guard isAllowed(for: member.role) else { return ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard appointment.status.canMove(to: status) else {
+            return ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
+        }
+        if (status == .completed || status == .noShow) && now < appointment.startsAt {
+            return ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
+        }
+        return nil
     }
 
     /// Who may: receptionists (and clinic admins) run the front desk; doctors start and
@@ -310,7 +336,8 @@ public final class StaffController: Sendable {
             let entries = appointments.map { appointment in
                 let patient = appointment.clientId.flatMap { patients[$0] }
                 return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
-                                patientLogin: patient?.login)
+                                patientLogin: patient?.login,
+                                actions: StaffAction.allCases.filter { $0.refusal(by: member, on: appointment, now: now) == nil })
             }
             return (local, zone, entries)
         }
@@ -321,22 +348,22 @@ public final class StaffController: Sendable {
     /// doctor's for a doctor, is `not_found`; an action the role may not take is `forbidden`.
     public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
                     requestId: String? = nil) throws -> Appointment {
+        try appointments.changes.count(action == .cancel ? "staff-cancel" : action.rawValue) {
+            try act(member, action, appointmentId, reason: reason, requestId: requestId)
+        }
+    }
+
+    private func act(_ member: StaffMember, _ action: StaffAction, _ appointmentId: Int64, reason: String?,
+                     requestId: String?) throws -> Appointment {
         let reason = try Self.checkedReason(reason)
         if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
         let now = self.now()
         return try database.write { db in
-            guard let appointment = try database.getAppointmentById(db, appointmentId), appointment.clinicId == member.clinicId,
-                  member.role != .doctor || appointment.doctorId == member.doctorId else {
+            guard let appointment = try database.getAppointmentById(db, appointmentId) else {
                 throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
             }
-            guard action.isAllowed(for: member.role) else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+            if let refusal = action.refusal(by: member, on: appointment, now: now) { throw refusal }
             let status = action.status
-            guard appointment.status.canMove(to: status) else {
-                throw ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
-            }
-            if (status == .completed || status == .noShow) && now < appointment.startsAt {
-                throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
-            }
             let moved = try AppointmentController.move(db, database, appointment, to: status, by: .staff, now: now,
                                                        reason: action == .cancel ? reason : nil, staffId: member.id)
             try AuditLog.append(db, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
@@ -353,7 +380,7 @@ public final class StaffController: Sendable {
     /// staff account booked, and the audit trail has it, in the booking's transaction.
     public func book(_ member: StaffMember, patientLogin: String, departmentId: Int64, at time: TimeInput.Parsed,
                      doctorId: Int64? = nil, visitTypeId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
-        guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         let now = self.now()
         var found: Int64?
         do {
@@ -404,7 +431,7 @@ public final class StaffController: Sendable {
     /// many patients it went to.
     public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
                         departmentId: Int64? = nil, text: String, requestId: String? = nil) throws -> Int {
-        guard member.role != .doctor else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         guard (patientLogin == nil) != (day == nil), patientLogin == nil || departmentId == nil else {
             throw ClinicError.invalid(.staffMessageTarget)
         }

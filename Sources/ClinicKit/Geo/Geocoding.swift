@@ -114,6 +114,11 @@ public final class GeocodingService: Sendable {
                                  cached: false, placeName: nil)
         }
         let key = Self.normalize(trimmed)
+        // A street address goes to the street-level geocoder first, when there is one (and its
+        // answer to the cache): the gazetteer knows ZIP codes and towns, and the nearest clinic
+        // from a ZIP's centre is often not the nearest to the patient's door. Offline, or when
+        // it cannot be asked, the gazetteer answers at its own precision, which the result says.
+        if remote != nil, Self.hasStreetPart(trimmed), let found = try streetLevel(trimmed, key: key) { return found }
         var suggestion: Gazetteer.Place?
         if let gazetteer = try gazetteer?.load() {
             let answer = try gazetteer.lookup(trimmed, preferring: { try countries(gazetteer) })
@@ -156,6 +161,34 @@ public final class GeocodingService: Sendable {
             throw ClinicError(.geocodeFailed, .geocodeSuggestion, trimmed, suggestion.displayName, suggestion.hint(among: []))
         }
         throw ClinicError(.geocodeFailed, .geocodeFailed, trimmed)
+    }
+
+    /// Whether a query starts with a street address: a first comma-separated part that holds
+    /// both a number and a word ("4650 Sunset Blvd", "ул. Ленина 5"), followed by more parts.
+    /// "Boston, MA 02115" and "90027" have none.
+    static func hasStreetPart(_ query: String) -> Bool {
+        let parts = query.split(separator: ",")
+        guard parts.count >= 2, let first = parts.first else { return false }
+        let words = first.split(whereSeparator: { $0.isWhitespace })
+        return words.count >= 2 && first.contains(where: \.isNumber) && first.contains(where: \.isLetter)
+    }
+
+    /// The cache's or the remote geocoder's answer for a street address, nil when neither
+    /// knows it or the geocoder cannot be asked now (the offline sources answer then).
+    func streetLevel(_ query: String, key: String) throws -> GeocodeResult? {
+        if let row = try database.read({ db in
+            try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
+        }), let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
+            return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
+                                 cached: true, placeName: nil)
+        }
+        guard let remote else { return nil }
+        if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
+        guard let found = try? remote.geocode(query) else { return nil }
+        let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
+                                   source: remote.source, cached: false, placeName: found.name)
+        remoteAnswers.withLock { $0[key] = answer }
+        return answer
     }
 
     /// The result with the zone at its point and at each alternative's.

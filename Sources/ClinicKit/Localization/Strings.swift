@@ -104,12 +104,14 @@ public enum Strings {
             let digitsEnd = after.firstIndex { !($0.isASCII && $0.isNumber) } ?? after.endIndex
             var close = digitsEnd
             let asTerm = close < after.endIndex && after[close] == "f"
-            if asTerm { close = after.index(after: close) }
+            let asSpecializations = close < after.endIndex && after[close] == "s"
+            if asTerm || asSpecializations { close = after.index(after: close) }
             if digitsEnd > after.startIndex, close < after.endIndex, after[close] == "}",
                let index = Int(after[after.startIndex..<digitsEnd]), index < arguments.count {
                 // An argument is data (a name, a reason): shown, never obeyed (`withoutControls`).
                 let argument = arguments[index].withoutControls(keeping: ["\n"])
-                result += asTerm ? term(argument, language) : argument
+                result += asTerm ? term(argument, language)
+                    : asSpecializations ? specializations(argument, language) : argument
                 rest = after[after.index(after: close)...]
             } else {
                 result.append("{")
@@ -118,6 +120,11 @@ public enum Strings {
         }
         result += rest
         return result
+    }
+
+    /// `{Ns}`: an argument of specialization keys, comma-separated, as names in the language.
+    static func specializations(_ keys: String, _ language: Language) -> String {
+        keys.split(separator: ",").map { Specialization.displayName(String($0), language).lowercased() }.joined(separator: ", ")
     }
 
     /// A field name or status used as an argument, in the language.
@@ -166,7 +173,7 @@ public enum Strings {
         .sessionFileInsecureEnded: "The session file {0} could be read by other users: the session was ended and the file deleted. Log in again.",
         .sessionFileUnwritable: "Cannot write the session file {0}.",
         .sessionFileInsecure: "The session file {0} can be read by other users. Fix it with: chmod 600 {0}",
-        .notLoggedIn: "You are not logged in. Run: clinic login --login LOGIN",
+        .notLoggedIn: "You are not logged in.",
         .invalidCredentials: "Wrong login or password.",
         .invalidTime: "Cannot read the time '{0}'. Use ISO 8601 with an offset (2026-11-23T09:20:00-05:00 or …Z) or 'YYYY-MM-DD HH:MM' in the clinic's time.",
         .timeDoesNotExist: "The time {0} does not exist in {1} (the clocks skip it on that day).",
@@ -190,7 +197,7 @@ public enum Strings {
         .limitRange: "The limit must be at least 1 (got {0}).",
         .clinicNotFound: "There is no clinic {0}.",
         .specializationInvalid: "The specialization must be 1 to 100 characters.",
-        .specializationUnknown: "No clinic has a '{0}' department. Did you mean: {1}?",
+        .specializationUnknown: "No clinic has a '{0}' department. Did you mean: {1s}?",
         .departmentExists: "The clinic already has a {0} department.",
         .doctorNameInvalid: "The doctor's name must be 1 to 200 characters, with no control characters.",
         .workingHoursInvalid: "Working hours need a weekday 1-7, a start before the end within the day, a slot of 5 to 480 minutes, and no overlap with other hours of the same weekday.",
@@ -223,16 +230,16 @@ public enum Strings {
         .checkOk: "The database is sound: integrity ok, no foreign key violations, the schema its migrations make, the key file matches.",
         .checkFailed: "The database has problems: {0}.",
         .autoBackupFailed: "Warning: the automatic backup failed: {0}",
-        .privacyChanged: "The privacy policy has changed (version {0}) since you accepted it. Read it with 'clinic privacy', then log in with --accept-privacy.",
+        .privacyChanged: "The privacy policy has changed (version {0}) since you accepted it. Read it, and accept it to log in.",
         .promptOldPassword: "Current password: ", .passwordChanged: "Password changed; your other sessions have ended.",
         .accountDeleted: "Account {0} deleted. Your appointments stay in the clinic's records without your personal data.",
         .staffRowInvalid: "Staff account {0} has a role this version does not know.",
         .staffForbidden: "A {0} may not do this.",
-        .staffDoctorRequired: "A doctor's account needs --doctor: the doctor (of that clinic) it is.",
+        .staffDoctorRequired: "A doctor's account needs the doctor (of that clinic) it is.",
         .staffDoctorOnlyForDoctors: "Only a doctor's account names a doctor.",
         .staffNotFound: "There is no staff account {0}.",
-        .staffNotLoggedIn: "Not logged in as staff. Log in with: clinic staff login",
-        .staffReasonRequired: "Cancelling for the clinic needs a reason (--reason), which the patient is told.",
+        .staffNotLoggedIn: "Not logged in as staff.",
+        .staffReasonRequired: "Cancelling for the clinic needs a reason, which the patient is told.",
         .staffReasonInvalid: "The reason must be at most 500 characters, with no control characters.",
         .staffAdded: "Staff account {0} ({1}) added for clinic {2}.",
         .staffLoggedIn: "Logged in as {0} {1}, {2} at clinic {3}.",
@@ -272,7 +279,7 @@ public enum Strings {
         .backupOtherKey: "{0} was made under another personal-data key than this database's: restoring it would leave its patients unreadable. Nothing was changed.",
         .keyRotated: "Personal data of {0} re-encrypted under a new key, now in {1}. Back the key file up.",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
-        .privacyRequired: "Registration needs your consent to the privacy policy (--accept-privacy; read it with: clinic privacy).",
+        .privacyRequired: "Registration needs your consent to the privacy policy.",
         .loginTaken: "The login '{0}' is taken.",
         .clientNotFound: "There is no patient {0}.",
         .missingOption: "Missing {0}: give it as an option, or run the command on a terminal to be asked.",
@@ -286,7 +293,7 @@ public enum Strings {
         .notYourAppointment: "Appointment {0} is not yours.",
         .slotInPast: "That time has passed: choose a time in the future.",
         .slotTaken: "That slot is already taken: choose another time.",
-        .slotOutsideHours: "No doctor of this department has a slot starting at {0} ({1}). See: clinic doctors DEPARTMENT_ID",
+        .slotOutsideHours: "No doctor of this department has a slot starting at {0} ({1}).",
         .overlapping: "You already have an appointment at that time ({0}).",
         .overlappingUnknown: "You already have an appointment at that time.",
         .slotTooSoon: "That slot starts too soon: book at least {0} minutes ahead.",
@@ -295,10 +302,10 @@ public enum Strings {
         .limitReached: "You already hold {0} upcoming appointments, the most allowed. Cancel one first.",
         .transitionRefused: "An appointment that is {0f} cannot become {1f}.",
         .notStartedYet: "An appointment cannot be marked {0f} before it starts.",
-        .daysRange: "--days must be from 1 to 31 (got {0}).",
+        .daysRange: "The number of days must be from 1 to 31 (got {0}).",
         .settingUnknown: "There is no setting '{0}'. Settings: {1}.",
         .settingRange: "{0} must be a whole number from {1} to {2}.",
-        .exceptionInvalid: "An exception needs --off, or --from and --to (HH:MM, start before end) with a slot of 5 to 480 minutes.",
+        .exceptionInvalid: "An exception is a day off, or hours from and to (HH:MM, start before end) with a slot of 5 to 480 minutes.",
         .exceptionNotFound: "There is no working-hours exception {0}.",
         .noSlots: "No slots on these days.",
         .clinicTime: "Times are the clinic's: {0} ({1}).",
@@ -312,7 +319,7 @@ public enum Strings {
         .findNone: "No clinic nearby has a free slot for that specialization before {0}.",
         .findVisitTooLong: "No doctor of that specialization works {0} minutes in a row; the longest visit that can fit is {1} minutes.",
         .findIncomplete: "The search stopped after {0} clinics; farther clinics were not looked at.",
-        .beforeInPast: "--before must be in the future.",
+        .beforeInPast: "The latest start asked for must be in the future.",
         .doctorUnknown: "There is no doctor {0}.",
         .exceptionOverlaps: "The doctor already has an exception on {0} that this one would overlap or contradict: remove it first.",
         .headerDate: "Date", .actorPatient: "patient", .actorStaff: "staff", .tooSoon: "too soon",
@@ -325,8 +332,8 @@ public enum Strings {
         .geocoderUnavailable: "The geocoder at {0} did not answer.",
         .geocoderBadAnswer: "The geocoder's answer cannot be read.",
         .geocoderTimeout: "The geocoder at {0} did not answer within {1} s.",
-        .locationChoice: "Give exactly one location: --lat and --lon, --at, --address or --me.",
-        .noHomeCoordinates: "Your profile has no coordinates: use --address or --lat/--lon.",
+        .locationChoice: "Give exactly one location: coordinates, an address, or your own address.",
+        .noHomeCoordinates: "Your profile has no coordinates: give an address or coordinates.",
         .radiusInvalid: "The radius must be a number of kilometres of 0 or more (got {0}).",
         .limitBetween: "The limit must be from {1} to {2} (got {0}).",
         .apiFieldRequired: "The field '{0}' is required.",
@@ -457,7 +464,7 @@ public enum Strings {
         .sessionFileInsecureEnded: "Файл сеанса {0} был доступен другим пользователям: сеанс завершён, файл удалён. Войдите снова.",
         .sessionFileUnwritable: "Не удаётся записать файл сеанса {0}.",
         .sessionFileInsecure: "Файл сеанса {0} доступен для чтения другим пользователям. Исправьте: chmod 600 {0}",
-        .notLoggedIn: "Вы не вошли. Выполните: clinic login --login ЛОГИН",
+        .notLoggedIn: "Вы не вошли.",
         .invalidCredentials: "Неверный логин или пароль.",
         .invalidTime: "Не удаётся прочитать время '{0}'. Используйте ISO 8601 со смещением (2026-11-23T09:20:00+03:00 или …Z) или 'ГГГГ-ММ-ДД ЧЧ:ММ' по времени клиники.",
         .timeDoesNotExist: "Времени {0} в поясе {1} нет (в этот день часы его пропускают).",
@@ -481,7 +488,7 @@ public enum Strings {
         .limitRange: "Лимит должен быть не меньше 1 (получено {0}).",
         .clinicNotFound: "Клиники {0} нет.",
         .specializationInvalid: "Специализация — от 1 до 100 символов.",
-        .specializationUnknown: "Ни в одной клинике нет отделения «{0}». Возможно, вы имели в виду: {2}?",
+        .specializationUnknown: "Ни в одной клинике нет отделения «{0}». Возможно, вы имели в виду: {1s}?",
         .departmentExists: "В клинике уже есть отделение «{0}».",
         .doctorNameInvalid: "Имя врача — от 1 до 200 символов, без управляющих символов.",
         .workingHoursInvalid: "Часы работы: день недели 1–7, начало раньше конца в пределах суток, приём от 5 до 480 минут, без пересечений с другими часами того же дня недели.",
@@ -514,16 +521,16 @@ public enum Strings {
         .checkOk: "База в порядке: целостность ok, нарушений внешних ключей нет, схема соответствует миграциям, файл ключа подходит.",
         .checkFailed: "В базе есть ошибки: {0}.",
         .autoBackupFailed: "Внимание: автоматическая резервная копия не удалась: {0}",
-        .privacyChanged: "Политика конфиденциальности изменилась (версия {0}) с тех пор, как вы её приняли. Прочитайте её ('clinic privacy') и войдите с --accept-privacy.",
+        .privacyChanged: "Политика конфиденциальности изменилась (версия {0}) с тех пор, как вы её приняли. Прочитайте её и примите, чтобы войти.",
         .promptOldPassword: "Текущий пароль: ", .passwordChanged: "Пароль изменён; другие ваши сеансы завершены.",
         .accountDeleted: "Учётная запись {0} удалена. Записи на приём остаются в архиве клиники без ваших личных данных.",
         .staffRowInvalid: "У учётной записи сотрудника {0} роль, неизвестная этой версии.",
         .staffForbidden: "Роли «{0}» это не разрешено.",
-        .staffDoctorRequired: "Учётной записи врача нужен --doctor: какой это врач (этой клиники).",
+        .staffDoctorRequired: "Учётной записи врача нужно указать, какой это врач (этой клиники).",
         .staffDoctorOnlyForDoctors: "Врача указывает только учётная запись врача.",
         .staffNotFound: "Учётной записи сотрудника {0} нет.",
-        .staffNotLoggedIn: "Вход сотрудника не выполнен. Войдите: clinic staff login",
-        .staffReasonRequired: "Для отмены клиникой нужна причина (--reason): её сообщат пациенту.",
+        .staffNotLoggedIn: "Вход сотрудника не выполнен.",
+        .staffReasonRequired: "Для отмены клиникой нужна причина: её сообщат пациенту.",
         .staffReasonInvalid: "Причина — не длиннее 500 символов и без управляющих символов.",
         .staffAdded: "Учётная запись сотрудника {0} ({1}) добавлена в клинику {2}.",
         .staffLoggedIn: "Вы вошли как {0} {1}, {2} в клинике {3}.",
@@ -563,7 +570,7 @@ public enum Strings {
         .backupOtherKey: "{0} сделана под другим ключом личных данных: после восстановления пациентов не прочитать. Ничего не изменено.",
         .keyRotated: "Личные данные перешифрованы новым ключом (пациенты: {0}), он в {1}. Сделайте копию файла ключа.",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
-        .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности (--accept-privacy; прочитать: clinic privacy).",
+        .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности.",
         .loginTaken: "Логин '{0}' занят.",
         .clientNotFound: "Пациента {0} нет.",
         .missingOption: "Не указано: {0}. Передайте параметр или запустите команду в терминале, чтобы ввести его.",
@@ -577,7 +584,7 @@ public enum Strings {
         .notYourAppointment: "Запись {0} не ваша.",
         .slotInPast: "Это время прошло: выберите время в будущем.",
         .slotTaken: "Это время уже занято: выберите другое.",
-        .slotOutsideHours: "Ни у одного врача отделения нет приёма, начинающегося в {0} ({1}). См.: clinic doctors ID_ОТДЕЛЕНИЯ",
+        .slotOutsideHours: "Ни у одного врача отделения нет приёма, начинающегося в {0} ({1}).",
         .overlapping: "У вас уже есть запись на это время ({0}).",
         .overlappingUnknown: "У вас уже есть запись на это время.",
         .slotTooSoon: "Этот приём начинается слишком скоро: записывайтесь не позже чем за {0} минут.",
@@ -586,10 +593,10 @@ public enum Strings {
         .limitReached: "У вас уже предстоящих записей: {0}, больше нельзя. Сначала отмените одну.",
         .transitionRefused: "Запись в состоянии «{0f}» нельзя перевести в «{1f}».",
         .notStartedYet: "Нельзя отметить запись как «{0f}» до её начала.",
-        .daysRange: "--days — от 1 до 31 (получено {0}).",
+        .daysRange: "Число дней — от 1 до 31 (получено {0}).",
         .settingUnknown: "Настройки '{0}' нет. Настройки: {1}.",
         .settingRange: "{0} — целое число от {1} до {2}.",
-        .exceptionInvalid: "Исключению нужен --off или --from и --to (ЧЧ:ММ, начало раньше конца) с приёмом от 5 до 480 минут.",
+        .exceptionInvalid: "Исключение — выходной или часы с и по (ЧЧ:ММ, начало раньше конца) с приёмом от 5 до 480 минут.",
         .exceptionNotFound: "Исключения в часах работы {0} нет.",
         .noSlots: "В эти дни приёма нет.",
         .clinicTime: "Время клиники: {0} ({1}).",
@@ -603,7 +610,7 @@ public enum Strings {
         .findNone: "Рядом нет клиник со свободным временем по этой специальности до {0}.",
         .findVisitTooLong: "Ни один врач этой специальности не работает {0} минут подряд; самый длинный возможный приём — {1} минут.",
         .findIncomplete: "Поиск остановлен после {0} клиник; более далёкие клиники не просмотрены.",
-        .beforeInPast: "--before должно быть в будущем.",
+        .beforeInPast: "Крайнее время начала должно быть в будущем.",
         .doctorUnknown: "Врача {0} нет.",
         .exceptionOverlaps: "У врача уже есть исключение на {0}, с которым это пересекается или спорит: сначала удалите его.",
         .headerDate: "Дата", .actorPatient: "пациент", .actorStaff: "клиника", .tooSoon: "поздно",
@@ -616,8 +623,8 @@ public enum Strings {
         .geocoderUnavailable: "Геокодер {0} не ответил.",
         .geocoderBadAnswer: "Не удаётся прочитать ответ геокодера.",
         .geocoderTimeout: "Геокодер {0} не ответил за {1} с.",
-        .locationChoice: "Укажите ровно одно место: --lat и --lon, --at, --address или --me.",
-        .noHomeCoordinates: "В вашем профиле нет координат: используйте --address или --lat/--lon.",
+        .locationChoice: "Укажите ровно одно место: координаты, адрес или ваш собственный адрес.",
+        .noHomeCoordinates: "В вашем профиле нет координат: укажите адрес или координаты.",
         .radiusInvalid: "Радиус — число километров, 0 или больше (получено {0}).",
         .limitBetween: "Лимит — от {1} до {2} (получено {0}).",
         .apiFieldRequired: "Поле «{0}» обязательно.",

@@ -96,8 +96,7 @@ extension Specialization {
         let ranked = known.map { ($0, distance($0)) }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
         let close = ranked.filter { $0.1 <= max(2, typed.count / 3) }
         let chosen = (close.isEmpty ? ranked : close).prefix(3).map(\.0)
-        return ClinicError(.notFound, .specializationUnknown, String(name.prefix(100)),
-                           chosen.map { displayName($0, .en).lowercased() }.joined(separator: ", "),
-                           chosen.map { displayName($0, .ru).lowercased() }.joined(separator: ", "))
+        // The names are given as keys: the message names them in its reader's language (`{1s}`).
+        return ClinicError(.notFound, .specializationUnknown, String(name.prefix(100)), chosen.joined(separator: ","))
     }
 }

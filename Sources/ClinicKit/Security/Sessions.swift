@@ -205,3 +205,42 @@ public struct SessionFile: Sendable {
         unlink(path)
     }
 }
+
+extension DatabaseManager {
+    /// A random 32-byte secret kept in the database under `name` (made on first use): one for
+    /// every process that shares the database, so that what one server signs another accepts.
+    /// For keys whose loss costs nothing lasting (the web forms' CSRF tokens): whoever can
+    /// read the database can read everything they protect anyway.
+    public func sharedSecret(_ name: String) throws -> [UInt8] {
+        let key = "secret." + name
+        if let stored = try read({ db in try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) }),
+           let bytes = Self.hexBytes(stored), bytes.count == 32 {
+            return bytes
+        }
+        return try write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
+                           arguments: [key, SessionManager.newToken()])
+            // Another process may have made it first: its value is the one.
+            guard let stored = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]),
+                  let bytes = Self.hexBytes(stored), bytes.count == 32 else {
+                throw ClinicError(.storage, .storageFailure, key)
+            }
+            return bytes
+        }
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = UInt8(String(UnicodeScalar(digits[index])), radix: 16),
+                  let low = UInt8(String(UnicodeScalar(digits[index + 1])), radix: 16) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+}

@@ -82,7 +82,7 @@ public struct Migration: Sendable, Equatable {
 
 extension Sequence where Element == UInt8 {
     /// Lower-case hex, two digits a byte (on every request's token hash: no `String(format:)`).
-    var hexString: String {
+    public var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)

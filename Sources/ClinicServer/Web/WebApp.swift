@@ -46,9 +46,16 @@ struct WebAssets: Sendable {
 struct WebRequest: Sendable {
     let cookies: [String: String]
     let language: Language
-    /// The double-submit token: the `clinic_csrf` cookie, made when missing.
+    /// The forms' token: an HMAC, under the server's secret, of what the browser holds: its
+    /// session (a patient's, else a staff member's) or, before any log-in, the `clinic_csrf`
+    /// cookie's random value. A token made up with a cookie to match is refused, and a log-in
+    /// (a new session) gives a new one.
     let csrf: String
+    /// The `clinic_csrf` cookie's value, and whether it is new (to be set on the response).
+    let csrfNonce: String
     let newCSRF: Bool
+    /// Whether `csrf` is tied to a session rather than to the cookie alone.
+    let csrfBound: Bool
     /// Set when the language was chosen by `?lang=`.
     let chosenLanguage: Language?
     var patient: Client?
@@ -95,8 +102,18 @@ extension API {
         let asked = language(of: request)
         let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked
         let existing = cookies[Self.csrfCookie].flatMap { $0.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
-        return WebRequest(cookies: cookies, language: chosenLanguage, csrf: existing ?? SessionManager.newToken(), newCSRF: existing == nil,
-                          chosenLanguage: chosen, patient: patient, sessionToken: patient == nil ? nil : token, unread: unread)
+        let nonce = existing ?? SessionManager.newToken()
+        let session = patient == nil ? nil : token
+        let staff = cookies[Self.staffCookie].flatMap { $0.count == 64 ? $0 : nil }
+        let binding = session ?? staff
+        return WebRequest(cookies: cookies, language: chosenLanguage, csrf: csrfToken(binding.map { "session:" + $0 } ?? "nonce:" + nonce),
+                          csrfNonce: nonce, newCSRF: existing == nil, csrfBound: binding != nil, chosenLanguage: chosen,
+                          patient: patient, sessionToken: session, unread: unread)
+    }
+
+    /// HMAC-SHA256 of what the token is tied to, hex.
+    func csrfToken(_ binding: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(binding.utf8), using: csrfKey).hexString
     }
 
     /// A cookie for the whole site: `HttpOnly`, `SameSite=Lax`, `Secure` under TLS.
@@ -109,7 +126,7 @@ extension API {
 
     func cookieHeaders(_ web: WebRequest) -> [String] {
         var cookies: [String] = []
-        if web.newCSRF { cookies.append(cookie(Self.csrfCookie, web.csrf)) }
+        if web.newCSRF { cookies.append(cookie(Self.csrfCookie, web.csrfNonce)) }
         if let chosen = web.chosenLanguage { cookies.append(cookie(Self.languageCookie, chosen.rawValue, maxAge: 31_536_000)) }
         if web.sessionToken == nil, web.cookies[Self.sessionCookie] != nil { cookies.append(cookie(Self.sessionCookie, "", maxAge: 0)) }
         return cookies
@@ -124,6 +141,8 @@ extension API {
         context["otherLang"] = web.language == .en ? "ru" : "en"
         context["otherLangName"] = web.language == .en ? "Русский" : "English"
         context["csrf"] = web.csrf
+        // The staff's pages have the staff's menu, never the patients' log-in and registration.
+        if name.hasPrefix("staff") { context["staffArea"] = true }
         if let patient = web.patient {
             context["patient"] = ["name": patient.name, "login": patient.login]
             context["unread"] = web.unread > 0 ? web.unread : false
@@ -145,8 +164,7 @@ extension API {
         var request = request
         let body = try await request.collectBody(upTo: 64 * 1024)
         let fields = URLEncodedForm.parse(String(buffer: body))
-        guard let sent = fields["csrf"], let cookie = web.cookies[Self.csrfCookie], !web.newCSRF,
-              Self.constantTimeEqual(sent, cookie) else {
+        guard let sent = fields["csrf"], web.csrfBound || !web.newCSRF, Self.constantTimeEqual(sent, web.csrf) else {
             throw WebRefusal.csrf
         }
         return fields
@@ -162,7 +180,10 @@ extension API {
         let login = form["login"] ?? "", password = form["password"] ?? ""
         do {
             let token = try await passwordWork(web.language) { try logIn(login, password) }
-            return redirect(home, web, extraCookies: [cookie(name, token, maxAge: maxAge)])
+            // A new session, and a new cookie for the forms of the next anonymous visit: a token
+            // seen before the log-in is good for nothing after it.
+            return redirect(home, web, extraCookies: [cookie(name, token, maxAge: maxAge),
+                                                      cookie(Self.csrfCookie, SessionManager.newToken())])
         } catch let failure as APIFailure {
             return page(template, web, ["error": failure.error.message(in: web.language), "login": login],
                         status: HTTPMapping.status(failure.error.code))
@@ -174,7 +195,7 @@ extension API {
                  _ end: @escaping @Sendable (String) throws -> Void) async throws -> Response {
         _ = try await form(request, context, web)
         if let token = web.cookies[name], token.count == 64 { _ = try? await work(web) { try end(token) } }
-        return redirect(home, web, extraCookies: [cookie(name, "", maxAge: 0)])
+        return redirect(home, web, extraCookies: [cookie(name, "", maxAge: 0), cookie(Self.csrfCookie, SessionManager.newToken())])
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -87,11 +87,11 @@ extension API {
             let clinic = try system.clinics.getClinicById(member.clinicId)
             return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId), try system.staff.doctors(member))
         }
-        let canChange = member.role != .doctor
         return page("staff-day", web, [
+            "staffLogin": member.login,
             "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
             "previous": schedule.day.adding(days: -1).dayText, "next": schedule.day.adding(days: 1).dayText,
-            "canBook": canChange,
+            "canBook": member.runsTheFrontDesk,
             "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
                                               "selected": $0.id == departmentId] as [String: Any] },
             "doctors": doctors.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
@@ -102,10 +102,11 @@ extension API {
                         "time": DateText.time(appointment.startsAt, timeZone: schedule.zone, language: web.language),
                         "patient": entry.patientName ?? "—", "login": entry.patientLogin ?? "", "doctor": appointment.doctorName,
                         "status": status.text(web.language),
-                        "canCheckIn": canChange && status.canMove(to: .arrived),
-                        "canNoShow": canChange && status.canMove(to: .noShow),
-                        "canComplete": status.canMove(to: .completed),
-                        "canCancel": canChange && status.canMove(to: .cancelled)] as [String: Any]
+                        // Only what the library's rule allows this member now (`StaffAction.refusal`).
+                        "canCheckIn": entry.actions.contains(.checkIn),
+                        "canNoShow": entry.actions.contains(.noShow),
+                        "canComplete": entry.actions.contains(.complete),
+                        "canCancel": entry.actions.contains(.cancel)] as [String: Any]
             },
             "empty": schedule.entries.isEmpty,
         ])

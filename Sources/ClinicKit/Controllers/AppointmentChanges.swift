@@ -1,0 +1,29 @@
+import Foundation
+
+/// Every change to an appointment the controllers make, whichever front asked (the API, the
+/// web app, the staff's pages, the CLI), told to one observer as (operation, outcome):
+/// `book`, `reschedule`, `cancel`, or a staff action (`check-in`, `start`, `complete`,
+/// `no-show`, `staff-cancel`), with `ok` or the error code that refused it. `clinic serve` counts
+/// them in `clinic_appointment_changes_total`; counting in a front missed the others.
+public final class AppointmentChanges: Sendable {
+    public typealias Observer = @Sendable (_ operation: String, _ outcome: String) -> Void
+    private let observer = LockedBox<Observer?>(nil)
+
+    public init() {}
+
+    /// Who is told from now on (one observer: the process's metrics).
+    public func observe(_ body: @escaping Observer) { observer.withLock { $0 = body } }
+
+    /// Runs a change and tells its outcome.
+    func count<T>(_ operation: String, _ change: () throws -> T) throws -> T {
+        let tell = observer.withLock { $0 }
+        do {
+            let result = try change()
+            tell?(operation, "ok")
+            return result
+        } catch let error as ClinicError {
+            tell?(operation, error.code.rawValue)
+            throw error
+        }
+    }
+}
