@@ -1,5 +1,11 @@
 import ClinicKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 
 /// How `clinic serve` runs: where it listens, TLS, and every limit (docs/API.md, "Limits").
 public struct ServerSettings: Sendable {
@@ -47,8 +53,24 @@ public struct ServerSettings: Sendable {
     }
 
     /// True for an address only this machine can reach (127.0.0.0/8, ::1, localhost).
-    public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    /// The address parsed, not its text compared: "127.0.0.1.attacker.example" is a name that
+    /// resolves wherever its owner likes. Only a literal IPv4 address in 127.0.0.0/8, the IPv6
+    /// address ::1 (bracketed or not), and the name `localhost` are loopback.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        let literal = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        if inet_pton(AF_INET, literal, &v4) == 1 {
+            // s_addr is in network order: its first byte in memory is the address's first.
+            return withUnsafeBytes(of: &v4) { $0.first == 127 }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, literal, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
+        return false
     }
 
     /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
