@@ -95,6 +95,7 @@ public enum ClinicServer {
         api.addRoutes(to: routes)
 
         let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionCloseHandler()],
             idleTimeout: .seconds(settings.idleTimeout.components.seconds),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
         let server: HTTPServerBuilder

@@ -16,9 +16,128 @@ import Darwin
 /// limit, choose a cipher without forward secrecy, or pass a name for a loopback address.
 /// Every wait is a bounded poll: "closed before a generous bound", never "closed in N s".
 final class ProtocolLimitsTests: XCTestCase {
+    /// A plain TCP connection to the server's port, by POSIX calls: nothing above TCP is spoken
+    /// unless the test writes it.
+    final class RawConnection {
+        let descriptor: Int32
+
+        init(port: Int) throws {
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ServerHarness.HarnessError.failed("socket: \(errno)") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                close(descriptor)
+                throw ServerHarness.HarnessError.failed("connect: \(errno)")
+            }
+            // Reads wait at most 0.2 s, so that a poll can look at the clock.
+            var wait = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(descriptor) }
+
+        func write(_ bytes: [UInt8]) {
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { return } // the server closed: what it answered is still read
+                offset += sent
+            }
+        }
+
+        func write(_ text: String) { write(Array(text.utf8)) }
+
+        /// Reads until the server closes the connection (end of stream or reset), at most
+        /// `within` seconds; what arrived, and whether it closed.
+        func readUntilClosed(within seconds: Double = 30) -> (bytes: [UInt8], closed: Bool) {
+            let deadline = Date().addingTimeInterval(seconds)
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while Date() < deadline {
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += buffer[0..<count]
+                } else if count == 0 {
+                    return (received, true)
+                } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                    return (received, true) // ECONNRESET: closed too
+                }
+            }
+            return (received, false)
+        }
+    }
+
     static func port(_ server: ServerHarness) throws -> Int {
         guard let port = URL(string: server.url)?.port else { throw ServerHarness.HarnessError.failed("no port in \(server.url)") }
         return port
+    }
+
+    // MARK: 9. A streamed body over the limit
+
+    /// 80 KiB in 8 KiB chunks, past the 64 KiB limit without a declared length.
+    static let chunks = [String](repeating: String(repeating: "a", count: 8 * 1024), count: 10)
+
+    func testAChunkedBodyOverTheLimitIs413AndClosesTheConnection() throws {
+        let server = try ServerHarness()
+        let connection = try RawConnection(port: try Self.port(server))
+        var request = "POST /v1/patients HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for chunk in Self.chunks { request += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n" }
+        request += "0\r\n\r\n"
+        // Pipelined behind the refused body: must not be answered.
+        request += "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        connection.write(request)
+        let (bytes, closed) = connection.readUntilClosed(within: 30)
+        let text = String(decoding: bytes, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 413"), text)
+        XCTAssertTrue(text.lowercased().contains("\r\nconnection: close\r\n"), text)
+        XCTAssertTrue(text.contains("\"code\":\"too_large\""), text)
+        XCTAssertTrue(closed, "the connection stays open after a refused body")
+        XCTAssertEqual(text.components(separatedBy: "HTTP/1.1 ").count - 1, 1, "a request pipelined after the refused body was answered: \(text)")
+        XCTAssertFalse(server.serverLog.contains("NIOTooManyBytesError"), server.serverLog)
+    }
+
+    func testAStreamedBodyOverTheLimitIs413OverTLSAndHTTP2() async throws {
+        let authority = try TLSTests.Authority()
+        defer { try? FileManager.default.removeItem(at: authority.folder) }
+        let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
+                                       tls: try authority.client(minimum: .tlsv12, maximum: .tlsv13))
+        for version in [HTTPClient.Configuration.HTTPVersion.http1Only, .automatic] {
+            var configuration = HTTPClient.Configuration(tlsConfiguration: try authority.client(minimum: .tlsv12, maximum: .tlsv13))
+            configuration.httpVersion = version
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            var request = HTTPClientRequest(url: server.url + "/v1/patients")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            let body = AsyncStream<ByteBuffer> { continuation in
+                for chunk in Self.chunks { continuation.yield(ByteBuffer(string: chunk)) }
+                continuation.finish()
+            }
+            request.body = .stream(body, length: .unknown)
+            do {
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+                let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                XCTAssertEqual(response.status.code, 413, "\(version): \(String(decoding: data, as: UTF8.self))")
+                XCTAssertEqual((object?["error"] as? [String: Any])?["code"] as? String, "too_large", "\(version)")
+                if response.version == .http2 {
+                    XCTAssertEqual(version, .automatic)
+                    XCTAssertTrue(response.headers["Connection"].isEmpty, "HTTP/2 has no Connection header")
+                } else {
+                    XCTAssertEqual(version, .http1Only, "ALPN chose HTTP/1.1")
+                    XCTAssertEqual(response.headers["Connection"].first?.lowercased(), "close")
+                }
+            } catch {
+                XCTFail("\(version): \(error)")
+            }
+            try await client.shutdown()
+        }
+        XCTAssertFalse(server.serverLog.contains("NIOTooManyBytesError"), server.serverLog)
     }
 
     // MARK: 21. TLS 1.2's ciphers and the loopback check
