@@ -98,14 +98,26 @@ public enum ClinicServer {
             additionalChannelHandlers: [ConnectionCloseHandler()],
             idleTimeout: .seconds(settings.idleTimeout.components.seconds),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        // Every connection, plain or TLS, is counted against the caps first; a TLS one also has
+        // its handshake's deadline (docs/SECURITY.md, "Guessing and flooding").
+        let limiter = ConnectionLimiter(perAddress: settings.maximumConnectionsPerAddress, total: settings.connectionCap,
+                                        logger: logger)
         let server: HTTPServerBuilder
         let scheme: String
         if let tls = settings.tls {
-            server = try .http2Upgrade(tlsConfiguration: try tlsConfiguration(certificate: tls.certificate, key: tls.key),
-                                       configuration: .init(idleTimeout: settings.idleTimeout, streamConfiguration: http1))
+            let tlsConfiguration = try tlsConfiguration(certificate: tls.certificate, key: tls.key)
+            let configuration = HTTP2UpgradeChannel.Configuration(idleTimeout: settings.idleTimeout, streamConfiguration: http1)
+            let handshakeTimeout = settings.handshakeTimeout
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tlsConfiguration, configuration: configuration,
+                                                             responder: responder),
+                               limiter: limiter, handshakeTimeout: handshakeTimeout)
+            }
             scheme = "https"
         } else {
-            server = .http1(configuration: http1)
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: HTTP1Channel(responder: responder, configuration: http1), limiter: limiter, handshakeTimeout: nil)
+            }
             scheme = "http"
         }
         let host = settings.host

@@ -6,7 +6,6 @@ import Glibc
 import Darwin
 #endif
 
-
 /// How `clinic serve` runs: where it listens, TLS, and every limit (docs/API.md, "Limits").
 public struct ServerSettings: Sendable {
     public enum LogFormat: String, Sendable, CaseIterable { case text, json }
@@ -23,6 +22,17 @@ public struct ServerSettings: Sendable {
     public static let maximumBody = 64 * 1024
     /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// A TLS connection whose handshake has not completed this long after it opened is closed
+    /// (`CLINIC_HANDSHAKE_TIMEOUT`, seconds): a real client finishes in a few round trips.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Open connections from one client address (`CLINIC_MAX_CONNECTIONS_PER_ADDRESS`): a browser
+    /// opens 6 over HTTP/1.1 and 1 over HTTP/2, so 64 leaves room for a clinic's staff behind
+    /// one NAT while one address alone cannot take the server's descriptors.
+    public var maximumConnectionsPerAddress = 64
+    /// Open connections in all (`CLINIC_MAX_CONNECTIONS`), lowered at start to fit the
+    /// process's descriptor limit (`connectionCap`). Both caps close a connection over them as
+    /// soon as it is accepted (docs/API.md, "Limits").
+    public var maximumConnections = 4096
     /// Threads for blocking work (SQLite, Argon2, the writer lock): the Argon2 workers and two
     /// more. More threads only switched more: 16 booked 10 % fewer per second than 4 on 2 cores
     /// (Benchmarks/http-load.sh, docs/BENCHMARKS.md).
@@ -73,6 +83,21 @@ public struct ServerSettings: Sendable {
         return false
     }
 
+    /// The total cap as it applies: `maximumConnections`, or fewer when the descriptor limit
+    /// (`ulimit -n`) is lower, keeping 128 for the database, the log and the listening socket,
+    /// so that the cap refuses a connection before `accept` fails for everyone.
+    public var connectionCap: Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        // Unlimited (RLIM_INFINITY) is past Int.max: the setting stands.
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return maximumConnections }
+        return max(1, min(maximumConnections, Int(limit.rlim_cur) - 128))
+    }
+
     /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
     /// unencrypted by accident.
     public func validate() throws {
@@ -97,6 +122,13 @@ public struct ServerSettings: Sendable {
             }
             publicURL = text.hasSuffix("/") ? String(text.dropLast()) : text
         }
+        if let seconds = try Self.integer(environment, "CLINIC_HANDSHAKE_TIMEOUT", 1...300, unit: " (seconds)") {
+            handshakeTimeout = .seconds(seconds)
+        }
+        if let total = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS", 1...1_000_000) { maximumConnections = total }
+        if let perAddress = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS_PER_ADDRESS", 1...1_000_000) {
+            maximumConnectionsPerAddress = perAddress
+        }
         guard let text = environment["CLINIC_AUTH_RATE"], !text.isEmpty else { return }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
@@ -105,5 +137,14 @@ public struct ServerSettings: Sendable {
         }
         authBurst = burst
         authPerMinute = rate
+    }
+
+    /// A whole number in `range` from the environment; nil when unset or empty.
+    static func integer(_ environment: [String: String], _ name: String, _ range: ClosedRange<Int>, unit: String = "") throws -> Int? {
+        guard let text = environment[name], !text.isEmpty else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ClinicError.invalid(.serveBadSetting, name, "\(range.lowerBound)…\(range.upperBound)\(unit)")
+        }
+        return value
     }
 }

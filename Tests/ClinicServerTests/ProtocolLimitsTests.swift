@@ -78,6 +78,92 @@ final class ProtocolLimitsTests: XCTestCase {
         return port
     }
 
+    // MARK: 8. Handshakes and connection caps
+
+    func testAConnectionThatDoesNotFinishItsHandshakeIsClosed() async throws {
+        let authority = try TLSTests.Authority()
+        defer { try? FileManager.default.removeItem(at: authority.folder) }
+        let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
+                                       tls: try authority.client(minimum: .tlsv12, maximum: .tlsv13),
+                                       environment: ["CLINIC_HANDSHAKE_TIMEOUT": "1"])
+        let port = try Self.port(server)
+
+        // Nothing sent at all.
+        let silent = try RawConnection(port: port)
+        // Half a ClientHello: a record header announcing 512 bytes, and the first 40 of them.
+        let half = try RawConnection(port: port)
+        half.write([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + [UInt8](repeating: 0x2A, count: 29))
+
+        // The server's idle timeout (60 s) is far beyond the bound: only the handshake's
+        // deadline closes these in time.
+        XCTAssertTrue(silent.readUntilClosed(within: 30).closed, "a silent connection stays open")
+        let answer = half.readUntilClosed(within: 30)
+        XCTAssertTrue(answer.closed, "half a ClientHello keeps its connection open")
+
+        // A real client still gets through.
+        let reply = try await server.send(.GET, "/healthz")
+        XCTAssertEqual(reply.status, 200)
+    }
+
+    func testConnectionsOverThePerAddressCapAreClosedAndTheOthersServed() async throws {
+        let server = try ServerHarness(environment: ["CLINIC_MAX_CONNECTIONS_PER_ADDRESS": "4"])
+        let port = try Self.port(server)
+        let held = try (0..<4).map { _ in try RawConnection(port: port) }
+
+        // The fifth from the same address is closed at once, with no answer.
+        let fifth = try RawConnection(port: port)
+        fifth.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let refused = fifth.readUntilClosed(within: 30)
+        XCTAssertTrue(refused.closed, "a connection over the cap stays open")
+        XCTAssertFalse(String(decoding: refused.bytes, as: UTF8.self).contains("200 OK"), "a connection over the cap was served")
+
+        // The connections already open are still served.
+        held[0].write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let served = held[0].readUntilClosed(within: 30)
+        XCTAssertTrue(String(decoding: served.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"),
+                      String(decoding: served.bytes, as: UTF8.self))
+
+        // Once they close, a new client is served again (polled: the server counts a closed
+        // connection out when it sees it close).
+        for connection in held { shutdown(connection.descriptor, Int32(SHUT_RDWR)) }
+        let deadline = Date().addingTimeInterval(30)
+        var status = 0
+        while Date() < deadline, status != 200 {
+            status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
+            if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        XCTAssertEqual(status, 200, "no request was served after the held connections closed")
+        XCTAssertTrue(server.serverLog.contains("connections refused"), server.serverLog)
+    }
+
+    func testConnectionSettingsAreChecked() throws {
+        let harness = try ServerHarness()
+        for (name, value) in [("CLINIC_HANDSHAKE_TIMEOUT", "0"), ("CLINIC_MAX_CONNECTIONS", "lots"),
+                              ("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "-1")] {
+            // A server that ignored the setting would run: it is stopped after a generous bound.
+            let process = Process()
+            process.executableURL = ServerHarness.binary
+            process.arguments = ["serve", "--port", "0", "--json"]
+            process.environment = harness.environment([name: value])
+            let errors = Pipe()
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+                XCTFail("\(name)=\(value): the server started")
+                continue
+            }
+            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(process.terminationStatus, 2, "\(name)=\(value): \(stderr)")
+            XCTAssertTrue(stderr.contains("\"code\":\"invalid_input\"") && stderr.contains(name), stderr)
+        }
+    }
+
     // MARK: 9. A streamed body over the limit
 
     /// 80 KiB in 8 KiB chunks, past the 64 KiB limit without a declared length.
