@@ -105,35 +105,38 @@ final class ProtocolLimitsTests: XCTestCase {
         XCTAssertEqual(reply.status, 200)
     }
 
-    func testConnectionsOverThePerAddressCapAreClosedAndTheOthersServed() async throws {
-        let server = try ServerHarness(environment: ["CLINIC_MAX_CONNECTIONS_PER_ADDRESS": "4"])
-        let port = try Self.port(server)
-        let held = try (0..<4).map { _ in try RawConnection(port: port) }
+    func testConnectionsOverACapAreClosedAndTheOthersServed() async throws {
+        // The per-address cap and the total cap, each at 4 with the other far above: the
+        // test's connections all come from 127.0.0.1.
+        for (setting, cap) in [("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "per_address"), ("CLINIC_MAX_CONNECTIONS", "total")] {
+            let server = try ServerHarness(environment: [setting: "4"])
+            let port = try Self.port(server)
+            let held = try (0..<4).map { _ in try RawConnection(port: port) }
 
-        // The fifth from the same address is closed at once, with no answer.
-        let fifth = try RawConnection(port: port)
-        fifth.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        let refused = fifth.readUntilClosed(within: 30)
-        XCTAssertTrue(refused.closed, "a connection over the cap stays open")
-        XCTAssertFalse(String(decoding: refused.bytes, as: UTF8.self).contains("200 OK"), "a connection over the cap was served")
+            // The fifth is closed at once, with no answer.
+            let fifth = try RawConnection(port: port)
+            fifth.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let refused = fifth.readUntilClosed(within: 30)
+            XCTAssertTrue(refused.closed, "\(setting): a connection over the cap stays open")
+            XCTAssertFalse(String(decoding: refused.bytes, as: UTF8.self).contains("200 OK"), "\(setting): a connection over the cap was served")
 
-        // The connections already open are still served.
-        held[0].write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        let served = held[0].readUntilClosed(within: 30)
-        XCTAssertTrue(String(decoding: served.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"),
-                      String(decoding: served.bytes, as: UTF8.self))
+            // The connections already open are still served.
+            held[0].write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let served = String(decoding: held[0].readUntilClosed(within: 30).bytes, as: UTF8.self)
+            XCTAssertTrue(served.hasPrefix("HTTP/1.1 200"), "\(setting): \(served)")
 
-        // Once they close, a new client is served again (polled: the server counts a closed
-        // connection out when it sees it close).
-        for connection in held { shutdown(connection.descriptor, Int32(SHUT_RDWR)) }
-        let deadline = Date().addingTimeInterval(30)
-        var status = 0
-        while Date() < deadline, status != 200 {
-            status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
-            if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
+            // Once they close, a new client is served again (polled: the server counts a closed
+            // connection out when it sees it close).
+            for connection in held { shutdown(connection.descriptor, Int32(SHUT_RDWR)) }
+            let deadline = Date().addingTimeInterval(30)
+            var status = 0
+            while Date() < deadline, status != 200 {
+                status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
+                if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            XCTAssertEqual(status, 200, "\(setting): no request was served after the held connections closed")
+            XCTAssertTrue(server.serverLog.contains("connections refused") && server.serverLog.contains("cap=\(cap)"), server.serverLog)
         }
-        XCTAssertEqual(status, 200, "no request was served after the held connections closed")
-        XCTAssertTrue(server.serverLog.contains("connections refused"), server.serverLog)
     }
 
     func testConnectionSettingsAreChecked() throws {
