@@ -53,6 +53,29 @@ final class ProtocolLimitsTests: XCTestCase {
 
         func write(_ text: String) { write(Array(text.utf8)) }
 
+        /// Reads one HTTP/1.1 response with a Content-Length, at most `within` seconds; its text.
+        func readResponse(within seconds: Double = 30) -> String {
+            let deadline = Date().addingTimeInterval(seconds)
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while Date() < deadline {
+                let text = String(decoding: received, as: UTF8.self)
+                if let end = text.range(of: "\r\n\r\n") {
+                    let length = text[..<end.lowerBound].split(separator: "\r\n")
+                        .first { $0.lowercased().hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if text[end.upperBound...].utf8.count >= length { return text }
+                }
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += buffer[0..<count]
+                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    break
+                }
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+
         /// Reads until the server closes the connection (end of stream or reset), at most
         /// `within` seconds; what arrived, and whether it closed.
         func readUntilClosed(within seconds: Double = 30) -> (bytes: [UInt8], closed: Bool) {
@@ -112,6 +135,13 @@ final class ProtocolLimitsTests: XCTestCase {
             let server = try ServerHarness(environment: [setting: "4"])
             let port = try Self.port(server)
             let held = try (0..<4).map { _ in try RawConnection(port: port) }
+            // Each served once, so that all four are counted before the fifth comes (connections
+            // are set up on several event loops, not strictly in the order they came).
+            for connection in held {
+                connection.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let reply = connection.readResponse()
+                XCTAssertTrue(reply.hasPrefix("HTTP/1.1 200"), "\(setting): \(reply)")
+            }
 
             // The fifth is closed at once, with no answer.
             let fifth = try RawConnection(port: port)
