@@ -61,8 +61,6 @@ final class ConnectionLimiter: Sendable {
             state.byAddress[address] = left > 0 ? left : nil
         }
     }
-
-    var openConnections: Int { state.withLockedValue { $0.open } }
 }
 
 /// Hummingbird's child channel (HTTP/1.1, or TLS with HTTP/2 by ALPN) behind the connection

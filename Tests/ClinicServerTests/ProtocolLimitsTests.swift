@@ -108,7 +108,7 @@ final class ProtocolLimitsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: authority.folder) }
         let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
                                        tls: try authority.client(minimum: .tlsv12, maximum: .tlsv13),
-                                       environment: ["CLINIC_HANDSHAKE_TIMEOUT": "1"])
+                                       environment: ["CLINIC_HANDSHAKE_TIMEOUT": "2"])
         let port = try Self.port(server)
 
         // Nothing sent at all.
