@@ -251,6 +251,11 @@ final class ProtocolLimitsTests: XCTestCase {
                     XCTAssertEqual(version, .http1Only, "ALPN chose HTTP/1.1")
                     XCTAssertEqual(response.headers["Connection"].first?.lowercased(), "close")
                 }
+                // The client goes on: over HTTP/2 on the same connection, whose other streams
+                // a refused one does not end.
+                let next = try await client.execute(HTTPClientRequest(url: server.url + "/healthz"), timeout: .seconds(30))
+                XCTAssertEqual(next.status.code, 200, "\(version)")
+                XCTAssertEqual(next.version, response.version)
             } catch {
                 XCTFail("\(version): \(error)")
             }
