@@ -42,7 +42,7 @@ struct ErrorMiddleware: RouterMiddleware {
             switch error.status {
             case .contentTooLarge:
                 // The connection closes after the answer (ConnectionCloseHandler; on HTTP/2 only
-                // the stream ends): the rest of a refused body is not read, and nothing pipelined
+                // the stream ends): the rest of a refused body is dropped, and nothing pipelined
                 // behind it is answered.
                 return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize)),
                                                        headers: [.connection: "close"]), language: language)
