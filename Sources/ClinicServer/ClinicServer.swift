@@ -99,16 +99,29 @@ public enum ClinicServer {
         api.addRoutes(to: routes)
 
         let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionCloseHandler()],
             idleTimeout: .seconds(settings.idleTimeout.components.seconds),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        // Every connection, plain or TLS, is counted against the caps first; a TLS one also has
+        // its handshake's deadline (docs/SECURITY.md, "Guessing and flooding").
+        let limiter = ConnectionLimiter(perAddress: settings.maximumConnectionsPerAddress, total: settings.connectionCap,
+                                        logger: logger)
         let server: HTTPServerBuilder
         let scheme: String
         if let tls = settings.tls {
-            server = try .http2Upgrade(tlsConfiguration: try tlsConfiguration(certificate: tls.certificate, key: tls.key),
-                                       configuration: .init(idleTimeout: settings.idleTimeout, streamConfiguration: http1))
+            let tlsConfiguration = try tlsConfiguration(certificate: tls.certificate, key: tls.key)
+            let configuration = HTTP2UpgradeChannel.Configuration(idleTimeout: settings.idleTimeout, streamConfiguration: http1)
+            let handshakeTimeout = settings.handshakeTimeout
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tlsConfiguration, configuration: configuration,
+                                                             responder: responder),
+                               limiter: limiter, handshakeTimeout: handshakeTimeout)
+            }
             scheme = "https"
         } else {
-            server = .http1(configuration: http1)
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: HTTP1Channel(responder: responder, configuration: http1), limiter: limiter, handshakeTimeout: nil)
+            }
             scheme = "http"
         }
         let host = settings.host
@@ -131,6 +144,16 @@ public enum ClinicServer {
         return Server(application: application, committer: committer, pool: pool, outbox: outbox)
     }
 
+    /// TLS 1.2's suites: Mozilla's "intermediate" list less DHE, which BoringSSL does not have.
+    /// ECDHE key exchange only, so a key stolen later does not open recorded traffic, and AEAD
+    /// ciphers only, so no CBC with SHA-1. TLS 1.3's suites are all of that already (and
+    /// BoringSSL does not let them be chosen).
+    static let tls12Ciphers: [NIOTLSCipher] = [
+        .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ]
+
     /// TLS 1.2 and 1.3 only, with the certificate chain and key from PEM files; ALPN offers h2
     /// and http/1.1 (set by the HTTP/2 channel).
     static func tlsConfiguration(certificate: String, key: String) throws -> TLSConfiguration {
@@ -151,6 +174,7 @@ public enum ClinicServer {
                                                                      privateKey: .privateKey(privateKey))
         configuration.minimumTLSVersion = .tlsv12
         configuration.maximumTLSVersion = .tlsv13
+        configuration.cipherSuiteValues = tls12Ciphers
         return configuration
     }
 }

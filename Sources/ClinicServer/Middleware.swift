@@ -28,6 +28,9 @@ struct ErrorMiddleware: RouterMiddleware {
 
     static func response(for error: any Error, request: Request, context: APIContext) -> Response {
         let language = language(of: request)
+        // A body without a declared length (chunked, or an HTTP/2 stream) that passes the limit
+        // while it is read: the same refusal as a declared length over it.
+        let error = error is NIOTooManyBytesError ? HTTPError(.contentTooLarge) : error
         switch error {
         case let failure as APIFailure:
             if HTTPMapping.status(failure.error.code) == .internalServerError { logFailure(failure.error, context) }
@@ -38,7 +41,9 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as HTTPError:
             switch error.status {
             case .contentTooLarge:
-                // The connection closes after the answer: the rest of a refused body is not read.
+                // The connection closes after the answer (ConnectionCloseHandler; on HTTP/2 only
+                // the stream ends): the rest of a refused body is dropped, and nothing pipelined
+                // behind it is answered.
                 return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize)),
                                                        headers: [.connection: "close"]), language: language)
             case .methodNotAllowed:

@@ -1,5 +1,10 @@
 import ClinicKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// How `clinic serve` runs: where it listens, TLS, and every limit (docs/API.md, "Limits").
 public struct ServerSettings: Sendable {
@@ -17,6 +22,17 @@ public struct ServerSettings: Sendable {
     public static let maximumBody = 64 * 1024
     /// A connection with no request (HTTP/1.1) or no stream (HTTP/2) for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// A TLS connection whose handshake has not completed this long after it opened is closed
+    /// (`CLINIC_HANDSHAKE_TIMEOUT`, seconds): a real client finishes in a few round trips.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Open connections from one client address (`CLINIC_MAX_CONNECTIONS_PER_ADDRESS`): a browser
+    /// opens 6 over HTTP/1.1 and 1 over HTTP/2, so 64 leaves room for a clinic's staff behind
+    /// one NAT while one address alone cannot take the server's descriptors.
+    public var maximumConnectionsPerAddress = 64
+    /// Open connections in all (`CLINIC_MAX_CONNECTIONS`), lowered at start to fit the
+    /// process's descriptor limit (`connectionCap`). Both caps close a connection over them as
+    /// soon as it is accepted (docs/API.md, "Limits").
+    public var maximumConnections = 4096
     /// Threads for blocking work (SQLite, Argon2, the writer lock): the Argon2 workers and two
     /// more. More threads only switched more: 16 booked 10 % fewer per second than 4 on 2 cores
     /// (Benchmarks/http-load.sh, docs/BENCHMARKS.md).
@@ -50,8 +66,39 @@ public struct ServerSettings: Sendable {
     }
 
     /// True for an address only this machine can reach (127.0.0.0/8, ::1, localhost).
-    public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    /// The address parsed, not its text compared: "127.0.0.1.attacker.example" is a name that
+    /// resolves wherever its owner likes. Only a literal IPv4 address in 127.0.0.0/8, the IPv6
+    /// address ::1 (bracketed or not), and the name `localhost` are loopback.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        let literal = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        if inet_pton(AF_INET, literal, &v4) == 1 {
+            // s_addr is in network order: its first byte in memory is the address's first.
+            return withUnsafeBytes(of: &v4) { $0.first == 127 }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, literal, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
+        return false
+    }
+
+    /// The total cap as it applies: `maximumConnections`, or fewer when the descriptor limit
+    /// (`ulimit -n`) is lower, keeping 128 for the database, the log and the listening socket,
+    /// so that the cap refuses a connection before `accept` fails for everyone.
+    public var connectionCap: Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        // Unlimited (RLIM_INFINITY) is past Int.max: the setting stands.
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return maximumConnections }
+        return max(1, min(maximumConnections, Int(limit.rlim_cur) - 128))
     }
 
     /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
@@ -78,6 +125,13 @@ public struct ServerSettings: Sendable {
             }
             publicURL = text.hasSuffix("/") ? String(text.dropLast()) : text
         }
+        if let seconds = try Self.integer(environment, "CLINIC_HANDSHAKE_TIMEOUT", 1...300, unit: " (seconds)") {
+            handshakeTimeout = .seconds(seconds)
+        }
+        if let total = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS", 1...1_000_000) { maximumConnections = total }
+        if let perAddress = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS_PER_ADDRESS", 1...1_000_000) {
+            maximumConnectionsPerAddress = perAddress
+        }
         guard let text = environment["CLINIC_AUTH_RATE"], !text.isEmpty else { return }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
@@ -86,5 +140,14 @@ public struct ServerSettings: Sendable {
         }
         authBurst = burst
         authPerMinute = rate
+    }
+
+    /// A whole number in `range` from the environment; nil when unset or empty.
+    static func integer(_ environment: [String: String], _ name: String, _ range: ClosedRange<Int>, unit: String = "") throws -> Int? {
+        guard let text = environment[name], !text.isEmpty else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ClinicError.invalid(.serveBadSetting, name, "\(range.lowerBound)…\(range.upperBound)\(unit)")
+        }
+        return value
     }
 }

@@ -21,12 +21,9 @@ final class ServerHarness: @unchecked Sendable {
     ///   - authRate: CLINIC_AUTH_RATE ("BURST/PER_MINUTE"); high by default so that tests that
     ///     register many patients are not limited.
     ///   - arguments: more `serve` arguments (TLS).
-    /// More environment for the server (`CLINIC_GEOCODER_URL`, …).
-    private let extraEnvironment: [String: String]
-
+    ///   - environment: more variables for the server (its limits).
     init(authRate: String = "100000/100000", arguments: [String] = [], tls: TLSConfiguration? = nil,
          environment extra: [String: String] = [:]) throws {
-        extraEnvironment = extra
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for name in try FileManager.default.contentsOfDirectory(atPath: Self.template.path) where name.hasPrefix("clinic.sqlite") {
@@ -38,8 +35,11 @@ final class ServerHarness: @unchecked Sendable {
         configuration.tlsConfiguration = tls
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        serverEnvironment = extra
         try start(authRate: authRate, arguments: arguments)
     }
+
+    private var serverEnvironment: [String: String] = [:]
 
     deinit {
         stop()
@@ -55,7 +55,7 @@ final class ServerHarness: @unchecked Sendable {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["serve", "--port", "0"] + arguments
-        process.environment = environment(extraEnvironment.merging(["CLINIC_AUTH_RATE": authRate]) { _, fixed in fixed })
+        process.environment = environment(serverEnvironment.merging(["CLINIC_AUTH_RATE": authRate]) { $1 })
         process.currentDirectoryURL = folder
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outURL)

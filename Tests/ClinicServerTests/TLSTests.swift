@@ -8,14 +8,15 @@ import XCTest
 /// `clinic serve --tls-cert --tls-key` with a CA made for the test: TLS 1.3 and 1.2 handshakes
 /// verify the chain, TLS 1.1 is refused, HTTP/2 is chosen by ALPN, HSTS is sent.
 final class TLSTests: XCTestCase {
-    /// A CA, and a server certificate for 127.0.0.1 signed by it, as PEM files (openssl).
+    /// A CA, and a server certificate for 127.0.0.1 signed by it, as PEM files (openssl); the
+    /// server's key is P-256, or RSA (for the RSA key exchange suites a server must not offer).
     struct Authority {
         let folder: URL
         var caCertificate: String { folder.appendingPathComponent("ca.pem").path }
         var chain: String { folder.appendingPathComponent("chain.pem").path }
         var key: String { folder.appendingPathComponent("server.key").path }
 
-        init() throws {
+        init(rsa: Bool = false) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-tls-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let extensions = folder.appendingPathComponent("server.ext")
@@ -25,8 +26,8 @@ final class TLSTests: XCTestCase {
                 ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
                  "-days", "2", "-subj", "/CN=Clinic Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
                  "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
-                ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-                 "-subj", "/CN=127.0.0.1"],
+                ["req", "-newkey"] + (rsa ? ["rsa:2048"] : ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"])
+                    + ["-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
                 ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
                  "-days", "2", "-extfile", "server.ext"],
             ]
