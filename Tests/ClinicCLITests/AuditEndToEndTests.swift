@@ -102,6 +102,46 @@ import Testing
         #expect(keyed.status == 0, "\(keyed.stdout) \(keyed.stderr)")
     }
 
+    /// A backup of the same trail restores under the same audit key. A backup whose trail was
+    /// never keyed (made before audit keys) sends the key file aside with the replaced
+    /// database, and the restored trail is keyed afresh at its next row.
+    @Test func restoreKeepsOrSetsAsideTheAuditKey() throws {
+        let cli = try audited()
+        let keyPath = cli.databasePath + ".audit-key"
+        let key = try Data(contentsOf: URL(fileURLWithPath: keyPath))
+        let backup = cli.folder.appendingPathComponent("keyed.sqlite").path
+        #expect(try cli.run(["admin", "backup", backup]).status == 0)
+        #expect(try cli.run(["admin", "exception", "remove", "1"]).status == 0)
+        let restored = try cli.run(["admin", "restore", backup, "--json"])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keyPath)) == key, "the same key")
+        #expect(try cli.run(["admin", "check"]).status == 0)
+
+        // The backup as the program before audit keys would have left it: no rows, no marker.
+        let old = cli.folder.appendingPathComponent("old.sqlite").path
+        #expect(try cli.run(["admin", "backup", old]).status == 0)
+        let queue = try DatabaseQueue(path: old)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TRIGGER audit_events_no_delete; DELETE FROM audit_events; DELETE FROM audit_head;
+                DELETE FROM settings WHERE key = 'audit.key_check';
+                CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+                BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+                """)
+        }
+        try queue.close()
+        let setAside = try cli.run(["admin", "restore", old, "--json"])
+        #expect(setAside.status == 0, "\(setAside.stderr)")
+        let aside = try #require((setAside.json() as? [String: Any])?["replacedKeptAt"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: aside + ".audit-key")) == key, "the key went with the replaced database")
+        #expect(!FileManager.default.fileExists(atPath: keyPath))
+        #expect(try cli.run(["admin", "check"]).status == 0)
+        #expect(try cli.run(["admin", "exception", "add", "--doctor", "1", "--date", "2027-01-08", "--off"]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keyPath)) != key, "a new key for the restored trail")
+        let check = try cli.run(["admin", "check"])
+        #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+    }
+
     @Test func exportNamesAnUnreadableRowAndGoesOn() throws {
         let cli = try audited()
         try tamper(cli.databasePath, ["UPDATE audit_events SET at = 'x' WHERE id = 2"])
