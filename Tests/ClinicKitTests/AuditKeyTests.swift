@@ -123,3 +123,18 @@ import Testing
         #expect(export.unreadable.first?.error.message(in: .ru) == "запись аудита 2 не читается: в поле at значение \"x\"")
     }
 }
+
+extension AuditKeyTests {
+    /// Down past the audit migration and up again: the new, empty trail does not inherit the
+    /// dropped trail's key (whose anchor it could never reach); its first row makes a new one.
+    @Test func aTrailDroppedByADownMigrationStartsAfreshWhenMigratedUp() throws {
+        let system = try legacyTrail()
+        try addException(system)
+        try system.database.migrate(to: 9)
+        try system.database.migrate()
+        try addException(system, day: 2)
+        let report = system.database.check()
+        #expect(report.isSound && report.audit.isEmpty, "\(report)")
+        #expect(try rows(system).map(\.id) == [1])
+    }
+}

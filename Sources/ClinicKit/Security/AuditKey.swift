@@ -136,6 +136,21 @@ extension DatabaseManager {
         }
     }
 
+    /// After the audit migration's up part: the trail is new and empty, so a key left by a
+    /// trail that a down migration dropped belongs to no trail (its anchor could never be
+    /// reached). It goes aside (`<key>.dropped-…`, renamed, never deleted) and its check is
+    /// forgotten, so that the first row makes a new key. Should the migration roll back after
+    /// the rename, nothing needed the key: its trail was gone already.
+    func setAsideDroppedAuditKey(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [AuditKey.checkSetting])
+        cachedAuditKey.withLock { $0 = nil }
+        memoryAuditKey.withLock { $0 = nil }
+        guard let auditKeyFile, FileManager.default.fileExists(atPath: auditKeyFile.path) else { return }
+        let target = auditKeyFile.path + ".dropped-" + UUID().uuidString.prefix(8)
+        guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
+        KeyFile.syncFolder(of: target)
+    }
+
     /// After a restore: an audit key file that the restored trail was not keyed with (a backup
     /// from before audit keys, or of another database) goes aside with the replaced database
     /// (`<aside>.audit-key`), which it verifies; the restored trail is then keyed afresh at

@@ -180,6 +180,8 @@ public final class DatabaseManager: Sendable {
     static let cityKeyVersion = 5
     /// The version after which every clinic's zone is recomputed from the boundaries.
     public static let zoneVersion = 7
+    /// The version that creates the audit trail (a new, empty one: see `setAsideDroppedAuditKey`).
+    static let auditVersion = 10
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -198,7 +200,8 @@ public final class DatabaseManager: Sendable {
             try runner.migrate(writer, to: version,
                                afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) },
                                          Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) },
-                                         Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) }],
+                                         Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) },
+                                         Self.auditVersion: { db in try self.setAsideDroppedAuditKey(db) }],
                                beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
         }
         ran.withLock { $0 += applied }
