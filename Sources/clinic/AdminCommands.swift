@@ -121,13 +121,28 @@ extension Admin {
                     }
                 }
                 let system = try context.system()
-                let events = try system.database.read { db in try AuditLog.entries(db, since: start) }.map(AuditEventJSON.init)
-                if context.json { return try Output.printJSON(events) }
-                let encoder = Shapes.encoder(pretty: false)
-                for event in events {
-                    print(String(decoding: try encoder.encode(event), as: UTF8.self))
+                let read = try system.database.read { db in try AuditLog.export(db, since: start) }
+                let events = read.entries.map(AuditEventJSON.init)
+                // A row edited in the file (text where a number belongs) is named on stderr and
+                // left out; the others are still exported, and the command then fails.
+                if !context.json {
+                    for row in read.unreadable { context.terminal.note(row.error.message(in: context.language)) }
                 }
-                if events.isEmpty { context.terminal.note(context.text(.auditExportNone, DateText.iso8601(start))) }
+                if context.json {
+                    try Output.printJSON(events)
+                } else {
+                    let encoder = Shapes.encoder(pretty: false)
+                    for event in events {
+                        print(String(decoding: try encoder.encode(event), as: UTF8.self))
+                    }
+                    if events.isEmpty && read.unreadable.isEmpty {
+                        context.terminal.note(context.text(.auditExportNone, DateText.iso8601(start)))
+                    }
+                }
+                if !read.unreadable.isEmpty {
+                    throw ClinicError(.storage, .auditRowsUnreadable, String(read.unreadable.count),
+                                      read.unreadable.map { $0.id.map(String.init) ?? "?" }.joined(separator: ", "))
+                }
             }
         }
     }

@@ -59,16 +59,22 @@ extension Admin {
             let runner = MigrationRunner(migrations: try Migration.load(from: resources.migrations))
             let report = DatabaseManager.check(path: context.databasePath, runner: runner)
             let key = report.keyProblem.map { $0.message(in: context.language) }
+            let auditKey = report.auditKeyProblem.map { $0.message(in: context.language) }
             struct JSON: Encodable {
                 let integrity: [String]; let foreignKeyViolations: Int; let schema: [String]; let version: Int?
-                let key: String; let ok: Bool; let zoneChanges: [ZoneChangeJSON]; let audit: [String]
+                let key: String; let ok: Bool; let zoneChanges: [ZoneChangeJSON]; let audit: [String]; let auditKey: String
+                let auditNote: String?
             }
             try context.emit(JSON(integrity: report.integrity, foreignKeyViolations: report.foreignKeyViolations,
                                   schema: report.schema, version: report.version, key: key ?? "ok", ok: report.isSound,
-                                  zoneChanges: report.zoneChanges.map(ZoneChangeJSON.init), audit: report.audit)) {
+                                  zoneChanges: report.zoneChanges.map(ZoneChangeJSON.init), audit: report.audit,
+                                  auditKey: auditKey ?? "ok", auditNote: report.auditNote?.message(in: context.language))) {
                 var lines: [String]
                 if report.isSound {
                     lines = [context.text(.checkOk)]
+                } else if report.isUnverifiedOnly, let auditKey {
+                    // Neither sound nor broken: said as such, not as "problems".
+                    lines = [context.text(.checkAuditUnverified, auditKey)]
                 } else {
                     lines = [context.text(.checkFailed, report.summary)]
                     if report.integrity != ["ok"] { lines += report.integrity.map { "  integrity: " + $0 } }
@@ -76,7 +82,9 @@ extension Admin {
                     lines += report.schema.map { "  schema: " + $0 }
                     if let key { lines.append("  key: " + key) }
                     lines += report.audit.map { "  audit: " + $0 }
+                    if let auditKey { lines.append("  audit key: " + auditKey) }
                 }
+                if let note = report.auditNote { lines.append(note.message(in: context.language)) }
                 if !report.zoneChanges.isEmpty { lines += zoneChangeLines(report.zoneChanges, context) }
                 return lines.joined(separator: "\n")
             }

@@ -80,16 +80,17 @@ import Testing
         #expect(!system.database.check().isSound)
     }
 
-    @Test func anEditWithARecomputedOwnHashBreaksTheNextRow() throws {
+    @Test func anEditWithARecomputedOwnHashBreaksTheRow() throws {
         let (system, _, _) = try audited()
-        // The editor recomputes row 1's hash; row 2 was chained on the old one.
+        // The editor recomputes row 1's hash with SHA-256, as the chain was before audit keys;
+        // row 1 is keyed, so it no longer matches itself (nor would row 2, chained on the old one).
         let original = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0]
         let forged = AuditLog.hash(previous: AuditLog.genesis, fields: [
             "1", String(Int64(original.at.timeIntervalSince1970)), "operator", "", "operator",
             original.clinicId.map(String.init) ?? "", original.action, original.clientId.map(String.init) ?? "",
             original.appointmentId.map(String.init) ?? "", "", "scheduled -> cancelled"])
         try tamper(system, "UPDATE audit_events SET detail = 'scheduled -> cancelled', hash = '\(forged)' WHERE id = 1")
-        #expect(problems(system) == ["audit row 2 does not match its hash (edited, or a row before it changed)"])
+        #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
     }
 
     @Test func aDeletedRowBreaksTheChain() throws {
@@ -108,6 +109,49 @@ import Testing
         let (system, _, _) = try audited()
         try tamper(system, "DELETE FROM audit_events WHERE id = 3")
         #expect(problems(system) == ["the audit trail ends at row 2 but its head says 3 (rows cut from the end)"])
+    }
+
+    /// What someone with the file but not the audit key does after rewriting row 1: drops the
+    /// triggers, recomputes every row's SHA-256 from there on and the head, puts the triggers
+    /// back. The schema is as it was and every hash is one SHA-256 would give.
+    func rechain(_ system: ClinicSystem, rewritingRow1Detail detail: String) throws {
+        let rows = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
+        var previous = AuditLog.genesis
+        var statements: [String] = []
+        for row in rows {
+            let text = row.id == 1 ? detail : row.detail
+            let hash = AuditLog.hash(previous: previous, fields: [
+                String(row.id), String(Int64(row.at.timeIntervalSince1970)), row.actor, row.staffId.map(String.init) ?? "",
+                row.role, row.clinicId.map(String.init) ?? "", row.action, row.clientId.map(String.init) ?? "",
+                row.appointmentId.map(String.init) ?? "", row.requestId ?? "", text])
+            statements.append("UPDATE audit_events SET detail = '\(text)', hash = '\(hash)' WHERE id = \(row.id)")
+            previous = hash
+        }
+        statements.append("UPDATE audit_head SET hash = '\(previous)' WHERE id = 1")
+        try tamper(system, statements.joined(separator: "; "))
+    }
+
+    /// Issue 23, item 5: the chain is keyed, so a trail recomputed with plain SHA-256 (all of
+    /// it, head included, triggers as they were) no longer passes.
+    @Test func aTrailRechainedWithoutTheKeyFailsTheCheck() throws {
+        let (system, _, _) = try audited()
+        #expect(problems(system).isEmpty)
+        try rechain(system, rewritingRow1Detail: "scheduled -> cancelled")
+        #expect(try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0].detail
+                == "scheduled -> cancelled", "the rewrite took")
+        #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+        #expect(!system.database.check().isSound)
+    }
+
+    /// Issue 23, item 6: a row whose `at` was edited to text is skipped by the patient's log
+    /// and the export, and named by the check, instead of trapping in GRDB's subscript.
+    @Test func aRowEditedToAnUnreadableValueIsReportedNotATrap() throws {
+        let (system, anna, _) = try audited()
+        try tamper(system, "UPDATE audit_events SET at = 'x' WHERE id = 1")
+        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).isEmpty, "anna's one row cannot be read")
+        #expect(try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }.map(\.id) == [2, 3])
+        #expect(problems(system) == ["audit row 1 cannot be read: its at is \"x\""])
+        #expect(!system.database.check().isSound)
     }
 
     /// After a verified chain, new rows keep chaining on (the head is read, not recounted).

@@ -123,6 +123,21 @@ import Testing
         _ = current
     }
 
+    /// A patient row edited in the file to hold a number as its sealed data: the rotation fails
+    /// with `storage_error` and changes nothing (it trapped in GRDB's subscript before).
+    @Test func aRotationRefusesAnUnreadableRowAndChangesNothing() throws {
+        let folder = try Folder()
+        let system = try openWithClinic(folder)
+        _ = try register(system, "anna")
+        try system.database.writer.write { db in try db.execute(sql: "UPDATE clients SET personal = 5") }
+        let key = try Data(contentsOf: URL(fileURLWithPath: folder.key))
+        let before = try fingerprint(system.database)
+        let refused = expectError(.storage) { _ = try system.database.rotateKey() }
+        #expect(refused?.arguments == ["clients.personal holds a value of another type than its column"], "\(String(describing: refused))")
+        #expect(try fingerprint(system.database) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.key)) == key)
+    }
+
     /// The calendar token and a confirmation code waiting in the outbox are sealed too: a
     /// rotation seals them again, so both still open afterwards.
     @Test func aRotationSealsCalendarTokensAndCodesAgain() throws {

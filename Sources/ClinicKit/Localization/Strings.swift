@@ -33,6 +33,8 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid, visitTypePriceInvalid, visitTypeLine, visitTypesNone
     case chooseVisitType, visitTypeChoice
     case keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable, backupOtherKey, keyRotated
+    case auditKeyUnreadable, auditKeyMissing, auditKeyWrong, auditKeyMismatch, auditNotKeyed, auditRowUnreadable
+    case auditRowsUnreadable, checkAuditUnverified
     case loginTaken, clientNotFound, missingOption, passwordNeeded, passwordEmpty
     // Appointments
     case cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound, notYourAppointment
@@ -278,6 +280,14 @@ public enum Strings {
         .personalUnreadable: "The personal data of '{0}' cannot be decrypted: the key is wrong or the data was altered.",
         .backupOtherKey: "{0} was made under another personal-data key than this database's: restoring it would leave its patients unreadable. Nothing was changed.",
         .keyRotated: "Personal data of {0} re-encrypted under a new key, now in {1}. Back the key file up.",
+        .auditKeyUnreadable: "The audit key file {0} is damaged: it must hold a base64 line of 32 bytes, then a line with a row number and a 64-digit hash.",
+        .auditKeyMissing: "The audit key file {0} is missing: the audit trail's keyed rows can be neither verified nor extended without it (they are not known to be altered). Restore it from where you keep its copy.",
+        .auditKeyWrong: "The audit key file {0} holds another key than this database's audit trail was keyed with: the trail cannot be verified or extended with it.",
+        .auditKeyMismatch: "The audit trail does not end where its key file {0} took over: it was rewritten without the key, or a backup from before the key was restored. Nothing was changed; run: clinic admin check",
+        .auditNotKeyed: "The audit trail's {0} rows are not keyed and there is no audit key file {1}: they were written before audit keys and no change has been audited since, or the key file was removed. A plain hash chain can be recomputed by anyone who can write the database.",
+        .auditRowUnreadable: "audit row {0} cannot be read: its {1} is {2}",
+        .auditRowsUnreadable: "{0} audit rows could not be read (ids {1}) and were left out; the others were exported. The file was edited: run clinic admin check.",
+        .checkAuditUnverified: "Nothing wrong was found, but the audit trail could not be verified: {0}",
         .passwordContainsLogin: "The password is too weak: it must not contain the login.",
         .privacyRequired: "Registration needs your consent to the privacy policy.",
         .loginTaken: "The login '{0}' is taken.",
@@ -569,6 +579,14 @@ public enum Strings {
         .personalUnreadable: "Личные данные '{0}' не расшифровываются: ключ неверен или данные изменены.",
         .backupOtherKey: "{0} сделана под другим ключом личных данных: после восстановления пациентов не прочитать. Ничего не изменено.",
         .keyRotated: "Личные данные перешифрованы новым ключом (пациенты: {0}), он в {1}. Сделайте копию файла ключа.",
+        .auditKeyUnreadable: "Файл ключа аудита {0} повреждён: в нём должна быть строка base64 из 32 байт, затем строка с номером записи и хешем из 64 цифр.",
+        .auditKeyMissing: "Нет файла ключа аудита {0}: без него записи журнала аудита под ключом не проверить и не продолжить (что они изменены, не известно). Восстановите его из копии.",
+        .auditKeyWrong: "В файле ключа аудита {0} другой ключ, не тот, которым подписан журнал аудита этой базы: журнал им не проверить и не продолжить.",
+        .auditKeyMismatch: "Журнал аудита кончается не там, где его подхватил файл ключа {0}: журнал переписан без ключа или восстановлена копия, сделанная до ключа. Ничего не изменено; запустите: clinic admin check",
+        .auditNotKeyed: "Записи журнала аудита ({0}) не подписаны ключом, и файла ключа аудита {1} нет: они сделаны до ключей аудита и с тех пор ничего не записывалось, либо файл ключа удалён. Простую цепочку хешей может пересчитать любой, кто может писать в базу.",
+        .auditRowUnreadable: "запись аудита {0} не читается: в поле {1} значение {2}",
+        .auditRowsUnreadable: "Записи аудита не читаются ({0}, id {1}) и пропущены; остальные выгружены. Файл правили: запустите clinic admin check.",
+        .checkAuditUnverified: "Ошибок не найдено, но журнал аудита проверить не удалось: {0}",
         .passwordContainsLogin: "Слишком слабый пароль: он не должен содержать логин.",
         .privacyRequired: "Для регистрации нужно согласие с политикой конфиденциальности.",
         .loginTaken: "Логин '{0}' занят.",

@@ -11,6 +11,8 @@ public struct KeyFile: Sendable {
 
     public init(databasePath: String) { path = databasePath + ".key" }
 
+    init(path: String) { self.path = path }
+
     /// Where a new key waits while `rotate-key` re-encrypts (see `DatabaseManager.rotateKey`).
     var stagedPath: String { path + ".new" }
 
@@ -19,7 +21,13 @@ public struct KeyFile: Sendable {
     /// Writes a key file durably (the file and its folder entry are synced). `exclusive`: only
     /// if there is none yet (two processes creating a database's first key cannot both win).
     static func write(_ key: SymmetricKey, to path: String, exclusive: Bool = false) throws {
-        let text = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
+        try write(text: base64(key) + "\n", to: path, exclusive: exclusive)
+    }
+
+    static func base64(_ key: SymmetricKey) -> String { key.withUnsafeBytes { Data($0).base64EncodedString() } }
+
+    /// Writes a key file's text (the data key's, or the audit key's with its anchor line).
+    static func write(text: String, to path: String, exclusive: Bool = false) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
         defer { close(descriptor) }
@@ -41,12 +49,23 @@ public struct KeyFile: Sendable {
 
     /// The key in a file; nil if there is no file.
     static func read(_ path: String) throws -> SymmetricKey? {
+        guard let text = try readText(path) else { return nil }
+        guard let key = Self.key(base64: text) else { throw ClinicError(.keyError, .keyUnreadable, path) }
+        return key
+    }
+
+    /// A key file's text, nil if there is no file; refused if others may read it.
+    static func readText(_ path: String) throws -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         guard info.st_mode & 0o077 == 0 else { throw ClinicError(.keyError, .keyInsecure, path) }
-        guard let data = FileManager.default.contents(atPath: path),
-              let key = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
-              key.count == 32 else { throw ClinicError(.keyError, .keyUnreadable, path) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ClinicError(.keyError, .keyUnreadable, path) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A 256-bit key from its base64 text, nil if it is not one.
+    static func key(base64 text: String) -> SymmetricKey? {
+        guard let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32 else { return nil }
         return SymmetricKey(data: key)
     }
 

@@ -19,6 +19,13 @@ public struct CheckReport: Sendable, Equatable {
     public var zoneChanges: [ZoneChangedAppointment] = []
     /// What breaks the audit trail's hash chain (`AuditLog.verify`); empty when it holds.
     public var audit: [String] = []
+    /// Why the audit trail could not be verified (its key file missing or wrong, or a trail
+    /// with rows that was never keyed), or nil. Not a finding that it is broken, nor sound.
+    public var auditKeyProblem: ClinicError? = nil
+    /// That the audit trail has rows but was never keyed (written before audit keys, no change
+    /// audited since): its plain chain was verified, which someone who can write the file
+    /// could have recomputed. Like `zoneChanges`, a note, not a fault.
+    public var auditNote: ClinicError? = nil
 
     public init(integrity: [String], foreignKeyViolations: Int, schema: [String] = [], version: Int? = nil,
                 keyProblem: ClinicError? = nil) {
@@ -31,6 +38,13 @@ public struct CheckReport: Sendable, Equatable {
 
     public var isSound: Bool {
         integrity == ["ok"] && foreignKeyViolations == 0 && schema.isEmpty && keyProblem == nil && audit.isEmpty
+            && auditKeyProblem == nil
+    }
+
+    /// Nothing found wrong, but the audit trail could not be verified (see `auditKeyProblem`).
+    public var isUnverifiedOnly: Bool {
+        auditKeyProblem != nil && integrity == ["ok"] && foreignKeyViolations == 0 && schema.isEmpty && keyProblem == nil
+            && audit.isEmpty
     }
 
     /// What is wrong: SQLite's integrity messages, the foreign key count, the schema
@@ -196,7 +210,10 @@ extension DatabaseManager {
         if report.integrity == ["ok"] {
             report.zoneChanges = (try? Self.appointmentsAfterZoneChanges(db, now: Date())) ?? []
             do {
-                report.audit = try AuditLog.verify(db)
+                let key = auditKeyForChecking(db)
+                report.auditKeyProblem = key.problem
+                report.auditNote = key.note
+                report.audit = try AuditLog.verify(db, key: key.key, keyed: key.keyed)
             } catch {
                 report.audit = ["the audit trail cannot be read: " + Self.describe(error)]
             }
@@ -331,6 +348,7 @@ extension DatabaseManager {
             try self.mapErrors { try source.backup(to: self.writer) }
             do {
                 try self.migrateHoldingLock()
+                try self.setAuditKeyAside(aside)
             } catch {
                 let previous = try self.mapErrors { try DatabaseQueue(path: aside, configuration: configuration) }
                 try self.mapErrors { try previous.backup(to: self.writer) }

@@ -15,6 +15,11 @@ public final class DatabaseManager: Sendable {
     /// Where the personal-data key is kept (file databases), or the key itself (in memory).
     let keyFile: KeyFile?
     let cachedKey: LockedBox<SymmetricKey?>
+    /// Where the audit trail's key is kept (file databases, `<database>.audit-key`), the key
+    /// last loaded, and, in memory, the key itself (see `AuditKey`).
+    let auditKeyFile: KeyFile?
+    let cachedAuditKey = LockedBox<AuditKey?>(nil)
+    let memoryAuditKey = LockedBox<AuditKey?>(nil)
     /// Opened read-only because the file may not be written by this user: reads work, every
     /// write is refused with `databaseReadOnly` before it starts.
     public let isReadOnly: Bool
@@ -36,6 +41,7 @@ public final class DatabaseManager: Sendable {
         // A database opened read-only never writes, and must not create files beside itself.
         writerLock = readOnly ? nil : path.flatMap { WriterLock(path: $0 + ".lock") }
         keyFile = path.map { KeyFile(databasePath: $0) }
+        auditKeyFile = path.map { AuditKey.file(databasePath: $0) }
         cachedKey = LockedBox(key)
     }
 
@@ -174,6 +180,8 @@ public final class DatabaseManager: Sendable {
     static let cityKeyVersion = 5
     /// The version after which every clinic's zone is recomputed from the boundaries.
     public static let zoneVersion = 7
+    /// The version that creates the audit trail (a new, empty one: see `setAsideDroppedAuditKey`).
+    static let auditVersion = 10
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -192,7 +200,8 @@ public final class DatabaseManager: Sendable {
             try runner.migrate(writer, to: version,
                                afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) },
                                          Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) },
-                                         Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) }],
+                                         Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) },
+                                         Self.auditVersion: { db in try self.setAsideDroppedAuditKey(db) }],
                                beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
         }
         ran.withLock { $0 += applied }
@@ -262,7 +271,7 @@ public final class DatabaseManager: Sendable {
             try writer.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {
-                    result = try body(db)
+                    result = try AuditChain.with(self, db) { try body(db) }
                     return .commit
                 }
                 guard let result else { throw ClinicError(.internalError, .internalError, "empty transaction") }

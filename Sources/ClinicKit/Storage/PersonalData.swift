@@ -94,10 +94,10 @@ extension DatabaseManager {
             let next = FieldCipher(key: fresh)
             let rows = try Row.fetchAll(db, sql: "SELECT id, login_key, personal FROM clients WHERE personal IS NOT NULL")
             for row in rows {
-                let loginKey: String = row["login_key"]
-                let personal = try old.open(row["personal"], loginKey: loginKey)
+                let loginKey: String = try Self.stored(row, "login_key", of: "clients")
+                let personal = try old.open(try Self.stored(row, "personal", of: "clients"), loginKey: loginKey)
                 try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
-                               arguments: [try next.seal(personal, loginKey: loginKey), row["id"] as Int64])
+                               arguments: [try next.seal(personal, loginKey: loginKey), try Self.stored(row, "id", of: "clients") as Int64])
             }
             try Self.reseal(db, table: "deliveries", column: "payload", key: "id", old: old, next: next) { "delivery:\($0)" }
             try Self.reseal(db, table: "calendar_feeds", column: "token_sealed", key: "client_id", old: old, next: next) { "calendar:\($0)" }
@@ -120,10 +120,21 @@ extension DatabaseManager {
                        context: (Int64) -> String) throws {
         guard try db.tableExists(table) else { return }
         for row in try Row.fetchAll(db, sql: "SELECT \(key), \(column) FROM \(table) WHERE \(column) IS NOT NULL") {
-            let id: Int64 = row[key]
-            let plain = try old.open(bytes: row[column], context: context(id))
+            let id: Int64 = try stored(row, key, of: table)
+            let plain = try old.open(bytes: try stored(row, column, of: table), context: context(id))
             try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?",
                            arguments: [try next.seal(bytes: plain, context: context(id)), id])
+        }
+    }
+
+    /// A stored value read with GRDB's throwing decode: a value of another type than its column
+    /// (edited in the file) fails the rotation, which then changes nothing, instead of trapping
+    /// in GRDB's subscript halfway through.
+    static func stored<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, of table: String) throws -> Value {
+        do {
+            return try row.decode(Value.self, forColumn: column)
+        } catch {
+            throw ClinicError(.storage, .storageFailure, "\(table).\(column) holds a value of another type than its column")
         }
     }
 

@@ -1,0 +1,167 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// The key of the audit trail's HMAC chain, kept in `<database>.audit-key` (mode 0600) beside
+/// the database and never inside it, as the personal-data key is: someone who can write the
+/// database but not read this file cannot recompute the chain after rewriting rows.
+///
+/// The file's second line is the anchor: the last row chained by plain SHA-256 before the key
+/// existed (0 for a trail that starts keyed) and that row's hash. Rows up to the anchor keep
+/// their plain hashes (exports taken before still match them); the anchor pins them, and
+/// every later row is chained by HMAC. The key never changes, so one copy of the file kept
+/// with the data key's copy serves every backup.
+///
+/// `settings.audit.key_check` holds an HMAC of a fixed text under the key: it says that the
+/// trail is keyed (so a missing file is "cannot verify", not "never keyed") and tells a wrong
+/// key file from an edited row.
+public struct AuditKey: Sendable, Equatable {
+    let key: SymmetricKey
+    let anchorId: Int64
+    let anchorHash: String
+
+    static let checkSetting = "audit.key_check"
+
+    static func file(databasePath: String) -> KeyFile { KeyFile(path: databasePath + ".audit-key") }
+
+    var check: String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("clinic audit chain key v1".utf8), using: key)).base64EncodedString()
+    }
+
+    /// HMAC-SHA256 (hex) of what `AuditLog.hash` covers.
+    func mac(previous: String, fields: [String]) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(AuditLog.text(previous: previous, fields: fields).utf8), using: key)).hexString
+    }
+
+    var fileText: String { KeyFile.base64(key) + "\n\(anchorId) \(anchorHash)\n" }
+
+    /// The key and anchor of a file's text; nil when it is not two such lines.
+    init?(fileText: String) {
+        let lines = fileText.split(whereSeparator: \.isNewline).map(String.init)
+        guard lines.count == 2, let key = KeyFile.key(base64: lines[0]) else { return nil }
+        let anchor = lines[1].split(separator: " ")
+        guard anchor.count == 2, let id = Int64(anchor[0]), id >= 0,
+              anchor[1].count == 64, anchor[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        self.init(key: key, anchorId: id, anchorHash: String(anchor[1]))
+    }
+
+    init(key: SymmetricKey, anchorId: Int64, anchorHash: String) {
+        self.key = key
+        self.anchorId = anchorId
+        self.anchorHash = anchorHash
+    }
+
+    public static func == (a: AuditKey, b: AuditKey) -> Bool {
+        a.check == b.check && a.anchorId == b.anchorId && a.anchorHash == b.anchorHash
+    }
+
+    /// The key check a database stores (nil: its trail was never keyed).
+    static func storedCheck(_ db: Database) throws -> String? {
+        guard try db.tableExists("settings") else { return nil }
+        return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM settings WHERE key = ?"), arguments: [checkSetting])
+    }
+}
+
+extension DatabaseManager {
+    /// Where the audit key is, for messages.
+    var auditKeyLocation: String { auditKeyFile?.path ?? "memory" }
+
+    /// The audit key as stored (the file, or for a database in memory the manager's own);
+    /// nil when there is none.
+    func storedAuditKey() throws -> AuditKey? {
+        guard let auditKeyFile else { return memoryAuditKey.withLock { $0 } }
+        guard let text = try KeyFile.readText(auditKeyFile.path) else { return nil }
+        guard let key = AuditKey(fileText: text) else { throw ClinicError(.keyError, .auditKeyUnreadable, auditKeyFile.path) }
+        return key
+    }
+
+    /// The key to chain a new row with, inside the appending transaction. A trail that has
+    /// none yet (new, or written before audit keys) gets one, anchored at its current head:
+    /// the old rows stay as they are and are pinned from then on. A key is never made for a
+    /// trail that says it has one (a missing file is refused, not replaced), and a key file
+    /// is never adopted by a trail that does not end at its anchor (that trail was rewritten
+    /// without the key, or a backup from before the key was restored).
+    func auditKeyForAppending(_ db: Database) throws -> AuditKey {
+        let marker = try AuditKey.storedCheck(db)
+        if let cached = cachedAuditKey.withLock({ $0 }), cached.check == marker { return cached }
+        let key: AuditKey
+        if let stored = try storedAuditKey() {
+            if let marker {
+                guard marker == stored.check else { throw ClinicError(.keyError, .auditKeyWrong, auditKeyLocation) }
+            } else {
+                // Left by a transaction that created the key and then rolled back: the trail
+                // still ends where the key took over.
+                let head = try AuditLog.head(db)
+                guard head.lastId == stored.anchorId, head.hash == stored.anchorHash else {
+                    throw ClinicError(.keyError, .auditKeyMismatch, auditKeyLocation)
+                }
+            }
+            key = stored
+        } else {
+            guard marker == nil else { throw ClinicError(.keyError, .auditKeyMissing, auditKeyLocation) }
+            let head = try AuditLog.head(db)
+            key = AuditKey(key: KeyFile.newKey(), anchorId: head.lastId, anchorHash: head.hash)
+            if let auditKeyFile {
+                try KeyFile.write(text: key.fileText, to: auditKeyFile.path, exclusive: true)
+            } else {
+                memoryAuditKey.withLock { $0 = key }
+            }
+        }
+        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [AuditKey.checkSetting, key.check])
+        cachedAuditKey.withLock { $0 = key }
+        return key
+    }
+
+    /// The key `check` verifies the trail with, or why it cannot (`problem`: a missing, wrong
+    /// or damaged key file for a keyed trail). A trail with rows that was never keyed (written
+    /// before audit keys, no change audited since) is verified as the plain chain it is, with
+    /// a `note` saying so. Reads only.
+    func auditKeyForChecking(_ db: Database) -> (key: AuditKey?, keyed: Bool, problem: ClinicError?, note: ClinicError?) {
+        do {
+            guard try db.tableExists("audit_events") else { return (nil, false, nil, nil) }
+            let marker = try AuditKey.storedCheck(db)
+            if let stored = try storedAuditKey() {
+                if let marker, marker != stored.check {
+                    return (nil, true, ClinicError(.keyError, .auditKeyWrong, auditKeyLocation), nil)
+                }
+                return (stored, true, nil, nil)
+            }
+            if marker != nil { return (nil, true, ClinicError(.keyError, .auditKeyMissing, auditKeyLocation), nil) }
+            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") ?? 0
+            return (nil, false, nil, rows == 0 ? nil : ClinicError(.keyError, .auditNotKeyed, String(rows), auditKeyLocation))
+        } catch let error as ClinicError {
+            return (nil, true, error, nil)
+        } catch {
+            return (nil, true, ClinicError(.storage, .storageFailure, Self.describe(error)), nil)
+        }
+    }
+
+    /// After the audit migration's up part: the trail is new and empty, so a key left by a
+    /// trail that a down migration dropped belongs to no trail (its anchor could never be
+    /// reached). It goes aside (`<key>.dropped-…`, renamed, never deleted) and its check is
+    /// forgotten, so that the first row makes a new key. Should the migration roll back after
+    /// the rename, nothing needed the key: its trail was gone already.
+    func setAsideDroppedAuditKey(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [AuditKey.checkSetting])
+        cachedAuditKey.withLock { $0 = nil }
+        memoryAuditKey.withLock { $0 = nil }
+        guard let auditKeyFile, FileManager.default.fileExists(atPath: auditKeyFile.path) else { return }
+        let target = auditKeyFile.path + ".dropped-" + UUID().uuidString.prefix(8)
+        guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
+        KeyFile.syncFolder(of: target)
+    }
+
+    /// After a restore: an audit key file that the restored trail was not keyed with (a backup
+    /// from before audit keys, or of another database) goes aside with the replaced database
+    /// (`<aside>.audit-key`), which it verifies; the restored trail is then keyed afresh at
+    /// its next row, or reported as missing its key if it had one.
+    func setAuditKeyAside(_ aside: String) throws {
+        guard let auditKeyFile, let stored = try storedAuditKey() else { return }
+        let marker = try read { db in try AuditKey.storedCheck(db) }
+        guard marker != stored.check else { return }
+        let target = AuditKey.file(databasePath: aside).path
+        guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
+        KeyFile.syncFolder(of: target)
+        cachedAuditKey.withLock { $0 = nil }
+    }
+}
