@@ -25,6 +25,8 @@ enum CLIHints {
         .noHomeCoordinates: ("Use --address or --lat/--lon.", "Используйте --address или --lat/--lon."),
         .emailCodeWrong: ("Ask with 'clinic profile email set ADDRESS'.", "Запросите: 'clinic profile email set АДРЕС'."),
         .emailNoPending: ("Use 'clinic profile email set ADDRESS'.", "Используйте 'clinic profile email set АДРЕС'."),
+        .auditKeyMismatch: ("Run: clinic admin check", "Запустите: clinic admin check"),
+        .auditRowsUnreadable: ("Run: clinic admin check", "Запустите: clinic admin check"),
         .staffMessageTarget: ("Use --patient LOGIN or --date DAY.", "Используйте --patient ЛОГИН или --date ДЕНЬ."),
     ]
 }

@@ -63,6 +63,16 @@ import Testing
         return result
     }
 
+    /// Takes every weekly hour from the doctors of a specialization: they have no slots at all.
+    func removeHours(_ system: ClinicSystem, of specialization: String) throws {
+        try system.database.write { db in
+            try db.execute(sql: """
+                DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
+                JOIN departments ON departments.id = doctors.department_id WHERE specialization = ?)
+                """, arguments: [specialization])
+        }
+    }
+
     @Test func findEqualsABruteForceReference() throws {
         let system = try randomSystem(seed: 5)
         var random = SeededGenerator(seed: 6)
@@ -106,12 +116,7 @@ import Testing
         let system = try randomSystem(seed: 3)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
         // Therapy doctors with no hours at all: without the cut, year 9999 would be walked week by week.
-        try system.database.write { db in
-            try db.execute(sql: """
-                DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
-                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'therapy')
-                """)
-        }
+        try removeHours(system, of: "therapy")
         #expect(try system.appointments.findFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                       clinics: system.clinics).isEmpty)
         let far = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: .distantFuture,
@@ -122,12 +127,7 @@ import Testing
     @Test func aSearchStopsAtItsBudgetAndSaysSo() throws {
         let system = try randomSystem(seed: 4)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
-        try system.database.write { db in
-            try db.execute(sql: """
-                DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
-                JOIN departments ON departments.id = doctors.department_id WHERE specialization = 'therapy')
-                """)
-        }
+        try removeHours(system, of: "therapy")
         let cut = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                           clinics: system.clinics, budget: SearchBudget(clinics: 3, seconds: 600))
         #expect(cut.slots.isEmpty && !cut.complete && cut.clinicsExamined == 3)

@@ -193,6 +193,9 @@ def test_a_patients_journey(site):
         visit = clinic.json("staff", "visit-types", "add", "--department", str(department), "--name-en", "First visit",
                             "--name-ru", "Первичный приём", "--minutes", "40")
         page.get(server.url + "/clinics/%d" % clinic_id)
+        # The clinic's address is labelled as one, not as a search field (issue 23).
+        labels = [term.text for term in driver.find_elements(By.CSS_SELECTOR, "dl.facts dt, dl dt")]
+        assert "Address" in labels and "Address, city or ZIP code" not in labels, labels
         page.get(server.url + "/clinics/%d/book" % clinic_id)
         Select(driver.find_element(By.ID, "department")).select_by_value(str(department))
         go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
@@ -232,9 +235,16 @@ def test_a_patients_journey(site):
             Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 3)
             go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button[type=submit]"))
             slots = driver.find_elements(By.CSS_SELECTOR, "ul.slots button")
+        # Each time once (not once per doctor, issue 23).
+        times = [slot.text for slot in slots]
+        assert len(times) == len(set(times)), times
         go(driver, slots[0])
         assert driver.find_element(By.ID, "when").text != first_when
         assert "rescheduled" in driver.page_source
+        # The history says what happened, without an empty "()" after it.
+        appointment_url = driver.current_url
+        history = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#history li")]
+        assert history and not any("()" in line for line in history), history
         page.audit()
         # Cancel, asked to confirm.
         go(driver, driver.find_element(By.ID, "cancel"))
@@ -277,6 +287,9 @@ def test_a_patients_journey(site):
         page.audit()
         page.get(server.url + "/")
         assert "Меню" in driver.find_element(By.TAG_NAME, "h1").text
+        # The history in Russian.
+        page.get(appointment_url)
+        assert "перенос" in driver.page_source and "rescheduled" not in driver.page_source
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/logout'] button"))
         assert driver.find_elements(By.CSS_SELECTOR, "a[href='/login']")
         driver.get(server.url + "/appointments")
