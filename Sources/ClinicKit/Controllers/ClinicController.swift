@@ -196,7 +196,8 @@ public final class ClinicController: Sendable {
             report.closed = parsed.closed
             let existing = try Dictionary(
                 Row.fetchAll(db, sql: "SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (Int64, String)) in
-                    (try row.value("external_id", in: "clinics"), (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
+                    (try row.value("external_id", in: "clinics"),
+                     (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
                 }, uniquingKeysWith: { first, _ in first })
             let now = Date()
             for (index, prepared) in clinics.enumerated() {
