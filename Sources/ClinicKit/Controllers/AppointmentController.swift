@@ -302,7 +302,9 @@ public final class AppointmentController: Sendable {
                 SELECT starts_at, ends_at FROM appointments
                 WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
                 ORDER BY starts_at
-                """), arguments: [doctor.id, high, low]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
+                """), arguments: [doctor.id, high, low]).map { row -> (Int64, Int64) in
+                (try row.value("starts_at", in: "appointments"), try row.value("ends_at", in: "appointments"))
+            }
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()
             for offset in 0..<days {

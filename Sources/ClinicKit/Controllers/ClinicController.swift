@@ -196,7 +196,8 @@ public final class ClinicController: Sendable {
             report.closed = parsed.closed
             let existing = try Dictionary(
                 Row.fetchAll(db, sql: "SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (Int64, String)) in
-                    (row["external_id"], (row["id"], row["time_zone"]))
+                    (try row.value("external_id", in: "clinics"),
+                     (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
                 }, uniquingKeysWith: { first, _ in first })
             let now = Date()
             for (index, prepared) in clinics.enumerated() {
@@ -266,12 +267,14 @@ extension ClinicController {
             let version = try Self.mapVersion(db)
             var specializations: [Int64: [String]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization") {
-                specializations[row[0], default: []].append(row[1])
+                let clinicId: Int64 = try row.value("clinic_id", in: "departments", key: "clinic_id")
+                specializations[clinicId, default: []].append(try row.value("specialization", in: "departments", key: "clinic_id"))
             }
             return (version, try Row.fetchAll(db, sql: "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-                let id: Int64 = row[0]
-                return MapClinic(id: id, name: row[1], lat: row[2], lon: row[3], isPediatric: row[4], isHospital: row[5],
-                                 specializations: specializations[id] ?? [])
+                let id: Int64 = try row.value("id", in: "clinics")
+                return MapClinic(id: id, name: try row.value("name", in: "clinics"), lat: try row.value("lat", in: "clinics"),
+                                 lon: try row.value("lon", in: "clinics"), isPediatric: try row.value("is_pediatric", in: "clinics"),
+                                 isHospital: try row.value("is_hospital", in: "clinics"), specializations: specializations[id] ?? [])
             })
         }
     }

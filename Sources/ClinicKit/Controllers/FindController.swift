@@ -73,7 +73,8 @@ extension AppointmentController {
         let departments = try database.read { db in
             let found = try Dictionary(Row.fetchAll(db, sql: "SELECT clinic_id, id FROM departments WHERE specialization = ?",
                                                     arguments: [key])
-                .map { (($0["clinic_id"] as Int64), ($0["id"] as Int64)) }, uniquingKeysWith: { first, _ in first })
+                .map { (try $0.value("clinic_id", in: "departments") as Int64, try $0.value("id", in: "departments") as Int64) },
+                uniquingKeysWith: { first, _ in first })
             if found.isEmpty { _ = try Specialization.requireKnown(specialization, db) }
             if let minutes { try Self.checkVisitFits(db, minutes: minutes, specialization: key) }
             return found

@@ -127,7 +127,7 @@ extension ClientController {
             let appointments = list.map { ($0, events[$0.id ?? 0] ?? []) }
             let sessions = try Row.fetchAll(db, sql: "SELECT created_at, last_used_at FROM sessions WHERE client_id = ? ORDER BY id",
                                             arguments: [clientId]).map {
-                (createdAt: Date(seconds: $0["created_at"]), lastUsedAt: Date(seconds: $0["last_used_at"]))
+                (createdAt: try $0.instant("created_at", in: "sessions"), lastUsedAt: try $0.instant("last_used_at", in: "sessions"))
             }
             let messages = try db.tableExists("messages") ? Inbox.messages(db, clientId: clientId, limit: 100_000) : []
             return PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)

@@ -32,16 +32,19 @@ public struct StaffMember: Sendable, Equatable {
     public var runsTheFrontDesk: Bool { role != .doctor }
 
     init(row: Row) throws {
-        id = row["id"]
-        login = row["login"]
-        name = row["name"]
-        surname = row["surname"]
-        guard let role = StaffRole(rawValue: row["role"]) else { throw ClinicError(.storage, .staffRowInvalid, String(id)) }
+        let table = "staff_accounts"
+        id = try row.value("id", in: table)
+        login = try row.value("login", in: table)
+        name = try row.value("name", in: table)
+        surname = try row.value("surname", in: table)
+        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
+            throw ClinicError(.storage, .staffRowInvalid, String(id))
+        }
         self.role = role
-        clinicId = row["clinic_id"]
-        doctorId = row["doctor_id"]
-        isActive = row["is_active"]
-        createdAt = Date(seconds: row["created_at"])
+        clinicId = try row.value("clinic_id", in: table)
+        doctorId = try row.value("doctor_id", in: table)
+        isActive = try row.value("is_active", in: table)
+        createdAt = try row.instant("created_at", in: table)
     }
 
     public var auditActor: AuditActor { AuditActor(staffId: id, role: role.auditRole, clinicId: clinicId) }
@@ -235,7 +238,7 @@ public final class StaffController: Sendable {
         let (found, window) = try ClientController.reserveAttempt(key, database: database, now: now()) { db -> (StaffMember, String)? in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM staff_accounts WHERE login_key = ?",
                                              arguments: [Client.key(forLogin: login)]) else { return nil }
-            return (try StaffMember(row: row), row["password_hash"])
+            return (try StaffMember(row: row), try row.value("password_hash", in: "staff_accounts") as String)
         }
         let matched = found.map { hasher.verify(password, against: $0.1) }
             ?? { _ = hasher.verify(password, against: ClientController.decoyHash(hasher)); return false }()

@@ -138,9 +138,10 @@ public final class GeocodingService: Sendable {
         }
         if let row = try database.read({ db in
             try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
-        }), let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
-            return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
-                                 cached: true, placeName: nil)
+        }), let coordinate = Coordinate(latitude: try row.value("lat", in: "geocode_cache"),
+                                         longitude: try row.value("lon", in: "geocode_cache")) {
+            return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
+                                 source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
         }
         for geocoder in offline {
             if let found = try geocoder.geocode(trimmed) {
@@ -178,9 +179,10 @@ public final class GeocodingService: Sendable {
     func streetLevel(_ query: String, key: String) throws -> GeocodeResult? {
         if let row = try database.read({ db in
             try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
-        }), let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) {
-            return GeocodeResult(query: key, coordinate: coordinate, precision: row["precision"], source: row["source"],
-                                 cached: true, placeName: nil)
+        }), let coordinate = Coordinate(latitude: try row.value("lat", in: "geocode_cache"),
+                                         longitude: try row.value("lon", in: "geocode_cache")) {
+            return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
+                                 source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
         }
         guard let remote else { return nil }
         if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
@@ -282,9 +284,10 @@ struct DirectoryCities: Geocoder {
                 """, arguments: [city])
         }
         // Qualifiers bind: a city in another state or country is not the place asked for.
-        let row = try rows.first { try admits(($0["state"] as String?) ?? "") }
-        guard let row, let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) else { return nil }
-        return (coordinate, "city", row["city"])
+        let row = try rows.first { try admits((try $0.value("state", in: "clinics", key: "city") as String?) ?? "") }
+        guard let row, let coordinate = Coordinate(latitude: try row.value("lat", in: "clinics", key: "city"),
+                                                   longitude: try row.value("lon", in: "clinics", key: "city")) else { return nil }
+        return (coordinate, "city", try row.value("city", in: "clinics", key: "city"))
     }
 }
 

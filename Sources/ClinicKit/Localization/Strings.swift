@@ -5,7 +5,7 @@ import Foundation
 public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations
     case migrationMalformed, migrationForeignKeys, migrationsMissing, migrationSequence, migrationChanged, migrationTargetRange
-    case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, resourcesMissing, internalError
+    case databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, storedValueUnreadable, resourcesMissing, internalError
     case geocodeSuggestion, geocodeAmbiguous, geocodeAlternative, whichPlace, choosePlace, zoneChangesNote, zoneChangesHeading, zoneChangeLine, headerZone
     case databaseDamaged, databaseReadOnly, databaseReadOnlyOutdated, databaseInsecure, sessionFileLink, sessionFileInsecureEnded
     // Sessions
@@ -156,6 +156,7 @@ public enum Strings {
         .databaseUnavailable: "Cannot open the database at {0}: {1}",
         .databaseBusy: "The database is busy with another command. Try again in a moment.",
         .storageFailure: "The database reported an error: {0}. Nothing was changed.",
+        .storedValueUnreadable: "A stored value cannot be read: {0} in row {1} is not of the type this program writes. The database was changed outside this program; restore a backup or correct the value. Nothing was changed.",
         .resourcesMissing: "Cannot find the Data/ and Migrations/ folders. Set CLINIC_RESOURCES to the project folder.",
         .internalError: "Internal error: {0}",
         .geocodeSuggestion: "Cannot find '{0}'. Did you mean {1}? Type '{2}'.",
@@ -455,6 +456,7 @@ public enum Strings {
         .databaseUnavailable: "Не удаётся открыть базу {0}: {1}",
         .databaseBusy: "База занята другой командой. Повторите через минуту.",
         .storageFailure: "Ошибка базы данных: {0}. Ничего не изменено.",
+        .storedValueUnreadable: "Сохранённое значение не читается: {0} в строке {1} не того типа, который записывает программа. База изменена в обход программы; восстановите резервную копию или исправьте значение. Ничего не изменено.",
         .resourcesMissing: "Не найдены папки Data/ и Migrations/. Укажите папку проекта в CLINIC_RESOURCES.",
         .internalError: "Внутренняя ошибка: {0}",
         .geocodeSuggestion: "Не удаётся найти '{0}'. Может быть, {1}? Введите '{2}'.",

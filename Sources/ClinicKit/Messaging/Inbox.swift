@@ -29,11 +29,12 @@ public struct InboxMessage: Sendable, Equatable {
     public let createdAt: Date
     public let readAt: Date?
 
-    init(row: Row) {
-        id = row["id"]; kind = MessageKind(rawValue: row["kind"]) ?? .clinic
-        appointmentId = row["appointment_id"]; clinicId = row["clinic_id"]
-        subject = row["subject"]; body = row["body"]; createdAt = Date(seconds: row["created_at"])
-        readAt = (row["read_at"] as Int64?).map(Date.init(seconds:))
+    init(row: Row) throws {
+        let table = "messages"
+        id = try row.value("id", in: table); kind = MessageKind(rawValue: try row.value("kind", in: table)) ?? .clinic
+        appointmentId = try row.value("appointment_id", in: table); clinicId = try row.value("clinic_id", in: table)
+        subject = try row.value("subject", in: table); body = try row.value("body", in: table)
+        createdAt = try row.instant("created_at", in: table); readAt = try row.optionalInstant("read_at", in: table)
     }
 }
 
@@ -78,9 +79,16 @@ public enum Inbox {
                 FROM clients c, clinics k WHERE c.id = ? AND k.id = ?
                 """), arguments: [appointment.departmentId, clientId, appointment.clinicId])
         else { return nil }
-        let language = Language(rawValue: row[0]) ?? .en
-        let clinicName: String = row[1], address: String = row[2], city: String = row[3], state: String = row[4]
-        let zip: String = row[5], zoneName: String = row[6], specialization: String = row[7] ?? ""
+        // Read by position too; a value that cannot be read is named by its table and column
+        // (the row is the appointment's client, clinic or department).
+        let language = Language(rawValue: try row.value(atIndex: 0, "preferred_language", in: "clients")) ?? .en
+        let clinicName: String = try row.value(atIndex: 1, "name", in: "clinics")
+        let address: String = try row.value(atIndex: 2, "address", in: "clinics")
+        let city: String = try row.value(atIndex: 3, "city", in: "clinics")
+        let state: String = try row.value(atIndex: 4, "state", in: "clinics")
+        let zip: String = try row.value(atIndex: 5, "zip", in: "clinics")
+        let zoneName: String = try row.value(atIndex: 6, "time_zone", in: "clinics")
+        let specialization: String = try row.value(atIndex: 7, "specialization", in: "departments") ?? ""
         let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: zoneName), language: language)
         let details = Strings.text(.messageDetails, language, [
             when, zoneName, clinicName, [address, city, "\(state) \(zip)"].joined(separator: ", "),

@@ -87,7 +87,9 @@ public final class Outbox: Sendable {
         return try database.write { db -> Claim in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?",
                                              arguments: [id, now.seconds]) else { return .skip }
-            let attempts: Int = row["attempts"], clientId: Int64 = row["client_id"], created: Int64 = row["created_at"]
+            let attempts: Int = try row.value("attempts", in: "deliveries")
+            let clientId: Int64 = try row.value("client_id", in: "deliveries")
+            let created: Int64 = try row.value("created_at", in: "deliveries")
             if now.seconds - created >= Self.giveUpAfter {
                 try db.execute(sql: "UPDATE deliveries SET state = 'failed' WHERE id = ?", arguments: [id])
                 return .gaveUp
@@ -104,18 +106,18 @@ public final class Outbox: Sendable {
     }
 
     func compose(_ db: Database, delivery row: Row, client: Client, from: String, now: Date) throws -> Envelope? {
-        let id: Int64 = row["id"], language = client.language
+        let id: Int64 = try row.value("id", in: "deliveries"), language = client.language
         let messageId = "delivery-\(id).\(try instance(db))@clinic"
-        if (row["purpose"] as String) == "email_code" {
-            guard let to = client.pendingEmail, let sealed = row["payload"] as Data? else { return nil }
+        if (try row.value("purpose", in: "deliveries") as String) == "email_code" {
+            guard let to = client.pendingEmail, let sealed = try row.value("payload", in: "deliveries") as Data? else { return nil }
             let code = String(decoding: try database.cipher(db).open(bytes: sealed, context: "delivery:\(id)"), as: UTF8.self)
             return Envelope(to: to, data: Mail.compose(
                 from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
                 body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))
         }
         guard let to = client.email, let messageRow = try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ?",
-                                                                       arguments: [row["message_id"] as Int64?]) else { return nil }
-        let message = InboxMessage(row: messageRow)
+                                                                       arguments: [try row.value("message_id", in: "deliveries") as Int64?]) else { return nil }
+        let message = try InboxMessage(row: messageRow)
         var attachments: [Mail.Attachment] = []
         if message.kind.carriesEvent, let appointmentId = message.appointmentId,
            let appointment = try database.getAppointmentById(db, appointmentId),

@@ -36,7 +36,7 @@ extension ClientController {
                                              arguments: [messageId, clientId]) else {
                 throw ClinicError(.notFound, .messageNotFound, String(messageId))
             }
-            return InboxMessage(row: row)
+            return try InboxMessage(row: row)
         }
     }
 
@@ -92,7 +92,9 @@ extension ClientController {
             guard let pending = client.pendingEmail,
                   let row = try Row.fetchOne(db, sql: "SELECT * FROM email_confirmations WHERE client_id = ?", arguments: [clientId])
             else { return .none }
-            let attempts: Int = row["attempts"], expires: Int64 = row["expires_at"], hash: String = row["code_hash"]
+            let attempts: Int = try row.value("attempts", in: "email_confirmations", key: "client_id")
+            let expires: Int64 = try row.value("expires_at", in: "email_confirmations", key: "client_id")
+            let hash: String = try row.value("code_hash", in: "email_confirmations", key: "client_id")
             let given = code.trimmingCharacters(in: .whitespaces)
             guard attempts < Self.emailCodeAttempts, now.seconds < expires, given.count == 6,
                   Self.codeHash(given, clientId: clientId) == hash else {

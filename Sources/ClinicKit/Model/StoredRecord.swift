@@ -15,11 +15,17 @@ extension Date {
 
 extension Client {
     public init(row: Row) throws {
-        id = row["id"]; login = row["login"]; loginKey = row["login_key"]; passwordHash = row["password_hash"]
-        name = row["name"]; surname = row["surname"]; street = row["street"]; house = row["house"]; city = row["city"]
-        lat = row["lat"]; lon = row["lon"]; homeClinicId = row["home_clinic_id"]; preferredLanguage = row["preferred_language"]
-        privacyAcceptedAt = (row["privacy_accepted_at"] as Int64?).map(Date.init(seconds:))
-        privacyVersion = row["privacy_version"]; createdAt = Date(seconds: row["created_at"])
+        let table = "clients"
+        id = try row.value("id", in: table); login = try row.value("login", in: table)
+        loginKey = try row.value("login_key", in: table); passwordHash = try row.value("password_hash", in: table)
+        name = try row.value("name", in: table); surname = try row.value("surname", in: table)
+        street = try row.value("street", in: table); house = try row.value("house", in: table)
+        city = try row.value("city", in: table)
+        lat = try row.value("lat", in: table); lon = try row.value("lon", in: table)
+        homeClinicId = try row.value("home_clinic_id", in: table)
+        preferredLanguage = try row.value("preferred_language", in: table)
+        privacyAcceptedAt = try row.optionalInstant("privacy_accepted_at", in: table)
+        privacyVersion = try row.value("privacy_version", in: table); createdAt = try row.instant("created_at", in: table)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -34,10 +40,16 @@ extension Client {
 
 extension Clinic {
     public init(row: Row) throws {
-        id = row["id"]; externalId = row["external_id"]; name = row["name"]; address = row["address"]; city = row["city"]
-        cityKey = row["city_key"]; state = row["state"]; zip = row["zip"]; description = row["description"]
-        category = row["category"]; lat = row["lat"]; lon = row["lon"]; isPediatric = row["is_pediatric"]
-        isHospital = row["is_hospital"]; timeZone = row["time_zone"]; phone = row["phone"]; website = row["website"]
+        let table = "clinics"
+        id = try row.value("id", in: table); externalId = try row.value("external_id", in: table)
+        name = try row.value("name", in: table); address = try row.value("address", in: table)
+        city = try row.value("city", in: table)
+        cityKey = try row.value("city_key", in: table); state = try row.value("state", in: table)
+        zip = try row.value("zip", in: table); description = try row.value("description", in: table)
+        category = try row.value("category", in: table); lat = try row.value("lat", in: table)
+        lon = try row.value("lon", in: table); isPediatric = try row.value("is_pediatric", in: table)
+        isHospital = try row.value("is_hospital", in: table); timeZone = try row.value("time_zone", in: table)
+        phone = try row.value("phone", in: table); website = try row.value("website", in: table)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -51,7 +63,9 @@ extension Clinic {
 
 extension Department {
     public init(row: Row) throws {
-        id = row["id"]; clinicId = row["clinic_id"]; specialization = row["specialization"]; isDemo = row["is_demo"]
+        let table = "departments"
+        id = try row.value("id", in: table); clinicId = try row.value("clinic_id", in: table)
+        specialization = try row.value("specialization", in: table); isDemo = try row.value("is_demo", in: table)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -62,8 +76,10 @@ extension Department {
 
 extension Doctor {
     public init(row: Row) throws {
-        id = row["id"]; departmentId = row["department_id"]; name = row["name"]; isDemo = row["is_demo"]
-        isActive = row.hasColumn("is_active") ? row["is_active"] : true
+        let table = "doctors"
+        id = try row.value("id", in: table); departmentId = try row.value("department_id", in: table)
+        name = try row.value("name", in: table); isDemo = try row.value("is_demo", in: table)
+        isActive = try row.hasColumn("is_active") ? row.value("is_active", in: table) : true
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -73,8 +89,10 @@ extension Doctor {
 
 extension WorkingHours {
     public init(row: Row) throws {
-        id = row["id"]; doctorId = row["doctor_id"]; weekday = row["weekday"]; startMinute = row["start_minute"]
-        endMinute = row["end_minute"]; slotMinutes = row["slot_minutes"]
+        let table = "working_hours"
+        id = try row.value("id", in: table); doctorId = try row.value("doctor_id", in: table)
+        weekday = try row.value("weekday", in: table); startMinute = try row.value("start_minute", in: table)
+        endMinute = try row.value("end_minute", in: table); slotMinutes = try row.value("slot_minutes", in: table)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -85,12 +103,15 @@ extension WorkingHours {
 
 extension Appointment {
     public init(row: Row) throws {
-        id = row["id"]; clientId = row["client_id"]; clinicId = row["clinic_id"]; departmentId = row["department_id"]
-        doctorId = row["doctor_id"]; doctorName = row["doctor_name"]; startsAt = Date(seconds: row["starts_at"])
-        endsAt = Date(seconds: row["ends_at"]); notes = row["notes"]
-        createdAt = Date(seconds: row["created_at"]); updatedAt = Date(seconds: row["updated_at"])
-        visitTypeId = row.hasColumn("visit_type_id") ? row["visit_type_id"] : nil
-        let text: String = row["status"]
+        let table = "appointments"
+        id = try row.value("id", in: table); clientId = try row.value("client_id", in: table)
+        clinicId = try row.value("clinic_id", in: table); departmentId = try row.value("department_id", in: table)
+        doctorId = try row.value("doctor_id", in: table); doctorName = try row.value("doctor_name", in: table)
+        startsAt = try row.instant("starts_at", in: table)
+        endsAt = try row.instant("ends_at", in: table); notes = try row.value("notes", in: table)
+        createdAt = try row.instant("created_at", in: table); updatedAt = try row.instant("updated_at", in: table)
+        visitTypeId = try row.hasColumn("visit_type_id") ? row.value("visit_type_id", in: table) : nil
+        let text: String = try row.value("status", in: table)
         guard let status = AppointmentStatus(rawValue: text) else {
             throw ClinicError(.storage, .storageFailure, "unknown appointment status '\(text)'")
         }
@@ -109,10 +130,13 @@ extension Appointment {
 
 extension AppointmentEvent {
     public init(row: Row) throws {
-        id = row["id"]; appointmentId = row["appointment_id"]; event = row["event"]; actor = row["actor"]
-        at = Date(seconds: row["at"]); startsAt = (row["starts_at"] as Int64?).map(Date.init(seconds:)); doctorId = row["doctor_id"]
-        reason = row["reason"]
-        staffId = row.hasColumn("staff_id") ? row["staff_id"] : nil
+        let table = "appointment_events"
+        id = try row.value("id", in: table); appointmentId = try row.value("appointment_id", in: table)
+        event = try row.value("event", in: table); actor = try row.value("actor", in: table)
+        at = try row.instant("at", in: table); startsAt = try row.optionalInstant("starts_at", in: table)
+        doctorId = try row.value("doctor_id", in: table)
+        reason = try row.value("reason", in: table)
+        staffId = try row.hasColumn("staff_id") ? row.value("staff_id", in: table) : nil
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -126,8 +150,10 @@ extension AppointmentEvent {
 
 extension WorkingException {
     public init(row: Row) throws {
-        id = row["id"]; doctorId = row["doctor_id"]; day = row["day"]; startMinute = row["start_minute"]
-        endMinute = row["end_minute"]; slotMinutes = row["slot_minutes"]
+        let table = "working_exceptions"
+        id = try row.value("id", in: table); doctorId = try row.value("doctor_id", in: table)
+        day = try row.value("day", in: table); startMinute = try row.value("start_minute", in: table)
+        endMinute = try row.value("end_minute", in: table); slotMinutes = try row.value("slot_minutes", in: table)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {

@@ -149,7 +149,8 @@ public struct BookingPolicy: Sendable, Equatable {
         var policy = BookingPolicy()
         let stored = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE key LIKE 'booking.%'"))
         for row in stored {
-            let key: String = row["key"], text: String = row["value"]
+            let key: String = try row.value("key", in: "settings", key: "key")
+            let text: String = try row.value("value", in: "settings", key: "key")
             if let entry = keys.first(where: { $0.key == key }), let value = Int(text), entry.range.contains(value) {
                 policy[keyPath: entry.path] = value
             }

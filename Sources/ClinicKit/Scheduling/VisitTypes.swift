@@ -14,9 +14,12 @@ public struct VisitType: Sendable, Equatable {
     public let priceCents: Int?
     public let isActive: Bool
 
-    init(row: Row) {
-        id = row["id"]; departmentId = row["department_id"]; nameEn = row["name_en"]; nameRu = row["name_ru"]
-        durationMinutes = row["duration_minutes"]; priceCents = row["price_cents"]; isActive = row["is_active"]
+    init(row: Row) throws {
+        let table = "visit_types"
+        id = try row.value("id", in: table); departmentId = try row.value("department_id", in: table)
+        nameEn = try row.value("name_en", in: table); nameRu = try row.value("name_ru", in: table)
+        durationMinutes = try row.value("duration_minutes", in: table); priceCents = try row.value("price_cents", in: table)
+        isActive = try row.value("is_active", in: table)
     }
 
     public func name(_ language: Language) -> String { language == .ru ? nameRu : nameEn }

@@ -42,11 +42,13 @@ public struct SessionManager: Sendable {
             SELECT id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
             FROM sessions WHERE client_id = ? AND last_used_at >= ? ORDER BY id
             """, arguments: [clientId, oldest]).map { row in
-            let name: String? = row["device_name"], platform: String? = row["device_platform"]
-            let version: String? = row["device_app_version"]
+            let name: String? = try row.value("device_name", in: "sessions")
+            let platform: String? = try row.value("device_platform", in: "sessions")
+            let version: String? = try row.value("device_app_version", in: "sessions")
             let device = name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") }
-            return SessionInfo(id: row["id"], createdAt: Date(seconds: row["created_at"]), lastUsedAt: Date(seconds: row["last_used_at"]),
-                               device: device, isCurrent: currentHash == row["token_hash"])
+            return SessionInfo(id: try row.value("id", in: "sessions"), createdAt: try row.instant("created_at", in: "sessions"),
+                               lastUsedAt: try row.instant("last_used_at", in: "sessions"), device: device,
+                               isCurrent: currentHash == (try row.value("token_hash", in: "sessions") as String?))
         }
     }
 
@@ -63,15 +65,15 @@ public struct SessionManager: Sendable {
         guard Self.isWellFormed(token) else { return nil }
         let hash = Self.hash(token)
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?"),
+            db.cachedStatement(sql: "SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?"),
             arguments: [hash]) else { return nil }
         // The look-up is by hash; compare again in constant time so that the decision does not
         // depend on how much of the value matched.
-        let stored: String = row["token_hash"]
+        let stored: String = try row.value("token_hash", in: "sessions")
         guard Self.constantTimeEquals(stored, hash) else { return nil }
-        let lastUsed: Int64 = row["last_used_at"]
+        let lastUsed: Int64 = try row.value("last_used_at", in: "sessions")
         guard Double(Int64(now.timeIntervalSince1970) - lastUsed) <= Self.idleLimit else { return nil }
-        return row["client_id"]
+        return try row.value("client_id", in: "sessions")
     }
 
     /// Records a use of the session, which keeps it alive for another `idleLimit`.

@@ -287,6 +287,11 @@ public final class DatabaseManager: Sendable {
             throw error
         } catch let error as DatabaseError {
             throw Self.map(error)
+        } catch is RowDecodingError {
+            // A throwing read (`Int64.fetchOne`, `row.decode`) of a value of another type than
+            // expected, not named by `Row.value(_:in:)`: a storage error too. Its own text is
+            // not passed on (it lists the whole row).
+            throw ClinicError(.storage, .storageFailure, "a stored value has another type than expected")
         }
     }
 
@@ -377,7 +382,7 @@ public final class DatabaseManager: Sendable {
     /// A patient row with its personal fields opened (rows from before encryption have none).
     func opened(_ db: Database, _ row: Row) throws -> Client {
         var client = try Client(row: row)
-        if let envelope = row["personal"] as Data? {
+        if let envelope = try row.value("personal", in: "clients") as Data? {
             client.take(try cipher(db).open(envelope, loginKey: client.loginKey))
         }
         return client

@@ -52,9 +52,9 @@ public enum DemoDirectory {
             VALUES (?, ?, ?, ?, ?)
             """)
         for (number, clinic) in clinics.enumerated() {
-            let clinicId: Int64 = clinic["id"]
-            let externalId: String = clinic["external_id"]
-            let category: String = clinic["category"]
+            let clinicId: Int64 = try clinic.value("id", in: "clinics")
+            let externalId: String = try clinic.value("external_id", in: "clinics")
+            let category: String = try clinic.value("category", in: "clinics")
             for specialization in Specialization.demo(forCategory: category) {
                 try insertDepartment.execute(arguments: [clinicId, specialization])
                 let departmentId = db.lastInsertedRowID

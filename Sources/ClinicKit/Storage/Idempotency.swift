@@ -58,8 +58,12 @@ public struct IdempotencyStore: Sendable {
                            arguments: [now.seconds - Int64(Self.lifetime)])
             if let row = try Row.fetchOne(db, sql: "SELECT fingerprint, status, body FROM idempotency_keys WHERE client_id = ? AND key = ?",
                                           arguments: [clientId, key]) {
-                guard (row["fingerprint"] as String) == fingerprint else { throw ClinicError(.idempotencyKeyReused, .apiKeyReused) }
-                return Response(status: row["status"], body: row["body"], replayed: true)
+                let table = "idempotency_keys"
+                guard (try row.value("fingerprint", in: table, key: "client_id") as String) == fingerprint else {
+                    throw ClinicError(.idempotencyKeyReused, .apiKeyReused)
+                }
+                return Response(status: try row.value("status", in: table, key: "client_id"),
+                                body: try row.value("body", in: table, key: "client_id"), replayed: true)
             }
             let response = try work()
             try db.execute(sql: """
