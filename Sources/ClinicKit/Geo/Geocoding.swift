@@ -136,28 +136,14 @@ public final class GeocodingService: Sendable {
             }
             suggestion = answer.suggestion
         }
-        if let row = try database.read({ db in
-            try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
-        }), let coordinate = Coordinate(latitude: try row.value("lat", in: "geocode_cache"),
-                                         longitude: try row.value("lon", in: "geocode_cache")) {
-            return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
-                                 source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
-        }
+        if let cached = try cachedResult(key) { return cached }
         for geocoder in offline {
             if let found = try geocoder.geocode(trimmed) {
                 return GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
                                      source: geocoder.source, cached: false, placeName: found.name)
             }
         }
-        if let remote {
-            if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
-            if let found = try remote.geocode(trimmed) {
-                let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                           source: remote.source, cached: false, placeName: found.name)
-                remoteAnswers.withLock { $0[key] = answer }
-                return answer
-            }
-        }
+        if let answer = try remoteResult(trimmed, key: key) { return answer }
         if let suggestion {
             throw ClinicError(.geocodeFailed, .geocodeSuggestion, trimmed, suggestion.displayName, suggestion.hint(among: []))
         }
@@ -177,16 +163,26 @@ public final class GeocodingService: Sendable {
     /// The cache's or the remote geocoder's answer for a street address, nil when neither
     /// knows it or the geocoder cannot be asked now (the offline sources answer then).
     func streetLevel(_ query: String, key: String) throws -> GeocodeResult? {
-        if let row = try database.read({ db in
+        if let cached = try cachedResult(key) { return cached }
+        return (try? remoteResult(query, key: key)) ?? nil
+    }
+
+    /// The geocode cache's answer for a normalized query, nil when it has none.
+    func cachedResult(_ key: String) throws -> GeocodeResult? {
+        guard let row = try database.read({ db in
             try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
         }), let coordinate = Coordinate(latitude: try row.value("lat", in: "geocode_cache"),
-                                         longitude: try row.value("lon", in: "geocode_cache")) {
-            return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
-                                 source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
-        }
+                                        longitude: try row.value("lon", in: "geocode_cache")) else { return nil }
+        return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
+                             source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
+    }
+
+    /// The HTTP geocoder's answer (asked once per process for a query), nil without one or
+    /// when it does not know the query; throws when it cannot be asked.
+    func remoteResult(_ query: String, key: String) throws -> GeocodeResult? {
         guard let remote else { return nil }
         if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
-        guard let found = try? remote.geocode(query) else { return nil }
+        guard let found = try remote.geocode(query) else { return nil }
         let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
                                    source: remote.source, cached: false, placeName: found.name)
         remoteAnswers.withLock { $0[key] = answer }
