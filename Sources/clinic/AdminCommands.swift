@@ -121,7 +121,7 @@ extension Admin {
                     }
                 }
                 let system = try context.system()
-                let read = try system.database.read { db in try AuditLog.export(db, since: start) }
+                let read = try system.auditExport(since: start)
                 let events = read.entries.map(AuditEventJSON.init)
                 // A row edited in the file (text where a number belongs) is named on stderr and
                 // left out; the others are still exported, and the command then fails.

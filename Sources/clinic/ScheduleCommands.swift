@@ -225,8 +225,7 @@ extension Admin {
             subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
         /// Prints every booking rule with its value.
-        static func show(_ context: Context, _ system: ClinicSystem) throws {
-            let policy = try system.database.read { db in try BookingPolicy.load(db) }
+        static func show(_ context: Context, _ policy: BookingPolicy) throws {
             let values = BookingPolicy.keys.map { ($0.key, policy[keyPath: $0.path]) }
             try context.emit(Dictionary(uniqueKeysWithValues: values)) {
                 values.map { context.text(.settingLine, $0.0, String($0.1)) }.joined(separator: "\n")
@@ -239,7 +238,7 @@ extension Admin {
 
             func run() throws {
                 let context = Context(global)
-                try Settings.show(context, try context.system())
+                try Settings.show(context, try context.system().appointments.bookingPolicy())
             }
         }
 
@@ -251,9 +250,7 @@ extension Admin {
 
             func run() throws {
                 let context = Context(global)
-                let system = try context.system()
-                try system.database.write { db in try BookingPolicy.set(db, key: key, value: value) }
-                try Settings.show(context, system)
+                try Settings.show(context, try context.system().appointments.setBookingRule(key, to: value))
             }
         }
     }

@@ -282,3 +282,11 @@ enum AuditChain {
         init(manager: DatabaseManager, db: Database) { self.manager = manager; self.db = db }
     }
 }
+
+extension ClinicSystem {
+    /// The operator's export: every audit row from `since` on, oldest first, and the rows that
+    /// cannot be read (for the export to name).
+    public func auditExport(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        try database.read { db in try AuditLog.export(db, since: since) }
+    }
+}
