@@ -48,38 +48,26 @@ extension AppointmentsCommand {
     func run() throws {
         let context = Context(global)
         let (system, client) = try context.signedIn()
-        let list = try system.appointments.getAppointmentsByClientId(client.id ?? 0, scope: scope)
-        try context.emit(list.map(AppointmentJSON.init)) {
+        let list = try system.appointments(ofPatient: client.id ?? 0, scope: scope)
+        try context.emit(list.map { AppointmentJSON($0.appointment) }) {
             guard !list.isEmpty else { return context.text(.noAppointments) }
-            return Noun.appointment.count(list.count, context.language) + "\n" + (try appointmentTable(list, system, context))
+            return Noun.appointment.count(list.count, context.language) + "\n" + appointmentTable(list, context)
         }
     }
   }
 }
 
 /// Appointments as a table in the clinics' own time; `numbered` puts a choice number first.
-func appointmentTable(_ list: [Appointment], _ system: ClinicSystem, _ context: Context, numbered: Bool = false) throws -> String {
-    var clinics: [Int64: Clinic] = [:]
-    var departments: [Int64: Department] = [:]
-    for appointment in list {
-        if clinics[appointment.clinicId] == nil {
-            clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
-        }
-        if departments[appointment.departmentId] == nil {
-            departments[appointment.departmentId] = try system.departments.getDepartmentById(appointment.departmentId)
-        }
-    }
+func appointmentTable(_ list: [AppointmentAtClinic], _ context: Context, numbered: Bool = false) -> String {
     let shift = numbered ? 1 : 0
     return Output.table(
         (numbered ? ["#"] : []) + [context.text(.headerId), context.text(.headerStart), context.text(.headerClinic),
                                    context.text(.headerDepartment), context.text(.headerDoctor), context.text(.headerStatus)],
-        list.enumerated().map { index, appointment in
-            let clinic = clinics[appointment.clinicId]
-            let department = departments[appointment.departmentId]
+        list.enumerated().map { index, item in
+            let appointment = item.appointment
             return (numbered ? [String(index + 1)] : []) + [
-                String(appointment.id ?? 0),
-                clinic.map { localTime(appointment.startsAt, $0, context) } ?? DateText.iso8601(appointment.startsAt),
-                clinic?.name ?? "", department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
+                String(appointment.id ?? 0), localTime(appointment.startsAt, item.clinic, context),
+                item.clinic.name, Specialization.displayName(item.department.specialization, context.language),
                 appointment.doctorName, appointment.status.text(context.language)]
         }, flexible: [shift + 2, shift + 3, shift + 4])
 }

@@ -19,9 +19,9 @@ struct LocationOptions: ParsableArguments {
         try PlaceChoice.choose(latitude: lat, longitude: lon, at: at, address: address, home: me)
     }
 
-    /// The point, and the geocoding result to record if an address was looked up.
-    func resolve(_ context: Context, _ system: ClinicSystem) throws -> (Coordinate, GeocodeResult?) {
-        try choice().resolve(system.geocoding) { try context.currentClient(system).client }
+    /// The signed-in patient, asked for only by `--me`.
+    func patient(_ context: Context, _ system: ClinicSystem) -> () throws -> Client {
+        { try context.currentClient(system).client }
     }
 }
 
@@ -46,10 +46,9 @@ extension Clinics {
             try query.validate() // before the database is opened or an address looked up
             try location.check()
             let system = try context.system()
-            let (point, geocoded) = try location.resolve(context, system)
-            let found = try system.clinics.nearest(to: point, query)
-            if let geocoded { try system.geocoding.remember(geocoded) }
-            context.noteAmbiguity(geocoded)
+            let search = try system.nearestClinics(from: try location.choice(), query, patient: location.patient(context, system))
+            let found = search.found
+            context.noteAmbiguity(search.geocoded)
             try context.emit(found.map(NearbyClinicJSON.init)) {
                 guard !found.isEmpty else { return context.text(.nearestNone) }
                 return Output.table(

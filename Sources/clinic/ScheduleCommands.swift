@@ -19,11 +19,10 @@ struct Slots: ParsableCommand {
         let context = Context(global)
         let first = try from.map(TimeInput.parseDay)
         let system = try context.system()
-        let slots = try system.appointments.slots(departmentId: department, doctorId: doctor, from: first, days: days,
-                                                  visitTypeId: visitType)
+        let (clinic, slots) = try system.slots(departmentId: department, doctorId: doctor, from: first, days: days,
+                                               visitTypeId: visitType)
         try context.emit(slots.map(SlotJSON.init)) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
-            let clinic = try system.clinics.getClinicById(try system.departments.getDepartmentById(department).clinicId)
             var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
                                                                                       language: context.language)), ""]
             // Slots by local day, in order.
@@ -76,13 +75,12 @@ struct Find: ParsableCommand {
         let shownDeadline = min(deadline ?? Date().addingTimeInterval(AppointmentController.findWindow),
                                 Date().addingTimeInterval(AppointmentController.findMaximumWindow))
         let system = try context.system()
-        let (point, geocoded) = try location.resolve(context, system)
-        let search = try system.appointments.searchFreeSlots(specialization: specialization, near: point, before: deadline,
-                                                             limit: limit, pediatricOnly: pediatric, minutes: minutes,
-                                                             clinics: system.clinics)
+        let result = try system.findFreeSlots(from: try location.choice(), specialization: specialization, before: deadline,
+                                              limit: limit, pediatricOnly: pediatric, minutes: minutes,
+                                              patient: location.patient(context, system))
+        let search = result.found
         let found = search.slots
-        if let geocoded { try system.geocoding.remember(geocoded) }
-        context.noteAmbiguity(geocoded)
+        context.noteAmbiguity(result.geocoded)
         if !search.complete { context.terminal.note(context.text(.findIncomplete, String(search.clinicsExamined))) }
         try context.emit(found.map(FreeSlotJSON.init)) {
             guard !found.isEmpty else {
@@ -263,17 +261,10 @@ struct HoursOptions: ParsableArguments {
     var off = false
     @Option(help: ArgumentHelp("Start, HH:MM local.", valueName: "time")) var from: String?
     @Option(help: ArgumentHelp("End, HH:MM local.", valueName: "time")) var to: String?
-    @Option(help: "Slot length in minutes (default 20).") var slot: Int = 20
+    @Option(help: "Slot length in minutes (default \(DoctorSchedule.Interval.defaultSlotMinutes)).") var slot: Int?
 
     /// nil for `--off`; `invalid_input` unless exactly one of the two forms is given.
     func interval() throws -> DoctorSchedule.Interval? {
-        switch (off, from, to) {
-        case (true, nil, nil): return nil
-        case (false, let from?, let to?):
-            guard let start = Shapes.minutes(from), let end = Shapes.minutes(to) else { throw ClinicError.invalid(.exceptionInvalid) }
-            return DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: slot)
-        default: throw ClinicError.invalid(.exceptionInvalid)
-        }
+        try DoctorSchedule.Interval.parse(off: off, start: from, end: to, slotMinutes: slot)
     }
-
 }

@@ -31,6 +31,13 @@ public struct StaffMember: Sendable, Equatable {
     /// admins, not doctors (`book`, `message` refuse the others).
     public var runsTheFrontDesk: Bool { role != .doctor }
 
+    /// Whether this member may take `action` on `appointment` now: the one permission rule
+    /// (`StaffAction.refusal`) that `StaffController.act` enforces and that pages offer
+    /// actions by.
+    public func may(_ action: StaffAction, on appointment: Appointment, now: Date = Date()) -> Bool {
+        action.refusal(by: self, on: appointment, now: now) == nil
+    }
+
     init(row: Row) throws {
         let table = "staff_accounts"
         id = try row.value("id", in: table)
@@ -340,7 +347,7 @@ public final class StaffController: Sendable {
                 let patient = appointment.clientId.flatMap { patients[$0] }
                 return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
                                 patientLogin: patient?.login,
-                                actions: StaffAction.allCases.filter { $0.refusal(by: member, on: appointment, now: now) == nil })
+                                actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now) })
             }
             return (local, zone, entries)
         }

@@ -32,6 +32,22 @@ public struct DoctorSchedule: Sendable {
             self.slotMinutes = slotMinutes
         }
 
+        /// The slot length when staff set hours without one.
+        public static let defaultSlotMinutes = 20
+
+        /// Hours as every front takes them: `off` (a day off: nil), or a start and an end
+        /// ("HH:MM" local) with a slot length (default `defaultSlotMinutes`);
+        /// `invalid_input` (`exceptionInvalid`) for anything else.
+        public static func parse(off: Bool, start: String?, end: String?, slotMinutes: Int?) throws -> Interval? {
+            switch (off, start, end) {
+            case (true, nil, nil): return nil
+            case (false, let start?, let end?):
+                guard let from = Shapes.minutes(start), let to = Shapes.minutes(end) else { throw ClinicError.invalid(.exceptionInvalid) }
+                return Interval(startMinute: from, endMinute: to, slotMinutes: slotMinutes ?? defaultSlotMinutes)
+            default: throw ClinicError.invalid(.exceptionInvalid)
+            }
+        }
+
         /// Within one day, start before end, slots of 5 to 480 minutes.
         public var isValid: Bool {
             startMinute >= 0 && endMinute <= 1440 && startMinute < endMinute && (5...480).contains(slotMinutes)

@@ -190,14 +190,14 @@ extension Session {
     // MARK: Appointments
 
     func myAppointments() throws {
-        let all = try system.appointments.getAppointmentsByClientId(clientId, scope: .all)
+        let all = try system.appointments(ofPatient: clientId, scope: .all)
         let now = Date()
         // Soonest first; everything that is not upcoming is past or cancelled.
-        let upcoming = all.filter { AppointmentScope.upcoming.contains($0, now: now) }
-        let closed = all.filter { !AppointmentScope.upcoming.contains($0, now: now) }
+        let upcoming = all.filter { AppointmentScope.upcoming.contains($0.appointment, now: now) }
+        let closed = all.filter { !AppointmentScope.upcoming.contains($0.appointment, now: now) }
         for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), closed)] {
             prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
-            if !list.isEmpty { prompt.say(try appointmentTable(list, system, context)) }
+            if !list.isEmpty { prompt.say(appointmentTable(list, context)) }
         }
     }
 
@@ -219,18 +219,18 @@ extension Session {
 
     /// One of the patient's upcoming appointments; nil to go back (Enter too: nothing is
     /// chosen by default before a change).
-    func chooseUpcoming(_ title: MessageKey) throws -> Appointment? {
-        let upcoming = try system.appointments.getAppointmentsByClientId(clientId, scope: .upcoming)
+    func chooseUpcoming(_ title: MessageKey) throws -> AppointmentAtClinic? {
+        let upcoming = try system.appointments(ofPatient: clientId, scope: .upcoming)
         guard !upcoming.isEmpty else { prompt.say(text(.noAppointments)); return nil }
         prompt.heading(text(title))
-        prompt.say(try appointmentTable(upcoming, system, context, numbered: true))
+        prompt.say(appointmentTable(upcoming, context, numbered: true))
         guard let index = prompt.pick(upcoming.count, default: nil) else { return nil }
         return upcoming[index]
     }
 
     func reschedule() throws {
-        guard let appointment = try chooseUpcoming(.rescheduleTitle) else { return }
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        guard let chosen = try chooseUpcoming(.rescheduleTitle) else { return }
+        let appointment = chosen.appointment, clinic = chosen.clinic
         guard let slot = try pickSlot(department: appointment.departmentId, clinic: clinic, doctor: appointment.doctorId) else {
             return
         }
@@ -241,8 +241,8 @@ extension Session {
     }
 
     func cancel() throws {
-        guard let appointment = try chooseUpcoming(.cancelTitle) else { return }
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        guard let chosen = try chooseUpcoming(.cancelTitle) else { return }
+        let appointment = chosen.appointment, clinic = chosen.clinic
         guard prompt.confirm(text(.askCancel, localTime(appointment.startsAt, clinic, context), clinic.name), default: false) else {
             prompt.say(text(.notChanged))
             return

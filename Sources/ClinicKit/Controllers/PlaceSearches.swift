@@ -1,0 +1,136 @@
+import Foundation
+
+/// What a search from a place found, and the address look-up it made (the fronts tell the
+/// user when the address was ambiguous and which place was taken).
+public struct FromPlace<Found: Sendable>: Sendable {
+    public let found: Found
+    /// The geocoding of an address, nil for coordinates or the patient's home.
+    public let geocoded: GeocodeResult?
+}
+
+extension ClinicSystem {
+    /// "The nearest clinics from a place", the one use case behind `clinic nearest`,
+    /// `GET /v1/clinics/nearest` and the web's nearest page: resolve the place (coordinates,
+    /// a coordinate text, an address, or the patient's home), search the finder, and
+    /// remember the address in the geocode cache once the search succeeded.
+    /// `patient` is asked only for the home place.
+    public func nearestClinics(from place: PlaceChoice, _ query: NearestQuery,
+                               patient: () throws -> Client) throws -> FromPlace<[NearbyClinic]> {
+        try query.validate()
+        let (point, geocoded) = try place.resolve(geocoding, patient: patient)
+        let found = try clinics.nearest(to: point, query)
+        if let geocoded { try geocoding.remember(geocoded) }
+        return FromPlace(found: found, geocoded: geocoded)
+    }
+
+    /// "The nearest clinics with a free slot from a place" (`clinic appointments find`,
+    /// `GET /v1/find`): the place resolved as for `nearestClinics`, then the budgeted search
+    /// (`AppointmentController.searchFreeSlots`).
+    public func findFreeSlots(from place: PlaceChoice, specialization: String, before: Date? = nil, limit: Int = 1,
+                              pediatricOnly: Bool = false, minutes: Int? = nil, budget: SearchBudget = .standard,
+                              patient: () throws -> Client) throws -> FromPlace<FreeSlotSearch> {
+        try NearestQuery.checkLimit(limit)
+        let (point, geocoded) = try place.resolve(geocoding, patient: patient)
+        let search = try appointments.searchFreeSlots(specialization: specialization, near: point, before: before, limit: limit,
+                                                      pediatricOnly: pediatricOnly, minutes: minutes, clinics: clinics,
+                                                      budget: budget)
+        if let geocoded { try geocoding.remember(geocoded) }
+        return FromPlace(found: search, geocoded: geocoded)
+    }
+}
+
+/// A patient's appointment with the clinic and department it is at (their names, the
+/// address and the time zone are what every front shows next to it).
+public struct AppointmentAtClinic: Sendable {
+    public let appointment: Appointment
+    public let clinic: Clinic
+    public let department: Department
+}
+
+/// What a patient picks from when booking at a clinic: its departments, the chosen
+/// department's visit types, and the chosen day's free slots.
+public struct BookingChoices: Sendable {
+    public let clinic: Clinic
+    public let departments: [Department]
+    public let visitTypes: [VisitType]
+    /// The free slots of the chosen day (empty without a department and a day).
+    public let freeSlots: [Slot]
+}
+
+/// An appointment with its history, its clinic, and the free times of a day to move it to.
+public struct AppointmentDetails: Sendable {
+    public let appointment: Appointment
+    public let history: [AppointmentEvent]
+    public let clinic: Clinic
+    /// Free times of the chosen day (empty without a day).
+    public let rescheduleTimes: [Slot]
+}
+
+extension ClinicSystem {
+    /// A patient's appointments, each with its clinic.
+    public func appointments(ofPatient clientId: Int64, scope: AppointmentScope) throws -> [AppointmentAtClinic] {
+        let list = try appointments.getAppointmentsByClientId(clientId, scope: scope)
+        return try withPlaces(list)
+    }
+
+    /// Appointments, each with its clinic and department (each read once).
+    public func withPlaces(_ list: [Appointment]) throws -> [AppointmentAtClinic] {
+        var clinicsRead: [Int64: Clinic] = [:], departmentsRead: [Int64: Department] = [:]
+        return try list.map { appointment in
+            let clinic = try clinicsRead[appointment.clinicId] ?? clinics.getClinicById(appointment.clinicId)
+            let department = try departmentsRead[appointment.departmentId] ?? departments.getDepartmentById(appointment.departmentId)
+            clinicsRead[appointment.clinicId] = clinic
+            departmentsRead[appointment.departmentId] = department
+            return AppointmentAtClinic(appointment: appointment, clinic: clinic, department: department)
+        }
+    }
+
+    /// One of a patient's appointments with its history and clinic, and with `day`, the free
+    /// times it could move to that day.
+    public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil) throws
+        -> AppointmentDetails {
+        let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
+        let clinic = try clinics.getClinicById(appointment.clinicId)
+        let times = try day.map { try appointments.rescheduleTimes(appointment, from: $0) } ?? []
+        return AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times)
+    }
+
+    /// The choices of a booking at `clinicId`: a department that is not the clinic's is
+    /// `not_found`, as one that does not exist.
+    public func bookingChoices(clinicId: Int64, departmentId: Int64? = nil, visitTypeId: Int64? = nil,
+                               day: LocalDateTime? = nil) throws -> BookingChoices {
+        let clinic = try clinics.getClinicById(clinicId)
+        let list = try departments.getDepartmentsByClinicId(clinicId)
+        var visitTypes: [VisitType] = [], slots: [Slot] = []
+        if let departmentId {
+            guard list.contains(where: { $0.id == departmentId }) else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            visitTypes = try departments.visitTypes(departmentId: departmentId)
+            if let day {
+                slots = try appointments.slots(departmentId: departmentId, from: day, days: 1, visitTypeId: visitTypeId)
+                    .filter(\.isAvailable)
+            }
+        }
+        return BookingChoices(clinic: clinic, departments: list, visitTypes: visitTypes, freeSlots: slots)
+    }
+
+    /// A clinic with its departments and each department's doctors.
+    public func clinicWithDepartments(_ id: Int64) throws -> (clinic: Clinic, departments: [(department: Department, doctors: [Doctor])]) {
+        let clinic = try clinics.getClinicById(id)
+        let list = try departments.getDepartmentsByClinicId(id).map { department in
+            (department, try departments.getDoctorsByDepartmentId(department.id ?? 0))
+        }
+        return (clinic, list)
+    }
+
+    /// A department's slots with the clinic they are at (for showing them in its zone).
+    public func slots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int = 7,
+                      visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {
+        let department = try departments.getDepartmentById(departmentId)
+        let clinic = try clinics.getClinicById(department.clinicId)
+        let slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
+                                           visitTypeId: visitTypeId)
+        return (clinic, slots)
+    }
+}
