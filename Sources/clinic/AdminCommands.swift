@@ -42,8 +42,8 @@ struct Admin: ParsableCommand {
         func run() throws {
             let context = Context(global)
             let system = try context.system(migrate: false, initialize: false)
-            let ran = try system.database.migrate(to: to)
-            let version = try system.database.currentVersion()
+            let ran = try system.migrate(to: to)
+            let version = try system.schemaVersion()
             struct Result: Encodable { let version: Int; let ran: [Int] }
             try context.emit(Result(version: version, ran: ran)) {
                 ran.isEmpty ? context.text(.migrateNothing, String(version))

@@ -13,8 +13,7 @@ extension Admin {
         func run() throws {
             let context = Context(global)
             let system = try context.system(initialize: false)
-            try system.database.backup(to: file)
-            let version = try system.database.verifyBackup(at: file)
+            let version = try system.backup(to: file)
             struct JSON: Encodable { let path: String; let version: Int }
             try context.emit(JSON(path: file, version: version)) { context.text(.backupDone, file, String(version)) }
         }
@@ -38,9 +37,9 @@ extension Admin {
             formatter.dateFormat = "yyyyMMdd-HHmmss-SSS"
             var aside = context.databasePath + ".replaced-" + formatter.string(from: Date())
             if FileManager.default.fileExists(atPath: aside) { aside += "-" + UUID().uuidString.prefix(8) }
-            try system.database.restore(from: file, keepingAside: aside)
+            let version = try system.restore(from: file, keepingAside: aside)
             struct JSON: Encodable { let restored: String; let replacedKeptAt: String; let version: Int }
-            try context.emit(JSON(restored: file, replacedKeptAt: aside, version: try system.database.currentVersion())) {
+            try context.emit(JSON(restored: file, replacedKeptAt: aside, version: version)) {
                 context.text(.restoreDone, file, aside)
             }
         }
@@ -104,7 +103,7 @@ extension Admin {
         func run() throws {
             let context = Context(global)
             let system = try context.system(initialize: false)
-            let count = try system.database.rotateKey()
+            let count = try system.rotateKey()
             let keyPath = KeyFile(databasePath: context.databasePath).path
             struct JSON: Encodable { let reencrypted: Int; let keyFile: String }
             try context.emit(JSON(reencrypted: count, keyFile: keyPath)) {

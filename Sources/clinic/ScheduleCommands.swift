@@ -120,7 +120,7 @@ extension AppointmentsCommand {
                     history.map { event in
                         [localTime(event.at, clinic, context),
                          event.text(context.language) + (event.reason.map { " (" + $0 + ")" } ?? ""),
-                         context.text(event.actor == Actor.staff.rawValue ? .actorStaff : .actorPatient),
+                         context.text(event.actor == ChangedBy.staff.rawValue ? .actorStaff : .actorPatient),
                          event.startsAt.map { localTime($0, clinic, context) } ?? ""]
                     }))
                 return lines.joined(separator: "\n")

@@ -14,8 +14,9 @@ public enum AppointmentScope: String, Sendable, CaseIterable {
     }
 }
 
-/// Who changed an appointment.
-public enum Actor: String, Sendable {
+/// Who changed an appointment (its history's `actor` column): the patient or staff. Named so as not
+/// to shadow Swift's `Actor`.
+public enum ChangedBy: String, Sendable {
     case patient, staff
 }
 
@@ -419,7 +420,7 @@ public final class AppointmentController: Sendable {
         }
     }
 
-    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: Actor, now: Date,
+    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: ChangedBy, now: Date,
               reason: String? = nil) throws -> Appointment {
         try Self.move(db, database, appointment, to: status, by: actor, now: now, reason: reason)
     }
@@ -427,7 +428,7 @@ public final class AppointmentController: Sendable {
     /// Moves an appointment to a status and writes that to its history, in the caller's
     /// transaction; what every status change goes through (the profile's account deletion too).
     static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
-                     by actor: Actor, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
+                     by actor: ChangedBy, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
         var appointment = appointment
         appointment.status = status
         appointment.updatedAt = now
@@ -436,11 +437,11 @@ public final class AppointmentController: Sendable {
         return appointment
     }
 
-    func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date) throws {
+    func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date) throws {
         try Self.record(db, appointment, event, actor, now)
     }
 
-    static func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: Actor, _ now: Date,
+    static func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date,
                        reason: String? = nil, staffId: Int64? = nil) throws {
         let withSlot = event == "booked" || event == "rescheduled"
         var entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,

@@ -1,0 +1,44 @@
+import Foundation
+
+// The operator's use cases and what a server builds on the store, through `ClinicSystem`, so
+// that no front calls the store (`DatabaseManager`) itself: the fronts decode, call one of
+// these, and encode.
+
+extension ClinicSystem {
+    /// Moves the schema to `version` (default: the newest); the versions that ran.
+    public func migrate(to version: Int? = nil) throws -> [Int] { try database.migrate(to: version) }
+
+    /// The schema version of the database.
+    public func schemaVersion() throws -> Int { try database.currentVersion() }
+
+    /// For a server's readiness: the schema version of the database and the newest this program has.
+    public func schemaStatus() throws -> (current: Int, latest: Int) { try database.schemaStatus() }
+
+    /// An online backup to a new file, then verified (opened, checked, its version read):
+    /// returns that version.
+    public func backup(to path: String) throws -> Int {
+        try database.backup(to: path)
+        return try database.verifyBackup(at: path)
+    }
+
+    /// Replaces the database with a backup, the current file kept at `aside`; returns the
+    /// restored schema version.
+    public func restore(from path: String, keepingAside aside: String) throws -> Int {
+        try database.restore(from: path, keepingAside: aside)
+        return try database.currentVersion()
+    }
+
+    /// Re-encrypts every patient's personal data under a new key; how many rows.
+    public func rotateKey() throws -> Int { try database.rotateKey() }
+
+    /// A secret every server of this database shares (created on first use), by name.
+    public func sharedSecret(_ name: String) throws -> [UInt8] { try database.sharedSecret(name) }
+
+    /// The writer that commits many changes in one transaction (a server's bookings).
+    public func makeGroupCommitter(maximumBatch: Int, report: @escaping @Sendable (GroupCommitter.BatchReport) -> Void = { _ in }) -> GroupCommitter {
+        GroupCommitter(database: database, maximumBatch: maximumBatch, report: report)
+    }
+
+    /// Idempotency keys' stored responses, shared by every server of this database.
+    public func makeIdempotencyStore() -> IdempotencyStore { IdempotencyStore(database: database) }
+}

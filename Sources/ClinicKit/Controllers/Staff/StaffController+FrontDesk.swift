@@ -1,0 +1,201 @@
+import Foundation
+import GRDB
+
+// The front desk and the clinic's day: the day's list, the lifecycle actions, booking for a
+// patient, and messages to patients.
+
+extension StaffController {
+    /// The appointments of one local day of the member's clinic (default: today there), by
+    /// start, optionally of one department or doctor; a doctor sees their own only. Each
+    /// patient shown is one `patient.read` row in the audit trail, in the same transaction.
+    public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
+                         requestId: String? = nil) throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
+        let now = self.now()
+        return try database.write { db in
+            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            let zone = clinic.zone
+            let local = day ?? LocalDateTime.of(now, in: zone)
+            // Midnight may not exist (a zone that springs forward at 0:00): then 1:00 starts the day.
+            func dayStart(_ day: LocalDateTime) -> Date? {
+                day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
+            }
+            guard let start = dayStart(local), let end = dayStart(local.adding(days: 1)) else {
+                throw ClinicError.invalid(.invalidDay, local.dayText)
+            }
+            if let departmentId {
+                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                }
+            }
+            var doctor = doctorId
+            if member.role == .doctor {
+                if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+                doctor = member.doctorId ?? -1
+            } else if let doctorId, try DepartmentController.clinicId(db, doctorId: doctorId) != member.clinicId {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            var sql = "SELECT * FROM appointments WHERE clinic_id = ? AND starts_at >= ? AND starts_at < ?"
+            var arguments: StatementArguments = [member.clinicId, start.seconds, end.seconds]
+            if let departmentId { sql += " AND department_id = ?"; arguments += [departmentId] }
+            if let doctor { sql += " AND doctor_id = ?"; arguments += [doctor] }
+            sql += " ORDER BY starts_at, id"
+            let appointments = try Appointment.fetchAll(db, sql: sql, arguments: arguments)
+            var patients: [Int64: Client] = [:]
+            for clientId in Set(appointments.compactMap(\.clientId)).sorted() {
+                guard let client = try database.getUserById(db, clientId) else { continue }
+                patients[clientId] = client
+                try AuditLog.append(db, by: member.auditActor, action: "patient.read", clientId: clientId, requestId: requestId,
+                                    detail: "schedule \(local.dayText)", now: now)
+            }
+            let entries = appointments.map { appointment in
+                let patient = appointment.clientId.flatMap { patients[$0] }
+                return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
+                                patientLogin: patient?.login,
+                                actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now) })
+            }
+            return (local, zone, entries)
+        }
+    }
+
+    /// Moves an appointment of the member's clinic along the lifecycle: check-in, start,
+    /// complete, no-show, cancel (with a reason). Another clinic's appointment, or another
+    /// doctor's for a doctor, is `not_found`; an action the role may not take is `forbidden`.
+    public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
+                    requestId: String? = nil) throws -> Appointment {
+        try appointments.changes.count(action == .cancel ? "staff-cancel" : action.rawValue) {
+            try act(member, action, appointmentId, reason: reason, requestId: requestId)
+        }
+    }
+
+    private func act(_ member: StaffMember, _ action: StaffAction, _ appointmentId: Int64, reason: String?,
+                     requestId: String?) throws -> Appointment {
+        let reason = try Self.checkedReason(reason)
+        if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
+        let now = self.now()
+        return try database.write { db in
+            guard let appointment = try database.getAppointmentById(db, appointmentId) else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            }
+            if let refusal = action.refusal(by: member, on: appointment, now: now) { throw refusal }
+            let status = action.status
+            let moved = try AppointmentController.move(db, database, appointment, to: status, by: .staff, now: now,
+                                                       reason: action == .cancel ? reason : nil, staffId: member.id)
+            try AuditLog.append(db, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId,
+                                detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
+                                now: now)
+            if action == .cancel { try Inbox.about(db, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now) }
+            return moved
+        }
+    }
+
+    /// Books for a patient (by login) at the member's clinic: receptionists and clinic admins.
+    /// The patient's rules hold (lead time, their limit and overlaps); the history says which
+    /// staff account booked, and the audit trail has it, in the booking's transaction.
+    public func book(_ member: StaffMember, patientLogin: String, departmentId: Int64, at time: TimeInput.Parsed,
+                     doctorId: Int64? = nil, visitTypeId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let now = self.now()
+        var found: Int64?
+        do {
+            return try database.writeJoined { db in
+                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                }
+                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
+                      let clientId = patient.id else {
+                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+                }
+                found = clientId
+                let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
+                                                                doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
+                try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
+                                    appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
+                return booked
+            }
+        } catch let error as ClinicError {
+            guard let clientId = found else { throw error }
+            // The patient was looked up: the refusal is in their access log too (the one write a
+            // refused staff booking makes, on purpose), and says nothing of their other bookings.
+            let shown = Self.staffFacing(error)
+            try database.write { db in
+                try AuditLog.append(db, by: member.auditActor, action: "appointment.book-refused", clientId: clientId,
+                                    requestId: requestId, detail: shown.code.rawValue, now: now)
+            }
+            throw shown
+        }
+    }
+
+    /// What staff are told of a refusal that comes from the patient's other bookings: neither
+    /// where they are (an overlapping appointment's id may be at another clinic) nor how many
+    /// (the limit's count). Refusals about the clinic's own slot stay as they are.
+    static func staffFacing(_ error: ClinicError) -> ClinicError {
+        switch error.code {
+        case .overlappingAppointment, .limitReached: ClinicError(.patientUnavailable, .staffPatientUnavailable)
+        default: error
+        }
+    }
+
+    // MARK: Messages to patients
+
+    /// Writes a message from the clinic (receptionists and clinic admins): to one patient who
+    /// has an appointment at the clinic (`patientLogin`), or to every patient with an active
+    /// appointment there on a local date (`day`, optionally in one department). Each patient
+    /// gets it in their inbox (and by e-mail), in the audit trail as `message.send`. Returns how
+    /// many patients it went to.
+    public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
+                        departmentId: Int64? = nil, text: String, requestId: String? = nil) throws -> Int {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard (patientLogin == nil) != (day == nil), patientLogin == nil || departmentId == nil else {
+            throw ClinicError.invalid(.staffMessageTarget)
+        }
+        let text = try Inbox.checkedText(text)
+        let now = self.now()
+        return try database.write { db in
+            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            var recipients: [Int64] = []
+            if let patientLogin {
+                // Only a patient of this clinic: staff see no one else.
+                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
+                      let clientId = patient.id,
+                      try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND clinic_id = ?)",
+                                        arguments: [clientId, member.clinicId]) == true else {
+                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+                }
+                recipients = [clientId]
+            } else if let day {
+                if let departmentId {
+                    guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                        throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+                    }
+                }
+                let zone = clinic.zone
+                func dayStart(_ day: LocalDateTime) -> Date? {
+                    day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
+                }
+                guard let first = dayStart(day), let next = dayStart(day.adding(days: 1)) else {
+                    throw ClinicError.invalid(.invalidDay, day.dayText)
+                }
+                recipients = try Int64.fetchAll(db, sql: """
+                    SELECT DISTINCT client_id FROM appointments
+                    WHERE clinic_id = ? AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
+                    AND starts_at >= ? AND starts_at < ? AND (? IS NULL OR department_id = ?) ORDER BY client_id
+                    """, arguments: [member.clinicId, first.seconds, next.seconds, departmentId, departmentId])
+            }
+            for clientId in recipients {
+                let language = Language(rawValue: try String.fetchOne(db, sql: "SELECT preferred_language FROM clients WHERE id = ?",
+                                                                      arguments: [clientId]) ?? "en") ?? .en
+                try Inbox.post(db, clientId: clientId, kind: .clinic,
+                               subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text,
+                               clinicId: member.clinicId, staffId: member.id, now: now)
+                try AuditLog.append(db, by: member.auditActor, action: "message.send", clientId: clientId, requestId: requestId,
+                                    detail: String(text.prefix(200)), now: now)
+            }
+            return recipients.count
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+
+/// A staff role, scoped to one clinic (the operator is not an account: see `AuditActor`).
+public enum StaffRole: String, Sendable, CaseIterable {
+    case clinicAdmin = "clinic-admin", receptionist, doctor
+
+    var auditRole: AuditActor.Role {
+        switch self {
+        case .clinicAdmin: .clinicAdmin
+        case .receptionist: .receptionist
+        case .doctor: .doctor
+        }
+    }
+}
+
+/// A clinic staff account (migration 11). Not a patient: its own table and sessions.
+public struct StaffMember: Sendable, Equatable {
+    public let id: Int64
+    public let login: String
+    public let name: String
+    public let surname: String
+    public let role: StaffRole
+    public let clinicId: Int64
+    /// The doctor a `doctor` account is; nil for the other roles.
+    public let doctorId: Int64?
+    public let isActive: Bool
+    public let createdAt: Date
+
+    /// Booking for patients and writing to them is the front desk's: receptionists and clinic
+    /// admins, not doctors (`book`, `message` refuse the others).
+    public var runsTheFrontDesk: Bool { role != .doctor }
+
+    /// Whether this member may take `action` on `appointment` now: the one permission rule
+    /// (`StaffAction.refusal`) that `StaffController.act` enforces and that pages offer
+    /// actions by.
+    public func may(_ action: StaffAction, on appointment: Appointment, now: Date = Date()) -> Bool {
+        action.refusal(by: self, on: appointment, now: now) == nil
+    }
+
+    init(row: Row) throws {
+        let table = "staff_accounts"
+        id = try row.value("id", in: table)
+        login = try row.value("login", in: table)
+        name = try row.value("name", in: table)
+        surname = try row.value("surname", in: table)
+        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
+            throw ClinicError(.storage, .staffRowInvalid, String(id))
+        }
+        self.role = role
+        clinicId = try row.value("clinic_id", in: table)
+        doctorId = try row.value("doctor_id", in: table)
+        isActive = try row.value("is_active", in: table)
+        createdAt = try row.instant("created_at", in: table)
+    }
+
+    public var auditActor: AuditActor { AuditActor(staffId: id, role: role.auditRole, clinicId: clinicId) }
+}
+
+/// What a new staff account is.
+public struct StaffInput: Sendable {
+    public var login: String
+    public var name: String
+    public var surname: String
+    public var role: StaffRole
+    public var clinicId: Int64
+    public var doctorId: Int64?
+    public var password: String
+
+    public init(login: String, name: String, surname: String, role: StaffRole, clinicId: Int64, doctorId: Int64? = nil,
+                password: String) {
+        self.login = login; self.name = name; self.surname = surname; self.role = role; self.clinicId = clinicId
+        self.doctorId = doctorId; self.password = password
+    }
+}
+
+/// One appointment of a clinic's day, as staff see it: with the patient's name, decrypted
+/// only here (and the read written to the audit trail).
+public struct DayEntry: Sendable, Equatable {
+    public let appointment: Appointment
+    /// Nil when the patient deleted their account.
+    public let patientName: String?
+    public let patientLogin: String?
+    /// What the member who read the day may do to it now (`StaffAction.refusal`): what a
+    /// front offers, so that no button leads to a refusal.
+    public let actions: [StaffAction]
+}
+
+/// What staff do to an appointment, and the status it leads to.
+public enum StaffAction: String, Sendable, CaseIterable {
+    case checkIn = "check-in", start, complete, noShow = "no-show", cancel
+
+    public var status: AppointmentStatus {
+        switch self {
+        case .checkIn: .arrived
+        case .start: .inProgress
+        case .complete: .completed
+        case .noShow: .noShow
+        case .cancel: .cancelled
+        }
+    }
+
+    /// Why `member` may not take this action on `appointment` at `now`, nil when they may: the
+    /// one rule that `StaffController.act` enforces and that fronts offer actions by.
+    /// Another clinic's appointment, or another doctor's for a doctor, is `not_found`; an
+    /// action the role may not take is `forbidden`; a status that cannot move there, or a
+    /// completion or no-show before the start, is `invalid_transition`.
+    public func refusal(by member: StaffMember, on appointment: Appointment, now: Date) -> ClinicError? {
+        guard appointment.clinicId == member.clinicId, member.role != .doctor || appointment.doctorId == member.doctorId else {
+            return ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
+        }
+        guard isAllowed(for: member.role) else { return ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard appointment.status.canMove(to: status) else {
+            return ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
+        }
+        if (status == .completed || status == .noShow) && now < appointment.startsAt {
+            return ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
+        }
+        return nil
+    }
+
+    /// Who may: receptionists (and clinic admins) run the front desk; doctors start and
+    /// complete their own appointments. Clinic admins may do everything.
+    func isAllowed(for role: StaffRole) -> Bool {
+        switch (self, role) {
+        case (_, .clinicAdmin): true
+        case (.checkIn, .receptionist), (.noShow, .receptionist), (.cancel, .receptionist): true
+        case (.start, .doctor), (.complete, .doctor): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+// Staff shapes: accounts and the day's entries.
+
+/// A staff account (`clinic staff … --json`, `/v1/staff/…`); every key always, `null` where absent.
+public struct StaffJSON: Encodable, Sendable {
+    public let id: Int64; public let login: String; public let name: String; public let surname: String
+    public let role: String; public let clinicId: Int64; public let doctorId: Int64?; public let isActive: Bool
+
+    public init(_ member: StaffMember) {
+        id = member.id; login = member.login; name = member.name; surname = member.surname; role = member.role.rawValue
+        clinicId = member.clinicId; doctorId = member.doctorId; isActive = member.isActive
+    }
+
+    private enum Keys: String, CodingKey { case id, login, name, surname, role, clinicId, doctorId, isActive }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id); try container.encode(login, forKey: .login)
+        try container.encode(name, forKey: .name); try container.encode(surname, forKey: .surname)
+        try container.encode(role, forKey: .role); try container.encode(clinicId, forKey: .clinicId)
+        try container.encode(doctorId, forKey: .doctorId); try container.encode(isActive, forKey: .isActive)
+    }
+}
+
+/// One appointment of a clinic's day as staff see it: the appointment with the patient's name
+/// and login (`null` for a deleted account).
+public struct DayEntryJSON: Encodable, Sendable {
+    public let appointment: AppointmentJSON
+    public let patientName: String?
+    public let patientLogin: String?
+
+    public init(_ entry: DayEntry) {
+        appointment = AppointmentJSON(entry.appointment); patientName = entry.patientName; patientLogin = entry.patientLogin
+    }
+
+    private enum Keys: String, CodingKey { case patientName, patientLogin }
+
+    public func encode(to encoder: Encoder) throws {
+        try appointment.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(patientName, forKey: .patientName); try container.encode(patientLogin, forKey: .patientLogin)
+    }
+}

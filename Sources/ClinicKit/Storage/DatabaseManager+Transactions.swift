@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+import GRDB
+
+// Transactions: reads, writes (with the cross-process writer lock), joined writes, and the
+// mapping of SQLite's errors to ClinicError.
+
+extension DatabaseManager {
+    /// For a server's readiness: the schema version of the file and the newest this program has.
+    public func schemaStatus() throws -> (current: Int, latest: Int) {
+        (try currentVersion(), runner.latestVersion)
+    }
+
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors { try writer.read(body) }
+    }
+
+    /// One write transaction, begun IMMEDIATE so that the checks it makes hold until it
+    /// commits: a concurrent writer waits (up to the busy timeout) instead of racing it.
+    /// Inside `writeJoined`, on its thread, the write joins that transaction in a savepoint: it
+    /// commits with it, and its own failure undoes only its own changes.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkWritable()
+        if let joined = JoinedTransaction.current(self) {
+            return try mapErrors {
+                var result: T?
+                try joined.inSavepoint {
+                    result = try body(joined)
+                    return .commit
+                }
+                guard let result else { throw ClinicError(.internalError, .internalError, "empty savepoint") }
+                return result
+            }
+        }
+        guard let writerLock else { return try transaction(body) }
+        return try writerLock.withLock(limit: Self.busyLimit) { try transaction(body) }
+    }
+
+    /// One write transaction that the controllers' writes made inside `body` (on this thread)
+    /// join: what they change and what `body` records beside it commit together or not at all
+    /// (an idempotent request and its kept response).
+    public func writeJoined<T>(_ body: (Database) throws -> T) throws -> T {
+        try write { db in try JoinedTransaction.with(db, for: self) { try body(db) } }
+    }
+
+    /// `databaseReadOnly` for a database opened read-only: what every write checks first.
+    func checkWritable() throws {
+        if isReadOnly { throw ClinicError(.storage, .databaseReadOnly, path ?? "memory") }
+    }
+
+    func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors {
+            try writer.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try AuditChain.with(self, db) { try body(db) }
+                    return .commit
+                }
+                guard let result else { throw ClinicError(.internalError, .internalError, "empty transaction") }
+                return result
+            }
+        }
+    }
+
+    func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ClinicError {
+            throw error
+        } catch let error as DatabaseError {
+            throw Self.map(error)
+        } catch is RowDecodingError {
+            // A throwing read (`Int64.fetchOne`, `row.decode`) of a value of another type than
+            // expected, not named by `Row.value(_:in:)`: a storage error too. Its own text is
+            // not passed on (it lists the whole row).
+            throw ClinicError(.storage, .storageFailure, "a stored value has another type than expected")
+        }
+    }
+
+    static func map(_ error: DatabaseError) -> ClinicError {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return ClinicError(.busy, .databaseBusy)
+        default:
+            return ClinicError(.storage, .storageFailure, describe(error))
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return String(describing: error)
+    }
+
+    /// True for a unique violation on the index over `index` (a column name). SQLite names the
+    /// columns of the violated index in its message ("UNIQUE constraint failed:
+    /// appointments.doctor_id, appointments.starts_at"), and that is what tells the doctor's
+    /// index from the patient's.
+    static func isUniqueViolation(_ error: Error, index: String) -> Bool {
+        guard let error = error as? DatabaseError,
+              error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
+        else { return false }
+        return (error.message ?? "").contains(index)
+    }
+}
+
+/// The transaction `writeJoined` opened, for the writes made on its thread while it runs
+/// (GRDB runs a write's body synchronously on the calling thread's writer queue).
+enum JoinedTransaction {
+    private static let key = "ClinicKit.JoinedTransaction"
+
+    static func current(_ manager: DatabaseManager) -> Database? {
+        guard let entry = Thread.current.threadDictionary[key] as? Entry, entry.manager == ObjectIdentifier(manager) else { return nil }
+        return entry.db
+    }
+
+    static func with<T>(_ db: Database, for manager: DatabaseManager, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[key]
+        dictionary[key] = Entry(manager: ObjectIdentifier(manager), db: db)
+        defer { dictionary[key] = previous }
+        return try body()
+    }
+
+    private final class Entry {
+        let manager: ObjectIdentifier
+        let db: Database
+        init(manager: ObjectIdentifier, db: Database) { self.manager = manager; self.db = db }
+    }
+}
