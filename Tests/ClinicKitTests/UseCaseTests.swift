@@ -1,0 +1,122 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// The use cases every front calls (ClinicSystem+UseCases.swift): each is checked against the
+/// steps it replaces, so that a front that calls it gets what it used to compute itself.
+@Suite struct UseCaseTests {
+    func cacheRows(_ system: ClinicSystem) throws -> Int {
+        try system.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM geocode_cache") ?? 0 }
+    }
+
+    @Test func nearestFromAnAddressIsTheFindersAnswerAndRemembersTheAddress() throws {
+        let system = try makeSystem()
+        let query = NearestQuery(limit: 3)
+        #expect(try cacheRows(system) == 0)
+        let search = try system.nearestClinics(from: .address("Минск"), query) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let geocoded = try #require(search.geocoded)
+        #expect(search.found == (try system.clinics.nearest(to: geocoded.coordinate, query)))
+        #expect(search.found.first?.clinic.externalId == "MN1")
+        // The address is in the cache once the search succeeded.
+        #expect(try cacheRows(system) == 1)
+        // Coordinates are not looked up, and nothing is remembered.
+        let here = try system.nearestClinics(from: .coordinates(latitude: "40.7", longitude: "-74.0"), query) {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
+        }
+        #expect(here.geocoded == nil)
+        #expect(here.found.first?.clinic.externalId == "NY1")
+        #expect(try cacheRows(system) == 1)
+    }
+
+    @Test func aRefusedSearchRemembersNothing() throws {
+        let system = try makeSystem()
+        // A bad query is refused before the address is looked up or remembered.
+        let refused = expectError(.invalidInput) {
+            _ = try system.nearestClinics(from: .address("Минск"), NearestQuery(limit: 0)) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        }
+        #expect(refused != nil)
+        // A search that fails after the address was found does not remember it either.
+        let unknown = expectError(.notFound) {
+            _ = try system.findFreeSlots(from: .address("Минск"), specialization: "astrology") { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        }
+        #expect(unknown != nil)
+        #expect(try cacheRows(system) == 0)
+    }
+
+    @Test func theHomePlaceAsksForThePatientOnly() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        var asked = 0
+        let search = try system.nearestClinics(from: .home, NearestQuery(limit: 1)) { asked += 1; return anna }
+        #expect(asked == 1)
+        let home = try #require(anna.coordinate)
+        #expect(search.found == (try system.clinics.nearest(to: home, NearestQuery(limit: 1))))
+        _ = try system.nearestClinics(from: .text("34.05,-118.25"), NearestQuery(limit: 1)) { asked += 1; return anna }
+        #expect(asked == 1)
+        // Signed out, the home place is `not_logged_in`.
+        #expect(expectError(.notLoggedIn) {
+            _ = try system.nearestClinics(from: .home, NearestQuery()) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        } != nil)
+    }
+
+    @Test func findFromAPlaceIsTheBudgetedSearchFromItsPoint() throws {
+        let system = try makeSystem()
+        let point = try #require(Coordinate(latitude: 34.05, longitude: -118.25))
+        let direct = try system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 2, clinics: system.clinics)
+        let viaPlace = try system.findFreeSlots(from: .coordinates(latitude: "34.05", longitude: "-118.25"),
+                                                specialization: "cardiology", limit: 2) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        #expect(viaPlace.found == direct)
+        #expect(!direct.slots.isEmpty)
+    }
+
+    @Test func bookingChoicesKeepToTheClinicsOwnDepartments() throws {
+        let system = try makeSystem()
+        let la1 = try clinic(system, "LA1").id ?? 0
+        let therapy = try department(system, "LA1", "therapy")
+        let elsewhere = try department(system, "NY1", "therapy")
+        let day = try TimeInput.parseDay("2026-11-23")
+        let choices = try system.bookingChoices(clinicId: la1, departmentId: therapy.id, day: day)
+        #expect(choices.departments == (try system.departments.getDepartmentsByClinicId(la1)))
+        #expect(choices.visitTypes == (try system.departments.visitTypes(departmentId: therapy.id ?? 0)))
+        let expected = try system.appointments.slots(departmentId: therapy.id ?? 0, from: day, days: 1).filter(\.isAvailable)
+        #expect(choices.freeSlots == expected)
+        #expect(!expected.isEmpty)
+        // Another clinic's department is `not_found`, as one that does not exist.
+        let refused = expectError(.notFound) { _ = try system.bookingChoices(clinicId: la1, departmentId: elsewhere.id, day: day) }
+        #expect(refused?.key == .departmentNotFound)
+        // Without a day, no slots are read.
+        #expect(try system.bookingChoices(clinicId: la1, departmentId: therapy.id).freeSlots.isEmpty)
+    }
+
+    @Test func appointmentsComeWithTheirClinicAndDepartment() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        let cardiology = try department(system, "NY1", "cardiology")
+        let monday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+        let tuesday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 10, minute: 0)!)
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday)
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology.id ?? 0, at: tuesday)
+        let list = try system.appointments(ofPatient: anna.id ?? 0, scope: .upcoming)
+        #expect(list.map(\.appointment) == (try system.appointments.getAppointmentsByClientId(anna.id ?? 0, scope: .upcoming)))
+        #expect(list.count == 2)
+        for item in list {
+            #expect(item.clinic.id == item.appointment.clinicId)
+            #expect(item.department.id == item.appointment.departmentId)
+        }
+        #expect(Set(list.map(\.clinic.externalId)) == ["LA1", "NY1"])
+    }
+
+    @Test func hoursAsEveryFrontTakesThem() throws {
+        let interval = try #require(try DoctorSchedule.Interval.parse(off: false, start: "09:00", end: "13:00", slotMinutes: nil))
+        #expect(interval == DoctorSchedule.Interval(startMinute: 540, endMinute: 780, slotMinutes: DoctorSchedule.Interval.defaultSlotMinutes))
+        #expect(DoctorSchedule.Interval.defaultSlotMinutes == 20)
+        #expect(try DoctorSchedule.Interval.parse(off: false, start: "09:00", end: "13:00", slotMinutes: 30)?.slotMinutes == 30)
+        #expect(try DoctorSchedule.Interval.parse(off: true, start: nil, end: nil, slotMinutes: nil) == nil)
+        for (off, start, end) in [(true, "09:00", "13:00"), (false, "09:00", nil), (false, nil, nil), (false, "9h", "13:00")] as [(Bool, String?, String?)] {
+            let refused = expectError(.invalidInput) { _ = try DoctorSchedule.Interval.parse(off: off, start: start, end: end, slotMinutes: nil) }
+            #expect(refused?.key == .exceptionInvalid)
+        }
+    }
+}
