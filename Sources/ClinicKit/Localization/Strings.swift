@@ -93,7 +93,13 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
 public enum Strings {
     public static func text(_ key: MessageKey, _ language: Language, _ arguments: [String] = []) -> String {
         let table = language == .ru ? ru : en
-        let template = table[key] ?? en[key] ?? key.rawValue
+        return render(table[key] ?? en[key] ?? key.rawValue, language, arguments)
+    }
+
+    /// A template with its arguments in place: `{0}`, `{1}`… as they are, `{0f}` read as a term
+    /// (a field name or a status) and `{0s}` as specialization keys, both in the language. The
+    /// fronts render their own words with it, so that their templates mean what these do.
+    public static func render(_ template: String, _ language: Language, _ arguments: [String]) -> String {
         guard !arguments.isEmpty else { return template }
         // One pass over the template, in Swift: Foundation's replacingOccurrences was most of
         // the CPU time of the messages a booking writes. An argument is never read as a
