@@ -18,6 +18,13 @@ import Testing
         #expect(Strings.en.count == MessageKey.allCases.count && Strings.ru.count == MessageKey.allCases.count, "no stray entries")
     }
 
+    /// The tables are one an area: a key in two of them would be said by whichever comes first.
+    @Test func everyKeyIsInOneTable() {
+        for tables in [Strings.tablesEN, Strings.tablesRU] {
+            #expect(tables.map(\.count).reduce(0, +) == MessageKey.allCases.count, "a key in two tables")
+        }
+    }
+
     @Test func russianPluralsFollowTheLastDigits() {
         let expected = [1: "1 запись", 2: "2 записи", 4: "4 записи", 5: "5 записей", 11: "11 записей", 12: "12 записей",
                         14: "14 записей", 21: "21 запись", 22: "22 записи", 25: "25 записей", 101: "101 запись", 111: "111 записей", 0: "0 записей"]
