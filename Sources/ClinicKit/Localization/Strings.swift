@@ -3,7 +3,8 @@ import Foundation
 /// Every text of the domain a person reads, by key, in English and Russian: refusals, statuses,
 /// messages to patients. `{0}`, `{1}`… are replaced by the message's arguments; `{0f}` by the
 /// argument read as a term (a field name or a status) and translated. The tables are in one file
-/// an area, English and Russian side by side.
+/// an area, English and Russian side by side. A front's own words (menus, prompts, table headers)
+/// are the front's, rendered with `render`.
 public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations, backups, keys and the audit trail (StorageStrings.swift)
     case migrationMalformed, migrationForeignKeys, migrationsMissing, migrationSequence, migrationChanged
@@ -53,37 +54,6 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case apiBodyNotJSON, apiDuplicateKey, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
     case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, serveBadSetting
     case serveNeedsTLS, tlsFileInvalid, apiNotLoggedIn
-    // The command line's own words, said only by Sources/clinic (CommandLineStrings.swift)
-    case geocodeAmbiguous, geocodeAlternative, choosePlace, zoneChangesNote, zoneChangesHeading, zoneChangeLine
-    case sessionFileInsecureEnded, invalidId, backupDone, restoreDone, checkOk, checkFailed, autoBackupFailed
-    case promptOldPassword, staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader, staffDayEmpty
-    case staffDayLine, staffActed, staffDisabled, staffAccountLine, visitTypeLine, visitTypesNone, chooseVisitType
-    case visitTypeChoice, staffHoursSet, staffHoursLine, staffDoctorLine, staffBooked, accessLogNone, accessLogLine
-    case auditExportNone, keyRotated, checkAuditUnverified, missingOption, passwordNeeded, passwordEmpty, noSlots
-    case clinicTime, headerAvailable, headerEvent, headerWhen, headerActor, available, taken, settingLine
-    case exceptionAdded, exceptionRemoved, dayOff, statusSet, findNone, headerDate, actorPatient, actorStaff, tooSoon
-    case serveListening, serveInsecure, serveFailed, serveTLSPair, headerDistance, nearestNone, chooseClinic
-    case geocodeLine, headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization
-    case headerDoctors, headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus, headerHours
-    case kindHospital, kindPediatric, kindClinic, noClinics, noDepartments, noDoctors, noAppointments, registered
-    case loggedIn, loggedOut, notLoggedInInfo, whoami, initDone, initAlready, migrated, migrateNothing, importDone
-    case importSkipped, importProblem, promptField, promptPassword, promptPasswordAgain, promptAccept, weekdays
-    case loadingDirectory, demoNote, progressClinics, usageNoCommand, sessionNoJSON, sessionTitle, sessionHint
-    case sessionBye, sessionEnded, startTitle, mainTitle, menuLogIn, menuRegister, menuLanguage, menuQuit, menuBack
-    case menuNearest, menuClinicInfo, menuFind, menuBook, menuAppointments, menuReschedule, menuCancel, menuProfile
-    case menuLogOut, menuPassword, menuDeleteAccount, labelLogin, labelPassword, labelPasswordAgain, labelOldPassword
-    case labelName, labelSurname, labelStreet, labelHouse, labelCity, labelCityHint, labelAddress, labelCoordinates
-    case labelClinicId, labelHomeClinic, labelLanguage, answerTooLong, answerUnreadable, answerEmpty, answerYesNo
-    case answerDefaultYes, answerDefaultNo, pickOne, pickNumber, pickInvalid, registerTitle, registeredSession
-    case privacyDeclined, askAcceptPrivacy, chooseHomeClinic, originTitle, originMine, originAddress
-    case originCoordinates, foundPlace, nearestTitle, detailsHint, whichClinic, clinicHome, clinicNearMe, clinicById
-    case clinicPhone, clinicLocalTime, clinicDistance, askBookHere, chooseDepartment, chooseSpecialization, searching
-    case foundSlotsTitle, findNoneSession, noFreeSlots, chooseDay, clinicZoneNote, chooseTime, askBook, notBooked
-    case upcomingTitle, pastTitle, rescheduleTitle, cancelTitle, askReschedule, askCancel, notChanged, profileTitle
-    case profileWhat, headerField, headerValue, editField, editHomeClinic, profileSaved, deleteWarning, askDelete
-    case emailCodeSent, emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone
-    case messageLine, messageUnreadMark, messagesUnread, calendarURL, staffMessageSent, deliverDone, deliverNoSMTP
-    case menuMessages, menuMessagesUnread
 }
 
 public enum Strings {
@@ -146,10 +116,8 @@ public enum Strings {
 
     /// The area tables (Localization/*Strings.swift), one a file; a key in more than one is a
     /// mistake the tests catch.
-    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, apiEN,
-                           commandLineEN]
-    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, apiRU,
-                           commandLineRU]
+    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, apiEN]
+    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, apiRU]
 
     /// Every table as one.
     public static let en = merged(tablesEN)
