@@ -24,9 +24,9 @@ struct Register: ParsableCommand {
         let interactive = context.terminal.stdinIsTerminal && !passwordStdin
         func value(_ given: String?, _ field: String, _ flag: String) throws -> String {
             if let given { return given }
-            guard interactive else { throw ClinicError.invalid(.missingOption, flag) }
+            guard interactive else { throw TerminalError.invalid(.missingOption, flag) }
             guard let answer = context.terminal.ask(context.text(.promptField, field)) else {
-                throw ClinicError.invalid(.missingOption, flag)
+                throw TerminalError.invalid(.missingOption, flag)
             }
             return answer
         }
@@ -121,7 +121,7 @@ struct Login: ParsableCommand {
         let interactive = context.terminal.stdinIsTerminal && !passwordStdin
         var login = self.login
         if login == nil, interactive { login = context.terminal.ask(context.text(.promptField, "login")) }
-        guard let login else { throw ClinicError.invalid(.missingOption, "--login") }
+        guard let login else { throw TerminalError.invalid(.missingOption, "--login") }
         let password = try context.password(fromStdin: passwordStdin)
         let system = try context.system()
         // On a terminal, a changed policy is shown and asked about, as at registration.

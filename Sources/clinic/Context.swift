@@ -137,15 +137,19 @@ struct Context {
         Strings.text(key, language, arguments)
     }
 
+    func text(_ key: TerminalKey, _ arguments: String...) -> String {
+        TerminalWords.text(key, language, arguments)
+    }
+
     /// A password: the next line of standard input with `--password-stdin`, else asked for
     /// without echo on a terminal (with `confirm`, twice: `passwordsDiffer` if they differ);
     /// off a terminal without the flag, `invalid_input`.
-    func password(fromStdin: Bool, prompt: MessageKey = .promptPassword, confirm: Bool = false) throws -> String {
+    func password(fromStdin: Bool, prompt: TerminalKey = .promptPassword, confirm: Bool = false) throws -> String {
         if fromStdin {
-            guard let line = terminal.readSecretFromStdin(), !line.isEmpty else { throw ClinicError.invalid(.passwordEmpty) }
+            guard let line = terminal.readSecretFromStdin(), !line.isEmpty else { throw TerminalError.invalid(.passwordEmpty) }
             return line
         }
-        guard terminal.stdinIsTerminal else { throw ClinicError.invalid(.passwordNeeded) }
+        guard terminal.stdinIsTerminal else { throw TerminalError.invalid(.passwordNeeded) }
         let password = terminal.askSecret(text(prompt)) ?? ""
         if confirm, password != (terminal.askSecret(text(.promptPasswordAgain)) ?? "") { throw ClinicError.invalid(.passwordsDiffer) }
         return password

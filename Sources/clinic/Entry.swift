@@ -17,7 +17,7 @@ enum Entry {
                 arguments.insert("shell", at: 0)
             } else {
                 if !json { FileHandle.standardError.write(Data((ClinicCommand.helpMessage() + "\n").utf8)) }
-                report(ClinicError.invalid(.usageNoCommand), json: json, language: language)
+                report(TerminalError.invalid(.usageNoCommand), json: json, language: language)
             }
         }
         do {
@@ -26,6 +26,8 @@ enum Entry {
             SessionUse.shared.finish()
             exit(0)
         } catch let error as ClinicError {
+            report(error, json: json, language: language)
+        } catch let error as TerminalError {
             report(error, json: json, language: language)
         } catch let error as ExitCode {
             exit(error.rawValue)
@@ -48,6 +50,7 @@ enum Entry {
     /// are bad input, anything else is a bug of ours; nil for help and --version.
     static func code(for error: Error) -> ClinicError.Code? {
         if let error = error as? ClinicError { return error.code }
+        if let error = error as? TerminalError { return error.code }
         if error is CleanExit || ClinicCommand.exitCode(for: error) == .success { return nil }
         return ClinicCommand.exitCode(for: error) == .validationFailure ? .invalidInput : .internalError
     }
@@ -62,17 +65,27 @@ enum Entry {
 
     static func report(_ error: ClinicError, json: Bool, language: Language) -> Never {
         let message = error.message(in: language) + (CLIHints.hint(error.key, language).map { " " + $0 } ?? "")
+        report(code: error.code, message: message, problems: error.problems, json: json, language: language)
+    }
+
+    /// The command line's own errors, reported as ClinicKit's are (they have no hint and no problems).
+    static func report(_ error: TerminalError, json: Bool, language: Language) -> Never {
+        report(code: error.code, message: error.message(in: language), problems: [], json: json, language: language)
+    }
+
+    static func report(code: ClinicError.Code, message: String, problems: [ImportProblem], json: Bool,
+                       language: Language) -> Never {
         if json {
-            writeJSONError(code: error.code.rawValue, message: message, problems: error.problems, language: language)
+            writeJSONError(code: code.rawValue, message: message, problems: problems, language: language)
         } else {
             var text = message + "\n"
-            for problem in error.problems {
+            for problem in problems {
                 text += "  " + Strings.text(.importProblem, language,
                                             [String(problem.line), Strings.text(problem.key, language, problem.arguments)]) + "\n"
             }
             FileHandle.standardError.write(Data(text.utf8))
         }
-        exit(error.code.exitStatus)
+        exit(code.exitStatus)
     }
 
     static func writeJSONError(code: String, message: String, problems: [ImportProblem], language: Language) {

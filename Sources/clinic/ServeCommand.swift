@@ -28,7 +28,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        guard (tlsCert == nil) == (tlsKey == nil) else { throw ClinicError.invalid(.serveTLSPair) }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw TerminalError.invalid(.serveTLSPair) }
         var settings = ServerSettings(host: host, port: port, tls: tlsCert.flatMap { cert in tlsKey.map { (cert, $0) } },
                                       insecureHTTP: insecureHTTP, logFormat: logFormat)
         try settings.apply(environment: context.environment)
@@ -51,7 +51,7 @@ struct Serve: ParsableCommand {
                 Foundation.exit(0)
             } catch {
                 let reason = (error as? ClinicError)?.message(in: language) ?? String(describing: error)
-                Entry.report(ClinicError(.storage, .serveFailed, "\(host):\(port)", reason), json: json, language: language)
+                Entry.report(TerminalError(.storage, .serveFailed, "\(host):\(port)", reason), json: json, language: language)
             }
         }
         dispatchMain()

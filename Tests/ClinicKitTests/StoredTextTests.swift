@@ -22,7 +22,7 @@ import Testing
 
     @Test func textStoredBeforeTheCheckGoesOutHarmless() {
         let hostile = "Dr \u{1B}[31mEvil\u{0B}\u{85}\u{202E}x\r\nline"
-        let message = Strings.text(.staffDoctorLine, .en, ["1", hostile, "2", "therapy"])
+        let message = Strings.text(.doctorUnknown, .en, [hostile])
         let ics = ICalendar.escape(hostile)
         let mail = String(decoding: Mail.compose(from: "a@example.org", to: "b@example.org", subject: hostile, body: hostile,
                                                  messageId: "1@example.org", date: Date(timeIntervalSince1970: 0)), as: UTF8.self)

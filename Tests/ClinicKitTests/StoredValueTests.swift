@@ -63,6 +63,6 @@ import Testing
         let error = ClinicError(.storage, .storedValueUnreadable, "clinics.lat", "id 3")
         #expect(error.message(in: .en).hasPrefix("A stored value cannot be read: clinics.lat in row id 3"))
         #expect(error.message(in: .ru).hasPrefix("Сохранённое значение не читается: clinics.lat в строке id 3"))
-        #expect(error.code.exitStatus == 6)
+        #expect(error.code == .storage)
     }
 }

@@ -36,19 +36,6 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case rateLimited = "rate_limited"
         case idempotencyKeyReused = "idempotency_key_reused"
         case hoursConflict = "hours_conflict"
-
-        /// Process exit status for the code. Stable: documented in docs/CLI.md.
-        public var exitStatus: Int32 {
-            switch self {
-            case .invalidInput, .weakPassword, .privacyNotAccepted, .tooLarge, .unsupportedMediaType: return 2
-            case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
-            case .notFound, .geocodeFailed: return 4
-            case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
-                 .limitReached, .patientUnavailable, .idempotencyKeyReused, .hoursConflict: return 5
-            case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError: return 6
-            case .internalError: return 70
-            }
-        }
     }
 
     public let code: Code

@@ -127,6 +127,7 @@ final class Prompt {
     }
 
     func text(_ key: MessageKey, _ arguments: String...) -> String { Strings.text(key, language, arguments) }
+    func text(_ key: TerminalKey, _ arguments: String...) -> String { TerminalWords.text(key, language, arguments) }
 
     /// Writes to stdout; a terminal that went away (EIO) ends the session through the next
     /// read, never a crash.
@@ -192,7 +193,7 @@ final class Prompt {
     }
 
     /// A numbered list under a heading, then `pick`.
-    func choose(_ title: String, _ items: [String], default defaultIndex: Int? = 0, back: MessageKey = .menuBack) -> Int? {
+    func choose(_ title: String, _ items: [String], default defaultIndex: Int? = 0, back: TerminalKey = .menuBack) -> Int? {
         heading(title)
         let digits = String(items.count).count
         let cells = items.enumerated().map { index, item in

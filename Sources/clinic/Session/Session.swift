@@ -11,7 +11,7 @@ struct Shell: ParsableCommand {
 
     func run() throws {
         let context = Context(global)
-        guard !context.json else { throw ClinicError.invalid(.sessionNoJSON) }
+        guard !context.json else { throw TerminalError.invalid(.sessionNoJSON) }
         try Session(context).run()
     }
 }
@@ -41,6 +41,7 @@ final class Session {
     var language: Language { context.language }
 
     func text(_ key: MessageKey, _ arguments: String...) -> String { Strings.text(key, language, arguments) }
+    func text(_ key: TerminalKey, _ arguments: String...) -> String { TerminalWords.text(key, language, arguments) }
 
     /// Speaks `language` from now on.
     func use(_ language: Language) {
@@ -208,7 +209,7 @@ final class Session {
     func mainMenu() -> Bool {
         // Whether the session still holds is checked by `attempt` before each action.
         guard let current = client else { return true }
-        let items: [MessageKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
+        let items: [TerminalKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
                                    .menuReschedule, .menuCancel, .menuProfile, .menuMessages, .menuLogOut]
         let unread = (try? system.clients.unreadCount(clientId: clientId)) ?? 0
         let labels = items.map { $0 == .menuMessages && unread > 0 ? text(.menuMessagesUnread, String(unread)) : text($0) }

@@ -219,7 +219,7 @@ extension Session {
 
     /// One of the patient's upcoming appointments; nil to go back (Enter too: nothing is
     /// chosen by default before a change).
-    func chooseUpcoming(_ title: MessageKey) throws -> AppointmentAtClinic? {
+    func chooseUpcoming(_ title: TerminalKey) throws -> AppointmentAtClinic? {
         let upcoming = try system.appointments(ofPatient: clientId, scope: .upcoming)
         guard !upcoming.isEmpty else { prompt.say(text(.noAppointments)); return nil }
         prompt.heading(text(title))

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The staff's refusals.
+extension Strings {
+    static let staffEN: [MessageKey: String] = [
+        .staffRowInvalid: "Staff account {0} has a role this version does not know.",
+        .staffForbidden: "A {0} may not do this.",
+        .staffDoctorRequired: "A doctor's account needs the doctor (of that clinic) it is.",
+        .staffDoctorOnlyForDoctors: "Only a doctor's account names a doctor.",
+        .staffNotFound: "There is no staff account {0}.",
+        .staffNotLoggedIn: "Not logged in as staff.",
+        .staffReasonRequired: "Cancelling for the clinic needs a reason, which the patient is told.",
+        .staffReasonInvalid: "The reason must be at most 500 characters, with no control characters.",
+        .staffPatientNotFound: "There is no patient with the login {0}.",
+        .staffPatientUnavailable: "This patient cannot be booked at that time: another booking of theirs, or their limit of active appointments, stands in the way. The patient can see their own bookings.",
+        .staffHoursConflict: "That leaves booked appointments outside the doctor's hours: {0}. Move them first, or force the change (they are cancelled for the clinic, with the reason).",
+        .staffHoursChanged: "the doctor's hours changed",
+        .staffMessageTarget: "Give one patient's login or one date (not both).",
+        .staffNoReason: "not given",
+    ]
+
+    static let staffRU: [MessageKey: String] = [
+        .staffRowInvalid: "У учётной записи сотрудника {0} роль, неизвестная этой версии.",
+        .staffForbidden: "Роли «{0}» это не разрешено.",
+        .staffDoctorRequired: "Учётной записи врача нужно указать, какой это врач (этой клиники).",
+        .staffDoctorOnlyForDoctors: "Врача указывает только учётная запись врача.",
+        .staffNotFound: "Учётной записи сотрудника {0} нет.",
+        .staffNotLoggedIn: "Вход сотрудника не выполнен.",
+        .staffReasonRequired: "Для отмены клиникой нужна причина: её сообщат пациенту.",
+        .staffReasonInvalid: "Причина — не длиннее 500 символов и без управляющих символов.",
+        .staffPatientNotFound: "Пациента с логином {0} нет.",
+        .staffPatientUnavailable: "Этого пациента нельзя записать на это время: мешает другая его запись или предел активных записей. Пациент видит свои записи сам.",
+        .staffHoursConflict: "Тогда записи окажутся вне часов работы врача: {0}. Сначала перенесите их или примените изменение принудительно (их отменит клиника, с причиной).",
+        .staffHoursChanged: "изменились часы работы врача",
+        .staffMessageTarget: "Укажите логин одного пациента или одну дату (что-то одно).",
+        .staffNoReason: "не указана",
+    ]
+}

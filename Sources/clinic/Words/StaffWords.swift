@@ -1,0 +1,33 @@
+/// Words of the staff commands.
+extension TerminalWords {
+    static let staff: [TerminalKey: (en: String, ru: String)] = [
+        .staffAdded: ("Staff account {0} ({1}) added for clinic {2}.",
+                      "Учётная запись сотрудника {0} ({1}) добавлена в клинику {2}."),
+        .staffLoggedIn: ("Logged in as {0} {1}, {2} at clinic {3}.",
+                         "Вы вошли как {0} {1}, {2} в клинике {3}."),
+        .staffLoggedOut: ("Logged out (staff).",
+                          "Выход сотрудника выполнен."),
+        .staffWhoami: ("{0} {1} ({2}), {3} at clinic {4}.",
+                       "{0} {1} ({2}), {3} в клинике {4}."),
+        .staffDayHeader: ("{0} — {1} ({2})",
+                          "{0} — {1} ({2})"),
+        .staffDayEmpty: ("No appointments that day.",
+                         "В этот день записей нет."),
+        .staffDayLine: ("{0}  #{1}  {2}  {3}  {4}",
+                        "{0}  №{1}  {2}  {3}  {4}"),
+        .staffActed: ("Appointment {0} is now {1}.",
+                      "Запись {0} теперь в статусе {1}."),
+        .staffDisabled: ("Staff account {0} disabled; its sessions ended.",
+                         "Учётная запись сотрудника {0} отключена, её сеансы завершены."),
+        .staffAccountLine: ("{0}  {1}  {2} {3}  {4}{5}",
+                            "{0}  {1}  {2} {3}  {4}{5}"),
+        .staffHoursSet: ("Hours of doctor {0} set; {1} appointments cancelled.",
+                         "Часы работы врача {0} заданы; отменено записей: {1}."),
+        .staffHoursLine: ("{0}  {1}",
+                          "{0}  {1}"),
+        .staffDoctorLine: ("{0}  {1}  department {2} ({3})",
+                           "{0}  {1}  отделение {2} ({3})"),
+        .staffBooked: ("Booked appointment {0} for {1}: {2} with {3}.",
+                       "Запись {0} для {1}: {2}, врач {3}."),
+    ]
+}
