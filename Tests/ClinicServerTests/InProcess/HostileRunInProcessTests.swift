@@ -3,8 +3,8 @@ import NIOCore
 import HTTPTypes
 import Testing
 
-/// Issue 23's defects where a user meets them, over HTTP against the real server: each test
-/// failed before its fix.
+/// Issue 23's defects where a user meets them, over HTTP in process: each test failed before
+/// its fix. (The HTTP geocoder's, configured by the environment, is in `HostileRunTests`.)
 @Suite struct HostileRunTestsInProcess {
     // MARK: 1. A deleted patient's access log
 

@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// Messages, e-mail addresses, calendar files and the calendar feed over HTTP, against the real
-/// server: each route with a patient's token, none and another patient's; refusals change nothing.
+/// Messages, e-mail addresses, calendar files and the calendar feed over HTTP, in process
+/// (`InProcessServer`): each route with a patient's token, none and another patient's; refusals change nothing.
 @Suite struct MessageAPITestsInProcess {
     @Test func theInboxOverHTTP() async throws {
         try await InProcessServer.run { server in

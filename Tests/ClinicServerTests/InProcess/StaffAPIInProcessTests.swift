@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// The staff API (/v1/staff) against the real server: every staff route with every role, a
+/// The staff API (/v1/staff), in process: every staff route with every role, a
 /// patient's token and none; another clinic's data is 404, a role's limit 403.
 @Suite struct StaffAPITestsInProcess {
     static let staffPassword = "kettle-harbor-lantern"
@@ -21,7 +21,6 @@ import Testing
 
     /// A booking at the first clinic; a clinic admin, a receptionist, the booked doctor and
     /// another doctor there, and a clinic admin of the Reno clinic, each logged in.
-
     static func makeWorld(_ server: InProcessServer) async throws -> Setup {
         let patient = try await server.patient("stafftest")
         let (_, clinicId) = try await server.department()
