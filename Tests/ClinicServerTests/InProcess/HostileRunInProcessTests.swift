@@ -4,7 +4,7 @@ import HTTPTypes
 import Testing
 
 /// Issue 23's defects where a user meets them, over HTTP in process: each test failed before
-/// its fix. (The HTTP geocoder's, configured by the environment, is in `HostileRunTests`.)
+/// its fix.
 @Suite struct HostileRunTestsInProcess {
     // MARK: 1. A deleted patient's access log
 
@@ -175,6 +175,47 @@ import Testing
 
     // MARK: 22. Street addresses
 
+
+    // MARK: 22. Street addresses
+
+    @Test func aStreetAddressIsAskedOfTheGeocoderOnceAndFallsBackToTheZIPCode() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nominatim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("queries.log"), portFile = folder.appendingPathComponent("port")
+        let geocoder = Process()
+        geocoder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        geocoder.arguments = ["python3", URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/nominatim.py").path, log.path, portFile.path]
+        try geocoder.run()
+        defer { kill(geocoder.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: portFile.path) && Date() < deadline && geocoder.isRunning { usleep(20_000) }
+        let port = try String(contentsOf: portFile, encoding: .utf8)
+        try await InProcessServer.run(geocoderURL: "http://127.0.0.1:\(port)") { server in
+
+            let address = "4650 Sunset Blvd, Los Angeles, CA 90027".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let first = try await server.send(.GET, "/v1/geocode?q=\(address)")
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.object["precision"] as? String == "address", "\(first.text)")
+            #expect(abs((try #require(first.object["lat"] as? Double)) - (34.0976)) <= 1e-6)
+            let again = try await server.send(.GET, "/v1/geocode?q=\(address)")
+            #expect(again.object["precision"] as? String == "address")
+            let nearest = try await server.send(.GET, "/v1/clinics/nearest?address=\(address)")
+            #expect(nearest.array.first?["name"] as? String == "Children's Hospital", "\(nearest.text)")
+            let asked = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+            #expect(asked == ["4650 Sunset Blvd, Los Angeles, CA 90027"], "asked once, then answered from the cache")
+
+            // An address the geocoder does not know: the ZIP code's centre, and the answer says so.
+            let unknown = "1 Nowhere Lane, Los Angeles, CA 90027".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let fallback = try await server.send(.GET, "/v1/geocode?q=\(unknown)")
+            #expect(fallback.status == 200, "\(fallback.text)")
+            #expect(fallback.object["precision"] as? String == "postcode", "\(fallback.text)")
+            // A city is no street: the geocoder is not asked.
+            _ = try await server.send(.GET, "/v1/geocode?q=Reno,+NV")
+            #expect(try String(contentsOf: log, encoding: .utf8).split(separator: "\n").count == 2)
+        }
+    }
 
     // MARK: 18. Duplicate JSON keys
 

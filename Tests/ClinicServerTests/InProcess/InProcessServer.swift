@@ -26,7 +26,8 @@ struct InProcessServer: Sendable {
 
     /// Runs `body` with a fresh server on a fresh copy of the database; the server's services
     /// (committer, outbox, map cache) run for the length of `body` and shut down after it.
-    static func run<T: Sendable>(authBurst: Int = 100_000, authPerMinute: Double = 100_000,
+    /// - Parameter geocoderURL: an HTTP geocoder to ask last, as `CLINIC_GEOCODER_URL` gives `clinic serve`.
+    static func run<T: Sendable>(authBurst: Int = 100_000, authPerMinute: Double = 100_000, geocoderURL: String? = nil,
                                  _ body: @Sendable (InProcessServer) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-inprocess-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -38,7 +39,12 @@ struct InProcessServer: Sendable {
         let database = try DatabaseManager.open(path: folder.appendingPathComponent("clinic.sqlite").path,
                                                 migrations: try Migration.load(from: resources.migrations),
                                                 zones: LazyZones(data: resources.data))
-        let system = ClinicSystem(database: database, resources: resources)
+        let path = folder.appendingPathComponent("clinic.sqlite").path
+        let geocoder = try geocoderURL.map { text -> NominatimGeocoder in
+            guard let url = URL(string: text) else { throw InProcessError.failed("not a URL: \(text)") }
+            return NominatimGeocoder(baseURL: url, timeout: 5, rateFile: path + ".geocoder")
+        }
+        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: geocoder)
         var settings = ServerSettings(host: "127.0.0.1", port: 0)
         settings.authBurst = authBurst
         settings.authPerMinute = authPerMinute
