@@ -4,7 +4,8 @@ import NIOHTTP1
 import XCTest
 
 /// The server under load: group-committed bookings, nothing acknowledged ever lost (SIGKILL
-/// mid-load), CLI processes booking beside it, graceful shutdown, metrics and request ids.
+/// mid-load), CLI processes booking beside it, graceful shutdown. (What needs no real process
+/// is tested in process: `InProcess/`.)
 struct LoadSlot: Sendable { let department: Int; let start: String }
 struct LoadOutcome: Sendable { let booked: [Int]; let statuses: [Int] }
 
