@@ -83,13 +83,14 @@ extension ClinicServer {
                                   csrfKey: SymmetricKey(data: try system.database.sharedSecret("web_csrf")))
     }
 
-    /// The router: the middleware every request passes (request log and id, security headers,
-    /// errors, the body limit), then each controller's routes in its group — public, patient
+    /// The router: the middleware every request passes (request log and id, language, security
+    /// headers, errors, the body limit), then each controller's routes in its group — public, patient
     /// (`PatientAuthenticator`), staff (`StaffAuthenticator`) — and the web pages
     /// (`WebPageMiddleware`). `HEAD` answers every `GET` route.
     static func buildRouter(_ dependencies: ServerDependencies) -> Router<APIContext> {
         let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLogMiddleware(metrics: dependencies.metrics))
+        router.add(middleware: LanguageMiddleware())
         router.add(middleware: SecurityHeadersMiddleware(tls: dependencies.settings.tls != nil))
         let routes = RouteTable(router: router)
         router.add(middleware: ErrorMiddleware(routes: routes))

@@ -15,7 +15,7 @@ struct APIContext: RequestContext {
     /// The request's id (`X-Request-Id`, set by `RequestLogMiddleware`), for the audit trail.
     var requestId: String?
     /// The language of the answer: `Accept-Language` (set for every request by
-    /// `RequestLogMiddleware`), refined by the patient's saved language in the patient groups.
+    /// `LanguageMiddleware`), refined by the patient's saved language in the patient groups.
     var language: Language = .en
     /// The signed-in patient of a bearer token (the patient groups).
     var patient: Patient?

@@ -27,7 +27,9 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     static func response(for error: any Error, request: Request, context: APIContext) -> Response {
-        let language = language(of: request)
+        // `Accept-Language` (`LanguageMiddleware`): this middleware is outside the groups, so it
+        // never sees a patient's saved language; a failure that should say it carries it.
+        let language = context.language
         // A body without a declared length (chunked, or an HTTP/2 stream) that passes the limit
         // while it is read: the same refusal as a declared length over it.
         let error = error is NIOTooManyBytesError ? HTTPError(.contentTooLarge) : error
@@ -71,6 +73,18 @@ struct ErrorMiddleware: RouterMiddleware {
     /// patient data: storage and key errors name files and SQLite's words).
     static func logFailure(_ error: ClinicError, _ context: APIContext) {
         context.logger.error("request failed", metadata: ["code": .string(error.code.rawValue), "reason": .string(error.message(in: .en))])
+    }
+}
+
+/// The language of the answer, from `Accept-Language`, for every request (a patient group's
+/// authenticator refines it with the patient's saved language).
+struct LanguageMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.language = language(of: request)
+        return try await next(request, context)
     }
 }
 
@@ -121,7 +135,6 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response: Response
         var context = context
         context.requestId = id
-        context.language = language(of: request)
         do {
             response = try await next(request, context)
         } catch {

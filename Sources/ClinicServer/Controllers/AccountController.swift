@@ -110,7 +110,7 @@ struct AccountController {
         case "current":
             _ = try await dependencies.work(patient.language) { [system] in try system.clients.logOut(token: patient.token) }
         case "others":
-            try await dependencies.work(patient.language) { [system] in
+            _ = try await dependencies.work(patient.language) { [system] in
                 try system.clients.endOtherSessions(clientId: patient.id, keeping: patient.token)
             }
             await dependencies.touch(patient)
