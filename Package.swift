@@ -103,6 +103,7 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             // A Nominatim stand-in the tests start (python3).
             exclude: ["Fixtures"]),

@@ -5,17 +5,75 @@ import Hummingbird
 import HummingbirdCore
 import NIOCore
 
-/// A failure on its way to the client: the library's error with the language to say it in and
-/// the headers it needs (`Retry-After`, `WWW-Authenticate`).
+/// A failure on its way to the client: the library's error or the server's own, with the
+/// language to say it in and the headers it needs (`Retry-After`, `WWW-Authenticate`).
 struct APIFailure: Error {
-    let error: ClinicError
+    enum Problem: Sendable {
+        case library(ClinicError)
+        case server(ServerError)
+    }
+    let problem: Problem
     let language: Language?
     var headers: HTTPFields = [:]
 
     init(_ error: ClinicError, language: Language? = nil, headers: HTTPFields = [:]) {
-        self.error = error
+        problem = .library(error)
         self.language = language
         self.headers = headers
+    }
+
+    init(_ error: ServerError, language: Language? = nil, headers: HTTPFields = [:]) {
+        problem = .server(error)
+        self.language = language
+        self.headers = headers
+    }
+
+    /// The stable machine code (`slot_taken`, `invalid_input`…).
+    var code: String {
+        switch problem {
+        case .library(let error): error.code.rawValue
+        case .server(let error): error.code.rawValue
+        }
+    }
+
+    var status: HTTPResponse.Status {
+        switch problem {
+        case .library(let error): HTTPMapping.status(error.code)
+        case .server(let error): error.status
+        }
+    }
+
+    func message(in language: Language) -> String {
+        switch problem {
+        case .library(let error): error.message(in: language)
+        case .server(let error): error.message(in: language)
+        }
+    }
+
+    /// The body: `{"error":{"code","message"}}` (with an import's problems, for the library's).
+    func body(in language: Language) -> ErrorJSON {
+        switch problem {
+        case .library(let error): ErrorJSON(error, language: language)
+        case .server(let error): ErrorJSON(code: error.code.rawValue, message: error.message(in: language))
+        }
+    }
+
+    /// The library's error, for the operator's log.
+    var libraryError: ClinicError? {
+        if case .library(let error) = problem { return error }
+        return nil
+    }
+
+    /// Another patient's appointment is `not_found`, as one that does not exist: a 403 would
+    /// tell a stranger which ids are taken. A patient deleted while their request ran is no
+    /// longer signed in (not `not_found`).
+    static func hidingOthers(_ error: ClinicError, language: Language?, headers: HTTPFields = [:]) -> APIFailure {
+        switch error.key {
+        case .notYourAppointment:
+            return APIFailure(ClinicError(.notFound, .appointmentNotFound, arguments: error.arguments), language: language, headers: headers)
+        case .clientNotFound: return APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: language, headers: headers)
+        default: return APIFailure(error, language: language, headers: headers)
+        }
     }
 }
 
@@ -28,6 +86,8 @@ enum HTTPMapping {
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
         case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict: .conflict
+        // Thrown by nothing since the server has its own (`ServerError`); these two lines go
+        // when ClinicKit drops the codes.
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
@@ -55,21 +115,31 @@ enum HTTPMapping {
     /// The response for an error: its code and message; for a 500, no detail at all.
     static func response(_ failure: APIFailure, language fallback: Language) -> Response {
         let language = failure.language ?? fallback
-        let status = status(failure.error.code)
+        let status = failure.status
         var headers = failure.headers
-        var body = ErrorJSON(failure.error, language: language)
-        switch failure.error.code {
-        case .notLoggedIn, .invalidCredentials:
-            headers[.wwwAuthenticate] = "Bearer"
-        case .accountLocked where headers[.retryAfter] == nil:
-            headers[.retryAfter] = String(lockedSeconds(failure.error))
-        case .busy where headers[.retryAfter] == nil:
-            headers[.retryAfter] = "1"
-        case .rateLimited where headers[.retryAfter] == nil:
-            // A limit of the library's own (a new e-mail code at most once a minute).
-            headers[.retryAfter] = failure.error.arguments.first.flatMap { Int($0) }.map(String.init) ?? "60"
-        default:
-            break
+        var body = failure.body(in: language)
+        switch failure.problem {
+        case .library(let error):
+            switch error.code {
+            case .notLoggedIn, .invalidCredentials:
+                headers[.wwwAuthenticate] = "Bearer"
+            case .accountLocked where headers[.retryAfter] == nil:
+                headers[.retryAfter] = String(lockedSeconds(error))
+            case .busy where headers[.retryAfter] == nil:
+                headers[.retryAfter] = "1"
+            case .rateLimited where headers[.retryAfter] == nil:
+                // A limit of the library's own (a new e-mail code at most once a minute).
+                headers[.retryAfter] = error.arguments.first.flatMap { Int($0) }.map(String.init) ?? "60"
+            default:
+                break
+            }
+        case .server(let error):
+            switch error.code {
+            case .notLoggedIn: headers[.wwwAuthenticate] = "Bearer"
+            case .rateLimited where headers[.retryAfter] == nil:
+                headers[.retryAfter] = error.arguments.first.flatMap { Int($0) }.map(String.init) ?? "60"
+            default: break
+            }
         }
         if status == .internalServerError {
             body = ErrorJSON(code: ClinicError.Code.internalError.rawValue, message: Strings.text(.internalError, language, ["-"]))
@@ -93,7 +163,7 @@ enum RequestBody {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
-            throw APIFailure(ClinicError(.unsupportedMediaType, .apiMediaType))
+            throw APIFailure(ServerError(.unsupportedMediaType, .mediaType))
         }
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
@@ -102,33 +172,33 @@ enum RequestBody {
         // takes the first, the idempotency fingerprint the last), so a replay could answer for
         // a body other than the one it was sent with.
         if let key = JSONKeys.duplicate(in: [UInt8](data)) {
-            throw APIFailure(ClinicError.invalid(.apiDuplicateKey, String(key.prefix(100))))
+            throw APIFailure(ServerError.invalid(.duplicateKey, String(key.prefix(100))))
         }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
             throw APIFailure(problem(error))
         } catch {
-            throw APIFailure(ClinicError.invalid(.apiBodyNotJSON))
+            throw APIFailure(ServerError.invalid(.bodyNotJSON))
         }
     }
 
     /// What was wrong with a body, naming the field by its path ("device.name").
-    static func problem(_ error: DecodingError) -> ClinicError {
+    static func problem(_ error: DecodingError) -> ServerError {
         func path(_ codingPath: [any CodingKey]) -> String {
             let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
             return text.isEmpty ? "body" : text
         }
         switch error {
-        case .keyNotFound(let key, let context): return .invalid(.apiFieldRequired, path(context.codingPath + [key]))
+        case .keyNotFound(let key, let context): return .invalid(.fieldRequired, path(context.codingPath + [key]))
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
-            return .invalid(.apiFieldType, path(context.codingPath), typeName(type))
+            return .invalid(.fieldType, path(context.codingPath), typeName(type))
         case .dataCorrupted(let context):
-            guard let last = context.codingPath.last else { return .invalid(.apiBodyNotJSON) }
+            guard let last = context.codingPath.last else { return .invalid(.bodyNotJSON) }
             // An enum (language) with a value it does not have.
-            return last.stringValue == "language" ? .invalid(.apiFieldChoice, path(context.codingPath), "en, ru")
-                : .invalid(.apiFieldType, path(context.codingPath), "string")
-        @unknown default: return .invalid(.apiBodyNotJSON)
+            return last.stringValue == "language" ? .invalid(.fieldChoice, path(context.codingPath), "en, ru")
+                : .invalid(.fieldType, path(context.codingPath), "string")
+        @unknown default: return .invalid(.bodyNotJSON)
         }
     }
 
@@ -152,7 +222,7 @@ extension Request {
     /// A whole-number query parameter; `invalid_input` for anything else.
     func queryInt(_ name: String) throws -> Int? {
         guard let text = query(name) else { return nil }
-        guard let value = Int(text) else { throw APIFailure(ClinicError.invalid(.apiFieldWholeNumber, name)) }
+        guard let value = Int(text) else { throw APIFailure(ServerError.invalid(.fieldWholeNumber, name)) }
         return value
     }
 
@@ -161,7 +231,7 @@ extension Request {
         switch text {
         case "true", "1", "yes": return true
         case "false", "0", "no", "": return false
-        default: throw APIFailure(ClinicError.invalid(.apiFieldBoolean, name))
+        default: throw APIFailure(ServerError.invalid(.fieldBoolean, name))
         }
     }
 
@@ -178,7 +248,7 @@ extension Parameters {
     /// A path id: a positive whole number, else `not_found` (there is nothing at that path).
     func id(_ name: String) throws -> Int64 {
         guard let text = get(name), let value = Int64(text), value > 0 else {
-            throw APIFailure(ClinicError(.notFound, .apiRouteNotFound, get(name) ?? name))
+            throw APIFailure(ServerError(.notFound, .routeNotFound, get(name) ?? name))
         }
         return value
     }

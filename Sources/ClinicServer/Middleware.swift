@@ -27,16 +27,20 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     static func response(for error: any Error, request: Request, context: APIContext) -> Response {
-        let language = language(of: request)
+        // `Accept-Language` (`LanguageMiddleware`): this middleware is outside the groups, so it
+        // never sees a patient's saved language; a failure that should say it carries it.
+        let language = context.language
         // A body without a declared length (chunked, or an HTTP/2 stream) that passes the limit
         // while it is read: the same refusal as a declared length over it.
         let error = error is NIOTooManyBytesError ? HTTPError(.contentTooLarge) : error
         switch error {
         case let failure as APIFailure:
-            if HTTPMapping.status(failure.error.code) == .internalServerError { logFailure(failure.error, context) }
+            if failure.status == .internalServerError, let error = failure.libraryError { logFailure(error, context) }
             return HTTPMapping.response(failure, language: language)
         case let error as ClinicError:
             if HTTPMapping.status(error.code) == .internalServerError { logFailure(error, context) }
+            return HTTPMapping.response(APIFailure(error), language: language)
+        case let error as ServerError:
             return HTTPMapping.response(APIFailure(error), language: language)
         case let error as HTTPError:
             switch error.status {
@@ -44,22 +48,20 @@ struct ErrorMiddleware: RouterMiddleware {
                 // The connection closes after the answer (ConnectionCloseHandler; on HTTP/2 only
                 // the stream ends): the rest of a refused body is dropped, and nothing pipelined
                 // behind it is answered.
-                return HTTPMapping.response(APIFailure(ClinicError(.tooLarge, .apiTooLarge, String(context.maxUploadSize)),
+                return HTTPMapping.response(APIFailure(ServerError(.tooLarge, .tooLarge, String(context.maxUploadSize)),
                                                        headers: [.connection: "close"]), language: language)
             case .methodNotAllowed:
-                let body = ErrorJSON(code: "method_not_allowed",
-                                     message: Strings.text(.apiMethodNotAllowed, language, [request.method.rawValue]))
-                return (try? HTTPMapping.json(body, status: .methodNotAllowed, headers: error.headers))
-                    ?? Response(status: .methodNotAllowed)
+                return HTTPMapping.response(APIFailure(ServerError(.methodNotAllowed, .methodNotAllowed, request.method.rawValue),
+                                                       headers: error.headers), language: language)
             case .notFound:
-                return HTTPMapping.response(APIFailure(ClinicError(.notFound, .apiRouteNotFound, request.uri.path)), language: language)
+                return HTTPMapping.response(APIFailure(ServerError(.notFound, .routeNotFound, request.uri.path)), language: language)
             default:
-                if error.status.code >= 500 { context.logger.error("HTTP error \(error.status.code)") }
-                let code: ClinicError.Code = error.status.code >= 500 ? .internalError : .invalidInput
-                let failure = APIFailure(ClinicError.invalid(.apiBodyInvalid, error.status.reasonPhrase)) // 400-class from the HTTP layer
-                return code == .internalError ? HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")),
-                                                                     language: language)
-                    : HTTPMapping.response(failure, language: language)
+                guard error.status.code < 500 else {
+                    context.logger.error("HTTP error \(error.status.code)")
+                    return HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
+                }
+                // 400-class from the HTTP layer
+                return HTTPMapping.response(APIFailure(ServerError.invalid(.bodyInvalid, error.status.reasonPhrase)), language: language)
             }
         default:
             context.logger.error("unexpected error", metadata: ["type": .string(String(describing: type(of: error)))])
@@ -71,6 +73,18 @@ struct ErrorMiddleware: RouterMiddleware {
     /// patient data: storage and key errors name files and SQLite's words).
     static func logFailure(_ error: ClinicError, _ context: APIContext) {
         context.logger.error("request failed", metadata: ["code": .string(error.code.rawValue), "reason": .string(error.message(in: .en))])
+    }
+}
+
+/// The language of the answer, from `Accept-Language`, for every request (a patient group's
+/// authenticator refines it with the patient's saved language).
+struct LanguageMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.language = language(of: request)
+        return try await next(request, context)
     }
 }
 

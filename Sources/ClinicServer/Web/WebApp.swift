@@ -76,8 +76,8 @@ struct WebRequest: Sendable {
     }
 }
 
-extension API {
-    static let sessionCookie = "clinic_session", csrfCookie = "clinic_csrf", languageCookie = "clinic_lang"
+extension ServerDependencies {
+    static let sessionCookie = "clinic_session", csrfCookie = "clinic_csrf", languageCookie = "clinic_lang", staffCookie = "clinic_staff"
     /// No inline script or style, nothing from elsewhere: the map's data and tiles are ours.
     static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -185,8 +185,8 @@ extension API {
             return redirect(home, web, extraCookies: [cookie(name, token, maxAge: maxAge),
                                                       cookie(Self.csrfCookie, SessionManager.newToken())])
         } catch let failure as APIFailure {
-            return page(template, web, ["error": failure.error.message(in: web.language), "login": login],
-                        status: HTTPMapping.status(failure.error.code))
+            return page(template, web, ["error": failure.message(in: web.language), "login": login],
+                        status: failure.status)
         }
     }
 
@@ -198,23 +198,20 @@ extension API {
         return redirect(home, web, extraCookies: [cookie(name, "", maxAge: 0), cookie(Self.csrfCookie, SessionManager.newToken())])
     }
 
+    func work<T: Sendable>(_ web: WebRequest, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await work(web.language, body)
+    }
+
+    /// The device a web session is opened on, as the patient's list of devices shows it.
+    static let webDevice = Device(name: "Web browser", platform: "web", appVersion: "1")
+
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
-
-    /// A static file: the whole file from memory; the base map gzip-encoded when the client
-    /// takes gzip (every browser does).
-    func staticFile(_ request: Request) -> Response {
-        guard let file = assets?.files[request.uri.path] else {
-            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: "Not found")))
-        }
-        var fields: HTTPFields = [.contentType: file.type]
-        if file.gzip { fields[.contentEncoding] = "gzip"; fields[.vary] = "Accept-Encoding" }
-        return Response(status: .ok, headers: fields, body: .init(byteBuffer: file.body))
-    }
 }
 
 enum WebRefusal: Error { case csrf }
+
+enum WebRedirect: Error { case login }

@@ -3,25 +3,25 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-// The pages of finding a clinic, booking, and the patient's appointments.
+/// Finding a clinic: the nearest (a list and a map), a clinic's page, the booking page (its
+/// steps are GET forms), and the earliest free slot for a specialization (`/find`).
+struct WebClinicPages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
 
-extension API {
-    func distanceText(_ metres: Double, _ language: Language) -> String {
-        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f %@", metres / 1000, language == .ru ? "км" : "km")
-    }
-
-    /// A time in the clinic's zone, and the zone's name with the instant and the clinic's
-    /// offset then: `zones.js` hides the name where the browser's clock shows the same time
-    /// (without JavaScript the name always shows).
-    func clinicTime(_ date: Date, _ clinic: Clinic, _ language: Language) -> [String: String] {
-        ["time": DateText.dateTime(date, timeZone: clinic.zone, language: language),
-         "zone": DateText.zoneName(date, timeZone: clinic.zone, language: language),
-         "at": DateText.iso8601(date), "offset": String(clinic.zone.secondsFromGMT(for: date) / 60)]
+    /// `group` is the pages' group (`WebPageMiddleware`). The booking page needs a patient, but
+    /// says a clinic that does not exist first, so it checks for itself.
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        group.get("/clinics/nearest", use: nearest)
+        group.get("/clinics/:id", use: clinic)
+        group.get("/clinics/:id/book", use: booking)
+        group.get("/find", use: find)
     }
 
     /// `/clinics/nearest?address=…` (or `lat`/`lon`, or `me=1`): the ten nearest as a list
     /// and a map; the nearest is highlighted on both.
-    func nearestPage(_ request: Request, _ web: WebRequest) async throws -> Response {
+    @Sendable func nearest(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
         let address = request.query("address")?.trimmingCharacters(in: .whitespaces)
         let me = request.query("me") == "1"
         var values: [String: Any] = ["address": address ?? "", "withMap": true, "pageTitle": WebText.labels(web.language)["nearest"] ?? ""]
@@ -34,12 +34,12 @@ extension API {
         } else if request.query("lat") != nil || (address?.isEmpty == false) {
             choice = try PlaceChoice.choose(latitude: request.query("lat"), longitude: request.query("lon"), address: address, home: false)
         } else {
-            return page("nearest", web, values)
+            return dependencies.page("nearest", web, values)
         }
         let patient = web.patient
         if me && patient == nil { throw WebRedirect.login }
         let query = NearestQuery(limit: 10, pediatricOnly: pediatric, hospitalOnly: hospital)
-        let (point, found) = try await work(web) { [system] in
+        let (point, found) = try await dependencies.work(web) { [system] in
             let (point, geocoded) = try choice.resolve(system.geocoding) {
                 guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
                 return patient
@@ -54,17 +54,19 @@ extension API {
         values["nearestId"] = found.first.map { String($0.clinic.id ?? 0) } ?? ""
         values["clinics"] = found.enumerated().map { index, item in
             ["id": item.clinic.id ?? 0, "name": item.clinic.name, "address": item.clinic.address, "city": item.clinic.city,
-             "state": item.clinic.state, "distance": distanceText(item.distance, web.language),
+             "state": item.clinic.state, "distance": WebFormat.distanceText(item.distance, web.language),
              "metres": String(Int(item.distance.rounded())), "nearest": index == 0,
              "lat": String(item.clinic.lat), "lon": String(item.clinic.lon)] as [String: Any]
         }
-        return page("nearest", web, values)
+        return dependencies.page("nearest", web, values)
     }
 
     /// `/clinics/{id}`: address, phone, local time and zone, distance from home, departments and doctors.
-    func clinicPage(_ id: Int64, _ web: WebRequest) async throws -> Response {
+    @Sendable func clinic(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let id = try context.parameters.id("id")
         let patient = web.patient
-        let (clinic, departments) = try await work(web) { [system] in
+        let (clinic, departments) = try await dependencies.work(web) { [system] in
             let clinic = try system.clinics.getClinicById(id)
             let departments = try system.departments.getDepartmentsByClinicId(id).map { department in
                 (department, try system.departments.getDoctorsByDepartmentId(department.id ?? 0))
@@ -74,26 +76,28 @@ extension API {
         var values: [String: Any] = [
             "clinicId": id, "name": clinic.name, "address": clinic.address, "city": clinic.city, "state": clinic.state, "zip": clinic.zip,
             "phone": clinic.phone, "timeZone": clinic.timeZone,
-            "localTime": clinicTime(Date(), clinic, web.language),
+            "localTime": WebFormat.clinicTime(Date(), clinic, web.language),
             "departments": departments.map { department, doctors in
                 ["id": department.id ?? 0, "name": Specialization.displayName(department.specialization, web.language),
                  "doctors": doctors.map(\.name).joined(separator: ", ")] as [String: Any]
             },
         ]
         if let home = patient?.coordinate, let point = clinic.coordinate {
-            values["distance"] = distanceText(Geodesy.distance(home, point), web.language)
+            values["distance"] = WebFormat.distanceText(Geodesy.distance(home, point), web.language)
         }
-        return page("clinic", web, values)
+        return dependencies.page("clinic", web, values)
     }
 
     /// `/clinics/{id}/book`: department, visit type, day, then the free times of that day,
     /// each a confirm button; every step is a GET form, so it works without JavaScript.
-    func bookingPage(_ id: Int64, _ request: Request, _ web: WebRequest) async throws -> Response {
-        _ = try requirePatient(web)
+    @Sendable func booking(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let id = try context.parameters.id("id")
+        _ = try context.webPatient()
         let departmentId = request.query("department").flatMap(Int64.init)
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let (clinic, departments, visitTypes, slots) = try await work(web) { [system] in
+        let (clinic, departments, visitTypes, slots) = try await dependencies.work(web) { [system] in
             let clinic = try system.clinics.getClinicById(id)
             let departments = try system.departments.getDepartmentsByClinicId(id)
             var visitTypes: [VisitType] = [], slots: [Slot] = []
@@ -137,70 +141,61 @@ extension API {
             }
             values["zoneName"] = DateText.zoneName(slots.first?.start ?? Date(), timeZone: clinic.zone, language: web.language)
         }
-        return page("book", web, values)
+        return dependencies.page("book", web, values)
     }
 
-    /// `/appointments`: upcoming, then past and cancelled.
-    func appointmentsPage(_ web: WebRequest) async throws -> Response {
-        let patient = try requirePatient(web)
-        let (list, clinics) = try await work(web) { [system] in
-            let list = try system.appointments.getAppointmentsByClientId(patient.id ?? 0, scope: .all)
-            var clinics: [Int64: Clinic] = [:]
-            for appointment in list where clinics[appointment.clinicId] == nil {
-                clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
-            }
-            return (list, clinics)
-        }
-        let now = Date()
-        func row(_ appointment: Appointment) -> [String: Any] {
-            let clinic = clinics[appointment.clinicId]
-            return ["id": appointment.id ?? 0, "clinic": clinic?.name ?? "", "doctor": appointment.doctorName,
-                    "when": clinic.map { clinicTime(appointment.startsAt, $0, web.language) } ?? ["time": DateText.iso8601(appointment.startsAt)],
-                    "status": appointment.status.text(web.language)]
-        }
-        let upcoming = list.filter { AppointmentScope.upcoming.contains($0, now: now) }.map(row)
-        let past = list.filter { !AppointmentScope.upcoming.contains($0, now: now) }.reversed().map(row)
-        return page("appointments", web, ["upcoming": upcoming, "past": past, "hasUpcoming": !upcoming.isEmpty, "hasPast": !past.isEmpty])
-    }
-
-    /// `/appointments/{id}`: the appointment, its history, the calendar file, reschedule
-    /// (a day, then its free times) and cancel (asked to confirm).
-    func appointmentPage(_ id: Int64, _ request: Request, _ web: WebRequest) async throws -> Response {
-        let patient = try requirePatient(web)
-        let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let (appointment, history, clinic, slots) = try await work(web) { [system] in
-            let (appointment, history) = try system.appointments.appointmentWithHistory(id, clientId: patient.id ?? 0)
-            let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            let slots = try day.map { try system.appointments.rescheduleTimes(appointment, from: $0) } ?? []
-            return (appointment, history, clinic, slots)
-        }
-        let today = LocalDateTime.of(Date(), in: clinic.zone)
+    /// `/find`: the nearest clinics with a free slot for a specialization, from the patient's
+    /// address or a typed one; each result books in one click.
+    @Sendable func find(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let wanted = request.query("specialization") ?? ""
+        let address = request.query("address")?.trimmingCharacters(in: .whitespaces) ?? ""
         var values: [String: Any] = [
-            "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "doctor": appointment.doctorName,
-            "when": clinicTime(appointment.startsAt, clinic, web.language), "status": appointment.status.text(web.language),
-            "active": appointment.status.isPatientChangeable,
-            "askCancel": request.query("cancel") == "1",
-            "history": history.map { event in
-                var item: [String: Any] = ["event": event.text(web.language),
-                                           "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language)]
-                if let reason = event.reason, !reason.isEmpty { item["reason"] = reason }
-                return item
-            },
-            "days": (0..<14).map { offset -> [String: Any] in
-                let date = today.adding(days: offset)
-                return ["value": date.dayText, "label": date.dayText, "selected": date.dayText == day?.dayText]
+            "address": address,
+            "specializations": Specialization.all.map { item in
+                ["key": item.key, "name": web.language == .ru ? item.russian : item.english, "selected": item.key == wanted] as [String: Any]
             },
         ]
-        if day != nil {
-            // Each time once; the doctor is named where it would not be the appointment's own.
-            values["slots"] = slots.map { slot -> [String: Any] in
-                var item: [String: Any] = ["start": DateText.iso8601(slot.start),
-                                           "time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language)]
-                if slot.doctorId != appointment.doctorId { item["otherDoctor"] = slot.doctorName }
-                return item
+        guard !wanted.isEmpty else { return dependencies.page("find", web, values) }
+        let patient = web.patient
+        let choice: PlaceChoice = address.isEmpty ? .home : try PlaceChoice.choose(latitude: nil, longitude: nil, address: address, home: false)
+        if choice == .home && patient == nil { throw WebRedirect.login }
+        let search = try await dependencies.searches.run {
+            try await dependencies.work(web) { [system] in
+                let (point, _) = try choice.resolve(system.geocoding) {
+                    guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+                    return patient
+                }
+                return try system.appointments.searchFreeSlots(specialization: wanted, near: point, limit: 5, clinics: system.clinics)
             }
-            values["dayChosen"] = true
         }
-        return page("appointment", web, values)
+        let found = search.slots
+        if !search.complete {
+            values["incomplete"] = Strings.text(.findIncomplete, web.language, [String(search.clinicsExamined)])
+        }
+        values["searched"] = true
+        values["results"] = found.map { item in
+            ["clinic": item.clinic.clinic.name, "clinicId": item.clinic.clinic.id ?? 0,
+             "distance": WebFormat.distanceText(item.clinic.distance, web.language),
+             "when": WebFormat.clinicTime(item.slot.start, item.clinic.clinic, web.language), "doctor": item.slot.doctorName,
+             "department": item.departmentId, "start": DateText.iso8601(item.slot.start)] as [String: Any]
+        }
+        return dependencies.page("find", web, values)
+    }
+}
+
+/// How the pages write distances and clinic times.
+enum WebFormat {
+    static func distanceText(_ metres: Double, _ language: Language) -> String {
+        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f %@", metres / 1000, language == .ru ? "км" : "km")
+    }
+
+    /// A time in the clinic's zone, and the zone's name with the instant and the clinic's
+    /// offset then: `zones.js` hides the name where the browser's clock shows the same time
+    /// (without JavaScript the name always shows).
+    static func clinicTime(_ date: Date, _ clinic: Clinic, _ language: Language) -> [String: String] {
+        ["time": DateText.dateTime(date, timeZone: clinic.zone, language: language),
+         "zone": DateText.zoneName(date, timeZone: clinic.zone, language: language),
+         "at": DateText.iso8601(date), "offset": String(clinic.zone.secondsFromGMT(for: date) / 60)]
     }
 }

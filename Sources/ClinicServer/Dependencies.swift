@@ -5,13 +5,16 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// The patient API under /v1: each handler decodes, calls one controller method off the event
-/// loop, and encodes. Authentication, languages, idempotency and limits are here; rules and
-/// SQL are in ClinicKit.
-struct API: Sendable {
+/// What the controllers share: the system, the threads and gates blocking work runs behind,
+/// the per-address limit, the idempotency store, the group committer, the metrics and the
+/// settings. Made once by `buildApplication`; each controller holds a copy (it is all
+/// references and constants).
+struct ServerDependencies: Sendable {
     let system: ClinicSystem
     let pool: BlockingPool
+    /// Argon2 runs: at most `passwordWorkers` at once.
     let passwords: Gate
     /// Searches for a free slot (`/v1/find`, the web's `/find`): each has a budget
     /// (`SearchBudget`), and at most `searchWorkers` run at once, so a crowd of them uses at
@@ -26,10 +29,10 @@ struct API: Sendable {
     let assets: WebAssets?
     /// The key of the web forms' CSRF tokens (`WebRequest.csrf`), shared by every server of the database.
     let csrfKey: SymmetricKey
-    /// The web map's clinics, encoded, with the version they were read at.
-    let mapCache = NIOLockedValueBox<(version: String, body: ByteBuffer)?>(nil)
-    /// When each session was last recorded as used, by a hash of its token (no tokens kept).
-    private let touched = NIOLockedValueBox([Int: Date]())
+    /// The web map's clinics, encoded, with the version they were read at (a `Service`).
+    let mapCache: MapCache
+    /// When each session was last recorded as used.
+    let touches: SessionTouches
 
     init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings,
          csrfKey: SymmetricKey) {
@@ -44,45 +47,28 @@ struct API: Sendable {
         searches = Gate(limit: settings.searchWorkers, maximumWaiting: 64)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = IdempotencyStore(database: system.database)
+        mapCache = MapCache(system: system, pool: pool)
+        touches = SessionTouches()
     }
 
-    /// The signed-in patient of a request.
-    struct Patient: Sendable {
-        let client: Client
-        let token: String
-        let language: Language
-        var id: Int64 { client.id ?? 0 }
-    }
-
-    // MARK: Request plumbing
+    // MARK: Where blocking work runs
 
     /// Runs blocking library work on the pool, its errors said in `language`.
     func work<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await pool.run(body)
         } catch let error as ClinicError {
-            throw APIFailure(Self.hidingOthers(error), language: language)
-        }
-    }
-
-    /// Another patient's appointment is `not_found`, as one that does not exist: a 403 would
-    /// tell a stranger which ids are taken.
-    /// A patient deleted while their request ran is no longer signed in (not `not_found`).
-    static func hidingOthers(_ error: ClinicError) -> ClinicError {
-        switch error.key {
-        case .notYourAppointment: return ClinicError(.notFound, .appointmentNotFound, arguments: error.arguments)
-        case .clientNotFound: return ClinicError(.notLoggedIn, .apiNotLoggedIn)
-        default: return error
+            throw APIFailure.hidingOthers(error, language: language)
         }
     }
 
     /// A change to appointments, in the next group-committed batch: answered once its batch
-    /// committed (`GroupCommitter`).
+    /// committed (`GroupCommitter`). Every front's appointment change goes here (ARCHITECTURE.md).
     func commit<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await committer.perform(body)
         } catch let error as ClinicError {
-            throw APIFailure(Self.hidingOthers(error), language: language)
+            throw APIFailure.hidingOthers(error, language: language)
         }
     }
 
@@ -106,65 +92,67 @@ struct API: Sendable {
     /// Log-ins and registrations: `rate_limited` past the per-address bucket.
     func checkAuthRate(_ context: APIContext, _ language: Language) throws {
         if let seconds = authLimiter.take(context.clientAddress) {
-            throw APIFailure(ClinicError(.rateLimited, .apiRateLimited, String(seconds)), language: language,
+            throw APIFailure(ServerError(.rateLimited, .rateLimited, String(seconds)), language: language,
                              headers: [.retryAfter: String(seconds)])
         }
     }
 
+    // MARK: Sessions
+
     /// The patient of the bearer token; `not_logged_in` without a live session.
     func patient(_ request: Request) async throws -> Patient {
         let asked = language(of: request)
-        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .apiNotLoggedIn), language: asked) }
+        guard let token = request.bearerToken else { throw APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: asked) }
         let client: Client
         do {
             client = try await pool.run { [system] in try system.clients.currentUser(token: token) }
         } catch let error as ClinicError where error.code == .notLoggedIn {
-            throw APIFailure(ClinicError(.notLoggedIn, .apiNotLoggedIn), language: asked)
+            throw APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: asked)
         } catch let error as ClinicError {
             throw APIFailure(error, language: asked)
         }
         return Patient(client: client, token: token, language: language(of: request, fallback: client.language))
     }
 
-    /// Records a use of the session once the request has succeeded, at most once a minute per
-    /// session (a write per request would make every read a write).
+    /// The staff member of the bearer token: `not_logged_in` (401) without a live staff
+    /// session, a patient's token included.
+    func staffMember(_ request: Request) async throws -> StaffIdentity {
+        let asked = language(of: request)
+        guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .staffNotLoggedIn), language: asked) }
+        let member = try await work(asked) { [system] in try system.staff.current(token: token) }
+        return StaffIdentity(member: member, token: token)
+    }
+
+    /// Records a use of a patient's session once the request has succeeded, at most once a
+    /// minute per session (a write per request would make every read a write).
     func touch(_ patient: Patient) async {
         await touch(token: patient.token) { [system] in try system.clients.touchSession(token: patient.token) }
     }
 
-    /// `touch` for any kind of session (patients', staff's): `write` runs at most once a minute
-    /// per token, on the blocking pool.
+    /// `touch` for a staff member's session.
+    func touch(_ staff: StaffIdentity) async {
+        await touch(token: staff.token) { [system] in try system.staff.touch(token: staff.token) }
+    }
+
+    /// `touch` for any kind of session: `write` runs at most once a minute per token, on the
+    /// blocking pool.
     func touch(token: String, _ write: @escaping @Sendable () throws -> Void) async {
-        let now = Date()
-        let due = touched.withLockedValue { seen -> Bool in
-            let key = token.hashValue // a collision only skips one extension of a session
-            if let last = seen[key], now.timeIntervalSince(last) < 60 { return false }
-            if seen.count > 100_000 { seen.removeAll() }
-            seen[key] = now
-            return true
-        }
-        guard due else { return }
+        guard touches.due(token) else { return }
         // Best effort: failing to extend a session must not fail the request it served.
         _ = try? await pool.run(write)
     }
 
-    /// A handler for a signed-in patient.
-    func signedIn(_ request: Request, _ body: (Patient) async throws -> Response) async throws -> Response {
-        let patient = try await patient(request)
-        let response = try await body(patient)
-        await touch(patient)
-        return response
-    }
+    // MARK: Idempotent changes
 
     /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
     /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
-    func idempotent<Body: Encodable & Sendable>(_ request: Request, _ context: APIContext, _ patient: Patient, body: Data,
+    func idempotent<Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data,
                                                 _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
         let language = patient.language
         guard let key = request.headers[.idempotencyKey] else {
             // Encoded after the commit, off the single writer.
             let (status, value) = try await commit(language, change)
-            return HTTPMapping.raw(try API.encode(value), status: status)
+            return HTTPMapping.raw(try Self.encode(value), status: status)
         }
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
@@ -173,13 +161,12 @@ struct API: Sendable {
             try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
                 do {
                     let (status, value) = try change()
-                    return IdempotencyStore.Response(status: Int(status.code), body: try API.encode(value))
+                    return IdempotencyStore.Response(status: Int(status.code), body: try Self.encode(value))
                 } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
-                    let error = API.hidingOthers(error)
+                    let failure = APIFailure.hidingOthers(error, language: language)
                     // A refusal is the answer too: the same retry gets the same refusal.
-                    let status = HTTPMapping.status(error.code)
-                    let data = try Shapes.encoder(pretty: false).encode(ErrorJSON(error, language: language))
-                    return IdempotencyStore.Response(status: Int(status.code), body: data)
+                    let data = try Shapes.encoder(pretty: false).encode(failure.body(in: language))
+                    return IdempotencyStore.Response(status: Int(failure.status.code), body: data)
                 }
             }
         }
@@ -198,9 +185,61 @@ struct API: Sendable {
               let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else { return body }
         return data
     }
+
+    // MARK: Small pieces of requests
+
+    /// A JSON body decoded, with its bytes (an idempotent request is known by them).
+    func decodeKeeping<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIContext) async throws -> (T, Data) {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let value = try await RequestBody.decode(type, from: request, context: context)
+        return (value, Data(buffer: buffer))
+    }
+
+    /// A start as the CLI's TIME takes it (an instant with its offset, or a wall time read in
+    /// the clinic's zone).
+    func parsedTime(_ text: String, _ language: Language) throws -> TimeInput.Parsed {
+        do { return try TimeInput.parse(text) } catch let error as ClinicError { throw APIFailure(error, language: language) }
+    }
+
+    /// The address calendar apps are given: `CLINIC_PUBLIC_URL`, else the Host the request came to.
+    func publicBase(_ request: Request) -> String {
+        if let base = settings.publicURL { return base }
+        let scheme = settings.tls == nil ? "http" : "https"
+        let host = request.head.authority ?? "\(settings.host):\(settings.port)"
+        return "\(scheme)://\(host)"
+    }
+
+    static let calendarType = "text/calendar; charset=utf-8"
+
+    static func calendar(_ text: String, filename: String) -> Response {
+        Response(status: .ok, headers: [.contentType: calendarType, .contentDisposition: "inline; filename=\"\(filename)\"",
+                                        .cacheControl: "private, no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// When each session was last recorded as used, by a hash of its token (no tokens kept).
+final class SessionTouches: Sendable {
+    private let touched = NIOLockedValueBox([Int: Date]())
+
+    /// Whether the session of `token` is due a write now (then it is counted as written).
+    func due(_ token: String) -> Bool {
+        let now = Date()
+        return touched.withLockedValue { seen -> Bool in
+            let key = token.hashValue // a collision only skips one extension of a session
+            if let last = seen[key], now.timeIntervalSince(last) < 60 { return false }
+            if seen.count > 100_000 { seen.removeAll() }
+            seen[key] = now
+            return true
+        }
+    }
 }
 
 extension HTTPField.Name {
     static let idempotencyKey = Self("Idempotency-Key")!
     static let idempotentReplayed = Self("Idempotent-Replayed")!
+    /// `false` when a search for free slots stopped at its budget (`SearchBudget`) before it had
+    /// looked at every clinic it should have.
+    static let searchComplete = HTTPField.Name("Search-Complete")!
 }

@@ -1,0 +1,120 @@
+import ClinicKit
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+extension ClinicServer {
+    /// The application: the router with its controllers, the HTTP/1.1 channel (and under TLS
+    /// HTTP/2 by ALPN) behind the connection caps, and the services run beside the server —
+    /// the group committer, the web map's cache and the outbox. Running it (`runService`)
+    /// serves until SIGTERM or SIGINT, then lets the requests in flight finish, ends the
+    /// outbox's round and commits the last batch (`Services.swift`).
+    static func buildApplication(system: ClinicSystem, settings: ServerSettings, logger: Logger,
+                                 onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
+        try settings.validate()
+        let dependencies = try makeDependencies(system: system, settings: settings)
+        let router = buildRouter(dependencies)
+
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionCloseHandler()],
+            idleTimeout: .seconds(settings.idleTimeout.components.seconds),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        // Every connection, plain or TLS, is counted against the caps first; a TLS one also has
+        // its handshake's deadline (docs/SECURITY.md, "Guessing and flooding").
+        let limiter = ConnectionLimiter(perAddress: settings.maximumConnectionsPerAddress, total: settings.connectionCap,
+                                        logger: logger)
+        let server: HTTPServerBuilder
+        let scheme: String
+        if let tls = settings.tls {
+            let tlsConfiguration = try tlsConfiguration(certificate: tls.certificate, key: tls.key)
+            let configuration = HTTP2UpgradeChannel.Configuration(idleTimeout: settings.idleTimeout, streamConfiguration: http1)
+            let handshakeTimeout = settings.handshakeTimeout
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tlsConfiguration, configuration: configuration,
+                                                             responder: responder),
+                               limiter: limiter, handshakeTimeout: handshakeTimeout)
+            }
+            scheme = "https"
+        } else {
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(base: HTTP1Channel(responder: responder, configuration: http1), limiter: limiter, handshakeTimeout: nil)
+            }
+            scheme = "http"
+        }
+        // The outbox has a thread of its own: a slow mail server (30 s an e-mail at most) must
+        // not hold one of the threads requests run on.
+        let outboxThread = NIOThreadPool(numberOfThreads: 1)
+        outboxThread.start()
+        let outbox = OutboxService(system: system, smtp: settings.smtp, interval: settings.deliveryInterval,
+                                   pool: BlockingPool(pool: outboxThread), logger: logger)
+        let host = settings.host
+        return Application(
+            router: router,
+            server: server,
+            configuration: .init(address: .hostname(host, port: settings.port), serverName: nil, reuseAddress: true),
+            // Shut down in reverse: the HTTP server, the outbox, the map cache, the committer.
+            services: [CommitterService(committer: dependencies.committer, pool: dependencies.pool), dependencies.mapCache, outbox],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? settings.port
+                let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+                await onListening("\(scheme)://\(shownHost):\(port)")
+            },
+            logger: logger)
+    }
+
+    /// The shared services: the blocking pool (its own `NIOThreadPool`, started here), the
+    /// metrics (every appointment change of every front counted where it happens, in
+    /// ClinicKit), the group committer on the database, the gates and limits.
+    static func makeDependencies(system: ClinicSystem, settings: ServerSettings) throws -> ServerDependencies {
+        let threads = NIOThreadPool(numberOfThreads: max(settings.blockingThreads, settings.passwordWorkers + 2))
+        threads.start()
+        let pool = BlockingPool(pool: threads)
+        let metrics = ServerMetrics()
+        system.appointments.changes.observe { operation, outcome in metrics.change(operation, outcome: outcome) }
+        let committer = GroupCommitter(database: system.database, maximumBatch: settings.maximumBatch, report: metrics.batch)
+        return ServerDependencies(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings,
+                                  csrfKey: SymmetricKey(data: try system.database.sharedSecret("web_csrf")))
+    }
+
+    /// The router: the middleware every request passes (request log and id, language, security
+    /// headers, errors, the body limit), then each controller's routes in its group — public, patient
+    /// (`PatientAuthenticator`), staff (`StaffAuthenticator`) — and the web pages
+    /// (`WebPageMiddleware`). `HEAD` answers every `GET` route.
+    static func buildRouter(_ dependencies: ServerDependencies) -> Router<APIContext> {
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: RequestLogMiddleware(metrics: dependencies.metrics))
+        router.add(middleware: LanguageMiddleware())
+        router.add(middleware: SecurityHeadersMiddleware(tls: dependencies.settings.tls != nil))
+        let routes = RouteTable(router: router)
+        router.add(middleware: ErrorMiddleware(routes: routes))
+        router.add(middleware: LimitsMiddleware(maximumBody: ServerSettings.maximumBody))
+
+        HealthController(dependencies: dependencies).addRoutes(to: routes.group())
+        let v1 = routes.group("v1")
+        AccountController(dependencies: dependencies).addRoutes(to: v1)
+        ClinicsController(dependencies: dependencies).addRoutes(to: v1)
+        DepartmentsController(dependencies: dependencies).addRoutes(to: v1)
+        AppointmentsController(dependencies: dependencies).addRoutes(to: v1)
+        MessagesController(dependencies: dependencies).addRoutes(to: v1)
+        let staff = v1.group("staff")
+        StaffAccountsController(dependencies: dependencies).addRoutes(to: staff)
+        FrontDeskController(dependencies: dependencies).addRoutes(to: staff)
+        ClinicAdminController(dependencies: dependencies).addRoutes(to: staff)
+
+        WebAssetsController(dependencies: dependencies).addRoutes(to: routes.group())
+        let pages = routes.group().add(middleware: WebPageMiddleware(dependencies: dependencies))
+        WebAccountPages(dependencies: dependencies).addRoutes(to: pages)
+        WebClinicPages(dependencies: dependencies).addRoutes(to: pages)
+        WebAppointmentPages(dependencies: dependencies).addRoutes(to: pages)
+        WebProfilePages(dependencies: dependencies).addRoutes(to: pages)
+        WebStaffPages(dependencies: dependencies).addRoutes(to: pages)
+        return router
+    }
+}

@@ -1,0 +1,88 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The signed-in patient's appointments: list, book, show (or its `.ics`), reschedule,
+/// cancel. Every change goes through `idempotent`, so through the group committer.
+struct AppointmentsController {
+    struct BookingBody: Decodable, Sendable {
+        let departmentId: Int64; let start: String; let doctorId: Int64?; let notes: String?; let visitTypeId: Int64?
+    }
+    struct RescheduleBody: Decodable, Sendable { let start: String }
+
+    let dependencies: ServerDependencies
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let patient = group.group("appointments").add(middleware: PatientAuthenticator(dependencies: dependencies))
+        patient.get(use: list)
+        patient.post(use: book)
+        patient.get(":id", use: show)
+        patient.post(":id/reschedule", use: reschedule)
+        patient.post(":id/cancel", use: cancel)
+    }
+
+    @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let scopeText = request.query("scope") ?? AppointmentScope.upcoming.rawValue
+        guard let scope = AppointmentScope(rawValue: scopeText) else {
+            throw APIFailure(ServerError.invalid(.fieldChoice, "scope", "upcoming, past, all"), language: patient.language)
+        }
+        let limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
+        let page = try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.appointments.appointmentsPage(patient.id, scope: scope, limit: limit, cursor: cursor)
+        }
+        return try HTTPMapping.json(PageJSON(items: page.items.map(AppointmentJSON.init), nextCursor: page.nextCursor))
+    }
+
+    @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let (body, raw) = try await dependencies.decodeKeeping(BookingBody.self, request, context)
+        let time = try dependencies.parsedTime(body.start, patient.language)
+        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
+            let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId, at: time,
+                                                                   doctorId: body.doctorId, notes: body.notes ?? "",
+                                                                   visitTypeId: body.visitTypeId)
+            return (.created, AppointmentJSON(booked))
+        }
+    }
+
+    /// `/v1/appointments/{id}`, or `/v1/appointments/{id}.ics`: one appointment as an iCalendar file.
+    @Sendable func show(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        if let text = context.parameters.get("id"), text.hasSuffix(".ics") {
+            guard let id = Int64(text.dropLast(4)), id > 0 else {
+                throw APIFailure(ServerError(.notFound, .routeNotFound, text), language: patient.language)
+            }
+            let ics = try await dependencies.work(patient.language) { [system = dependencies.system] in
+                try system.appointments.calendarFile(id, clientId: patient.id)
+            }
+            return ServerDependencies.calendar(ics, filename: "appointment-\(id).ics")
+        }
+        let id = try context.parameters.id("id")
+        let (appointment, history) = try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.appointments.appointmentWithHistory(id, clientId: patient.id)
+        }
+        return try HTTPMapping.json(AppointmentHistoryJSON(appointment, history))
+    }
+
+    @Sendable func reschedule(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        let (body, raw) = try await dependencies.decodeKeeping(RescheduleBody.self, request, context)
+        let time = try dependencies.parsedTime(body.start, patient.language)
+        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
+            (.ok, AppointmentJSON(try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)))
+        }
+    }
+
+    @Sendable func cancel(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        var request = request
+        let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
+            (.ok, AppointmentJSON(try system.appointments.cancelAppointment(id, clientId: patient.id)))
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import ClinicKit
+import Foundation
+import Hummingbird
+
+/// Departments, their doctors, visit types and free slots, and the search for the earliest
+/// free slot near a place (`/v1/find`). Public.
+struct DepartmentsController {
+    let dependencies: ServerDependencies
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        group.get("departments/:id/doctors", use: doctors)
+        group.get("departments/:id/slots", use: slots)
+        group.get("departments/:id/visit-types", use: visitTypes)
+        group.get("find", use: find)
+    }
+
+    @Sendable func doctors(_ request: Request, context: APIContext) async throws -> Response {
+        let id = try context.parameters.id("id")
+        let doctors = try await dependencies.work(context.language) { [system = dependencies.system] in
+            _ = try system.departments.getDepartmentById(id)
+            return try system.departments.getDoctorsByDepartmentId(id).map {
+                DoctorJSON($0, hours: try system.departments.getWorkingHours(doctorId: $0.id ?? 0))
+            }
+        }
+        return try HTTPMapping.json(doctors)
+    }
+
+    @Sendable func slots(_ request: Request, context: APIContext) async throws -> Response {
+        let id = try context.parameters.id("id")
+        let days = try request.queryInt("days") ?? 7, doctorId = try request.queryInt("doctorId").map(Int64.init)
+        let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
+        let from = request.query("from")
+        let slots = try await dependencies.work(context.language) { [system = dependencies.system] in
+            try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
+                                          visitTypeId: visitTypeId)
+        }
+        return try HTTPMapping.json(slots.map(SlotJSON.init))
+    }
+
+    @Sendable func visitTypes(_ request: Request, context: APIContext) async throws -> Response {
+        let id = try context.parameters.id("id")
+        let types = try await dependencies.work(context.language) { [system = dependencies.system] in
+            try system.departments.visitTypes(departmentId: id)
+        }
+        return try HTTPMapping.json(types.map { VisitTypeJSON($0, language: context.language) })
+    }
+
+    @Sendable func find(_ request: Request, context: APIContext) async throws -> Response {
+        let language = context.language
+        let specialization: String, limit: Int, before: Date?, choice: PlaceChoice, pediatric: Bool
+        let minutes = try request.queryInt("minutes")
+        do {
+            guard let text = request.query("specialization") else {
+                throw APIFailure(ServerError.invalid(.fieldRequired, "specialization"), language: language)
+            }
+            specialization = text
+            limit = try request.queryInt("limit") ?? 1
+            try NearestQuery.checkLimit(limit)
+            pediatric = try request.queryBool("pediatric")
+            before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
+            choice = try request.place()
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language)
+        }
+        let (point, geocoded) = try await dependencies.point(choice, request, language)
+        let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
+            let search = try system.appointments.searchFreeSlots(specialization: specialization, near: point, before: before,
+                                                                 limit: limit, pediatricOnly: pediatric, minutes: minutes,
+                                                                 clinics: system.clinics)
+            if let geocoded { try system.geocoding.remember(geocoded) }
+            return search
+        }
+        var response = try HTTPMapping.json(search.slots.map(FreeSlotJSON.init))
+        // The body stays the list it always was; a search cut short by its budget says so here.
+        response.headers[.searchComplete] = search.complete ? "true" : "false"
+        return response
+    }
+}

@@ -1,0 +1,89 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The front desk under `/v1/staff`: the clinic's day, booking for a patient, the status
+/// changes (check in, no-show, start, complete, cancel) and messages to patients. Every
+/// appointment change goes through the group committer.
+struct FrontDeskController {
+    struct BookingBody: Decodable, Sendable {
+        let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64?; let visitTypeId: Int64?
+    }
+    struct CancelBody: Decodable, Sendable { let reason: String? }
+    struct MessageBody: Decodable, Sendable {
+        let patientLogin: String?; let date: String?; let departmentId: Int64?; let text: String
+    }
+    struct DayJSON: Encodable { let date: String; let timeZone: String; let items: [DayEntryJSON] }
+    struct RecipientsJSON: Encodable { let recipients: Int }
+
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let staff = group.group().add(middleware: StaffAuthenticator(dependencies: dependencies))
+        staff.get("schedule", use: schedule)
+        staff.post("appointments", use: book)
+        staff.post("appointments/:id/:action", use: act)
+        staff.post("messages", use: message)
+    }
+
+    @Sendable func schedule(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let day: LocalDateTime?, department: Int64?, doctor: Int64?
+        do {
+            day = try request.query("date").map(TimeInput.parseDay)
+            department = try request.queryInt("departmentId").map(Int64.init)
+            doctor = try request.queryInt("doctorId").map(Int64.init)
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: context.language)
+        }
+        let requestId = context.requestId
+        let (shown, zone, entries) = try await dependencies.work(context.language) { [system] in
+            try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor, requestId: requestId)
+        }
+        return try HTTPMapping.json(DayJSON(date: shown.dayText, timeZone: zone.identifier, items: entries.map(DayEntryJSON.init)))
+    }
+
+    @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let body = try await RequestBody.decode(BookingBody.self, from: request, context: context)
+        let time = try dependencies.parsedTime(body.start, context.language)
+        let requestId = context.requestId
+        let booked = try await dependencies.commit(context.language) { [system] in
+            try system.staff.book(member, patientLogin: body.patientLogin, departmentId: body.departmentId, at: time,
+                                  doctorId: body.doctorId, visitTypeId: body.visitTypeId, requestId: requestId)
+        }
+        return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
+    }
+
+    /// A status change: in the group committer's next batch, as every appointment change is.
+    @Sendable func act(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let id = try context.parameters.id("id")
+        guard let action = context.parameters.get("action").flatMap(StaffAction.init(rawValue:)) else {
+            throw APIFailure(ServerError(.notFound, .routeNotFound, request.uri.path), language: context.language)
+        }
+        var reason: String?
+        if action == .cancel {
+            reason = try await RequestBody.decode(CancelBody.self, from: request, context: context).reason
+        }
+        let requestId = context.requestId
+        let changed = try await dependencies.commit(context.language) { [system, reason] in
+            try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+        }
+        return try HTTPMapping.json(AppointmentJSON(changed))
+    }
+
+    @Sendable func message(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let body = try await RequestBody.decode(MessageBody.self, from: request, context: context)
+        let day = try body.date.map(TimeInput.parseDay)
+        let requestId = context.requestId
+        let count = try await dependencies.work(context.language) { [system] in
+            try system.staff.message(member, patientLogin: body.patientLogin, day: day, departmentId: body.departmentId,
+                                     text: body.text, requestId: requestId)
+        }
+        return try HTTPMapping.json(RecipientsJSON(recipients: count), status: .created)
+    }
+}

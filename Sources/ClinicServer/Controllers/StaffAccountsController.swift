@@ -1,0 +1,80 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The staff's sessions and accounts under `/v1/staff`: log-in and log-out, who am I, and the
+/// clinic's staff accounts (an administrator's). The same `StaffController` calls as
+/// `clinic staff …`.
+struct StaffAccountsController {
+    struct LogInBody: Decodable, Sendable { let login: String; let password: String }
+    struct AccountBody: Decodable, Sendable {
+        let login: String, name: String, surname: String, role: StaffRole, password: String
+        let doctorId: Int64?
+    }
+    struct SessionCreated: Encodable { let token: String; let expiresAt: String; let staff: StaffJSON }
+
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        group.post("sessions", use: logIn)
+        group.group().add(middleware: StaffAuthenticator(dependencies: dependencies, touches: false))
+            .delete("sessions/current", use: logOut)
+        let staff = group.group().add(middleware: StaffAuthenticator(dependencies: dependencies))
+        staff.get("me") { _, context in try HTTPMapping.json(StaffJSON(try context.signedInStaff().member)) }
+        staff.get("accounts", use: accounts)
+        staff.post("accounts", use: addAccount)
+        staff.post("accounts/:id/disable", use: disable)
+    }
+
+    @Sendable func logIn(_ request: Request, context: APIContext) async throws -> Response {
+        let asked = context.language
+        try dependencies.checkAuthRate(context, asked)
+        let body = try await RequestBody.decode(LogInBody.self, from: request, context: context)
+        let (member, token) = try await dependencies.passwordWork(asked) { [system] in
+            try system.staff.logIn(login: body.login, password: body.password)
+        }
+        let expires = Date().addingTimeInterval(StaffController.idleLimit)
+        return try HTTPMapping.json(SessionCreated(token: token, expiresAt: DateText.iso8601(expires), staff: StaffJSON(member)),
+                                    status: .created)
+    }
+
+    @Sendable func logOut(_ request: Request, context: APIContext) async throws -> Response {
+        let staff = try context.signedInStaff()
+        _ = try await dependencies.work(context.language) { [system] in try system.staff.logOut(token: staff.token) }
+        return Response(status: .noContent)
+    }
+
+    @Sendable func accounts(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let accounts = try await dependencies.work(context.language) { [system] in
+            try system.staff.accounts(clinicId: member.clinicId, by: member)
+        }
+        return try HTTPMapping.json(accounts.map(StaffJSON.init))
+    }
+
+    @Sendable func addAccount(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let body = try await RequestBody.decode(AccountBody.self, from: request, context: context)
+        let requestId = context.requestId
+        let added = try await dependencies.passwordWork(context.language) { [system] in
+            try system.staff.addStaff(StaffInput(login: body.login, name: body.name, surname: body.surname, role: body.role,
+                                                 clinicId: member.clinicId, doctorId: body.doctorId, password: body.password),
+                                      by: member, requestId: requestId)
+        }
+        return try HTTPMapping.json(StaffJSON(added), status: .created)
+    }
+
+    @Sendable func disable(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let id = try context.parameters.id("id")
+        let requestId = context.requestId
+        let disabled = try await dependencies.work(context.language) { [system] in
+            try system.staff.disable(id, by: member, requestId: requestId)
+        }
+        return try HTTPMapping.json(StaffJSON(disabled))
+    }
+}
+
+extension StaffRole: Decodable {}

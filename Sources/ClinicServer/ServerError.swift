@@ -1,0 +1,106 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+
+/// An error only the HTTP front has — a body that does not decode, a route that does not
+/// exist, a method a path does not take, the per-address limit — with its stable code and
+/// its words in English and Russian. ClinicKit's errors (`ClinicError`) say the domain; these
+/// say HTTP. Both go out in the same shape, `{"error":{"code","message"}}` (openapi.yaml).
+struct ServerError: Error, Sendable {
+    enum Code: String, Sendable {
+        case invalidInput = "invalid_input"
+        case notLoggedIn = "not_logged_in"
+        case notFound = "not_found"
+        case methodNotAllowed = "method_not_allowed"
+        case tooLarge = "too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case rateLimited = "rate_limited"
+
+        /// The fixed HTTP status of each (docs/API.md).
+        var status: HTTPResponse.Status {
+            switch self {
+            case .invalidInput: .badRequest
+            case .notLoggedIn: .unauthorized
+            case .notFound: .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .tooLarge: .contentTooLarge
+            case .unsupportedMediaType: .unsupportedMediaType
+            case .rateLimited: .tooManyRequests
+            }
+        }
+    }
+
+    let code: Code
+    let text: ServerText
+    let arguments: [String]
+
+    init(_ code: Code, _ text: ServerText, _ arguments: String...) {
+        self.code = code
+        self.text = text
+        self.arguments = arguments
+    }
+
+    /// `invalid_input` with one of the bad-input messages.
+    static func invalid(_ text: ServerText, _ arguments: String...) -> ServerError {
+        ServerError(code: .invalidInput, text: text, arguments: arguments)
+    }
+
+    private init(code: Code, text: ServerText, arguments: [String]) {
+        self.code = code
+        self.text = text
+        self.arguments = arguments
+    }
+
+    var status: HTTPResponse.Status { code.status }
+
+    func message(in language: Language) -> String { text.render(language, arguments) }
+}
+
+/// The server's own words, each in English and Russian side by side. `{0}`, `{1}` are the
+/// arguments, shown as data (control characters dropped), never read as a template.
+enum ServerText: String, Sendable, CaseIterable {
+    case fieldRequired, fieldWholeNumber, fieldBoolean, fieldChoice, fieldType
+    case bodyNotJSON, duplicateKey, bodyInvalid, tooLarge, mediaType, rateLimited, routeNotFound, methodNotAllowed
+    case notLoggedIn
+
+    var words: (en: String, ru: String) {
+        switch self {
+        case .fieldRequired: ("The field '{0}' is required.", "Поле «{0}» обязательно.")
+        case .fieldWholeNumber: ("The field '{0}' must be a whole number.", "Поле «{0}» должно быть целым числом.")
+        case .fieldBoolean: ("The field '{0}' must be true or false.", "Поле «{0}» должно быть true или false.")
+        case .fieldChoice: ("The field '{0}' must be one of: {1}.", "Поле «{0}» должно быть одним из: {1}.")
+        case .fieldType: ("The field '{0}' must be of JSON type {1}.", "Поле «{0}» должно иметь JSON-тип {1}.")
+        case .bodyNotJSON: ("The request body is not valid JSON.", "Тело запроса — не правильный JSON.")
+        case .duplicateKey: ("The request body gives '{0}' more than once.", "В теле запроса «{0}» указано больше одного раза.")
+        case .bodyInvalid: ("The request body is not what this request takes: {0}.", "Тело запроса не подходит к этому запросу: {0}.")
+        case .tooLarge: ("The request body is larger than {0} bytes.", "Тело запроса больше {0} байт.")
+        case .mediaType: ("Send the request body as application/json.", "Пришлите тело запроса как application/json.")
+        case .rateLimited: ("Too many requests from this address: try again in {0} seconds.",
+                            "Слишком много запросов с этого адреса: попробуйте через {0} с.")
+        case .routeNotFound: ("There is nothing at {0}.", "По адресу {0} ничего нет.")
+        case .methodNotAllowed: ("{0} is not allowed here.", "Метод {0} здесь не разрешён.")
+        case .notLoggedIn:
+            ("Sign in first: send Authorization: Bearer with a token from POST /v1/sessions (a token ends after 30 days unused, at log-out, or when the password changes).",
+             "Сначала войдите: пришлите Authorization: Bearer с токеном из POST /v1/sessions (токен кончается после 30 дней без использования, при выходе или смене пароля).")
+        }
+    }
+
+    func render(_ language: Language, _ arguments: [String]) -> String {
+        let template = language == .ru ? words.ru : words.en
+        guard !arguments.isEmpty else { return template }
+        var result = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            result += rest[..<open]
+            let after = rest[rest.index(after: open)...]
+            if let close = after.firstIndex(of: "}"), let index = Int(after[..<close]), index >= 0, index < arguments.count {
+                result += arguments[index].withoutControls(keeping: ["\n"])
+                rest = after[after.index(after: close)...]
+            } else {
+                result.append("{")
+                rest = after
+            }
+        }
+        return result + rest
+    }
+}

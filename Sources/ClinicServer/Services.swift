@@ -1,0 +1,111 @@
+import ClinicKit
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+// The server's long-lived pieces, run by the application's ServiceGroup beside the HTTP
+// server. The group shuts its services down in the reverse of their order, the HTTP server
+// first: the requests in flight finish, then the outbox's round ends (an e-mail being sent
+// is marked sent), then the map cache is dropped, then the committer commits the last batch
+// (`buildApplication` lists them committer, map cache, outbox).
+
+/// The group committer's lifetime: it runs from the start; on shutdown, once the HTTP
+/// server and the outbox have stopped, it is stopped and drained — what is queued commits
+/// before the process exits.
+struct CommitterService: Service {
+    let committer: GroupCommitter
+    let pool: BlockingPool
+
+    func run() async {
+        // Returns at graceful shutdown, throws when the group is cancelled: drain either way.
+        try? await gracefulShutdown()
+        let committer = self.committer, pool = self.pool
+        // A task of its own, so that a cancelled group still drains (`runIfActive` does not
+        // start work for a cancelled task).
+        await Task { _ = try? await pool.run { committer.drain() } }.value
+    }
+}
+
+/// Writes due reminders and sends due e-mail every `interval`, on a thread of its own (a slow
+/// mail server, 30 s an e-mail at most, must not hold a thread requests run on).
+struct OutboxService: Service {
+    let system: ClinicSystem
+    let smtp: SMTPSettings?
+    let interval: Duration
+    let pool: BlockingPool
+    let logger: Logger
+    /// Set on shutdown: the round stops after the e-mail being sent.
+    let stopping = NIOLockedValueBox(false)
+
+    func run() async {
+        let rounds = Task { await deliver() }
+        let stop: @Sendable () -> Void = { [stopping] in
+            stopping.withLockedValue { $0 = true }
+            rounds.cancel()
+        }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler { await rounds.value } onCancel: { stop() }
+        } onGracefulShutdown: { stop() }
+    }
+
+    private func deliver() async {
+        let mailer = smtp.map(SMTPMailer.init)
+        let from = smtp?.from ?? ""
+        while !Task.isCancelled {
+            do {
+                let report = try await pool.run { [system, stopping] in
+                    try system.outbox.run(mailer: mailer, from: from, shouldStop: { stopping.withLockedValue { $0 } })
+                }
+                if report != DeliveryReport() {
+                    logger.info("outbox", metadata: ["reminders": "\(report.reminders)", "sent": "\(report.sent)",
+                                                     "retrying": "\(report.retrying)", "failed": "\(report.failed)"])
+                }
+            } catch {
+                logger.error("outbox failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
+
+/// The web map's clinics (`/clinics/map.json`), encoded once per version of the directory
+/// and its departments (550 KB for the default directory, asked by every map page). As a
+/// service it is filled once the server starts, so the first map page does not pay for it,
+/// and dropped at shutdown.
+final class MapCache: Service, Sendable {
+    let system: ClinicSystem
+    let pool: BlockingPool
+    private let cached = NIOLockedValueBox<(version: String, body: ByteBuffer)?>(nil)
+
+    init(system: ClinicSystem, pool: BlockingPool) {
+        self.system = system
+        self.pool = pool
+    }
+
+    func run() async {
+        // Best effort: a failure here is the first map page's to report.
+        _ = try? await body(.en)
+        try? await gracefulShutdown()
+        cached.withLockedValue { $0 = nil }
+    }
+
+    /// The encoded map of the directory's current version; errors said in `language`.
+    func body(_ language: Language) async throws -> ByteBuffer {
+        do {
+            let version = try await pool.run { [system] in try system.clinics.mapVersion() }
+            if let body = cached.withLockedValue({ cached in cached.flatMap { $0.version == version ? $0.body : nil } }) {
+                return body
+            }
+            return try await pool.run { [system, cached] in
+                let (version, clinics) = try system.clinics.mapClinics()
+                let encoded = ByteBuffer(bytes: try Shapes.encoder(pretty: false).encode(MapJSON(clinics)))
+                cached.withLockedValue { $0 = (version, encoded) }
+                return encoded
+            }
+        } catch let error as ClinicError {
+            throw APIFailure.hidingOthers(error, language: language)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+// The web app's pages: server-rendered HTML over the same ClinicKit calls as the API and the
+// CLI. Every page works without JavaScript except the map; forms post back with a CSRF token.
+
+/// The start page, the privacy policy, log-in, log-out and registration.
+struct WebAccountPages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    /// `group` is the pages' group (`WebPageMiddleware`).
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        group.get("/") { _, context in
+            let web = try context.webRequest()
+            return dependencies.page(web.patient == nil ? "start" : "menu", web)
+        }
+        group.get("/privacy") { _, context in
+            let web = try context.webRequest()
+            return dependencies.page("privacy", web, ["policy": PrivacyPolicy.text(web.language)])
+        }
+        group.get("/login") { _, context in dependencies.page("login", try context.webRequest()) }
+        group.post("/login") { [system] request, context in
+            try await dependencies.signIn(request, context, try context.webRequest(), form: "login",
+                                          cookie: ServerDependencies.sessionCookie, maxAge: 30 * 86_400, home: "/") { login, password in
+                try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice).token
+            }
+        }
+        group.post("/logout") { [system] request, context in
+            try await dependencies.signOut(request, context, try context.webRequest(), cookie: ServerDependencies.sessionCookie,
+                                           home: "/") { token in
+                _ = try system.clients.logOut(token: token)
+            }
+        }
+        group.get("/register") { _, context in dependencies.page("register", try context.webRequest()) }
+        group.post("/register", use: register)
+    }
+
+    @Sendable func register(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let form = try await dependencies.form(request, context, web)
+        try dependencies.checkAuthRate(context, web.language)
+        var values: [String: Any] = [:]
+        for key in ["login", "name", "surname", "street", "house", "city"] { values[key] = form[key] ?? "" }
+        let city = form["cityChoice"] ?? form["city"] ?? ""
+        // A city several places share: the patient chooses (the password is typed again).
+        if form["cityChoice"] == nil, !city.isEmpty,
+           let place = try? await dependencies.work(web, { [system] in try system.geocoding.resolve(city) }), place.isAmbiguous {
+            values["choices"] = place.choices.enumerated().map { index, choice in
+                ["name": choice.name, "typed": choice.typed, "first": index == 0] as [String: Any]
+            }
+            values["cityQuestion"] = Strings.text(.whichPlace, web.language, [city])
+            values["hasChoices"] = true
+            return dependencies.page("register", web, values)
+        }
+        let registration = RegistrationRequest(
+            login: form["login"] ?? "", password: form["password"] ?? "", confirmPassword: form["passwordAgain"] ?? "",
+            name: form["name"] ?? "", surname: form["surname"] ?? "", street: form["street"] ?? "", house: form["house"] ?? "",
+            city: city, language: web.language, acceptedPrivacy: form["acceptPrivacy"] == "yes")
+        do {
+            _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
+            let login = registration.login, password = registration.password
+            let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
+                try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice)
+            }
+            return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token,
+                                                                                      maxAge: 30 * 86_400)])
+        } catch let failure as APIFailure {
+            values["error"] = failure.message(in: web.language)
+            return dependencies.page("register", web, values, status: failure.status)
+        }
+    }
+}

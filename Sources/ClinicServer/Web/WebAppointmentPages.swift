@@ -1,0 +1,134 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The patient's appointments: booking (the booking page's form), the list, one appointment
+/// (its history, its calendar file, the reschedule and cancel forms), moving and cancelling.
+/// Every change goes through the group committer.
+struct WebAppointmentPages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    /// `group` is the pages' group (`WebPageMiddleware`). One appointment's page says an id
+    /// that cannot exist before it asks for a patient, so it checks for itself.
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let patient = group.group().add(middleware: WebPatientRequired())
+        patient.post("/appointments", use: book)
+        patient.get("/appointments", use: list)
+        group.get("/appointments/:id", use: show)
+        patient.post("/appointments/:id/reschedule", use: reschedule)
+        patient.post("/appointments/:id/cancel", use: cancel)
+    }
+
+    @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        guard let department = form["department"].flatMap(Int64.init), let start = form["start"] else {
+            throw ServerError.invalid(.fieldRequired, "start")
+        }
+        let time = try TimeInput.parse(start)
+        let visitType = form["visitType"].flatMap(Int64.init)
+        let booked = try await dependencies.commit(web.language) { [system] in
+            try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: department, at: time,
+                                                      visitTypeId: visitType)
+        }
+        return dependencies.redirect("/appointments/\(booked.id ?? 0)", web)
+    }
+
+    @Sendable func reschedule(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        let time = try TimeInput.parse(form["start"] ?? "")
+        _ = try await dependencies.commit(web.language) { [system] in
+            try system.appointments.rescheduleAppointment(id, clientId: patient.id ?? 0, to: time)
+        }
+        return dependencies.redirect("/appointments/\(id)", web)
+    }
+
+    @Sendable func cancel(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        guard form["confirm"] == "yes" else { return dependencies.redirect("/appointments/\(id)?cancel=1", web) }
+        _ = try await dependencies.commit(web.language) { [system] in
+            try system.appointments.cancelAppointment(id, clientId: patient.id ?? 0)
+        }
+        return dependencies.redirect("/appointments/\(id)", web)
+    }
+
+    /// `/appointments`: upcoming, then past and cancelled.
+    @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let patient = try context.webPatient()
+        let (list, clinics) = try await dependencies.work(web) { [system] in
+            let list = try system.appointments.getAppointmentsByClientId(patient.id ?? 0, scope: .all)
+            var clinics: [Int64: Clinic] = [:]
+            for appointment in list where clinics[appointment.clinicId] == nil {
+                clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
+            }
+            return (list, clinics)
+        }
+        let now = Date()
+        func row(_ appointment: Appointment) -> [String: Any] {
+            let clinic = clinics[appointment.clinicId]
+            return ["id": appointment.id ?? 0, "clinic": clinic?.name ?? "", "doctor": appointment.doctorName,
+                    "when": clinic.map { WebFormat.clinicTime(appointment.startsAt, $0, web.language) } ?? ["time": DateText.iso8601(appointment.startsAt)],
+                    "status": appointment.status.text(web.language)]
+        }
+        let upcoming = list.filter { AppointmentScope.upcoming.contains($0, now: now) }.map(row)
+        let past = list.filter { !AppointmentScope.upcoming.contains($0, now: now) }.reversed().map(row)
+        return dependencies.page("appointments", web, ["upcoming": upcoming, "past": past, "hasUpcoming": !upcoming.isEmpty, "hasPast": !past.isEmpty])
+    }
+
+    /// `/appointments/{id}`: the appointment, its history, the calendar file, reschedule
+    /// (a day, then its free times) and cancel (asked to confirm).
+    @Sendable func show(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        // `/appointments/{id}.ics`: the calendar file, for the signed-in patient of the cookie.
+        if let text = context.parameters.get("id"), text.hasSuffix(".ics") {
+            let patient = try context.webPatient()
+            guard let id = Int64(text.dropLast(4)), id > 0 else { throw ServerError(.notFound, .routeNotFound, text) }
+            let ics = try await dependencies.work(web) { [system] in try system.appointments.calendarFile(id, clientId: patient.id ?? 0) }
+            return ServerDependencies.calendar(ics, filename: "appointment-\(id).ics")
+        }
+        let id = try context.parameters.id("id")
+        let patient = try context.webPatient()
+        let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let (appointment, history, clinic, slots) = try await dependencies.work(web) { [system] in
+            let (appointment, history) = try system.appointments.appointmentWithHistory(id, clientId: patient.id ?? 0)
+            let clinic = try system.clinics.getClinicById(appointment.clinicId)
+            let slots = try day.map { try system.appointments.rescheduleTimes(appointment, from: $0) } ?? []
+            return (appointment, history, clinic, slots)
+        }
+        let today = LocalDateTime.of(Date(), in: clinic.zone)
+        var values: [String: Any] = [
+            "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "doctor": appointment.doctorName,
+            "when": WebFormat.clinicTime(appointment.startsAt, clinic, web.language), "status": appointment.status.text(web.language),
+            "active": appointment.status.isPatientChangeable,
+            "askCancel": request.query("cancel") == "1",
+            "history": history.map { event in
+                var item: [String: Any] = ["event": event.text(web.language),
+                                           "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language)]
+                if let reason = event.reason, !reason.isEmpty { item["reason"] = reason }
+                return item
+            },
+            "days": (0..<14).map { offset -> [String: Any] in
+                let date = today.adding(days: offset)
+                return ["value": date.dayText, "label": date.dayText, "selected": date.dayText == day?.dayText]
+            },
+        ]
+        if day != nil {
+            // Each time once; the doctor is named where it would not be the appointment's own.
+            values["slots"] = slots.map { slot -> [String: Any] in
+                var item: [String: Any] = ["start": DateText.iso8601(slot.start),
+                                           "time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language)]
+                if slot.doctorId != appointment.doctorId { item["otherDoctor"] = slot.doctorName }
+                return item
+            }
+            values["dayChosen"] = true
+        }
+        return dependencies.page("appointment", web, values)
+    }
+}

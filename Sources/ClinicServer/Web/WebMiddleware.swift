@@ -1,0 +1,97 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+// The web pages' request context: who is asking (the session cookie's patient, the staff
+// cookie's member), the language and the forms' token, resolved once per page by the
+// middleware of the page's group; and every refusal turned into a page.
+
+/// Every page: the `WebRequest` (language, CSRF, the patient of the session cookie) into the
+/// context; a refusal becomes the page of the error in the user's language (with the API's
+/// status), a form without its CSRF token 403, a page that needs a patient the log-in page.
+struct WebPageMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let dependencies: ServerDependencies
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        let web = await dependencies.webRequest(request)
+        var context = context
+        context.web = web
+        context.language = web.language
+        do {
+            return try await next(request, context)
+        } catch {
+            return dependencies.webFailure(error, web)
+        }
+    }
+}
+
+/// The pages of a signed-in patient: anyone else is sent to the log-in page.
+struct WebPatientRequired: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        _ = try context.webPatient()
+        return try await next(request, context)
+    }
+}
+
+/// The staff pages: the staff member of the staff cookie (nil when signed out, and the page
+/// decides); the page is a use of the session (12 hours idle).
+struct WebStaffSession: RouterMiddleware {
+    typealias Context = APIContext
+    let dependencies: ServerDependencies
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var context = context
+        if let web = context.web { context.staffMember = await dependencies.staffMember(web) }
+        return try await next(request, context)
+    }
+}
+
+extension APIContext {
+    /// The signed-in patient of the session cookie, else a redirect to the log-in page.
+    func webPatient() throws -> Client {
+        guard let patient = web?.patient else { throw WebRedirect.login }
+        return patient
+    }
+}
+
+extension ServerDependencies {
+    /// The page for a failure of a page.
+    func webFailure(_ error: any Error, _ web: WebRequest) -> Response {
+        switch error {
+        case WebRedirect.login:
+            return redirect("/login", web)
+        case WebRefusal.csrf:
+            return page("error", web, ["message": WebText.labels(web.language)["csrf"] ?? "The form has expired: reload the page and try again."],
+                        status: .forbidden)
+        case let failure as APIFailure:
+            return errorPage(failure.status, failure.message(in: web.language), web)
+        case let error as ClinicError:
+            return errorPage(HTTPMapping.status(error.code), error.message(in: web.language), web)
+        case let error as ServerError:
+            return errorPage(error.status, error.message(in: web.language), web)
+        case let error as HTTPError:
+            // The body's limit, a malformed request: its own status, said in words.
+            return page("error", web, ["message": error.body ?? error.status.reasonPhrase], status: error.status)
+        default:
+            return errorPage(.internalServerError, "", web)
+        }
+    }
+
+    /// The error page; a 500 says no more than that something went wrong.
+    func errorPage(_ status: HTTPResponse.Status, _ message: String, _ web: WebRequest) -> Response {
+        let message = status == .internalServerError ? Strings.text(.internalError, web.language, ["-"]) : message
+        return page("error", web, ["message": message], status: status)
+    }
+
+    /// The staff member of the staff cookie; the page is a use of the session (12 hours idle).
+    func staffMember(_ web: WebRequest) async -> StaffMember? {
+        guard let token = web.cookies[Self.staffCookie], token.count == 64,
+              let member = try? await pool.run({ [system] in try system.staff.current(token: token) }) else { return nil }
+        await touch(token: token) { [system] in try system.staff.touch(token: token) }
+        return member
+    }
+}

@@ -1,0 +1,142 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The signed-in patient's own pages: the profile (details, password, export, deleting the
+/// account, the devices signed in) and the inbox.
+struct WebProfilePages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    /// `group` is the pages' group (`WebPageMiddleware`); every page here needs the patient.
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let patient = group.group().add(middleware: WebPatientRequired())
+        patient.get("/messages", use: messages)
+        patient.post("/messages/:id/read", use: markRead)
+        patient.get("/profile") { _, context in try await profilePage(try context.webRequest()) }
+        patient.post("/profile", use: updateProfile)
+        patient.post("/profile/password", use: changePassword)
+        patient.get("/profile/export.json", use: export)
+        patient.post("/profile/delete", use: deleteAccount)
+        patient.post("/sessions/:id/end", use: endSession)
+    }
+
+    @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let messages = try await dependencies.work(web) { [system] in try system.clients.messages(clientId: patient.id ?? 0) }
+        return dependencies.page("messages", web, ["messages": messages.map { message in
+            ["id": message.id, "subject": message.subject, "body": message.body, "unread": message.readAt == nil,
+             "when": DateText.dateTime(message.createdAt, timeZone: .gmt, language: web.language) + " UTC"] as [String: Any]
+        }])
+    }
+
+    @Sendable func markRead(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        _ = try await dependencies.form(request, context, web)
+        _ = try await dependencies.work(web) { [system] in try system.clients.markRead(clientId: patient.id ?? 0, messageId: id) }
+        return dependencies.redirect("/messages", web)
+    }
+
+    @Sendable func updateProfile(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        func given(_ key: String) -> String? { form[key].flatMap { $0 == fieldValue(patient, key) ? nil : $0 } }
+        let changes = ProfileChanges(name: given("name"), surname: given("surname"), street: given("street"),
+                                     house: given("house"), city: given("city"),
+                                     language: form["language"].flatMap(Language.init(rawValue:)))
+        do {
+            _ = try await dependencies.work(web) { [system] in try system.clients.updateProfile(clientId: patient.id ?? 0, changes) }
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+        let chosen = changes.language.map { dependencies.cookie(ServerDependencies.languageCookie, $0.rawValue, maxAge: 31_536_000) }
+        return dependencies.redirect("/profile", web, extraCookies: chosen.map { [$0] } ?? [])
+    }
+
+    @Sendable func changePassword(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        try dependencies.checkAuthRate(context, web.language)
+        let old = form["oldPassword"] ?? "", new = form["newPassword"] ?? "", token = web.sessionToken
+        do {
+            try await dependencies.passwordWork(web.language) { [system] in
+                try system.clients.changePassword(clientId: patient.id ?? 0, old: old, new: new, keeping: token)
+            }
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+        return try await profilePage(web, notice: Strings.text(.passwordChanged, web.language))
+    }
+
+    @Sendable func export(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let data = try await dependencies.work(web) { [system] in try system.clients.export(clientId: patient.id ?? 0) }
+        let body = try Shapes.encoder(pretty: true).encode(ExportJSON(data))
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8",
+                                               .contentDisposition: "attachment; filename=\"my-clinic-data.json\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    @Sendable func deleteAccount(_ request: Request, context: APIContext) async throws -> Response {
+        var web = try context.webRequest()
+        let patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        try dependencies.checkAuthRate(context, web.language)
+        let password = form["password"] ?? ""
+        do {
+            try await dependencies.passwordWork(web.language) { [system] in
+                try system.clients.deleteAccount(clientId: patient.id ?? 0, password: password)
+            }
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+        web.patient = nil
+        return dependencies.page("error", web, ["message": Strings.text(.accountDeleted, web.language, [patient.login])],
+                                 extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, "", maxAge: 0)])
+    }
+
+    @Sendable func endSession(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        _ = try await dependencies.form(request, context, web)
+        try await dependencies.work(web) { [system] in try system.clients.endSession(id, clientId: patient.id ?? 0) }
+        return dependencies.redirect("/profile", web)
+    }
+
+    func fieldValue(_ client: Client, _ key: String) -> String {
+        switch key {
+        case "name": client.name
+        case "surname": client.surname
+        case "street": client.street
+        case "house": client.house
+        case "city": client.city
+        default: ""
+        }
+    }
+
+    func profilePage(_ web: WebRequest, error: String? = nil, notice: String? = nil) async throws -> Response {
+        guard let patient = web.patient else { throw WebRedirect.login }
+        let token = web.sessionToken
+        let (client, sessions) = try await dependencies.work(web) { [system] in
+            (try system.clients.getUserById(patient.id ?? 0),
+             try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token))
+        }
+        var values: [String: Any] = [
+            "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
+            "house": client.house, "city": client.city, "email": client.email ?? "",
+            "languages": [["value": "en", "label": "English", "selected": client.language == .en],
+                          ["value": "ru", "label": "Русский", "selected": client.language == .ru]],
+            "sessions": sessions.map { session in
+                ["id": session.id, "device": session.device.map { "\($0.name) (\($0.platform))" } ?? "—",
+                 "lastUsed": DateText.dateTime(session.lastUsedAt, timeZone: .gmt, language: web.language) + " UTC",
+                 "current": session.isCurrent] as [String: Any]
+            },
+        ]
+        if let error { values["error"] = error }
+        if let notice { values["notice"] = notice }
+        return dependencies.page("profile", web, values, status: error == nil ? .ok : .badRequest)
+    }
+}

@@ -1,0 +1,109 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The receptionist's day page: a staff session in a cookie of its own, the same
+/// `StaffController` calls, roles and audit trail as the staff API. Status changes and
+/// bookings go through the group committer.
+struct WebStaffPages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    /// `group` is the pages' group (`WebPageMiddleware`); the day and its actions resolve the
+    /// staff cookie's member (`WebStaffSession`) and answer for themselves when there is none.
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let staff = group.group().add(middleware: WebStaffSession(dependencies: dependencies))
+        staff.get("/staff") { request, context in
+            let web = try context.webRequest()
+            guard let member = context.staffMember else { return dependencies.page("staff-login", web) }
+            return try await staffDay(member, request, context, web)
+        }
+        group.post("/staff/login") { [system] request, context in
+            try await dependencies.signIn(request, context, try context.webRequest(), form: "staff-login",
+                                          cookie: ServerDependencies.staffCookie, maxAge: 12 * 3600, home: "/staff") { login, password in
+                try system.staff.logIn(login: login, password: password).token
+            }
+        }
+        group.post("/staff/logout") { [system] request, context in
+            try await dependencies.signOut(request, context, try context.webRequest(), cookie: ServerDependencies.staffCookie,
+                                           home: "/staff") { token in
+                _ = try system.staff.logOut(token: token)
+            }
+        }
+        staff.post("/staff/appointments/:id/:action", use: act)
+        staff.post("/staff/book", use: book)
+    }
+
+    /// A status change: in the group committer's next batch, as every appointment change is.
+    @Sendable func act(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        guard let action = context.parameters.get("action").flatMap(StaffAction.init(rawValue:)) else {
+            throw ServerError(.notFound, .routeNotFound, context.parameters.get("action") ?? "")
+        }
+        let form = try await dependencies.form(request, context, web)
+        let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }
+        let requestId = context.requestId
+        _ = try await dependencies.commit(web.language) { [system] in
+            try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+        }
+        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
+    }
+
+    @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let form = try await dependencies.form(request, context, web)
+        guard let department = form["department"].flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "department") }
+        let time = try TimeInput.parse(form["start"] ?? "")
+        let login = form["patient"] ?? ""
+        let requestId = context.requestId
+        _ = try await dependencies.commit(web.language) { [system] in
+            try system.staff.book(member, patientLogin: login, departmentId: department, at: time, requestId: requestId)
+        }
+        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
+    }
+
+    /// A day from a form for the page to return to: only a valid YYYY-MM-DD goes into a URL.
+    static func dayParameter(_ text: String?) -> String {
+        text.flatMap { try? TimeInput.parseDay($0) }?.dayText ?? ""
+    }
+
+    func staffDay(_ member: StaffMember, _ request: Request, _ context: APIContext, _ web: WebRequest) async throws -> Response {
+        let day = try request.query("date").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let departmentId = request.query("department").flatMap(Int64.init)
+        let doctorId = request.query("doctor").flatMap(Int64.init)
+        let requestId = context.requestId
+        let (schedule, clinic, departments, doctors) = try await dependencies.work(web) { [system] in
+            let schedule = try system.staff.schedule(member, day: day, departmentId: departmentId, doctorId: doctorId,
+                                                     requestId: requestId)
+            let clinic = try system.clinics.getClinicById(member.clinicId)
+            return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId), try system.staff.doctors(member))
+        }
+        return dependencies.page("staff-day", web, [
+            "staffLogin": member.login,
+            "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
+            "previous": schedule.day.adding(days: -1).dayText, "next": schedule.day.adding(days: 1).dayText,
+            "canBook": member.runsTheFrontDesk,
+            "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
+                                              "selected": $0.id == departmentId] as [String: Any] },
+            "doctors": doctors.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
+            "entries": schedule.entries.map { entry in
+                let appointment = entry.appointment
+                let status = appointment.status
+                return ["id": appointment.id ?? 0,
+                        "time": DateText.time(appointment.startsAt, timeZone: schedule.zone, language: web.language),
+                        "patient": entry.patientName ?? "—", "login": entry.patientLogin ?? "", "doctor": appointment.doctorName,
+                        "status": status.text(web.language),
+                        // Only what the library's rule allows this member now (`StaffAction.refusal`).
+                        "canCheckIn": entry.actions.contains(.checkIn),
+                        "canNoShow": entry.actions.contains(.noShow),
+                        "canComplete": entry.actions.contains(.complete),
+                        "canCancel": entry.actions.contains(.cancel)] as [String: Any]
+            },
+            "empty": schedule.entries.isEmpty,
+        ])
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+@testable import ClinicKit
+@testable import ClinicServer
+
+/// The server's application in this process — the same `buildApplication`, router,
+/// middleware, controllers and services as `clinic serve` — driven through HummingbirdTesting's
+/// router client (`app.test(.router)`: no socket), on a private copy of the small database
+/// `ServerHarness` uses. What needs a real process (TLS, signals, connection and protocol
+/// limits, load) stays with `ServerHarness`.
+struct InProcessServer: Sendable {
+    let client: any TestClientProtocol
+    let folder: URL
+    let system: ClinicSystem
+    let log: LogCapture
+    var databasePath: String { folder.appendingPathComponent("clinic.sqlite").path }
+    var serverLog: String { log.text }
+    /// The address the server says it is at: the router client's requests come to `localhost`.
+    let url = "http://localhost"
+
+    /// Runs `body` with a fresh server on a fresh copy of the database; the server's services
+    /// (committer, outbox, map cache) run for the length of `body` and shut down after it.
+    /// - Parameter geocoderURL: an HTTP geocoder to ask last, as `CLINIC_GEOCODER_URL` gives `clinic serve`.
+    static func run<T: Sendable>(authBurst: Int = 100_000, authPerMinute: Double = 100_000, geocoderURL: String? = nil,
+                                 _ body: @Sendable (InProcessServer) async throws -> T) async throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-inprocess-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: ServerHarness.template.path) where name.hasPrefix("clinic.sqlite") {
+            try FileManager.default.copyItem(at: ServerHarness.template.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        let resources = try Resources.locate()
+        let database = try DatabaseManager.open(path: folder.appendingPathComponent("clinic.sqlite").path,
+                                                migrations: try Migration.load(from: resources.migrations),
+                                                zones: LazyZones(data: resources.data))
+        let path = folder.appendingPathComponent("clinic.sqlite").path
+        let geocoder = try geocoderURL.map { text -> NominatimGeocoder in
+            guard let url = URL(string: text) else { throw InProcessError.failed("not a URL: \(text)") }
+            return NominatimGeocoder(baseURL: url, timeout: 5, rateFile: path + ".geocoder")
+        }
+        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: geocoder)
+        var settings = ServerSettings(host: "127.0.0.1", port: 0)
+        settings.authBurst = authBurst
+        settings.authPerMinute = authPerMinute
+        let log = LogCapture()
+        let logger = Logger(label: "clinic.serve.test") { _ in log }
+        let app = try ClinicServer.buildApplication(system: system, settings: settings, logger: logger) { _ in }
+        return try await app.test(.router) { client in
+            try await body(InProcessServer(client: client, folder: folder, system: system, log: log))
+        }
+    }
+
+    // MARK: HTTP
+
+    struct Reply: Sendable {
+        let status: Int
+        let headers: Headers
+        let body: Data
+
+        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+        var object: [String: Any] { json as? [String: Any] ?? [:] }
+        var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
+        var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+        var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// Response headers by name, every value of a name (as AsyncHTTPClient's `HTTPHeaders`).
+    struct Headers: Sendable {
+        let fields: HTTPFields
+        subscript(_ name: String) -> [String] {
+            guard let name = HTTPField.Name(name) else { return [] }
+            return fields[values: name]
+        }
+        func first(name: String) -> String? { self[name].first }
+    }
+
+    func send(_ method: HTTPRequest.Method, _ path: String, json: Any? = nil, raw: Data? = nil, token: String? = nil,
+              headers extra: [String: String] = [:]) async throws -> Reply {
+        var fields: HTTPFields = [:]
+        if let token { fields[.authorization] = "Bearer " + token }
+        var body: ByteBuffer?
+        if let json {
+            fields[.contentType] = "application/json"
+            body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+        } else if let raw {
+            body = ByteBuffer(bytes: raw)
+        }
+        for (name, value) in extra {
+            guard let name = HTTPField.Name(name) else { continue }
+            fields[name] = value
+        }
+        let response = try await client.execute(uri: path, method: method, headers: fields, body: body)
+        return Reply(status: Int(response.status.code), headers: Headers(fields: response.headers), body: Data(buffer: response.body))
+    }
+
+    /// A web page as a browser without JavaScript meets it: cookies kept by hand, redirects
+    /// not followed.
+    struct Page: Sendable {
+        let status: Int
+        let headers: Headers
+        let text: String
+        /// The forms' CSRF token on the page.
+        var csrf: String? {
+            text.firstMatch(of: #/name="csrf" value="([0-9a-f]{64})"/#).map { String($0.output.1) }
+        }
+        func cookie(_ name: String) -> String? {
+            for header in headers["Set-Cookie"] where header.hasPrefix(name + "=") {
+                return String(header.dropFirst(name.count + 1).prefix { $0 != ";" })
+            }
+            return nil
+        }
+    }
+
+    func web(_ method: HTTPRequest.Method, _ path: String, cookies: [String: String], form: [String: String]? = nil) async throws -> Page {
+        var fields: HTTPFields = [:]
+        if !cookies.isEmpty {
+            fields[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        }
+        var body: ByteBuffer?
+        if let form {
+            fields[.contentType] = "application/x-www-form-urlencoded"
+            body = ByteBuffer(string: form.map { key, value in
+                key + "=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            }.joined(separator: "&"))
+        }
+        let response = try await client.execute(uri: path, method: method, headers: fields, body: body)
+        return Page(status: Int(response.status.code), headers: Headers(fields: response.headers), text: String(buffer: response.body))
+    }
+
+    // MARK: Patients
+
+    static let password = ServerHarness.password
+
+    /// Registers a patient in Boston and logs in; returns the token.
+    func patient(_ login: String, device: [String: String]? = nil) async throws -> String {
+        let registered = try await send(.post, "/v1/patients", json: [
+            "login": login, "password": Self.password, "name": "Anna", "surname": "Smith", "street": "Main St",
+            "house": "5", "city": "Boston", "acceptPrivacy": true,
+        ])
+        guard registered.status == 201 else { throw InProcessError.failed("register: \(registered.status) \(registered.text)") }
+        return try await logIn(login, device: device)
+    }
+
+    func logIn(_ login: String, device: [String: String]? = nil) async throws -> String {
+        var body: [String: Any] = ["login": login, "password": Self.password]
+        if let device { body["device"] = device }
+        let reply = try await send(.post, "/v1/sessions", json: body)
+        guard reply.status == 201, let token = reply.object["token"] as? String else {
+            throw InProcessError.failed("log in: \(reply.status) \(reply.text)")
+        }
+        return token
+    }
+
+    /// The first department of the first clinic (the demo departments of the small directory).
+    func department() async throws -> (id: Int, clinicId: Int) {
+        let clinics = try await send(.get, "/v1/clinics?limit=1")
+        guard let first = (clinics.object["items"] as? [[String: Any]])?.first, let clinicId = first["id"] as? Int else {
+            throw InProcessError.failed("no clinics: \(clinics.text)")
+        }
+        let departments = try await send(.get, "/v1/clinics/\(clinicId)/departments")
+        guard let department = departments.array.first?["id"] as? Int else { throw InProcessError.failed("no departments") }
+        return (department, clinicId)
+    }
+
+    /// A free slot of a department, a few days ahead.
+    func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
+        let slots = try await send(.get, "/v1/departments/\(department)/slots?days=14")
+        let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
+        let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
+        guard distinct.count > skipping else { throw InProcessError.failed("no free slot: \(slots.text)") }
+        return distinct[skipping]
+    }
+
+    // MARK: The database and the CLI
+
+    var sessionPath: String { folder.appendingPathComponent("session").path }
+
+    /// Runs `clinic ARGS` on this server's database and session file (a process beside the
+    /// server, as an operator's command is).
+    func cli(_ arguments: [String], input: String = "") throws -> (status: Int32, stdout: String, stderr: String) {
+        var environment = ProcessInfo.processInfo.environment
+        environment["CLINIC_DB"] = databasePath
+        environment["CLINIC_SESSION"] = sessionPath
+        environment["CLINIC_LANG"] = nil
+        environment["LANG"] = "C.UTF-8"
+        environment["LC_ALL"] = nil
+        return try ServerHarness.run(arguments, input: input, environment: environment)
+    }
+
+    /// Every row of every table but `excluding`: equal fingerprints mean nothing changed.
+    func fingerprint(excluding: Set<String> = ["sessions", "login_attempts", "geocode_cache"]) throws -> String {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                .filter { !excluding.contains($0) }
+            return try tables.map { table in
+                table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
+            }.joined(separator: "\n")
+        }
+    }
+
+    func text(_ sql: String) throws -> String {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try String.fetchOne(db, sql: sql) ?? "" }
+    }
+
+    func scalar(_ sql: String) throws -> Int {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+
+    enum InProcessError: Error { case failed(String) }
+}
+
+/// The server's log lines, kept as text (`message key=value…`), for the tests that check
+/// what the log does and does not say.
+final class LogCapture: LogHandler, @unchecked Sendable {
+    private let lines = NIOLockedValueBox([String]())
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String,
+             function: String, line: UInt) {
+        let all = metadata.merging(extra ?? [:]) { $1 }
+        let text = ([message.description] + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
+        lines.withLockedValue { $0.append(text) }
+    }
+
+    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
+}
+
+extension HTTPRequest.Method {
+    // The harness's names, so that a test reads the same in process and against a process.
+    static let GET = Self.get
+    static let POST = Self.post
+    static let PUT = Self.put
+    static let PATCH = Self.patch
+    static let DELETE = Self.delete
+    static let HEAD = Self.head
+    static func RAW(value: String) -> Self { Self(value) ?? .get }
+}

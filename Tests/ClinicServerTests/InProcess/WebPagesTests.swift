@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The patient's pages as a browser without JavaScript meets them (cookies kept by hand,
+/// redirects not followed), through every form: registration, the nearest clinics, a clinic,
+/// booking, the appointments, moving and cancelling, the calendar file, the inbox, the profile
+/// and the password, the export, log-out; and who may see what before signing in.
+@Suite struct WebPagesTests {
+    static let password = "correct horse battery staple"
+
+    /// The values of the hidden or chosen inputs called `name` on a page.
+    static func values(_ page: InProcessServer.Page, _ name: String) -> [String] {
+        page.text.components(separatedBy: "name=\"\(name)\" value=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+    }
+
+    @Test func aPatientsJourneyThroughThePages() async throws {
+        try await InProcessServer.run { server in
+            // Registration by form: signed in at once, on the menu.
+            let form = try await server.web(.GET, "/register", cookies: [:])
+            #expect(form.status == 200)
+            #expect(form.headers["Content-Security-Policy"].first?.hasPrefix("default-src 'self'") == true)
+            var cookies = ["clinic_csrf": try #require(form.cookie("clinic_csrf"))]
+            let registered = try await server.web(.POST, "/register", cookies: cookies, form: [
+                "csrf": try #require(form.csrf), "login": "pages", "password": Self.password, "passwordAgain": Self.password,
+                "name": "Paula", "surname": "Page", "street": "Main St", "house": "5", "cityChoice": "Boston", "acceptPrivacy": "yes",
+            ])
+            #expect(registered.status == 303, "\(registered.text)")
+            #expect(registered.headers["Location"].first == "/")
+            cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
+            let menu = try await server.web(.GET, "/", cookies: cookies)
+            #expect(menu.status == 200)
+            #expect(menu.text.contains("Paula"), "\(menu.text)")
+            let csrf = try #require(menu.csrf)
+
+            // The nearest clinics, a clinic, its booking page day by day, a booking.
+            let nearest = try await server.web(.GET, "/clinics/nearest?address=Reno,+NV", cookies: cookies)
+            #expect(nearest.status == 200)
+            #expect(nearest.text.contains("Renown Regional"), "\(nearest.text)")
+            let (department, clinicId) = try await server.department()
+            let clinic = try await server.web(.GET, "/clinics/\(clinicId)", cookies: cookies)
+            #expect(clinic.status == 200)
+            #expect(clinic.text.contains("/clinics/\(clinicId)/book"), "\(clinic.text)")
+            let days = try await server.web(.GET, "/clinics/\(clinicId)/book?department=\(department)", cookies: cookies)
+            #expect(days.status == 200)
+            var starts: [String] = [], chosenDay = ""
+            for day in days.text.matches(of: #/<option value="(\d{4}-\d{2}-\d{2})"/#).map({ String($0.output.1) }) where starts.isEmpty {
+                let page = try await server.web(.GET, "/clinics/\(clinicId)/book?department=\(department)&day=\(day)", cookies: cookies)
+                #expect(page.status == 200)
+                starts = Self.values(page, "start")
+                chosenDay = day
+            }
+            #expect(starts.count > 3, "free times on \(chosenDay)")
+            let booked = try await server.web(.POST, "/appointments", cookies: cookies,
+                                              form: ["csrf": csrf, "department": String(department), "visitType": "", "start": starts[0]])
+            #expect(booked.status == 303, "\(booked.text)")
+            let location = try #require(booked.headers["Location"].first)
+            let id = try #require(Int(location.dropFirst("/appointments/".count)))
+            let list = try await server.web(.GET, "/appointments", cookies: cookies)
+            #expect(list.text.contains("/appointments/\(id)"))
+
+            // Moving it: a day's free times on its page, then one of them.
+            let moving = try await server.web(.GET, "/appointments/\(id)?day=\(chosenDay)", cookies: cookies)
+            #expect(moving.status == 200)
+            let later = try #require(Self.values(moving, "start").first { $0 != starts[0] })
+            let moved = try await server.web(.POST, "/appointments/\(id)/reschedule", cookies: cookies, form: ["csrf": csrf, "start": later])
+            #expect(moved.status == 303, "\(moved.text)")
+            #expect(moved.headers["Location"].first == "/appointments/\(id)")
+            #expect(try server.scalar("SELECT count(*) FROM appointment_events WHERE appointment_id = \(id) AND event = 'rescheduled'") == 1)
+            let calendar = try await server.web(.GET, "/appointments/\(id).ics", cookies: cookies)
+            #expect(calendar.status == 200)
+            #expect(calendar.headers["Content-Type"].first == "text/calendar; charset=utf-8")
+            #expect(calendar.text.hasPrefix("BEGIN:VCALENDAR"))
+
+            // Cancelling asks first.
+            let ask = try await server.web(.POST, "/appointments/\(id)/cancel", cookies: cookies, form: ["csrf": csrf])
+            #expect(ask.status == 303)
+            #expect(ask.headers["Location"].first == "/appointments/\(id)?cancel=1")
+            #expect(try server.text("SELECT status FROM appointments WHERE id = \(id)") != "cancelled")
+            let cancelled = try await server.web(.POST, "/appointments/\(id)/cancel", cookies: cookies, form: ["csrf": csrf, "confirm": "yes"])
+            #expect(cancelled.status == 303)
+            #expect(try server.text("SELECT status FROM appointments WHERE id = \(id)") == "cancelled")
+            let forged = try await server.web(.POST, "/appointments", cookies: cookies,
+                                              form: ["csrf": String(repeating: "0", count: 64), "department": String(department), "start": starts[1]])
+            #expect(forged.status == 403, "a form without its token changes nothing")
+            #expect(try server.scalar("SELECT count(*) FROM appointments") == 1)
+
+            // The inbox: the booking, the move and the cancellation wrote to it.
+            let inbox = try await server.web(.GET, "/messages", cookies: cookies)
+            #expect(inbox.status == 200)
+            let unread = inbox.text.matches(of: #/action="/messages/(\d+)/read"/#).map { String($0.output.1) }
+            #expect(unread.count == 3, "\(inbox.text)")
+            let read = try await server.web(.POST, "/messages/\(unread[0])/read", cookies: cookies, form: ["csrf": csrf])
+            #expect(read.status == 303)
+            #expect(read.headers["Location"].first == "/messages")
+
+            // The profile: a change, a wrong and a right password, the export.
+            let profile = try await server.web(.GET, "/profile", cookies: cookies)
+            #expect(profile.status == 200)
+            #expect(Self.values(profile, "name") == ["Paula"])
+            let renamed = try await server.web(.POST, "/profile", cookies: cookies,
+                                               form: ["csrf": csrf, "name": "Paulina", "surname": "Page", "street": "Main St", "house": "5",
+                                                      "city": Self.values(profile, "city").first ?? "", "language": "en"])
+            #expect(renamed.status == 303, "\(renamed.text)")
+            #expect(Self.values(try await server.web(.GET, "/profile", cookies: cookies), "name") == ["Paulina"])
+            let wrong = try await server.web(.POST, "/profile/password", cookies: cookies,
+                                             form: ["csrf": csrf, "oldPassword": "not the password", "newPassword": "another long passphrase"])
+            #expect(wrong.status == 400, "the profile again, with the refusal: \(wrong.status)")
+            let changed = try await server.web(.POST, "/profile/password", cookies: cookies,
+                                               form: ["csrf": csrf, "oldPassword": Self.password, "newPassword": "another long passphrase"])
+            #expect(changed.status == 200, "\(changed.text)")
+            let export = try await server.web(.GET, "/profile/export.json", cookies: cookies)
+            #expect(export.status == 200)
+            #expect(export.headers["Content-Disposition"].first == "attachment; filename=\"my-clinic-data.json\"")
+            #expect(export.text.contains("\"login\" : \"pages\""))
+
+            // Log-out ends the session: the pages that need a patient send to the log-in page.
+            let out = try await server.web(.POST, "/logout", cookies: cookies, form: ["csrf": csrf])
+            #expect(out.status == 303)
+            #expect(out.headers["Location"].first == "/")
+            for path in ["/profile", "/appointments", "/messages", "/appointments/\(id)", "/clinics/\(clinicId)/book"] {
+                let page = try await server.web(.GET, path, cookies: cookies)
+                #expect(page.status == 303, "\(path)")
+                #expect(page.headers["Location"].first == "/login", "\(path)")
+            }
+            // …except an address that cannot be an appointment or a clinic: not found first.
+            for path in ["/appointments/abc", "/clinics/abc/book"] {
+                let page = try await server.web(.GET, path, cookies: cookies)
+                #expect(page.status == 404, "\(path): \(page.status)")
+            }
+            let russian = try await server.web(.GET, "/privacy?lang=ru", cookies: [:])
+            #expect(russian.status == 200)
+            #expect(russian.cookie("clinic_lang") == "ru")
+            #expect(russian.text.range(of: "\\p{Cyrillic}", options: .regularExpression) != nil)
+        }
+    }
+}
