@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // The server's background work (group commit, outbox, map cache) as services in its ServiceGroup.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // The web app's server-rendered pages (logic-less templates, made for Hummingbird).
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
         // Tests only: the real HTTP client the end-to-end tests drive the server with.
@@ -66,6 +68,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]),
         .executableTarget(

@@ -78,9 +78,9 @@ extension ClinicServer {
         let pool = BlockingPool(pool: threads)
         let metrics = ServerMetrics()
         system.appointments.changes.observe { operation, outcome in metrics.change(operation, outcome: outcome) }
-        let committer = GroupCommitter(database: system.database, maximumBatch: settings.maximumBatch, report: metrics.batch)
+        let committer = system.makeGroupCommitter(maximumBatch: settings.maximumBatch, report: metrics.batch)
         return ServerDependencies(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings,
-                                  csrfKey: SymmetricKey(data: try system.database.sharedSecret("web_csrf")))
+                                  csrfKey: SymmetricKey(data: try system.sharedSecret("web_csrf")))
     }
 
     /// The router: the middleware every request passes (request log and id, language, security

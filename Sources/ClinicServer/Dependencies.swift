@@ -46,7 +46,7 @@ struct ServerDependencies: Sendable {
         passwords = Gate(limit: settings.passwordWorkers)
         searches = Gate(limit: settings.searchWorkers, maximumWaiting: 64)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
-        idempotency = IdempotencyStore(database: system.database)
+        idempotency = system.makeIdempotencyStore()
         mapCache = MapCache(system: system, pool: pool)
         touches = SessionTouches()
     }

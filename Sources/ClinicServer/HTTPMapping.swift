@@ -86,10 +86,6 @@ enum HTTPMapping {
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
         case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict: .conflict
-        // Thrown by nothing since the server has its own (`ServerError`); these two lines go
-        // when ClinicKit drops the codes.
-        case .tooLarge: .contentTooLarge
-        case .unsupportedMediaType: .unsupportedMediaType
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
              .geocodeFailed: .unprocessableContent
         case .accountLocked, .rateLimited: .tooManyRequests

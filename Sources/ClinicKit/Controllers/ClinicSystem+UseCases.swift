@@ -4,6 +4,8 @@ import Foundation
 /// user when the address was ambiguous and which place was taken).
 public struct FromPlace<Found: Sendable>: Sendable {
     public let found: Found
+    /// Where the search started (a map centres on it).
+    public let point: Coordinate
     /// The geocoding of an address, nil for coordinates or the patient's home.
     public let geocoded: GeocodeResult?
 }
@@ -20,7 +22,7 @@ extension ClinicSystem {
         let (point, geocoded) = try place.resolve(geocoding, patient: patient)
         let found = try clinics.nearest(to: point, query)
         if let geocoded { try geocoding.remember(geocoded) }
-        return FromPlace(found: found, geocoded: geocoded)
+        return FromPlace(found: found, point: point, geocoded: geocoded)
     }
 
     /// "The nearest clinics with a free slot from a place" (`clinic appointments find`,
@@ -35,7 +37,7 @@ extension ClinicSystem {
                                                       pediatricOnly: pediatricOnly, minutes: minutes, clinics: clinics,
                                                       budget: budget)
         if let geocoded { try geocoding.remember(geocoded) }
-        return FromPlace(found: search, geocoded: geocoded)
+        return FromPlace(found: search, point: point, geocoded: geocoded)
     }
 }
 
@@ -132,5 +134,29 @@ extension ClinicSystem {
         let slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
                                            visitTypeId: visitTypeId)
         return (clinic, slots)
+    }
+}
+
+/// The front desk's page of a day: the day's list (`StaffController.schedule`) with the clinic
+/// and what it can be filtered by.
+public struct FrontDeskDay: Sendable {
+    public let day: LocalDateTime
+    public let zone: TimeZone
+    public let entries: [DayEntry]
+    public let clinic: Clinic
+    public let departments: [Department]
+    public let doctors: [(doctor: Doctor, department: Department)]
+}
+
+extension ClinicSystem {
+    /// The member's clinic's day for the front desk's page (each patient shown is read into
+    /// the audit trail, as `StaffController.schedule` says).
+    public func frontDeskDay(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil,
+                             doctorId: Int64? = nil, requestId: String? = nil) throws -> FrontDeskDay {
+        let schedule = try staff.schedule(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
+        return FrontDeskDay(day: schedule.day, zone: schedule.zone, entries: schedule.entries,
+                            clinic: try clinics.getClinicById(member.clinicId),
+                            departments: try departments.getDepartmentsByClinicId(member.clinicId),
+                            doctors: try staff.doctors(member))
     }
 }

@@ -49,11 +49,10 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending
     case messageMarkedRead, messageNotFound, calendarTokenInvalid, icsSummary, icsDescription, icsAlarm
     case mailSettingInvalid, mailFailed, messageCalendarRenewedSubject, messageCalendarRenewedBody, emailCodeTooSoon
-    // The HTTP API and its server (APIStrings.swift)
-    case apiFieldRequired, apiFieldWholeNumber, apiFieldBoolean, apiFieldChoice, apiFieldText, apiFieldType
-    case apiBodyNotJSON, apiDuplicateKey, apiBodyInvalid, apiTooLarge, apiMediaType, apiRateLimited, apiRouteNotFound
-    case apiMethodNotAllowed, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound, serveBadSetting
-    case serveNeedsTLS, tlsFileInvalid, apiNotLoggedIn
+    // What API clients send that the library checks, and the server's start-up settings
+    // (APIStrings.swift; the server's own HTTP words are ClinicServer's `ServerText`)
+    case apiFieldText, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound
+    case serveBadSetting, serveNeedsTLS, tlsFileInvalid
 }
 
 public enum Strings {

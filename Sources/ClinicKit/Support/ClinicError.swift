@@ -30,9 +30,6 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case accountLocked = "account_locked"
         case keyError = "key_error"
         case internalError = "internal_error"
-        // The HTTP API's own (the CLI never gives them).
-        case tooLarge = "too_large"
-        case unsupportedMediaType = "unsupported_media_type"
         case rateLimited = "rate_limited"
         case idempotencyKeyReused = "idempotency_key_reused"
         case hoursConflict = "hours_conflict"

@@ -9,20 +9,15 @@ import Hummingbird
 struct ClinicAdminController {
     struct DoctorBody: Decodable, Sendable { let departmentId: Int64; let name: String }
     struct CancelOptions: Decodable, Sendable { let force: Bool?; let reason: String? }
-    /// Hours of a weekday or a date: `off`, or `start`–`end` ("HH:MM") with `slotMinutes` (default 20).
+    /// Hours of a weekday or a date: `off`, or `start`–`end` ("HH:MM") with `slotMinutes`
+    /// (default `DoctorSchedule.Interval.defaultSlotMinutes`).
     struct HoursBody: Decodable, Sendable {
         let weekday: Int?, date: String?
         let off: Bool?, start: String?, end: String?, slotMinutes: Int?
         let force: Bool?, reason: String?
 
         func interval() throws -> DoctorSchedule.Interval? {
-            switch (off ?? false, start, end) {
-            case (true, nil, nil): return nil
-            case (false, let start?, let end?):
-                guard let from = Shapes.minutes(start), let to = Shapes.minutes(end) else { throw ClinicError.invalid(.exceptionInvalid) }
-                return DoctorSchedule.Interval(startMinute: from, endMinute: to, slotMinutes: slotMinutes ?? 20)
-            default: throw ClinicError.invalid(.exceptionInvalid)
-            }
+            try DoctorSchedule.Interval.parse(off: off ?? false, start: start, end: end, slotMinutes: slotMinutes)
         }
     }
     struct VisitTypeBody: Decodable, Sendable {

@@ -62,16 +62,13 @@ struct ClinicsController {
             query = NearestQuery(limit: try request.queryInt("limit") ?? 1, pediatricOnly: try request.queryBool("pediatric"),
                                  hospitalOnly: try request.queryBool("hospital"), specialization: request.query("specialization"),
                                  withinKilometres: radius)
-            try query.validate()
             choice = try request.place()
         } catch let error as ClinicError {
             throw APIFailure(error, language: language)
         }
-        let (point, geocoded) = try await dependencies.point(choice, request, language)
+        let owner = try await dependencies.placeOwner(choice, request)
         let found = try await dependencies.work(language) { [system = dependencies.system] in
-            let found = try system.clinics.nearest(to: point, query)
-            if let geocoded { try system.geocoding.remember(geocoded) }
-            return found
+            try system.nearestClinics(from: choice, query, patient: owner).found
         }
         return try HTTPMapping.json(found.map(NearbyClinicJSON.init))
     }
@@ -99,14 +96,12 @@ extension Request {
 }
 
 extension ServerDependencies {
-    /// The point of a search; `me=true` needs the signed-in patient (asked only then).
-    func point(_ choice: PlaceChoice, _ request: Request, _ language: Language) async throws -> (Coordinate, GeocodeResult?) {
+    /// Whose home a search starts from: `me=true` needs the signed-in patient, looked up only then.
+    func placeOwner(_ choice: PlaceChoice, _ request: Request) async throws -> @Sendable () throws -> Client {
         let patient = choice == .home ? try await patient(request).client : nil
-        return try await work(language) { [system] in
-            try choice.resolve(system.geocoding) {
-                guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-                return patient
-            }
+        return {
+            guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            return patient
         }
     }
 }

@@ -55,20 +55,16 @@ struct DepartmentsController {
             }
             specialization = text
             limit = try request.queryInt("limit") ?? 1
-            try NearestQuery.checkLimit(limit)
             pediatric = try request.queryBool("pediatric")
             before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
             choice = try request.place()
         } catch let error as ClinicError {
             throw APIFailure(error, language: language)
         }
-        let (point, geocoded) = try await dependencies.point(choice, request, language)
+        let owner = try await dependencies.placeOwner(choice, request)
         let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
-            let search = try system.appointments.searchFreeSlots(specialization: specialization, near: point, before: before,
-                                                                 limit: limit, pediatricOnly: pediatric, minutes: minutes,
-                                                                 clinics: system.clinics)
-            if let geocoded { try system.geocoding.remember(geocoded) }
-            return search
+            try system.findFreeSlots(from: choice, specialization: specialization, before: before, limit: limit,
+                                     pediatricOnly: pediatric, minutes: minutes, patient: owner).found
         }
         var response = try HTTPMapping.json(search.slots.map(FreeSlotJSON.init))
         // The body stays the list it always was; a search cut short by its budget says so here.

@@ -62,23 +62,16 @@ struct WebAppointmentPages {
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         let patient = try context.webPatient()
-        let (list, clinics) = try await dependencies.work(web) { [system] in
-            let list = try system.appointments.getAppointmentsByClientId(patient.id ?? 0, scope: .all)
-            var clinics: [Int64: Clinic] = [:]
-            for appointment in list where clinics[appointment.clinicId] == nil {
-                clinics[appointment.clinicId] = try system.clinics.getClinicById(appointment.clinicId)
-            }
-            return (list, clinics)
-        }
+        let list = try await dependencies.work(web) { [system] in try system.appointments(ofPatient: patient.id ?? 0, scope: .all) }
         let now = Date()
-        func row(_ appointment: Appointment) -> [String: Any] {
-            let clinic = clinics[appointment.clinicId]
-            return ["id": appointment.id ?? 0, "clinic": clinic?.name ?? "", "doctor": appointment.doctorName,
-                    "when": clinic.map { WebFormat.clinicTime(appointment.startsAt, $0, web.language) } ?? ["time": DateText.iso8601(appointment.startsAt)],
+        func row(_ item: AppointmentAtClinic) -> [String: Any] {
+            let appointment = item.appointment
+            return ["id": appointment.id ?? 0, "clinic": item.clinic.name, "doctor": appointment.doctorName,
+                    "when": WebFormat.clinicTime(appointment.startsAt, item.clinic, web.language),
                     "status": appointment.status.text(web.language)]
         }
-        let upcoming = list.filter { AppointmentScope.upcoming.contains($0, now: now) }.map(row)
-        let past = list.filter { !AppointmentScope.upcoming.contains($0, now: now) }.reversed().map(row)
+        let upcoming = list.filter { AppointmentScope.upcoming.contains($0.appointment, now: now) }.map(row)
+        let past = list.filter { !AppointmentScope.upcoming.contains($0.appointment, now: now) }.reversed().map(row)
         return dependencies.page("appointments", web, ["upcoming": upcoming, "past": past, "hasUpcoming": !upcoming.isEmpty, "hasPast": !past.isEmpty])
     }
 
@@ -96,12 +89,10 @@ struct WebAppointmentPages {
         let id = try context.parameters.id("id")
         let patient = try context.webPatient()
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let (appointment, history, clinic, slots) = try await dependencies.work(web) { [system] in
-            let (appointment, history) = try system.appointments.appointmentWithHistory(id, clientId: patient.id ?? 0)
-            let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            let slots = try day.map { try system.appointments.rescheduleTimes(appointment, from: $0) } ?? []
-            return (appointment, history, clinic, slots)
+        let details = try await dependencies.work(web) { [system] in
+            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day)
         }
+        let appointment = details.appointment, history = details.history, clinic = details.clinic, slots = details.rescheduleTimes
         let today = LocalDateTime.of(Date(), in: clinic.zone)
         var values: [String: Any] = [
             "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "doctor": appointment.doctorName,

@@ -39,15 +39,12 @@ struct WebClinicPages {
         let patient = web.patient
         if me && patient == nil { throw WebRedirect.login }
         let query = NearestQuery(limit: 10, pediatricOnly: pediatric, hospitalOnly: hospital)
-        let (point, found) = try await dependencies.work(web) { [system] in
-            let (point, geocoded) = try choice.resolve(system.geocoding) {
-                guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-                return patient
-            }
-            let found = try system.clinics.nearest(to: point, query)
-            if let geocoded { try system.geocoding.remember(geocoded) }
-            return (point, found)
+        let owner: @Sendable () throws -> Client = {
+            guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            return patient
         }
+        let search = try await dependencies.work(web) { [system] in try system.nearestClinics(from: choice, query, patient: owner) }
+        let point = search.point, found = search.found
         values["lat"] = String(point.latitude)
         values["lon"] = String(point.longitude)
         values["searched"] = true
@@ -66,13 +63,7 @@ struct WebClinicPages {
         let web = try context.webRequest()
         let id = try context.parameters.id("id")
         let patient = web.patient
-        let (clinic, departments) = try await dependencies.work(web) { [system] in
-            let clinic = try system.clinics.getClinicById(id)
-            let departments = try system.departments.getDepartmentsByClinicId(id).map { department in
-                (department, try system.departments.getDoctorsByDepartmentId(department.id ?? 0))
-            }
-            return (clinic, departments)
-        }
+        let (clinic, departments) = try await dependencies.work(web) { [system] in try system.clinicWithDepartments(id) }
         var values: [String: Any] = [
             "clinicId": id, "name": clinic.name, "address": clinic.address, "city": clinic.city, "state": clinic.state, "zip": clinic.zip,
             "phone": clinic.phone, "timeZone": clinic.timeZone,
@@ -97,22 +88,10 @@ struct WebClinicPages {
         let departmentId = request.query("department").flatMap(Int64.init)
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let (clinic, departments, visitTypes, slots) = try await dependencies.work(web) { [system] in
-            let clinic = try system.clinics.getClinicById(id)
-            let departments = try system.departments.getDepartmentsByClinicId(id)
-            var visitTypes: [VisitType] = [], slots: [Slot] = []
-            if let departmentId {
-                guard departments.contains(where: { $0.id == departmentId }) else {
-                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-                }
-                visitTypes = try system.departments.visitTypes(departmentId: departmentId)
-                if let day {
-                    slots = try system.appointments.slots(departmentId: departmentId, from: day, days: 1, visitTypeId: visitTypeId)
-                        .filter(\.isAvailable)
-                }
-            }
-            return (clinic, departments, visitTypes, slots)
+        let choices = try await dependencies.work(web) { [system] in
+            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, day: day)
         }
+        let clinic = choices.clinic, departments = choices.departments, visitTypes = choices.visitTypes, slots = choices.freeSlots
         let today = LocalDateTime.of(Date(), in: clinic.zone)
         var values: [String: Any] = [
             "id": id, "name": clinic.name, "timeZone": clinic.timeZone,
@@ -160,13 +139,13 @@ struct WebClinicPages {
         let patient = web.patient
         let choice: PlaceChoice = address.isEmpty ? .home : try PlaceChoice.choose(latitude: nil, longitude: nil, address: address, home: false)
         if choice == .home && patient == nil { throw WebRedirect.login }
+        let owner: @Sendable () throws -> Client = {
+            guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            return patient
+        }
         let search = try await dependencies.searches.run {
             try await dependencies.work(web) { [system] in
-                let (point, _) = try choice.resolve(system.geocoding) {
-                    guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-                    return patient
-                }
-                return try system.appointments.searchFreeSlots(specialization: wanted, near: point, limit: 5, clinics: system.clinics)
+                try system.findFreeSlots(from: choice, specialization: wanted, limit: 5, patient: owner).found
             }
         }
         let found = search.slots

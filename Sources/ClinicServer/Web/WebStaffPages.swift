@@ -76,12 +76,10 @@ struct WebStaffPages {
         let departmentId = request.query("department").flatMap(Int64.init)
         let doctorId = request.query("doctor").flatMap(Int64.init)
         let requestId = context.requestId
-        let (schedule, clinic, departments, doctors) = try await dependencies.work(web) { [system] in
-            let schedule = try system.staff.schedule(member, day: day, departmentId: departmentId, doctorId: doctorId,
-                                                     requestId: requestId)
-            let clinic = try system.clinics.getClinicById(member.clinicId)
-            return (schedule, clinic, try system.departments.getDepartmentsByClinicId(member.clinicId), try system.staff.doctors(member))
+        let schedule = try await dependencies.work(web) { [system] in
+            try system.frontDeskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
         }
+        let clinic = schedule.clinic, departments = schedule.departments, doctors = schedule.doctors
         return dependencies.page("staff-day", web, [
             "staffLogin": member.login,
             "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
