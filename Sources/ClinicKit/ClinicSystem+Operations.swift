@@ -42,3 +42,19 @@ extension ClinicSystem {
     /// Idempotency keys' stored responses, shared by every server of this database.
     public func makeIdempotencyStore() -> IdempotencyStore { IdempotencyStore(database: database) }
 }
+
+extension ClinicSystem {
+    /// When opening this database just ran the migration that recomputed clinic zones: the
+    /// upcoming appointments booked before their clinic's zone changed (staff should tell
+    /// those patients the new local time). Empty otherwise.
+    public func appointmentsMovedByThisRunsZoneChange() throws -> [ZoneChangedAppointment] {
+        guard database.migrationsRun.contains(DatabaseManager.zoneVersion) else { return [] }
+        return try database.appointmentsAfterZoneChanges()
+    }
+
+    /// `admin check` of the database file at `path`, without opening it as a system (a file too
+    /// damaged to open still gets its report).
+    public static func check(path: String, migrations: [Migration]) -> CheckReport {
+        DatabaseManager.check(path: path, runner: MigrationRunner(migrations: migrations))
+    }
+}

@@ -21,7 +21,7 @@ struct PatientAuthenticator: RouterMiddleware {
         var context = context
         context.patient = patient
         context.language = patient.language
-        let response = try await next(request, context)
+        let response = try await inLanguage(context.language) { try await next(request, context) }
         if touches { await dependencies.touch(patient) }
         return response
     }
@@ -42,5 +42,18 @@ struct StaffAuthenticator: RouterMiddleware {
         let response = try await next(request, context)
         if touches { await dependencies.touch(staff) }
         return response
+    }
+}
+
+/// Runs a handler; an error it throws bare (`ClinicError`, `ServerError`) is said in `language`,
+/// the one the group resolved (the patient's saved one where the request names none), so that
+/// handlers throw the domain's errors as they are and never build a response for one.
+func inLanguage(_ language: Language, _ body: () async throws -> Response) async throws -> Response {
+    do {
+        return try await body()
+    } catch let error as ClinicError {
+        throw APIFailure(error, language: language)
+    } catch let error as ServerError {
+        throw APIFailure(error, language: language)
     }
 }

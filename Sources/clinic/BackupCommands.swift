@@ -55,8 +55,7 @@ extension Admin {
             let context = Context(global)
             // Not through `context.system()`: a database too damaged to open still gets its report.
             let resources = try Resources.locate(environment: context.environment)
-            let runner = MigrationRunner(migrations: try Migration.load(from: resources.migrations))
-            let report = DatabaseManager.check(path: context.databasePath, runner: runner)
+            let report = ClinicSystem.check(path: context.databasePath, migrations: try Migration.load(from: resources.migrations))
             let key = report.keyProblem.map { $0.message(in: context.language) }
             let auditKey = report.auditKeyProblem.map { $0.message(in: context.language) }
             struct JSON: Encodable {

@@ -53,7 +53,7 @@ struct Context {
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
         let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
-        noteZoneChanges(database)
+        noteZoneChanges(system)
         if initialize, try system.initialization() == nil {
             if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
             try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
@@ -84,9 +84,8 @@ struct Context {
 
     /// After the migration that recomputed clinic zones ran here: how many upcoming
     /// appointments were booked at clinics whose zone changed (`admin check` lists them).
-    func noteZoneChanges(_ database: DatabaseManager) {
-        guard database.migrationsRun.contains(DatabaseManager.zoneVersion),
-              let moved = try? database.appointmentsAfterZoneChanges(), !moved.isEmpty else { return }
+    func noteZoneChanges(_ system: ClinicSystem) {
+        guard let moved = try? system.appointmentsMovedByThisRunsZoneChange(), !moved.isEmpty else { return }
         terminal.note(text(.zoneChangesNote, Noun.appointment.count(moved.count, language)))
     }
 

@@ -179,7 +179,11 @@ final class ServerHarness: @unchecked Sendable {
     /// A free slot of a department, a few days ahead.
     func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
         let slots = try await send(.GET, "/v1/departments/\(department)/slots?days=14")
+        // Far enough ahead that the booking rules' cutoff (2 hours before the start, for a
+        // move or a cancellation) never falls inside a test, whatever the time of day it runs.
+        let farEnough = Date().addingTimeInterval(6 * 3600)
         let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
+            .filter { (ISO8601DateFormatter().date(from: $0) ?? .distantPast) > farEnough }
         let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
         guard distinct.count > skipping else { throw HarnessError.failed("no free slot: \(slots.text)") }
         return distinct[skipping]

@@ -26,7 +26,7 @@ struct AppointmentsController {
         let patient = try context.signedInPatient()
         let scopeText = request.query("scope") ?? AppointmentScope.upcoming.rawValue
         guard let scope = AppointmentScope(rawValue: scopeText) else {
-            throw APIFailure(ServerError.invalid(.fieldChoice, "scope", "upcoming, past, all"), language: patient.language)
+            throw ServerError.invalid(.fieldChoice, "scope", "upcoming, past, all")
         }
         let limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
         let page = try await dependencies.work(patient.language) { [system = dependencies.system] in
@@ -52,7 +52,7 @@ struct AppointmentsController {
         let patient = try context.signedInPatient()
         if let text = context.parameters.get("id"), text.hasSuffix(".ics") {
             guard let id = Int64(text.dropLast(4)), id > 0 else {
-                throw APIFailure(ServerError(.notFound, .routeNotFound, text), language: patient.language)
+                throw ServerError(.notFound, .routeNotFound, text)
             }
             let ics = try await dependencies.work(patient.language) { [system = dependencies.system] in
                 try system.appointments.calendarFile(id, clientId: patient.id)

@@ -87,9 +87,8 @@ struct ClinicAdminController {
         let language = context.language
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(HoursBody.self, from: request, context: context)
-        let interval: DoctorSchedule.Interval?
-        do { interval = try body.interval() } catch let error as ClinicError { throw APIFailure(error, language: language) }
-        guard let weekday = body.weekday else { throw APIFailure(ServerError.invalid(.fieldRequired, "weekday"), language: language) }
+        let interval = try body.interval()
+        guard let weekday = body.weekday else { throw ServerError.invalid(.fieldRequired, "weekday") }
         let requestId = context.requestId
         let cancelled = try await dependencies.commit(language) { [system] in
             try system.staff.setHours(member, doctorId: id, weekday: weekday, intervals: interval.map { [$0] } ?? [],
@@ -112,12 +111,9 @@ struct ClinicAdminController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(HoursBody.self, from: request, context: context)
-        let interval: DoctorSchedule.Interval?, day: LocalDateTime
-        do {
-            interval = try body.interval()
-            guard let date = body.date else { throw APIFailure(ServerError.invalid(.fieldRequired, "date"), language: context.language) }
-            day = try TimeInput.parseDay(date)
-        } catch let error as ClinicError { throw APIFailure(error, language: context.language) }
+        let interval = try body.interval()
+        guard let date = body.date else { throw ServerError.invalid(.fieldRequired, "date") }
+        let day = try TimeInput.parseDay(date)
         let requestId = context.requestId
         let (exception, cancelled) = try await dependencies.commit(context.language) { [system] in
             try system.staff.addException(member, doctorId: id, day: day, hours: interval, force: body.force ?? false,
@@ -149,7 +145,7 @@ struct ClinicAdminController {
         let member = try context.signedInStaff().member
         let body = try await RequestBody.decode(VisitTypeBody.self, from: request, context: context)
         guard let department = body.departmentId else {
-            throw APIFailure(ServerError.invalid(.fieldRequired, "departmentId"), language: context.language)
+            throw ServerError.invalid(.fieldRequired, "departmentId")
         }
         let requestId = context.requestId
         let type = try await dependencies.work(context.language) { [system] in

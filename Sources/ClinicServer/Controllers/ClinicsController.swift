@@ -42,7 +42,7 @@ struct ClinicsController {
 
     @Sendable func geocode(_ request: Request, context: APIContext) async throws -> Response {
         guard let query = request.query("q") else {
-            throw APIFailure(ServerError.invalid(.fieldRequired, "q"), language: context.language)
+            throw ServerError.invalid(.fieldRequired, "q")
         }
         let result = try await dependencies.work(context.language) { [system = dependencies.system] in
             try system.geocoding.geocode(query, zones: true)
@@ -52,20 +52,14 @@ struct ClinicsController {
 
     @Sendable func nearest(_ request: Request, context: APIContext) async throws -> Response {
         let language = context.language
-        let query: NearestQuery
-        let choice: PlaceChoice
-        do {
-            let radius = try request.query("withinKm").map { text -> Double in
-                guard let value = Double(text) else { throw ClinicError.invalid(.radiusInvalid, text) }
-                return value
-            }
-            query = NearestQuery(limit: try request.queryInt("limit") ?? 1, pediatricOnly: try request.queryBool("pediatric"),
+        let radius = try request.query("withinKm").map { text -> Double in
+            guard let value = Double(text) else { throw ClinicError.invalid(.radiusInvalid, text) }
+            return value
+        }
+        let query = NearestQuery(limit: try request.queryInt("limit") ?? 1, pediatricOnly: try request.queryBool("pediatric"),
                                  hospitalOnly: try request.queryBool("hospital"), specialization: request.query("specialization"),
                                  withinKilometres: radius)
-            choice = try request.place()
-        } catch let error as ClinicError {
-            throw APIFailure(error, language: language)
-        }
+        let choice = try request.place()
         let owner = try await dependencies.placeOwner(choice, request)
         let found = try await dependencies.work(language) { [system = dependencies.system] in
             try system.nearestClinics(from: choice, query, patient: owner).found

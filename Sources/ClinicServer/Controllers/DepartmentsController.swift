@@ -47,20 +47,14 @@ struct DepartmentsController {
 
     @Sendable func find(_ request: Request, context: APIContext) async throws -> Response {
         let language = context.language
-        let specialization: String, limit: Int, before: Date?, choice: PlaceChoice, pediatric: Bool
         let minutes = try request.queryInt("minutes")
-        do {
-            guard let text = request.query("specialization") else {
-                throw APIFailure(ServerError.invalid(.fieldRequired, "specialization"), language: language)
-            }
-            specialization = text
-            limit = try request.queryInt("limit") ?? 1
-            pediatric = try request.queryBool("pediatric")
-            before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
-            choice = try request.place()
-        } catch let error as ClinicError {
-            throw APIFailure(error, language: language)
+        guard let specialization = request.query("specialization") else {
+            throw ServerError.invalid(.fieldRequired, "specialization")
         }
+        let limit = try request.queryInt("limit") ?? 1
+        let pediatric = try request.queryBool("pediatric")
+        let before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
+        let choice = try request.place()
         let owner = try await dependencies.placeOwner(choice, request)
         let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
             try system.findFreeSlots(from: choice, specialization: specialization, before: before, limit: limit,

@@ -30,14 +30,9 @@ struct FrontDeskController {
 
     @Sendable func schedule(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
-        let day: LocalDateTime?, department: Int64?, doctor: Int64?
-        do {
-            day = try request.query("date").map(TimeInput.parseDay)
-            department = try request.queryInt("departmentId").map(Int64.init)
-            doctor = try request.queryInt("doctorId").map(Int64.init)
-        } catch let error as ClinicError {
-            throw APIFailure(error, language: context.language)
-        }
+        let day = try request.query("date").map(TimeInput.parseDay)
+        let department = try request.queryInt("departmentId").map(Int64.init)
+        let doctor = try request.queryInt("doctorId").map(Int64.init)
         let requestId = context.requestId
         let (shown, zone, entries) = try await dependencies.work(context.language) { [system] in
             try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor, requestId: requestId)
@@ -62,7 +57,7 @@ struct FrontDeskController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         guard let action = context.parameters.get("action").flatMap(StaffAction.init(rawValue:)) else {
-            throw APIFailure(ServerError(.notFound, .routeNotFound, request.uri.path), language: context.language)
+            throw ServerError(.notFound, .routeNotFound, request.uri.path)
         }
         var reason: String?
         if action == .cancel {

@@ -78,7 +78,7 @@ struct MessagesController {
         let token = try await dependencies.work(patient.language) { [system] in
             try system.clients.existingCalendarToken(clientId: patient.id)
         }
-        guard let token else { throw APIFailure(ClinicError(.notFound, .calendarTokenInvalid), language: patient.language) }
+        guard let token else { throw ClinicError(.notFound, .calendarTokenInvalid) }
         return try HTTPMapping.json(CalendarTokenJSON(token: token, base: dependencies.publicBase(request)))
     }
 
