@@ -11,7 +11,7 @@ struct Slots: ParsableCommand {
     @Option(help: "Only this doctor.") var doctor: Int64?
     @Option(help: ArgumentHelp("First day, YYYY-MM-DD in the clinic's calendar (default: today there).", valueName: "day"))
     var from: String?
-    @Option(help: "How many days, 1 to 31 (default 7).") var days: Int = 7
+    @Option(help: "How many days, 1 to 31 (default \(AppointmentController.defaultSlotDays)).") var days: Int?
     @Option(name: .customLong("visit-type"), help: "A visit type of the department (clinic visit-types): slots as long as the visit.")
     var visitType: Int64?
 

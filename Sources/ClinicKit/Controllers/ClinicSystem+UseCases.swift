@@ -127,7 +127,7 @@ extension ClinicSystem {
     }
 
     /// A department's slots with the clinic they are at (for showing them in its zone).
-    public func slots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int = 7,
+    public func slots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
                       visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {
         let department = try departments.getDepartmentById(departmentId)
         let clinic = try clinics.getClinicById(department.clinicId)

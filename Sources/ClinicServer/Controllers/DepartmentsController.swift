@@ -27,7 +27,7 @@ struct DepartmentsController {
 
     @Sendable func slots(_ request: Request, context: APIContext) async throws -> Response {
         let id = try context.parameters.id("id")
-        let days = try request.queryInt("days") ?? 7, doctorId = try request.queryInt("doctorId").map(Int64.init)
+        let days = try request.queryInt("days"), doctorId = try request.queryInt("doctorId").map(Int64.init)
         let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
         let from = request.query("from")
         let slots = try await dependencies.work(context.language) { [system = dependencies.system] in

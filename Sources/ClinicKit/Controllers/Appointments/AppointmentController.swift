@@ -263,11 +263,15 @@ public final class AppointmentController: Sendable {
         return chosen.values.sorted { $0.start < $1.start }
     }
 
-    /// The slots of a department (or one of its doctors) for `days` local dates from `from`
-    /// (default: today in the clinic's zone), with whether each can be booked now: not past,
-    /// not within the lead time, not taken.
-    public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int = 7,
+    /// How many local dates `slots` covers when not told.
+    public static let defaultSlotDays = 7
+
+    /// The slots of a department (or one of its doctors) for `days` local dates (default
+    /// `defaultSlotDays`) from `from` (default: today in the clinic's zone), with whether each
+    /// can be booked now: not past, not within the lead time, not taken.
+    public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
                       visitTypeId: Int64? = nil) throws -> [Slot] {
+        let days = days ?? Self.defaultSlotDays
         guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
         // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
         if let from, from.year > 9999 || (from.year == 9999 && from.month > 11) {
