@@ -51,14 +51,14 @@ public enum ClinicServer {
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificate)
         } catch {
-            throw ClinicError.invalid(.tlsFileInvalid, certificate, "a PEM certificate")
+            throw ServerSettingError(.tlsFileInvalid, certificate, "a PEM certificate")
         }
         do {
             privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
         } catch {
-            throw ClinicError.invalid(.tlsFileInvalid, key, "a PEM private key")
+            throw ServerSettingError(.tlsFileInvalid, key, "a PEM private key")
         }
-        guard !chain.isEmpty else { throw ClinicError.invalid(.tlsFileInvalid, certificate, "a PEM certificate") }
+        guard !chain.isEmpty else { throw ServerSettingError(.tlsFileInvalid, certificate, "a PEM certificate") }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
                                                                      privateKey: .privateKey(privateKey))
         configuration.minimumTLSVersion = .tlsv12

@@ -62,6 +62,7 @@ enum ServerText: String, Sendable, CaseIterable {
     case fieldRequired, fieldWholeNumber, fieldBoolean, fieldChoice, fieldType
     case bodyNotJSON, duplicateKey, bodyInvalid, tooLarge, mediaType, rateLimited, routeNotFound, methodNotAllowed
     case notLoggedIn
+    case badSetting, needsTLS, tlsFileInvalid
 
     var words: (en: String, ru: String) {
         switch self {
@@ -82,25 +83,35 @@ enum ServerText: String, Sendable, CaseIterable {
         case .notLoggedIn:
             ("Sign in first: send Authorization: Bearer with a token from POST /v1/sessions (a token ends after 30 days unused, at log-out, or when the password changes).",
              "Сначала войдите: пришлите Authorization: Bearer с токеном из POST /v1/sessions (токен кончается после 30 дней без использования, при выходе или смене пароля).")
+        case .badSetting: ("{0} must be {1}.", "{0}: нужно {1}.")
+        case .needsTLS:
+            ("Without --tls-cert and --tls-key the server listens only on a loopback address (127.0.0.1, ::1), not on {0}: give a certificate, or --insecure-http if a proxy in front encrypts.",
+             "Без --tls-cert и --tls-key сервер слушает только локальный адрес (127.0.0.1, ::1), а не {0}: укажите сертификат или --insecure-http, если шифрует прокси перед сервером.")
+        case .tlsFileInvalid: ("{0} is not {1}.", "{0} — не {1}.")
         }
     }
 
+    /// The words in `language` with the arguments in place, by ClinicKit's renderer (the same
+    /// `{0}` placeholders as every other table; an argument is data, never a template).
     func render(_ language: Language, _ arguments: [String]) -> String {
-        let template = language == .ru ? words.ru : words.en
-        guard !arguments.isEmpty else { return template }
-        var result = ""
-        var rest = template[...]
-        while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            let after = rest[rest.index(after: open)...]
-            if let close = after.firstIndex(of: "}"), let index = Int(after[..<close]), index >= 0, index < arguments.count {
-                result += arguments[index].withoutControls(keeping: ["\n"])
-                rest = after[after.index(after: close)...]
-            } else {
-                result.append("{")
-                rest = after
-            }
-        }
-        return result + rest
+        Strings.render(language == .ru ? words.ru : words.en, language, arguments)
     }
+}
+
+/// A setting of `clinic serve` that cannot work (a port out of range, plain HTTP off loopback,
+/// a TLS file that is not PEM), refused before the server starts: `invalid_input`, in the
+/// server's own words. The CLI reports it as it reports its own errors.
+public struct ServerSettingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: ClinicError.Code { .invalidInput }
+    let text: ServerText
+    let arguments: [String]
+
+    init(_ text: ServerText, _ arguments: String...) {
+        self.text = text
+        self.arguments = arguments
+    }
+
+    public func message(in language: Language) -> String { text.render(language, arguments) }
+
+    public var description: String { "\(code.rawValue): \(message(in: .en))" }
 }

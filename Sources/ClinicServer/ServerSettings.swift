@@ -104,8 +104,8 @@ public struct ServerSettings: Sendable {
     /// Plain HTTP only on loopback unless `insecureHTTP`: personal data must not cross a network
     /// unencrypted by accident.
     public func validate() throws {
-        guard (0...65535).contains(port) else { throw ClinicError.invalid(.serveBadSetting, "--port", "0…65535") }
-        if tls == nil && !isLoopback && !insecureHTTP { throw ClinicError.invalid(.serveNeedsTLS, host) }
+        guard (0...65535).contains(port) else { throw ServerSettingError(.badSetting, "--port", "0…65535") }
+        if tls == nil && !isLoopback && !insecureHTTP { throw ServerSettingError(.needsTLS, host) }
     }
 
     /// `CLINIC_AUTH_RATE` = "BURST/PER_MINUTE" (for example "10/30") overrides the log-in and
@@ -114,14 +114,14 @@ public struct ServerSettings: Sendable {
         smtp = try SMTPSettings.from(environment: environment)
         if let text = environment["CLINIC_DELIVERY_INTERVAL"], !text.isEmpty {
             guard let seconds = Int(text), (1...3600).contains(seconds) else {
-                throw ClinicError.invalid(.serveBadSetting, "CLINIC_DELIVERY_INTERVAL", "1…3600 (seconds)")
+                throw ServerSettingError(.badSetting, "CLINIC_DELIVERY_INTERVAL", "1…3600 (seconds)")
             }
             deliveryInterval = .seconds(seconds)
         }
         if let text = environment["CLINIC_PUBLIC_URL"], !text.isEmpty {
             guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host?.isEmpty == false,
                   url.query == nil else {
-                throw ClinicError.invalid(.serveBadSetting, "CLINIC_PUBLIC_URL", "https://host[:port]")
+                throw ServerSettingError(.badSetting, "CLINIC_PUBLIC_URL", "https://host[:port]")
             }
             publicURL = text.hasSuffix("/") ? String(text.dropLast()) : text
         }
@@ -136,7 +136,7 @@ public struct ServerSettings: Sendable {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
               rate > 0, rate <= 1_000_000 else {
-            throw ClinicError.invalid(.serveBadSetting, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE (10/30)")
+            throw ServerSettingError(.badSetting, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE (10/30)")
         }
         authBurst = burst
         authPerMinute = rate
@@ -146,7 +146,7 @@ public struct ServerSettings: Sendable {
     static func integer(_ environment: [String: String], _ name: String, _ range: ClosedRange<Int>, unit: String = "") throws -> Int? {
         guard let text = environment[name], !text.isEmpty else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw ClinicError.invalid(.serveBadSetting, name, "\(range.lowerBound)…\(range.upperBound)\(unit)")
+            throw ServerSettingError(.badSetting, name, "\(range.lowerBound)…\(range.upperBound)\(unit)")
         }
         return value
     }

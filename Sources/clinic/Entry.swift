@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClinicKit
+import ClinicServer
 import Foundation
 
 enum Entry {
@@ -29,6 +30,8 @@ enum Entry {
             report(error, json: json, language: language)
         } catch let error as TerminalError {
             report(error, json: json, language: language)
+        } catch let error as ServerSettingError {
+            report(code: error.code, message: error.message(in: language), problems: [], json: json, language: language)
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch {
@@ -51,6 +54,7 @@ enum Entry {
     static func code(for error: Error) -> ClinicError.Code? {
         if let error = error as? ClinicError { return error.code }
         if let error = error as? TerminalError { return error.code }
+        if let error = error as? ServerSettingError { return error.code }
         if error is CleanExit || ClinicCommand.exitCode(for: error) == .success { return nil }
         return ClinicCommand.exitCode(for: error) == .validationFailure ? .invalidInput : .internalError
     }

@@ -158,7 +158,9 @@ final class PseudoTerminal: @unchecked Sendable {
         let menu = try terminal.expect("Choose 1–10 [1]: ")
         #expect(menu.contains("Main menu — Anna") && menu.contains("4  Book an appointment") && menu.contains("10  Log out") && menu.contains(" 9  Messages"))
 
-        // Book: home clinic → first department → first day → first time → confirm.
+        // Book: home clinic → first department → second day → first time → confirm. (Not the
+        // first day: its first time may be within the 2-hour cutoff, and the cancellation below
+        // would be refused at some hours of the day.)
         terminal.type("4")
         try terminal.expect("My home clinic: Adventist Medical Center")
         terminal.type("")
@@ -167,7 +169,7 @@ final class PseudoTerminal: @unchecked Sendable {
         try terminal.expect("Day")
         let days = try terminal.expect("Choose 1–")
         #expect(days.contains("free slots"))
-        terminal.type("")
+        terminal.type("2")
         try terminal.expect("Time — ")
         try terminal.expect(" [1]: ")
         terminal.type("")
@@ -331,7 +333,8 @@ final class PseudoTerminal: @unchecked Sendable {
         terminal.type(password)
         try terminal.expect("Logged in as carol.")
 
-        // Book the second time of the first day, then move it to another day.
+        // Book the second time of the second day, then move it to another day. (Not the first
+        // day: a time within the 2-hour cutoff could not be moved, at some hours of the day.)
         try terminal.expect("Choose 1–10 [1]: ")
         terminal.type("4")
         try terminal.expect("Which clinic?")
@@ -340,7 +343,7 @@ final class PseudoTerminal: @unchecked Sendable {
         terminal.type("")
         try terminal.expect("Day")
         try terminal.expect(" [1]: ")
-        terminal.type("")
+        terminal.type("2")
         try terminal.expect("Time — ")
         try terminal.expect(" [1]: ")
         terminal.type("2")
@@ -354,7 +357,7 @@ final class PseudoTerminal: @unchecked Sendable {
         terminal.type("1")
         try terminal.expect("Day")
         try terminal.expect(" [1]: ")
-        terminal.type("2")
+        terminal.type("3")
         try terminal.expect("Time — ")
         try terminal.expect(" [1]: ")
         terminal.type("")

@@ -54,7 +54,7 @@ import Testing
     /// Said only by the command line (or never shown by the server: a 500 has no detail). The
     /// command line's own words are not ClinicKit's keys at all (`TerminalKey`, in the clinic target).
     static let commandLineOnly: Set<MessageKey> = [
-        .migrationMalformed, .databaseDamaged, .databaseReadOnlyOutdated, .importRejected, .serveNeedsTLS, .privacyPolicy,
+        .migrationMalformed, .databaseDamaged, .databaseReadOnlyOutdated, .importRejected, .privacyPolicy,
     ]
 
     @Test func messagesNameNoOptionAndNoCommand() {

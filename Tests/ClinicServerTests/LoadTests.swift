@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import XCTest
+import Testing
 
 /// The server under load: group-committed bookings, nothing acknowledged ever lost (SIGKILL
 /// mid-load), CLI processes booking beside it, graceful shutdown. (What needs no real process
@@ -67,14 +67,14 @@ func bookConcurrently(_ server: ServerHarness, tokens: [String], slots work: [Lo
 }
 
 
-final class LoadTests: XCTestCase {
+@Suite(.serialized) struct LoadTests {
 
-    func testEveryAcknowledgedBookingSurvivesSIGKILL() async throws {
+    @Test func everyAcknowledgedBookingSurvivesSIGKILL() async throws {
         let server = try ServerHarness()
         // A patient may hold at most 1000 upcoming appointments here (the default is 5).
-        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        #expect(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status == 0)
         let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 16)
-        XCTAssertGreaterThan(slots.count, 300, "enough distinct slots to book under load")
+        #expect(slots.count > 300, "enough distinct slots to book under load")
         var acknowledged: [Int] = []
         var offset = 0
         for killAfter in [0.15, 0.4, 0.8] {
@@ -88,19 +88,19 @@ final class LoadTests: XCTestCase {
             try server.restart()
             // A client's HTTPClient may hold connections to the dead process.
         }
-        XCTAssertFalse(acknowledged.isEmpty, "some bookings were acknowledged before each kill")
+        #expect(!(acknowledged.isEmpty), "some bookings were acknowledged before each kill")
         let kept = try server.scalar("SELECT count(*) FROM appointments WHERE id IN (\(acknowledged.map(String.init).joined(separator: ",")))")
-        XCTAssertEqual(kept, acknowledged.count, "every booking answered 201 is in the database")
-        XCTAssertEqual(try server.text("PRAGMA integrity_check"), "ok")
-        XCTAssertEqual(try server.scalar("""
+        #expect(kept == acknowledged.count, "every booking answered 201 is in the database")
+        #expect(try server.text("PRAGMA integrity_check") == "ok")
+        #expect(try server.scalar("""
             SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments WHERE status IN ('scheduled', 'confirmed')
                                   GROUP BY doctor_id, starts_at HAVING count(*) > 1)
-            """), 0, "no slot booked twice")
+            """) == 0, "no slot booked twice")
     }
 
-    func testCLIProcessesBookBesideTheServer() async throws {
+    @Test func cliProcessesBookBesideTheServer() async throws {
         let server = try ServerHarness()
-        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        #expect(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status == 0)
         let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 8)
         // The CLI's patients, logged in through their own session files.
         let cliPatients = 4
@@ -111,11 +111,11 @@ final class LoadTests: XCTestCase {
             let registered = try ServerHarness.run(["register", "--login", "cli\(index)", "--name", "Carl", "--surname", "Jones",
                                                     "--street", "Main St", "--house", "1", "--city", "Boston", "--accept-privacy",
                                                     "--password-stdin"], input: ServerHarness.password + "\n", environment: environment)
-            XCTAssertEqual(registered.status, 0, registered.stderr)
+            #expect(registered.status == 0, "\(registered.stderr)")
             environment["CLINIC_SESSION"] = session
             let login = try ServerHarness.run(["login", "--login", "cli\(index)", "--password-stdin"], input: ServerHarness.password + "\n",
                                               environment: environment)
-            XCTAssertEqual(login.status, 0, login.stderr)
+            #expect(login.status == 0, "\(login.stderr)")
             sessions.append(session)
         }
         // The same slots, wanted by both: the HTTP clients from the front, the CLI from the back.
@@ -139,15 +139,15 @@ final class LoadTests: XCTestCase {
         }
         let httpOutcome = await http.value
         let httpErrors = Set(httpOutcome.statuses.filter { $0 != 201 })
-        XCTAssertTrue(httpErrors.isSubset(of: [409, 503]), "HTTP answers other than 201, 409, 503: \(httpErrors)")
+        #expect(httpErrors.isSubset(of: [409, 503]), "HTTP answers other than 201, 409, 503: \(httpErrors)")
         let cliErrors = Set(cliStatuses.compactMap { $0 })
-        XCTAssertTrue(cliErrors.isSubset(of: ["slot_taken", "busy", "overlapping_appointment"]), "CLI errors: \(cliErrors)")
-        XCTAssertEqual(try server.scalar("""
+        #expect(cliErrors.isSubset(of: ["slot_taken", "busy", "overlapping_appointment"]), "CLI errors: \(cliErrors)")
+        #expect(try server.scalar("""
             SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments WHERE status IN ('scheduled', 'confirmed')
                                   GROUP BY doctor_id, starts_at HAVING count(*) > 1)
-            """), 0, "no slot booked twice")
+            """) == 0, "no slot booked twice")
         let successes = httpOutcome.booked.count + cliStatuses.filter { $0 == nil }.count
-        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments"), successes, "every success is one appointment")
+        #expect(try server.scalar("SELECT count(*) FROM appointments") == successes, "every success is one appointment")
     }
 
     static func code(_ stderr: String) -> String? {
@@ -157,13 +157,13 @@ final class LoadTests: XCTestCase {
         return (object["error"] as? [String: Any])?["code"] as? String
     }
 
-    func testSIGTERMFinishesTheRequestsInFlightAndExitsZero() async throws {
+    @Test func sigtermFinishesTheRequestsInFlightAndExitsZero() async throws {
         let server = try ServerHarness()
-        XCTAssertEqual(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status, 0)
+        #expect(try server.cli(["admin", "settings", "set", "booking.max_active", "1000"]).status == 0)
         let (tokens, slots) = try await preparePatientsAndSlots(server, patients: 8)
         // Hold the writers' lock so that the bookings below are in flight when SIGTERM comes.
         let descriptor = open(server.databasePath + ".lock", O_RDWR | O_CREAT, 0o600)
-        XCTAssertEqual(flock(descriptor, LOCK_EX), 0)
+        #expect(flock(descriptor, LOCK_EX) == 0)
         let first = Array(slots.prefix(8))
         let load = Task { [server, tokens, first] in await bookConcurrently(server, tokens: tokens, slots: first, clients: 8) }
         try await Task.sleep(for: .milliseconds(500))
@@ -173,10 +173,10 @@ final class LoadTests: XCTestCase {
         close(descriptor)
         let status = await stopping.value
         let outcome = await load.value
-        XCTAssertEqual(status, 0, "exit status after SIGTERM: \(server.serverLog)")
-        XCTAssertEqual(outcome.statuses.count, 8, "every request in flight was answered")
-        XCTAssertEqual(outcome.booked.count, 8, "\(outcome.statuses)")
-        XCTAssertEqual(try server.scalar("SELECT count(*) FROM appointments"), 8)
-        XCTAssertEqual(try server.text("PRAGMA integrity_check"), "ok")
+        #expect(status == 0, "exit status after SIGTERM: \(server.serverLog)")
+        #expect(outcome.statuses.count == 8, "every request in flight was answered")
+        #expect(outcome.booked.count == 8, "\(outcome.statuses)")
+        #expect(try server.scalar("SELECT count(*) FROM appointments") == 8)
+        #expect(try server.text("PRAGMA integrity_check") == "ok")
     }
 }

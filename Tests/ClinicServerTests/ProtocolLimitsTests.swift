@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import XCTest
+import Testing
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +15,7 @@ import Darwin
 /// open without finishing a TLS handshake, open more than their share, stream a body past the
 /// limit, choose a cipher without forward secrecy, or pass a name for a loopback address.
 /// Every wait is a bounded poll: "closed before a generous bound", never "closed in N s".
-final class ProtocolLimitsTests: XCTestCase {
+@Suite(.serialized) struct ProtocolLimitsTests {
     /// A plain TCP connection to the server's port, by POSIX calls: nothing above TCP is spoken
     /// unless the test writes it.
     final class RawConnection {
@@ -103,7 +103,7 @@ final class ProtocolLimitsTests: XCTestCase {
 
     // MARK: 8. Handshakes and connection caps
 
-    func testAConnectionThatDoesNotFinishItsHandshakeIsClosed() async throws {
+    @Test func aConnectionThatDoesNotFinishItsHandshakeIsClosed() async throws {
         let authority = try TLSTests.Authority()
         defer { try? FileManager.default.removeItem(at: authority.folder) }
         let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
@@ -119,16 +119,16 @@ final class ProtocolLimitsTests: XCTestCase {
 
         // The server's idle timeout (60 s) is far beyond the bound: only the handshake's
         // deadline closes these in time.
-        XCTAssertTrue(silent.readUntilClosed(within: 30).closed, "a silent connection stays open")
+        #expect(silent.readUntilClosed(within: 30).closed, "a silent connection stays open")
         let answer = half.readUntilClosed(within: 30)
-        XCTAssertTrue(answer.closed, "half a ClientHello keeps its connection open")
+        #expect(answer.closed, "half a ClientHello keeps its connection open")
 
         // A real client still gets through.
         let reply = try await server.send(.GET, "/healthz")
-        XCTAssertEqual(reply.status, 200)
+        #expect(reply.status == 200)
     }
 
-    func testConnectionsOverACapAreClosedAndTheOthersServed() async throws {
+    @Test func connectionsOverACapAreClosedAndTheOthersServed() async throws {
         // The per-address cap and the total cap, each at 4 with the other far above: the
         // test's connections all come from 127.0.0.1.
         for (setting, cap) in [("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "per_address"), ("CLINIC_MAX_CONNECTIONS", "total")] {
@@ -140,20 +140,20 @@ final class ProtocolLimitsTests: XCTestCase {
             for connection in held {
                 connection.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 let reply = connection.readResponse()
-                XCTAssertTrue(reply.hasPrefix("HTTP/1.1 200"), "\(setting): \(reply)")
+                #expect(reply.hasPrefix("HTTP/1.1 200"), "\(setting): \(reply)")
             }
 
             // The fifth is closed at once, with no answer.
             let fifth = try RawConnection(port: port)
             fifth.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let refused = fifth.readUntilClosed(within: 30)
-            XCTAssertTrue(refused.closed, "\(setting): a connection over the cap stays open")
-            XCTAssertFalse(String(decoding: refused.bytes, as: UTF8.self).contains("200 OK"), "\(setting): a connection over the cap was served")
+            #expect(refused.closed, "\(setting): a connection over the cap stays open")
+            #expect(!(String(decoding: refused.bytes, as: UTF8.self).contains("200 OK")), "\(setting): a connection over the cap was served")
 
             // The connections already open are still served.
             held[0].write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             let served = String(decoding: held[0].readUntilClosed(within: 30).bytes, as: UTF8.self)
-            XCTAssertTrue(served.hasPrefix("HTTP/1.1 200"), "\(setting): \(served)")
+            #expect(served.hasPrefix("HTTP/1.1 200"), "\(setting): \(served)")
 
             // Once they close, a new client is served again (polled: the server counts a closed
             // connection out when it sees it close).
@@ -164,12 +164,12 @@ final class ProtocolLimitsTests: XCTestCase {
                 status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
                 if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
             }
-            XCTAssertEqual(status, 200, "\(setting): no request was served after the held connections closed")
-            XCTAssertTrue(server.serverLog.contains("connections refused") && server.serverLog.contains("cap=\(cap)"), server.serverLog)
+            #expect(status == 200, "\(setting): no request was served after the held connections closed")
+            #expect(server.serverLog.contains("connections refused") && server.serverLog.contains("cap=\(cap)"), "\(server.serverLog)")
         }
     }
 
-    func testConnectionSettingsAreChecked() throws {
+    @Test func connectionSettingsAreChecked() throws {
         let harness = try ServerHarness()
         for (name, value) in [("CLINIC_HANDSHAKE_TIMEOUT", "0"), ("CLINIC_MAX_CONNECTIONS", "lots"),
                               ("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "-1")] {
@@ -188,12 +188,12 @@ final class ProtocolLimitsTests: XCTestCase {
             if process.isRunning {
                 process.terminate()
                 process.waitUntilExit()
-                XCTFail("\(name)=\(value): the server started")
+                Issue.record("\(name)=\(value): the server started")
                 continue
             }
             let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            XCTAssertEqual(process.terminationStatus, 2, "\(name)=\(value): \(stderr)")
-            XCTAssertTrue(stderr.contains("\"code\":\"invalid_input\"") && stderr.contains(name), stderr)
+            #expect(process.terminationStatus == 2, "\(name)=\(value): \(stderr)")
+            #expect(stderr.contains("\"code\":\"invalid_input\"") && stderr.contains(name), "\(stderr)")
         }
     }
 
@@ -202,7 +202,7 @@ final class ProtocolLimitsTests: XCTestCase {
     /// 80 KiB in 8 KiB chunks, past the 64 KiB limit without a declared length.
     static let chunks = [String](repeating: String(repeating: "a", count: 8 * 1024), count: 10)
 
-    func testAChunkedBodyOverTheLimitIs413AndClosesTheConnection() throws {
+    @Test func aChunkedBodyOverTheLimitIs413AndClosesTheConnection() throws {
         let server = try ServerHarness()
         let connection = try RawConnection(port: try Self.port(server))
         var request = "POST /v1/patients HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -213,15 +213,15 @@ final class ProtocolLimitsTests: XCTestCase {
         connection.write(request)
         let (bytes, closed) = connection.readUntilClosed(within: 30)
         let text = String(decoding: bytes, as: UTF8.self)
-        XCTAssertTrue(text.hasPrefix("HTTP/1.1 413"), text)
-        XCTAssertTrue(text.lowercased().contains("\r\nconnection: close\r\n"), text)
-        XCTAssertTrue(text.contains("\"code\":\"too_large\""), text)
-        XCTAssertTrue(closed, "the connection stays open after a refused body")
-        XCTAssertEqual(text.components(separatedBy: "HTTP/1.1 ").count - 1, 1, "a request pipelined after the refused body was answered: \(text)")
-        XCTAssertFalse(server.serverLog.contains("NIOTooManyBytesError"), server.serverLog)
+        #expect(text.hasPrefix("HTTP/1.1 413"), "\(text)")
+        #expect(text.lowercased().contains("\r\nconnection: close\r\n"), "\(text)")
+        #expect(text.contains("\"code\":\"too_large\""), "\(text)")
+        #expect(closed, "the connection stays open after a refused body")
+        #expect(text.components(separatedBy: "HTTP/1.1 ").count - 1 == 1, "a request pipelined after the refused body was answered: \(text)")
+        #expect(!(server.serverLog.contains("NIOTooManyBytesError")), "\(server.serverLog)")
     }
 
-    func testAStreamedBodyOverTheLimitIs413OverTLSAndHTTP2() async throws {
+    @Test func aStreamedBodyOverTheLimitIs413OverTLSAndHTTP2() async throws {
         let authority = try TLSTests.Authority()
         defer { try? FileManager.default.removeItem(at: authority.folder) }
         let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
@@ -242,26 +242,26 @@ final class ProtocolLimitsTests: XCTestCase {
                 let response = try await client.execute(request, timeout: .seconds(30))
                 let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
                 let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-                XCTAssertEqual(response.status.code, 413, "\(version): \(String(decoding: data, as: UTF8.self))")
-                XCTAssertEqual((object?["error"] as? [String: Any])?["code"] as? String, "too_large", "\(version)")
+                #expect(response.status.code == 413, "\(version): \(String(decoding: data, as: UTF8.self))")
+                #expect((object?["error"] as? [String: Any])?["code"] as? String == "too_large", "\(version)")
                 if response.version == .http2 {
-                    XCTAssertEqual(version, .automatic)
-                    XCTAssertTrue(response.headers["Connection"].isEmpty, "HTTP/2 has no Connection header")
+                    #expect(version == .automatic)
+                    #expect(response.headers["Connection"].isEmpty, "HTTP/2 has no Connection header")
                 } else {
-                    XCTAssertEqual(version, .http1Only, "ALPN chose HTTP/1.1")
-                    XCTAssertEqual(response.headers["Connection"].first?.lowercased(), "close")
+                    #expect(version == .http1Only, "ALPN chose HTTP/1.1")
+                    #expect(response.headers["Connection"].first?.lowercased() == "close")
                 }
                 // The client goes on: over HTTP/2 on the same connection, whose other streams
                 // a refused one does not end.
                 let next = try await client.execute(HTTPClientRequest(url: server.url + "/healthz"), timeout: .seconds(30))
-                XCTAssertEqual(next.status.code, 200, "\(version)")
-                XCTAssertEqual(next.version, response.version)
+                #expect(next.status.code == 200, "\(version)")
+                #expect(next.version == response.version)
             } catch {
-                XCTFail("\(version): \(error)")
+                Issue.record("\(version): \(error)")
             }
             try await client.shutdown()
         }
-        XCTAssertFalse(server.serverLog.contains("NIOTooManyBytesError"), server.serverLog)
+        #expect(!(server.serverLog.contains("NIOTooManyBytesError")), "\(server.serverLog)")
     }
 
     // MARK: 21. TLS 1.2's ciphers and the loopback check
@@ -285,36 +285,36 @@ final class ProtocolLimitsTests: XCTestCase {
         return process.terminationStatus == 0 && text.contains("Cipher is \(cipher)")
     }
 
-    func testTLS12OffersOnlyForwardSecretAEADCiphers() throws {
+    @Test func tls12OffersOnlyForwardSecretAEADCiphers() throws {
         let authority = try TLSTests.Authority(rsa: true)
         defer { try? FileManager.default.removeItem(at: authority.folder) }
         let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
                                        tls: try authority.client(minimum: .tlsv12, maximum: .tlsv13))
         let port = try Self.port(server)
         for cipher in ["AES128-SHA", "AES256-SHA", "AES128-GCM-SHA256", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA"] {
-            XCTAssertFalse(try handshake(port: port, cipher: cipher, authority: authority), "\(cipher) was accepted")
+            #expect(!(try handshake(port: port, cipher: cipher, authority: authority)), "\(cipher) was accepted")
         }
         for cipher in ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"] {
-            XCTAssertTrue(try handshake(port: port, cipher: cipher, authority: authority), "\(cipher) was refused")
+            #expect(try handshake(port: port, cipher: cipher, authority: authority), "\(cipher) was refused")
         }
     }
 
-    func testLoopbackIsAnAddressNotAPrefix() {
+    @Test func loopbackIsAnAddressNotAPrefix() {
         for host in ["127.0.0.1", "127.1.2.3", "127.255.255.254", "::1", "[::1]", "0:0:0:0:0:0:0:1", "localhost"] {
-            XCTAssertTrue(ServerSettings(host: host).isLoopback, host)
+            #expect(ServerSettings(host: host).isLoopback, "\(host)")
         }
         for host in ["127.0.0.1.attacker.example", "127.attacker.example", "128.0.0.1", "126.0.0.1", "0.0.0.0", "::", "::2",
                      "[::1", "127.1", "localhost.attacker.example", "", "10.0.0.1"] {
-            XCTAssertFalse(ServerSettings(host: host).isLoopback, host)
+            #expect(!(ServerSettings(host: host).isLoopback), "\(host)")
         }
     }
 
-    func testServeRefusesANameThatLooksLikeLoopbackWithoutTLS() throws {
+    @Test func serveRefusesANameThatLooksLikeLoopbackWithoutTLS() throws {
         let harness = try ServerHarness()
         let refused = try harness.cli(["serve", "--host", "127.0.0.1.attacker.example", "--port", "0", "--json"])
-        XCTAssertEqual(refused.status, 2, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("\"code\":\"invalid_input\""), refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("127.0.0.1.attacker.example") && refused.stderr.contains("--tls-cert"), refused.stderr)
-        XCTAssertTrue(refused.stdout.isEmpty, "it did not start: \(refused.stdout)")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\"code\":\"invalid_input\""), "\(refused.stderr)")
+        #expect(refused.stderr.contains("127.0.0.1.attacker.example") && refused.stderr.contains("--tls-cert"), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty, "it did not start: \(refused.stdout)")
     }
 }

@@ -8,7 +8,7 @@ import NIOSSL
 
 /// A real `clinic serve` process on 127.0.0.1 with a port the system chose, on a private copy
 /// of a small database, and a real HTTP client to talk to it.
-final class ServerHarness: @unchecked Sendable {
+final class ServerHarness: @unchecked Sendable, TestServer {
     let folder: URL
     var databasePath: String { folder.appendingPathComponent("clinic.sqlite").path }
     var sessionPath: String { folder.appendingPathComponent("session").path }
@@ -109,7 +109,7 @@ final class ServerHarness: @unchecked Sendable {
 
     // MARK: HTTP
 
-    struct Reply: @unchecked Sendable {
+    struct Reply: @unchecked Sendable, TestReply {
         let status: Int
         let headers: HTTPHeaders
         let body: Data
@@ -141,82 +141,10 @@ final class ServerHarness: @unchecked Sendable {
                      version: response.version)
     }
 
-    // MARK: Patients
-
-    static let password = "correct horse battery staple"
-
-    /// Registers a patient in Boston and logs in; returns the token.
-    func patient(_ login: String, device: [String: String]? = nil) async throws -> String {
-        let registered = try await send(.POST, "/v1/patients", json: [
-            "login": login, "password": Self.password, "name": "Anna", "surname": "Smith", "street": "Main St",
-            "house": "5", "city": "Boston", "acceptPrivacy": true,
-        ])
-        guard registered.status == 201 else { throw HarnessError.failed("register: \(registered.status) \(registered.text)") }
-        return try await logIn(login, device: device)
-    }
-
-    func logIn(_ login: String, device: [String: String]? = nil) async throws -> String {
-        var body: [String: Any] = ["login": login, "password": Self.password]
-        if let device { body["device"] = device }
-        let reply = try await send(.POST, "/v1/sessions", json: body)
-        guard reply.status == 201, let token = reply.object["token"] as? String else {
-            throw HarnessError.failed("log in: \(reply.status) \(reply.text)")
-        }
-        return token
-    }
-
-    /// The first department of the first clinic (the demo departments of the small directory).
-    func department() async throws -> (id: Int, clinicId: Int) {
-        let clinics = try await send(.GET, "/v1/clinics?limit=1")
-        guard let first = (clinics.object["items"] as? [[String: Any]])?.first, let clinicId = first["id"] as? Int else {
-            throw HarnessError.failed("no clinics: \(clinics.text)")
-        }
-        let departments = try await send(.GET, "/v1/clinics/\(clinicId)/departments")
-        guard let department = departments.array.first?["id"] as? Int else { throw HarnessError.failed("no departments") }
-        return (department, clinicId)
-    }
-
-    /// A free slot of a department, a few days ahead.
-    func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
-        let slots = try await send(.GET, "/v1/departments/\(department)/slots?days=14")
-        // Far enough ahead that the booking rules' cutoff (2 hours before the start, for a
-        // move or a cancellation) never falls inside a test, whatever the time of day it runs.
-        let farEnough = Date().addingTimeInterval(6 * 3600)
-        let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
-            .filter { (ISO8601DateFormatter().date(from: $0) ?? .distantPast) > farEnough }
-        let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
-        guard distinct.count > skipping else { throw HarnessError.failed("no free slot: \(slots.text)") }
-        return distinct[skipping]
-    }
+    func get(_ path: String) async throws -> Reply { try await send(.GET, path) }
+    func post(_ path: String, json: [String: Any]) async throws -> Reply { try await send(.POST, path, json: json) }
 
     // MARK: The database and the CLI
-
-    /// Every row of every table but `excluding`: equal fingerprints mean nothing changed.
-    func fingerprint(excluding: Set<String> = ["sessions", "login_attempts", "geocode_cache"]) throws -> String {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-                .filter { !excluding.contains($0) }
-            return try tables.map { table in
-                table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
-            }.joined(separator: "\n")
-        }
-    }
-
-    func text(_ sql: String) throws -> String {
-        let queue = try DatabaseQueue(path: databasePath)
-        defer { try? queue.close() }
-        return try queue.read { db in try String.fetchOne(db, sql: sql) ?? "" }
-    }
-
-    func scalar(_ sql: String) throws -> Int {
-        let queue = try DatabaseQueue(path: databasePath)
-        defer { try? queue.close() }
-        return try queue.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
-    }
 
     /// Runs `clinic ARGS` on this server's database and session file.
     func cli(_ arguments: [String], input: String = "") throws -> (status: Int32, stdout: String, stderr: String) {

@@ -3,11 +3,11 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import XCTest
+import Testing
 
 /// `clinic serve --tls-cert --tls-key` with a CA made for the test: TLS 1.3 and 1.2 handshakes
 /// verify the chain, TLS 1.1 is refused, HTTP/2 is chosen by ALPN, HSTS is sent.
-final class TLSTests: XCTestCase {
+@Suite(.serialized) struct TLSTests {
     /// A CA, and a server certificate for 127.0.0.1 signed by it, as PEM files (openssl); the
     /// server's key is P-256, or RSA (for the RSA key exchange suites a server must not offer).
     struct Authority {
@@ -58,19 +58,19 @@ final class TLSTests: XCTestCase {
         }
     }
 
-    func testHandshakesVersionsAndHTTP2() async throws {
+    @Test func handshakesVersionsAndHTTP2() async throws {
         let authority = try Authority()
         defer { try? FileManager.default.removeItem(at: authority.folder) }
         let server = try ServerHarness(arguments: ["--tls-cert", authority.chain, "--tls-key", authority.key],
                                        tls: try authority.client(minimum: .tlsv13, maximum: .tlsv13))
-        XCTAssertTrue(server.url.hasPrefix("https://127.0.0.1:"), server.url)
+        #expect(server.url.hasPrefix("https://127.0.0.1:"), "\(server.url)")
 
         // TLS 1.3, the chain verified against the test CA; HTTP/2 chosen by ALPN.
         let health = try await server.send(.GET, "/healthz")
-        XCTAssertEqual(health.status, 200)
-        XCTAssertEqual(health.version, .http2)
-        XCTAssertEqual(health.headers["Strict-Transport-Security"].first, "max-age=31536000")
-        XCTAssertEqual(health.headers["X-Content-Type-Options"].first, "nosniff")
+        #expect(health.status == 200)
+        #expect(health.version == .http2)
+        #expect(health.headers["Strict-Transport-Security"].first == "max-age=31536000")
+        #expect(health.headers["X-Content-Type-Options"].first == "nosniff")
 
         // TLS 1.2 only, and HTTP/1.1 only: both still served.
         let twelve = HTTPClient(eventLoopGroupProvider: .singleton, configuration: {
@@ -79,8 +79,8 @@ final class TLSTests: XCTestCase {
             return configuration
         }())
         let reply = try await twelve.execute(HTTPClientRequest(url: server.url + "/v1/clinics?limit=1"), timeout: .seconds(30))
-        XCTAssertEqual(reply.status, .ok)
-        XCTAssertEqual(reply.version, .http1_1)
+        #expect(reply.status == .ok)
+        #expect(reply.version == .http1_1)
         try await twelve.shutdown()
 
         // TLS 1.1 is refused at the handshake.
@@ -88,10 +88,9 @@ final class TLSTests: XCTestCase {
                                 configuration: HTTPClient.Configuration(tlsConfiguration: try authority.client(minimum: .tlsv1, maximum: .tlsv11)))
         do {
             _ = try await eleven.execute(HTTPClientRequest(url: server.url + "/healthz"), timeout: .seconds(30))
-            XCTFail("a TLS 1.1 client was served")
+            Issue.record("a TLS 1.1 client was served")
         } catch {
-            XCTAssertTrue(String(describing: error).contains("SSL") || error is NIOSSLError || error is BoringSSLError,
-                          "refused at the handshake: \(error)")
+            #expect(String(describing: error).contains("SSL") || error is NIOSSLError || error is BoringSSLError, "refused at the handshake: \(error)")
         }
         try await eleven.shutdown()
 
@@ -100,20 +99,20 @@ final class TLSTests: XCTestCase {
                                   configuration: HTTPClient.Configuration(tlsConfiguration: .makeClientConfiguration()))
         do {
             _ = try await stranger.execute(HTTPClientRequest(url: server.url + "/healthz"), timeout: .seconds(30))
-            XCTFail("an unknown CA was trusted")
+            Issue.record("an unknown CA was trusted")
         } catch {}
         try await stranger.shutdown()
     }
 
-    func testPlainHTTPOnlyOnLoopbackUnlessInsecure() throws {
+    @Test func plainHTTPOnlyOnLoopbackUnlessInsecure() throws {
         let harness = try ServerHarness()
         let refused = try harness.cli(["serve", "--host", "0.0.0.0", "--port", "0", "--json"])
-        XCTAssertEqual(refused.status, 2, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("\"code\":\"invalid_input\""), refused.stderr)
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\"code\":\"invalid_input\""), "\(refused.stderr)")
         let unpaired = try harness.cli(["serve", "--tls-cert", "/nonexistent.pem", "--json"])
-        XCTAssertEqual(unpaired.status, 2, unpaired.stderr)
+        #expect(unpaired.status == 2, "\(unpaired.stderr)")
         let badFile = try harness.cli(["serve", "--port", "0", "--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.key", "--json"])
-        XCTAssertNotEqual(badFile.status, 0)
-        XCTAssertTrue(badFile.stderr.contains("/nonexistent.pem"), badFile.stderr)
+        #expect(badFile.status != 0)
+        #expect(badFile.stderr.contains("/nonexistent.pem"), "\(badFile.stderr)")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the API's clients send that the library checks (idempotency keys, paging cursors, a
-/// session by id, a device name), and the server's start-up settings, which the CLI reports.
+/// session by id, a device name).
 extension Strings {
     static let apiEN: [MessageKey: String] = [
         .apiFieldText: "The field '{0}' must be 1 to {1} characters without control characters.",
@@ -9,9 +9,6 @@ extension Strings {
         .apiKeyInvalid: "The Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is best).",
         .apiCursorInvalid: "The cursor is not one this server gave out: start again without it.",
         .apiSessionNotFound: "You have no session {0}.",
-        .serveBadSetting: "{0} must be {1}.",
-        .serveNeedsTLS: "Without --tls-cert and --tls-key the server listens only on a loopback address (127.0.0.1, ::1), not on {0}: give a certificate, or --insecure-http if a proxy in front encrypts.",
-        .tlsFileInvalid: "{0} is not {1}.",
     ]
 
     static let apiRU: [MessageKey: String] = [
@@ -20,8 +17,5 @@ extension Strings {
         .apiKeyInvalid: "Idempotency-Key — от 1 до 255 видимых символов ASCII (лучше всего UUID).",
         .apiCursorInvalid: "Этот курсор выдан не этим сервером: начните без него.",
         .apiSessionNotFound: "У вас нет сеанса {0}.",
-        .serveBadSetting: "{0}: нужно {1}.",
-        .serveNeedsTLS: "Без --tls-cert и --tls-key сервер слушает только локальный адрес (127.0.0.1, ::1), а не {0}: укажите сертификат или --insecure-http, если шифрует прокси перед сервером.",
-        .tlsFileInvalid: "{0} — не {1}.",
     ]
 }

@@ -49,10 +49,9 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending
     case messageMarkedRead, messageNotFound, calendarTokenInvalid, icsSummary, icsDescription, icsAlarm
     case mailSettingInvalid, mailFailed, messageCalendarRenewedSubject, messageCalendarRenewedBody, emailCodeTooSoon
-    // What API clients send that the library checks, and the server's start-up settings
-    // (APIStrings.swift; the server's own HTTP words are ClinicServer's `ServerText`)
+    // What API clients send that the library checks (APIStrings.swift; the server's own
+    // words, HTTP's and its settings', are ClinicServer's `ServerText`)
     case apiFieldText, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound
-    case serveBadSetting, serveNeedsTLS, tlsFileInvalid
 }
 
 public enum Strings {

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+
+/// What the server tests do to a server, whichever way it runs — in this process
+/// (`InProcessServer`) or as a `clinic serve` process (`ServerHarness`): register and log in a
+/// patient, find a department and a free slot, and read the database file underneath. Each
+/// kind sends requests its own way (`get`, `post`).
+protocol TestServer: Sendable {
+    associatedtype Answer: TestReply
+    var databasePath: String { get }
+    func get(_ path: String) async throws -> Answer
+    func post(_ path: String, json: [String: Any]) async throws -> Answer
+}
+
+/// A response as the tests read it.
+protocol TestReply {
+    var status: Int { get }
+    var object: [String: Any] { get }
+    var array: [[String: Any]] { get }
+    var text: String { get }
+}
+
+struct TestServerFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension TestServer {
+    static var password: String { "correct horse battery staple" }
+
+    /// Registers a patient in Boston and logs in; returns the token.
+    func patient(_ login: String, device: [String: String]? = nil) async throws -> String {
+        let registered = try await post("/v1/patients", json: [
+            "login": login, "password": Self.password, "name": "Anna", "surname": "Smith", "street": "Main St",
+            "house": "5", "city": "Boston", "acceptPrivacy": true,
+        ])
+        guard registered.status == 201 else { throw TestServerFailure(description: "register: \(registered.status) \(registered.text)") }
+        return try await logIn(login, device: device)
+    }
+
+    func logIn(_ login: String, device: [String: String]? = nil) async throws -> String {
+        var body: [String: Any] = ["login": login, "password": Self.password]
+        if let device { body["device"] = device }
+        let reply = try await post("/v1/sessions", json: body)
+        guard reply.status == 201, let token = reply.object["token"] as? String else {
+            throw TestServerFailure(description: "log in: \(reply.status) \(reply.text)")
+        }
+        return token
+    }
+
+    /// The first department of the first clinic (the demo departments of the small directory).
+    func department() async throws -> (id: Int, clinicId: Int) {
+        let clinics = try await get("/v1/clinics?limit=1")
+        guard let first = (clinics.object["items"] as? [[String: Any]])?.first, let clinicId = first["id"] as? Int else {
+            throw TestServerFailure(description: "no clinics: \(clinics.text)")
+        }
+        let departments = try await get("/v1/clinics/\(clinicId)/departments")
+        guard let department = departments.array.first?["id"] as? Int else { throw TestServerFailure(description: "no departments") }
+        return (department, clinicId)
+    }
+
+    /// A free slot of a department, each time once, `skipping` the first ones.
+    func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
+        let slots = try await get("/v1/departments/\(department)/slots?days=14")
+        // Far enough ahead that the booking rules' cutoff (2 hours before the start, for a
+        // move or a cancellation) never falls inside a test, whatever the time of day it runs.
+        let farEnough = Date().addingTimeInterval(6 * 3600)
+        let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
+            .filter { (ISO8601DateFormatter().date(from: $0) ?? .distantPast) > farEnough }
+        let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
+        guard distinct.count > skipping else { throw TestServerFailure(description: "no free slot: \(slots.text)") }
+        return distinct[skipping]
+    }
+
+    /// Every row of every table but `excluding`: equal fingerprints mean nothing changed.
+    func fingerprint(excluding: Set<String> = ["sessions", "login_attempts", "geocode_cache"]) throws -> String {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                .filter { !excluding.contains($0) }
+            return try tables.map { table in
+                table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
+            }.joined(separator: "\n")
+        }
+    }
+
+    func text(_ sql: String) throws -> String {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try String.fetchOne(db, sql: sql) ?? "" }
+    }
+
+    func scalar(_ sql: String) throws -> Int {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+}
