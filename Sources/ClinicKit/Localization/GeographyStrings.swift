@@ -5,7 +5,6 @@ extension Strings {
     static let geographyEN: [MessageKey: String] = [
         .geocodeSuggestion: "Cannot find '{0}'. Did you mean {1}? Type '{2}'.",
         .whichPlace: "Which {0}?",
-        .headerZone: "Time zone",
         .cityInvalid: "The city must be 1 to 100 letters, spaces, hyphens, apostrophes or dots, optionally with ', State' or ', Country' and a ZIP code.",
         .gazetteerMissing: "The data file {0} is missing. Restore Data/ from the project, or set CLINIC_RESOURCES.",
         .geocoderSetting: "{0} is not valid ('{1}'): give an http(s) URL for the geocoder, and a timeout in seconds from 0 to 60.",
@@ -25,7 +24,6 @@ extension Strings {
     static let geographyRU: [MessageKey: String] = [
         .geocodeSuggestion: "Не удаётся найти '{0}'. Может быть, {1}? Введите '{2}'.",
         .whichPlace: "Какой именно {0}?",
-        .headerZone: "Часовой пояс",
         .cityInvalid: "Город — от 1 до 100 букв, пробелов, дефисов, апострофов или точек, можно с ', Штат' или ', Страна' и почтовым индексом США.",
         .gazetteerMissing: "Нет файла данных {0}. Восстановите Data/ из проекта или задайте CLINIC_RESOURCES.",
         .geocoderSetting: "{0} задан неверно ('{1}'): нужен http(s)-адрес геокодера и время ожидания от 0 до 60 секунд.",

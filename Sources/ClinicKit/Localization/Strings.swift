@@ -39,7 +39,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case staffNotLoggedIn, staffReasonRequired, staffReasonInvalid, staffPatientNotFound, staffPatientUnavailable
     case staffHoursConflict, staffHoursChanged, staffMessageTarget, staffNoReason
     // Geography: places, coordinates, geocoders (GeographyStrings.swift)
-    case geocodeSuggestion, whichPlace, headerZone, cityInvalid, gazetteerMissing, geocoderSetting, coordinatesInvalid
+    case geocodeSuggestion, whichPlace, cityInvalid, gazetteerMissing, geocoderSetting, coordinatesInvalid
     case coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable, geocoderBadAnswer, geocoderTimeout
     case locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
@@ -47,11 +47,11 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
     case messageZoneSubject, messageZoneBody, messageReminderSubject, messageReminderBody, messageClinicSubject
     case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending
-    case messageMarkedRead, messageNotFound, calendarTokenInvalid, icsSummary, icsDescription, icsAlarm
+    case messageNotFound, calendarTokenInvalid, icsSummary, icsDescription, icsAlarm
     case mailSettingInvalid, mailFailed, messageCalendarRenewedSubject, messageCalendarRenewedBody, emailCodeTooSoon
-    // What API clients send that the library checks (APIStrings.swift; the server's own
+    // What API clients send that the library checks (RequestStrings.swift; the server's own
     // words, HTTP's and its settings', are ClinicServer's `ServerText`)
-    case apiFieldText, apiKeyReused, apiKeyInvalid, apiCursorInvalid, apiSessionNotFound
+    case fieldTextInvalid, idempotencyKeyOtherRequest, idempotencyKeyInvalid, cursorInvalid, sessionNotFound
 }
 
 public enum Strings {
@@ -114,8 +114,8 @@ public enum Strings {
 
     /// The area tables (Localization/*Strings.swift), one a file; a key in more than one is a
     /// mistake the tests catch.
-    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, apiEN]
-    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, apiRU]
+    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, requestEN]
+    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, requestRU]
 
     /// Every table as one.
     public static let en = merged(tablesEN)

@@ -115,9 +115,9 @@ public struct Device: Sendable, Equatable {
     /// Each field is at most 100 characters of text without control characters.
     public func validated() throws -> Device {
         for (field, value) in [("device.name", name), ("device.platform", platform), ("device.appVersion", appVersion)] {
-            guard value.count <= 100, !Text.hasForbiddenControl(value) else { throw ClinicError.invalid(.apiFieldText, field, "100") }
+            guard value.count <= 100, !Text.hasForbiddenControl(value) else { throw ClinicError.invalid(.fieldTextInvalid, field, "100") }
         }
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ClinicError.invalid(.apiFieldText, "device.name", "100") }
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ClinicError.invalid(.fieldTextInvalid, "device.name", "100") }
         return self
     }
 }

@@ -51,7 +51,7 @@ public struct IdempotencyStore: Sendable {
     /// change, such as `busy`) keeps nothing: the transaction rolls back with it.
     public func perform(clientId: Int64, key: String, fingerprint: String,
                         _ work: () throws -> Response) throws -> Response {
-        guard Self.isValidKey(key) else { throw ClinicError.invalid(.apiKeyInvalid) }
+        guard Self.isValidKey(key) else { throw ClinicError.invalid(.idempotencyKeyInvalid) }
         let now = self.now()
         return try database.writeJoined { db in
             try db.execute(sql: "DELETE FROM idempotency_keys WHERE created_at < ?",
@@ -60,7 +60,7 @@ public struct IdempotencyStore: Sendable {
                                           arguments: [clientId, key]) {
                 let table = "idempotency_keys"
                 guard (try row.value("fingerprint", in: table, key: "client_id") as String) == fingerprint else {
-                    throw ClinicError(.idempotencyKeyReused, .apiKeyReused)
+                    throw ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest)
                 }
                 return Response(status: try row.value("status", in: table, key: "client_id"),
                                 body: try row.value("body", in: table, key: "client_id"), replayed: true)

@@ -40,7 +40,7 @@ public struct PagePosition: Sendable, Equatable, Codable {
         text += String(repeating: "=", count: (4 - text.count % 4) % 4)
         guard cursor.count <= 1024, let data = Data(base64Encoded: text),
               let position = try? JSONDecoder().decode(PagePosition.self, from: data) else {
-            throw ClinicError.invalid(.apiCursorInvalid)
+            throw ClinicError.invalid(.cursorInvalid)
         }
         self = position
     }

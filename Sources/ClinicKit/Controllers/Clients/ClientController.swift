@@ -274,7 +274,7 @@ public final class ClientController: Sendable {
     /// Signs one of the patient's sessions out; `not_found` for a session that is not theirs.
     public func endSession(_ id: Int64, clientId: Int64) throws {
         let ended = try database.write { db in try sessions.delete(db, id: id, clientId: clientId) }
-        guard ended else { throw ClinicError(.notFound, .apiSessionNotFound, String(id)) }
+        guard ended else { throw ClinicError(.notFound, .sessionNotFound, String(id)) }
     }
 
     @discardableResult
