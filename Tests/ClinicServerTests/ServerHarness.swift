@@ -114,13 +114,6 @@ final class ServerHarness: @unchecked Sendable, TestServer {
         let headers: HTTPHeaders
         let body: Data
         let version: HTTPVersion
-
-        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
-        var object: [String: Any] { json as? [String: Any] ?? [:] }
-        var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
-        var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
-        var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
-        var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     func send(_ method: HTTPMethod, _ path: String, json: Any? = nil, raw: Data? = nil, token: String? = nil,

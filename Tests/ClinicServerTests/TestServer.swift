@@ -12,12 +12,19 @@ protocol TestServer: Sendable {
     func post(_ path: String, json: [String: Any]) async throws -> Answer
 }
 
-/// A response as the tests read it.
+/// A response as the tests read it: its status and body, the body as JSON, text or an error.
 protocol TestReply {
     var status: Int { get }
-    var object: [String: Any] { get }
-    var array: [[String: Any]] { get }
-    var text: String { get }
+    var body: Data { get }
+}
+
+extension TestReply {
+    var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+    var object: [String: Any] { json as? [String: Any] ?? [:] }
+    var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
+    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+    var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
+    var text: String { String(decoding: body, as: UTF8.self) }
 }
 
 struct TestServerFailure: Error, CustomStringConvertible {

@@ -62,13 +62,6 @@ struct InProcessServer: TestServer {
         let status: Int
         let headers: Headers
         let body: Data
-
-        var json: Any? { try? JSONSerialization.jsonObject(with: body) }
-        var object: [String: Any] { json as? [String: Any] ?? [:] }
-        var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
-        var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
-        var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
-        var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     /// Response headers by name, every value of a name (as AsyncHTTPClient's `HTTPHeaders`).
