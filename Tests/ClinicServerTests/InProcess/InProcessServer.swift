@@ -49,7 +49,7 @@ struct InProcessServer: TestServer {
         settings.authBurst = authBurst
         settings.authPerMinute = authPerMinute
         let log = LogCapture()
-        let logger = Logger(label: "clinic.serve.test") { _ in log }
+        let logger = Logger(label: "clinic.serve.test") { _ in log.handler }
         let app = try ClinicServer.buildApplication(system: system, settings: settings, logger: logger) { _ in }
         return try await app.test(.router) { client in
             try await body(InProcessServer(client: client, folder: folder, system: system, log: log))
@@ -151,8 +151,22 @@ struct InProcessServer: TestServer {
 
 /// The server's log lines, kept as text (`message key=value…`), for the tests that check
 /// what the log does and does not say.
-final class LogCapture: LogHandler, @unchecked Sendable {
+/// The server's log lines, kept for the tests to read (no token or password may be in them).
+final class LogCapture: Sendable {
     private let lines = NIOLockedValueBox([String]())
+
+    func append(_ line: String) { lines.withLockedValue { $0.append(line) } }
+
+    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
+
+    /// A handler writing here. A value, as swift-log's handlers are: each `Logger` copy (the
+    /// router client sets metadata on its own copy, from many tasks at once) has its own
+    /// metadata, and only the lines are shared, behind their lock.
+    var handler: CapturingLogHandler { CapturingLogHandler(capture: self) }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let capture: LogCapture
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .info
 
@@ -164,11 +178,8 @@ final class LogCapture: LogHandler, @unchecked Sendable {
     func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String,
              function: String, line: UInt) {
         let all = metadata.merging(extra ?? [:]) { $1 }
-        let text = ([message.description] + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
-        lines.withLockedValue { $0.append(text) }
+        capture.append(([message.description] + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
     }
-
-    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
 }
 
 extension HTTPRequest.Method {
