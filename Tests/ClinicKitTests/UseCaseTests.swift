@@ -42,6 +42,13 @@ import Testing
         }
         #expect(unknown != nil)
         #expect(try cacheRows(system) == 0)
+        // Locating a place (as a server does, apart from the search) remembers nothing; the
+        // search from it does, once it succeeded.
+        let place = try system.locate(.address("Минск")) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        #expect(place.geocoded != nil)
+        #expect(try cacheRows(system) == 0)
+        _ = try system.findFreeSlots(at: place, specialization: "psychiatry")
+        #expect(try cacheRows(system) == 1)
     }
 
     @Test func theHomePlaceAsksForThePatientOnly() throws {

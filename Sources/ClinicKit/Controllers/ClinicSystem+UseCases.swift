@@ -32,13 +32,35 @@ extension ClinicSystem {
                               pediatricOnly: Bool = false, minutes: Int? = nil, budget: SearchBudget = .standard,
                               patient: () throws -> Client) throws -> FromPlace<FreeSlotSearch> {
         try NearestQuery.checkLimit(limit)
-        let (point, geocoded) = try place.resolve(geocoding, patient: patient)
-        let search = try appointments.searchFreeSlots(specialization: specialization, near: point, before: before, limit: limit,
-                                                      pediatricOnly: pediatricOnly, minutes: minutes, clinics: clinics,
-                                                      budget: budget)
-        if let geocoded { try geocoding.remember(geocoded) }
-        return FromPlace(found: search, point: point, geocoded: geocoded)
+        return try findFreeSlots(at: try locate(place, patient: patient), specialization: specialization, before: before,
+                                 limit: limit, pediatricOnly: pediatricOnly, minutes: minutes, budget: budget)
     }
+
+    /// The place of a search as a point (an address looked up: the gazetteer, the cache, or the
+    /// HTTP geocoder), not yet remembered. A server resolves it apart from the search, so that
+    /// a slow geocoder does not hold one of the few threads searches have.
+    public func locate(_ place: PlaceChoice, patient: () throws -> Client) throws -> LocatedPlace {
+        let (point, geocoded) = try place.resolve(geocoding, patient: patient)
+        return LocatedPlace(point: point, geocoded: geocoded)
+    }
+
+    /// `findFreeSlots(from:)` from a place already located; the address is remembered once the
+    /// search succeeded.
+    public func findFreeSlots(at place: LocatedPlace, specialization: String, before: Date? = nil, limit: Int = 1,
+                              pediatricOnly: Bool = false, minutes: Int? = nil,
+                              budget: SearchBudget = .standard) throws -> FromPlace<FreeSlotSearch> {
+        let search = try appointments.searchFreeSlots(specialization: specialization, near: place.point, before: before,
+                                                      limit: limit, pediatricOnly: pediatricOnly, minutes: minutes,
+                                                      clinics: clinics, budget: budget)
+        if let geocoded = place.geocoded { try geocoding.remember(geocoded) }
+        return FromPlace(found: search, point: place.point, geocoded: place.geocoded)
+    }
+}
+
+/// Where a search starts, resolved: the point, and the address look-up that found it.
+public struct LocatedPlace: Sendable {
+    public let point: Coordinate
+    public let geocoded: GeocodeResult?
 }
 
 /// A patient's appointment with the clinic and department it is at (their names, the

@@ -55,10 +55,14 @@ struct DepartmentsController {
         let pediatric = try request.queryBool("pediatric")
         let before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
         let choice = try request.place()
+        try NearestQuery.checkLimit(limit) // before an address is looked up
         let owner = try await dependencies.placeOwner(choice, request)
+        // The address on the pool, the search in the searches' own gate (a slow geocoder must
+        // not hold a search thread).
+        let place = try await dependencies.work(language) { [system = dependencies.system] in try system.locate(choice, patient: owner) }
         let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
-            try system.findFreeSlots(from: choice, specialization: specialization, before: before, limit: limit,
-                                     pediatricOnly: pediatric, minutes: minutes, patient: owner).found
+            try system.findFreeSlots(at: place, specialization: specialization, before: before, limit: limit,
+                                     pediatricOnly: pediatric, minutes: minutes).found
         }
         var response = try HTTPMapping.json(search.slots.map(FreeSlotJSON.init))
         // The body stays the list it always was; a search cut short by its budget says so here.

@@ -143,9 +143,11 @@ struct WebClinicPages {
             guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             return patient
         }
+        // The address on the pool, the search in the searches' own gate.
+        let place = try await dependencies.work(web) { [system] in try system.locate(choice, patient: owner) }
         let search = try await dependencies.searches.run {
             try await dependencies.work(web) { [system] in
-                try system.findFreeSlots(from: choice, specialization: wanted, limit: 5, patient: owner).found
+                try system.findFreeSlots(at: place, specialization: wanted, limit: 5).found
             }
         }
         let found = search.slots
