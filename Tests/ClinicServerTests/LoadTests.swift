@@ -166,6 +166,15 @@ func bookConcurrently(_ server: ServerHarness, tokens: [String], slots work: [Lo
         #expect(flock(descriptor, LOCK_EX) == 0)
         let first = Array(slots.prefix(8))
         let load = Task { [server, tokens, first] in await bookConcurrently(server, tokens: tokens, slots: first, clients: 8) }
+        // Wait for the event, not for a time: the server's writer blocked on the lock held here
+        // (a waiter on its inode in /proc/locks) means the bookings are in flight.
+        let waitUntil = Date().addingTimeInterval(60)
+        while !Self.someoneWaits(onLockAt: server.databasePath + ".lock") && Date() < waitUntil {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(Self.someoneWaits(onLockAt: server.databasePath + ".lock"), "the server never waited for the writers' lock")
+        // The first booking waits for the lock; the other seven, sent at the same moment, queue
+        // behind it in the committer (given the time the test always gave them).
         try await Task.sleep(for: .milliseconds(500))
         let stopping = Task.detached { server.stop() }
         try await Task.sleep(for: .milliseconds(300))
@@ -178,5 +187,14 @@ func bookConcurrently(_ server: ServerHarness, tokens: [String], slots work: [Lo
         #expect(outcome.booked.count == 8, "\(outcome.statuses)")
         #expect(try server.scalar("SELECT count(*) FROM appointments") == 8)
         #expect(try server.text("PRAGMA integrity_check") == "ok")
+    }
+
+    /// Whether another process waits for the `flock` on the file at `path`: a blocked request
+    /// (`->`) on its inode in /proc/locks.
+    static func someoneWaits(onLockAt path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+        let inode = ":\(info.st_ino) "
+        return table.split(separator: "\n").contains { $0.contains("->") && $0.contains("FLOCK") && $0.contains(inode) }
     }
 }
