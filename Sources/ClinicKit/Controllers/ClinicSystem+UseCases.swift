@@ -4,10 +4,12 @@ import Foundation
 /// user when the address was ambiguous and which place was taken).
 public struct FromPlace<Found: Sendable>: Sendable {
     public let found: Found
-    /// Where the search started (a map centres on it).
-    public let point: Coordinate
+    /// Where the search started.
+    public let place: LocatedPlace
+    /// The point (a map centres on it).
+    public var point: Coordinate { place.point }
     /// The geocoding of an address, nil for coordinates or the patient's home.
-    public let geocoded: GeocodeResult?
+    public var geocoded: GeocodeResult? { place.geocoded }
 }
 
 extension ClinicSystem {
@@ -19,10 +21,10 @@ extension ClinicSystem {
     public func nearestClinics(from place: PlaceChoice, _ query: NearestQuery,
                                patient: () throws -> Client) throws -> FromPlace<[NearbyClinic]> {
         try query.validate()
-        let (point, geocoded) = try place.resolve(geocoding, patient: patient)
-        let found = try clinics.nearest(to: point, query)
-        if let geocoded { try geocoding.remember(geocoded) }
-        return FromPlace(found: found, point: point, geocoded: geocoded)
+        let located = try locate(place, patient: patient)
+        let found = try clinics.nearest(to: located.point, query)
+        if let geocoded = located.geocoded { try geocoding.remember(geocoded) }
+        return FromPlace(found: found, place: located)
     }
 
     /// "The nearest clinics with a free slot from a place" (`clinic appointments find`,
@@ -53,7 +55,7 @@ extension ClinicSystem {
                                                       limit: limit, pediatricOnly: pediatricOnly, minutes: minutes,
                                                       clinics: clinics, budget: budget)
         if let geocoded = place.geocoded { try geocoding.remember(geocoded) }
-        return FromPlace(found: search, point: place.point, geocoded: place.geocoded)
+        return FromPlace(found: search, place: place)
     }
 }
 
