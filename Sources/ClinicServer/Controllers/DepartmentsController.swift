@@ -55,7 +55,6 @@ struct DepartmentsController {
         let pediatric = try request.queryBool("pediatric")
         let before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
         let choice = try request.place()
-        try NearestQuery.checkLimit(limit) // before an address is looked up
         let owner = try await dependencies.placeOwner(choice, request)
         // The address on the pool, the search in the searches' own gate (a slow geocoder must
         // not hold a search thread).
