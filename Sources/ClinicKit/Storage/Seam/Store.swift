@@ -1,0 +1,34 @@
+import Foundation
+
+// The storage seam (issue #25). The rules (booking, lifecycle, sessions, throttling, staff
+// permissions, audit, inbox, outbox, idempotency, settings, directory import) live in
+// ClinicKit; what they need from a store is one transaction at a time that offers named reads
+// and writes ("appointments of doctor D overlapping [a, b)", "insert an appointment", "claim
+// outbox rows"), never SQL. Each store (SQLite now, PostgreSQL next) implements these
+// protocols in its own code and turns its own constraint violations into the domain's errors.
+//
+// A transaction's body is synchronous domain code: each store runs it on threads of its own
+// (SQLite on GRDB's writer and reader queues, as before), never on an event loop or a
+// cooperative thread. See docs/ARCHITECTURE.md, "The storage seam".
+//
+// The operations are grouped by area, one protocol per area in its own file of Storage/Seam/;
+// a store's transaction conforms to all of them. The move of the code that still takes a GRDB
+// `Database` behind these protocols is under way: a converted function takes
+// `any StoreReading` / `any StoreWriting` and keeps a forwarding overload taking a `Database`
+// only while unconverted callers remain.
+
+/// What a read transaction offers: a consistent snapshot.
+public protocol StoreReading: AppointmentReading, MessageReading, SecurityReading {}
+
+/// What a write transaction offers: everything a read does, and the changes. A write
+/// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
+public protocol StoreWriting: StoreReading, AppointmentWriting, MessageWriting, SecurityWriting {}
+
+/// A store: transactions over it. Everything that must hold across requests (and, on a shared
+/// store, across servers) is inside one of these.
+public protocol ClinicStore: AnyObject, Sendable {
+    /// One read transaction (a snapshot).
+    func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
+    /// One write transaction: the body's changes commit together or not at all.
+    func writing<T>(_ body: (any StoreWriting) throws -> T) throws -> T
+}
