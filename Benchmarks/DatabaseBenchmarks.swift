@@ -147,7 +147,7 @@ enum DatabaseBenchmarks {
         try database.write { db in
             _ = try DemoDirectory.fill(db)
             for (key, value) in [("booking.lead_minutes", "0"), ("booking.max_active", "1000")] {
-                try BookingPolicy.set(db, key: key, value: value)
+                try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, value])
             }
             let statement = try db.makeStatement(sql: """
                 INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, created_at)

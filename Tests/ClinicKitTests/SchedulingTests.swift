@@ -45,7 +45,7 @@ import Testing
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
         }?.key == .slotTooSoon)
         // The lead time is a setting; even at 0, a slot starting right now is not offered.
-        try system.database.write { db in try BookingPolicy.set(db, key: "booking.lead_minutes", value: "0") }
+        try system.appointments.setBookingRule("booking.lead_minutes", to: "0")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
         clock.advance(30 * 60) // 08:40 exactly
         let now = try system.appointments.slots(departmentId: cardiology, days: 1).first { $0.start == clock.now }
@@ -235,7 +235,7 @@ import Testing
         _ = try system.appointments.cancelAppointment(later.id ?? 0, clientId: anna.id ?? 0)
         // Staff are not bound by the cutoff; and the cutoff is a setting.
         _ = try system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
-        try system.database.write { db in try BookingPolicy.set(db, key: "booking.cutoff_minutes", value: "30") }
+        try system.appointments.setBookingRule("booking.cutoff_minutes", to: "30")
         _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0)
     }
 
@@ -259,7 +259,7 @@ import Testing
         _ = try system.appointments.rescheduleAppointment(booked[0].id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-25 08:00"))
         _ = try system.appointments.cancelAppointment(booked[1].id ?? 0, clientId: anna.id ?? 0)
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
-        #expect(expectError(.invalidInput) { try system.database.write { db in try BookingPolicy.set(db, key: "booking.max_active", value: "0") } } != nil)
-        #expect(expectError(.invalidInput) { try system.database.write { db in try BookingPolicy.set(db, key: "booking.colour", value: "1") } } != nil)
+        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.max_active", to: "0") } != nil)
+        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.colour", to: "1") } != nil)
     }
 }

@@ -21,7 +21,7 @@ extension AppointmentController {
     public func calendarFile(_ id: Int64, clientId: Int64) throws -> String {
         let now = self.now()
         return try database.read { db in
-            let appointment = try owned(db, id, clientId)
+            let appointment = try owned(database.transaction(db), id, clientId)
             let language = try database.getUserById(db, clientId)?.language ?? .en
             guard let event = try CalendarEvent.load(db, appointment) else {
                 throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))

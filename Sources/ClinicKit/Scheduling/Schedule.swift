@@ -125,13 +125,14 @@ public struct DoctorSchedule: Sendable {
     }
 
     /// A doctor's schedule with the exceptions between two local dates (inclusive).
+    static func load(_ tx: any StoreReading, doctorId: Int64, from first: LocalDateTime, through last: LocalDateTime) throws -> DoctorSchedule {
+        DoctorSchedule(weekly: try tx.workingHours(ofDoctor: doctorId),
+                       exceptions: try tx.workingExceptions(ofDoctor: doctorId, from: dayKey(first), through: dayKey(last)))
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     static func load(_ db: Database, doctorId: Int64, from first: LocalDateTime, through last: LocalDateTime) throws -> DoctorSchedule {
-        let weekly = try WorkingHours.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM working_hours WHERE doctor_id = ?"), arguments: [doctorId])
-        let exceptions = try WorkingException.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM working_exceptions WHERE doctor_id = ? AND day >= ? AND day <= ?"),
-            arguments: [doctorId, dayKey(first), dayKey(last)])
-        return DoctorSchedule(weekly: weekly, exceptions: exceptions)
+        try load(SQLiteTransaction(db: db, manager: nil), doctorId: doctorId, from: first, through: last)
     }
 }
 
@@ -161,12 +162,9 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.horizon_days", \.horizonDays, 1...3660),
     ] }
 
-    public static func load(_ db: Database) throws -> BookingPolicy {
+    static func load(_ tx: any StoreReading) throws -> BookingPolicy {
         var policy = BookingPolicy()
-        let stored = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE key LIKE 'booking.%'"))
-        for row in stored {
-            let key: String = try row.value("key", in: "settings", key: "key")
-            let text: String = try row.value("value", in: "settings", key: "key")
+        for (key, text) in try tx.settings(prefix: "booking.") {
             if let entry = keys.first(where: { $0.key == key }), let value = Int(text), entry.range.contains(value) {
                 policy[keyPath: entry.path] = value
             }
@@ -174,15 +172,20 @@ public struct BookingPolicy: Sendable, Equatable {
         return policy
     }
 
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    static func load(_ db: Database) throws -> BookingPolicy {
+        try load(SQLiteTransaction(db: db, manager: nil))
+    }
+
     /// Checks and stores one setting.
-    public static func set(_ db: Database, key: String, value: String) throws {
+    static func set(_ tx: any StoreWriting, key: String, value: String) throws {
         guard let entry = keys.first(where: { $0.key == key }) else {
             throw ClinicError.invalid(.settingUnknown, key, keys.map(\.key).joined(separator: ", "))
         }
         guard let number = Int(value.trimmingCharacters(in: .whitespaces)), entry.range.contains(number) else {
             throw ClinicError.invalid(.settingRange, key, String(entry.range.lowerBound), String(entry.range.upperBound))
         }
-        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, String(number)])
+        try tx.setSetting(key, to: String(number))
     }
 }
 

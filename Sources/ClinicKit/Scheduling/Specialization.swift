@@ -73,14 +73,15 @@ extension Specialization {
     /// The key of a specialization some department of the directory has; `not_found` with the
     /// nearest names (in both languages) for one no department has. A search for a name nobody
     /// offers is a typing mistake far more often than a real absence, and an empty answer hides it.
-    static func requireKnown(_ name: String, _ db: Database) throws -> String {
+    static func requireKnown(_ name: String, _ tx: any StoreReading) throws -> String {
         let key = key(for: name)
-        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM departments WHERE specialization = ?)"),
-                             arguments: [key]) == true {
-            return key
-        }
-        let known = try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT specialization FROM departments ORDER BY 1"))
-        throw unknown(name, known: known)
+        if try tx.specializationExists(key) { return key }
+        throw unknown(name, known: try tx.specializationKeys())
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    static func requireKnown(_ name: String, _ db: Database) throws -> String {
+        try requireKnown(name, SQLiteTransaction(db: db, manager: nil))
     }
 
     /// `not_found` for `name`, suggesting the known keys closest to it (at most three).

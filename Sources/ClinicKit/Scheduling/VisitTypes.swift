@@ -24,20 +24,14 @@ public struct VisitType: Sendable, Equatable {
 
     public func name(_ language: Language) -> String { language == .ru ? nameRu : nameEn }
 
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     static func fetch(_ db: Database, id: Int64) throws -> VisitType? {
-        guard try db.tableExists("visit_types") else { return nil }
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM visit_types WHERE id = ?"), arguments: [id]).map(VisitType.init)
-    }
-
-    static func list(_ db: Database, departmentId: Int64, includingInactive: Bool = false) throws -> [VisitType] {
-        guard try db.tableExists("visit_types") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM visit_types WHERE department_id = ?" + (includingInactive ? "" : " AND is_active = 1")
-                                + " ORDER BY duration_minutes, id", arguments: [departmentId]).map(VisitType.init)
+        try SQLiteTransaction(db: db, manager: nil).visitType(id: id)
     }
 
     /// The active visit type of a department, for booking or slots; `not_found` otherwise.
-    static func offered(_ db: Database, id: Int64, departmentId: Int64) throws -> VisitType {
-        guard let type = try fetch(db, id: id), type.departmentId == departmentId, type.isActive else {
+    static func offered(_ tx: any StoreReading, id: Int64, departmentId: Int64) throws -> VisitType {
+        guard let type = try tx.visitType(id: id), type.departmentId == departmentId, type.isActive else {
             throw ClinicError(.notFound, .visitTypeNotFound, String(id))
         }
         return type
@@ -59,31 +53,31 @@ public struct VisitType: Sendable, Equatable {
 extension DepartmentController {
     /// A department's active visit types, shortest first (empty: it books single slots).
     public func visitTypes(departmentId: Int64) throws -> [VisitType] {
-        try database.read { db in
-            guard try database.getDepartmentById(db, departmentId) != nil else {
+        try database.reading { tx in
+            guard try tx.department(id: departmentId) != nil else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
-            return try VisitType.list(db, departmentId: departmentId)
+            return try tx.visitTypes(ofDepartment: departmentId, includingInactive: false)
         }
     }
 }
 
 extension StaffController {
     /// The department, of the member's clinic, for a clinic admin.
-    func adminDepartment(_ db: Database, _ member: StaffMember, _ departmentId: Int64) throws {
+    func adminDepartment(_ tx: any StoreReading, _ member: StaffMember, _ departmentId: Int64) throws {
         guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+        guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
             throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
         }
     }
 
     /// A department's visit types, inactive ones too (any staff member of the clinic).
     public func visitTypes(_ member: StaffMember, departmentId: Int64) throws -> [VisitType] {
-        try database.read { db in
-            guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+        try database.reading { tx in
+            guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
-            return try VisitType.list(db, departmentId: departmentId, includingInactive: true)
+            return try tx.visitTypes(ofDepartment: departmentId, includingInactive: true)
         }
     }
 
@@ -91,15 +85,13 @@ extension StaffController {
                              priceCents: Int? = nil, requestId: String? = nil) throws -> VisitType {
         let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
         let now = self.now()
-        return try database.write { db in
-            try adminDepartment(db, member, departmentId)
-            try db.execute(sql: """
-                INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [departmentId, en, ru, durationMinutes, priceCents])
-            let id = db.lastInsertedRowID
-            try AuditLog.append(db, by: member.auditActor, action: "visit-type.add", requestId: requestId,
+        return try database.writing { tx in
+            try adminDepartment(tx, member, departmentId)
+            let id = try tx.insertVisitType(departmentId: departmentId, nameEn: en, nameRu: ru, durationMinutes: durationMinutes,
+                                            priceCents: priceCents)
+            try AuditLog.append(tx.legacyDatabase(), by: member.auditActor, action: "visit-type.add", requestId: requestId,
                                 detail: "\(id) department \(departmentId) \(durationMinutes) min", now: now)
-            return try VisitType.fetch(db, id: id) ?? { throw ClinicError(.internalError, .storageFailure, "visit type") }()
+            return try tx.visitType(id: id) ?? { throw ClinicError(.internalError, .storageFailure, "visit type") }()
         }
     }
 
@@ -108,30 +100,29 @@ extension StaffController {
                                 priceCents: Int?, requestId: String? = nil) throws -> VisitType {
         let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
         let now = self.now()
-        return try database.write { db in
-            guard let type = try VisitType.fetch(db, id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
-            do { try adminDepartment(db, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
+        return try database.writing { tx in
+            guard let type = try tx.visitType(id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
+            do { try adminDepartment(tx, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
                 throw ClinicError(.notFound, .visitTypeNotFound, String(id))
             }
-            try db.execute(sql: "UPDATE visit_types SET name_en = ?, name_ru = ?, duration_minutes = ?, price_cents = ? WHERE id = ?",
-                           arguments: [en, ru, durationMinutes, priceCents, id])
-            try AuditLog.append(db, by: member.auditActor, action: "visit-type.update", requestId: requestId,
+            try tx.updateVisitType(id: id, nameEn: en, nameRu: ru, durationMinutes: durationMinutes, priceCents: priceCents)
+            try AuditLog.append(tx.legacyDatabase(), by: member.auditActor, action: "visit-type.update", requestId: requestId,
                                 detail: "\(id) \(durationMinutes) min", now: now)
-            return try VisitType.fetch(db, id: id) ?? type
+            return try tx.visitType(id: id) ?? type
         }
     }
 
     /// No longer offered (kept for the appointments that name it).
     public func removeVisitType(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> VisitType {
         let now = self.now()
-        return try database.write { db in
-            guard let type = try VisitType.fetch(db, id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
-            do { try adminDepartment(db, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
+        return try database.writing { tx in
+            guard let type = try tx.visitType(id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
+            do { try adminDepartment(tx, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
                 throw ClinicError(.notFound, .visitTypeNotFound, String(id))
             }
-            try db.execute(sql: "UPDATE visit_types SET is_active = 0 WHERE id = ?", arguments: [id])
-            try AuditLog.append(db, by: member.auditActor, action: "visit-type.remove", requestId: requestId, detail: String(id), now: now)
-            return try VisitType.fetch(db, id: id) ?? type
+            try tx.deactivateVisitType(id: id)
+            try AuditLog.append(tx.legacyDatabase(), by: member.auditActor, action: "visit-type.remove", requestId: requestId, detail: String(id), now: now)
+            return try tx.visitType(id: id) ?? type
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// How much one search for a free slot may do: clinics looked at, and wall-clock seconds.
 public struct SearchBudget: Sendable, Equatable {
@@ -70,13 +69,10 @@ extension AppointmentController {
         let deadline = min(before ?? now.addingTimeInterval(Self.findWindow), now.addingTimeInterval(Self.findMaximumWindow))
         guard deadline > now else { throw ClinicError.invalid(.beforeInPast) }
         let key = Specialization.key(for: specialization)
-        let departments = try database.read { db in
-            let found = try Dictionary(Row.fetchAll(db, sql: "SELECT clinic_id, id FROM departments WHERE specialization = ?",
-                                                    arguments: [key])
-                .map { (try $0.value("clinic_id", in: "departments") as Int64, try $0.value("id", in: "departments") as Int64) },
-                uniquingKeysWith: { first, _ in first })
-            if found.isEmpty { _ = try Specialization.requireKnown(specialization, db) }
-            if let minutes { try Self.checkVisitFits(db, minutes: minutes, specialization: key) }
+        let departments = try database.reading { tx in
+            let found = try tx.departmentsByClinic(specialization: key)
+            if found.isEmpty { _ = try Specialization.requireKnown(specialization, tx) }
+            if let minutes { try Self.checkVisitFits(tx, minutes: minutes, specialization: key) }
             return found
         }
         let finder = try clinics.finder()
@@ -117,17 +113,8 @@ extension AppointmentController {
     /// `invalid_input` for a visit longer than any stretch of hours a doctor of the
     /// specialization has (weekly or on a given day): no clinic could ever offer it, and looking
     /// would read every clinic's year.
-    static func checkVisitFits(_ db: Database, minutes: Int, specialization key: String) throws {
-        let longest = try Int.fetchOne(db, sql: """
-            SELECT MAX(length) FROM (
-                SELECT h.end_minute - h.start_minute AS length FROM departments p
-                    JOIN doctors d ON d.department_id = p.id JOIN working_hours h ON h.doctor_id = d.id
-                    WHERE p.specialization = ?1
-                UNION ALL
-                SELECT e.end_minute - e.start_minute FROM departments p
-                    JOIN doctors d ON d.department_id = p.id JOIN working_exceptions e ON e.doctor_id = d.id
-                    WHERE p.specialization = ?1 AND e.start_minute IS NOT NULL)
-            """, arguments: [key]) ?? 0
+    static func checkVisitFits(_ tx: any StoreReading, minutes: Int, specialization key: String) throws {
+        let longest = try tx.longestWorkingStretch(specialization: key)
         guard minutes <= longest else {
             throw ClinicError.invalid(.findVisitTooLong, String(minutes), String(longest))
         }
@@ -137,15 +124,15 @@ extension AppointmentController {
     /// with the department's clinic; `SearchBudget.Spent` once `stopAt` has passed.
     func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil,
                           stopAt: Date = .distantFuture) throws -> (Slot, Clinic)? {
-        try database.read { db in
-            let policy = try BookingPolicy.load(db)
-            let (department, clinic) = try departmentAndClinic(db, departmentId)
-            let doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
+        try database.reading { tx in
+            let policy = try BookingPolicy.load(tx)
+            let (department, clinic) = try departmentAndClinic(tx, departmentId)
+            let doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
             var first = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
             let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
             while first <= lastDay {
                 if Date() >= stopAt { throw SearchBudget.Spent() }
-                let slots = try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
+                let slots = try Self.slots(tx, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
                                            duration: minutes)
                 if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return (slot, clinic) }
                 first = first.adding(days: 7)

@@ -99,23 +99,23 @@ public final class AppointmentController: Sendable {
                       staffId: Int64?, visitTypeId: Int64?) throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
-        return try database.write { db in
-            guard try database.clientExists(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let policy = try BookingPolicy.load(db)
-            let (department, clinic) = try departmentAndClinic(db, departmentId)
+        return try database.writing { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let policy = try BookingPolicy.load(tx)
+            let (department, clinic) = try departmentAndClinic(tx, departmentId)
             let start = try TimeInput.resolve(time, in: clinic.zone)
-            let visit = try visitTypeId.map { try VisitType.offered(db, id: $0, departmentId: departmentId) }
-            let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
+            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
+            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
                                           preferred: doctorId, strict: doctorId != nil, now: now, policy: policy,
                                           duration: visit?.durationMinutes)
-            try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
+            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
             let appointment = Appointment(
                 id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
                 doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
                 endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
-            let booked = try insertOrReportRace { try database.addAppointment(db, appointment) }
-            try Self.record(db, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
-            try Inbox.about(db, booked, kind: .booked, staffId: staffId, now: now)
+            let booked = try tx.insertAppointment(appointment)
+            try Self.record(tx, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
+            try Inbox.about(tx.legacyDatabase(), booked, kind: .booked, staffId: staffId, now: now)
             return booked
         }
     }
@@ -125,23 +125,23 @@ public final class AppointmentController: Sendable {
     /// the first free doctor of the department. Refused within the cutoff before the start.
     public func rescheduleAppointment(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) throws -> Appointment {
         let now = self.now()
-        return try changes.count("reschedule") { try database.write { db in
-            let policy = try BookingPolicy.load(db)
-            var appointment = try owned(db, id, clientId)
+        return try changes.count("reschedule") { try database.writing { tx in
+            let policy = try BookingPolicy.load(tx)
+            var appointment = try owned(tx, id, clientId)
             // Once checked in, the visit is the clinic's to change.
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
-            let (department, clinic) = try departmentAndClinic(db, appointment.departmentId)
+            let (department, clinic) = try departmentAndClinic(tx, appointment.departmentId)
             let start = try TimeInput.resolve(time, in: clinic.zone)
             guard start != appointment.startsAt else { return appointment }
             // A visit keeps its length: its visit type's (even one no longer offered).
-            let duration = try appointment.visitTypeId.flatMap { try VisitType.fetch(db, id: $0)?.durationMinutes }
-            let choice = try chooseDoctor(db, department: department, clinic: clinic, start: start,
+            let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
+            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
                                           preferred: appointment.doctorId, strict: false, now: now, policy: policy,
                                           ignoring: appointment.id, duration: duration)
-            try checkPatient(db, clientId: clientId, start: start, end: choice.end, excluding: appointment.id,
+            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: appointment.id,
                              now: now, policy: policy)
             appointment.doctorId = choice.doctor.id ?? 0
             appointment.doctorName = choice.doctor.name
@@ -149,9 +149,9 @@ public final class AppointmentController: Sendable {
             appointment.endsAt = choice.end
             appointment.updatedAt = now
             let moved = appointment
-            try insertOrReportRace { try database.updateAppointment(db, moved) }
-            try record(db, moved, "rescheduled", .patient, now)
-            try Inbox.about(db, moved, kind: .rescheduled, now: now)
+            try tx.updateAppointment(moved)
+            try record(tx, moved, "rescheduled", .patient, now)
+            try Inbox.about(tx.legacyDatabase(), moved, kind: .rescheduled, now: now)
             return moved
         } }
     }
@@ -160,15 +160,15 @@ public final class AppointmentController: Sendable {
     /// Refused within the cutoff before the start.
     public func cancelAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
-        return try changes.count("cancel") { try database.write { db in
-            let policy = try BookingPolicy.load(db)
-            let appointment = try owned(db, id, clientId)
+        return try changes.count("cancel") { try database.writing { tx in
+            let policy = try BookingPolicy.load(tx)
+            let appointment = try owned(tx, id, clientId)
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
-            let cancelled = try move(db, appointment, to: .cancelled, by: .patient, now: now)
-            try Inbox.about(db, cancelled, kind: .cancelled, now: now)
+            let cancelled = try move(tx, appointment, to: .cancelled, by: .patient, now: now)
+            try Inbox.about(tx.legacyDatabase(), cancelled, kind: .cancelled, now: now)
             return cancelled
         } }
     }
@@ -179,8 +179,8 @@ public final class AppointmentController: Sendable {
     public func setStatus(_ id: Int64, to status: AppointmentStatus, by actor: AuditActor = .operator,
                           requestId: String? = nil) throws -> Appointment {
         let now = self.now()
-        return try database.write { db in
-            guard let appointment = try database.getAppointmentById(db, id) else {
+        return try database.writing { tx in
+            guard let appointment = try tx.appointment(id: id) else {
                 throw ClinicError(.notFound, .appointmentNotFound, String(id))
             }
             guard appointment.status.canMove(to: status) else {
@@ -189,11 +189,11 @@ public final class AppointmentController: Sendable {
             if (status == .completed || status == .noShow) && now < appointment.startsAt {
                 throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
             }
-            let moved = try move(db, appointment, to: status, by: .staff, now: now)
+            let moved = try move(tx, appointment, to: status, by: .staff, now: now)
             if status == .cancelled {
-                try Inbox.about(db, moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
+                try Inbox.about(tx.legacyDatabase(), moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
             }
-            try AuditLog.append(db, by: actor, action: "appointment.status", clientId: appointment.clientId,
+            try AuditLog.append(tx.legacyDatabase(), by: actor, action: "appointment.status", clientId: appointment.clientId,
                                 appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now)
             return moved
@@ -201,7 +201,7 @@ public final class AppointmentController: Sendable {
     }
 
     public func getAppointmentById(_ id: Int64, clientId: Int64) throws -> Appointment {
-        try database.read { db in try owned(db, id, clientId) }
+        try database.reading { tx in try owned(tx, id, clientId) }
     }
 
     /// An appointment's history, oldest first (owner only).
@@ -211,24 +211,22 @@ public final class AppointmentController: Sendable {
 
     /// An appointment and its history, oldest first, read and checked once (owner only).
     public func appointmentWithHistory(_ id: Int64, clientId: Int64) throws -> (appointment: Appointment, history: [AppointmentEvent]) {
-        try database.read { db in
-            let appointment = try owned(db, id, clientId)
-            return (appointment, try Self.events(db, of: [id])[id] ?? [])
+        try database.reading { tx in
+            let appointment = try owned(tx, id, clientId)
+            return (appointment, try Self.events(tx, of: [id])[id] ?? [])
         }
     }
 
     /// The histories of some appointments, each oldest first, in one query.
-    static func events(_ db: Database, of ids: [Int64]) throws -> [Int64: [AppointmentEvent]] {
-        guard !ids.isEmpty else { return [:] }
-        let events = try AppointmentEvent.filter(ids.contains(Column("appointment_id"))).order(Column("id")).fetchAll(db)
-        return Dictionary(grouping: events, by: \.appointmentId)
+    static func events(_ tx: any StoreReading, of ids: [Int64]) throws -> [Int64: [AppointmentEvent]] {
+        Dictionary(grouping: try tx.appointmentEvents(of: ids), by: \.appointmentId)
     }
 
     /// A patient's appointments, soonest first: `upcoming` are the active ones not yet
     /// started, `past` those that started already (any status), `all` everything.
     public func getAppointmentsByClientId(_ clientId: Int64, scope: AppointmentScope = .upcoming) throws -> [Appointment] {
         let now = self.now()
-        let all = try database.read { db in try database.getAppointmentsByUserId(db, clientId) }
+        let all = try database.reading { tx in try tx.appointments(ofClient: clientId) }
         return all.filter { scope.contains($0, now: now) }
     }
 
@@ -278,22 +276,22 @@ public final class AppointmentController: Sendable {
             throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d-%02d", from.year, from.month, from.day))
         }
         let now = self.now()
-        return try database.read { db in
-            let policy = try BookingPolicy.load(db)
-            let (department, clinic) = try departmentAndClinic(db, departmentId)
-            var doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
+        return try database.reading { tx in
+            let policy = try BookingPolicy.load(tx)
+            let (department, clinic) = try departmentAndClinic(tx, departmentId)
+            var doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
             if let doctorId {
                 doctors = doctors.filter { $0.id == doctorId }
                 guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
             }
             let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
-            let visit = try visitTypeId.map { try VisitType.offered(db, id: $0, departmentId: departmentId) }
-            return try Self.slots(db, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy,
+            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
+            return try Self.slots(tx, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy,
                                   duration: visit?.durationMinutes)
         }
     }
 
-    static func slots(_ db: Database, doctors: [Doctor], zone: TimeZone, first: LocalDateTime, days: Int, now: Date,
+    static func slots(_ tx: any StoreReading, doctors: [Doctor], zone: TimeZone, first: LocalDateTime, days: Int, now: Date,
                       policy: BookingPolicy, duration: Int? = nil) throws -> [Slot] {
         let last = first.adding(days: days - 1)
         // Instants that bound the local dates, with a day's margin for the zone's offset.
@@ -302,14 +300,9 @@ public final class AppointmentController: Sendable {
         let latest = now.addingTimeInterval(policy.horizon)
         var result: [Slot] = []
         for doctor in doctors {
-            let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: first, through: last)
-            let taken = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT starts_at, ends_at FROM appointments
-                WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
-                ORDER BY starts_at
-                """), arguments: [doctor.id, high, low]).map { row -> (Int64, Int64) in
-                (try row.value("starts_at", in: "appointments"), try row.value("ends_at", in: "appointments"))
-            }
+            let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last)
+            let taken = try tx.activeAppointmentSpans(doctorId: doctor.id ?? 0, overlapping: Date(seconds: low)..<Date(seconds: high))
+                .map { ($0.lowerBound.seconds, $0.upperBound.seconds) }
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()
             for offset in 0..<days {
@@ -341,19 +334,19 @@ public final class AppointmentController: Sendable {
         return trimmed
     }
 
-    func departmentAndClinic(_ db: Database, _ departmentId: Int64) throws -> (Department, Clinic) {
-        guard let department = try database.getDepartmentById(db, departmentId) else {
+    func departmentAndClinic(_ tx: any StoreReading, _ departmentId: Int64) throws -> (Department, Clinic) {
+        guard let department = try tx.department(id: departmentId) else {
             throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
         }
-        guard let clinic = try database.getClinicById(db, department.clinicId) else {
+        guard let clinic = try tx.clinic(id: department.clinicId) else {
             throw ClinicError(.notFound, .clinicNotFound, String(department.clinicId))
         }
         return (department, clinic)
     }
 
     /// The appointment, if it exists and belongs to the patient.
-    func owned(_ db: Database, _ id: Int64, _ clientId: Int64) throws -> Appointment {
-        guard let appointment = try database.getAppointmentById(db, id) else {
+    func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
+        guard let appointment = try tx.appointment(id: id) else {
             throw ClinicError(.notFound, .appointmentNotFound, String(id))
         }
         guard appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
@@ -368,7 +361,7 @@ public final class AppointmentController: Sendable {
 
     /// Picks the doctor for a start. `strict`: only `preferred` will do. Otherwise `preferred`
     /// first (if it is in the department), then the others by id.
-    func chooseDoctor(_ db: Database, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
+    func chooseDoctor(_ tx: any StoreReading, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
                       strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil,
                       duration: Int? = nil) throws -> (doctor: Doctor, end: Date) {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
@@ -380,7 +373,7 @@ public final class AppointmentController: Sendable {
         guard start <= now.addingTimeInterval(policy.horizon) else {
             throw ClinicError(.slotUnavailable, .slotTooFar, String(policy.horizonDays))
         }
-        var doctors = try database.getDoctorsByDepartmentId(db, department.id ?? 0)
+        var doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
         if let preferred {
             if strict {
                 doctors = doctors.filter { $0.id == preferred }
@@ -392,15 +385,12 @@ public final class AppointmentController: Sendable {
         let day = LocalDateTime.of(start, in: clinic.zone)
         var someoneWorks = false
         for doctor in doctors {
-            let schedule = try DoctorSchedule.load(db, doctorId: doctor.id ?? 0, from: day, through: day)
+            let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: day, through: day)
             guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone, duration: duration) else { continue }
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.
-            let taken = try Bool.fetchOne(db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition)
-                               AND starts_at < ? AND ends_at > ? AND id <> ?)
-                """), arguments: [doctor.id, end.seconds, start.seconds, ignoring ?? -1]) ?? true
+            let taken = try tx.doctorIsBooked(doctor.id ?? 0, overlapping: start..<end, except: ignoring)
             if !taken { return (doctor, end) }
         }
         if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }
@@ -409,60 +399,53 @@ public final class AppointmentController: Sendable {
 
     /// The patient holds no overlapping active appointment and stays within the limit of
     /// active future appointments.
-    func checkPatient(_ db: Database, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
+    func checkPatient(_ tx: any StoreReading, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
                       policy: BookingPolicy) throws {
-        if let overlapping = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT id FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition)
-            AND starts_at < ? AND ends_at > ? AND id <> ? LIMIT 1
-            """), arguments: [clientId, end.seconds, start.seconds, excluding ?? -1]) {
+        if let overlapping = try tx.activeAppointment(ofClient: clientId, overlapping: start..<max(start, end), except: excluding) {
             throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping))
         }
-        if excluding == nil, try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT count(*) FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ?
-            """), arguments: [clientId, now.seconds]) ?? 0 >= policy.maxActive {
+        if excluding == nil, try tx.activeAppointmentCount(ofClient: clientId, startingFrom: now) >= policy.maxActive {
             throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
         }
     }
 
-    func move(_ db: Database, _ appointment: Appointment, to status: AppointmentStatus, by actor: ChangedBy, now: Date,
+    func move(_ tx: any StoreWriting, _ appointment: Appointment, to status: AppointmentStatus, by actor: ChangedBy, now: Date,
               reason: String? = nil) throws -> Appointment {
-        try Self.move(db, database, appointment, to: status, by: actor, now: now, reason: reason)
+        try Self.move(tx, appointment, to: status, by: actor, now: now, reason: reason)
     }
 
     /// Moves an appointment to a status and writes that to its history, in the caller's
     /// transaction; what every status change goes through (the profile's account deletion too).
-    static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
+    static func move(_ tx: any StoreWriting, _ appointment: Appointment, to status: AppointmentStatus,
                      by actor: ChangedBy, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
         var appointment = appointment
         appointment.status = status
         appointment.updatedAt = now
-        try database.updateAppointment(db, appointment)
-        try record(db, appointment, status.rawValue, actor, now, reason: reason, staffId: staffId)
+        try tx.updateAppointment(appointment)
+        try record(tx, appointment, status.rawValue, actor, now, reason: reason, staffId: staffId)
         return appointment
     }
 
-    func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date) throws {
-        try Self.record(db, appointment, event, actor, now)
+    // Forwarding overloads for callers not yet behind the seam (issue #25).
+    static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
+                     by actor: ChangedBy, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
+        try move(database.transaction(db), appointment, to: status, by: actor, now: now, reason: reason, staffId: staffId)
     }
 
-    static func record(_ db: Database, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date,
+    static func events(_ db: Database, of ids: [Int64]) throws -> [Int64: [AppointmentEvent]] {
+        try events(SQLiteTransaction(db: db, manager: nil), of: ids)
+    }
+
+    func record(_ tx: any StoreWriting, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date) throws {
+        try Self.record(tx, appointment, event, actor, now)
+    }
+
+    static func record(_ tx: any StoreWriting, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date,
                        reason: String? = nil, staffId: Int64? = nil) throws {
         let withSlot = event == "booked" || event == "rescheduled"
-        var entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
+        let entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
                                      startsAt: withSlot ? appointment.startsAt : nil,
                                      doctorId: withSlot ? appointment.doctorId : nil, reason: reason, staffId: staffId)
-        try entry.insert(db)
-    }
-
-    /// The database's unique indexes are the last word on a lost race.
-    @discardableResult
-    func insertOrReportRace<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch where DatabaseManager.isUniqueViolation(error, index: "doctor_id") {
-            throw ClinicError(.slotTaken, .slotTaken)
-        } catch where DatabaseManager.isUniqueViolation(error, index: "client_id") {
-            throw ClinicError(.overlappingAppointment, .overlappingUnknown)
-        }
+        try tx.insertAppointmentEvent(entry)
     }
 }

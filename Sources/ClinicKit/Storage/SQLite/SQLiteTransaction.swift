@@ -7,7 +7,8 @@ import GRDB
 /// GRDB runs the transaction on.
 struct SQLiteTransaction: StoreWriting {
     let db: Database
-    let manager: DatabaseManager
+    /// Nil only in the forwarding overloads of static functions, whose operations need no manager.
+    let manager: DatabaseManager?
 }
 
 extension DatabaseManager: ClinicStore {

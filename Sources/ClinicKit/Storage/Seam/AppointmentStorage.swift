@@ -1,6 +1,66 @@
 import Foundation
 
-/// Appointments, their history, and the directory rows booking reads (issue #25's seam).
-public protocol AppointmentReading {}
+/// Appointments, their history, and the directory rows that booking and slots read: the
+/// operations of issue #25's seam for this area.
+public protocol AppointmentReading {
+    func appointment(id: Int64) throws -> Appointment?
+    /// A patient's appointments, any status, in the order (start, id).
+    func appointments(ofClient clientId: Int64) throws -> [Appointment]
+    /// The histories of some appointments, in the order they were written.
+    func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent]
+    /// The start and end of every active appointment of a doctor overlapping `span`, by start.
+    func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>]
+    /// Whether an active appointment of the doctor other than `except` overlaps `span`.
+    func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool
+    /// An active appointment of the patient other than `except` overlapping `span`, if any.
+    func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64?
+    /// How many active appointments of the patient start at or after `start`.
+    func activeAppointmentCount(ofClient clientId: Int64, startingFrom start: Date) throws -> Int
 
-public protocol AppointmentWriting: AppointmentReading {}
+    func clinic(id: Int64) throws -> Clinic?
+    func department(id: Int64) throws -> Department?
+    /// The department's doctors who may be booked (deactivated ones are left out), by id.
+    func activeDoctors(inDepartment departmentId: Int64) throws -> [Doctor]
+    /// Each clinic with a department of the specialization (a key), and that department
+    /// (the first by id when a clinic has two).
+    func departmentsByClinic(specialization key: String) throws -> [Int64: Int64]
+    /// Whether some department has the specialization (a key).
+    func specializationExists(_ key: String) throws -> Bool
+    /// Every specialization key some department has, sorted.
+    func specializationKeys() throws -> [String]
+    /// The longest stretch of hours, in minutes, any doctor of the specialization works
+    /// (weekly or on a given day); 0 when none.
+    func longestWorkingStretch(specialization key: String) throws -> Int
+
+    /// A doctor's weekly hours.
+    func workingHours(ofDoctor doctorId: Int64) throws -> [WorkingHours]
+    /// A doctor's exceptions on the local dates `first` through `last` (keys "YYYY-MM-DD").
+    func workingExceptions(ofDoctor doctorId: Int64, from first: String, through last: String) throws -> [WorkingException]
+
+    /// A visit type, active or not (nil on a database before visit types).
+    func visitType(id: Int64) throws -> VisitType?
+    /// A department's visit types by length then id.
+    func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType]
+
+    /// The settings whose keys start with `prefix`.
+    func settings(prefix: String) throws -> [String: String]
+}
+
+public protocol AppointmentWriting: AppointmentReading {
+    /// Stores a new appointment and returns it with its id. A store refuses one that would
+    /// overlap an active appointment of the same doctor (`slot_taken`) or start with another
+    /// of the same patient (`overlapping_appointment`) by its own constraints: the last line
+    /// against a double booking, whatever the rules checked before.
+    func insertAppointment(_ appointment: Appointment) throws -> Appointment
+    /// Rewrites an appointment (its slot, status, doctor), under the same constraints.
+    func updateAppointment(_ appointment: Appointment) throws
+    func insertAppointmentEvent(_ event: AppointmentEvent) throws
+
+    /// Adds a visit type and returns its id.
+    func insertVisitType(departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> Int64
+    func updateVisitType(id: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws
+    /// Stops offering a visit type (its appointments keep it).
+    func deactivateVisitType(id: Int64) throws
+
+    func setSetting(_ key: String, to value: String) throws
+}

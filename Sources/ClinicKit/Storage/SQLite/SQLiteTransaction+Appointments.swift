@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+
+// The appointment area of the seam on SQLite. The look-ups on the booking path use cached
+// statements: preparing SQL (and GRDB's query generation with its authorizer) cost more than
+// running it.
+
+extension SQLiteTransaction {
+    func appointment(id: Int64) throws -> Appointment? {
+        try Appointment.fetchOne(db.cachedStatement(sql: "SELECT * FROM appointments WHERE id = ?"), arguments: [id])
+    }
+
+    func appointments(ofClient clientId: Int64) throws -> [Appointment] {
+        try Appointment.fetchAll(db.cachedStatement(sql: "SELECT * FROM appointments WHERE client_id = ? ORDER BY starts_at, id"),
+                                 arguments: [clientId])
+    }
+
+    func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent] {
+        guard !appointmentIds.isEmpty else { return [] }
+        return try AppointmentEvent.filter(appointmentIds.contains(Column("appointment_id"))).order(Column("id")).fetchAll(db)
+    }
+
+    func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT starts_at, ends_at FROM appointments
+            WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
+            ORDER BY starts_at
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds]).map { row in
+            let start: Int64 = try row.value("starts_at", in: "appointments"), end: Int64 = try row.value("ends_at", in: "appointments")
+            return Date(seconds: start)..<Date(seconds: max(start, end))
+        }
+    }
+
+    func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition)
+                           AND starts_at < ? AND ends_at > ? AND id <> ?)
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, except ?? -1]) ?? true
+    }
+
+    func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT id FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition)
+            AND starts_at < ? AND ends_at > ? AND id <> ? LIMIT 1
+            """), arguments: [clientId, span.upperBound.seconds, span.lowerBound.seconds, except ?? -1])
+    }
+
+    func activeAppointmentCount(ofClient clientId: Int64, startingFrom start: Date) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT count(*) FROM appointments WHERE client_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ?
+            """), arguments: [clientId, start.seconds]) ?? 0
+    }
+
+    func clinic(id: Int64) throws -> Clinic? {
+        try Clinic.fetchOne(db.cachedStatement(sql: "SELECT * FROM clinics WHERE id = ?"), arguments: [id])
+    }
+
+    func department(id: Int64) throws -> Department? {
+        try Department.fetchOne(db.cachedStatement(sql: "SELECT * FROM departments WHERE id = ?"), arguments: [id])
+    }
+
+    func activeDoctors(inDepartment departmentId: Int64) throws -> [Doctor] {
+        // Filtered here, not in SQL: the library also runs on a database before migration 12
+        // (the upgrade tests), which has no `is_active` column.
+        try Doctor.fetchAll(db.cachedStatement(sql: "SELECT * FROM doctors WHERE department_id = ? ORDER BY id"),
+                            arguments: [departmentId]).filter(\.isActive)
+    }
+
+    func departmentsByClinic(specialization key: String) throws -> [Int64: Int64] {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT clinic_id, id FROM departments WHERE specialization = ? ORDER BY id"),
+                                    arguments: [key])
+        return try Dictionary(rows.map { (try $0.value("clinic_id", in: "departments") as Int64, try $0.value("id", in: "departments") as Int64) },
+                              uniquingKeysWith: { first, _ in first })
+    }
+
+    func specializationExists(_ key: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM departments WHERE specialization = ?)"),
+                          arguments: [key]) ?? false
+    }
+
+    func specializationKeys() throws -> [String] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT specialization FROM departments ORDER BY 1"))
+    }
+
+    func longestWorkingStretch(specialization key: String) throws -> Int {
+        try Int.fetchOne(db, sql: """
+            SELECT MAX(length) FROM (
+                SELECT h.end_minute - h.start_minute AS length FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_hours h ON h.doctor_id = d.id
+                    WHERE p.specialization = ?1
+                UNION ALL
+                SELECT e.end_minute - e.start_minute FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_exceptions e ON e.doctor_id = d.id
+                    WHERE p.specialization = ?1 AND e.start_minute IS NOT NULL)
+            """, arguments: [key]) ?? 0
+    }
+
+    func workingHours(ofDoctor doctorId: Int64) throws -> [WorkingHours] {
+        try WorkingHours.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM working_hours WHERE doctor_id = ? ORDER BY weekday, start_minute"),
+            arguments: [doctorId])
+    }
+
+    func workingExceptions(ofDoctor doctorId: Int64, from first: String, through last: String) throws -> [WorkingException] {
+        try WorkingException.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM working_exceptions WHERE doctor_id = ? AND day >= ? AND day <= ?"),
+            arguments: [doctorId, first, last])
+    }
+
+    func visitType(id: Int64) throws -> VisitType? {
+        guard try db.tableExists("visit_types") else { return nil }
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM visit_types WHERE id = ?"), arguments: [id]).map(VisitType.init)
+    }
+
+    func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType] {
+        guard try db.tableExists("visit_types") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM visit_types WHERE department_id = ?" + (includingInactive ? "" : " AND is_active = 1")
+                                + " ORDER BY duration_minutes, id", arguments: [departmentId]).map(VisitType.init)
+    }
+
+    func settings(prefix: String) throws -> [String: String] {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE substr(key, 1, ?) = ?"),
+                                    arguments: [prefix.utf8.count, prefix])
+        var settings: [String: String] = [:]
+        for row in rows {
+            settings[try row.value("key", in: "settings", key: "key")] = try row.value("value", in: "settings", key: "key") as String
+        }
+        return settings
+    }
+
+    // MARK: Writes
+
+    func insertAppointment(_ appointment: Appointment) throws -> Appointment {
+        var appointment = appointment
+        try refusingDoubleBooking(appointment) { try appointment.insert(db) }
+        return appointment
+    }
+
+    func updateAppointment(_ appointment: Appointment) throws {
+        try refusingDoubleBooking(appointment) { try appointment.update(db) }
+    }
+
+    /// SQLite's partial unique indexes on (doctor_id, starts_at) and (client_id, starts_at) of
+    /// active appointments are the last word on a lost race. A violation does not say which
+    /// index (only its message names the columns, and no code reads messages): the failed
+    /// statement changed nothing, so the transaction asks which slot is held.
+    private func refusingDoubleBooking(_ appointment: Appointment, _ change: () throws -> Void) throws {
+        do {
+            try change()
+        } catch let error as DatabaseError
+                    where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && appointment.status.isActive {
+            let doctorHeld = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = ? AND starts_at = ?
+                               AND \(AppointmentStatus.activeCondition) AND id <> ?)
+                """), arguments: [appointment.doctorId, appointment.startsAt.seconds, appointment.id ?? -1]) ?? false
+            if doctorHeld { throw ClinicError(.slotTaken, .slotTaken) }
+            throw ClinicError(.overlappingAppointment, .overlappingUnknown)
+        }
+    }
+
+    func insertAppointmentEvent(_ event: AppointmentEvent) throws {
+        var event = event
+        try event.insert(db)
+    }
+
+    func insertVisitType(departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES (?, ?, ?, ?, ?)
+            """, arguments: [departmentId, nameEn, nameRu, durationMinutes, priceCents])
+        return db.lastInsertedRowID
+    }
+
+    func updateVisitType(id: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws {
+        try db.execute(sql: "UPDATE visit_types SET name_en = ?, name_ru = ?, duration_minutes = ?, price_cents = ? WHERE id = ?",
+                       arguments: [nameEn, nameRu, durationMinutes, priceCents, id])
+    }
+
+    func deactivateVisitType(id: Int64) throws {
+        try db.execute(sql: "UPDATE visit_types SET is_active = 0 WHERE id = ?", arguments: [id])
+    }
+
+    func setSetting(_ key: String, to value: String) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, value])
+    }
+}
