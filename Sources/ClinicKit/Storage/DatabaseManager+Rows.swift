@@ -7,68 +7,39 @@ import GRDB
 extension DatabaseManager {
     /// Stores a patient with the personal fields sealed in `personal` and blank in the plain
     /// columns.
+    // Forwarding overloads for callers not yet behind the seam (issue #25): the rules are in
+    // ClientRecords.swift, the SQL in SQLiteTransaction+Clients.swift.
+
     public func addUser(_ db: Database, _ client: Client) throws -> Client {
-        var stored = client
-        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
-        try stored.insert(db)
-        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
-                       arguments: [try sealingCipher(db).seal(client.personal, loginKey: client.loginKey), stored.id])
-        var added = client
-        added.id = stored.id
-        return added
+        try addClient(transaction(db), client)
     }
 
-    /// Rewrites a patient's row, personal fields sealed again.
     public func updateUser(_ db: Database, _ client: Client) throws {
-        var stored = client
-        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
-        try stored.update(db)
-        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?",
-                       arguments: [try sealingCipher(db).seal(client.personal, loginKey: client.loginKey), client.id])
-        // Whether to e-mail the patient is decided without opening the profile (migration 13).
-        if try db.tableExists("calendar_feeds") {
-            try db.execute(sql: "UPDATE clients SET email_confirmed = ? WHERE id = ?", arguments: [client.email != nil, client.id])
-        }
+        try updateClient(transaction(db), client)
     }
-
-    // The look-ups on the booking path use cached statements: preparing SQL (and GRDB's query
-    // generation with its authorizer) cost more than running it.
 
     public func getUserById(_ db: Database, _ id: Int64) throws -> Client? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE id = ?"), arguments: [id]).map { try opened(db, $0) }
+        try client(transaction(db), id: id)
     }
 
     public func getUserByLogin(_ db: Database, _ login: String) throws -> Client? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE login_key = ?"),
-                         arguments: [Client.key(forLogin: login)]).map { try opened(db, $0) }
+        try client(transaction(db), login: login)
     }
 
-    /// A patient by login with the personal fields left sealed (empty): what a log-in needs to
-    /// check a password, so that a wrong password never depends on the key (a missing key
-    /// would otherwise tell a known login from an unknown one).
     func getSealedUserByLogin(_ db: Database, _ login: String) throws -> Client? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE login_key = ?"),
-                         arguments: [Client.key(forLogin: login)]).map { try Client(row: $0) }
+        try sealedClient(transaction(db), login: login)
     }
 
-    /// Whether a login is taken (any case), without opening anyone's personal data.
     public func loginExists(_ db: Database, _ login: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = ?)"),
-                          arguments: [Client.key(forLogin: login)]) ?? false
+        try transaction(db).loginExists(loginKey: Client.key(forLogin: login))
     }
 
-    /// Whether a patient exists, without opening their personal data.
     public func clientExists(_ db: Database, _ id: Int64) throws -> Bool {
         try transaction(db).clientExists(id: id)
     }
 
-    /// A patient row with its personal fields opened (rows from before encryption have none).
     func opened(_ db: Database, _ row: Row) throws -> Client {
-        var client = try Client(row: row)
-        if let envelope = try row.value("personal", in: "clients") as Data? {
-            client.take(try cipher(db).open(envelope, loginKey: client.loginKey))
-        }
-        return client
+        try opened(transaction(db), try SQLiteTransaction.storedClient(row))
     }
 
     public func addClinic(_ db: Database, _ clinic: Clinic) throws -> Clinic {

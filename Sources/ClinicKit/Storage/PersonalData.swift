@@ -13,8 +13,16 @@ extension DatabaseManager {
     /// renames or deletes a key file: only `rotateKey`, under the writer lock, does.
     /// A key loaded before is used while it matches; when it no longer does (another process
     /// rotated the key under a long-running session), the key file is read again.
+    func cipher(_ tx: any StoreReading) throws -> FieldCipher {
+        try cipher(keyCheck: try tx.personalDataKeyCheck())
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     func cipher(_ db: Database) throws -> FieldCipher {
-        let check = try Self.keyCheck(db)
+        try cipher(keyCheck: try Self.keyCheck(db))
+    }
+
+    private func cipher(keyCheck check: String?) throws -> FieldCipher {
         if let key = cachedKey.withLock({ $0 }) {
             if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
             guard keyFile != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }
@@ -40,11 +48,15 @@ extension DatabaseManager {
 
     /// The cipher, with the key check stored if the database has none yet: for write
     /// transactions that are about to seal personal data.
-    func sealingCipher(_ db: Database) throws -> FieldCipher {
-        let cipher = try cipher(db)
-        try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
-                       arguments: [Self.keyCheckSetting, KeyFile.check(cipher.key)])
+    func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
+        let cipher = try cipher(tx)
+        try tx.storePersonalDataKeyCheckIfMissing(KeyFile.check(cipher.key))
         return cipher
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    func sealingCipher(_ db: Database) throws -> FieldCipher {
+        try sealingCipher(transaction(db))
     }
 
     /// After the encryption migration: seals the personal fields of rows that still have them

@@ -38,10 +38,10 @@ extension ClientController {
             if let problem = validator.problem(field, value) { throw problem }
         }
         let place = try changes.city.map(resolveCity)
-        return try database.write { db in
-            guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        return try database.writing { tx in
+            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             if let clinicId = changes.clinicId {
-                guard try database.getClinicById(db, clinicId) != nil else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
+                guard try tx.clinic(id: clinicId) != nil else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
                 client.homeClinicId = clinicId
             }
             client.name = changes.name?.trimmingCharacters(in: .whitespaces) ?? client.name
@@ -52,10 +52,10 @@ extension ClientController {
                 client.city = city.trimmingCharacters(in: .whitespaces)
                 client.lat = place.coordinate.latitude
                 client.lon = place.coordinate.longitude
-                try geocoding.record(db, place)
+                try geocoding.record(tx.legacyDatabase(), place)
             }
             if let language = changes.language { client.preferredLanguage = language.rawValue }
-            try database.updateUser(db, client)
+            try database.updateClient(tx, client)
             return client
         }
     }
@@ -77,12 +77,13 @@ extension ClientController {
             throw error
         }
         let now = self.now()
-        try database.write { db in
+        try database.writing { tx in
+            let db = try tx.legacyDatabase()
             try Self.releaseAttempt(db, client.loginKey, window: window)
-            try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])
+            try tx.setPasswordHash(hash, ofClient: clientId)
             try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
                            arguments: [clientId, token.map(SessionManager.hash) ?? ""])
-            try renewCalendarAddress(db, clientId: clientId, language: client.language, now: now)
+            try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
         }
     }
 
@@ -91,12 +92,13 @@ extension ClientController {
     @discardableResult
     public func endOtherSessions(clientId: Int64, keeping token: String?) throws -> Int {
         let now = self.now()
-        return try database.write { db in
-            guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        return try database.writing { tx in
+            guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let db = try tx.legacyDatabase()
             try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
                            arguments: [clientId, token.map(SessionManager.hash) ?? ""])
             let ended = db.changesCount
-            try renewCalendarAddress(db, clientId: clientId, language: client.language, now: now)
+            try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
             return ended
         }
     }
@@ -120,10 +122,11 @@ extension ClientController {
     }
 
     public func export(clientId: Int64) throws -> PersonalExport {
-        try database.read { db in
-            guard let client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let list = try database.getAppointmentsByUserId(db, clientId)
-            let events = try AppointmentController.events(db, of: list.compactMap(\.id))
+        try database.reading { tx in
+            guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let list = try tx.appointments(ofClient: clientId)
+            let events = try AppointmentController.events(tx, of: list.compactMap(\.id))
+            let db = try tx.legacyDatabase()
             let appointments = list.map { ($0, events[$0.id ?? 0] ?? []) }
             let sessions = try Row.fetchAll(db, sql: "SELECT created_at, last_used_at FROM sessions WHERE client_id = ? ORDER BY id",
                                             arguments: [clientId]).map {
@@ -146,16 +149,16 @@ extension ClientController {
         let client = try getUserById(clientId)
         _ = try checkOwnPassword(client, password) // the account's attempts go with it below
         let now = self.now()
-        try database.write { db in
+        try database.writing { tx in
             // Its future appointments would hold their slots with nobody left to cancel them.
-            for appointment in try database.getAppointmentsByUserId(db, clientId)
+            for appointment in try tx.appointments(ofClient: clientId)
             where AppointmentScope.upcoming.contains(appointment, now: now) && appointment.status.canMove(to: .cancelled) {
-                _ = try AppointmentController.move(db, database, appointment, to: .cancelled, by: .patient, now: now,
+                _ = try AppointmentController.move(tx, appointment, to: .cancelled, by: .patient, now: now,
                                                    reason: Self.accountDeletedReason)
             }
-            try db.execute(sql: "UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = ?", arguments: [clientId])
-            try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [client.loginKey])
-            try db.execute(sql: "DELETE FROM clients WHERE id = ?", arguments: [clientId]) // sessions go with it
+            try tx.detachAppointments(ofClient: clientId)
+            try tx.legacyDatabase().execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [client.loginKey])
+            try tx.deleteClient(id: clientId) // sessions go with it
         }
     }
 }

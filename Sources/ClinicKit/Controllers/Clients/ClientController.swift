@@ -68,7 +68,7 @@ public final class ClientController: Sendable {
 
     /// Whether a login is taken (any case), without opening anyone's personal data.
     public func isLoginTaken(_ login: String) throws -> Bool {
-        try database.read { db in try database.loginExists(db, login) }
+        try database.reading { tx in try tx.loginExists(loginKey: Client.key(forLogin: login)) }
     }
 
     /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
@@ -95,18 +95,18 @@ public final class ClientController: Sendable {
         // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
         let hash = try hasher.hash(request.password)
         let now = self.now()
-        return try database.write { db in
-            if try database.loginExists(db, login) { throw ClinicError(.loginTaken, .loginTaken, login) }
+        return try database.writing { tx in
+            if try tx.loginExists(loginKey: Client.key(forLogin: login)) { throw ClinicError(.loginTaken, .loginTaken, login) }
             var homeClinic: Int64?
             if let clinicId = request.clinicId {
-                guard try database.getClinicById(db, clinicId) != nil else {
+                guard try tx.clinic(id: clinicId) != nil else {
                     throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
                 }
                 homeClinic = clinicId
             } else {
                 homeClinic = nearest
             }
-            try geocoding.record(db, place)
+            try geocoding.record(tx.legacyDatabase(), place)
             let client = Client(
                 id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
                 name: request.name.trimmingCharacters(in: .whitespaces),
@@ -117,23 +117,19 @@ public final class ClientController: Sendable {
                 lat: place.coordinate.latitude, lon: place.coordinate.longitude,
                 homeClinicId: homeClinic, preferredLanguage: request.language.rawValue,
                 privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
-            do {
-                return try database.addUser(db, client)
-            } catch where DatabaseManager.isUniqueViolation(error, index: "login_key") {
-                throw ClinicError(.loginTaken, .loginTaken, login)
-            }
+            return try database.addClient(tx, client)
         }
     }
 
     public func getUserById(_ id: Int64) throws -> Client {
-        guard let client = try database.read({ db in try database.getUserById(db, id) }) else {
+        guard let client = try database.reading({ tx in try database.client(tx, id: id) }) else {
             throw ClinicError(.notFound, .clientNotFound, String(id))
         }
         return client
     }
 
     public func getUserByLogin(_ login: String) throws -> Client {
-        guard let client = try database.read({ db in try database.getUserByLogin(db, login) }) else {
+        guard let client = try database.reading({ tx in try database.client(tx, login: login) }) else {
             throw ClinicError(.notFound, .clientNotFound, login)
         }
         return client

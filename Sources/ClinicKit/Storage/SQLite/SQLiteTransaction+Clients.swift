@@ -1,10 +1,96 @@
 import Foundation
 import GRDB
 
-// The client area of the seam on SQLite.
+// The client area of the seam on SQLite. The look-ups on the booking path use cached statements.
 
 extension SQLiteTransaction {
     func clientExists(id: Int64) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE id = ?)"), arguments: [id]) ?? false
+    }
+
+    func loginExists(loginKey: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = ?)"),
+                          arguments: [loginKey]) ?? false
+    }
+
+    func storedClient(id: Int64) throws -> StoredClient? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE id = ?"), arguments: [id]).map(Self.storedClient)
+    }
+
+    func storedClient(loginKey: String) throws -> StoredClient? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM clients WHERE login_key = ?"), arguments: [loginKey])
+            .map(Self.storedClient)
+    }
+
+    static func storedClient(_ row: Row) throws -> StoredClient {
+        // A database before migration 4 has no `personal` column: its fields are all plain.
+        let personal: Data? = row.hasColumn("personal") ? try row.value("personal", in: "clients") : nil
+        return StoredClient(client: try Client(row: row), personal: personal)
+    }
+
+    func personalDataKeyCheck() throws -> String? {
+        try DatabaseManager.keyCheck(db)
+    }
+
+    func sealedCalendarToken(ofClient clientId: Int64) throws -> Data? {
+        guard try db.tableExists("calendar_feeds") else { return nil }
+        return try Data.fetchOne(db, sql: "SELECT token_sealed FROM calendar_feeds WHERE client_id = ?", arguments: [clientId])
+    }
+
+    func calendarTokenOwner(tokenHash: String) throws -> Int64? {
+        guard try db.tableExists("calendar_feeds") else { return nil }
+        return try Int64.fetchOne(db, sql: "SELECT client_id FROM calendar_feeds WHERE token_hash = ?", arguments: [tokenHash])
+    }
+
+    // MARK: Writes
+
+    func insertClient(_ client: Client, personal: Data) throws -> Int64 {
+        var stored = client
+        do {
+            try stored.insert(db)
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            // The only unique index of `clients` besides its id is the login key's.
+            if try loginExists(loginKey: client.loginKey) { throw ClinicError(.loginTaken, .loginTaken, client.login) }
+            throw error
+        }
+        guard let id = stored.id else { throw ClinicError(.internalError, .storageFailure, "a patient stored without an id") }
+        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?", arguments: [personal, id])
+        return id
+    }
+
+    func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws {
+        try client.update(db)
+        try db.execute(sql: "UPDATE clients SET personal = ? WHERE id = ?", arguments: [personal, client.id])
+        // Whether to e-mail the patient is decided without opening the profile (migration 13).
+        if try db.tableExists("calendar_feeds") {
+            try db.execute(sql: "UPDATE clients SET email_confirmed = ? WHERE id = ?", arguments: [hasEmail, client.id])
+        }
+    }
+
+    func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws {
+        try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])
+    }
+
+    func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
+                       arguments: [DatabaseManager.keyCheckSetting, check])
+    }
+
+    func detachAppointments(ofClient clientId: Int64) throws {
+        try db.execute(sql: "UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = ?", arguments: [clientId])
+    }
+
+    func deleteClient(id: Int64) throws {
+        try db.execute(sql: "DELETE FROM clients WHERE id = ?", arguments: [id])
+    }
+
+    func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES (?, ?, ?, ?)
+            """, arguments: [clientId, tokenHash, sealed, at.seconds])
+    }
+
+    func deleteCalendarToken(ofClient clientId: Int64) throws {
+        try db.execute(sql: "DELETE FROM calendar_feeds WHERE client_id = ?", arguments: [clientId])
     }
 }

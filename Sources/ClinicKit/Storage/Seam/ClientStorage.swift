@@ -1,10 +1,52 @@
 import Foundation
 
-/// Patients' rows (issue #25's seam): what the other areas ask about a patient. The patient's
-/// own reads and writes (sealed personal data) move here with the client area.
+/// A patient's row as a store keeps it: the plain columns, and the personal fields sealed
+/// apart (FieldCipher's envelope). Sealing and opening are ClinicKit's, never a store's: a
+/// store only ever sees the envelope.
+public struct StoredClient: Sendable {
+    /// The patient with the personal fields as stored in the plain columns (blank once sealed).
+    public var client: Client
+    /// The sealed personal fields; nil on a row from before encryption (migration 4).
+    public var personal: Data?
+
+    public init(client: Client, personal: Data?) {
+        self.client = client
+        self.personal = personal
+    }
+}
+
+/// Patients' rows, the personal-data key's check, and calendar addresses (issue #25's seam).
 public protocol ClientReading {
     /// Whether a patient exists, without opening their personal data.
     func clientExists(id: Int64) throws -> Bool
+    /// Whether a login (its case-folded key) is taken.
+    func loginExists(loginKey: String) throws -> Bool
+    func storedClient(id: Int64) throws -> StoredClient?
+    func storedClient(loginKey: String) throws -> StoredClient?
+    /// The check of the key the personal data is sealed with (nil before anything was sealed).
+    func personalDataKeyCheck() throws -> String?
+    /// The patient's calendar token, sealed; nil when they have no calendar address.
+    func sealedCalendarToken(ofClient clientId: Int64) throws -> Data?
+    /// The patient a calendar token (its hash) belongs to.
+    func calendarTokenOwner(tokenHash: String) throws -> Int64?
 }
 
-public protocol ClientWriting: ClientReading {}
+public protocol ClientWriting: ClientReading {
+    /// Stores a new patient (personal fields blank, `personal` sealed) and returns the id, never
+    /// one used before. A login taken meanwhile is refused with `login_taken` by the store's
+    /// own unique constraint on the login key.
+    func insertClient(_ client: Client, personal: Data) throws -> Int64
+    /// Rewrites a patient's row; `hasEmail` says whether mail may go to them without opening
+    /// the profile.
+    func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws
+    func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws
+    /// Stores the key check if there is none yet (the first sealing of a database).
+    func storePersonalDataKeyCheckIfMissing(_ check: String) throws
+    /// Leaves a patient's appointments to the clinic's records: no patient, no notes.
+    func detachAppointments(ofClient clientId: Int64) throws
+    /// Deletes a patient's row (their sessions and calendar address go with it).
+    func deleteClient(id: Int64) throws
+    /// Gives the patient a new calendar token in place of the one they had.
+    func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws
+    func deleteCalendarToken(ofClient clientId: Int64) throws
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+// A patient's record through the seam: the personal fields are sealed before a store sees
+// them and opened after it gives them back, under the database's personal-data key.
+
+extension DatabaseManager {
+    /// A patient with the personal fields opened (rows from before encryption have none).
+    func client(_ tx: any StoreReading, id: Int64) throws -> Client? {
+        try tx.storedClient(id: id).map { try opened(tx, $0) }
+    }
+
+    func client(_ tx: any StoreReading, login: String) throws -> Client? {
+        try tx.storedClient(loginKey: Client.key(forLogin: login)).map { try opened(tx, $0) }
+    }
+
+    /// A patient by login with the personal fields left sealed (empty): what a log-in needs to
+    /// check a password, so that a wrong password never depends on the key (a missing key
+    /// would otherwise tell a known login from an unknown one).
+    func sealedClient(_ tx: any StoreReading, login: String) throws -> Client? {
+        try tx.storedClient(loginKey: Client.key(forLogin: login))?.client
+    }
+
+    func opened(_ tx: any StoreReading, _ stored: StoredClient) throws -> Client {
+        var client = stored.client
+        if let envelope = stored.personal {
+            client.take(try cipher(tx).open(envelope, loginKey: client.loginKey))
+        }
+        return client
+    }
+
+    /// Stores a patient with the personal fields sealed in `personal` and blank in the plain
+    /// columns.
+    func addClient(_ tx: any StoreWriting, _ client: Client) throws -> Client {
+        let sealed = try sealingCipher(tx).seal(client.personal, loginKey: client.loginKey)
+        var added = client
+        added.id = try tx.insertClient(Self.blank(client), personal: sealed)
+        return added
+    }
+
+    /// Rewrites a patient's row, personal fields sealed again.
+    func updateClient(_ tx: any StoreWriting, _ client: Client) throws {
+        let sealed = try sealingCipher(tx).seal(client.personal, loginKey: client.loginKey)
+        try tx.updateClient(Self.blank(client), personal: sealed, hasEmail: client.email != nil)
+    }
+
+    static func blank(_ client: Client) -> Client {
+        var stored = client
+        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
+        return stored
+    }
+}
