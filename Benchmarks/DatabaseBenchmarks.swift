@@ -38,7 +38,7 @@ enum DatabaseBenchmarks {
         var samples = Samples()
         for _ in 0..<runs {
             let start = Clock.now()
-            let finder = try database.read { db in try NearestClinicFinder.load(db) }
+            let finder = try database.reading { tx in try NearestClinicFinder.load(tx) }
             samples.add(Clock.now() - start)
             guard finder.count == size else { throw BenchmarkError.mismatch("finder holds \(finder.count) of \(size)") }
         }
@@ -51,7 +51,7 @@ enum DatabaseBenchmarks {
     static func filtered(size: Int, queries: Int, folder: URL) throws -> Measurement {
         let database = try freshDatabase(folder, "filtered-\(size).sqlite")
         try insertClinics(database, count: size, seed: 43)
-        let finder = try database.read { db in try NearestClinicFinder.load(db) }
+        let finder = try database.reading { tx in try NearestClinicFinder.load(tx) }
         let rows = try database.read { db in try Row.fetchAll(db, sql: "SELECT id, lat, lon, is_pediatric FROM clinics ORDER BY id") }
         let points = rows.compactMap { Coordinate(latitude: $0["lat"], longitude: $0["lon"]) }
         let ids = rows.map { $0["id"] as Int64 }

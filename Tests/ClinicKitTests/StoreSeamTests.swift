@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import ClinicKit
 
@@ -82,5 +83,24 @@ import Testing
         }
         #expect(!after.booked && after.spans.isEmpty, "a cancelled appointment holds nothing")
         #expect(after.events == ["booked", "cancelled"])
+    }
+
+    /// A clinic's position edited into text (the schema's checks off) is no position: the
+    /// finder leaves the clinic out instead of placing it at 0° (what a plain decode reads).
+    @Test func aPositionThatIsNotANumberIsLeftOut() throws {
+        let system = try makeSystem()
+        let before = try system.database.reading { tx in try tx.clinicLocations() }
+        let edited = try #require(before.first).id
+        try system.database.write { db in
+            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+            try db.execute(sql: "UPDATE clinics SET lat = 'x' WHERE id = ?", arguments: [edited])
+            try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+        }
+        let after = try system.database.reading { tx in try tx.clinicLocations() }
+        #expect(after.count == before.count - 1)
+        #expect(!after.contains { $0.id == edited })
+        let finder = try system.database.reading { tx in try NearestClinicFinder.load(tx) }
+        let origin = try #require(Coordinate(latitude: 0, longitude: 0))
+        #expect(try finder.nearest(to: origin, limit: before.count).allSatisfy { $0.clinicId != edited })
     }
 }

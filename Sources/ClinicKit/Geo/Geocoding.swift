@@ -169,12 +169,10 @@ public final class GeocodingService: Sendable {
 
     /// The geocode cache's answer for a normalized query, nil when it has none.
     func cachedResult(_ key: String) throws -> GeocodeResult? {
-        guard let row = try database.read({ db in
-            try Row.fetchOne(db, sql: "SELECT lat, lon, precision, source FROM geocode_cache WHERE query = ?", arguments: [key])
-        }), let coordinate = Coordinate(latitude: try row.value("lat", in: "geocode_cache"),
-                                        longitude: try row.value("lon", in: "geocode_cache")) else { return nil }
-        return GeocodeResult(query: key, coordinate: coordinate, precision: try row.value("precision", in: "geocode_cache"),
-                             source: try row.value("source", in: "geocode_cache"), cached: true, placeName: nil)
+        guard let cached = try database.reading({ tx in try tx.cachedGeocode(query: key) }),
+              let coordinate = Coordinate(latitude: cached.latitude, longitude: cached.longitude) else { return nil }
+        return GeocodeResult(query: key, coordinate: coordinate, precision: cached.precision, source: cached.source, cached: true,
+                             placeName: nil)
     }
 
     /// The HTTP geocoder's answer (asked once per process for a query), nil without one or
@@ -204,7 +202,7 @@ public final class GeocodingService: Sendable {
     /// territory's ISO code), which rank first among places of the same name.
     func countries(_ gazetteer: Gazetteer) throws -> Set<String> {
         if let known = directoryCountries.withLock({ $0 }) { return known }
-        let states = try database.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT state FROM clinics WHERE state <> ''") }
+        let states = try database.reading { tx in try tx.clinicStates() }
         let found = Set(try states.compactMap { try gazetteer.country(ofState: $0) })
         directoryCountries.withLock { $0 = found }
         return found
@@ -217,16 +215,13 @@ public final class GeocodingService: Sendable {
     }
 
     /// Stores a new result in the cache, or counts a hit of a cached one.
-    public func record(_ db: Database, _ result: GeocodeResult) throws {
+    func record(_ tx: any StoreWriting, _ result: GeocodeResult) throws {
         guard Self.isCached(result) else { return }
         if result.cached {
-            try db.execute(sql: "UPDATE geocode_cache SET hits = hits + 1 WHERE query = ?", arguments: [result.query])
+            try tx.countGeocodeHit(query: result.query)
         } else {
-            try db.execute(sql: """
-                INSERT INTO geocode_cache (query, lat, lon, precision, source, created_at, hits) VALUES (?, ?, ?, ?, ?, ?, 0)
-                ON CONFLICT (query) DO NOTHING
-                """, arguments: [result.query, result.coordinate.latitude, result.coordinate.longitude, result.precision,
-                                 result.source, Int64(now().timeIntervalSince1970)])
+            try tx.insertGeocode(query: result.query, CachedGeocode(latitude: result.coordinate.latitude, longitude: result.coordinate.longitude,
+                                                                    precision: result.precision, source: result.source), at: now())
         }
     }
 
@@ -235,7 +230,7 @@ public final class GeocodingService: Sendable {
     public func remember(_ result: GeocodeResult) throws {
         // The cache only saves work: a database this user may only read is answered from, not added to.
         guard !database.isReadOnly, Self.isCached(result) else { return }
-        try database.write { db in try record(db, result) }
+        try database.writing { tx in try record(tx, result) }
     }
 
     /// Resolves (with the zones, if asked) and records in one go.
@@ -273,17 +268,11 @@ struct DirectoryCities: Geocoder {
 
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
         guard let (city, admits) = try cityAndQualifiers(query) else { return nil }
-        let rows = try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT avg(lat) AS lat, avg(lon) AS lon, state, min(city) AS city, count(*) AS n FROM clinics
-                WHERE city_key = ? GROUP BY state ORDER BY n DESC, state
-                """, arguments: [city])
-        }
+        let cities = try database.reading { tx in try tx.directoryCities(cityKey: city) }
         // Qualifiers bind: a city in another state or country is not the place asked for.
-        let row = try rows.first { try admits((try $0.value("state", in: "clinics", key: "city") as String?) ?? "") }
-        guard let row, let coordinate = Coordinate(latitude: try row.value("lat", in: "clinics", key: "city"),
-                                                   longitude: try row.value("lon", in: "clinics", key: "city")) else { return nil }
-        return (coordinate, "city", try row.value("city", in: "clinics", key: "city"))
+        let found = try cities.first { try admits($0.state ?? "") }
+        guard let found, let coordinate = Coordinate(latitude: found.latitude, longitude: found.longitude) else { return nil }
+        return (coordinate, "city", found.name)
     }
 }
 

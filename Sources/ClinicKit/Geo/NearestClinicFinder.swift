@@ -37,18 +37,22 @@ public final class NearestClinicFinder: Sendable {
         self.isHospital = isHospital
     }
 
-    public static func load(_ db: Database) throws -> NearestClinicFinder {
+    public static func load(_ tx: any StoreReading) throws -> NearestClinicFinder {
         var ids: [Int64] = [], coordinates: [Coordinate] = [], pediatric: [Bool] = [], hospital: [Bool] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id")
-        while let row = try rows.next() {
+        for location in try tx.clinicLocations() {
             // The schema's CHECK keeps coordinates in range; skip rather than trap if one is not.
-            guard let coordinate = Coordinate(latitude: row["lat"], longitude: row["lon"]) else { continue }
-            ids.append(row["id"])
+            guard let coordinate = Coordinate(latitude: location.latitude, longitude: location.longitude) else { continue }
+            ids.append(location.id)
             coordinates.append(coordinate)
-            pediatric.append(row["is_pediatric"])
-            hospital.append(row["is_hospital"])
+            pediatric.append(location.isPediatric)
+            hospital.append(location.isHospital)
         }
         return try NearestClinicFinder(ids: ids, coordinates: coordinates, isPediatric: pediatric, isHospital: hospital)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    static func load(_ db: Database) throws -> NearestClinicFinder {
+        try load(SQLiteTransaction(db: db, manager: nil))
     }
 
     public var count: Int { index.count }

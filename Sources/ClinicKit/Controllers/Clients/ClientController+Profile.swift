@@ -52,7 +52,7 @@ extension ClientController {
                 client.city = city.trimmingCharacters(in: .whitespaces)
                 client.lat = place.coordinate.latitude
                 client.lon = place.coordinate.longitude
-                try geocoding.record(tx.legacyDatabase(), place)
+                try geocoding.record(tx, place)
             }
             if let language = changes.language { client.preferredLanguage = language.rawValue }
             try database.updateClient(tx, client)

@@ -106,7 +106,7 @@ public final class ClientController: Sendable {
             } else {
                 homeClinic = nearest
             }
-            try geocoding.record(tx.legacyDatabase(), place)
+            try geocoding.record(tx, place)
             let client = Client(
                 id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
                 name: request.name.trimmingCharacters(in: .whitespaces),
