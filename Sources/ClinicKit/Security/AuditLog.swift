@@ -42,31 +42,11 @@ public struct AuditEntry: Sendable, Equatable {
     public let detail: String
     public let hash: String
 
-    /// Every column is decoded with a throwing read: a row edited in the file around the
-    /// triggers (`at = 'x'`) is reported as `UnreadableAuditRow`, never a trap in GRDB's
-    /// subscript (which would take a whole server down with it).
-    init(row: Row) throws {
-        id = try Self.column(row, "id", id: nil)
-        at = Date(timeIntervalSince1970: TimeInterval(try Self.column(row, "at", id: id) as Int64))
-        actor = try Self.column(row, "actor", id: id)
-        staffId = try Self.column(row, "staff_id", id: id)
-        role = try Self.column(row, "role", id: id)
-        clinicId = try Self.column(row, "clinic_id", id: id)
-        action = try Self.column(row, "action", id: id)
-        clientId = try Self.column(row, "client_id", id: id)
-        appointmentId = try Self.column(row, "appointment_id", id: id)
-        requestId = try Self.column(row, "request_id", id: id)
-        detail = try Self.column(row, "detail", id: id)
-        hash = try Self.column(row, "hash", id: id)
-    }
-
-    static func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?) throws -> Value {
-        do {
-            return try row.decode(Value.self, forColumn: name)
-        } catch {
-            // DatabaseValue reads any stored value (NULL included) without failing.
-            throw UnreadableAuditRow(id: id, column: name, value: row.hasColumn(name) ? (row[name] as DatabaseValue).description : "missing")
-        }
+    public init(id: Int64, at: Date, actor: String, staffId: Int64?, role: String, clinicId: Int64?, action: String,
+                clientId: Int64?, appointmentId: Int64?, requestId: String?, detail: String, hash: String) {
+        self.id = id; self.at = at; self.actor = actor; self.staffId = staffId; self.role = role; self.clinicId = clinicId
+        self.action = action; self.clientId = clientId; self.appointmentId = appointmentId; self.requestId = requestId
+        self.detail = detail; self.hash = hash
     }
 }
 
@@ -78,6 +58,10 @@ public struct UnreadableAuditRow: Error, Sendable, Equatable {
     public let column: String
     /// The stored value as SQLite holds it (`"x"`, `NULL`).
     public let value: String
+
+    public init(id: Int64?, column: String, value: String) {
+        self.id = id; self.column = column; self.value = value
+    }
 
     public var error: ClinicError {
         ClinicError(.storage, .auditRowUnreadable, id.map(String.init) ?? "head", column, value)
@@ -97,17 +81,15 @@ public enum AuditLog {
 
     /// Appends a row in the caller's transaction: what it records and its record commit
     /// together or not at all. Does nothing on a database older than migration 10. The
-    /// transaction must be a `DatabaseManager`'s (it knows where the audit key is): the first
-    /// row after an upgrade creates the key, anchored at the plain chain's head.
-    public static func append(_ db: Database, by actor: AuditActor, action: String, clientId: Int64? = nil,
+    /// transaction must be a store's (it knows the audit key): on SQLite the first row after an
+    /// upgrade creates the key, anchored at the plain chain's head. The head is read locked
+    /// (`lockAuditChainHead`), so that two appends never follow the same head.
+    public static func append(_ tx: any SecurityWriting, by actor: AuditActor, action: String, clientId: Int64? = nil,
                               appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
                               detail: String = "", now: Date) throws {
-        guard try db.tableExists("audit_events") else { return }
-        guard let manager = AuditChain.manager(for: db) else {
-            throw ClinicError(.internalError, .internalError, "an audit row outside a DatabaseManager transaction")
-        }
-        let key = try manager.auditKeyForAppending(db)
-        let head = try self.head(db)
+        guard try tx.hasAuditTrail() else { return }
+        let key = try tx.auditKeyForAppending()
+        let head = try tx.lockAuditChainHead() ?? AuditChainHead(lastId: 0, hash: genesis)
         let id = head.lastId + 1
         let at = Int64(now.timeIntervalSince1970.rounded(.down))
         let clinic = clinicId ?? actor.clinicId
@@ -115,28 +97,29 @@ public enum AuditLog {
             String(id), String(at), actor.kind, actor.staffId.map(String.init) ?? "", actor.role.rawValue,
             clinic.map(String.init) ?? "", action, clientId.map(String.init) ?? "", appointmentId.map(String.init) ?? "",
             requestId ?? "", detail])
-        try db.execute(sql: """
-            INSERT INTO audit_events (id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id,
-                                      request_id, detail, hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [id, at, actor.kind, actor.staffId, actor.role.rawValue, clinic, action, clientId, appointmentId,
-                             requestId, detail, hash])
-        try db.execute(sql: """
-            INSERT INTO audit_head (id, last_id, hash) VALUES (1, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET last_id = excluded.last_id, hash = excluded.hash
-            """, arguments: [id, hash])
+        try tx.appendAuditEntry(AuditEntry(
+            id: id, at: Date(timeIntervalSince1970: TimeInterval(at)), actor: actor.kind, staffId: actor.staffId,
+            role: actor.role.rawValue, clinicId: clinic, action: action, clientId: clientId, appointmentId: appointmentId,
+            requestId: requestId, detail: detail, hash: hash))
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public static func append(_ db: Database, by actor: AuditActor, action: String, clientId: Int64? = nil,
+                              appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
+                              detail: String = "", now: Date) throws {
+        try append(SQLiteSecurityConnection(db), by: actor, action: action, clientId: clientId, appointmentId: appointmentId,
+                   clinicId: clinicId, requestId: requestId, detail: detail, now: now)
     }
 
     /// The recorded head: the last row's id and hash (0 and the genesis hash before any row).
+    static func head(_ tx: any SecurityReading) throws -> (lastId: Int64, hash: String) {
+        guard let head = try tx.auditChainHead() else { return (0, genesis) }
+        return (head.lastId, head.hash)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     static func head(_ db: Database) throws -> (lastId: Int64, hash: String) {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT last_id, hash FROM audit_head WHERE id = 1")) else {
-            return (0, genesis)
-        }
-        do {
-            return (try AuditEntry.column(row, "last_id", id: nil), try AuditEntry.column(row, "hash", id: nil))
-        } catch let error as UnreadableAuditRow {
-            throw error.error
-        }
+        try head(SQLiteSecurityConnection(db))
     }
 
     /// The text a row's hash covers: the previous hash and the fields, each length-prefixed so
@@ -170,22 +153,24 @@ public enum AuditLog {
     /// has a key that is not at hand), the plain rows are checked up to the first that does
     /// not match, and the rest is left unverified rather than called broken: that is
     /// `CheckReport.auditKeyProblem`'s to say.
-    public static func verify(_ db: Database, key: AuditKey?, keyed: Bool = false) throws -> [String] {
-        guard try db.tableExists("audit_events") else { return [] }
+    public static func verify(_ tx: any SecurityReading, key: AuditKey?, keyed: Bool = false) throws -> [String] {
+        guard try tx.hasAuditTrail() else { return [] }
         var previous = genesis
         var expectedId: Int64 = 1
-        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM audit_events ORDER BY id")
-        while let row = try rows.next() {
+        // What the walk found when it stopped before the end (empty: the rest is unverifiable).
+        var stopped: [String]?
+        try tx.forEachAuditEntry { read in
             let entry: AuditEntry
-            do {
-                // A cursor's row reads through SQLite's own conversions ('x' as an integer is
-                // 0); its copy holds the stored values, which decode strictly.
-                entry = try AuditEntry(row: row.copy())
-            } catch let error as UnreadableAuditRow {
-                return [error.error.message(in: .en)]
+            switch read {
+            case .success(let decoded):
+                entry = decoded
+            case .failure(let error):
+                stopped = [error.error.message(in: .en)]
+                return false
             }
             if entry.id != expectedId {
-                return ["audit row \(expectedId) is missing (the next is \(entry.id))"]
+                stopped = ["audit row \(expectedId) is missing (the next is \(entry.id))"]
+                return false
             }
             let expected: String
             if let key, entry.id > key.anchorId {
@@ -194,71 +179,78 @@ public enum AuditLog {
                 expected = hash(of: entry, previous: previous)
             }
             if expected != entry.hash {
-                if key == nil && keyed { return [] }
-                return ["audit row \(entry.id) does not match its hash (edited, or a row before it changed)"]
+                stopped = key == nil && keyed ? [] : ["audit row \(entry.id) does not match its hash (edited, or a row before it changed)"]
+                return false
             }
             if let key, entry.id == key.anchorId, entry.hash != key.anchorHash {
-                return ["the audit trail up to row \(entry.id) was rewritten: it no longer ends in the hash its audit key file recorded"]
+                stopped = ["the audit trail up to row \(entry.id) was rewritten: it no longer ends in the hash its audit key file recorded"]
+                return false
             }
             previous = entry.hash
             expectedId += 1
+            return true
         }
+        if let stopped { return stopped }
         let lastId = expectedId - 1
         if let key, lastId < key.anchorId {
             return ["the audit trail ends at row \(lastId), before row \(key.anchorId) that its audit key file recorded (rows cut from the end)"]
         }
         let head: (lastId: Int64, hash: String)
-        do { head = try self.head(db) } catch let error as ClinicError { return [error.message(in: .en)] }
+        do { head = try self.head(tx) } catch let error as ClinicError { return [error.message(in: .en)] }
         if head.lastId != lastId || head.hash != previous {
             return ["the audit trail ends at row \(lastId) but its head says \(head.lastId) (rows cut from the end)"]
         }
         return []
     }
 
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public static func verify(_ db: Database, key: AuditKey?, keyed: Bool = false) throws -> [String] {
+        try verify(SQLiteSecurityConnection(db), key: key, keyed: keyed)
+    }
+
     /// A patient's rows, newest first: who read or changed their data. A row that cannot be
     /// read (edited in the file) is left out: the patient sees the rest, and `clinic admin
     /// check` names the row to the operator.
-    public static func entries(_ db: Database, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
-        guard try db.tableExists("audit_events") else { return [] }
+    public static func entries(_ tx: any SecurityReading, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
+        guard try tx.hasAuditTrail() else { return [] }
         // Only rows from the account's own lifetime: ids are never given twice (migration 14),
         // and a database that gave one twice before that still shows no one the rows of an
         // earlier account with the same id.
-        return try read(Row.fetchAll(db, sql: """
-            SELECT * FROM audit_events
-            WHERE client_id = ?1 AND at >= (SELECT created_at FROM clients WHERE id = ?1)
-            ORDER BY id DESC LIMIT ?2
-            """, arguments: [clientId, limit])).entries
+        return try tx.auditEntries(ofClient: clientId, limit: limit).entries
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public static func entries(_ db: Database, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
+        try entries(SQLiteSecurityConnection(db), clientId: clientId, limit: limit)
     }
 
     /// Every row from `since` on, oldest first (the operator's export), and the rows that
-    /// cannot be read, for the export to name. (A row whose `at` is not a number sorts after
-    /// every number in SQLite, so it is among them whatever `since` is.)
+    /// cannot be read, for the export to name.
+    public static func export(_ tx: any SecurityReading, since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        guard try tx.hasAuditTrail() else { return ([], []) }
+        return try tx.auditEntries(since: since)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     public static func export(_ db: Database, since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        guard try db.tableExists("audit_events") else { return ([], []) }
-        return try read(Row.fetchAll(db, sql: "SELECT * FROM audit_events WHERE at >= ? ORDER BY id",
-                                     arguments: [Int64(since.timeIntervalSince1970.rounded(.down))]))
+        try export(SQLiteSecurityConnection(db), since: since)
     }
 
     /// `export` without the unreadable rows.
-    public static func entries(_ db: Database, since: Date) throws -> [AuditEntry] {
-        try export(db, since: since).entries
+    public static func entries(_ tx: any SecurityReading, since: Date) throws -> [AuditEntry] {
+        try export(tx, since: since).entries
     }
 
-    private static func read(_ rows: [Row]) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
-        for row in rows {
-            do {
-                entries.append(try AuditEntry(row: row))
-            } catch let error as UnreadableAuditRow {
-                unreadable.append(error)
-            }
-        }
-        return (entries, unreadable)
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public static func entries(_ db: Database, since: Date) throws -> [AuditEntry] {
+        try entries(SQLiteSecurityConnection(db), since: since)
     }
 }
 
-/// The `DatabaseManager` whose transaction is running on this thread, for `AuditLog.append`,
-/// which is handed only a `Database` by the controllers but needs the manager's audit key.
+/// The `DatabaseManager` whose transaction is running on this thread, for `AuditLog.append`'s
+/// forwarding overload, which is handed only a `Database` by the controllers not yet behind the
+/// seam but needs the manager's audit key (`SQLiteSecurityConnection`); a store's transaction
+/// knows its key itself. Goes with the last such caller.
 /// (GRDB runs a write's body synchronously on one thread, as `JoinedTransaction` relies on.)
 enum AuditChain {
     private static let key = "ClinicKit.AuditChain"
@@ -287,6 +279,6 @@ extension ClinicSystem {
     /// The operator's export: every audit row from `since` on, oldest first, and the rows that
     /// cannot be read (for the export to name).
     public func auditExport(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        try database.read { db in try AuditLog.export(db, since: since) }
+        try database.reading { tx in try AuditLog.export(tx, since: since) }
     }
 }

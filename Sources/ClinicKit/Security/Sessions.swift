@@ -21,72 +21,81 @@ public struct SessionManager: Sendable {
 
     /// Creates a session for the client and returns its token. Sessions idle for longer than
     /// `idleLimit` (anyone's) are purged on the way.
-    public func create(_ db: Database, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
+    public func create(_ tx: any SecurityWriting, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
         let token = Self.newToken()
-        let seconds = Int64(now.timeIntervalSince1970)
-        try db.execute(sql: "DELETE FROM sessions WHERE last_used_at < ?", arguments: [seconds - Int64(Self.idleLimit)])
-        try db.execute(
-            sql: """
-                INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform,
-                                      device_app_version) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [clientId, Self.hash(token), seconds, seconds, device?.name, device?.platform, device?.appVersion])
+        try tx.deleteSessions(lastUsedBefore: Date(seconds: now.seconds - Int64(Self.idleLimit)))
+        try tx.insertSession(clientId: clientId, tokenHash: Self.hash(token), at: now, device: device)
         return token
     }
 
     /// A patient's live sessions, oldest first, marking the one `token` belongs to.
-    public func list(_ db: Database, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
+    public func list(_ tx: any SecurityReading, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
         let currentHash = token.map(Self.hash)
-        let oldest = Int64(now.timeIntervalSince1970) - Int64(Self.idleLimit)
-        return try Row.fetchAll(db, sql: """
-            SELECT id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
-            FROM sessions WHERE client_id = ? AND last_used_at >= ? ORDER BY id
-            """, arguments: [clientId, oldest]).map { row in
-            let name: String? = try row.value("device_name", in: "sessions")
-            let platform: String? = try row.value("device_platform", in: "sessions")
-            let version: String? = try row.value("device_app_version", in: "sessions")
-            let device = name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") }
-            return SessionInfo(id: try row.value("id", in: "sessions"), createdAt: try row.instant("created_at", in: "sessions"),
-                               lastUsedAt: try row.instant("last_used_at", in: "sessions"), device: device,
-                               isCurrent: currentHash == (try row.value("token_hash", in: "sessions") as String?))
+        return try tx.sessions(ofClient: clientId, lastUsedSince: Date(seconds: now.seconds - Int64(Self.idleLimit))).map { session in
+            SessionInfo(id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, device: session.device,
+                        isCurrent: currentHash == session.tokenHash)
         }
     }
 
     /// Ends one of a patient's sessions by its id; false when the patient has none by that id.
-    public func delete(_ db: Database, id: Int64, clientId: Int64) throws -> Bool {
-        try db.execute(sql: "DELETE FROM sessions WHERE id = ? AND client_id = ?", arguments: [id, clientId])
-        return db.changesCount > 0
+    public func delete(_ tx: any SecurityWriting, id: Int64, clientId: Int64) throws -> Bool {
+        try tx.deleteSession(id: id, ofClient: clientId)
     }
 
     /// The client a token belongs to; nil for an unknown or expired token. Reads only: a
     /// command that fails must leave the database as it was, so the session's last use is
     /// recorded by `touch` once the command has succeeded.
-    public func resolve(_ db: Database, token: String, now: Date) throws -> Int64? {
+    public func resolve(_ tx: any SecurityReading, token: String, now: Date) throws -> Int64? {
         guard Self.isWellFormed(token) else { return nil }
         let hash = Self.hash(token)
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?"),
-            arguments: [hash]) else { return nil }
+        guard let session = try tx.session(tokenHash: hash) else { return nil }
         // The look-up is by hash; compare again in constant time so that the decision does not
         // depend on how much of the value matched.
-        let stored: String = try row.value("token_hash", in: "sessions")
-        guard Self.constantTimeEquals(stored, hash) else { return nil }
-        let lastUsed: Int64 = try row.value("last_used_at", in: "sessions")
-        guard Double(Int64(now.timeIntervalSince1970) - lastUsed) <= Self.idleLimit else { return nil }
-        return try row.value("client_id", in: "sessions")
+        guard Self.constantTimeEquals(session.tokenHash, hash) else { return nil }
+        guard Double(now.seconds - session.lastUsedAt.seconds) <= Self.idleLimit else { return nil }
+        return session.clientId
     }
 
     /// Records a use of the session, which keeps it alive for another `idleLimit`.
-    public func touch(_ db: Database, token: String, now: Date) throws {
-        try db.execute(sql: "UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE token_hash = ?",
-                       arguments: [Int64(now.timeIntervalSince1970), Self.hash(token)])
+    public func touch(_ tx: any SecurityWriting, token: String, now: Date) throws {
+        try tx.touchSession(tokenHash: Self.hash(token), at: now)
     }
 
     /// Deletes the session of a token; true if there was one.
     @discardableResult
+    public func delete(_ tx: any SecurityWriting, token: String) throws -> Bool {
+        try tx.deleteSession(tokenHash: Self.hash(token))
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public func create(_ db: Database, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
+        try create(SQLiteSecurityConnection(db), clientId: clientId, now: now, device: device)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public func list(_ db: Database, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
+        try list(SQLiteSecurityConnection(db), clientId: clientId, current: token, now: now)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public func delete(_ db: Database, id: Int64, clientId: Int64) throws -> Bool {
+        try delete(SQLiteSecurityConnection(db), id: id, clientId: clientId)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public func resolve(_ db: Database, token: String, now: Date) throws -> Int64? {
+        try resolve(SQLiteSecurityConnection(db), token: token, now: now)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public func touch(_ db: Database, token: String, now: Date) throws {
+        try touch(SQLiteSecurityConnection(db), token: token, now: now)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    @discardableResult
     public func delete(_ db: Database, token: String) throws -> Bool {
-        try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [Self.hash(token)])
-        return db.changesCount > 0
+        try delete(SQLiteSecurityConnection(db), token: token)
     }
 
     static func isWellFormed(_ token: String) -> Bool {
@@ -215,16 +224,14 @@ extension DatabaseManager {
     /// read the database can read everything they protect anyway.
     public func sharedSecret(_ name: String) throws -> [UInt8] {
         let key = "secret." + name
-        if let stored = try read({ db in try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) }),
+        if let stored = try reading({ tx in try tx.sharedSecret(named: key) }),
            let bytes = Self.hexBytes(stored), bytes.count == 32 {
             return bytes
         }
-        return try write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
-                           arguments: [key, SessionManager.newToken()])
+        return try writing { tx in
+            try tx.keepSharedSecret(named: key, value: SessionManager.newToken())
             // Another process may have made it first: its value is the one.
-            guard let stored = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]),
-                  let bytes = Self.hexBytes(stored), bytes.count == 32 else {
+            guard let stored = try tx.sharedSecret(named: key), let bytes = Self.hexBytes(stored), bytes.count == 32 else {
                 throw ClinicError(.storage, .storageFailure, key)
             }
             return bytes

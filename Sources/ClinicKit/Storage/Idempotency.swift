@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// The responses kept for requests a client may send again (`Idempotency-Key`): a booking whose
 /// answer a phone lost must be safe to retry. The first response is kept with the request's
@@ -53,23 +52,15 @@ public struct IdempotencyStore: Sendable {
                         _ work: () throws -> Response) throws -> Response {
         guard Self.isValidKey(key) else { throw ClinicError.invalid(.idempotencyKeyInvalid) }
         let now = self.now()
-        return try database.writeJoined { db in
-            try db.execute(sql: "DELETE FROM idempotency_keys WHERE created_at < ?",
-                           arguments: [now.seconds - Int64(Self.lifetime)])
-            if let row = try Row.fetchOne(db, sql: "SELECT fingerprint, status, body FROM idempotency_keys WHERE client_id = ? AND key = ?",
-                                          arguments: [clientId, key]) {
-                let table = "idempotency_keys"
-                guard (try row.value("fingerprint", in: table, key: "client_id") as String) == fingerprint else {
-                    throw ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest)
-                }
-                return Response(status: try row.value("status", in: table, key: "client_id"),
-                                body: try row.value("body", in: table, key: "client_id"), replayed: true)
+        return try database.writingJoined { tx in
+            try tx.forgetIdempotentResponses(createdBefore: Date(seconds: now.seconds - Int64(Self.lifetime)))
+            if let kept = try tx.idempotentResponse(ofClient: clientId, key: key) {
+                guard kept.fingerprint == fingerprint else { throw ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest) }
+                return Response(status: kept.status, body: kept.body, replayed: true)
             }
             let response = try work()
-            try db.execute(sql: """
-                INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [clientId, key, fingerprint, response.status, response.body, now.seconds])
+            try tx.keepIdempotentResponse(ofClient: clientId, key: key,
+                                          KeptResponse(fingerprint: fingerprint, status: response.status, body: response.body), at: now)
             return response
         }
     }

@@ -204,43 +204,45 @@ public final class ClientController: Sendable {
     /// counted in. Counting before checking is what makes the limit hold for attempts that
     /// arrive together.
     func reserveAttempt(_ key: String, login: String) throws -> (client: Client?, window: Int64) {
-        let (client, window) = try Self.reserveAttempt(key, database: database, now: now()) { db in
-            try database.getSealedUserByLogin(db, login)
+        let (client, window) = try Self.reserveAttempt(key, store: database, now: now()) { tx in
+            try database.getSealedUserByLogin(tx.legacyDatabase(), login)
         }
         return (client, window)
     }
 
     /// `reserveAttempt` for any kind of account (patients, staff): `read` fetches the account
-    /// in the transaction that counted the attempt.
-    static func reserveAttempt<Account>(_ key: String, database: DatabaseManager, now: Date,
-                                        read: (Database) throws -> Account?) throws -> (account: Account?, window: Int64) {
-        let windowStart = now.seconds - Int64(Self.throttleWindow)
-        return try database.write { db in
-            try db.execute(sql: "DELETE FROM login_attempts WHERE first_failure_at <= ?", arguments: [windowStart])
-            if let row = try Row.fetchOne(db, sql: "SELECT failures, first_failure_at FROM login_attempts WHERE login_key = ?",
-                                          arguments: [key]),
-               try row.decode(Int.self, forColumn: "failures") >= Self.throttleLimit {
-                let until = Date(seconds: try row.decode(Int64.self, forColumn: "first_failure_at")).addingTimeInterval(Self.throttleWindow)
+    /// in the transaction that counted the attempt. The attempt is counted first and refused
+    /// after: a refusal throws, which rolls its count back with the transaction, so that the
+    /// store's atomic count (`countLoginAttempt`) is the only thing parallel attempts share.
+    static func reserveAttempt<Account>(_ key: String, store: any ClinicStore, now: Date,
+                                        read: (any StoreWriting) throws -> Account?) throws -> (account: Account?, window: Int64) {
+        try store.writing { tx in
+            try tx.forgetLoginAttempts(windowStartedBy: Date(seconds: now.seconds - Int64(Self.throttleWindow)))
+            let attempts = try tx.countLoginAttempt(loginKey: key, at: now)
+            if attempts.count > Self.throttleLimit {
+                let until = attempts.windowStart.addingTimeInterval(Self.throttleWindow)
                 throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(until),
                                   String(Int((until.timeIntervalSince(now) / 60).rounded(.up))))
             }
-            try db.execute(sql: """
-                INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES (?, 1, ?)
-                ON CONFLICT (login_key) DO UPDATE SET failures = failures + 1
-                """, arguments: [key, now.seconds])
-            let window = try Int64.fetchOne(db, sql: "SELECT first_failure_at FROM login_attempts WHERE login_key = ?",
-                                            arguments: [key]) ?? now.seconds
-            return (try read(db), window)
+            return (try read(tx), attempts.windowStart.seconds)
         }
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    static func reserveAttempt<Account>(_ key: String, database: DatabaseManager, now: Date,
+                                        read: (Database) throws -> Account?) throws -> (account: Account?, window: Int64) {
+        try reserveAttempt(key, store: database, now: now) { tx in try read(tx.legacyDatabase()) }
     }
 
     /// Gives back the check `reserveAttempt` reserved for this attempt, in the window it was
     /// counted in: once that window has ended, a new one's attempts are not this one's to undo.
+    static func releaseAttempt(_ tx: any SecurityWriting, _ key: String, window: Int64) throws {
+        try tx.withdrawLoginAttempt(loginKey: key, windowStart: Date(seconds: window))
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     static func releaseAttempt(_ db: Database, _ key: String, window: Int64) throws {
-        try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ? AND first_failure_at = ? AND failures <= 1",
-                       arguments: [key, window])
-        try db.execute(sql: "UPDATE login_attempts SET failures = failures - 1 WHERE login_key = ? AND first_failure_at = ?",
-                       arguments: [key, window])
+        try releaseAttempt(SQLiteSecurityConnection(db), key, window: window)
     }
 
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.
