@@ -73,16 +73,14 @@ extension ClientController {
             hash = try hasher.hash(new)
         } catch {
             // The old password was right: its check is given back, as a log-in's would be.
-            try? database.write { db in try Self.releaseAttempt(db, client.loginKey, window: window) }
+            try? database.writing { tx in try Self.releaseAttempt(tx, client.loginKey, window: window) }
             throw error
         }
         let now = self.now()
         try database.writing { tx in
-            let db = try tx.legacyDatabase()
-            try Self.releaseAttempt(db, client.loginKey, window: window)
+            try Self.releaseAttempt(tx, client.loginKey, window: window)
             try tx.setPasswordHash(hash, ofClient: clientId)
-            try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
-                           arguments: [clientId, token.map(SessionManager.hash) ?? ""])
+            _ = try tx.deleteSessions(ofClient: clientId, except: token.map(SessionManager.hash))
             try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
         }
     }
@@ -94,10 +92,7 @@ extension ClientController {
         let now = self.now()
         return try database.writing { tx in
             guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let db = try tx.legacyDatabase()
-            try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?",
-                           arguments: [clientId, token.map(SessionManager.hash) ?? ""])
-            let ended = db.changesCount
+            let ended = try tx.deleteSessions(ofClient: clientId, except: token.map(SessionManager.hash))
             try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
             return ended
         }
@@ -118,7 +113,7 @@ extension ClientController {
     /// and when the sessions were opened and last used.
     /// Who on the clinic side read or changed the patient's data (the audit trail), newest first.
     public func accessLog(clientId: Int64) throws -> [AuditEntry] {
-        try database.read { db in try AuditLog.entries(db, clientId: clientId) }
+        try database.reading { tx in try AuditLog.entries(tx, clientId: clientId) }
     }
 
     public func export(clientId: Int64) throws -> PersonalExport {
@@ -126,12 +121,11 @@ extension ClientController {
             guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             let list = try tx.appointments(ofClient: clientId)
             let events = try AppointmentController.events(tx, of: list.compactMap(\.id))
-            let db = try tx.legacyDatabase()
             let appointments = list.map { ($0, events[$0.id ?? 0] ?? []) }
-            let sessions = try Row.fetchAll(db, sql: "SELECT created_at, last_used_at FROM sessions WHERE client_id = ? ORDER BY id",
-                                            arguments: [clientId]).map {
-                (createdAt: try $0.instant("created_at", in: "sessions"), lastUsedAt: try $0.instant("last_used_at", in: "sessions"))
+            let sessions = try tx.sessions(ofClient: clientId, lastUsedSince: .distantPast).map {
+                (createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
             }
+            let db = try tx.legacyDatabase()
             let messages = try db.tableExists("messages") ? Inbox.messages(db, clientId: clientId, limit: 100_000) : []
             return PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
         }
@@ -157,7 +151,7 @@ extension ClientController {
                                                    reason: Self.accountDeletedReason)
             }
             try tx.detachAppointments(ofClient: clientId)
-            try tx.legacyDatabase().execute(sql: "DELETE FROM login_attempts WHERE login_key = ?", arguments: [client.loginKey])
+            try tx.clearLoginAttempts(loginKey: client.loginKey)
             try tx.deleteClient(id: clientId) // sessions go with it
         }
     }

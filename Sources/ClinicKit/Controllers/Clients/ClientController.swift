@@ -171,27 +171,26 @@ public final class ClientController: Sendable {
         guard let client, match.matched else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
         let outdatedConsent = client.privacyVersion != PrivacyPolicy.version
         if outdatedConsent && !acceptPrivacy {
-            try database.write { db in try Self.releaseAttempt(db, key, window: window) }
+            try database.writing { tx in try Self.releaseAttempt(tx, key, window: window) }
             throw ClinicError(.privacyNotAccepted, .privacyChanged, String(PrivacyPolicy.version))
         }
         let newHash = match == .raw || hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
         let now = self.now()
-        return try database.write { db in
-            try Self.releaseAttempt(db, key, window: window)
-            guard var current = try database.getUserById(db, client.id ?? -1) else {
+        return try database.writing { tx in
+            try Self.releaseAttempt(tx, key, window: window)
+            guard var current = try database.client(tx, id: client.id ?? -1) else {
                 throw ClinicError(.invalidCredentials, .invalidCredentials)
             }
             if let newHash, current.passwordHash == client.passwordHash {
                 current.passwordHash = newHash
-                try current.update(db, columns: ["password_hash"])
+                try tx.setPasswordHash(newHash, ofClient: current.id ?? -1)
             }
             if outdatedConsent {
-                try db.execute(sql: "UPDATE clients SET privacy_version = ?, privacy_accepted_at = ? WHERE id = ?",
-                               arguments: [PrivacyPolicy.version, now.seconds, current.id])
+                try tx.setPrivacyAccepted(ofClient: current.id ?? -1, version: PrivacyPolicy.version, at: now)
                 current.privacyVersion = PrivacyPolicy.version
                 current.privacyAcceptedAt = Date(seconds: now.seconds)
             }
-            let token = try sessions.create(db, clientId: client.id ?? -1, now: now, device: device)
+            let token = try sessions.create(tx, clientId: client.id ?? -1, now: now, device: device)
             return (current, token)
         }
     }
@@ -205,7 +204,7 @@ public final class ClientController: Sendable {
     /// arrive together.
     func reserveAttempt(_ key: String, login: String) throws -> (client: Client?, window: Int64) {
         let (client, window) = try Self.reserveAttempt(key, store: database, now: now()) { tx in
-            try database.getSealedUserByLogin(tx.legacyDatabase(), login)
+            try database.sealedClient(tx, login: login)
         }
         return (client, window)
     }
@@ -249,9 +248,9 @@ public final class ClientController: Sendable {
     public func currentUser(token: String?) throws -> Client {
         guard let token else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         let now = self.now()
-        let client = try database.read { db -> Client? in
-            guard let id = try sessions.resolve(db, token: token, now: now) else { return nil }
-            return try database.getUserById(db, id)
+        let client = try database.reading { tx -> Client? in
+            guard let id = try sessions.resolve(tx, token: token, now: now) else { return nil }
+            return try database.client(tx, id: id)
         }
         guard let client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         return client
@@ -260,24 +259,24 @@ public final class ClientController: Sendable {
     /// Keeps a session alive: call it when a command made with the session has succeeded.
     public func touchSession(token: String) throws {
         let now = self.now()
-        try database.write { db in try sessions.touch(db, token: token, now: now) }
+        try database.writing { tx in try sessions.touch(tx, token: token, now: now) }
     }
 
     /// The patient's signed-in sessions (devices), marking the one `token` belongs to.
     public func signedInSessions(clientId: Int64, current token: String?) throws -> [SessionInfo] {
         let now = self.now()
-        return try database.read { db in try sessions.list(db, clientId: clientId, current: token, now: now) }
+        return try database.reading { tx in try sessions.list(tx, clientId: clientId, current: token, now: now) }
     }
 
     /// Signs one of the patient's sessions out; `not_found` for a session that is not theirs.
     public func endSession(_ id: Int64, clientId: Int64) throws {
-        let ended = try database.write { db in try sessions.delete(db, id: id, clientId: clientId) }
+        let ended = try database.writing { tx in try sessions.delete(tx, id: id, clientId: clientId) }
         guard ended else { throw ClinicError(.notFound, .sessionNotFound, String(id)) }
     }
 
     @discardableResult
     public func logOut(token: String) throws -> Bool {
-        try database.write { db in try sessions.delete(db, token: token) }
+        try database.writing { tx in try sessions.delete(tx, token: token) }
     }
 
     /// A valid hash of a random password, verified against when the login is unknown so that

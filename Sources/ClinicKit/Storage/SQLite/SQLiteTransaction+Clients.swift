@@ -71,6 +71,11 @@ extension SQLiteTransaction {
         try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [hash, clientId])
     }
 
+    func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws {
+        try db.execute(sql: "UPDATE clients SET privacy_version = ?, privacy_accepted_at = ? WHERE id = ?",
+                       arguments: [version, at.seconds, clientId])
+    }
+
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
         try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
                        arguments: [DatabaseManager.keyCheckSetting, check])

@@ -40,6 +40,8 @@ public protocol ClientWriting: ClientReading {
     /// the profile.
     func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws
     func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws
+    /// Records the patient's consent to a version of the privacy policy.
+    func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws
     /// Stores the key check if there is none yet (the first sealing of a database).
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws
     /// Leaves a patient's appointments to the clinic's records: no patient, no notes.
