@@ -28,14 +28,6 @@ public struct InboxMessage: Sendable, Equatable {
     public let body: String
     public let createdAt: Date
     public let readAt: Date?
-
-    init(row: Row) throws {
-        let table = "messages"
-        id = try row.value("id", in: table); kind = MessageKind(rawValue: try row.value("kind", in: table)) ?? .clinic
-        appointmentId = try row.value("appointment_id", in: table); clinicId = try row.value("clinic_id", in: table)
-        subject = try row.value("subject", in: table); body = try row.value("body", in: table)
-        createdAt = try row.instant("created_at", in: table); readAt = try row.optionalInstant("read_at", in: table)
-    }
 }
 
 /// The patients' inboxes. Messages are written in the caller's transaction, in the patient's
@@ -44,55 +36,48 @@ public enum Inbox {
     static let maximumTextLength = 2000
 
     /// Writes a message; nil when a message with the same `dedupeKey` exists already.
+    /// `emailConfirmed` says whether the patient has a confirmed address, when the caller read it
+    /// already (nil: looked up here).
+    @discardableResult
+    static func post(_ tx: any InboxWriting, clientId: Int64, kind: MessageKind, subject: String, body: String,
+                     appointmentId: Int64? = nil, clinicId: Int64? = nil, staffId: Int64? = nil,
+                     dedupeKey: String? = nil, emailConfirmed: Bool? = nil, now: Date) throws -> Int64? {
+        guard let id = try tx.insertInboxMessage(toClient: clientId, kind: kind, subject: subject, body: body,
+                                                 appointmentId: appointmentId, clinicId: clinicId, staffId: staffId,
+                                                 dedupeKey: dedupeKey, at: now) else { return nil }
+        // E-mailed too when the patient has a confirmed address.
+        if try emailConfirmed ?? tx.hasConfirmedEmail(client: clientId) {
+            try tx.enqueueDelivery(ofMessage: id, toClient: clientId, at: now)
+        }
+        return id
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     @discardableResult
     static func post(_ db: Database, clientId: Int64, kind: MessageKind, subject: String, body: String,
                      appointmentId: Int64? = nil, clinicId: Int64? = nil, staffId: Int64? = nil,
                      dedupeKey: String? = nil, now: Date) throws -> Int64? {
-        // Cached statements: both run in every booking's transaction.
-        try db.cachedStatement(sql: """
-            INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at, dedupe_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-            """).execute(arguments: [clientId, kind.rawValue, appointmentId, clinicId, staffId, subject, body, now.seconds, dedupeKey])
-        guard db.changesCount > 0 else { return nil }
-        let id = db.lastInsertedRowID
-        try db.cachedStatement(sql: """
-            INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
-            SELECT id, ?, 'message', ?, ? FROM clients WHERE id = ? AND email_confirmed = 1
-            """).execute(arguments: [id, now.seconds, now.seconds, clientId])
-        return id
+        try post(SQLiteInbox(db: db), clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointmentId,
+                 clinicId: clinicId, staffId: staffId, dedupeKey: dedupeKey, now: now)
     }
 
     /// Writes the message about a change to an appointment (nothing for an appointment whose
     /// patient deleted the account).
     @discardableResult
-    static func about(_ db: Database, _ appointment: Appointment, kind: MessageKind, reason: String? = nil,
+    static func about(_ tx: any InboxWriting, _ appointment: Appointment, kind: MessageKind, reason: String? = nil,
                       defaultReason: MessageKey? = nil,
                       hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil, dedupeKey: String? = nil,
                       staffId: Int64? = nil, now: Date) throws -> Int64? {
         // A database still on an older schema (a test of a migration) has no inboxes yet.
-        // One query, columns by position: this runs in every booking's transaction, and
-        // `Clinic(row:)`'s look-ups by column name were most of its time.
-        guard let clientId = appointment.clientId, try db.tableExists("messages"),
-              let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT c.preferred_language, k.name, k.address, k.city, k.state, k.zip, k.time_zone,
-                       (SELECT specialization FROM departments WHERE id = ?)
-                FROM clients c, clinics k WHERE c.id = ? AND k.id = ?
-                """), arguments: [appointment.departmentId, clientId, appointment.clinicId])
+        guard let clientId = appointment.clientId, try tx.keepsInboxes(),
+              let context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
         else { return nil }
-        // Read by position too; a value that cannot be read is named by its table and column
-        // (the row is the appointment's client, clinic or department).
-        let language = Language(rawValue: try row.value(atIndex: 0, "preferred_language", in: "clients")) ?? .en
-        let clinicName: String = try row.value(atIndex: 1, "name", in: "clinics")
-        let address: String = try row.value(atIndex: 2, "address", in: "clinics")
-        let city: String = try row.value(atIndex: 3, "city", in: "clinics")
-        let state: String = try row.value(atIndex: 4, "state", in: "clinics")
-        let zip: String = try row.value(atIndex: 5, "zip", in: "clinics")
-        let zoneName: String = try row.value(atIndex: 6, "time_zone", in: "clinics")
-        let specialization: String = try row.value(atIndex: 7, "specialization", in: "departments") ?? ""
-        let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: zoneName), language: language)
+        let language = context.language ?? .en
+        let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: context.timeZone), language: language)
         let details = Strings.text(.messageDetails, language, [
-            when, zoneName, clinicName, [address, city, "\(state) \(zip)"].joined(separator: ", "),
-            Specialization.displayName(specialization, language), appointment.doctorName, String(appointment.id ?? 0)])
+            when, context.timeZone, context.clinicName,
+            [context.address, context.city, "\(context.state) \(context.zip)"].joined(separator: ", "),
+            Specialization.displayName(context.specialization, language), appointment.doctorName, String(appointment.id ?? 0)])
         let (subjectKey, bodyKey): (MessageKey, MessageKey) = switch kind {
         case .booked: (.messageBookedSubject, .messageBookedBody)
         case .rescheduled: (.messageRescheduledSubject, .messageRescheduledBody)
@@ -102,24 +87,37 @@ public enum Inbox {
         case .reminder: (.messageReminderSubject, .messageReminderBody)
         case .clinic, .account: (.messageClinicSubject, .messageBookedBody)
         }
-        let subject = Strings.text(subjectKey, language, [when, clinicName])
+        let subject = Strings.text(subjectKey, language, [when, context.clinicName])
         let lead = hoursBefore.map { Noun.hour.count($0, language) } ?? ""
         let body = Strings.text(bodyKey, language, [details, reason ?? defaultReason.map { Strings.text($0, language) } ?? "", zones?.old ?? "", zones?.new ?? "", lead])
-        return try post(db, clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointment.id,
-                        clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey, now: now)
+        return try post(tx, clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointment.id,
+                        clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey,
+                        emailConfirmed: context.emailConfirmed, now: now)
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    @discardableResult
+    static func about(_ db: Database, _ appointment: Appointment, kind: MessageKind, reason: String? = nil,
+                      defaultReason: MessageKey? = nil,
+                      hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil, dedupeKey: String? = nil,
+                      staffId: Int64? = nil, now: Date) throws -> Int64? {
+        try about(SQLiteInbox(db: db), appointment, kind: kind, reason: reason, defaultReason: defaultReason,
+                  hoursBefore: hoursBefore, zones: zones, dedupeKey: dedupeKey, staffId: staffId, now: now)
     }
 
     /// A patient's messages, newest first.
-    public static func messages(_ db: Database, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
-        try Row.fetchAll(db, sql: """
-            SELECT * FROM messages WHERE client_id = ? \(unreadOnly ? "AND read_at IS NULL" : "") ORDER BY id DESC LIMIT ?
-            """, arguments: [clientId, limit]).map(InboxMessage.init(row:))
+    public static func messages(_ tx: any InboxReading, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
+        try tx.inboxMessages(ofClient: clientId, unreadOnly: unreadOnly, limit: limit)
     }
 
-    public static func unreadCount(_ db: Database, clientId: Int64) throws -> Int {
-        guard try db.tableExists("messages") else { return 0 }
-        return try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM messages WHERE client_id = ? AND read_at IS NULL"),
-                                arguments: [clientId]) ?? 0
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    public static func messages(_ db: Database, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
+        try messages(SQLiteInbox(db: db), clientId: clientId, unreadOnly: unreadOnly, limit: limit)
+    }
+
+    public static func unreadCount(_ tx: any InboxReading, clientId: Int64) throws -> Int {
+        guard try tx.keepsInboxes() else { return 0 }
+        return try tx.unreadCount(ofClient: clientId)
     }
 
     /// Checks the text clinic staff write to patients: trimmed, 1 to 2,000 characters, lines allowed.

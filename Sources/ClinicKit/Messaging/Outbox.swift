@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// What one round of the outbox did.
 public struct DeliveryReport: Sendable, Equatable {
@@ -12,15 +11,17 @@ public struct DeliveryReport: Sendable, Equatable {
 }
 
 /// The outbox: reminders written when due, and e-mail sent from `deliveries`. A delivery is
-/// claimed (its attempt counted and its next attempt moved to after the back-off) in one
-/// transaction, sent, and marked sent in the next transaction once the server has answered
-/// 250. A process that dies between the 250 and the mark sends that message once more after
-/// the back-off, with the same `Message-ID` — the one duplicate SMTP allows (RFC 5321 6.1);
-/// a process that dies anywhere else sends nothing twice. A message not accepted within a day
-/// is given up, with the last error kept.
+/// claimed (its attempt counted, and held under a lease that is also the back-off before the
+/// next attempt: `MessageWriting.claimDeliveries`) in one transaction, sent, and marked sent in
+/// the next transaction once the server has answered 250. A process that dies between the 250
+/// and the mark sends that message once more after the back-off, with the same `Message-ID` —
+/// the one duplicate SMTP allows (RFC 5321 6.1); a process that dies anywhere else sends
+/// nothing twice. A message not accepted within a day is given up, with the last error kept.
 public final class Outbox: Sendable {
     let database: DatabaseManager
     let now: @Sendable () -> Date
+    /// This worker's name in its claims (several servers may share one store).
+    let claimant: String
 
     /// A delivery not sent this long after it was written is given up.
     public static let giveUpAfter: Int64 = 86_400
@@ -28,48 +29,38 @@ public final class Outbox: Sendable {
     public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now
+        claimant = "outbox-" + SessionManager.newToken().prefix(16).lowercased()
     }
 
     /// Seconds before the next attempt after `attempt` attempts: 1, 2, 4 … minutes, at most an hour.
     static func backoff(after attempt: Int) -> Int64 { min(3600, 60 << Int64(min(max(attempt - 1, 0), 6))) }
 
-    /// Reminders that are due and then the e-mail that is due (none without a mailer).
-    /// `shouldStop` is asked between two e-mails (a server shutting down ends the round early).
+    /// Reminders that are due and then the e-mail that is due (none without a mailer), at most
+    /// `limit` e-mails claimed. `shouldStop` is asked before each claim (a server shutting down
+    /// ends the round early).
     public func run(mailer: (any Mailer)?, from: String, limit: Int = 50,
                     shouldStop: () -> Bool = { false }) throws -> DeliveryReport {
         var report = DeliveryReport()
         report.reminders = try createReminders()
         guard let mailer else { return report }
-        let due = try database.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
-                """, arguments: [now().seconds, limit])
-        }
-        for id in due where !shouldStop() {
-            let envelope: Envelope
-            switch try claim(id, from: from) {
-            case .send(let claimed): envelope = claimed
-            case .gaveUp: report.failed += 1; continue
-            case .skip: continue
-            }
+        // Looked for in a read first: most rounds find nothing and take no writer's lock.
+        guard try database.reading({ tx in try tx.hasDueDeliveries(at: now()) }) else { return report }
+        var claimed = 0
+        while claimed < limit, !shouldStop() {
+            let step = try claimNext(from: from)
+            report.failed += step.gaveUp
+            guard let claim = step.claim else { break }
+            claimed += 1
+            guard case .send(let delivery, let envelope) = claim else { continue }
             do {
                 let reply = try mailer.send(from: from, to: envelope.to, message: envelope.data)
-                try database.write { db in
-                    try db.execute(sql: "UPDATE deliveries SET state = 'sent', sent_at = ?, reply = ?, last_error = NULL WHERE id = ?",
-                                   arguments: [now().seconds, reply, id])
-                }
+                try database.writing { tx in try tx.completeDelivery(delivery.id, sentAt: now(), reply: reply) }
                 report.sent += 1
             } catch {
                 let reason = (error as? ClinicError)?.message(in: .en) ?? String(describing: error)
-                let gaveUp = try database.write { db -> Bool in
-                    try db.execute(sql: """
-                        UPDATE deliveries SET last_error = ?,
-                            state = CASE WHEN ? - created_at >= ? THEN 'failed' ELSE state END
-                        WHERE id = ?
-                        """, arguments: [String(reason.prefix(500)), now().seconds, Self.giveUpAfter, id])
-                    return try String.fetchOne(db, sql: "SELECT state FROM deliveries WHERE id = ?", arguments: [id]) == "failed"
-                }
-                if gaveUp { report.failed += 1 } else { report.retrying += 1 }
+                let givingUp = now().seconds - delivery.createdAt.seconds >= Self.giveUpAfter
+                try database.writing { tx in try tx.failDelivery(delivery.id, error: String(reason.prefix(500)), givingUp: givingUp) }
+                if givingUp { report.failed += 1 } else { report.retrying += 1 }
             }
         }
         return report
@@ -77,65 +68,61 @@ public final class Outbox: Sendable {
 
     struct Envelope { let to: String; let data: Data }
 
-    enum Claim { case send(Envelope), skip, gaveUp }
+    enum Claim { case send(ClaimedDelivery, Envelope), dropped }
 
-    /// Counts the attempt and composes the e-mail, in one transaction; `skip` when the delivery
-    /// is no longer due (another process took it) or has nowhere to go any more (dropped),
-    /// `gaveUp` when its day is over.
-    func claim(_ id: Int64, from: String) throws -> Claim {
+    /// In one transaction: gives up the due deliveries whose day is over (`gaveUp`, how many),
+    /// then claims the next due delivery (nil: none is due) and composes its e-mail, dropping it
+    /// when it has nowhere to go any more.
+    func claimNext(from: String) throws -> (gaveUp: Int, claim: Claim?) {
         let now = self.now()
-        return try database.write { db -> Claim in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?",
-                                             arguments: [id, now.seconds]) else { return .skip }
-            let attempts: Int = try row.value("attempts", in: "deliveries")
-            let clientId: Int64 = try row.value("client_id", in: "deliveries")
-            let created: Int64 = try row.value("created_at", in: "deliveries")
-            if now.seconds - created >= Self.giveUpAfter {
-                try db.execute(sql: "UPDATE deliveries SET state = 'failed' WHERE id = ?", arguments: [id])
-                return .gaveUp
+        return try database.writing { tx -> (gaveUp: Int, claim: Claim?) in
+            let gaveUp = try tx.giveUpDeliveries(dueAt: now, writtenNoLaterThan: Date(seconds: now.seconds - Self.giveUpAfter))
+            guard let delivery = try tx.claimDeliveries(limit: 1, now: now, claimant: claimant, leaseUntil: { attempt in
+                Date(seconds: now.seconds + Self.backoff(after: attempt))
+            }).first else { return (gaveUp, nil) }
+            guard let envelope = try compose(tx, delivery, from: from, now: now) else {
+                try tx.dropDelivery(delivery.id)
+                return (gaveUp, .dropped)
             }
-            try db.execute(sql: "UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?",
-                           arguments: [attempts + 1, now.seconds + Self.backoff(after: attempts + 1), id])
-            guard let client = try database.getUserById(db, clientId),
-                  let envelope = try compose(db, delivery: row, client: client, from: from, now: now) else {
-                try db.execute(sql: "UPDATE deliveries SET state = 'dropped' WHERE id = ?", arguments: [id])
-                return .skip
-            }
-            return .send(envelope)
+            return (gaveUp, .send(delivery, envelope))
         }
     }
 
-    func compose(_ db: Database, delivery row: Row, client: Client, from: String, now: Date) throws -> Envelope? {
-        let id: Int64 = try row.value("id", in: "deliveries"), language = client.language
-        let messageId = "delivery-\(id).\(try instance(db))@clinic"
-        if (try row.value("purpose", in: "deliveries") as String) == "email_code" {
-            guard let to = client.pendingEmail, let sealed = try row.value("payload", in: "deliveries") as Data? else { return nil }
-            let code = String(decoding: try database.cipher(db).open(bytes: sealed, context: "delivery:\(id)"), as: UTF8.self)
+    /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient
+    /// removed the address or is gone, the message or the code is gone).
+    func compose(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, from: String, now: Date) throws -> Envelope? {
+        // The patient, the appointment with its calendar event, and the personal-data key are
+        // not behind the seam yet.
+        let db = try tx.legacyDatabase()
+        guard let client = try database.getUserById(db, delivery.clientId) else { return nil }
+        let language = client.language
+        let messageId = "delivery-\(delivery.id).\(try instance(tx))@clinic"
+        switch delivery.content {
+        case .emailCode(let sealed):
+            guard let to = client.pendingEmail, let sealed else { return nil }
+            let code = String(decoding: try database.cipher(db).open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
             return Envelope(to: to, data: Mail.compose(
                 from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
                 body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))
+        case .message(let inboxId):
+            guard let to = client.email, let inboxId, let message = try tx.inboxMessage(inboxId) else { return nil }
+            var attachments: [Mail.Attachment] = []
+            if message.kind.carriesEvent, let appointmentId = message.appointmentId,
+               let appointment = try database.getAppointmentById(db, appointmentId),
+               let event = try CalendarEvent.load(db, appointment) {
+                let text = ICalendar.document([event], language: language, now: now)
+                attachments.append(Mail.Attachment(filename: "appointment-\(appointmentId).ics",
+                                                   contentType: "text/calendar; charset=utf-8; method=PUBLISH",
+                                                   data: Data(text.utf8)))
+            }
+            return Envelope(to: to, data: Mail.compose(from: from, to: to, subject: message.subject, body: message.body,
+                                                       messageId: messageId, date: now, attachments: attachments))
         }
-        guard let to = client.email, let messageRow = try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ?",
-                                                                       arguments: [try row.value("message_id", in: "deliveries") as Int64?]) else { return nil }
-        let message = try InboxMessage(row: messageRow)
-        var attachments: [Mail.Attachment] = []
-        if message.kind.carriesEvent, let appointmentId = message.appointmentId,
-           let appointment = try database.getAppointmentById(db, appointmentId),
-           let event = try CalendarEvent.load(db, appointment) {
-            let text = ICalendar.document([event], language: language, now: now)
-            attachments.append(Mail.Attachment(filename: "appointment-\(appointmentId).ics",
-                                               contentType: "text/calendar; charset=utf-8; method=PUBLISH",
-                                               data: Data(text.utf8)))
-        }
-        return Envelope(to: to, data: Mail.compose(from: from, to: to, subject: message.subject, body: message.body,
-                                                   messageId: messageId, date: now, attachments: attachments))
     }
 
     /// A random name for this database's messages, made once: Message-IDs stay unique across installations.
-    func instance(_ db: Database) throws -> String {
-        try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES ('mail.instance', ?)",
-                       arguments: [SessionManager.newToken().prefix(16).lowercased()])
-        return try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'mail.instance'") ?? "clinic"
+    func instance(_ tx: any StoreWriting) throws -> String {
+        try tx.mailInstance(proposing: SessionManager.newToken().prefix(16).lowercased()) ?? "clinic"
     }
 
     // MARK: Reminders
@@ -148,11 +135,11 @@ public final class Outbox: Sendable {
     public func createReminders() throws -> Int {
         let now = self.now()
         // Looked for in a read first: most rounds find nothing and take no writer's lock.
-        guard try !database.read({ db in try Self.dueReminders(db, now: now) }).isEmpty else { return 0 }
-        return try database.write { db in
+        guard try !database.reading({ tx in try Self.dueReminders(tx, now: now) }).isEmpty else { return 0 }
+        return try database.writing { tx in
             var written = 0
-            for (appointment, lead, key) in try Self.dueReminders(db, now: now)
-            where try Inbox.about(db, appointment, kind: .reminder, hoursBefore: lead, dedupeKey: key, now: now) != nil {
+            for (appointment, lead, key) in try Self.dueReminders(tx, now: now)
+            where try Inbox.about(tx, appointment, kind: .reminder, hoursBefore: lead, dedupeKey: key, now: now) != nil {
                 written += 1
             }
             return written
@@ -160,24 +147,20 @@ public final class Outbox: Sendable {
     }
 
     /// The reminders due now and not written yet: the appointment, the lead in hours, the dedupe key.
-    static func dueReminders(_ db: Database, now: Date) throws -> [(Appointment, Int, String)] {
-        let policy = try BookingPolicy.load(db)
+    static func dueReminders(_ tx: any StoreReading, now: Date) throws -> [(Appointment, Int, String)] {
+        // The booking policy is not behind the seam yet.
+        let policy = try BookingPolicy.load(try tx.legacyDatabase())
         let leads = Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
         guard let longest = leads.max() else { return [] }
-        let upcoming = try Appointment.fetchAll(db, sql: """
-            SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
-            AND starts_at > ? AND starts_at <= ? ORDER BY starts_at
-            """, arguments: [now.seconds, now.seconds + Int64(longest) * 3600])
+        let upcoming = try tx.remindableAppointments(startingAfter: now,
+                                                     through: Date(seconds: now.seconds + Int64(longest) * 3600))
         var due: [(Appointment, Int, String)] = []
         for appointment in upcoming {
             let start = appointment.startsAt.seconds
             guard let lead = leads.filter({ start - Int64($0) * 3600 <= now.seconds }).min() else { continue }
             let key = "reminder:\(appointment.id ?? 0):\(start):\(lead)"
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM messages WHERE dedupe_key = ?)", arguments: [key]) == false
-            else { continue }
-            let chosen = try Int64.fetchOne(db, sql: """
-                SELECT max(at) FROM appointment_events WHERE appointment_id = ? AND event IN ('booked', 'rescheduled')
-                """, arguments: [appointment.id]) ?? appointment.createdAt.seconds
+            guard try !tx.messageExists(dedupeKey: key) else { continue }
+            let chosen = try appointment.id.flatMap { try tx.slotChosenAt(ofAppointment: $0) }?.seconds ?? appointment.createdAt.seconds
             guard chosen < start - Int64(lead) * 3600 else { continue }
             due.append((appointment, lead, key))
         }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// A patient's e-mail address as the profile shows it.
 public struct EmailStatus: Sendable, Equatable {
@@ -14,14 +13,15 @@ extension ClientController {
 
     /// The patient's messages, newest first (at most 200).
     public func messages(clientId: Int64, unreadOnly: Bool = false) throws -> [InboxMessage] {
-        try database.read { db in
-            guard try database.clientExists(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            return try Inbox.messages(db, clientId: clientId, unreadOnly: unreadOnly)
+        try database.reading { tx in
+            // Whether the patient exists is not behind the seam yet.
+            guard try database.clientExists(try tx.legacyDatabase(), clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            return try Inbox.messages(tx, clientId: clientId, unreadOnly: unreadOnly)
         }
     }
 
     public func unreadCount(clientId: Int64) throws -> Int {
-        try database.read { db in try Inbox.unreadCount(db, clientId: clientId) }
+        try database.reading { tx in try Inbox.unreadCount(tx, clientId: clientId) }
     }
 
     /// Marks one of the patient's messages read (again: nothing changes); another patient's
@@ -29,14 +29,11 @@ extension ClientController {
     @discardableResult
     public func markRead(clientId: Int64, messageId: Int64) throws -> InboxMessage {
         let now = self.now()
-        return try database.write { db in
-            try db.execute(sql: "UPDATE messages SET read_at = coalesce(read_at, ?) WHERE id = ? AND client_id = ?",
-                           arguments: [now.seconds, messageId, clientId])
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ? AND client_id = ?",
-                                             arguments: [messageId, clientId]) else {
+        return try database.writing { tx in
+            guard let message = try tx.markMessageRead(messageId, ofClient: clientId, at: now) else {
                 throw ClinicError(.notFound, .messageNotFound, String(messageId))
             }
-            return try InboxMessage(row: row)
+            return message
         }
     }
 
@@ -59,26 +56,23 @@ extension ClientController {
         let now = self.now()
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
-        return try database.write { db in
+        return try database.writing { tx in
+            // The patient's row and the personal-data key are not behind the seam yet.
+            let db = try tx.legacyDatabase()
             guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            if let expires = try Int64.fetchOne(db, sql: "SELECT expires_at FROM email_confirmations WHERE client_id = ?",
-                                                arguments: [clientId]),
-               now.seconds < expires - Self.emailCodeMinutes * 60 + 60 {
+            if let waiting = try tx.emailConfirmation(ofClient: clientId),
+               now.seconds < waiting.expiresAt.seconds - Self.emailCodeMinutes * 60 + 60 {
                 throw ClinicError(.rateLimited, .emailCodeTooSoon, "60")
             }
             client.pendingEmail = address
             try database.updateUser(db, client)
-            try db.execute(sql: "INSERT OR REPLACE INTO email_confirmations (client_id, code_hash, expires_at, attempts) VALUES (?, ?, ?, 0)",
-                           arguments: [clientId, Self.codeHash(code, clientId: clientId), now.seconds + Self.emailCodeMinutes * 60])
+            try tx.replaceEmailConfirmation(ofClient: clientId, codeHash: Self.codeHash(code, clientId: clientId),
+                                            expiresAt: Date(seconds: now.seconds + Self.emailCodeMinutes * 60))
             // Earlier codes not yet sent are not worth sending.
-            try db.execute(sql: "UPDATE deliveries SET state = 'dropped' WHERE client_id = ? AND purpose = 'email_code' AND state = 'pending'",
-                           arguments: [clientId])
-            try db.execute(sql: """
-                INSERT INTO deliveries (client_id, purpose, created_at, next_attempt_at) VALUES (?, 'email_code', ?, ?)
-                """, arguments: [clientId, now.seconds, now.seconds])
-            let id = db.lastInsertedRowID
-            try db.execute(sql: "UPDATE deliveries SET payload = ? WHERE id = ?",
-                           arguments: [try database.sealingCipher(db).seal(bytes: Data(code.utf8), context: "delivery:\(id)"), id])
+            try tx.dropPendingEmailCodes(ofClient: clientId)
+            let id = try tx.enqueueEmailCodeDelivery(toClient: clientId, at: now)
+            try tx.setDeliveryPayload(try database.sealingCipher(db).seal(bytes: Data(code.utf8), context: "delivery:\(id)"),
+                                      ofDelivery: id)
             return EmailStatus(confirmed: client.email, pending: address)
         }
     }
@@ -87,25 +81,22 @@ extension ClientController {
     public func confirmEmail(clientId: Int64, code: String) throws -> EmailStatus {
         let now = self.now()
         enum Outcome { case confirmed(EmailStatus), wrong, none }
-        let outcome = try database.write { db -> Outcome in
+        let outcome = try database.writing { tx -> Outcome in
+            // The patient's row is not behind the seam yet.
+            let db = try tx.legacyDatabase()
             guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            guard let pending = client.pendingEmail,
-                  let row = try Row.fetchOne(db, sql: "SELECT * FROM email_confirmations WHERE client_id = ?", arguments: [clientId])
-            else { return .none }
-            let attempts: Int = try row.value("attempts", in: "email_confirmations", key: "client_id")
-            let expires: Int64 = try row.value("expires_at", in: "email_confirmations", key: "client_id")
-            let hash: String = try row.value("code_hash", in: "email_confirmations", key: "client_id")
+            guard let pending = client.pendingEmail, let waiting = try tx.emailConfirmation(ofClient: clientId) else { return .none }
             let given = code.trimmingCharacters(in: .whitespaces)
-            guard attempts < Self.emailCodeAttempts, now.seconds < expires, given.count == 6,
-                  Self.codeHash(given, clientId: clientId) == hash else {
+            guard waiting.wrongAttempts < Self.emailCodeAttempts, now.seconds < waiting.expiresAt.seconds, given.count == 6,
+                  Self.codeHash(given, clientId: clientId) == waiting.codeHash else {
                 // The wrong guess is counted even though the confirmation fails.
-                try db.execute(sql: "UPDATE email_confirmations SET attempts = attempts + 1 WHERE client_id = ?", arguments: [clientId])
+                try tx.countWrongEmailCode(ofClient: clientId)
                 return .wrong
             }
             client.email = pending
             client.pendingEmail = nil
             try database.updateUser(db, client)
-            try db.execute(sql: "DELETE FROM email_confirmations WHERE client_id = ?", arguments: [clientId])
+            try tx.deleteEmailConfirmation(ofClient: clientId)
             return .confirmed(EmailStatus(confirmed: pending, pending: nil))
         }
         switch outcome {
@@ -117,14 +108,15 @@ extension ClientController {
 
     /// Forgets both addresses; e-mail not yet sent is dropped, the inbox stays.
     public func removeEmail(clientId: Int64) throws {
-        try database.write { db in
+        try database.writing { tx in
+            // The patient's row is not behind the seam yet.
+            let db = try tx.legacyDatabase()
             guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             client.email = nil
             client.pendingEmail = nil
             try database.updateUser(db, client)
-            try db.execute(sql: "DELETE FROM email_confirmations WHERE client_id = ?", arguments: [clientId])
-            try db.execute(sql: "UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = ? AND state = 'pending'",
-                           arguments: [clientId])
+            try tx.deleteEmailConfirmation(ofClient: clientId)
+            try tx.dropPendingDeliveries(ofClient: clientId)
         }
     }
 
