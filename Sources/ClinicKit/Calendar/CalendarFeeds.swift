@@ -61,7 +61,7 @@ extension ClientController {
     func renewCalendarAddress(_ tx: any StoreWriting, clientId: Int64, language: Language, now: Date) throws {
         guard try tx.sealedCalendarToken(ofClient: clientId) != nil else { return }
         _ = try Self.issueCalendarToken(tx, cipher: try database.sealingCipher(tx), clientId: clientId, now: now)
-        try Inbox.post(tx.legacyDatabase(), clientId: clientId, kind: .account,
+        try Inbox.post(tx, clientId: clientId, kind: .account,
                        subject: Strings.text(.messageCalendarRenewedSubject, language),
                        body: Strings.text(.messageCalendarRenewedBody, language), now: now)
     }

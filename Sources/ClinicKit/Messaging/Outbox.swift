@@ -91,16 +91,13 @@ public final class Outbox: Sendable {
     /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient
     /// removed the address or is gone, the message or the code is gone).
     func compose(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, from: String, now: Date) throws -> Envelope? {
-        // The patient, the appointment with its calendar event, and the personal-data key are
-        // not behind the seam yet.
-        let db = try tx.legacyDatabase()
-        guard let client = try database.getUserById(db, delivery.clientId) else { return nil }
+        guard let client = try database.client(tx, id: delivery.clientId) else { return nil }
         let language = client.language
         let messageId = "delivery-\(delivery.id).\(try instance(tx))@clinic"
         switch delivery.content {
         case .emailCode(let sealed):
             guard let to = client.pendingEmail, let sealed else { return nil }
-            let code = String(decoding: try database.cipher(db).open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
+            let code = String(decoding: try database.cipher(tx).open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
             return Envelope(to: to, data: Mail.compose(
                 from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
                 body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))
@@ -108,8 +105,8 @@ public final class Outbox: Sendable {
             guard let to = client.email, let inboxId, let message = try tx.inboxMessage(inboxId) else { return nil }
             var attachments: [Mail.Attachment] = []
             if message.kind.carriesEvent, let appointmentId = message.appointmentId,
-               let appointment = try database.getAppointmentById(db, appointmentId),
-               let event = try CalendarEvent.load(db, appointment) {
+               let appointment = try tx.appointment(id: appointmentId),
+               let event = try CalendarEvent.load(tx, appointment) {
                 let text = ICalendar.document([event], language: language, now: now)
                 attachments.append(Mail.Attachment(filename: "appointment-\(appointmentId).ics",
                                                    contentType: "text/calendar; charset=utf-8; method=PUBLISH",
@@ -148,8 +145,7 @@ public final class Outbox: Sendable {
 
     /// The reminders due now and not written yet: the appointment, the lead in hours, the dedupe key.
     static func dueReminders(_ tx: any StoreReading, now: Date) throws -> [(Appointment, Int, String)] {
-        // The booking policy is not behind the seam yet.
-        let policy = try BookingPolicy.load(try tx.legacyDatabase())
+        let policy = try BookingPolicy.load(tx)
         let leads = Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
         guard let longest = leads.max() else { return [] }
         let upcoming = try tx.remindableAppointments(startingAfter: now,

@@ -115,7 +115,7 @@ public final class AppointmentController: Sendable {
                 endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
             let booked = try tx.insertAppointment(appointment)
             try Self.record(tx, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
-            try Inbox.about(tx.legacyDatabase(), booked, kind: .booked, staffId: staffId, now: now)
+            try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now)
             return booked
         }
     }
@@ -151,7 +151,7 @@ public final class AppointmentController: Sendable {
             let moved = appointment
             try tx.updateAppointment(moved)
             try record(tx, moved, "rescheduled", .patient, now)
-            try Inbox.about(tx.legacyDatabase(), moved, kind: .rescheduled, now: now)
+            try Inbox.about(tx, moved, kind: .rescheduled, now: now)
             return moved
         } }
     }
@@ -168,7 +168,7 @@ public final class AppointmentController: Sendable {
             }
             try checkCutoff(appointment, now: now, policy: policy)
             let cancelled = try move(tx, appointment, to: .cancelled, by: .patient, now: now)
-            try Inbox.about(tx.legacyDatabase(), cancelled, kind: .cancelled, now: now)
+            try Inbox.about(tx, cancelled, kind: .cancelled, now: now)
             return cancelled
         } }
     }
@@ -191,7 +191,7 @@ public final class AppointmentController: Sendable {
             }
             let moved = try move(tx, appointment, to: status, by: .staff, now: now)
             if status == .cancelled {
-                try Inbox.about(tx.legacyDatabase(), moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
+                try Inbox.about(tx, moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
             }
             try AuditLog.append(tx, by: actor, action: "appointment.status", clientId: appointment.clientId,
                                 appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,

@@ -14,8 +14,7 @@ extension ClientController {
     /// The patient's messages, newest first (at most 200).
     public func messages(clientId: Int64, unreadOnly: Bool = false) throws -> [InboxMessage] {
         try database.reading { tx in
-            // Whether the patient exists is not behind the seam yet.
-            guard try database.clientExists(try tx.legacyDatabase(), clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             return try Inbox.messages(tx, clientId: clientId, unreadOnly: unreadOnly)
         }
     }
@@ -57,21 +56,19 @@ extension ClientController {
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
         return try database.writing { tx in
-            // The patient's row and the personal-data key are not behind the seam yet.
-            let db = try tx.legacyDatabase()
-            guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             if let waiting = try tx.emailConfirmation(ofClient: clientId),
                now.seconds < waiting.expiresAt.seconds - Self.emailCodeMinutes * 60 + 60 {
                 throw ClinicError(.rateLimited, .emailCodeTooSoon, "60")
             }
             client.pendingEmail = address
-            try database.updateUser(db, client)
+            try database.updateClient(tx, client)
             try tx.replaceEmailConfirmation(ofClient: clientId, codeHash: Self.codeHash(code, clientId: clientId),
                                             expiresAt: Date(seconds: now.seconds + Self.emailCodeMinutes * 60))
             // Earlier codes not yet sent are not worth sending.
             try tx.dropPendingEmailCodes(ofClient: clientId)
             let id = try tx.enqueueEmailCodeDelivery(toClient: clientId, at: now)
-            try tx.setDeliveryPayload(try database.sealingCipher(db).seal(bytes: Data(code.utf8), context: "delivery:\(id)"),
+            try tx.setDeliveryPayload(try database.sealingCipher(tx).seal(bytes: Data(code.utf8), context: "delivery:\(id)"),
                                       ofDelivery: id)
             return EmailStatus(confirmed: client.email, pending: address)
         }
@@ -82,9 +79,7 @@ extension ClientController {
         let now = self.now()
         enum Outcome { case confirmed(EmailStatus), wrong, none }
         let outcome = try database.writing { tx -> Outcome in
-            // The patient's row is not behind the seam yet.
-            let db = try tx.legacyDatabase()
-            guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             guard let pending = client.pendingEmail, let waiting = try tx.emailConfirmation(ofClient: clientId) else { return .none }
             let given = code.trimmingCharacters(in: .whitespaces)
             guard waiting.wrongAttempts < Self.emailCodeAttempts, now.seconds < waiting.expiresAt.seconds, given.count == 6,
@@ -95,7 +90,7 @@ extension ClientController {
             }
             client.email = pending
             client.pendingEmail = nil
-            try database.updateUser(db, client)
+            try database.updateClient(tx, client)
             try tx.deleteEmailConfirmation(ofClient: clientId)
             return .confirmed(EmailStatus(confirmed: pending, pending: nil))
         }
@@ -109,12 +104,10 @@ extension ClientController {
     /// Forgets both addresses; e-mail not yet sent is dropped, the inbox stays.
     public func removeEmail(clientId: Int64) throws {
         try database.writing { tx in
-            // The patient's row is not behind the seam yet.
-            let db = try tx.legacyDatabase()
-            guard var client = try database.getUserById(db, clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             client.email = nil
             client.pendingEmail = nil
-            try database.updateUser(db, client)
+            try database.updateClient(tx, client)
             try tx.deleteEmailConfirmation(ofClient: clientId)
             try tx.dropPendingDeliveries(ofClient: clientId)
         }

@@ -125,8 +125,7 @@ extension ClientController {
             let sessions = try tx.sessions(ofClient: clientId, lastUsedSince: .distantPast).map {
                 (createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
             }
-            let db = try tx.legacyDatabase()
-            let messages = try db.tableExists("messages") ? Inbox.messages(db, clientId: clientId, limit: 100_000) : []
+            let messages = try tx.keepsInboxes() ? Inbox.messages(tx, clientId: clientId, limit: 100_000) : []
             return PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
         }
     }
