@@ -12,9 +12,10 @@ public final class DatabaseManager: Sendable {
     public let path: String?
     /// Orders writers across processes (file databases only).
     let writerLock: WriterLock?
-    /// Where the personal-data key is kept (file databases), or the key itself (in memory).
-    let keyFile: KeyFile?
-    let cachedKey: LockedBox<SymmetricKey?>
+    /// The personal-data key: its file (file databases, `<database>.key`), or the key itself (in memory).
+    let personalDataKey: PersonalDataKey
+    var keyFile: KeyFile? { personalDataKey.file }
+    var cachedKey: LockedBox<SymmetricKey?> { personalDataKey.cached }
     /// Where the audit trail's key is kept (file databases, `<database>.audit-key`), the key
     /// last loaded, and, in memory, the key itself (see `AuditKey`).
     let auditKeyFile: KeyFile?
@@ -40,9 +41,8 @@ public final class DatabaseManager: Sendable {
         isReadOnly = readOnly
         // A database opened read-only never writes, and must not create files beside itself.
         writerLock = readOnly ? nil : path.flatMap { WriterLock(path: $0 + ".lock") }
-        keyFile = path.map { KeyFile(databasePath: $0) }
+        personalDataKey = PersonalDataKey(file: path.map { KeyFile(databasePath: $0) }, key: key)
         auditKeyFile = path.map { AuditKey.file(databasePath: $0) }
-        cachedKey = LockedBox(key)
     }
 
     static func configuration() -> Configuration {

@@ -7,51 +7,20 @@ import GRDB
 extension DatabaseManager {
     static let keyCheckSetting = "encryption.key_check"
 
-    /// The cipher under this database's key. The first use loads the key: a new database gets
-    /// a new key file; otherwise the key file — or, while a rotation is between its commit and
-    /// its rename, the staged `<key>.new` — must match the stored key check. Loading never
-    /// renames or deletes a key file: only `rotateKey`, under the writer lock, does.
-    /// A key loaded before is used while it matches; when it no longer does (another process
-    /// rotated the key under a long-running session), the key file is read again.
+    /// The cipher under this database's key (`PersonalDataKey.cipher`).
     func cipher(_ tx: any StoreReading) throws -> FieldCipher {
-        try cipher(keyCheck: try tx.personalDataKeyCheck())
+        try personalDataKey.cipher(tx)
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).
     func cipher(_ db: Database) throws -> FieldCipher {
-        try cipher(keyCheck: try Self.keyCheck(db))
-    }
-
-    private func cipher(keyCheck check: String?) throws -> FieldCipher {
-        if let key = cachedKey.withLock({ $0 }) {
-            if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
-            guard keyFile != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }
-            cachedKey.withLock { $0 = nil }
-        }
-        guard let keyFile else { throw ClinicError(.keyError, .keyMissing, "memory") }
-        if let check, let staged = try? KeyFile.read(keyFile.stagedPath), KeyFile.check(staged) == check {
-            cachedKey.withLock { $0 = staged }
-            return FieldCipher(key: staged)
-        }
-        var key = try KeyFile.read(keyFile.path)
-        if key == nil {
-            guard check == nil else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
-            let fresh = KeyFile.newKey()
-            try KeyFile.write(fresh, to: keyFile.path, exclusive: true)
-            key = fresh
-        }
-        guard let key else { throw ClinicError(.keyError, .keyMissing, keyFile.path) }
-        if let check, check != KeyFile.check(key) { throw ClinicError(.keyError, .keyWrong, keyFile.path) }
-        cachedKey.withLock { $0 = key }
-        return FieldCipher(key: key)
+        try personalDataKey.cipher(keyCheck: try Self.keyCheck(db))
     }
 
     /// The cipher, with the key check stored if the database has none yet: for write
     /// transactions that are about to seal personal data.
     func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
-        let cipher = try cipher(tx)
-        try tx.storePersonalDataKeyCheckIfMissing(KeyFile.check(cipher.key))
-        return cipher
+        try personalDataKey.sealingCipher(tx)
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).

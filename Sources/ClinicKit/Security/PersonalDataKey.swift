@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+
+/// The key a store's personal data is sealed with, whatever the store: it lives in a key file
+/// of its own, never in the database, and the database keeps only a check of it
+/// (`personalDataKeyCheck`), so a wrong or missing key is told before anything is opened or
+/// sealed. A SQLite database's key file is `<database>.key`; in memory (tests) the key itself
+/// is given.
+public final class PersonalDataKey: Sendable {
+    /// Where the key is kept, nil in memory.
+    let file: KeyFile?
+    /// The key last loaded (or, in memory, the key).
+    let cached: LockedBox<SymmetricKey?>
+
+    init(file: KeyFile?, key: SymmetricKey? = nil) {
+        self.file = file
+        cached = LockedBox(key)
+    }
+
+    /// The cipher under this key. The first use loads the key: a new database gets a new key
+    /// file; otherwise the key file — or, while a rotation is between its commit and its
+    /// rename, the staged `<key>.new` — must match the stored key check. Loading never renames
+    /// or deletes a key file: only a rotation does. A key loaded before is used while it
+    /// matches; when it no longer does (another process rotated the key under a long-running
+    /// session), the key file is read again.
+    func cipher(_ tx: any StoreReading) throws -> FieldCipher {
+        try cipher(keyCheck: try tx.personalDataKeyCheck())
+    }
+
+    /// The cipher, with the key check stored if the database has none yet: for write
+    /// transactions that are about to seal personal data.
+    func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
+        let cipher = try cipher(tx)
+        try tx.storePersonalDataKeyCheckIfMissing(KeyFile.check(cipher.key))
+        return cipher
+    }
+
+    func cipher(keyCheck check: String?) throws -> FieldCipher {
+        if let key = cached.withLock({ $0 }) {
+            if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
+            guard file != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }
+            cached.withLock { $0 = nil }
+        }
+        guard let file else { throw ClinicError(.keyError, .keyMissing, "memory") }
+        if let check, let staged = try? KeyFile.read(file.stagedPath), KeyFile.check(staged) == check {
+            cached.withLock { $0 = staged }
+            return FieldCipher(key: staged)
+        }
+        var key = try KeyFile.read(file.path)
+        if key == nil {
+            guard check == nil else { throw ClinicError(.keyError, .keyMissing, file.path) }
+            let fresh = KeyFile.newKey()
+            try KeyFile.write(fresh, to: file.path, exclusive: true)
+            key = fresh
+        }
+        guard let key else { throw ClinicError(.keyError, .keyMissing, file.path) }
+        if let check, check != KeyFile.check(key) { throw ClinicError(.keyError, .keyWrong, file.path) }
+        cached.withLock { $0 = key }
+        return FieldCipher(key: key)
+    }
+}
