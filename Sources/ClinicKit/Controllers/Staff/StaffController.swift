@@ -106,7 +106,7 @@ public final class StaffController: Sendable {
         let (found, window) = try ClientController.reserveAttempt(key, database: database, now: now()) { db in
             try database.transaction(db).staffCredentials(loginKey: Client.key(forLogin: login))
         }
-        let matched = found.map { hasher.verify(password, against: $0.1) }
+        let matched = found.map { hasher.verify(password, against: $0.passwordHash) }
             ?? { _ = hasher.verify(password, against: ClientController.decoyHash(hasher)); return false }()
         // A disabled account fails as a wrong password does: no telling which accounts exist.
         guard let (member, _) = found, matched, member.isActive else {
