@@ -1,22 +1,21 @@
 import Foundation
-import GRDB
 
 // Clinic administration: doctors, their weekly hours and exceptions (clinic admins only).
 
 extension StaffController {
     /// A clinic admin, and the doctor is of their clinic (else `not_found`).
-    func checkAdmin(_ db: Database, _ member: StaffMember, doctorId: Int64) throws {
+    func checkAdmin(_ tx: any StoreReading, _ member: StaffMember, doctorId: Int64) throws {
         guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        guard try DepartmentController.clinicId(db, doctorId: doctorId) == member.clinicId else {
+        guard try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
             throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
         }
     }
 
     /// The clinic's doctors with their departments (any staff member of the clinic).
     public func doctors(_ member: StaffMember) throws -> [(doctor: Doctor, department: Department)] {
-        try database.read { db in
-            try database.getDepartmentsByClinicId(db, member.clinicId).flatMap { department in
-                try database.getDoctorsByDepartmentId(db, department.id ?? 0).map { ($0, department) }
+        try database.reading { tx in
+            try database.getDepartmentsByClinicId(tx.legacyDatabase(), member.clinicId).flatMap { department in
+                try tx.activeDoctors(inDepartment: department.id ?? 0).map { ($0, department) }
             }
         }
     }
@@ -26,12 +25,13 @@ extension StaffController {
                           requestId: String? = nil) throws -> Doctor {
         guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         let now = self.now()
-        return try database.writeJoined { db in
-            guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+        // Joined: `DepartmentController.addDoctor`'s own write commits with the audit row.
+        return try writingJoined { tx in
+            guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
             let doctor = try DepartmentController(database: database).addDoctor(departmentId: departmentId, name: name, hours: hours)
-            try AuditLog.append(db, by: member.auditActor, action: "doctor.add", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: "doctor.add", requestId: requestId,
                                 detail: "doctor \(doctor.id ?? 0) department \(departmentId)", now: now)
             return doctor
         }
@@ -43,23 +43,23 @@ extension StaffController {
     public func deactivateDoctor(_ member: StaffMember, doctorId: Int64, force: Bool = false, reason: String? = nil,
                                  requestId: String? = nil) throws -> [Appointment] {
         let now = self.now()
-        return try database.writeJoined { db in
-            try checkAdmin(db, member, doctorId: doctorId)
-            try db.execute(sql: "UPDATE doctors SET is_active = 0 WHERE id = ?", arguments: [doctorId])
-            try AuditLog.append(db, by: member.auditActor, action: "doctor.deactivate", requestId: requestId,
+        return try database.writing { tx in
+            try checkAdmin(tx, member, doctorId: doctorId)
+            try tx.deactivateDoctor(id: doctorId)
+            try AuditLog.append(tx, by: member.auditActor, action: "doctor.deactivate", requestId: requestId,
                                 detail: "doctor \(doctorId)", now: now)
-            return try settle(db, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now,
+            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now,
                               keepingNone: true)
         }
     }
 
     /// A doctor's weekly hours (any staff member of the clinic).
     public func hours(_ member: StaffMember, doctorId: Int64) throws -> [WorkingHours] {
-        try database.read { db in
-            guard try DepartmentController.clinicId(db, doctorId: doctorId) == member.clinicId else {
+        try database.reading { tx in
+            guard try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
-            return try database.getWorkingHours(db, doctorId: doctorId)
+            return try tx.workingHours(ofDoctor: doctorId)
         }
     }
 
@@ -75,18 +75,13 @@ extension StaffController {
             }
         }
         let now = self.now()
-        return try database.writeJoined { db in
-            try checkAdmin(db, member, doctorId: doctorId)
-            try db.execute(sql: "DELETE FROM working_hours WHERE doctor_id = ? AND weekday = ?", arguments: [doctorId, weekday])
-            for interval in intervals {
-                var row = WorkingHours(id: nil, doctorId: doctorId, weekday: weekday, startMinute: interval.startMinute,
-                                       endMinute: interval.endMinute, slotMinutes: interval.slotMinutes)
-                try row.insert(db)
-            }
+        return try database.writing { tx in
+            try checkAdmin(tx, member, doctorId: doctorId)
+            try tx.replaceWorkingHours(ofDoctor: doctorId, weekday: weekday, with: intervals)
             let text = intervals.map { "\($0.startMinute)-\($0.endMinute)/\($0.slotMinutes)" }.joined(separator: ",")
-            try AuditLog.append(db, by: member.auditActor, action: "hours.set", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: "hours.set", requestId: requestId,
                                 detail: "doctor \(doctorId) weekday \(weekday) " + (text.isEmpty ? "off" : text), now: now)
-            return try settle(db, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
         }
     }
 
@@ -96,11 +91,12 @@ extension StaffController {
                              force: Bool = false, reason: String? = nil,
                              requestId: String? = nil) throws -> (exception: WorkingException, cancelled: [Appointment]) {
         let now = self.now()
-        return try database.writeJoined { db in
-            try checkAdmin(db, member, doctorId: doctorId)
+        // Joined: `DepartmentController.addException`'s own write commits with what `settle` does.
+        return try writingJoined { tx in
+            try checkAdmin(tx, member, doctorId: doctorId)
             let exception = try DepartmentController(database: database).addException(doctorId: doctorId, day: day, hours: hours,
                                                                                       by: member.auditActor)
-            return (exception, try settle(db, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now))
+            return (exception, try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now))
         }
     }
 
@@ -109,14 +105,15 @@ extension StaffController {
     public func removeException(_ member: StaffMember, exceptionId: Int64, force: Bool = false, reason: String? = nil,
                                 requestId: String? = nil) throws -> [Appointment] {
         let now = self.now()
-        return try database.writeJoined { db in
-            guard let exception = try WorkingException.fetchOne(db, key: exceptionId),
-                  try DepartmentController.clinicId(db, doctorId: exception.doctorId) == member.clinicId else {
+        // Joined: `DepartmentController.removeException`'s own write commits with what `settle` does.
+        return try writingJoined { tx in
+            guard let doctorId = try tx.doctorId(ofWorkingException: exceptionId),
+                  try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
                 throw ClinicError(.notFound, .exceptionNotFound, String(exceptionId))
             }
-            try checkAdmin(db, member, doctorId: exception.doctorId)
+            try checkAdmin(tx, member, doctorId: doctorId)
             try DepartmentController(database: database).removeException(exceptionId, by: member.auditActor)
-            return try settle(db, member, doctorId: exception.doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
         }
     }
 
@@ -124,19 +121,17 @@ extension StaffController {
     /// appointments whose slot the new schedule no longer has. None: nothing to do. Some:
     /// `hours_conflict` with their ids (the change rolls back), or with `force` they are
     /// cancelled for the clinic with the reason (history and audit trail).
-    func settle(_ db: Database, _ member: StaffMember, doctorId: Int64, force: Bool, reason: String?, requestId: String?,
+    func settle(_ tx: any StoreWriting, _ member: StaffMember, doctorId: Int64, force: Bool, reason: String?, requestId: String?,
                 now: Date, keepingNone: Bool = false) throws -> [Appointment] {
-        guard let clinic = try database.getClinicById(db, member.clinicId) else { return [] }
+        guard let clinic = try tx.clinic(id: member.clinicId) else { return [] }
         let zone = clinic.zone
-        let future = try Appointment.fetchAll(db, sql: """
-            SELECT * FROM appointments WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ? ORDER BY starts_at
-            """, arguments: [doctorId, now.seconds])
+        let future = try tx.futureActiveAppointments(ofDoctor: doctorId, from: now)
         var outside: [Appointment] = []
         // A visit under way (in progress) is left alone: hours change around it.
         for appointment in future where appointment.status.canMove(to: .cancelled) {
             let day = LocalDateTime.of(appointment.startsAt, in: zone)
-            let schedule = try DoctorSchedule.load(db, doctorId: doctorId, from: day, through: day)
-            let duration = try appointment.visitTypeId.flatMap { try VisitType.fetch(db, id: $0)?.durationMinutes }
+            let schedule = try DoctorSchedule.load(tx, doctorId: doctorId, from: day, through: day)
+            let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
             if keepingNone || schedule.slotEnd(startingAt: appointment.startsAt, zone: zone, duration: duration) != appointment.endsAt {
                 outside.append(appointment)
             }
@@ -148,15 +143,24 @@ extension StaffController {
         let given = try Self.checkedReason(reason)
         let why = given ?? Strings.text(.staffHoursChanged, .en, [])
         return try outside.map { appointment in
-            let cancelled = try AppointmentController.move(db, database, appointment, to: .cancelled, by: .staff, now: now,
+            let cancelled = try AppointmentController.move(tx, appointment, to: .cancelled, by: .staff, now: now,
                                                            reason: why, staffId: member.id)
-            try AuditLog.append(db, by: member.auditActor, action: "appointment.cancel", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: "appointment.cancel", clientId: appointment.clientId,
                                 appointmentId: appointment.id, requestId: requestId, detail: "hours changed: \(why)", now: now)
             // The patient reads the reason in their language when the clinic gave none.
-            try Inbox.about(db, cancelled, kind: .clinicCancelled, reason: given, defaultReason: .staffHoursChanged,
+            try Inbox.about(tx, cancelled, kind: .clinicCancelled, reason: given, defaultReason: .staffHoursChanged,
                             staffId: member.id, now: now)
             return cancelled
         }
+    }
+
+    /// One write transaction in which the writes other controllers open on this thread
+    /// (`DepartmentController`'s, `AppointmentController.createAppointment`) join, as savepoints,
+    /// so that they commit with what the staff use case writes beside them or not at all. Only
+    /// until those use cases take the seam's transaction themselves (issue #25): then this is
+    /// `database.writing` with them called on `tx`.
+    func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
+        try database.writeJoined { db in try body(database.transaction(db)) }
     }
 
     /// A reason the clinic gives a patient (a cancellation, a forced hours change): trimmed,

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 // The front desk and the clinic's day: the day's list, the lifecycle actions, booking for a
 // patient, and messages to patients.
@@ -11,21 +10,15 @@ extension StaffController {
     public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
                          requestId: String? = nil) throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
         let now = self.now()
-        return try database.write { db in
-            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+        return try database.writing { tx in
+            guard let clinic = try tx.clinic(id: member.clinicId) else {
                 throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
             }
             let zone = clinic.zone
             let local = day ?? LocalDateTime.of(now, in: zone)
-            // Midnight may not exist (a zone that springs forward at 0:00): then 1:00 starts the day.
-            func dayStart(_ day: LocalDateTime) -> Date? {
-                day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
-            }
-            guard let start = dayStart(local), let end = dayStart(local.adding(days: 1)) else {
-                throw ClinicError.invalid(.invalidDay, local.dayText)
-            }
+            guard let span = Self.instants(of: local, in: zone) else { throw ClinicError.invalid(.invalidDay, local.dayText) }
             if let departmentId {
-                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                     throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
                 }
             }
@@ -33,21 +26,17 @@ extension StaffController {
             if member.role == .doctor {
                 if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
                 doctor = member.doctorId ?? -1
-            } else if let doctorId, try DepartmentController.clinicId(db, doctorId: doctorId) != member.clinicId {
+            } else if let doctorId, try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) != member.clinicId {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
-            var sql = "SELECT * FROM appointments WHERE clinic_id = ? AND starts_at >= ? AND starts_at < ?"
-            var arguments: StatementArguments = [member.clinicId, start.seconds, end.seconds]
-            if let departmentId { sql += " AND department_id = ?"; arguments += [departmentId] }
-            if let doctor { sql += " AND doctor_id = ?"; arguments += [doctor] }
-            sql += " ORDER BY starts_at, id"
-            let appointments = try Appointment.fetchAll(db, sql: sql, arguments: arguments)
+            let appointments = try tx.appointments(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId,
+                                                   doctorId: doctor)
             var patients: [Int64: Client] = [:]
             for clientId in Set(appointments.compactMap(\.clientId)).sorted() {
-                guard let client = try database.getUserById(db, clientId) else { continue }
+                guard let client = try database.client(tx, id: clientId) else { continue }
                 patients[clientId] = client
-                try AuditLog.append(db, by: member.auditActor, action: "patient.read", clientId: clientId, requestId: requestId,
-                                    detail: "schedule \(local.dayText)", now: now)
+                try AuditLog.append(tx, by: member.auditActor, action: "patient.read", clientId: clientId,
+                                    requestId: requestId, detail: "schedule \(local.dayText)", now: now)
             }
             let entries = appointments.map { appointment in
                 let patient = appointment.clientId.flatMap { patients[$0] }
@@ -74,19 +63,21 @@ extension StaffController {
         let reason = try Self.checkedReason(reason)
         if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
         let now = self.now()
-        return try database.write { db in
-            guard let appointment = try database.getAppointmentById(db, appointmentId) else {
+        return try database.writing { tx in
+            guard let appointment = try tx.appointment(id: appointmentId) else {
                 throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
             }
             if let refusal = action.refusal(by: member, on: appointment, now: now) { throw refusal }
             let status = action.status
-            let moved = try AppointmentController.move(db, database, appointment, to: status, by: .staff, now: now,
+            let moved = try AppointmentController.move(tx, appointment, to: status, by: .staff, now: now,
                                                        reason: action == .cancel ? reason : nil, staffId: member.id)
-            try AuditLog.append(db, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
                                 now: now)
-            if action == .cancel { try Inbox.about(db, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now) }
+            if action == .cancel {
+                try Inbox.about(tx, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now)
+            }
             return moved
         }
     }
@@ -100,18 +91,19 @@ extension StaffController {
         let now = self.now()
         var found: Int64?
         do {
-            return try database.writeJoined { db in
-                guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+            // Joined: the booking (`createAppointment`, its own write) commits with the audit row.
+            return try writingJoined { tx in
+                guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                     throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
                 }
-                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
+                guard patientLogin.count <= 64, let patient = try database.sealedClient(tx, login: patientLogin),
                       let clientId = patient.id else {
                     throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
                 }
                 found = clientId
                 let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
                                                                 doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
-                try AuditLog.append(db, by: member.auditActor, action: "appointment.book", clientId: clientId,
+                try AuditLog.append(tx, by: member.auditActor, action: "appointment.book", clientId: clientId,
                                     appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
                 return booked
             }
@@ -120,12 +112,23 @@ extension StaffController {
             // The patient was looked up: the refusal is in their access log too (the one write a
             // refused staff booking makes, on purpose), and says nothing of their other bookings.
             let shown = Self.staffFacing(error)
-            try database.write { db in
-                try AuditLog.append(db, by: member.auditActor, action: "appointment.book-refused", clientId: clientId,
+            try database.writing { tx in
+                try AuditLog.append(tx, by: member.auditActor, action: "appointment.book-refused", clientId: clientId,
                                     requestId: requestId, detail: shown.code.rawValue, now: now)
             }
             throw shown
         }
+    }
+
+    /// The instants of a local day in a clinic's zone, from its start to the next day's start;
+    /// nil when either has no instant (no zone skips both 0:00 and 1:00). Midnight may not exist
+    /// (a zone that springs forward at 0:00): then 1:00 starts the day.
+    static func instants(of day: LocalDateTime, in zone: TimeZone) -> Range<Date>? {
+        func dayStart(_ day: LocalDateTime) -> Date? {
+            day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
+        }
+        guard let start = dayStart(day), let end = dayStart(day.adding(days: 1)), start < end else { return nil }
+        return start..<end
     }
 
     /// What staff are told of a refusal that comes from the patient's other bookings: neither
@@ -153,46 +156,33 @@ extension StaffController {
         }
         let text = try Inbox.checkedText(text)
         let now = self.now()
-        return try database.write { db in
-            guard let clinic = try database.getClinicById(db, member.clinicId) else {
+        return try database.writing { tx in
+            guard let clinic = try tx.clinic(id: member.clinicId) else {
                 throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
             }
             var recipients: [Int64] = []
             if let patientLogin {
                 // Only a patient of this clinic: staff see no one else.
-                guard patientLogin.count <= 64, let patient = try database.getSealedUserByLogin(db, patientLogin),
-                      let clientId = patient.id,
-                      try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND clinic_id = ?)",
-                                        arguments: [clientId, member.clinicId]) == true else {
+                guard patientLogin.count <= 64, let patient = try database.sealedClient(tx, login: patientLogin),
+                      let clientId = patient.id, try tx.clientHasAppointment(clientId, atClinic: member.clinicId) else {
                     throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
                 }
                 recipients = [clientId]
             } else if let day {
                 if let departmentId {
-                    guard let department = try database.getDepartmentById(db, departmentId), department.clinicId == member.clinicId else {
+                    guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                         throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
                     }
                 }
-                let zone = clinic.zone
-                func dayStart(_ day: LocalDateTime) -> Date? {
-                    day.at(minuteOfDay: 0).firstInstant(in: zone) ?? day.at(minuteOfDay: 60).firstInstant(in: zone)
-                }
-                guard let first = dayStart(day), let next = dayStart(day.adding(days: 1)) else {
-                    throw ClinicError.invalid(.invalidDay, day.dayText)
-                }
-                recipients = try Int64.fetchAll(db, sql: """
-                    SELECT DISTINCT client_id FROM appointments
-                    WHERE clinic_id = ? AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
-                    AND starts_at >= ? AND starts_at < ? AND (? IS NULL OR department_id = ?) ORDER BY client_id
-                    """, arguments: [member.clinicId, first.seconds, next.seconds, departmentId, departmentId])
+                guard let span = Self.instants(of: day, in: clinic.zone) else { throw ClinicError.invalid(.invalidDay, day.dayText) }
+                recipients = try tx.activePatients(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId)
             }
             for clientId in recipients {
-                let language = Language(rawValue: try String.fetchOne(db, sql: "SELECT preferred_language FROM clients WHERE id = ?",
-                                                                      arguments: [clientId]) ?? "en") ?? .en
-                try Inbox.post(db, clientId: clientId, kind: .clinic,
+                let language = try tx.messageLanguage(ofClient: clientId) ?? .en
+                try Inbox.post(tx, clientId: clientId, kind: .clinic,
                                subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text,
                                clinicId: member.clinicId, staffId: member.id, now: now)
-                try AuditLog.append(db, by: member.auditActor, action: "message.send", clientId: clientId, requestId: requestId,
+                try AuditLog.append(tx, by: member.auditActor, action: "message.send", clientId: clientId, requestId: requestId,
                                     detail: String(text.prefix(200)), now: now)
             }
             return recipients.count

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-
 
 /// Clinic staff: accounts, log-in (same Argon2id and throttling as patients, 12-hour idle
 /// sessions of their own), the clinic's day, and the appointment lifecycle. Every read of
@@ -14,6 +12,9 @@ public final class StaffController: Sendable {
 
     /// A staff session ends after this long without use.
     public static let idleLimit: TimeInterval = 12 * 3600
+
+    /// The last use a live session has had at the latest, at `now` (whole seconds, as stored).
+    static func idleCutoff(_ now: Date) -> Date { Date(seconds: now.seconds - Int64(idleLimit)) }
 
     init(database: DatabaseManager, hasher: PasswordHasher, now: @escaping @Sendable () -> Date, appointments: AppointmentController,
          passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
@@ -42,27 +43,24 @@ public final class StaffController: Sendable {
         if input.role != .doctor && input.doctorId != nil { throw ClinicError.invalid(.staffDoctorOnlyForDoctors) }
         let hash = try hasher.hash(input.password)
         let now = self.now()
-        return try database.write { db in
-            guard try database.getClinicById(db, input.clinicId) != nil else {
+        return try database.writing { tx in
+            guard try tx.clinic(id: input.clinicId) != nil else {
                 throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId))
             }
             if let doctorId = input.doctorId,
-               try DepartmentController.clinicId(db, doctorId: doctorId) != input.clinicId {
+               try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) != input.clinicId {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
-            let key = Client.key(forLogin: login)
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM staff_accounts WHERE login_key = ?)", arguments: [key]) == true {
-                throw ClinicError(.loginTaken, .loginTaken, login)
-            }
-            try db.execute(sql: """
-                INSERT INTO staff_accounts (login, login_key, password_hash, name, surname, role, clinic_id, doctor_id, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [login, key, hash, input.name.trimmingCharacters(in: .whitespaces),
-                                 input.surname.trimmingCharacters(in: .whitespaces), input.role.rawValue, input.clinicId,
-                                 input.doctorId, now.seconds])
-            let member = try Self.member(db, id: db.lastInsertedRowID)
-            try AuditLog.append(db, by: creator?.auditActor ?? .operator, action: "staff.add", clinicId: input.clinicId,
-                                requestId: requestId, detail: "\(member.role.rawValue) \(member.login)", now: now)
+            // A login taken (any case) is refused by the store (`login_taken`), also when
+            // another server adds it at the same moment.
+            let member = try tx.insertStaffMember(login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
+                                                  name: input.name.trimmingCharacters(in: .whitespaces),
+                                                  surname: input.surname.trimmingCharacters(in: .whitespaces),
+                                                  role: input.role, clinicId: input.clinicId, doctorId: input.doctorId,
+                                                  createdAt: now)
+            try AuditLog.append(tx, by: creator?.auditActor ?? .operator, action: "staff.add",
+                                clinicId: input.clinicId, requestId: requestId,
+                                detail: "\(member.role.rawValue) \(member.login)", now: now)
             return member
         }
     }
@@ -73,34 +71,26 @@ public final class StaffController: Sendable {
             guard viewer.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
             guard viewer.clinicId == clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
         }
-        return try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM staff_accounts WHERE clinic_id = ? ORDER BY id", arguments: [clinicId])
-                .map(StaffMember.init(row:))
-        }
+        return try database.reading { tx in try tx.staffMembers(ofClinic: clinicId) }
     }
 
     /// Disables an account and ends its sessions (a clinic admin of its clinic, or the operator).
     public func disable(_ id: Int64, by viewer: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
         let now = self.now()
-        return try database.write { db in
-            guard let member = try? Self.member(db, id: id),
+        return try database.writing { tx in
+            // An unreadable row (a role this version does not know) is no account to disable.
+            guard let member = try? tx.staffMember(id: id),
                   viewer.map({ $0.clinicId == member.clinicId }) ?? true else {
                 throw ClinicError(.notFound, .staffNotFound, String(id))
             }
             if let viewer, viewer.role != .clinicAdmin { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
-            try db.execute(sql: "UPDATE staff_accounts SET is_active = 0 WHERE id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM staff_sessions WHERE staff_id = ?", arguments: [id])
-            try AuditLog.append(db, by: viewer?.auditActor ?? .operator, action: "staff.disable", clinicId: member.clinicId,
-                                requestId: requestId, detail: member.login, now: now)
-            return try Self.member(db, id: id)
+            try tx.deactivateStaffMember(id: id)
+            try tx.deleteStaffSessions(ofStaff: id)
+            try AuditLog.append(tx, by: viewer?.auditActor ?? .operator, action: "staff.disable",
+                                clinicId: member.clinicId, requestId: requestId, detail: member.login, now: now)
+            guard let disabled = try tx.staffMember(id: id) else { throw ClinicError(.notFound, .staffNotFound, String(id)) }
+            return disabled
         }
-    }
-
-    static func member(_ db: Database, id: Int64) throws -> StaffMember {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM staff_accounts WHERE id = ?", arguments: [id]) else {
-            throw ClinicError(.notFound, .staffNotFound, String(id))
-        }
-        return try StaffMember(row: row)
     }
 
     // MARK: Sessions
@@ -113,24 +103,21 @@ public final class StaffController: Sendable {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
         let key = "staff:" + Client.key(forLogin: login)
-        let (found, window) = try ClientController.reserveAttempt(key, database: database, now: now()) { db -> (StaffMember, String)? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM staff_accounts WHERE login_key = ?",
-                                             arguments: [Client.key(forLogin: login)]) else { return nil }
-            return (try StaffMember(row: row), try row.value("password_hash", in: "staff_accounts") as String)
+        let (found, window) = try ClientController.reserveAttempt(key, store: database, now: now()) { tx in
+            try tx.staffCredentials(loginKey: Client.key(forLogin: login))
         }
-        let matched = found.map { hasher.verify(password, against: $0.1) }
+        let matched = found.map { hasher.verify(password, against: $0.passwordHash) }
             ?? { _ = hasher.verify(password, against: ClientController.decoyHash(hasher)); return false }()
         // A disabled account fails as a wrong password does: no telling which accounts exist.
         guard let (member, _) = found, matched, member.isActive else {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
         let now = self.now()
-        return try database.write { db in
-            try ClientController.releaseAttempt(db, key, window: window)
-            try db.execute(sql: "DELETE FROM staff_sessions WHERE last_used_at < ?", arguments: [now.seconds - Int64(Self.idleLimit)])
+        return try database.writing { tx in
+            try ClientController.releaseAttempt(tx, key, window: window)
+            try tx.deleteStaffSessions(lastUsedBefore: Self.idleCutoff(now))
             let token = SessionManager.newToken()
-            try db.execute(sql: "INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
-                           arguments: [member.id, SessionManager.hash(token), now.seconds, now.seconds])
+            try tx.insertStaffSession(staffId: member.id, tokenHash: SessionManager.hash(token), at: now)
             return (member, token)
         }
     }
@@ -140,12 +127,8 @@ public final class StaffController: Sendable {
     public func current(token: String?) throws -> StaffMember {
         guard let token, SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         let now = self.now()
-        let member = try database.read { db -> StaffMember? in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT staff_accounts.* FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
-                WHERE staff_sessions.token_hash = ? AND staff_sessions.last_used_at >= ? AND staff_accounts.is_active = 1
-                """), arguments: [SessionManager.hash(token), now.seconds - Int64(Self.idleLimit)]) else { return nil }
-            return try StaffMember(row: row)
+        let member = try database.reading { tx in
+            try tx.activeStaffMember(sessionTokenHash: SessionManager.hash(token), lastUsedSince: Self.idleCutoff(now))
         }
         guard let member else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         return member
@@ -154,17 +137,11 @@ public final class StaffController: Sendable {
     /// Keeps a staff session alive after a command made with it succeeded.
     public func touch(token: String) throws {
         let now = self.now()
-        try database.write { db in
-            try db.execute(sql: "UPDATE staff_sessions SET last_used_at = max(last_used_at, ?) WHERE token_hash = ?",
-                           arguments: [now.seconds, SessionManager.hash(token)])
-        }
+        try database.writing { tx in try tx.touchStaffSession(tokenHash: SessionManager.hash(token), at: now) }
     }
 
     @discardableResult
     public func logOut(token: String) throws -> Bool {
-        try database.write { db in
-            try db.execute(sql: "DELETE FROM staff_sessions WHERE token_hash = ?", arguments: [SessionManager.hash(token)])
-            return db.changesCount > 0
-        }
+        try database.writing { tx in try tx.deleteStaffSession(tokenHash: SessionManager.hash(token)) }
     }
 }

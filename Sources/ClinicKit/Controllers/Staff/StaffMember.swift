@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A staff role, scoped to one clinic (the operator is not an account: see `AuditActor`).
 public enum StaffRole: String, Sendable, CaseIterable {
@@ -14,7 +13,8 @@ public enum StaffRole: String, Sendable, CaseIterable {
     }
 }
 
-/// A clinic staff account (migration 11). Not a patient: its own table and sessions.
+/// A clinic staff account (migration 11). Not a patient: its own table and sessions. A store
+/// makes it from its row (`StaffReading`).
 public struct StaffMember: Sendable, Equatable {
     public let id: Int64
     public let login: String
@@ -27,6 +27,13 @@ public struct StaffMember: Sendable, Equatable {
     public let isActive: Bool
     public let createdAt: Date
 
+    /// What a store makes of its row (public: a store may live in a module of its own).
+    public init(id: Int64, login: String, name: String, surname: String, role: StaffRole, clinicId: Int64, doctorId: Int64?,
+                isActive: Bool, createdAt: Date) {
+        self.id = id; self.login = login; self.name = name; self.surname = surname; self.role = role
+        self.clinicId = clinicId; self.doctorId = doctorId; self.isActive = isActive; self.createdAt = createdAt
+    }
+
     /// Booking for patients and writing to them is the front desk's: receptionists and clinic
     /// admins, not doctors (`book`, `message` refuse the others).
     public var runsTheFrontDesk: Bool { role != .doctor }
@@ -36,22 +43,6 @@ public struct StaffMember: Sendable, Equatable {
     /// actions by.
     public func may(_ action: StaffAction, on appointment: Appointment, now: Date = Date()) -> Bool {
         action.refusal(by: self, on: appointment, now: now) == nil
-    }
-
-    init(row: Row) throws {
-        let table = "staff_accounts"
-        id = try row.value("id", in: table)
-        login = try row.value("login", in: table)
-        name = try row.value("name", in: table)
-        surname = try row.value("surname", in: table)
-        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
-            throw ClinicError(.storage, .staffRowInvalid, String(id))
-        }
-        self.role = role
-        clinicId = try row.value("clinic_id", in: table)
-        doctorId = try row.value("doctor_id", in: table)
-        isActive = try row.value("is_active", in: table)
-        createdAt = try row.instant("created_at", in: table)
     }
 
     public var auditActor: AuditActor { AuditActor(staffId: id, role: role.auditRole, clinicId: clinicId) }
