@@ -112,8 +112,11 @@ let package = Package(
             dependencies: [
                 "ClinicKit",
                 "ClinicStorePostgres",
+                // The end-to-end tests run the built binary against the test server.
+                "clinic",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         .testTarget(
             name: "ClinicCLITests",
