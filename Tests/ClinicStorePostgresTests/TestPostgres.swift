@@ -73,26 +73,46 @@ enum TestPostgres {
     /// Runs a command, returning its exit status and its output (stdout and stderr together,
     /// through a file: the server the script starts must not hold a pipe of ours open). Plain
     /// posix_spawn and waitpid, so that it needs no run loop.
-    static func run(_ arguments: [String]) -> (Int32, String) {
+    static func run(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+        -> (Int32, String) {
+        let result = runSplit(arguments, environment: environment, separateErrors: separateErrors)
+        return (result.status, result.output)
+    }
+
+    /// `run`, with stderr apart when `separateErrors`.
+    static func runSplit(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+        -> (status: Int32, output: String, errors: String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-pg-out-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
+        let errors = output + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            try? FileManager.default.removeItem(atPath: errors)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if separateErrors {
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? ProcessInfo.processInfo.environment)
+            .map { strdup($0.key + "=" + $0.value) } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
-        guard spawned == 0 else { return (-1, "cannot run \(arguments[0]): errno \(spawned)") }
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
+        guard spawned == 0 else { return (-1, "", "cannot run \(arguments[0]): errno \(spawned)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let errorText = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         // WIFEXITED/WEXITSTATUS by hand (macros do not reach Swift).
         let exited = status & 0x7f == 0
-        return (exited ? (status >> 8) & 0xff : -1, text)
+        return (exited ? (status >> 8) & 0xff : -1, text, errorText)
     }
 
     /// A new, empty database of its own for one test (named from a UUID: no quoting needed).
