@@ -61,8 +61,9 @@ public final class PostgresStore: Sendable {
                           tls: try tls.connectionTLS())
             configuration = .init(host: host, port: url.port, username: user, password: password, database: database,
                                   tls: tls.clientTLS)
-            probe.options.tlsServerName = tls.serverName
-            configuration.options.tlsServerName = tls.serverName
+            // No tlsServerName: postgres-nio then sends the host name as SNI and NIOSSL checks
+            // the certificate against it (verify-full), or against the address for an IP
+            // literal (an IP in SNI would be refused).
         } else {
             probe = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
             configuration = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
@@ -197,14 +198,12 @@ struct TLSSettings {
     let clientTLS: PostgresClient.Configuration.TLS
     let configuration: TLSConfiguration?
     let enforced: Bool
-    let serverName: String?
 
     init(url: PostgresURL, environment: [String: String]) throws {
         guard url.host != nil, url.sslMode != .disable else {
             clientTLS = .disable
             configuration = nil
             enforced = false
-            serverName = nil
             return
         }
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -240,8 +239,6 @@ struct TLSSettings {
         configuration = tls
         enforced = url.sslMode.requiresTLS
         clientTLS = enforced ? .require(tls) : .prefer(tls)
-        // SNI and the name checked by verify-full: the URL's host (postgres-nio skips IP addresses).
-        serverName = url.host
     }
 
     func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
