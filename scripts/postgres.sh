@@ -2,14 +2,18 @@
 # A throwaway PostgreSQL 15 (Debian's postgresql-15) for the PostgreSQL store's tests.
 #
 #   scripts/postgres.sh start DIR   initdb in DIR/data, start it on a Unix socket in DIR/socket
-#                                   (no TCP), create the role and database clinic_test; prints
-#                                   the store's URL. DIR must not exist or be empty.
+#                                   and, with TLS only, on 127.0.0.1 at a free port; create the
+#                                   role and database clinic_test; print the store's URL (the
+#                                   socket's). DIR must not exist or be empty.
 #   scripts/postgres.sh url DIR     prints the URL again
 #   scripts/postgres.sh stop DIR    stops the server (fast shutdown) and removes DIR
 #
 # The role clinic_test logs in with a password (scram-sha-256, so that a wrong password is
 # really refused); the password is in DIR/password (mode 600) for the tests to put in
-# PGPASSWORD. It is a throwaway server's and never used elsewhere.
+# PGPASSWORD. It is a throwaway server's and never used elsewhere. DIR/tls/ca.pem is the CA of
+# the server's certificate (CN and DNS name localhost, no IP address, so that verify-full to
+# 127.0.0.1 fails and to localhost passes); DIR/port is the TCP port. Over TCP only TLS
+# connections are let in (hostssl).
 #
 # PostgreSQL refuses to run as root, and CI runs as root: then the server runs as the
 # `postgres` system user (made by Debian's package) through runuser, DIR is made its own, and
@@ -28,7 +32,7 @@ as_server() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-url() { echo "postgresql://$role@/$database?host=$dir/socket"; }
+url() { echo "postgresql://$role@/$database?host=$dir/socket&port=$(cat "$dir/port")"; }
 
 case "$command" in
   start)
@@ -44,6 +48,25 @@ case "$command" in
     if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir/data" "$dir/socket"; fi
     chmod 700 "$dir/data"
     chmod 755 "$dir/socket"
+    # A free port on loopback (the socket's name carries it too).
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > "$dir/port"
+    port=$(cat "$dir/port")
+    # A CA and the server's certificate, for the TLS tests.
+    mkdir -p "$dir/tls"
+    (
+      cd "$dir/tls"
+      openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=clinic test CA" \
+        -keyout ca.key -out ca.pem -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign" >/dev/null 2>&1
+      openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr >/dev/null 2>&1
+      printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > server.ext
+      openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext \
+        -out server.pem >/dev/null 2>&1
+    ) || { echo "openssl could not make the test certificates" >&2; exit 1; }
+    chmod 644 "$dir/tls/ca.pem" "$dir/tls/server.pem"
+    chmod 600 "$dir/tls/server.key" "$dir/tls/ca.key"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir/tls/server.key" "$dir/tls/server.pem"; fi
+    chmod 755 "$dir/tls"
     password=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
     (umask 077; printf '%s\n' "$password" > "$dir/password")
     as_server "$bin/initdb" -D "$dir/data" -U postgres -E UTF8 --locale=C.UTF-8 \
@@ -53,11 +76,15 @@ case "$command" in
     cat > "$dir/pg_hba.conf" <<EOF
 local all postgres peer
 local all all scram-sha-256
-host all all 127.0.0.1/32 scram-sha-256
+hostssl all all 127.0.0.1/32 scram-sha-256
 EOF
     as_server cp "$dir/pg_hba.conf" "$dir/data/pg_hba.conf"
     cat > "$dir/settings.conf" <<EOF
-listen_addresses = ''
+listen_addresses = '127.0.0.1'
+port = $port
+ssl = on
+ssl_cert_file = '$dir/tls/server.pem'
+ssl_key_file = '$dir/tls/server.key'
 unix_socket_directories = '$dir/socket'
 unix_socket_permissions = 0777
 fsync = on
@@ -69,7 +96,7 @@ EOF
     as_server sh -c "cat >> '$dir/data/postgresql.conf'" < "$dir/settings.conf"
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null \
       || { as_server cat "$dir/data/server.log" >&2 || true; exit 1; }
-    psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/socket" -U postgres -d postgres)
+    psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/socket" -p "$port" -U postgres -d postgres)
     # The password goes to psql on stdin, never on a command line.
     as_server "${psql[@]}" -v pw="$password" <<EOF
 CREATE ROLE $role LOGIN CREATEDB PASSWORD :'pw';

@@ -113,7 +113,7 @@ import Testing
         let home = server.folder + "/home-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let file = home + "/.pgpass"
-        try "localhost:5432:*:clinic_test:\(server.password)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "localhost:\(server.port):*:clinic_test:\(server.password)\n".write(toFile: file, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         let store = try await PostgresStore.open(server.url, environment: ["HOME": home], logger: logger)
         let one = try await store.withConnection { connection in
@@ -139,6 +139,42 @@ import Testing
             let error = await clinicError { _ = try await PostgresStore.open(url, environment: ["PGPASSWORD": "x"], logger: logger) }
             #expect(error?.code == .storeUnreachable, "\(text): \(String(describing: error))")
         }
+    }
+
+    @Test func tlsPerSSLMode() async throws {
+        let server = try TestPostgres.server()
+        func open(_ query: String, host: String = "localhost") async throws -> PostgresStore {
+            let url = try PostgresURL(parsing: "postgresql://clinic_test@\(host):\(server.port)/clinic_test?connect_timeout=5&" + query)
+            return try await PostgresStore.open(url, environment: server.environment, logger: logger)
+        }
+        func usesTLS(_ store: PostgresStore) async throws -> Bool {
+            let ssl = try await store.withConnection { connection in
+                try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: self.logger)
+                    .collect().first?.decode(Bool.self)
+            }
+            await store.shutdown()
+            return ssl == true
+        }
+        // The chain and the name checked: localhost is the certificate's name.
+        #expect(try await usesTLS(try await open("sslmode=verify-full&sslrootcert=" + server.caFile)))
+        // 127.0.0.1 is not in the certificate: verify-full refuses, verify-ca does not check names.
+        let wrongName = await clinicError {
+            _ = try await open("sslmode=verify-full&sslrootcert=" + server.caFile, host: "127.0.0.1")
+        }
+        #expect(wrongName?.code == .storeUnreachable, "\(String(describing: wrongName))")
+        #expect(try await usesTLS(try await open("sslmode=verify-ca&sslrootcert=" + server.caFile, host: "127.0.0.1")))
+        // Another CA: refused.
+        let otherCA = server.folder + "/other-ca.pem"
+        let (status, output) = TestPostgres.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                                 "-subj", "/CN=other", "-keyout", server.folder + "/other-ca.key", "-out", otherCA])
+        #expect(status == 0, "\(output)")
+        let untrusted = await clinicError { _ = try await open("sslmode=verify-full&sslrootcert=" + otherCA) }
+        #expect(untrusted?.code == .storeUnreachable, "\(String(describing: untrusted))")
+        // require and prefer encrypt without checking; disable is plain, which this server refuses over TCP.
+        #expect(try await usesTLS(try await open("sslmode=require")))
+        #expect(try await usesTLS(try await open("sslmode=prefer")))
+        let plain = await clinicError { _ = try await open("sslmode=disable") }
+        #expect(plain?.code == .storeAuthFailed, "pg_hba.conf has no plain entry: \(String(describing: plain))")
     }
 
     // MARK: The constraints against double booking

@@ -17,6 +17,10 @@ enum TestPostgres {
         /// What a store or a `clinic` run needs: the password, and a HOME without a .pgpass.
         var environment: [String: String] { ["PGPASSWORD": password, "HOME": folder + "/home"] }
 
+        /// The TCP port (TLS only) and the CA of the server's certificate (made for "localhost").
+        var port: Int { url.port }
+        var caFile: String { folder + "/tls/ca.pem" }
+
         /// The URL of another database on this server.
         func url(database: String) -> PostgresURL {
             var url = self.url
