@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
         // Tests only: the real HTTP client the end-to-end tests drive the server with.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // The PostgreSQL store (ClinicStorePostgres): postgres-nio's PostgresClient pool.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // GEOS through its reentrant C API only (geos_c.h with GEOS_USE_ONLY_R_API).
@@ -71,11 +73,25 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]),
+        // The PostgreSQL store: postgres-nio's PostgresClient, TLS per sslmode, its own
+        // migrations (Migrations/postgres). ClinicKit knows only StoreLocation.
+        .target(
+            name: "ClinicStorePostgres",
+            dependencies: [
+                "ClinicKit",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .executableTarget(
             name: "clinic",
             dependencies: [
                 "ClinicKit",
                 "ClinicServer",
+                "ClinicStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -91,6 +107,17 @@ let package = Package(
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "CArgon2"]),
+        .testTarget(
+            name: "ClinicStorePostgresTests",
+            dependencies: [
+                "ClinicKit",
+                "ClinicStorePostgres",
+                // The end-to-end tests run the built binary against the test server.
+                "clinic",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .testTarget(
             name: "ClinicCLITests",
             dependencies: ["ClinicKit", "clinic"]),

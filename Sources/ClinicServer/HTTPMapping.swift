@@ -89,8 +89,9 @@ enum HTTPMapping {
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
              .geocodeFailed: .unprocessableContent
         case .accountLocked, .rateLimited: .tooManyRequests
-        case .busy: .serviceUnavailable
-        case .migrationMismatch, .databaseTooNew, .storage, .keyError, .internalError: .internalServerError
+        case .busy, .storeUnreachable: .serviceUnavailable
+        case .migrationMismatch, .databaseTooNew, .storage, .keyError, .internalError, .storeURLInvalid, .storeAuthFailed,
+             .storeDatabaseMissing, .storeUnsupported: .internalServerError
         }
     }
 

@@ -41,10 +41,18 @@ struct Admin: ParsableCommand {
 
         func run() throws {
             let context = Context(global)
-            let system = try context.system(migrate: false, initialize: false)
-            let ran = try system.migrate(to: to)
-            let version = try system.schemaVersion()
             struct Result: Encodable { let version: Int; let ran: [Int] }
+            let ran: [Int], version: Int
+            if case .postgres(let url) = try context.storeLocation() {
+                (ran, version) = try PostgresAdmin.run(context, url) { [to] store, migrations in
+                    let ran = try await store.migrate(migrations, to: to)
+                    return (ran, try await store.schemaStatus(migrations).current)
+                }
+            } else {
+                let system = try context.system(migrate: false, initialize: false)
+                ran = try system.migrate(to: to)
+                version = try system.schemaVersion()
+            }
             try context.emit(Result(version: version, ran: ran)) {
                 ran.isEmpty ? context.text(.migrateNothing, String(version))
                     : context.text(.migrated, String(version), ran.map(String.init).joined(separator: ", "))

@@ -53,6 +53,7 @@ extension Admin {
 
         func run() throws {
             let context = Context(global)
+            if case .postgres(let url) = try context.storeLocation() { return try PostgresAdmin.check(context, url) }
             // Not through `context.system()`: a database too damaged to open still gets its report.
             let resources = try Resources.locate(environment: context.environment)
             let report = ClinicSystem.check(path: context.databasePath, migrations: try Migration.load(from: resources.migrations))

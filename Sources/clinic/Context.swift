@@ -4,7 +4,9 @@ import Foundation
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Database file (env CLINIC_DB).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Database: a SQLite file, or a PostgreSQL URL postgresql://user@host:port/dbname?sslmode=verify-full (so far for admin migrate and admin check only; the password from PGPASSWORD or ~/.pgpass, never in the URL) (env CLINIC_DB).",
+        valueName: "path|url"))
     var db: String?
 
     @Flag(name: .long, help: "Print JSON on stdout (errors as JSON on stderr).")
@@ -43,11 +45,19 @@ struct Context {
         return home + "/.local/share/clinic/clinic.sqlite"
     }
 
+    /// The database setting read as a store: a SQLite file, or a PostgreSQL URL; a URL of any
+    /// other kind is refused (`store_url_invalid`), never taken for a file name.
+    func storeLocation() throws -> StoreLocation { try StoreLocation.parse(databasePath) }
+
     var sessionFile: SessionFile { SessionFile.location(environment: environment) }
 
     /// Opens the database. With `migrate`, brings its schema up to date; with `initialize`,
     /// fills a database that was never filled with the default directory (first use).
     func system(migrate: Bool = true, initialize: Bool = true) throws -> ClinicSystem {
+        // The PostgreSQL store serves only the schema's admin commands so far (PostgresAdmin).
+        if case .postgres(let url) = try storeLocation() {
+            throw ClinicError(.storeUnsupported, .storeUnsupported, url.redacted)
+        }
         let resources = try Resources.locate(environment: environment)
         let migrations = try Migration.load(from: resources.migrations)
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,

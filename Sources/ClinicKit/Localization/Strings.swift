@@ -14,6 +14,9 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case backupSetting, keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable
     case backupOtherKey, auditKeyUnreadable, auditKeyMissing, auditKeyWrong, auditKeyMismatch, auditNotKeyed
     case auditRowUnreadable, auditRowsUnreadable
+    case storeURLInvalid, storeSchemeUnsupported, storePasswordInURL, storeParameterUnknown, storeParameterInvalid
+    case storeSeveralHosts, storeUnreachable, storeAuthFailed, storeDatabaseMissing, storeUnsupported, storeTLSSetup
+    case storePasswordFileInsecure, storeConnectionLost, storeSchemaIncomplete
     // The clinic directory and its import (DirectoryStrings.swift)
     case importNoHeader, importMissingColumns, importInvalidUTF8, importUnterminatedQuote, importBadQuote
     case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName

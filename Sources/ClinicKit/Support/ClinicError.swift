@@ -33,6 +33,17 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case rateLimited = "rate_limited"
         case idempotencyKeyReused = "idempotency_key_reused"
         case hoursConflict = "hours_conflict"
+        /// The database setting looks like a URL but is not a usable one (scheme, parameter, a
+        /// password in it).
+        case storeURLInvalid = "store_url_invalid"
+        /// The PostgreSQL server cannot be reached (refused, no socket, timeout, TLS).
+        case storeUnreachable = "store_unreachable"
+        /// The PostgreSQL server refused the role (SQLSTATE 28P01, 28000).
+        case storeAuthFailed = "store_auth_failed"
+        /// The PostgreSQL server has no such database (SQLSTATE 3D000).
+        case storeDatabaseMissing = "store_database_missing"
+        /// This build cannot do that on this kind of store yet.
+        case storeUnsupported = "store_unsupported"
     }
 
     public let code: Code

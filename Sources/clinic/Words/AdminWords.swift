@@ -13,6 +13,8 @@ extension TerminalWords {
                        "Восстановлено из {0}. Заменённая база сохранена в {1}."),
         .checkOk: ("The database is sound: integrity ok, no foreign key violations, the schema its migrations make, the key file matches.",
                    "База в порядке: целостность ok, нарушений внешних ключей нет, схема соответствует миграциям, файл ключа подходит."),
+        .checkPostgresOk: ("The PostgreSQL schema is sound: version {0}, unchanged migrations, every table, constraint, index and trigger they make.",
+                           "Схема PostgreSQL в порядке: версия {0}, миграции не изменены, все их таблицы, ограничения, индексы и триггеры на месте."),
         .checkFailed: ("The database has problems: {0}.",
                        "В базе есть ошибки: {0}."),
         .autoBackupFailed: ("Warning: the automatic backup failed: {0}",

@@ -1,0 +1,253 @@
+import ClinicKit
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// The PostgreSQL store: one `PostgresClient` (postgres-nio's pool) and the task that runs it.
+///
+/// `open` first makes one plain `PostgresConnection` and closes it again: the pool retries a
+/// failing connection forever and a query waits for it (postgres-nio issues 489, 565, 602), so a
+/// wrong password, a missing database or a server that is not there would hang instead of
+/// being said. Only once that probe succeeded does the pool start.
+///
+/// TLS follows libpq's `sslmode` (docs/ARCHITECTURE.md, "PostgreSQL store"): `disable` plain;
+/// `allow` and `prefer` TLS when the server offers it, unverified (`allow` is not plain first as
+/// in libpq: postgres-nio always asks for TLS first); `require` TLS or nothing, unverified unless
+/// `sslrootcert` is given, then verified like `verify-ca` (libpq's rule); `verify-ca` the chain
+/// against `sslrootcert` (default `~/.postgresql/root.crt`; `system` for the system's roots);
+/// `verify-full` the chain and the host name. A Unix socket has no TLS and ignores `sslmode`.
+public final class PostgresStore: Sendable {
+    public let url: PostgresURL
+    public let user: String
+    public let database: String
+    public let client: PostgresClient
+    let logger: Logger
+    private let runner: Task<Void, Never>
+
+    /// A connection or start-up that took longer than the connect timeout.
+    struct Timeout: Error {}
+
+    /// Seconds to wait for a connection (and its start-up) when the URL names no `connect_timeout`.
+    public static let defaultConnectTimeout = 10
+
+    private init(url: PostgresURL, user: String, database: String, client: PostgresClient, logger: Logger) {
+        self.url = url
+        self.user = user
+        self.database = database
+        self.client = client
+        self.logger = logger
+        runner = Task { await client.run() }
+    }
+
+    /// Connects (see the type), then starts the pool. `warn` hears what is skipped on the way
+    /// (an unsafe password file). Throws `store_unreachable`, `store_auth_failed`,
+    /// `store_database_missing` or `store_url_invalid` (TLS settings).
+    public static func open(_ url: PostgresURL, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            logger: Logger = Logger(label: "clinic.postgres"), maximumConnections: Int = 8,
+                            warn: (ClinicError) -> Void = { _ in }) async throws -> PostgresStore {
+        let user = url.user ?? environment["PGUSER"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemUserName()
+        let database = url.database ?? user
+        let password = PasswordLookup.password(for: url, user: user, database: database, environment: environment, warn: warn)
+        let timeout = url.connectTimeout ?? defaultConnectTimeout
+        let tls = try TLSSettings(url: url, environment: environment)
+
+        var probe: PostgresConnection.Configuration
+        var configuration: PostgresClient.Configuration
+        if let host = url.host {
+            probe = .init(host: host, port: url.port, username: user, password: password, database: database,
+                          tls: try tls.connectionTLS())
+            configuration = .init(host: host, port: url.port, username: user, password: password, database: database,
+                                  tls: tls.clientTLS)
+            // No tlsServerName: postgres-nio then sends the host name as SNI and NIOSSL checks
+            // the certificate against it (verify-full), or against the address for an IP
+            // literal (an IP in SNI would be refused).
+        } else {
+            probe = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
+            configuration = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
+        }
+        let startup = [("application_name", url.applicationName ?? "clinic")]
+        probe.options.connectTimeout = .seconds(Int64(timeout))
+        probe.options.additionalStartupParameters = startup
+        configuration.options.connectTimeout = .seconds(Int64(timeout))
+        configuration.options.additionalStartupParameters = startup
+        configuration.options.maximumConnections = max(1, maximumConnections)
+        configuration.options.minimumConnections = 0
+
+        let probeConfiguration = probe
+        do {
+            let connection = try await withDeadline(seconds: timeout) {
+                try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: logger)
+            }
+            try? await connection.close()
+        } catch {
+            throw PostgresErrorMapping.connectError(error, url: url, user: user, database: database)
+        }
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return PostgresStore(url: url, user: user, database: database, client: client, logger: logger)
+    }
+
+    /// Stops the pool: its connections are closed and the run task ends. Call once, at the end.
+    public func shutdown() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// A connection from the pool for `body`. The lease waits at most the connect timeout: the
+    /// pool would otherwise wait forever for a server that went away (`busy` then).
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let seconds = url.connectTimeout ?? Self.defaultConnectTimeout
+        let started = Flag()
+        let client = self.client
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        started.set()
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(seconds))
+                    if started.isSet { return nil }
+                    throw Timeout()
+                }
+                defer { group.cancelAll() }
+                while let next = try await group.next() {
+                    if let result = next { return result }
+                }
+                throw Timeout()
+            }
+        } catch let error as ClinicError {
+            throw error
+        } catch is Timeout {
+            throw ClinicError(.storeUnreachable, .storeUnreachable, url.serverDescription, "timed out after \(seconds) s")
+        } catch {
+            throw PostgresErrorMapping.clinicError(error)
+        }
+    }
+
+    /// Runs `body` in one transaction (BEGIN … COMMIT, ROLLBACK on any error), again from the
+    /// start after a serialization failure or deadlock, at most `attempts` times (`busy` then).
+    public func transaction<T: Sendable>(attempts: Int = 3,
+                                         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let logger = self.logger
+        var attempt = 1
+        while true {
+            do {
+                return try await withConnection { connection in
+                    try await Self.inTransaction(connection, logger: logger, body)
+                }
+            } catch {
+                if case .retry = PostgresErrorMapping.outcome(error), attempt < attempts {
+                    attempt += 1
+                    continue
+                }
+                throw PostgresErrorMapping.clinicError(error)
+            }
+        }
+    }
+
+    /// Errors keep their PSQLError (the caller maps them, once).
+    static func inTransaction<T: Sendable>(_ connection: PostgresConnection, logger: Logger,
+                                           _ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let result = try await body(connection, logger)
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// The operating system's name for this process's user (libpq's default role).
+    static func systemUserName() -> String {
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+        return ProcessInfo.processInfo.userName
+    }
+
+    /// `body`, or `Timeout` after `seconds` (the body is cancelled).
+    static func withDeadline<T: Sendable>(seconds: Int, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                throw Timeout()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw Timeout() }
+            return first
+        }
+    }
+}
+
+/// Set once, read from another task.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+/// TLS per sslmode (see `PostgresStore`).
+struct TLSSettings {
+    let clientTLS: PostgresClient.Configuration.TLS
+    let configuration: TLSConfiguration?
+    let enforced: Bool
+
+    init(url: PostgresURL, environment: [String: String]) throws {
+        guard url.host != nil, url.sslMode != .disable else {
+            clientTLS = .disable
+            configuration = nil
+            enforced = false
+            return
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        var verify: CertificateVerification = .none
+        var rootCert = url.sslRootCert
+        switch url.sslMode {
+        case .disable, .allow, .prefer:
+            verify = .none
+        case .require:
+            verify = rootCert == nil ? .none : .noHostnameVerification
+        case .verifyCA, .verifyFull:
+            verify = url.sslMode == .verifyFull ? .fullVerification : .noHostnameVerification
+            if rootCert == nil {
+                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+                rootCert = home + "/.postgresql/root.crt"
+            }
+        }
+        tls.certificateVerification = verify
+        if verify != .none, let rootCert {
+            if rootCert == "system" {
+                tls.trustRoots = .default
+            } else {
+                do {
+                    let certificates = try NIOSSLCertificate.fromPEMFile(rootCert)
+                    guard !certificates.isEmpty else { throw ClinicError(.storeURLInvalid, .storeTLSSetup, rootCert) }
+                    tls.trustRoots = .certificates(certificates)
+                } catch {
+                    throw ClinicError(.storeURLInvalid, .storeTLSSetup, "sslrootcert " + rootCert + " cannot be read as PEM certificates")
+                }
+            }
+        }
+        configuration = tls
+        enforced = url.sslMode.requiresTLS
+        clientTLS = enforced ? .require(tls) : .prefer(tls)
+    }
+
+    func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+        guard let configuration else { return .disable }
+        do {
+            let context = try NIOSSLContext(configuration: configuration)
+            return enforced ? .require(context) : .prefer(context)
+        } catch {
+            throw ClinicError(.storeURLInvalid, .storeTLSSetup, String(describing: error))
+        }
+    }
+}

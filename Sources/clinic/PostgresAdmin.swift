@@ -1,0 +1,76 @@
+import ArgumentParser
+import ClinicKit
+import ClinicStorePostgres
+import Dispatch
+import Foundation
+import Logging
+
+/// The admin commands that already work on the PostgreSQL store: `admin migrate` and
+/// `admin check`. Every other command refuses a PostgreSQL URL (`store_unsupported`, in
+/// `Context.system`) until the domain is behind the storage seam.
+enum PostgresAdmin {
+    /// Opens the store, runs `body` with the PostgreSQL migrations, and shuts the pool down.
+    /// The command line's main thread waits for it (it is not a thread of the cooperative pool
+    /// or an event loop, so blocking it takes nothing from them).
+    static func run<T: Sendable>(_ context: Context, _ url: PostgresURL,
+                                 _ body: @escaping @Sendable (PostgresStore, [Migration]) async throws -> T) throws -> T {
+        let resources = try Resources.locate(environment: context.environment)
+        let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
+        let environment = context.environment
+        let warnings = Warnings()
+        let result = wait {
+            var logger = Logger(label: "clinic.postgres")
+            logger.logLevel = .critical
+            let store = try await PostgresStore.open(url, environment: environment, logger: logger, maximumConnections: 2,
+                                                     warn: warnings.add)
+            do {
+                let value = try await body(store, migrations)
+                await store.shutdown()
+                return value
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
+        for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) }
+        return try result.get()
+    }
+
+    /// `admin check` on PostgreSQL: the migrations and the schema objects they make.
+    static func check(_ context: Context, _ url: PostgresURL) throws {
+        let report = try run(context, url) { store, migrations in try await store.check(migrations) }
+        struct JSON: Encodable { let store: String; let version: Int; let latest: Int; let schema: [String]; let ok: Bool }
+        let ok = report.problems.isEmpty
+        try context.emit(JSON(store: url.redacted, version: report.version, latest: report.latest, schema: report.problems, ok: ok)) {
+            ok ? context.text(.checkPostgresOk, String(report.version))
+                : ([context.text(.checkFailed, "schema")] + report.problems.map { "  schema: " + $0 }).joined(separator: "\n")
+        }
+        if !ok { throw ExitCode(ClinicError.Code.storage.exitStatus) }
+    }
+
+    /// Runs async work to its end from a synchronous caller that may block.
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
+            done.signal()
+        }
+        done.wait()
+        return box.get() ?? .failure(ClinicError(.internalError, .internalError, "no result"))
+    }
+}
+
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<T, any Error>?
+    func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
+    func get() -> Result<T, any Error>? { lock.withLock { value } }
+}
+
+private final class Warnings: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [ClinicError] = []
+    func add(_ warning: ClinicError) { lock.withLock { list.append(warning) } }
+    var all: [ClinicError] { lock.withLock { list } }
+}

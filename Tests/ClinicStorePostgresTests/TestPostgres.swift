@@ -1,0 +1,195 @@
+import ClinicKit
+import ClinicStorePostgres
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+/// The test process's own PostgreSQL 15: started by scripts/postgres.sh the first time a test
+/// asks for it, once per process, and stopped (its folder removed) when the process exits.
+/// If it cannot be started, every test that needs it fails with the reason: never skipped.
+enum TestPostgres {
+    struct Server: Sendable {
+        let folder: String
+        let password: String
+        /// postgresql://clinic_test@/clinic_test?host=<folder>/socket
+        let url: PostgresURL
+        /// What a store or a `clinic` run needs: the password, and a HOME without a .pgpass.
+        var environment: [String: String] { ["PGPASSWORD": password, "HOME": folder + "/home"] }
+
+        /// The TCP port (TLS only) and the CA of the server's certificate (made for "localhost").
+        var port: Int { url.port }
+        var caFile: String { folder + "/tls/ca.pem" }
+
+        /// The URL of another database on this server.
+        func url(database: String) -> PostgresURL {
+            var url = self.url
+            url.database = database
+            return url
+        }
+    }
+
+    static let projectRoot: URL = {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root = root.deletingLastPathComponent() }
+        return root
+    }()
+
+    /// The one server of this process (started on first use).
+    static func server() throws -> Server {
+        switch started {
+        case .success(let server): return server
+        case .failure(let error): throw error
+        }
+    }
+
+    struct StartFailed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static let started: Result<Server, StartFailed> = {
+        // Short: a Unix socket's path is at most 107 bytes.
+        let folder = "/tmp/clinic-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let script = projectRoot.appendingPathComponent("scripts/postgres.sh").path
+        let (status, output) = run(["/bin/bash", script, "start", folder])
+        guard status == 0 else {
+            _ = run(["/bin/bash", script, "stop", folder])
+            return .failure(StartFailed(description: "PostgreSQL for the tests could not be started (scripts/postgres.sh start, exit \(status); is postgresql-15 installed? scripts/env.sh installs it): \(output)"))
+        }
+        stopFolder.set(folder)
+        atexit { TestPostgres.stop() }
+        guard let password = try? String(contentsOfFile: folder + "/password", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines),
+              let url = try? PostgresURL(parsing: output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            return .failure(StartFailed(description: "scripts/postgres.sh printed no usable URL: \(output)"))
+        }
+        try? FileManager.default.createDirectory(atPath: folder + "/home", withIntermediateDirectories: true)
+        return .success(Server(folder: folder, password: password, url: url))
+    }()
+
+    private static let stopFolder = Box()
+
+    static func stop() {
+        guard let folder = stopFolder.get() else { return }
+        _ = run(["/bin/bash", projectRoot.appendingPathComponent("scripts/postgres.sh").path, "stop", folder])
+    }
+
+    /// Runs a command, returning its exit status and its output (stdout and stderr together,
+    /// through a file: the server the script starts must not hold a pipe of ours open). Plain
+    /// posix_spawn and waitpid, so that it needs no run loop.
+    static func run(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+        -> (Int32, String) {
+        let result = runSplit(arguments, environment: environment, separateErrors: separateErrors)
+        return (result.status, result.output)
+    }
+
+    /// `run`, with stderr apart when `separateErrors`.
+    static func runSplit(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+        -> (status: Int32, output: String, errors: String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-pg-out-\(UUID().uuidString)").path
+        let errors = output + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            try? FileManager.default.removeItem(atPath: errors)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if separateErrors {
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? ProcessInfo.processInfo.environment)
+            .map { strdup($0.key + "=" + $0.value) } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
+        guard spawned == 0 else { return (-1, "", "cannot run \(arguments[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let errorText = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        // WIFEXITED/WEXITSTATUS by hand (macros do not reach Swift).
+        let exited = status & 0x7f == 0
+        return (exited ? (status >> 8) & 0xff : -1, text, errorText)
+    }
+
+    /// A new, empty database of its own for one test (named from a UUID: no quoting needed).
+    static func freshDatabase() async throws -> (server: Server, url: PostgresURL) {
+        let server = try server()
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try await PostgresStore.open(server.url, environment: server.environment, logger: logger)
+        do {
+            try await admin.withConnection { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+            }
+        } catch {
+            await admin.shutdown()
+            throw error
+        }
+        await admin.shutdown()
+        return (server, server.url(database: name))
+    }
+
+    /// A store on a fresh database; `body` gets it and the server; the store is shut down after.
+    static func withStore<T>(_ body: (PostgresStore, Server) async throws -> T) async throws -> T {
+        let (server, url) = try await freshDatabase()
+        let store = try await PostgresStore.open(url, environment: server.environment, logger: logger)
+        do {
+            let result = try await body(store, server)
+            await store.shutdown()
+            return result
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "clinic.postgres.tests")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// The PostgreSQL migrations as the program ships them.
+    static func migrations() throws -> [Migration] {
+        try Migration.load(from: projectRoot.appendingPathComponent("Migrations/postgres"))
+    }
+
+    final class Box: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: String?
+        func set(_ new: String) { lock.withLock { value = new } }
+        func get() -> String? { lock.withLock { value } }
+    }
+}
+
+/// The ClinicError `body` threw, or nil (a test then fails on the nil).
+func clinicError(_ body: () async throws -> Void) async -> ClinicError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as ClinicError {
+        return error
+    } catch {
+        Issue.record("not a ClinicError: \(error)")
+        return nil
+    }
+}
+
+func clinicError(_ body: () throws -> Void) -> ClinicError? {
+    do {
+        try body()
+        return nil
+    } catch let error as ClinicError {
+        return error
+    } catch {
+        Issue.record("not a ClinicError: \(error)")
+        return nil
+    }
+}
