@@ -1,0 +1,130 @@
+import ClinicKit
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// A connection in a transaction, for the storage seam's synchronous bodies (docs/ARCHITECTURE.md,
+/// "The storage seam"): each statement is sent on the connection's event loop and waited for on
+/// the calling thread. That thread is the caller's own — the server's work pool, the CLI's main
+/// thread, a test's thread — never an event loop (refused) nor a cooperative thread: nothing it
+/// waits for needs either of those to be free except the lease, which is handed over once per
+/// transaction.
+public struct BlockingConnection {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    public func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try connection.query(query, logger: logger).wait()
+    }
+}
+
+extension PostgresStore {
+    /// Runs `body` in one transaction (BEGIN … COMMIT; ROLLBACK on any error) on a connection
+    /// of the pool, blocking the calling thread while statements are out. A serialization
+    /// failure or deadlock runs the body again from the start, at most `attempts` times (then
+    /// `busy`): a body must therefore depend only on what it reads. Errors are the domain's
+    /// (`PostgresErrorMapping`): a constraint violation is `slot_taken`, `login_taken`, …
+    public func blockingTransaction<T>(attempts: Int = 3, _ body: (BlockingConnection) throws -> T) throws -> T {
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
+            throw ClinicError(.internalError, .internalError, "a blocking transaction on an event loop")
+        }
+        var attempt = 1
+        while true {
+            do {
+                return try withLeasedConnection { connection in
+                    try connection.query("BEGIN")
+                    do {
+                        let result = try body(connection)
+                        try connection.query("COMMIT")
+                        return result
+                    } catch {
+                        _ = try? connection.query("ROLLBACK")
+                        throw error
+                    }
+                }
+            } catch {
+                if case .retry = PostgresErrorMapping.outcome(error), attempt < attempts {
+                    attempt += 1
+                    continue
+                }
+                throw PostgresErrorMapping.clinicError(error)
+            }
+        }
+    }
+
+    /// A connection leased from the pool for the length of `body`: a task leases it (within
+    /// the connect timeout, as `withConnection` does) and holds it until `body` returns on this
+    /// thread.
+    func withLeasedConnection<T>(_ body: (BlockingConnection) throws -> T) throws -> T {
+        let lease = Lease()
+        let logger = self.logger
+        let holder = Task { [self] in
+            do {
+                try await withConnection { connection in
+                    await lease.hold(BlockingConnection(connection: connection, logger: logger))
+                }
+            } catch {
+                lease.fail(error)
+            }
+        }
+        let connection = try lease.connection()
+        defer {
+            lease.giveBack()
+            _ = holder
+        }
+        return try body(connection)
+    }
+}
+
+/// The hand-over of a leased connection between the task holding the lease and the thread
+/// using it.
+private final class Lease: @unchecked Sendable {
+    private let lock = NSLock()
+    private let handed = DispatchSemaphore(value: 0)
+    private var leased: Result<BlockingConnection, any Error>?
+    private var returned: CheckedContinuation<Void, Never>?
+    private var isReturned = false
+
+    /// In the task: gives the connection to the waiting thread and waits until it is given back.
+    func hold(_ connection: BlockingConnection) async {
+        lock.withLock { leased = .success(connection) }
+        handed.signal()
+        await withCheckedContinuation { continuation in
+            let done = lock.withLock { () -> Bool in
+                if isReturned { return true }
+                returned = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// In the task: no connection could be leased.
+    func fail(_ error: any Error) {
+        lock.withLock { if leased == nil { leased = .failure(error) } }
+        handed.signal()
+    }
+
+    /// On the thread: waits for the connection (or the failure to lease one).
+    func connection() throws -> BlockingConnection {
+        handed.wait()
+        guard let leased = lock.withLock({ leased }) else {
+            throw ClinicError(.internalError, .internalError, "no connection was handed over")
+        }
+        return try leased.get()
+    }
+
+    /// On the thread: the body is done with the connection.
+    func giveBack() {
+        let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            isReturned = true
+            defer { returned = nil }
+            return returned
+        }
+        continuation?.resume()
+    }
+}

@@ -1,0 +1,136 @@
+import ClinicKit
+import ClinicStorePostgres
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The storage seam's synchronous transaction bodies on PostgreSQL (`blockingTransaction`):
+/// run from threads of their own, as the server's work pool and the CLI run them.
+@Suite struct BlockingTransactionTests {
+    /// Runs `body` on a new thread (not an event loop, not a cooperative thread) and waits.
+    func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.start()
+        }
+    }
+
+    /// Many threads book one slot of one doctor at once, each the way the rules do it (look
+    /// whether the doctor is free, then insert): exactly one succeeds, every other is told
+    /// `slot_taken` — by the look when the winner had committed, by the exclusion constraint
+    /// when they raced past it — and the doctor holds one active appointment.
+    @Test func racingBookingsOfOneSlotGiveOneAppointment() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            let ids = try await store.transaction { connection, logger in try await PostgresStoreTests.doctorAndClients(connection, logger) }
+            let patients: [Int64] = try await onOwnThread {
+                try store.blockingTransaction { connection in
+                    try (0..<24).map { index in
+                        let login = "racer\(index)"
+                        let rows = try connection.query("""
+                            INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, created_at)
+                            VALUES (\(login), \(login), 'x', 'N', 'S', 'Main', '1', 'Reno', now()) RETURNING id
+                            """).rows
+                        guard let id = try rows.first?.decode(Int64.self) else { throw ClinicError(.internalError, .internalError, "no id") }
+                        return id
+                    }
+                }
+            }
+            let outcomes = try await withThrowingTaskGroup(of: ClinicError.Code?.self) { group in
+                for patient in patients {
+                    group.addTask {
+                        try await onOwnThread {
+                            do {
+                                try store.blockingTransaction { connection in
+                                    let busy = try connection.query("""
+                                        SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = \(ids.doctor)
+                                            AND status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')
+                                            AND starts_at < '2030-01-07 10:30Z'::timestamptz AND ends_at > '2030-01-07 10:00Z'::timestamptz)
+                                        """).rows.first?.decode(Bool.self) ?? true
+                                    if busy { throw ClinicError(.slotTaken, .slotTaken) }
+                                    try connection.query("""
+                                        INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at,
+                                                                  ends_at, created_at, updated_at)
+                                        VALUES (\(patient), \(ids.clinic), \(ids.department), \(ids.doctor), 'Dr',
+                                                '2030-01-07 10:00Z'::timestamptz, '2030-01-07 10:30Z'::timestamptz, now(), now())
+                                        """)
+                                }
+                                return nil
+                            } catch let error as ClinicError {
+                                return error.code
+                            }
+                        }
+                    }
+                }
+                var codes: [ClinicError.Code?] = []
+                for try await code in group { codes.append(code) }
+                return codes
+            }
+            #expect(outcomes.count == patients.count)
+            #expect(outcomes.filter { $0 == nil }.count == 1, "exactly one booking: \(outcomes)")
+            #expect(outcomes.compactMap { $0 }.allSatisfy { $0 == .slotTaken }, "\(outcomes)")
+            let active = try await onOwnThread {
+                try store.blockingTransaction { connection in
+                    try connection.query("SELECT count(*) FROM appointments WHERE doctor_id = \(ids.doctor)").rows.first?.decode(Int64.self)
+                }
+            }
+            #expect(active == 1)
+        }
+    }
+
+    /// A body that throws leaves nothing behind, and the connection goes back to the pool
+    /// usable: the next transaction on a one-connection pool works.
+    @Test func aThrowingBodyRollsBackAndGivesTheConnectionBack() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            struct Refused: Error {}
+            let thrown = try await onOwnThread { () -> Bool in
+                do {
+                    try store.blockingTransaction { connection in
+                        try connection.query("INSERT INTO settings (key, value) VALUES ('test.kept', 'no')")
+                        throw Refused()
+                    }
+                    return false
+                } catch {
+                    return true
+                }
+            }
+            #expect(thrown)
+            let counts = try await onOwnThread {
+                try (0..<20).map { _ in
+                    try store.blockingTransaction { connection in
+                        try connection.query("SELECT count(*) FROM settings WHERE key = 'test.kept'").rows.first?.decode(Int64.self)
+                    }
+                }
+            }
+            #expect(counts.allSatisfy { $0 == 0 }, "\(counts)")
+        }
+    }
+
+    /// A violated constraint surfaces as the domain's error, decided by SQLSTATE and the
+    /// constraint's name (here the logins' unique constraint: `login_taken`).
+    @Test func aConstraintViolationIsTheDomainsError() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            let code = try await onOwnThread { () -> ClinicError.Code? in
+                do {
+                    try store.blockingTransaction { connection in
+                        for _ in 0..<2 {
+                            try connection.query("""
+                                INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, created_at)
+                                VALUES ('anna', 'anna', 'x', 'N', 'S', 'Main', '1', 'Reno', now())
+                                """)
+                        }
+                    }
+                    return nil
+                } catch let error as ClinicError {
+                    return error.code
+                }
+            }
+            #expect(code == .loginTaken)
+        }
+    }
+}
