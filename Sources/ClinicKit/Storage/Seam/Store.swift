@@ -18,11 +18,11 @@ import Foundation
 // only while unconverted callers remain.
 
 /// What a read transaction offers: a consistent snapshot.
-public protocol StoreReading: AppointmentReading, ClientReading, MessageReading, SecurityReading {}
+public protocol StoreReading: AppointmentReading, ClientReading, MessageReading, SecurityReading, DirectoryReading {}
 
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
-public protocol StoreWriting: StoreReading, AppointmentWriting, ClientWriting, MessageWriting, SecurityWriting {}
+public protocol StoreWriting: StoreReading, AppointmentWriting, ClientWriting, MessageWriting, SecurityWriting, DirectoryWriting {}
 
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
 /// store, across servers) is inside one of these.
