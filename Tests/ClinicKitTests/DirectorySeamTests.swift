@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import ClinicKit
 
@@ -105,5 +106,24 @@ import Testing
         let before = try fingerprint(system.database)
         #expect(try system.database.writing { tx in try DemoDirectory.fill(tx) } == 0)
         #expect(try fingerprint(system.database) == before)
+    }
+
+    /// An import matches its rows by external id reading only the id and the zone of the
+    /// clinics there: a clinic whose stored latitude cannot be read is rewritten by the import,
+    /// not refused by it.
+    @Test func anImportRewritesAClinicWhosePointCannotBeRead() throws {
+        let system = try makeSystem()
+        let la1 = try clinic(system, "LA1")
+        try system.database.write { db in
+            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+            try db.execute(sql: "UPDATE clinics SET lat = 'x' WHERE id = ?", arguments: [la1.id])
+            try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+        }
+        let report = try system.clinics.importClinics(Data("""
+            external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+            LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,
+            """.utf8))
+        #expect(report.updated == 1 && report.inserted == 0)
+        #expect(try system.clinics.getClinicById(la1.id ?? 0).lat == 34.05)
     }
 }

@@ -17,15 +17,15 @@ extension DatabaseManager {
     /// Gives every clinic the zone at its point, recording each change (migration 7, and
     /// whatever the boundaries say later). A database with clinics needs the zone data.
     func recomputeZones(_ tx: any StoreWriting, now: Date) throws {
-        let sites = try tx.clinicSites()
-        guard !sites.isEmpty else { return }
+        let clinics = try tx.clinicZones()
+        guard !clinics.isEmpty else { return }
         guard let zones else { throw ClinicError(.storage, .gazetteerMissing, "Data/timezones.db") }
-        for site in sites {
-            guard let point = Coordinate(latitude: site.latitude, longitude: site.longitude) else { continue }
+        for clinic in clinics {
+            guard let point = Coordinate(latitude: clinic.latitude, longitude: clinic.longitude) else { continue }
             let zone = try zones.timeZone(at: point)
-            guard zone != site.timeZone else { continue }
-            try tx.setTimeZone(ofClinic: site.id, to: zone)
-            try Self.recordZoneChange(tx, clinicId: site.id, from: site.timeZone, to: zone, at: now)
+            guard zone != clinic.timeZone else { continue }
+            try tx.setTimeZone(ofClinic: clinic.id, to: zone)
+            try Self.recordZoneChange(tx, clinicId: clinic.id, from: clinic.timeZone, to: zone, at: now)
         }
     }
 

@@ -89,7 +89,7 @@ public final class ClinicController: Sendable {
             if let cached, cached.version == version { return cached }
             // The version is read again in the transaction that reads the clinics.
             let directory = try database.reading { tx -> Directory in
-                let finder = try Self.finder(tx.clinicSites())
+                let finder = try Self.finder(tx.clinicPoints())
                 let clinics = finder.count <= Self.keptClinics
                     ? Dictionary(try tx.allClinics().map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first }) : nil
                 return Directory(finder: finder, version: try tx.directoryVersion(), clinics: clinics)
@@ -100,15 +100,15 @@ public final class ClinicController: Sendable {
     }
 
     /// The finder over these clinics.
-    static func finder(_ sites: [ClinicSite]) throws -> NearestClinicFinder {
+    static func finder(_ points: [ClinicPoint]) throws -> NearestClinicFinder {
         var ids: [Int64] = [], coordinates: [Coordinate] = [], pediatric: [Bool] = [], hospital: [Bool] = []
-        for site in sites {
+        for point in points {
             // The schema's CHECK keeps coordinates in range; skip rather than trap if one is not.
-            guard let coordinate = Coordinate(latitude: site.latitude, longitude: site.longitude) else { continue }
-            ids.append(site.id)
+            guard let coordinate = Coordinate(latitude: point.latitude, longitude: point.longitude) else { continue }
+            ids.append(point.id)
             coordinates.append(coordinate)
-            pediatric.append(site.isPediatric)
-            hospital.append(site.isHospital)
+            pediatric.append(point.isPediatric)
+            hospital.append(point.isHospital)
         }
         return try NearestClinicFinder(ids: ids, coordinates: coordinates, isPediatric: pediatric, isHospital: hospital)
     }
@@ -198,8 +198,7 @@ public final class ClinicController: Sendable {
             var report = ImportReport()
             report.skipped = parsed.problems
             report.closed = parsed.closed
-            let existing = Dictionary(try tx.clinicSites().map { ($0.externalId, ($0.id, $0.timeZone)) },
-                                      uniquingKeysWith: { first, _ in first })
+            let existing = try tx.clinicIdsAndZones()
             let now = Date()
             for (index, prepared) in clinics.enumerated() {
                 var clinic = prepared

@@ -35,19 +35,31 @@ extension SQLiteTransaction {
         try Clinic.fetchOne(db.cachedStatement(sql: "SELECT * FROM clinics WHERE external_id = ?"), arguments: [externalId])
     }
 
-    func clinicSites() throws -> [ClinicSite] {
-        var sites: [ClinicSite] = []
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT id, external_id, lat, lon, is_pediatric, is_hospital, time_zone FROM clinics ORDER BY id
-            """)
+    func clinicPoints() throws -> [ClinicPoint] {
+        var points: [ClinicPoint] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id")
         while let row = try rows.next() {
-            sites.append(ClinicSite(
-                id: try row.value("id", in: "clinics"), externalId: try row.value("external_id", in: "clinics"),
-                latitude: try row.value("lat", in: "clinics"), longitude: try row.value("lon", in: "clinics"),
-                isPediatric: try row.value("is_pediatric", in: "clinics"), isHospital: try row.value("is_hospital", in: "clinics"),
-                timeZone: try row.value("time_zone", in: "clinics")))
+            points.append(ClinicPoint(
+                id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
+                longitude: try row.value("lon", in: "clinics"), isPediatric: try row.value("is_pediatric", in: "clinics"),
+                isHospital: try row.value("is_hospital", in: "clinics")))
         }
-        return sites
+        return points
+    }
+
+    func clinicZones() throws -> [ClinicZone] {
+        try Row.fetchAll(db, sql: "SELECT id, lat, lon, time_zone FROM clinics ORDER BY id").map { row in
+            ClinicZone(id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
+                       longitude: try row.value("lon", in: "clinics"), timeZone: try row.value("time_zone", in: "clinics"))
+        }
+    }
+
+    func clinicIdsAndZones() throws -> [String: (id: Int64, timeZone: String)] {
+        try Dictionary(
+            Row.fetchAll(db, sql: "SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (id: Int64, timeZone: String)) in
+                (try row.value("external_id", in: "clinics"),
+                 (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
+            }, uniquingKeysWith: { first, _ in first })
     }
 
     func clinicsWithoutDepartments() throws -> [Clinic] {

@@ -1,27 +1,37 @@
 import Foundation
 
-/// Where a clinic is and what the finder, the import and the zone recomputation need of it:
-/// one row of `DirectoryReading.clinicSites()`.
-public struct ClinicSite: Sendable, Equatable {
+/// Where a clinic is and what the nearest-clinic finder filters on: one row of
+/// `DirectoryReading.clinicPoints()`.
+public struct ClinicPoint: Sendable, Equatable {
     public let id: Int64
-    public let externalId: String
     /// As stored; the store's constraints keep them in range, and a reader that needs a
-    /// `Coordinate` still skips a site whose pair is not one rather than trap.
+    /// `Coordinate` still skips a pair that is not one rather than trap.
     public let latitude: Double
     public let longitude: Double
     public let isPediatric: Bool
     public let isHospital: Bool
-    /// IANA zone.
-    public let timeZone: String
 
-    public init(id: Int64, externalId: String, latitude: Double, longitude: Double, isPediatric: Bool, isHospital: Bool,
-                timeZone: String) {
+    public init(id: Int64, latitude: Double, longitude: Double, isPediatric: Bool, isHospital: Bool) {
         self.id = id
-        self.externalId = externalId
         self.latitude = latitude
         self.longitude = longitude
         self.isPediatric = isPediatric
         self.isHospital = isHospital
+    }
+}
+
+/// A clinic's point and its IANA zone: what the zone recomputation reads, one row of
+/// `DirectoryReading.clinicZones()`.
+public struct ClinicZone: Sendable, Equatable {
+    public let id: Int64
+    public let latitude: Double
+    public let longitude: Double
+    public let timeZone: String
+
+    public init(id: Int64, latitude: Double, longitude: Double, timeZone: String) {
+        self.id = id
+        self.latitude = latitude
+        self.longitude = longitude
         self.timeZone = timeZone
     }
 }
@@ -63,9 +73,13 @@ public protocol DirectoryReading {
     func clinics(ids: [Int64]) throws -> [Clinic]
     func clinicCount() throws -> Int
     func clinic(externalId: String) throws -> Clinic?
-    /// Every clinic's place, flags and zone, by id: what the finder, an import and the zone
-    /// recomputation read.
-    func clinicSites() throws -> [ClinicSite]
+    /// Every clinic's point and flags, by id: what the nearest-clinic finder is built from.
+    func clinicPoints() throws -> [ClinicPoint]
+    /// Every clinic's point and zone, by id: what the zone recomputation reads.
+    func clinicZones() throws -> [ClinicZone]
+    /// Every clinic's id and zone by its external id: what an import matches its rows with
+    /// (only these columns: an import rewrites the rest, a damaged value included).
+    func clinicIdsAndZones() throws -> [String: (id: Int64, timeZone: String)]
     /// The clinics that have no department yet, by id.
     func clinicsWithoutDepartments() throws -> [Clinic]
 
