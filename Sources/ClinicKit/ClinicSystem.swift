@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The library's front door: one database and the controllers over it. A program opens one
 /// `ClinicSystem` per process.
@@ -52,9 +51,8 @@ public final class ClinicSystem: Sendable {
 
     /// How the directory was first filled, nil if it has not been yet.
     public func initialization() throws -> Initialization? {
-        try database.read { db in
-            guard let value = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?",
-                                                  arguments: [Self.initializedKey]) else { return nil }
+        try database.reading { tx in
+            guard let value = try tx.settings(prefix: Self.initializedKey)[Self.initializedKey] else { return nil }
             return Initialization(rawValue: value)
         }
     }
@@ -71,9 +69,9 @@ public final class ClinicSystem: Sendable {
                 throw ClinicError(.storage, .resourcesMissing)
             }
             report = try clinics.importClinics(data, demo: kind == .defaultDirectory, progress: progress,
-                                               alsoInTransaction: { db in try Self.mark(db, kind) })
+                                               alsoInTransaction: { tx in try Self.mark(tx, kind) })
         } else {
-            try database.write { db in try Self.mark(db, kind) }
+            try database.writing { tx in try Self.mark(tx, kind) }
         }
         return report
     }
@@ -84,15 +82,13 @@ public final class ClinicSystem: Sendable {
     public func importDirectory(_ data: Data, format: ClinicDirectory.Format = .project, skipInvalid: Bool = false,
                                 demo: Bool = false, progress: ((Int, Int) -> Void)? = nil) throws -> ImportReport {
         try clinics.importClinics(data, format: format, skipInvalid: skipInvalid, demo: demo, progress: progress,
-                                  alsoInTransaction: { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
-                           arguments: [Self.initializedKey, Initialization.empty.rawValue])
+                                  alsoInTransaction: { tx in
+            try tx.setSettingIfAbsent(Self.initializedKey, to: Initialization.empty.rawValue)
         })
     }
 
-    static func mark(_ db: Database, _ kind: Initialization) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
-                       arguments: [initializedKey, kind.rawValue])
+    static func mark(_ tx: any StoreWriting, _ kind: Initialization) throws {
+        try tx.setSetting(initializedKey, to: kind.rawValue)
     }
 }
 

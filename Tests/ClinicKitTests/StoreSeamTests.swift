@@ -89,14 +89,14 @@ import Testing
     /// finder leaves the clinic out instead of placing it at 0° (what a plain decode reads).
     @Test func aPositionThatIsNotANumberIsLeftOut() throws {
         let system = try makeSystem()
-        let before = try system.database.reading { tx in try tx.clinicLocations() }
+        let before = try system.database.reading { tx in try tx.clinicPoints() }
         let edited = try #require(before.first).id
         try system.database.write { db in
             try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
             try db.execute(sql: "UPDATE clinics SET lat = 'x' WHERE id = ?", arguments: [edited])
             try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
         }
-        let after = try system.database.reading { tx in try tx.clinicLocations() }
+        let after = try system.database.reading { tx in try tx.clinicPoints() }
         #expect(after.count == before.count - 1)
         #expect(!after.contains { $0.id == edited })
         let finder = try system.database.reading { tx in try NearestClinicFinder.load(tx) }

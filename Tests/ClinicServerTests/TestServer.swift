@@ -65,6 +65,20 @@ extension TestServer {
         return (department, clinicId)
     }
 
+    /// The clinic's local date ("YYYY-MM-DD") of an instant the API gave ("…Z"): a slot on a
+    /// U.S. evening is the next day in UTC, so the UTC date is not the day to name.
+    func localDay(of start: String, clinicId: Int) async throws -> String {
+        let clinic = try await get("/v1/clinics/\(clinicId)")
+        guard let zone = (clinic.object["timeZone"] as? String).flatMap(TimeZone.init(identifier:)),
+              let instant = ISO8601DateFormatter().date(from: start) else {
+            throw TestServerFailure(description: "no zone or instant: \(clinic.text) \(start)")
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let date = calendar.dateComponents([.year, .month, .day], from: instant)
+        return String(format: "%04d-%02d-%02d", date.year ?? 0, date.month ?? 0, date.day ?? 0)
+    }
+
     /// A free slot of a department, each time once, `skipping` the first ones.
     func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
         let slots = try await get("/v1/departments/\(department)/slots?days=14")

@@ -38,16 +38,7 @@ public final class NearestClinicFinder: Sendable {
     }
 
     public static func load(_ tx: any StoreReading) throws -> NearestClinicFinder {
-        var ids: [Int64] = [], coordinates: [Coordinate] = [], pediatric: [Bool] = [], hospital: [Bool] = []
-        for location in try tx.clinicLocations() {
-            // The schema's CHECK keeps coordinates in range; skip rather than trap if one is not.
-            guard let coordinate = Coordinate(latitude: location.latitude, longitude: location.longitude) else { continue }
-            ids.append(location.id)
-            coordinates.append(coordinate)
-            pediatric.append(location.isPediatric)
-            hospital.append(location.isHospital)
-        }
-        return try NearestClinicFinder(ids: ids, coordinates: coordinates, isPediatric: pediatric, isHospital: hospital)
+        try ClinicController.finder(try tx.clinicPoints())
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).

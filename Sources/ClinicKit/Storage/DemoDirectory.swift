@@ -35,43 +35,41 @@ public enum DemoDirectory {
         return "\(first) \(last)"
     }
 
+    /// The weekly hours every demo doctor works.
+    static var demoHours: [WorkingHours] {
+        weekdays.flatMap { weekday in
+            intervals.map { start, end in
+                WorkingHours(id: nil, doctorId: 0, weekday: weekday, startMinute: start, endMinute: end, slotMinutes: slotMinutes)
+            }
+        }
+    }
+
     /// Adds demo data to every clinic without departments. Returns how many clinics got some.
     @discardableResult
-    public static func fill(_ db: Database, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        let clinics = try Row.fetchAll(db, sql: """
-            SELECT id, external_id, category FROM clinics
-            WHERE NOT EXISTS (SELECT 1 FROM departments WHERE departments.clinic_id = clinics.id)
-            ORDER BY id
-            """)
-        let insertDepartment = try db.makeStatement(
-            sql: "INSERT INTO departments (clinic_id, specialization, is_demo) VALUES (?, ?, 1)")
-        let insertDoctor = try db.makeStatement(
-            sql: "INSERT INTO doctors (department_id, name, is_demo) VALUES (?, ?, 1)")
-        let insertHours = try db.makeStatement(sql: """
-            INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes)
-            VALUES (?, ?, ?, ?, ?)
-            """)
+    public static func fill(_ tx: any StoreWriting, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        let clinics = try tx.clinicsWithoutDepartments()
+        let hours = demoHours
         for (number, clinic) in clinics.enumerated() {
-            let clinicId: Int64 = try clinic.value("id", in: "clinics")
-            let externalId: String = try clinic.value("external_id", in: "clinics")
-            let category: String = try clinic.value("category", in: "clinics")
-            for specialization in Specialization.demo(forCategory: category) {
-                try insertDepartment.execute(arguments: [clinicId, specialization])
-                let departmentId = db.lastInsertedRowID
+            let clinicId = clinic.id ?? 0
+            for specialization in Specialization.demo(forCategory: clinic.category) {
+                let department = try tx.insertDepartment(Department(id: nil, clinicId: clinicId, specialization: specialization,
+                                                                    isDemo: true))
                 let doctorCount = (specialization == "therapy" || specialization == "pediatrics") ? 2 : 1
                 for index in 0..<doctorCount {
-                    try insertDoctor.execute(arguments: [
-                        departmentId, doctorName(seed: "\(externalId)/\(specialization)/\(index)")])
-                    let doctorId = db.lastInsertedRowID
-                    for weekday in weekdays {
-                        for (start, end) in intervals {
-                            try insertHours.execute(arguments: [doctorId, weekday, start, end, slotMinutes])
-                        }
-                    }
+                    let doctor = try tx.insertDoctor(Doctor(
+                        id: nil, departmentId: department.id ?? 0,
+                        name: doctorName(seed: "\(clinic.externalId)/\(specialization)/\(index)"), isDemo: true))
+                    try tx.insertWorkingHours(hours, ofDoctor: doctor.id ?? 0)
                 }
             }
             if let progress, number % 500 == 0 { progress(number, clinics.count) }
         }
         return clinics.count
+    }
+
+    // Forwarding overload for callers not yet behind the seam (issue #25).
+    @discardableResult
+    public static func fill(_ db: Database, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        try fill(SQLiteTransaction(db: db, manager: nil), progress: progress)
     }
 }

@@ -46,7 +46,7 @@ extension DatabaseManager {
     func openAllRows(_ db: Database) throws {
         defer { _ = try? db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [Self.keyCheckSetting]) }
         for row in try Row.fetchAll(db, sql: "SELECT * FROM clients WHERE personal IS NOT NULL") {
-            let client = try opened(db, row)
+            let client = try opened(transaction(db), try SQLiteTransaction.storedClient(row))
             try db.execute(sql: "UPDATE clients SET name = ?, surname = ?, street = ?, house = ?, lat = ?, lon = ?, personal = NULL WHERE id = ?",
                            arguments: [client.name, client.surname, client.street, client.house, client.lat, client.lon, client.id])
         }

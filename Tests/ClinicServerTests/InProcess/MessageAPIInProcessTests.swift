@@ -146,7 +146,7 @@ import Testing
                 let session = try await server.send(.POST, "/v1/staff/sessions", json: ["login": login, "password": StaffAPITestsInProcess.staffPassword])
                 tokens[login] = session.object["token"] as? String
             }
-            let body: [String: Any] = ["date": String(start.prefix(10)), "text": "Dr. Thompson is ill on Monday"]
+            let body: [String: Any] = ["date": try await server.localDay(of: start, clinicId: clinicId), "text": "Dr. Thompson is ill on Monday"]
             let before = try server.fingerprint()
             for (token, status) in [(nil, 401), (anna, 401), (tokens["doc-m"], 403)] as [(String?, Int)] {
                 let reply = try await server.send(.POST, "/v1/staff/messages", json: body, token: token)

@@ -53,7 +53,7 @@ import Testing
             tokens[login] = session.object["token"] as? String
             #expect((session.object["staff"] as? [String: Any])?["role"] as? String == role)
         }
-        let monday = String(start.prefix(10))
+        let monday = try await server.localDay(of: start, clinicId: clinicId)
         return Setup(server: server, patient: patient, appointment: appointment, tokens: tokens, accountIds: ids, monday: monday,
                      department: department, doctor: doctor, otherDoctor: otherDoctor)
     }
@@ -158,7 +158,8 @@ import Testing
             // The clinic admin gives the doctor of the receptionist's booking a day off that day:
             // refused with its id (409 hours_conflict); forced, it is cancelled with the reason.
             let second = try #require(forPatient.object["id"] as? Int), secondDoctor = try #require(forPatient.object["doctorId"] as? Int)
-            let dayOff: [String: Any] = ["date": String(slot.prefix(10)), "off": true]
+            let clinicId = try #require(forPatient.object["clinicId"] as? Int)
+            let dayOff: [String: Any] = ["date": try await s.server.localDay(of: slot, clinicId: clinicId), "off": true]
             let conflict = try await s.server.send(.POST, "/v1/staff/doctors/\(secondDoctor)/exceptions", json: dayOff, token: admin)
             #expect(conflict.status == 409, "\(conflict.text)")
             #expect((conflict.object["error"] as? [String: Any])?["code"] as? String == "hours_conflict")

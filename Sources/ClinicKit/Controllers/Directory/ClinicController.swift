@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 public struct ImportReport: Sendable, Equatable {
     public var inserted = 0
@@ -81,31 +80,37 @@ public final class ClinicController: Sendable {
     public func finder() throws -> NearestClinicFinder { try directory().finder }
 
     func directory() throws -> Directory {
-        let version = try database.read { db in try Self.directoryVersion(db) }
+        // The directory's version moves with every change of a clinic row, whoever made it
+        // (see `DirectoryReading.directoryVersion()`): one read tells whether the kept finder
+        // still describes the table.
+        let version = try database.reading { tx in try tx.directoryVersion() }
         if let current = finderCache.withLock({ $0 }), current.version == version { return current }
         return try finderCache.withLock { cached in
             if let cached, cached.version == version { return cached }
             // The version is read again in the transaction that reads the clinics.
-            let directory = try database.read { db -> Directory in
-                let finder = try NearestClinicFinder.load(db)
+            let directory = try database.reading { tx -> Directory in
+                let finder = try Self.finder(tx.clinicPoints())
                 let clinics = finder.count <= Self.keptClinics
-                    ? Dictionary(try Clinic.fetchAll(db).map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first }) : nil
-                return Directory(finder: finder, version: try Self.directoryVersion(db), clinics: clinics)
+                    ? Dictionary(try tx.allClinics().map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first }) : nil
+                return Directory(finder: finder, version: try tx.directoryVersion(), clinics: clinics)
             }
             cached = directory
             return directory
         }
     }
 
-    /// The directory's version (migration 8), 0 before it.
-    static func directoryVersion(_ db: Database) throws -> Int64 {
-        do {
-            return try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM directory_version WHERE id = 1")) ?? 0
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
-            // Before migration 8 there is no such table; any other error is the error.
-            if try db.tableExists("directory_version") { throw error }
-            return 0
+    /// The finder over these clinics.
+    static func finder(_ points: [ClinicPoint]) throws -> NearestClinicFinder {
+        var ids: [Int64] = [], coordinates: [Coordinate] = [], pediatric: [Bool] = [], hospital: [Bool] = []
+        for point in points {
+            // The schema's CHECK keeps coordinates in range; skip rather than trap if one is not.
+            guard let coordinate = Coordinate(latitude: point.latitude, longitude: point.longitude) else { continue }
+            ids.append(point.id)
+            coordinates.append(coordinate)
+            pediatric.append(point.isPediatric)
+            hospital.append(point.isHospital)
         }
+        return try NearestClinicFinder(ids: ids, coordinates: coordinates, isPediatric: pediatric, isHospital: hospital)
     }
 
     /// The nearest clinics to a point that match the query, nearest first.
@@ -115,17 +120,16 @@ public final class ClinicController: Sendable {
                                                 withinMeters: query.withinKilometres.map { $0 * 1000 })
         if let specialization = query.specialization {
             let key = Specialization.key(for: specialization)
-            filter.clinicIds = Set(try database.read { db in
-                let ids = try Int64.fetchAll(db, sql: "SELECT DISTINCT clinic_id FROM departments WHERE specialization = ?",
-                                             arguments: [key])
-                if ids.isEmpty { _ = try Specialization.requireKnown(specialization, db) }
+            filter.clinicIds = try database.reading { tx in
+                let ids = Set(try tx.departmentsByClinic(specialization: key).keys)
+                if ids.isEmpty { _ = try Specialization.requireKnown(specialization, tx) }
                 return ids
-            })
+            }
         }
         let directory = try directory()
         let matches = try directory.finder.nearest(to: point, limit: query.limit, filter: filter)
-        let clinics = try directory.clinics ?? database.read { db in
-            try Dictionary(Clinic.fetchAll(db, keys: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
+        let clinics = try directory.clinics ?? database.reading { tx in
+            try Dictionary(tx.clinics(ids: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
                            uniquingKeysWith: { first, _ in first })
         }
         return matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
@@ -143,11 +147,11 @@ public final class ClinicController: Sendable {
     /// Adds one clinic. Its external id must be new.
     public func addClinic(_ input: ClinicInput) throws -> Clinic {
         if let problem = input.problem() { throw ClinicError(.invalidInput, problem.key, arguments: problem.arguments) }
-        let clinic = try database.write { db in
-            if try Clinic.filter(Column("external_id") == input.externalId).fetchCount(db) > 0 {
+        let clinic = try database.writing { tx in
+            if try tx.clinic(externalId: input.externalId) != nil {
                 throw ClinicError.invalid(.clinicExists, input.externalId)
             }
-            return try database.addClinic(db, makeClinic(input))
+            return try tx.insertClinic(makeClinic(input))
         }
         finderCache.withLock { $0 = nil }
         return clinic
@@ -155,7 +159,7 @@ public final class ClinicController: Sendable {
 
     public func getAllClinics(_ filter: ClinicFilter = ClinicFilter()) throws -> [Clinic] {
         if let limit = filter.limit, limit < 1 { throw ClinicError.invalid(.limitRange, String(limit)) }
-        return try database.read { db in try database.getAllClinics(db, filter) }
+        return try database.reading { tx in try tx.clinics(matching: filter) }
     }
 
     /// One page of the directory in the order (name, id), `limit` long (1 to 100).
@@ -169,7 +173,7 @@ public final class ClinicController: Sendable {
     }
 
     public func getClinicById(_ id: Int64) throws -> Clinic {
-        guard let clinic = try database.read({ db in try database.getClinicById(db, id) }) else {
+        guard let clinic = try database.reading({ tx in try tx.clinic(id: id) }) else {
             throw ClinicError(.notFound, .clinicNotFound, String(id))
         }
         return clinic
@@ -180,7 +184,7 @@ public final class ClinicController: Sendable {
     /// without departments get the demo ones. One transaction.
     public func importClinics(_ data: Data, format: ClinicDirectory.Format = .project, skipInvalid: Bool = false,
                               demo: Bool = false, progress: ((Int, Int) -> Void)? = nil,
-                              alsoInTransaction: ((Database) throws -> Void)? = nil) throws -> ImportReport {
+                              alsoInTransaction: ((any StoreWriting) throws -> Void)? = nil) throws -> ImportReport {
         let parsed = try ClinicDirectory.parse(data, format: format)
         if !parsed.problems.isEmpty && !skipInvalid {
             throw ClinicError(.invalidInput, .importRejected,
@@ -190,48 +194,44 @@ public final class ClinicController: Sendable {
         let clinics = try parsed.clinics.map { try makeClinic($0) }
         defer { finderCache.withLock { $0 = nil } }
         let total = demo ? 2 * clinics.count : clinics.count
-        return try database.write { db in
+        return try database.writing { tx in
             var report = ImportReport()
             report.skipped = parsed.problems
             report.closed = parsed.closed
-            let existing = try Dictionary(
-                Row.fetchAll(db, sql: "SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (Int64, String)) in
-                    (try row.value("external_id", in: "clinics"),
-                     (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
-                }, uniquingKeysWith: { first, _ in first })
+            let existing = try tx.clinicIdsAndZones()
             let now = Date()
             for (index, prepared) in clinics.enumerated() {
                 var clinic = prepared
                 if let (id, zone) = existing[clinic.externalId] {
                     clinic.id = id
-                    try clinic.update(db)
+                    try tx.updateClinic(clinic)
                     report.updated += 1
                     // A clinic that moved zone (it moved, or the boundaries did): its booked
                     // appointments are listed by `admin check`.
                     if zone != clinic.timeZone {
-                        try DatabaseManager.recordZoneChange(db, clinicId: id, from: zone, to: clinic.timeZone, at: now)
+                        try DatabaseManager.recordZoneChange(tx, clinicId: id, from: zone, to: clinic.timeZone, at: now)
                     }
                 } else {
-                    try clinic.insert(db)
+                    _ = try tx.insertClinic(clinic)
                     report.inserted += 1
                 }
                 if let progress, index % 500 == 0 { progress(index, total) }
             }
             if demo {
                 // The demo data is the second half of the work.
-                report.demoFilled = try DemoDirectory.fill(db, progress: progress.map { progress in
+                report.demoFilled = try DemoDirectory.fill(tx, progress: progress.map { progress in
                     { done, count in progress(clinics.count + done * clinics.count / max(count, 1), total) }
                 })
             }
             progress?(total, total)
-            try alsoInTransaction?(db)
+            try alsoInTransaction?(tx)
             return report
         }
     }
 
     /// The number of clinics in the directory.
     public func count() throws -> Int {
-        try database.read { db in try Clinic.fetchCount(db) }
+        try database.reading { tx in try tx.clinicCount() }
     }
 
 }
@@ -252,30 +252,17 @@ extension ClinicController {
     /// What the map's markers depend on: the directory's version and the departments (which
     /// may change without a clinic changing). Equal versions: equal `mapClinics()`.
     public func mapVersion() throws -> String {
-        try database.read { db in try Self.mapVersion(db) }
+        try database.reading { tx in try Self.mapVersion(tx) }
     }
 
-    static func mapVersion(_ db: Database) throws -> String {
-        let departments = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(max(id), 0) FROM departments")
-        return "\(try directoryVersion(db)).\(departments?[0] as Int64? ?? 0).\(departments?[1] as Int64? ?? 0)"
+    static func mapVersion(_ tx: any StoreReading) throws -> String {
+        let departments = try tx.departmentTally()
+        return "\(try tx.directoryVersion()).\(departments.count).\(departments.lastId)"
     }
 
     /// Every clinic with its departments' specializations, by id: the web map's markers, with
     /// their `mapVersion` read in the same transaction.
     public func mapClinics() throws -> (version: String, clinics: [MapClinic]) {
-        try database.read { db in
-            let version = try Self.mapVersion(db)
-            var specializations: [Int64: [String]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization") {
-                let clinicId: Int64 = try row.value("clinic_id", in: "departments", key: "clinic_id")
-                specializations[clinicId, default: []].append(try row.value("specialization", in: "departments", key: "clinic_id"))
-            }
-            return (version, try Row.fetchAll(db, sql: "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-                let id: Int64 = try row.value("id", in: "clinics")
-                return MapClinic(id: id, name: try row.value("name", in: "clinics"), lat: try row.value("lat", in: "clinics"),
-                                 lon: try row.value("lon", in: "clinics"), isPediatric: try row.value("is_pediatric", in: "clinics"),
-                                 isHospital: try row.value("is_hospital", in: "clinics"), specializations: specializations[id] ?? [])
-            })
-        }
+        try database.reading { tx in (try Self.mapVersion(tx), try tx.mapClinics()) }
     }
 }

@@ -11,14 +11,14 @@ public final class DepartmentController: Sendable {
         guard Text.checkedLabel(specialization, maximum: 100) != nil else { throw ClinicError.invalid(.specializationInvalid) }
         let key = Specialization.key(for: specialization)
         guard !key.isEmpty, key.count <= 100 else { throw ClinicError.invalid(.specializationInvalid) }
-        return try database.write { db in
-            guard try database.getClinicById(db, clinicId) != nil else {
+        return try database.writing { tx in
+            guard try tx.clinic(id: clinicId) != nil else {
                 throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
             }
-            if try Department.filter(Column("clinic_id") == clinicId && Column("specialization") == key).fetchCount(db) > 0 {
+            if try tx.departmentExists(clinicId: clinicId, specialization: key) {
                 throw ClinicError.invalid(.departmentExists, key)
             }
-            return try database.addDepartment(db, Department(id: nil, clinicId: clinicId, specialization: key, isDemo: false))
+            return try tx.insertDepartment(Department(id: nil, clinicId: clinicId, specialization: key, isDemo: false))
         }
     }
 
@@ -34,48 +34,43 @@ public final class DepartmentController: Sendable {
                   !intervals[..<index].contains(where: { $0.weekday == item.weekday && $0.interval.overlaps(item.interval) })
             else { throw ClinicError.invalid(.workingHoursInvalid) }
         }
-        return try database.write { db in
-            guard try database.getDepartmentById(db, departmentId) != nil else {
+        return try database.writing { tx in
+            guard try tx.department(id: departmentId) != nil else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
-            var doctor = Doctor(id: nil, departmentId: departmentId, name: name, isDemo: false)
-            try doctor.insert(db)
-            for var interval in hours {
-                interval.id = nil
-                interval.doctorId = doctor.id ?? 0
-                try interval.insert(db)
-            }
+            let doctor = try tx.insertDoctor(Doctor(id: nil, departmentId: departmentId, name: name, isDemo: false))
+            try tx.insertWorkingHours(hours, ofDoctor: doctor.id ?? 0)
             return doctor
         }
     }
 
     public func getDepartmentsByClinicId(_ clinicId: Int64) throws -> [Department] {
-        try database.read { db in
-            guard try database.getClinicById(db, clinicId) != nil else {
+        try database.reading { tx in
+            guard try tx.clinic(id: clinicId) != nil else {
                 throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
             }
-            return try database.getDepartmentsByClinicId(db, clinicId)
+            return try tx.departments(ofClinic: clinicId)
         }
     }
 
     public func getDepartmentById(_ id: Int64) throws -> Department {
-        guard let department = try database.read({ db in try database.getDepartmentById(db, id) }) else {
+        guard let department = try database.reading({ tx in try tx.department(id: id) }) else {
             throw ClinicError(.notFound, .departmentNotFound, String(id))
         }
         return department
     }
 
     public func getDoctorsByDepartmentId(_ departmentId: Int64) throws -> [Doctor] {
-        try database.read { db in
-            guard try database.getDepartmentById(db, departmentId) != nil else {
+        try database.reading { tx in
+            guard try tx.department(id: departmentId) != nil else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
-            return try database.getDoctorsByDepartmentId(db, departmentId)
+            return try tx.activeDoctors(inDepartment: departmentId)
         }
     }
 
     public func getWorkingHours(doctorId: Int64) throws -> [WorkingHours] {
-        try database.read { db in try database.getWorkingHours(db, doctorId: doctorId) }
+        try database.reading { tx in try tx.workingHours(ofDoctor: doctorId) }
     }
 }
 
@@ -85,22 +80,21 @@ extension DepartmentController {
     public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?,
                              by actor: AuditActor = .operator) throws -> WorkingException {
         if let hours, !hours.isValid { throw ClinicError.invalid(.exceptionInvalid) }
-        return try database.write { db in
-            guard try database.getDoctorById(db, doctorId) != nil else {
+        return try database.writing { tx in
+            guard try tx.doctor(id: doctorId) != nil else {
                 throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
             }
             let key = DoctorSchedule.dayKey(day)
-            let existing = try WorkingException.filter(Column("doctor_id") == doctorId && Column("day") == key).fetchAll(db)
+            let existing = try tx.workingExceptions(ofDoctor: doctorId, from: key, through: key)
             let clash = existing.contains { other in
                 guard let hours, let start = other.startMinute, let end = other.endMinute else { return true } // a day off
                 return hours.overlaps(DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: other.slotMinutes ?? 0))
             }
             if clash { throw ClinicError.invalid(.exceptionOverlaps, key) }
-            var exception = WorkingException(id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day),
-                                             startMinute: hours?.startMinute, endMinute: hours?.endMinute,
-                                             slotMinutes: hours?.slotMinutes)
-            try exception.insert(db)
-            try AuditLog.append(db, by: actor, action: "exception.add", clinicId: try Self.clinicId(db, doctorId: doctorId),
+            let exception = try tx.insertWorkingException(WorkingException(
+                id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day), startMinute: hours?.startMinute,
+                endMinute: hours?.endMinute, slotMinutes: hours?.slotMinutes))
+            try AuditLog.append(tx, by: actor, action: "exception.add", clinicId: try tx.clinicId(ofDoctor: doctorId),
                                 detail: "doctor \(doctorId) \(exception.day) " + (hours.map { "\($0.startMinute)-\($0.endMinute)" } ?? "off"),
                                 now: Date())
             return exception
@@ -108,31 +102,29 @@ extension DepartmentController {
     }
 
     /// The clinic a doctor works at.
+    // Forwarding overload for callers not yet behind the seam (issue #25).
     static func clinicId(_ db: Database, doctorId: Int64) throws -> Int64? {
-        try Int64.fetchOne(db, sql: """
-            SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
-            WHERE doctors.id = ?
-            """, arguments: [doctorId])
+        try SQLiteTransaction(db: db, manager: nil).clinicId(ofDoctor: doctorId)
     }
 
     public func exceptions(doctorId: Int64) throws -> [WorkingException] {
-        try database.read { db in
-            guard try database.getDoctorById(db, doctorId) != nil else {
+        try database.reading { tx in
+            guard try tx.doctor(id: doctorId) != nil else {
                 throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
             }
-            return try WorkingException.filter(Column("doctor_id") == doctorId).order(Column("day"), Column("start_minute")).fetchAll(db)
+            return try tx.workingExceptions(ofDoctor: doctorId)
         }
     }
 
     /// Removes an exception; recorded in the audit trail by `actor`.
     public func removeException(_ id: Int64, by actor: AuditActor = .operator) throws {
-        try database.write { db in
-            guard let exception = try WorkingException.fetchOne(db, key: id) else {
+        try database.writing { tx in
+            guard let exception = try tx.workingException(id: id) else {
                 throw ClinicError(.notFound, .exceptionNotFound, String(id))
             }
-            try WorkingException.deleteOne(db, key: id)
-            try AuditLog.append(db, by: actor, action: "exception.remove",
-                                clinicId: try Self.clinicId(db, doctorId: exception.doctorId),
+            try tx.deleteWorkingException(id: id)
+            try AuditLog.append(tx, by: actor, action: "exception.remove",
+                                clinicId: try tx.clinicId(ofDoctor: exception.doctorId),
                                 detail: "doctor \(exception.doctorId) \(exception.day)", now: Date())
         }
     }

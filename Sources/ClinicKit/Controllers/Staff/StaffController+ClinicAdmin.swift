@@ -6,7 +6,7 @@ extension StaffController {
     /// A clinic admin, and the doctor is of their clinic (else `not_found`).
     func checkAdmin(_ tx: any StoreReading, _ member: StaffMember, doctorId: Int64) throws {
         guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        guard try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
+        guard try tx.clinicId(ofDoctor: doctorId) == member.clinicId else {
             throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
         }
     }
@@ -14,7 +14,7 @@ extension StaffController {
     /// The clinic's doctors with their departments (any staff member of the clinic).
     public func doctors(_ member: StaffMember) throws -> [(doctor: Doctor, department: Department)] {
         try database.reading { tx in
-            try database.getDepartmentsByClinicId(tx.legacyDatabase(), member.clinicId).flatMap { department in
+            try tx.departments(ofClinic: member.clinicId).flatMap { department in
                 try tx.activeDoctors(inDepartment: department.id ?? 0).map { ($0, department) }
             }
         }
@@ -56,7 +56,7 @@ extension StaffController {
     /// A doctor's weekly hours (any staff member of the clinic).
     public func hours(_ member: StaffMember, doctorId: Int64) throws -> [WorkingHours] {
         try database.reading { tx in
-            guard try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
+            guard try tx.clinicId(ofDoctor: doctorId) == member.clinicId else {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
             return try tx.workingHours(ofDoctor: doctorId)
@@ -108,7 +108,7 @@ extension StaffController {
         // Joined: `DepartmentController.removeException`'s own write commits with what `settle` does.
         return try writingJoined { tx in
             guard let doctorId = try tx.doctorId(ofWorkingException: exceptionId),
-                  try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) == member.clinicId else {
+                  try tx.clinicId(ofDoctor: doctorId) == member.clinicId else {
                 throw ClinicError(.notFound, .exceptionNotFound, String(exceptionId))
             }
             try checkAdmin(tx, member, doctorId: doctorId)

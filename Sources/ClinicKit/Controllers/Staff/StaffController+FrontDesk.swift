@@ -26,7 +26,7 @@ extension StaffController {
             if member.role == .doctor {
                 if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
                 doctor = member.doctorId ?? -1
-            } else if let doctorId, try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) != member.clinicId {
+            } else if let doctorId, try tx.clinicId(ofDoctor: doctorId) != member.clinicId {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
             let appointments = try tx.appointments(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId,

@@ -48,7 +48,7 @@ public final class StaffController: Sendable {
                 throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId))
             }
             if let doctorId = input.doctorId,
-               try DepartmentController.clinicId(tx.legacyDatabase(), doctorId: doctorId) != input.clinicId {
+               try tx.clinicId(ofDoctor: doctorId) != input.clinicId {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
             // A login taken (any case) is refused by the store (`login_taken`), also when

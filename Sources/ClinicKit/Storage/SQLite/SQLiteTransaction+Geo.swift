@@ -15,20 +15,7 @@ extension SQLiteTransaction {
         try String.fetchAll(db, sql: "SELECT DISTINCT state FROM clinics WHERE state <> ''")
     }
 
-    func clinicLocations() throws -> [ClinicLocation] {
-        var locations: [ClinicLocation] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id")
-        while let row = try rows.next() {
-            // A position edited into text would read as 0 through a plain Double decode: only
-            // numbers are positions.
-            guard let latitude = Self.number(row["lat"]), let longitude = Self.number(row["lon"]) else { continue }
-            locations.append(ClinicLocation(id: try row.value("id", in: "clinics"), latitude: latitude, longitude: longitude,
-                                            isPediatric: try row.value("is_pediatric", in: "clinics"),
-                                            isHospital: try row.value("is_hospital", in: "clinics")))
-        }
-        return locations
-    }
-
+    /// A stored number as a Double; nil for text or a blob (a value edited in past the checks).
     static func number(_ value: DatabaseValue) -> Double? {
         switch value.storage {
         case .double(let number): number

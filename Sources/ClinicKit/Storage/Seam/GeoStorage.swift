@@ -15,23 +15,6 @@ public struct CachedGeocode: Sendable, Equatable {
     }
 }
 
-/// Where a clinic is, and what the finder filters on.
-public struct ClinicLocation: Sendable, Equatable {
-    public var id: Int64
-    public var latitude: Double
-    public var longitude: Double
-    public var isPediatric: Bool
-    public var isHospital: Bool
-
-    public init(id: Int64, latitude: Double, longitude: Double, isPediatric: Bool, isHospital: Bool) {
-        self.id = id
-        self.latitude = latitude
-        self.longitude = longitude
-        self.isPediatric = isPediatric
-        self.isHospital = isHospital
-    }
-}
-
 /// A city of the directory in one state: the mean position of its clinics.
 public struct DirectoryCity: Sendable, Equatable {
     public var latitude: Double
@@ -47,9 +30,6 @@ public protocol GeoReading {
     func cachedGeocode(query: String) throws -> CachedGeocode?
     /// The `state` codes the directory's clinics have (a U.S. state, or a territory's ISO code).
     func clinicStates() throws -> [String]
-    /// Every clinic's position, by id. A clinic whose stored position is not a pair of numbers
-    /// is left out (the schema's checks keep them in range).
-    func clinicLocations() throws -> [ClinicLocation]
     /// The directory's cities with this folded name (`Clinic.key(forCity:)`), one per state,
     /// the one with most clinics first (ties by state).
     func directoryCities(cityKey: String) throws -> [DirectoryCity]

@@ -18,11 +18,13 @@ import Foundation
 // only while unconverted callers remain.
 
 /// What a read transaction offers: a consistent snapshot.
-public protocol StoreReading: AppointmentReading, ClientReading, GeoReading, MessageReading, SecurityReading, StaffReading {}
+public protocol StoreReading: AppointmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,
+                              StaffReading {}
 
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
-public protocol StoreWriting: StoreReading, AppointmentWriting, ClientWriting, GeoWriting, MessageWriting, SecurityWriting, StaffWriting {}
+public protocol StoreWriting: StoreReading, AppointmentWriting, ClientWriting, DirectoryWriting, GeoWriting, MessageWriting,
+                              SecurityWriting, StaffWriting {}
 
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
 /// store, across servers) is inside one of these.
