@@ -10,10 +10,6 @@ extension CalendarEvent {
         return CalendarEvent(appointment: appointment, clinic: clinic, specialization: specialization, sequence: changes)
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func load(_ db: Database, _ appointment: Appointment) throws -> CalendarEvent? {
-        try load(SQLiteTransaction(db: db, manager: nil), appointment)
-    }
 }
 
 extension AppointmentController {

@@ -41,11 +41,6 @@ public final class NearestClinicFinder: Sendable {
         try ClinicController.finder(try tx.clinicPoints())
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func load(_ db: Database) throws -> NearestClinicFinder {
-        try load(SQLiteTransaction(db: db, manager: nil))
-    }
-
     public var count: Int { index.count }
 
     /// The `limit` nearest clinics that pass the filter, nearest first (ties by id).

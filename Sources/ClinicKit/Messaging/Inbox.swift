@@ -97,13 +97,6 @@ public enum Inbox {
 
     // Forwarding overload for callers not yet behind the seam (issue #25).
     @discardableResult
-    static func about(_ db: Database, _ appointment: Appointment, kind: MessageKind, reason: String? = nil,
-                      defaultReason: MessageKey? = nil,
-                      hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil, dedupeKey: String? = nil,
-                      staffId: Int64? = nil, now: Date) throws -> Int64? {
-        try about(SQLiteInbox(db: db), appointment, kind: kind, reason: reason, defaultReason: defaultReason,
-                  hoursBefore: hoursBefore, zones: zones, dedupeKey: dedupeKey, staffId: staffId, now: now)
-    }
 
     /// A patient's messages, newest first.
     public static func messages(_ tx: any InboxReading, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {

@@ -130,10 +130,6 @@ public struct DoctorSchedule: Sendable {
                        exceptions: try tx.workingExceptions(ofDoctor: doctorId, from: dayKey(first), through: dayKey(last)))
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func load(_ db: Database, doctorId: Int64, from first: LocalDateTime, through last: LocalDateTime) throws -> DoctorSchedule {
-        try load(SQLiteTransaction(db: db, manager: nil), doctorId: doctorId, from: first, through: last)
-    }
 }
 
 /// The booking rules an operator can tune (`clinic admin settings`), stored in `settings`.
@@ -170,11 +166,6 @@ public struct BookingPolicy: Sendable, Equatable {
             }
         }
         return policy
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func load(_ db: Database) throws -> BookingPolicy {
-        try load(SQLiteTransaction(db: db, manager: nil))
     }
 
     /// Checks and stores one setting.

@@ -79,11 +79,6 @@ extension Specialization {
         throw unknown(name, known: try tx.specializationKeys())
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func requireKnown(_ name: String, _ db: Database) throws -> String {
-        try requireKnown(name, SQLiteTransaction(db: db, manager: nil))
-    }
-
     /// `not_found` for `name`, suggesting the known keys closest to it (at most three).
     static func unknown(_ name: String, known: [String]) -> ClinicError {
         let typed = Text.fold(name)

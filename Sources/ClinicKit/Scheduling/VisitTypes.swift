@@ -24,11 +24,6 @@ public struct VisitType: Sendable, Equatable {
 
     public func name(_ language: Language) -> String { language == .ru ? nameRu : nameEn }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func fetch(_ db: Database, id: Int64) throws -> VisitType? {
-        try SQLiteTransaction(db: db, manager: nil).visitType(id: id)
-    }
-
     /// The active visit type of a department, for booking or slots; `not_found` otherwise.
     static func offered(_ tx: any StoreReading, id: Int64, departmentId: Int64) throws -> VisitType {
         guard let type = try tx.visitType(id: id), type.departmentId == departmentId, type.isActive else {

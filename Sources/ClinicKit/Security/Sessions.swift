@@ -68,35 +68,7 @@ public struct SessionManager: Sendable {
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).
-    public func create(_ db: Database, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
-        try create(SQLiteSecurityConnection(db), clientId: clientId, now: now, device: device)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public func list(_ db: Database, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
-        try list(SQLiteSecurityConnection(db), clientId: clientId, current: token, now: now)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public func delete(_ db: Database, id: Int64, clientId: Int64) throws -> Bool {
-        try delete(SQLiteSecurityConnection(db), id: id, clientId: clientId)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public func resolve(_ db: Database, token: String, now: Date) throws -> Int64? {
-        try resolve(SQLiteSecurityConnection(db), token: token, now: now)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public func touch(_ db: Database, token: String, now: Date) throws {
-        try touch(SQLiteSecurityConnection(db), token: token, now: now)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
     @discardableResult
-    public func delete(_ db: Database, token: String) throws -> Bool {
-        try delete(SQLiteSecurityConnection(db), token: token)
-    }
 
     static func isWellFormed(_ token: String) -> Bool {
         token.utf8.count == 64 && token.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }

@@ -426,16 +426,6 @@ public final class AppointmentController: Sendable {
         return appointment
     }
 
-    // Forwarding overloads for callers not yet behind the seam (issue #25).
-    static func move(_ db: Database, _ database: DatabaseManager, _ appointment: Appointment, to status: AppointmentStatus,
-                     by actor: ChangedBy, now: Date, reason: String? = nil, staffId: Int64? = nil) throws -> Appointment {
-        try move(database.transaction(db), appointment, to: status, by: actor, now: now, reason: reason, staffId: staffId)
-    }
-
-    static func events(_ db: Database, of ids: [Int64]) throws -> [Int64: [AppointmentEvent]] {
-        try events(SQLiteTransaction(db: db, manager: nil), of: ids)
-    }
-
     func record(_ tx: any StoreWriting, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date) throws {
         try Self.record(tx, appointment, event, actor, now)
     }

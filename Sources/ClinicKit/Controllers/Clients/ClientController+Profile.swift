@@ -104,7 +104,7 @@ extension ClientController {
     /// without a check. A stolen session must not be a way around the lock. Returns the window
     /// the attempt was counted in, for `releaseAttempt` once the change commits.
     func checkOwnPassword(_ client: Client, _ password: String) throws -> Int64 {
-        let (_, window) = try Self.reserveAttempt(client.loginKey, database: database, now: now()) { _ in Optional(()) }
+        let (_, window) = try Self.reserveAttempt(client.loginKey, store: database, now: now()) { _ in Optional(()) }
         guard hasher.verify(password, against: client.passwordHash) else { throw ClinicError(.invalidCredentials, .invalidCredentials) }
         return window
     }

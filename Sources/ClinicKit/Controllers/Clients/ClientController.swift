@@ -227,12 +227,6 @@ public final class ClientController: Sendable {
         }
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func reserveAttempt<Account>(_ key: String, database: DatabaseManager, now: Date,
-                                        read: (Database) throws -> Account?) throws -> (account: Account?, window: Int64) {
-        try reserveAttempt(key, store: database, now: now) { tx in try read(tx.legacyDatabase()) }
-    }
-
     /// Gives back the check `reserveAttempt` reserved for this attempt, in the window it was
     /// counted in: once that window has ended, a new one's attempts are not this one's to undo.
     static func releaseAttempt(_ tx: any SecurityWriting, _ key: String, window: Int64) throws {

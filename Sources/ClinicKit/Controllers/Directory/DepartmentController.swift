@@ -101,12 +101,6 @@ extension DepartmentController {
         }
     }
 
-    /// The clinic a doctor works at.
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func clinicId(_ db: Database, doctorId: Int64) throws -> Int64? {
-        try SQLiteTransaction(db: db, manager: nil).clinicId(ofDoctor: doctorId)
-    }
-
     public func exceptions(doctorId: Int64) throws -> [WorkingException] {
         try database.reading { tx in
             guard try tx.doctor(id: doctorId) != nil else {
