@@ -170,9 +170,7 @@ public enum StoreCopy {
         ]
     }()
 
-    /// Bound values per statement: PostgreSQL takes at most 65,535, SQLite at least 32,766
-    /// (3.32 on); both stay well below.
-    static let postgresBindsPerStatement = 30_000
+    /// Bound values per SQLite statement: SQLite takes at least 32,766 (3.32 on).
     static let sqliteBindsPerStatement = 30_000
 
     // MARK: SQLite → PostgreSQL
@@ -286,34 +284,28 @@ public enum StoreCopy {
         var counts: [TableCount] = []
         for rows in snapshot.tables {
             let table = rows.table
-            let perStatement = max(1, postgresBindsPerStatement / table.columns.count)
-            var start = 0
-            while start < rows.rows.count {
-                let batch = rows.rows[start..<min(start + perStatement, rows.rows.count)]
-                var bindings = PostgresBindings(capacity: batch.count * table.columns.count)
-                var tuples: [String] = []
-                tuples.reserveCapacity(batch.count)
-                var parameter = 0
-                for row in batch {
-                    var placeholders: [String] = []
-                    for (value, column) in zip(row, table.columns) {
-                        parameter += 1
-                        placeholders.append("$\(parameter)::" + column.kind.postgresType)
-                        try bind(value, column.kind, into: &bindings)
-                    }
-                    tuples.append("(" + placeholders.joined(separator: ", ") + ")")
-                }
-                let sql = "INSERT INTO " + table.name + " (" + table.columns.map(\.name).joined(separator: ", ") + ")"
-                    + (table.identity ? " OVERRIDING SYSTEM VALUE" : "") + " VALUES " + tuples.joined(separator: ", ")
+            if !rows.rows.isEmpty {
                 do {
-                    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                    // COPY FROM STDIN in the text format: the bulk path, one stream per table.
+                    // COPY writes the given ids into identity columns (as OVERRIDING SYSTEM VALUE does).
+                    try await connection.copyFrom(table: table.name, columns: table.columns.map(\.name), logger: logger) { writer in
+                        var buffer = ByteBuffer()
+                        buffer.reserveCapacity(copyChunkBytes + 4096)
+                        for row in rows.rows {
+                            try copyLine(row, table, into: &buffer)
+                            if buffer.readableBytes >= copyChunkBytes {
+                                try await writer.write(buffer)
+                                buffer.clear()
+                            }
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                    }
                 } catch let error as PSQLError {
                     // Which table, and the SQLSTATE and constraint: never the server's text (it may quote a row).
                     let state = error.serverInfo?[.sqlState] ?? "?"
                     let constraint = error.serverInfo?[.constraintName] ?? "-"
                     throw ClinicError(.storage, .copyRowRefused, table.name, state + " " + constraint)
                 }
-                start += perStatement
             }
             counts.append(TableCount(table: table.name, rows: rows.rows.count))
         }
@@ -336,16 +328,74 @@ public enum StoreCopy {
         return counts
     }
 
-    static func bind(_ value: Value, _ kind: Kind, into bindings: inout PostgresBindings) throws {
-        switch (value, kind) {
-        case (.null, _): bindings.appendNull()
-        case (.int(let number), .bool): bindings.append(number != 0)
-        case (.int(let number), .instant): bindings.append(Date(timeIntervalSince1970: TimeInterval(number)))
-        case (.int(let number), _): bindings.append(number)
-        case (.real(let number), _): bindings.append(number)
-        case (.text(let text), _): bindings.append(text)
-        case (.blob(let data), _): bindings.append(ByteBuffer(bytes: data))
+    /// Bytes sent to the server at a time during a COPY.
+    static let copyChunkBytes = 1 << 20
+
+    /// One row in COPY's text format: tab between columns, `\N` for NULL, a newline at the end.
+    static func copyLine(_ row: [Value], _ table: Table, into buffer: inout ByteBuffer) throws {
+        for (index, (value, column)) in zip(row, table.columns).enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+            switch (value, column.kind) {
+            case (.null, _):
+                buffer.writeStaticString("\\N")
+            case (.int(let number), .bool):
+                buffer.writeInteger(number != 0 ? UInt8(ascii: "t") : UInt8(ascii: "f"))
+            case (.int(let number), .instant):
+                guard let text = isoInstant(number) else {
+                    throw ClinicError(.storage, .storedValueUnreadable, table.name + "." + column.name, String(number))
+                }
+                buffer.writeString(text)
+            case (.int(let number), _):
+                buffer.writeString(String(number))
+            case (.real(let number), _):
+                guard number.isFinite else {
+                    throw ClinicError(.storage, .storedValueUnreadable, table.name + "." + column.name, String(number))
+                }
+                buffer.writeString(String(number))
+            case (.text(let text), _):
+                for byte in text.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                    case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                    case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                    case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                    default: buffer.writeInteger(byte)
+                    }
+                }
+            case (.blob(let data), _):
+                // bytea's hex form, its backslash doubled for COPY.
+                buffer.writeStaticString("\\\\x")
+                let digits: [UInt8] = Array("0123456789abcdef".utf8)
+                for byte in data {
+                    buffer.writeInteger(digits[Int(byte >> 4)])
+                    buffer.writeInteger(digits[Int(byte & 0x0f)])
+                }
+            }
         }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// UTC seconds since 1970 as `YYYY-MM-DD HH:MM:SS+00` (years 1 to 9999), computed with
+    /// the proleptic Gregorian calendar as PostgreSQL reads it; nil outside those years.
+    static func isoInstant(_ seconds: Int64) -> String? {
+        let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let (dayNumber, secondOfDay) = second < 0 ? (days - 1, second + 86_400) : (days, second)
+        // Howard Hinnant's civil_from_days.
+        let z = dayNumber + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (1...9999).contains(year) else { return nil }
+        func two(_ value: Int64) -> String { value < 10 ? "0" + String(value) : String(value) }
+        var yearText = String(year)
+        while yearText.count < 4 { yearText = "0" + yearText }
+        return yearText + "-" + two(month) + "-" + two(day) + " " + two(secondOfDay / 3600) + ":"
+            + two(secondOfDay / 60 % 60) + ":" + two(secondOfDay % 60) + "+00"
     }
 
     // MARK: PostgreSQL → SQLite
