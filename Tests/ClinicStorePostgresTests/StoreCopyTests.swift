@@ -1,5 +1,5 @@
 import ClinicKit
-import ClinicStorePostgres
+@testable import ClinicStorePostgres
 import Foundation
 import GRDB
 import PostgresNIO
@@ -95,6 +95,12 @@ import Testing
     @Test func copiesToPostgreSQLAndBackWithEverythingIntact() async throws {
         let source = try Self.makeSource()
         defer { try? FileManager.default.removeItem(atPath: source.folder) }
+        // A value with every character COPY's text format escapes, and one that looks like its NULL.
+        let tricky = "tab\there, new\nline, return\r, back\\slash, \\N, ümlaut"
+        try await source.database.writer.write { db in
+            try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('test.tricky', ?), ('test.null', '\\N')",
+                           arguments: [tricky])
+        }
         let (store, _) = try await Self.migratedStore()
         defer { Task { await store.shutdown() } }
 
@@ -133,6 +139,13 @@ import Testing
         #expect(pgStarts.map { Int64($0.timeIntervalSince1970) } == startsAt)
         #expect(pgEnds.map { Int64($0.timeIntervalSince1970) } == endsAt)
         #expect(pgHospital == (hospital == 1))
+        let settings = try await store.withConnection { connection in
+            var values: [String: String] = [:]
+            for try await (key, value) in try await connection.query("SELECT key, value FROM settings", logger: TestPostgres.logger)
+                .decode((String, String).self) { values[key] = value }
+            return values
+        }
+        #expect(settings["test.tricky"] == tricky && settings["test.null"] == "\\N")
         // New rows never reuse a copied id.
         let nextId = try await store.withConnection { connection in
             try await connection.query("SELECT nextval(pg_get_serial_sequence('appointments', 'id'))", logger: TestPostgres.logger)
@@ -301,5 +314,24 @@ import Testing
         let existing = CLIPostgresTests.clinic(["admin", "copy", "--from", url.redacted, "--to", backPath, "--json"], in: folder,
                                               environment: env)
         #expect(existing.status == 5 && existing.errorCode == "store_not_empty", "\(existing.stderr)")
+    }
+
+    /// COPY's instants: UTC seconds as PostgreSQL reads them, against Foundation's calendar.
+    @Test func instantsInCopyText() throws {
+        #expect(StoreCopy.isoInstant(0) == "1970-01-01 00:00:00+00")
+        #expect(StoreCopy.isoInstant(-1) == "1969-12-31 23:59:59+00")
+        #expect(StoreCopy.isoInstant(951_782_400) == "2000-02-29 00:00:00+00")
+        #expect(StoreCopy.isoInstant(1_795_348_800) == "2026-11-22 12:00:00+00")
+        #expect(StoreCopy.isoInstant(-62_135_596_801) == nil)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        for _ in 0..<2000 {
+            let seconds = Int64.random(in: -5_000_000_000...50_000_000_000)
+            let expected = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) + "+00"
+            #expect(StoreCopy.isoInstant(seconds) == expected, "\(seconds)")
+        }
     }
 }
