@@ -485,11 +485,18 @@ public enum StoreCopy {
         do {
             let counts = try fillSQLite(snapshot, at: temporary.path, migrations: migrations)
             // The pool is closed (fillSQLite's manager is gone) and its WAL checkpointed into the file.
-            if FileManager.default.fileExists(atPath: target.path) {
-                // An empty file, checked before: replaced.
+            // An empty file (checked before) is replaced, one that filled meanwhile is not; link()
+            // never overwrites a file that appeared meanwhile.
+            if let attributes = try? FileManager.default.attributesOfItem(atPath: target.path) {
+                guard (attributes[.size] as? NSNumber)?.intValue == 0 else {
+                    throw ClinicError(.storeNotEmpty, .copyTargetFileExists, target.path)
+                }
                 try FileManager.default.removeItem(at: target)
             }
-            try FileManager.default.moveItem(at: temporary, to: target)
+            guard link(temporary.path, target.path) == 0 else {
+                if errno == EEXIST { throw ClinicError(.storeNotEmpty, .copyTargetFileExists, target.path) }
+                throw ClinicError(.storage, .databaseUnavailable, target.path, String(cString: strerror(errno)))
+            }
             removeTemporary()
             return counts
         } catch {
@@ -560,6 +567,8 @@ public enum StoreCopy {
             return counts
         }
         try manager.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        // Closed before the file takes its name: nothing of it is left in a -wal beside the temporary name.
+        try (manager.writer as? DatabasePool)?.close()
         return counts
     }
 

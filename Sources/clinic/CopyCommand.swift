@@ -54,7 +54,7 @@ extension Admin {
                 let same = URL(fileURLWithPath: a).resolvingSymlinksInPath().standardizedFileURL
                     == URL(fileURLWithPath: b).resolvingSymlinksInPath().standardizedFileURL
                 if same { throw ClinicError.invalid(.copySameStore, a) }
-                throw ClinicError(.storeUnsupported, .copyUnsupported, "SQLite → SQLite ('clinic admin backup')")
+                throw ClinicError(.storeUnsupported, .copyUnsupported, "SQLite → SQLite (a backup makes that copy)")
             case (.postgres(let a), .postgres(let b)):
                 if a == b { throw ClinicError.invalid(.copySameStore, a.redacted) }
                 throw ClinicError(.storeUnsupported, .copyUnsupported, "PostgreSQL → PostgreSQL (pg_dump)")
