@@ -228,6 +228,33 @@ public enum StoreCopy {
         }
     }
 
+    /// A PostgreSQL cell (the select casts each kind to bigint, double precision, text or
+    /// bytea). The binary forms are read directly: postgres-nio's generic decoding per cell was
+    /// most of a copy's time; any other form goes through it.
+    static func value(_ cell: PostgresCell, _ kind: Kind) throws -> Value {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .binary {
+            switch (kind, cell.dataType) {
+            case (.int, .int8), (.bool, .int8), (.instant, .int8):
+                if bytes.readableBytes == 8, let number = bytes.readInteger(as: Int64.self) { return .int(number) }
+            case (.real, .float8):
+                if bytes.readableBytes == 8, let bits = bytes.readInteger(as: UInt64.self) { return .real(Double(bitPattern: bits)) }
+            case (.text, .text), (.day, .text):
+                if let text = bytes.readString(length: bytes.readableBytes) { return .text(text) }
+            case (.blob, .bytea):
+                return .blob(Data(bytes.readableBytesView))
+            default:
+                break
+            }
+        }
+        switch kind {
+        case .int, .bool, .instant: return try cell.decode(Int64?.self).map(Value.int) ?? .null
+        case .real: return try cell.decode(Double?.self).map(Value.real) ?? .null
+        case .text, .day: return try cell.decode(String?.self).map(Value.text) ?? .null
+        case .blob: return try cell.decode(ByteBuffer?.self).map { Value.blob(Data($0.readableBytesView)) } ?? .null
+        }
+    }
+
     /// A row's id (its first column), when it is one.
     static func id(_ row: [Value]) -> Int64? {
         if case .int(let id)? = row.first { return id }
@@ -444,17 +471,10 @@ public enum StoreCopy {
             let sql = "SELECT " + expressions.joined(separator: ", ") + " FROM " + table.name + " ORDER BY " + table.orderBy
             var rows: [[Value]] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
-                let cells = row.makeRandomAccess()
                 var values: [Value] = []
                 values.reserveCapacity(table.columns.count)
-                for (index, column) in table.columns.enumerated() {
-                    let cell = cells[index]
-                    switch column.kind {
-                    case .int, .bool, .instant: values.append(try cell.decode(Int64?.self).map(Value.int) ?? .null)
-                    case .real: values.append(try cell.decode(Double?.self).map(Value.real) ?? .null)
-                    case .text, .day: values.append(try cell.decode(String?.self).map(Value.text) ?? .null)
-                    case .blob: values.append(try cell.decode(ByteBuffer?.self).map { Value.blob(Data($0.readableBytesView)) } ?? .null)
-                    }
+                for (cell, column) in zip(row, table.columns) {
+                    values.append(try value(cell, column.kind))
                 }
                 rows.append(values)
             }
@@ -548,9 +568,16 @@ public enum StoreCopy {
                 }
                 counts.append(TableCount(table: table.name, rows: rows.rows.count))
             }
+            // AUTOINCREMENT tables only (the others take max(id) + 1 by themselves): SQLite moved
+            // their counters to the highest id inserted; the source's sequence may be further on.
             for (name, seq) in snapshot.sequences.sorted(by: { $0.key < $1.key }) where seq > 0 {
-                try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = ?", arguments: [name])
-                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", arguments: [name, seq])
+                let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                                     arguments: [name]) ?? ""
+                guard definition.uppercased().contains("AUTOINCREMENT") else { continue }
+                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", arguments: [seq, name])
+                if db.changesCount == 0 {
+                    try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", arguments: [name, seq])
+                }
             }
             try db.execute(sql: "UPDATE directory_version SET version = max(version, ?) WHERE id = 1",
                            arguments: [snapshot.directoryVersion])
