@@ -334,4 +334,41 @@ import Testing
             #expect(StoreCopy.isoInstant(seconds) == expected, "\(seconds)")
         }
     }
+
+    /// A live database: another writer keeps adding rows while the copy runs. The copy is one
+    /// snapshot: it has the rows written before it began and none after, and PostgreSQL has
+    /// exactly what it reports.
+    @Test func aLiveDatabaseCopiesAsOneSnapshot() async throws {
+        let source = try Self.makeSource()
+        defer { try? FileManager.default.removeItem(atPath: source.folder) }
+        let (store, _) = try await Self.migratedStore()
+        defer { Task { await store.shutdown() } }
+        let before = try Self.counts(source.database, ["settings"])["settings"] ?? 0
+        let stop = TestPostgres.Box()
+        let done = DispatchSemaphore(value: 0)
+        let writer = source.database.writer
+        DispatchQueue.global().async {
+            var number = 0
+            while stop.get() == nil && number < 100_000 {
+                try? writer.write { db in
+                    try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, 'x')", arguments: ["live.\(number)"])
+                }
+                number += 1
+            }
+            done.signal()
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let copied = try await StoreCopy.sqliteToPostgres(source: source.database, target: store,
+                                                          migrations: try TestPostgres.migrations())
+        try await Task.sleep(for: .milliseconds(100))
+        stop.set("stop")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { done.wait(); continuation.resume() }
+        }
+        let reported = Dictionary(uniqueKeysWithValues: copied.map { ($0.table, $0.rows) })
+        #expect(try await Self.counts(store, copied.map(\.table)) == reported)
+        let after = try Self.counts(source.database, ["settings"])["settings"] ?? 0
+        let copiedSettings = reported["settings"] ?? 0
+        #expect(copiedSettings > before && copiedSettings < after, "\(before) \(copiedSettings) \(after)")
+    }
 }
