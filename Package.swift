@@ -79,6 +79,8 @@ let package = Package(
             name: "ClinicStorePostgres",
             dependencies: [
                 "ClinicKit",
+                // admin copy reads and writes SQLite files through GRDB (StoreCopy).
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,6 +116,7 @@ let package = Package(
                 "ClinicStorePostgres",
                 // The end-to-end tests run the built binary against the test server.
                 "clinic",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -52,6 +52,16 @@ extension Strings {
         .storePasswordFileInsecure: "The password file {0} can be read by other users and was ignored. Fix it with: chmod 600 {0}",
         .storeConnectionLost: "The connection to the PostgreSQL server was lost or the server is shutting down. Try again in a moment.",
         .storeSchemaIncomplete: "The PostgreSQL schema lacks {0}: it was changed outside this program.",
+        .copyTargetNotEmpty: "The PostgreSQL database {0} is not empty (table {1} has rows): a copy goes only into an empty database, migrated to the latest schema. Nothing was changed.",
+        .copyTargetFileExists: "{0} already exists and is not empty: a copy goes only into a new file. Nothing was changed.",
+        .copyTargetNotMigrated: "The PostgreSQL database {0} is at schema version {1}, not {2}: migrate it to the latest schema first. Nothing was changed.",
+        .copySourceNotMigrated: "The source {0} is at schema version {1}, not {2}: migrate it first. Nothing was changed.",
+        .copySourceMissing: "There is no database at {0} to copy. Nothing was changed.",
+        .copySchemaDiffers: "The {0} table {1} does not have the columns this program copies: its schema was changed outside this program. Nothing was copied.",
+        .copyRowRefused: "A row of {0} was refused by the target ({1}); the whole copy was undone and the target is as it was.",
+        .copyCountMismatch: "After the copy, {0} would have {2} rows instead of the source's {1}; the whole copy was undone.",
+        .copySameStore: "The source and the target are the same database ({0}). Nothing was changed.",
+        .copyUnsupported: "A copy goes from a SQLite file into a PostgreSQL database, or from a PostgreSQL database into a new SQLite file; {0} is not one of those. Nothing was changed.",
         .auditRowsUnreadable: "{0} audit rows could not be read (ids {1}) and were left out; the others were exported. The file was edited: the operator's check names what is wrong.",
     ]
 
@@ -105,6 +115,16 @@ extension Strings {
         .storePasswordFileInsecure: "Файл паролей {0} доступен для чтения другим пользователям и пропущен. Исправьте: chmod 600 {0}",
         .storeConnectionLost: "Связь с сервером PostgreSQL потеряна или сервер останавливается. Повторите через минуту.",
         .storeSchemaIncomplete: "В схеме PostgreSQL нет {0}: её изменили в обход программы.",
+        .copyTargetNotEmpty: "База PostgreSQL {0} не пуста (в таблице {1} есть строки): копировать можно только в пустую базу со схемой последней версии. Ничего не изменено.",
+        .copyTargetFileExists: "{0} уже существует и не пуст: копировать можно только в новый файл. Ничего не изменено.",
+        .copyTargetNotMigrated: "Схема базы PostgreSQL {0} версии {1}, а не {2}: сначала обновите её схему до последней версии. Ничего не изменено.",
+        .copySourceNotMigrated: "Схема источника {0} версии {1}, а не {2}: сначала обновите её. Ничего не изменено.",
+        .copySourceMissing: "Базы для копирования по адресу {0} нет. Ничего не изменено.",
+        .copySchemaDiffers: "Таблица {1} ({0}) содержит не те столбцы, что копирует программа: схему меняли в обход программы. Ничего не скопировано.",
+        .copyRowRefused: "Строку таблицы {0} база назначения отклонила ({1}); копирование отменено целиком, база назначения осталась прежней.",
+        .copyCountMismatch: "После копирования в {0} было бы {2} строк вместо {1} в источнике; копирование отменено целиком.",
+        .copySameStore: "Источник и назначение — одна и та же база ({0}). Ничего не изменено.",
+        .copyUnsupported: "Копировать можно из файла SQLite в базу PostgreSQL или из базы PostgreSQL в новый файл SQLite; {0} — не такой случай. Ничего не изменено.",
         .auditRowsUnreadable: "Записи аудита не читаются ({0}, id {1}) и пропущены; остальные выгружены. Файл правили: проверка оператора покажет, что не так.",
     ]
 }

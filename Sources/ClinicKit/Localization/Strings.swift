@@ -17,6 +17,8 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case storeURLInvalid, storeSchemeUnsupported, storePasswordInURL, storeParameterUnknown, storeParameterInvalid
     case storeSeveralHosts, storeUnreachable, storeAuthFailed, storeDatabaseMissing, storeUnsupported, storeTLSSetup
     case storePasswordFileInsecure, storeConnectionLost, storeSchemaIncomplete
+    case copyTargetNotEmpty, copyTargetFileExists, copyTargetNotMigrated, copySourceNotMigrated, copySourceMissing
+    case copySchemaDiffers, copyRowRefused, copyCountMismatch, copySameStore, copyUnsupported
     // The clinic directory and its import (DirectoryStrings.swift)
     case importNoHeader, importMissingColumns, importInvalidUTF8, importUnterminatedQuote, importBadQuote
     case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName

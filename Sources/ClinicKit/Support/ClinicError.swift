@@ -44,6 +44,9 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case storeDatabaseMissing = "store_database_missing"
         /// This build cannot do that on this kind of store yet.
         case storeUnsupported = "store_unsupported"
+        /// The target of `admin copy` already holds data (a PostgreSQL table with rows, a
+        /// non-empty file).
+        case storeNotEmpty = "store_not_empty"
     }
 
     public let code: Code

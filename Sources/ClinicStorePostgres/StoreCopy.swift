@@ -1,0 +1,610 @@
+import ClinicKit
+import Dispatch
+import Foundation
+import GRDB
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// `clinic admin copy`: a whole database from one store into an empty one of the other kind,
+/// row by row, ids kept (issue #25).
+///
+/// - SQLite → PostgreSQL: the source is read in one read transaction (a WAL snapshot: a live
+///   database copies consistently while others write); the target must be migrated to the
+///   latest PostgreSQL schema and empty, and is written in one transaction that also compares
+///   every table's count with the source before COMMIT. Any failure rolls it all back.
+/// - PostgreSQL → SQLite: the source is read in one REPEATABLE READ, READ ONLY transaction; the
+///   target file must not exist (or be empty). It is made under a temporary name in the same
+///   folder with the SQLite migrations, filled in one write transaction, counts compared, and
+///   only then renamed into place: a failure leaves no file behind.
+///
+/// Rows are copied as they are stored: sealed blobs (personal data, calendar tokens, delivery
+/// payloads) byte for byte under the same key, the audit chain's hashes and head as they are.
+/// The key files (`<database>.key`, `<database>.audit-key`) are not touched: the same ones must
+/// be given to the other store. The schema-version bookkeeping (`schema_migrations`,
+/// `sqlite_sequence`) is each store's own and is not copied as rows; identity sequences are
+/// moved past the highest id the source ever handed out.
+public enum StoreCopy {
+    /// How a column is stored: SQLite's storage class and PostgreSQL's type.
+    enum Kind: Sendable {
+        /// INTEGER ↔ bigint, integer or smallint.
+        case int
+        /// REAL ↔ double precision.
+        case real
+        /// TEXT ↔ text.
+        case text
+        /// INTEGER 0/1 ↔ boolean.
+        case bool
+        /// INTEGER UTC seconds since 1970 ↔ timestamptz.
+        case instant
+        /// TEXT 'YYYY-MM-DD' ↔ date.
+        case day
+        /// BLOB ↔ bytea.
+        case blob
+
+        /// The PostgreSQL type a bound value is cast to.
+        var postgresType: String {
+            switch self {
+            case .int: "bigint"
+            case .real: "double precision"
+            case .text: "text"
+            case .bool: "boolean"
+            case .instant: "timestamptz"
+            case .day: "date"
+            case .blob: "bytea"
+            }
+        }
+    }
+
+    struct Column: Sendable {
+        let name: String
+        let kind: Kind
+    }
+
+    struct Table: Sendable {
+        let name: String
+        let columns: [Column]
+        /// `id` is a PostgreSQL identity (SQLite AUTOINCREMENT): explicit ids need
+        /// OVERRIDING SYSTEM VALUE, and the sequence is moved on after the copy.
+        let identity: Bool
+        let orderBy: String
+    }
+
+    /// A stored value in the form both stores share (SQLite's storage classes): flags and
+    /// instants are integers, days text.
+    enum Value: Sendable, Equatable {
+        case null
+        case int(Int64)
+        case real(Double)
+        case text(String)
+        case blob(Data)
+    }
+
+    /// One table's rows, in primary-key order.
+    struct TableRows: Sendable {
+        let table: Table
+        var rows: [[Value]]
+    }
+
+    /// What was read from the source: every table's rows, the directory version, and the
+    /// highest id each identity sequence handed out.
+    struct Snapshot: Sendable {
+        var tables: [TableRows] = []
+        var directoryVersion: Int64 = 0
+        var sequences: [String: Int64] = [:]
+    }
+
+    /// A table and the rows copied into it.
+    public struct TableCount: Sendable, Encodable, Equatable {
+        public let table: String
+        public let rows: Int
+    }
+
+    /// The tables copied as rows, parents before children (foreign keys). Both schemas have
+    /// exactly these columns (checked against each store's catalogue before copying).
+    /// `directory_version` is not among them: its one row exists in both schemas from their
+    /// migrations, and its version is carried over apart.
+    static let tables: [Table] = {
+        func table(_ name: String, identity: Bool = true, orderBy: String = "id", _ columns: [(String, Kind)]) -> Table {
+            Table(name: name, columns: columns.map { Column(name: $0.0, kind: $0.1) }, identity: identity, orderBy: orderBy)
+        }
+        return [
+            table("clinics", [("id", .int), ("external_id", .text), ("name", .text), ("address", .text), ("city", .text),
+                              ("city_key", .text), ("state", .text), ("zip", .text), ("description", .text), ("category", .text),
+                              ("lat", .real), ("lon", .real), ("is_pediatric", .bool), ("is_hospital", .bool),
+                              ("time_zone", .text), ("phone", .text), ("website", .text)]),
+            table("departments", [("id", .int), ("clinic_id", .int), ("specialization", .text), ("is_demo", .bool)]),
+            table("doctors", [("id", .int), ("department_id", .int), ("name", .text), ("is_demo", .bool), ("is_active", .bool)]),
+            table("working_hours", [("id", .int), ("doctor_id", .int), ("weekday", .int), ("start_minute", .int),
+                                    ("end_minute", .int), ("slot_minutes", .int)]),
+            table("working_exceptions", [("id", .int), ("doctor_id", .int), ("day", .day), ("start_minute", .int),
+                                         ("end_minute", .int), ("slot_minutes", .int)]),
+            table("visit_types", [("id", .int), ("department_id", .int), ("name_en", .text), ("name_ru", .text),
+                                  ("duration_minutes", .int), ("price_cents", .int), ("is_active", .bool)]),
+            table("clients", [("id", .int), ("login", .text), ("login_key", .text), ("password_hash", .text), ("name", .text),
+                              ("surname", .text), ("street", .text), ("house", .text), ("city", .text), ("lat", .real),
+                              ("lon", .real), ("home_clinic_id", .int), ("preferred_language", .text),
+                              ("privacy_accepted_at", .instant), ("privacy_version", .int), ("created_at", .instant),
+                              ("personal", .blob), ("email_confirmed", .bool)]),
+            table("sessions", [("id", .int), ("client_id", .int), ("token_hash", .text), ("created_at", .instant),
+                               ("last_used_at", .instant), ("device_name", .text), ("device_platform", .text),
+                               ("device_app_version", .text)]),
+            table("geocode_cache", identity: false, orderBy: "query",
+                  [("query", .text), ("lat", .real), ("lon", .real), ("precision", .text), ("source", .text),
+                   ("created_at", .instant), ("hits", .int)]),
+            table("settings", identity: false, orderBy: "key", [("key", .text), ("value", .text)]),
+            table("login_attempts", identity: false, orderBy: "login_key",
+                  [("login_key", .text), ("failures", .int), ("first_failure_at", .instant)]),
+            table("clinic_zone_changes", [("id", .int), ("clinic_id", .int), ("old_zone", .text), ("new_zone", .text),
+                                          ("changed_at", .instant)]),
+            table("idempotency_keys", identity: false, orderBy: "client_id, key",
+                  [("client_id", .int), ("key", .text), ("fingerprint", .text), ("status", .int), ("body", .blob),
+                   ("created_at", .instant)]),
+            table("staff_accounts", [("id", .int), ("login", .text), ("login_key", .text), ("password_hash", .text),
+                                     ("name", .text), ("surname", .text), ("role", .text), ("clinic_id", .int),
+                                     ("doctor_id", .int), ("is_active", .bool), ("created_at", .instant)]),
+            table("staff_sessions", [("id", .int), ("staff_id", .int), ("token_hash", .text), ("created_at", .instant),
+                                     ("last_used_at", .instant)]),
+            table("appointments", [("id", .int), ("client_id", .int), ("clinic_id", .int), ("department_id", .int),
+                                   ("doctor_id", .int), ("doctor_name", .text), ("starts_at", .instant), ("ends_at", .instant),
+                                   ("status", .text), ("notes", .text), ("created_at", .instant), ("updated_at", .instant),
+                                   ("visit_type_id", .int)]),
+            table("appointment_events", [("id", .int), ("appointment_id", .int), ("event", .text), ("actor", .text),
+                                         ("at", .instant), ("starts_at", .instant), ("doctor_id", .int), ("reason", .text),
+                                         ("staff_id", .int)]),
+            table("audit_events", [("id", .int), ("at", .instant), ("actor", .text), ("staff_id", .int), ("role", .text),
+                                   ("clinic_id", .int), ("action", .text), ("client_id", .int), ("appointment_id", .int),
+                                   ("request_id", .text), ("detail", .text), ("hash", .text)]),
+            table("audit_head", identity: false, [("id", .int), ("last_id", .int), ("hash", .text)]),
+            table("email_confirmations", identity: false, orderBy: "client_id",
+                  [("client_id", .int), ("code_hash", .text), ("expires_at", .instant), ("attempts", .int)]),
+            table("calendar_feeds", identity: false, orderBy: "client_id",
+                  [("client_id", .int), ("token_hash", .text), ("token_sealed", .blob), ("created_at", .instant)]),
+            table("messages", [("id", .int), ("client_id", .int), ("kind", .text), ("appointment_id", .int),
+                               ("clinic_id", .int), ("staff_id", .int), ("subject", .text), ("body", .text),
+                               ("created_at", .instant), ("read_at", .instant), ("dedupe_key", .text)]),
+            table("deliveries", [("id", .int), ("client_id", .int), ("message_id", .int), ("purpose", .text),
+                                 ("payload", .blob), ("created_at", .instant), ("next_attempt_at", .instant),
+                                 ("attempts", .int), ("state", .text), ("sent_at", .instant), ("reply", .text),
+                                 ("last_error", .text)]),
+        ]
+    }()
+
+    /// Bound values per SQLite statement: SQLite takes at least 32,766 (3.32 on).
+    static let sqliteBindsPerStatement = 30_000
+
+    // MARK: SQLite → PostgreSQL
+
+    /// Copies the SQLite database `source` into `target`, which must be at the latest of
+    /// `migrations` and empty. Returns the rows per table.
+    public static func sqliteToPostgres(source: DatabaseManager, target: PostgresStore,
+                                        migrations: [Migration]) async throws -> [TableCount] {
+        let snapshot = try await offCooperativePool { try StoreCopy.readSQLite(source) }
+        let (current, latest) = try await target.schemaStatus(migrations)
+        guard current == latest else {
+            throw ClinicError(.storage, .copyTargetNotMigrated, target.url.redacted, String(current), String(latest))
+        }
+        let description = target.url.redacted
+        return try await target.transaction(attempts: 1) { connection, logger in
+            try await StoreCopy.writePostgres(snapshot, connection: connection, logger: logger, target: description)
+        }
+    }
+
+    /// Every table in one read transaction of `source` (at the latest SQLite schema).
+    static func readSQLite(_ source: DatabaseManager) throws -> Snapshot {
+        let (current, latest) = try source.schemaStatus()
+        guard current == latest else {
+            throw ClinicError(.storage, .copySourceNotMigrated, source.path ?? "memory", String(current), String(latest))
+        }
+        return try source.read { db in
+            var snapshot = Snapshot()
+            for table in tables {
+                let present = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name])
+                    .compactMap { $0[0] as String? }
+                try checkColumns(table, present, store: "SQLite")
+                let sql = "SELECT " + table.columns.map(\.name).joined(separator: ", ") + " FROM " + table.name
+                    + " ORDER BY " + table.orderBy
+                var rows: [[Value]] = []
+                let cursor = try Row.fetchCursor(db, sql: sql)
+                while let row = try cursor.next() {
+                    var values: [Value] = []
+                    values.reserveCapacity(table.columns.count)
+                    for (index, column) in table.columns.enumerated() {
+                        values.append(try value(row[index] as DatabaseValue, column, table, rowNumber: rows.count + 1))
+                    }
+                    rows.append(values)
+                }
+                snapshot.tables.append(TableRows(table: table, rows: rows))
+            }
+            snapshot.directoryVersion = try Int64.fetchOne(db, sql: "SELECT version FROM directory_version WHERE id = 1") ?? 0
+            for row in try Row.fetchAll(db, sql: "SELECT name, seq FROM sqlite_sequence") {
+                if let name: String = row[0], let seq: Int64 = row[1] { snapshot.sequences[name] = seq }
+            }
+            for rows in snapshot.tables where rows.table.identity {
+                let highest = rows.rows.compactMap(StoreCopy.id).max() ?? 0
+                snapshot.sequences[rows.table.name] = max(snapshot.sequences[rows.table.name] ?? 0, highest)
+            }
+            return snapshot
+        }
+    }
+
+    /// A PostgreSQL cell (the select casts each kind to bigint, double precision, text or
+    /// bytea). The binary forms are read directly: postgres-nio's generic decoding per cell was
+    /// most of a copy's time; any other form goes through it.
+    static func value(_ cell: PostgresCell, _ kind: Kind) throws -> Value {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .binary {
+            switch (kind, cell.dataType) {
+            case (.int, .int8), (.bool, .int8), (.instant, .int8):
+                if bytes.readableBytes == 8, let number = bytes.readInteger(as: Int64.self) { return .int(number) }
+            case (.real, .float8):
+                if bytes.readableBytes == 8, let bits = bytes.readInteger(as: UInt64.self) { return .real(Double(bitPattern: bits)) }
+            case (.text, .text), (.day, .text):
+                if let text = bytes.readString(length: bytes.readableBytes) { return .text(text) }
+            case (.blob, .bytea):
+                return .blob(Data(bytes.readableBytesView))
+            default:
+                break
+            }
+        }
+        switch kind {
+        case .int, .bool, .instant: return try cell.decode(Int64?.self).map(Value.int) ?? .null
+        case .real: return try cell.decode(Double?.self).map(Value.real) ?? .null
+        case .text, .day: return try cell.decode(String?.self).map(Value.text) ?? .null
+        case .blob: return try cell.decode(ByteBuffer?.self).map { Value.blob(Data($0.readableBytesView)) } ?? .null
+        }
+    }
+
+    /// A row's id (its first column), when it is one.
+    static func id(_ row: [Value]) -> Int64? {
+        if case .int(let id)? = row.first { return id }
+        return nil
+    }
+
+    /// A SQLite value checked against its column's kind.
+    static func value(_ stored: DatabaseValue, _ column: Column, _ table: Table, rowNumber: Int) throws -> Value {
+        switch (stored.storage, column.kind) {
+        case (.null, _): return .null
+        case (.int64(let number), .int), (.int64(let number), .instant): return .int(number)
+        case (.int64(let number), .bool) where number == 0 || number == 1: return .int(number)
+        case (.double(let number), .real): return .real(number)
+        case (.int64(let number), .real): return .real(Double(number))
+        case (.string(let text), .text): return .text(text)
+        case (.string(let text), .day) where isDay(text): return .text(text)
+        case (.blob(let data), .blob): return .blob(data)
+        default:
+            throw ClinicError(.storage, .storedValueUnreadable, table.name + "." + column.name, String(rowNumber))
+        }
+    }
+
+    /// 'YYYY-MM-DD', as PostgreSQL's date reads it back.
+    static func isDay(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[0].count == 4 && parts[1].count == 2 && parts[2].count == 2
+            && parts.allSatisfy { $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+    }
+
+    /// A store's table has exactly the columns this copy knows, or the copy is refused.
+    static func checkColumns(_ table: Table, _ present: [String], store: String) throws {
+        guard Set(present) == Set(table.columns.map(\.name)) else {
+            throw ClinicError(.storage, .copySchemaDiffers, store, table.name)
+        }
+    }
+
+    /// Into the target's open transaction: refuse a target with rows, insert every table, move
+    /// the sequences and the directory version on, compare the counts.
+    static func writePostgres(_ snapshot: Snapshot, connection: PostgresConnection, logger: Logger,
+                              target: String) async throws -> [TableCount] {
+        // Nobody else writes these tables until COMMIT: the emptiness checked holds.
+        let names = tables.map(\.name) + ["directory_version"]
+        try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE " + names.joined(separator: ", ")
+            + " IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
+        for table in tables {
+            let columns = try await connection.query(
+                "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name::text = \(table.name)",
+                logger: logger).collect().map { try $0.decode(String.self) }
+            try checkColumns(table, columns, store: "PostgreSQL")
+            let hasRows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(table.name))"),
+                                                     logger: logger).collect().first?.decode(Bool.self) ?? false
+            if hasRows { throw ClinicError(.storeNotEmpty, .copyTargetNotEmpty, target, table.name) }
+        }
+        var counts: [TableCount] = []
+        for rows in snapshot.tables {
+            let table = rows.table
+            if !rows.rows.isEmpty {
+                do {
+                    // COPY FROM STDIN in the text format: the bulk path, one stream per table.
+                    // COPY writes the given ids into identity columns (as OVERRIDING SYSTEM VALUE does).
+                    try await connection.copyFrom(table: table.name, columns: table.columns.map(\.name), logger: logger) { writer in
+                        var buffer = ByteBuffer()
+                        buffer.reserveCapacity(copyChunkBytes + 4096)
+                        for row in rows.rows {
+                            try copyLine(row, table, into: &buffer)
+                            if buffer.readableBytes >= copyChunkBytes {
+                                try await writer.write(buffer)
+                                buffer.clear()
+                            }
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                    }
+                } catch let error as PSQLError {
+                    // Which table, and the SQLSTATE and constraint: never the server's text (it may quote a row).
+                    let state = error.serverInfo?[.sqlState] ?? "?"
+                    let constraint = error.serverInfo?[.constraintName] ?? "-"
+                    throw ClinicError(.storage, .copyRowRefused, table.name, state + " " + constraint)
+                }
+            }
+            counts.append(TableCount(table: table.name, rows: rows.rows.count))
+        }
+        for table in tables where table.identity {
+            let highest = snapshot.sequences[table.name] ?? 0
+            // setval(…, 1, false): the next id is 1, as in a new table.
+            try await connection.query("""
+                SELECT setval(pg_get_serial_sequence(\(table.name), 'id'), \(max(highest, 1)), \(highest > 0))
+                """, logger: logger)
+        }
+        try await connection.query("UPDATE directory_version SET version = GREATEST(version, \(snapshot.directoryVersion)) WHERE id = 1",
+                                   logger: logger)
+        for count in counts {
+            let found = try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(count.table)"),
+                                                   logger: logger).collect().first?.decode(Int64.self) ?? -1
+            guard found == Int64(count.rows) else {
+                throw ClinicError(.storage, .copyCountMismatch, count.table, String(count.rows), String(found))
+            }
+        }
+        return counts
+    }
+
+    /// Bytes sent to the server at a time during a COPY.
+    static let copyChunkBytes = 1 << 20
+
+    /// One row in COPY's text format: tab between columns, `\N` for NULL, a newline at the end.
+    static func copyLine(_ row: [Value], _ table: Table, into buffer: inout ByteBuffer) throws {
+        for (index, (value, column)) in zip(row, table.columns).enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+            switch (value, column.kind) {
+            case (.null, _):
+                buffer.writeStaticString("\\N")
+            case (.int(let number), .bool):
+                buffer.writeInteger(number != 0 ? UInt8(ascii: "t") : UInt8(ascii: "f"))
+            case (.int(let number), .instant):
+                guard let text = isoInstant(number) else {
+                    throw ClinicError(.storage, .storedValueUnreadable, table.name + "." + column.name, String(number))
+                }
+                buffer.writeString(text)
+            case (.int(let number), _):
+                buffer.writeString(String(number))
+            case (.real(let number), _):
+                guard number.isFinite else {
+                    throw ClinicError(.storage, .storedValueUnreadable, table.name + "." + column.name, String(number))
+                }
+                buffer.writeString(String(number))
+            case (.text(let text), _):
+                for byte in text.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                    case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                    case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                    case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                    default: buffer.writeInteger(byte)
+                    }
+                }
+            case (.blob(let data), _):
+                // bytea's hex form, its backslash doubled for COPY.
+                buffer.writeStaticString("\\\\x")
+                let digits: [UInt8] = Array("0123456789abcdef".utf8)
+                for byte in data {
+                    buffer.writeInteger(digits[Int(byte >> 4)])
+                    buffer.writeInteger(digits[Int(byte & 0x0f)])
+                }
+            }
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// UTC seconds since 1970 as `YYYY-MM-DD HH:MM:SS+00` (years 1 to 9999), computed with
+    /// the proleptic Gregorian calendar as PostgreSQL reads it; nil outside those years.
+    static func isoInstant(_ seconds: Int64) -> String? {
+        let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let (dayNumber, secondOfDay) = second < 0 ? (days - 1, second + 86_400) : (days, second)
+        // Howard Hinnant's civil_from_days.
+        let z = dayNumber + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (1...9999).contains(year) else { return nil }
+        func two(_ value: Int64) -> String { value < 10 ? "0" + String(value) : String(value) }
+        var yearText = String(year)
+        while yearText.count < 4 { yearText = "0" + yearText }
+        return yearText + "-" + two(month) + "-" + two(day) + " " + two(secondOfDay / 3600) + ":"
+            + two(secondOfDay / 60 % 60) + ":" + two(secondOfDay % 60) + "+00"
+    }
+
+    // MARK: PostgreSQL → SQLite
+
+    /// Copies `source` (at the latest of `postgresMigrations`) into a new SQLite file at
+    /// `targetPath`, which must not exist or be empty. Returns the rows per table.
+    public static func postgresToSQLite(source: PostgresStore, postgresMigrations: [Migration], targetPath: String,
+                                        sqliteMigrations: [Migration]) async throws -> [TableCount] {
+        let target = URL(fileURLWithPath: targetPath).standardizedFileURL
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: target.path) {
+            let size = (attributes[.size] as? NSNumber)?.intValue ?? 1
+            let regular = (attributes[.type] as? FileAttributeType) == .typeRegular
+            if size != 0 || !regular { throw ClinicError(.storeNotEmpty, .copyTargetFileExists, target.path) }
+        }
+        let (current, latest) = try await source.schemaStatus(postgresMigrations)
+        guard current == latest else {
+            throw ClinicError(.storage, .copySourceNotMigrated, source.url.redacted, String(current), String(latest))
+        }
+        let snapshot = try await source.transaction(attempts: 1) { connection, logger in
+            try await StoreCopy.readPostgres(connection, logger: logger)
+        }
+        return try await offCooperativePool {
+            try StoreCopy.writeSQLite(snapshot, to: target, migrations: sqliteMigrations)
+        }
+    }
+
+    /// Every table in one REPEATABLE READ transaction: one snapshot of the whole database.
+    static func readPostgres(_ connection: PostgresConnection, logger: Logger) async throws -> Snapshot {
+        try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+        var snapshot = Snapshot()
+        for table in tables {
+            let columns = try await connection.query(
+                "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name::text = \(table.name)",
+                logger: logger).collect().map { try $0.decode(String.self) }
+            try checkColumns(table, columns, store: "PostgreSQL")
+            let expressions = table.columns.map { column -> String in
+                switch column.kind {
+                case .int: column.name + "::bigint"
+                case .real: column.name + "::double precision"
+                case .text, .blob: column.name
+                case .bool: column.name + "::integer::bigint"
+                case .instant: "floor(extract(epoch FROM " + column.name + "))::bigint"
+                case .day: "to_char(" + column.name + ", 'YYYY-MM-DD')"
+                }
+            }
+            let sql = "SELECT " + expressions.joined(separator: ", ") + " FROM " + table.name + " ORDER BY " + table.orderBy
+            var rows: [[Value]] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+                var values: [Value] = []
+                values.reserveCapacity(table.columns.count)
+                for (cell, column) in zip(row, table.columns) {
+                    values.append(try value(cell, column.kind))
+                }
+                rows.append(values)
+            }
+            snapshot.tables.append(TableRows(table: table, rows: rows))
+        }
+        snapshot.directoryVersion = try await connection.query("SELECT version FROM directory_version WHERE id = 1", logger: logger)
+            .collect().first?.decode(Int64.self) ?? 0
+        for table in tables where table.identity {
+            let last = try await connection.query(
+                "SELECT pg_sequence_last_value(pg_get_serial_sequence(\(table.name), 'id')::regclass)", logger: logger)
+                .collect().first?.decode(Int64?.self) ?? nil
+            let highest = snapshot.tables.first { $0.table.name == table.name }?.rows
+                .compactMap(StoreCopy.id).max() ?? 0
+            snapshot.sequences[table.name] = max(last ?? 0, highest)
+        }
+        return snapshot
+    }
+
+    /// A new file under a temporary name beside `target`, migrated, filled in one write
+    /// transaction, counts compared; renamed to `target` only when all of it succeeded.
+    static func writeSQLite(_ snapshot: Snapshot, to target: URL, migrations: [Migration]) throws -> [TableCount] {
+        let folder = target.deletingLastPathComponent()
+        let temporary = folder.appendingPathComponent("." + target.lastPathComponent + ".copy-" + String(UUID().uuidString.prefix(8)))
+        let sidecars = ["", "-wal", "-shm", "-journal", ".lock", ".key", ".audit-key"]
+        func removeTemporary() {
+            for suffix in sidecars { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
+        }
+        do {
+            let counts = try fillSQLite(snapshot, at: temporary.path, migrations: migrations)
+            // The pool is closed (fillSQLite's manager is gone) and its WAL checkpointed into the file.
+            // An empty file (checked before) is replaced, one that filled meanwhile is not; link()
+            // never overwrites a file that appeared meanwhile.
+            if let attributes = try? FileManager.default.attributesOfItem(atPath: target.path) {
+                guard (attributes[.size] as? NSNumber)?.intValue == 0 else {
+                    throw ClinicError(.storeNotEmpty, .copyTargetFileExists, target.path)
+                }
+                try FileManager.default.removeItem(at: target)
+            }
+            guard link(temporary.path, target.path) == 0 else {
+                if errno == EEXIST { throw ClinicError(.storeNotEmpty, .copyTargetFileExists, target.path) }
+                throw ClinicError(.storage, .databaseUnavailable, target.path, String(cString: strerror(errno)))
+            }
+            removeTemporary()
+            return counts
+        } catch {
+            removeTemporary()
+            if let error = error as? ClinicError { throw error }
+            throw ClinicError(.storage, .storageFailure, String(describing: type(of: error)))
+        }
+    }
+
+    static func fillSQLite(_ snapshot: Snapshot, at path: String, migrations: [Migration]) throws -> [TableCount] {
+        let manager = try DatabaseManager.open(path: path, migrations: migrations)
+        let counts = try manager.writer.write { db -> [TableCount] in
+            for table in tables {
+                let present = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name])
+                    .compactMap { $0[0] as String? }
+                try checkColumns(table, present, store: "SQLite")
+                // A new file: only what its migrations put there.
+                try db.execute(sql: "DELETE FROM " + table.name)
+            }
+            var counts: [TableCount] = []
+            for rows in snapshot.tables {
+                let table = rows.table
+                let perStatement = max(1, sqliteBindsPerStatement / table.columns.count)
+                let tuple = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
+                var start = 0
+                while start < rows.rows.count {
+                    let batch = rows.rows[start..<min(start + perStatement, rows.rows.count)]
+                    var arguments: [DatabaseValue] = []
+                    arguments.reserveCapacity(batch.count * table.columns.count)
+                    for row in batch {
+                        for value in row {
+                            switch value {
+                            case .null: arguments.append(.null)
+                            case .int(let number): arguments.append(number.databaseValue)
+                            case .real(let number): arguments.append(number.databaseValue)
+                            case .text(let text): arguments.append(text.databaseValue)
+                            case .blob(let data): arguments.append(data.databaseValue)
+                            }
+                        }
+                    }
+                    let sql = "INSERT INTO " + table.name + " (" + table.columns.map(\.name).joined(separator: ", ") + ") VALUES "
+                        + Array(repeating: tuple, count: batch.count).joined(separator: ", ")
+                    do {
+                        try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                    } catch let error as DatabaseError {
+                        throw ClinicError(.storage, .copyRowRefused, table.name, "SQLite " + String(error.extendedResultCode.rawValue))
+                    }
+                    start += perStatement
+                }
+                counts.append(TableCount(table: table.name, rows: rows.rows.count))
+            }
+            // AUTOINCREMENT tables only (the others take max(id) + 1 by themselves): SQLite moved
+            // their counters to the highest id inserted; the source's sequence may be further on.
+            for (name, seq) in snapshot.sequences.sorted(by: { $0.key < $1.key }) where seq > 0 {
+                let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                                     arguments: [name]) ?? ""
+                guard definition.uppercased().contains("AUTOINCREMENT") else { continue }
+                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", arguments: [seq, name])
+                if db.changesCount == 0 {
+                    try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", arguments: [name, seq])
+                }
+            }
+            try db.execute(sql: "UPDATE directory_version SET version = max(version, ?) WHERE id = 1",
+                           arguments: [snapshot.directoryVersion])
+            for count in counts {
+                let found = try Int.fetchOne(db, sql: "SELECT count(*) FROM " + count.table) ?? -1
+                guard found == count.rows else {
+                    throw ClinicError(.storage, .copyCountMismatch, count.table, String(count.rows), String(found))
+                }
+            }
+            let violations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+            guard violations.isEmpty else {
+                throw ClinicError(.storage, .copyRowRefused, (violations.first?[0] as String?) ?? "?", "foreign key")
+            }
+            return counts
+        }
+        try manager.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        // Closed before the file takes its name: nothing of it is left in a -wal beside the temporary name.
+        try (manager.writer as? DatabasePool)?.close()
+        return counts
+    }
+
+    /// Blocking work (SQLite) on a thread of its own, never on a cooperative-pool thread.
+    static func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try body() })
+            }
+        }
+    }
+}
