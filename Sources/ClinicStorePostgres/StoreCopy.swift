@@ -407,22 +407,10 @@ public enum StoreCopy {
     static func isoInstant(_ seconds: Int64) -> String? {
         let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
         let (dayNumber, secondOfDay) = second < 0 ? (days - 1, second + 86_400) : (days, second)
-        // Howard Hinnant's civil_from_days.
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard (1...9999).contains(year) else { return nil }
+        let date = LocalDateTime(daysSinceEpoch: dayNumber, minuteOfDay: 0)
+        guard (1...9999).contains(date.year) else { return nil }
         func two(_ value: Int64) -> String { value < 10 ? "0" + String(value) : String(value) }
-        var yearText = String(year)
-        while yearText.count < 4 { yearText = "0" + yearText }
-        return yearText + "-" + two(month) + "-" + two(day) + " " + two(secondOfDay / 3600) + ":"
-            + two(secondOfDay / 60 % 60) + ":" + two(secondOfDay % 60) + "+00"
+        return date.dayText + " " + two(secondOfDay / 3600) + ":" + two(secondOfDay / 60 % 60) + ":" + two(secondOfDay % 60) + "+00"
     }
 
     // MARK: PostgreSQL → SQLite

@@ -16,7 +16,8 @@ public struct LocalDateTime: Hashable, Sendable, Comparable, CustomStringConvert
         self.year = year; self.month = month; self.day = day; self.hour = hour; self.minute = minute
     }
 
-    init(daysSinceEpoch days: Int64, minuteOfDay: Int) {
+    /// The local date `days` after 1970-01-01 (proleptic Gregorian), at a minute of that day.
+    public init(daysSinceEpoch days: Int64, minuteOfDay: Int) {
         // Howard Hinnant's civil_from_days.
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097

@@ -24,14 +24,3 @@ extension DatabaseManager: ClinicStore {
     /// forwarding overloads; gone once every caller is converted).
     func transaction(_ db: Database) -> SQLiteTransaction { SQLiteTransaction(db: db, manager: self) }
 }
-
-extension StoreReading {
-    /// The GRDB connection under a SQLite transaction, for code not yet moved behind the seam.
-    /// Any other store's transaction is refused: such code cannot run on it.
-    func legacyDatabase() throws -> Database {
-        guard let sqlite = self as? SQLiteTransaction else {
-            throw ClinicError(.internalError, .internalError, "an operation not yet behind the storage seam")
-        }
-        return sqlite.db
-    }
-}
