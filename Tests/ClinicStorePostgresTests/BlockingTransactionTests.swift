@@ -83,17 +83,16 @@ import Testing
     /// usable: the next transaction on a one-connection pool works.
     @Test func aThrowingBodyRollsBackAndGivesTheConnectionBack() async throws {
         let migrations = try TestPostgres.migrations()
-        try await TestPostgres.withStore { store, _ in
+        try await TestPostgres.withStore(maximumConnections: 1) { store, _ in
             try await store.migrate(migrations)
-            struct Refused: Error {}
             let thrown = try await onOwnThread { () -> Bool in
                 do {
                     try store.blockingTransaction { connection in
                         try connection.query("INSERT INTO settings (key, value) VALUES ('test.kept', 'no')")
-                        throw Refused()
+                        throw ClinicError(.slotTaken, .slotTaken)
                     }
                     return false
-                } catch {
+                } catch let error as ClinicError where error.code == .slotTaken {
                     return true
                 }
             }

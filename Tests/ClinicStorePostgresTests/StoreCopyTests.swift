@@ -344,27 +344,45 @@ import Testing
         let (store, _) = try await Self.migratedStore()
         defer { Task { await store.shutdown() } }
         let before = try Self.counts(source.database, ["settings"])["settings"] ?? 0
-        let stop = TestPostgres.Box()
+        // The writer counts its commits; the test waits for commits, not for time: one before
+        // the copy starts, one after it ended.
+        final class Writes: @unchecked Sendable {
+            let lock = NSLock(); var count = 0; var failure: String?; var stop = false
+            func read() -> (Int, String?, Bool) { lock.withLock { (count, failure, stop) } }
+        }
+        let writes = Writes()
         let done = DispatchSemaphore(value: 0)
         let writer = source.database.writer
         DispatchQueue.global().async {
             var number = 0
-            while stop.get() == nil && number < 100_000 {
-                try? writer.write { db in
-                    try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, 'x')", arguments: ["live.\(number)"])
+            while !writes.read().2 {
+                do {
+                    try writer.write { db in
+                        try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, 'x')", arguments: ["live.\(number)"])
+                    }
+                    writes.lock.withLock { writes.count += 1 }
+                } catch {
+                    writes.lock.withLock { writes.failure = String(describing: error); writes.stop = true }
                 }
                 number += 1
             }
             done.signal()
         }
-        try await Task.sleep(for: .milliseconds(100))
+        func waitForWrites(beyond count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while writes.read().0 <= count && writes.read().1 == nil && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        try await waitForWrites(beyond: 0)
         let copied = try await StoreCopy.sqliteToPostgres(source: source.database, target: store,
                                                           migrations: try TestPostgres.migrations())
-        try await Task.sleep(for: .milliseconds(100))
-        stop.set("stop")
+        try await waitForWrites(beyond: writes.read().0)
+        writes.lock.withLock { writes.stop = true }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async { done.wait(); continuation.resume() }
         }
+        #expect(writes.read().1 == nil, "the live writer failed: \(writes.read().1 ?? "")")
         let reported = Dictionary(uniqueKeysWithValues: copied.map { ($0.table, $0.rows) })
         #expect(try await Self.counts(store, copied.map(\.table)) == reported)
         let after = try Self.counts(source.database, ["settings"])["settings"] ?? 0

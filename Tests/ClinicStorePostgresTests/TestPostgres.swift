@@ -137,9 +137,10 @@ enum TestPostgres {
     }
 
     /// A store on a fresh database; `body` gets it and the server; the store is shut down after.
-    static func withStore<T>(_ body: (PostgresStore, Server) async throws -> T) async throws -> T {
+    static func withStore<T>(maximumConnections: Int = 8, _ body: (PostgresStore, Server) async throws -> T) async throws -> T {
         let (server, url) = try await freshDatabase()
-        let store = try await PostgresStore.open(url, environment: server.environment, logger: logger)
+        let store = try await PostgresStore.open(url, environment: server.environment, logger: logger,
+                                                 maximumConnections: maximumConnections)
         do {
             let result = try await body(store, server)
             await store.shutdown()
