@@ -80,6 +80,33 @@ import Testing
         }
     }
 
+    /// A password typed into the URL with an unencoded '/' or '?' is cut by the URL's own
+    /// syntax into a port or a parameter name: refused, and no part of it is repeated.
+    @Test func aPasswordCutByTheURLsSyntaxIsNotRepeated() {
+        for url in ["postgresql://alice:pq7x/ss3cret@h/db", "postgresql://alice:pq7x?ss3cret@h/db"] {
+            let error = clinicError { _ = try StoreLocation.parse(url) }
+            #expect(error?.code == .storeURLInvalid, "\(url): \(String(describing: error))")
+            for language in [Language.en, .ru] {
+                let text = (error?.message(in: language) ?? "") + (error?.arguments.joined() ?? "")
+                #expect(!text.contains("ss3cret") && !text.contains("pq7x"), "\(url): \(text)")
+            }
+        }
+    }
+
+    /// What users type: a space, Unicode and '+' in a path or a value stay what they are
+    /// ('+' is not a space in libpq's URLs).
+    @Test func pathsAndValuesAsTyped() throws {
+        let url = try PostgresURL(parsing: "postgresql://%D0%BC%D0%B0%D1%80%D0%B8%D1%8F@/%D0%BA%D0%BB%D0%B8%D0%BD%D0%B8%D0%BA%D0%B0?host=/tmp/pg%20sock&application_name=a+b")
+        #expect(url.user == "мария" && url.database == "клиника")
+        #expect(url.applicationName == "a+b")
+        #expect(url.socketDirectory == "/tmp/pg sock")
+        if case .sqlite(let path) = try StoreLocation.parse("Los Angeles/Москва клиника.sqlite") {
+            #expect(path == "Los Angeles/Москва клиника.sqlite")
+        } else {
+            Issue.record("a two-word Unicode path is a SQLite file")
+        }
+    }
+
     @Test func redactedReadsBackAsTheSameURL() throws {
         for text in ["postgresql://alice@db.example.com:6543/clinic?sslmode=verify-full&sslrootcert=/etc/ca.pem",
                      "postgresql://bob@/clinic?host=/tmp/pg%20sock", "postgres://", "postgresql://[::1]:5433/db",

@@ -152,7 +152,7 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
                 guard let name = Self.decode(rawName) else { throw Self.invalid(.storeURLInvalid, "%") }
                 if name == "password" { throw ClinicError(.storeURLInvalid, .storePasswordInURL) }
                 guard parts.count == 2, let parameterValue = Self.decode(parts[1]) else {
-                    throw Self.invalid(.storeParameterInvalid, name, "")
+                    throw Self.invalid(.storeParameterInvalid, Self.shown(name), "")
                 }
                 parameters.append((name, parameterValue))
             }
@@ -191,38 +191,39 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         var seen: Set<String> = []
         for (name, parameterValue) in parameters {
             guard Self.knownParameters.contains(name) else {
-                throw ClinicError(.storeURLInvalid, .storeParameterUnknown, name, Self.knownParameters.joined(separator: ", "))
+                throw ClinicError(.storeURLInvalid, .storeParameterUnknown, Self.shown(name),
+                                  Self.knownParameters.joined(separator: ", "))
             }
-            guard seen.insert(name).inserted else { throw Self.invalid(.storeParameterInvalid, name, parameterValue) }
+            guard seen.insert(name).inserted else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue) }
             switch name {
             case "host":
-                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, name, parameterValue) }
+                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue) }
                 if parameterValue.contains(",") { throw ClinicError(.storeURLInvalid, .storeSeveralHosts) }
                 try setHost(parameterValue)
             case "port": try setPort(parameterValue)
             case "user":
-                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, name, parameterValue) }
+                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue) }
                 user = parameterValue
             case "dbname":
-                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, name, parameterValue) }
+                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue) }
                 database = parameterValue
             case "sslmode":
                 guard let mode = SSLMode(rawValue: parameterValue) else {
-                    throw Self.invalid(.storeParameterInvalid, name, parameterValue)
+                    throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue)
                 }
                 sslMode = mode
             case "sslrootcert":
-                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, name, parameterValue) }
+                guard !parameterValue.isEmpty else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue) }
                 sslRootCert = parameterValue
             case "connect_timeout":
                 // libpq: seconds; 0 or less waits forever, which a tool that must answer does not.
                 guard let seconds = Int(parameterValue), (1...3600).contains(seconds) else {
-                    throw Self.invalid(.storeParameterInvalid, name, parameterValue)
+                    throw Self.invalid(.storeParameterInvalid, Self.shown(name), parameterValue)
                 }
                 connectTimeout = seconds
             case "application_name":
                 guard parameterValue.utf8.count <= 63, !parameterValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-                else { throw Self.invalid(.storeParameterInvalid, name, "") }
+                else { throw Self.invalid(.storeParameterInvalid, Self.shown(name), "") }
                 applicationName = parameterValue
             default:
                 break
@@ -244,9 +245,15 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A parameter's name as an error may repeat it: one with an '@' is what a password typed
+    /// with an unencoded '?' leaves ("user:pa?ss@host"), and is not repeated.
+    static func shown(_ name: String) -> String { name.contains("@") ? "…" : name }
+
     private mutating func setPort(_ text: String) throws {
         guard let port = Int(text), (1...65535).contains(port), text.allSatisfy(\.isASCII) else {
-            throw Self.invalid(.storeParameterInvalid, "port", text)
+            // Not repeated: with a password typed into the URL unencoded ("user:pa/ss@host"),
+            // what lands here is part of it.
+            throw Self.invalid(.storeParameterInvalid, "port", "…")
         }
         self.port = port
     }
