@@ -52,7 +52,7 @@ public final class ClinicSystem: Sendable {
     /// How the directory was first filled, nil if it has not been yet.
     public func initialization() throws -> Initialization? {
         try database.reading { tx in
-            guard let value = try tx.settings(prefix: Self.initializedKey)[Self.initializedKey] else { return nil }
+            guard let value = try tx.setting(Self.initializedKey) else { return nil }
             return Initialization(rawValue: value)
         }
     }

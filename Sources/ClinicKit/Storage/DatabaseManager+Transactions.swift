@@ -91,16 +91,6 @@ extension DatabaseManager {
         return String(describing: error)
     }
 
-    /// True for a unique violation on the index over `index` (a column name). SQLite names the
-    /// columns of the violated index in its message ("UNIQUE constraint failed:
-    /// appointments.doctor_id, appointments.starts_at"), and that is what tells the doctor's
-    /// index from the patient's.
-    static func isUniqueViolation(_ error: Error, index: String) -> Bool {
-        guard let error = error as? DatabaseError,
-              error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
-        else { return false }
-        return (error.message ?? "").contains(index)
-    }
 }
 
 /// The transaction `writeJoined` opened, for the writes made on its thread while it runs

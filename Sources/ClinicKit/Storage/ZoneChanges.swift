@@ -38,7 +38,7 @@ extension DatabaseManager {
     static func recordZoneChange(_ tx: any StoreWriting, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
         try tx.recordZoneChange(clinicId: clinicId, from: old, to: new, at: now)
         // Tell the patients booked there (not during the migrations before the inboxes existed).
-        guard try tx.hasInboxes() else { return }
+        guard try tx.keepsInboxes() else { return }
         for appointment in try tx.upcomingPatientAppointments(atClinic: clinicId, startingFrom: now) {
             try Inbox.about(tx, appointment, kind: .clinicChanged, zones: (old, new), now: now)
         }

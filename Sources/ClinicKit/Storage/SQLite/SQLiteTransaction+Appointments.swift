@@ -128,6 +128,10 @@ extension SQLiteTransaction {
         return settings
     }
 
+    func setting(_ key: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM settings WHERE key = ?"), arguments: [key])
+    }
+
     // MARK: Writes
 
     func insertAppointment(_ appointment: Appointment) throws -> Appointment {
@@ -154,7 +158,13 @@ extension SQLiteTransaction {
                                AND \(AppointmentStatus.activeCondition) AND id <> ?)
                 """), arguments: [appointment.doctorId, appointment.startsAt.seconds, appointment.id ?? -1]) ?? false
             if doctorHeld { throw ClinicError(.slotTaken, .slotTaken) }
-            throw ClinicError(.overlappingAppointment, .overlappingUnknown)
+            let patientHeld = try Bool.fetchOne(db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND starts_at = ?
+                               AND \(AppointmentStatus.activeCondition) AND id <> ?)
+                """), arguments: [appointment.clientId, appointment.startsAt.seconds, appointment.id ?? -1]) ?? false
+            if patientHeld { throw ClinicError(.overlappingAppointment, .overlappingUnknown) }
+            // Neither slot is held: another constraint, not a double booking.
+            throw error
         }
     }
 

@@ -77,8 +77,7 @@ extension SQLiteTransaction {
     }
 
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
-                       arguments: [DatabaseManager.keyCheckSetting, check])
+        try setSettingIfAbsent(DatabaseManager.keyCheckSetting, to: check)
     }
 
     func detachAppointments(ofClient clientId: Int64) throws {

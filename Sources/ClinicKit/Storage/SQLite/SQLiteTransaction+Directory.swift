@@ -158,10 +158,6 @@ extension SQLiteTransaction {
             """, arguments: [clinicId, start.seconds])
     }
 
-    func hasInboxes() throws -> Bool {
-        try db.tableExists("messages")
-    }
-
     // MARK: Writes
     // The directory's version moves by itself: the triggers on `clinics` (migrations 8 and 9).
 

@@ -44,6 +44,8 @@ public protocol AppointmentReading {
 
     /// The settings whose keys start with `prefix`.
     func settings(prefix: String) throws -> [String: String]
+    /// One setting, nil when it is not set.
+    func setting(_ key: String) throws -> String?
 }
 
 public protocol AppointmentWriting: AppointmentReading {

@@ -110,9 +110,6 @@ public protocol DirectoryReading {
     func appointmentsAfterZoneChanges(from now: Date) throws -> [ZoneChangedAppointment]
     /// A clinic's active appointments with a patient starting at or after `start`, soonest first.
     func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment]
-    /// Whether patients have inboxes: false only on a schema older than them (SQLite before
-    /// migration 13), which a migration's own step (the zones of migration 7) may run on.
-    func hasInboxes() throws -> Bool
 }
 
 public protocol DirectoryWriting: DirectoryReading {
