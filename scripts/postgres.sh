@@ -97,8 +97,9 @@ EOF
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null \
       || { as_server cat "$dir/data/server.log" >&2 || true; exit 1; }
     psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/socket" -p "$port" -U postgres -d postgres)
-    # The password goes to psql on stdin, never on a command line.
-    as_server "${psql[@]}" -v pw="$password" <<EOF
+    # The password goes to psql on stdin, never on a command line (it is base64: no quote in it).
+    as_server "${psql[@]}" <<EOF
+\\set pw '$password'
 CREATE ROLE $role LOGIN CREATEDB PASSWORD :'pw';
 CREATE DATABASE $database OWNER $role;
 EOF
@@ -111,8 +112,14 @@ EOF
   stop)
     [ -d "$dir" ] || exit 0
     dir=$(cd "$dir" && pwd)
+    # Only a folder `start` made (its data folder and password file) is removed: a wrong DIR
+    # (a home folder) is refused, and a server that will not stop keeps its files.
+    if [ ! -d "$dir/data" ] || [ ! -f "$dir/password" ]; then
+      echo "postgres.sh: $dir is not a folder 'start' made; nothing removed" >&2; exit 1
+    fi
     if [ -f "$dir/data/postmaster.pid" ]; then
-      as_server "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null || true
+      as_server "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null \
+        || { echo "postgres.sh: the server in $dir did not stop; its files are kept" >&2; exit 1; }
     fi
     rm -rf "$dir"
     ;;
