@@ -29,6 +29,8 @@ public final class PostgresStore: Sendable {
 
     /// A connection or start-up that took longer than the connect timeout.
     struct Timeout: Error {}
+    /// A serialization failure or deadlock: the transaction runs again.
+    struct RetryNeeded: Error {}
 
     /// Seconds to wait for a connection (and its start-up) when the URL names no `connect_timeout`.
     public static let defaultConnectTimeout = 10
@@ -122,6 +124,8 @@ public final class PostgresStore: Sendable {
             }
         } catch let error as ClinicError {
             throw error
+        } catch let error as RetryNeeded {
+            throw error
         } catch is Timeout {
             throw ClinicError(.storeUnreachable, .storeUnreachable, url.serverDescription, "timed out after \(seconds) s")
         } catch {
@@ -138,14 +142,17 @@ public final class PostgresStore: Sendable {
         while true {
             do {
                 return try await withConnection { connection in
-                    try await Self.inTransaction(connection, logger: logger, body)
+                    do {
+                        return try await Self.inTransaction(connection, logger: logger, body)
+                    } catch {
+                        // Decided here, before `withConnection` maps the error to the domain's.
+                        if case .retry = PostgresErrorMapping.outcome(error) { throw RetryNeeded() }
+                        throw error
+                    }
                 }
-            } catch {
-                if case .retry = PostgresErrorMapping.outcome(error), attempt < attempts {
-                    attempt += 1
-                    continue
-                }
-                throw PostgresErrorMapping.clinicError(error)
+            } catch is RetryNeeded {
+                guard attempt < attempts else { throw ClinicError(.busy, .databaseBusy) }
+                attempt += 1
             }
         }
     }

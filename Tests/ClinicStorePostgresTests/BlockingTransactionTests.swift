@@ -133,3 +133,34 @@ import Testing
         }
     }
 }
+
+/// A serialization failure (SQLSTATE 40001) runs the transaction again; past the attempts
+/// it is `busy`.
+@Suite struct TransactionRetryTests {
+    final class Count: @unchecked Sendable {
+        let lock = NSLock(); var value = 0
+        func next() -> Int { lock.withLock { value += 1; return value } }
+    }
+
+    @Test func aSerializationFailureIsRetriedThenBusy() async throws {
+        try await TestPostgres.withStore { store, _ in
+            let runs = Count()
+            let result = try await store.transaction(attempts: 3) { connection, logger in
+                if runs.next() < 3 {
+                    try await connection.query("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$", logger: logger)
+                }
+                return "done"
+            }
+            #expect(result == "done" && runs.value == 3)
+            let always = Count()
+            let error = await clinicError {
+                _ = try await store.transaction(attempts: 2) { connection, logger in
+                    _ = always.next()
+                    try await connection.query("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$", logger: logger)
+                    return 0
+                }
+            }
+            #expect(error?.code == .busy && always.value == 2)
+        }
+    }
+}
