@@ -5,11 +5,17 @@ import Foundation
 // these, and encode.
 
 extension ClinicSystem {
+    /// The SQLite database, for an operation that is a file's (`store_unsupported` on another store).
+    func sqliteDatabase() throws -> DatabaseManager {
+        guard let sqlite else { throw ClinicError(.storeUnsupported, .storeOperationUnsupported) }
+        return sqlite
+    }
+
     /// Moves the schema to `version` (default: the newest); the versions that ran.
-    public func migrate(to version: Int? = nil) throws -> [Int] { try database.migrate(to: version) }
+    public func migrate(to version: Int? = nil) throws -> [Int] { try sqliteDatabase().migrate(to: version) }
 
     /// The schema version of the database.
-    public func schemaVersion() throws -> Int { try database.currentVersion() }
+    public func schemaVersion() throws -> Int { try database.schemaStatus().current }
 
     /// For a server's readiness: the schema version of the database and the newest this program has.
     public func schemaStatus() throws -> (current: Int, latest: Int) { try database.schemaStatus() }
@@ -17,19 +23,21 @@ extension ClinicSystem {
     /// An online backup to a new file, then verified (opened, checked, its version read):
     /// returns that version.
     public func backup(to path: String) throws -> Int {
-        try database.backup(to: path)
-        return try database.verifyBackup(at: path)
+        let sqlite = try sqliteDatabase()
+        try sqlite.backup(to: path)
+        return try sqlite.verifyBackup(at: path)
     }
 
     /// Replaces the database with a backup, the current file kept at `aside`; returns the
     /// restored schema version.
     public func restore(from path: String, keepingAside aside: String) throws -> Int {
-        try database.restore(from: path, keepingAside: aside)
-        return try database.currentVersion()
+        let sqlite = try sqliteDatabase()
+        try sqlite.restore(from: path, keepingAside: aside)
+        return try sqlite.currentVersion()
     }
 
     /// Re-encrypts every patient's personal data under a new key; how many rows.
-    public func rotateKey() throws -> Int { try database.rotateKey() }
+    public func rotateKey() throws -> Int { try sqliteDatabase().rotateKey() }
 
     /// A secret every server of this database shares (created on first use), by name.
     public func sharedSecret(_ name: String) throws -> [UInt8] { try database.sharedSecret(name) }
@@ -48,8 +56,8 @@ extension ClinicSystem {
     /// upcoming appointments booked before their clinic's zone changed (staff should tell
     /// those patients the new local time). Empty otherwise.
     public func appointmentsMovedByThisRunsZoneChange() throws -> [ZoneChangedAppointment] {
-        guard database.migrationsRun.contains(DatabaseManager.zoneVersion) else { return [] }
-        return try database.appointmentsAfterZoneChanges()
+        guard let sqlite, sqlite.migrationsRun.contains(DatabaseManager.zoneVersion) else { return [] }
+        return try sqlite.appointmentsAfterZoneChanges()
     }
 
     /// `admin check` of the database file at `path`, without opening it as a system (a file too

@@ -1,9 +1,13 @@
 import Foundation
 
-/// The library's front door: one database and the controllers over it. A program opens one
-/// `ClinicSystem` per process.
+/// The library's front door: one store and the controllers over it. A program opens one
+/// `ClinicSystem` per process. The store is the embedded SQLite database (`DatabaseManager`) or
+/// any other `ClinicStore` (PostgreSQL, shared by several servers).
 public final class ClinicSystem: Sendable {
-    public let database: DatabaseManager
+    public let database: any ClinicStore
+    /// The SQLite database when that is the store: the operator's file operations (backup,
+    /// restore, key rotation, migrations at open) are its own; nil on another store.
+    public let sqlite: DatabaseManager?
     public let resources: Resources?
     public let geocoding: GeocodingService
     public let clients: ClientController
@@ -17,9 +21,22 @@ public final class ClinicSystem: Sendable {
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
     ///     tests): clinic time zones are then the import file's, else `ZoneApproximation`'s.
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
-    public init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+    public convenience init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
+                            remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(store: database, sqlite: database, resources: resources, hasher: hasher, remoteGeocoder: remoteGeocoder, now: now)
+    }
+
+    /// A system over any store (see `init(database:…)` for the parameters).
+    public convenience init(store: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
+                            remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(store: store, sqlite: store as? DatabaseManager, resources: resources, hasher: hasher,
+                  remoteGeocoder: remoteGeocoder, now: now)
+    }
+
+    private init(store database: any ClinicStore, sqlite: DatabaseManager?, resources: Resources?, hasher: PasswordHasher,
+                 remoteGeocoder: (any Geocoder)?, now: @escaping @Sendable () -> Date) {
         self.database = database
+        self.sqlite = sqlite
         self.resources = resources
         let gazetteer = resources.map { LazyGazetteer(data: $0.data) }
         let zones = resources.map { LazyZones(data: $0.data) }

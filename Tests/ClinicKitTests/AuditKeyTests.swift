@@ -10,7 +10,7 @@ import Testing
     /// Two rows as the program before audit keys wrote them: plain SHA-256, the head in `audit_head`.
     func legacyTrail() throws -> ClinicSystem {
         let system = try makeSystem()
-        try system.database.writer.write { db in
+        try system.sqliteFile.writer.write { db in
             var previous = AuditLog.genesis
             for id in Int64(1)...2 {
                 let hash = AuditLog.hash(previous: previous, fields: [
@@ -27,11 +27,11 @@ import Testing
     }
 
     func rows(_ system: ClinicSystem) throws -> [AuditEntry] {
-        try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
+        try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
     }
 
     func addException(_ system: ClinicSystem, day: Int = 1) throws {
-        let doctor = try #require(try system.database.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM doctors ORDER BY id") })
+        let doctor = try #require(try system.sqliteFile.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM doctors ORDER BY id") })
         _ = try system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 12, day: day)!, hours: nil)
     }
 
@@ -50,7 +50,7 @@ import Testing
         }
         statements.append("UPDATE audit_head SET hash = '\(previous)' WHERE id = 1")
         if stripMarker { statements.append("DELETE FROM settings WHERE key = 'audit.key_check'") }
-        try system.database.writer.writeWithoutTransaction { db in
+        try system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: "DROP TRIGGER audit_events_no_update")
             for statement in statements { try db.execute(sql: statement) }
             try db.execute(sql: """
@@ -62,7 +62,7 @@ import Testing
 
     @Test func aTrailFromBeforeAuditKeysStillVerifiesAndIsKeyedFromThenOn() throws {
         let system = try legacyTrail()
-        let before = system.database.check()
+        let before = system.sqliteFile.check()
         #expect(before.isSound && before.audit.isEmpty, "\(before)")
         #expect(before.auditNote?.key == .auditNotKeyed, "a plain trail is said to be one")
         let plainHashes = try rows(system).map(\.hash)
@@ -72,7 +72,7 @@ import Testing
         #expect(entries.map(\.id) == [1, 2, 3])
         #expect(Array(entries.prefix(2).map(\.hash)) == plainHashes, "the old rows keep their hashes")
         #expect(entries[2].hash != AuditLog.hash(of: entries[2], previous: entries[1].hash), "row 3 is keyed, not plain SHA-256")
-        let after = system.database.check()
+        let after = system.sqliteFile.check()
         #expect(after.isSound && after.auditNote == nil && after.auditKeyProblem == nil, "\(after)")
     }
 
@@ -80,7 +80,7 @@ import Testing
         let system = try legacyTrail()
         try addException(system)
         try rechain(system, row: 1, from: 1)
-        #expect(system.database.check().audit
+        #expect(system.sqliteFile.check().audit
                 == ["the audit trail up to row 2 was rewritten: it no longer ends in the hash its audit key file recorded"])
     }
 
@@ -89,7 +89,7 @@ import Testing
         try addException(system)
         try addException(system, day: 2)
         try rechain(system, row: 4, from: 3)
-        #expect(system.database.check().audit == ["audit row 3 does not match its hash (edited, or a row before it changed)"])
+        #expect(system.sqliteFile.check().audit == ["audit row 3 does not match its hash (edited, or a row before it changed)"])
     }
 
     /// Stripping the key marker and rechaining plain does not make the trail look never keyed:
@@ -100,24 +100,24 @@ import Testing
         try addException(system)
         try addException(system, day: 2)
         try rechain(system, row: 1, from: 1, stripMarker: true)
-        #expect(system.database.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
-        let before = try fingerprint(system.database)
+        #expect(system.sqliteFile.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+        let before = try fingerprint(system.sqliteFile)
         let refused = expectError(.keyError) { try addException(system, day: 3) }
         #expect(refused?.key == .auditKeyMismatch, "\(String(describing: refused))")
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
     }
 
     @Test func theExportNamesTheUnreadableRows() throws {
         let system = try legacyTrail()
         try addException(system)
-        try system.database.writer.writeWithoutTransaction { db in
+        try system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TRIGGER audit_events_no_update; UPDATE audit_events SET at = 'x', staff_id = 'y' WHERE id = 2;
                 CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
                 BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END
                 """)
         }
-        let export = try system.database.read { db in try AuditLog.export(db, since: Date(timeIntervalSince1970: 0)) }
+        let export = try system.sqliteFile.read { db in try AuditLog.export(db, since: Date(timeIntervalSince1970: 0)) }
         #expect(export.entries.map(\.id) == [1, 3])
         #expect(export.unreadable == [UnreadableAuditRow(id: 2, column: "at", value: "\"x\"")])
         #expect(export.unreadable.first?.error.message(in: .ru) == "запись аудита 2 не читается: в поле at значение \"x\"")
@@ -130,10 +130,10 @@ extension AuditKeyTests {
     @Test func aTrailDroppedByADownMigrationStartsAfreshWhenMigratedUp() throws {
         let system = try legacyTrail()
         try addException(system)
-        try system.database.migrate(to: 9)
-        try system.database.migrate()
+        try system.sqliteFile.migrate(to: 9)
+        try system.sqliteFile.migrate()
         try addException(system, day: 2)
-        let report = system.database.check()
+        let report = system.sqliteFile.check()
         #expect(report.isSound && report.audit.isEmpty, "\(report)")
         #expect(try rows(system).map(\.id) == [1])
     }

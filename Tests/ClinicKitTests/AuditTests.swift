@@ -22,12 +22,12 @@ import Testing
         return (system, anna, booked)
     }
 
-    func problems(_ system: ClinicSystem) -> [String] { system.database.check().audit }
+    func problems(_ system: ClinicSystem) -> [String] { system.sqliteFile.check().audit }
 
     /// Runs SQL the way someone with `sqlite3` and the file would: around the triggers (put back
     /// as they were, so that only the chain can tell).
     func tamper(_ system: ClinicSystem, _ sql: String) throws {
-        try system.database.writer.writeWithoutTransaction { db in
+        try system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;
                 \(sql);
@@ -41,7 +41,7 @@ import Testing
 
     @Test func operatorChangesAreRecordedAndThePatientSeesThem() throws {
         let (system, anna, booked) = try audited()
-        let rows = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
+        let rows = try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
         #expect(rows.map(\.action) == ["appointment.status", "exception.add", "exception.remove"])
         #expect(rows.map(\.id) == [1, 2, 3])
         #expect(rows.allSatisfy { $0.actor == "operator" && $0.role == "operator" && $0.clinicId == booked.clinicId })
@@ -50,7 +50,7 @@ import Testing
         #expect(log.map(\.action) == ["appointment.status"], "the exception rows name no patient")
         #expect(try system.clients.accessLog(clientId: (anna.id ?? 0) + 100).isEmpty)
         #expect(problems(system).isEmpty)
-        #expect(system.database.check().isSound)
+        #expect(system.sqliteFile.check().isSound)
         // Absent values are null, never missing keys (the API's contract requires every key).
         let exported = String(decoding: try Shapes.encoder(pretty: false).encode(AuditEventJSON(rows[1])), as: UTF8.self)
         #expect(exported.contains("\"clientId\":null") && exported.contains("\"requestId\":null"), "\(exported)")
@@ -59,16 +59,16 @@ import Testing
     @Test func aRefusedChangeLeavesNoRow() throws {
         let (system, _, booked) = try audited()
         #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(booked.id ?? 0, to: .scheduled) } != nil)
-        #expect(try system.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 3)
+        #expect(try system.sqliteFile.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 3)
     }
 
     @Test func theTableRefusesUpdatesAndDeletes() throws {
         let (system, _, _) = try audited()
         #expect(throws: (any Error).self) {
-            try system.database.writer.write { db in try db.execute(sql: "UPDATE audit_events SET detail = 'x' WHERE id = 1") }
+            try system.sqliteFile.writer.write { db in try db.execute(sql: "UPDATE audit_events SET detail = 'x' WHERE id = 1") }
         }
         #expect(throws: (any Error).self) {
-            try system.database.writer.write { db in try db.execute(sql: "DELETE FROM audit_events WHERE id = 3") }
+            try system.sqliteFile.writer.write { db in try db.execute(sql: "DELETE FROM audit_events WHERE id = 3") }
         }
         #expect(problems(system).isEmpty)
     }
@@ -77,14 +77,14 @@ import Testing
         let (system, _, _) = try audited()
         try tamper(system, "UPDATE audit_events SET detail = 'scheduled -> cancelled' WHERE id = 1")
         #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
-        #expect(!system.database.check().isSound)
+        #expect(!system.sqliteFile.check().isSound)
     }
 
     @Test func anEditWithARecomputedOwnHashBreaksTheRow() throws {
         let (system, _, _) = try audited()
         // The editor recomputes row 1's hash with SHA-256, as the chain was before audit keys;
         // row 1 is keyed, so it no longer matches itself (nor would row 2, chained on the old one).
-        let original = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0]
+        let original = try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0]
         let forged = AuditLog.hash(previous: AuditLog.genesis, fields: [
             "1", String(Int64(original.at.timeIntervalSince1970)), "operator", "", "operator",
             original.clinicId.map(String.init) ?? "", original.action, original.clientId.map(String.init) ?? "",
@@ -115,7 +115,7 @@ import Testing
     /// triggers, recomputes every row's SHA-256 from there on and the head, puts the triggers
     /// back. The schema is as it was and every hash is one SHA-256 would give.
     func rechain(_ system: ClinicSystem, rewritingRow1Detail detail: String) throws {
-        let rows = try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
+        let rows = try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
         var previous = AuditLog.genesis
         var statements: [String] = []
         for row in rows {
@@ -137,10 +137,10 @@ import Testing
         let (system, _, _) = try audited()
         #expect(problems(system).isEmpty)
         try rechain(system, rewritingRow1Detail: "scheduled -> cancelled")
-        #expect(try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0].detail
+        #expect(try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0].detail
                 == "scheduled -> cancelled", "the rewrite took")
         #expect(problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
-        #expect(!system.database.check().isSound)
+        #expect(!system.sqliteFile.check().isSound)
     }
 
     /// Issue 23, item 6: a row whose `at` was edited to text is skipped by the patient's log
@@ -149,9 +149,9 @@ import Testing
         let (system, anna, _) = try audited()
         try tamper(system, "UPDATE audit_events SET at = 'x' WHERE id = 1")
         #expect(try system.clients.accessLog(clientId: anna.id ?? 0).isEmpty, "anna's one row cannot be read")
-        #expect(try system.database.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }.map(\.id) == [2, 3])
+        #expect(try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }.map(\.id) == [2, 3])
         #expect(problems(system) == ["audit row 1 cannot be read: its at is \"x\""])
-        #expect(!system.database.check().isSound)
+        #expect(!system.sqliteFile.check().isSound)
     }
 
     /// After a verified chain, new rows keep chaining on (the head is read, not recounted).
@@ -163,7 +163,7 @@ import Testing
             let exception = try system.departments.addException(doctorId: booked.doctorId, day: day.adding(days: offset), hours: nil)
             if offset % 2 == 0 { try system.departments.removeException(exception.id ?? 0) }
         }
-        #expect(try system.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 34)
+        #expect(try system.sqliteFile.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") } == 34)
         #expect(problems(system).isEmpty)
     }
 }

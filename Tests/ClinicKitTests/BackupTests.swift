@@ -44,8 +44,8 @@ import Testing
         }
         for index in 0..<5 {
             let path = folder.path("copy\(index).sqlite")
-            try system.database.backup(to: path)
-            #expect(try system.database.verifyBackup(at: path) == projectMigrations.count)
+            try system.sqliteFile.backup(to: path)
+            #expect(try system.sqliteFile.verifyBackup(at: path) == projectMigrations.count)
             #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "one self-contained file")
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
@@ -54,43 +54,43 @@ import Testing
         done.wait()
         #expect(try count(folder.path("copy4.sqlite"), "settings") >= count(folder.path("copy0.sqlite"), "settings"))
         #expect(try count(folder.path("copy0.sqlite"), "clinics") == 1)
-        #expect(expectError(.invalidInput) { try system.database.backup(to: folder.path("copy0.sqlite")) }?.key == .backupExists)
+        #expect(expectError(.invalidInput) { try system.sqliteFile.backup(to: folder.path("copy0.sqlite")) }?.key == .backupExists)
     }
 
     @Test func restoreChecksTheBackupThenReplacesAndKeepsTheOldAside() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        try system.database.backup(to: folder.path("good.sqlite"))
+        try system.sqliteFile.backup(to: folder.path("good.sqlite"))
         _ = try register(system, "anna") // after the backup
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
 
         try "not a database at all".write(toFile: folder.path("garbage.sqlite"), atomically: true, encoding: .utf8)
-        #expect(expectError(.invalidInput) { try system.database.restore(from: folder.path("garbage.sqlite"), keepingAside: folder.path("a1")) }?.key == .backupDamaged)
+        #expect(expectError(.invalidInput) { try system.sqliteFile.restore(from: folder.path("garbage.sqlite"), keepingAside: folder.path("a1")) }?.key == .backupDamaged)
         let foreign = try DatabaseQueue(path: folder.path("foreign.sqlite"))
         try foreign.write { try $0.execute(sql: "CREATE TABLE t (x)") }
         try foreign.close()
-        #expect(expectError(.invalidInput) { try system.database.restore(from: folder.path("foreign.sqlite"), keepingAside: folder.path("a2")) }?.key == .backupNotOurs)
+        #expect(expectError(.invalidInput) { try system.sqliteFile.restore(from: folder.path("foreign.sqlite"), keepingAside: folder.path("a2")) }?.key == .backupNotOurs)
         // A backup from a newer program.
-        try system.database.backup(to: folder.path("newer.sqlite"))
+        try system.sqliteFile.backup(to: folder.path("newer.sqlite"))
         let newer = try DatabaseQueue(path: folder.path("newer.sqlite"))
         try newer.write { try $0.execute(sql: "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 0)") }
         try newer.close()
-        #expect(expectError(.databaseTooNew) { try system.database.restore(from: folder.path("newer.sqlite"), keepingAside: folder.path("a3")) } != nil)
-        #expect(expectError(.invalidInput) { try system.database.restore(from: folder.path("missing.sqlite"), keepingAside: folder.path("a4")) } != nil)
-        #expect(try fingerprint(system.database) == before, "refused restores change nothing")
+        #expect(expectError(.databaseTooNew) { try system.sqliteFile.restore(from: folder.path("newer.sqlite"), keepingAside: folder.path("a3")) } != nil)
+        #expect(expectError(.invalidInput) { try system.sqliteFile.restore(from: folder.path("missing.sqlite"), keepingAside: folder.path("a4")) } != nil)
+        #expect(try fingerprint(system.sqliteFile) == before, "refused restores change nothing")
         #expect(!FileManager.default.fileExists(atPath: folder.path("a1")))
 
-        try system.database.restore(from: folder.path("good.sqlite"), keepingAside: folder.path("aside.sqlite"))
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM clients") } == 0, "back to before anna")
+        try system.sqliteFile.restore(from: folder.path("good.sqlite"), keepingAside: folder.path("aside.sqlite"))
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM clients") } == 0, "back to before anna")
         #expect(try count(folder.path("aside.sqlite"), "clients") == 1, "the replaced database is kept")
-        #expect(try system.database.check().isSound)
+        #expect(try system.sqliteFile.check().isSound)
     }
 
     @Test func aRestoreWhoseMigrationFailsPutsTheReplacedDatabaseBack() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
         _ = try register(system, "anna")
-        try system.database.backup(to: folder.path("old.sqlite"))
+        try system.sqliteFile.backup(to: folder.path("old.sqlite"))
         // The backup, taken down to version 3 (before encryption) with a copy of the key.
         try FileManager.default.copyItem(atPath: folder.path("live.sqlite.key"), toPath: folder.path("old.sqlite.key"))
         let old = try DatabaseManager.open(path: folder.path("old.sqlite"), migrations: projectMigrations)
@@ -113,12 +113,12 @@ import Testing
     @Test func aBackupWithValuesOfTheWrongTypeIsRefusedNotACrash() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        try system.database.backup(to: folder.path("odd.sqlite"))
+        try system.sqliteFile.backup(to: folder.path("odd.sqlite"))
         let odd = try DatabaseQueue(path: folder.path("odd.sqlite"))
         try odd.write { try $0.execute(sql: "INSERT INTO geocode_cache VALUES ('x', 1, 2, 'city', 'gazetteer', 'yesterday', 0)") }
         try odd.close()
         let error = expectError(.invalidInput) {
-            try system.database.restore(from: folder.path("odd.sqlite"), keepingAside: folder.path("aside"))
+            try system.sqliteFile.restore(from: folder.path("odd.sqlite"), keepingAside: folder.path("aside"))
         }
         #expect(error?.key == .backupNotOurs)
     }
@@ -126,13 +126,13 @@ import Testing
     @Test func checkFindsForeignKeyViolations() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        #expect(system.database.check().isSound && system.database.check().foreignKeyViolations == 0)
-        try system.database.writer.writeWithoutTransaction { db in
+        #expect(system.sqliteFile.check().isSound && system.sqliteFile.check().foreignKeyViolations == 0)
+        try system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             try db.execute(sql: "INSERT INTO doctors (department_id, name) VALUES (424242, 'Ghost')")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
         }
-        let report = try system.database.check()
+        let report = try system.sqliteFile.check()
         #expect(!report.isSound && report.foreignKeyViolations == 1)
     }
 
@@ -140,10 +140,10 @@ import Testing
         let folder = try Folder()
         let system = try fileSystem(folder)
         let daily = AutomaticBackups(directory: folder.url.appendingPathComponent("auto"), interval: 24 * 3600, keep: 3)
-        #expect(try daily.runIfDue(system.database) != nil)
-        #expect(try daily.runIfDue(system.database) == nil, "not due again within the interval")
+        #expect(try daily.runIfDue(system.sqliteFile) != nil)
+        #expect(try daily.runIfDue(system.sqliteFile) == nil, "not due again within the interval")
         let always = AutomaticBackups(directory: daily.directory, interval: 0, keep: 3)
-        for _ in 0..<5 { _ = try always.runIfDue(system.database) }
+        for _ in 0..<5 { _ = try always.runIfDue(system.sqliteFile) }
         #expect(always.existing().count == 3)
         #expect(try AutomaticBackups.fromEnvironment([:]) == nil)
         let configured = try #require(try AutomaticBackups.fromEnvironment(["CLINIC_BACKUP_DIR": "/x", "CLINIC_BACKUP_INTERVAL_HOURS": "6",

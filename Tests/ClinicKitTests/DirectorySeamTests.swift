@@ -18,8 +18,8 @@ import Testing
     @Test func theVersionMovesWithEveryChangeOfAClinicRowInItsOwnTransaction() throws {
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1")
-        var seen: [Int64] = [try system.database.reading { tx in try tx.directoryVersion() }]
-        try system.database.writing { tx in
+        var seen: [Int64] = [try system.sqliteFile.reading { tx in try tx.directoryVersion() }]
+        try system.sqliteFile.writing { tx in
             var moved = la1
             moved.name = "Renamed"
             try tx.updateClinic(moved)
@@ -38,16 +38,16 @@ import Testing
         }
         #expect(seen[1] != seen[0] && seen[2] != seen[1] && seen[3] != seen[2], "\(seen)")
         #expect(seen[4] == seen[3], "a department is not a clinic row: \(seen)")
-        #expect(try system.database.reading { tx in try tx.directoryVersion() } == seen[4])
+        #expect(try system.sqliteFile.reading { tx in try tx.directoryVersion() } == seen[4])
 
         // A refused write changes nothing, the version included.
         #expect(throws: (any Error).self) {
-            try system.database.writing { tx in
+            try system.sqliteFile.writing { tx in
                 try tx.setTimeZone(ofClinic: la1.id ?? 0, to: "Europe/Paris")
                 throw ClinicError(.invalidInput, .importRejected, "0")
             }
         }
-        #expect(try system.database.reading { tx in try tx.directoryVersion() } == seen[4])
+        #expect(try system.sqliteFile.reading { tx in try tx.directoryVersion() } == seen[4])
     }
 
     /// Two systems on one database file, as two servers (or a server and `clinic admin
@@ -103,9 +103,9 @@ import Testing
                 #expect(doctor.name == DemoDirectory.doctorName(seed: seed))
             }
         }
-        let before = try fingerprint(system.database)
-        #expect(try system.database.writing { tx in try DemoDirectory.fill(tx) } == 0)
-        #expect(try fingerprint(system.database) == before)
+        let before = try fingerprint(system.sqliteFile)
+        #expect(try system.sqliteFile.writing { tx in try DemoDirectory.fill(tx) } == 0)
+        #expect(try fingerprint(system.sqliteFile) == before)
     }
 
     /// An import matches its rows by external id reading only the id and the zone of the
@@ -114,7 +114,7 @@ import Testing
     @Test func anImportRewritesAClinicWhosePointCannotBeRead() throws {
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1")
-        try system.database.write { db in
+        try system.sqliteFile.write { db in
             try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
             try db.execute(sql: "UPDATE clinics SET lat = 'x' WHERE id = ?", arguments: [la1.id])
             try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")

@@ -25,7 +25,7 @@ import Testing
     }
 
     func raw(_ system: ClinicSystem) throws -> Row? {
-        try system.database.read { try Row.fetchOne($0, sql: "SELECT * FROM clients") }
+        try system.sqliteFile.read { try Row.fetchOne($0, sql: "SELECT * FROM clients") }
     }
 
     @Test func personalFieldsAreSealedAndTheKeyFileIsPrivate() throws {
@@ -80,7 +80,7 @@ import Testing
     @Test func anEnvelopeMovedToAnotherPatientDoesNotOpen() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna"), bob = try register(system, "bob")
-        try system.database.write { db in
+        try system.sqliteFile.write { db in
             try db.execute(sql: "UPDATE clients SET personal = (SELECT personal FROM clients WHERE id = ?) WHERE id = ?",
                            arguments: [anna.id, bob.id])
         }
@@ -93,7 +93,7 @@ import Testing
         for login in ["anna", "bob", "cleo"] { _ = try register(system, login) }
         let oldKey = try Data(contentsOf: URL(fileURLWithPath: folder.key))
         let oldEnvelope: Data = try #require(try raw(system)?["personal"])
-        #expect(try system.database.rotateKey() == 3)
+        #expect(try system.sqliteFile.rotateKey() == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.key)) != oldKey)
         #expect(try #require(try raw(system)?["personal"]) != oldEnvelope)
         #expect(try open(folder).clients.getUserByLogin("cleo").name == "Anna", "a new process reads with the new key")
@@ -106,7 +106,7 @@ import Testing
         chmod(folder.key + ".new", 0o600)
         #expect(try open(folder).clients.getUserByLogin("anna").name == "Anna")
         #expect(FileManager.default.fileExists(atPath: folder.key + ".new"))
-        #expect(try open(folder).database.rotateKey() == 3, "the next rotation clears it away first")
+        #expect(try open(folder).sqliteFile.rotateKey() == 3, "the next rotation clears it away first")
         #expect(!FileManager.default.fileExists(atPath: folder.key + ".new"))
 
         // One that stopped after its commit, before the rename: readers use the staged key,
@@ -116,7 +116,7 @@ import Testing
         try oldKey.write(to: URL(fileURLWithPath: folder.key))
         chmod(folder.key, 0o600)
         #expect(try open(folder).clients.getUserByLogin("bob").name == "Anna")
-        #expect(try open(folder).database.rotateKey() == 3)
+        #expect(try open(folder).sqliteFile.rotateKey() == 3)
         #expect(!FileManager.default.fileExists(atPath: folder.key + ".new"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.key)) != installed, "rotated past it")
         #expect(try open(folder).clients.getUserByLogin("cleo").name == "Anna")
@@ -129,12 +129,12 @@ import Testing
         let folder = try Folder()
         let system = try openWithClinic(folder)
         _ = try register(system, "anna")
-        try system.database.writer.write { db in try db.execute(sql: "UPDATE clients SET personal = 5") }
+        try system.sqliteFile.writer.write { db in try db.execute(sql: "UPDATE clients SET personal = 5") }
         let key = try Data(contentsOf: URL(fileURLWithPath: folder.key))
-        let before = try fingerprint(system.database)
-        let refused = expectError(.storage) { _ = try system.database.rotateKey() }
+        let before = try fingerprint(system.sqliteFile)
+        let refused = expectError(.storage) { _ = try system.sqliteFile.rotateKey() }
         #expect(refused?.arguments == ["clients.personal holds a value of another type than its column"], "\(String(describing: refused))")
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.key)) == key)
     }
 
@@ -146,7 +146,7 @@ import Testing
         let anna = try register(system, "anna")
         let token = try system.clients.calendarToken(clientId: anna.id ?? 0)
         _ = try system.clients.setEmail(clientId: anna.id ?? 0, address: "anna@example.org")
-        #expect(try system.database.rotateKey() == 1)
+        #expect(try system.sqliteFile.rotateKey() == 1)
         let fresh = try open(folder)
         #expect(try fresh.clients.calendarToken(clientId: anna.id ?? 0) == token)
         _ = try fresh.clients.calendarFeed(token: token)
@@ -160,7 +160,7 @@ import Testing
         let session = try openWithClinic(folder) // as `clinic shell`: one system for a long time
         _ = try register(session, "anna")
         #expect(try session.clients.getUserByLogin("anna").name == "Anna") // its key is loaded
-        #expect(try open(folder).database.rotateKey() == 1) // `clinic admin rotate-key` meanwhile
+        #expect(try open(folder).sqliteFile.rotateKey() == 1) // `clinic admin rotate-key` meanwhile
         #expect(try session.clients.getUserByLogin("anna").name == "Anna", "the new key is read, not keyWrong")
     }
 
@@ -169,7 +169,7 @@ import Testing
         _ = try register(try openWithClinic(folder), "anna")
         for _ in 0..<3 {
             // A new system each time, as `clinic admin rotate-key` runs in a new process.
-            #expect(try open(folder).database.rotateKey() == 1)
+            #expect(try open(folder).sqliteFile.rotateKey() == 1)
             #expect(!FileManager.default.fileExists(atPath: folder.key + ".new"))
             #expect(try open(folder).clients.getUserByLogin("anna").name == "Anna")
         }
@@ -178,11 +178,11 @@ import Testing
     @Test func theEncryptionMigrationGoesDownAndUpWithTheData() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")
-        try system.database.migrate(to: DatabaseManager.encryptionVersion - 1)
+        try system.sqliteFile.migrate(to: DatabaseManager.encryptionVersion - 1)
         let plain = try #require(try raw(system))
         let name: String = plain["name"], street: String = plain["street"]
         #expect(name == "Anna" && street == "Main Street", "back in clear before the column goes")
-        try system.database.migrate()
+        try system.sqliteFile.migrate()
         let sealedName: String? = try raw(system)?["name"]
         #expect(sealedName == "")
         #expect(try system.clients.getUserByLogin("anna").surname == "Smith")
@@ -195,9 +195,9 @@ import Testing
         let theirs = try openWithClinic(other)
         _ = try register(theirs, "bob")
         let copy = other.url.appendingPathComponent("copy.sqlite").path
-        try theirs.database.backup(to: copy)
-        let before = try fingerprint(mine.database)
-        #expect(expectError(.invalidInput) { try mine.database.restore(from: copy, keepingAside: folder.database + ".aside") }?.key == .backupOtherKey)
-        #expect(try fingerprint(mine.database) == before)
+        try theirs.sqliteFile.backup(to: copy)
+        let before = try fingerprint(mine.sqliteFile)
+        #expect(expectError(.invalidInput) { try mine.sqliteFile.restore(from: copy, keepingAside: folder.database + ".aside") }?.key == .backupOtherKey)
+        #expect(try fingerprint(mine.sqliteFile) == before)
     }
 }

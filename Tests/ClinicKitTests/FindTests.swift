@@ -41,7 +41,7 @@ import Testing
     /// The reference: every clinic with the specialization, by (distance, id), each asked for
     /// its earliest available slot through the public slots API; the first `limit` that have one.
     func reference(_ system: ClinicSystem, _ point: Coordinate, limit: Int, pediatricOnly: Bool, before: Date) throws -> [(Int64, Date)] {
-        let departments = try system.database.read { db in
+        let departments = try system.sqliteFile.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT d.id, c.id AS clinic_id, c.lat, c.lon, c.is_pediatric FROM departments d JOIN clinics c ON c.id = d.clinic_id
                 WHERE d.specialization = 'cardiology'
@@ -65,7 +65,7 @@ import Testing
 
     /// Takes every weekly hour from the doctors of a specialization: they have no slots at all.
     func removeHours(_ system: ClinicSystem, of specialization: String) throws {
-        try system.database.write { db in
+        try system.sqliteFile.write { db in
             try db.execute(sql: """
                 DELETE FROM working_hours WHERE doctor_id IN (SELECT doctors.id FROM doctors
                 JOIN departments ON departments.id = doctors.department_id WHERE specialization = ?)

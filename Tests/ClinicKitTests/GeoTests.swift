@@ -223,7 +223,7 @@ func bruteForce(_ points: [Coordinate], _ ids: [Int64], _ center: Coordinate, k:
     @Test func clinicZonesComeFromTheNearestPlaceInTheirState() throws {
         let system = try #require(Self.system)
         func zone(_ city: String, _ state: String) throws -> String? {
-            try system.database.read { db in
+            try system.sqliteFile.read { db in
                 try String.fetchOne(db, sql: "SELECT time_zone FROM clinics WHERE city = ? AND state = ? LIMIT 1", arguments: [city, state])
             }
         }

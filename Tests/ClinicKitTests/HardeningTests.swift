@@ -65,7 +65,7 @@ import Testing
         _ = try register(system, "anna")
         for _ in 0..<4 { _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") } }
         _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 4)
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 4)
         _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
         #expect(expectError(.accountLocked) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") } != nil)
     }
@@ -73,11 +73,11 @@ import Testing
     /// A success whose window ended meanwhile gives back nothing of the next window's.
     @Test func aReleaseTouchesOnlyItsOwnWindow() throws {
         let system = try makeSystem()
-        try system.database.write { db in
+        try system.sqliteFile.write { db in
             try db.execute(sql: "INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ('anna', 1, 2000)")
             try ClientController.releaseAttempt(db, "anna", window: 1000)
         }
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 1)
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 1)
     }
 
     // MARK: 2. Deleted accounts
@@ -93,7 +93,7 @@ import Testing
         clock.advance(2 * 86_400) // the first one has started now
         try system.clients.deleteAccount(clientId: anna.id ?? 0, password: "correct-horse-42")
 
-        try system.database.read { db in
+        try system.sqliteFile.read { db in
             let statuses = try Row.fetchAll(db, sql: "SELECT id, status, client_id FROM appointments ORDER BY id")
             #expect(statuses.map { $0["status"] as String } == ["scheduled", "cancelled"], "past kept, future cancelled")
             #expect(statuses.allSatisfy { ($0["client_id"] as Int64?) == nil })
@@ -114,7 +114,7 @@ import Testing
 
     func damagedBackup(_ folder: Folder, _ system: ClinicSystem, _ name: String, _ sql: String) throws -> String {
         let path = folder.path(name)
-        try system.database.backup(to: path)
+        try system.sqliteFile.backup(to: path)
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
         try queue.close()
@@ -124,8 +124,8 @@ import Testing
     @Test func restoreRefusesAndCheckNamesABrokenSchema() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        #expect(system.database.check().isSound)
-        #expect(system.database.check().schema.isEmpty && system.database.check().version == projectMigrations.count)
+        #expect(system.sqliteFile.check().isSound)
+        #expect(system.sqliteFile.check().schema.isEmpty && system.sqliteFile.check().version == projectMigrations.count)
         let cases: [(String, String, String)] = [
             ("dropped-table.sqlite", "DROP TABLE geocode_cache", "missing table geocode_cache"),
             ("dropped-column.sqlite", "ALTER TABLE appointment_events DROP COLUMN reason", "missing column appointment_events.reason"),
@@ -133,10 +133,10 @@ import Testing
             ("dropped-index.sqlite", "DROP INDEX appointment_events_appointment",
              "missing index appointment_events_appointment on appointment_events"),
         ]
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
         for (name, sql, difference) in cases {
             let path = try damagedBackup(folder, system, name, sql)
-            let refused = expectError(.invalidInput) { try system.database.restore(from: path, keepingAside: folder.path(name + ".aside")) }
+            let refused = expectError(.invalidInput) { try system.sqliteFile.restore(from: path, keepingAside: folder.path(name + ".aside")) }
             #expect(refused?.key == .backupNotOurs, "\(name)")
             #expect(refused?.arguments.joined().contains(difference) == true, "\(name): \(refused?.arguments ?? [])")
             #expect(!FileManager.default.fileExists(atPath: folder.path(name + ".aside")))
@@ -145,7 +145,7 @@ import Testing
             #expect(!report.isSound && report.schema.first == difference, "\(name): \(report.schema)")
             #expect(report.integrity == ["ok"], "the file itself is sound")
         }
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
     }
 
     // MARK: 4. A damaged live database
@@ -157,8 +157,8 @@ import Testing
         let live = folder.path("live.sqlite")
         do {
             let system = try fileSystem(folder)
-            try system.database.writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-            let (page, size) = try system.database.read { db in
+            try system.sqliteFile.writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            let (page, size) = try system.sqliteFile.read { db in
                 (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'working_hours'") ?? 0,
                  try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
             }
@@ -287,7 +287,7 @@ import Testing
         }
         #expect(status == ARGON2_OK.rawValue)
         let legacy = String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        try system.database.write { db in
+        try system.sqliteFile.write { db in
             try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [legacy, anna.id])
         }
         #expect(fastHasher.match(decomposed, against: legacy) == .raw)

@@ -109,25 +109,25 @@ import Testing
     @Test func projectMigrationsGoDownAndUpWithForeignKeysOn() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")
-        let before = try system.database.currentVersion()
+        let before = try system.sqliteFile.currentVersion()
         #expect(before == projectMigrations.count)
-        try system.database.migrate(to: 0)
+        try system.sqliteFile.migrate(to: 0)
         // sqlite_sequence is SQLite's own (made by the first AUTOINCREMENT table, migration 14),
         // and cannot be dropped.
-        let left = try system.database.read(tables).filter { $0 != "sqlite_sequence" }
+        let left = try system.sqliteFile.read(tables).filter { $0 != "sqlite_sequence" }
         #expect(left.isEmpty, "down parts drop every table: \(left)")
-        try system.database.migrate()
-        #expect(try system.database.read(tables).contains("appointments"))
+        try system.sqliteFile.migrate()
+        #expect(try system.sqliteFile.read(tables).contains("appointments"))
     }
 
     @Test func migrationFiveFoldsCityKeysWrittenByAnOlderProgram() throws {
         let system = try makeSystem()
         _ = try system.importDirectory(Data("external_id,name,city,state,lat,lon\nSW1,United General,Sedro-Woolley,WA,48.5,-122.2\n".utf8))
-        try system.database.migrate(to: 4)
+        try system.sqliteFile.migrate(to: 4)
         // As version 1's folding left it: the hyphen kept.
-        try system.database.write { db in try db.execute(sql: "UPDATE clinics SET city_key = 'sedro-woolley' WHERE external_id = 'SW1'") }
+        try system.sqliteFile.write { db in try db.execute(sql: "UPDATE clinics SET city_key = 'sedro-woolley' WHERE external_id = 'SW1'") }
         #expect(try system.clinics.getAllClinics(ClinicFilter(city: "Sedro Woolley")).isEmpty)
-        try system.database.migrate()
+        try system.sqliteFile.migrate()
         #expect(try system.clinics.getAllClinics(ClinicFilter(city: "Sedro Woolley")).map(\.name) == ["United General"])
         #expect(try system.clinics.getAllClinics(ClinicFilter(city: "SEDRO-WOOLLEY")).count == 1)
     }
@@ -163,7 +163,7 @@ import Testing
         _ = try system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 11, day: 25)!, hours: nil)
         _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
         func counts() throws -> [String: Int] {
-            try system.database.read { db in
+            try system.sqliteFile.read { db in
                 var result: [String: Int] = [:]
                 for table in ["clinics", "clients", "appointments", "working_exceptions", "appointment_events", "login_attempts"]
                 where try db.tableExists(table) {
@@ -174,15 +174,15 @@ import Testing
         }
         let before = try counts()
         #expect(before.values.allSatisfy { $0 > 0 }, "\(before)")
-        try system.database.migrate(to: target)
+        try system.sqliteFile.migrate(to: target)
         let down = try counts()
         #expect(down["clinics"] == before["clinics"] && down["clients"] == 1 && down["appointments"] == 1, "0001's data stays")
         #expect((down["working_exceptions"] != nil) == (target >= 2) && (down["login_attempts"] != nil) == (target >= 3))
-        try system.database.migrate()
+        try system.sqliteFile.migrate()
         let up = try counts()
         #expect(up["clinics"] == before["clinics"] && up["clients"] == 1 && up["appointments"] == 1)
         #expect(try system.clients.getUserById(anna.id ?? 0).surname == "Smith", "personal data sealed again, readable")
         if target >= 2 { #expect(up["working_exceptions"] == 1 && up["appointment_events"] == before["appointment_events"]) }
-        #expect(try system.database.check().isSound)
+        #expect(try system.sqliteFile.check().isSound)
     }
 }

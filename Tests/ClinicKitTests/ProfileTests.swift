@@ -14,13 +14,13 @@ import Testing
         #expect(updated.surname == "Ivanova" && updated.street == "Oak Street" && updated.city == "Минск" && updated.language == .ru)
         #expect(abs((updated.lat ?? 0) - 53.9) < 0.1, "the new city was looked up")
         #expect(try system.clients.getUserById(anna.id ?? 0) == updated)
-        let raw = try system.database.read { try Row.fetchOne($0, sql: "SELECT surname, street FROM clients") }
+        let raw = try system.sqliteFile.read { try Row.fetchOne($0, sql: "SELECT surname, street FROM clients") }
         #expect((raw?["surname"] as String?) == "" && (raw?["street"] as String?) == "", "still sealed")
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
         #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(name: "R2D2")) } != nil)
         #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(city: "Qwertyville")) }?.key == .cityUnknown)
         #expect(expectError(.notFound) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(clinicId: 99_999)) } != nil)
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
     }
 
     @Test func changingThePasswordNeedsTheOldOneAndEndsOtherSessions() throws {
@@ -67,7 +67,7 @@ import Testing
         try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "correct-horse-42")
 
         let secrets = ["zedlogin", "Zebulon", "Quaxley", "Wisteria", "4242", "cough"]
-        try system.database.read { db in
+        try system.sqliteFile.read { db in
             for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
                     for (column, value) in row {

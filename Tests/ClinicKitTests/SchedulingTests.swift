@@ -66,7 +66,7 @@ import Testing
         #expect(Set(fallBack.map(\.start)).count == 8)
         // 2027-03-14: 02:00-02:59 does not exist.
         let springClock = TestClock(utc("2027-03-01T12:00:00Z"))
-        let spring = AppointmentController(database: system.database, now: { springClock.now })
+        let spring = AppointmentController(database: system.sqliteFile, now: { springClock.now })
         let springSlots = try spring.slots(departmentId: night.id ?? 0, from: try day("2027-03-14"), days: 1)
         #expect(springSlots.map { LocalDateTime.of($0.start, in: zone).description.suffix(5) }
                 == ["00:00", "00:30", "01:00", "01:30", "03:00", "03:30"])
@@ -226,12 +226,12 @@ import Testing
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let soon = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 09:20"))
         let later = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 10:00"))
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
         #expect(expectError(.tooLate) { _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0) } != nil)
         #expect(expectError(.tooLate) {
             _ = try system.appointments.rescheduleAppointment(soon.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-24 09:20"))
         } != nil)
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
         _ = try system.appointments.cancelAppointment(later.id ?? 0, clientId: anna.id ?? 0)
         // Staff are not bound by the cutoff; and the cutoff is a setting.
         _ = try system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
@@ -250,11 +250,11 @@ import Testing
         }
         booked.append(try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 13:00")))
         #expect(booked.count == 5)
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
         #expect(expectError(.limitReached) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
         } != nil)
-        #expect(try fingerprint(system.database) == before)
+        #expect(try fingerprint(system.sqliteFile) == before)
         // Moving one does not count as another; cancelling one makes room.
         _ = try system.appointments.rescheduleAppointment(booked[0].id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-25 08:00"))
         _ = try system.appointments.cancelAppointment(booked[1].id ?? 0, clientId: anna.id ?? 0)

@@ -28,7 +28,7 @@ import Testing
     @Test func loginUpgradesAWeakHash() throws {
         let system = try makeSystem(hasher: fastHasher)
         _ = try register(system, "anna")
-        let strong = ClientController(database: system.database, hasher: PasswordHasher(), now: { testNow })
+        let strong = ClientController(database: system.sqliteFile, hasher: PasswordHasher(), now: { testNow })
         let (client, _) = try strong.logIn(login: "anna", password: "correct-horse-42")
         #expect(client.passwordHash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
         let stored = try system.clients.getUserByLogin("anna")
@@ -52,10 +52,10 @@ import Testing
         let system = try makeSystem()
         let anna = try register(system, "anna")
         // As if anna had accepted an older version.
-        try system.database.write { db in try db.execute(sql: "UPDATE clients SET privacy_version = 0 WHERE id = ?", arguments: [anna.id]) }
+        try system.sqliteFile.write { db in try db.execute(sql: "UPDATE clients SET privacy_version = 0 WHERE id = ?", arguments: [anna.id]) }
         let refused = expectError(.privacyNotAccepted) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") }
         #expect(refused?.key == .privacyChanged)
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts") } == 0, "not a failed log-in")
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts") } == 0, "not a failed log-in")
         #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") } != nil,
                 "a wrong password is still just that")
         let (client, _) = try system.clients.logIn(login: "anna", password: "correct-horse-42", acceptPrivacy: true)
@@ -90,7 +90,7 @@ import Testing
         }
         clock.advance(15 * 60)
         #expect(try system.clients.logIn(login: "anna", password: "correct-horse-42").client.login == "anna")
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts WHERE login_key = 'anna'") } == 0,
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts WHERE login_key = 'anna'") } == 0,
                 "a success clears the counter")
     }
 
@@ -113,7 +113,7 @@ import Testing
         #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
         let (_, other) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
         #expect(token != other)
-        let stored = try system.database.read { try String.fetchAll($0, sql: "SELECT token_hash FROM sessions") }
+        let stored = try system.sqliteFile.read { try String.fetchAll($0, sql: "SELECT token_hash FROM sessions") }
         #expect(stored.count == 2)
         #expect(!stored.contains(token))
         #expect(stored.contains(SessionManager.hash(token)))
@@ -125,10 +125,10 @@ import Testing
         let system = try makeSystem(clock: clock)
         _ = try register(system, "anna")
         let (_, token) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        let before = try fingerprint(system.database)
+        let before = try fingerprint(system.sqliteFile)
         clock.advance(29 * 86_400)
         #expect(try system.clients.currentUser(token: token).login == "anna")
-        #expect(try fingerprint(system.database) == before, "resolving a session writes nothing")
+        #expect(try fingerprint(system.sqliteFile) == before, "resolving a session writes nothing")
         try system.clients.touchSession(token: token)
         clock.advance(29 * 86_400)
         #expect(try system.clients.currentUser(token: token).login == "anna", "a recorded use keeps it alive")
@@ -136,7 +136,7 @@ import Testing
         #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: token) } != nil)
         // The next log-in purges the expired session.
         _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        #expect(try system.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sessions") } == 1)
+        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sessions") } == 1)
     }
 
     @Test func logoutEndsTheSessionAndBadTokensAreRefused() throws {

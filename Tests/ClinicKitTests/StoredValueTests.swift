@@ -34,7 +34,7 @@ import Testing
         // Text where a number belongs, a number where text belongs, bytes where neither.
         let wrong: [DatabaseValue] = ["x".databaseValue, 7.databaseValue, Data([1, 2]).databaseValue]
         for (table, read) in readers {
-            let row = try #require(try system.database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM \(table) LIMIT 1") },
+            let row = try #require(try system.sqliteFile.read { db in try Row.fetchOne(db, sql: "SELECT * FROM \(table) LIMIT 1") },
                                    "no row in \(table)")
             try read(row)
             let id = (row["id"] as DatabaseValue).description

@@ -55,7 +55,7 @@ func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHas
 }
 
 func clinic(_ system: ClinicSystem, _ externalId: String) throws -> Clinic {
-    guard let clinic = try system.database.read({ db in
+    guard let clinic = try system.sqliteFile.read({ db in
         try Clinic.filter(Column("external_id") == externalId).fetchOne(db)
     }) else { fatalError("no clinic \(externalId)") }
     return clinic
@@ -94,5 +94,13 @@ func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicE
         return error.code == code ? error : nil
     } catch {
         return nil
+    }
+}
+
+extension ClinicSystem {
+    /// The SQLite database of a system these tests made on one (they read and write its SQL).
+    var sqliteFile: DatabaseManager {
+        guard let sqlite else { preconditionFailure("this test needs a SQLite system") }
+        return sqlite
     }
 }

@@ -45,7 +45,7 @@ import Testing
         }
         var weekly: [Int: [Window]] = [:]
         var exceptions: [Int: [Window]] = [:] // day offset → windows ([] = day off)
-        try system.database.writer.write { db in
+        try system.sqliteFile.writer.write { db in
             try db.execute(sql: "DELETE FROM working_hours WHERE doctor_id = ?", arguments: [doctorId])
             for weekday in 1...7 where Bool.random(using: &random) || weekday == 1 {
                 weekly[weekday] = windows()
@@ -71,7 +71,7 @@ import Testing
         // Appointments of mixed lengths, anywhere (hours may have changed since they were booked).
         let anna = try register(system, "anna")
         var busy: [(Int64, Int64)] = []
-        try system.database.writer.write { db in
+        try system.sqliteFile.writer.write { db in
             for _ in 0..<Int.random(in: 0...12, using: &random) {
                 let day = monday.adding(days: Int.random(in: 0..<7, using: &random))
                 let wall = day.at(minuteOfDay: 5 * Int.random(in: 72...250, using: &random))
@@ -165,7 +165,7 @@ import Testing
         let results = outcomes.withLock { $0 }
         #expect(results.allSatisfy { ["booked", "slot_taken", "slot_unavailable"].contains($0) }, "\(results)")
         #expect(results.contains("booked"))
-        let active = try system.database.read { db in
+        let active = try system.sqliteFile.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT starts_at, ends_at FROM appointments WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') ORDER BY starts_at
                 """, arguments: [doctorId]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
@@ -199,7 +199,7 @@ import Testing
         #expect(!removed.isActive)
         #expect(try system.departments.visitTypes(departmentId: therapy.id ?? 0).isEmpty)
         #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: therapy.id ?? 0, visitTypeId: first.id) } != nil)
-        #expect(system.database.check().audit.isEmpty)
+        #expect(system.sqliteFile.check().audit.isEmpty)
     }
 
     /// `find` with a visit length: the earliest time where the whole visit fits.

@@ -62,7 +62,7 @@ public protocol Geocoder: Sendable {
 /// `record` stores what was found (or counts a cache hit) in the caller's transaction, so a
 /// command that fails afterwards leaves no trace.
 public final class GeocodingService: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let gazetteer: LazyGazetteer?
     let offline: [any Geocoder]
     let remote: (any Geocoder)?
@@ -77,7 +77,7 @@ public final class GeocodingService: Sendable {
     /// How many other places a result names at most.
     public static let alternativeCount = 5
 
-    init(database: DatabaseManager, gazetteer: LazyGazetteer?, offline: [any Geocoder], remote: (any Geocoder)? = nil,
+    init(database: any ClinicStore, gazetteer: LazyGazetteer?, offline: [any Geocoder], remote: (any Geocoder)? = nil,
          zones: LazyZones? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.gazetteer = gazetteer
@@ -87,7 +87,7 @@ public final class GeocodingService: Sendable {
         self.now = now
     }
 
-    public convenience init(database: DatabaseManager, offline: [any Geocoder], remote: (any Geocoder)? = nil,
+    public convenience init(database: any ClinicStore, offline: [any Geocoder], remote: (any Geocoder)? = nil,
                             now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(database: database, gazetteer: nil, offline: offline, remote: remote, now: now)
     }
@@ -244,7 +244,7 @@ public final class GeocodingService: Sendable {
 /// Cities of the clinic directory, for towns too small for the gazetteer: the mean position of
 /// the clinics of a city (in the state given, if any).
 struct DirectoryCities: Geocoder {
-    let database: DatabaseManager
+    let database: any ClinicStore
     /// For reading a state or country at the end of the query.
     let gazetteer: LazyGazetteer?
     var source: String { "directory" }

@@ -18,7 +18,7 @@ public struct DeliveryReport: Sendable, Equatable {
 /// the one duplicate SMTP allows (RFC 5321 6.1); a process that dies anywhere else sends
 /// nothing twice. A message not accepted within a day is given up, with the last error kept.
 public final class Outbox: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let now: @Sendable () -> Date
     /// This worker's name in its claims (several servers may share one store).
     let claimant: String
@@ -26,7 +26,7 @@ public final class Outbox: Sendable {
     /// A delivery not sent this long after it was written is given up.
     public static let giveUpAfter: Int64 = 86_400
 
-    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any ClinicStore, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now
         claimant = "outbox-" + SessionManager.newToken().prefix(16).lowercased()

@@ -62,54 +62,84 @@ public struct AuditKey: Sendable, Equatable {
     }
 }
 
-extension DatabaseManager {
-    /// Where the audit key is, for messages.
-    var auditKeyLocation: String { auditKeyFile?.path ?? "memory" }
+/// Where a store's audit key is kept (a file, or for a database in memory the key itself) and
+/// the key last loaded. Every process appending to one trail uses the same key: a SQLite
+/// database's is `<database>.audit-key` beside it; a PostgreSQL store's is the file the
+/// operator names once for every server (`CLINIC_AUDIT_KEY_FILE`).
+public final class AuditKeyRing: Sendable {
+    let file: KeyFile?
+    let cached = LockedBox<AuditKey?>(nil)
+    let memory = LockedBox<AuditKey?>(nil)
 
-    /// The audit key as stored (the file, or for a database in memory the manager's own);
-    /// nil when there is none.
-    func storedAuditKey() throws -> AuditKey? {
-        guard let auditKeyFile else { return memoryAuditKey.withLock { $0 } }
-        guard let text = try KeyFile.readText(auditKeyFile.path) else { return nil }
-        guard let key = AuditKey(fileText: text) else { throw ClinicError(.keyError, .auditKeyUnreadable, auditKeyFile.path) }
+    init(file: KeyFile?) { self.file = file }
+
+    /// A key kept in the file at `path` (made there on the first append if there is none).
+    public convenience init(path: String) { self.init(file: KeyFile(path: path)) }
+
+    /// Where the key is, for messages.
+    var location: String { file?.path ?? "memory" }
+
+    /// The key as stored (the file, or in memory the ring's own); nil when there is none.
+    func stored() throws -> AuditKey? {
+        guard let file else { return memory.withLock { $0 } }
+        guard let text = try KeyFile.readText(file.path) else { return nil }
+        guard let key = AuditKey(fileText: text) else { throw ClinicError(.keyError, .auditKeyUnreadable, file.path) }
         return key
     }
 
-    /// The key to chain a new row with, inside the appending transaction. A trail that has
-    /// none yet (new, or written before audit keys) gets one, anchored at its current head:
-    /// the old rows stay as they are and are pinned from then on. A key is never made for a
-    /// trail that says it has one (a missing file is refused, not replaced), and a key file
-    /// is never adopted by a trail that does not end at its anchor (that trail was rewritten
-    /// without the key, or a backup from before the key was restored).
-    func auditKeyForAppending(_ db: Database) throws -> AuditKey {
-        let marker = try AuditKey.storedCheck(db)
-        if let cached = cachedAuditKey.withLock({ $0 }), cached.check == marker { return cached }
+    /// The key to chain a new row with, inside the appending transaction (after the chain's
+    /// head is locked: two first appends never both make a key). A trail that has none yet
+    /// (new, or written before audit keys) gets one, anchored at its current head: the old rows
+    /// stay as they are and are pinned from then on. A key is never made for a trail that says
+    /// it has one (a missing file is refused, not replaced), and a key file is never adopted
+    /// by a trail that does not end at its anchor (that trail was rewritten without the key,
+    /// or a backup from before the key was restored).
+    func forAppending(_ tx: any StoreWriting) throws -> AuditKey {
+        let marker = try tx.setting(AuditKey.checkSetting)
+        if let cached = cached.withLock({ $0 }), cached.check == marker { return cached }
         let key: AuditKey
-        if let stored = try storedAuditKey() {
+        if let stored = try stored() {
             if let marker {
-                guard marker == stored.check else { throw ClinicError(.keyError, .auditKeyWrong, auditKeyLocation) }
+                guard marker == stored.check else { throw ClinicError(.keyError, .auditKeyWrong, location) }
             } else {
                 // Left by a transaction that created the key and then rolled back: the trail
                 // still ends where the key took over.
-                let head = try AuditLog.head(db)
+                let head = try AuditLog.head(tx)
                 guard head.lastId == stored.anchorId, head.hash == stored.anchorHash else {
-                    throw ClinicError(.keyError, .auditKeyMismatch, auditKeyLocation)
+                    throw ClinicError(.keyError, .auditKeyMismatch, location)
                 }
             }
             key = stored
         } else {
-            guard marker == nil else { throw ClinicError(.keyError, .auditKeyMissing, auditKeyLocation) }
-            let head = try AuditLog.head(db)
+            guard marker == nil else { throw ClinicError(.keyError, .auditKeyMissing, location) }
+            let head = try AuditLog.head(tx)
             key = AuditKey(key: KeyFile.newKey(), anchorId: head.lastId, anchorHash: head.hash)
-            if let auditKeyFile {
-                try KeyFile.write(text: key.fileText, to: auditKeyFile.path, exclusive: true)
+            if let file {
+                try KeyFile.write(text: key.fileText, to: file.path, exclusive: true)
             } else {
-                memoryAuditKey.withLock { $0 = key }
+                memory.withLock { $0 = key }
             }
         }
-        try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [AuditKey.checkSetting, key.check])
-        cachedAuditKey.withLock { $0 = key }
+        try tx.setSetting(AuditKey.checkSetting, to: key.check)
+        cached.withLock { $0 = key }
         return key
+    }
+}
+
+extension DatabaseManager {
+    var auditKeyFile: KeyFile? { auditKeys.file }
+    var cachedAuditKey: LockedBox<AuditKey?> { auditKeys.cached }
+    var memoryAuditKey: LockedBox<AuditKey?> { auditKeys.memory }
+
+    /// Where the audit key is, for messages.
+    var auditKeyLocation: String { auditKeys.location }
+
+    /// The audit key as stored; nil when there is none.
+    func storedAuditKey() throws -> AuditKey? { try auditKeys.stored() }
+
+    /// `AuditKeyRing.forAppending` in this database's transaction.
+    func auditKeyForAppending(_ db: Database) throws -> AuditKey {
+        try auditKeys.forAppending(transaction(db))
     }
 
     /// The key `check` verifies the trail with, or why it cannot (`problem`: a missing, wrong

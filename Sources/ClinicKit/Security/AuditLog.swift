@@ -88,8 +88,10 @@ public enum AuditLog {
                               appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
                               detail: String = "", now: Date) throws {
         guard try tx.hasAuditTrail() else { return }
-        let key = try tx.auditKeyForAppending()
+        // The head first: its lock also orders the first appends of several servers, so that
+        // only one of them makes the trail's key.
         let head = try tx.lockAuditChainHead() ?? AuditChainHead(lastId: 0, hash: genesis)
+        let key = try tx.auditKeyForAppending()
         let id = head.lastId + 1
         let at = Int64(now.timeIntervalSince1970.rounded(.down))
         let clinic = clinicId ?? actor.clinicId

@@ -17,6 +17,9 @@ public final class PersonalDataKey: Sendable {
         cached = LockedBox(key)
     }
 
+    /// A key kept in the file at `path` (made there when the store has sealed nothing yet).
+    public convenience init(path: String) { self.init(file: KeyFile(path: path)) }
+
     /// The cipher under this key. The first use loads the key: a new database gets a new key
     /// file; otherwise the key file — or, while a rotation is between its commit and its
     /// rename, the staged `<key>.new` — must match the stored key check. Loading never renames

@@ -189,7 +189,7 @@ public struct SessionFile: Sendable {
     }
 }
 
-extension DatabaseManager {
+extension ClinicStore {
     /// A random 32-byte secret kept in the database under `name` (made on first use): one for
     /// every process that shares the database, so that what one server signs another accepts.
     /// For keys whose loss costs nothing lasting (the web forms' CSRF tokens): whoever can

@@ -13,14 +13,12 @@ public final class DatabaseManager: Sendable {
     /// Orders writers across processes (file databases only).
     let writerLock: WriterLock?
     /// The personal-data key: its file (file databases, `<database>.key`), or the key itself (in memory).
-    let personalDataKey: PersonalDataKey
+    public let personalDataKey: PersonalDataKey
     var keyFile: KeyFile? { personalDataKey.file }
     var cachedKey: LockedBox<SymmetricKey?> { personalDataKey.cached }
     /// Where the audit trail's key is kept (file databases, `<database>.audit-key`), the key
     /// last loaded, and, in memory, the key itself (see `AuditKey`).
-    let auditKeyFile: KeyFile?
-    let cachedAuditKey = LockedBox<AuditKey?>(nil)
-    let memoryAuditKey = LockedBox<AuditKey?>(nil)
+    let auditKeys: AuditKeyRing
     /// Opened read-only because the file may not be written by this user: reads work, every
     /// write is refused with `databaseReadOnly` before it starts.
     public let isReadOnly: Bool
@@ -42,7 +40,7 @@ public final class DatabaseManager: Sendable {
         // A database opened read-only never writes, and must not create files beside itself.
         writerLock = readOnly ? nil : path.flatMap { WriterLock(path: $0 + ".lock") }
         personalDataKey = PersonalDataKey(file: path.map { KeyFile(databasePath: $0) }, key: key)
-        auditKeyFile = path.map { AuditKey.file(databasePath: $0) }
+        auditKeys = AuditKeyRing(file: path.map { AuditKey.file(databasePath: $0) })
     }
 
     static func configuration() -> Configuration {

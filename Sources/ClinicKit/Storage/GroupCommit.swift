@@ -35,14 +35,14 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     public let maximumBatch: Int
-    private let database: DatabaseManager
+    private let database: any ClinicStore
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
     private var thread: Thread?
     private let report: @Sendable (BatchReport) -> Void
 
-    public init(database: DatabaseManager, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
+    public init(database: any ClinicStore, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
         self.database = database
         self.maximumBatch = max(1, maximumBatch)
         self.report = report
@@ -143,7 +143,7 @@ public final class GroupCommitter: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var failure: Error?
         do {
-            try database.writeJoined { _ in
+            try database.writingJoined { _ in
                 for job in batch {
                     do {
                         job.result = .success(try job.work())

@@ -22,10 +22,10 @@ public struct IdempotencyStore: Sendable {
         }
     }
 
-    let database: DatabaseManager
+    let database: any ClinicStore
     let now: @Sendable () -> Date
 
-    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any ClinicStore, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now
     }

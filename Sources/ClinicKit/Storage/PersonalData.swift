@@ -7,20 +7,9 @@ import GRDB
 extension DatabaseManager {
     static let keyCheckSetting = "encryption.key_check"
 
-    /// The cipher under this database's key (`PersonalDataKey.cipher`).
-    func cipher(_ tx: any StoreReading) throws -> FieldCipher {
-        try personalDataKey.cipher(tx)
-    }
-
     // Forwarding overload for callers not yet behind the seam (issue #25).
     func cipher(_ db: Database) throws -> FieldCipher {
         try personalDataKey.cipher(keyCheck: try Self.keyCheck(db))
-    }
-
-    /// The cipher, with the key check stored if the database has none yet: for write
-    /// transactions that are about to seal personal data.
-    func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
-        try personalDataKey.sealingCipher(tx)
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).

@@ -68,12 +68,12 @@ public struct Slot: Sendable, Equatable {
 /// commits, and is written to the appointment's history. Only the patient who owns an
 /// appointment may see or change it; clinic staff change statuses through `setStatus`.
 public final class AppointmentController: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let now: @Sendable () -> Date
     /// Every change this controller and the staff's make, for the metrics.
     public let changes: AppointmentChanges
 
-    public init(database: DatabaseManager, now: @escaping @Sendable () -> Date = { Date() },
+    public init(database: any ClinicStore, now: @escaping @Sendable () -> Date = { Date() },
                 changes: AppointmentChanges = AppointmentChanges()) {
         self.database = database
         self.now = now

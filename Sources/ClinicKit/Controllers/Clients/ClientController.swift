@@ -28,7 +28,7 @@ public struct RegistrationRequest: Sendable {
 
 /// The UML's `ClientController`: patients, their registration and their log-ins.
 public final class ClientController: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let hasher: PasswordHasher
     let sessions = SessionManager()
     let now: @Sendable () -> Date
@@ -37,7 +37,7 @@ public final class ClientController: Sendable {
     /// The common-password list, when there is a Data/ folder to read it from.
     let commonPasswords: @Sendable () throws -> Set<String>
 
-    public init(database: DatabaseManager, hasher: PasswordHasher = PasswordHasher(),
+    public init(database: any ClinicStore, hasher: PasswordHasher = PasswordHasher(),
                 now: @escaping @Sendable () -> Date = { Date() }, geocoding: GeocodingService? = nil,
                 clinics: ClinicController? = nil, commonPasswords: @escaping @Sendable () throws -> Set<String> = { [] }) {
         self.database = database

@@ -3,7 +3,18 @@ import Foundation
 // A patient's record through the seam: the personal fields are sealed before a store sees
 // them and opened after it gives them back, under the database's personal-data key.
 
-extension DatabaseManager {
+extension ClinicStore {
+    /// The cipher under the store's key (`PersonalDataKey.cipher`).
+    func cipher(_ tx: any StoreReading) throws -> FieldCipher {
+        try personalDataKey.cipher(tx)
+    }
+
+    /// The cipher, with the key check stored if the store has none yet: for write
+    /// transactions that are about to seal personal data.
+    func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
+        try personalDataKey.sealingCipher(tx)
+    }
+
     /// A patient with the personal fields opened (rows from before encryption have none).
     func client(_ tx: any StoreReading, id: Int64) throws -> Client? {
         try tx.storedClient(id: id).map { try opened(tx, $0) }

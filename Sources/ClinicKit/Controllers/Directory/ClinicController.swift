@@ -56,7 +56,7 @@ public struct NearestQuery: Sendable, Equatable {
 
 /// The UML's `ClinicController`: the clinic directory and the nearest-clinic search.
 public final class ClinicController: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let zones: (any ZoneResolver)?
     /// Built on the first search; built again when the directory's version changed (this
     /// process or another one changed the clinics). With it, the clinics themselves when the
@@ -71,7 +71,7 @@ public final class ClinicController: Sendable {
     /// default, a few MB); larger ones are read per search.
     static let keptClinics = 50_000
 
-    public init(database: DatabaseManager, zones: (any ZoneResolver)? = nil) {
+    public init(database: any ClinicStore, zones: (any ZoneResolver)? = nil) {
         self.database = database
         self.zones = zones
     }
@@ -209,7 +209,7 @@ public final class ClinicController: Sendable {
                     // A clinic that moved zone (it moved, or the boundaries did): its booked
                     // appointments are listed by `admin check`.
                     if zone != clinic.timeZone {
-                        try DatabaseManager.recordZoneChange(tx, clinicId: id, from: zone, to: clinic.timeZone, at: now)
+                        try tx.recordZoneChange(clinicId: id, from: zone, to: clinic.timeZone, at: now)
                     }
                 } else {
                     _ = try tx.insertClinic(clinic)

@@ -3,9 +3,9 @@ import GRDB
 
 /// The UML's `DepartmentController`: departments of a clinic, and the doctors who work in them.
 public final class DepartmentController: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
 
-    public init(database: DatabaseManager) { self.database = database }
+    public init(database: any ClinicStore) { self.database = database }
 
     public func addDepartment(clinicId: Int64, specialization: String) throws -> Department {
         guard Text.checkedLabel(specialization, maximum: 100) != nil else { throw ClinicError.invalid(.specializationInvalid) }

@@ -160,7 +160,7 @@ extension StaffController {
     /// until those use cases take the seam's transaction themselves (issue #25): then this is
     /// `database.writing` with them called on `tx`.
     func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
-        try database.writeJoined { db in try body(database.transaction(db)) }
+        try database.writingJoined(body)
     }
 
     /// A reason the clinic gives a patient (a cancellation, a forced hours change): trimmed,

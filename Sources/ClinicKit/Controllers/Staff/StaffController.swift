@@ -4,7 +4,7 @@ import Foundation
 /// sessions of their own), the clinic's day, and the appointment lifecycle. Every read of
 /// patients' personal fields and every change is in the audit trail, in the same transaction.
 public final class StaffController: Sendable {
-    let database: DatabaseManager
+    let database: any ClinicStore
     let hasher: PasswordHasher
     let now: @Sendable () -> Date
     let passwordCheck: @Sendable (String, String, String, String) throws -> ClinicError?
@@ -16,7 +16,7 @@ public final class StaffController: Sendable {
     /// The last use a live session has had at the latest, at `now` (whole seconds, as stored).
     static func idleCutoff(_ now: Date) -> Date { Date(seconds: now.seconds - Int64(idleLimit)) }
 
-    init(database: DatabaseManager, hasher: PasswordHasher, now: @escaping @Sendable () -> Date, appointments: AppointmentController,
+    init(database: any ClinicStore, hasher: PasswordHasher, now: @escaping @Sendable () -> Date, appointments: AppointmentController,
          passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
         self.appointments = appointments
         self.database = database

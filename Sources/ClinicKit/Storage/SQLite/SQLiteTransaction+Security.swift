@@ -36,7 +36,7 @@ struct SQLiteSecurityConnection: SQLiteSecurityStatements {
 extension DatabaseManager {
     /// `writeJoined` behind the seam: one write transaction that the controllers' writes made
     /// inside `body`, on this thread, join (`IdempotencyStore.perform`).
-    func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
+    public func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
         try writeJoined { db in try body(transaction(db)) }
     }
 }

@@ -33,4 +33,15 @@ public protocol ClinicStore: AnyObject, Sendable {
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.
     func writing<T>(_ body: (any StoreWriting) throws -> T) throws -> T
+    /// One write transaction that the writes made inside `body` on this thread join, each in a
+    /// savepoint of its own: what they change and what `body` records beside it commit together
+    /// or not at all (an idempotent request and its kept response; a clinic admin's change and
+    /// its audit row).
+    func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T
+    /// The key personal data is sealed with before the store sees it (`PersonalDataKey`).
+    var personalDataKey: PersonalDataKey { get }
+    /// Whether every write is refused before it starts (a SQLite file this user may not write).
+    var isReadOnly: Bool { get }
+    /// The schema version of the store and the newest this program has (a server's readiness).
+    func schemaStatus() throws -> (current: Int, latest: Int)
 }
