@@ -28,7 +28,7 @@ extension PostgresStore {
     /// failure or deadlock runs the body again from the start, at most `attempts` times (then
     /// `busy`): a body must therefore depend only on what it reads. Errors are the domain's
     /// (`PostgresErrorMapping`): a constraint violation is `slot_taken`, `login_taken`, …
-    public func blockingTransaction<T>(attempts: Int = 3, _ body: (BlockingConnection) throws -> T) throws -> T {
+    public func blockingTransaction<T>(attempts: Int = 3, begin: String = "BEGIN", _ body: (BlockingConnection) throws -> T) throws -> T {
         guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
             throw ClinicError(.internalError, .internalError, "a blocking transaction on an event loop")
         }
@@ -36,7 +36,7 @@ extension PostgresStore {
         while true {
             do {
                 return try withLeasedConnection { connection in
-                    try connection.query("BEGIN")
+                    try connection.query(PostgresQuery(unsafeSQL: begin))
                     do {
                         let result = try body(connection)
                         try connection.query("COMMIT")

@@ -1,0 +1,221 @@
+import ClinicKit
+import Foundation
+import GRDB
+import NIOCore
+import PostgresNIO
+
+/// The PostgreSQL store's transaction: the storage seam's operations (docs/ARCHITECTURE.md,
+/// "The storage seam") as SQL on one leased connection, one file per area
+/// (`PostgresTransaction+Area.swift`). Made only by `PostgresStore.reading` / `writing`, on the
+/// caller's thread (never an event loop: `blockingTransaction` refuses one).
+///
+/// Rows come back as GRDB `Row`s in the form SQLite stores them (instants as whole UTC
+/// seconds, flags as integers, days as 'YYYY-MM-DD' text), so each model decodes through the
+/// one `init(row:)` it has, whatever the store: the mapping of a table to its model is written
+/// once.
+///
+/// Isolation: a read transaction is `REPEATABLE READ READ ONLY` (one snapshot, as SQLite's
+/// reads). A write transaction is `READ COMMITTED`; what must hold across servers holds by the
+/// constraints and locks each operation documents (exclusion constraints against double
+/// booking, `FOR UPDATE` on the audit head, an atomic upsert per log-in attempt, advisory locks
+/// for idempotency keys and a patient's active-appointment count, `SKIP LOCKED` claims of mail).
+struct PostgresTransaction {
+    let connection: BlockingConnection
+    let store: PostgresStore
+    /// Whether this is a write transaction (locks are taken only in one).
+    let isWrite: Bool
+
+    // MARK: Statements
+
+    /// Runs one statement; returns the rows it changed (or returned).
+    @discardableResult
+    func execute(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> Int {
+        let result = try connection.query(Self.query(sql, binds))
+        return result.metadata.rows ?? result.rows.count
+    }
+
+    /// Every row, each as a GRDB row keyed by column name (see the type).
+    func rows(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> [Row] {
+        try connection.query(Self.query(sql, binds)).rows.map(Self.row)
+    }
+
+    /// The first row, if any.
+    func row(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> Row? {
+        try connection.query(Self.query(sql, binds)).rows.first.map(Self.row)
+    }
+
+    /// The first column of the first row (nil for no row or NULL).
+    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> T? {
+        guard let first = try connection.query(Self.query(sql, binds)).rows.first else { return nil }
+        return try Self.first(first, as: T.self)
+    }
+
+    /// The first column of every row (NULLs left out).
+    func values<T: DatabaseValueConvertible>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> [T] {
+        try connection.query(Self.query(sql, binds)).rows.compactMap { try Self.first($0, as: T.self) }
+    }
+
+    static func query(_ sql: String, _ binds: [any PostgresBindable]) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for bind in binds { bind.bind(into: &bindings) }
+        return PostgresQuery(unsafeSQL: sql, binds: bindings)
+    }
+
+    static func first<T: DatabaseValueConvertible>(_ row: PostgresRow, as type: T.Type) throws -> T? {
+        var cells = row.makeIterator()
+        guard let cell = cells.next() else { return nil }
+        let value = try databaseValue(cell)
+        if value.isNull { return nil }
+        guard let converted = T.fromDatabaseValue(value) else {
+            throw ClinicError(.storage, .storedValueUnreadable, cell.columnName, "?")
+        }
+        return converted
+    }
+
+    // MARK: Rows in SQLite's form
+
+    /// Seconds from 1970 to PostgreSQL's epoch, 2000-01-01 00:00 UTC.
+    static let postgresEpoch: Int64 = 946_684_800
+
+    static func row(_ row: PostgresRow) throws -> Row {
+        var values: [String: (any DatabaseValueConvertible)?] = [:]
+        for cell in row { values[cell.columnName] = try databaseValue(cell) }
+        return Row(values)
+    }
+
+    /// A cell as SQLite would hold it: integers and flags Int64, instants whole seconds since
+    /// 1970 (rounded down), days 'YYYY-MM-DD', bytea a blob.
+    static func databaseValue(_ cell: PostgresCell) throws -> DatabaseValue {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .binary {
+            switch cell.dataType {
+            case .int8 where bytes.readableBytes == 8:
+                if let number = bytes.readInteger(as: Int64.self) { return number.databaseValue }
+            case .int4 where bytes.readableBytes == 4:
+                if let number = bytes.readInteger(as: Int32.self) { return Int64(number).databaseValue }
+            case .int2 where bytes.readableBytes == 2:
+                if let number = bytes.readInteger(as: Int16.self) { return Int64(number).databaseValue }
+            case .bool where bytes.readableBytes == 1:
+                if let flag = bytes.readInteger(as: UInt8.self) { return Int64(flag == 0 ? 0 : 1).databaseValue }
+            case .float8 where bytes.readableBytes == 8:
+                if let bits = bytes.readInteger(as: UInt64.self) { return Double(bitPattern: bits).databaseValue }
+            case .float4 where bytes.readableBytes == 4:
+                if let bits = bytes.readInteger(as: UInt32.self) { return Double(Float(bitPattern: bits)).databaseValue }
+            case .text, .varchar, .name, .bpchar:
+                if let text = bytes.readString(length: bytes.readableBytes) { return text.databaseValue }
+            case .bytea:
+                return Data(bytes.readableBytesView).databaseValue
+            case .timestamptz where bytes.readableBytes == 8, .timestamp where bytes.readableBytes == 8:
+                if let micros = bytes.readInteger(as: Int64.self) {
+                    let seconds = micros >= 0 ? micros / 1_000_000 : -((-micros + 999_999) / 1_000_000)
+                    return (seconds + postgresEpoch).databaseValue
+                }
+            case .date where bytes.readableBytes == 4:
+                if let days = bytes.readInteger(as: Int32.self) { return day(daysSince2000: Int64(days)).databaseValue }
+            default:
+                break
+            }
+        }
+        // Any other type or form: as PostgreSQL's text for it.
+        return try cell.decode(String.self).databaseValue
+    }
+
+    /// 'YYYY-MM-DD' of a day counted from 2000-01-01 (PostgreSQL's binary date).
+    static func day(daysSince2000 days: Int64) -> String {
+        let date = Date(timeIntervalSince1970: TimeInterval((days * 86_400) + postgresEpoch))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return pad(parts.year, 4) + "-" + pad(parts.month, 2) + "-" + pad(parts.day, 2)
+    }
+}
+
+/// An instant of a row in SQLite's form (whole seconds since 1970).
+func instant(_ row: Row, _ column: String) throws -> Date {
+    Date(timeIntervalSince1970: TimeInterval(try row.decode(Int64.self, forColumn: column)))
+}
+
+/// An instant of a row, or NULL.
+func optionalInstant(_ row: Row, _ column: String) throws -> Date? {
+    try row.decode(Int64?.self, forColumn: column).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+}
+
+// MARK: Binding values
+
+/// A value a statement's `$n` takes. Instants are bound rounded down to the whole second (the
+/// seam's contract: a store keeps whole UTC seconds). A day ('YYYY-MM-DD') is bound as text:
+/// write `$n::date` in SQL.
+protocol PostgresBindable {
+    func bind(into bindings: inout PostgresBindings)
+}
+
+extension Int64: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+}
+
+extension Int: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(Int64(self)) }
+}
+
+extension String: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+}
+
+extension Double: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+}
+
+extension Bool: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+}
+
+extension Data: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+}
+
+extension Date: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) {
+        bindings.append(Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)))
+    }
+}
+
+extension Optional: PostgresBindable where Wrapped: PostgresBindable {
+    func bind(into bindings: inout PostgresBindings) {
+        switch self {
+        case .some(let value): value.bind(into: &bindings)
+        case .none: bindings.appendNull()
+        }
+    }
+}
+
+// MARK: The store's transactions
+
+extension PostgresStore {
+    /// A read transaction on this thread (see the type for its isolation).
+    func readTransaction<T>(_ body: (PostgresTransaction) throws -> T) throws -> T {
+        try blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            try body(PostgresTransaction(connection: connection, store: self, isWrite: false))
+        }
+    }
+
+    /// A write transaction on this thread.
+    func writeTransaction<T>(_ body: (PostgresTransaction) throws -> T) throws -> T {
+        try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
+            try body(PostgresTransaction(connection: connection, store: self, isWrite: true))
+        }
+    }
+}
+
+// MARK: Keys
+
+extension PostgresStore {
+    /// The audit key for appending (the seam's `auditKeyForAppending`). Provisioning of the
+    /// shared key file is the store's; see `PostgresStoreKeys`.
+    func auditKeyForAppending(_ tx: PostgresTransaction) throws -> AuditKey {
+        throw ClinicError(.keyError, .auditKeyMissing, "postgres")
+    }
+}
