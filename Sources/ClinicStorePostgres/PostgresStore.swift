@@ -24,6 +24,12 @@ public final class PostgresStore: Sendable {
     public let user: String
     public let database: String
     public let client: PostgresClient
+    /// The key personal data is sealed with, and the audit trail's key: files every server of
+    /// this database shares (`PostgresStoreKeys`).
+    public let personalDataKey: PersonalDataKey
+    public let auditKeys: AuditKeyRing
+    /// The schema this program knows (`schemaStatus`).
+    public let migrations: [Migration]
     let logger: Logger
     private let runner: Task<Void, Never>
 
@@ -35,20 +41,27 @@ public final class PostgresStore: Sendable {
     /// Seconds to wait for a connection (and its start-up) when the URL names no `connect_timeout`.
     public static let defaultConnectTimeout = 10
 
-    private init(url: PostgresURL, user: String, database: String, client: PostgresClient, logger: Logger) {
+    private init(url: PostgresURL, user: String, database: String, client: PostgresClient, keys: PostgresStoreKeys,
+                 migrations: [Migration], logger: Logger) {
         self.url = url
         self.user = user
         self.database = database
         self.client = client
+        personalDataKey = PersonalDataKey(path: keys.personal)
+        auditKeys = AuditKeyRing(path: keys.audit)
+        self.migrations = migrations
         self.logger = logger
         runner = Task { await client.run() }
     }
 
     /// Connects (see the type), then starts the pool. `warn` hears what is skipped on the way
     /// (an unsafe password file). Throws `store_unreachable`, `store_auth_failed`,
-    /// `store_database_missing` or `store_url_invalid` (TLS settings).
+    /// `store_database_missing` or `store_url_invalid` (TLS settings). `keys`: where the key
+    /// files are (default: from the environment, `PostgresStoreKeys.locate`); `migrations`: the
+    /// schema this program knows, for `schemaStatus()`.
     public static func open(_ url: PostgresURL, environment: [String: String] = ProcessInfo.processInfo.environment,
                             logger: Logger = Logger(label: "clinic.postgres"), maximumConnections: Int = 8,
+                            keys: PostgresStoreKeys? = nil, migrations: [Migration] = [],
                             warn: (ClinicError) -> Void = { _ in }) async throws -> PostgresStore {
         let user = url.user ?? environment["PGUSER"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemUserName()
         let database = url.database ?? user
@@ -88,7 +101,9 @@ public final class PostgresStore: Sendable {
             throw PostgresErrorMapping.connectError(error, url: url, user: user, database: database)
         }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        return PostgresStore(url: url, user: user, database: database, client: client, logger: logger)
+        return PostgresStore(url: url, user: user, database: database, client: client,
+                             keys: keys ?? PostgresStoreKeys.locate(environment: environment, database: database),
+                             migrations: migrations, logger: logger)
     }
 
     /// Stops the pool: its connections are closed and the run task ends. Call once, at the end.

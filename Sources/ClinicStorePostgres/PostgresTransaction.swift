@@ -213,9 +213,9 @@ extension PostgresStore {
 // MARK: Keys
 
 extension PostgresStore {
-    /// The audit key for appending (the seam's `auditKeyForAppending`). Provisioning of the
-    /// shared key file is the store's; see `PostgresStoreKeys`.
+    /// The audit key for appending (the seam's `auditKeyForAppending`): the shared key file
+    /// (`PostgresStoreKeys`), made on the trail's first row.
     func auditKeyForAppending(_ tx: PostgresTransaction) throws -> AuditKey {
-        throw ClinicError(.keyError, .auditKeyMissing, "postgres")
+        try auditKeys.forAppending(tx)
     }
 }

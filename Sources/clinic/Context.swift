@@ -53,21 +53,24 @@ struct Context {
 
     /// Opens the database. With `migrate`, brings its schema up to date; with `initialize`,
     /// fills a database that was never filled with the default directory (first use).
-    func system(migrate: Bool = true, initialize: Bool = true) throws -> ClinicSystem {
-        // The PostgreSQL store serves only the schema's admin commands so far (PostgresAdmin).
-        if case .postgres(let url) = try storeLocation() {
-            throw ClinicError(.storeUnsupported, .storeUnsupported, url.redacted)
-        }
+    /// On PostgreSQL (a URL) the store is opened with `connections` in its pool (a server
+    /// wants one per thread that may hold a transaction); `migrate` brings its schema up to
+    /// date as on SQLite (under PostgreSQL's advisory lock: servers starting together migrate
+    /// once).
+    func system(migrate: Bool = true, initialize: Bool = true, connections: Int = 2) throws -> ClinicSystem {
         let resources = try Resources.locate(environment: environment)
+        if case .postgres(let url) = try storeLocation() {
+            let store = try PostgresAdmin.open(self, url, resources: resources, connections: connections, migrate: migrate)
+            let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder())
+            try initializeIfNew(system, initialize)
+            return system
+        }
         let migrations = try Migration.load(from: resources.migrations)
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
         let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
         noteZoneChanges(system)
-        if initialize, try system.initialization() == nil {
-            if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
-            try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
-        }
+        try initializeIfNew(system, initialize)
         if migrate && !database.isReadOnly {
             // A due automatic backup; its failure is reported, not turned into the command's.
             do {
@@ -77,6 +80,13 @@ struct Context {
             }
         }
         return system
+    }
+
+    /// Fills a store that was never filled with the default directory (first use).
+    func initializeIfNew(_ system: ClinicSystem, _ initialize: Bool) throws {
+        guard initialize, try system.initialization() == nil else { return }
+        if terminal.stderrIsTerminal { terminal.note(Strings.text(.loadingDirectory, language)) }
+        try withProgress { progress in try system.initialize(.defaultDirectory, progress: progress) }
     }
 
     /// "Using Vincennes, Indiana, US; also: Vincennes, Île-de-France, FR — type 'Vincennes, FR'."

@@ -36,6 +36,30 @@ enum PostgresAdmin {
         return try result.get()
     }
 
+    /// The store for the domain's commands and the server: opened for the whole process (its
+    /// pool lives until the process ends), the schema migrated first when `migrate`.
+    static func open(_ context: Context, _ url: PostgresURL, resources: Resources, connections: Int,
+                     migrate: Bool) throws -> PostgresStore {
+        let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
+        let environment = context.environment
+        let warnings = Warnings()
+        let result = wait {
+            var logger = Logger(label: "clinic.postgres")
+            logger.logLevel = .critical
+            let store = try await PostgresStore.open(url, environment: environment, logger: logger, maximumConnections: connections,
+                                                     migrations: migrations, warn: warnings.add)
+            do {
+                if migrate { _ = try await store.migrate(migrations) }
+                return store
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
+        for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) }
+        return try result.get()
+    }
+
     /// `admin check` on PostgreSQL: the migrations and the schema objects they make.
     static func check(_ context: Context, _ url: PostgresURL) throws {
         let report = try run(context, url) { store, migrations in try await store.check(migrations) }
@@ -50,22 +74,8 @@ enum PostgresAdmin {
 
     /// Runs async work to its end from a synchronous caller that may block.
     static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
-            done.signal()
-        }
-        done.wait()
-        return box.get() ?? .failure(ClinicError(.internalError, .internalError, "no result"))
+        Result { try PostgresStore.waitFor(work) }
     }
-}
-
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Result<T, any Error>?
-    func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
-    func get() -> Result<T, any Error>? { lock.withLock { value } }
 }
 
 private final class Warnings: @unchecked Sendable {

@@ -15,7 +15,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case backupOtherKey, auditKeyUnreadable, auditKeyMissing, auditKeyWrong, auditKeyMismatch, auditNotKeyed
     case auditRowUnreadable, auditRowsUnreadable
     case storeURLInvalid, storeSchemeUnsupported, storePasswordInURL, storeParameterUnknown, storeParameterInvalid
-    case storeSeveralHosts, storeUnreachable, storeAuthFailed, storeDatabaseMissing, storeUnsupported, storeOperationUnsupported, storeTLSSetup
+    case storeSeveralHosts, storeUnreachable, storeAuthFailed, storeDatabaseMissing, storeOperationUnsupported, storeTLSSetup
     case storePasswordFileInsecure, storeConnectionLost, storeSchemaIncomplete
     case copyTargetNotEmpty, copyTargetFileExists, copyTargetNotMigrated, copySourceNotMigrated, copySourceMissing
     case copySchemaDiffers, copyRowRefused, copyCountMismatch, copySameStore, copyUnsupported

@@ -94,7 +94,7 @@ public final class AuditKeyRing: Sendable {
     /// it has one (a missing file is refused, not replaced), and a key file is never adopted
     /// by a trail that does not end at its anchor (that trail was rewritten without the key,
     /// or a backup from before the key was restored).
-    func forAppending(_ tx: any StoreWriting) throws -> AuditKey {
+    public func forAppending(_ tx: any StoreWriting) throws -> AuditKey {
         let marker = try tx.setting(AuditKey.checkSetting)
         if let cached = cached.withLock({ $0 }), cached.check == marker { return cached }
         let key: AuditKey
