@@ -174,7 +174,8 @@ extension Bool: PostgresBindable {
 }
 
 extension Data: PostgresBindable {
-    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    // As a ByteBuffer (bytea): postgres-nio's own encoding of Data is declared throwing.
+    func bind(into bindings: inout PostgresBindings) { bindings.append(ByteBuffer(bytes: self)) }
 }
 
 extension Date: PostgresBindable {

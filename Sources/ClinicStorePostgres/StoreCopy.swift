@@ -304,10 +304,15 @@ public enum StoreCopy {
                 "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name::text = \(table.name)",
                 logger: logger).collect().map { try $0.decode(String.self) }
             try checkColumns(table, columns, store: "PostgreSQL")
-            let hasRows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(table.name))"),
+            // The empty chain's head row (Migrations/postgres/0002) is the schema's, not a row of data.
+            let rowsOfData = table.name == "audit_head" ? "SELECT 1 FROM audit_head WHERE " + notEmptyAuditHead
+                                                        : "SELECT 1 FROM \(table.name)"
+            let hasRows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (\(rowsOfData))"),
                                                      logger: logger).collect().first?.decode(Bool.self) ?? false
             if hasRows { throw ClinicError(.storeNotEmpty, .copyTargetNotEmpty, target, table.name) }
         }
+        // The source's head (if it has one) replaces it; an empty chain's is put back at the end.
+        try await connection.query("DELETE FROM audit_head", logger: logger)
         var counts: [TableCount] = []
         for rows in snapshot.tables {
             let table = rows.table
@@ -352,8 +357,17 @@ public enum StoreCopy {
                 throw ClinicError(.storage, .copyCountMismatch, count.table, String(count.rows), String(found))
             }
         }
+        // A source without an audit trail yet: the empty chain's head row, as migration 0002 made it.
+        try await connection.query(PostgresQuery(unsafeSQL: """
+            INSERT INTO audit_head (id, last_id, hash) SELECT 1, 0, repeat('0', 64) WHERE NOT EXISTS (SELECT 1 FROM audit_events)
+            ON CONFLICT (id) DO NOTHING
+            """), logger: logger)
         return counts
     }
+
+    /// The condition on `audit_head` of a head that is not the empty chain's (migration 0002's
+    /// row: last id 0, the genesis hash), which is no row of data in either direction.
+    static let notEmptyAuditHead = "NOT (last_id = 0 AND hash = repeat('0', 64))"
 
     /// Bytes sent to the server at a time during a COPY.
     static let copyChunkBytes = 1 << 20
@@ -456,7 +470,8 @@ public enum StoreCopy {
                 case .day: "to_char(" + column.name + ", 'YYYY-MM-DD')"
                 }
             }
-            let sql = "SELECT " + expressions.joined(separator: ", ") + " FROM " + table.name + " ORDER BY " + table.orderBy
+            let filter = table.name == "audit_head" ? " WHERE " + notEmptyAuditHead : ""
+            let sql = "SELECT " + expressions.joined(separator: ", ") + " FROM " + table.name + filter + " ORDER BY " + table.orderBy
             var rows: [[Value]] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
                 var values: [Value] = []

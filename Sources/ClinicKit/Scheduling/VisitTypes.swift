@@ -14,7 +14,7 @@ public struct VisitType: Sendable, Equatable {
     public let priceCents: Int?
     public let isActive: Bool
 
-    init(row: Row) throws {
+    public init(row: Row) throws {
         let table = "visit_types"
         id = try row.value("id", in: table); departmentId = try row.value("department_id", in: table)
         nameEn = try row.value("name_en", in: table); nameRu = try row.value("name_ru", in: table)

@@ -11,6 +11,12 @@ public struct ZoneChangedAppointment: Sendable, Equatable {
     public let start: Date
     public let oldZone: String
     public let newZone: String
+
+    /// What a store makes of its rows (public: a store may live in a module of its own).
+    public init(appointmentId: Int64, clinicId: Int64, clinicName: String, start: Date, oldZone: String, newZone: String) {
+        self.appointmentId = appointmentId; self.clinicId = clinicId; self.clinicName = clinicName; self.start = start
+        self.oldZone = oldZone; self.newZone = newZone
+    }
 }
 
 extension DatabaseManager {

@@ -246,6 +246,13 @@ public struct MapClinic: Sendable, Equatable {
     public let isHospital: Bool
     /// The specialization keys of its departments.
     public let specializations: [String]
+
+    /// What a store makes of its rows (public: a store may live in a module of its own).
+    public init(id: Int64, name: String, lat: Double, lon: Double, isPediatric: Bool, isHospital: Bool,
+                specializations: [String]) {
+        self.id = id; self.name = name; self.lat = lat; self.lon = lon; self.isPediatric = isPediatric
+        self.isHospital = isHospital; self.specializations = specializations
+    }
 }
 
 extension ClinicController {

@@ -19,7 +19,7 @@ struct SQLiteInbox: SQLiteInboxStatements {
 extension SQLiteTransaction: SQLiteInboxStatements {}
 
 extension InboxMessage {
-    init(row: Row) throws {
+    public init(row: Row) throws {
         let table = "messages"
         self.init(id: try row.value("id", in: table),
                   kind: MessageKind(rawValue: try row.value("kind", in: table)) ?? .clinic,

@@ -23,6 +23,14 @@ public struct DirectoryCity: Sendable, Equatable {
     /// The city's name as one of its clinics writes it.
     public var name: String?
     public var clinics: Int
+
+    public init(latitude: Double, longitude: Double, state: String?, name: String?, clinics: Int) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.state = state
+        self.name = name
+        self.clinics = clinics
+    }
 }
 
 /// The geocode cache and the directory's places (issue #25's seam).

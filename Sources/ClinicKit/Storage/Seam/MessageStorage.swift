@@ -27,6 +27,12 @@ public struct AppointmentMessageContext: Sendable, Equatable {
     public let timeZone: String
     /// The department's specialization, "" when the department is gone.
     public let specialization: String
+
+    public init(language: Language?, emailConfirmed: Bool, clinicName: String, address: String, city: String, state: String,
+                zip: String, timeZone: String, specialization: String) {
+        self.language = language; self.emailConfirmed = emailConfirmed; self.clinicName = clinicName; self.address = address
+        self.city = city; self.state = state; self.zip = zip; self.timeZone = timeZone; self.specialization = specialization
+    }
 }
 
 /// A delivery claimed for sending (see `MessageWriting.claimDeliveries`).
@@ -46,6 +52,10 @@ public struct ClaimedDelivery: Sendable, Equatable {
     public let createdAt: Date
     /// The number of the attempt this claim is, 1 for the first.
     public let attempt: Int
+
+    public init(id: Int64, clientId: Int64, content: Content, createdAt: Date, attempt: Int) {
+        self.id = id; self.clientId = clientId; self.content = content; self.createdAt = createdAt; self.attempt = attempt
+    }
 }
 
 /// The code waiting to confirm a patient's new address (at most one per patient).
@@ -54,6 +64,10 @@ public struct EmailConfirmation: Sendable, Equatable {
     public let expiresAt: Date
     /// Wrong codes given for it so far.
     public let wrongAttempts: Int
+
+    public init(codeHash: String, expiresAt: Date, wrongAttempts: Int) {
+        self.codeHash = codeHash; self.expiresAt = expiresAt; self.wrongAttempts = wrongAttempts
+    }
 }
 
 /// Reading the patients' inboxes.

@@ -1,0 +1,226 @@
+import ClinicKit
+import Foundation
+import GRDB
+import PostgresNIO
+
+// The appointment area of the seam on PostgreSQL (SQLiteTransaction+Appointments.swift's
+// behaviour). Text sort keys are compared bytewise (COLLATE "C"), as SQLite compares them.
+
+/// `AppointmentStatus.isActive` as SQL (ClinicKit's `activeCondition` is internal): the same
+/// text as the exclusion constraints' WHERE of Migrations/postgres/0001_schema.sql, so that the
+/// planner can use their indexes.
+private let appointmentsActiveStatusSQL = "status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')"
+
+extension PostgresTransaction {
+    /// The namespace of the advisory locks on a patient (`activeAppointmentCount`), before the
+    /// patient's id: 'clinic.client:42'. Whatever else locks a patient takes this same key.
+    static let clientAdvisoryLockNamespace = "clinic.client:"
+
+    func appointment(id: Int64) throws -> Appointment? {
+        try row("SELECT * FROM appointments WHERE id = $1", [id]).map(Appointment.init(row:))
+    }
+
+    func appointments(ofClient clientId: Int64) throws -> [Appointment] {
+        try rows("SELECT * FROM appointments WHERE client_id = $1 ORDER BY starts_at, id", [clientId]).map(Appointment.init(row:))
+    }
+
+    func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent] {
+        guard !appointmentIds.isEmpty else { return [] }
+        // One bound array literal ('{1,2,3}', made of integers only), however many ids.
+        let ids = "{" + appointmentIds.map(String.init).joined(separator: ",") + "}"
+        return try rows("SELECT * FROM appointment_events WHERE appointment_id = ANY($1::bigint[]) ORDER BY id", [ids])
+            .map(AppointmentEvent.init(row:))
+    }
+
+    func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>] {
+        try rows("""
+            SELECT starts_at, ends_at FROM appointments
+            WHERE doctor_id = $1 AND \(appointmentsActiveStatusSQL) AND starts_at < $2 AND ends_at > $3
+            ORDER BY starts_at
+            """, [doctorId, span.upperBound, span.lowerBound]).map { row in
+            let start = try instant(row, "starts_at"), end = try instant(row, "ends_at")
+            return start..<max(start, end)
+        }
+    }
+
+    func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
+        try value(Bool.self, """
+            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(appointmentsActiveStatusSQL)
+                           AND starts_at < $2 AND ends_at > $3 AND id <> $4)
+            """, [doctorId, span.upperBound, span.lowerBound, except ?? -1]) ?? true
+    }
+
+    func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64? {
+        try value(Int64.self, """
+            SELECT id FROM appointments WHERE client_id = $1 AND \(appointmentsActiveStatusSQL)
+            AND starts_at < $2 AND ends_at > $3 AND id <> $4 LIMIT 1
+            """, [clientId, span.upperBound, span.lowerBound, except ?? -1])
+    }
+
+    func activeAppointmentCount(ofClient clientId: Int64, startingFrom start: Date) throws -> Int {
+        if isWrite {
+            // The count decides whether the patient may book one more (the active-appointment
+            // limit). Two servers booking for one patient at once would both count before either
+            // committed and both pass the limit; so a write transaction first takes the
+            // patient's advisory lock, held until it commits or rolls back. The second waits
+            // here, and under READ COMMITTED its count (a new snapshot per statement) then sees
+            // the first's committed booking. A read transaction takes no lock.
+            try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))",
+                        [Self.clientAdvisoryLockNamespace, clientId])
+        }
+        return try value(Int.self, """
+            SELECT count(*) FROM appointments WHERE client_id = $1 AND \(appointmentsActiveStatusSQL) AND starts_at >= $2
+            """, [clientId, start]) ?? 0
+    }
+
+    func clinic(id: Int64) throws -> Clinic? {
+        try row("SELECT * FROM clinics WHERE id = $1", [id]).map(Clinic.init(row:))
+    }
+
+    func department(id: Int64) throws -> Department? {
+        try row("SELECT * FROM departments WHERE id = $1", [id]).map(Department.init(row:))
+    }
+
+    func activeDoctors(inDepartment departmentId: Int64) throws -> [Doctor] {
+        try rows("SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id", [departmentId]).map(Doctor.init(row:))
+    }
+
+    func departmentsByClinic(specialization key: String) throws -> [Int64: Int64] {
+        let rows = try rows("SELECT clinic_id, id FROM departments WHERE specialization = $1 ORDER BY id", [key])
+        return try Dictionary(rows.map { (try $0.decode(Int64.self, forColumn: "clinic_id"), try $0.decode(Int64.self, forColumn: "id")) },
+                              uniquingKeysWith: { first, _ in first })
+    }
+
+    func specializationExists(_ key: String) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM departments WHERE specialization = $1)", [key]) ?? false
+    }
+
+    func specializationKeys() throws -> [String] {
+        try values(String.self, "SELECT specialization FROM departments GROUP BY specialization ORDER BY specialization COLLATE \"C\"")
+    }
+
+    func longestWorkingStretch(specialization key: String) throws -> Int {
+        try value(Int.self, """
+            SELECT MAX(length) FROM (
+                SELECT h.end_minute - h.start_minute AS length FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_hours h ON h.doctor_id = d.id
+                    WHERE p.specialization = $1
+                UNION ALL
+                SELECT e.end_minute - e.start_minute FROM departments p
+                    JOIN doctors d ON d.department_id = p.id JOIN working_exceptions e ON e.doctor_id = d.id
+                    WHERE p.specialization = $1 AND e.start_minute IS NOT NULL) AS stretches
+            """, [key]) ?? 0
+    }
+
+    func workingHours(ofDoctor doctorId: Int64) throws -> [WorkingHours] {
+        try rows("SELECT * FROM working_hours WHERE doctor_id = $1 ORDER BY weekday, start_minute", [doctorId]).map(WorkingHours.init(row:))
+    }
+
+    func workingExceptions(ofDoctor doctorId: Int64, from first: String, through last: String) throws -> [WorkingException] {
+        // SQLite names no order (it reads them by its (doctor_id, day) index): by day, then id.
+        try rows("SELECT * FROM working_exceptions WHERE doctor_id = $1 AND day >= $2::date AND day <= $3::date ORDER BY day, id",
+                 [doctorId, first, last]).map(WorkingException.init(row:))
+    }
+
+    func visitType(id: Int64) throws -> VisitType? {
+        try row("SELECT * FROM visit_types WHERE id = $1", [id]).map(VisitType.init(row:))
+    }
+
+    func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType] {
+        try rows("SELECT * FROM visit_types WHERE department_id = $1" + (includingInactive ? "" : " AND is_active")
+                 + " ORDER BY duration_minutes, id", [departmentId]).map(VisitType.init(row:))
+    }
+
+    func settings(prefix: String) throws -> [String: String] {
+        // starts_with compares bytes, as SQLite's substr(key, 1, n) = prefix does for ASCII keys.
+        var settings: [String: String] = [:]
+        for row in try rows("SELECT key, value FROM settings WHERE starts_with(key, $1)", [prefix]) {
+            settings[try row.decode(String.self, forColumn: "key")] = try row.decode(String.self, forColumn: "value")
+        }
+        return settings
+    }
+
+    func setting(_ key: String) throws -> String? {
+        try value(String.self, "SELECT value FROM settings WHERE key = $1", [key])
+    }
+
+    // MARK: Writes
+
+    func insertAppointment(_ appointment: Appointment) throws -> Appointment {
+        var appointment = appointment
+        let id = try refusingPostgresDoubleBooking {
+            try value(Int64.self, """
+                INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
+                                          notes, created_at, updated_at, visit_type_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
+                """, [appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
+                      appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
+                      appointment.updatedAt, appointment.visitTypeId])
+        }
+        guard let id else { throw ClinicError(.internalError, .storageFailure, "an appointment stored without an id") }
+        appointment.id = id
+        return appointment
+    }
+
+    func updateAppointment(_ appointment: Appointment) throws {
+        // As GRDB's `update` on SQLite: every column, but the visit type only when the
+        // appointment has one (Appointment.encode leaves it out otherwise); a row that is gone
+        // is an error.
+        let changed = try refusingPostgresDoubleBooking {
+            try execute("""
+                UPDATE appointments SET client_id = $2, clinic_id = $3, department_id = $4, doctor_id = $5, doctor_name = $6,
+                    starts_at = $7, ends_at = $8, status = $9, notes = $10, created_at = $11, updated_at = $12,
+                    visit_type_id = COALESCE($13, visit_type_id)
+                WHERE id = $1
+                """, [appointment.id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId,
+                      appointment.doctorName, appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes,
+                      appointment.createdAt, appointment.updatedAt, appointment.visitTypeId])
+        }
+        if changed == 0 {
+            throw ClinicError(.storage, .storageFailure, "appointments row \(appointment.id.map(String.init) ?? "without an id") not found")
+        }
+    }
+
+    /// The exclusion constraints (appointments_doctor_no_overlap, appointments_client_no_overlap)
+    /// are the last word on a lost race: their violation (23P01) is turned into the domain's
+    /// error here (`slot_taken`, `overlapping_appointment`), as SQLite's store throws it from the
+    /// operation itself. The transaction is aborted by then: the caller can only let it go.
+    private func refusingPostgresDoubleBooking<T>(_ change: () throws -> T) throws -> T {
+        do {
+            return try change()
+        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
+            throw PostgresErrorMapping.clinicError(error)
+        }
+    }
+
+    func insertAppointmentEvent(_ event: AppointmentEvent) throws {
+        try execute("""
+            INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            """, [event.appointmentId, event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId])
+    }
+
+    func insertVisitType(departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> Int64 {
+        guard let id = try value(Int64.self, """
+            INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES ($1, $2, $3, $4, $5)
+            RETURNING id
+            """, [departmentId, nameEn, nameRu, durationMinutes, priceCents]) else {
+            throw ClinicError(.internalError, .storageFailure, "a visit type stored without an id")
+        }
+        return id
+    }
+
+    func updateVisitType(id: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws {
+        try execute("UPDATE visit_types SET name_en = $1, name_ru = $2, duration_minutes = $3, price_cents = $4 WHERE id = $5",
+                    [nameEn, nameRu, durationMinutes, priceCents, id])
+    }
+
+    func deactivateVisitType(id: Int64) throws {
+        try execute("UPDATE visit_types SET is_active = false WHERE id = $1", [id])
+    }
+
+    func setSetting(_ key: String, to value: String) throws {
+        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [key, value])
+    }
+}

@@ -1,0 +1,109 @@
+import ClinicKit
+import Foundation
+import GRDB
+
+// The client area of the seam on PostgreSQL (SQLiteTransaction+Clients.swift's behaviour).
+
+extension PostgresTransaction {
+    /// The setting holding the personal-data key's check (DatabaseManager.keyCheckSetting).
+    private static let clientsKeyCheckSetting = "encryption.key_check"
+
+    func clientExists(id: Int64) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1)", [id]) ?? false
+    }
+
+    func loginExists(loginKey: String) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = $1)", [loginKey]) ?? false
+    }
+
+    func storedClient(id: Int64) throws -> StoredClient? {
+        try row("SELECT * FROM clients WHERE id = $1", [id]).map(Self.storedClientOfRow)
+    }
+
+    func storedClient(loginKey: String) throws -> StoredClient? {
+        try row("SELECT * FROM clients WHERE login_key = $1", [loginKey]).map(Self.storedClientOfRow)
+    }
+
+    private static func storedClientOfRow(_ row: Row) throws -> StoredClient {
+        StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
+    }
+
+    func personalDataKeyCheck() throws -> String? {
+        try value(String.self, "SELECT value FROM settings WHERE key = $1", [Self.clientsKeyCheckSetting])
+    }
+
+    func sealedCalendarToken(ofClient clientId: Int64) throws -> Data? {
+        try value(Data.self, "SELECT token_sealed FROM calendar_feeds WHERE client_id = $1", [clientId])
+    }
+
+    func calendarTokenOwner(tokenHash: String) throws -> Int64? {
+        try value(Int64.self, "SELECT client_id FROM calendar_feeds WHERE token_hash = $1", [tokenHash])
+    }
+
+    // MARK: Writes
+
+    func insertClient(_ client: Client, personal: Data) throws -> Int64 {
+        // A taken login key inserts nothing and returns no row (a unique violation would abort
+        // the transaction). One inserted by a transaction not yet committed is waited for.
+        // The id is the identity's, never `client.id` (GENERATED ALWAYS).
+        let id = try value(Int64.self, """
+            INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, lat, lon, home_clinic_id,
+                                 preferred_language, privacy_accepted_at, privacy_version, created_at, personal)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+            ON CONFLICT (login_key) DO NOTHING RETURNING id
+            """, [client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street, client.house,
+                  client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage, client.privacyAcceptedAt,
+                  client.privacyVersion, client.createdAt, personal])
+        guard let id else { throw ClinicError(.loginTaken, .loginTaken, client.login) }
+        return id
+    }
+
+    func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws {
+        // As GRDB's `update` on SQLite: every column of the model, the sealed fields, and whether
+        // mail may go to the patient; a row that is gone is an error.
+        let changed = try execute("""
+            UPDATE clients SET login = $2, login_key = $3, password_hash = $4, name = $5, surname = $6, street = $7, house = $8,
+                city = $9, lat = $10, lon = $11, home_clinic_id = $12, preferred_language = $13, privacy_accepted_at = $14,
+                privacy_version = $15, created_at = $16, personal = $17, email_confirmed = $18
+            WHERE id = $1
+            """, [client.id, client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street,
+                  client.house, client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage,
+                  client.privacyAcceptedAt, client.privacyVersion, client.createdAt, personal, hasEmail])
+        if changed == 0 {
+            throw ClinicError(.storage, .storageFailure, "clients row \(client.id.map(String.init) ?? "without an id") not found")
+        }
+    }
+
+    func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws {
+        try execute("UPDATE clients SET password_hash = $1 WHERE id = $2", [hash, clientId])
+    }
+
+    func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws {
+        try execute("UPDATE clients SET privacy_version = $1, privacy_accepted_at = $2 WHERE id = $3", [version, at, clientId])
+    }
+
+    func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
+        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                    [Self.clientsKeyCheckSetting, check])
+    }
+
+    func detachAppointments(ofClient clientId: Int64) throws {
+        try execute("UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = $1", [clientId])
+    }
+
+    func deleteClient(id: Int64) throws {
+        try execute("DELETE FROM clients WHERE id = $1", [id])
+    }
+
+    func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws {
+        try execute("""
+            INSERT INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (client_id) DO UPDATE
+                SET token_hash = excluded.token_hash, token_sealed = excluded.token_sealed, created_at = excluded.created_at
+            """, [clientId, tokenHash, sealed, at])
+    }
+
+    func deleteCalendarToken(ofClient clientId: Int64) throws {
+        try execute("DELETE FROM calendar_feeds WHERE client_id = $1", [clientId])
+    }
+}

@@ -1,0 +1,294 @@
+import ClinicKit
+import Foundation
+import GRDB
+import PostgresNIO
+
+// The directory area of the seam on PostgreSQL (`DirectoryReading`, `DirectoryWriting`), as
+// SQLiteTransaction+Directory.swift does it. Text is ordered and compared as SQLite's BINARY
+// collation does (`COLLATE "C"`: bytewise, whatever the database's collation). The directory's
+// version is the trigger's on `clinics` (Migrations/postgres): no write here bumps it.
+
+extension PostgresTransaction {
+    func clinics(matching filter: ClinicFilter) throws -> [Clinic] {
+        var conditions: [String] = []
+        var binds: [any PostgresBindable] = []
+        func placeholder(_ value: any PostgresBindable) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        if let city = filter.city { conditions.append("city_key = " + placeholder(Clinic.key(forCity: city))) }
+        if filter.pediatricOnly { conditions.append("is_pediatric") }
+        if filter.hospitalOnly { conditions.append("is_hospital") }
+        if let after = filter.after {
+            let key = placeholder(after.key), id = placeholder(after.id)
+            conditions.append("(name COLLATE \"C\" > \(key) OR (name = \(key) AND id > \(id)))")
+        }
+        var sql = "SELECT * FROM clinics"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY name COLLATE \"C\", id"
+        // SQLite takes a negative limit for none; PostgreSQL refuses one.
+        if let limit = filter.limit, limit >= 0 { sql += " LIMIT " + placeholder(Int64(limit)) }
+        return try rows(sql, binds).map(Clinic.init(row:))
+    }
+
+    func allClinics() throws -> [Clinic] {
+        try rows("SELECT * FROM clinics ORDER BY id").map(Clinic.init(row:))
+    }
+
+    func clinics(ids: [Int64]) throws -> [Clinic] {
+        guard !ids.isEmpty else { return [] }
+        return try rows("SELECT * FROM clinics WHERE id = ANY($1::bigint[])", [DirectoryIdArray(ids)]).map(Clinic.init(row:))
+    }
+
+    func clinicCount() throws -> Int {
+        Int(try value(Int64.self, "SELECT count(*) FROM clinics") ?? 0)
+    }
+
+    func clinic(externalId: String) throws -> Clinic? {
+        try row("SELECT * FROM clinics WHERE external_id = $1", [externalId]).map(Clinic.init(row:))
+    }
+
+    func clinicPoints() throws -> [ClinicPoint] {
+        // The columns are double precision NOT NULL: always numbers (SQLite may hold text there).
+        try rows("SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
+            ClinicPoint(id: try directoryField(row, "id", "clinics"), latitude: try directoryField(row, "lat", "clinics"),
+                        longitude: try directoryField(row, "lon", "clinics"),
+                        isPediatric: try directoryField(row, "is_pediatric", "clinics"),
+                        isHospital: try directoryField(row, "is_hospital", "clinics"))
+        }
+    }
+
+    func clinicZones() throws -> [ClinicZone] {
+        try rows("SELECT id, lat, lon, time_zone FROM clinics ORDER BY id").map { row in
+            ClinicZone(id: try directoryField(row, "id", "clinics"), latitude: try directoryField(row, "lat", "clinics"),
+                       longitude: try directoryField(row, "lon", "clinics"), timeZone: try directoryField(row, "time_zone", "clinics"))
+        }
+    }
+
+    func clinicIdsAndZones() throws -> [String: (id: Int64, timeZone: String)] {
+        try Dictionary(
+            rows("SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (id: Int64, timeZone: String)) in
+                (try directoryField(row, "external_id", "clinics"),
+                 (try directoryField(row, "id", "clinics"), try directoryField(row, "time_zone", "clinics")))
+            }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func clinicsWithoutDepartments() throws -> [Clinic] {
+        try rows("""
+            SELECT * FROM clinics
+            WHERE NOT EXISTS (SELECT 1 FROM departments WHERE departments.clinic_id = clinics.id)
+            ORDER BY id
+            """).map(Clinic.init(row:))
+    }
+
+    func directoryVersion() throws -> Int64 {
+        try value(Int64.self, "SELECT version FROM directory_version WHERE id = 1") ?? 0
+    }
+
+    func departmentTally() throws -> (count: Int64, lastId: Int64) {
+        guard let tally = try row("SELECT count(*) AS count, coalesce(max(id), 0) AS last_id FROM departments") else {
+            return (0, 0)
+        }
+        return (try tally.decode(Int64?.self, forColumn: "count") ?? 0, try tally.decode(Int64?.self, forColumn: "last_id") ?? 0)
+    }
+
+    func mapClinics() throws -> [MapClinic] {
+        var specializations: [Int64: [String]] = [:]
+        for row in try rows("SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization COLLATE \"C\"") {
+            let clinicId: Int64 = try directoryField(row, "clinic_id", "departments", key: "clinic_id")
+            specializations[clinicId, default: []].append(try directoryField(row, "specialization", "departments", key: "clinic_id"))
+        }
+        return try rows("SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
+            let id: Int64 = try directoryField(row, "id", "clinics")
+            return MapClinic(id: id, name: try directoryField(row, "name", "clinics"), lat: try directoryField(row, "lat", "clinics"),
+                             lon: try directoryField(row, "lon", "clinics"),
+                             isPediatric: try directoryField(row, "is_pediatric", "clinics"),
+                             isHospital: try directoryField(row, "is_hospital", "clinics"),
+                             specializations: specializations[id] ?? [])
+        }
+    }
+
+    func departments(ofClinic clinicId: Int64) throws -> [Department] {
+        try rows("SELECT * FROM departments WHERE clinic_id = $1 ORDER BY specialization COLLATE \"C\", id", [clinicId])
+            .map(Department.init(row:))
+    }
+
+    func departmentExists(clinicId: Int64, specialization key: String) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM departments WHERE clinic_id = $1 AND specialization = $2)",
+                  [clinicId, key]) ?? false
+    }
+
+    func doctor(id: Int64) throws -> Doctor? {
+        try row("SELECT * FROM doctors WHERE id = $1", [id]).map(Doctor.init(row:))
+    }
+
+    func clinicId(ofDoctor doctorId: Int64) throws -> Int64? {
+        try value(Int64.self, """
+            SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
+            WHERE doctors.id = $1
+            """, [doctorId])
+    }
+
+    func workingExceptions(ofDoctor doctorId: Int64) throws -> [WorkingException] {
+        // A day off (NULL start) first, as SQLite orders NULLs.
+        try rows("SELECT * FROM working_exceptions WHERE doctor_id = $1 ORDER BY day, start_minute NULLS FIRST", [doctorId])
+            .map(WorkingException.init(row:))
+    }
+
+    func workingException(id: Int64) throws -> WorkingException? {
+        try row("SELECT * FROM working_exceptions WHERE id = $1", [id]).map(WorkingException.init(row:))
+    }
+
+    func appointmentsAfterZoneChanges(from now: Date) throws -> [ZoneChangedAppointment] {
+        try rows("""
+            SELECT a.id, a.clinic_id, c.name, a.starts_at, z.old_zone, z.new_zone
+            FROM appointments a
+            JOIN clinics c ON c.id = a.clinic_id
+            JOIN clinic_zone_changes z ON z.id = (SELECT max(id) FROM clinic_zone_changes WHERE clinic_id = a.clinic_id)
+            WHERE a.\(directoryActiveCondition) AND a.starts_at >= $1 AND a.updated_at < z.changed_at
+            ORDER BY a.starts_at, a.id
+            """, [now]).map { row in
+            ZoneChangedAppointment(appointmentId: try row.decode(Int64.self, forColumn: "id"),
+                                   clinicId: try row.decode(Int64.self, forColumn: "clinic_id"),
+                                   clinicName: try row.decode(String.self, forColumn: "name"),
+                                   start: try instant(row, "starts_at"),
+                                   oldZone: try row.decode(String.self, forColumn: "old_zone"),
+                                   newZone: try row.decode(String.self, forColumn: "new_zone"))
+        }
+    }
+
+    func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
+        // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
+        try rows("""
+            SELECT * FROM appointments WHERE clinic_id = $1 AND \(directoryActiveCondition) AND starts_at >= $2
+            AND client_id IS NOT NULL ORDER BY starts_at, id
+            """, [clinicId, start]).map(Appointment.init(row:))
+    }
+
+    // MARK: Writes
+    // The directory's version moves by itself: the statement trigger on `clinics`.
+
+    func insertClinic(_ clinic: Clinic) throws -> Clinic {
+        // The id is the identity's (a new clinic; `GENERATED ALWAYS` takes none from a caller).
+        guard let id = try value(Int64.self, """
+            INSERT INTO clinics (external_id, name, address, city, city_key, state, zip, description, category, lat, lon,
+                                 is_pediatric, is_hospital, time_zone, phone, website)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id
+            """, clinicBinds(clinic)) else {
+            throw ClinicError(.internalError, .storageFailure, "a clinic stored without an id")
+        }
+        var clinic = clinic
+        clinic.id = id
+        return clinic
+    }
+
+    func updateClinic(_ clinic: Clinic) throws {
+        // As GRDB's `update`: no row of that id is a failure, not a silent no-op.
+        guard let id = clinic.id, try execute("""
+            UPDATE clinics SET external_id = $1, name = $2, address = $3, city = $4, city_key = $5, state = $6, zip = $7,
+                description = $8, category = $9, lat = $10, lon = $11, is_pediatric = $12, is_hospital = $13,
+                time_zone = $14, phone = $15, website = $16
+            WHERE id = $17
+            """, clinicBinds(clinic) + [id]) > 0 else {
+            throw ClinicError(.storage, .storageFailure, "no clinic \(clinic.id.map { String($0) } ?? "without an id") to update")
+        }
+    }
+
+    private func clinicBinds(_ clinic: Clinic) -> [any PostgresBindable] {
+        [clinic.externalId, clinic.name, clinic.address, clinic.city, clinic.cityKey, clinic.state, clinic.zip,
+         clinic.description, clinic.category, clinic.lat, clinic.lon, clinic.isPediatric, clinic.isHospital,
+         clinic.timeZone, clinic.phone, clinic.website]
+    }
+
+    func setTimeZone(ofClinic clinicId: Int64, to zone: String) throws {
+        try execute("UPDATE clinics SET time_zone = $1 WHERE id = $2", [zone, clinicId])
+    }
+
+    func recordZoneChange(clinicId: Int64, from old: String, to new: String, at now: Date) throws {
+        try execute("INSERT INTO clinic_zone_changes (clinic_id, old_zone, new_zone, changed_at) VALUES ($1, $2, $3, $4)",
+                    [clinicId, old, new, now])
+    }
+
+    func insertDepartment(_ department: Department) throws -> Department {
+        guard let id = try value(Int64.self, "INSERT INTO departments (clinic_id, specialization, is_demo) VALUES ($1, $2, $3) RETURNING id",
+                                 [department.clinicId, department.specialization, department.isDemo]) else {
+            throw ClinicError(.internalError, .storageFailure, "a department stored without an id")
+        }
+        var department = department
+        department.id = id
+        return department
+    }
+
+    func insertDoctor(_ doctor: Doctor) throws -> Doctor {
+        // As SQLite's: a new doctor is active (the column's default), whatever `isActive` says.
+        guard let id = try value(Int64.self, "INSERT INTO doctors (department_id, name, is_demo) VALUES ($1, $2, $3) RETURNING id",
+                                 [doctor.departmentId, doctor.name, doctor.isDemo]) else {
+            throw ClinicError(.internalError, .storageFailure, "a doctor stored without an id")
+        }
+        var doctor = doctor
+        doctor.id = id
+        return doctor
+    }
+
+    func insertWorkingHours(_ hours: [WorkingHours], ofDoctor doctorId: Int64) throws {
+        try insertWorkingHourRows(ofDoctor: doctorId, hours.map { ($0.weekday, $0.startMinute, $0.endMinute, $0.slotMinutes) })
+    }
+
+    /// Weekly hours of a doctor in one statement (an import adds some 300,000): the columns as
+    /// arrays, unnested in their order, so that ids follow it as SQLite's row-by-row inserts do.
+    func insertWorkingHourRows(ofDoctor doctorId: Int64,
+                               _ hours: [(weekday: Int, startMinute: Int, endMinute: Int, slotMinutes: Int)]) throws {
+        guard !hours.isEmpty else { return }
+        try execute("""
+            INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes)
+            SELECT $1, h.weekday, h.start_minute, h.end_minute, h.slot_minutes
+            FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
+                WITH ORDINALITY AS h (weekday, start_minute, end_minute, slot_minutes, position)
+            ORDER BY h.position
+            """, [doctorId, DirectoryIdArray(hours.map { Int64($0.weekday) }), DirectoryIdArray(hours.map { Int64($0.startMinute) }),
+                  DirectoryIdArray(hours.map { Int64($0.endMinute) }), DirectoryIdArray(hours.map { Int64($0.slotMinutes) })])
+    }
+
+    func insertWorkingException(_ exception: WorkingException) throws -> WorkingException {
+        guard let id = try value(Int64.self, """
+            INSERT INTO working_exceptions (doctor_id, day, start_minute, end_minute, slot_minutes)
+            VALUES ($1, $2::date, $3, $4, $5) RETURNING id
+            """, [exception.doctorId, exception.day, exception.startMinute, exception.endMinute, exception.slotMinutes]) else {
+            throw ClinicError(.internalError, .storageFailure, "a working exception stored without an id")
+        }
+        var exception = exception
+        exception.id = id
+        return exception
+    }
+
+    func deleteWorkingException(id: Int64) throws {
+        try execute("DELETE FROM working_exceptions WHERE id = $1", [id])
+    }
+
+    func setSettingIfAbsent(_ key: String, to value: String) throws {
+        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [key, value])
+    }
+}
+
+/// `AppointmentStatus.activeCondition` (internal to ClinicKit), made the same way.
+let directoryActiveCondition = "status IN ("
+    + AppointmentStatus.allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
+
+/// Integers bound as one `bigint[]` (write `$n::bigint[]`).
+struct DirectoryIdArray: PostgresBindable {
+    let values: [Int64]
+    init(_ values: [Int64]) { self.values = values }
+    func bind(into bindings: inout PostgresBindings) { bindings.append(values) }
+}
+
+/// A column of a row, or `storedValueUnreadable` naming the table, the column and the row (as
+/// ClinicKit's `Row.value(_:in:)` does).
+func directoryField<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, _ table: String,
+                                                      key: String = "id") throws -> Value {
+    do {
+        return try row.decode(Value.self, forColumn: column)
+    } catch {
+        let keyValue = (try? row.decode(DatabaseValue.self, forColumn: key)).map { "\(key) \($0.description)" } ?? "?"
+        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", keyValue)
+    }
+}

@@ -1,0 +1,229 @@
+import ClinicKit
+import Foundation
+import GRDB
+
+// The message area's operations on PostgreSQL (`Storage/Seam/MessageStorage.swift`): the
+// inboxes, the outbox and the address confirmations, as SQLiteTransaction+Messages.swift does
+// them, with what SQLite's single writer gave for free said in SQL: a message's dedupe key and
+// the mail instance by ON CONFLICT, claims of deliveries by `FOR UPDATE SKIP LOCKED`.
+
+/// `AppointmentStatus.isActive` as SQL (ClinicKit's `activeCondition` is internal; the same
+/// text as the partial constraints of Migrations/postgres/0001_schema.sql).
+private let remindableStatusCondition = "status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')"
+
+/// A column of a row read strictly: a value that cannot be read is a `storage_error` naming
+/// the table, the column and the row's key (never the value: it may be personal).
+private func messageColumn<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, in table: String,
+                                                            key: String = "id") throws -> Value {
+    do {
+        return try row.decode(Value.self, forColumn: column)
+    } catch {
+        let named = row.hasColumn(key) ? "\(key) \((row[key] as DatabaseValue).description)" : "?"
+        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", named)
+    }
+}
+
+/// A LIMIT's bind: SQLite reads a negative LIMIT as none, PostgreSQL refuses it; NULL is none.
+private func limitBind(_ limit: Int) -> Int? {
+    limit < 0 ? nil : limit
+}
+
+// MARK: The inbox
+
+extension PostgresTransaction {
+    func keepsInboxes() throws -> Bool {
+        try value(Bool.self, "SELECT to_regclass('messages') IS NOT NULL") ?? false
+    }
+
+    func inboxMessages(ofClient clientId: Int64, unreadOnly: Bool, limit: Int) throws -> [InboxMessage] {
+        try rows("""
+            SELECT * FROM messages WHERE client_id = $1 \(unreadOnly ? "AND read_at IS NULL" : "") ORDER BY id DESC LIMIT $2
+            """, [clientId, limitBind(limit)]).map(InboxMessage.init(row:))
+    }
+
+    func unreadCount(ofClient clientId: Int64) throws -> Int {
+        try value(Int.self, "SELECT count(*) FROM messages WHERE client_id = $1 AND read_at IS NULL", [clientId]) ?? 0
+    }
+
+    func inboxMessage(_ id: Int64) throws -> InboxMessage? {
+        try row("SELECT * FROM messages WHERE id = $1", [id]).map(InboxMessage.init(row:))
+    }
+
+    func messageContext(client clientId: Int64, clinic clinicId: Int64, department departmentId: Int64) throws
+        -> AppointmentMessageContext? {
+        guard let row = try row("""
+            SELECT c.preferred_language, k.name, k.address, k.city, k.state, k.zip, k.time_zone,
+                   (SELECT specialization FROM departments WHERE id = $1) AS specialization, c.email_confirmed
+            FROM clients c, clinics k WHERE c.id = $2 AND k.id = $3
+            """, [departmentId, clientId, clinicId])
+        else { return nil }
+        return AppointmentMessageContext(
+            language: Language(rawValue: try messageColumn(row, "preferred_language", in: "clients")),
+            emailConfirmed: try messageColumn(row, "email_confirmed", in: "clients"),
+            clinicName: try messageColumn(row, "name", in: "clinics"),
+            address: try messageColumn(row, "address", in: "clinics"),
+            city: try messageColumn(row, "city", in: "clinics"),
+            state: try messageColumn(row, "state", in: "clinics"),
+            zip: try messageColumn(row, "zip", in: "clinics"),
+            timeZone: try messageColumn(row, "time_zone", in: "clinics"),
+            specialization: try messageColumn(row, "specialization", in: "departments") ?? "")
+    }
+
+    func hasConfirmedEmail(client clientId: Int64) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1 AND email_confirmed)", [clientId]) ?? false
+    }
+
+    /// The dedupe key's unique index (`messages_dedupe`, partial) arbitrates: a second message
+    /// with the key, from whichever server, inserts nothing and returns no id.
+    func insertInboxMessage(toClient clientId: Int64, kind: MessageKind, subject: String, body: String,
+                            appointmentId: Int64?, clinicId: Int64?, staffId: Int64?, dedupeKey: String?,
+                            at now: Date) throws -> Int64? {
+        try value(Int64.self, """
+            INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at, dedupe_key)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+            RETURNING id
+            """, [clientId, kind.rawValue, appointmentId, clinicId, staffId, subject, body, now, dedupeKey])
+    }
+
+    func enqueueDelivery(ofMessage messageId: Int64, toClient clientId: Int64, at now: Date) throws {
+        try execute("""
+            INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at) VALUES ($1, $2, 'message', $3, $3)
+            """, [clientId, messageId, now])
+    }
+
+    func markMessageRead(_ messageId: Int64, ofClient clientId: Int64, at now: Date) throws -> InboxMessage? {
+        try row("UPDATE messages SET read_at = coalesce(read_at, $1) WHERE id = $2 AND client_id = $3 RETURNING *",
+                [now, messageId, clientId]).map(InboxMessage.init(row:))
+    }
+}
+
+// MARK: The outbox and the address confirmations
+
+extension PostgresTransaction {
+    func hasDueDeliveries(at now: Date) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1)",
+                  [now]) ?? false
+    }
+
+    func remindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
+        try rows("""
+            SELECT * FROM appointments WHERE \(remindableStatusCondition) AND client_id IS NOT NULL
+            AND starts_at > $1 AND starts_at <= $2 ORDER BY starts_at, id
+            """, [after, through]).map(Appointment.init(row:))
+    }
+
+    func messageExists(dedupeKey: String) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM messages WHERE dedupe_key = $1)", [dedupeKey]) ?? false
+    }
+
+    func slotChosenAt(ofAppointment appointmentId: Int64) throws -> Date? {
+        try value(Int64.self, """
+            SELECT max(at) FROM appointment_events WHERE appointment_id = $1 AND event IN ('booked', 'rescheduled')
+            """, [appointmentId]).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    func emailConfirmation(ofClient clientId: Int64) throws -> EmailConfirmation? {
+        let table = "email_confirmations", key = "client_id"
+        return try row("SELECT client_id, code_hash, expires_at, attempts FROM email_confirmations WHERE client_id = $1",
+                       [clientId]).map { row in
+            EmailConfirmation(codeHash: try messageColumn(row, "code_hash", in: table, key: key),
+                              expiresAt: Date(timeIntervalSince1970: TimeInterval(
+                                  try messageColumn(row, "expires_at", in: table, key: key) as Int64)),
+                              wrongAttempts: try messageColumn(row, "attempts", in: table, key: key))
+        }
+    }
+
+    func giveUpDeliveries(dueAt now: Date, writtenNoLaterThan cutoff: Date) throws -> Int {
+        try execute("UPDATE deliveries SET state = 'failed' WHERE state = 'pending' AND next_attempt_at <= $1 AND created_at <= $2",
+                    [now, cutoff])
+    }
+
+    /// The due rows are locked as they are chosen (`FOR UPDATE SKIP LOCKED`): a claimant
+    /// running at the same time on another server skips them and takes others instead of
+    /// waiting, and once this transaction commits their next attempt is at the lease's end,
+    /// so they are due for no one until then (a claimant that locked a row just after the
+    /// commit reads it again, no longer due, and leaves it). As on SQLite the claim is the
+    /// moved next attempt and the counted attempt; the schema has no column for the claimant.
+    func claimDeliveries(limit: Int, now: Date, claimant: String, leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
+        guard limit > 0 else { return [] }
+        let table = "deliveries"
+        let claimed = try rows("""
+            SELECT id, client_id, purpose, message_id, payload, created_at, attempts FROM deliveries
+            WHERE state = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2
+            FOR UPDATE SKIP LOCKED
+            """, [now, limit])
+        return try claimed.map { row in
+            let id: Int64 = try messageColumn(row, "id", in: table)
+            let attempt = (try messageColumn(row, "attempts", in: table) as Int) + 1
+            try execute("UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3",
+                        [attempt, leaseUntil(attempt), id])
+            let content: ClaimedDelivery.Content = (try messageColumn(row, "purpose", in: table) as String) == "email_code"
+                ? .emailCode(sealed: try messageColumn(row, "payload", in: table))
+                : .message(try messageColumn(row, "message_id", in: table))
+            return ClaimedDelivery(id: id, clientId: try messageColumn(row, "client_id", in: table), content: content,
+                                   createdAt: Date(timeIntervalSince1970: TimeInterval(
+                                       try messageColumn(row, "created_at", in: table) as Int64)),
+                                   attempt: attempt)
+        }
+    }
+
+    func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws {
+        try execute("UPDATE deliveries SET state = 'sent', sent_at = $1, reply = $2, last_error = NULL WHERE id = $3",
+                    [sentAt, reply, deliveryId])
+    }
+
+    func failDelivery(_ deliveryId: Int64, error: String, givingUp: Bool) throws {
+        try execute(givingUp ? "UPDATE deliveries SET last_error = $1, state = 'failed' WHERE id = $2"
+                             : "UPDATE deliveries SET last_error = $1 WHERE id = $2",
+                    [error, deliveryId])
+    }
+
+    func dropDelivery(_ deliveryId: Int64) throws {
+        try execute("UPDATE deliveries SET state = 'dropped' WHERE id = $1", [deliveryId])
+    }
+
+    /// Two servers proposing at once: the second's insert waits for the first's row, then does
+    /// nothing, and the read after it (a statement of its own, READ COMMITTED) finds the first's.
+    func mailInstance(proposing candidate: String) throws -> String? {
+        try execute("INSERT INTO settings (key, value) VALUES ('mail.instance', $1) ON CONFLICT (key) DO NOTHING", [candidate])
+        return try value(String.self, "SELECT value FROM settings WHERE key = 'mail.instance'")
+    }
+
+    func enqueueEmailCodeDelivery(toClient clientId: Int64, at now: Date) throws -> Int64 {
+        guard let id = try value(Int64.self, """
+            INSERT INTO deliveries (client_id, purpose, created_at, next_attempt_at) VALUES ($1, 'email_code', $2, $2) RETURNING id
+            """, [clientId, now]) else {
+            throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
+        }
+        return id
+    }
+
+    func setDeliveryPayload(_ sealed: Data, ofDelivery deliveryId: Int64) throws {
+        try execute("UPDATE deliveries SET payload = $1 WHERE id = $2", [sealed, deliveryId])
+    }
+
+    func dropPendingEmailCodes(ofClient clientId: Int64) throws {
+        try execute("UPDATE deliveries SET state = 'dropped' WHERE client_id = $1 AND purpose = 'email_code' AND state = 'pending'",
+                    [clientId])
+    }
+
+    func dropPendingDeliveries(ofClient clientId: Int64) throws {
+        try execute("UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = $1 AND state = 'pending'",
+                    [clientId])
+    }
+
+    func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {
+        try execute("""
+            INSERT INTO email_confirmations (client_id, code_hash, expires_at, attempts) VALUES ($1, $2, $3, 0)
+            ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at, attempts = 0
+            """, [clientId, codeHash, expiresAt])
+    }
+
+    func countWrongEmailCode(ofClient clientId: Int64) throws {
+        try execute("UPDATE email_confirmations SET attempts = attempts + 1 WHERE client_id = $1", [clientId])
+    }
+
+    func deleteEmailConfirmation(ofClient clientId: Int64) throws {
+        try execute("DELETE FROM email_confirmations WHERE client_id = $1", [clientId])
+    }
+}

@@ -1,0 +1,304 @@
+import ClinicKit
+import Foundation
+import GRDB
+
+// The security area's operations on PostgreSQL (`Storage/Seam/SecurityStorage.swift`):
+// sessions, log-in throttling, the audit trail, idempotency keys and shared secrets, as
+// SQLiteTransaction+Security.swift does them. What SQLite's serialised writers gave for free
+// is said here in SQL: an atomic upsert per log-in attempt, `FOR UPDATE` on the audit head,
+// an advisory lock per idempotency key, `GREATEST` for a session's last use, ON CONFLICT for a
+// shared secret.
+
+extension PostgresTransaction {
+    /// The hash an empty chain's head holds (AuditLog's genesis: the hash before the first row).
+    /// Migrations/postgres/0002 writes the head row with it and `last_id` 0 so that appenders
+    /// have a row to lock before the first append; that row reads as no head (nil), as SQLite's
+    /// missing row does.
+    static let emptyAuditChainHash = String(repeating: "0", count: 64)
+
+    /// The namespace of the idempotency keys' advisory locks: the lock's key is
+    /// `hashtextextended(namespace || client id || ':' || key, 0)`.
+    static let idempotencyLockNamespace = "clinic.idempotency:"
+
+    /// Rows of the audit trail read per statement by `forEachAuditEntry`.
+    static let auditPageSize = 500
+}
+
+/// A column of a row read strictly (see `messageColumn`): a `storage_error` naming the table,
+/// the column and the row's key, never the value.
+private func securityColumn<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, in table: String,
+                                                             key: String = "id") throws -> Value {
+    do {
+        return try row.decode(Value.self, forColumn: column)
+    } catch {
+        let named = row.hasColumn(key) ? "\(key) \((row[key] as DatabaseValue).description)" : "?"
+        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", named)
+    }
+}
+
+private func seconds(_ value: Int64) -> Date {
+    Date(timeIntervalSince1970: TimeInterval(value))
+}
+
+// MARK: Sessions
+
+extension PostgresTransaction {
+    func session(tokenHash: String) throws -> SessionLookup? {
+        guard let row = try row("SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = $1",
+                                [tokenHash]) else { return nil }
+        return SessionLookup(id: try securityColumn(row, "id", in: "sessions"),
+                             clientId: try securityColumn(row, "client_id", in: "sessions"),
+                             tokenHash: try securityColumn(row, "token_hash", in: "sessions"),
+                             lastUsedAt: seconds(try securityColumn(row, "last_used_at", in: "sessions")))
+    }
+
+    func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
+        try rows("""
+            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
+            FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
+            """, [clientId, lastUsedSince]).map { row in
+            let table = "sessions"
+            let name: String? = try securityColumn(row, "device_name", in: table)
+            let platform: String? = try securityColumn(row, "device_platform", in: table)
+            let version: String? = try securityColumn(row, "device_app_version", in: table)
+            return StoredSession(id: try securityColumn(row, "id", in: table), clientId: try securityColumn(row, "client_id", in: table),
+                                 tokenHash: try securityColumn(row, "token_hash", in: table),
+                                 createdAt: seconds(try securityColumn(row, "created_at", in: table)),
+                                 lastUsedAt: seconds(try securityColumn(row, "last_used_at", in: table)),
+                                 device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
+        }
+    }
+
+    func deleteSessions(lastUsedBefore: Date) throws {
+        try execute("DELETE FROM sessions WHERE last_used_at < $1", [lastUsedBefore])
+    }
+
+    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws {
+        try execute("""
+            INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version)
+            VALUES ($1, $2, $3, $3, $4, $5, $6)
+            """, [clientId, tokenHash, at, device?.name, device?.platform, device?.appVersion])
+    }
+
+    func touchSession(tokenHash: String, at: Date) throws {
+        try execute("UPDATE sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2", [at, tokenHash])
+    }
+
+    func deleteSession(tokenHash: String) throws -> Bool {
+        try execute("DELETE FROM sessions WHERE token_hash = $1", [tokenHash]) > 0
+    }
+
+    func deleteSession(id: Int64, ofClient clientId: Int64) throws -> Bool {
+        try execute("DELETE FROM sessions WHERE id = $1 AND client_id = $2", [id, clientId]) > 0
+    }
+
+    func deleteSessions(ofClient clientId: Int64, except tokenHash: String?) throws -> Int {
+        try execute("DELETE FROM sessions WHERE client_id = $1 AND token_hash <> $2", [clientId, tokenHash ?? ""])
+    }
+}
+
+// MARK: Log-in throttling
+
+extension PostgresTransaction {
+    func forgetLoginAttempts(windowStartedBy: Date) throws {
+        try execute("DELETE FROM login_attempts WHERE first_failure_at <= $1", [windowStartedBy])
+    }
+
+    /// One statement: the upsert takes the name's row lock, held until this transaction ends,
+    /// so a concurrent count of the same name waits and then adds to this one's committed
+    /// count (or to nothing, if this one rolled back).
+    func countLoginAttempt(loginKey: String, at: Date) throws -> LoginAttempts {
+        guard let row = try row("""
+            INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ($1, 1, $2)
+            ON CONFLICT (login_key) DO UPDATE SET failures = login_attempts.failures + 1
+            RETURNING failures, first_failure_at
+            """, [loginKey, at]) else {
+            throw ClinicError(.storage, .storageFailure, "login_attempts: no row returned")
+        }
+        let table = "login_attempts"
+        return LoginAttempts(count: try securityColumn(row, "failures", in: table, key: "login_key"),
+                             windowStart: seconds(try securityColumn(row, "first_failure_at", in: table, key: "login_key")))
+    }
+
+    /// The name's row is locked first (`FOR UPDATE`), so that the count it decides on (the last
+    /// attempt: delete; otherwise one fewer) is not changed by a concurrent count or withdrawal
+    /// before this transaction ends.
+    func withdrawLoginAttempt(loginKey: String, windowStart: Date) throws {
+        guard let failures = try value(Int64.self, """
+            SELECT failures FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2 FOR UPDATE
+            """, [loginKey, windowStart]) else { return }
+        if failures <= 1 {
+            try execute("DELETE FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2", [loginKey, windowStart])
+        } else {
+            try execute("UPDATE login_attempts SET failures = failures - 1 WHERE login_key = $1 AND first_failure_at = $2",
+                        [loginKey, windowStart])
+        }
+    }
+
+    func clearLoginAttempts(loginKey: String) throws {
+        try execute("DELETE FROM login_attempts WHERE login_key = $1", [loginKey])
+    }
+}
+
+// MARK: The audit trail
+
+extension PostgresTransaction {
+    func hasAuditTrail() throws -> Bool {
+        try value(Bool.self, "SELECT to_regclass('audit_events') IS NOT NULL") ?? false
+    }
+
+    func auditChainHead() throws -> AuditChainHead? {
+        try auditHead(locked: false)
+    }
+
+    /// `SELECT … FOR UPDATE` on the head row (present from migration 0002 on, for an empty
+    /// chain too): a second appender waits here until this transaction ends, then reads the
+    /// head this one moved.
+    func lockAuditChainHead() throws -> AuditChainHead? {
+        try auditHead(locked: isWrite)
+    }
+
+    /// The head row, nil when there is none or it is the empty chain's (last id 0, genesis hash).
+    private func auditHead(locked: Bool) throws -> AuditChainHead? {
+        guard let row = try row("SELECT last_id, hash FROM audit_head WHERE id = 1" + (locked ? " FOR UPDATE" : "")) else {
+            return nil
+        }
+        let lastId: Int64 = try auditColumn(row, "last_id", id: nil).mapError(\.error).get()
+        let hash: String = try auditColumn(row, "hash", id: nil).mapError(\.error).get()
+        if lastId == 0 && hash == Self.emptyAuditChainHash { return nil }
+        return AuditChainHead(lastId: lastId, hash: hash)
+    }
+
+    func auditKeyForAppending() throws -> AuditKey {
+        try store.auditKeyForAppending(self)
+    }
+
+    /// The entry's own id goes into the identity column (OVERRIDING SYSTEM VALUE); the head
+    /// row, locked by `lockAuditChainHead`, moves to it.
+    func appendAuditEntry(_ entry: AuditEntry) throws {
+        try execute("""
+            INSERT INTO audit_events (id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id,
+                                      request_id, detail, hash)
+            OVERRIDING SYSTEM VALUE
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, [entry.id, entry.at, entry.actor, entry.staffId, entry.role, entry.clinicId, entry.action,
+                  entry.clientId, entry.appointmentId, entry.requestId, entry.detail, entry.hash])
+        let moved = try execute("UPDATE audit_head SET last_id = $1, hash = $2 WHERE id = 1", [entry.id, entry.hash])
+        if moved == 0 {
+            // A database whose head row is missing (not made by migration 0002): made now.
+            try execute("""
+                INSERT INTO audit_head (id, last_id, hash) VALUES (1, $1, $2)
+                ON CONFLICT (id) DO UPDATE SET last_id = EXCLUDED.last_id, hash = EXCLUDED.hash
+                """, [entry.id, entry.hash])
+        }
+    }
+
+    /// Read in pages of `auditPageSize` rows by id (keyset), never the whole trail at once.
+    func forEachAuditEntry(_ body: (Result<AuditEntry, UnreadableAuditRow>) throws -> Bool) throws {
+        var after: Int64?
+        while true {
+            let page = try rows("""
+                SELECT \(Self.auditColumns) FROM audit_events WHERE $1::bigint IS NULL OR id > $1 ORDER BY id LIMIT $2
+                """, [after, Self.auditPageSize])
+            for row in page {
+                let entry = auditEntry(row)
+                guard try body(entry) else { return }
+            }
+            guard page.count == Self.auditPageSize, let last = page.last,
+                  let id = try? last.decode(Int64.self, forColumn: "id") else { return }
+            after = id
+        }
+    }
+
+    func auditEntries(ofClient clientId: Int64, limit: Int) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        auditEntries(try rows("""
+            SELECT \(Self.auditColumns) FROM audit_events
+            WHERE client_id = $1 AND at >= (SELECT created_at FROM clients WHERE id = $1)
+            ORDER BY id DESC LIMIT $2
+            """, [clientId, limit < 0 ? nil : limit]))
+    }
+
+    func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        auditEntries(try rows("SELECT \(Self.auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id", [since]))
+    }
+
+    static let auditColumns = "id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id, request_id, detail, hash"
+
+    /// A row as the entry it holds, or as what makes it unreadable (with PostgreSQL's types
+    /// every row decodes; the shape is the seam's).
+    private func auditEntry(_ row: Row) -> Result<AuditEntry, UnreadableAuditRow> {
+        Result {
+            let id: Int64 = try auditColumn(row, "id", id: nil).get()
+            func column<Value: DatabaseValueConvertible>(_ name: String) throws -> Value {
+                try auditColumn(row, name, id: id).get()
+            }
+            return AuditEntry(id: id, at: seconds(try column("at")), actor: try column("actor"), staffId: try column("staff_id"),
+                              role: try column("role"), clinicId: try column("clinic_id"), action: try column("action"),
+                              clientId: try column("client_id"), appointmentId: try column("appointment_id"),
+                              requestId: try column("request_id"), detail: try column("detail"), hash: try column("hash"))
+        }.mapError { $0 as? UnreadableAuditRow ?? UnreadableAuditRow(id: nil, column: "?", value: "?") }
+    }
+
+    private func auditEntries(_ rows: [Row]) -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
+        for row in rows {
+            switch auditEntry(row) {
+            case .success(let entry): entries.append(entry)
+            case .failure(let error): unreadable.append(error)
+            }
+        }
+        return (entries, unreadable)
+    }
+
+    private func auditColumn<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?)
+        -> Result<Value, UnreadableAuditRow> {
+        do {
+            return .success(try row.decode(Value.self, forColumn: name))
+        } catch {
+            return .failure(UnreadableAuditRow(id: id, column: name,
+                                               value: row.hasColumn(name) ? (row[name] as DatabaseValue).description : "missing"))
+        }
+    }
+}
+
+// MARK: Idempotency keys
+
+extension PostgresTransaction {
+    func forgetIdempotentResponses(createdBefore: Date) throws {
+        try execute("DELETE FROM idempotency_keys WHERE created_at < $1", [createdBefore])
+    }
+
+    /// In a write transaction the (patient, key) pair's advisory lock is taken first and held
+    /// until the transaction ends: a second copy of the request waits here, then finds what the
+    /// first kept (there is no row to lock before the first keeps one).
+    func idempotentResponse(ofClient clientId: Int64, key: String) throws -> KeptResponse? {
+        if isWrite {
+            try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text || ':' || $3, 0))",
+                        [Self.idempotencyLockNamespace, clientId, key])
+        }
+        guard let row = try row("SELECT client_id, fingerprint, status, body FROM idempotency_keys WHERE client_id = $1 AND key = $2",
+                                [clientId, key]) else { return nil }
+        let table = "idempotency_keys"
+        return KeptResponse(fingerprint: try securityColumn(row, "fingerprint", in: table, key: "client_id"),
+                            status: try securityColumn(row, "status", in: table, key: "client_id"),
+                            body: try securityColumn(row, "body", in: table, key: "client_id"))
+    }
+
+    func keepIdempotentResponse(ofClient clientId: Int64, key: String, _ response: KeptResponse, at: Date) throws {
+        try execute("""
+            INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+            """, [clientId, key, response.fingerprint, response.status, response.body, at])
+    }
+}
+
+// MARK: Shared secrets
+
+extension PostgresTransaction {
+    func sharedSecret(named name: String) throws -> String? {
+        try value(String.self, "SELECT value FROM settings WHERE key = $1", [name])
+    }
+
+    func keepSharedSecret(named name: String, value: String) throws {
+        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [name, value])
+    }
+}

@@ -1,0 +1,133 @@
+import ClinicKit
+import Foundation
+import GRDB
+import PostgresNIO
+
+// The staff area of the seam on PostgreSQL (`StaffReading`, `StaffWriting`), as
+// SQLiteTransaction+Staff.swift does it: staff accounts, their sessions, the clinic's day and
+// the doctors' changes a clinic admin makes.
+
+extension PostgresTransaction {
+    func staffMember(id: Int64) throws -> StaffMember? {
+        try row("SELECT * FROM staff_accounts WHERE id = $1", [id]).map(staffMember(row:))
+    }
+
+    func staffMembers(ofClinic clinicId: Int64) throws -> [StaffMember] {
+        try rows("SELECT * FROM staff_accounts WHERE clinic_id = $1 ORDER BY id", [clinicId]).map(staffMember(row:))
+    }
+
+    func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)? {
+        guard let found = try row("SELECT * FROM staff_accounts WHERE login_key = $1", [loginKey]) else { return nil }
+        return (try staffMember(row: found), try directoryField(found, "password_hash", "staff_accounts") as String)
+    }
+
+    func activeStaffMember(sessionTokenHash tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
+        try row("""
+            SELECT staff_accounts.* FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
+            WHERE staff_sessions.token_hash = $1 AND staff_sessions.last_used_at >= $2 AND staff_accounts.is_active
+            """, [tokenHash, lastUsedSince]).map(staffMember(row:))
+    }
+
+    func appointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
+                      doctorId: Int64?) throws -> [Appointment] {
+        try rows("""
+            SELECT * FROM appointments WHERE clinic_id = $1 AND starts_at >= $2 AND starts_at < $3
+            AND ($4::bigint IS NULL OR department_id = $4) AND ($5::bigint IS NULL OR doctor_id = $5) ORDER BY starts_at, id
+            """, [clinicId, span.lowerBound, span.upperBound, departmentId, doctorId]).map(Appointment.init(row:))
+    }
+
+    func activePatients(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?) throws -> [Int64] {
+        try values(Int64.self, """
+            SELECT DISTINCT client_id FROM appointments
+            WHERE clinic_id = $1 AND \(directoryActiveCondition) AND client_id IS NOT NULL
+            AND starts_at >= $2 AND starts_at < $3 AND ($4::bigint IS NULL OR department_id = $4) ORDER BY client_id
+            """, [clinicId, span.lowerBound, span.upperBound, departmentId])
+    }
+
+    func clientHasAppointment(_ clientId: Int64, atClinic clinicId: Int64) throws -> Bool {
+        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)",
+                  [clientId, clinicId]) ?? false
+    }
+
+    func messageLanguage(ofClient clientId: Int64) throws -> Language? {
+        try value(String.self, "SELECT preferred_language FROM clients WHERE id = $1", [clientId]).flatMap(Language.init(rawValue:))
+    }
+
+    func futureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
+        // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
+        try rows("""
+            SELECT * FROM appointments WHERE doctor_id = $1 AND \(directoryActiveCondition) AND starts_at >= $2
+            ORDER BY starts_at, id
+            """, [doctorId, start]).map(Appointment.init(row:))
+    }
+
+    func doctorId(ofWorkingException exceptionId: Int64) throws -> Int64? {
+        try value(Int64.self, "SELECT doctor_id FROM working_exceptions WHERE id = $1", [exceptionId])
+    }
+
+    // MARK: Writes
+
+    func insertStaffMember(login: String, loginKey: String, passwordHash: String, name: String, surname: String,
+                           role: StaffRole, clinicId: Int64, doctorId: Int64?, createdAt: Date) throws -> StaffMember {
+        // A taken login key inserts nothing and returns no row: the transaction goes on (a
+        // failed statement would abort it), and no other refusal is taken for this one.
+        guard let inserted = try row("""
+            INSERT INTO staff_accounts (login, login_key, password_hash, name, surname, role, clinic_id, doctor_id, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (login_key) DO NOTHING RETURNING *
+            """, [login, loginKey, passwordHash, name, surname, role.rawValue, clinicId, doctorId, createdAt]) else {
+            throw ClinicError(.loginTaken, .loginTaken, login)
+        }
+        return try staffMember(row: inserted)
+    }
+
+    func deactivateStaffMember(id: Int64) throws {
+        try execute("UPDATE staff_accounts SET is_active = false WHERE id = $1", [id])
+    }
+
+    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date) throws {
+        try execute("INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at) VALUES ($1, $2, $3, $3)",
+                    [staffId, tokenHash, at])
+    }
+
+    func touchStaffSession(tokenHash: String, at: Date) throws {
+        try execute("UPDATE staff_sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2", [at, tokenHash])
+    }
+
+    func deleteStaffSession(tokenHash: String) throws -> Bool {
+        try execute("DELETE FROM staff_sessions WHERE token_hash = $1", [tokenHash]) > 0
+    }
+
+    func deleteStaffSessions(ofStaff staffId: Int64) throws {
+        try execute("DELETE FROM staff_sessions WHERE staff_id = $1", [staffId])
+    }
+
+    func deleteStaffSessions(lastUsedBefore cutoff: Date) throws {
+        try execute("DELETE FROM staff_sessions WHERE last_used_at < $1", [cutoff])
+    }
+
+    func deactivateDoctor(id: Int64) throws {
+        try execute("UPDATE doctors SET is_active = false WHERE id = $1", [id])
+    }
+
+    func replaceWorkingHours(ofDoctor doctorId: Int64, weekday: Int, with intervals: [DoctorSchedule.Interval]) throws {
+        try execute("DELETE FROM working_hours WHERE doctor_id = $1 AND weekday = $2", [doctorId, weekday])
+        try insertWorkingHourRows(ofDoctor: doctorId, intervals.map { (weekday, $0.startMinute, $0.endMinute, $0.slotMinutes) })
+    }
+
+    /// A `staff_accounts` row (ClinicKit's `StaffMember.init(row:)` is internal to it); an
+    /// unknown role is `staffRowInvalid` (a newer version's row).
+    private func staffMember(row: Row) throws -> StaffMember {
+        let table = "staff_accounts"
+        let id: Int64 = try directoryField(row, "id", table)
+        guard let role = StaffRole(rawValue: try directoryField(row, "role", table)) else {
+            throw ClinicError(.storage, .staffRowInvalid, String(id))
+        }
+        return StaffMember(id: id, login: try directoryField(row, "login", table), name: try directoryField(row, "name", table),
+                           surname: try directoryField(row, "surname", table), role: role,
+                           clinicId: try directoryField(row, "clinic_id", table),
+                           doctorId: try directoryField(row, "doctor_id", table),
+                           isActive: try directoryField(row, "is_active", table),
+                           createdAt: Date(timeIntervalSince1970: TimeInterval(try directoryField(row, "created_at", table) as Int64)))
+    }
+}
