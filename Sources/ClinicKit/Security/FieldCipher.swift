@@ -27,7 +27,18 @@ public struct KeyFile: Sendable {
     static func base64(_ key: SymmetricKey) -> String { key.withUnsafeBytes { Data($0).base64EncodedString() } }
 
     /// Writes a key file's text (the data key's, or the audit key's with its anchor line).
+    /// A missing folder is made, readable by this user only (a PostgreSQL store's default key
+    /// folder, `~/.config/clinic`, may not exist yet).
     static func write(text: String, to path: String, exclusive: Bool = false) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ClinicError(.keyError, .keyUnwritable, path)
+            }
+        }
         let descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
         defer { close(descriptor) }
