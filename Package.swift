@@ -106,14 +106,26 @@ let package = Package(
             ],
             path: "Benchmarks",
             exclude: ["postgis-compare.sh", "http-load.sh", "http-load", "find-stall.sh"]),
+        // The tests' own PostgreSQL (scripts/postgres.sh, once per test process), for the
+        // PostgreSQL store's tests and the ClinicKit suite's PostgreSQL run.
+        .target(
+            name: "ClinicTestPostgres",
+            dependencies: [
+                "ClinicKit",
+                "ClinicStorePostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support/ClinicTestPostgres"),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit", "CArgon2"]),
+            dependencies: ["ClinicKit", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres"]),
         .testTarget(
             name: "ClinicStorePostgresTests",
             dependencies: [
                 "ClinicKit",
                 "ClinicStorePostgres",
+                "ClinicTestPostgres",
                 // The end-to-end tests run the built binary against the test server.
                 "clinic",
                 .product(name: "GRDB", package: "GRDB.swift"),

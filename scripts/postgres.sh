@@ -89,7 +89,7 @@ unix_socket_directories = '$dir/socket'
 unix_socket_permissions = 0777
 fsync = on
 password_encryption = 'scram-sha-256'
-max_connections = 100
+max_connections = 300
 shared_buffers = 32MB
 log_min_messages = warning
 EOF

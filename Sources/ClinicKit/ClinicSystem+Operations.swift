@@ -36,6 +36,17 @@ extension ClinicSystem {
         return try sqlite.currentVersion()
     }
 
+    /// The audit trail checked against its key on any store, as `admin check` reports it:
+    /// why it cannot be verified (`problem`), a note (a trail never keyed), and the rows that
+    /// break the chain (empty when it holds).
+    public func auditCheck() throws -> (problem: ClinicError?, note: ClinicError?, broken: [String]) {
+        try database.reading { tx in
+            let key = database.auditKeys.forChecking(tx)
+            if let problem = key.problem { return (problem, key.note, []) }
+            return (nil, key.note, try AuditLog.verify(tx, key: key.key, keyed: key.keyed))
+        }
+    }
+
     /// Re-encrypts every patient's personal data under a new key; how many rows.
     public func rotateKey() throws -> Int { try sqliteDatabase().rotateKey() }
 

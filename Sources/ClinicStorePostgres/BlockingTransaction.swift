@@ -62,7 +62,7 @@ extension PostgresStore {
     func withLeasedConnection<T>(_ body: (BlockingConnection) throws -> T) throws -> T {
         let lease = Lease()
         let logger = self.logger
-        let holder = Task { [self] in
+        let holder = Task(executorPreference: StoreTaskExecutor.shared) { [self] in
             do {
                 try await withConnection { connection in
                     await lease.hold(BlockingConnection(connection: connection, logger: logger))
@@ -126,5 +126,21 @@ private final class Lease: @unchecked Sendable {
             return returned
         }
         continuation?.resume()
+    }
+}
+
+/// Where the store's own tasks run: the pool's `run()`, each lease held for a blocked thread,
+/// and the work a thread waits for (`PostgresStore.waitFor`). Not Swift's cooperative pool:
+/// a thread that blocks in a synchronous transaction may itself be a cooperative thread (a
+/// test's body, a caller that should not but does), and if every cooperative thread waited so,
+/// a lease handed over on that pool could never be handed. These tasks only await (nothing
+/// they run blocks), so one serial queue carries them all.
+final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = StoreTaskExecutor()
+    private let queue = DispatchQueue(label: "clinic.postgres.tasks")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -70,7 +70,7 @@ extension PostgresStore: ClinicStore {
     public static func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
-        Task.detached {
+        Task(executorPreference: StoreTaskExecutor.shared) {
             do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
             done.signal()
         }

@@ -51,7 +51,7 @@ public final class PostgresStore: Sendable {
         auditKeys = AuditKeyRing(path: keys.audit)
         self.migrations = migrations
         self.logger = logger
-        runner = Task { await client.run() }
+        runner = Task(executorPreference: StoreTaskExecutor.shared) { await client.run() }
     }
 
     /// Connects (see the type), then starts the pool. `warn` hears what is skipped on the way

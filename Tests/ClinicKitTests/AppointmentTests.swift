@@ -200,7 +200,7 @@ import Testing
                                                           at: .instant(utc("2026-11-01T06:30:00Z")))
         } != nil, "the second 01:30 is not another slot")
         let later = TestClock(utc("2027-03-01T12:00:00Z"))
-        let spring = AppointmentController(database: system.sqliteFile, now: { later.now })
+        let spring = AppointmentController(database: system.database, now: { later.now })
         // Spring forward, 2027-03-14: 02:00-02:59 does not exist.
         #expect(expectError(.invalidInput) {
             _ = try spring.createAppointment(clientId: anna.id ?? 0, departmentId: night.id ?? 0, at: local("2027-03-14 02:30"))

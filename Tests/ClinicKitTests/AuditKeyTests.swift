@@ -62,7 +62,7 @@ import Testing
 
     @Test func aTrailFromBeforeAuditKeysStillVerifiesAndIsKeyedFromThenOn() throws {
         let system = try legacyTrail()
-        let before = system.sqliteFile.check()
+        let before = try system.sqliteFile.check()
         #expect(before.isSound && before.audit.isEmpty, "\(before)")
         #expect(before.auditNote?.key == .auditNotKeyed, "a plain trail is said to be one")
         let plainHashes = try rows(system).map(\.hash)
@@ -72,7 +72,7 @@ import Testing
         #expect(entries.map(\.id) == [1, 2, 3])
         #expect(Array(entries.prefix(2).map(\.hash)) == plainHashes, "the old rows keep their hashes")
         #expect(entries[2].hash != AuditLog.hash(of: entries[2], previous: entries[1].hash), "row 3 is keyed, not plain SHA-256")
-        let after = system.sqliteFile.check()
+        let after = try system.sqliteFile.check()
         #expect(after.isSound && after.auditNote == nil && after.auditKeyProblem == nil, "\(after)")
     }
 
@@ -80,7 +80,7 @@ import Testing
         let system = try legacyTrail()
         try addException(system)
         try rechain(system, row: 1, from: 1)
-        #expect(system.sqliteFile.check().audit
+        #expect(try system.sqliteFile.check().audit
                 == ["the audit trail up to row 2 was rewritten: it no longer ends in the hash its audit key file recorded"])
     }
 
@@ -89,7 +89,7 @@ import Testing
         try addException(system)
         try addException(system, day: 2)
         try rechain(system, row: 4, from: 3)
-        #expect(system.sqliteFile.check().audit == ["audit row 3 does not match its hash (edited, or a row before it changed)"])
+        #expect(try system.sqliteFile.check().audit == ["audit row 3 does not match its hash (edited, or a row before it changed)"])
     }
 
     /// Stripping the key marker and rechaining plain does not make the trail look never keyed:
@@ -100,7 +100,7 @@ import Testing
         try addException(system)
         try addException(system, day: 2)
         try rechain(system, row: 1, from: 1, stripMarker: true)
-        #expect(system.sqliteFile.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
+        #expect(try system.sqliteFile.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
         let before = try fingerprint(system.sqliteFile)
         let refused = expectError(.keyError) { try addException(system, day: 3) }
         #expect(refused?.key == .auditKeyMismatch, "\(String(describing: refused))")
@@ -133,7 +133,7 @@ extension AuditKeyTests {
         try system.sqliteFile.migrate(to: 9)
         try system.sqliteFile.migrate()
         try addException(system, day: 2)
-        let report = system.sqliteFile.check()
+        let report = try system.sqliteFile.check()
         #expect(report.isSound && report.audit.isEmpty, "\(report)")
         #expect(try rows(system).map(\.id) == [1])
     }

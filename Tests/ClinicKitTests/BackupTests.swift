@@ -126,7 +126,7 @@ import Testing
     @Test func checkFindsForeignKeyViolations() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        #expect(system.sqliteFile.check().isSound && system.sqliteFile.check().foreignKeyViolations == 0)
+        #expect(try system.sqliteFile.check().isSound && (try system.sqliteFile.check()).foreignKeyViolations == 0)
         try system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             try db.execute(sql: "INSERT INTO doctors (department_id, name) VALUES (424242, 'Ghost')")

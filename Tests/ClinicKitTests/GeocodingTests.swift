@@ -38,8 +38,8 @@ import Testing
 @Suite struct GeocoderChainTests {
     func service(_ system: ClinicSystem, remote: (any Geocoder)? = nil) throws -> GeocodingService {
         let gazetteer = LazyGazetteer(data: projectData)
-        return GeocodingService(database: system.sqliteFile, gazetteer: gazetteer,
-                                offline: [DirectoryCities(database: system.sqliteFile, gazetteer: gazetteer)],
+        return GeocodingService(database: system.database, gazetteer: gazetteer,
+                                offline: [DirectoryCities(database: system.database, gazetteer: gazetteer)],
                                 remote: remote, zones: LazyZones(data: projectData), now: { testNow })
     }
 

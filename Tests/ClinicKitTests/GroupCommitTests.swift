@@ -52,7 +52,7 @@ import Testing
     @Test func writesQueuedTogetherCommitInOneBatchAndARefusalUndoesOnlyItself() throws {
         let system = try makeSystem()
         let reports = Reports()
-        let committer = GroupCommitter(database: system.sqliteFile, report: reports.add)
+        let committer = GroupCommitter(database: system.database, report: reports.add)
         defer { committer.drain() }
         let therapy = try department(system, "LA1", "therapy")
         let patients = try (0..<8).map { try register(system, "patient\($0)") }
@@ -82,7 +82,7 @@ import Testing
     @Test func aWriteThatSpoilsTheTransactionFailsTheWholeBatchAndKeepsNothing() throws {
         let system = try makeSystem()
         let reports = Reports()
-        let committer = GroupCommitter(database: system.sqliteFile, report: reports.add)
+        let committer = GroupCommitter(database: system.database, report: reports.add)
         defer { committer.drain() }
         let therapy = try department(system, "LA1", "therapy")
         let patients = try (0..<3).map { try register(system, "patient\($0)") }
@@ -104,7 +104,7 @@ import Testing
 
     @Test func aLoneWriteIsNotKeptWaitingAndStopRefusesLaterOnes() async throws {
         let system = try makeSystem()
-        let committer = GroupCommitter(database: system.sqliteFile)
+        let committer = GroupCommitter(database: system.database)
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         let booked = try await committer.perform {

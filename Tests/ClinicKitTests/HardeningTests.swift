@@ -124,8 +124,8 @@ import Testing
     @Test func restoreRefusesAndCheckNamesABrokenSchema() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
-        #expect(system.sqliteFile.check().isSound)
-        #expect(system.sqliteFile.check().schema.isEmpty && system.sqliteFile.check().version == projectMigrations.count)
+        #expect(try system.sqliteFile.check().isSound)
+        #expect(try system.sqliteFile.check().schema.isEmpty && (try system.sqliteFile.check()).version == projectMigrations.count)
         let cases: [(String, String, String)] = [
             ("dropped-table.sqlite", "DROP TABLE geocode_cache", "missing table geocode_cache"),
             ("dropped-column.sqlite", "ALTER TABLE appointment_events DROP COLUMN reason", "missing column appointment_events.reason"),

@@ -66,7 +66,7 @@ import Testing
         #expect(Set(fallBack.map(\.start)).count == 8)
         // 2027-03-14: 02:00-02:59 does not exist.
         let springClock = TestClock(utc("2027-03-01T12:00:00Z"))
-        let spring = AppointmentController(database: system.sqliteFile, now: { springClock.now })
+        let spring = AppointmentController(database: system.database, now: { springClock.now })
         let springSlots = try spring.slots(departmentId: night.id ?? 0, from: try day("2027-03-14"), days: 1)
         #expect(springSlots.map { LocalDateTime.of($0.start, in: zone).description.suffix(5) }
                 == ["00:00", "00:30", "01:00", "01:30", "03:00", "03:30"])

@@ -28,7 +28,7 @@ import Testing
     @Test func loginUpgradesAWeakHash() throws {
         let system = try makeSystem(hasher: fastHasher)
         _ = try register(system, "anna")
-        let strong = ClientController(database: system.sqliteFile, hasher: PasswordHasher(), now: { testNow })
+        let strong = ClientController(database: system.database, hasher: PasswordHasher(), now: { testNow })
         let (client, _) = try strong.logIn(login: "anna", password: "correct-horse-42")
         #expect(client.passwordHash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
         let stored = try system.clients.getUserByLogin("anna")

@@ -1,6 +1,35 @@
+import ClinicStorePostgres
+import ClinicTestPostgres
 import Foundation
 import GRDB
+import Testing
 @testable import ClinicKit
+
+/// The store this run of the suite is on: SQLite in memory (the default), or a database of its
+/// own on the tests' PostgreSQL per system when `CLINIC_TEST_STORE=postgres` (scripts/test.sh
+/// runs the suite once each way).
+enum TestStore: String {
+    case sqlite, postgres
+
+    static let current = TestStore(rawValue: ProcessInfo.processInfo.environment["CLINIC_TEST_STORE"] ?? "") ?? .sqlite
+
+    /// A new store of this run's kind (zone data for SQLite's migrations that recompute zones).
+    static func make() throws -> any ClinicStore {
+        switch current {
+        case .sqlite:
+            return try DatabaseManager.inMemory(migrations: projectMigrations, zones: LazyZones(data: projectRoot.appendingPathComponent("Data")))
+        case .postgres:
+            return try TestPostgres.makeStore()
+        }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a test of SQLite's own file, SQL or migrations: it runs in the SQLite pass only.
+    static var sqliteOnly: Self {
+        .enabled(if: TestStore.current == .sqlite, "reads or writes the SQLite store's own file or SQL")
+    }
+}
 
 /// The project's root folder (this file is Tests/ClinicKitTests/Support.swift).
 let projectRoot: URL = {
@@ -38,9 +67,7 @@ final class TestClock: @unchecked Sendable {
 /// An in-memory system with a small directory: two clinics in Los Angeles (one pediatric),
 /// one in São Paulo, one in New York, one in Minsk, each with demo departments and hours.
 func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHasher) throws -> ClinicSystem {
-    // Zone data for migrations that recompute clinic zones; the import keeps its file's zones.
-    let database = try DatabaseManager.inMemory(migrations: projectMigrations, zones: LazyZones(data: projectRoot.appendingPathComponent("Data")))
-    let system = ClinicSystem(database: database, resources: nil, hasher: hasher, now: { clock.now })
+    let system = ClinicSystem(store: try TestStore.make(), resources: nil, hasher: hasher, now: { clock.now })
     let csv = """
         external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
         LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,
@@ -55,9 +82,9 @@ func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHas
 }
 
 func clinic(_ system: ClinicSystem, _ externalId: String) throws -> Clinic {
-    guard let clinic = try system.sqliteFile.read({ db in
-        try Clinic.filter(Column("external_id") == externalId).fetchOne(db)
-    }) else { fatalError("no clinic \(externalId)") }
+    guard let clinic = try system.database.reading({ tx in try tx.clinic(externalId: externalId) }) else {
+        fatalError("no clinic \(externalId)")
+    }
     return clinic
 }
 
@@ -100,7 +127,15 @@ func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicE
 extension ClinicSystem {
     /// The SQLite database of a system these tests made on one (they read and write its SQL).
     var sqliteFile: DatabaseManager {
-        guard let sqlite else { preconditionFailure("this test needs a SQLite system") }
-        return sqlite
+        get throws {
+            guard let sqlite else { throw ClinicError(.internalError, .internalError, "this test needs a SQLite system: mark it .sqliteOnly") }
+            return sqlite
+        }
     }
+}
+
+/// Whether the system's audit trail verifies against its key, on any store.
+func auditIsSound(_ system: ClinicSystem) throws -> Bool {
+    let check = try system.auditCheck()
+    return check.problem == nil && check.broken.isEmpty
 }

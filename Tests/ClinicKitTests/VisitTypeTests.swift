@@ -199,7 +199,7 @@ import Testing
         #expect(!removed.isActive)
         #expect(try system.departments.visitTypes(departmentId: therapy.id ?? 0).isEmpty)
         #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: therapy.id ?? 0, visitTypeId: first.id) } != nil)
-        #expect(system.sqliteFile.check().audit.isEmpty)
+        #expect(try auditIsSound(system))
     }
 
     /// `find` with a visit length: the earliest time where the whole visit fits.

@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicTestPostgres
 import ClinicStorePostgres
 import Foundation
 import PostgresNIO

@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicTestPostgres
 import Foundation
 import Testing
 

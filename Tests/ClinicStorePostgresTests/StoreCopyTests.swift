@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicTestPostgres
 @testable import ClinicStorePostgres
 import Foundation
 import GRDB

@@ -124,6 +124,40 @@ public final class AuditKeyRing: Sendable {
         cached.withLock { $0 = key }
         return key
     }
+
+    /// What `check` verifies a trail with: the key, whether the trail is keyed, or why it cannot
+    /// be verified (`problem`: a missing, wrong or damaged key file for a keyed trail). A trail
+    /// with rows that was never keyed (written before audit keys, no change audited since) is
+    /// verified as the plain chain it is, with a `note` saying so. Reads only.
+    public struct Checking: Sendable {
+        public let key: AuditKey?
+        public let keyed: Bool
+        public let problem: ClinicError?
+        public let note: ClinicError?
+    }
+
+    public func forChecking(_ tx: any StoreReading) -> Checking {
+        do {
+            guard try tx.hasAuditTrail() else { return Checking(key: nil, keyed: false, problem: nil, note: nil) }
+            let marker = try tx.setting(AuditKey.checkSetting)
+            if let stored = try stored() {
+                if let marker, marker != stored.check {
+                    return Checking(key: nil, keyed: true, problem: ClinicError(.keyError, .auditKeyWrong, location), note: nil)
+                }
+                return Checking(key: stored, keyed: true, problem: nil, note: nil)
+            }
+            if marker != nil {
+                return Checking(key: nil, keyed: true, problem: ClinicError(.keyError, .auditKeyMissing, location), note: nil)
+            }
+            let rows = try tx.auditChainHead()?.lastId ?? 0
+            return Checking(key: nil, keyed: false, problem: nil,
+                            note: rows == 0 ? nil : ClinicError(.keyError, .auditNotKeyed, String(rows), location))
+        } catch let error as ClinicError {
+            return Checking(key: nil, keyed: true, problem: error, note: nil)
+        } catch {
+            return Checking(key: nil, keyed: true, problem: ClinicError(.storage, .storageFailure, String(describing: error)), note: nil)
+        }
+    }
 }
 
 extension DatabaseManager {
@@ -142,28 +176,9 @@ extension DatabaseManager {
         try auditKeys.forAppending(transaction(db))
     }
 
-    /// The key `check` verifies the trail with, or why it cannot (`problem`: a missing, wrong
-    /// or damaged key file for a keyed trail). A trail with rows that was never keyed (written
-    /// before audit keys, no change audited since) is verified as the plain chain it is, with
-    /// a `note` saying so. Reads only.
-    func auditKeyForChecking(_ db: Database) -> (key: AuditKey?, keyed: Bool, problem: ClinicError?, note: ClinicError?) {
-        do {
-            guard try db.tableExists("audit_events") else { return (nil, false, nil, nil) }
-            let marker = try AuditKey.storedCheck(db)
-            if let stored = try storedAuditKey() {
-                if let marker, marker != stored.check {
-                    return (nil, true, ClinicError(.keyError, .auditKeyWrong, auditKeyLocation), nil)
-                }
-                return (stored, true, nil, nil)
-            }
-            if marker != nil { return (nil, true, ClinicError(.keyError, .auditKeyMissing, auditKeyLocation), nil) }
-            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_events") ?? 0
-            return (nil, false, nil, rows == 0 ? nil : ClinicError(.keyError, .auditNotKeyed, String(rows), auditKeyLocation))
-        } catch let error as ClinicError {
-            return (nil, true, error, nil)
-        } catch {
-            return (nil, true, ClinicError(.storage, .storageFailure, Self.describe(error)), nil)
-        }
+    /// `AuditKeyRing.forChecking` in a read of this database.
+    func auditKeyForChecking(_ db: Database) -> AuditKeyRing.Checking {
+        auditKeys.forChecking(transaction(db))
     }
 
     /// After the audit migration's up part: the trail is new and empty, so a key left by a

@@ -18,7 +18,7 @@ public final class DatabaseManager: Sendable {
     var cachedKey: LockedBox<SymmetricKey?> { personalDataKey.cached }
     /// Where the audit trail's key is kept (file databases, `<database>.audit-key`), the key
     /// last loaded, and, in memory, the key itself (see `AuditKey`).
-    let auditKeys: AuditKeyRing
+    public let auditKeys: AuditKeyRing
     /// Opened read-only because the file may not be written by this user: reads work, every
     /// write is refused with `databaseReadOnly` before it starts.
     public let isReadOnly: Bool

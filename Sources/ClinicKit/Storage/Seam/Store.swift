@@ -40,6 +40,8 @@ public protocol ClinicStore: AnyObject, Sendable {
     func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T
     /// The key personal data is sealed with before the store sees it (`PersonalDataKey`).
     var personalDataKey: PersonalDataKey { get }
+    /// The audit trail's key (`AuditKeyRing`).
+    var auditKeys: AuditKeyRing { get }
     /// Whether every write is refused before it starts (a SQLite file this user may not write).
     var isReadOnly: Bool { get }
     /// The schema version of the store and the newest this program has (a server's readiness).

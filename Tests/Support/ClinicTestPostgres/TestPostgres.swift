@@ -3,48 +3,47 @@ import ClinicStorePostgres
 import Foundation
 import Logging
 import PostgresNIO
-import Testing
 
 /// The test process's own PostgreSQL 15: started by scripts/postgres.sh the first time a test
 /// asks for it, once per process, and stopped (its folder removed) when the process exits.
 /// If it cannot be started, every test that needs it fails with the reason: never skipped.
-enum TestPostgres {
-    struct Server: Sendable {
-        let folder: String
-        let password: String
+public enum TestPostgres {
+    public struct Server: Sendable {
+        public let folder: String
+        public let password: String
         /// postgresql://clinic_test@/clinic_test?host=<folder>/socket
-        let url: PostgresURL
+        public let url: PostgresURL
         /// What a store or a `clinic` run needs: the password, and a HOME without a .pgpass.
-        var environment: [String: String] { ["PGPASSWORD": password, "HOME": folder + "/home"] }
+        public var environment: [String: String] { ["PGPASSWORD": password, "HOME": folder + "/home"] }
 
         /// The TCP port (TLS only) and the CA of the server's certificate (made for "localhost").
-        var port: Int { url.port }
-        var caFile: String { folder + "/tls/ca.pem" }
+        public var port: Int { url.port }
+        public var caFile: String { folder + "/tls/ca.pem" }
 
         /// The URL of another database on this server.
-        func url(database: String) -> PostgresURL {
+        public func url(database: String) -> PostgresURL {
             var url = self.url
             url.database = database
             return url
         }
     }
 
-    static let projectRoot: URL = {
+    public static let projectRoot: URL = {
         var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { root = root.deletingLastPathComponent() }
+        for _ in 0..<4 { root = root.deletingLastPathComponent() }
         return root
     }()
 
     /// The one server of this process (started on first use).
-    static func server() throws -> Server {
+    public static func server() throws -> Server {
         switch started {
         case .success(let server): return server
         case .failure(let error): throw error
         }
     }
 
-    struct StartFailed: Error, CustomStringConvertible {
-        let description: String
+    public struct StartFailed: Error, CustomStringConvertible {
+        public let description: String
     }
 
     private static let started: Result<Server, StartFailed> = {
@@ -69,7 +68,7 @@ enum TestPostgres {
 
     private static let stopFolder = Box()
 
-    static func stop() {
+    public static func stop() {
         guard let folder = stopFolder.get() else { return }
         _ = run(["/bin/bash", projectRoot.appendingPathComponent("scripts/postgres.sh").path, "stop", folder])
     }
@@ -77,14 +76,14 @@ enum TestPostgres {
     /// Runs a command, returning its exit status and its output (stdout and stderr together,
     /// through a file: the server the script starts must not hold a pipe of ours open). Plain
     /// posix_spawn and waitpid, so that it needs no run loop.
-    static func run(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+    public static func run(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
         -> (Int32, String) {
         let result = runSplit(arguments, environment: environment, separateErrors: separateErrors)
         return (result.status, result.output)
     }
 
     /// `run`, with stderr apart when `separateErrors`.
-    static func runSplit(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
+    public static func runSplit(_ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false)
         -> (status: Int32, output: String, errors: String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-pg-out-\(UUID().uuidString)").path
         let errors = output + ".err"
@@ -120,7 +119,7 @@ enum TestPostgres {
     }
 
     /// A new, empty database of its own for one test (named from a UUID: no quoting needed).
-    static func freshDatabase() async throws -> (server: Server, url: PostgresURL) {
+    public static func freshDatabase() async throws -> (server: Server, url: PostgresURL) {
         let server = try server()
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try await PostgresStore.open(server.url, environment: server.environment, logger: logger)
@@ -137,7 +136,7 @@ enum TestPostgres {
     }
 
     /// A store on a fresh database; `body` gets it and the server; the store is shut down after.
-    static func withStore<T>(maximumConnections: Int = 8, _ body: (PostgresStore, Server) async throws -> T) async throws -> T {
+    public static func withStore<T>(maximumConnections: Int = 8, _ body: (PostgresStore, Server) async throws -> T) async throws -> T {
         let (server, url) = try await freshDatabase()
         let store = try await PostgresStore.open(url, environment: server.environment, logger: logger,
                                                  maximumConnections: maximumConnections)
@@ -151,14 +150,66 @@ enum TestPostgres {
         }
     }
 
-    static let logger: Logger = {
+    /// A store on a new database at the latest schema, with key files of its own, for a
+    /// synchronous caller (the ClinicKit suite's PostgreSQL run: `CLINIC_TEST_STORE=postgres`).
+    /// The database is a copy of a template migrated once per process, so a test pays for a
+    /// `CREATE DATABASE … TEMPLATE`, not for the migrations. Never shut down: the pool closes
+    /// its idle connections itself, and the server goes with the process.
+    public static func makeStore(maximumConnections: Int = 2) throws -> PostgresStore {
+        let server = try server()
+        let template = try template.get()
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try PostgresStore.waitFor {
+            let admin = try await PostgresStore.open(server.url, environment: server.environment, logger: logger,
+                                                     maximumConnections: 1)
+            do {
+                try await admin.withConnection { connection in
+                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: logger)
+                }
+                await admin.shutdown()
+            } catch {
+                await admin.shutdown()
+                throw error
+            }
+        }
+        let keys = PostgresStoreKeys(personal: server.folder + "/keys/" + name + ".key",
+                                     audit: server.folder + "/keys/" + name + ".audit-key")
+        let migrations = try migrations()
+        return try PostgresStore.waitFor {
+            try await PostgresStore.open(server.url(database: name), environment: server.environment, logger: logger,
+                                         maximumConnections: maximumConnections, keys: keys, migrations: migrations)
+        }
+    }
+
+    /// The migrated template database's name (made on first use).
+    private static let template: Result<String, StartFailed> = {
+        do {
+            let (server, url) = try PostgresStore.waitFor { try await freshDatabase() }
+            let migrations = try migrations()
+            try PostgresStore.waitFor {
+                let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
+                do {
+                    _ = try await store.migrate(migrations)
+                    await store.shutdown()
+                } catch {
+                    await store.shutdown()
+                    throw error
+                }
+            }
+            return .success(url.database ?? "")
+        } catch {
+            return .failure(StartFailed(description: "the template database could not be made: \(error)"))
+        }
+    }()
+
+    public static let logger: Logger = {
         var logger = Logger(label: "clinic.postgres.tests")
         logger.logLevel = .critical
         return logger
     }()
 
     /// The PostgreSQL migrations as the program ships them.
-    static func migrations() throws -> [Migration] {
+    public static func migrations() throws -> [Migration] {
         try Migration.load(from: projectRoot.appendingPathComponent("Migrations/postgres"))
     }
 
@@ -170,27 +221,3 @@ enum TestPostgres {
     }
 }
 
-/// The ClinicError `body` threw, or nil (a test then fails on the nil).
-func clinicError(_ body: () async throws -> Void) async -> ClinicError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as ClinicError {
-        return error
-    } catch {
-        Issue.record("not a ClinicError: \(error)")
-        return nil
-    }
-}
-
-func clinicError(_ body: () throws -> Void) -> ClinicError? {
-    do {
-        try body()
-        return nil
-    } catch let error as ClinicError {
-        return error
-    } catch {
-        Issue.record("not a ClinicError: \(error)")
-        return nil
-    }
-}
