@@ -130,17 +130,39 @@ private final class Lease: @unchecked Sendable {
 }
 
 /// Where the store's own tasks run: the pool's `run()`, each lease held for a blocked thread,
-/// and the work a thread waits for (`PostgresStore.waitFor`). Not Swift's cooperative pool:
-/// a thread that blocks in a synchronous transaction may itself be a cooperative thread (a
-/// test's body, a caller that should not but does), and if every cooperative thread waited so,
-/// a lease handed over on that pool could never be handed. These tasks only await (nothing
-/// they run blocks), so one serial queue carries them all.
+/// and the work a thread waits for (`PostgresStore.waitFor`). Not Swift's cooperative pool, nor
+/// a dispatch queue (whose jobs share libdispatch's worker threads, as many as the cores): a
+/// thread that blocks in a synchronous transaction may itself be one of those (a test's body,
+/// a caller that should not but does), and if every one of them waited so, a lease handed over
+/// there could never be handed. So one thread of its own runs these tasks' jobs; they only
+/// await (nothing they run blocks), so one is enough.
 final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = StoreTaskExecutor()
-    private let queue = DispatchQueue(label: "clinic.postgres.tasks")
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "clinic.postgres.tasks"
+        thread.start()
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let batch = jobs
+            jobs.removeAll(keepingCapacity: true)
+            condition.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        }
     }
 }

@@ -127,7 +127,7 @@ public final class PostgresStore: Sendable {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(seconds))
+                    try await Self.sleep(seconds: seconds)
                     if started.isSet { return nil }
                     throw Timeout()
                 }
@@ -192,12 +192,28 @@ public final class PostgresStore: Sendable {
         return ProcessInfo.processInfo.userName
     }
 
+    /// Waits `seconds` on an event loop's timer, or until cancelled. Not `Task.sleep`: a
+    /// sleeping task wakes (also when cancelled, as a timeout is once its race is won) on
+    /// Swift's global executor, whose threads may all be blocked in synchronous transactions
+    /// (`StoreTaskExecutor`); a task group then waits for that wake-up forever.
+    static func sleep(seconds: Int) async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let promise = loop.makePromise(of: Void.self)
+        let timer = loop.scheduleTask(in: .seconds(Int64(seconds))) { promise.succeed(()) }
+        try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            timer.cancel()
+            promise.fail(CancellationError())
+        }
+    }
+
     /// `body`, or `Timeout` after `seconds` (the body is cancelled).
     static func withDeadline<T: Sendable>(seconds: Int, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await body() }
             group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
+                try await Self.sleep(seconds: seconds)
                 throw Timeout()
             }
             defer { group.cancelAll() }

@@ -40,16 +40,22 @@ extension Admin {
                 let migrations = try Migration.load(from: resources.migrations)
                 // Not migrated here: a copy reads its source and never changes it.
                 let database = try DatabaseManager.open(path: path, migrations: migrations, migrate: false)
-                counts = try PostgresAdmin.run(context, url) { store, postgresMigrations in
-                    try await StoreCopy.sqliteToPostgres(source: database, target: store, migrations: postgresMigrations)
+                let (copied, keys) = try PostgresAdmin.run(context, url) { store, postgresMigrations in
+                    (try await StoreCopy.sqliteToPostgres(source: database, target: store, migrations: postgresMigrations),
+                     PostgresStoreKeys.locate(environment: context.environment, database: store.database))
                 }
+                counts = copied
+                carryKeys(context, [(path + ".key", keys.personal), (path + ".audit-key", keys.audit)])
             case (.postgres(let url), .sqlite(let path)):
                 (fromName, toName) = (url.redacted, path)
                 let migrations = try Migration.load(from: resources.migrations)
-                counts = try PostgresAdmin.run(context, url) { store, postgresMigrations in
-                    try await StoreCopy.postgresToSQLite(source: store, postgresMigrations: postgresMigrations, targetPath: path,
-                                                         sqliteMigrations: migrations)
+                let (copied, keys) = try PostgresAdmin.run(context, url) { store, postgresMigrations in
+                    (try await StoreCopy.postgresToSQLite(source: store, postgresMigrations: postgresMigrations, targetPath: path,
+                                                          sqliteMigrations: migrations),
+                     PostgresStoreKeys.locate(environment: context.environment, database: store.database))
                 }
+                counts = copied
+                carryKeys(context, [(keys.personal, path + ".key"), (keys.audit, path + ".audit-key")])
             case (.sqlite(let a), .sqlite(let b)):
                 let same = URL(fileURLWithPath: a).resolvingSymlinksInPath().standardizedFileURL
                     == URL(fileURLWithPath: b).resolvingSymlinksInPath().standardizedFileURL
@@ -64,6 +70,24 @@ extension Admin {
             try context.emit(JSON(from: fromName, to: toName, rows: total, tables: counts)) {
                 ([context.text(.copyDone, String(total), String(counts.count), fromName, toName)]
                     + counts.map { context.text(.copyTableLine, $0.table, String($0.rows)) }).joined(separator: "\n")
+            }
+        }
+
+        /// After a copy: the source's key files go to where the target's store looks for them
+        /// (never over a key the target has: a different one is warned about).
+        func carryKeys(_ context: Context, _ pairs: [(from: String, to: String)]) {
+            for pair in pairs {
+                do {
+                    switch try KeyFile.carry(from: pair.from, to: pair.to) {
+                    case .copied: context.terminal.note(context.text(.copyKeyCarried, pair.from, pair.to))
+                    case .differs: context.terminal.note(context.text(.copyKeyDiffers, pair.from, pair.to))
+                    case .same, .noSource: break
+                    }
+                } catch let error as ClinicError {
+                    context.terminal.note(error.message(in: context.language))
+                } catch {
+                    context.terminal.note(String(describing: error))
+                }
             }
         }
     }

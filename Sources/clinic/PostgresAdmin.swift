@@ -60,14 +60,33 @@ enum PostgresAdmin {
         return try result.get()
     }
 
-    /// `admin check` on PostgreSQL: the migrations and the schema objects they make.
+    /// `admin check` on PostgreSQL: the migrations and the schema objects they make, then the
+    /// audit trail against its key file (the store's key files, `PostgresStoreKeys`).
     static func check(_ context: Context, _ url: PostgresURL) throws {
         let report = try run(context, url) { store, migrations in try await store.check(migrations) }
-        struct JSON: Encodable { let store: String; let version: Int; let latest: Int; let schema: [String]; let ok: Bool }
-        let ok = report.problems.isEmpty
-        try context.emit(JSON(store: url.redacted, version: report.version, latest: report.latest, schema: report.problems, ok: ok)) {
-            ok ? context.text(.checkPostgresOk, String(report.version))
-                : ([context.text(.checkFailed, "schema")] + report.problems.map { "  schema: " + $0 }).joined(separator: "\n")
+        var audit: [String] = []
+        var auditKey = ""
+        if report.problems.isEmpty {
+            let resources = try Resources.locate(environment: context.environment)
+            let store = try open(context, url, resources: resources, connections: 2, migrate: false)
+            let system = ClinicSystem(store: store, resources: resources)
+            auditKey = store.auditKeys.location
+            let result = try system.auditCheck()
+            if let problem = result.problem { audit.append(problem.message(in: context.language)) }
+            audit += result.broken
+            if let note = result.note { context.terminal.note(note.message(in: context.language)) }
+        }
+        struct JSON: Encodable {
+            let store: String; let version: Int; let latest: Int; let schema: [String]; let audit: [String]; let ok: Bool
+        }
+        let ok = report.problems.isEmpty && audit.isEmpty
+        try context.emit(JSON(store: url.redacted, version: report.version, latest: report.latest, schema: report.problems,
+                              audit: audit, ok: ok)) {
+            if ok {
+                return context.text(.checkPostgresOk, String(report.version)) + "\n" + context.text(.checkPostgresAuditOk, auditKey)
+            }
+            return ([context.text(.checkFailed, report.problems.isEmpty ? "audit" : "schema")]
+                + report.problems.map { "  schema: " + $0 } + audit.map { "  audit: " + $0 }).joined(separator: "\n")
         }
         if !ok { throw ExitCode(ClinicError.Code.storage.exitStatus) }
     }

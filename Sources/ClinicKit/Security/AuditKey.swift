@@ -77,7 +77,7 @@ public final class AuditKeyRing: Sendable {
     public convenience init(path: String) { self.init(file: KeyFile(path: path)) }
 
     /// Where the key is, for messages.
-    var location: String { file?.path ?? "memory" }
+    public var location: String { file?.path ?? "memory" }
 
     /// The key as stored (the file, or in memory the ring's own); nil when there is none.
     func stored() throws -> AuditKey? {

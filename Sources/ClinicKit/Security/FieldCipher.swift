@@ -13,6 +13,21 @@ public struct KeyFile: Sendable {
 
     init(path: String) { self.path = path }
 
+    /// What `carry` did.
+    public enum Carried: Sendable, Equatable {
+        case copied, same, differs, noSource
+    }
+
+    /// Copies the key file at `source` to `target` when `target` has none (mode 0600, a missing
+    /// folder made 0700): a copied store's sealed data and audit chain need the keys they were
+    /// made with. A target that holds a key already is left alone (`same` or `differs`).
+    public static func carry(from source: String, to target: String) throws -> Carried {
+        guard let text = try readText(source) else { return .noSource }
+        if let existing = try readText(target) { return existing == text ? .same : .differs }
+        try write(text: text, to: target, exclusive: true)
+        return .copied
+    }
+
     /// Where a new key waits while `rotate-key` re-encrypts (see `DatabaseManager.rotateKey`).
     var stagedPath: String { path + ".new" }
 
