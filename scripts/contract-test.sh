@@ -11,6 +11,8 @@
 #   CONTRACT_EXAMPLES  generated requests per operation and phase (default 100)
 #   CONTRACT_SEED      a seed to repeat a run (each run prints its seed)
 #   CONTRACT_LOG       a file to keep the server's request log in
+#   CONTRACT_STORE     sqlite (default) or postgres: the server's database is then a PostgreSQL
+#                      15 this script starts in the temporary folder (scripts/postgres.sh) and stops
 #
 # Takes about a minute on two cores, plus the first install of Schemathesis.
 set -euo pipefail
@@ -40,7 +42,10 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/clinic-contract.XXXXXX")
 server=""
+STORE=${CONTRACT_STORE:-sqlite}
+case $STORE in sqlite|postgres) ;; *) echo "contract-test: CONTRACT_STORE is sqlite or postgres" >&2; exit 2 ;; esac
 cleanup() {
+    if [ "$STORE" = postgres ]; then "$root/scripts/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
     if [ -n "${CONTRACT_LOG:-}" ] && [ -f "$work/serve.log" ]; then cp "$work/serve.log" "$(absolute "$CONTRACT_LOG")"; fi
     if [ -n "$server" ]; then
         kill "$server" 2>/dev/null || true
@@ -54,6 +59,15 @@ trap 'exit 130' INT TERM
 # Everything the server keeps lives in $work; nothing leaves this machine (no HTTP geocoder).
 export CLINIC_DB="$work/clinic.sqlite" CLINIC_SESSION="$work/session" CLINIC_LANG=en
 unset CLINIC_GEOCODER_URL CLINIC_BACKUP_DIR
+
+if [ "$STORE" = postgres ]; then
+    chmod 711 "$work" && mkdir -p "$work/pg"
+    "$root/scripts/postgres.sh" start "$work/pg" >/dev/null
+    CLINIC_DB=$("$root/scripts/postgres.sh" url "$work/pg")
+    PGPASSWORD=$(cat "$work/pg/password")
+    export CLINIC_DB PGPASSWORD CLINIC_KEY_FILE="$work/clinic.key" CLINIC_AUDIT_KEY_FILE="$work/clinic.audit-key"
+fi
+echo "contract-test: store $STORE"
 
 started=$SECONDS
 "$CLINIC_BIN" init >"$work/init.log" 2>&1 || { cat "$work/init.log" >&2; exit 1; }
@@ -138,7 +152,7 @@ CLINIC_RESOURCES="${CLINIC_RESOURCES:-$root}" "$VENV/bin/python" scripts/cli-jso
 
 elapsed=$((SECONDS - started))
 if [ "$status" = 0 ]; then
-    echo "contract-test: passed (schemathesis $SCHEMATHESIS_VERSION, $EXAMPLES examples per operation, ${elapsed}s)"
+    echo "contract-test: passed on $STORE (schemathesis $SCHEMATHESIS_VERSION, $EXAMPLES examples per operation, ${elapsed}s)"
 else
     echo "contract-test: FAILED (schemathesis $SCHEMATHESIS_VERSION, ${elapsed}s; see the failures above)" >&2
 fi
