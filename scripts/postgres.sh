@@ -6,6 +6,10 @@
 #                                   role and database clinic_test; print the store's URL (the
 #                                   socket's). DIR must not exist or be empty.
 #   scripts/postgres.sh url DIR     prints the URL again
+#   scripts/postgres.sh down DIR [fast|immediate]
+#                                   stops the server and keeps DIR (immediate: as a crash, the
+#                                   next start recovers from the WAL); for outage tests
+#   scripts/postgres.sh up DIR      starts the server of DIR again (same socket and port)
 #   scripts/postgres.sh stop DIR    stops the server (fast shutdown) and removes DIR
 #
 # The role clinic_test logs in with a password (scram-sha-256, so that a wrong password is
@@ -24,7 +28,7 @@ set -euo pipefail
 bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
 command=${1:-}
 dir=${2:-}
-[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|url DIR" >&2; exit 2; }
+[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|url|down|up DIR" >&2; exit 2; }
 role=clinic_test
 database=clinic_test
 
@@ -109,6 +113,20 @@ EOF
     dir=$(cd "$dir" && pwd)
     url
     ;;
+  down)
+    dir=$(cd "$dir" && pwd)
+    mode=${3:-fast}
+    case "$mode" in fast|immediate) ;; *) echo "usage: $0 down DIR [fast|immediate]" >&2; exit 2 ;; esac
+    [ -d "$dir/data" ] && [ -f "$dir/password" ] || { echo "postgres.sh: $dir is not a folder 'start' made" >&2; exit 1; }
+    [ -f "$dir/data/postmaster.pid" ] || exit 0
+    as_server "$bin/pg_ctl" -D "$dir/data" -m "$mode" -w -t 60 stop >/dev/null
+    ;;
+  up)
+    dir=$(cd "$dir" && pwd)
+    [ -d "$dir/data" ] && [ -f "$dir/password" ] || { echo "postgres.sh: $dir is not a folder 'start' made" >&2; exit 1; }
+    as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start >/dev/null \
+      || { as_server cat "$dir/data/server.log" >&2 || true; exit 1; }
+    ;;
   stop)
     [ -d "$dir" ] || exit 0
     dir=$(cd "$dir" && pwd)
@@ -124,6 +142,6 @@ EOF
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: $0 start|stop|url DIR" >&2; exit 2
+    echo "usage: $0 start|stop|url|down|up DIR" >&2; exit 2
     ;;
 esac

@@ -5,12 +5,17 @@
 #                     through its own VTIMEZONE;
 #   test_mail.py      e-mail through a real SMTP server (aiosmtpd), libfaketime moving the clock;
 #   test_web.py       the web app in headless Chromium (chromedriver, selenium), axe-core on
-#                     every page.
+#                     every page;
+#   test_multi_server.py
+#                     three `clinic serve` on one throwaway PostgreSQL 15 (scripts/postgres.sh):
+#                     double booking, the active-appointment limit, log-in throttling, the
+#                     outbox, a directory import, a server killed and PostgreSQL stopped under load.
 #
 #   CLINIC_BIN  the clinic binary (default .build/debug/clinic; build it first)
 #   PY_VENV     Python venv for the tests (default .build/py-venv; made if missing)
+#   PG_BIN      PostgreSQL 15's programs (default /usr/lib/postgresql/15/bin, Debian's postgresql-15)
 #
-# Takes about a minute, plus the first install.
+# Takes about three minutes, plus the first install.
 set -euo pipefail
 
 caller=$PWD
@@ -23,6 +28,10 @@ cd "$root"
 [ -x "$CLINIC_BIN" ] || { echo "python-tests: no clinic binary at $CLINIC_BIN (run swift build)" >&2; exit 2; }
 for tool in faketime chromium chromedriver; do
     command -v "$tool" >/dev/null || { echo "python-tests: $tool is missing (scripts/env.sh installs it)" >&2; exit 2; }
+done
+export PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+for tool in initdb pg_ctl psql; do
+    [ -x "$PG_BIN/$tool" ] || { echo "python-tests: $PG_BIN/$tool is missing (postgresql-15; scripts/env.sh installs it)" >&2; exit 2; }
 done
 
 requirements="aiosmtpd==1.4.6 icalendar==7.3.0 pytest==8.4.2 selenium==4.51.0 axe-selenium-python==2.1.6"

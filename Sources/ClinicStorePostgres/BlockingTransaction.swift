@@ -16,9 +16,20 @@ public struct BlockingConnection {
     let logger: Logger
 
     /// Runs one statement and returns its rows.
+    ///
+    /// The statement is handed to the connection on its event loop, and only while the
+    /// connection is open: postgres-nio drops a statement written to a connection that has
+    /// already closed (the server went away between two statements of a transaction) without
+    /// ever completing its future, and this thread would wait for it forever. On the event loop
+    /// the check and the write cannot be separated by the close; once written, a close fails
+    /// the statement (`busy`, `PostgresErrorMapping`).
     @discardableResult
     public func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: logger).wait()
+        let connection = self.connection, logger = self.logger
+        return try connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+            guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+            return connection.query(query, logger: logger)
+        }.wait()
     }
 }
 

@@ -113,7 +113,11 @@ public final class PostgresStore: Sendable {
     }
 
     /// A connection from the pool for `body`. The lease waits at most the connect timeout: the
-    /// pool would otherwise wait forever for a server that went away (`busy` then).
+    /// pool would otherwise wait forever for a server that went away (`busy` then, as for any
+    /// lease the pool refuses: after a minute of failed connections its circuit breaker fails
+    /// leases at once with an error of its own). The server is unreachable for now, and a running
+    /// program says so as it says a connection lost mid-transaction: retry in a moment (503 with
+    /// Retry-After from `clinic serve`). `open`'s probe says `store_unreachable` with the reason.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let seconds = url.connectTimeout ?? Self.defaultConnectTimeout
         let started = Flag()
@@ -142,8 +146,9 @@ public final class PostgresStore: Sendable {
         } catch let error as RetryNeeded {
             throw error
         } catch is Timeout {
-            throw ClinicError(.storeUnreachable, .storeUnreachable, url.serverDescription, "timed out after \(seconds) s")
+            throw ClinicError(.busy, .storeConnectionLost)
         } catch {
+            if !started.isSet { throw ClinicError(.busy, .storeConnectionLost) }
             throw PostgresErrorMapping.clinicError(error)
         }
     }

@@ -1,13 +1,18 @@
-"""Shared fixtures of the calendar and e-mail tests: the clinic binary on a fresh database in a
-temporary folder, a real SMTP server (aiosmtpd on 127.0.0.1), and `clinic serve` processes.
-Run by scripts/python-tests.sh (which makes the virtual environment)."""
+"""Shared fixtures of the calendar, e-mail and multi-server tests: the clinic binary on a fresh
+database in a temporary folder, a real SMTP server (aiosmtpd on 127.0.0.1), `clinic serve`
+processes, and a throwaway PostgreSQL (scripts/postgres.sh). Run by scripts/python-tests.sh
+(which makes the virtual environment)."""
 import email
 import email.policy
 import json
 import os
 import re
+import select
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -34,14 +39,14 @@ class Clinic:
         })
         self.env.update(extra_env or {})
 
-    def run(self, *args, stdin=None, at=None, check=True, env=None):
+    def run(self, *args, stdin=None, at=None, check=True, env=None, timeout=120):
         command = [CLINIC_BIN, *args]
         full_env = dict(self.env, **(env or {}))
         if at is not None:
             # The clock only: monotonic time stays real (timeouts, SQLite's busy wait).
             command = ["faketime", "-f", at, *command]
             full_env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-        result = subprocess.run(command, input=stdin, capture_output=True, text=True, env=full_env, timeout=120)
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True, env=full_env, timeout=timeout)
         if check and result.returncode != 0:
             raise AssertionError(f"clinic {' '.join(args)} exited {result.returncode}: {result.stderr}")
         return result
@@ -160,21 +165,62 @@ def smtp():
 
 
 class Server:
-    """`clinic serve --port 0`, its address read from its first line."""
+    """`clinic serve --port 0`, its address read from its first line (within `timeout` seconds).
+    `log`: a file for its stderr (the request log), else it is dropped."""
 
-    def __init__(self, clinic, extra_env=None):
+    def __init__(self, clinic, extra_env=None, log=None, timeout=120):
         env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1", **(extra_env or {}))
-        self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True)
-        line = self.process.stdout.readline()
+        stderr = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE,
+                                            stderr=stderr)
+        finally:
+            if log:
+                stderr.close()
+        line = self._first_line(timeout)
         match = re.search(r"(https?://\S+)", line)
-        assert match, f"no address in {line!r}"
+        if not match:
+            self.kill()
+            raise AssertionError(f"no address in {line!r}" + (f" (log: {log})" if log else ""))
         self.url = match.group(1)
+
+    def _first_line(self, timeout):
+        """The first line of stdout, read straight from the pipe so that a server that never
+        gets to listen fails the test instead of hanging it."""
+        deadline = time.monotonic() + timeout
+        data = b""
+        descriptor = self.process.stdout.fileno()
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([descriptor], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(descriptor, 4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.decode(errors="replace")
+
+    @property
+    def alive(self):
+        return self.process.poll() is None
+
+    def kill(self):
+        """SIGKILL: no graceful shutdown."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
 
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=30)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise
 
 
 def text_part(message):
@@ -189,3 +235,63 @@ def code_from(message):
     match = re.search(r"\b(\d{6})\b", str(message["subject"]))
     assert match, message["subject"]
     return match.group(1)
+
+
+PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
+POSTGRES_SH = os.path.join(ROOT, "scripts", "postgres.sh")
+
+
+class Postgres:
+    """A throwaway PostgreSQL 15 made by scripts/postgres.sh in a folder of its own under /tmp
+    (as root the server runs as `postgres`, which must reach the folder: pytest's own temporary
+    folders are private to their user). `down` and `up` stop and start the same server again
+    (same folder, socket and port); `remove` stops it and deletes the folder."""
+
+    def __init__(self):
+        self.folder = tempfile.mkdtemp(prefix="clinic-pg-", dir="/tmp")
+        self.url = None
+
+    def _script(self, *args, timeout=180):
+        result = subprocess.run([POSTGRES_SH, *args], capture_output=True, text=True, timeout=timeout,
+                                env=dict(os.environ, PG_BIN=PG_BIN))
+        if result.returncode != 0:
+            raise AssertionError(f"postgres.sh {' '.join(args)} exited {result.returncode}: {result.stderr}")
+        return result.stdout
+
+    def start(self):
+        self.url = self._script("start", self.folder).strip().splitlines()[-1]
+        with open(os.path.join(self.folder, "password")) as handle:
+            self.password = handle.read().strip()
+        with open(os.path.join(self.folder, "port")) as handle:
+            self.port = handle.read().strip()
+        return self
+
+    def down(self, mode="fast"):
+        self._script("down", self.folder, mode)
+
+    def up(self):
+        self._script("up", self.folder)
+
+    def remove(self):
+        """Stops the server and deletes its folder (also after a failed start)."""
+        try:
+            self._script("stop", self.folder)
+        finally:
+            pid = os.path.join(self.folder, "data", "postmaster.pid")
+            if os.path.isdir(self.folder) and not os.path.exists(pid):
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+    def env(self, connect_timeout=None):
+        """CLINIC_DB and PGPASSWORD for the clinic binary on this server."""
+        url = self.url + (f"&connect_timeout={connect_timeout}" if connect_timeout else "")
+        return {"CLINIC_DB": url, "PGPASSWORD": self.password}
+
+    def query(self, sql):
+        """The rows of one statement as tuples of text (psql's unaligned output), as clinic_test."""
+        result = subprocess.run([os.path.join(PG_BIN, "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
+                                 "-h", os.path.join(self.folder, "socket"), "-p", self.port, "-U", "clinic_test",
+                                 "-d", "clinic_test", "-c", sql],
+                                capture_output=True, text=True, timeout=60, env=dict(os.environ, PGPASSWORD=self.password))
+        if result.returncode != 0:
+            raise AssertionError(f"psql: {result.stderr}")
+        return [tuple(line.split("\t")) for line in result.stdout.splitlines() if line]

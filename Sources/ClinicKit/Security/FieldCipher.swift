@@ -44,6 +44,12 @@ public struct KeyFile: Sendable {
     /// Writes a key file's text (the data key's, or the audit key's with its anchor line).
     /// A missing folder is made, readable by this user only (a PostgreSQL store's default key
     /// folder, `~/.config/clinic`, may not exist yet).
+    ///
+    /// `exclusive`: the file is written whole under a temporary name and then linked to its
+    /// name, which fails if the name is taken. So a reader never sees a key file half written,
+    /// and of two processes (or threads) making the first key of a database at once — servers of
+    /// one PostgreSQL database registering their first patients — one wins and the other can
+    /// read the winner's key (`keyUnwritable` for it here; see `PersonalDataKey`).
     static func write(text: String, to path: String, exclusive: Bool = false) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
@@ -54,14 +60,28 @@ public struct KeyFile: Sendable {
                 throw ClinicError(.keyError, .keyUnwritable, path)
             }
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, 0o600)
+        guard exclusive else {
+            try writeWhole(text: text, to: path, flags: O_TRUNC)
+            syncFolder(of: path)
+            return
+        }
+        let temporary = path + ".\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
+        try writeWhole(text: text, to: temporary, flags: O_EXCL)
+        let linked = link(temporary, path) == 0
+        unlink(temporary)
+        syncFolder(of: path)
+        guard linked else { throw ClinicError(.keyError, .keyUnwritable, path) }
+    }
+
+    /// The file at `path` (created, mode 0600) holding `text`, synced.
+    private static func writeWhole(text: String, to path: String, flags: Int32) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
         guard fchmod(descriptor, 0o600) == 0,
               bytes.withUnsafeBytes({ Foundation.write(descriptor, $0.baseAddress, $0.count) }) == bytes.count,
               fsync(descriptor) == 0 else { throw ClinicError(.keyError, .keyUnwritable, path) }
-        syncFolder(of: path)
     }
 
     /// Makes a new or renamed file's folder entry durable, as the database's commits are.

@@ -53,8 +53,15 @@ public final class PersonalDataKey: Sendable {
         if key == nil {
             guard check == nil else { throw ClinicError(.keyError, .keyMissing, file.path) }
             let fresh = KeyFile.newKey()
-            try KeyFile.write(fresh, to: file.path, exclusive: true)
-            key = fresh
+            do {
+                try KeyFile.write(fresh, to: file.path, exclusive: true)
+                key = fresh
+            } catch let error as ClinicError {
+                // Another process or thread made the first key at the same moment (servers of
+                // one PostgreSQL database sealing their first patients): the key is theirs.
+                guard let theirs = try KeyFile.read(file.path) else { throw error }
+                key = theirs
+            }
         }
         guard let key else { throw ClinicError(.keyError, .keyMissing, file.path) }
         if let check, check != KeyFile.check(key) { throw ClinicError(.keyError, .keyWrong, file.path) }
