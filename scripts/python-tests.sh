@@ -13,6 +13,8 @@
 #
 #   CLINIC_BIN  the clinic binary (default .build/debug/clinic; build it first)
 #   PY_VENV     Python venv for the tests (default .build/py-venv; made if missing)
+#   Arguments: pytest arguments (default: the whole folder), e.g. test_web.py
+#   CLINIC_TEST_STORE=postgres  test_web.py on a PostgreSQL of its own
 #   PG_BIN      PostgreSQL 15's programs (default /usr/lib/postgresql/15/bin, Debian's postgresql-15)
 #
 # Takes about three minutes, plus the first install.
@@ -42,4 +44,4 @@ if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_se
     "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements
 fi
 cd Tests/python
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider .
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${@:-.}"

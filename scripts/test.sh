@@ -3,8 +3,9 @@
 # (swift test), the Python end-to-end tests (calendars with icalendar, e-mail through a real
 # SMTP server, the web app in headless Chromium with axe-core), then the API
 # contract test (schemathesis against openapi.yaml, and the CLI's --json output against the
-# same schemas). The ClinicKit suite and the contract test run twice: on SQLite and on
-# PostgreSQL (CLINIC_TEST_STORE=postgres, CONTRACT_STORE=postgres). With arguments, only `swift test ARGS`.
+# same schemas). The ClinicKit suite, the web tests and the contract test run twice: on
+# SQLite and on PostgreSQL (CLINIC_TEST_STORE=postgres, CONTRACT_STORE=postgres); the
+# multi-server tests (Tests/python/test_multi_server.py) run three servers on one PostgreSQL. With arguments, only `swift test ARGS`.
 source "$(dirname "$0")/env.sh"
 swift build --build-tests
 if [ $# -eq 0 ]; then
@@ -19,6 +20,7 @@ if [ $# -eq 0 ]; then
   # threads free now and then (its timers wake there).
   CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests
   ./scripts/python-tests.sh
+  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py
   ./scripts/contract-test.sh
   CONTRACT_STORE=postgres ./scripts/contract-test.sh
 else

@@ -51,25 +51,25 @@ extension PostgresTransaction {
     func clinicPoints() throws -> [ClinicPoint] {
         // The columns are double precision NOT NULL: always numbers (SQLite may hold text there).
         try rows("SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-            ClinicPoint(id: try directoryField(row, "id", "clinics"), latitude: try directoryField(row, "lat", "clinics"),
-                        longitude: try directoryField(row, "lon", "clinics"),
-                        isPediatric: try directoryField(row, "is_pediatric", "clinics"),
-                        isHospital: try directoryField(row, "is_hospital", "clinics"))
+            ClinicPoint(id: try storedColumn(row, "id", in: "clinics"), latitude: try storedColumn(row, "lat", in: "clinics"),
+                        longitude: try storedColumn(row, "lon", in: "clinics"),
+                        isPediatric: try storedColumn(row, "is_pediatric", in: "clinics"),
+                        isHospital: try storedColumn(row, "is_hospital", in: "clinics"))
         }
     }
 
     func clinicZones() throws -> [ClinicZone] {
         try rows("SELECT id, lat, lon, time_zone FROM clinics ORDER BY id").map { row in
-            ClinicZone(id: try directoryField(row, "id", "clinics"), latitude: try directoryField(row, "lat", "clinics"),
-                       longitude: try directoryField(row, "lon", "clinics"), timeZone: try directoryField(row, "time_zone", "clinics"))
+            ClinicZone(id: try storedColumn(row, "id", in: "clinics"), latitude: try storedColumn(row, "lat", in: "clinics"),
+                       longitude: try storedColumn(row, "lon", in: "clinics"), timeZone: try storedColumn(row, "time_zone", in: "clinics"))
         }
     }
 
     func clinicIdsAndZones() throws -> [String: (id: Int64, timeZone: String)] {
         try Dictionary(
             rows("SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (id: Int64, timeZone: String)) in
-                (try directoryField(row, "external_id", "clinics"),
-                 (try directoryField(row, "id", "clinics"), try directoryField(row, "time_zone", "clinics")))
+                (try storedColumn(row, "external_id", in: "clinics"),
+                 (try storedColumn(row, "id", in: "clinics"), try storedColumn(row, "time_zone", in: "clinics")))
             }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -95,15 +95,15 @@ extension PostgresTransaction {
     func mapClinics() throws -> [MapClinic] {
         var specializations: [Int64: [String]] = [:]
         for row in try rows("SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization COLLATE \"C\"") {
-            let clinicId: Int64 = try directoryField(row, "clinic_id", "departments", key: "clinic_id")
-            specializations[clinicId, default: []].append(try directoryField(row, "specialization", "departments", key: "clinic_id"))
+            let clinicId: Int64 = try storedColumn(row, "clinic_id", in: "departments", key: "clinic_id")
+            specializations[clinicId, default: []].append(try storedColumn(row, "specialization", in: "departments", key: "clinic_id"))
         }
         return try rows("SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-            let id: Int64 = try directoryField(row, "id", "clinics")
-            return MapClinic(id: id, name: try directoryField(row, "name", "clinics"), lat: try directoryField(row, "lat", "clinics"),
-                             lon: try directoryField(row, "lon", "clinics"),
-                             isPediatric: try directoryField(row, "is_pediatric", "clinics"),
-                             isHospital: try directoryField(row, "is_hospital", "clinics"),
+            let id: Int64 = try storedColumn(row, "id", in: "clinics")
+            return MapClinic(id: id, name: try storedColumn(row, "name", in: "clinics"), lat: try storedColumn(row, "lat", in: "clinics"),
+                             lon: try storedColumn(row, "lon", in: "clinics"),
+                             isPediatric: try storedColumn(row, "is_pediatric", in: "clinics"),
+                             isHospital: try storedColumn(row, "is_hospital", in: "clinics"),
                              specializations: specializations[id] ?? [])
         }
     }
@@ -281,14 +281,3 @@ struct DirectoryIdArray: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(values) }
 }
 
-/// A column of a row, or `storedValueUnreadable` naming the table, the column and the row (as
-/// ClinicKit's `Row.value(_:in:)` does).
-func directoryField<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, _ table: String,
-                                                      key: String = "id") throws -> Value {
-    do {
-        return try row.decode(Value.self, forColumn: column)
-    } catch {
-        let keyValue = (try? row.decode(DatabaseValue.self, forColumn: key)).map { "\(key) \($0.description)" } ?? "?"
-        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", keyValue)
-    }
-}

@@ -11,18 +11,6 @@ import GRDB
 /// text as the partial constraints of Migrations/postgres/0001_schema.sql).
 private let remindableStatusCondition = "status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')"
 
-/// A column of a row read strictly: a value that cannot be read is a `storage_error` naming
-/// the table, the column and the row's key (never the value: it may be personal).
-private func messageColumn<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, in table: String,
-                                                            key: String = "id") throws -> Value {
-    do {
-        return try row.decode(Value.self, forColumn: column)
-    } catch {
-        let named = row.hasColumn(key) ? "\(key) \((row[key] as DatabaseValue).description)" : "?"
-        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", named)
-    }
-}
-
 /// A LIMIT's bind: SQLite reads a negative LIMIT as none, PostgreSQL refuses it; NULL is none.
 private func limitBind(_ limit: Int) -> Int? {
     limit < 0 ? nil : limit
@@ -58,15 +46,15 @@ extension PostgresTransaction {
             """, [departmentId, clientId, clinicId])
         else { return nil }
         return AppointmentMessageContext(
-            language: Language(rawValue: try messageColumn(row, "preferred_language", in: "clients")),
-            emailConfirmed: try messageColumn(row, "email_confirmed", in: "clients"),
-            clinicName: try messageColumn(row, "name", in: "clinics"),
-            address: try messageColumn(row, "address", in: "clinics"),
-            city: try messageColumn(row, "city", in: "clinics"),
-            state: try messageColumn(row, "state", in: "clinics"),
-            zip: try messageColumn(row, "zip", in: "clinics"),
-            timeZone: try messageColumn(row, "time_zone", in: "clinics"),
-            specialization: try messageColumn(row, "specialization", in: "departments") ?? "")
+            language: Language(rawValue: try storedColumn(row, "preferred_language", in: "clients")),
+            emailConfirmed: try storedColumn(row, "email_confirmed", in: "clients"),
+            clinicName: try storedColumn(row, "name", in: "clinics"),
+            address: try storedColumn(row, "address", in: "clinics"),
+            city: try storedColumn(row, "city", in: "clinics"),
+            state: try storedColumn(row, "state", in: "clinics"),
+            zip: try storedColumn(row, "zip", in: "clinics"),
+            timeZone: try storedColumn(row, "time_zone", in: "clinics"),
+            specialization: try storedColumn(row, "specialization", in: "departments") ?? "")
     }
 
     func hasConfirmedEmail(client clientId: Int64) throws -> Bool {
@@ -126,10 +114,10 @@ extension PostgresTransaction {
         let table = "email_confirmations", key = "client_id"
         return try row("SELECT client_id, code_hash, expires_at, attempts FROM email_confirmations WHERE client_id = $1",
                        [clientId]).map { row in
-            EmailConfirmation(codeHash: try messageColumn(row, "code_hash", in: table, key: key),
+            EmailConfirmation(codeHash: try storedColumn(row, "code_hash", in: table, key: key),
                               expiresAt: Date(timeIntervalSince1970: TimeInterval(
-                                  try messageColumn(row, "expires_at", in: table, key: key) as Int64)),
-                              wrongAttempts: try messageColumn(row, "attempts", in: table, key: key))
+                                  try storedColumn(row, "expires_at", in: table, key: key) as Int64)),
+                              wrongAttempts: try storedColumn(row, "attempts", in: table, key: key))
         }
     }
 
@@ -153,16 +141,16 @@ extension PostgresTransaction {
             FOR UPDATE SKIP LOCKED
             """, [now, limit])
         return try claimed.map { row in
-            let id: Int64 = try messageColumn(row, "id", in: table)
-            let attempt = (try messageColumn(row, "attempts", in: table) as Int) + 1
+            let id: Int64 = try storedColumn(row, "id", in: table)
+            let attempt = (try storedColumn(row, "attempts", in: table) as Int) + 1
             try execute("UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3",
                         [attempt, leaseUntil(attempt), id])
-            let content: ClaimedDelivery.Content = (try messageColumn(row, "purpose", in: table) as String) == "email_code"
-                ? .emailCode(sealed: try messageColumn(row, "payload", in: table))
-                : .message(try messageColumn(row, "message_id", in: table))
-            return ClaimedDelivery(id: id, clientId: try messageColumn(row, "client_id", in: table), content: content,
+            let content: ClaimedDelivery.Content = (try storedColumn(row, "purpose", in: table) as String) == "email_code"
+                ? .emailCode(sealed: try storedColumn(row, "payload", in: table))
+                : .message(try storedColumn(row, "message_id", in: table))
+            return ClaimedDelivery(id: id, clientId: try storedColumn(row, "client_id", in: table), content: content,
                                    createdAt: Date(timeIntervalSince1970: TimeInterval(
-                                       try messageColumn(row, "created_at", in: table) as Int64)),
+                                       try storedColumn(row, "created_at", in: table) as Int64)),
                                    attempt: attempt)
         }
     }

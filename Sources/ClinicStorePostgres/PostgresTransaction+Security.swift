@@ -24,18 +24,6 @@ extension PostgresTransaction {
     static let auditPageSize = 500
 }
 
-/// A column of a row read strictly (see `messageColumn`): a `storage_error` naming the table,
-/// the column and the row's key, never the value.
-private func securityColumn<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, in table: String,
-                                                             key: String = "id") throws -> Value {
-    do {
-        return try row.decode(Value.self, forColumn: column)
-    } catch {
-        let named = row.hasColumn(key) ? "\(key) \((row[key] as DatabaseValue).description)" : "?"
-        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", named)
-    }
-}
-
 private func seconds(_ value: Int64) -> Date {
     Date(timeIntervalSince1970: TimeInterval(value))
 }
@@ -46,10 +34,10 @@ extension PostgresTransaction {
     func session(tokenHash: String) throws -> SessionLookup? {
         guard let row = try row("SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = $1",
                                 [tokenHash]) else { return nil }
-        return SessionLookup(id: try securityColumn(row, "id", in: "sessions"),
-                             clientId: try securityColumn(row, "client_id", in: "sessions"),
-                             tokenHash: try securityColumn(row, "token_hash", in: "sessions"),
-                             lastUsedAt: seconds(try securityColumn(row, "last_used_at", in: "sessions")))
+        return SessionLookup(id: try storedColumn(row, "id", in: "sessions"),
+                             clientId: try storedColumn(row, "client_id", in: "sessions"),
+                             tokenHash: try storedColumn(row, "token_hash", in: "sessions"),
+                             lastUsedAt: seconds(try storedColumn(row, "last_used_at", in: "sessions")))
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
@@ -58,13 +46,13 @@ extension PostgresTransaction {
             FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
             """, [clientId, lastUsedSince]).map { row in
             let table = "sessions"
-            let name: String? = try securityColumn(row, "device_name", in: table)
-            let platform: String? = try securityColumn(row, "device_platform", in: table)
-            let version: String? = try securityColumn(row, "device_app_version", in: table)
-            return StoredSession(id: try securityColumn(row, "id", in: table), clientId: try securityColumn(row, "client_id", in: table),
-                                 tokenHash: try securityColumn(row, "token_hash", in: table),
-                                 createdAt: seconds(try securityColumn(row, "created_at", in: table)),
-                                 lastUsedAt: seconds(try securityColumn(row, "last_used_at", in: table)),
+            let name: String? = try storedColumn(row, "device_name", in: table)
+            let platform: String? = try storedColumn(row, "device_platform", in: table)
+            let version: String? = try storedColumn(row, "device_app_version", in: table)
+            return StoredSession(id: try storedColumn(row, "id", in: table), clientId: try storedColumn(row, "client_id", in: table),
+                                 tokenHash: try storedColumn(row, "token_hash", in: table),
+                                 createdAt: seconds(try storedColumn(row, "created_at", in: table)),
+                                 lastUsedAt: seconds(try storedColumn(row, "last_used_at", in: table)),
                                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
         }
     }
@@ -116,8 +104,8 @@ extension PostgresTransaction {
             throw ClinicError(.storage, .storageFailure, "login_attempts: no row returned")
         }
         let table = "login_attempts"
-        return LoginAttempts(count: try securityColumn(row, "failures", in: table, key: "login_key"),
-                             windowStart: seconds(try securityColumn(row, "first_failure_at", in: table, key: "login_key")))
+        return LoginAttempts(count: try storedColumn(row, "failures", in: table, key: "login_key"),
+                             windowStart: seconds(try storedColumn(row, "first_failure_at", in: table, key: "login_key")))
     }
 
     /// The name's row is locked first (`FOR UPDATE`), so that the count it decides on (the last
@@ -279,9 +267,9 @@ extension PostgresTransaction {
         guard let row = try row("SELECT client_id, fingerprint, status, body FROM idempotency_keys WHERE client_id = $1 AND key = $2",
                                 [clientId, key]) else { return nil }
         let table = "idempotency_keys"
-        return KeptResponse(fingerprint: try securityColumn(row, "fingerprint", in: table, key: "client_id"),
-                            status: try securityColumn(row, "status", in: table, key: "client_id"),
-                            body: try securityColumn(row, "body", in: table, key: "client_id"))
+        return KeptResponse(fingerprint: try storedColumn(row, "fingerprint", in: table, key: "client_id"),
+                            status: try storedColumn(row, "status", in: table, key: "client_id"),
+                            body: try storedColumn(row, "body", in: table, key: "client_id"))
     }
 
     func keepIdempotentResponse(ofClient clientId: Int64, key: String, _ response: KeptResponse, at: Date) throws {

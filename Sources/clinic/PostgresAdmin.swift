@@ -16,13 +16,8 @@ enum PostgresAdmin {
                                  _ body: @escaping @Sendable (PostgresStore, [Migration]) async throws -> T) throws -> T {
         let resources = try Resources.locate(environment: context.environment)
         let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
-        let environment = context.environment
-        let warnings = Warnings()
-        let result = wait {
-            var logger = Logger(label: "clinic.postgres")
-            logger.logLevel = .critical
-            let store = try await PostgresStore.open(url, environment: environment, logger: logger, maximumConnections: 2,
-                                                     warn: warnings.add)
+        let store = try open(context, url, resources: resources, connections: 2, migrate: false)
+        return try wait {
             do {
                 let value = try await body(store, migrations)
                 await store.shutdown()
@@ -31,9 +26,7 @@ enum PostgresAdmin {
                 await store.shutdown()
                 throw error
             }
-        }
-        for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) }
-        return try result.get()
+        }.get()
     }
 
     /// The store for the domain's commands and the server: opened for the whole process (its

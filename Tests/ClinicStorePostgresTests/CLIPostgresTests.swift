@@ -67,8 +67,9 @@ import Testing
         #expect(down.json?["version"] as? Int == 0 && down.json?["ran"] as? [Int] == [2, 1], "\(down.stderr)")
         let notMigrated = Self.clinic(["admin", "check", "--db", url.redacted, "--json"], in: folder, environment: server.environment)
         #expect(notMigrated.status == 6 && notMigrated.json?["ok"] as? Bool == false)
-        // Other commands: a clear refusal, and no file anywhere.
-        for arguments in [["clinics", "list"], ["init"], ["admin", "backup", folder + "/copy.sqlite"]] {
+        // A SQLite file's own operations: a clear refusal, and no file anywhere.
+        for arguments in [["admin", "backup", folder + "/copy.sqlite"], ["admin", "restore", folder + "/copy.sqlite"],
+                          ["admin", "rotate-key"]] {
             let refused = Self.clinic(arguments + ["--db", url.redacted, "--json"], in: folder, environment: server.environment)
             #expect(refused.status == 2 && refused.errorCode == "store_unsupported", "\(arguments): \(refused.stderr)")
         }
