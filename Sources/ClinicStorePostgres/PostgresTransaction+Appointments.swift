@@ -146,18 +146,28 @@ extension PostgresTransaction {
 
     // MARK: Writes
 
+    /// A refused insert leaves the transaction usable, as on SQLite: `ON CONFLICT DO NOTHING`
+    /// takes the exclusion constraints as arbiters (waiting, as any insert does, for a
+    /// transaction that holds a conflicting row, then seeing whether it committed), and when no
+    /// row was written the transaction asks which slot is held.
     func insertAppointment(_ appointment: Appointment) throws -> Appointment {
         var appointment = appointment
-        let id = try refusingPostgresDoubleBooking {
-            try value(Int64.self, """
-                INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
-                                          notes, created_at, updated_at, visit_type_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
-                """, [appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
-                      appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
-                      appointment.updatedAt, appointment.visitTypeId])
+        let id = try value(Int64.self, """
+            INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
+                                      notes, created_at, updated_at, visit_type_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, [appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
+                  appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
+                  appointment.updatedAt, appointment.visitTypeId])
+        guard let id else {
+            let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
+            if try doctorIsBooked(appointment.doctorId, overlapping: span, except: nil) { throw ClinicError(.slotTaken, .slotTaken) }
+            if let client = appointment.clientId, try activeAppointment(ofClient: client, overlapping: span, except: nil) != nil {
+                throw ClinicError(.overlappingAppointment, .overlappingUnknown)
+            }
+            throw ClinicError(.storage, .storageFailure, "an appointment was neither stored nor refused by a held slot")
         }
-        guard let id else { throw ClinicError(.internalError, .storageFailure, "an appointment stored without an id") }
         appointment.id = id
         return appointment
     }
@@ -165,9 +175,12 @@ extension PostgresTransaction {
     func updateAppointment(_ appointment: Appointment) throws {
         // As GRDB's `update` on SQLite: every column, but the visit type only when the
         // appointment has one (Appointment.encode leaves it out otherwise); a row that is gone
-        // is an error.
-        let changed = try refusingPostgresDoubleBooking {
-            try execute("""
+        // is an error. In a savepoint (UPDATE has no ON CONFLICT): a refusal by the exclusion
+        // constraints is rolled back to it, and the transaction stays usable.
+        try execute("SAVEPOINT appointment_change")
+        let changed: Int
+        do {
+            changed = try execute("""
                 UPDATE appointments SET client_id = $2, clinic_id = $3, department_id = $4, doctor_id = $5, doctor_name = $6,
                     starts_at = $7, ends_at = $8, status = $9, notes = $10, created_at = $11, updated_at = $12,
                     visit_type_id = COALESCE($13, visit_type_id)
@@ -175,21 +188,14 @@ extension PostgresTransaction {
                 """, [appointment.id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId,
                       appointment.doctorName, appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes,
                       appointment.createdAt, appointment.updatedAt, appointment.visitTypeId])
+        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
+            try execute("ROLLBACK TO SAVEPOINT appointment_change")
+            try execute("RELEASE SAVEPOINT appointment_change")
+            throw PostgresErrorMapping.clinicError(error)
         }
+        try execute("RELEASE SAVEPOINT appointment_change")
         if changed == 0 {
             throw ClinicError(.storage, .storageFailure, "appointments row \(appointment.id.map(String.init) ?? "without an id") not found")
-        }
-    }
-
-    /// The exclusion constraints (appointments_doctor_no_overlap, appointments_client_no_overlap)
-    /// are the last word on a lost race: their violation (23P01) is turned into the domain's
-    /// error here (`slot_taken`, `overlapping_appointment`), as SQLite's store throws it from the
-    /// operation itself. The transaction is aborted by then: the caller can only let it go.
-    private func refusingPostgresDoubleBooking<T>(_ change: () throws -> T) throws -> T {
-        do {
-            return try change()
-        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
-            throw PostgresErrorMapping.clinicError(error)
         }
     }
 

@@ -28,11 +28,11 @@ import Testing
         #expect(first.doctorName == doctors[0].name)
         let second = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         #expect(second.doctorId == doctors[1].id, "the first doctor is taken, the second is free")
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.slotTaken) {
             _ = try system.appointments.createAppointment(clientId: cleo.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         // The same instant given in UTC is the same slot.
         #expect(expectError(.slotTaken) {
             _ = try system.appointments.createAppointment(clientId: cleo.id ?? 0, departmentId: therapy.id ?? 0,
@@ -64,7 +64,7 @@ import Testing
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy").id ?? 0
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         for text in ["2026-11-23 09:30", "2026-11-23 07:40", "2026-11-23 12:00", "2026-11-23 16:50",
                      "2026-11-28 10:00", "2026-11-23T09:20:30-08:00", "2026-11-23T09:20:00.5-08:00"] {
             let error = expectError(.slotUnavailable) {
@@ -82,7 +82,7 @@ import Testing
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: monday0920,
                                                           notes: String(repeating: "x", count: 1001))
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         // 16:40 is the last slot of the afternoon, 08:00 the first of the morning.
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 16:40"))
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 08:00"))
@@ -94,8 +94,10 @@ import Testing
         let cardiology = try department(system, "LA1", "cardiology").id ?? 0 // one doctor
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: monday0920)
         // The clinic changes to 30-minute slots from 09:00: 09:30-10:00 overlaps 09:20-09:40.
-        try system.sqliteFile.write { db in
-            try db.execute(sql: "UPDATE working_hours SET start_minute = 540, slot_minutes = 30 WHERE start_minute = 480")
+        try changeWorkingHours(system) { hours in
+            hours.startMinute == 480
+                ? DoctorSchedule.Interval(startMinute: 540, endMinute: hours.endMinute, slotMinutes: 30)
+                : DoctorSchedule.Interval(startMinute: hours.startMinute, endMinute: hours.endMinute, slotMinutes: hours.slotMinutes)
         }
         #expect(expectError(.slotTaken) {
             _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: cardiology, at: local("2026-11-23 09:30"))
@@ -122,14 +124,14 @@ import Testing
         let blocker = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: cardiology,
                                                                 at: local("2026-11-23 10:00"))
         // Into a taken slot: refused, and the original stays where it was.
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.slotTaken) {
             _ = try system.appointments.rescheduleAppointment(original.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-23 10:00"))
         } != nil)
         #expect(expectError(.slotUnavailable) {
             _ = try system.appointments.rescheduleAppointment(original.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-23 10:05"))
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         let moved = try system.appointments.rescheduleAppointment(original.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-23 10:20"))
         #expect(moved.id == original.id)
         #expect(moved.startsAt == utc("2026-11-23T18:20:00Z"))
@@ -160,14 +162,14 @@ import Testing
         let anna = try register(system, "anna"), mallory = try register(system, "mallory")
         let booked = try system.appointments.createAppointment(
             clientId: anna.id ?? 0, departmentId: try department(system, "LA1", "therapy").id ?? 0, at: monday0920)
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         let id = booked.id ?? 0, other = mallory.id ?? 0
         #expect(expectError(.forbidden) { _ = try system.appointments.getAppointmentById(id, clientId: other) } != nil)
         #expect(expectError(.forbidden) { _ = try system.appointments.cancelAppointment(id, clientId: other) } != nil)
         #expect(expectError(.forbidden) { _ = try system.appointments.rescheduleAppointment(id, clientId: other, to: local("2026-11-23 10:20")) } != nil)
         #expect(expectError(.notFound) { _ = try system.appointments.cancelAppointment(99_999, clientId: other) } != nil)
         #expect(try system.appointments.getAppointmentsByClientId(other, scope: .all).isEmpty)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func listsSplitUpcomingAndPast() throws {

@@ -6,7 +6,7 @@ import Testing
 /// The audit key (issue 23, item 5): a trail from before audit keys still verifies and is
 /// keyed from its next row on; a trail rewritten without the key, or stripped of its key
 /// marker, is neither adopted nor called sound.
-@Suite struct AuditKeyTests {
+@Suite(.sqliteOnly) struct AuditKeyTests {
     /// Two rows as the program before audit keys wrote them: plain SHA-256, the head in `audit_head`.
     func legacyTrail() throws -> ClinicSystem {
         let system = try makeSystem()
@@ -101,10 +101,10 @@ import Testing
         try addException(system, day: 2)
         try rechain(system, row: 1, from: 1, stripMarker: true)
         #expect(try system.sqliteFile.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         let refused = expectError(.keyError) { try addException(system, day: 3) }
         #expect(refused?.key == .auditKeyMismatch, "\(String(describing: refused))")
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func theExportNamesTheUnreadableRows() throws {

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-@Suite struct BackupTests {
+@Suite(.sqliteOnly) struct BackupTests {
     final class Folder {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("backup-\(UUID().uuidString)")
         init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
@@ -62,7 +62,7 @@ import Testing
         let system = try fileSystem(folder)
         try system.sqliteFile.backup(to: folder.path("good.sqlite"))
         _ = try register(system, "anna") // after the backup
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
 
         try "not a database at all".write(toFile: folder.path("garbage.sqlite"), atomically: true, encoding: .utf8)
         #expect(expectError(.invalidInput) { try system.sqliteFile.restore(from: folder.path("garbage.sqlite"), keepingAside: folder.path("a1")) }?.key == .backupDamaged)
@@ -77,7 +77,7 @@ import Testing
         try newer.close()
         #expect(expectError(.databaseTooNew) { try system.sqliteFile.restore(from: folder.path("newer.sqlite"), keepingAside: folder.path("a3")) } != nil)
         #expect(expectError(.invalidInput) { try system.sqliteFile.restore(from: folder.path("missing.sqlite"), keepingAside: folder.path("a4")) } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before, "refused restores change nothing")
+        #expect(try fingerprint(system) == before, "refused restores change nothing")
         #expect(!FileManager.default.fileExists(atPath: folder.path("a1")))
 
         try system.sqliteFile.restore(from: folder.path("good.sqlite"), keepingAside: folder.path("aside.sqlite"))

@@ -20,7 +20,7 @@ import Testing
     @Test func everyBadFieldIsRefusedWithItsCodeAndNothingIsStored() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         func attempt(_ change: (inout RegistrationRequest) -> Void) -> ClinicError? {
             var request = RegistrationRequest(login: "bob", password: "correct-horse-42", name: "Bob", surname: "Lee",
                                               street: "Main Street", house: "1", city: "Los Angeles", acceptedPrivacy: true)
@@ -40,7 +40,7 @@ import Testing
         #expect(attempt { $0.street = "  " }?.key == .fieldEmpty)
         #expect(attempt { $0.city = "Atlantis" }?.key == .cityUnknown)
         #expect(attempt { $0.clinicId = 999 }?.code == .notFound)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func accentsAndCyrillicWork() throws {
@@ -59,7 +59,7 @@ import Testing
             login: "privy", password: "correct-horse-42", name: "Pat", surname: "Smith", street: "Secret Lane",
             house: "7", city: "Los Angeles", acceptedPrivacy: true))
         #expect(client.lat != nil && client.lon != nil)
-        let cached = try system.sqliteFile.read { try String.fetchAll($0, sql: "SELECT query FROM geocode_cache") }
+        let cached = try storedRows(system, "SELECT query FROM geocode_cache").compactMap { $0["query"] as String? }
         #expect(cached == ["los angeles"], "no street or house in the cache: \(cached)")
         #expect(expectError(.invalidInput) {
             _ = try system.clients.registerUser(RegistrationRequest(
@@ -118,7 +118,10 @@ import Testing
 
     @Test func demoDataIsDeterministic() throws {
         let names = { (system: ClinicSystem) in
-            try system.sqliteFile.read { try String.fetchAll($0, sql: "SELECT name FROM doctors ORDER BY id") }
+            try system.database.reading { tx in
+                try tx.allClinics().flatMap { try tx.departments(ofClinic: $0.id ?? 0) }
+                    .flatMap { try tx.activeDoctors(inDepartment: $0.id ?? 0) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map(\.name)
+            }
         }
         #expect(try names(makeSystem()) == names(makeSystem()))
         #expect(DemoDirectory.doctorName(seed: "0005793230/therapy/0") == DemoDirectory.doctorName(seed: "0005793230/therapy/0"))
@@ -153,7 +156,7 @@ import Testing
 
     @Test func badRowsAreReportedByLineAndNothingIsImported() throws {
         let system = try makeSystem()
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         var data = Data((Self.header + "N1,Good,Reno,NV,39.5,-119.8,0\nN2,,Reno,NV,39.5,-119.8,0\nN3,Far,Reno,NV,95,-119.8,0\n"
                          + "N4,Text,Reno,NV,north,-119.8,0\nN1,Again,Reno,NV,39.5,-119.8,0\nN5,Short,Reno\nN6,Flag,Reno,NV,1,1,maybe\n").utf8)
         data += Data([0x4E, 0x37, 0x2C, 0xC3, 0x28, 0x2C, 0x52, 0x2C, 0x4E, 0x56, 0x2C, 0x31, 0x2C, 0x31, 0x2C, 0x30, 0x0A])
@@ -161,7 +164,7 @@ import Testing
         #expect(error?.problems.map(\.line) == [3, 4, 5, 6, 7, 8, 9])
         #expect(error?.problems.map(\.key) == [.importEmptyName, .importBadCoordinates, .importBadCoordinates,
                                                .importDuplicateId, .importColumnCount, .importBadFlag, .importInvalidUTF8])
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
 
         let report = try system.clinics.importClinics(data, skipInvalid: true)
         #expect(report.inserted == 1)

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-/// The directory area of the storage seam (issue #25), on the SQLite store: the contract of
+/// The directory area of the storage seam (issue #25), on either store: the contract of
 /// the directory's version, and the import's work written through the named operations.
 @Suite struct DirectorySeamTests {
     final class Folder {
@@ -18,8 +18,8 @@ import Testing
     @Test func theVersionMovesWithEveryChangeOfAClinicRowInItsOwnTransaction() throws {
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1")
-        var seen: [Int64] = [try system.sqliteFile.reading { tx in try tx.directoryVersion() }]
-        try system.sqliteFile.writing { tx in
+        var seen: [Int64] = [try system.database.reading { tx in try tx.directoryVersion() }]
+        try system.database.writing { tx in
             var moved = la1
             moved.name = "Renamed"
             try tx.updateClinic(moved)
@@ -38,28 +38,25 @@ import Testing
         }
         #expect(seen[1] != seen[0] && seen[2] != seen[1] && seen[3] != seen[2], "\(seen)")
         #expect(seen[4] == seen[3], "a department is not a clinic row: \(seen)")
-        #expect(try system.sqliteFile.reading { tx in try tx.directoryVersion() } == seen[4])
+        #expect(try system.database.reading { tx in try tx.directoryVersion() } == seen[4])
 
         // A refused write changes nothing, the version included.
         #expect(throws: (any Error).self) {
-            try system.sqliteFile.writing { tx in
+            try system.database.writing { tx in
                 try tx.setTimeZone(ofClinic: la1.id ?? 0, to: "Europe/Paris")
                 throw ClinicError(.invalidInput, .importRejected, "0")
             }
         }
-        #expect(try system.sqliteFile.reading { tx in try tx.directoryVersion() } == seen[4])
+        #expect(try system.database.reading { tx in try tx.directoryVersion() } == seen[4])
     }
 
-    /// Two systems on one database file, as two servers (or a server and `clinic admin
-    /// import-clinics`): a clinic the second one imports is found by the first one's next
-    /// nearest search, without a restart, because the first reads the version.
+    /// Two systems on one database (a SQLite file, or a PostgreSQL database), as two servers
+    /// (or a server and `clinic admin import-clinics`): a clinic the second one imports is found
+    /// by the first one's next nearest search, without a restart, because the first reads the
+    /// version.
     @Test func aDirectoryImportedByAnotherProcessIsSearchedAtOnce() throws {
         let folder = try Folder()
-        func open() throws -> ClinicSystem {
-            ClinicSystem(database: try DatabaseManager.open(path: folder.path("shared.sqlite"), migrations: projectMigrations),
-                         resources: nil, hasher: fastHasher, now: { testNow })
-        }
-        let server = try open(), importer = try open()
+        let (server, importer) = try twoSystemsOnOneStore(sqliteFile: folder.path("shared.sqlite"))
         _ = try importer.importDirectory(Data("""
             external_id,name,city,state,lat,lon,category
             LA1,Adventist,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE
@@ -103,15 +100,15 @@ import Testing
                 #expect(doctor.name == DemoDirectory.doctorName(seed: seed))
             }
         }
-        let before = try fingerprint(system.sqliteFile)
-        #expect(try system.sqliteFile.writing { tx in try DemoDirectory.fill(tx) } == 0)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        let before = try fingerprint(system)
+        #expect(try system.database.writing { tx in try DemoDirectory.fill(tx) } == 0)
+        #expect(try fingerprint(system) == before)
     }
 
     /// An import matches its rows by external id reading only the id and the zone of the
     /// clinics there: a clinic whose stored latitude cannot be read is rewritten by the import,
     /// not refused by it.
-    @Test func anImportRewritesAClinicWhosePointCannotBeRead() throws {
+    @Test(.sqliteOnly) func anImportRewritesAClinicWhosePointCannotBeRead() throws {
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1")
         try system.sqliteFile.write { db in

@@ -69,7 +69,7 @@ import Testing
         let results = try batchAfterAHeldOne(committer, writes)
         #expect(reports.sizes == [1, writes.count], "the held write alone, then everything that queued meanwhile")
         let successes = results.filter { if case .success = $0 { return true } else { return false } }.count
-        let booked = try system.sqliteFile.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM appointments") ?? 0 }
+        let booked = try storedInt(system, "SELECT count(*) FROM appointments") ?? 0
         #expect(booked == successes, "exactly the answered writes are kept")
         #expect(successes >= 8)
         if onlyDoctor {
@@ -86,7 +86,7 @@ import Testing
         defer { committer.drain() }
         let therapy = try department(system, "LA1", "therapy")
         let patients = try (0..<3).map { try register(system, "patient\($0)") }
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         var writes: [@Sendable () throws -> Any] = patients.enumerated().map { index, patient in
             { try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: therapy.id ?? 0,
                                                         at: self.monday(20 * index)) }
@@ -97,7 +97,7 @@ import Testing
             guard case .failure(let error as ClinicError) = result else { Issue.record("a member was answered as done"); continue }
             #expect(error.code == .storage)
         }
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         #expect(reports.reports.last?.committed == false)
         #expect(reports.reports.last?.failed == writes.count)
     }

@@ -65,7 +65,7 @@ import Testing
         _ = try register(system, "anna")
         for _ in 0..<4 { _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") } }
         _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 4)
+        #expect(try storedInt(system, "SELECT failures FROM login_attempts") == 4)
         _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
         #expect(expectError(.accountLocked) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") } != nil)
     }
@@ -73,11 +73,11 @@ import Testing
     /// A success whose window ended meanwhile gives back nothing of the next window's.
     @Test func aReleaseTouchesOnlyItsOwnWindow() throws {
         let system = try makeSystem()
-        try system.sqliteFile.write { db in
-            try db.execute(sql: "INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ('anna', 1, 2000)")
-            try ClientController.releaseAttempt(db, "anna", window: 1000)
+        try system.database.writing { tx in
+            _ = try tx.countLoginAttempt(loginKey: "anna", at: Date(seconds: 2000)) // 1 failure, the window from 2000
+            try ClientController.releaseAttempt(tx, "anna", window: 1000)
         }
-        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT failures FROM login_attempts") } == 1)
+        #expect(try storedInt(system, "SELECT failures FROM login_attempts") == 1)
     }
 
     // MARK: 2. Deleted accounts
@@ -93,15 +93,14 @@ import Testing
         clock.advance(2 * 86_400) // the first one has started now
         try system.clients.deleteAccount(clientId: anna.id ?? 0, password: "correct-horse-42")
 
-        try system.sqliteFile.read { db in
-            let statuses = try Row.fetchAll(db, sql: "SELECT id, status, client_id FROM appointments ORDER BY id")
-            #expect(statuses.map { $0["status"] as String } == ["scheduled", "cancelled"], "past kept, future cancelled")
-            #expect(statuses.allSatisfy { ($0["client_id"] as Int64?) == nil })
-            let event = try Row.fetchOne(db, sql: "SELECT event, actor, reason FROM appointment_events WHERE appointment_id = ? ORDER BY id DESC",
-                                         arguments: [future.id])
-            let what: String? = event?["event"], who: String? = event?["actor"], why: String? = event?["reason"]
+        try system.database.reading { tx in
+            let statuses = try [past.id ?? 0, future.id ?? 0].compactMap { try tx.appointment(id: $0) }
+            #expect(statuses.map(\.status.rawValue) == ["scheduled", "cancelled"], "past kept, future cancelled")
+            #expect(statuses.allSatisfy { $0.clientId == nil })
+            let event = try tx.appointmentEvents(of: [future.id ?? 0]).last
+            let what: String? = event?.event, who: String? = event?.actor, why: String? = event?.reason
             #expect(what == "cancelled" && who == "patient" && why == "account deleted")
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM appointment_events WHERE appointment_id = ?", arguments: [past.id]) == 1)
+            #expect(try tx.appointmentEvents(of: [past.id ?? 0]).count == 1)
         }
         // The slot is free again: another patient books it.
         let bob = try register(system, "bob")
@@ -121,7 +120,7 @@ import Testing
         return path
     }
 
-    @Test func restoreRefusesAndCheckNamesABrokenSchema() throws {
+    @Test(.sqliteOnly) func restoreRefusesAndCheckNamesABrokenSchema() throws {
         let folder = try Folder()
         let system = try fileSystem(folder)
         #expect(try system.sqliteFile.check().isSound)
@@ -133,7 +132,7 @@ import Testing
             ("dropped-index.sqlite", "DROP INDEX appointment_events_appointment",
              "missing index appointment_events_appointment on appointment_events"),
         ]
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         for (name, sql, difference) in cases {
             let path = try damagedBackup(folder, system, name, sql)
             let refused = expectError(.invalidInput) { try system.sqliteFile.restore(from: path, keepingAside: folder.path(name + ".aside")) }
@@ -145,14 +144,14 @@ import Testing
             #expect(!report.isSound && report.schema.first == difference, "\(name): \(report.schema)")
             #expect(report.integrity == ["ok"], "the file itself is sound")
         }
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     // MARK: 4. A damaged live database
 
     /// Random bytes over a table no command reads at start: the database opens, backup blames
     /// the live database and leaves nothing; check reports instead of failing.
-    @Test func aDamagedLiveDatabaseIsNamedAndLeavesNoBackup() throws {
+    @Test(.sqliteOnly) func aDamagedLiveDatabaseIsNamedAndLeavesNoBackup() throws {
         let folder = try Folder()
         let live = folder.path("live.sqlite")
         do {
@@ -181,7 +180,7 @@ import Testing
         #expect(!damaged.check().isSound)
     }
 
-    @Test func checkReportsAFileThatIsNoDatabaseAtAll() throws {
+    @Test(.sqliteOnly) func checkReportsAFileThatIsNoDatabaseAtAll() throws {
         let folder = try Folder()
         let path = folder.path("garbage.sqlite")
         try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: path))
@@ -192,7 +191,7 @@ import Testing
 
     // MARK: 5. File modes
 
-    @Test func aPreExistingDatabaseFileIsMadePrivate() throws {
+    @Test(.sqliteOnly) func aPreExistingDatabaseFileIsMadePrivate() throws {
         let folder = try Folder()
         let path = folder.path("live.sqlite")
         #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
@@ -206,7 +205,7 @@ import Testing
     }
 
     /// A database path that is a link to no file yet: the file SQLite makes there is private.
-    @Test func aDatabaseMadeThroughALinkIsPrivate() throws {
+    @Test(.sqliteOnly) func aDatabaseMadeThroughALinkIsPrivate() throws {
         let folder = try Folder()
         try FileManager.default.createSymbolicLink(atPath: folder.path("link.sqlite"), withDestinationPath: folder.path("real.sqlite"))
         let database = try DatabaseManager.open(path: folder.path("link.sqlite"), migrations: projectMigrations)
@@ -287,9 +286,7 @@ import Testing
         }
         #expect(status == ARGON2_OK.rawValue)
         let legacy = String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        try system.sqliteFile.write { db in
-            try db.execute(sql: "UPDATE clients SET password_hash = ? WHERE id = ?", arguments: [legacy, anna.id])
-        }
+        try system.database.writing { tx in try tx.setPasswordHash(legacy, ofClient: anna.id ?? 0) }
         #expect(fastHasher.match(decomposed, against: legacy) == .raw)
         _ = try system.clients.logIn(login: "anna", password: decomposed)
         let rehashed = try system.clients.getUserById(anna.id ?? 0).passwordHash

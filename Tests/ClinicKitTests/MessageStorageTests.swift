@@ -3,11 +3,12 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-/// The message area's storage operations (issue #25's seam), on SQLite: the contract of the
-/// outbox's claim, and the inbox written through a bare `Database` (the forwarding overloads).
+/// The message area's storage operations (issue #25's seam), on either store: the contract of
+/// the outbox's claim; and, on SQLite, the inbox written through a bare `Database` (the
+/// forwarding overloads).
 @Suite struct MessageStorageTests {
-    func deliveryRow(_ system: ClinicSystem, _ id: Int64) throws -> Row? {
-        try system.sqliteFile.read { db in try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE id = ?", arguments: [id]) }
+    func deliveryRow(_ system: ClinicSystem, _ id: Int64) throws -> StoredRow? {
+        try storedRows(system, "SELECT state, attempts, reply, last_error FROM deliveries WHERE id = \(id)").first
     }
 
     @Test func aClaimHoldsItsRowsUntilTheLeaseEnds() throws {
@@ -15,17 +16,17 @@ import Testing
         let anna = try register(system, "anna")
         let clientId = try #require(anna.id)
         let start = testNow
-        let ids = try system.sqliteFile.writing { tx in
+        let ids = try system.database.writing { tx in
             try (0..<3).map { _ in try tx.enqueueEmailCodeDelivery(toClient: clientId, at: start) }
         }
         func claim(_ claimant: String, limit: Int, at now: Date) throws -> [ClaimedDelivery] {
-            try system.sqliteFile.writing { tx in
+            try system.database.writing { tx in
                 try tx.claimDeliveries(limit: limit, now: now, claimant: claimant, leaseUntil: { attempt in
                     now.addingTimeInterval(60 * Double(attempt))
                 })
             }
         }
-        #expect(try system.sqliteFile.reading { tx in try tx.hasDueDeliveries(at: start) })
+        #expect(try system.database.reading { tx in try tx.hasDueDeliveries(at: start) })
         #expect(try claim("a", limit: 0, at: start).isEmpty)
         let first = try claim("a", limit: 2, at: start)
         #expect(first.map(\.id) == Array(ids.prefix(2)) && first.allSatisfy { $0.attempt == 1 && $0.clientId == clientId })
@@ -33,9 +34,9 @@ import Testing
         // Another claimant gets only what is left; then nothing until the leases end.
         #expect(try claim("b", limit: 5, at: start).map(\.id) == [ids[2]])
         #expect(try claim("b", limit: 5, at: start.addingTimeInterval(59)).isEmpty)
-        #expect(try system.sqliteFile.reading { tx in try tx.hasDueDeliveries(at: start.addingTimeInterval(59)) } == false)
+        #expect(try system.database.reading { tx in try tx.hasDueDeliveries(at: start.addingTimeInterval(59)) } == false)
         // Completed, failed and given up, dropped: out of every claim for good.
-        try system.sqliteFile.writing { tx in
+        try system.database.writing { tx in
             try tx.completeDelivery(ids[0], sentAt: start.addingTimeInterval(10), reply: "250 ok")
             try tx.failDelivery(ids[1], error: "451 try later", givingUp: false)
             try tx.failDelivery(ids[2], error: "550 no", givingUp: true)
@@ -46,7 +47,7 @@ import Testing
         #expect(failed["state"] as String? == "failed" && failed["last_error"] as String? == "550 no")
         let sent = try #require(try deliveryRow(system, ids[0]))
         #expect(sent["state"] as String? == "sent" && sent["reply"] as String? == "250 ok" && sent["attempts"] as Int? == 1)
-        try system.sqliteFile.writing { tx in try tx.dropDelivery(ids[1]) }
+        try system.database.writing { tx in try tx.dropDelivery(ids[1]) }
         #expect(try claim("c", limit: 5, at: start.addingTimeInterval(86_400)).isEmpty)
     }
 
@@ -54,24 +55,24 @@ import Testing
         let system = try makeSystem()
         let clientId = try #require(try register(system, "anna").id)
         let start = testNow
-        let (old, young) = try system.sqliteFile.writing { tx in
+        let (old, young) = try system.database.writing { tx in
             (try tx.enqueueEmailCodeDelivery(toClient: clientId, at: start),
              try tx.enqueueEmailCodeDelivery(toClient: clientId, at: start.addingTimeInterval(3600)))
         }
         let later = start.addingTimeInterval(86_400)
-        #expect(try system.sqliteFile.writing { tx in try tx.giveUpDeliveries(dueAt: later, writtenNoLaterThan: start) } == 1)
+        #expect(try system.database.writing { tx in try tx.giveUpDeliveries(dueAt: later, writtenNoLaterThan: start) } == 1)
         #expect(try deliveryRow(system, old)?["state"] as String? == "failed")
         #expect(try deliveryRow(system, young)?["state"] as String? == "pending")
         // Not due (claimed under a lease), not given up.
-        _ = try system.sqliteFile.writing { tx in
+        _ = try system.database.writing { tx in
             try tx.claimDeliveries(limit: 1, now: later, claimant: "a", leaseUntil: { _ in later.addingTimeInterval(60) })
         }
-        #expect(try system.sqliteFile.writing { tx in
+        #expect(try system.database.writing { tx in
             try tx.giveUpDeliveries(dueAt: later, writtenNoLaterThan: later)
         } == 0)
     }
 
-    @Test func theForwardingOverloadsWriteAsTheSeamDoes() throws {
+    @Test(.sqliteOnly) func theForwardingOverloadsWriteAsTheSeamDoes() throws {
         let system = try makeSystem()
         // Anna has a confirmed address (her messages are e-mailed too), Ben none.
         let anna = try MessagingTests().confirmedPatient(system, "anna", RecordingMailer())

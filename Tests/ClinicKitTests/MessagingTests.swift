@@ -62,12 +62,12 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let ben = try register(system, "ben")
         _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920,
                                                       doctorId: booked.doctorId)
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.slotTaken) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920,
                                                           doctorId: booked.doctorId)
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func theClinicsCancellationsCarryTheReason() throws {
@@ -97,11 +97,11 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let admin = try system.staff.addStaff(StaffInput(login: "admin", name: "Sam", surname: "Lee", role: .clinicAdmin,
                                                          clinicId: booked.clinicId, doctorId: nil, password: "staff-passphrase-77"))
         // Refused without force: nothing changes, no message.
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.hoursConflict) {
             _ = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [])
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         let cancelled = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [], force: true)
         #expect(cancelled.map(\.id) == [booked.id])
         let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
@@ -114,9 +114,9 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let therapy = try department(system, "LA1", "therapy")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let la1 = try clinic(system, "LA1").id ?? 0
-        try system.sqliteFile.write { db in
-            try db.execute(sql: "UPDATE clinics SET time_zone = 'America/Denver' WHERE external_id = 'LA1'")
-            try DatabaseManager.recordZoneChange(db, clinicId: la1, from: "America/Los_Angeles",
+        try system.database.writing { tx in
+            try tx.setTimeZone(ofClinic: la1, to: "America/Denver")
+            try DatabaseManager.recordZoneChange(tx, clinicId: la1, from: "America/Los_Angeles",
                                                  to: "America/Denver", at: testNow)
         }
         let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
@@ -205,7 +205,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try system.staff.message(desk, day: monday.adding(days: 1), text: "Nobody") == 0)
         #expect(try system.staff.message(other, day: monday, text: "Not our patients") == 0)
         #expect(try system.staff.message(desk, patientLogin: "ANNA", text: "Bring your insurance card") == 1)
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         // Cleo has no appointment at the clinic: its staff cannot reach her; nor a doctor anyone.
         #expect(expectError(.notFound) { _ = try system.staff.message(desk, patientLogin: "cleo", text: "Hello") } != nil)
         #expect(expectError(.notFound) { _ = try system.staff.message(other, patientLogin: "anna", text: "Hello") } != nil)
@@ -217,7 +217,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         } != nil)
         #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", day: monday, text: "Both") } != nil)
         #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, text: "Neither") } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         #expect(try kinds(system, anna) == [.booked, .clinic, .clinic])
         #expect(try kinds(system, cleo) == [])
         let latest = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
@@ -243,8 +243,8 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let code = String(try #require(decodedParts(codeMail.text).first?.split(separator: "\r\n").first?.suffix(6)))
         #expect(code.count == 6 && code.allSatisfy(\.isNumber))
         // The address is stored sealed, like the rest of the profile.
-        let stored = try system.sqliteFile.read { db in try Row.fetchOne(db, sql: "SELECT * FROM clients WHERE id = ?", arguments: [id]) }
-        #expect(try #require(stored).description.contains("anna@example.org") == false)
+        let stored = try system.database.reading { tx in try tx.storedClient(id: id) }
+        #expect(String(describing: try #require(stored)).contains("anna@example.org") == false)
         let wrong = code == "000000" ? "111111" : "000000"
         #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: wrong) } != nil)
         let status = try system.clients.confirmEmail(clientId: id, code: code)
@@ -307,7 +307,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let parts = decodedParts(mail)
         #expect(parts.count == 2)
         #expect(parts[1].contains("UID:" + ICalendar.uid(booked)) && parts[1].contains("DTSTART;TZID=America/Los_Angeles:20261123T092000"))
-        let row = try system.sqliteFile.read { db in try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE purpose = 'message'") }
+        let row = try storedRows(system, "SELECT state, attempts, reply, last_error FROM deliveries WHERE purpose = 'message'").first
         let state: String? = row?["state"], attempts: Int? = row?["attempts"], reply: String? = row?["reply"]
         #expect(state == "sent" && attempts == 3 && reply == "250")
     }
@@ -326,7 +326,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
             clock.advance(3600)
         }
         #expect(failed == 1)
-        let row = try system.sqliteFile.read { db in try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE purpose = 'message'") }
+        let row = try storedRows(system, "SELECT state, attempts, reply, last_error FROM deliveries WHERE purpose = 'message'").first
         let state: String? = row?["state"], error: String? = row?["last_error"]
         #expect(state == "failed" && error?.contains("451 try later") == true)
     }
@@ -406,7 +406,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
         #expect(feed.contains("UID:" + ICalendar.uid(a)) && feed.contains("STATUS:CANCELLED"))
         // Only its hash can be looked up; the token itself is sealed.
-        #expect(try fingerprint(system.sqliteFile).contains(token) == false)
+        #expect(try fingerprint(system).contains(token) == false)
         let rotated = try system.clients.calendarToken(clientId: anna.id ?? 0, rotate: true)
         #expect(rotated != token)
         #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: token) } != nil)

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-@Suite struct MigrationTests {
+@Suite(.sqliteOnly) struct MigrationTests {
     /// A folder of migration files for one test.
     final class Folder {
         let url: URL
@@ -133,7 +133,7 @@ import Testing
     }
 }
 
-@Suite struct DurabilityTests {
+@Suite(.sqliteOnly) struct DurabilityTests {
     @Test func filesAreWALWithFullSynchronousCommits() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -150,7 +150,7 @@ import Testing
     }
 }
 
-@Suite struct ProjectMigrationRoundTrips {
+@Suite(.sqliteOnly) struct ProjectMigrationRoundTrips {
     /// Down to each version and up again: what the migrations at or below it own survives.
     @Test(arguments: [3, 2, 1])
     func dataOwnedByOtherMigrationsSurvivesADownAndUp(target: Int) throws {

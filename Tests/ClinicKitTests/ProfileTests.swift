@@ -14,13 +14,13 @@ import Testing
         #expect(updated.surname == "Ivanova" && updated.street == "Oak Street" && updated.city == "Минск" && updated.language == .ru)
         #expect(abs((updated.lat ?? 0) - 53.9) < 0.1, "the new city was looked up")
         #expect(try system.clients.getUserById(anna.id ?? 0) == updated)
-        let raw = try system.sqliteFile.read { try Row.fetchOne($0, sql: "SELECT surname, street FROM clients") }
-        #expect((raw?["surname"] as String?) == "" && (raw?["street"] as String?) == "", "still sealed")
-        let before = try fingerprint(system.sqliteFile)
+        let raw = try system.database.reading { tx in try tx.storedClient(id: anna.id ?? 0)?.client }
+        #expect(raw?.surname == "" && raw?.street == "", "still sealed")
+        let before = try fingerprint(system)
         #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(name: "R2D2")) } != nil)
         #expect(expectError(.invalidInput) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(city: "Qwertyville")) }?.key == .cityUnknown)
         #expect(expectError(.notFound) { _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(clinicId: 99_999)) } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func changingThePasswordNeedsTheOldOneAndEndsOtherSessions() throws {
@@ -67,21 +67,16 @@ import Testing
         try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "correct-horse-42")
 
         let secrets = ["zedlogin", "Zebulon", "Quaxley", "Wisteria", "4242", "cough"]
-        try system.sqliteFile.read { db in
-            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
-                    for (column, value) in row {
-                        let text = String(describing: value)
-                        for secret in secrets where text.localizedCaseInsensitiveContains(secret) {
-                            Issue.record("\(table).\(column) still holds \(secret)")
-                        }
-                    }
+        for (table, rows) in try storedTables(system) {
+            for row in rows {
+                for secret in secrets where row.localizedCaseInsensitiveContains(secret) {
+                    Issue.record("\(table) still holds \(secret): \(row)")
                 }
             }
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") == 0)
-            let kept = try Row.fetchOne(db, sql: "SELECT client_id, notes, status FROM appointments WHERE id = ?", arguments: [booked.id])
-            #expect(kept != nil && (kept?["client_id"] as Int64?) == nil && (kept?["notes"] as String?) == "", "kept for the clinic, anonymous")
         }
+        #expect(try storedInt(system, "SELECT count(*) FROM sessions") == 0)
+        let kept = try system.database.reading { tx in try tx.appointment(id: booked.id ?? 0) }
+        #expect(kept != nil && kept?.clientId == nil && kept?.notes == "", "kept for the clinic, anonymous")
         // The login is free again.
         _ = try register(system, "zedlogin")
     }

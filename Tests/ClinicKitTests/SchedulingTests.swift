@@ -226,12 +226,12 @@ import Testing
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let soon = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 09:20"))
         let later = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-23 10:00"))
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.tooLate) { _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0) } != nil)
         #expect(expectError(.tooLate) {
             _ = try system.appointments.rescheduleAppointment(soon.id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-24 09:20"))
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         _ = try system.appointments.cancelAppointment(later.id ?? 0, clientId: anna.id ?? 0)
         // Staff are not bound by the cutoff; and the cutoff is a setting.
         _ = try system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
@@ -250,11 +250,11 @@ import Testing
         }
         booked.append(try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 13:00")))
         #expect(booked.count == 5)
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         #expect(expectError(.limitReached) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
         } != nil)
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
         // Moving one does not count as another; cancelling one makes room.
         _ = try system.appointments.rescheduleAppointment(booked[0].id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-25 08:00"))
         _ = try system.appointments.cancelAppointment(booked[1].id ?? 0, clientId: anna.id ?? 0)

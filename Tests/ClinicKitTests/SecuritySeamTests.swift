@@ -5,7 +5,7 @@ import Testing
 @testable import ClinicKit
 
 /// The security area behind the storage seam (issue #25): its rules run over any store that
-/// keeps the operations' contracts (here a store in memory), and SQLite keeps them.
+/// keeps the operations' contracts (here a store in memory), and the store of the run keeps them.
 @Suite struct SecuritySeamTests {
     // MARK: The rules over another store
 
@@ -49,27 +49,27 @@ import Testing
         #expect(try AuditLog.verify(store, key: store.key) == ["audit row 2 does not match its hash (edited, or a row before it changed)"])
     }
 
-    // MARK: SQLite keeps the contracts
+    // MARK: The store of the run keeps the contracts
 
     @Test func countingAnAttemptIsUndoneByTheRefusalsRollback() throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         for expected in 1...ClientController.throttleLimit {
-            let (_, window) = try ClientController.reserveAttempt("anna", store: system.sqliteFile, now: clock.now) { _ in Optional(()) }
+            let (_, window) = try ClientController.reserveAttempt("anna", store: system.database, now: clock.now) { _ in Optional(()) }
             #expect(window == testNow.seconds)
             #expect(try failures(system, "anna") == expected)
             clock.advance(1)
         }
         #expect(expectError(.accountLocked) {
-            _ = try ClientController.reserveAttempt("anna", store: system.sqliteFile, now: clock.now) { _ in Optional(()) }
+            _ = try ClientController.reserveAttempt("anna", store: system.database, now: clock.now) { _ in Optional(()) }
         } != nil)
         #expect(try failures(system, "anna") == ClientController.throttleLimit, "the refused attempt is not counted")
         // Its window ends: forgotten, and a new one starts with this attempt.
         clock.advance(ClientController.throttleWindow)
-        let (_, window) = try ClientController.reserveAttempt("anna", store: system.sqliteFile, now: clock.now) { _ in Optional(()) }
+        let (_, window) = try ClientController.reserveAttempt("anna", store: system.database, now: clock.now) { _ in Optional(()) }
         #expect(window == clock.now.seconds)
         #expect(try failures(system, "anna") == 1)
-        try system.sqliteFile.writing { tx in try ClientController.releaseAttempt(tx, "anna", window: window) }
+        try system.database.writing { tx in try ClientController.releaseAttempt(tx, "anna", window: window) }
         #expect(try failures(system, "anna") == nil, "the last attempt given back takes the row with it")
     }
 
@@ -79,23 +79,23 @@ import Testing
         let boris = try register(system, "boris")
         let (annaId, borisId) = (anna.id ?? -1, boris.id ?? -1)
         let device = Device(name: "Phone", platform: "iOS", appVersion: "1.0")
-        try system.sqliteFile.writing { tx in
+        try system.database.writing { tx in
             try tx.insertSession(clientId: annaId, tokenHash: "a1", at: testNow, device: device)
             try tx.insertSession(clientId: annaId, tokenHash: "a2", at: testNow, device: nil)
             try tx.insertSession(clientId: borisId, tokenHash: "b1", at: testNow, device: nil)
             try tx.touchSession(tokenHash: "a1", at: testNow.addingTimeInterval(60))
             try tx.touchSession(tokenHash: "a1", at: testNow.addingTimeInterval(30))
         }
-        let found = try system.sqliteFile.reading { tx in try tx.session(tokenHash: "a1") }
+        let found = try system.database.reading { tx in try tx.session(tokenHash: "a1") }
         #expect(found?.clientId == annaId && found?.lastUsedAt == testNow.addingTimeInterval(60))
-        let listed = try system.sqliteFile.reading { tx in try tx.sessions(ofClient: annaId, lastUsedSince: testNow) }
+        let listed = try system.database.reading { tx in try tx.sessions(ofClient: annaId, lastUsedSince: testNow) }
         #expect(listed.map(\.tokenHash) == ["a1", "a2"] && listed[0].device == device && listed[1].device == nil)
-        #expect(try system.sqliteFile.reading { tx in try tx.sessions(ofClient: annaId, lastUsedSince: testNow.addingTimeInterval(1)) }
+        #expect(try system.database.reading { tx in try tx.sessions(ofClient: annaId, lastUsedSince: testNow.addingTimeInterval(1)) }
             .map(\.tokenHash) == ["a1"])
-        #expect(try system.sqliteFile.writing { tx in try tx.deleteSessions(ofClient: annaId, except: "a1") } == 1)
-        #expect(try system.sqliteFile.writing { tx in try tx.deleteSession(id: listed[0].id, ofClient: borisId) } == false)
-        try system.sqliteFile.writing { tx in try tx.deleteSessions(lastUsedBefore: testNow.addingTimeInterval(1)) }
-        #expect(try system.sqliteFile.reading { tx in [try tx.session(tokenHash: "a1") != nil, try tx.session(tokenHash: "b1") != nil] }
+        #expect(try system.database.writing { tx in try tx.deleteSessions(ofClient: annaId, except: "a1") } == 1)
+        #expect(try system.database.writing { tx in try tx.deleteSession(id: listed[0].id, ofClient: borisId) } == false)
+        try system.database.writing { tx in try tx.deleteSessions(lastUsedBefore: testNow.addingTimeInterval(1)) }
+        #expect(try system.database.reading { tx in [try tx.session(tokenHash: "a1") != nil, try tx.session(tokenHash: "b1") != nil] }
             == [true, false])
     }
 
@@ -103,38 +103,36 @@ import Testing
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let kept = KeptResponse(fingerprint: "f", status: 201, body: Data("{}".utf8))
-        try system.sqliteFile.writing { tx in try tx.keepIdempotentResponse(ofClient: anna.id ?? -1, key: "k", kept, at: testNow) }
-        #expect(try system.sqliteFile.writing { tx in try tx.idempotentResponse(ofClient: anna.id ?? -1, key: "k") } == kept)
+        try system.database.writing { tx in try tx.keepIdempotentResponse(ofClient: anna.id ?? -1, key: "k", kept, at: testNow) }
+        #expect(try system.database.writing { tx in try tx.idempotentResponse(ofClient: anna.id ?? -1, key: "k") } == kept)
         #expect(throws: ClinicError.self, "a key is kept once") {
-            try system.sqliteFile.writing { tx in try tx.keepIdempotentResponse(ofClient: anna.id ?? -1, key: "k", kept, at: testNow) }
+            try system.database.writing { tx in try tx.keepIdempotentResponse(ofClient: anna.id ?? -1, key: "k", kept, at: testNow) }
         }
-        try system.sqliteFile.writing { tx in try tx.forgetIdempotentResponses(createdBefore: testNow.addingTimeInterval(1)) }
-        #expect(try system.sqliteFile.writing { tx in try tx.idempotentResponse(ofClient: anna.id ?? -1, key: "k") } == nil)
+        try system.database.writing { tx in try tx.forgetIdempotentResponses(createdBefore: testNow.addingTimeInterval(1)) }
+        #expect(try system.database.writing { tx in try tx.idempotentResponse(ofClient: anna.id ?? -1, key: "k") } == nil)
 
-        try system.sqliteFile.writing { tx in
+        try system.database.writing { tx in
             try tx.keepSharedSecret(named: "secret.test", value: "first")
             try tx.keepSharedSecret(named: "secret.test", value: "second")
         }
-        #expect(try system.sqliteFile.reading { tx in try tx.sharedSecret(named: "secret.test") } == "first", "the first one made stays")
+        #expect(try system.database.reading { tx in try tx.sharedSecret(named: "secret.test") } == "first", "the first one made stays")
         #expect(try system.sharedSecret("web_test") == system.sharedSecret("web_test"))
     }
 
-    @Test func anAuditRowOutsideAManagersTransactionIsRefused() throws {
+    @Test(.sqliteOnly) func anAuditRowOutsideAManagersTransactionIsRefused() throws {
         let system = try makeSystem()
         #expect(expectError(.internalError) {
             try system.sqliteFile.writer.write { db in try AuditLog.append(db, by: .operator, action: "patient.read", now: testNow) }
         } != nil)
-        try system.sqliteFile.writing { tx in try AuditLog.append(tx, by: .operator, action: "patient.read", now: testNow) }
+        try system.database.writing { tx in try AuditLog.append(tx, by: .operator, action: "patient.read", now: testNow) }
         try system.sqliteFile.write { db in try AuditLog.append(db, by: .operator, action: "patient.read", now: testNow) }
-        let head = try system.sqliteFile.reading { tx in try tx.auditChainHead() }
+        let head = try system.database.reading { tx in try tx.auditChainHead() }
         #expect(head?.lastId == 2)
         #expect(try system.sqliteFile.read { db in try AuditLog.verify(db, key: system.sqliteFile.storedAuditKey()) } == [])
     }
 
     private func failures(_ system: ClinicSystem, _ key: String) throws -> Int? {
-        try system.sqliteFile.read { db in
-            try Int.fetchOne(db, sql: "SELECT failures FROM login_attempts WHERE login_key = ?", arguments: [key])
-        }
+        try storedInt(system, "SELECT failures FROM login_attempts WHERE login_key = '\(key)'")
     }
 }
 

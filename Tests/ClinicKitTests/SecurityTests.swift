@@ -52,10 +52,13 @@ import Testing
         let system = try makeSystem()
         let anna = try register(system, "anna")
         // As if anna had accepted an older version.
-        try system.sqliteFile.write { db in try db.execute(sql: "UPDATE clients SET privacy_version = 0 WHERE id = ?", arguments: [anna.id]) }
+        try system.database.writing { tx in
+            let accepted = try #require(try tx.storedClient(id: anna.id ?? 0)?.client.privacyAcceptedAt)
+            try tx.setPrivacyAccepted(ofClient: anna.id ?? 0, version: 0, at: accepted)
+        }
         let refused = expectError(.privacyNotAccepted) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") }
         #expect(refused?.key == .privacyChanged)
-        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts") } == 0, "not a failed log-in")
+        #expect(try storedInt(system, "SELECT count(*) FROM login_attempts") == 0, "not a failed log-in")
         #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") } != nil,
                 "a wrong password is still just that")
         let (client, _) = try system.clients.logIn(login: "anna", password: "correct-horse-42", acceptPrivacy: true)
@@ -90,7 +93,7 @@ import Testing
         }
         clock.advance(15 * 60)
         #expect(try system.clients.logIn(login: "anna", password: "correct-horse-42").client.login == "anna")
-        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM login_attempts WHERE login_key = 'anna'") } == 0,
+        #expect(try storedInt(system, "SELECT count(*) FROM login_attempts WHERE login_key = 'anna'") == 0,
                 "a success clears the counter")
     }
 
@@ -113,7 +116,7 @@ import Testing
         #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
         let (_, other) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
         #expect(token != other)
-        let stored = try system.sqliteFile.read { try String.fetchAll($0, sql: "SELECT token_hash FROM sessions") }
+        let stored = try storedRows(system, "SELECT token_hash FROM sessions").compactMap { $0["token_hash"] as String? }
         #expect(stored.count == 2)
         #expect(!stored.contains(token))
         #expect(stored.contains(SessionManager.hash(token)))
@@ -125,10 +128,10 @@ import Testing
         let system = try makeSystem(clock: clock)
         _ = try register(system, "anna")
         let (_, token) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         clock.advance(29 * 86_400)
         #expect(try system.clients.currentUser(token: token).login == "anna")
-        #expect(try fingerprint(system.sqliteFile) == before, "resolving a session writes nothing")
+        #expect(try fingerprint(system) == before, "resolving a session writes nothing")
         try system.clients.touchSession(token: token)
         clock.advance(29 * 86_400)
         #expect(try system.clients.currentUser(token: token).login == "anna", "a recorded use keeps it alive")
@@ -136,7 +139,7 @@ import Testing
         #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: token) } != nil)
         // The next log-in purges the expired session.
         _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-        #expect(try system.sqliteFile.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sessions") } == 1)
+        #expect(try storedInt(system, "SELECT count(*) FROM sessions") == 1)
     }
 
     @Test func logoutEndsTheSessionAndBadTokensAreRefused() throws {

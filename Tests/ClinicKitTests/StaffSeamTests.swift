@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-/// The staff area of the storage seam (issue #25), on the SQLite store: what the operations
+/// The staff area of the storage seam (issue #25), on either store: what the operations
 /// promise whatever the rules checked before them.
 @Suite struct StaffSeamTests {
     let password = "staff-passphrase-77"
@@ -19,26 +19,26 @@ import Testing
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1").id ?? 0
         let desk = try addReceptionist(system, "desk-a", at: la1)
-        let before = try fingerprint(system.sqliteFile)
+        let before = try fingerprint(system)
         func insert(_ tx: any StoreWriting, _ login: String) throws -> StaffMember {
             try tx.insertStaffMember(login: login, loginKey: Client.key(forLogin: login), passwordHash: "x", name: "Kim",
                                      surname: "Park", role: .receptionist, clinicId: la1, doctorId: nil, createdAt: testNow)
         }
-        let taken = expectError(.loginTaken) { _ = try system.sqliteFile.writing { tx in try insert(tx, "DESK-A") } }
+        let taken = expectError(.loginTaken) { _ = try system.database.writing { tx in try insert(tx, "DESK-A") } }
         #expect(taken?.key == .loginTaken && taken?.arguments == ["DESK-A"])
-        #expect(try fingerprint(system.sqliteFile) == before)
+        #expect(try fingerprint(system) == before)
 
         // Inside one transaction: the refused insert is the statement's only, the rest commits.
-        let added = try system.sqliteFile.writing { tx -> StaffMember in
+        let added = try system.database.writing { tx -> StaffMember in
             do { _ = try insert(tx, "Desk-A") } catch let error as ClinicError where error.code == .loginTaken {}
             return try insert(tx, "desk-b")
         }
         #expect(added.login == "desk-b" && added.isActive && added.clinicId == la1)
-        #expect(try system.sqliteFile.reading { tx in try tx.staffMembers(ofClinic: la1) }.map(\.id) == [desk.id, added.id])
+        #expect(try system.database.reading { tx in try tx.staffMembers(ofClinic: la1) }.map(\.id) == [desk.id, added.id])
         // Any other constraint is not taken for a taken login: a clinic that does not exist.
         let refused: ClinicError? = {
             do {
-                _ = try system.sqliteFile.writing { tx in
+                _ = try system.database.writing { tx in
                     try tx.insertStaffMember(login: "desk-c", loginKey: "desk-c", passwordHash: "x", name: "Kim", surname: "Park",
                                              role: .receptionist, clinicId: 999_999, doctorId: nil, createdAt: testNow)
                 }
@@ -56,33 +56,33 @@ import Testing
         let la1 = try clinic(system, "LA1").id ?? 0
         let desk = try addReceptionist(system, "desk-a", at: la1)
         let start = testNow, later = testNow.addingTimeInterval(600)
-        try system.sqliteFile.writing { tx in
+        try system.database.writing { tx in
             try tx.insertStaffSession(staffId: desk.id, tokenHash: "h1", at: start)
             try tx.touchStaffSession(tokenHash: "h1", at: later)
             try tx.touchStaffSession(tokenHash: "h1", at: start) // the earlier one commits last
         }
-        #expect(try system.sqliteFile.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: later) } == desk)
-        #expect(try system.sqliteFile.reading { tx in
+        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: later) } == desk)
+        #expect(try system.database.reading { tx in
             try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: later.addingTimeInterval(1))
         } == nil)
-        #expect(try system.sqliteFile.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
+        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
 
         // The cutoff: a session last used at it is kept, one used before it is forgotten.
-        try system.sqliteFile.writing { tx in
+        try system.database.writing { tx in
             try tx.insertStaffSession(staffId: desk.id, tokenHash: "h2", at: start)
             try tx.deleteStaffSessions(lastUsedBefore: later)
         }
-        #expect(try system.sqliteFile.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
-        #expect(try system.sqliteFile.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == desk)
+        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
+        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == desk)
 
-        try system.sqliteFile.writing { tx in try tx.deactivateStaffMember(id: desk.id) }
-        #expect(try system.sqliteFile.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == nil,
+        try system.database.writing { tx in try tx.deactivateStaffMember(id: desk.id) }
+        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == nil,
                 "a disabled account's session names no one")
-        #expect(try system.sqliteFile.reading { tx in try tx.staffMember(id: desk.id) }?.isActive == false)
-        #expect(try system.sqliteFile.writing { tx in try tx.deleteStaffSession(tokenHash: "h1") })
-        #expect(try !system.sqliteFile.writing { tx in try tx.deleteStaffSession(tokenHash: "h1") })
-        #expect(try system.sqliteFile.reading { tx in try tx.staffCredentials(loginKey: "desk-a") }?.member.id == desk.id)
-        #expect(try system.sqliteFile.reading { tx in try tx.staffCredentials(loginKey: "nobody") } == nil)
+        #expect(try system.database.reading { tx in try tx.staffMember(id: desk.id) }?.isActive == false)
+        #expect(try system.database.writing { tx in try tx.deleteStaffSession(tokenHash: "h1") })
+        #expect(try !system.database.writing { tx in try tx.deleteStaffSession(tokenHash: "h1") })
+        #expect(try system.database.reading { tx in try tx.staffCredentials(loginKey: "desk-a") }?.member.id == desk.id)
+        #expect(try system.database.reading { tx in try tx.staffCredentials(loginKey: "nobody") } == nil)
     }
 
     /// The clinic's day: appointments starting in [start, end) (half-open), filtered by
@@ -95,7 +95,7 @@ import Testing
             clientId: anna.id ?? 0, departmentId: therapy.id ?? 0,
             at: .local(try #require(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20))))
         let la1 = booked.clinicId, la2 = try clinic(system, "LA2").id ?? 0, start = booked.startsAt, client = anna.id ?? 0
-        let read = try system.sqliteFile.reading { tx in
+        let read = try system.database.reading { tx in
             (from: try tx.appointments(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil, doctorId: nil),
              until: try tx.appointments(ofClinic: la1, startingIn: start.addingTimeInterval(-60)..<start, departmentId: nil, doctorId: nil),
              department: try tx.appointments(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60),
@@ -114,7 +114,7 @@ import Testing
         #expect(read.language == .en)
         #expect(read.future == [booked.id])
         _ = try system.appointments.cancelAppointment(booked.id ?? 0, clientId: client)
-        let after = try system.sqliteFile.reading { tx in
+        let after = try system.database.reading { tx in
             (patients: try tx.activePatients(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil),
              day: try tx.appointments(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil, doctorId: nil),
              future: try tx.futureActiveAppointments(ofDoctor: booked.doctorId, from: start),
@@ -129,13 +129,13 @@ import Testing
         let system = try makeSystem()
         let therapy = try department(system, "LA1", "therapy")
         let doctor = try #require(try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0).first?.id)
-        let before = try system.sqliteFile.reading { tx in try tx.workingHours(ofDoctor: doctor) }
+        let before = try system.database.reading { tx in try tx.workingHours(ofDoctor: doctor) }
         let interval = DoctorSchedule.Interval(startMinute: 600, endMinute: 660, slotMinutes: 20)
-        try system.sqliteFile.writing { tx in try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: [interval]) }
-        let monday = try system.sqliteFile.reading { tx in try tx.workingHours(ofDoctor: doctor) }
+        try system.database.writing { tx in try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: [interval]) }
+        let monday = try system.database.reading { tx in try tx.workingHours(ofDoctor: doctor) }
         #expect(monday.filter { $0.weekday == 1 }.map { [$0.startMinute, $0.endMinute, $0.slotMinutes] } == [[600, 660, 20]])
         #expect(monday.filter { $0.weekday != 1 }.map(\.id) == before.filter { $0.weekday != 1 }.map(\.id))
-        try system.sqliteFile.writing { tx in try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: []) }
-        #expect(try system.sqliteFile.reading { tx in try tx.workingHours(ofDoctor: doctor) }.allSatisfy { $0.weekday != 1 })
+        try system.database.writing { tx in try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: []) }
+        #expect(try system.database.reading { tx in try tx.workingHours(ofDoctor: doctor) }.allSatisfy { $0.weekday != 1 })
     }
 }

@@ -61,7 +61,7 @@ import Testing
         let w = try world()
         let la1 = w.adminA.clinicId, la2 = w.adminB.clinicId
         let input = StaffInput(login: "new-desk", name: "Kim", surname: "Park", role: .receptionist, clinicId: la1, password: password)
-        let before = try fingerprint(w.system.sqliteFile)
+        let before = try fingerprint(w.system)
         #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.receptionA) } != nil)
         #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.doctorA) } != nil)
         #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(input, by: w.adminB) } != nil, "another clinic's admin")
@@ -79,7 +79,7 @@ import Testing
             _ = try w.system.staff.addStaff(StaffInput(login: "Admin-A", name: "X", surname: "Y", role: .receptionist,
                                                        clinicId: la1, password: password))
         } != nil)
-        #expect(try fingerprint(w.system.sqliteFile) == before, "refusals change nothing")
+        #expect(try fingerprint(w.system) == before, "refusals change nothing")
         let added = try w.system.staff.addStaff(input, by: w.adminA)
         #expect(added.role == .receptionist && added.clinicId == la1)
         #expect(expectError(.forbidden) { _ = try w.system.staff.accounts(clinicId: la1, by: w.receptionA) } != nil)
@@ -146,13 +146,13 @@ import Testing
     @Test func cancellingForTheClinicNeedsAReason() throws {
         let w = try world()
         let id = w.booked.id ?? 0
-        let before = try fingerprint(w.system.sqliteFile)
+        let before = try fingerprint(w.system)
         #expect(expectError(.invalidInput) { _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id) } != nil)
         #expect(expectError(.invalidInput) { _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: "  ") } != nil)
         #expect(expectError(.invalidInput) {
             _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: String(repeating: "x", count: 501))
         } != nil)
-        #expect(try fingerprint(w.system.sqliteFile) == before)
+        #expect(try fingerprint(w.system) == before)
         let cancelled = try w.system.staff.act(w.receptionA, .cancel, appointmentId: id, reason: "Dr. Thompson is ill")
         #expect(cancelled.status == .cancelled)
         let last = try #require(try w.system.appointments.history(id, clientId: w.anna.id ?? 0).last)
@@ -163,8 +163,8 @@ import Testing
         let w = try world()
         let bob = try register(w.system, "bob")
         let monday0940 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 40)!)
-        let before = try fingerprint(w.system.sqliteFile)
-        let beforeButAudit = try fingerprint(w.system.sqliteFile, excluding: ["audit_events", "audit_head"])
+        let before = try fingerprint(w.system)
+        let beforeButAudit = try fingerprint(w.system, excluding: ["audit_events", "audit_head"])
         #expect(expectError(.forbidden) {
             _ = try w.system.staff.book(w.doctorA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
@@ -174,14 +174,14 @@ import Testing
         #expect(expectError(.notFound) {
             _ = try w.system.staff.book(w.receptionA, patientLogin: "nobody", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
-        #expect(try fingerprint(w.system.sqliteFile) == before, "refusals before the patient is looked up change nothing")
+        #expect(try fingerprint(w.system) == before, "refusals before the patient is looked up change nothing")
         #expect(expectError(.slotTaken) {
             _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0920,
                                         doctorId: w.booked.doctorId)
         } != nil, "the patient's rules hold")
         // A refusal after the look-up writes one audit row, which the patient reads, and nothing else.
         #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book-refused"])
-        #expect(try fingerprint(w.system.sqliteFile, excluding: ["audit_events", "audit_head"]) == beforeButAudit)
+        #expect(try fingerprint(w.system, excluding: ["audit_events", "audit_head"]) == beforeButAudit)
         let booked = try w.system.staff.book(w.receptionA, patientLogin: "BOB", departmentId: w.booked.departmentId, at: monday0940)
         #expect(booked.clientId == bob.id && booked.status == .scheduled)
         let history = try w.system.appointments.history(booked.id ?? 0, clientId: bob.id ?? 0)
@@ -198,7 +198,7 @@ import Testing
         let staff = w.system.staff
         let id = w.booked.id ?? 0
         let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
-        let before = try fingerprint(w.system.sqliteFile)
+        let before = try fingerprint(w.system)
         #expect(expectError(.forbidden) { _ = try staff.setHours(w.receptionA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
         #expect(expectError(.notFound) { _ = try staff.setHours(w.adminB, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
         let conflict = expectError(.hoursConflict) { _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) }
@@ -209,7 +209,7 @@ import Testing
         #expect(expectError(.hoursConflict) {
             _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: [afternoon])
         } != nil)
-        #expect(try fingerprint(w.system.sqliteFile) == before, "every refusal changed nothing")
+        #expect(try fingerprint(w.system) == before, "every refusal changed nothing")
         // Another weekday is free to change; a Tuesday day off strands nothing.
         #expect(try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 2, intervals: [afternoon]).isEmpty)
         #expect(try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday.adding(days: 1), hours: nil).cancelled.isEmpty)
@@ -253,12 +253,12 @@ import Testing
     @Test func deactivatingADoctor() throws {
         let w = try world()
         let staff = w.system.staff
-        let before = try fingerprint(w.system.sqliteFile)
+        let before = try fingerprint(w.system)
         #expect(expectError(.forbidden) { _ = try staff.deactivateDoctor(w.receptionA, doctorId: w.booked.doctorId) } != nil)
         #expect(expectError(.notFound) { _ = try staff.deactivateDoctor(w.adminB, doctorId: w.booked.doctorId) } != nil)
         #expect(expectError(.hoursConflict) { _ = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId) }?.arguments
                 == [String(w.booked.id ?? 0)])
-        #expect(try fingerprint(w.system.sqliteFile) == before)
+        #expect(try fingerprint(w.system) == before)
         let cancelled = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId, force: true, reason: "Dr. Thompson left")
         #expect(cancelled.map(\.id) == [w.booked.id])
         #expect(!(try staff.doctors(w.adminA).contains { $0.doctor.id == w.booked.doctorId }))

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import ClinicKit
 
-/// The storage seam's contract (issue #25), on the SQLite store: what every store must do
+/// The storage seam's contract (issue #25), on either store: what every store must do
 /// whatever the rules checked before it.
 @Suite struct StoreSeamTests {
     func local(_ text: String) throws -> TimeInput.Parsed { try TimeInput.parse(text) }
@@ -22,7 +22,7 @@ import Testing
         copy.id = nil
         copy.clientId = boris.id ?? 0
         let taken = expectError(.slotTaken) {
-            _ = try system.sqliteFile.writing { tx in try tx.insertAppointment(copy) }
+            _ = try system.database.writing { tx in try tx.insertAppointment(copy) }
         }
         #expect(taken?.key == .slotTaken)
 
@@ -34,20 +34,20 @@ import Testing
         twice.departmentId = therapy.id ?? 0
         twice.doctorId = other.id ?? 0
         #expect(expectError(.overlappingAppointment) {
-            _ = try system.sqliteFile.writing { tx in try tx.insertAppointment(twice) }
+            _ = try system.database.writing { tx in try tx.insertAppointment(twice) }
         } != nil)
 
         // Inside one transaction: the refused insert is the statement's only, the rest commits.
-        let kept = try system.sqliteFile.writing { tx -> Int in
+        let kept = try system.database.writing { tx -> Int in
             do { _ = try tx.insertAppointment(copy) } catch let error as ClinicError where error.code == .slotTaken {}
             return try tx.appointments(ofClient: anna.id ?? 0).count
         }
         #expect(kept == 1)
-        #expect(try system.sqliteFile.reading { tx in try tx.appointments(ofClient: boris.id ?? 0) }.isEmpty)
+        #expect(try system.database.reading { tx in try tx.appointments(ofClient: boris.id ?? 0) }.isEmpty)
 
         // Once cancelled, the slot holds nothing: the same row shape goes in.
         _ = try system.appointments.cancelAppointment(booked.id ?? 0, clientId: anna.id ?? 0)
-        let again = try system.sqliteFile.writing { tx in try tx.insertAppointment(copy) }
+        let again = try system.database.writing { tx in try tx.insertAppointment(copy) }
         #expect(again.id != nil && again.id != booked.id)
     }
 
@@ -60,7 +60,7 @@ import Testing
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology,
                                                                at: try local("2026-11-23 10:00"))
         let start = booked.startsAt, end = booked.endsAt, doctor = booked.doctorId, client = anna.id ?? 0
-        let before = try system.sqliteFile.reading { tx in
+        let before = try system.database.reading { tx in
             (whole: try tx.doctorIsBooked(doctor, overlapping: start..<end, except: nil),
              itself: try tx.doctorIsBooked(doctor, overlapping: start..<end, except: booked.id),
              after: try tx.doctorIsBooked(doctor, overlapping: end..<end.addingTimeInterval(1200), except: nil),
@@ -76,7 +76,7 @@ import Testing
         #expect(before.spans == [start..<end])
         #expect(before.fromStart == 1 && before.fromEnd == 0)
         _ = try system.appointments.cancelAppointment(booked.id ?? 0, clientId: client)
-        let after = try system.sqliteFile.reading { tx in
+        let after = try system.database.reading { tx in
             (booked: try tx.doctorIsBooked(doctor, overlapping: start..<end, except: nil),
              spans: try tx.activeAppointmentSpans(doctorId: doctor, overlapping: start..<end),
              events: try tx.appointmentEvents(of: [booked.id ?? 0]).map(\.event))
@@ -87,19 +87,19 @@ import Testing
 
     /// A clinic's position edited into text (the schema's checks off) is no position: the
     /// finder leaves the clinic out instead of placing it at 0° (what a plain decode reads).
-    @Test func aPositionThatIsNotANumberIsLeftOut() throws {
+    @Test(.sqliteOnly) func aPositionThatIsNotANumberIsLeftOut() throws {
         let system = try makeSystem()
-        let before = try system.sqliteFile.reading { tx in try tx.clinicPoints() }
+        let before = try system.database.reading { tx in try tx.clinicPoints() }
         let edited = try #require(before.first).id
         try system.sqliteFile.write { db in
             try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
             try db.execute(sql: "UPDATE clinics SET lat = 'x' WHERE id = ?", arguments: [edited])
             try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
         }
-        let after = try system.sqliteFile.reading { tx in try tx.clinicPoints() }
+        let after = try system.database.reading { tx in try tx.clinicPoints() }
         #expect(after.count == before.count - 1)
         #expect(!after.contains { $0.id == edited })
-        let finder = try system.sqliteFile.reading { tx in try NearestClinicFinder.load(tx) }
+        let finder = try system.database.reading { tx in try NearestClinicFinder.load(tx) }
         let origin = try #require(Coordinate(latitude: 0, longitude: 0))
         #expect(try finder.nearest(to: origin, limit: before.count).allSatisfy { $0.clinicId != edited })
     }

@@ -9,7 +9,7 @@ import Testing
 
     @Test func namesAndLabelsWithControlCharactersAreRefused() throws {
         let system = try makeSystem()
-        let department = try #require(try system.sqliteFile.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM departments") })
+        let department = try #require(try department(system, "LA1", "therapy").id)
         for control in Self.controls {
             #expect(expectError(.invalidInput) {
                 _ = try system.departments.addDoctor(departmentId: department, name: "Dr \(control)Who", hours: [])

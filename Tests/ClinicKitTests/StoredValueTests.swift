@@ -9,7 +9,7 @@ import Testing
 @Suite struct StoredValueTests {
     let monday0920 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
 
-    @Test func everyColumnOfEveryModelIsReportedNeverTrapped() throws {
+    @Test(.sqliteOnly) func everyColumnOfEveryModelIsReportedNeverTrapped() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")

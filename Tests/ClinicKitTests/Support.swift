@@ -2,6 +2,7 @@ import ClinicStorePostgres
 import ClinicTestPostgres
 import Foundation
 import GRDB
+import PostgresNIO
 import Testing
 @testable import ClinicKit
 
@@ -64,6 +65,30 @@ final class TestClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
 }
 
+/// Two systems on one new, empty store, as two servers (or a server and a `clinic admin`
+/// command) of one database: on SQLite both open the file at `sqliteFile`, on PostgreSQL a
+/// second store opens the first one's database with the same key files.
+func twoSystemsOnOneStore(sqliteFile path: String, clock: TestClock = TestClock()) throws -> (ClinicSystem, ClinicSystem) {
+    func system(_ store: any ClinicStore) -> ClinicSystem {
+        ClinicSystem(store: store, resources: nil, hasher: fastHasher, now: { clock.now })
+    }
+    switch TestStore.current {
+    case .sqlite:
+        return (system(try DatabaseManager.open(path: path, migrations: projectMigrations)),
+                system(try DatabaseManager.open(path: path, migrations: projectMigrations)))
+    case .postgres:
+        let first = try TestPostgres.makeStore()
+        let server = try TestPostgres.server()
+        let keys = PostgresStoreKeys(personal: first.personalDataKey.file?.path ?? "", audit: first.auditKeys.location)
+        let url = first.url, migrations = first.migrations
+        let second = try PostgresStore.waitFor {
+            try await PostgresStore.open(url, environment: server.environment, logger: TestPostgres.logger,
+                                         maximumConnections: 2, keys: keys, migrations: migrations)
+        }
+        return (system(first), system(second))
+    }
+}
+
 /// An in-memory system with a small directory: two clinics in Los Angeles (one pediatric),
 /// one in São Paulo, one in New York, one in Minsk, each with demo departments and hours.
 func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHasher) throws -> ClinicSystem {
@@ -102,15 +127,97 @@ func register(_ system: ClinicSystem, _ login: String, city: String = "Los Angel
         house: "12", city: city, acceptedPrivacy: true))
 }
 
-/// Every row of every table, as text: two equal fingerprints mean nothing changed.
+/// Every row of every table of a SQLite file, as text: two equal fingerprints mean nothing changed.
 func fingerprint(_ database: DatabaseManager, excluding: Set<String> = []) throws -> String {
+    fingerprint(of: try storedTables(database, excluding: excluding))
+}
+
+func fingerprint(of tables: [(table: String, rows: [String])]) -> String {
+    tables.map { $0.table + ":" + $0.rows.joined(separator: "\n") }.joined(separator: "\n")
+}
+
+/// Every table of a SQLite file with each of its rows as text, in rowid order.
+func storedTables(_ database: DatabaseManager, excluding: Set<String> = []) throws -> [(table: String, rows: [String])] {
     try database.read { db in
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         return try tables.filter { !excluding.contains($0) }.map { table in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid")
-            return table + ":" + rows.map(\.description).joined(separator: "\n")
-        }.joined(separator: "\n")
+            (table, try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description))
+        }
     }
+}
+
+/// The PostgreSQL store of a system the PostgreSQL run made.
+func postgresStore(_ system: ClinicSystem) throws -> PostgresStore {
+    guard let postgres = system.database as? PostgresStore else {
+        throw ClinicError(.internalError, .internalError, "a store the tests do not know")
+    }
+    return postgres
+}
+
+/// Every table of the system's store with each of its rows as text (SQLite's in rowid order,
+/// PostgreSQL's sorted by that text), read in one transaction, on either store.
+func storedTables(_ system: ClinicSystem, excluding: Set<String> = []) throws -> [(table: String, rows: [String])] {
+    if let sqlite = system.sqlite { return try storedTables(sqlite, excluding: excluding) }
+    return try postgresStore(system).blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+        let tables = try connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")
+            .rows.map { try $0.decode(String.self) }
+        return try tables.filter { !excluding.contains($0) }.map { table in
+            (table, try connection.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \"\(table)\" t ORDER BY 1"))
+                .rows.map { try $0.decode(String.self) })
+        }
+    }
+}
+
+/// Every row of every table of the system's store, as text, on either store: two equal
+/// fingerprints mean nothing changed (a test of a rule that refuses, on any store).
+func fingerprint(_ system: ClinicSystem, excluding: Set<String> = []) throws -> String {
+    fingerprint(of: try storedTables(system, excluding: excluding))
+}
+
+/// One row a test's own query read (`storedRows`): each column as text, a NULL absent.
+struct StoredRow {
+    let columns: [String: String]
+
+    /// The column's value as `T` (`row["state"] as String?`, `row["attempts"] as Int?`).
+    subscript<T: LosslessStringConvertible>(_ column: String) -> T? { columns[column].flatMap(T.init) }
+}
+
+/// The rows of a query the test writes in SQL both stores take (the schemas share table and
+/// column names): for what a test checks of stored rows where the seam has no read for it (a
+/// delivery's state, what the geocode cache keeps). Only text and integer columns compare
+/// alike: instants are integers on SQLite and timestamptz on PostgreSQL, booleans 0/1 and
+/// true/false. Values go into the text of the query (no arguments).
+func storedRows(_ system: ClinicSystem, _ sql: String) throws -> [StoredRow] {
+    if let sqlite = system.sqlite {
+        return try sqlite.read { db in
+            try Row.fetchAll(db, sql: sql).map { row in
+                var columns: [String: String] = [:]
+                for (name, value) in row {
+                    switch value.storage {
+                    case .null: break
+                    case .int64(let number): columns[name] = String(number)
+                    case .double(let number): columns[name] = String(number)
+                    case .string(let text): columns[name] = text
+                    case .blob(let data): columns[name] = data.map { String(format: "%02x", $0) }.joined()
+                    }
+                }
+                return StoredRow(columns: columns)
+            }
+        }
+    }
+    return try postgresStore(system).blockingTransaction(begin: "BEGIN READ ONLY") { connection in
+        try connection.query(PostgresQuery(unsafeSQL: """
+            SELECT (SELECT json_object_agg(key, value) FROM json_each_text(row_to_json(q)))::text FROM (\(sql)) q
+            """)).rows.map { row in
+            let object = try JSONSerialization.jsonObject(with: Data((try row.decode(String?.self) ?? "{}").utf8))
+            return StoredRow(columns: (object as? [String: Any] ?? [:]).compactMapValues { $0 as? String })
+        }
+    }
+}
+
+/// The one integer a query of one column selects (`SELECT count(*) FROM …`), on either store.
+func storedInt(_ system: ClinicSystem, _ sql: String) throws -> Int? {
+    try storedRows(system, sql).first?.columns.values.first.flatMap { Int($0) }
 }
 
 func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicError? {
@@ -131,6 +238,36 @@ extension ClinicSystem {
             guard let sqlite else { throw ClinicError(.internalError, .internalError, "this test needs a SQLite system: mark it .sqliteOnly") }
             return sqlite
         }
+    }
+}
+
+/// Rewrites every doctor's weekly hours through the seam, each interval as `change` gives it
+/// back (what `UPDATE working_hours SET …` did to the SQLite file), on either store.
+func changeWorkingHours(_ system: ClinicSystem, _ change: (WorkingHours) -> DoctorSchedule.Interval) throws {
+    try system.database.writing { tx in
+        for clinic in try tx.allClinics() {
+            for department in try tx.departments(ofClinic: clinic.id ?? 0) {
+                for doctor in try tx.activeDoctors(inDepartment: department.id ?? 0) {
+                    let hours = try tx.workingHours(ofDoctor: doctor.id ?? 0)
+                    for weekday in Set(hours.map(\.weekday)).sorted() {
+                        let intervals = hours.filter { $0.weekday == weekday }.sorted { $0.startMinute < $1.startMinute }.map(change)
+                        try tx.replaceWorkingHours(ofDoctor: doctor.id ?? 0, weekday: weekday, with: intervals)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How many rows the system's audit trail has, unreadable ones too (`count(*)`), on any store.
+func auditRowCount(_ system: ClinicSystem) throws -> Int {
+    try system.database.reading { tx in
+        var count = 0
+        try tx.forEachAuditEntry { _ in
+            count += 1
+            return true
+        }
+        return count
     }
 }
 

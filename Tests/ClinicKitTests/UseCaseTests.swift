@@ -7,7 +7,7 @@ import Testing
 /// steps it replaces, so that a front that calls it gets what it used to compute itself.
 @Suite struct UseCaseTests {
     func cacheRows(_ system: ClinicSystem) throws -> Int {
-        try system.sqliteFile.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM geocode_cache") ?? 0 }
+        try storedInt(system, "SELECT count(*) FROM geocode_cache") ?? 0
     }
 
     @Test func nearestFromAnAddressIsTheFindersAnswerAndRemembersTheAddress() throws {

@@ -45,49 +45,43 @@ import Testing
         }
         var weekly: [Int: [Window]] = [:]
         var exceptions: [Int: [Window]] = [:] // day offset → windows ([] = day off)
-        try system.sqliteFile.writer.write { db in
-            try db.execute(sql: "DELETE FROM working_hours WHERE doctor_id = ?", arguments: [doctorId])
+        try system.database.writing { tx in
             for weekday in 1...7 where Bool.random(using: &random) || weekday == 1 {
                 weekly[weekday] = windows()
-                for window in weekly[weekday] ?? [] {
-                    try db.execute(sql: """
-                        INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes) VALUES (?, ?, ?, ?, ?)
-                        """, arguments: [doctorId, weekday, window.start, window.end, window.slot])
-                }
+            }
+            for weekday in 1...7 { // every weekday: one without windows is a day off
+                try tx.replaceWorkingHours(ofDoctor: doctorId, weekday: weekday, with: (weekly[weekday] ?? []).map {
+                    DoctorSchedule.Interval(startMinute: $0.start, endMinute: $0.end, slotMinutes: $0.slot)
+                })
             }
             for offset in 0..<7 where Int.random(in: 0..<4, using: &random) == 0 {
                 let changed = Bool.random(using: &random) ? windows().prefix(1).map { $0 } : []
                 exceptions[offset] = changed
-                let day = monday.adding(days: offset).dayText
-                if let window = changed.first {
-                    try db.execute(sql: """
-                        INSERT INTO working_exceptions (doctor_id, day, start_minute, end_minute, slot_minutes) VALUES (?, ?, ?, ?, ?)
-                        """, arguments: [doctorId, day, window.start, window.end, window.slot])
-                } else {
-                    try db.execute(sql: "INSERT INTO working_exceptions (doctor_id, day) VALUES (?, ?)", arguments: [doctorId, day])
-                }
+                let window = changed.first
+                _ = try tx.insertWorkingException(WorkingException(
+                    id: nil, doctorId: doctorId, day: monday.adding(days: offset).dayText,
+                    startMinute: window?.start, endMinute: window?.end, slotMinutes: window?.slot))
             }
         }
         // Appointments of mixed lengths, anywhere (hours may have changed since they were booked).
         let anna = try register(system, "anna")
         var busy: [(Int64, Int64)] = []
-        try system.sqliteFile.writer.write { db in
-            for _ in 0..<Int.random(in: 0...12, using: &random) {
-                let day = monday.adding(days: Int.random(in: 0..<7, using: &random))
-                let wall = day.at(minuteOfDay: 5 * Int.random(in: 72...250, using: &random))
-                guard let start = wall.firstInstant(in: zone) else { continue }
-                let end = start.addingTimeInterval(TimeInterval(5 * 60 * Int.random(in: 1...24, using: &random)))
-                let status = ["scheduled", "confirmed", "arrived", "cancelled", "completed"].randomElement(using: &random) ?? "scheduled"
-                do {
-                    try db.execute(sql: """
-                        INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
-                                                  created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)
-                        """, arguments: [status == "scheduled" ? nil : anna.id, therapy.clinicId, therapy.id, doctorId, doctor.name,
-                                         start.seconds, end.seconds, status])
-                    if ["scheduled", "confirmed", "arrived"].contains(status) { busy.append((start.seconds, end.seconds)) }
-                } catch {
-                    continue // the same start twice among active ones: the unique index says no
-                }
+        for _ in 0..<Int.random(in: 0...12, using: &random) {
+            let day = monday.adding(days: Int.random(in: 0..<7, using: &random))
+            let wall = day.at(minuteOfDay: 5 * Int.random(in: 72...250, using: &random))
+            guard let start = wall.firstInstant(in: zone) else { continue }
+            let end = start.addingTimeInterval(TimeInterval(5 * 60 * Int.random(in: 1...24, using: &random)))
+            let status = ["scheduled", "confirmed", "arrived", "cancelled", "completed"].randomElement(using: &random) ?? "scheduled"
+            let appointment = Appointment(
+                id: nil, clientId: status == "scheduled" ? nil : anna.id, clinicId: therapy.clinicId, departmentId: therapy.id ?? 0,
+                doctorId: doctorId, doctorName: doctor.name, startsAt: start, endsAt: end,
+                status: try #require(AppointmentStatus(rawValue: status)), notes: "", createdAt: Date(seconds: 0), updatedAt: Date(seconds: 0))
+            do {
+                // Each on its own, as the INSERT statements were: a refused one takes nothing else with it.
+                _ = try system.database.writing { tx in try tx.insertAppointment(appointment) }
+                if ["scheduled", "confirmed", "arrived"].contains(status) { busy.append((start.seconds, end.seconds)) }
+            } catch {
+                continue // the store refuses an active one the doctor (or the patient) holds already
             }
         }
         let duration = [10, 15, 20, 30, 40, 45, 60, 90].randomElement(using: &random) ?? 30
@@ -165,10 +159,10 @@ import Testing
         let results = outcomes.withLock { $0 }
         #expect(results.allSatisfy { ["booked", "slot_taken", "slot_unavailable"].contains($0) }, "\(results)")
         #expect(results.contains("booked"))
-        let active = try system.sqliteFile.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT starts_at, ends_at FROM appointments WHERE doctor_id = ? AND status IN ('scheduled', 'confirmed') ORDER BY starts_at
-                """, arguments: [doctorId]).map { (Int64($0["starts_at"] as Int64), Int64($0["ends_at"] as Int64)) }
+        // Every active appointment of the doctor (all booked this week, none has started).
+        let active = try system.database.reading { tx in
+            try tx.activeAppointmentSpans(doctorId: doctorId, overlapping: testNow..<testNow.addingTimeInterval(30 * 86_400))
+                .map { ($0.lowerBound.seconds, $0.upperBound.seconds) }
         }
         for (first, second) in zip(active, active.dropFirst()) {
             #expect(first.1 <= second.0, "overlap: \(first) and \(second)")
