@@ -36,7 +36,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             var number = 0
-            while !stop.withLock({ $0 }) {
+            while !stop.current {
                 number += 1
                 try? other.write { db in try db.execute(sql: "INSERT INTO settings (key, value) VALUES (?, 'x')", arguments: ["w\(number)"]) }
             }

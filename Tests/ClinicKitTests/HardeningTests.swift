@@ -48,7 +48,7 @@ import Testing
                 results.withLock { $0.append(.internalError) }
             }
         }
-        let codes = results.withLock { $0 }
+        let codes = results.current
         let checked = codes.filter { $0 == .invalidCredentials }.count
         #expect(codes.count == 30)
         #expect(checked <= ClientController.throttleLimit, "\(checked) passwords were checked")

@@ -156,7 +156,7 @@ import Testing
             }
             outcomes.withLock { $0.append(outcome) }
         }
-        let results = outcomes.withLock { $0 }
+        let results = outcomes.current
         #expect(results.allSatisfy { ["booked", "slot_taken", "slot_unavailable"].contains($0) }, "\(results)")
         #expect(results.contains("booked"))
         // Every active appointment of the doctor (all booked this week, none has started).

@@ -201,7 +201,7 @@ public final class GeocodingService: Sendable {
     /// The countries of the directory's clinics (their `state` codes: a U.S. state, or a
     /// territory's ISO code), which rank first among places of the same name.
     func countries(_ gazetteer: Gazetteer) throws -> Set<String> {
-        if let known = directoryCountries.withLock({ $0 }) { return known }
+        if let known = directoryCountries.current { return known }
         let states = try database.reading { tx in try tx.clinicStates() }
         let found = Set(try states.compactMap { try gazetteer.country(ofState: $0) })
         directoryCountries.withLock { $0 = found }

@@ -83,7 +83,7 @@ public struct NominatimGeocoder: Geocoder {
             task.cancel()
             throw ClinicError(.geocodeFailed, .geocoderTimeout, host, String(Int(timeout)))
         }
-        guard let result = outcome.withLock({ $0 }) else { throw ClinicError(.geocodeFailed, .geocoderUnavailable, host) }
+        guard let result = outcome.current else { throw ClinicError(.geocodeFailed, .geocoderUnavailable, host) }
         return try result.get()
     }
 

@@ -81,7 +81,7 @@ public final class AuditKeyRing: Sendable {
 
     /// The key as stored (the file, or in memory the ring's own); nil when there is none.
     func stored() throws -> AuditKey? {
-        guard let file else { return memory.withLock { $0 } }
+        guard let file else { return memory.current }
         guard let text = try KeyFile.readText(file.path) else { return nil }
         guard let key = AuditKey(fileText: text) else { throw ClinicError(.keyError, .auditKeyUnreadable, file.path) }
         return key
@@ -96,7 +96,7 @@ public final class AuditKeyRing: Sendable {
     /// or a backup from before the key was restored).
     public func forAppending(_ tx: any StoreWriting) throws -> AuditKey {
         let marker = try tx.setting(AuditKey.checkSetting)
-        if let cached = cached.withLock({ $0 }), cached.check == marker { return cached }
+        if let cached = cached.current, cached.check == marker { return cached }
         let key: AuditKey
         if let stored = try stored() {
             if let marker {

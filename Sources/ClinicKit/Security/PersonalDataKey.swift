@@ -39,7 +39,7 @@ public final class PersonalDataKey: Sendable {
     }
 
     func cipher(keyCheck check: String?) throws -> FieldCipher {
-        if let key = cached.withLock({ $0 }) {
+        if let key = cached.current {
             if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
             guard file != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }
             cached.withLock { $0 = nil }

@@ -27,7 +27,7 @@ public final class DatabaseManager: Sendable {
     let zones: (any ZoneResolver)?
     /// The versions this process migrated, up or down, in the order they ran (the front tells
     /// about some of them).
-    public var migrationsRun: [Int] { ran.withLock { $0 } }
+    public var migrationsRun: [Int] { ran.current }
     private let ran = LockedBox<[Int]>([])
 
     init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil, readOnly: Bool = false,

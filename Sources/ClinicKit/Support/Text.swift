@@ -76,6 +76,16 @@ final class LockedBox<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return try body(&value)
     }
+
+    /// The value, read without writing it back. Reading through `withLock { $0 }` writes the
+    /// value back through `inout`, and a stored closure is then wrapped in one more
+    /// reabstraction thunk on every read: each call slower than the last, until the stack
+    /// overflows (an `AppointmentChanges` observer read once per booking).
+    var current: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
 }
 
 /// The read-only SQLite files of Data/ (the gazetteer, the zone boundaries): opened once per

@@ -16,7 +16,7 @@ public final class AppointmentChanges: Sendable {
 
     /// Runs a change and tells its outcome.
     func count<T>(_ operation: String, _ change: () throws -> T) throws -> T {
-        let tell = observer.withLock { $0 }
+        let tell = observer.current
         do {
             let result = try change()
             tell?(operation, "ok")

@@ -84,7 +84,7 @@ public final class ClinicController: Sendable {
         // (see `DirectoryReading.directoryVersion()`): one read tells whether the kept finder
         // still describes the table.
         let version = try database.reading { tx in try tx.directoryVersion() }
-        if let current = finderCache.withLock({ $0 }), current.version == version { return current }
+        if let current = finderCache.current, current.version == version { return current }
         return try finderCache.withLock { cached in
             if let cached, cached.version == version { return cached }
             // The version is read again in the transaction that reads the clinics.
