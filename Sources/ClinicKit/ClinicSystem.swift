@@ -43,7 +43,7 @@ public final class ClinicSystem: Sendable {
         geocoding = GeocodingService(database: database, gazetteer: gazetteer,
                                      offline: [DirectoryCities(database: database, gazetteer: gazetteer)],
                                      remote: remoteGeocoder, zones: zones, now: now)
-        clinics = ClinicController(database: database, zones: zones)
+        clinics = ClinicController(database: database, zones: zones, now: now)
         departments = DepartmentController(database: database)
         let data = resources?.data
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,

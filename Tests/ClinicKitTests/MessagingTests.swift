@@ -116,12 +116,33 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let la1 = try clinic(system, "LA1").id ?? 0
         try system.database.writing { tx in
             try tx.setTimeZone(ofClinic: la1, to: "America/Denver")
-            try DatabaseManager.recordZoneChange(tx, clinicId: la1, from: "America/Los_Angeles",
-                                                 to: "America/Denver", at: testNow)
+            try ZoneChanges.record(tx, clinicId: la1, from: "America/Los_Angeles",
+                                   to: "America/Denver", at: testNow)
         }
         let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
         #expect(last.kind == .clinicChanged)
         #expect(last.body.contains("from America/Los_Angeles to America/Denver") && last.body.contains("10:20 AM"))
+    }
+
+    /// The same through a directory import that moves a clinic's zone (the path an operator
+    /// takes): the booked patient is told, and `admin check` lists the appointment.
+    @Test func anImportThatMovesAClinicsZoneTellsTheBookedPatients() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let therapy = try department(system, "LA1", "therapy")
+        _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
+        let csv = """
+            external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+            LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Denver
+            """
+        clock.advance(60) // the import comes after the booking
+        _ = try system.clinics.importClinics(Data(csv.utf8))
+        #expect(try clinic(system, "LA1").timeZone == "America/Denver")
+        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(last.kind == .clinicChanged, "\(last)")
+        #expect(last.body.contains("from America/Los_Angeles to America/Denver"))
+        #expect(try system.database.reading { tx in try tx.appointmentsAfterZoneChanges(from: clock.now) }.count == 1)
     }
 
     @Test func remindersComeOnceEachAndNeverForAnOldTime() throws {

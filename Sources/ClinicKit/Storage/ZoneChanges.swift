@@ -19,6 +19,20 @@ public struct ZoneChangedAppointment: Sendable, Equatable {
     }
 }
 
+/// A clinic's change of zone, on any store: recorded, and the patients booked there told.
+enum ZoneChanges {
+    /// Records a clinic's change of zone and tells the patients booked there from `now` on
+    /// (every path that changes a clinic's zone: an import, `recomputeZones`).
+    static func record(_ tx: any StoreWriting, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
+        try tx.recordZoneChange(clinicId: clinicId, from: old, to: new, at: now)
+        // Tell the patients booked there (not during the migrations before the inboxes existed).
+        guard try tx.keepsInboxes() else { return }
+        for appointment in try tx.upcomingPatientAppointments(atClinic: clinicId, startingFrom: now) {
+            try Inbox.about(tx, appointment, kind: .clinicChanged, zones: (old, new), now: now)
+        }
+    }
+}
+
 extension DatabaseManager {
     /// Gives every clinic the zone at its point, recording each change (migration 7, and
     /// whatever the boundaries say later). A database with clinics needs the zone data.
@@ -31,28 +45,13 @@ extension DatabaseManager {
             let zone = try zones.timeZone(at: point)
             guard zone != clinic.timeZone else { continue }
             try tx.setTimeZone(ofClinic: clinic.id, to: zone)
-            try Self.recordZoneChange(tx, clinicId: clinic.id, from: clinic.timeZone, to: zone, at: now)
+            try ZoneChanges.record(tx, clinicId: clinic.id, from: clinic.timeZone, to: zone, at: now)
         }
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).
     func recomputeZones(_ db: Database, now: Date) throws {
         try recomputeZones(transaction(db), now: now)
-    }
-
-    /// Records a clinic's change of zone and tells the patients booked there from `now` on.
-    static func recordZoneChange(_ tx: any StoreWriting, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
-        try tx.recordZoneChange(clinicId: clinicId, from: old, to: new, at: now)
-        // Tell the patients booked there (not during the migrations before the inboxes existed).
-        guard try tx.keepsInboxes() else { return }
-        for appointment in try tx.upcomingPatientAppointments(atClinic: clinicId, startingFrom: now) {
-            try Inbox.about(tx, appointment, kind: .clinicChanged, zones: (old, new), now: now)
-        }
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func recordZoneChange(_ db: Database, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
-        try recordZoneChange(SQLiteTransaction(db: db, manager: nil), clinicId: clinicId, from: old, to: new, at: now)
     }
 
     /// The upcoming active appointments booked (or last moved) before their clinic's latest

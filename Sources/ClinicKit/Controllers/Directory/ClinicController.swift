@@ -58,6 +58,8 @@ public struct NearestQuery: Sendable, Equatable {
 public final class ClinicController: Sendable {
     let database: any ClinicStore
     let zones: (any ZoneResolver)?
+    /// The clock (the system's): when an import records a zone change.
+    let now: @Sendable () -> Date
     /// Built on the first search; built again when the directory's version changed (this
     /// process or another one changed the clinics). With it, the clinics themselves when the
     /// directory is small enough to keep (a search then reads only the version).
@@ -71,9 +73,10 @@ public final class ClinicController: Sendable {
     /// default, a few MB); larger ones are read per search.
     static let keptClinics = 50_000
 
-    public init(database: any ClinicStore, zones: (any ZoneResolver)? = nil) {
+    public init(database: any ClinicStore, zones: (any ZoneResolver)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.zones = zones
+        self.now = now
     }
 
     /// The finder over the clinics table, built once.
@@ -199,7 +202,7 @@ public final class ClinicController: Sendable {
             report.skipped = parsed.problems
             report.closed = parsed.closed
             let existing = try tx.clinicIdsAndZones()
-            let now = Date()
+            let now = self.now()
             for (index, prepared) in clinics.enumerated() {
                 var clinic = prepared
                 if let (id, zone) = existing[clinic.externalId] {
@@ -209,7 +212,7 @@ public final class ClinicController: Sendable {
                     // A clinic that moved zone (it moved, or the boundaries did): its booked
                     // appointments are listed by `admin check`.
                     if zone != clinic.timeZone {
-                        try tx.recordZoneChange(clinicId: id, from: zone, to: clinic.timeZone, at: now)
+                        try ZoneChanges.record(tx, clinicId: id, from: zone, to: clinic.timeZone, at: now)
                     }
                 } else {
                     _ = try tx.insertClinic(clinic)
