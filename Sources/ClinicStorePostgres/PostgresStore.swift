@@ -30,6 +30,9 @@ public final class PostgresStore: Sendable {
     public let auditKeys: AuditKeyRing
     /// The schema this program knows (`schemaStatus`).
     public let migrations: [Migration]
+    /// Write transactions of this process best run at once (`ClinicStore.concurrentWriters`):
+    /// half the pool, the rest left for reads.
+    public let concurrentWriters: Int
     let logger: Logger
     private let runner: Task<Void, Never>
 
@@ -42,8 +45,9 @@ public final class PostgresStore: Sendable {
     public static let defaultConnectTimeout = 10
 
     private init(url: PostgresURL, user: String, database: String, client: PostgresClient, keys: PostgresStoreKeys,
-                 migrations: [Migration], logger: Logger) {
+                 migrations: [Migration], logger: Logger, maximumConnections: Int) {
         self.url = url
+        concurrentWriters = max(1, maximumConnections / 2)
         self.user = user
         self.database = database
         self.client = client
@@ -103,7 +107,7 @@ public final class PostgresStore: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return PostgresStore(url: url, user: user, database: database, client: client,
                              keys: keys ?? PostgresStoreKeys.locate(environment: environment, database: database),
-                             migrations: migrations, logger: logger)
+                             migrations: migrations, logger: logger, maximumConnections: configuration.options.maximumConnections)
     }
 
     /// Stops the pool: its connections are closed and the run task ends. Call once, at the end.

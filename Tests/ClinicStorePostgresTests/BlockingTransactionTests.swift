@@ -1,6 +1,8 @@
 import ClinicKit
 import ClinicTestPostgres
-import ClinicStorePostgres
+@testable import ClinicStorePostgres
+import GRDB
+import NIOConcurrencyHelpers
 import Foundation
 import PostgresNIO
 import Testing
@@ -131,6 +133,60 @@ import Testing
                 }
             }
             #expect(code == .loginTaken)
+        }
+    }
+
+    /// Cells as SQLite holds them, to the edges: instants round down (before 1970 too), and
+    /// ±infinity, which an operator may write, is PostgreSQL's word, refused by the models'
+    /// readers, never an overflow that stops the process.
+    @Test func cellsAtTheEdges() async throws {
+        try await TestPostgres.withStore { store, _ in
+            let cells = try await onOwnThread { () -> (texts: [String?], numbers: [Int64?], infinityIsAnInstant: Bool) in
+                try store.readTransaction { transaction in
+                    let row = try #require(try transaction.rows("""
+                        SELECT '-infinity'::timestamptz AS a, 'infinity'::timestamptz AS b, '-infinity'::date AS c,
+                               '1969-12-31 23:59:59.5Z'::timestamptz AS d, '2000-01-01 00:00:00.999Z'::timestamptz AS e,
+                               '1999-12-31'::date AS f
+                        """).first as Row?)
+                    return (["a", "b", "c", "f"].map { row[$0] as String? }, ["d", "e"].map { row[$0] as Int64? },
+                            (try? row.decode(Int64.self, forColumn: "a")) != nil) // the models' instant reader
+                }
+            }
+            #expect(cells.texts == ["-infinity", "infinity", "-infinity", "1999-12-31"])
+            #expect(cells.numbers == [-1, 946_684_800])
+            #expect(!cells.infinityIsAnInstant)
+        }
+    }
+
+    /// On PostgreSQL the committer runs writes side by side, each in its own transaction: a
+    /// write waiting for a later one is not stuck behind it (one batching thread would hold the
+    /// first until the wait ran out), and each is reported as a committed batch of one.
+    @Test func theCommitterRunsWritesSideBySideEachAlone() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            let reports = NIOLockedValueBox<[GroupCommitter.BatchReport]>([])
+            let committer = GroupCommitter(database: store, maximumBatch: 64) { report in reports.withLockedValue { $0.append(report) } }
+            #expect(committer.writers == 4 && committer.maximumBatch == 1)
+            let second = DispatchSemaphore(value: 0)
+            async let first = committer.perform { second.wait(timeout: .now() + 60) == .success }
+            async let other: Bool = committer.perform {
+                try store.writing { tx in try tx.setSetting("test.side_by_side", to: "1") }
+                second.signal()
+                return true
+            }
+            let (waited, wrote) = try await (first, other)
+            #expect(waited, "the first write waited out its minute: the second never ran beside it")
+            #expect(wrote)
+            let refused = await #expect(throws: ClinicError.self) {
+                try await committer.perform { () -> Bool in throw ClinicError(.slotTaken, .slotTaken) }
+            }
+            #expect(refused?.code == .slotTaken)
+            committer.drain()
+            let seen = reports.withLockedValue { $0 }
+            #expect(seen.count == 3 && seen.allSatisfy { $0.size == 1 && $0.committed }, "\(seen)")
+            #expect(seen.map(\.failed).reduce(0, +) == 1)
+            #expect(try store.reading { tx in try tx.setting("test.side_by_side") } == "1")
         }
     }
 }

@@ -15,6 +15,13 @@ import GRDB
 ///
 /// Each write is one controller call: its `database.write` joins the batch's transaction
 /// (`DatabaseManager.writeJoined`) on the committer's own thread.
+///
+/// That is for a store with one writer (`ClinicStore.concurrentWriters` 1: SQLite). On a store
+/// whose writes run side by side (PostgreSQL), a batch would only serialise them on one
+/// connection and make the batches of several servers wait on each other's row locks (a
+/// deadlock between two batches refuses both whole). There the committer runs
+/// `concurrentWriters` threads, each write alone in its own transaction: same queue, same
+/// answer-after-COMMIT, same drain at shutdown.
 public final class GroupCommitter: @unchecked Sendable {
     /// What one batch did, for metrics.
     public struct BatchReport: Sendable {
@@ -34,22 +41,28 @@ public final class GroupCommitter: @unchecked Sendable {
         }
     }
 
+    /// The most writes one transaction holds (1 where writes run side by side).
     public let maximumBatch: Int
+    /// Threads committing at once: 1 batching thread, or the store's concurrent writers.
+    public let writers: Int
     private let database: any ClinicStore
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
-    private var thread: Thread?
+    private var running = 0
     private let report: @Sendable (BatchReport) -> Void
 
     public init(database: any ClinicStore, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
         self.database = database
-        self.maximumBatch = max(1, maximumBatch)
+        writers = max(1, database.concurrentWriters)
+        self.maximumBatch = writers > 1 ? 1 : max(1, maximumBatch)
         self.report = report
-        let thread = Thread { [weak self] in self?.loop() }
-        thread.name = "clinic.group-commit"
-        self.thread = thread
-        thread.start()
+        running = writers
+        for index in 0..<writers {
+            let thread = Thread { [weak self] in self?.loop() }
+            thread.name = "clinic.group-commit.\(index)"
+            thread.start()
+        }
     }
 
     deinit { stop() }
@@ -118,7 +131,7 @@ public final class GroupCommitter: @unchecked Sendable {
     public func drain() {
         stop()
         condition.lock()
-        while thread != nil { condition.wait() }
+        while running > 0 { condition.wait() }
         condition.unlock()
     }
 
@@ -127,7 +140,7 @@ public final class GroupCommitter: @unchecked Sendable {
             condition.lock()
             while queue.isEmpty && !stopped { condition.wait() }
             if queue.isEmpty && stopped {
-                thread = nil
+                running -= 1
                 condition.broadcast()
                 condition.unlock()
                 return
@@ -143,12 +156,20 @@ public final class GroupCommitter: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var failure: Error?
         do {
-            try database.writingJoined { _ in
-                for job in batch {
-                    do {
-                        job.result = .success(try job.work())
-                    } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
-                        job.result = .failure(error) // its savepoint was rolled back; the others go on
+            if writers > 1, batch.count == 1 {
+                do { // alone: its own transaction
+                    batch[0].result = .success(try batch[0].work())
+                } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
+                    batch[0].result = .failure(error)
+                }
+            } else {
+                try database.writingJoined { _ in
+                    for job in batch {
+                        do {
+                            job.result = .success(try job.work())
+                        } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
+                            job.result = .failure(error) // its savepoint was rolled back; the others go on
+                        }
                     }
                 }
             }

@@ -46,4 +46,12 @@ public protocol ClinicStore: AnyObject, Sendable {
     var isReadOnly: Bool { get }
     /// The schema version of the store and the newest this program has (a server's readiness).
     func schemaStatus() throws -> (current: Int, latest: Int)
+    /// How many write transactions of one process are best run at once (`GroupCommitter`): 1
+    /// where the store has a single writer and a batch saves commits (SQLite), more where writes
+    /// run side by side (PostgreSQL, one per pooled connection it spares for writing).
+    var concurrentWriters: Int { get }
+}
+
+extension ClinicStore {
+    public var concurrentWriters: Int { 1 }
 }
