@@ -132,7 +132,7 @@ extension PostgresTransaction {
     }
 
     func settings(prefix: String) throws -> [String: String] {
-        // starts_with compares bytes, as SQLite's substr(key, 1, n) = prefix does for ASCII keys.
+        // The keys that start with the prefix, as SQLite's substr(key, 1, length(prefix)) = prefix.
         var settings: [String: String] = [:]
         for row in try rows("SELECT key, value FROM settings WHERE starts_with(key, $1)", [prefix]) {
             settings[try row.decode(String.self, forColumn: "key")] = try row.decode(String.self, forColumn: "value")

@@ -131,9 +131,9 @@ extension PostgresTransaction {
 // MARK: The audit trail
 
 extension PostgresTransaction {
-    func hasAuditTrail() throws -> Bool {
-        try value(Bool.self, "SELECT to_regclass('audit_events') IS NOT NULL") ?? false
-    }
+    /// Always: PostgreSQL's first migration makes every table (SQLite's older schemas had no
+    /// audit trail), and this was a round trip on every audited write.
+    func hasAuditTrail() throws -> Bool { true }
 
     func auditChainHead() throws -> AuditChainHead? {
         try auditHead(locked: false)

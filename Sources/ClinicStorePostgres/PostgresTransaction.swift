@@ -107,11 +107,17 @@ struct PostgresTransaction {
                 return Data(bytes.readableBytesView).databaseValue
             case .timestamptz where bytes.readableBytes == 8, .timestamp where bytes.readableBytes == 8:
                 if let micros = bytes.readInteger(as: Int64.self) {
-                    let seconds = micros >= 0 ? micros / 1_000_000 : -((-micros + 999_999) / 1_000_000)
-                    return (seconds + postgresEpoch).databaseValue
+                    // ±infinity (an operator's UPDATE): PostgreSQL's word, which no instant reader
+                    // takes (`stored_value_unreadable`), never an overflow.
+                    if micros == .max || micros == .min { return (micros == .max ? "infinity" : "-infinity").databaseValue }
+                    let (quotient, remainder) = micros.quotientAndRemainder(dividingBy: 1_000_000)
+                    return (quotient - (remainder < 0 ? 1 : 0) + postgresEpoch).databaseValue
                 }
             case .date where bytes.readableBytes == 4:
-                if let days = bytes.readInteger(as: Int32.self) { return day(daysSince2000: Int64(days)).databaseValue }
+                if let days = bytes.readInteger(as: Int32.self) {
+                    if days == .max || days == .min { return (days == .max ? "infinity" : "-infinity").databaseValue }
+                    return day(daysSince2000: Int64(days)).databaseValue
+                }
             default:
                 break
             }
@@ -122,15 +128,7 @@ struct PostgresTransaction {
 
     /// 'YYYY-MM-DD' of a day counted from 2000-01-01 (PostgreSQL's binary date).
     static func day(daysSince2000 days: Int64) -> String {
-        let date = Date(timeIntervalSince1970: TimeInterval((days * 86_400) + postgresEpoch))
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        func pad(_ value: Int?, _ width: Int) -> String {
-            let text = String(value ?? 0)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return pad(parts.year, 4) + "-" + pad(parts.month, 2) + "-" + pad(parts.day, 2)
+        LocalDateTime(daysSinceEpoch: days + postgresEpoch / 86_400, minuteOfDay: 0).dayText
     }
 }
 

@@ -277,11 +277,9 @@ public enum StoreCopy {
         }
     }
 
-    /// 'YYYY-MM-DD', as PostgreSQL's date reads it back.
+    /// A real day 'YYYY-MM-DD' (not 2026-02-30), as PostgreSQL's date reads it back.
     static func isDay(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        return parts.count == 3 && parts[0].count == 4 && parts[1].count == 2 && parts[2].count == 2
-            && parts.allSatisfy { $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+        (try? TimeInput.parseDay(text))?.dayText == text
     }
 
     /// A store's table has exactly the columns this copy knows, or the copy is refused.

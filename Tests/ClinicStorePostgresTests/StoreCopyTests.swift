@@ -338,6 +338,18 @@ import Testing
         }
     }
 
+    /// Days in COPY's text are real days; PostgreSQL's binary days read back as the same text.
+    @Test func daysInCopyTextAndBack() throws {
+        #expect(StoreCopy.isDay("2026-02-28") && StoreCopy.isDay("2024-02-29"))
+        for bad in ["2026-02-30", "2026-13-01", "9999-99-99", " 2026-02-01", "2026-2-01", "２０２６-02-01", ""] {
+            #expect(!StoreCopy.isDay(bad), "\(bad)")
+        }
+        #expect(PostgresTransaction.day(daysSince2000: 0) == "2000-01-01")
+        #expect(PostgresTransaction.day(daysSince2000: -1) == "1999-12-31")
+        #expect(PostgresTransaction.day(daysSince2000: 59) == "2000-02-29")
+        #expect(PostgresTransaction.day(daysSince2000: 9_822) == "2026-11-22")
+    }
+
     /// A live database: another writer keeps adding rows while the copy runs. The copy is one
     /// snapshot: it has the rows written before it began and none after, and PostgreSQL has
     /// exactly what it reports.

@@ -119,8 +119,8 @@ extension SQLiteTransaction {
     }
 
     func settings(prefix: String) throws -> [String: String] {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE substr(key, 1, ?) = ?"),
-                                    arguments: [prefix.utf8.count, prefix])
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM settings WHERE substr(key, 1, length(?1)) = ?1"),
+                                    arguments: [prefix]) // length and substr both count characters
         var settings: [String: String] = [:]
         for row in rows {
             settings[try row.value("key", in: "settings", key: "key")] = try row.value("value", in: "settings", key: "key") as String
