@@ -5,7 +5,7 @@ import Foundation
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Database: a SQLite file, or a PostgreSQL URL postgresql://user@host:port/dbname?sslmode=verify-full (so far for admin migrate and admin check only; the password from PGPASSWORD or ~/.pgpass, never in the URL) (env CLINIC_DB).",
+        "Database: a SQLite file, or a PostgreSQL URL postgresql://user@host:port/dbname?sslmode=verify-full (every command but a file's own: backup, restore, rotate-key; the password from PGPASSWORD or ~/.pgpass, never in the URL) (env CLINIC_DB).",
         valueName: "path|url"))
     var db: String?
 
@@ -111,7 +111,7 @@ struct Context {
 
     /// The HTTP geocoder, when `CLINIC_GEOCODER_URL` names one (`CLINIC_GEOCODER_TIMEOUT` in
     /// seconds, default 5). Its one-request-per-second pace is shared through a file beside
-    /// the database.
+    /// the database (`geocoderPaceFile`).
     /// A malformed setting is reported when the geocoder is needed, not by every command.
     func remoteGeocoder() -> (any Geocoder)? {
         guard let text = environment["CLINIC_GEOCODER_URL"], !text.isEmpty else { return nil }
@@ -126,7 +126,25 @@ struct Context {
             }
             timeout = seconds
         }
-        return NominatimGeocoder(baseURL: url, timeout: timeout, rateFile: databasePath + ".geocoder")
+        return NominatimGeocoder(baseURL: url, timeout: timeout, rateFile: geocoderPaceFile())
+    }
+
+    /// Where the processes of this machine share the geocoder's pace: beside a SQLite file; for
+    /// a PostgreSQL database (no file to sit beside) in `$XDG_STATE_HOME/clinic/<database>.geocoder`
+    /// (`~/.local/state/…`), its folder made if missing; nil (this process paces alone) if it
+    /// cannot be.
+    func geocoderPaceFile() -> String? {
+        guard case .postgres(let url)? = try? storeLocation() else { return databasePath + ".geocoder" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let folder = (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/clinic"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            return nil
+        }
+        let name = (url.database ?? url.user ?? "clinic").replacingOccurrences(of: "/", with: "_")
+        return folder + "/" + name + ".geocoder"
     }
 
     /// Opens the database and finds the logged-in patient (`not_logged_in` without one).
