@@ -200,7 +200,5 @@ import Testing
         for (earlier, later) in zip(stamps, stamps.dropFirst()) {
             #expect(later - earlier >= 0.999, "\(later - earlier)")
         }
-        let first = try #require(server.requests.first?.time), last = try #require(server.requests.last?.time)
-        #expect(last.timeIntervalSince(first) >= 1.5, "three requests a second apart span two seconds")
     }
 }

@@ -35,7 +35,14 @@ import Testing
                 group.leave()
             }.start()
         }
-        while committer.queued < writes.count { usleep(1000) }
+        let deadline = Date().addingTimeInterval(120)
+        while committer.queued < writes.count {
+            guard Date() < deadline else {
+                Issue.record("only \(committer.queued) of \(writes.count) writes queued in two minutes")
+                break
+            }
+            usleep(1000)
+        }
         held.signal()
         group.wait()
         return results.values

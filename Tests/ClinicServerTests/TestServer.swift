@@ -1,6 +1,13 @@
 import Foundation
 import GRDB
 
+/// Whether a slot's start (ISO 8601) is far enough ahead that neither the booking lead time
+/// (30 minutes) nor the cutoff (2 hours before the start, for a move or a cancellation) falls
+/// inside a test, whatever the time of day it runs: 6 hours.
+func isFarEnoughAhead(_ start: String) -> Bool {
+    (ISO8601DateFormatter().date(from: start) ?? .distantPast) > Date().addingTimeInterval(6 * 3600)
+}
+
 /// What the server tests do to a server, whichever way it runs — in this process
 /// (`InProcessServer`) or as a `clinic serve` process (`ServerHarness`): register and log in a
 /// patient, find a department and a free slot, and read the database file underneath. Each
@@ -82,11 +89,8 @@ extension TestServer {
     /// A free slot of a department, each time once, `skipping` the first ones.
     func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
         let slots = try await get("/v1/departments/\(department)/slots?days=14")
-        // Far enough ahead that the booking rules' cutoff (2 hours before the start, for a
-        // move or a cancellation) never falls inside a test, whatever the time of day it runs.
-        let farEnough = Date().addingTimeInterval(6 * 3600)
         let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
-            .filter { (ISO8601DateFormatter().date(from: $0) ?? .distantPast) > farEnough }
+            .filter(isFarEnoughAhead)
         let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
         guard distinct.count > skipping else { throw TestServerFailure(description: "no free slot: \(slots.text)") }
         return distinct[skipping]

@@ -377,17 +377,22 @@ import Testing
                 }
             }
             let counted = DispatchSemaphore(value: 0)
+            let notHeldUp = DispatchSemaphore(value: 0)
             let timeline = Timeline()
-            async let first: Int = onOwnThread {
+            async let first: (Int, Bool) = onOwnThread {
                 try store.writeTransaction { tx in
                     let count = try tx.activeAppointmentCount(ofClient: anna, startingFrom: Self.base)
                     counted.signal()
                     counted.signal()
                     counted.signal()
-                    Thread.sleep(forTimeInterval: 1.5)
+                    // The reader and the other patient count while this holds anna's lock (a
+                    // minute at most, then the test fails instead of hanging); the second
+                    // meanwhile has time to reach the lock and wait.
+                    let waited = notHeldUp.wait(timeout: .now() + 60) == .success && notHeldUp.wait(timeout: .now() + 60) == .success
+                    Thread.sleep(forTimeInterval: 0.3)
                     _ = try tx.insertAppointment(Self.appointment(client: anna, f, start: Self.at(600)))
                     timeline.mark("first done")
-                    return count
+                    return (count, waited)
                 }
             }
             async let second: Int = onOwnThread {
@@ -404,6 +409,7 @@ import Testing
                 return try store.readTransaction { tx in
                     let count = try tx.activeAppointmentCount(ofClient: anna, startingFrom: Self.base)
                     timeline.mark("read counted")
+                    notHeldUp.signal()
                     return count
                 }
             }
@@ -413,17 +419,20 @@ import Testing
                 return try store.writeTransaction { tx in
                     let count = try tx.activeAppointmentCount(ofClient: boris, startingFrom: Self.base)
                     timeline.mark("other patient counted")
+                    notHeldUp.signal()
                     return count
                 }
             }
             let counts = try await (first, second, reader, otherPatient)
-            #expect(counts.0 == 0)
+            #expect(counts.0.0 == 0)
+            #expect(counts.0.1, "the reader and the other patient counted while anna's lock was held")
             #expect(counts.1 == 1, "the second count sees the first's committed booking")
             #expect(counts.2 == 0 && counts.3 == 0)
             let order = timeline.events
-            #expect(order.firstIndex(of: "second counted")! > order.firstIndex(of: "first done")!, "\(order)")
-            #expect(order.firstIndex(of: "read counted")! < order.firstIndex(of: "first done")!, "\(order)")
-            #expect(order.firstIndex(of: "other patient counted")! < order.firstIndex(of: "first done")!, "\(order)")
+            func at(_ event: String) -> Int { order.firstIndex(of: event) ?? -1 }
+            #expect(at("first done") >= 0 && at("second counted") > at("first done"), "\(order)")
+            #expect(at("read counted") >= 0 && at("read counted") < at("first done"), "\(order)")
+            #expect(at("other patient counted") >= 0 && at("other patient counted") < at("first done"), "\(order)")
             let total = try await onOwnThread {
                 try store.readTransaction { tx in try tx.activeAppointmentCount(ofClient: anna, startingFrom: Self.base) }
             }

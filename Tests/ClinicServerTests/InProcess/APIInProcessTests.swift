@@ -218,7 +218,7 @@ import Testing
             for clinic in (try await server.send(.GET, "/v1/clinics").object["items"] as? [[String: Any]] ?? []) where sharedSlot == nil {
                 for candidate in try await server.send(.GET, "/v1/clinics/\(clinic["id"] as? Int ?? 0)/departments").array where sharedSlot == nil {
                     department = candidate["id"] as? Int ?? 0
-                    slots = try await server.send(.GET, "/v1/departments/\(department)/slots?days=14").array.filter { $0["isAvailable"] as? Bool == true }
+                    slots = try await server.send(.GET, "/v1/departments/\(department)/slots?days=14").array.filter { $0["isAvailable"] as? Bool == true && isFarEnoughAhead($0["start"] as? String ?? "") }
                     sharedSlot = slots.first { slot in slots.filter { $0["start"] as? String == slot["start"] as? String }.count > 1 }
                 }
             }
