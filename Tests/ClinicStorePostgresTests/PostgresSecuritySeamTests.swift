@@ -1,4 +1,4 @@
-import ClinicKit
+@testable import ClinicKit
 import ClinicTestPostgres
 import Foundation
 import GRDB
@@ -112,6 +112,49 @@ import Testing
         init(_ value: Value) { stored = value }
         var value: Value { lock.withLock { stored } }
         func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
+    }
+
+    // MARK: The personal-data key
+
+    /// Two servers on different machines, each with a key file of its own, seal their first
+    /// rows at the same moment: the first check stored counts, and the other's write is refused
+    /// (`key_wrong`), never sealed under a key no other server has. (Before, the second's insert
+    /// of its check quietly did nothing and its rows were sealed under its own key.)
+    @Test func twoFirstSealingsWithDifferentKeysLeaveOneKey() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { first, server in
+            try await first.migrate(migrations)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let second = try await PostgresStore.open(first.url, environment: server.environment,
+                                                      keys: PostgresStoreKeys(personal: folder + "/other.key",
+                                                                              audit: folder + "/other.audit-key"))
+            let firstSealed = DispatchSemaphore(value: 0)
+            async let stored: String? = onOwnThread {
+                try first.writeTransaction { tx in
+                    _ = try first.personalDataKey.sealingCipher(tx)
+                    firstSealed.signal()
+                    Thread.sleep(forTimeInterval: 0.5) // the second reaches its insert and waits on this row
+                    return try tx.personalDataKeyCheck()
+                }
+            }
+            async let refused: MessageKey? = onOwnThread {
+                firstSealed.wait()
+                do {
+                    _ = try second.writeTransaction { tx in try second.personalDataKey.sealingCipher(tx) }
+                    return nil
+                } catch let error as ClinicError {
+                    return error.key
+                }
+            }
+            let (check, key) = try await (stored, refused)
+            await second.shutdown()
+            #expect(key == .keyWrong)
+            let firstKey = try #require(try KeyFile.read(first.personalDataKey.file?.path ?? ""))
+            #expect(check == KeyFile.check(firstKey))
+            #expect(try await read(first) { tx in try tx.personalDataKeyCheck() } == check)
+        }
     }
 
     // MARK: Sessions

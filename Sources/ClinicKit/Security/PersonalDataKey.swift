@@ -32,9 +32,20 @@ public final class PersonalDataKey: Sendable {
 
     /// The cipher, with the key check stored if the database has none yet: for write
     /// transactions that are about to seal personal data.
+    ///
+    /// On a database with no check yet, the check that is stored afterwards is read back: two
+    /// servers on different machines (each with a key file of its own) may seal their first
+    /// rows at the same moment, and only the first check stored counts. The other's write is
+    /// refused (`key_wrong`) rather than sealed under a key nobody can read it with.
     func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
-        let cipher = try cipher(tx)
-        try tx.storePersonalDataKeyCheckIfMissing(KeyFile.check(cipher.key))
+        let stored = try tx.personalDataKeyCheck()
+        let cipher = try cipher(keyCheck: stored)
+        guard stored == nil else { return cipher }
+        let check = KeyFile.check(cipher.key)
+        try tx.storePersonalDataKeyCheckIfMissing(check)
+        guard try tx.personalDataKeyCheck() == check else {
+            throw ClinicError(.keyError, .keyWrong, file?.path ?? "memory")
+        }
         return cipher
     }
 
