@@ -35,6 +35,10 @@ public enum PostgresErrorMapping {
         // connect now) and every connection exception (class 08).
         case ("57P01", _), ("57P02", _), ("57P03", _), ("53300", _):
             return .error(ClinicError(.busy, .storeConnectionLost))
+        // A wait the store bounds (`PostgresStore.sessionLimits`): a lock held too long (55P03),
+        // a statement too long (57014), a transaction left idle too long (25P03).
+        case ("55P03", _), ("57014", _), ("25P03", _):
+            return .error(ClinicError(.busy, .databaseBusy))
         default:
             if sqlState.hasPrefix("08") { return .error(ClinicError(.busy, .storeConnectionLost)) }
             if sqlState == "28P01" || sqlState == "28000" { return .error(ClinicError(.storeAuthFailed, .storeAuthFailed, "?", "?")) }

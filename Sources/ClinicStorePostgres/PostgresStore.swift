@@ -41,6 +41,13 @@ public final class PostgresStore: Sendable {
     /// A serialization failure or deadlock: the transaction runs again.
     struct RetryNeeded: Error {}
 
+    /// What no session of the store waits longer for, set at each connection's start-up: a
+    /// lock (another server's transaction on the same patient, the audit head), one statement,
+    /// a transaction left idle by a stalled process (its locks are then released). Each ends
+    /// the transaction as `busy` (503, retry), never a thread and a connection held forever.
+    static let sessionLimits = [("lock_timeout", "30s"), ("statement_timeout", "120s"),
+                                ("idle_in_transaction_session_timeout", "120s")]
+
     /// Seconds to wait for a connection (and its start-up) when the URL names no `connect_timeout`.
     public static let defaultConnectTimeout = 10
 
@@ -87,7 +94,7 @@ public final class PostgresStore: Sendable {
             probe = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
             configuration = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
         }
-        let startup = [("application_name", url.applicationName ?? "clinic")]
+        let startup = [("application_name", url.applicationName ?? "clinic")] + sessionLimits
         probe.options.connectTimeout = .seconds(Int64(timeout))
         probe.options.additionalStartupParameters = startup
         configuration.options.connectTimeout = .seconds(Int64(timeout))

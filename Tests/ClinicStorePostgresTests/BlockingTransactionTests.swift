@@ -111,6 +111,44 @@ import Testing
         }
     }
 
+    /// Every session has the store's limits, and a wait past one ends the transaction as
+    /// `busy` (here a lock another transaction holds, with the limit shortened for the test).
+    @Test func aLockWaitPastTheLimitIsBusy() async throws {
+        try await TestPostgres.withStore { store, _ in
+            let limits = try await onOwnThread {
+                try store.blockingTransaction { connection in
+                    try ["lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout"].map { name in
+                        try connection.query(PostgresQuery(unsafeSQL: "SHOW " + name)).rows.first?.decode(String.self) ?? ""
+                    }
+                }
+            }
+            #expect(limits == ["30s", "2min", "2min"])
+            let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            async let holder: Void = onOwnThread {
+                try store.blockingTransaction { connection in
+                    try connection.query("SELECT pg_advisory_xact_lock(4242)")
+                    holding.signal()
+                    _ = release.wait(timeout: .now() + 60)
+                }
+            }
+            let refused = try await onOwnThread { () -> ClinicError? in
+                holding.wait()
+                defer { release.signal() }
+                do {
+                    try store.blockingTransaction { connection in
+                        try connection.query("SET LOCAL lock_timeout = '200ms'")
+                        try connection.query("SELECT pg_advisory_xact_lock(4242)")
+                    }
+                    return nil
+                } catch let error as ClinicError {
+                    return error
+                }
+            }
+            try await holder
+            #expect(refused?.code == .busy && refused?.key == .databaseBusy, "\(String(describing: refused))")
+        }
+    }
+
     /// A violated constraint surfaces as the domain's error, decided by SQLSTATE and the
     /// constraint's name (here the logins' unique constraint: `login_taken`).
     @Test func aConstraintViolationIsTheDomainsError() async throws {

@@ -84,6 +84,9 @@ import Testing
         for state in ["57P01", "08006", "08003", "08001"] {
             #expect(M.outcome(sqlState: state, constraint: nil) == .error(ClinicError(.busy, .storeConnectionLost)), "\(state)")
         }
+        for state in ["55P03", "57014", "25P03"] {
+            #expect(M.outcome(sqlState: state, constraint: nil) == .error(ClinicError(.busy, .databaseBusy)), "\(state)")
+        }
     }
 }
 
