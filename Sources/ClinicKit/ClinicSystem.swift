@@ -75,22 +75,28 @@ public final class ClinicSystem: Sendable {
     }
 
     /// Fills a database that has never been filled: the default directory, in one
-    /// transaction, so an interrupted first run is simply done again next time.
+    /// transaction, so an interrupted first run is simply done again next time. Processes that
+    /// start together on an empty database (servers on PostgreSQL) fill it once: the fill takes
+    /// the directory's import lock and looks again under it; the others find it filled and
+    /// return nil.
     @discardableResult
     public func initialize(_ kind: Initialization, progress: ((Int, Int) -> Void)? = nil) throws -> ImportReport? {
         if try initialization() != nil { return nil }
-        var report: ImportReport?
-        if kind != .empty {
-            guard let resources else { throw ClinicError(.storage, .resourcesMissing) }
-            guard let data = FileManager.default.contents(atPath: resources.defaultDirectory.path) else {
-                throw ClinicError(.storage, .resourcesMissing)
-            }
-            report = try clinics.importClinics(data, demo: kind == .defaultDirectory, progress: progress,
-                                               alsoInTransaction: { tx in try Self.mark(tx, kind) })
-        } else {
+        guard kind != .empty else {
             try database.writing { tx in try Self.mark(tx, kind) }
+            return nil
         }
-        return report
+        guard let resources else { throw ClinicError(.storage, .resourcesMissing) }
+        guard let data = FileManager.default.contents(atPath: resources.defaultDirectory.path) else {
+            throw ClinicError(.storage, .resourcesMissing)
+        }
+        // The import's own write joins this one, so the look and the fill are one transaction.
+        return try database.writingJoined { tx -> ImportReport? in
+            try tx.lockDirectoryForImport()
+            if try tx.setting(Self.initializedKey) != nil { return nil }
+            return try clinics.importClinics(data, demo: kind == .defaultDirectory, progress: progress,
+                                             alsoInTransaction: { tx in try Self.mark(tx, kind) })
+        }
     }
 
     /// Imports an operator's directory. On a database never filled, it takes the place of the

@@ -268,6 +268,17 @@ extension PostgresTransaction {
     func setSettingIfAbsent(_ key: String, to value: String) throws {
         try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [key, value])
     }
+
+    /// An advisory lock for the transaction; the wait may outlast the session's `lock_timeout`
+    /// (a first fill of the default directory takes a minute), so this transaction waits up to
+    /// ten minutes.
+    func lockDirectoryForImport() throws {
+        try execute("SET LOCAL lock_timeout = '10min'")
+        try execute("SELECT pg_advisory_xact_lock($1)", [Self.directoryImportLock])
+    }
+
+    /// The advisory lock key of directory imports ("clinic directory" as a number).
+    static let directoryImportLock: Int64 = 0x636c_6469_7200
 }
 
 /// `AppointmentStatus.activeCondition` (internal to ClinicKit), made the same way.

@@ -182,6 +182,40 @@ import Testing
         #expect(try system.initialization() == .empty, "an operator's directory replaces the default one")
     }
 
+    /// Two processes starting together on an empty database (servers on PostgreSQL; threads
+    /// here) fill it once: one fills, the other finds it filled. (On PostgreSQL the second
+    /// import failed on the first's unique keys and its server did not start.)
+    @Test func twoFirstFillsAtOnceFillOnce() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fill-\(UUID().uuidString)")
+        let data = root.appendingPathComponent("Data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("Migrations"),
+                                                   withDestinationURL: projectRoot.appendingPathComponent("Migrations"))
+        for name in ["timezones.db", "gazetteer.db", "common-passwords.txt"] {
+            try FileManager.default.createSymbolicLink(at: data.appendingPathComponent(name),
+                                                       withDestinationURL: projectRoot.appendingPathComponent("Data/" + name))
+        }
+        let csv = try String(contentsOf: projectRoot.appendingPathComponent("Data/clinics.csv"), encoding: .utf8)
+        try (csv.split(separator: "\n").prefix(121).joined(separator: "\n") + "\n")
+            .write(to: data.appendingPathComponent("clinics.csv"), atomically: true, encoding: .utf8)
+        let store = try TestStore.make()
+        let systems = (0..<2).map { _ in ClinicSystem(store: store, resources: Resources(root: root)) }
+        let reports = try await withThrowingTaskGroup(of: ImportReport?.self) { group in
+            for system in systems {
+                group.addTask {
+                    try await withCheckedThrowingContinuation { continuation in
+                        Thread { continuation.resume(with: Result { try system.initialize(.defaultDirectory) }) }.start()
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(reports.compactMap { $0 }.map(\.inserted) == [120], "\(reports)")
+        #expect(try systems[0].clinics.count() == 120)
+        #expect(try systems[1].initialization() == .defaultDirectory)
+    }
+
     @Test func reimportUpdatesByExternalId() throws {
         let system = try makeSystem()
         let first = try system.clinics.importClinics(Data((Self.header + "N1,Good,Reno,NV,39.5,-119.8,0\n").utf8))

@@ -198,6 +198,7 @@ public final class ClinicController: Sendable {
         defer { finderCache.withLock { $0 = nil } }
         let total = demo ? 2 * clinics.count : clinics.count
         return try database.writing { tx in
+            try tx.lockDirectoryForImport()
             var report = ImportReport()
             report.skipped = parsed.problems
             report.closed = parsed.closed

@@ -218,4 +218,6 @@ extension SQLiteTransaction {
     func setSettingIfAbsent(_ key: String, to value: String) throws {
         try db.execute(sql: "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", arguments: [key, value])
     }
+
+    func lockDirectoryForImport() throws {} // the writer lock is held already
 }

@@ -134,6 +134,11 @@ public protocol DirectoryWriting: DirectoryReading {
 
     /// Sets a setting only if it has no value yet.
     func setSettingIfAbsent(_ key: String, to value: String) throws
+
+    /// Makes the directory imports of every process wait for this transaction (an import, a
+    /// first fill), however long it takes: two servers starting together on an empty database
+    /// fill it once. SQLite: nothing (its one writer already does).
+    func lockDirectoryForImport() throws
 }
 
 /// Which clinics `DirectoryReading.clinics(matching:)` lists, in the order (name, id).
