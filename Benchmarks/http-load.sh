@@ -3,10 +3,28 @@
 # database with the default directory and many patients, against a throw-away PostgreSQL 15
 # with the same booking schema, measured in one run. Prints a table and a verdict per target
 # (docs/BENCHMARKS.md). Load comes from wrk (Debian) with Lua scripts in Benchmarks/http-load/.
-#   Benchmarks/http-load.sh           SECONDS per measurement: env LOAD_SECONDS (default 8)
+#   Benchmarks/http-load.sh [--store sqlite|postgres]
+#     sqlite (default): one server on a SQLite file; PostgreSQL (its own, after the server
+#       stopped) runs pgbench's bare booking as the baseline.
+#     postgres: one PostgreSQL 15 for the whole run (scripts/postgres.sh); two `clinic serve`
+#       on it (shared key files); every load is two wrk at once, one per server, half the
+#       connections each (requests/s summed, p50/p99 of the two runs' latencies pooled);
+#       double bookings counted with psql; pgbench's baseline on the same instance, in a
+#       database of its own.
+#   SECONDS per measurement: env LOAD_SECONDS (default 8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${LOAD_SECONDS:-8}"
+store=sqlite
+usage() { echo "usage: $0 [--store sqlite|postgres]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --store) [ $# -ge 2 ] || usage; store=$2; shift 2 ;;
+    --store=*) store=${1#--store=}; shift ;;
+    *) usage ;;
+  esac
+done
+case "$store" in sqlite|postgres) ;; *) usage ;; esac
 source scripts/env.sh
 pgbin=/usr/lib/postgresql/15/bin
 need=""
@@ -24,32 +42,65 @@ here=Benchmarks/http-load
 
 work=$(mktemp -d)
 chmod 755 "$work"
-server=""
+servers=()
+urls=()
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+stop_servers() {
+  local pid
+  for pid in ${servers[@]+"${servers[@]}"}; do kill "$pid" 2>/dev/null || true; done
+  for pid in ${servers[@]+"${servers[@]}"}; do wait "$pid" 2>/dev/null || true; done
+  servers=()
+}
 cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  local status=$?
+  stop_servers
+  if [ "$status" -ne 0 ]; then
+    for log in "$work"/serve*.log; do
+      if [ -s "$log" ]; then echo "--- the end of $log" >&2; tail -20 "$log" >&2; fi
+    done
+  fi
   as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
+  [ -d "$work/pgstore" ] && { scripts/postgres.sh stop "$work/pgstore" >/dev/null 2>&1 || true; }
   rm -rf "$work"
 }
 trap cleanup EXIT
-export CLINIC_DB="$work/clinic.sqlite" CLINIC_SESSION="$work/session" CLINIC_LANG=en
+export CLINIC_SESSION="$work/session" CLINIC_LANG=en
 unset CLINIC_GEOCODER_URL CLINIC_BACKUP_DIR
+if [ "$store" = postgres ]; then
+  echo "Starting PostgreSQL 15 (scripts/postgres.sh, fsync on) for the whole run…" >&2
+  CLINIC_DB=$(scripts/postgres.sh start "$work/pgstore")
+  PGPASSWORD=$(cat "$work/pgstore/password")
+  # Both servers seal personal data and chain the audit trail with the same two keys.
+  export CLINIC_DB PGPASSWORD CLINIC_KEY_FILE="$work/keys/clinic.key" CLINIC_AUDIT_KEY_FILE="$work/keys/clinic.audit-key"
+  pg_socket="$work/pgstore/socket"
+  pg_port=$(cat "$work/pgstore/port")
+  # psql as the store's role (scram, PGPASSWORD), unaligned and without headers: one value a line.
+  pgsql() { "$pgbin/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h "$pg_socket" -p "$pg_port" -U clinic_test "$@"; }
+else
+  export CLINIC_DB="$work/clinic.sqlite"
+fi
 
 echo "Filling the database (default directory)…" >&2
 "$clinic" init >/dev/null
 "$clinic" admin settings set booking.max_active 1000 >/dev/null
+# start_server N: the N-th `clinic serve`; its URL in urls[N].
 start_server() {
-  : > "$work/serve.out"
-  CLINIC_AUTH_RATE=1000000/1000000 "$clinic" serve --port 0 >"$work/serve.out" 2>"$work/serve.log" &
-  server=$!
-  for _ in $(seq 300); do
-    url=$(sed -n 's#^Listening on \(http://[^ ]*\)$#\1#p' "$work/serve.out")
-    [ -n "$url" ] && return 0
+  local n=$1
+  : > "$work/serve$n.out"
+  # Every wrk connection comes from 127.0.0.1: the cap of 64 connections per address (issue 23)
+  # refused the flood's 8 beside the booking's 64 (tens of thousands of wrk errors).
+  CLINIC_AUTH_RATE=1000000/1000000 CLINIC_MAX_CONNECTIONS_PER_ADDRESS=1000 \
+    "$clinic" serve --port 0 >"$work/serve$n.out" 2>"$work/serve$n.log" &
+  servers+=($!)
+  for _ in $(seq 600); do
+    urls[n]=$(sed -n 's#^Listening on \(http://[^ ]*\)$#\1#p' "$work/serve$n.out")
+    [ -n "${urls[n]}" ] && return 0
     sleep 0.1
   done
-  echo "the server did not start" >&2; cat "$work/serve.log" >&2; exit 1
+  echo "the server did not start" >&2; cat "$work/serve$n.log" >&2; exit 1
 }
-start_server
+if [ "$store" = postgres ]; then start_server 1; start_server 2; else start_server 1; fi
+url=${urls[1]}
 echo "Registering patients and gathering slots…" >&2
 python3 "$here/prepare.py" "$url" "$work" 400 "${LOAD_SLOTS:-80000}"
 
@@ -57,12 +108,55 @@ threads=2
 results="$work/results.txt"
 : > "$results"
 # run NAME CONNECTIONS SCRIPT [ENV…]: one wrk measurement, its RESULT line kept under NAME.
+# On PostgreSQL: two wrk at once, one per server, each with one thread and half the
+# connections, and each with every other line of BOOK_REQUESTS; merge.py sums the counts and
+# requests/s and pools the two latency distributions for p50 and p99.
 run() {
   local name=$1 connections=$2 script=$3
   shift 3
   local line
-  line=$(env "$@" WRK_THREADS=$threads wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s -s "$script" "$url" | grep '^RESULT' || true)
+  if [ "$store" = sqlite ]; then
+    line=$(env "$@" WRK_THREADS=$threads wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s -s "$script" "$url" | grep '^RESULT' || true)
+  else
+    local n pids=()
+    for n in 1 2; do
+      local assignment settings=()
+      for assignment in "$@"; do
+        case "$assignment" in
+          BOOK_REQUESTS=*)
+            awk -v n="$n" 'NR % 2 == n % 2' "${assignment#BOOK_REQUESTS=}" > "$work/$name.requests$n"
+            settings+=("BOOK_REQUESTS=$work/$name.requests$n") ;;
+          *) settings+=("$assignment") ;;
+        esac
+      done
+      env "${settings[@]}" WRK_THREADS=1 LATENCY_DUMP="$work/$name.latency$n" \
+        wrk -t1 -c$((connections / 2)) -d"${seconds}s" --timeout 10s -s "$script" "${urls[n]}" > "$work/$name.wrk$n" 2>&1 &
+      pids+=($!)
+    done
+    for n in "${pids[@]}"; do wait "$n" || true; done
+    line=$(python3 "$here/merge.py" "$work/$name.wrk1" "$work/$name.latency1" "$work/$name.wrk2" "$work/$name.latency2" || true)
+    settle
+  fi
   echo "$name $line" | tee -a "$results" >&2
+}
+# settle: waits (10 s at most) until the servers answered every request of the last load: wrk
+# stops with bookings still in flight (p99 above a second here), which would otherwise still be
+# running in the next load's first second.
+settle() {
+  local before after
+  for _ in $(seq 20); do
+    before=$(served); sleep 0.5; after=$(served)
+    # Only the two /metrics requests of each pass in between: nothing else in flight.
+    [ $((after - before)) -le 2 ] && return 0
+  done
+}
+served() {
+  local n total=0 count
+  for n in "${!urls[@]}"; do
+    count=$(curl -s "${urls[n]}/metrics" | awk '/^http_requests_total/ { sum += $NF } END { printf "%d", sum }')
+    total=$((total + ${count:-0}))
+  done
+  echo "$total"
 }
 department=$(head -1 "$work/requests.txt" | awk '{print $2}')
 
@@ -74,12 +168,22 @@ total=$(wc -l < "$work/requests.txt")
 head -n $((total / 2)) "$work/requests.txt" > "$work/book-a.txt"
 tail -n +$((total / 2 + 1)) "$work/requests.txt" > "$work/book-b.txt"
 run http-book 64 "$here/book.lua" BOOK_REQUESTS="$work/book-a.txt"
-wrk -t1 -c8 -d"$((seconds + 2))s" -s "$here/login-flood.lua" "$url" > "$work/flood.out" 2>&1 &
-flood=$!
+floods=()
+if [ "$store" = sqlite ]; then
+  wrk -t1 -c8 -d"$((seconds + 2))s" -s "$here/login-flood.lua" "$url" > "$work/flood.out" 2>&1 &
+  floods+=($!)
+else
+  for n in 1 2; do
+    wrk -t1 -c4 -d"$((seconds + 2))s" -s "$here/login-flood.lua" "${urls[n]}" > "$work/flood$n.out" 2>&1 &
+    floods+=($!)
+  done
+fi
 sleep 1
 run http-book-under-login-flood 64 "$here/book.lua" BOOK_REQUESTS="$work/book-b.txt"
-wait "$flood" || true
+for flood in "${floods[@]}"; do wait "$flood" || true; done
+# Contended: on PostgreSQL each slot's 8 patients are split 4 and 4 over the two servers.
 run http-book-contended 64 "$here/book.lua" BOOK_REQUESTS="$work/contended.txt"
+if [ "$store" = sqlite ]; then
 doubles=$(python3 - "$CLINIC_DB" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -88,15 +192,32 @@ print(db.execute("""SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appoi
 PY
 )
 booked=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM appointments').fetchone()[0])" "$CLINIC_DB")
-curl -s "$url/metrics" > "$work/metrics.txt"
-kill "$server"; wait "$server" 2>/dev/null || true; server=""
+else
+doubles=$(pgsql -d clinic_test -c "SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments
+                    WHERE status IN ('scheduled','confirmed') GROUP BY doctor_id, starts_at HAVING count(*) > 1) AS twice")
+booked=$(pgsql -d clinic_test -c "SELECT count(*) FROM appointments")
+fi
+metrics=()
+for n in "${!urls[@]}"; do
+  curl -s "${urls[n]}/metrics" > "$work/metrics$n.txt"
+  metrics+=("$work/metrics$n.txt")
+done
+stop_servers
 
-echo "PostgreSQL 15: the same booking (exclusion constraint on doctor × time, a history row), fsync on…" >&2
-mkdir "$work/pg"; [ "$(id -u)" -eq 0 ] && chown postgres "$work/pg" "$work"
-as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
-as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-k $work -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c max_connections=100" start >/dev/null
-psql() { as_pg "$pgbin/psql" -h "$work" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+if [ "$store" = sqlite ]; then
+  echo "PostgreSQL 15: the same booking (exclusion constraint on doctor × time, a history row), fsync on…" >&2
+  mkdir "$work/pg"; [ "$(id -u)" -eq 0 ] && chown postgres "$work/pg" "$work"
+  as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
+  as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
+    -o "-k $work -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c max_connections=100" start >/dev/null
+  psql() { as_pg "$pgbin/psql" -h "$work" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+  pgbench() { (cd "$work" && as_pg "$pgbin/pgbench" -h "$work" -U postgres "$@" postgres); }
+else
+  echo "pgbench on the same PostgreSQL (database pgbench_book): the bare booking (exclusion constraint on doctor × time, a history row)…" >&2
+  pgsql -d clinic_test -c "CREATE DATABASE pgbench_book"
+  psql() { pgsql -d pgbench_book "$@"; }
+  pgbench() { (cd "$work" && "$pgbin/pgbench" -h "$pg_socket" -p "$pg_port" -U clinic_test "$@" pgbench_book); }
+fi
 psql -c "CREATE EXTENSION btree_gist"
 psql -c "CREATE TABLE appointments (id bigserial PRIMARY KEY, client_id int NOT NULL, doctor_id int NOT NULL,
            during tstzrange NOT NULL, status text NOT NULL DEFAULT 'scheduled',
@@ -113,10 +234,9 @@ INSERT INTO appointments (client_id, doctor_id, during) VALUES (:client_id, :n %
 INSERT INTO appointment_events (appointment_id, event, at) VALUES (:appointment, 'booked', now());
 COMMIT;
 SQL
-[ "$(id -u)" -eq 0 ] && chown postgres "$work/book.sql"
+[ "$store" = sqlite ] && [ "$(id -u)" -eq 0 ] && chown postgres "$work/book.sql"
 for clients in 16 64; do
-  out=$(cd "$work" && as_pg "$pgbin/pgbench" -h "$work" -U postgres -n -M prepared -c "$clients" -j 2 -T "$seconds" -r \
-        -f "$work/book.sql" postgres 2>&1)
+  out=$(pgbench -n -M prepared -c "$clients" -j 2 -T "$seconds" -r -f "$work/book.sql" 2>&1)
   tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
   latency=$(echo "$out" | sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
   failed=$(echo "$out" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
@@ -133,17 +253,20 @@ times.sort(); print(f"{times[len(times)//2]*1e6:.0f}")
 PY
 )
 
-python3 - "$results" "$doubles" "$booked" "$fsync_floor" "$work/metrics.txt" <<'PY'
+python3 - "$store" "$results" "$doubles" "$booked" "$fsync_floor" "${metrics[@]}" <<'PY'
 import re, sys
+store = sys.argv[1]
 rows = {}
-for line in open(sys.argv[1]):
+for line in open(sys.argv[2]):
     name, _, rest = line.partition(" ")
     values = dict(re.findall(r"(\w+)=([0-9.]+)", rest))
     rows[name] = {k: float(v) for k, v in values.items()}
-doubles, booked, fsync = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-batches = re.findall(r'^clinic_commit_batch_size_(sum|count) ([0-9.e+]+)$', open(sys.argv[5]).read(), re.M)
-batch = dict(batches)
-mean_batch = float(batch.get("sum", 0)) / max(float(batch.get("count", 1)), 1)
+doubles, booked, fsync = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+batch = {"sum": 0.0, "count": 0.0}
+for path in sys.argv[6:]:  # each server's /metrics: the batches of all of them
+    for key, value in re.findall(r'^clinic_commit_batch_size_(sum|count) ([0-9.e+]+)$', open(path).read(), re.M):
+        batch[key] += float(value)
+mean_batch = batch["sum"] / max(batch["count"], 1)
 def get(name, key): return rows.get(name, {}).get(key, 0.0)
 pg = max(get("pg-book-16", "rps"), get("pg-book-64", "rps"))
 print(f"{'name':<30}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
@@ -155,19 +278,31 @@ for name, row in rows.items():
         continue
     print(f"{name:<30}{row.get('rps', 0):>10.0f}{ms(row.get('p50', 0))}{ms(row.get('p99', 0))}{int(row.get('errors', 0) + row.get('bad', 0)):>8}")
 print("(pg-book: pgbench's transactions/s; its p50 column is the mean latency, it reports no p99)")
-print(f"\nfsync median {fsync} µs · {booked} appointments booked · {doubles} slots booked twice · mean commit batch {mean_batch:.1f}")
-checks = [
-    ("http-nearest ≥ 70 % of http-healthz", get("http-nearest", "rps") >= 0.7 * get("http-healthz", "rps"),
-     f"{get('http-nearest', 'rps') / max(get('http-healthz', 'rps'), 1):.0%}"),
-    ("http-book ≥ 1.5 × PostgreSQL", get("http-book", "rps") >= 1.5 * pg, f"{get('http-book', 'rps') / max(pg, 1):.2f} ×"),
-    ("http-book p99 ≤ 25 ms", 0 < get("http-book", "p99") <= 25, f"{get('http-book', 'p99'):.1f} ms"),
-    ("http-book 0 errors", get("http-book", "errors") + get("http-book", "bad") + get("http-book", "taken") == 0,
-     f"{int(get('http-book', 'errors') + get('http-book', 'bad') + get('http-book', 'taken'))}"),
-    ("contended: 0 double bookings, only 201 or 409", doubles == 0 and get("http-book-contended", "bad") == 0
-     and get("http-book-contended", "errors") == 0, f"{doubles} doubles, {int(get('http-book-contended', 'bad'))} other answers"),
-    ("under a log-in flood p99 ≤ 2 × unloaded", 0 < get("http-book-under-login-flood", "p99") <= 2 * get("http-book", "p99"),
-     f"{get('http-book-under-login-flood', 'p99'):.1f} ms vs {get('http-book', 'p99'):.1f} ms"),
-]
+if store == "postgres":
+    print("(http-*: two clinic serve on one PostgreSQL, two wrk at once with half the connections each;"
+          " req/s summed, p50/p99 of the pooled latencies; pg-book on the same PostgreSQL)")
+print(f"\nstore {store} · fsync median {fsync} µs · {booked} appointments booked · {doubles} slots booked twice · mean commit batch {mean_batch:.1f}")
+book_errors = get('http-book', 'errors') + get('http-book', 'bad') + get('http-book', 'taken')
+contended = ("contended: 0 double bookings, only 201 or 409", doubles == 0 and get("http-book-contended", "bad") == 0
+             and get("http-book-contended", "errors") == 0, f"{doubles} doubles, {int(get('http-book-contended', 'bad'))} other answers")
+if store == "postgres":
+    checks = [
+        ("http-book ≥ 0.5 × pgbench on the same PostgreSQL", get("http-book", "rps") >= 0.5 * pg,
+         f"{get('http-book', 'rps') / max(pg, 1):.2f} ×"),
+        ("http-book 0 errors", book_errors == 0, f"{int(book_errors)}"),
+        contended,
+    ]
+else:
+    checks = [
+        ("http-nearest ≥ 70 % of http-healthz", get("http-nearest", "rps") >= 0.7 * get("http-healthz", "rps"),
+         f"{get('http-nearest', 'rps') / max(get('http-healthz', 'rps'), 1):.0%}"),
+        ("http-book ≥ 1.5 × PostgreSQL", get("http-book", "rps") >= 1.5 * pg, f"{get('http-book', 'rps') / max(pg, 1):.2f} ×"),
+        ("http-book p99 ≤ 25 ms", 0 < get("http-book", "p99") <= 25, f"{get('http-book', 'p99'):.1f} ms"),
+        ("http-book 0 errors", book_errors == 0, f"{int(book_errors)}"),
+        contended,
+        ("under a log-in flood p99 ≤ 2 × unloaded", 0 < get("http-book-under-login-flood", "p99") <= 2 * get("http-book", "p99"),
+         f"{get('http-book-under-login-flood', 'p99'):.1f} ms vs {get('http-book', 'p99'):.1f} ms"),
+    ]
 for label, ok, figure in checks:
     print(f"{'met ' if ok else 'MISSED'}  {label}: {figure}")
 PY

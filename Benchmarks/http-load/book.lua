@@ -44,6 +44,7 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
+   dump_latency(summary, latency)
    -- Only booking attempts count (not the /healthz asked for once the slots ran out).
    local booked, taken, bad = 0, 0, 0
    for _, thread in ipairs(threads) do
@@ -56,4 +57,21 @@ function done(summary, latency, requests)
       attempts, attempts / (summary.duration / 1e6), latency:percentile(50) / 1000,
       latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write +
       summary.errors.timeout, bad, booked, taken))
+end
+
+-- With LATENCY_DUMP set (http-load.sh --store postgres, two wrk at once), the run's latency
+-- distribution as quantiles (every 0.05 %, microseconds) after a line "n REQUESTS", so that
+-- two runs' percentiles can be merged.
+function dump_latency(summary, latency)
+   local path = os.getenv("LATENCY_DUMP")
+   if path == nil or path == "" then return end
+   local file = io.open(path, "w")
+   file:write(string.format("n %d\n", summary.requests))
+   for i = 1, 2000 do
+      local p = i * 0.05
+      -- wrk answers 0 for percentile(100): the maximum instead.
+      local value = (i == 2000) and latency.max or latency:percentile(p)
+      file:write(string.format("%.2f %d\n", p, value))
+   end
+   file:close()
 end
