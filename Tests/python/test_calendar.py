@@ -1,7 +1,8 @@
 """Every .ics the project produces (one appointment from the CLI and the API, the private feed)
 parses with `icalendar`, and each DTSTART read through the embedded VTIMEZONE is the
-appointment's instant: in New York and Adak on each side of the March 2027 clock change,
+appointment's instant: in New York and Adak on each side of the next U.S. spring clock change,
 in Phoenix (no DST) and in Minsk (UTC+3 all year)."""
+import datetime
 import os
 import urllib.error
 import urllib.request
@@ -17,9 +18,30 @@ MSK,Minsk City Hospital,Nezavisimosti Ave 64,Minsk,,53.9200,27.5900,GENERAL ACUT
 """
 
 EXPECTED_ZONES = {"NYC": "America/New_York", "ADK": "America/Adak", "PHX": "America/Phoenix", "MSK": "Europe/Minsk"}
-# Friday before and Monday after the U.S. change of 14 March 2027; Minsk and Phoenix have none.
-DAYS = {"NYC": ["2027-03-12", "2027-03-15"], "ADK": ["2027-03-12", "2027-03-15"], "PHX": ["2027-03-15"],
-        "MSK": ["2027-03-15"]}
+
+
+def next_spring_change(today=None):
+    """The next U.S. spring clock change (the second Sunday of March) whose Friday before is
+    at least two days ahead, so that its slots are bookable whatever the hour the test runs."""
+    today = today or datetime.date.today()
+    for year in (today.year, today.year + 1):
+        first = datetime.date(year, 3, 1)
+        sunday = first + datetime.timedelta(days=(6 - first.weekday()) % 7 + 7)
+        if sunday - datetime.timedelta(days=2) >= today + datetime.timedelta(days=2):
+            return sunday
+    raise AssertionError("no change ahead")
+
+
+CHANGE = next_spring_change()
+FRIDAY, MONDAY, TUESDAY = (str(CHANGE + datetime.timedelta(days=n)) for n in (-2, 1, 2))
+# Friday before and Monday after the change; Minsk and Phoenix have none.
+DAYS = {"NYC": [FRIDAY, MONDAY], "ADK": [FRIDAY, MONDAY], "PHX": [MONDAY], "MSK": [MONDAY]}
+
+
+def test_the_next_change_is_a_second_sunday_of_march():
+    assert next_spring_change(datetime.date(2026, 11, 24)) == datetime.date(2027, 3, 14)
+    assert next_spring_change(datetime.date(2027, 3, 11)) == datetime.date(2028, 3, 12)
+    assert next_spring_change(datetime.date(2027, 3, 10)) == datetime.date(2027, 3, 14)
 
 
 def test_every_calendar_file_gives_the_appointments_instant(clinic, tmp_path):
@@ -29,6 +51,7 @@ def test_every_calendar_file_gives_the_appointments_instant(clinic, tmp_path):
     clinic.run("init", "--empty")
     clinic.run("admin", "import-clinics", path, "--demo")
     clinic.run("admin", "settings", "set", "booking.max_active", "20")
+    clinic.run("admin", "settings", "set", "booking.horizon_days", "400")  # the change may be a year away
     clinic.register("anna")
     booked = {}
     for external_id, days in DAYS.items():
@@ -52,7 +75,7 @@ def test_every_calendar_file_gives_the_appointments_instant(clinic, tmp_path):
     # A reschedule raises SEQUENCE and moves DTSTART; a cancellation says CANCELLED.
     first = min(booked)
     department = booked[first]["departmentId"]
-    later = clinic.free_slot(department, "2027-03-16")
+    later = clinic.free_slot(department, TUESDAY)
     moved = clinic.json("reschedule", str(first), "--to", later["start"])
     (start, sequence, status), = starts(clinic.run("appointments", "ics", str(first)).stdout).values()
     assert (start, sequence, status) == (utc(moved["start"]), 1, "CONFIRMED")
