@@ -40,22 +40,26 @@ extension Admin {
                 let migrations = try Migration.load(from: resources.migrations)
                 // Not migrated here: a copy reads its source and never changes it.
                 let database = try DatabaseManager.open(path: path, migrations: migrations, migrate: false)
-                let (copied, keys) = try PostgresAdmin.run(context, url) { store, postgresMigrations in
-                    (try await StoreCopy.sqliteToPostgres(source: database, target: store, migrations: postgresMigrations),
-                     PostgresStoreKeys.locate(environment: context.environment, database: store.database))
+                let sourceKeys = [database.personalDataKey.filePath, database.auditKeys.filePath]
+                counts = try PostgresAdmin.run(context, url) { store, postgresMigrations in
+                    let pairs = Self.pairs(sourceKeys, [store.personalDataKey.filePath, store.auditKeys.filePath])
+                    try checkKeys(pairs)
+                    let copied = try await StoreCopy.sqliteToPostgres(source: database, target: store, migrations: postgresMigrations)
+                    try carryKeys(context, pairs)
+                    return copied
                 }
-                counts = copied
-                carryKeys(context, [(path + ".key", keys.personal), (path + ".audit-key", keys.audit)])
             case (.postgres(let url), .sqlite(let path)):
                 (fromName, toName) = (url.redacted, path)
                 let migrations = try Migration.load(from: resources.migrations)
-                let (copied, keys) = try PostgresAdmin.run(context, url) { store, postgresMigrations in
-                    (try await StoreCopy.postgresToSQLite(source: store, postgresMigrations: postgresMigrations, targetPath: path,
-                                                          sqliteMigrations: migrations),
-                     PostgresStoreKeys.locate(environment: context.environment, database: store.database))
+                counts = try PostgresAdmin.run(context, url) { store, postgresMigrations in
+                    let pairs = Self.pairs([store.personalDataKey.filePath, store.auditKeys.filePath],
+                                           [KeyFile(databasePath: path).path, AuditKey.path(databasePath: path)])
+                    try checkKeys(pairs)
+                    let copied = try await StoreCopy.postgresToSQLite(source: store, postgresMigrations: postgresMigrations,
+                                                                      targetPath: path, sqliteMigrations: migrations)
+                    try carryKeys(context, pairs)
+                    return copied
                 }
-                counts = copied
-                carryKeys(context, [(keys.personal, path + ".key"), (keys.audit, path + ".audit-key")])
             case (.sqlite(let a), .sqlite(let b)):
                 let same = URL(fileURLWithPath: a).resolvingSymlinksInPath().standardizedFileURL
                     == URL(fileURLWithPath: b).resolvingSymlinksInPath().standardizedFileURL
@@ -73,20 +77,25 @@ extension Admin {
             }
         }
 
-        /// After a copy: the source's key files go to where the target's store looks for them
-        /// (never over a key the target has: a different one is warned about).
-        func carryKeys(_ context: Context, _ pairs: [(from: String, to: String)]) {
-            for pair in pairs {
-                do {
-                    switch try KeyFile.carry(from: pair.from, to: pair.to) {
-                    case .copied: context.terminal.note(context.text(.copyKeyCarried, pair.from, pair.to))
-                    case .differs: context.terminal.note(context.text(.copyKeyDiffers, pair.from, pair.to))
-                    case .same, .noSource: break
-                    }
-                } catch let error as ClinicError {
-                    context.terminal.note(error.message(in: context.language))
-                } catch {
-                    context.terminal.note(String(describing: error))
+        /// The (source, target) key files, personal data's then the audit trail's, where both have one.
+        static func pairs(_ sources: [String?], _ targets: [String?]) -> [(String, String)] {
+            zip(sources, targets).compactMap { source, target in source.flatMap { s in target.map { (s, $0) } } }
+        }
+
+        /// Before a copy: a target key file that holds another key refuses the copy.
+        func checkKeys(_ pairs: [(String, String)]) throws {
+            for (from, to) in pairs { try KeyFile.checkCarry(from: from, to: to) }
+        }
+
+        /// After a copy: the source's key files go to where the target's store looks for them.
+        /// A key that cannot be written there fails the command (the copy is there, its key is
+        /// not: the message says where it must go).
+        func carryKeys(_ context: Context, _ pairs: [(String, String)]) throws {
+            for (from, to) in pairs {
+                switch try KeyFile.carry(from: from, to: to) {
+                case .copied: context.terminal.note(context.text(.copyKeyCarried, from, to))
+                case .differs: throw ClinicError(.keyError, .copyKeyConflict, from, to) // made meanwhile
+                case .same, .noSource: break
                 }
             }
         }

@@ -5,9 +5,9 @@ import Dispatch
 import Foundation
 import Logging
 
-/// The admin commands that already work on the PostgreSQL store: `admin migrate` and
-/// `admin check`. Every other command refuses a PostgreSQL URL (`store_unsupported`, in
-/// `Context.system`) until the domain is behind the storage seam.
+/// Opening the PostgreSQL store for the command line: for one operation of the store's own
+/// (`admin migrate`, `admin check`, `admin copy`: `run`), or for the domain's commands and the
+/// server (`open`, through `Context.system`).
 enum PostgresAdmin {
     /// Opens the store, runs `body` with the PostgreSQL migrations, and shuts the pool down.
     /// The command line's main thread waits for it (it is not a thread of the cooperative pool
@@ -15,11 +15,10 @@ enum PostgresAdmin {
     static func run<T: Sendable>(_ context: Context, _ url: PostgresURL,
                                  _ body: @escaping @Sendable (PostgresStore, [Migration]) async throws -> T) throws -> T {
         let resources = try Resources.locate(environment: context.environment)
-        let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
         let store = try open(context, url, resources: resources, connections: 2, migrate: false)
         return try wait {
             do {
-                let value = try await body(store, migrations)
+                let value = try await body(store, store.migrations)
                 await store.shutdown()
                 return value
             } catch {
@@ -56,15 +55,15 @@ enum PostgresAdmin {
     /// `admin check` on PostgreSQL: the migrations and the schema objects they make, then the
     /// audit trail against its key file (the store's key files, `PostgresStoreKeys`).
     static func check(_ context: Context, _ url: PostgresURL) throws {
-        let report = try run(context, url) { store, migrations in try await store.check(migrations) }
+        let resources = try Resources.locate(environment: context.environment)
+        let store = try open(context, url, resources: resources, connections: 2, migrate: false)
+        defer { _ = wait { await store.shutdown() } }
+        let report = try wait { try await store.check(store.migrations) }.get()
         var audit: [String] = []
-        var auditKey = ""
+        let auditKey = store.auditKeys.location
         if report.problems.isEmpty {
-            let resources = try Resources.locate(environment: context.environment)
-            let store = try open(context, url, resources: resources, connections: 2, migrate: false)
-            let system = ClinicSystem(store: store, resources: resources)
-            auditKey = store.auditKeys.location
-            let result = try system.auditCheck()
+            // Blocking transactions: on this thread, never inside the async work above.
+            let result = try ClinicSystem(store: store, resources: resources).auditCheck()
             if let problem = result.problem { audit.append(problem.message(in: context.language)) }
             audit += result.broken
             if let note = result.note { context.terminal.note(note.message(in: context.language)) }

@@ -128,7 +128,7 @@ import Testing
         try system.sqliteFile.write { db in try AuditLog.append(db, by: .operator, action: "patient.read", now: testNow) }
         let head = try system.database.reading { tx in try tx.auditChainHead() }
         #expect(head?.lastId == 2)
-        #expect(try system.sqliteFile.read { db in try AuditLog.verify(db, key: system.sqliteFile.storedAuditKey()) } == [])
+        #expect(try system.sqliteFile.read { db in try AuditLog.verify(db, key: system.sqliteFile.auditKeys.stored()) } == [])
     }
 
     private func failures(_ system: ClinicSystem, _ key: String) throws -> Int? {

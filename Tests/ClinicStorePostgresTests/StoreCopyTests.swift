@@ -278,6 +278,16 @@ import Testing
         #expect(early.status == 6 && early.errorCode == "storage_error", "\(early.stderr)")
         let migrate = CLIPostgresTests.clinic(["admin", "migrate", "--db", url.redacted], in: folder, environment: env)
         #expect(migrate.status == 0, "\(migrate.stderr)")
+        // A target key file with another key in it: refused before anything is written (the
+        // copy below finds the target still empty).
+        func keyText() -> String { Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n" }
+        for (path, text) in [(sourcePath + ".key", keyText()), (folder + "/other.key", keyText())]
+        where !FileManager.default.fileExists(atPath: path) {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+        }
+        let conflict = CLIPostgresTests.clinic(["admin", "copy", "--db", sourcePath, "--to", url.redacted, "--json"], in: folder,
+                                              environment: env.merging(["CLINIC_KEY_FILE": folder + "/other.key"]) { $1 })
+        #expect(conflict.status == 6 && conflict.errorCode == "key_error" && conflict.stderr.contains("other.key"), "\(conflict.stderr)")
         let copy = CLIPostgresTests.clinic(["admin", "copy", "--db", sourcePath, "--to", url.redacted, "--json"], in: folder,
                                           environment: env)
         #expect(copy.status == 0, "\(copy.stderr)")

@@ -61,6 +61,7 @@ extension Strings {
         .copyRowRefused: "A row of {0} was refused by the target ({1}); the whole copy was undone and the target is as it was.",
         .copyCountMismatch: "After the copy, {0} would have {2} rows instead of the source's {1}; the whole copy was undone.",
         .copySameStore: "The source and the target are the same database ({0}). Nothing was changed.",
+        .copyKeyConflict: "The key file {1} holds another key than the source's {0}: the copy would be sealed and chained with a key the target's servers do not have. Move {1} aside, or name other key files (CLINIC_KEY_FILE, CLINIC_AUDIT_KEY_FILE). Nothing was copied.",
         .copyUnsupported: "A copy goes from a SQLite file into a PostgreSQL database, or from a PostgreSQL database into a new SQLite file; {0} is not one of those. Nothing was changed.",
         .auditRowsUnreadable: "{0} audit rows could not be read (ids {1}) and were left out; the others were exported. The file was edited: the operator's check names what is wrong.",
     ]
@@ -124,6 +125,7 @@ extension Strings {
         .copyRowRefused: "Строку таблицы {0} база назначения отклонила ({1}); копирование отменено целиком, база назначения осталась прежней.",
         .copyCountMismatch: "После копирования в {0} было бы {2} строк вместо {1} в источнике; копирование отменено целиком.",
         .copySameStore: "Источник и назначение — одна и та же база ({0}). Ничего не изменено.",
+        .copyKeyConflict: "В файле ключа {1} другой ключ, чем в файле источника {0}: копия была бы зашифрована и сцеплена ключом, которого нет у серверов назначения. Уберите {1} или укажите другие файлы ключей (CLINIC_KEY_FILE, CLINIC_AUDIT_KEY_FILE). Ничего не скопировано.",
         .copyUnsupported: "Копировать можно из файла SQLite в базу PostgreSQL или из базы PostgreSQL в новый файл SQLite; {0} — не такой случай. Ничего не изменено.",
         .auditRowsUnreadable: "Записи аудита не читаются ({0}, id {1}) и пропущены; остальные выгружены. Файл правили: проверка оператора покажет, что не так.",
     ]

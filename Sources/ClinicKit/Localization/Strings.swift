@@ -18,7 +18,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case storeSeveralHosts, storeUnreachable, storeAuthFailed, storeDatabaseMissing, storeOperationUnsupported, storeTLSSetup
     case storePasswordFileInsecure, storeConnectionLost, storeSchemaIncomplete
     case copyTargetNotEmpty, copyTargetFileExists, copyTargetNotMigrated, copySourceNotMigrated, copySourceMissing
-    case copySchemaDiffers, copyRowRefused, copyCountMismatch, copySameStore, copyUnsupported
+    case copySchemaDiffers, copyRowRefused, copyCountMismatch, copySameStore, copyUnsupported, copyKeyConflict
     // The clinic directory and its import (DirectoryStrings.swift)
     case importNoHeader, importMissingColumns, importInvalidUTF8, importUnterminatedQuote, importBadQuote
     case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName

@@ -22,7 +22,9 @@ public struct AuditKey: Sendable, Equatable {
 
     static let checkSetting = "audit.key_check"
 
-    static func file(databasePath: String) -> KeyFile { KeyFile(path: databasePath + ".audit-key") }
+    static func file(databasePath: String) -> KeyFile { KeyFile(path: path(databasePath: databasePath)) }
+    /// A SQLite database's audit key file: `<database>.audit-key`.
+    public static func path(databasePath: String) -> String { databasePath + ".audit-key" }
 
     var check: String {
         Data(HMAC<SHA256>.authenticationCode(for: Data("clinic audit chain key v1".utf8), using: key)).base64EncodedString()
@@ -78,6 +80,8 @@ public final class AuditKeyRing: Sendable {
 
     /// Where the key is, for messages.
     public var location: String { file?.path ?? "memory" }
+    /// The key file's path, nil in memory (a copy carries the file).
+    public var filePath: String? { file?.path }
 
     /// The key as stored (the file, or in memory the ring's own); nil when there is none.
     func stored() throws -> AuditKey? {
@@ -161,24 +165,9 @@ public final class AuditKeyRing: Sendable {
 }
 
 extension DatabaseManager {
-    var auditKeyFile: KeyFile? { auditKeys.file }
-    var cachedAuditKey: LockedBox<AuditKey?> { auditKeys.cached }
-    var memoryAuditKey: LockedBox<AuditKey?> { auditKeys.memory }
-
-    /// Where the audit key is, for messages.
-    var auditKeyLocation: String { auditKeys.location }
-
-    /// The audit key as stored; nil when there is none.
-    func storedAuditKey() throws -> AuditKey? { try auditKeys.stored() }
-
     /// `AuditKeyRing.forAppending` in this database's transaction.
     func auditKeyForAppending(_ db: Database) throws -> AuditKey {
         try auditKeys.forAppending(transaction(db))
-    }
-
-    /// `AuditKeyRing.forChecking` in a read of this database.
-    func auditKeyForChecking(_ db: Database) -> AuditKeyRing.Checking {
-        auditKeys.forChecking(transaction(db))
     }
 
     /// After the audit migration's up part: the trail is new and empty, so a key left by a
@@ -188,9 +177,9 @@ extension DatabaseManager {
     /// the rename, nothing needed the key: its trail was gone already.
     func setAsideDroppedAuditKey(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [AuditKey.checkSetting])
-        cachedAuditKey.withLock { $0 = nil }
-        memoryAuditKey.withLock { $0 = nil }
-        guard let auditKeyFile, FileManager.default.fileExists(atPath: auditKeyFile.path) else { return }
+        auditKeys.cached.withLock { $0 = nil }
+        auditKeys.memory.withLock { $0 = nil }
+        guard let auditKeyFile = auditKeys.file, FileManager.default.fileExists(atPath: auditKeyFile.path) else { return }
         let target = auditKeyFile.path + ".dropped-" + UUID().uuidString.prefix(8)
         guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
         KeyFile.syncFolder(of: target)
@@ -201,12 +190,12 @@ extension DatabaseManager {
     /// (`<aside>.audit-key`), which it verifies; the restored trail is then keyed afresh at
     /// its next row, or reported as missing its key if it had one.
     func setAuditKeyAside(_ aside: String) throws {
-        guard let auditKeyFile, let stored = try storedAuditKey() else { return }
+        guard let auditKeyFile = auditKeys.file, let stored = try auditKeys.stored() else { return }
         let marker = try read { db in try AuditKey.storedCheck(db) }
         guard marker != stored.check else { return }
         let target = AuditKey.file(databasePath: aside).path
         guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
         KeyFile.syncFolder(of: target)
-        cachedAuditKey.withLock { $0 = nil }
+        auditKeys.cached.withLock { $0 = nil }
     }
 }

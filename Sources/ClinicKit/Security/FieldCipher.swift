@@ -28,6 +28,13 @@ public struct KeyFile: Sendable {
         return .copied
     }
 
+    /// Before a copy: refuses (`copy_key_conflict`, nothing copied yet) when `target` holds a
+    /// key other than `source`'s, which `carry` would then leave in place under the copied data.
+    public static func checkCarry(from source: String, to target: String) throws {
+        guard let text = try readText(source), let existing = try readText(target), existing != text else { return }
+        throw ClinicError(.keyError, .copyKeyConflict, source, target)
+    }
+
     /// Where a new key waits while `rotate-key` re-encrypts (see `DatabaseManager.rotateKey`).
     var stagedPath: String { path + ".new" }
 

@@ -9,6 +9,8 @@ import Foundation
 public final class PersonalDataKey: Sendable {
     /// Where the key is kept, nil in memory.
     let file: KeyFile?
+    /// The key file's path, nil in memory (a copy carries the file).
+    public var filePath: String? { file?.path }
     /// The key last loaded (or, in memory, the key).
     let cached: LockedBox<SymmetricKey?>
 

@@ -210,7 +210,7 @@ extension DatabaseManager {
         if report.integrity == ["ok"] {
             report.zoneChanges = (try? Self.appointmentsAfterZoneChanges(db, now: Date())) ?? []
             do {
-                let key = auditKeyForChecking(db)
+                let key = auditKeys.forChecking(transaction(db))
                 report.auditKeyProblem = key.problem
                 report.auditNote = key.note
                 report.audit = try AuditLog.verify(db, key: key.key, keyed: key.keyed)

@@ -19,8 +19,6 @@ extension TerminalWords {
                     "Скопировано строк: {0}, таблиц: {1}, из {2} в {3}; число строк каждой таблицы совпадает с источником."),
         .copyKeyCarried: ("Copied the key file {0} to {1} (the copy's sealed data and audit chain need it; every server of the target uses it).",
                           "Файл ключа {0} скопирован в {1} (он нужен скопированным зашифрованным данным и цепочке аудита; его используют все серверы цели)."),
-        .copyKeyDiffers: ("Warning: the key file {1} differs from {0}: the copied data is sealed and chained with {0}; give the target that key.",
-                          "Внимание: файл ключа {1} отличается от {0}: скопированные данные зашифрованы и связаны ключом {0}; дайте цели этот ключ."),
         .checkPostgresAuditOk: ("The audit trail verifies against its key file {0}.",
                                 "Журнал аудита сходится с его файлом ключа {0}."),
         .copyTableLine: ("  {0}: {1}",

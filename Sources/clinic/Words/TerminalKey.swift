@@ -19,7 +19,7 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case autoBackupFailed, accessLogNone, accessLogLine, auditExportNone, keyRotated, checkAuditUnverified
     case serveListening, serveInsecure, serveFailed, serveTLSPair, initDone, initAlready, migrated, migrateNothing
     case importDone, importSkipped, importProblem, loadingDirectory, demoNote, progressClinics
-    case checkPostgresOk, copyDone, copyTableLine, copyKeyCarried, copyKeyDiffers, checkPostgresAuditOk
+    case checkPostgresOk, copyDone, copyTableLine, copyKeyCarried, checkPostgresAuditOk
     // ScheduleWords.swift
     case visitTypeLine, visitTypesNone, chooseVisitType, visitTypeChoice, noSlots, clinicTime, headerAvailable
     case headerEvent, headerWhen, headerActor, available, taken, settingLine, exceptionAdded, exceptionRemoved, dayOff
