@@ -33,6 +33,8 @@ public final class PostgresStore: Sendable {
     /// Write transactions of this process best run at once (`ClinicStore.concurrentWriters`):
     /// half the pool, the rest left for reads.
     public let concurrentWriters: Int
+    /// How `open` connected once, alone: run again to learn why the pool has no connection.
+    let probe: PostgresConnection.Configuration
     let logger: Logger
     private let runner: Task<Void, Never>
 
@@ -52,8 +54,9 @@ public final class PostgresStore: Sendable {
     public static let defaultConnectTimeout = 10
 
     private init(url: PostgresURL, user: String, database: String, client: PostgresClient, keys: PostgresStoreKeys,
-                 migrations: [Migration], logger: Logger, maximumConnections: Int) {
+                 migrations: [Migration], logger: Logger, maximumConnections: Int, probe: PostgresConnection.Configuration) {
         self.url = url
+        self.probe = probe
         concurrentWriters = max(1, maximumConnections / 2)
         self.user = user
         self.database = database
@@ -114,7 +117,8 @@ public final class PostgresStore: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return PostgresStore(url: url, user: user, database: database, client: client,
                              keys: keys ?? PostgresStoreKeys.locate(environment: environment, database: database),
-                             migrations: migrations, logger: logger, maximumConnections: configuration.options.maximumConnections)
+                             migrations: migrations, logger: logger, maximumConnections: configuration.options.maximumConnections,
+                             probe: probeConfiguration)
     }
 
     /// Stops the pool: its connections are closed and the run task ends. Call once, at the end.
@@ -157,11 +161,29 @@ public final class PostgresStore: Sendable {
         } catch let error as RetryNeeded {
             throw error
         } catch is Timeout {
-            throw ClinicError(.busy, .storeConnectionLost)
+            throw await whyNoConnection()
         } catch {
-            if !started.isSet { throw ClinicError(.busy, .storeConnectionLost) }
+            if !started.isSet { throw await whyNoConnection() }
             throw PostgresErrorMapping.clinicError(error)
         }
+    }
+
+    /// The pool found no connection in time (it retries without saying why): one connection
+    /// alone, as `open` made, tells. `busy` (retry) unless waiting cannot help — the password or
+    /// the database is wrong now (changed or dropped while the process ran), which a server
+    /// must log rather than answer 503 to for ever.
+    func whyNoConnection() async -> ClinicError {
+        let probe = self.probe, logger = self.logger
+        do {
+            let connection = try await Self.withDeadline(seconds: url.connectTimeout ?? Self.defaultConnectTimeout) {
+                try await PostgresConnection.connect(configuration: probe, id: 0, logger: logger)
+            }
+            try? await connection.close()
+        } catch {
+            let refused = PostgresErrorMapping.connectError(error, url: url, user: user, database: database)
+            if refused.code == .storeAuthFailed || refused.code == .storeDatabaseMissing { return refused }
+        }
+        return ClinicError(.busy, .storeConnectionLost)
     }
 
     /// Runs `body` in one transaction (BEGIN … COMMIT, ROLLBACK on any error), again from the

@@ -132,6 +132,26 @@ import Testing
         #expect(error?.code == .storeDatabaseMissing && error?.arguments.last == "no_such_database")
     }
 
+    /// A database dropped under a running store: its next connection says so
+    /// (`store_database_missing`, which a server logs), not `busy` for ever after.
+    @Test func aDatabaseDroppedWhileRunningIsSaidNotBusy() async throws {
+        try await TestPostgres.withStore { store, server in
+            let admin = try await PostgresStore.open(server.url(database: "postgres"), environment: server.environment, logger: logger)
+            let drop = PostgresQuery(unsafeSQL: "DROP DATABASE \"\(store.database)\" WITH (FORCE)")
+            _ = try await admin.withConnection { connection in try await connection.query(drop, logger: self.logger).collect() }
+            await admin.shutdown()
+            var codes: [ClinicError.Code?] = []
+            // The pool may first hand out its connection that the drop closed (`busy`); the
+            // one after is a new connection.
+            for _ in 0..<5 where codes.last != .storeDatabaseMissing {
+                codes.append(await clinicError {
+                    _ = try await store.withConnection { connection in try await connection.query("SELECT 1", logger: self.logger).collect() }
+                }?.code)
+            }
+            #expect(codes.last == .storeDatabaseMissing, "\(codes)")
+        }
+    }
+
     @Test func anUnreachableServerIsSaidQuickly() async throws {
         // A closed TCP port (port 1 on loopback: nothing listens there) and a missing socket.
         for text in ["postgresql://clinic_test@127.0.0.1:1/x?connect_timeout=2&sslmode=disable",
