@@ -43,6 +43,13 @@ public struct ServerSettings: Sendable {
     /// Searches for a free slot run at once (each within `SearchBudget.standard`); more wait.
     /// Half the cores: a crowd of searches leaves the other half to everything else.
     public var searchWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    /// PostgreSQL connections of this server (`CLINIC_STORE_CONNECTIONS`, 2–1000): by default two
+    /// for each blocking thread — one for the thread's own transactions, one for the appointment
+    /// changes (the committer runs half the pool at once). Every server of a database counts
+    /// against PostgreSQL's `max_connections`.
+    public var storeConnections: Int?
+    /// The PostgreSQL pool this server opens: `storeConnections`, or its default.
+    public var storePoolSize: Int { storeConnections ?? 2 * max(blockingThreads, passwordWorkers + 2) }
     /// Appointment changes committed together at most (group commit); CLI processes waiting for
     /// the writers' lock get their turn between batches.
     public var maximumBatch = 64
@@ -129,6 +136,7 @@ public struct ServerSettings: Sendable {
             handshakeTimeout = .seconds(seconds)
         }
         if let total = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS", 1...1_000_000) { maximumConnections = total }
+        if let pool = try Self.integer(environment, "CLINIC_STORE_CONNECTIONS", 2...1000) { storeConnections = pool }
         if let perAddress = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS_PER_ADDRESS", 1...1_000_000) {
             maximumConnectionsPerAddress = perAddress
         }

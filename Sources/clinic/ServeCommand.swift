@@ -33,8 +33,8 @@ struct Serve: ParsableCommand {
                                       insecureHTTP: insecureHTTP, logFormat: logFormat)
         try settings.apply(environment: context.environment)
         try settings.validate() // before the database is opened
-        // A PostgreSQL pool with a connection for each thread that may hold a transaction.
-        let system = try context.system(connections: settings.blockingThreads + settings.passwordWorkers + 4)
+        // A PostgreSQL pool for the blocking threads and the appointment changes (a SQLite file ignores it).
+        let system = try context.system(connections: settings.storePoolSize)
         let format = logFormat
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, format: format) }
         let logger = Logger(label: "clinic.serve")

@@ -172,7 +172,7 @@ import Darwin
     @Test func connectionSettingsAreChecked() throws {
         let harness = try ServerHarness()
         for (name, value) in [("CLINIC_HANDSHAKE_TIMEOUT", "0"), ("CLINIC_MAX_CONNECTIONS", "lots"),
-                              ("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "-1")] {
+                              ("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("CLINIC_STORE_CONNECTIONS", "1")] {
             // A server that ignored the setting would run: it is stopped after a generous bound.
             let process = Process()
             process.executableURL = ServerHarness.binary
