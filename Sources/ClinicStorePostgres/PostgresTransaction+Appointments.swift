@@ -81,8 +81,12 @@ extension PostgresTransaction {
         try row("SELECT * FROM departments WHERE id = $1", [id]).map(Department.init(row:))
     }
 
+    /// In a write (a booking, a move): the doctors' rows are share-locked, so a change of their
+    /// hours or exceptions on another server (`lockDoctor`) waits for this booking to commit,
+    /// and this booking waits for such a change and then reads the new hours.
     func activeDoctors(inDepartment departmentId: Int64) throws -> [Doctor] {
-        try rows("SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id", [departmentId]).map(Doctor.init(row:))
+        try rows("SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id" + (isWrite ? " FOR SHARE" : ""),
+                 [departmentId]).map(Doctor.init(row:))
     }
 
     func departmentsByClinic(specialization key: String) throws -> [Int64: Int64] {

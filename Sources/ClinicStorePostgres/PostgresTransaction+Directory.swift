@@ -250,6 +250,7 @@ extension PostgresTransaction {
     }
 
     func insertWorkingException(_ exception: WorkingException) throws -> WorkingException {
+        try lockDoctor(exception.doctorId)
         guard let id = try value(Int64.self, """
             INSERT INTO working_exceptions (doctor_id, day, start_minute, end_minute, slot_minutes)
             VALUES ($1, $2::date, $3, $4, $5) RETURNING id
@@ -262,7 +263,18 @@ extension PostgresTransaction {
     }
 
     func deleteWorkingException(id: Int64) throws {
+        try execute("SELECT 1 FROM doctors WHERE id = (SELECT doctor_id FROM working_exceptions WHERE id = $1) FOR NO KEY UPDATE", [id])
         try execute("DELETE FROM working_exceptions WHERE id = $1", [id])
+    }
+
+    /// Before a change of a doctor's hours or exceptions: waits for the bookings in flight with
+    /// this doctor (their `FOR SHARE`, `activeDoctors`) and for another change of the same
+    /// doctor, so that what follows (the replacement, `settle`'s look at the appointments) sees
+    /// them committed: two servers changing one doctor's hours at once leave one set, and a
+    /// booking never commits into hours being removed. `NO KEY UPDATE`: new appointments'
+    /// foreign-key checks are not held up.
+    func lockDoctor(_ doctorId: Int64) throws {
+        try execute("SELECT 1 FROM doctors WHERE id = $1 FOR NO KEY UPDATE", [doctorId])
     }
 
     func setSettingIfAbsent(_ key: String, to value: String) throws {

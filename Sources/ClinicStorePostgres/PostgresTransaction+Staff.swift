@@ -111,6 +111,7 @@ extension PostgresTransaction {
     }
 
     func replaceWorkingHours(ofDoctor doctorId: Int64, weekday: Int, with intervals: [DoctorSchedule.Interval]) throws {
+        try lockDoctor(doctorId)
         try execute("DELETE FROM working_hours WHERE doctor_id = $1 AND weekday = $2", [doctorId, weekday])
         try insertWorkingHourRows(ofDoctor: doctorId, intervals.map { (weekday, $0.startMinute, $0.endMinute, $0.slotMinutes) })
     }

@@ -316,6 +316,45 @@ import Testing
         }
     }
 
+    /// Two servers set one doctor's hours of one weekday at once: one set is left, the later
+    /// one (the second waits for the first's lock on the doctor, then replaces what it wrote).
+    /// Before, the second's delete did not see the first's new rows, and both sets stayed,
+    /// overlapping.
+    @Test func twoChangesOfOneDoctorsHoursAtOnceLeaveOneSet() async throws {
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            let doctor = try await onOwnThread { () -> Int64 in
+                try store.writeTransaction { tx in
+                    let clinic = try tx.insertClinic(Self.clinic("h1", name: "Hours"))
+                    let department = try tx.insertDepartment(Self.department(clinic: clinic.id ?? 0, "therapy"))
+                    let doctor = try tx.insertDoctor(Self.doctor(department: department.id ?? 0, "Dr. Hours"))
+                    try tx.insertWorkingHours([Self.hours(1, 480, 600, 30)], ofDoctor: doctor.id ?? 0)
+                    return doctor.id ?? 0
+                }
+            }
+            let firstWrote = DispatchSemaphore(value: 0)
+            async let first: Void = onOwnThread {
+                try store.writeTransaction { tx in
+                    try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: [DoctorSchedule.Interval(startMinute: 540, endMinute: 720, slotMinutes: 30)])
+                    firstWrote.signal()
+                    Thread.sleep(forTimeInterval: 0.5) // the second starts meanwhile
+                }
+            }
+            async let second: Void = onOwnThread {
+                firstWrote.wait()
+                try store.writeTransaction { tx in
+                    try tx.replaceWorkingHours(ofDoctor: doctor, weekday: 1, with: [DoctorSchedule.Interval(startMinute: 600, endMinute: 900, slotMinutes: 20)])
+                }
+            }
+            _ = try await (first, second)
+            let left = try await onOwnThread {
+                try store.readTransaction { tx in try Self.storedHours(tx, doctor: doctor).map { [$0.weekday, $0.startMinute, $0.endMinute] } }
+            }
+            #expect(left == [[1, 600, 900]], "\(left)")
+        }
+    }
+
     @Test func zoneChangesAndUpcomingAppointments() async throws {
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in
