@@ -10,14 +10,6 @@ import Testing
 /// The storage seam's synchronous transaction bodies on PostgreSQL (`blockingTransaction`):
 /// run from threads of their own, as the server's work pool and the CLI run them.
 @Suite struct BlockingTransactionTests {
-    /// Runs `body` on a new thread (not an event loop, not a cooperative thread) and waits.
-    func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
-        }
-    }
-
     /// Many threads book one slot of one doctor at once, each the way the rules do it (look
     /// whether the doctor is free, then insert): exactly one succeeds, every other is told
     /// `slot_taken` — by the look when the winner had committed, by the exclusion constraint

@@ -751,11 +751,3 @@ private final class Timeline: @unchecked Sendable {
     func mark(_ event: String) { lock.withLock { marks.append(event) } }
     var events: [String] { lock.withLock { marks } }
 }
-
-/// Runs `body` on a new thread (not an event loop, not a cooperative thread) and waits.
-private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.start()
-    }
-}

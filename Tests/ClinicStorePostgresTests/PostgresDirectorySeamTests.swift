@@ -620,11 +620,3 @@ import Testing
         }
     }
 }
-
-/// Runs `body` on a new thread (not an event loop, not a cooperative thread) and waits.
-private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.start()
-    }
-}

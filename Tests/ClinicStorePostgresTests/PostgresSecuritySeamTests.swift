@@ -15,14 +15,6 @@ import Testing
 
     // MARK: Helpers
 
-    /// Runs `body` on a new thread (not an event loop, not a cooperative thread) and waits.
-    private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
-        }
-    }
-
     /// One write transaction on a thread of its own.
     private func write<T: Sendable>(_ store: PostgresStore, _ body: @escaping @Sendable (PostgresTransaction) throws -> T)
         async throws -> T {

@@ -221,3 +221,12 @@ public enum TestPostgres {
     }
 }
 
+/// Runs `body` on a new thread (not an event loop, not a cooperative thread: where the store's
+/// blocking transactions run in a server or the CLI) and waits for it. Return what to check
+/// and check it in the test: an `#expect` on that thread is not attributed to the test.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
