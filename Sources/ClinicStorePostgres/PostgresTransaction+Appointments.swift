@@ -6,10 +6,8 @@ import PostgresNIO
 // The appointment area of the seam on PostgreSQL (SQLiteTransaction+Appointments.swift's
 // behaviour). Text sort keys are compared bytewise (COLLATE "C"), as SQLite compares them.
 
-/// `AppointmentStatus.isActive` as SQL (ClinicKit's `activeCondition` is internal): the same
-/// text as the exclusion constraints' WHERE of Migrations/postgres/0001_schema.sql, so that the
-/// planner can use their indexes.
-private let appointmentsActiveStatusSQL = "status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')"
+// `AppointmentStatus.activeCondition` is the same text as the exclusion constraints' WHERE of
+// Migrations/postgres/0001_schema.sql, so that the planner can use their indexes.
 
 extension PostgresTransaction {
     /// The namespace of the advisory locks on a patient (`activeAppointmentCount`), before the
@@ -26,16 +24,15 @@ extension PostgresTransaction {
 
     func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent] {
         guard !appointmentIds.isEmpty else { return [] }
-        // One bound array literal ('{1,2,3}', made of integers only), however many ids.
-        let ids = "{" + appointmentIds.map(String.init).joined(separator: ",") + "}"
-        return try rows("SELECT * FROM appointment_events WHERE appointment_id = ANY($1::bigint[]) ORDER BY id", [ids])
+        return try rows("SELECT * FROM appointment_events WHERE appointment_id = ANY($1::bigint[]) ORDER BY id",
+                        [DirectoryIdArray(appointmentIds)])
             .map(AppointmentEvent.init(row:))
     }
 
     func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>] {
         try rows("""
             SELECT starts_at, ends_at FROM appointments
-            WHERE doctor_id = $1 AND \(appointmentsActiveStatusSQL) AND starts_at < $2 AND ends_at > $3
+            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
             ORDER BY starts_at
             """, [doctorId, span.upperBound, span.lowerBound]).map { row in
             let start = try instant(row, "starts_at"), end = try instant(row, "ends_at")
@@ -45,14 +42,14 @@ extension PostgresTransaction {
 
     func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
         try value(Bool.self, """
-            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(appointmentsActiveStatusSQL)
+            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
                            AND starts_at < $2 AND ends_at > $3 AND id <> $4)
             """, [doctorId, span.upperBound, span.lowerBound, except ?? -1]) ?? true
     }
 
     func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64? {
         try value(Int64.self, """
-            SELECT id FROM appointments WHERE client_id = $1 AND \(appointmentsActiveStatusSQL)
+            SELECT id FROM appointments WHERE client_id = $1 AND \(AppointmentStatus.activeCondition)
             AND starts_at < $2 AND ends_at > $3 AND id <> $4 LIMIT 1
             """, [clientId, span.upperBound, span.lowerBound, except ?? -1])
     }
@@ -69,7 +66,7 @@ extension PostgresTransaction {
                         [Self.clientAdvisoryLockNamespace, clientId])
         }
         return try value(Int.self, """
-            SELECT count(*) FROM appointments WHERE client_id = $1 AND \(appointmentsActiveStatusSQL) AND starts_at >= $2
+            SELECT count(*) FROM appointments WHERE client_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at >= $2
             """, [clientId, start]) ?? 0
     }
 

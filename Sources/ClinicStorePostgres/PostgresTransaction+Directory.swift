@@ -145,7 +145,7 @@ extension PostgresTransaction {
             FROM appointments a
             JOIN clinics c ON c.id = a.clinic_id
             JOIN clinic_zone_changes z ON z.id = (SELECT max(id) FROM clinic_zone_changes WHERE clinic_id = a.clinic_id)
-            WHERE a.\(directoryActiveCondition) AND a.starts_at >= $1 AND a.updated_at < z.changed_at
+            WHERE a.\(AppointmentStatus.activeCondition) AND a.starts_at >= $1 AND a.updated_at < z.changed_at
             ORDER BY a.starts_at, a.id
             """, [now]).map { row in
             ZoneChangedAppointment(appointmentId: try row.decode(Int64.self, forColumn: "id"),
@@ -160,7 +160,7 @@ extension PostgresTransaction {
     func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
         // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
         try rows("""
-            SELECT * FROM appointments WHERE clinic_id = $1 AND \(directoryActiveCondition) AND starts_at >= $2
+            SELECT * FROM appointments WHERE clinic_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at >= $2
             AND client_id IS NOT NULL ORDER BY starts_at, id
             """, [clinicId, start]).map(Appointment.init(row:))
     }
@@ -293,9 +293,6 @@ extension PostgresTransaction {
     static let directoryImportLock: Int64 = 0x636c_6469_7200
 }
 
-/// `AppointmentStatus.activeCondition` (internal to ClinicKit), made the same way.
-let directoryActiveCondition = "status IN ("
-    + AppointmentStatus.allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
 
 /// Integers bound as one `bigint[]` (write `$n::bigint[]`).
 struct DirectoryIdArray: PostgresBindable {

@@ -7,9 +7,6 @@ import GRDB
 // them, with what SQLite's single writer gave for free said in SQL: a message's dedupe key and
 // the mail instance by ON CONFLICT, claims of deliveries by `FOR UPDATE SKIP LOCKED`.
 
-/// `AppointmentStatus.isActive` as SQL (ClinicKit's `activeCondition` is internal; the same
-/// text as the partial constraints of Migrations/postgres/0001_schema.sql).
-private let remindableStatusCondition = "status IN ('scheduled', 'confirmed', 'arrived', 'in_progress')"
 
 /// A LIMIT's bind: SQLite reads a negative LIMIT as none, PostgreSQL refuses it; NULL is none.
 private func limitBind(_ limit: Int) -> Int? {
@@ -95,7 +92,7 @@ extension PostgresTransaction {
 
     func remindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
         try rows("""
-            SELECT * FROM appointments WHERE \(remindableStatusCondition) AND client_id IS NOT NULL
+            SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
             AND starts_at > $1 AND starts_at <= $2 ORDER BY starts_at, id
             """, [after, through]).map(Appointment.init(row:))
     }

@@ -39,7 +39,7 @@ extension PostgresTransaction {
     func activePatients(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?) throws -> [Int64] {
         try values(Int64.self, """
             SELECT DISTINCT client_id FROM appointments
-            WHERE clinic_id = $1 AND \(directoryActiveCondition) AND client_id IS NOT NULL
+            WHERE clinic_id = $1 AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
             AND starts_at >= $2 AND starts_at < $3 AND ($4::bigint IS NULL OR department_id = $4) ORDER BY client_id
             """, [clinicId, span.lowerBound, span.upperBound, departmentId])
     }
@@ -56,7 +56,7 @@ extension PostgresTransaction {
     func futureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
         // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
         try rows("""
-            SELECT * FROM appointments WHERE doctor_id = $1 AND \(directoryActiveCondition) AND starts_at >= $2
+            SELECT * FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at >= $2
             ORDER BY starts_at, id
             """, [doctorId, start]).map(Appointment.init(row:))
     }

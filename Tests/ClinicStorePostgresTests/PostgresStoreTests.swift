@@ -249,6 +249,29 @@ import Testing
         }
     }
 
+    /// The queries' `AppointmentStatus.activeCondition` and the exclusion constraints' WHERE
+    /// name the same statuses (else a query could count what the constraints let overlap).
+    @Test func theConstraintsHoldTheActiveStatusesOfTheQueries() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(TestPostgres.migrations())
+            let definitions = try await store.transaction { connection, logger in
+                var found: [String] = []
+                let rows = try await connection.query("""
+                    SELECT pg_get_constraintdef(oid) FROM pg_constraint
+                    WHERE conname IN ('appointments_doctor_no_overlap', 'appointments_client_no_overlap') ORDER BY conname
+                    """, logger: logger)
+                for try await text in rows.decode(String.self) { found.append(text) }
+                return found
+            }
+            #expect(definitions.count == 2)
+            for definition in definitions {
+                for status in AppointmentStatus.allCases {
+                    #expect(definition.contains("'" + status.rawValue + "'") == status.isActive, "\(status): \(definition)")
+                }
+            }
+        }
+    }
+
     @Test func aTakenLoginIsLoginTaken() async throws {
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in

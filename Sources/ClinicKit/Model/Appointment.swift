@@ -20,7 +20,7 @@ public enum AppointmentStatus: String, Sendable, CaseIterable {
 
     /// `isActive` as SQL, for queries on `appointments` (the same text as the partial unique
     /// indexes of migration 0001, so that SQLite can use them).
-    static let activeCondition = "status IN (" + allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
+    public static let activeCondition = "status IN (" + allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
 }
 
 public struct Appointment: Hashable, Sendable, StoredRecord {
