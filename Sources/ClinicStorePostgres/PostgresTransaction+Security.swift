@@ -151,8 +151,13 @@ extension PostgresTransaction {
         guard let row = try row("SELECT last_id, hash FROM audit_head WHERE id = 1" + (locked ? " FOR UPDATE" : "")) else {
             return nil
         }
-        let lastId: Int64 = try auditColumn(row, "last_id", id: nil).mapError(\.error).get()
-        let hash: String = try auditColumn(row, "hash", id: nil).mapError(\.error).get()
+        let lastId: Int64, hash: String
+        do {
+            lastId = try AuditEntry.column(row, "last_id", id: nil)
+            hash = try AuditEntry.column(row, "hash", id: nil)
+        } catch let unreadable as UnreadableAuditRow {
+            throw unreadable.error
+        }
         if lastId == 0 && hash == Self.emptyAuditChainHash { return nil }
         return AuditChainHead(lastId: lastId, hash: hash)
     }
@@ -189,7 +194,12 @@ extension PostgresTransaction {
                 SELECT \(Self.auditColumns) FROM audit_events WHERE $1::bigint IS NULL OR id > $1 ORDER BY id LIMIT $2
                 """, [after, Self.auditPageSize])
             for row in page {
-                let entry = auditEntry(row)
+                let entry: Result<AuditEntry, UnreadableAuditRow>
+                do {
+                    entry = .success(try AuditEntry(row: row))
+                } catch let error as UnreadableAuditRow {
+                    entry = .failure(error)
+                }
                 guard try body(entry) else { return }
             }
             guard page.count == Self.auditPageSize, let last = page.last,
@@ -199,7 +209,7 @@ extension PostgresTransaction {
     }
 
     func auditEntries(ofClient clientId: Int64, limit: Int) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        auditEntries(try rows("""
+        try AuditEntry.read(try rows("""
             SELECT \(Self.auditColumns) FROM audit_events
             WHERE client_id = $1 AND at >= (SELECT created_at FROM clients WHERE id = $1)
             ORDER BY id DESC LIMIT $2
@@ -207,46 +217,10 @@ extension PostgresTransaction {
     }
 
     func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        auditEntries(try rows("SELECT \(Self.auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id", [since]))
+        try AuditEntry.read(try rows("SELECT \(Self.auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id", [since]))
     }
 
     static let auditColumns = "id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id, request_id, detail, hash"
-
-    /// A row as the entry it holds, or as what makes it unreadable (with PostgreSQL's types
-    /// every row decodes; the shape is the seam's).
-    private func auditEntry(_ row: Row) -> Result<AuditEntry, UnreadableAuditRow> {
-        Result {
-            let id: Int64 = try auditColumn(row, "id", id: nil).get()
-            func column<Value: DatabaseValueConvertible>(_ name: String) throws -> Value {
-                try auditColumn(row, name, id: id).get()
-            }
-            return AuditEntry(id: id, at: seconds(try column("at")), actor: try column("actor"), staffId: try column("staff_id"),
-                              role: try column("role"), clinicId: try column("clinic_id"), action: try column("action"),
-                              clientId: try column("client_id"), appointmentId: try column("appointment_id"),
-                              requestId: try column("request_id"), detail: try column("detail"), hash: try column("hash"))
-        }.mapError { $0 as? UnreadableAuditRow ?? UnreadableAuditRow(id: nil, column: "?", value: "?") }
-    }
-
-    private func auditEntries(_ rows: [Row]) -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
-        for row in rows {
-            switch auditEntry(row) {
-            case .success(let entry): entries.append(entry)
-            case .failure(let error): unreadable.append(error)
-            }
-        }
-        return (entries, unreadable)
-    }
-
-    private func auditColumn<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?)
-        -> Result<Value, UnreadableAuditRow> {
-        do {
-            return .success(try row.decode(Value.self, forColumn: name))
-        } catch {
-            return .failure(UnreadableAuditRow(id: id, column: name,
-                                               value: row.hasColumn(name) ? (row[name] as DatabaseValue).description : "missing"))
-        }
-    }
 }
 
 // MARK: Idempotency keys

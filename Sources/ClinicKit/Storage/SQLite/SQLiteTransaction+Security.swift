@@ -222,7 +222,7 @@ extension AuditEntry {
     /// Every column is decoded with a throwing read: a row edited in the file around the
     /// triggers (`at = 'x'`) is reported as `UnreadableAuditRow`, never a trap in GRDB's
     /// subscript (which would take a whole server down with it).
-    init(row: Row) throws {
+    public init(row: Row) throws {
         let id: Int64 = try Self.column(row, "id", id: nil)
         self.init(id: id, at: Date(timeIntervalSince1970: TimeInterval(try Self.column(row, "at", id: id) as Int64)),
                   actor: try Self.column(row, "actor", id: id), staffId: try Self.column(row, "staff_id", id: id),
@@ -233,7 +233,8 @@ extension AuditEntry {
                   hash: try Self.column(row, "hash", id: id))
     }
 
-    static func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?) throws -> Value {
+    /// One column of an audit row (or of its chain's head): `UnreadableAuditRow` when it does not decode.
+    public static func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?) throws -> Value {
         do {
             return try row.decode(Value.self, forColumn: name)
         } catch {
@@ -242,8 +243,9 @@ extension AuditEntry {
         }
     }
 
-    /// The rows that decode, and the ones that do not.
-    static func read(_ rows: [Row]) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+    /// The rows that decode, and the ones that do not (either store's rows: PostgreSQL's come
+    /// back in SQLite's form).
+    public static func read(_ rows: [Row]) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
         var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
         for row in rows {
             do {
