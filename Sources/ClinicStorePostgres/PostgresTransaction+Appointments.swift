@@ -35,7 +35,7 @@ extension PostgresTransaction {
             WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
             ORDER BY starts_at
             """, [doctorId, span.upperBound, span.lowerBound]).map { row in
-            let start = try instant(row, "starts_at"), end = try instant(row, "ends_at")
+            let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
             return start..<max(start, end)
         }
     }

@@ -51,25 +51,25 @@ extension PostgresTransaction {
     func clinicPoints() throws -> [ClinicPoint] {
         // The columns are double precision NOT NULL: always numbers (SQLite may hold text there).
         try rows("SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-            ClinicPoint(id: try storedColumn(row, "id", in: "clinics"), latitude: try storedColumn(row, "lat", in: "clinics"),
-                        longitude: try storedColumn(row, "lon", in: "clinics"),
-                        isPediatric: try storedColumn(row, "is_pediatric", in: "clinics"),
-                        isHospital: try storedColumn(row, "is_hospital", in: "clinics"))
+            ClinicPoint(id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
+                        longitude: try row.value("lon", in: "clinics"),
+                        isPediatric: try row.value("is_pediatric", in: "clinics"),
+                        isHospital: try row.value("is_hospital", in: "clinics"))
         }
     }
 
     func clinicZones() throws -> [ClinicZone] {
         try rows("SELECT id, lat, lon, time_zone FROM clinics ORDER BY id").map { row in
-            ClinicZone(id: try storedColumn(row, "id", in: "clinics"), latitude: try storedColumn(row, "lat", in: "clinics"),
-                       longitude: try storedColumn(row, "lon", in: "clinics"), timeZone: try storedColumn(row, "time_zone", in: "clinics"))
+            ClinicZone(id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
+                       longitude: try row.value("lon", in: "clinics"), timeZone: try row.value("time_zone", in: "clinics"))
         }
     }
 
     func clinicIdsAndZones() throws -> [String: (id: Int64, timeZone: String)] {
         try Dictionary(
             rows("SELECT external_id, id, time_zone FROM clinics").map { row -> (String, (id: Int64, timeZone: String)) in
-                (try storedColumn(row, "external_id", in: "clinics"),
-                 (try storedColumn(row, "id", in: "clinics"), try storedColumn(row, "time_zone", in: "clinics")))
+                (try row.value("external_id", in: "clinics"),
+                 (try row.value("id", in: "clinics"), try row.value("time_zone", in: "clinics")))
             }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -95,15 +95,15 @@ extension PostgresTransaction {
     func mapClinics() throws -> [MapClinic] {
         var specializations: [Int64: [String]] = [:]
         for row in try rows("SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization COLLATE \"C\"") {
-            let clinicId: Int64 = try storedColumn(row, "clinic_id", in: "departments", key: "clinic_id")
-            specializations[clinicId, default: []].append(try storedColumn(row, "specialization", in: "departments", key: "clinic_id"))
+            let clinicId: Int64 = try row.value("clinic_id", in: "departments", key: "clinic_id")
+            specializations[clinicId, default: []].append(try row.value("specialization", in: "departments", key: "clinic_id"))
         }
         return try rows("SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-            let id: Int64 = try storedColumn(row, "id", in: "clinics")
-            return MapClinic(id: id, name: try storedColumn(row, "name", in: "clinics"), lat: try storedColumn(row, "lat", in: "clinics"),
-                             lon: try storedColumn(row, "lon", in: "clinics"),
-                             isPediatric: try storedColumn(row, "is_pediatric", in: "clinics"),
-                             isHospital: try storedColumn(row, "is_hospital", in: "clinics"),
+            let id: Int64 = try row.value("id", in: "clinics")
+            return MapClinic(id: id, name: try row.value("name", in: "clinics"), lat: try row.value("lat", in: "clinics"),
+                             lon: try row.value("lon", in: "clinics"),
+                             isPediatric: try row.value("is_pediatric", in: "clinics"),
+                             isHospital: try row.value("is_hospital", in: "clinics"),
                              specializations: specializations[id] ?? [])
         }
     }
@@ -151,7 +151,7 @@ extension PostgresTransaction {
             ZoneChangedAppointment(appointmentId: try row.decode(Int64.self, forColumn: "id"),
                                    clinicId: try row.decode(Int64.self, forColumn: "clinic_id"),
                                    clinicName: try row.decode(String.self, forColumn: "name"),
-                                   start: try instant(row, "starts_at"),
+                                   start: try row.instant("starts_at", in: "appointments"),
                                    oldZone: try row.decode(String.self, forColumn: "old_zone"),
                                    newZone: try row.decode(String.self, forColumn: "new_zone"))
         }

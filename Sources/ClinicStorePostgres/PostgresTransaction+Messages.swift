@@ -43,15 +43,15 @@ extension PostgresTransaction {
             """, [departmentId, clientId, clinicId])
         else { return nil }
         return AppointmentMessageContext(
-            language: Language(rawValue: try storedColumn(row, "preferred_language", in: "clients")),
-            emailConfirmed: try storedColumn(row, "email_confirmed", in: "clients"),
-            clinicName: try storedColumn(row, "name", in: "clinics"),
-            address: try storedColumn(row, "address", in: "clinics"),
-            city: try storedColumn(row, "city", in: "clinics"),
-            state: try storedColumn(row, "state", in: "clinics"),
-            zip: try storedColumn(row, "zip", in: "clinics"),
-            timeZone: try storedColumn(row, "time_zone", in: "clinics"),
-            specialization: try storedColumn(row, "specialization", in: "departments") ?? "")
+            language: Language(rawValue: try row.value("preferred_language", in: "clients")),
+            emailConfirmed: try row.value("email_confirmed", in: "clients"),
+            clinicName: try row.value("name", in: "clinics"),
+            address: try row.value("address", in: "clinics"),
+            city: try row.value("city", in: "clinics"),
+            state: try row.value("state", in: "clinics"),
+            zip: try row.value("zip", in: "clinics"),
+            timeZone: try row.value("time_zone", in: "clinics"),
+            specialization: try row.value("specialization", in: "departments") ?? "")
     }
 
     func hasConfirmedEmail(client clientId: Int64) throws -> Bool {
@@ -111,10 +111,10 @@ extension PostgresTransaction {
         let table = "email_confirmations", key = "client_id"
         return try row("SELECT client_id, code_hash, expires_at, attempts FROM email_confirmations WHERE client_id = $1",
                        [clientId]).map { row in
-            EmailConfirmation(codeHash: try storedColumn(row, "code_hash", in: table, key: key),
+            EmailConfirmation(codeHash: try row.value("code_hash", in: table, key: key),
                               expiresAt: Date(timeIntervalSince1970: TimeInterval(
-                                  try storedColumn(row, "expires_at", in: table, key: key) as Int64)),
-                              wrongAttempts: try storedColumn(row, "attempts", in: table, key: key))
+                                  try row.value("expires_at", in: table, key: key) as Int64)),
+                              wrongAttempts: try row.value("attempts", in: table, key: key))
         }
     }
 
@@ -138,16 +138,16 @@ extension PostgresTransaction {
             FOR UPDATE SKIP LOCKED
             """, [now, limit])
         return try claimed.map { row in
-            let id: Int64 = try storedColumn(row, "id", in: table)
-            let attempt = (try storedColumn(row, "attempts", in: table) as Int) + 1
+            let id: Int64 = try row.value("id", in: table)
+            let attempt = (try row.value("attempts", in: table) as Int) + 1
             try execute("UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3",
                         [attempt, leaseUntil(attempt), id])
-            let content: ClaimedDelivery.Content = (try storedColumn(row, "purpose", in: table) as String) == "email_code"
-                ? .emailCode(sealed: try storedColumn(row, "payload", in: table))
-                : .message(try storedColumn(row, "message_id", in: table))
-            return ClaimedDelivery(id: id, clientId: try storedColumn(row, "client_id", in: table), content: content,
+            let content: ClaimedDelivery.Content = (try row.value("purpose", in: table) as String) == "email_code"
+                ? .emailCode(sealed: try row.value("payload", in: table))
+                : .message(try row.value("message_id", in: table))
+            return ClaimedDelivery(id: id, clientId: try row.value("client_id", in: table), content: content,
                                    createdAt: Date(timeIntervalSince1970: TimeInterval(
-                                       try storedColumn(row, "created_at", in: table) as Int64)),
+                                       try row.value("created_at", in: table) as Int64)),
                                    attempt: attempt)
         }
     }

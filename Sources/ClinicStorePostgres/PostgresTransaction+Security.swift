@@ -24,20 +24,16 @@ extension PostgresTransaction {
     static let auditPageSize = 500
 }
 
-private func seconds(_ value: Int64) -> Date {
-    Date(timeIntervalSince1970: TimeInterval(value))
-}
-
 // MARK: Sessions
 
 extension PostgresTransaction {
     func session(tokenHash: String) throws -> SessionLookup? {
         guard let row = try row("SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = $1",
                                 [tokenHash]) else { return nil }
-        return SessionLookup(id: try storedColumn(row, "id", in: "sessions"),
-                             clientId: try storedColumn(row, "client_id", in: "sessions"),
-                             tokenHash: try storedColumn(row, "token_hash", in: "sessions"),
-                             lastUsedAt: seconds(try storedColumn(row, "last_used_at", in: "sessions")))
+        return SessionLookup(id: try row.value("id", in: "sessions"),
+                             clientId: try row.value("client_id", in: "sessions"),
+                             tokenHash: try row.value("token_hash", in: "sessions"),
+                             lastUsedAt: try row.instant("last_used_at", in: "sessions"))
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
@@ -46,13 +42,13 @@ extension PostgresTransaction {
             FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
             """, [clientId, lastUsedSince]).map { row in
             let table = "sessions"
-            let name: String? = try storedColumn(row, "device_name", in: table)
-            let platform: String? = try storedColumn(row, "device_platform", in: table)
-            let version: String? = try storedColumn(row, "device_app_version", in: table)
-            return StoredSession(id: try storedColumn(row, "id", in: table), clientId: try storedColumn(row, "client_id", in: table),
-                                 tokenHash: try storedColumn(row, "token_hash", in: table),
-                                 createdAt: seconds(try storedColumn(row, "created_at", in: table)),
-                                 lastUsedAt: seconds(try storedColumn(row, "last_used_at", in: table)),
+            let name: String? = try row.value("device_name", in: table)
+            let platform: String? = try row.value("device_platform", in: table)
+            let version: String? = try row.value("device_app_version", in: table)
+            return StoredSession(id: try row.value("id", in: table), clientId: try row.value("client_id", in: table),
+                                 tokenHash: try row.value("token_hash", in: table),
+                                 createdAt: try row.instant("created_at", in: table),
+                                 lastUsedAt: try row.instant("last_used_at", in: table),
                                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
         }
     }
@@ -104,8 +100,8 @@ extension PostgresTransaction {
             throw ClinicError(.storage, .storageFailure, "login_attempts: no row returned")
         }
         let table = "login_attempts"
-        return LoginAttempts(count: try storedColumn(row, "failures", in: table, key: "login_key"),
-                             windowStart: seconds(try storedColumn(row, "first_failure_at", in: table, key: "login_key")))
+        return LoginAttempts(count: try row.value("failures", in: table, key: "login_key"),
+                             windowStart: try row.instant("first_failure_at", in: table, key: "login_key"))
     }
 
     /// The name's row is locked first (`FOR UPDATE`), so that the count it decides on (the last
@@ -241,9 +237,9 @@ extension PostgresTransaction {
         guard let row = try row("SELECT client_id, fingerprint, status, body FROM idempotency_keys WHERE client_id = $1 AND key = $2",
                                 [clientId, key]) else { return nil }
         let table = "idempotency_keys"
-        return KeptResponse(fingerprint: try storedColumn(row, "fingerprint", in: table, key: "client_id"),
-                            status: try storedColumn(row, "status", in: table, key: "client_id"),
-                            body: try storedColumn(row, "body", in: table, key: "client_id"))
+        return KeptResponse(fingerprint: try row.value("fingerprint", in: table, key: "client_id"),
+                            status: try row.value("status", in: table, key: "client_id"),
+                            body: try row.value("body", in: table, key: "client_id"))
     }
 
     func keepIdempotentResponse(ofClient clientId: Int64, key: String, _ response: KeptResponse, at: Date) throws {

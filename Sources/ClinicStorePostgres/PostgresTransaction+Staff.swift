@@ -18,7 +18,7 @@ extension PostgresTransaction {
 
     func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)? {
         guard let found = try row("SELECT * FROM staff_accounts WHERE login_key = $1", [loginKey]) else { return nil }
-        return (try staffMember(row: found), try storedColumn(found, "password_hash", in: "staff_accounts") as String)
+        return (try staffMember(row: found), try found.value("password_hash", in: "staff_accounts") as String)
     }
 
     func activeStaffMember(sessionTokenHash tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
@@ -120,15 +120,15 @@ extension PostgresTransaction {
     /// unknown role is `staffRowInvalid` (a newer version's row).
     private func staffMember(row: Row) throws -> StaffMember {
         let table = "staff_accounts"
-        let id: Int64 = try storedColumn(row, "id", in: table)
-        guard let role = StaffRole(rawValue: try storedColumn(row, "role", in: table)) else {
+        let id: Int64 = try row.value("id", in: table)
+        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
             throw ClinicError(.storage, .staffRowInvalid, String(id))
         }
-        return StaffMember(id: id, login: try storedColumn(row, "login", in: table), name: try storedColumn(row, "name", in: table),
-                           surname: try storedColumn(row, "surname", in: table), role: role,
-                           clinicId: try storedColumn(row, "clinic_id", in: table),
-                           doctorId: try storedColumn(row, "doctor_id", in: table),
-                           isActive: try storedColumn(row, "is_active", in: table),
-                           createdAt: Date(timeIntervalSince1970: TimeInterval(try storedColumn(row, "created_at", in: table) as Int64)))
+        return StaffMember(id: id, login: try row.value("login", in: table), name: try row.value("name", in: table),
+                           surname: try row.value("surname", in: table), role: role,
+                           clinicId: try row.value("clinic_id", in: table),
+                           doctorId: try row.value("doctor_id", in: table),
+                           isActive: try row.value("is_active", in: table),
+                           createdAt: Date(timeIntervalSince1970: TimeInterval(try row.value("created_at", in: table) as Int64)))
     }
 }

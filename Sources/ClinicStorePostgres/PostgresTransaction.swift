@@ -132,28 +132,6 @@ struct PostgresTransaction {
     }
 }
 
-/// A column of a row read strictly: a value that cannot be read is a `storage_error` naming the
-/// table, the column and the row's key (never the value: it may be personal).
-func storedColumn<Value: DatabaseValueConvertible>(_ row: Row, _ column: String, in table: String,
-                                                   key: String = "id") throws -> Value {
-    do {
-        return try row.decode(Value.self, forColumn: column)
-    } catch {
-        let keyValue = (try? row.decode(DatabaseValue.self, forColumn: key)).map { "\(key) \($0.description)" } ?? "?"
-        throw ClinicError(.storage, .storedValueUnreadable, "\(table).\(column)", keyValue)
-    }
-}
-
-/// An instant of a row in SQLite's form (whole seconds since 1970).
-func instant(_ row: Row, _ column: String) throws -> Date {
-    Date(timeIntervalSince1970: TimeInterval(try row.decode(Int64.self, forColumn: column)))
-}
-
-/// An instant of a row, or NULL.
-func optionalInstant(_ row: Row, _ column: String) throws -> Date? {
-    try row.decode(Int64?.self, forColumn: column).map { Date(timeIntervalSince1970: TimeInterval($0)) }
-}
-
 // MARK: Binding values
 
 /// A value a statement's `$n` takes. Instants are bound rounded down to the whole second (the

@@ -654,7 +654,7 @@ import Testing
                     #expect(try tx.calendarTokenOwner(tokenHash: "h1") == nil)
                     #expect(try tx.calendarTokenOwner(tokenHash: "h2") == anna)
                     let created = try #require(try tx.row("SELECT created_at FROM calendar_feeds WHERE client_id = $1", [anna]))
-                    #expect(try instant(created, "created_at") == Self.base.addingTimeInterval(9))
+                    #expect(try created.instant("created_at", in: "calendar_feeds") == Self.base.addingTimeInterval(9))
                     #expect(try tx.value(Int.self, "SELECT count(*) FROM calendar_feeds") == 1)
                     try tx.deleteCalendarToken(ofClient: anna)
                     #expect(try tx.sealedCalendarToken(ofClient: anna) == nil && tx.calendarTokenOwner(tokenHash: "h2") == nil)
@@ -710,7 +710,7 @@ import Testing
                     try tx.countGeocodeHit(query: "nowhere")
                     let row = try #require(try tx.row("SELECT hits, created_at FROM geocode_cache WHERE query = 'reno nv'"))
                     #expect(try row.decode(Int64.self, forColumn: "hits") == 2)
-                    #expect(try instant(row, "created_at") == Self.base)
+                    #expect(try row.instant("created_at", in: "geocode_cache") == Self.base)
                     #expect(try tx.value(Int.self, "SELECT count(*) FROM geocode_cache") == 1)
 
                     // Cities: one per state, most clinics first, ties by state; a clinic's spelling (the least, bytewise).

@@ -11,7 +11,7 @@ import GRDB
 extension Row {
     /// The value of `column` of a row of `table`; `key` names the column that identifies the row
     /// in the message (`id` unless the table is keyed otherwise).
-    func value<Value: DatabaseValueConvertible>(_ column: String, in table: String, key: String = "id") throws -> Value {
+    public func value<Value: DatabaseValueConvertible>(_ column: String, in table: String, key: String = "id") throws -> Value {
         do {
             return try decode(Value.self, forColumn: column)
         } catch {
@@ -30,12 +30,12 @@ extension Row {
     }
 
     /// An instant stored as whole UTC seconds since 1970.
-    func instant(_ column: String, in table: String, key: String = "id") throws -> Date {
+    public func instant(_ column: String, in table: String, key: String = "id") throws -> Date {
         Date(seconds: try value(column, in: table, key: key) as Int64)
     }
 
     /// An instant stored as whole UTC seconds since 1970, or NULL.
-    func optionalInstant(_ column: String, in table: String, key: String = "id") throws -> Date? {
+    public func optionalInstant(_ column: String, in table: String, key: String = "id") throws -> Date? {
         (try value(column, in: table, key: key) as Int64?).map(Date.init(seconds:))
     }
 
