@@ -7,12 +7,6 @@ import GRDB
 // them, with what SQLite's single writer gave for free said in SQL: a message's dedupe key and
 // the mail instance by ON CONFLICT, claims of deliveries by `FOR UPDATE SKIP LOCKED`.
 
-
-/// A LIMIT's bind: SQLite reads a negative LIMIT as none, PostgreSQL refuses it; NULL is none.
-private func limitBind(_ limit: Int) -> Int? {
-    limit < 0 ? nil : limit
-}
-
 // MARK: The inbox
 
 extension PostgresTransaction {

@@ -209,7 +209,7 @@ extension PostgresTransaction {
             SELECT \(Self.auditColumns) FROM audit_events
             WHERE client_id = $1 AND at >= (SELECT created_at FROM clients WHERE id = $1)
             ORDER BY id DESC LIMIT $2
-            """, [clientId, limit < 0 ? nil : limit]))
+            """, [clientId, limitBind(limit)]))
     }
 
     func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {

@@ -134,6 +134,11 @@ struct PostgresTransaction {
 
 // MARK: Binding values
 
+/// A LIMIT's bind: SQLite reads a negative LIMIT as none, PostgreSQL refuses it; NULL is none.
+func limitBind(_ limit: Int) -> Int? {
+    limit < 0 ? nil : limit
+}
+
 /// A value a statement's `$n` takes. Instants are bound rounded down to the whole second (the
 /// seam's contract: a store keeps whole UTC seconds). A day ('YYYY-MM-DD') is bound as text:
 /// write `$n::date` in SQL.
