@@ -25,7 +25,7 @@ public enum PasswordLookup {
     /// `PGPASSFILE`, else `$HOME/.pgpass`.
     static func passwordFilePath(environment: [String: String]) -> String? {
         if let file = environment["PGPASSFILE"], !file.isEmpty { return file }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = UserFolders.home(environment)
         return home.isEmpty ? nil : home + "/.pgpass"
     }
 

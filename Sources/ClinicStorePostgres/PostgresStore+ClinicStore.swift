@@ -29,7 +29,7 @@ public struct PostgresStoreKeys: Sendable, Equatable {
 
     public static func locate(environment: [String: String], database: String) -> PostgresStoreKeys {
         func setting(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let home = setting("HOME") ?? NSHomeDirectory()
+        let home = UserFolders.home(environment)
         let folder = (setting("XDG_CONFIG_HOME") ?? home + "/.config") + "/clinic/"
         // A database name may hold any character but '/' and NUL in a file name.
         let name = database.replacingOccurrences(of: "/", with: "_")

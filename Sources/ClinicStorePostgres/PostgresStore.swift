@@ -294,7 +294,7 @@ struct TLSSettings {
         case .verifyCA, .verifyFull:
             verify = url.sslMode == .verifyFull ? .fullVerification : .noHostnameVerification
             if rootCert == nil {
-                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+                let home = UserFolders.home(environment)
                 rootCert = home + "/.postgresql/root.crt"
             }
         }

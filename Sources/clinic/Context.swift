@@ -41,7 +41,7 @@ struct Context {
         if let path = options.db, !path.isEmpty { return path }
         if let path = environment["CLINIC_DB"], !path.isEmpty { return path }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/clinic/clinic.sqlite" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = UserFolders.home(environment)
         return home + "/.local/share/clinic/clinic.sqlite"
     }
 
@@ -135,8 +135,7 @@ struct Context {
     /// cannot be.
     func geocoderPaceFile() -> String? {
         guard case .postgres(let url)? = try? storeLocation() else { return databasePath + ".geocoder" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let folder = (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/clinic"
+        let folder = UserFolders.state(environment)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])

@@ -123,11 +123,7 @@ public struct SessionFile: Sendable {
         if let explicit = environment["CLINIC_SESSION"], !explicit.isEmpty {
             return SessionFile(path: explicit)
         }
-        if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
-            return SessionFile(path: state + "/clinic/session")
-        }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return SessionFile(path: home + "/.local/state/clinic/session")
+        return SessionFile(path: UserFolders.state(environment) + "/session")
     }
 
     /// Writes the token, readable and writable by the owner only.
@@ -223,5 +219,18 @@ extension ClinicStore {
             index += 2
         }
         return bytes
+    }
+}
+
+/// This user's folders, from the environment as the XDG base directories say.
+public enum UserFolders {
+    /// `HOME` (when set and not empty), else the account's home.
+    public static func home(_ environment: [String: String]) -> String {
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    }
+
+    /// The program's state folder: `$XDG_STATE_HOME/clinic`, else `~/.local/state/clinic`.
+    public static func state(_ environment: [String: String]) -> String {
+        (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home(environment) + "/.local/state") + "/clinic"
     }
 }
