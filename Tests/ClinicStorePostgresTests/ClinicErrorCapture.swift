@@ -6,11 +6,8 @@ func clinicError(_ body: () async throws -> Void) async -> ClinicError? {
     do {
         try await body()
         return nil
-    } catch let error as ClinicError {
-        return error
     } catch {
-        Issue.record("not a ClinicError: \(error)")
-        return nil
+        return clinicError(in: error)
     }
 }
 
@@ -18,10 +15,14 @@ func clinicError(_ body: () throws -> Void) -> ClinicError? {
     do {
         try body()
         return nil
-    } catch let error as ClinicError {
-        return error
     } catch {
-        Issue.record("not a ClinicError: \(error)")
-        return nil
+        return clinicError(in: error)
     }
+}
+
+/// A thrown error as the ClinicError it should be; anything else is recorded as an issue.
+private func clinicError(in error: any Error) -> ClinicError? {
+    if let error = error as? ClinicError { return error }
+    Issue.record("not a ClinicError: \(error)")
+    return nil
 }

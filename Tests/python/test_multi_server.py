@@ -375,16 +375,22 @@ def assert_locked(reply):
     assert int(reply.headers["retry-after"]) > 0
 
 
+def assert_locked_everywhere(cluster, login, after):
+    """A sixth wrong password (through server `after`) and the right one through every server
+    are refused as locked, and the database counted exactly five failures."""
+    assert_locked(log_in(cluster, after, login, "wrong password 5"))
+    for server in range(SERVERS):
+        assert_locked(log_in(cluster, server, login, PASSWORD))
+    assert cluster.sql(f"SELECT failures FROM login_attempts WHERE login_key = '{login}'") == [("5",)]
+
+
 def test_wrong_passwords_over_three_servers_lock_the_login_after_the_fifth(servers):
     cluster = servers
     cluster.register("locked1")
     for attempt in range(5):
         reply = log_in(cluster, attempt, "locked1", f"wrong password {attempt}")
         assert (reply.status, reply.code) == (401, "invalid_credentials"), (attempt + 1, reply, reply.body)
-    assert_locked(log_in(cluster, 5, "locked1", "wrong password 5"))
-    for server in range(SERVERS):
-        assert_locked(log_in(cluster, server, "locked1", PASSWORD))
-    assert cluster.sql("SELECT failures FROM login_attempts WHERE login_key = 'locked1'") == [("5",)]
+    assert_locked_everywhere(cluster, "locked1", after=5)
 
 
 def test_five_wrong_passwords_at_once_over_three_servers_lock_the_login(servers):
@@ -392,10 +398,7 @@ def test_five_wrong_passwords_at_once_over_three_servers_lock_the_login(servers)
     cluster.register("locked2")
     replies = at_once([lambda i=i: log_in(cluster, i, "locked2", f"wrong password {i}") for i in range(5)])
     assert [(r.status, r.code) for r in replies] == [(401, "invalid_credentials")] * 5, replies
-    assert_locked(log_in(cluster, 2, "locked2", "wrong password 5"))
-    for server in range(SERVERS):
-        assert_locked(log_in(cluster, server, "locked2", PASSWORD))
-    assert cluster.sql("SELECT failures FROM login_attempts WHERE login_key = 'locked2'") == [("5",)]
+    assert_locked_everywhere(cluster, "locked2", after=2)
 
 
 # 4. The outbox
