@@ -135,7 +135,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ClinicCLITests",
-            dependencies: ["ClinicKit", "clinic"]),
+            dependencies: ["ClinicKit", "clinic", "ClinicTestPostgres"]),
         .testTarget(
             name: "ClinicServerTests",
             dependencies: [

@@ -62,7 +62,7 @@ import Testing
         try tamper(path, statements)
     }
 
-    @Test func checkFailsOnATrailRechainedWithoutTheKey() throws {
+    @Test(.sqliteOnly) func checkFailsOnATrailRechainedWithoutTheKey() throws {
         let cli = try audited()
         try rechain(cli.databasePath)
         let check = try cli.run(["admin", "check", "--json"])
@@ -78,7 +78,7 @@ import Testing
     /// A copy of the database without its audit key file (an operator copied only the file):
     /// the check says it cannot verify the trail, neither "sound" nor "broken". With the key
     /// file put beside it, the copy verifies.
-    @Test func checkSaysItCannotVerifyWithoutTheAuditKey() throws {
+    @Test(.sqliteOnly) func checkSaysItCannotVerifyWithoutTheAuditKey() throws {
         let cli = try audited()
         let other = try CLIHarness()
         let copy = other.databasePath
@@ -105,7 +105,7 @@ import Testing
     /// A backup of the same trail restores under the same audit key. A backup whose trail was
     /// never keyed (made before audit keys) sends the key file aside with the replaced
     /// database, and the restored trail is keyed afresh at its next row.
-    @Test func restoreKeepsOrSetsAsideTheAuditKey() throws {
+    @Test(.sqliteOnly) func restoreKeepsOrSetsAsideTheAuditKey() throws {
         let cli = try audited()
         let keyPath = cli.databasePath + ".audit-key"
         let key = try Data(contentsOf: URL(fileURLWithPath: keyPath))
@@ -142,7 +142,7 @@ import Testing
         #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
     }
 
-    @Test func exportNamesAnUnreadableRowAndGoesOn() throws {
+    @Test(.sqliteOnly) func exportNamesAnUnreadableRowAndGoesOn() throws {
         let cli = try audited()
         try tamper(cli.databasePath, ["UPDATE audit_events SET at = 'x' WHERE id = 2"])
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite struct BackupEndToEndTests {
+@Suite(.sqliteOnly) struct BackupEndToEndTests {
     @Test func backupRestoreAndCheckFromTheCommandLine() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()

@@ -1,5 +1,24 @@
+import ClinicKit
+import ClinicTestPostgres
 import Foundation
 import GRDB
+import Testing
+
+/// The store this run of the CLI tests is on: a SQLite file of its own per harness (the
+/// default), or a database of its own on the tests' PostgreSQL when `CLINIC_TEST_STORE=postgres`
+/// (scripts/test.sh runs the storage tests once each way).
+enum CLIStore: String {
+    case sqlite, postgres
+    static let current = CLIStore(rawValue: ProcessInfo.processInfo.environment["CLINIC_TEST_STORE"] ?? "") ?? .sqlite
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a test of the SQLite file itself (it reads or writes the file, backs it up, or
+    /// crashes a writer): it runs in the SQLite pass only.
+    static var sqliteOnly: Self {
+        .enabled(if: CLIStore.current == .sqlite, "reads or writes the SQLite store's own file")
+    }
+}
 
 /// Runs the built `clinic` binary against a private database and session file.
 final class CLIHarness {
@@ -23,13 +42,19 @@ final class CLIHarness {
     }
 
     let folder: URL
+    /// The SQLite file (in the SQLite pass; tests that open it themselves are `.sqliteOnly`).
     var databasePath: String { folder.appendingPathComponent("clinic.sqlite").path }
     var sessionPath: String
+    /// The PostgreSQL database of this harness (in the PostgreSQL pass).
+    let postgres: (server: TestPostgres.Server, url: PostgresURL)?
+    /// What `CLINIC_DB` names: the file, or the database's URL.
+    var database: String { postgres?.url.redacted ?? databasePath }
 
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         sessionPath = folder.appendingPathComponent("session").path
+        postgres = CLIStore.current == .postgres ? try TestPostgres.makeDatabase() : nil
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
@@ -72,7 +97,14 @@ final class CLIHarness {
     /// The environment of a `clinic` run: this harness's database and session file, English.
     func environment(session: String? = nil, _ extra: [String: String] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment["CLINIC_DB"] = databasePath
+        environment["CLINIC_DB"] = database
+        if let postgres {
+            // The server's password, a HOME without a .pgpass, and key files of this harness.
+            for (key, value) in postgres.server.environment { environment[key] = value }
+            environment["HOME"] = folder.path
+            environment["CLINIC_KEY_FILE"] = folder.appendingPathComponent("clinic.key").path
+            environment["CLINIC_AUDIT_KEY_FILE"] = folder.appendingPathComponent("clinic.audit-key").path
+        }
         environment["CLINIC_SESSION"] = session ?? sessionPath
         environment["CLINIC_LANG"] = nil
         environment["LANG"] = "C.UTF-8"
@@ -115,6 +147,7 @@ final class CLIHarness {
 
     /// Every row of every table but `excluding`: equal fingerprints mean those tables did not change.
     func fingerprint(excluding: Set<String> = []) throws -> String {
+        if let postgres { return try TestPostgres.dump(postgres.url, excluding: excluding) }
         let queue = try DatabaseQueue(path: databasePath)
         defer { try? queue.close() }
         return try queue.read { db in
@@ -124,6 +157,29 @@ final class CLIHarness {
                 table + ":" + (try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid").map(\.description).joined(separator: "\n"))
             }.joined(separator: "\n")
         }
+    }
+
+    /// The integers a query answers (its first column), on either store.
+    func integers(_ sql: String) throws -> [Int] {
+        if let postgres { return try TestPostgres.integers(postgres.url, sql) }
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchAll(db, sql: sql) }
+    }
+
+    /// Runs a statement (`?` placeholders, text arguments) on either store, as a test that
+    /// plants old or odd data does.
+    func execute(_ sql: String, _ arguments: [String] = []) throws {
+        if let postgres {
+            var numbered = "", index = 0
+            for character in sql {
+                if character == "?" { index += 1; numbered += "$\(index)" } else { numbered.append(character) }
+            }
+            return try TestPostgres.execute(postgres.url, numbered, arguments)
+        }
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        try queue.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
     }
 
     /// A small directory: a general hospital and a children's hospital in Los Angeles, one in Reno.

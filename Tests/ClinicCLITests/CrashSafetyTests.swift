@@ -6,7 +6,7 @@ import Testing
 /// many times: afterwards the database is sound, every booking a process reported done is
 /// there, and every import is there whole or not at all.
 @Suite struct CrashSafetyTests {
-    @Test func killedAtRandomMomentsTheDatabaseStaysWhole() throws {
+    @Test(.sqliteOnly) func killedAtRandomMomentsTheDatabaseStaysWhole() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()
         #expect(try cli.run(["admin", "settings", "set", "booking.max_active", "1000"]).status == 0)

@@ -19,8 +19,10 @@ import Testing
         try registerAndLogIn(cli, "anna")
         let mode = try FileManager.default.attributesOfItem(atPath: cli.sessionPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        let databaseMode = try FileManager.default.attributesOfItem(atPath: cli.databasePath)[.posixPermissions] as? Int
-        #expect(databaseMode == 0o600, "the database holds personal data")
+        if CLIStore.current == .sqlite {
+            let databaseMode = try FileManager.default.attributesOfItem(atPath: cli.databasePath)[.posixPermissions] as? Int
+            #expect(databaseMode == 0o600, "the database holds personal data")
+        }
 
         let whoami = try cli.run(["whoami", "--json"])
         #expect((whoami.json() as? [String: Any])?["login"] as? String == "anna")

@@ -57,9 +57,7 @@ import Testing
         #expect(first["cached"] as? Bool == false && first["timeZone"] as? String == "Europe/Minsk" && first["country"] as? String == "BY")
         #expect(abs((first["lat"] as? Double ?? 0) - 53.9) < 0.01)
         // A town only the directory knows is cached; the gazetteer is asked before the cache.
-        let queue = try DatabaseQueue(path: cli.databasePath)
-        try queue.write { db in try db.execute(sql: "UPDATE clinics SET city = 'Qwerton Falls', city_key = 'qwerton falls' WHERE city = 'Reno'") }
-        try queue.close()
+        try cli.execute("UPDATE clinics SET city = 'Qwerton Falls', city_key = 'qwerton falls' WHERE city = 'Reno'")
         let town = try #require(try cli.run(["geocode", "Qwerton Falls", "--json"]).json() as? [String: Any])
         #expect(town["source"] as? String == "directory" && town["cached"] as? Bool == false)
         let second = try #require(try cli.run(["geocode", "qwerton falls", "--json"]).json() as? [String: Any])

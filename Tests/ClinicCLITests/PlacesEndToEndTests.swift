@@ -48,7 +48,7 @@ import Testing
     /// A database whose Reno clinic was given Chicago's zone by the old rule, with an
     /// appointment booked: the first command after the upgrade moves the clinic to its real
     /// zone, says so, and `admin check` lists the appointment.
-    @Test func theZoneMigrationIsToldAndListed() throws {
+    @Test(.sqliteOnly) func theZoneMigrationIsToldAndListed() throws {
         let cli = try CLIHarness()
         try cli.setUpDirectory()
         #expect(try cli.run(["register", "--login", "rita", "--name", "Rita", "--surname", "Moss", "--street", "Main Street",

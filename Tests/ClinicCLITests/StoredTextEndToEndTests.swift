@@ -30,11 +30,7 @@ import Testing
         #expect(try cli.fingerprint() == before)
 
         // A name stored before the check: shown, never obeyed.
-        let queue = try DatabaseQueue(path: cli.databasePath)
-        try queue.write { db in
-            try db.execute(sql: "UPDATE doctors SET name = ? WHERE department_id = ?", arguments: [Self.hostile, departmentId])
-        }
-        try queue.close()
+        try cli.execute("UPDATE doctors SET name = ? WHERE department_id = CAST(? AS BIGINT)", [Self.hostile, String(departmentId)])
         let shown = try cli.run(["doctors", String(departmentId)])
         #expect(shown.status == 0, "\(shown.stderr)")
         for control in ["\u{1B}", "\u{07}", "\u{0B}", "\u{85}", "\u{202E}"] {

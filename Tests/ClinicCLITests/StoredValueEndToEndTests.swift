@@ -5,7 +5,7 @@ import Testing
 /// A stored value of another type than its column's (a file edited by hand, damaged, or
 /// written by something else): the command reports a storage error (exit 6) naming the table,
 /// the column and the row, and does not crash (issue 23, item 6).
-@Suite struct StoredValueEndToEndTests {
+@Suite(.sqliteOnly) struct StoredValueEndToEndTests {
     let password = "correct-horse-42\n"
 
     /// Runs `statements` on the database with CHECK constraints off (they would refuse the edit).

@@ -156,6 +156,20 @@ public enum TestPostgres {
     /// `CREATE DATABASE … TEMPLATE`, not for the migrations. Never shut down: the pool closes
     /// its idle connections itself, and the server goes with the process.
     public static func makeStore(maximumConnections: Int = 2) throws -> PostgresStore {
+        let (server, url) = try makeDatabase()
+        let name = url.database ?? ""
+        let keys = PostgresStoreKeys(personal: server.folder + "/keys/" + name + ".key",
+                                     audit: server.folder + "/keys/" + name + ".audit-key")
+        let migrations = try migrations()
+        return try PostgresStore.waitFor {
+            try await PostgresStore.open(url, environment: server.environment, logger: logger,
+                                         maximumConnections: maximumConnections, keys: keys, migrations: migrations)
+        }
+    }
+
+    /// A new database at the latest schema (a copy of the migrated template), for a synchronous
+    /// caller; nothing else is made (no store, no key files).
+    public static func makeDatabase() throws -> (server: Server, url: PostgresURL) {
         let server = try server()
         let template = try template.get()
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -172,12 +186,80 @@ public enum TestPostgres {
                 throw error
             }
         }
-        let keys = PostgresStoreKeys(personal: server.folder + "/keys/" + name + ".key",
-                                     audit: server.folder + "/keys/" + name + ".audit-key")
-        let migrations = try migrations()
+        return (server, server.url(database: name))
+    }
+
+    /// Every row of every table of the database at `url` but `excluding`, as text (each row as
+    /// JSON, rows sorted): equal dumps mean those tables did not change.
+    public static func dump(_ url: PostgresURL, excluding: Set<String> = []) throws -> String {
+        let server = try server()
         return try PostgresStore.waitFor {
-            try await PostgresStore.open(server.url(database: name), environment: server.environment, logger: logger,
-                                         maximumConnections: maximumConnections, keys: keys, migrations: migrations)
+            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
+            do {
+                let text = try await store.withConnection { connection -> String in
+                    var tables: [String] = []
+                    let names = try await connection.query("""
+                        SELECT table_name::text FROM information_schema.tables
+                        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1
+                        """, logger: logger)
+                    for try await name in names.decode(String.self) where !excluding.contains(name) { tables.append(name) }
+                    var parts: [String] = []
+                    for table in tables {
+                        var rows: [String] = []
+                        let query = PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \"\(table)\" t ORDER BY 1")
+                        for try await row in try await connection.query(query, logger: logger).decode(String.self) { rows.append(row) }
+                        parts.append(table + ":" + rows.joined(separator: "\n"))
+                    }
+                    return parts.joined(separator: "\n")
+                }
+                await store.shutdown()
+                return text
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// The integers `sql` answers (its first column, as bigint) on the database at `url`.
+    public static func integers(_ url: PostgresURL, _ sql: String) throws -> [Int] {
+        let server = try server()
+        return try PostgresStore.waitFor {
+            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
+            do {
+                let values = try await store.withConnection { connection -> [Int] in
+                    let query = PostgresQuery(unsafeSQL: "SELECT (q.*)::text FROM (\(sql)) q")
+                    var values: [Int] = []
+                    for try await text in try await connection.query(query, logger: logger).decode(String.self) {
+                        values.append(Int(text.trimmingCharacters(in: CharacterSet(charactersIn: "()"))) ?? Int.min)
+                    }
+                    return values
+                }
+                await store.shutdown()
+                return values
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Runs `sql` (`$1`… bound to `arguments`, as text) on the database at `url`.
+    public static func execute(_ url: PostgresURL, _ sql: String, _ arguments: [String] = []) throws {
+        let server = try server()
+        try PostgresStore.waitFor {
+            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
+            do {
+                try await store.withConnection { connection in
+                    var bindings = PostgresBindings()
+                    for argument in arguments { bindings.append(argument) }
+                    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                }
+                await store.shutdown()
+            } catch {
+                await store.shutdown()
+                throw error
+            }
         }
     }
 
