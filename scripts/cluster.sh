@@ -97,7 +97,10 @@ start_server() {
   local index=$1 port_var="server${1}_port"
   local port=${!port_var}
   (
-    # CLINIC_* from up's environment first, then the cluster's own.
+    # CLINIC_* from up's environment (kept in server.env, so that start-server gets them too),
+    # then the cluster's own.
+    # shellcheck disable=SC1091
+    source "$dir/server.env"
     export CLINIC_DB="postgresql://clinic@127.0.0.1:$primary_port/clinic?sslmode=disable&connect_timeout=2"
     export PGPASSWORD=$clinic_password
     export CLINIC_KEY_FILE="$dir/keys/clinic.key" CLINIC_AUDIT_KEY_FILE="$dir/keys/clinic.audit-key"
@@ -164,6 +167,7 @@ EOF
   # shellcheck disable=SC1091
   source "$dir/ports"
   mkdir -p "$dir/keys" && chmod 700 "$dir/keys"
+  (umask 077; export -p | grep '^declare -x CLINIC_' > "$dir/server.env" || true)
 
   start_etcd
   wait_for 30 "etcd" curl -fsS --max-time 2 "http://127.0.0.1:$etcd_client/health"

