@@ -207,6 +207,8 @@ class Booker:
                 self.booked.append((body, key, time.monotonic()))
                 return
             last = (status, body)
+            if status == 503 and not headers.get("retry-after"):
+                break  # a 503 must say when to come back (recorded as a failure below)
             if status in (502, 503, 504):
                 self.retried += 1
                 time.sleep(min(float(headers.get("retry-after", "1") or 1), 1.0))
