@@ -4,6 +4,7 @@ processes, and a throwaway PostgreSQL (scripts/postgres.sh). Run by scripts/pyth
 (which makes the virtual environment)."""
 import email
 import email.policy
+import http.client
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -295,3 +297,61 @@ class Postgres:
         if result.returncode != 0:
             raise AssertionError(f"psql: {result.stderr}")
         return [tuple(line.split("\t")) for line in result.stdout.splitlines() if line]
+
+
+# HTTP without a client library (test_multi_server.py, test_cluster.py)
+
+class Reply:
+    def __init__(self, status, headers, body, sent, seconds):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.sent = sent          # time.monotonic() when the request was sent
+        self.seconds = seconds    # how long the answer took
+
+    @property
+    def code(self):
+        if isinstance(self.body, dict) and isinstance(self.body.get("error"), dict):
+            return self.body["error"].get("code")
+        return None
+
+    def __repr__(self):
+        return f"<{self.status} {self.code or ''} after {self.seconds:.1f}s>"
+
+
+def call(base, method, path, body=None, token=None, headers=None, timeout=20):
+    """One request on a connection of its own; raises OSError / HTTPException when there is no answer."""
+    address = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=timeout)
+    fields = dict(headers or {})
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        fields["Content-Type"] = "application/json"
+    if token:
+        fields["Authorization"] = "Bearer " + token
+    sent = time.monotonic()
+    try:
+        connection.request(method, path, body=data, headers=fields)
+        response = connection.getresponse()
+        raw = response.read()
+        answer = {name.lower(): value for name, value in response.getheaders()}
+    finally:
+        connection.close()
+    try:
+        parsed = json.loads(raw) if raw else None
+    except ValueError:
+        parsed = raw.decode(errors="replace")
+    return Reply(response.status, answer, parsed, sent, time.monotonic() - sent)
+
+
+def wait_until(condition, timeout, what, interval=0.1):
+    """Polls `condition` until it returns something true; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)

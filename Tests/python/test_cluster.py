@@ -25,13 +25,12 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.parse
 import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import PASSWORD, ROOT
+from conftest import PASSWORD, ROOT, call, wait_until
 
 CLUSTER_SH = os.path.join(ROOT, "scripts", "cluster.sh")
 PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
@@ -52,41 +51,6 @@ def cluster_sh(*args, env=None, timeout=300):
     if result.returncode != 0:
         raise AssertionError(f"cluster.sh {' '.join(args)} exited {result.returncode}: {result.stderr}")
     return result.stdout
-
-
-def call(base, method, path, body=None, token=None, headers=None, timeout=REQUEST_TIMEOUT):
-    address = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=timeout)
-    fields = dict(headers or {})
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        fields["Content-Type"] = "application/json"
-    if token:
-        fields["Authorization"] = "Bearer " + token
-    try:
-        connection.request(method, path, body=data, headers=fields)
-        response = connection.getresponse()
-        raw = response.read()
-        headers = {name.lower(): value for name, value in response.getheaders()}
-    finally:
-        connection.close()
-    try:
-        parsed = json.loads(raw) if raw else None
-    except ValueError:
-        parsed = raw.decode(errors="replace")
-    return response.status, headers, parsed
-
-
-def wait_until(condition, timeout, what, interval=0.25):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 class Cluster:
@@ -151,14 +115,14 @@ class Booker:
         self.cluster = cluster
         self.department = department
         self.doctor = doctor
-        status, _, body = call(cluster.http, "POST", "/v1/patients", {
+        registered = call(cluster.http, "POST", "/v1/patients", {
             "login": login, "password": PASSWORD, "name": "Anna", "surname": "Smith", "street": "Main Street",
             "house": "12", "city": "New York", "acceptPrivacy": True})
-        assert status == 201, body
-        status, _, body = call(cluster.http, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
-        assert status == 201, body
-        self.token = body["token"]
-        self.patient = body["patient"]["id"]
+        assert registered.status == 201, registered.body
+        session = call(cluster.http, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
+        assert session.status == 201, session.body
+        self.token = session.body["token"]
+        self.patient = session.body["patient"]["id"]
         self.slots = []
         self.next_day = 2
         self.booked = []    # (appointment, key, finished at)
@@ -171,15 +135,15 @@ class Booker:
         self.next_day += 14
         for _ in range(60):
             try:
-                status, _, body = call(self.cluster.http, "GET",
-                                       f"/v1/departments/{self.department}/slots?from={first}&days=14&doctorId={self.doctor}")
-            except OSError:
-                status, body = None, None
-            if status == 200:
-                self.slots += [slot for slot in body if slot["isAvailable"]]
+                reply = call(self.cluster.http, "GET",
+                             f"/v1/departments/{self.department}/slots?from={first}&days=14&doctorId={self.doctor}")
+            except (OSError, http.client.HTTPException):
+                reply = None
+            if reply is not None and reply.status == 200:
+                self.slots += [slot for slot in reply.body if slot["isAvailable"]]
                 return
             time.sleep(0.5)
-        raise AssertionError(f"no slots for doctor {self.doctor}: {status} {body}")
+        raise AssertionError(f"no slots for doctor {self.doctor}: {reply}")
 
     def book_one(self):
         if not self.slots:
@@ -191,8 +155,9 @@ class Booker:
         last = None
         while time.monotonic() < deadline:
             try:
-                status, headers, body = call(self.cluster.http, "POST", "/v1/appointments", request, token=self.token,
-                                             headers={"Idempotency-Key": key})
+                reply = call(self.cluster.http, "POST", "/v1/appointments", request, token=self.token,
+                             headers={"Idempotency-Key": key}, timeout=REQUEST_TIMEOUT)
+                status, headers, body = reply.status, reply.headers, reply.body
             except TimeoutError as error:
                 # No answer within REQUEST_TIMEOUT: a hang, which a fault must never cause.
                 self.hung.append((slot["start"], repr(error)))
@@ -295,10 +260,10 @@ def bookers(cluster):
     result = cluster.clinic("admin", "settings", "set", "booking.max_active", "1000")
     assert result.returncode == 0, result.stderr
     made = []
-    clinics = call(cluster.http, "GET", "/v1/clinics/nearest?lat=40.74&lon=-73.975&limit=2")[2]
+    clinics = call(cluster.http, "GET", "/v1/clinics/nearest?lat=40.74&lon=-73.975&limit=2").body
     for clinic in clinics:
-        for department in call(cluster.http, "GET", f"/v1/clinics/{clinic['id']}/departments")[2]:
-            for doctor in call(cluster.http, "GET", f"/v1/departments/{department['id']}/doctors")[2]:
+        for department in call(cluster.http, "GET", f"/v1/clinics/{clinic['id']}/departments").body:
+            for doctor in call(cluster.http, "GET", f"/v1/departments/{department['id']}/doctors").body:
                 if len(made) < THREADS:
                     made.append(Booker(cluster, f"load{len(made)}", department["id"], doctor["id"]))
     assert len(made) == THREADS, f"only {len(made)} doctors in the small directory"
@@ -350,42 +315,42 @@ def report(what, load, fault_at, bookers, capsys):
     return gap
 
 
-def test_failover_when_the_leaders_postgres_is_killed(cluster, bookers, capsys):
+def failover(cluster, bookers, capsys, what, kill, after=None):
+    """Bookings under load while `kill(leader)` takes the leader down: the replica is promoted,
+    bookings resume, nothing acknowledged is lost; then `after(leader)` (if any) and the old
+    leader is back as the new leader's synchronous replica (pg_rewind)."""
     wait_until(cluster.healthy, 120, "a healthy cluster")
     old = cluster.status()
     leader = next(member for member in old["members"] if member["name"] == old["leader"])
     with Load(bookers) as load:
         load.wait_for_bookings(30, 120, "bookings before the fault")
         fault_at = time.monotonic()
-        os.kill(leader["postmasterPid"], signal.SIGKILL)
+        kill(leader)
         wait_until(lambda: cluster.status()["leader"] not in (None, old["leader"]), 120, "the replica to be promoted")
         load.wait_for_bookings(30, 180, "bookings after the failover")
     remember(bookers)
     verify(cluster, bookers)
-    report("leader's postmaster killed", load, fault_at, bookers, capsys)
-    # Patroni on the old leader is alive: it rejoins as the new leader's replica by itself.
+    report(what, load, fault_at, bookers, capsys)
+    if after:
+        after(leader)
     healthy = wait_until(cluster.healthy, 180, "the old leader to rejoin as a replica")
     assert healthy["leader"] != old["leader"]
+
+
+def test_failover_when_the_leaders_postgres_is_killed(cluster, bookers, capsys):
+    # Patroni on the old leader stays alive: it rejoins as the new leader's replica by itself.
+    failover(cluster, bookers, capsys, "leader's postmaster killed",
+             lambda leader: os.kill(leader["postmasterPid"], signal.SIGKILL))
 
 
 def test_failover_when_the_leaders_patroni_and_postgres_are_killed(cluster, bookers, capsys):
-    wait_until(cluster.healthy, 120, "a healthy cluster")
-    old = cluster.status()
-    leader = next(member for member in old["members"] if member["name"] == old["leader"])
-    with Load(bookers) as load:
-        load.wait_for_bookings(30, 120, "bookings before the fault")
-        fault_at = time.monotonic()
+    def kill(leader):
         os.kill(leader["patroniPid"], signal.SIGKILL)
         os.kill(leader["postmasterPid"], signal.SIGKILL)
-        wait_until(lambda: cluster.status()["leader"] not in (None, old["leader"]), 120, "the replica to be promoted")
-        load.wait_for_bookings(30, 180, "bookings after the failover")
-    remember(bookers)
-    verify(cluster, bookers)
-    report("leader's Patroni and postmaster killed", load, fault_at, bookers, capsys)
+
     # The old leader, started again, rejoins as a replica (pg_rewind onto the new timeline).
-    cluster_sh("start-member", old["leader"], env=cluster.env)
-    healthy = wait_until(cluster.healthy, 180, "the old leader to rejoin as a replica")
-    assert healthy["leader"] != old["leader"]
+    failover(cluster, bookers, capsys, "leader's Patroni and postmaster killed", kill,
+             after=lambda leader: cluster_sh("start-member", leader["name"], env=cluster.env))
 
 
 def test_planned_switchover_fails_no_booking(cluster, bookers, capsys):

@@ -26,13 +26,12 @@ import json
 import os
 import threading
 import time
-import urllib.parse
 import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import PASSWORD, STAFF_PASSWORD, Clinic, Postgres, Server, SMTPServer, code_from, text_part
+from conftest import PASSWORD, STAFF_PASSWORD, Clinic, Postgres, Reply, Server, SMTPServer, call, code_from, text_part, wait_until
 
 SERVERS = 3
 # Seconds a request may take before the test calls it a hang.
@@ -44,62 +43,6 @@ NEAR = (40.7390, -73.9754)
 ACTIVE = "('scheduled', 'confirmed', 'arrived', 'in_progress')"
 # The active-appointment limit while a load runs (tests 6 and 7 are not about the limit).
 ROOMY_LIMIT = 1000
-
-
-class Reply:
-    def __init__(self, status, headers, body, sent, seconds):
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.sent = sent          # time.monotonic() when the request was sent
-        self.seconds = seconds    # how long the answer took
-
-    @property
-    def code(self):
-        if isinstance(self.body, dict) and isinstance(self.body.get("error"), dict):
-            return self.body["error"].get("code")
-        return None
-
-    def __repr__(self):
-        return f"<{self.status} {self.code or ''} after {self.seconds:.1f}s>"
-
-
-def call(base, method, path, body=None, token=None, headers=None, timeout=REQUEST_TIMEOUT):
-    """One request on a connection of its own; raises OSError / HTTPException when there is no answer."""
-    address = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=timeout)
-    fields = dict(headers or {})
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        fields["Content-Type"] = "application/json"
-    if token:
-        fields["Authorization"] = "Bearer " + token
-    sent = time.monotonic()
-    try:
-        connection.request(method, path, body=data, headers=fields)
-        response = connection.getresponse()
-        raw = response.read()
-        answer = {name.lower(): value for name, value in response.getheaders()}
-    finally:
-        connection.close()
-    try:
-        parsed = json.loads(raw) if raw else None
-    except ValueError:
-        parsed = raw.decode(errors="replace")
-    return Reply(response.status, answer, parsed, sent, time.monotonic() - sent)
-
-
-def wait_until(condition, timeout, what, interval=0.1):
-    """Polls `condition` until it returns something true; fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 def day(offset):
