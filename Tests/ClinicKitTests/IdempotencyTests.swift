@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+/// `IdempotencyStore`: a kept response is sent again for the same key, and expired keys are
+/// forgotten at most once a `purgeInterval` (not by a DELETE per request).
+@Suite struct IdempotencyTests {
+    @Test func expiredKeysAreForgottenOnceAMinuteNotOnEveryRequest() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try #require(try register(system, "anna").id)
+        let store = IdempotencyStore(database: system.database, now: { clock.now })
+        func perform(_ key: String, _ fingerprint: String, status: Int = 201) throws -> IdempotencyStore.Response {
+            try store.perform(clientId: anna, key: key, fingerprint: fingerprint) {
+                IdempotencyStore.Response(status: status, body: Data(key.utf8))
+            }
+        }
+        func kept(_ key: String) throws -> Bool {
+            try system.database.writing { tx in try tx.idempotentResponse(ofClient: anna, key: key) } != nil
+        }
+
+        // The same key and request: the kept response; another request: refused.
+        #expect(try perform("a", "1").replayed == false)
+        #expect(try perform("a", "1").replayed == true)
+        #expect(throws: ClinicError.self) { try perform("a", "2") }
+
+        // A day and a half-minute later the first request after the purge interval forgets "a".
+        clock.advance(IdempotencyStore.lifetime + 30)
+        #expect(try perform("b", "1").replayed == false)
+        #expect(try kept("a") == false, "expired and purged")
+        #expect(try perform("a", "2").replayed == false, "a forgotten key may be used again")
+
+        // A key that expired just after that purge stays until the next one is due.
+        try system.database.writing { tx in
+            try tx.keepIdempotentResponse(ofClient: anna, key: "old", KeptResponse(fingerprint: "f", status: 201, body: Data()),
+                                          at: clock.now.addingTimeInterval(-IdempotencyStore.lifetime - 10))
+        }
+        clock.advance(IdempotencyStore.purgeInterval - 1)
+        _ = try perform("c", "1")
+        #expect(try kept("old"), "no purge within the interval")
+        clock.advance(1)
+        _ = try perform("d", "1")
+        #expect(try kept("old") == false, "purged once the interval has passed")
+        #expect(try kept("b") && kept("c") && kept("d"), "live keys stay")
+    }
+}
