@@ -6,7 +6,9 @@
 # same schemas). The ClinicKit suite, the CLI's end-to-end tests, the web tests and the
 # contract test run twice: on SQLite and on PostgreSQL (CLINIC_TEST_STORE=postgres,
 # CONTRACT_STORE=postgres); the multi-server tests (Tests/python/test_multi_server.py) run
-# three servers on one PostgreSQL. With arguments, only `swift test ARGS`.
+# three servers on one PostgreSQL, and the failover tests (Tests/python/test_cluster.py) kill
+# parts of the highly available layout (scripts/cluster.sh: etcd, Patroni, HAProxy) under a
+# booking load. With arguments, only `swift test ARGS`.
 source "$(dirname "$0")/env.sh"
 swift build --build-tests
 if [ $# -eq 0 ]; then
