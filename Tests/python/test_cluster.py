@@ -1,8 +1,9 @@
 """The highly available layout (issue 26, docs/DEPLOY.md) under load: scripts/cluster.sh brings
 up etcd, two Patroni-managed PostgreSQL 15 nodes with synchronous replication, HAProxy and two
 `clinic serve`; clients book continuously through the HTTP balancer, as an app would (distinct
-slots, an Idempotency-Key per booking, the same request again after a 503, a 502 or a lost
-connection), while the test kills parts of it by their pids:
+slots, an Idempotency-Key per booking, the same request again after a 502, 503 or 504 — each
+`busy` with Retry-After, from a server or from the balancer — or a lost connection), while the
+test kills parts of it by their pids:
 
 1. the leader's postmaster (SIGKILL): the replica is promoted, bookings resume, and the old
    leader rejoins as a replica (Patroni keeps running there);
@@ -172,9 +173,10 @@ class Booker:
                 self.booked.append((body, key, time.monotonic()))
                 return
             last = (status, body)
-            if status == 503 and not headers.get("retry-after"):
-                break  # a 503 must say when to come back (recorded as a failure below)
             if status in (502, 503, 504):
+                error = body.get("error") if isinstance(body, dict) else None
+                if not headers.get("retry-after") or not isinstance(error, dict) or error.get("code") != "busy":
+                    break  # every "try again" must say so, in the API's shape (recorded as a failure below)
                 self.retried += 1
                 time.sleep(min(float(headers.get("retry-after", "1") or 1), 1.0))
                 continue
