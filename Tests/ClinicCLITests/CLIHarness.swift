@@ -9,7 +9,7 @@ import Testing
 /// (scripts/test.sh runs the storage tests once each way).
 enum CLIStore: String {
     case sqlite, postgres
-    static let current = CLIStore(rawValue: ProcessInfo.processInfo.environment["CLINIC_TEST_STORE"] ?? "") ?? .sqlite
+    static let current: CLIStore = TestPostgres.isSelected ? .postgres : .sqlite
 }
 
 extension Trait where Self == ConditionTrait {

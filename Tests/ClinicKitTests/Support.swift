@@ -12,7 +12,7 @@ import Testing
 enum TestStore: String {
     case sqlite, postgres
 
-    static let current = TestStore(rawValue: ProcessInfo.processInfo.environment["CLINIC_TEST_STORE"] ?? "") ?? .sqlite
+    static let current: TestStore = TestPostgres.isSelected ? .postgres : .sqlite
 
     /// A new store of this run's kind (zone data for SQLite's migrations that recompute zones).
     static func make() throws -> any ClinicStore {

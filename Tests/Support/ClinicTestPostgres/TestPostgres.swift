@@ -167,99 +167,78 @@ public enum TestPostgres {
         }
     }
 
+    /// Whether this run of the tests is on PostgreSQL (`CLINIC_TEST_STORE=postgres`; scripts/test.sh
+    /// runs the ClinicKit and CLI suites once each way). The one place that reads the variable.
+    public static let isSelected = ProcessInfo.processInfo.environment["CLINIC_TEST_STORE"] == "postgres"
+
     /// A new database at the latest schema (a copy of the migrated template), for a synchronous
     /// caller; nothing else is made (no store, no key files).
     public static func makeDatabase() throws -> (server: Server, url: PostgresURL) {
         let server = try server()
         let template = try template.get()
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try PostgresStore.waitFor {
-            let admin = try await PostgresStore.open(server.url, environment: server.environment, logger: logger,
-                                                     maximumConnections: 1)
+        try onConnection(to: server.url) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: logger)
+        }
+        return (server, server.url(database: name))
+    }
+
+    /// `body` on a connection to the database at `url` (a pool of one, shut down after), for a
+    /// synchronous caller.
+    public static func onConnection<T: Sendable>(to url: PostgresURL,
+                                                 _ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
+        let server = try server()
+        return try PostgresStore.waitFor {
+            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
             do {
-                try await admin.withConnection { connection in
-                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: logger)
-                }
-                await admin.shutdown()
+                let result = try await store.withConnection(body)
+                await store.shutdown()
+                return result
             } catch {
-                await admin.shutdown()
+                await store.shutdown()
                 throw error
             }
         }
-        return (server, server.url(database: name))
     }
 
     /// Every row of every table of the database at `url` but `excluding`, as text (each row as
     /// JSON, rows sorted): equal dumps mean those tables did not change.
     public static func dump(_ url: PostgresURL, excluding: Set<String> = []) throws -> String {
-        let server = try server()
-        return try PostgresStore.waitFor {
-            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
-            do {
-                let text = try await store.withConnection { connection -> String in
-                    var tables: [String] = []
-                    let names = try await connection.query("""
-                        SELECT table_name::text FROM information_schema.tables
-                        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1
-                        """, logger: logger)
-                    for try await name in names.decode(String.self) where !excluding.contains(name) { tables.append(name) }
-                    var parts: [String] = []
-                    for table in tables {
-                        var rows: [String] = []
-                        let query = PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \"\(table)\" t ORDER BY 1")
-                        for try await row in try await connection.query(query, logger: logger).decode(String.self) { rows.append(row) }
-                        parts.append(table + ":" + rows.joined(separator: "\n"))
-                    }
-                    return parts.joined(separator: "\n")
-                }
-                await store.shutdown()
-                return text
-            } catch {
-                await store.shutdown()
-                throw error
+        try onConnection(to: url) { connection in
+            var tables: [String] = []
+            let names = try await connection.query("""
+                SELECT table_name::text FROM information_schema.tables
+                WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1
+                """, logger: logger)
+            for try await name in names.decode(String.self) where !excluding.contains(name) { tables.append(name) }
+            var parts: [String] = []
+            for table in tables {
+                var rows: [String] = []
+                let query = PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \"\(table)\" t ORDER BY 1")
+                for try await row in try await connection.query(query, logger: logger).decode(String.self) { rows.append(row) }
+                parts.append(table + ":" + rows.joined(separator: "\n"))
             }
+            return parts.joined(separator: "\n")
         }
     }
 
-    /// The integers `sql` answers (its first column, as bigint) on the database at `url`.
+    /// The integers of a one-column query (`count(*)` and the like) on the database at `url`.
     public static func integers(_ url: PostgresURL, _ sql: String) throws -> [Int] {
-        let server = try server()
-        return try PostgresStore.waitFor {
-            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
-            do {
-                let values = try await store.withConnection { connection -> [Int] in
-                    let query = PostgresQuery(unsafeSQL: "SELECT (q.*)::text FROM (\(sql)) q")
-                    var values: [Int] = []
-                    for try await text in try await connection.query(query, logger: logger).decode(String.self) {
-                        values.append(Int(text.trimmingCharacters(in: CharacterSet(charactersIn: "()"))) ?? Int.min)
-                    }
-                    return values
-                }
-                await store.shutdown()
-                return values
-            } catch {
-                await store.shutdown()
-                throw error
+        try onConnection(to: url) { connection in
+            var values: [Int] = []
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int.self) {
+                values.append(value)
             }
+            return values
         }
     }
 
     /// Runs `sql` (`$1`… bound to `arguments`, as text) on the database at `url`.
     public static func execute(_ url: PostgresURL, _ sql: String, _ arguments: [String] = []) throws {
-        let server = try server()
-        try PostgresStore.waitFor {
-            let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
-            do {
-                try await store.withConnection { connection in
-                    var bindings = PostgresBindings()
-                    for argument in arguments { bindings.append(argument) }
-                    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
-                }
-                await store.shutdown()
-            } catch {
-                await store.shutdown()
-                throw error
-            }
+        try onConnection(to: url) { connection in
+            var bindings = PostgresBindings()
+            for argument in arguments { bindings.append(argument) }
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
         }
     }
 
