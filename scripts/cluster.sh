@@ -147,6 +147,8 @@ up() {
   # A Unix socket path (the folder + /n1/.s.PGSQL.PORT) is at most 107 bytes.
   [ ${#dir} -le 80 ] || die "$dir is too long for PostgreSQL's socket path"
   chmod 755 "$dir"
+  # A failure half-way leaves what was started running: say how to stop it (the logs stay).
+  trap 'code=$?; [ $code -eq 0 ] || echo "cluster.sh: up failed; the logs are in $dir; CLUSTER_DIR=$dir $0 down stops what was started" >&2' EXIT
   # Free ports on loopback, all at once (each bound until all are chosen).
   python3 - "$dir/ports" <<'EOF'
 import socket, sys
@@ -163,7 +165,8 @@ EOF
   (umask 077
    { echo "superuser_password=$(secret)"; echo "replication_password=$(secret)"
      echo "rewind_password=$(secret)"; echo "clinic_password=$(secret)"; } >> "$dir/ports")
-  chmod 644 "$dir/ports"
+  # Ports and the cluster's passwords: the operator's only (status and the tests read it as them).
+  chmod 600 "$dir/ports"
   # shellcheck disable=SC1091
   source "$dir/ports"
   mkdir -p "$dir/keys" && chmod 700 "$dir/keys"
