@@ -200,6 +200,55 @@ extension PostgresTransaction {
         }
     }
 
+    func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
+                       at now: Date) throws -> Bool {
+        try value(Bool.self, """
+            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
+                           AND starts_at < $2 AND ends_at > $3 AND id <> $4)
+                OR EXISTS (SELECT 1 FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $5
+                           AND id <> $6)
+            """, [doctorId, span.upperBound, span.lowerBound, exceptAppointment ?? -1, now, exceptHold ?? -1]) ?? true
+    }
+
+    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
+        try rows("""
+            SELECT * FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 ORDER BY starts_at
+            """, [doctorId, span.upperBound, span.lowerBound, now]).map(SlotHold.init(row:))
+    }
+
+    func slotHold(id: Int64) throws -> SlotHold? {
+        try row("SELECT * FROM slot_holds WHERE id = $1", [id]).map(SlotHold.init(row:))
+    }
+
+    /// The exclusion constraint is the arbiter, as for appointments: a concurrent hold of an
+    /// overlapping slot makes this one write nothing.
+    func insertSlotHold(_ hold: SlotHold) throws -> SlotHold {
+        guard let id = try value(Int64.self, """
+            INSERT INTO slot_holds (client_id, clinic_id, department_id, doctor_id, visit_type_id, starts_at, ends_at, expires_at,
+                                    created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
+                  hold.expiresAt, hold.createdAt]) else {
+            throw ClinicError(.slotTaken, .slotTaken)
+        }
+        var hold = hold
+        hold.id = id
+        return hold
+    }
+
+    func deleteSlotHold(id: Int64) throws {
+        try execute("DELETE FROM slot_holds WHERE id = $1", [id])
+    }
+
+    func deleteSlotHolds(ofClient clientId: Int64) throws {
+        try execute("DELETE FROM slot_holds WHERE client_id = $1", [clientId])
+    }
+
+    func deleteExpiredSlotHolds(at now: Date) throws {
+        try execute("DELETE FROM slot_holds WHERE expires_at <= $1", [now])
+    }
+
     func insertAppointmentEvent(_ event: AppointmentEvent) throws {
         try execute("""
             INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)

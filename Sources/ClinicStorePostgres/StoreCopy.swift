@@ -167,6 +167,9 @@ public enum StoreCopy {
                                  ("payload", .blob), ("created_at", .instant), ("next_attempt_at", .instant),
                                  ("attempts", .int), ("state", .text), ("sent_at", .instant), ("reply", .text),
                                  ("last_error", .text)]),
+            table("slot_holds", [("id", .int), ("client_id", .int), ("clinic_id", .int), ("department_id", .int),
+                                 ("doctor_id", .int), ("visit_type_id", .int), ("starts_at", .instant), ("ends_at", .instant),
+                                 ("expires_at", .instant), ("created_at", .instant)]),
         ]
     }()
 

@@ -219,7 +219,7 @@ extension Admin {
 
     struct Settings: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Booking rules: booking.lead_minutes, booking.cutoff_minutes, booking.max_active.",
+            abstract: "Booking rules: booking.lead_minutes, booking.cutoff_minutes, booking.max_active, booking.hold_seconds, ….",
             subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
 
         /// Prints every booking rule with its value.

@@ -145,6 +145,8 @@ public struct BookingPolicy: Sendable, Equatable {
     public var reminderSecondHours = 2
     /// How far ahead an appointment may be booked, in days.
     public var horizonDays = 365
+    /// How long a hold (FHIR's `$hold`) keeps a slot for its patient, in seconds.
+    public var holdSeconds = 300
     var horizon: TimeInterval { TimeInterval(horizonDays) * 86_400 }
 
     public init() {}
@@ -156,6 +158,7 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.reminder_first_hours", \.reminderFirstHours, 0...336),
         ("booking.reminder_second_hours", \.reminderSecondHours, 0...336),
         ("booking.horizon_days", \.horizonDays, 1...3660),
+        ("booking.hold_seconds", \.holdSeconds, 10...3600),
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {

@@ -60,7 +60,7 @@ extension AppointmentController {
     /// as long as a year of every clinic's calendar takes to read.
     public func searchFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
                                 pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController,
-                                budget: SearchBudget = .standard) throws -> FreeSlotSearch {
+                                budget: SearchBudget = .standard, after: Date? = nil) throws -> FreeSlotSearch {
         try NearestQuery.checkLimit(limit)
         if let minutes, !(5...480).contains(minutes) || minutes % 5 != 0 {
             throw ClinicError.invalid(.visitTypeDurationInvalid, String(minutes))
@@ -92,7 +92,7 @@ extension AppointmentController {
                 let earliest: (Slot, Clinic)?
                 do {
                     earliest = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes,
-                                                    stopAt: stopAt)
+                                                    stopAt: stopAt, after: after)
                 } catch is SearchBudget.Spent {
                     return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
                 }
@@ -122,19 +122,23 @@ extension AppointmentController {
 
     /// The first bookable slot of a department starting before `deadline`, a week at a time,
     /// with the department's clinic; `SearchBudget.Spent` once `stopAt` has passed.
+    /// With `after`, the first starting then or later.
     func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil,
-                          stopAt: Date = .distantFuture) throws -> (Slot, Clinic)? {
-        try database.reading { tx in
+                          stopAt: Date = .distantFuture, after: Date? = nil) throws -> (Slot, Clinic)? {
+        let after = max(after ?? now, now)
+        return try database.reading { tx -> (Slot, Clinic)? in
             let policy = try BookingPolicy.load(tx)
             let (department, clinic) = try departmentAndClinic(tx, departmentId)
             let doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
-            var first = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+            var first = LocalDateTime.of(after, in: clinic.zone).at(minuteOfDay: 0)
             let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
             while first <= lastDay {
                 if Date() >= stopAt { throw SearchBudget.Spent() }
                 let slots = try Self.slots(tx, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
                                            duration: minutes)
-                if let slot = slots.first(where: { $0.isAvailable && $0.start < deadline }) { return (slot, clinic) }
+                if let slot = slots.first(where: { $0.isAvailable && $0.start >= after && $0.start < deadline }) {
+                    return (slot, clinic)
+                }
                 first = first.adding(days: 7)
             }
             return nil

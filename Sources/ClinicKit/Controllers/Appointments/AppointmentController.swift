@@ -100,24 +100,32 @@ public final class AppointmentController: Sendable {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         return try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let policy = try BookingPolicy.load(tx)
-            let (department, clinic) = try departmentAndClinic(tx, departmentId)
-            let start = try TimeInput.resolve(time, in: clinic.zone)
-            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
-            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
-                                          preferred: doctorId, strict: doctorId != nil, now: now, policy: policy,
-                                          duration: visit?.durationMinutes)
-            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
-            let appointment = Appointment(
-                id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
-                doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
-                endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
-            let booked = try tx.insertAppointment(appointment)
-            try Self.record(tx, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
-            try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now)
-            return booked
+            try book(tx, clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: notes,
+                     staffId: staffId, visitTypeId: visitTypeId, now: now)
         }
+    }
+
+    /// A booking in the caller's transaction; `hold`: the patient's hold of the slot, which
+    /// does not stand in this booking's way.
+    func book(_ tx: any StoreWriting, clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?,
+              notes: String, staffId: Int64?, visitTypeId: Int64?, now: Date, hold: Int64? = nil) throws -> Appointment {
+        guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let policy = try BookingPolicy.load(tx)
+        let (department, clinic) = try departmentAndClinic(tx, departmentId)
+        let start = try TimeInput.resolve(time, in: clinic.zone)
+        let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
+        let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
+                                      preferred: doctorId, strict: doctorId != nil, now: now, policy: policy,
+                                      duration: visit?.durationMinutes, hold: hold)
+        try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
+        let appointment = Appointment(
+            id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
+            doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
+            endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
+        let booked = try tx.insertAppointment(appointment)
+        try Self.record(tx, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
+        try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now)
+        return booked
     }
 
     /// Moves an appointment to a new start in the same department, atomically: the old slot
@@ -301,7 +309,10 @@ public final class AppointmentController: Sendable {
         var result: [Slot] = []
         for doctor in doctors {
             let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last)
-            let taken = try tx.activeAppointmentSpans(doctorId: doctor.id ?? 0, overlapping: Date(seconds: low)..<Date(seconds: high))
+            let window = Date(seconds: low)..<Date(seconds: high)
+            // Held slots are taken as booked ones are, while the hold lasts.
+            let taken = try (tx.activeAppointmentSpans(doctorId: doctor.id ?? 0, overlapping: window)
+                + tx.liveSlotHolds(doctorId: doctor.id ?? 0, overlapping: window, at: now).map { $0.startsAt..<$0.endsAt })
                 .map { ($0.lowerBound.seconds, $0.upperBound.seconds) }
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()
@@ -363,7 +374,7 @@ public final class AppointmentController: Sendable {
     /// first (if it is in the department), then the others by id.
     func chooseDoctor(_ tx: any StoreReading, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
                       strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil,
-                      duration: Int? = nil) throws -> (doctor: Doctor, end: Date) {
+                      duration: Int? = nil, hold: Int64? = nil) throws -> (doctor: Doctor, end: Date) {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
         guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
             throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
@@ -390,7 +401,9 @@ public final class AppointmentController: Sendable {
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
             // changed since it was booked); the unique index backs the common case of equal starts.
-            let taken = try tx.doctorIsBooked(doctor.id ?? 0, overlapping: start..<end, except: ignoring)
+            // A live hold takes it too, unless it is the hold this booking books.
+            let taken = try tx.doctorIsTaken(doctor.id ?? 0, overlapping: start..<end, exceptAppointment: ignoring,
+                                             exceptHold: hold, at: now)
             if !taken { return (doctor, end) }
         }
         if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }

@@ -119,6 +119,28 @@ public final class ClinicController: Sendable {
     /// The nearest clinics to a point that match the query, nearest first.
     public func nearest(to point: Coordinate, _ query: NearestQuery = NearestQuery()) throws -> [NearbyClinic] {
         try query.validate()
+        return try nearest(to: point, query, state: nil, reach: query.limit)
+    }
+
+    /// How far a paged search reaches (offset and count together).
+    public static let maximumReach = 1_000
+
+    /// One page of the nearest clinics (FHIR's `Location?near`): the `query.limit` after the
+    /// first `offset`, nearest first, and whether more follow within `maximumReach`. `state`:
+    /// only clinics in that state (its two letters, any case).
+    public func nearestPage(to point: Coordinate, _ query: NearestQuery, state: String? = nil,
+                            offset: Int) throws -> (items: [NearbyClinic], more: Bool) {
+        try query.validate()
+        guard offset >= 0, offset + query.limit <= Self.maximumReach else {
+            throw ClinicError.invalid(.limitBetween, String(offset + query.limit), "1", String(Self.maximumReach))
+        }
+        let reach = offset + query.limit
+        let found = try nearest(to: point, query, state: state, reach: min(reach + 1, Self.maximumReach))
+        return (Array(found.dropFirst(offset).prefix(query.limit)), found.count > reach)
+    }
+
+    private func nearest(to point: Coordinate, _ query: NearestQuery, state: String?,
+                         reach: Int) throws -> [NearbyClinic] {
         var filter = NearestClinicFinder.Filter(pediatricOnly: query.pediatricOnly, hospitalOnly: query.hospitalOnly,
                                                 withinMeters: query.withinKilometres.map { $0 * 1000 })
         if let specialization = query.specialization {
@@ -130,7 +152,13 @@ public final class ClinicController: Sendable {
             }
         }
         let directory = try directory()
-        let matches = try directory.finder.nearest(to: point, limit: query.limit, filter: filter)
+        if let state {
+            let code = state.trimmingCharacters(in: .whitespaces).uppercased()
+            let all = try directory.clinics.map { Array($0.values) } ?? database.reading { tx in try tx.allClinics() }
+            let inState = Set(all.filter { $0.state.uppercased() == code }.compactMap(\.id))
+            filter.clinicIds = filter.clinicIds.map { $0.intersection(inState) } ?? inState
+        }
+        let matches = try directory.finder.nearest(to: point, limit: reach, filter: filter)
         let clinics = try directory.clinics ?? database.reading { tx in
             try Dictionary(tx.clinics(ids: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
                            uniquingKeysWith: { first, _ in first })

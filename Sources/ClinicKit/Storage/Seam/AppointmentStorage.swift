@@ -42,6 +42,16 @@ public protocol AppointmentReading {
     /// A department's visit types by length then id.
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType]
 
+    /// Whether the doctor is taken during `span`: an active appointment other than
+    /// `exceptAppointment`, or a hold live at `now` other than `exceptHold` (one query: it is
+    /// on every booking's path).
+    func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
+                       at now: Date) throws -> Bool
+    /// The holds of a doctor live at `now` (expiring after it) that overlap `span`, by start.
+    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold]
+    /// A hold, live or expired.
+    func slotHold(id: Int64) throws -> SlotHold?
+
     /// The settings whose keys start with `prefix`.
     func settings(prefix: String) throws -> [String: String]
     /// One setting, nil when it is not set.
@@ -65,4 +75,14 @@ public protocol AppointmentWriting: AppointmentReading {
     func deactivateVisitType(id: Int64) throws
 
     func setSetting(_ key: String, to value: String) throws
+
+    /// Stores a hold and returns it with its id. A store refuses one overlapping another hold
+    /// of the doctor that is still stored (`slot_taken`): the caller deletes expired ones first.
+    func insertSlotHold(_ hold: SlotHold) throws -> SlotHold
+    /// Deletes a hold (nothing when it is gone).
+    func deleteSlotHold(id: Int64) throws
+    /// Deletes every hold of a patient.
+    func deleteSlotHolds(ofClient clientId: Int64) throws
+    /// Deletes every hold expired at `now`.
+    func deleteExpiredSlotHolds(at now: Date) throws
 }

@@ -1,0 +1,69 @@
+import Foundation
+
+// Holds (FHIR's Appointment/$hold, IHE ITI-116): a patient keeps a free slot for a few minutes
+// (`booking.hold_seconds`, 300 unless set) while finishing a booking; nobody else can book or
+// hold it meanwhile (`chooseDoctor` and `slots` count a live hold as taken), and it is free
+// again when the hold expires, with nothing to clean up (every read compares with the clock).
+
+extension AppointmentController {
+    /// Holds the slot of `doctorId` in a department starting at `start` for the patient, under
+    /// the booking's own rules (hours, lead time, horizon, a free slot, the patient's overlap
+    /// and limit), so that booking the hold can only fail if those changed. A patient has one
+    /// hold at a time: holding another slot releases the earlier hold (a failed hold keeps it).
+    public func holdSlot(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date,
+                         visitTypeId: Int64? = nil) throws -> SlotHold {
+        let now = self.now()
+        return try changes.count("hold") { try database.writing { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let policy = try BookingPolicy.load(tx)
+            let (department, clinic) = try departmentAndClinic(tx, departmentId)
+            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
+            try tx.deleteExpiredSlotHolds(at: now)
+            try tx.deleteSlotHolds(ofClient: clientId)
+            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start, preferred: doctorId,
+                                          strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
+            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
+            return try tx.insertSlotHold(SlotHold(
+                clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId, doctorId: doctorId,
+                visitTypeId: visit?.id, startsAt: start, endsAt: choice.end,
+                expiresAt: now.addingTimeInterval(TimeInterval(policy.holdSeconds)), createdAt: now))
+        } }
+    }
+
+    /// The patient's own hold, live or expired (another patient's is `not_found`, as one that
+    /// does not exist).
+    public func slotHold(_ id: Int64, clientId: Int64) throws -> SlotHold {
+        try database.reading { tx in try owned(hold: id, tx, clientId) }
+    }
+
+    /// Lets a held slot go before its time (the patient's own hold).
+    public func releaseHold(_ id: Int64, clientId: Int64) throws {
+        try database.writing { tx in
+            _ = try owned(hold: id, tx, clientId)
+            try tx.deleteSlotHold(id: id)
+        }
+    }
+
+    /// Books the patient's hold: its department, doctor, start and visit type, with every rule
+    /// of a booking checked again, in one transaction that ends the hold. An expired hold still
+    /// books while nobody else took the slot.
+    public func bookHold(_ id: Int64, clientId: Int64, notes: String = "") throws -> Appointment {
+        let notes = try Self.checkedNotes(notes)
+        let now = self.now()
+        return try changes.count("book") { try database.writing { tx in
+            let hold = try owned(hold: id, tx, clientId)
+            let booked = try book(tx, clientId: clientId, departmentId: hold.departmentId, at: .instant(hold.startsAt),
+                                  doctorId: hold.doctorId, notes: notes, staffId: nil, visitTypeId: hold.visitTypeId, now: now,
+                                  hold: id)
+            try tx.deleteSlotHold(id: id)
+            return booked
+        } }
+    }
+
+    func owned(hold id: Int64, _ tx: any StoreReading, _ clientId: Int64) throws -> SlotHold {
+        guard let hold = try tx.slotHold(id: id), hold.clientId == clientId else {
+            throw ClinicError(.notFound, .holdNotFound, String(id))
+        }
+        return hold
+    }
+}

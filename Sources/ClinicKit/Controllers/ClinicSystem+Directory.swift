@@ -1,0 +1,88 @@
+import Foundation
+
+/// A doctor with the department and clinic they work in.
+public struct DoctorPlace: Sendable {
+    public let doctor: Doctor
+    public let department: Department
+    public let clinic: Clinic
+    /// The doctor's weekly hours.
+    public let hours: [WorkingHours]
+}
+
+/// The hours a clinic is open on a weekday: from the earliest start of any of its active
+/// doctors to the latest end (ISO weekday, minutes after local midnight).
+public struct OpeningHours: Sendable, Equatable {
+    public let weekday: Int
+    public let startMinute: Int
+    public let endMinute: Int
+}
+
+extension ClinicSystem {
+    /// A doctor, their department and clinic, and their weekly hours (`not_found` for none).
+    public func doctorPlace(_ id: Int64) throws -> DoctorPlace {
+        try database.reading { tx in
+            guard let doctor = try tx.doctor(id: id) else { throw ClinicError(.notFound, .doctorNotFound, String(id)) }
+            let (department, clinic) = try appointments.departmentAndClinic(tx, doctor.departmentId)
+            return DoctorPlace(doctor: doctor, department: department, clinic: clinic, hours: try tx.workingHours(ofDoctor: id))
+        }
+    }
+
+    /// The doctors of a department with their hours.
+    public func doctorPlaces(departmentId: Int64) throws -> [DoctorPlace] {
+        try database.reading { tx in
+            let (department, clinic) = try appointments.departmentAndClinic(tx, departmentId)
+            return try tx.activeDoctors(inDepartment: departmentId).map { doctor in
+                DoctorPlace(doctor: doctor, department: department, clinic: clinic,
+                            hours: try tx.workingHours(ofDoctor: doctor.id ?? 0))
+            }
+        }
+    }
+
+    /// When a clinic is open, per weekday, from its active doctors' weekly hours.
+    public func openingHours(clinicId: Int64) throws -> [OpeningHours] {
+        try database.reading { tx in
+            var days: [Int: (Int, Int)] = [:]
+            for department in try tx.departments(ofClinic: clinicId) {
+                for doctor in try tx.activeDoctors(inDepartment: department.id ?? 0) {
+                    for hours in try tx.workingHours(ofDoctor: doctor.id ?? 0) {
+                        let current = days[hours.weekday] ?? (hours.startMinute, hours.endMinute)
+                        days[hours.weekday] = (min(current.0, hours.startMinute), max(current.1, hours.endMinute))
+                    }
+                }
+            }
+            return days.keys.sorted().compactMap { day in
+                days[day].map { OpeningHours(weekday: day, startMinute: $0.0, endMinute: $0.1) }
+            }
+        }
+    }
+}
+
+extension Specialization {
+    /// Each specialization's SNOMED CT clinical specialty (a descendant of 394658006, the IHE
+    /// ITI Scheduling profile's value set; all but pediatrics and emergency medicine are in
+    /// HL7's c80 practice-setting codes too), for health IT (FHIR). docs/FHIR.md lists them.
+    public static let snomed: [String: (code: String, display: String)] = [
+        "therapy": ("419192003", "Internal medicine"),
+        "cardiology": ("394579002", "Cardiology"),
+        "surgery": ("394609007", "General surgery"),
+        "neurology": ("394591006", "Neurology"),
+        "ophthalmology": ("394594003", "Ophthalmology"),
+        "pediatrics": ("394537008", "Pediatric specialty"),
+        "pediatric surgery": ("394539006", "Pediatric surgery"),
+        "psychiatry": ("394587001", "Psychiatry"),
+        "psychotherapy": ("394913002", "Psychotherapy"),
+        "geriatrics": ("394811001", "Geriatric medicine"),
+        "rehabilitation": ("394602003", "Rehabilitation - specialty"),
+        "orthopedics": ("394801008", "Trauma and orthopedics"),
+        "oncology": ("394593009", "Medical oncology"),
+        "gynecology": ("394586005", "Gynecology"),
+        "obstetrics": ("408470005", "Obstetrics"),
+        "pulmonology": ("418112009", "Pulmonary medicine"),
+        "emergency medicine": ("773568002", "Emergency medicine"),
+    ]
+
+    /// The key of a SNOMED CT specialty code; nil for a code none of ours has.
+    public static func key(snomed code: String) -> String? {
+        snomed.first { $0.value.code == code }?.key
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// What to look for when a client asks for bookable times (FHIR's `Appointment/$find`,
+/// IHE ITI-115): a window, and where — a department, a doctor, a visit type, a clinic (with a
+/// specialization), or a point with a specialization (the nearest clinics with a free time).
+public struct PotentialQuery: Sendable, Equatable {
+    /// The window's first and last instants (default: from now, for 7 days).
+    public var start: Date?
+    public var end: Date?
+    /// A specialization key or its English or Russian name.
+    public var specialization: String?
+    public var visitTypeId: Int64?
+    public var doctorId: Int64?
+    public var departmentId: Int64?
+    public var clinicId: Int64?
+    /// Look around this point: the nearest clinics (with the specialization) that have a free time.
+    public var near: Coordinate?
+    /// How many times at most (1 to `NearestQuery.maximumLimit`).
+    public var limit: Int
+
+    /// The longest window asked for at once, in days.
+    public static let maximumDays = 31
+    public static let defaultDays = 7
+
+    public init(start: Date? = nil, end: Date? = nil, specialization: String? = nil, visitTypeId: Int64? = nil,
+                doctorId: Int64? = nil, departmentId: Int64? = nil, clinicId: Int64? = nil, near: Coordinate? = nil,
+                limit: Int = 20) {
+        self.start = start; self.end = end; self.specialization = specialization; self.visitTypeId = visitTypeId
+        self.doctorId = doctorId; self.departmentId = departmentId; self.clinicId = clinicId; self.near = near
+        self.limit = limit
+    }
+}
+
+/// A time that could be booked now: the slot, its department and clinic, the visit type asked
+/// for, and how far the clinic is from the point of a `near` search.
+public struct PotentialAppointment: Sendable, Equatable {
+    public let clinic: Clinic
+    public let department: Department
+    public let slot: Slot
+    public let visitTypeId: Int64?
+    /// Metres, for a search near a point.
+    public let distance: Double?
+}
+
+extension ClinicSystem {
+    /// Free times in a window, soonest first (or, near a point, the earliest of each of the
+    /// nearest clinics, nearest first, as `clinic appointments find` finds them). Times held by
+    /// someone else are not free. A window before now starts now.
+    public func findPotentialAppointments(_ query: PotentialQuery) throws -> [PotentialAppointment] {
+        try NearestQuery.checkLimit(query.limit)
+        let now = appointments.now()
+        let from = max(query.start ?? now, now)
+        let until = query.end ?? from.addingTimeInterval(TimeInterval(PotentialQuery.defaultDays) * 86_400)
+        guard until > from, until.timeIntervalSince(from) <= TimeInterval(PotentialQuery.maximumDays) * 86_400 else {
+            throw ClinicError.invalid(.potentialWindow, String(PotentialQuery.maximumDays))
+        }
+        var departmentId = query.departmentId
+        if let visitTypeId = query.visitTypeId {
+            let visit = try database.reading { tx in try tx.visitType(id: visitTypeId) }
+            guard let visit, visit.isActive, departmentId == nil || departmentId == visit.departmentId else {
+                throw ClinicError(.notFound, .visitTypeNotFound, String(visitTypeId))
+            }
+            departmentId = visit.departmentId
+        }
+        if let doctorId = query.doctorId, departmentId == nil {
+            guard let doctor = try database.reading({ tx in try tx.doctor(id: doctorId) }) else {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            departmentId = doctor.departmentId
+        }
+        let key = query.specialization.map(Specialization.key(for:))
+        let list: [Department]
+        if let departmentId {
+            list = [try departments.getDepartmentById(departmentId)]
+            if let clinicId = query.clinicId, list.first?.clinicId != clinicId { return [] }
+        } else if let clinicId = query.clinicId {
+            list = try departments.getDepartmentsByClinicId(clinicId)
+        } else if let near = query.near, let specialization = query.specialization {
+            return try nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit)
+        } else {
+            throw ClinicError.invalid(.potentialWhere)
+        }
+        var found: [PotentialAppointment] = []
+        for department in list where key == nil || department.specialization == key {
+            let clinic = try clinics.getClinicById(department.clinicId)
+            let first = LocalDateTime.of(from, in: clinic.zone).at(minuteOfDay: 0)
+            let last = LocalDateTime.of(until, in: clinic.zone)
+            let days = Int(min(last.daysSinceEpoch - first.daysSinceEpoch + 1, Int64(PotentialQuery.maximumDays)))
+            let slots = try appointments.slots(departmentId: department.id ?? 0, doctorId: query.doctorId, from: first, days: days,
+                                               visitTypeId: query.visitTypeId)
+            for slot in slots where slot.isAvailable && slot.start >= from && slot.start < until {
+                found.append(PotentialAppointment(clinic: clinic, department: department, slot: slot,
+                                                  visitTypeId: query.visitTypeId, distance: nil))
+            }
+        }
+        found.sort { ($0.slot.start, $0.department.id ?? 0, $0.slot.doctorId) < ($1.slot.start, $1.department.id ?? 0, $1.slot.doctorId) }
+        return Array(found.prefix(query.limit))
+    }
+
+    private func nearestPotential(near: Coordinate, specialization: String, from: Date, until: Date,
+                                  limit: Int) throws -> [PotentialAppointment] {
+        let search = try appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
+                                                      clinics: clinics, after: from)
+        return try search.slots.map { found in
+            PotentialAppointment(clinic: found.clinic.clinic, department: try departments.getDepartmentById(found.departmentId),
+                                 slot: found.slot, visitTypeId: nil, distance: found.clinic.distance)
+        }
+    }
+}
