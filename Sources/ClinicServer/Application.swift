@@ -107,6 +107,7 @@ extension ClinicServer {
         StaffAccountsController(dependencies: dependencies).addRoutes(to: staff)
         FrontDeskController(dependencies: dependencies).addRoutes(to: staff)
         ClinicAdminController(dependencies: dependencies).addRoutes(to: staff)
+        FHIRController(dependencies: dependencies).addRoutes(to: routes.group())
 
         WebAssetsController(dependencies: dependencies).addRoutes(to: routes.group())
         let pages = routes.group().add(middleware: WebPageMiddleware(dependencies: dependencies))

@@ -148,11 +148,28 @@ struct ServerDependencies: Sendable {
     /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
     func idempotent<Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data,
                                                 _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
+        guard request.headers[.idempotencyKey] != nil else {
+            // Encoded after the commit, off the single writer.
+            let (status, value) = try await commit(patient.language, change)
+            return HTTPMapping.raw(try Self.encode(value), status: status)
+        }
+        return try await idempotent(request, patient, body: body, refusal: { failure, language in
+            try Shapes.encoder(pretty: false).encode(failure.body(in: language))
+        }) {
+            let (status, value) = try change()
+            return (status, try Self.encode(value))
+        }
+    }
+
+    /// `idempotent` for a body already encoded, with the shape a refusal is kept in (the FHIR
+    /// front keeps an OperationOutcome).
+    func idempotent(_ request: Request, _ patient: Patient, body: Data,
+                    refusal: @escaping @Sendable (APIFailure, Language) throws -> Data,
+                    _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
         let language = patient.language
         guard let key = request.headers[.idempotencyKey] else {
-            // Encoded after the commit, off the single writer.
-            let (status, value) = try await commit(language, change)
-            return HTTPMapping.raw(try Self.encode(value), status: status)
+            let (status, data) = try await commit(language, change)
+            return HTTPMapping.raw(data, status: status)
         }
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
@@ -160,13 +177,12 @@ struct ServerDependencies: Sendable {
         let response = try await commit(language) {
             try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
                 do {
-                    let (status, value) = try change()
-                    return IdempotencyStore.Response(status: Int(status.code), body: try Self.encode(value))
+                    let (status, data) = try change()
+                    return IdempotencyStore.Response(status: Int(status.code), body: data)
                 } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
                     let failure = APIFailure.hidingOthers(error, language: language)
                     // A refusal is the answer too: the same retry gets the same refusal.
-                    let data = try Shapes.encoder(pretty: false).encode(failure.body(in: language))
-                    return IdempotencyStore.Response(status: Int(failure.status.code), body: data)
+                    return IdempotencyStore.Response(status: Int(failure.status.code), body: try refusal(failure, language))
                 }
             }
         }

@@ -27,6 +27,16 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     static func response(for error: any Error, request: Request, context: APIContext) -> Response {
+        let (response, failure) = answer(for: error, request: request, context: context)
+        // Under /fhir/ the same failure is said as FHIR says it (an OperationOutcome).
+        guard request.uri.path.hasPrefix(FHIROutcome.prefix) else { return response }
+        return FHIROutcome.rewrite(response, failure, failure.language ?? context.language)
+    }
+
+    private static func answer(for error: any Error, request: Request, context: APIContext) -> (Response, APIFailure) {
+        func respond(_ failure: APIFailure, language: Language) -> (Response, APIFailure) {
+            (HTTPMapping.response(failure, language: language), failure)
+        }
         // `Accept-Language` (`LanguageMiddleware`): this middleware is outside the groups, so it
         // never sees a patient's saved language; a failure that should say it carries it.
         let language = context.language
@@ -36,36 +46,36 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let failure as APIFailure:
             if failure.status == .internalServerError, let error = failure.libraryError { logFailure(error, context) }
-            return HTTPMapping.response(failure, language: language)
+            return respond(failure, language: language)
         case let error as ClinicError:
             if HTTPMapping.status(error.code) == .internalServerError { logFailure(error, context) }
-            return HTTPMapping.response(APIFailure(error), language: language)
+            return respond(APIFailure(error), language: language)
         case let error as ServerError:
-            return HTTPMapping.response(APIFailure(error), language: language)
+            return respond(APIFailure(error), language: language)
         case let error as HTTPError:
             switch error.status {
             case .contentTooLarge:
                 // The connection closes after the answer (ConnectionCloseHandler; on HTTP/2 only
                 // the stream ends): the rest of a refused body is dropped, and nothing pipelined
                 // behind it is answered.
-                return HTTPMapping.response(APIFailure(ServerError(.tooLarge, .tooLarge, String(context.maxUploadSize)),
+                return respond(APIFailure(ServerError(.tooLarge, .tooLarge, String(context.maxUploadSize)),
                                                        headers: [.connection: "close"]), language: language)
             case .methodNotAllowed:
-                return HTTPMapping.response(APIFailure(ServerError(.methodNotAllowed, .methodNotAllowed, request.method.rawValue),
+                return respond(APIFailure(ServerError(.methodNotAllowed, .methodNotAllowed, request.method.rawValue),
                                                        headers: error.headers), language: language)
             case .notFound:
-                return HTTPMapping.response(APIFailure(ServerError(.notFound, .routeNotFound, request.uri.path)), language: language)
+                return respond(APIFailure(ServerError(.notFound, .routeNotFound, request.uri.path)), language: language)
             default:
                 guard error.status.code < 500 else {
                     context.logger.error("HTTP error \(error.status.code)")
-                    return HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
+                    return respond(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
                 }
                 // 400-class from the HTTP layer
-                return HTTPMapping.response(APIFailure(ServerError.invalid(.bodyInvalid, error.status.reasonPhrase)), language: language)
+                return respond(APIFailure(ServerError.invalid(.bodyInvalid, error.status.reasonPhrase)), language: language)
             }
         default:
             context.logger.error("unexpected error", metadata: ["type": .string(String(describing: type(of: error)))])
-            return HTTPMapping.response(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
+            return respond(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
         }
     }
 

@@ -15,6 +15,8 @@ struct ServerError: Error, Sendable {
         case tooLarge = "too_large"
         case unsupportedMediaType = "unsupported_media_type"
         case rateLimited = "rate_limited"
+        case forbidden = "forbidden"
+        case preconditionFailed = "precondition_failed"
 
         /// The fixed HTTP status of each (docs/API.md).
         var status: HTTPResponse.Status {
@@ -26,6 +28,8 @@ struct ServerError: Error, Sendable {
             case .tooLarge: .contentTooLarge
             case .unsupportedMediaType: .unsupportedMediaType
             case .rateLimited: .tooManyRequests
+            case .forbidden: .forbidden
+            case .preconditionFailed: .preconditionFailed
             }
         }
     }
@@ -63,6 +67,8 @@ enum ServerText: String, Sendable, CaseIterable {
     case bodyNotJSON, duplicateKey, bodyInvalid, tooLarge, mediaType, rateLimited, routeNotFound, methodNotAllowed
     case notLoggedIn
     case badSetting, needsTLS, tlsFileInvalid
+    case fhirFormat, fhirUnknownParameter, fhirCount, fhirReference, fhirCode, fhirDate, fhirNear, fhirMediaType
+    case fhirParameters, fhirParameterMissing, fhirStatus, fhirPatch, fhirNotYours, fhirPreconditionFailed, fhirStaffDate
 
     var words: (en: String, ru: String) {
         switch self {
@@ -88,6 +94,28 @@ enum ServerText: String, Sendable, CaseIterable {
             ("Without --tls-cert and --tls-key the server listens only on a loopback address (127.0.0.1, ::1), not on {0}: give a certificate, or --insecure-http if a proxy in front encrypts.",
              "Без --tls-cert и --tls-key сервер слушает только локальный адрес (127.0.0.1, ::1), а не {0}: укажите сертификат или --insecure-http, если шифрует прокси перед сервером.")
         case .tlsFileInvalid: ("{0} is not {1}.", "{0} — не {1}.")
+        case .fhirFormat: ("This server speaks FHIR JSON only (_format={0} is not JSON).",
+                           "Этот сервер говорит только на FHIR JSON (_format={0} — не JSON).")
+        case .fhirUnknownParameter: ("The parameter '{0}' is not known here; known: {1} (or send Prefer: handling=lenient).",
+                                     "Параметр «{0}» здесь неизвестен; известны: {1} (или пришлите Prefer: handling=lenient).")
+        case .fhirCount: ("_count must be a whole number from 1 to {1} (got {0}).", "_count должен быть целым числом от 1 до {1} (получено {0}).")
+        case .fhirReference: ("The parameter '{0}' must name a {1} (Type/id or id).", "Параметр «{0}» должен указывать {1} (Тип/id или id).")
+        case .fhirCode: ("The code '{0}' is not one this server knows.", "Код «{0}» этому серверу неизвестен.")
+        case .fhirDate: ("The parameter '{0}' must be a FHIR date or dateTime (got '{1}').",
+                         "Параметр «{0}» должен быть датой или dateTime FHIR (получено «{1}»).")
+        case .fhirNear: ("near is latitude|longitude|distance|unit, a unit one of km, m, mi, [mi_i] (got '{0}').",
+                         "near — это широта|долгота|расстояние|единица, единица — km, m, mi или [mi_i] (получено «{0}»).")
+        case .fhirMediaType: ("Send the request body as application/fhir+json.", "Пришлите тело запроса как application/fhir+json.")
+        case .fhirParameters: ("The body must be a FHIR {0} resource.", "Тело должно быть ресурсом FHIR {0}.")
+        case .fhirParameterMissing: ("The parameter '{0}' is required.", "Параметр «{0}» обязателен.")
+        case .fhirStatus: ("An appointment cannot be changed to the status '{0}' here.", "Запись нельзя перевести здесь в статус «{0}».")
+        case .fhirPatch: ("A patch may only replace /status (with cancelled) or /start.",
+                          "Патч может только заменить /status (на cancelled) или /start.")
+        case .fhirNotYours: ("You may only see your own records.", "Вы можете видеть только свои записи.")
+        case .fhirPreconditionFailed: ("If-None-Exist matches {0} appointments: make it more selective.",
+                                       "If-None-Exist подходит к {0} записям: уточните условие.")
+        case .fhirStaffDate: ("Staff search appointments by one day: date=YYYY-MM-DD.",
+                              "Сотрудники ищут записи за один день: date=YYYY-MM-DD.")
         }
     }
 

@@ -1,0 +1,486 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+// IHE ITI Scheduling on the domain: $find (ITI-115) → `findPotentialAppointments`, $hold
+// (ITI-116) → `holdSlot`, $book (ITI-117) → `bookHold` / `createAppointment` /
+// `rescheduleAppointment` / `cancelAppointment`, Find Existing Appointments (ITI-118) → the
+// patient's appointments (or a staff member's clinic day, audited).
+
+extension FHIRController {
+    // MARK: Bodies
+
+    /// A request body as FHIR JSON of `type` (`Parameters`, `Appointment`): application/fhir+json
+    /// or application/json (`unsupported_media_type` otherwise), and the bytes.
+    func body(_ request: Request, _ context: APIContext, type: String, mediaTypes: [String] = ["application/fhir+json", "application/json"])
+        async throws -> (FHIRJSON, Data) {
+        let declared = request.headers[.contentType]?.lowercased() ?? ""
+        guard mediaTypes.contains(where: { declared.hasPrefix($0) }) else {
+            throw ServerError(.unsupportedMediaType, .fhirMediaType)
+        }
+        var request = request
+        let data = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        guard let json = FHIRJSON.parse(data) else { throw ServerError.invalid(.bodyNotJSON) }
+        if let type = Optional(type), !type.isEmpty, json["resourceType"]?.stringValue != type {
+            throw ServerError.invalid(.fhirParameters, type)
+        }
+        return (json, data)
+    }
+
+    /// A `Parameters` resource as name/value pairs (a CodeableConcept gives one `system|code`
+    /// per coding; a Reference its `reference`), and its resources by name.
+    static func pairs(_ parameters: FHIRJSON) throws -> (FHIRParameters, [String: FHIRJSON]) {
+        var pairs: [(name: String, value: String)] = [], resources: [String: FHIRJSON] = [:]
+        guard let list = parameters["parameter"]?.arrayValue ?? (parameters["parameter"] == nil ? [] : nil) else {
+            throw ServerError.invalid(.fhirParameters, "Parameters")
+        }
+        for item in list {
+            guard let name = item["name"]?.stringValue else { throw ServerError.invalid(.fhirParameterMissing, "parameter.name") }
+            if let resource = item["resource"], resource.isObject { resources[name] = resource; continue }
+            guard let key = item.keys.first(where: { $0.hasPrefix("value") }), let value = item[key] else {
+                throw ServerError.invalid(.fhirParameterMissing, "\(name).value[x]")
+            }
+            switch value {
+            case .string(let text): pairs.append((name, text))
+            case .int(let number): pairs.append((name, String(number)))
+            case .bool(let flag): pairs.append((name, String(flag)))
+            case .number(let number): pairs.append((name, String(number)))
+            case .object:
+                if let reference = value["reference"]?.stringValue { pairs.append((name, reference)); continue }
+                if let codings = value["coding"]?.arrayValue {
+                    for coding in codings {
+                        guard let code = coding["code"]?.stringValue else { continue }
+                        pairs.append((name, (coding["system"]?.stringValue.map { $0 + "|" } ?? "") + code))
+                    }
+                    continue
+                }
+                if let code = value["code"]?.stringValue { pairs.append((name, code)); continue }
+                throw ServerError.invalid(.fhirParameters, "Parameters")
+            default: throw ServerError.invalid(.fhirParameters, "Parameters")
+            }
+        }
+        return (FHIRParameters(pairs: pairs), resources)
+    }
+
+    // MARK: $find
+
+    static let findParameters: Set<String> = ["start", "end", "specialty", "visit-type", "practitioner", "organization",
+                                              "location", "location-reference", "patient", "patient-reference", "near",
+                                              "service"]
+
+    /// Find Potential Appointments: `GET` with search parameters or `POST` with `Parameters`.
+    @Sendable func find(_ request: Request, context: APIContext) async throws -> Response {
+        let parameters: FHIRParameters
+        if request.method == .post {
+            let (json, _) = try await body(request, context, type: "Parameters")
+            parameters = try Self.pairs(json).0
+            // `_count` may come in the query as well.
+            try request.fhirParameters.check(allowed: [], lenient: request.fhirLenient)
+        } else {
+            parameters = request.fhirParameters
+        }
+        try parameters.check(allowed: Self.findParameters, lenient: request.fhirLenient)
+        let count = try request.fhirParameters.first("_count") != nil ? request.fhirParameters.count() : parameters.count()
+        var query = PotentialQuery(limit: count)
+        query.start = try parameters.first("start").map { try FHIRParameters.instant($0, parameter: "start") }
+        query.end = try parameters.first("end").map { try FHIRParameters.instant($0, parameter: "end") }
+        query.specialization = try parameters.first("specialty").map(FHIRParameters.specialization)
+        query.visitTypeId = try parameters.first("visit-type").map { text in
+            let (system, code) = FHIRParameters.token(text)
+            guard system == nil || system == FHIRResources.visitTypeSystem, let id = Int64(code), id > 0 else {
+                throw ServerError.invalid(.fhirCode, text)
+            }
+            return id
+        }
+        query.doctorId = try parameters.first("practitioner").map { try FHIRParameters.id($0, type: "Practitioner", parameter: "practitioner") }
+        query.departmentId = try parameters.first("service").map { try FHIRParameters.id($0, type: "HealthcareService", parameter: "service") }
+        if let text = parameters.first("location-reference") ?? parameters.first("location") {
+            query.clinicId = try FHIRParameters.id(text, type: "Location", parameter: "location")
+        } else if let text = parameters.first("organization") {
+            query.clinicId = try FHIRParameters.id(text, type: "Organization", parameter: "organization")
+        }
+        if let text = parameters.first("near") { query.near = try FHIRNear(text).point }
+        var patientId: Int64?
+        if let text = parameters.first("patient-reference") ?? parameters.first("patient") {
+            let id = try FHIRParameters.id(text, type: "Patient", parameter: "patient")
+            guard let patient = context.patient, patient.id == id else { throw ServerError(.forbidden, .fhirNotYours) }
+            patientId = id
+        } else {
+            patientId = context.patient?.id
+        }
+        let language = context.language
+        let asked = query
+        let found = try await dependencies.searchWork(language) { [system = dependencies.system] in
+            let found = try system.findPotentialAppointments(asked)
+            var visits: [Int64: VisitType] = [:]
+            for id in Set(found.compactMap(\.visitTypeId)) {
+                if let visit = try system.departments.visitTypes(departmentId: found.first { $0.visitTypeId == id }?.department.id ?? 0)
+                    .first(where: { $0.id == id }) { visits[id] = visit }
+            }
+            return (found, visits)
+        }
+        let entries = found.0.map { item in
+            entry(request, FHIRResources.proposed(item, visit: item.visitTypeId.flatMap { found.1[$0] }, patient: patientId, language),
+                  type: "Appointment", distance: item.distance)
+        }
+        return searchset(request, parameters, entries, total: entries.count, profile: true)
+    }
+
+    // MARK: $hold
+
+    /// Hold Appointment: `appointment-reference` to a proposed appointment of `$find`; the
+    /// answer is a Bundle with the `pending` appointment, `hold-N`, until its expiry extension.
+    @Sendable func hold(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let (json, raw) = try await body(request, context, type: "Parameters")
+        let (parameters, _) = try Self.pairs(json)
+        try parameters.check(allowed: ["appointment-reference"], lenient: request.fhirLenient)
+        guard let reference = parameters.first("appointment-reference") else {
+            throw ServerError.invalid(.fhirParameterMissing, "appointment-reference")
+        }
+        guard let proposed = FHIRResources.proposed(Self.appointmentId(reference)) else {
+            throw ClinicError(.notFound, .resourceNotFound, "Appointment", reference)
+        }
+        let language = patient.language
+        let base = self
+        let response = try await dependencies.idempotent(request, patient, body: raw, refusal: { FHIROutcome.data($0, $1) }) {
+            [system = dependencies.system] in
+            let hold = try system.appointments.holdSlot(clientId: patient.id, departmentId: proposed.departmentId,
+                                                        doctorId: proposed.doctorId, at: proposed.start,
+                                                        visitTypeId: proposed.visitTypeId)
+            let resource = try base.heldResource(hold, system, language)
+            return (.ok, FHIRResources.bundle([base.entry(request, resource, type: "Appointment")], total: 1,
+                                              selfLink: base.base(request) + "/Appointment/$hold", profile: true).data)
+        }
+        return Self.fhir(response)
+    }
+
+    func heldResource(_ hold: SlotHold, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {
+        let place = try system.doctorPlace(hold.doctorId)
+        let visit = try hold.visitTypeId.flatMap { id in
+            try system.departments.visitTypes(departmentId: hold.departmentId).first { $0.id == id }
+        }
+        return FHIRResources.held(hold, place: place, visit: visit, language)
+    }
+
+    /// The id in `Appointment/ID`, `ID` or a full URL.
+    static func appointmentId(_ reference: String) -> String {
+        reference.split(separator: "/").last.map(String.init) ?? reference
+    }
+
+    static func fhir(_ response: Response) -> Response {
+        var response = response
+        response.headers[.contentType] = FHIROutcome.contentType
+        return response
+    }
+
+    // MARK: $book
+
+    /// Book Appointment: a hold (`hold-N`) or a proposed appointment by `appointment-reference`
+    /// or as a `pending` `appointment-resource`; a `booked` resource with another start moves
+    /// the appointment; a `cancelled` one cancels it. `comment` becomes the notes. A retry is
+    /// safe with `Idempotency-Key`, or with `If-None-Exist` (an Appointment search of the
+    /// patient's: one match is answered as it is, several are 412).
+    @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let (json, raw) = try await body(request, context, type: "Parameters")
+        let (parameters, resources) = try Self.pairs(json)
+        try parameters.check(allowed: ["appointment-reference", "comment", "patient-reference"], lenient: request.fhirLenient)
+        let comment = parameters.first("comment") ?? ""
+        let change: AppointmentChange
+        if let resource = resources["appointment-resource"] {
+            change = try Self.change(of: resource, comment: comment)
+        } else if let reference = parameters.first("appointment-reference") {
+            change = try Self.change(id: Self.appointmentId(reference), status: "pending", start: nil, comment: comment)
+        } else {
+            throw ServerError.invalid(.fhirParameterMissing, "appointment-reference")
+        }
+        if let condition = request.headers[.ifNoneExist] {
+            let matches = try await appointmentSearch(FHIRParameters(query: condition), patient: patient, request: request)
+            if matches.count > 1 { throw ServerError(.preconditionFailed, .fhirPreconditionFailed, String(matches.count)) }
+            if let match = matches.first {
+                return respond(FHIRResources.bundle([entry(request, match, type: "Appointment")], total: 1,
+                                                    selfLink: base(request) + "/Appointment/$book", profile: true))
+            }
+        }
+        return try await apply(change, request: request, patient: patient, raw: raw, selfLink: base(request) + "/Appointment/$book")
+    }
+
+    enum AppointmentChange: Sendable {
+        case bookHold(Int64, notes: String)
+        case bookProposed(FHIRResources.Proposed, notes: String)
+        case reschedule(Int64, to: Date)
+        case cancel(Int64)
+    }
+
+    static func change(of resource: FHIRJSON, comment: String) throws -> AppointmentChange {
+        guard resource["resourceType"]?.stringValue == "Appointment" else { throw ServerError.invalid(.fhirParameters, "Appointment") }
+        guard let id = resource["id"]?.stringValue else { throw ServerError.invalid(.fhirParameterMissing, "Appointment.id") }
+        guard let status = resource["status"]?.stringValue else { throw ServerError.invalid(.fhirParameterMissing, "Appointment.status") }
+        let start = try resource["start"]?.stringValue.map { try FHIRParameters.instant($0, parameter: "Appointment.start") }
+        return try change(id: id, status: status, start: start, comment: comment.isEmpty ? resource["comment"]?.stringValue ?? "" : comment)
+    }
+
+    static func change(id: String, status: String, start: Date?, comment: String) throws -> AppointmentChange {
+        switch status {
+        case "pending", "proposed":
+            if let hold = FHIRResources.hold(id) { return .bookHold(hold, notes: comment) }
+            if let proposed = FHIRResources.proposed(id) { return .bookProposed(proposed, notes: comment) }
+            throw ClinicError(.notFound, .resourceNotFound, "Appointment", id)
+        case "booked":
+            guard let number = Int64(id), number > 0 else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", id) }
+            guard let start else { throw ServerError.invalid(.fhirParameterMissing, "Appointment.start") }
+            return .reschedule(number, to: start)
+        case "cancelled":
+            guard let number = Int64(id), number > 0 else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", id) }
+            return .cancel(number)
+        default:
+            throw ServerError.invalid(.fhirStatus, status)
+        }
+    }
+
+    /// One change, through the group committer (and the patient's idempotency keys), answered
+    /// as a Bundle with the appointment.
+    func apply(_ change: AppointmentChange, request: Request, patient: Patient, raw: Data, selfLink: String,
+               bundle: Bool = true) async throws -> Response {
+        let language = patient.language
+        let controller = self
+        let response = try await dependencies.idempotent(request, patient, body: raw, refusal: { FHIROutcome.data($0, $1) }) {
+            [system = dependencies.system] in
+            let appointment: Appointment
+            switch change {
+            case .bookHold(let id, let notes): appointment = try system.appointments.bookHold(id, clientId: patient.id, notes: notes)
+            case .bookProposed(let proposed, let notes):
+                appointment = try system.appointments.createAppointment(
+                    clientId: patient.id, departmentId: proposed.departmentId, at: .instant(proposed.start),
+                    doctorId: proposed.doctorId, notes: notes, visitTypeId: proposed.visitTypeId)
+            case .reschedule(let id, let start):
+                appointment = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: .instant(start))
+            case .cancel(let id): appointment = try system.appointments.cancelAppointment(id, clientId: patient.id)
+            }
+            let resource = try controller.resource(appointment, system, language)
+            guard bundle else { return (.ok, resource.data) }
+            return (.ok, FHIRResources.bundle([controller.entry(request, resource, type: "Appointment")], total: 1, selfLink: selfLink,
+                                              profile: true).data)
+        }
+        return Self.fhir(response)
+    }
+
+    func resource(_ appointment: Appointment, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {
+        let department = try system.departments.getDepartmentById(appointment.departmentId)
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        let visit = try appointment.visitTypeId.flatMap { id in
+            try system.departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == id }
+        }
+        return FHIRResources.appointment(appointment, clinic: clinic, department: department, visit: visit, language)
+    }
+
+    // MARK: Update: PUT and PATCH
+
+    /// `PUT Appointment/N` with the appointment, its `status` cancelled or its `start` changed.
+    @Sendable func updateAppointment(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try id(context, type: "Appointment")
+        let (json, raw) = try await body(request, context, type: "Appointment")
+        guard json["id"]?.stringValue == String(id) else { throw ServerError.invalid(.fhirParameterMissing, "Appointment.id") }
+        let change = try Self.change(of: json, comment: "")
+        return try await apply(change, request: request, patient: patient, raw: raw, selfLink: "", bundle: false)
+    }
+
+    /// `PATCH Appointment/N` (JSON Patch): replace `/status` with `cancelled`, or `/start`.
+    @Sendable func patchAppointment(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try id(context, type: "Appointment")
+        let (json, raw) = try await body(request, context, type: "", mediaTypes: ["application/json-patch+json"])
+        guard let operations = json.arrayValue, operations.count == 1, let operation = operations.first,
+              operation["op"]?.stringValue == "replace", let path = operation["path"]?.stringValue,
+              let value = operation["value"]?.stringValue else { throw ServerError.invalid(.fhirPatch) }
+        let change: AppointmentChange
+        switch path {
+        case "/status":
+            guard value == "cancelled" else { throw ServerError.invalid(.fhirPatch) }
+            change = .cancel(id)
+        case "/start": change = .reschedule(id, to: try FHIRParameters.instant(value, parameter: "start"))
+        default: throw ServerError.invalid(.fhirPatch)
+        }
+        return try await apply(change, request: request, patient: patient, raw: raw, selfLink: "", bundle: false)
+    }
+
+    // MARK: Find Existing Appointments (ITI-118)
+
+    static let appointmentParameters: Set<String> = ["_id", "patient", "date", "status", "practitioner", "location"]
+
+    /// A patient's own appointments (`patient` may only name them), by `date` (prefixes),
+    /// `status`, `practitioner`, `location`, `_id`. A staff member's: one day of their clinic
+    /// (`date=YYYY-MM-DD`), each patient shown written to the audit trail.
+    @Sendable func searchAppointments(_ request: Request, context: APIContext) async throws -> Response {
+        let parameters = try parameters(request, allowed: Self.appointmentParameters)
+        let count = try parameters.count(fallback: 100, maximum: 500)
+        if let staff = context.staff {
+            return try await staffAppointments(request, context, staff, parameters)
+        }
+        let patient = try context.signedInPatient()
+        let found = try await appointmentSearch(parameters, patient: patient, request: request)
+        let entries = found.prefix(count).map { entry(request, $0, type: "Appointment") }
+        return searchset(request, parameters, Array(entries), total: found.count, profile: true)
+    }
+
+    func appointmentSearch(_ parameters: FHIRParameters, patient: Patient, request: Request) async throws -> [FHIRJSON] {
+        try parameters.check(allowed: Self.appointmentParameters, lenient: request.fhirLenient)
+        if let text = parameters.first("patient"),
+           try FHIRParameters.id(text, type: "Patient", parameter: "patient") != patient.id {
+            throw ServerError(.forbidden, .fhirNotYours)
+        }
+        let dates = try parameters.values("date").map { try FHIRParameters.dateRange($0, parameter: "date") }
+        let statuses = Set(parameters.values("status").flatMap { $0.split(separator: ",").map(String.init) })
+        let ids = Set(parameters.values("_id").flatMap { $0.split(separator: ",").map(String.init) })
+        let doctor = try parameters.first("practitioner").map { try FHIRParameters.id($0, type: "Practitioner", parameter: "practitioner") }
+        let clinic = try parameters.first("location").map { try FHIRParameters.id($0, type: "Location", parameter: "location") }
+        let language = patient.language
+        return try await dependencies.work(language) { [system = dependencies.system] in
+            let list = try system.appointments(ofPatient: patient.id, scope: .all).filter { item in
+                let appointment = item.appointment
+                return dates.allSatisfy { $0.contains(appointment.startsAt) }
+                    && (statuses.isEmpty || statuses.contains(FHIRResources.status(appointment.status)))
+                    && (ids.isEmpty || ids.contains(String(appointment.id ?? 0)))
+                    && (doctor == nil || appointment.doctorId == doctor) && (clinic == nil || appointment.clinicId == clinic)
+            }
+            return try list.map { item in
+                let visit = try item.appointment.visitTypeId.flatMap { id in
+                    try system.departments.visitTypes(departmentId: item.department.id ?? 0).first { $0.id == id }
+                }
+                return FHIRResources.appointment(item.appointment, clinic: item.clinic, department: item.department, visit: visit, language)
+            }
+        }
+    }
+
+    func staffAppointments(_ request: Request, _ context: APIContext, _ staff: StaffIdentity,
+                           _ parameters: FHIRParameters) async throws -> Response {
+        guard let text = parameters.first("date"), text.count == 10 || (text.hasPrefix("eq") && text.count == 12) else {
+            throw ServerError.invalid(.fhirStaffDate)
+        }
+        let day = try TimeInput.parseDay(text.hasPrefix("eq") ? String(text.dropFirst(2)) : text)
+        let statuses = Set(parameters.values("status").flatMap { $0.split(separator: ",").map(String.init) })
+        let patientId = try parameters.first("patient").map { try FHIRParameters.id($0, type: "Patient", parameter: "patient") }
+        let language = context.language
+        let requestId = context.requestId
+        let resources = try await dependencies.work(language) { [system = dependencies.system] in
+            let page = try system.frontDeskDay(staff.member, day: day, requestId: requestId)
+            return page.entries.map(\.appointment).filter { appointment in
+                (statuses.isEmpty || statuses.contains(FHIRResources.status(appointment.status)))
+                    && (patientId == nil || appointment.clientId == patientId)
+            }.compactMap { appointment -> FHIRJSON? in
+                guard let department = page.departments.first(where: { $0.id == appointment.departmentId }) else { return nil }
+                return FHIRResources.appointment(appointment, clinic: page.clinic, department: department, visit: nil, language)
+            }
+        }
+        return searchset(request, parameters, resources.map { entry(request, $0, type: "Appointment") }, total: resources.count,
+                         profile: true)
+    }
+
+    /// `Appointment/N` (the patient's own), `Appointment/hold-N` (their hold), or a proposed
+    /// appointment of `$find` (anyone: it says what could be booked, if it still can).
+    @Sendable func readAppointment(_ request: Request, context: APIContext) async throws -> Response {
+        _ = try parameters(request, allowed: [])
+        let text = context.parameters.get("id") ?? ""
+        let language = context.language
+        if let proposed = FHIRResources.proposed(text) {
+            let found = try await dependencies.work(language) { [system = dependencies.system] in
+                try system.findPotentialAppointments(PotentialQuery(start: proposed.start, end: proposed.start.addingTimeInterval(1),
+                                                                    visitTypeId: proposed.visitTypeId, doctorId: proposed.doctorId,
+                                                                    departmentId: proposed.departmentId, limit: 1)).first
+            }
+            guard let found else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", text) }
+            return respond(FHIRResources.proposed(found, visit: nil, patient: context.patient?.id, language))
+        }
+        let patient = try context.signedInPatient()
+        if let hold = FHIRResources.hold(text) {
+            let controller = self
+            let held = try await dependencies.work(patient.language) { [system = dependencies.system] () throws -> FHIRJSON in
+                try controller.heldResource(try system.appointments.slotHold(hold, clientId: patient.id), system, patient.language)
+            }
+            return respond(held)
+        }
+        guard let id = Int64(text), id > 0 else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", text) }
+        let controller = self
+        let found = try await dependencies.work(patient.language) { [system = dependencies.system] () throws -> FHIRJSON in
+            let appointment = try system.appointments.getAppointmentById(id, clientId: patient.id)
+            return try controller.resource(appointment, system, patient.language)
+        }
+        return respond(found)
+    }
+
+    // MARK: Patient
+
+    @Sendable func readPatient(_ request: Request, context: APIContext) async throws -> Response {
+        _ = try parameters(request, allowed: [])
+        let patient = try context.signedInPatient()
+        guard context.parameters.get("id") == String(patient.id) else {
+            throw ClinicError(.notFound, .resourceNotFound, "Patient", context.parameters.get("id") ?? "")
+        }
+        return respond(FHIRResources.patient(patient.client))
+    }
+
+    @Sendable func searchPatients(_ request: Request, context: APIContext) async throws -> Response {
+        let parameters = try parameters(request, allowed: ["_id"])
+        let patient = try context.signedInPatient()
+        let ids = Set(parameters.values("_id").flatMap { $0.split(separator: ",").map(String.init) })
+        let mine = ids.isEmpty || ids.contains(String(patient.id))
+        return searchset(request, parameters, mine ? [entry(request, FHIRResources.patient(patient.client), type: "Patient")] : [],
+                         total: mine ? 1 : 0)
+    }
+}
+
+/// Who is asking a FHIR request: nobody (the directory and `$find` are public), a patient, or
+/// a staff member, from the same bearer sessions as /v1. A token that is neither is 401.
+struct FHIRIdentityMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let dependencies: ServerDependencies
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard request.headers[.authorization] != nil else { return try await next(request, context) }
+        var context = context
+        // A patient's token, else a staff member's; a failure other than "no such session"
+        // (the store unreachable) is answered as it is, not as a 401.
+        do {
+            let patient = try await dependencies.patient(request)
+            context.patient = patient
+            context.language = patient.language
+        } catch let failure as APIFailure where failure.code == ServerError.Code.notLoggedIn.rawValue {
+            do {
+                context.staff = try await dependencies.staffMember(request)
+            } catch let failure as APIFailure where failure.code == ServerError.Code.notLoggedIn.rawValue {
+                throw APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: context.language)
+            }
+        }
+        let response = try await inLanguage(context.language) { try await next(request, context) }
+        if let patient = context.patient { await dependencies.touch(patient) }
+        if let staff = context.staff { await dependencies.touch(staff) }
+        return response
+    }
+}
+
+/// `near=latitude|longitude|distance|unit` (FHIR's Location search; the distance and unit are
+/// optional, km by default): km, m, mi and [mi_i] (international mile).
+struct FHIRNear: Sendable {
+    let point: Coordinate
+    let kilometres: Double?
+
+    init(_ text: String) throws {
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard (2...4).contains(parts.count), let latitude = Double(parts[0]), let longitude = Double(parts[1]),
+              let point = Coordinate(latitude: latitude, longitude: longitude) else { throw ServerError.invalid(.fhirNear, text) }
+        self.point = point
+        guard parts.count > 2, !parts[2].isEmpty else { kilometres = nil; return }
+        guard let distance = Double(parts[2]), distance.isFinite, distance >= 0 else { throw ServerError.invalid(.fhirNear, text) }
+        let unit = parts.count > 3 && !parts[3].isEmpty ? parts[3] : "km"
+        switch unit {
+        case "km": kilometres = distance
+        case "m": kilometres = distance / 1000
+        case "mi", "[mi_i]": kilometres = distance * 1.609344
+        default: throw ServerError.invalid(.fhirNear, text)
+        }
+    }
+}
