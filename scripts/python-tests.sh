@@ -6,6 +6,8 @@
 #   test_mail.py      e-mail through a real SMTP server (aiosmtpd), libfaketime moving the clock;
 #   test_web.py       the web app in headless Chromium (chromedriver, selenium), axe-core on
 #                     every page;
+#   test_fhir.py      the FHIR R4 front (docs/FHIR.md) with a FHIR client (fhirpy), every answer
+#                     parsed with fhir.resources' R4B models; Location?near against the API;
 #   test_multi_server.py
 #                     three `clinic serve` on one throwaway PostgreSQL 15 (scripts/postgres.sh):
 #                     double booking, the active-appointment limit, log-in throttling, the
@@ -36,9 +38,9 @@ for tool in initdb pg_ctl psql; do
     [ -x "$PG_BIN/$tool" ] || { echo "python-tests: $PG_BIN/$tool is missing (postgresql-15; scripts/env.sh installs it)" >&2; exit 2; }
 done
 
-requirements="aiosmtpd==1.4.6 icalendar==7.3.0 pytest==8.4.2 selenium==4.51.0 axe-selenium-python==2.1.6"
-if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_selenium_python" 2>/dev/null \
-    || [ "$("$VENV/bin/pip" freeze 2>/dev/null | grep -ciE '^(aiosmtpd==1.4.6|icalendar==7.3.0|pytest==8.4.2|selenium==4.51.0|axe-selenium-python==2.1.6)$')" != 5 ]; then
+requirements="aiosmtpd==1.4.6 icalendar==7.3.0 pytest==8.4.2 selenium==4.51.0 axe-selenium-python==2.1.6 fhir.resources==8.3.0 fhirpy==2.3.1"
+if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_selenium_python, fhir.resources, fhirpy" 2>/dev/null \
+    || [ "$("$VENV/bin/pip" freeze 2>/dev/null | grep -ciE '^(aiosmtpd==1.4.6|icalendar==7.3.0|pytest==8.4.2|selenium==4.51.0|axe-selenium-python==2.1.6|fhir.resources==8.3.0|fhirpy==2.3.1)$')" != 7 ]; then
     echo "python-tests: installing $requirements into $VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements

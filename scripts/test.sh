@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: unit and end-to-end tests
 # (swift test), the Python end-to-end tests (calendars with icalendar, e-mail through a real
-# SMTP server, the web app in headless Chromium with axe-core), then the API
+# SMTP server, the web app in headless Chromium with axe-core, the FHIR front with a FHIR client), then the API
 # contract test (schemathesis against openapi.yaml, and the CLI's --json output against the
-# same schemas). The ClinicKit suite, the CLI's end-to-end tests, the web tests and the
+# same schemas). The ClinicKit suite, the CLI's end-to-end tests, the web and FHIR tests and the
 # contract test run twice: on SQLite and on PostgreSQL (CLINIC_TEST_STORE=postgres,
 # CONTRACT_STORE=postgres); the multi-server tests (Tests/python/test_multi_server.py) run
 # three servers on one PostgreSQL, and the failover tests (Tests/python/test_cluster.py) kill
@@ -26,7 +26,7 @@ if [ $# -eq 0 ]; then
   CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests --filter ClinicCLITests \
     --skip ArgumentFuzzTests
   ./scripts/python-tests.sh
-  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py
+  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py
   ./scripts/contract-test.sh
   CONTRACT_STORE=postgres ./scripts/contract-test.sh
 else
