@@ -2,6 +2,7 @@
 database in a temporary folder, a real SMTP server (aiosmtpd on 127.0.0.1), `clinic serve`
 processes, and a throwaway PostgreSQL (scripts/postgres.sh). Run by scripts/python-tests.sh
 (which makes the virtual environment)."""
+import contextlib
 import email
 import email.policy
 import http.client
@@ -355,3 +356,29 @@ def wait_until(condition, timeout, what, interval=0.1):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def directory_site(folder, settings=None, server_env=None):
+    """`clinic init` (the default directory: 7,146 clinics with demo departments) and
+    `clinic serve` on it, for a module's tests (test_web.py, test_fhir.py). With
+    CLINIC_TEST_STORE=postgres (scripts/test.sh's second run) the database is a PostgreSQL of
+    its own, started here and removed after. `settings`: booking rules set before the server starts."""
+    postgres = Postgres().start() if os.environ.get("CLINIC_TEST_STORE") == "postgres" else None
+    try:
+        extra = {}
+        if postgres:
+            extra = dict(postgres.env(), CLINIC_KEY_FILE=os.path.join(folder, "clinic.key"),
+                         CLINIC_AUDIT_KEY_FILE=os.path.join(folder, "clinic.audit-key"))
+        clinic = Clinic(folder, extra_env=extra)
+        clinic.run("init")
+        for key, value in (settings or {}).items():
+            clinic.run("admin", "settings", "set", key, value)
+        server = Server(clinic, extra_env=server_env)
+        try:
+            yield clinic, server
+        finally:
+            server.stop()
+    finally:
+        if postgres:
+            postgres.remove()

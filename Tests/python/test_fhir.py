@@ -6,7 +6,6 @@ an OperationOutcome, never a 500."""
 
 import datetime
 import json
-import os
 import random
 
 import pytest
@@ -26,7 +25,7 @@ from fhirpy import SyncFHIRClient
 
 from zoneinfo import ZoneInfo
 
-from conftest import PASSWORD, STAFF_PASSWORD, Clinic, Postgres, Server, call, wait_until
+from conftest import PASSWORD, STAFF_PASSWORD, call, directory_site, wait_until
 
 FHIR_JSON = "application/fhir+json"
 CARDIOLOGY = "http://snomed.info/sct|394579002"
@@ -36,27 +35,12 @@ MANHATTAN = (40.7549, -73.9840)
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """One server on the default directory for the module; with CLINIC_TEST_STORE=postgres
-    (scripts/test.sh's second run) on a PostgreSQL of its own. Holds last 10 s here."""
-    folder = str(tmp_path_factory.mktemp("fhir"))
-    postgres = Postgres().start() if os.environ.get("CLINIC_TEST_STORE") == "postgres" else None
-    try:
-        extra = {}
-        if postgres:
-            extra = dict(postgres.env(), CLINIC_KEY_FILE=os.path.join(folder, "clinic.key"),
-                         CLINIC_AUDIT_KEY_FILE=os.path.join(folder, "clinic.audit-key"))
-        clinic = Clinic(folder, extra_env=extra)
-        clinic.run("init")
-        clinic.run("admin", "settings", "set", "booking.hold_seconds", "10")
-        # Every test registers and signs in its patients from 127.0.0.1: past the per-address limit.
-        server = Server(clinic, extra_env={"CLINIC_AUTH_RATE": "100000/100000"})
-        try:
-            yield clinic, server
-        finally:
-            server.stop()
-    finally:
-        if postgres:
-            postgres.remove()
+    """One server on the default directory for the module (on PostgreSQL in scripts/test.sh's
+    second run). Holds last 10 s here; every test registers and signs in its patients from
+    127.0.0.1, past the per-address limit."""
+    with directory_site(str(tmp_path_factory.mktemp("fhir")), settings={"booking.hold_seconds": "10"},
+                        server_env={"CLINIC_AUTH_RATE": "100000/100000"}) as (clinic, server):
+        yield clinic, server
 
 
 @pytest.fixture
@@ -116,6 +100,15 @@ def bundle(status, content_type, body, expected=200):
     assert status == expected, body
     assert content_type.startswith(FHIR_JSON)
     return Bundle.model_validate(body)
+
+
+def nearest_cardiology(base, days):
+    """The first free cardiology time near Manhattan from `days` days on (a proposed Appointment)."""
+    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
+    status, content_type, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&specialty=cardiology"
+                                      f"&near={MANHATTAN[0]}|{MANHATTAN[1]}&_count=1")
+    bundle(status, content_type, body)
+    return start, body["entry"][0]["resource"]
 
 
 def parameters(*parts):
@@ -221,10 +214,7 @@ def test_a_client_finds_holds_and_books_the_nearest_cardiology_slot(clinic, serv
 def test_a_retried_book_books_once(clinic, served):
     base = served.url
     token, _ = patient(base, "fhir-retry")
-    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)
-    status, content_type, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&specialty=cardiology"
-                                      f"&near={MANHATTAN[0]}|{MANHATTAN[1]}&_count=1")
-    proposal = bundle(status, content_type, body) and body["entry"][0]["resource"]
+    start, proposal = nearest_cardiology(base, days=2)
     request = parameters({"name": "appointment-reference", "valueReference": {"reference": f"Appointment/{proposal['id']}"}})
     first = fhir(base, "POST", "/Appointment/$book", request, token=token, headers={"Idempotency-Key": "book-1"})
     again = fhir(base, "POST", "/Appointment/$book", request, token=token, headers={"Idempotency-Key": "book-1"})
@@ -241,10 +231,7 @@ def test_a_held_slot_is_refused_to_others_until_it_expires(clinic, served):
     base = served.url
     first, _ = patient(base, "fhir-first")
     second, _ = patient(base, "fhir-second")
-    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3)
-    status, content_type, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&specialty=cardiology"
-                                      f"&near={MANHATTAN[0]}|{MANHATTAN[1]}&_count=1")
-    proposal = bundle(status, content_type, body) and body["entry"][0]["resource"]
+    start, proposal = nearest_cardiology(base, days=3)
     request = parameters({"name": "appointment-reference", "valueReference": {"reference": f"Appointment/{proposal['id']}"}})
     held = fhir(base, "POST", "/Appointment/$hold", request, token=first)
     assert held[0] == 200, held[2]
@@ -319,10 +306,7 @@ def test_every_resource_of_the_directory_reads_and_parses(clinic, served):
 def test_staff_visit_types_moves_and_refusals(clinic, served):
     base = served.url
     token, patient_id = patient(base, "fhir-visits")
-    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=4)
-    status, content_type, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&specialty=cardiology"
-                                      f"&near={MANHATTAN[0]}|{MANHATTAN[1]}&_count=1")
-    proposal = bundle(status, content_type, body) and body["entry"][0]["resource"]
+    start, proposal = nearest_cardiology(base, days=4)
     department = proposal["id"].split("-")[1]
     location = next(p["actor"]["reference"] for p in proposal["participant"] if p["actor"]["reference"].startswith("Location/"))
     clinic_id = location.split("/")[1]

@@ -38,24 +38,9 @@ def browser(javascript=True, size=(390, 844), zone="UTC"):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from conftest import Clinic, Postgres
-    folder = str(tmp_path_factory.mktemp("web"))
-    # CLINIC_TEST_STORE=postgres (scripts/test.sh's second run): the same pages on a PostgreSQL
-    # database of their own, started here and removed after.
-    postgres = Postgres().start() if os.environ.get("CLINIC_TEST_STORE") == "postgres" else None
-    try:
-        extra = {}
-        if postgres:
-            extra = dict(postgres.env(), CLINIC_KEY_FILE=os.path.join(folder, "clinic.key"),
-                         CLINIC_AUDIT_KEY_FILE=os.path.join(folder, "clinic.audit-key"))
-        clinic = Clinic(folder, extra_env=extra)
-        clinic.run("init")  # the default directory: 7,146 clinics with demo departments
-        server = Server(clinic)
+    from conftest import directory_site
+    with directory_site(str(tmp_path_factory.mktemp("web"))) as (clinic, server):
         yield clinic, server
-        server.stop()
-    finally:
-        if postgres:
-            postgres.remove()
 
 
 class Checked:
