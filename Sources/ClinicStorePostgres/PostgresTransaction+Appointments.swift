@@ -200,6 +200,19 @@ extension PostgresTransaction {
         }
     }
 
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>] {
+        try rows("""
+            SELECT starts_at, ends_at FROM appointments
+            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
+            UNION ALL
+            SELECT starts_at, ends_at FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4
+            ORDER BY starts_at
+            """, [doctorId, span.upperBound, span.lowerBound, now]).map { row in
+            let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
+            return start..<max(start, end)
+        }
+    }
+
     func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
                        at now: Date) throws -> Bool {
         try value(Bool.self, """
@@ -208,12 +221,6 @@ extension PostgresTransaction {
                 OR EXISTS (SELECT 1 FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $5
                            AND id <> $6)
             """, [doctorId, span.upperBound, span.lowerBound, exceptAppointment ?? -1, now, exceptHold ?? -1]) ?? true
-    }
-
-    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
-        try rows("""
-            SELECT * FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 ORDER BY starts_at
-            """, [doctorId, span.upperBound, span.lowerBound, now]).map(SlotHold.init(row:))
     }
 
     func slotHold(id: Int64) throws -> SlotHold? {

@@ -364,6 +364,69 @@ import Testing
         }
     }
 
+    /// Holds (migration 3): a live hold takes its doctor's time for `doctorIsTaken` and
+    /// `takenSpans` (an expired one does not, the hold being booked does not); two overlapping
+    /// holds are refused by the exclusion constraint, also when two servers insert them at once.
+    @Test func holdsTakeTheirTimeAndNeverOverlap() async throws {
+        try await TestPostgres.withStore { store, server in
+            try await store.migrate(TestPostgres.migrations())
+            let now = Self.at(0)
+            @Sendable func hold(_ client: Int64, _ f: Fixture, start: Int, minutes: Int = 30, expires: Int = 5) -> SlotHold {
+                SlotHold(clientId: client, clinicId: f.clinic, departmentId: f.cardiology, doctorId: f.doctor, visitTypeId: nil,
+                         startsAt: Self.at(start), endsAt: Self.at(start + minutes), expiresAt: Self.at(expires), createdAt: now)
+            }
+            let (f, anna, boris, held) = try await onOwnThread { () -> (Fixture, Int64, Int64, SlotHold) in
+                try store.writeTransaction { tx in
+                    let f = try Self.fixture(tx)
+                    let anna = try tx.insertClient(Self.client("anna"), personal: Data())
+                    let boris = try tx.insertClient(Self.client("boris"), personal: Data())
+                    _ = try tx.insertAppointment(Self.appointment(client: boris, f, start: Self.at(700)))
+                    return (f, anna, boris, try tx.insertSlotHold(hold(anna, f, start: 600)))
+                }
+            }
+            try await onOwnThread {
+                try store.readTransaction { (tx) throws in
+                    #expect(try tx.doctorIsTaken(f.doctor, overlapping: Self.span(615, 645), exceptAppointment: nil, exceptHold: nil, at: now))
+                    #expect(try !tx.doctorIsTaken(f.doctor, overlapping: Self.span(615, 645), exceptAppointment: nil,
+                                                  exceptHold: held.id, at: now), "the hold being booked")
+                    #expect(try !tx.doctorIsTaken(f.doctor, overlapping: Self.span(615, 645), exceptAppointment: nil, exceptHold: nil,
+                                                  at: Self.at(5)), "expired at its expiry")
+                    #expect(try tx.doctorIsTaken(f.doctor, overlapping: Self.span(710, 720), exceptAppointment: nil, exceptHold: nil,
+                                                 at: Self.at(5)), "a booking still takes its time")
+                    #expect(try tx.takenSpans(doctorId: f.doctor, overlapping: Self.span(0, 1440), at: now)
+                            == [Self.span(600, 630), Self.span(700, 730)])
+                    #expect(try tx.takenSpans(doctorId: f.doctor, overlapping: Self.span(0, 1440), at: Self.at(5)) == [Self.span(700, 730)])
+                    #expect(try tx.slotHold(id: held.id ?? 0) == held)
+                }
+            }
+            let overlapping = try await onOwnThread {
+                clinicError { try store.writeTransaction { tx in _ = try tx.insertSlotHold(hold(boris, f, start: 620)) } }
+            }
+            #expect(overlapping?.code == .slotTaken)
+            // Two servers holding one new time at once: exactly one gets it.
+            let second = try await PostgresStore.open(store.url, environment: server.environment, logger: TestPostgres.logger)
+            async let first: Bool = onOwnThread {
+                (try? store.writeTransaction { tx in _ = try tx.insertSlotHold(hold(anna, f, start: 800)) }) != nil
+            }
+            async let other: Bool = onOwnThread {
+                (try? second.writeTransaction { tx in _ = try tx.insertSlotHold(hold(boris, f, start: 810)) }) != nil
+            }
+            let won = try await [first, other]
+            #expect(won.filter { $0 }.count == 1, "\(won)")
+            await second.shutdown()
+            // Expired holds are deleted; a patient's holds go with them.
+            try await onOwnThread {
+                try store.writeTransaction { tx in
+                    try tx.deleteExpiredSlotHolds(at: Self.at(5))
+                    #expect(try tx.slotHold(id: held.id ?? 0) == nil)
+                    _ = try tx.insertSlotHold(hold(anna, f, start: 620, expires: 10))
+                    try tx.deleteSlotHolds(ofClient: anna)
+                    #expect(try tx.value(Int64.self, "SELECT count(*) FROM slot_holds WHERE client_id = $1", [anna]) == 0)
+                }
+            }
+        }
+    }
+
     /// Two servers booking for one patient at once: each counts the patient's active
     /// appointments, then inserts. The second's count waits for the first's transaction (the
     /// patient's advisory lock) and then sees its booking; a read transaction does not wait.

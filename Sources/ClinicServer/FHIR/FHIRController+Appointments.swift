@@ -105,7 +105,8 @@ extension FHIRController {
         var patientId: Int64?
         if let text = parameters.first("patient-reference") ?? parameters.first("patient") {
             let id = try FHIRParameters.id(text, type: "Patient", parameter: "patient")
-            guard let patient = context.patient, patient.id == id else { throw ServerError(.forbidden, .fhirNotYours) }
+            let patient = try context.signedInPatient()
+            guard patient.id == id else { throw ServerError(.forbidden, .fhirNotYours) }
             patientId = id
         } else {
             patientId = context.patient?.id

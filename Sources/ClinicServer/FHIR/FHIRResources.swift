@@ -207,10 +207,9 @@ enum FHIRResources {
     static func proposed(_ id: String) -> Proposed? {
         let parts = id.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.first == "p", parts.count == 4 || parts.count == 5 else { return nil }
-        let numbers = parts.dropFirst().map { Int64($0) }
-        guard numbers.allSatisfy({ $0 != nil && $0! > 0 }), let department = numbers[0], let doctor = numbers[1],
-              let seconds = numbers[2] else { return nil }
-        return Proposed(departmentId: department, doctorId: doctor, start: Date(timeIntervalSince1970: TimeInterval(seconds)),
+        let numbers = parts.dropFirst().compactMap { Int64($0) }.filter { $0 > 0 }
+        guard numbers.count == parts.count - 1 else { return nil }
+        return Proposed(departmentId: numbers[0], doctorId: numbers[1], start: Date(timeIntervalSince1970: TimeInterval(numbers[2])),
                         visitTypeId: numbers.count == 4 ? numbers[3] : nil)
     }
 

@@ -309,10 +309,8 @@ public final class AppointmentController: Sendable {
         var result: [Slot] = []
         for doctor in doctors {
             let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last)
-            let window = Date(seconds: low)..<Date(seconds: high)
             // Held slots are taken as booked ones are, while the hold lasts.
-            let taken = try (tx.activeAppointmentSpans(doctorId: doctor.id ?? 0, overlapping: window)
-                + tx.liveSlotHolds(doctorId: doctor.id ?? 0, overlapping: window, at: now).map { $0.startsAt..<$0.endsAt })
+            let taken = try tx.takenSpans(doctorId: doctor.id ?? 0, overlapping: Date(seconds: low)..<Date(seconds: high), at: now)
                 .map { ($0.lowerBound.seconds, $0.upperBound.seconds) }
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()

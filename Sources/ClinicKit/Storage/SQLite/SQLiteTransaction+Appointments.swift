@@ -168,6 +168,21 @@ extension SQLiteTransaction {
         }
     }
 
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>] {
+        guard try db.tableExists("slot_holds") else { return try activeAppointmentSpans(doctorId: doctorId, overlapping: span) }
+        return try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT starts_at, ends_at FROM appointments
+            WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
+            UNION ALL
+            SELECT starts_at, ends_at FROM slot_holds WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ?
+            ORDER BY starts_at
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds,
+                              doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map { row in
+            let start: Int64 = try row.value("starts_at", in: "appointments"), end: Int64 = try row.value("ends_at", in: "appointments")
+            return Date(seconds: start)..<Date(seconds: max(start, end))
+        }
+    }
+
     func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
                        at now: Date) throws -> Bool {
         guard try db.tableExists("slot_holds") else {
@@ -183,13 +198,6 @@ extension SQLiteTransaction {
     }
 
     // A database before migration 15 has no holds (the table check is GRDB's cached schema).
-    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
-        guard try db.tableExists("slot_holds") else { return [] }
-        return try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT * FROM slot_holds WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ? ORDER BY starts_at
-            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map(SlotHold.init(row:))
-    }
-
     func slotHold(id: Int64) throws -> SlotHold? {
         guard try db.tableExists("slot_holds") else { return nil }
         return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM slot_holds WHERE id = ?"), arguments: [id]).map(SlotHold.init(row:))

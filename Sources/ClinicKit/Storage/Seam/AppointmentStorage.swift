@@ -42,13 +42,14 @@ public protocol AppointmentReading {
     /// A department's visit types by length then id.
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType]
 
+    /// `activeAppointmentSpans` and the spans of the doctor's holds live at `now`, by start, in
+    /// one query (what `slots` counts as taken).
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>]
     /// Whether the doctor is taken during `span`: an active appointment other than
     /// `exceptAppointment`, or a hold live at `now` other than `exceptHold` (one query: it is
     /// on every booking's path).
     func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
                        at now: Date) throws -> Bool
-    /// The holds of a doctor live at `now` (expiring after it) that overlap `span`, by start.
-    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold]
     /// A hold, live or expired.
     func slotHold(id: Int64) throws -> SlotHold?
 
