@@ -190,6 +190,13 @@ def test_a_client_finds_holds_and_books_the_nearest_cardiology_slot(clinic, serv
 
     mine = client.resources("Appointment").search(patient=f"Patient/{patient_id}").fetch()
     assert [item.id for item in mine] == [appointment_json["id"]]
+    # ITI-118's _include: the doctor, the clinic and the patient, once each, after the match.
+    status, content_type, body = fhir(base, "GET", f"/Appointment?patient=Patient/{patient_id}&date=ge{start.date()}"
+                                      "&_include=Appointment:actor", token=token)
+    bundle(status, content_type, body)
+    assert [(item["search"]["mode"], item["resource"]["resourceType"]) for item in body["entry"]] == [
+        ("match", "Appointment"), ("include", "Patient"), ("include", "Practitioner"), ("include", "Location")]
+    assert body["total"] == 1
     ihe_appointment(Appointment.model_validate(mine[0].serialize()).model_dump(mode="json"), "booked")
     # The inbox says so, as for a booking through the API.
     messages = call(base, "GET", "/v1/messages", token=token).body

@@ -11,11 +11,12 @@ enum FHIRCapability {
     }
 
     static func resource(_ type: String, interactions: [String], searches: [FHIRJSON], operations: [FHIRJSON] = [],
-                         profile: String? = nil, text: String) -> FHIRJSON {
+                         includes: [String] = [], profile: String? = nil, text: String) -> FHIRJSON {
         .object([
             "type": .string(type), "profile": .string(profile),
             "documentation": .string(text),
             "interaction": .array(interactions.map { .object(["code": .string($0)]) }),
+            "searchInclude": .array(includes.map { .string($0) }),
             "searchParam": .array(searches), "operation": .array(operations),
         ])
     }
@@ -86,7 +87,7 @@ enum FHIRCapability {
                         operation("find", "\(ihe)/OperationDefinition/appointment-find"),
                         operation("hold", "\(ihe)/OperationDefinition/appointment-hold"),
                         operation("book", "\(ihe)/OperationDefinition/appointment-book"),
-                    ], profile: FHIRResources.appointmentProfile,
+                    ], includes: FHIRController.includes.sorted(), profile: FHIRResources.appointmentProfile,
                        text: "The patient's own appointments; $find proposes (id p-…), $hold holds (id hold-N, status pending, for booking.hold_seconds), $book books, moves or cancels. Update: status cancelled or a new start. Retries: Idempotency-Key, or If-None-Exist on $book."),
                     resource("Patient", interactions: ["read", "search-type"], searches: common, text: "The signed-in patient's own record only."),
                 ],

@@ -311,7 +311,50 @@ extension FHIRController {
 
     // MARK: Find Existing Appointments (ITI-118)
 
-    static let appointmentParameters: Set<String> = ["_id", "patient", "date", "status", "practitioner", "location"]
+    static let appointmentParameters: Set<String> = ["_id", "patient", "date", "status", "practitioner", "location", "_include"]
+    static let includes: Set<String> = ["Appointment:patient", "Appointment:practitioner", "Appointment:location", "Appointment:actor"]
+
+    /// `_include` (ITI-118): the appointments' doctors (`Practitioner`), clinics (`Location`)
+    /// and, for a patient, their own `Patient`, each once, as `include` entries after the
+    /// matches (`Appointment:actor`: all three). Staff are not given Patient resources.
+    func included(_ request: Request, _ parameters: FHIRParameters, _ appointments: [FHIRJSON], patient: Patient?,
+                  _ language: Language) async throws -> [FHIRResources.Entry] {
+        let asked = Set(parameters.values("_include").flatMap { $0.split(separator: ",").map(String.init) })
+        guard !asked.isEmpty else { return [] }
+        guard asked.isSubset(of: Self.includes) else {
+            throw ServerError.invalid(.fhirCode, asked.subtracting(Self.includes).sorted().joined(separator: ","))
+        }
+        var references: [String] = []
+        for appointment in appointments {
+            for participant in appointment["participant"]?.arrayValue ?? [] {
+                guard let reference = participant["actor"]?["reference"]?.stringValue else { continue }
+                let type = reference.split(separator: "/").first.map(String.init) ?? ""
+                guard ["Patient", "Practitioner", "Location"].contains(type),
+                      asked.contains("Appointment:actor") || asked.contains("Appointment:\(type.lowercased())"),
+                      !references.contains(reference) else { continue }
+                references.append(reference)
+            }
+        }
+        let wanted = references
+        let found = try await dependencies.work(language) { [system = dependencies.system] in
+            try wanted.compactMap { reference -> (FHIRJSON, String)? in
+                let parts = reference.split(separator: "/")
+                guard parts.count == 2, let id = Int64(parts[1]) else { return nil }
+                switch parts[0] {
+                case "Practitioner": return (FHIRResources.practitioner(try system.doctorPlace(id)), "Practitioner")
+                case "Location": return (FHIRResources.location(try system.clinics.getClinicById(id)), "Location")
+                default:
+                    guard let patient, patient.id == id else { return nil }
+                    return (FHIRResources.patient(patient.client), "Patient")
+                }
+            }
+        }
+        return found.map { resource, type in
+            var item = entry(request, resource, type: type)
+            item.mode = "include"
+            return item
+        }
+    }
 
     /// A patient's own appointments (`patient` may only name them), by `date` (prefixes),
     /// `status`, `practitioner`, `location`, `_id`. A staff member's: one day of their clinic
@@ -324,8 +367,10 @@ extension FHIRController {
         }
         let patient = try context.signedInPatient()
         let found = try await appointmentSearch(parameters, patient: patient, request: request)
-        let entries = found.prefix(count).map { entry(request, $0, type: "Appointment") }
-        return searchset(request, parameters, Array(entries), total: found.count, profile: true)
+        let page = Array(found.prefix(count))
+        let extra = try await included(request, parameters, page, patient: patient, patient.language)
+        return searchset(request, parameters, page.map { entry(request, $0, type: "Appointment") } + extra, total: found.count,
+                         profile: true)
     }
 
     func appointmentSearch(_ parameters: FHIRParameters, patient: Patient, request: Request) async throws -> [FHIRJSON] {
@@ -377,8 +422,9 @@ extension FHIRController {
                 return FHIRResources.appointment(appointment, clinic: page.clinic, department: department, visit: nil, language)
             }
         }
-        return searchset(request, parameters, resources.map { entry(request, $0, type: "Appointment") }, total: resources.count,
-                         profile: true)
+        let extra = try await included(request, parameters, resources, patient: nil, language)
+        return searchset(request, parameters, resources.map { entry(request, $0, type: "Appointment") } + extra,
+                         total: resources.count, profile: true)
     }
 
     /// `Appointment/N` (the patient's own), `Appointment/hold-N` (their hold), or a proposed
