@@ -400,6 +400,30 @@ def test_the_capability_statement_tells_the_truth(clinic, served):
             assert status in (400, 401) and body["resourceType"] == "OperationOutcome", (operation, status, body)
 
 
+def test_near_combines_with_type_state_and_specialty(clinic, served):
+    base = served.url
+    near = f"near={MANHATTAN[0]}|{MANHATTAN[1]}|50|mi"
+    in_new_jersey = bundle(*fhir(base, "GET", f"/Location?{near}&address-state=nj&_count=20")).entry
+    assert len(in_new_jersey) == 20 and all(item.resource.address.state == "NJ" for item in in_new_jersey)
+    pediatric = bundle(*fhir(base, "GET", f"/Location?{near}&type=PEDC&_count=5")).entry
+    assert pediatric and all(any(coding.code == "PEDC" for coding in item.resource.type[0].coding) for item in pediatric)
+    everything = fhir(base, "GET", f"/Location?{near}&_count=100")[2]["entry"]
+    distances = [item["search"]["extension"][0]["valueDistance"]["value"] for item in everything]
+    assert distances == sorted(distances) and distances[-1] <= 50 * 1609.344
+    # The specialty filter keeps the order of the unfiltered search.
+    cardiology = bundle(*fhir(base, "GET", f"/Location?{near}&_count=10&_has:HealthcareService:location:specialty={CARDIOLOGY}"))
+    ids = [item.resource.id for item in cardiology.entry]
+    with_cardiology = []
+    for item in everything:
+        location = item["resource"]["id"]
+        services = fhir(base, "GET", f"/HealthcareService?location=Location/{location}&specialty={CARDIOLOGY}")[2]
+        if services.get("entry"):
+            with_cardiology.append(location)
+        if len(with_cardiology) == 3:
+            break
+    assert ids[:3] == with_cardiology
+
+
 POINTS = [
     (51.88, 179.99),     # the Aleutians, across the antimeridian from Adak
     (52.0, -179.9),
