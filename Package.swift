@@ -45,6 +45,14 @@ let package = Package(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libvips (Debian's libvips-dev) for photos: decoded and written again (issue 28).
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        .target(
+            name: "ClinicImages",
+            dependencies: ["ClinicKit", "CVips"]),
         .target(
             name: "ClinicKit",
             dependencies: [
@@ -105,7 +113,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks",
-            exclude: ["postgis-compare.sh", "http-load.sh", "http-load", "find-stall.sh"]),
+            exclude: ["postgis-compare.sh", "http-load.sh", "http-load", "find-stall.sh", "near-vs-box.py"]),
         // The tests' own PostgreSQL (scripts/postgres.sh, once per test process), for the
         // PostgreSQL store's tests and the ClinicKit suite's PostgreSQL run.
         .target(
@@ -117,6 +125,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/ClinicTestPostgres"),
+        .testTarget(
+            name: "ClinicImagesTests",
+            dependencies: ["ClinicImages", "ClinicKit"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres"]),
