@@ -470,6 +470,11 @@ def test_location_near_equals_the_nearest_clinics_of_the_api(clinic, served):
     "/Appointment/$find?specialty=cardiology",          # nowhere to look
     "/Appointment/$find?near=40|-74&specialty=cardiology&start=2027-01-01&end=2026-12-01",
     "/Appointment/$find?location=Location/x",
+    "/Location?near=40|-74&_offset=9223372036854775807",  # an offset that would overflow when added to
+    "/Location?near=40|-74&_offset=-1",
+    "/Slot?schedule=Schedule/1&start=lt2001-01-02",     # a window that ends before it starts
+    "/Slot?schedule=Schedule/1&start=ge1960-01-01",     # before 1970
+    "/Appointment/$find?location=Location/1&start=12026-01-01",
 ])
 def test_bad_search_input_is_an_operation_outcome(clinic, served, path):
     status, content_type, body = fhir(served.url, "GET", path)
@@ -510,6 +515,12 @@ def test_bad_operation_input_is_an_operation_outcome(clinic, served):
     outcome(404, "GET", "/Nothing")
     outcome(405, "DELETE", "/Location/1")
     outcome(404, "GET", "/Location/999999999")
+    # Ids that carry an instant no one can write.
+    outcome(404, "GET", "/Slot/1-9223372036854775807")
+    outcome(404, "GET", "/Appointment/p-1-1-9223372036854775807", token=token)
+    outcome(400, "GET", "/Appointment?date=lt1960-01-01", token=token)
+    status, _, body = fhir(base, "GET", "/Appointment?date=gt9999-12-31", token=token)
+    assert status == 200 and body["total"] == 0
     # In Russian when asked.
     russian = outcome(404, "GET", "/Location/999999999", headers={"Accept-Language": "ru"})
     assert "нет" in russian.issue[0].details.text

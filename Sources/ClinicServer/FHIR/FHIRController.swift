@@ -308,15 +308,18 @@ struct FHIRController {
         let parameters = try parameters(request, allowed: ["schedule", "start", "status", "service-type", "specialty"])
         guard let scheduleText = parameters.first("schedule") else { throw ServerError.invalid(.fhirParameterMissing, "schedule") }
         let doctorId = try FHIRParameters.id(scheduleText, type: "Schedule", parameter: "schedule")
-        var window = Date()..<Date().addingTimeInterval(7 * 86_400)
         var lower: Date?, upper: Date?
         for text in parameters.values("start") {
             let range = try FHIRParameters.dateRange(text, parameter: "start")
-            if range.lowerBound > Date(timeIntervalSince1970: 0) { lower = max(lower ?? range.lowerBound, range.lowerBound) }
-            if range.upperBound < Date(timeIntervalSince1970: 253_402_300_799) { upper = min(upper ?? range.upperBound, range.upperBound) }
+            if range.lowerBound > FHIRParameters.instants.lowerBound { lower = max(lower ?? range.lowerBound, range.lowerBound) }
+            if range.upperBound < FHIRParameters.instants.upperBound { upper = min(upper ?? range.upperBound, range.upperBound) }
         }
-        if let lower { window = lower..<(upper ?? lower.addingTimeInterval(7 * 86_400)) }
-        else if let upper { window = Date()..<upper }
+        let from = lower ?? Date(), to = upper ?? from.addingTimeInterval(7 * 86_400)
+        // Bounds that cross (start=lt2020-01-01 alone, or ge after lt) make no window.
+        guard to > from, to.timeIntervalSince(from) <= TimeInterval(PotentialQuery.maximumDays) * 86_400 else {
+            throw ClinicError.invalid(.potentialWindow, String(PotentialQuery.maximumDays))
+        }
+        let window = from..<to
         let statuses = Set(parameters.values("status").flatMap { $0.split(separator: ",").map(String.init) })
         guard statuses.isSubset(of: ["free", "busy", "busy-unavailable", "busy-tentative", "entered-in-error"]) else {
             throw ServerError.invalid(.fhirCode, statuses.sorted().joined(separator: ","))
@@ -331,10 +334,6 @@ struct FHIRController {
         let found = window
         let (place, slots) = try await dependencies.work(language) { [system = dependencies.system] in
             let place = try system.doctorPlace(doctorId)
-            guard found.upperBound > found.lowerBound,
-                  found.upperBound.timeIntervalSince(found.lowerBound) <= TimeInterval(PotentialQuery.maximumDays) * 86_400 else {
-                throw ClinicError.invalid(.potentialWindow, String(PotentialQuery.maximumDays))
-            }
             if let specialty, place.department.specialization != specialty { return (place, [Slot]()) }
             let zone = place.clinic.zone
             let first = LocalDateTime.of(found.lowerBound, in: zone).at(minuteOfDay: 0)
@@ -353,10 +352,10 @@ struct FHIRController {
         _ = try parameters(request, allowed: [])
         let text = context.parameters.get("id") ?? ""
         let parts = text.split(separator: "-")
-        guard parts.count == 2, let doctorId = Int64(parts[0]), let seconds = Int64(parts[1]), doctorId > 0 else {
+        guard parts.count == 2, let doctorId = Int64(parts[0]), doctorId > 0,
+              let start = Int64(parts[1]).flatMap(FHIRParameters.instant(seconds:)) else {
             throw ClinicError(.notFound, .resourceNotFound, "Slot", text)
         }
-        let start = Date(timeIntervalSince1970: TimeInterval(seconds))
         let language = context.language
         let (place, slot) = try await dependencies.work(language) { [system = dependencies.system] in
             let place = try system.doctorPlace(doctorId)

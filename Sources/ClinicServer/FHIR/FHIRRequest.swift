@@ -94,13 +94,23 @@ struct FHIRParameters: Sendable {
     static func instant(_ text: String, parameter: String) throws -> Date {
         // `2026-12-01T10:00:00+01:00` with its plus not encoded arrives with a space.
         let text = text.replacingOccurrences(of: " ", with: "+")
-        if text.count == 10, let day = try? TimeInput.parseDay(text) {
-            return Date(timeIntervalSince1970: TimeInterval(day.daysSinceEpoch * 86_400))
+        if text.count == 10, let day = try? TimeInput.parseDay(text),
+           let date = instant(seconds: day.daysSinceEpoch * 86_400) {
+            return date
         }
-        guard case .instant(let date)? = try? TimeInput.parse(text) else {
+        guard case .instant(let date)? = try? TimeInput.parse(text), FHIRParameters.instants.contains(date) else {
             throw ServerError.invalid(.fhirDate, parameter, text)
         }
         return date
+    }
+
+    /// The instants this server reads and writes: 1970 to the end of 9999 (four-digit years).
+    static let instants = Date(timeIntervalSince1970: 0)...Date(timeIntervalSince1970: 253_402_300_799)
+
+    /// An instant from whole seconds since 1970 (a slot's or a proposal's id), nil outside `instants`.
+    static func instant(seconds: Int64) -> Date? {
+        guard seconds >= 0, seconds <= 253_402_300_799 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     /// A date search value with its prefix: `ge2026-12-01`, `lt2026-12-02T00:00:00Z`; `eq` (or
@@ -111,13 +121,14 @@ struct FHIRParameters: Sendable {
         if let found = prefixes.first(where: { text.hasPrefix($0) }) { prefix = found; value = String(text.dropFirst(2)) }
         let start = try instant(value, parameter: parameter)
         let width: TimeInterval = value.count == 10 ? 86_400 : 1
-        let distantPast = Date(timeIntervalSince1970: 0), distantFuture = Date(timeIntervalSince1970: 253_402_300_799)
+        // `start` is within `instants`, so no bound below passes another.
+        let first = instants.lowerBound, last = instants.upperBound, next = min(start.addingTimeInterval(width), last)
         switch prefix {
-        case "eq": return start..<start.addingTimeInterval(width)
-        case "ge": return start..<distantFuture
-        case "gt": return start.addingTimeInterval(width)..<distantFuture
-        case "le": return distantPast..<start.addingTimeInterval(width)
-        case "lt": return distantPast..<start
+        case "eq": return start..<next
+        case "ge": return start..<last
+        case "gt": return next..<last
+        case "le": return first..<next
+        case "lt": return first..<start
         default: throw ServerError.invalid(.fhirDate, parameter, text)
         }
     }

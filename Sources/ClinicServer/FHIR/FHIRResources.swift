@@ -208,9 +208,8 @@ enum FHIRResources {
         let parts = id.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.first == "p", parts.count == 4 || parts.count == 5 else { return nil }
         let numbers = parts.dropFirst().compactMap { Int64($0) }.filter { $0 > 0 }
-        guard numbers.count == parts.count - 1 else { return nil }
-        return Proposed(departmentId: numbers[0], doctorId: numbers[1], start: Date(timeIntervalSince1970: TimeInterval(numbers[2])),
-                        visitTypeId: numbers.count == 4 ? numbers[3] : nil)
+        guard numbers.count == parts.count - 1, let start = FHIRParameters.instant(seconds: numbers[2]) else { return nil }
+        return Proposed(departmentId: numbers[0], doctorId: numbers[1], start: start, visitTypeId: numbers.count == 4 ? numbers[3] : nil)
     }
 
     /// A hold's id, `hold-7`, and back.

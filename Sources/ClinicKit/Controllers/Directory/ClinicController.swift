@@ -131,8 +131,9 @@ public final class ClinicController: Sendable {
     public func nearestPage(to point: Coordinate, _ query: NearestQuery, state: String? = nil,
                             offset: Int) throws -> (items: [NearbyClinic], more: Bool) {
         try query.validate()
-        guard offset >= 0, offset + query.limit <= Self.maximumReach else {
-            throw ClinicError.invalid(.limitBetween, String(offset + query.limit), "1", String(Self.maximumReach))
+        // `offset` comes from outside: compared before it is added to, so a huge one cannot overflow.
+        guard offset >= 0, offset <= Self.maximumReach - query.limit else {
+            throw ClinicError.invalid(.limitBetween, String(offset), "0", String(Self.maximumReach - query.limit))
         }
         let reach = offset + query.limit
         let found = try nearest(to: point, query, state: state, reach: min(reach + 1, Self.maximumReach))
