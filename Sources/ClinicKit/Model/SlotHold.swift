@@ -24,9 +24,6 @@ public struct SlotHold: Hashable, Sendable {
         self.expiresAt = expiresAt; self.createdAt = createdAt
     }
 
-    /// Whether the hold still holds its slot at `now`.
-    public func isLive(at now: Date) -> Bool { expiresAt > now }
-
     public init(row: Row) throws {
         let table = "slot_holds"
         id = try row.value("id", in: table); clientId = try row.value("client_id", in: table)
