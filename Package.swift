@@ -50,6 +50,11 @@ let package = Package(
             name: "CVips",
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]),
+        // zlib (Debian's zlib1g-dev): a PDF's compressed streams are looked into for scripts (issue 28).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "ClinicImages",
             dependencies: ["ClinicKit", "CVips"]),
@@ -61,6 +66,7 @@ let package = Package(
                 "CArgon2",
                 "CGEOS",
                 "CCurl",
+                "CZlib",
             ]),
         // The HTTP front: routes, middleware and the mapping of ClinicKit's errors to HTTP;
         // no SQL and no business rules.
@@ -100,6 +106,7 @@ let package = Package(
             name: "clinic",
             dependencies: [
                 "ClinicKit",
+                "ClinicImages",
                 "ClinicServer",
                 "ClinicStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -131,7 +138,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres"]),
+            dependencies: ["ClinicKit", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres"]),
         .testTarget(
             name: "ClinicStorePostgresTests",
             dependencies: [

@@ -10,9 +10,8 @@ import Foundation
 /// and HEIF are decoded: libvips's other loaders (PDF, ImageMagick…) are blocked
 /// (`cvips_init`), and a file is checked against its detected kind before decoding.
 public struct VipsImageProcessor: ImageProcessing {
-    public init() throws {
-        try Self.initialise()
-    }
+    /// libvips is started by the first photo (a command that never sees one never loads it).
+    public init() {}
 
     /// libvips is initialised once per process.
     private static let state = LockedState()
@@ -39,6 +38,7 @@ public struct VipsImageProcessor: ImageProcessing {
     ]
 
     public func process(_ data: Data, kind: AttachmentKind) throws -> ProcessedImage {
+        try Self.initialise()
         guard kind.isImage, let expected = Self.loaders[kind] else { throw Self.undecodable() }
         return try data.withUnsafeBytes { raw -> ProcessedImage in
             guard let base = raw.baseAddress, raw.count > 0 else { throw Self.undecodable() }

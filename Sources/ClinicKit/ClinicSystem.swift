@@ -16,25 +16,32 @@ public final class ClinicSystem: Sendable {
     public let appointments: AppointmentController
     public let staff: StaffController
     public let outbox: Outbox
+    /// Files on appointments and the conversations with the clinic (issue 28).
+    public let attachments: AttachmentController
 
     /// - Parameters:
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
     ///     tests): clinic time zones are then the import file's, else `ZoneApproximation`'s.
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
+    ///   - images: what decodes and writes photos again (ClinicImages' libvips); nil: photos are
+    ///     refused as attachments (`unsupported_type`), PDFs are taken.
     public convenience init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                            remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(store: database, sqlite: database, resources: resources, hasher: hasher, remoteGeocoder: remoteGeocoder, now: now)
+                            remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
+                            now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(store: database, sqlite: database, resources: resources, hasher: hasher, remoteGeocoder: remoteGeocoder,
+                  images: images, now: now)
     }
 
     /// A system over any store (see `init(database:…)` for the parameters).
     public convenience init(store: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                            remoteGeocoder: (any Geocoder)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+                            remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
+                            now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(store: store, sqlite: store as? DatabaseManager, resources: resources, hasher: hasher,
-                  remoteGeocoder: remoteGeocoder, now: now)
+                  remoteGeocoder: remoteGeocoder, images: images, now: now)
     }
 
     private init(store database: any ClinicStore, sqlite: DatabaseManager?, resources: Resources?, hasher: PasswordHasher,
-                 remoteGeocoder: (any Geocoder)?, now: @escaping @Sendable () -> Date) {
+                 remoteGeocoder: (any Geocoder)?, images: (any ImageProcessing)?, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.sqlite = sqlite
         self.resources = resources
@@ -50,6 +57,7 @@ public final class ClinicSystem: Sendable {
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
         appointments = AppointmentController(database: database, now: now)
         outbox = Outbox(database: database, now: now)
+        attachments = AttachmentController(database: database, images: images, now: now)
         staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments) { [clients] password, login, name, surname in
             try clients.passwordProblem(password, login: login, name: name, surname: surname)
         }

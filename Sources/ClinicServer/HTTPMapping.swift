@@ -90,6 +90,8 @@ enum HTTPMapping {
              .geocodeFailed: .unprocessableContent
         case .accountLocked, .rateLimited: .tooManyRequests
         case .busy, .storeUnreachable: .serviceUnavailable
+        case .fileTooLarge: .contentTooLarge
+        case .unsupportedType: .unsupportedMediaType
         case .migrationMismatch, .databaseTooNew, .storage, .keyError, .internalError, .storeURLInvalid, .storeAuthFailed,
              .storeDatabaseMissing, .storeUnsupported: .internalServerError
         }

@@ -170,6 +170,15 @@ public enum StoreCopy {
             table("slot_holds", [("id", .int), ("client_id", .int), ("clinic_id", .int), ("department_id", .int),
                                  ("doctor_id", .int), ("visit_type_id", .int), ("starts_at", .instant), ("ends_at", .instant),
                                  ("expires_at", .instant), ("created_at", .instant)]),
+            table("attachments", [("id", .int), ("appointment_id", .int), ("client_id", .int), ("author", .text),
+                                  ("staff_id", .int), ("content_type", .text), ("size", .int), ("width", .int), ("height", .int),
+                                  ("thumbnail_size", .int), ("chunk_size", .int), ("meta", .blob), ("created_at", .instant)]),
+            table("attachment_chunks", [("id", .int), ("attachment_id", .int), ("part", .int), ("idx", .int), ("data", .blob)]),
+            table("threads", identity: false, orderBy: "appointment_id",
+                  [("appointment_id", .int), ("client_id", .int), ("clinic_id", .int), ("state", .text), ("patient_unread", .int),
+                   ("staff_unread", .int), ("last_at", .instant)]),
+            table("thread_messages", [("id", .int), ("appointment_id", .int), ("author", .text), ("staff_id", .int),
+                                      ("body", .blob), ("attachment_id", .int), ("created_at", .instant)]),
         ]
     }()
 

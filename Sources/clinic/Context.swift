@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClinicImages
 import ClinicKit
 import Foundation
 
@@ -61,14 +62,15 @@ struct Context {
         let resources = try Resources.locate(environment: environment)
         if case .postgres(let url) = try storeLocation() {
             let store = try PostgresAdmin.open(self, url, resources: resources, connections: connections, migrate: migrate)
-            let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder())
+            let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder(), images: VipsImageProcessor())
             try initializeIfNew(system, initialize)
             return system
         }
         let migrations = try Migration.load(from: resources.migrations)
         let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
-        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder())
+        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder(),
+                                  images: VipsImageProcessor())
         noteZoneChanges(system)
         try initializeIfNew(system, initialize)
         if migrate && !database.isReadOnly {

@@ -5,7 +5,8 @@ extension ClinicError.Code {
     /// The process's exit status for the code. Stable: documented in docs/CLI.md.
     var exitStatus: Int32 {
         switch self {
-        case .invalidInput, .weakPassword, .privacyNotAccepted, .storeURLInvalid, .storeUnsupported: return 2
+        case .invalidInput, .weakPassword, .privacyNotAccepted, .storeURLInvalid, .storeUnsupported, .fileTooLarge,
+             .unsupportedType: return 2
         case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
         case .notFound, .geocodeFailed: return 4
         case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,

@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func theLongestSideIsCappedAndSmallPhotosAreNotEnlarged() throws {
-        let processor = try VipsImageProcessor()
+        let processor = VipsImageProcessor()
         let wide = try processor.process(try fixture("wide.jpg"), kind: .jpeg)
         #expect(wide.width == ImageLimits.longestSide && wide.height == 53, "3400×60 fitted in 3000: \(wide.width)×\(wide.height)")
         let small = try processor.process(try fixture("alpha.png"), kind: .png)
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func whatDoesNotDecodeIsRefused() throws {
-        let processor = try VipsImageProcessor()
+        let processor = VipsImageProcessor()
         for (name, kind) in [("truncated.jpg", AttachmentKind.jpeg), ("garbage.bin", .jpeg), ("tiny.pdf", .pdf),
                              ("portrait-exif.jpg", .png), ("alpha.png", .heif)] {
             var refused: ClinicError?

@@ -108,6 +108,10 @@ public struct ExportJSON: Encodable, Sendable {
     public let appointments: [AppointmentHistoryJSON]
     public let sessions: [Session]
     public let messages: [MessageJSON]
+    /// The files on the appointments: what they are and their SHA-256; the bytes are fetched
+    /// one by one (`GET /v1/appointments/{id}/attachments/{aid}`, `clinic appointments attachment get`).
+    public let attachments: [AttachmentJSON]
+    public let conversations: [ConversationJSON]
 
     public init(_ data: PersonalExport) {
         account = Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
@@ -116,5 +120,7 @@ public struct ExportJSON: Encodable, Sendable {
         appointments = data.appointments.map(AppointmentHistoryJSON.init)
         sessions = data.sessions.map { Session(createdAt: DateText.iso8601($0.createdAt), lastUsedAt: DateText.iso8601($0.lastUsedAt)) }
         messages = data.messages.map(MessageJSON.init)
+        attachments = data.attachments.map(AttachmentJSON.init)
+        conversations = data.conversations.map(ConversationJSON.init)
     }
 }

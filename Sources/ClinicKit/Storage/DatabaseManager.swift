@@ -108,7 +108,11 @@ public final class DatabaseManager: Sendable {
             pool = try DatabasePool(path: path, configuration: configuration)
             // A commit is on disk when it returns, power loss included. DatabasePool sets
             // NORMAL on its writer while opening (after `prepareDatabase`), so this comes after.
-            if !readOnly { try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") } }
+            // secure_delete: what is deleted (a removed attachment, a deleted account) is
+            // overwritten in the file, not left in free pages until a VACUUM.
+            if !readOnly {
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA secure_delete = ON") }
+            }
         } catch {
             throw damaged(error, path) ?? ClinicError(.storage, .databaseUnavailable, path, Self.describe(error))
         }

@@ -71,6 +71,10 @@ extension DatabaseManager {
             }
             try Self.reseal(db, table: "deliveries", column: "payload", key: "id", old: old, next: next) { "delivery:\($0)" }
             try Self.reseal(db, table: "calendar_feeds", column: "token_sealed", key: "client_id", old: old, next: next) { "calendar:\($0)" }
+            try Self.reseal(db, table: "attachments", column: "meta", key: "id", old: old, next: next) {
+                AttachmentController.metaContext($0)
+            }
+            try Self.resealAttachmentBytes(db, old: old, next: next)
             try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
                            arguments: [Self.keyCheckSetting, KeyFile.check(fresh)])
             return rows.count
@@ -94,6 +98,27 @@ extension DatabaseManager {
             let plain = try old.open(bytes: try stored(row, column, of: table), context: context(id))
             try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?",
                            arguments: [try next.seal(bytes: plain, context: context(id)), id])
+        }
+    }
+
+    /// Seals the attachments' chunks and the conversations' messages again under the next key,
+    /// one row at a time (a chunk is up to 256 KiB: the rows are never all in memory at once).
+    static func resealAttachmentBytes(_ db: Database, old: FieldCipher, next: FieldCipher) throws {
+        guard try db.tableExists("attachment_chunks") else { return }
+        for id in try Int64.fetchAll(db, sql: "SELECT id FROM attachment_chunks ORDER BY id") {
+            guard let row = try Row.fetchOne(db, sql: "SELECT attachment_id, part, idx, data FROM attachment_chunks WHERE id = ?",
+                                             arguments: [id]) else { continue }
+            let part = AttachmentPart(rawValue: try stored(row, "part", of: "attachment_chunks")) ?? .file
+            let context = AttachmentController.chunkContext(try stored(row, "attachment_id", of: "attachment_chunks"), part,
+                                                            try stored(row, "idx", of: "attachment_chunks"))
+            let plain = try old.open(bytes: try stored(row, "data", of: "attachment_chunks"), context: context)
+            try db.execute(sql: "UPDATE attachment_chunks SET data = ? WHERE id = ?", arguments: [try next.seal(bytes: plain, context: context), id])
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT id, appointment_id, body FROM thread_messages") {
+            let context = AttachmentController.threadContext(try stored(row, "appointment_id", of: "thread_messages"))
+            let plain = try old.open(bytes: try stored(row, "body", of: "thread_messages"), context: context)
+            try db.execute(sql: "UPDATE thread_messages SET body = ? WHERE id = ?",
+                           arguments: [try next.seal(bytes: plain, context: context), try stored(row, "id", of: "thread_messages") as Int64])
         }
     }
 

@@ -47,6 +47,11 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The target of `admin copy` already holds data (a PostgreSQL table with rows, a
         /// non-empty file).
         case storeNotEmpty = "store_not_empty"
+        /// A file over the size an attachment may have.
+        case fileTooLarge = "file_too_large"
+        /// A file that is not one of the kinds taken, or whose name or declared type says
+        /// another kind than its bytes.
+        case unsupportedType = "unsupported_type"
     }
 
     public let code: Code

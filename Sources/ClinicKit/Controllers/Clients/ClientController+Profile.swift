@@ -25,6 +25,10 @@ public struct PersonalExport: Sendable {
     public let sessions: [(createdAt: Date, lastUsedAt: Date)]
     /// The inbox, newest first.
     public let messages: [InboxMessage]
+    /// The files on the patient's appointments (theirs and the clinic's), by appointment.
+    public var attachments: [AttachmentInfo] = []
+    /// The conversations with the clinics, the latest first.
+    public var conversations: [Conversation] = []
 }
 
 extension ClientController {
@@ -126,7 +130,9 @@ extension ClientController {
                 (createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
             }
             let messages = try tx.keepsInboxes() ? Inbox.messages(tx, clientId: clientId, limit: 100_000) : []
-            return PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
+            var export = PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
+            (export.attachments, export.conversations) = try AttachmentController.export(tx, database: database, clientId: clientId)
+            return export
         }
     }
 

@@ -18,12 +18,12 @@ import Foundation
 // only while unconverted callers remain.
 
 /// What a read transaction offers: a consistent snapshot.
-public protocol StoreReading: AppointmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,
+public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,
                               StaffReading {}
 
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
-public protocol StoreWriting: StoreReading, AppointmentWriting, ClientWriting, DirectoryWriting, GeoWriting, MessageWriting,
+public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWriting, ClientWriting, DirectoryWriting, GeoWriting, MessageWriting,
                               SecurityWriting, StaffWriting {}
 
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared

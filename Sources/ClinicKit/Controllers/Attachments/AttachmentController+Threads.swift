@@ -1,0 +1,222 @@
+import Foundation
+
+/// A message of an appointment's conversation, opened.
+public struct ThreadMessage: Sendable, Equatable {
+    public let id: Int64
+    public let author: AttachmentAuthor
+    /// The staff member who wrote it, by name (nil for the patient's, or an account gone since).
+    public let staffName: String?
+    public let text: String
+    public let attachmentId: Int64?
+    public let createdAt: Date
+}
+
+/// An appointment's conversation as one side sees it.
+public struct Conversation: Sendable, Equatable {
+    public let appointmentId: Int64
+    public let state: StoredThread.State
+    /// The messages the reader had not read before this look (they are read now).
+    public let unread: Int
+    public let messages: [ThreadMessage]
+}
+
+/// A conversation in the front desk's list: what it is about, without the patient's words.
+public struct ThreadSummary: Sendable, Equatable {
+    public let appointmentId: Int64
+    public let state: StoredThread.State
+    public let unread: Int
+    public let lastAt: Date
+    public let startsAt: Date
+    public let doctorName: String
+}
+
+/// The front desk's list of conversations.
+public struct ThreadList: Sendable, Equatable {
+    public let items: [ThreadSummary]
+    /// Unread messages in the clinic's open conversations.
+    public let unread: Int
+}
+
+extension AttachmentController {
+    /// The patient writes to the clinic of their appointment (the conversation is opened, or
+    /// opened again if it was closed), optionally pointing at one of the appointment's files.
+    public func write(clientId: Int64, appointmentId: Int64, text: String, attachmentId: Int64? = nil) throws -> ThreadMessage {
+        let text = try Inbox.checkedText(text)
+        let now = self.now()
+        return try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.owned(tx, appointmentId, clientId)
+            var thread = try tx.thread(ofAppointment: appointmentId)
+                ?? StoredThread(appointmentId: appointmentId, clientId: clientId, clinicId: appointment.clinicId, state: .open,
+                                patientUnread: 0, staffUnread: 0, lastAt: now)
+            thread.state = .open
+            thread.staffUnread += 1
+            thread.lastAt = now
+            return try post(tx, thread, author: .patient, staff: nil, text: text, attachmentId: attachmentId, now: now)
+        }
+    }
+
+    /// The patient's conversation about their appointment; its messages are read now.
+    public func conversation(clientId: Int64, appointmentId: Int64) throws -> Conversation {
+        try database.writing { tx in
+            _ = try Self.owned(tx, appointmentId, clientId)
+            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
+                return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
+            }
+            let unread = thread.patientUnread
+            if unread > 0 {
+                thread.patientUnread = 0
+                try tx.saveThread(thread)
+            }
+            return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+        }
+    }
+
+    /// The patient's unread answers, over all their conversations.
+    public func unreadAnswers(clientId: Int64) throws -> Int {
+        try database.reading { tx in try tx.threads(ofClient: clientId).reduce(0) { $0 + $1.patientUnread } }
+    }
+
+    /// The front desk's conversations of its clinic in a state, the latest first.
+    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200) throws -> ThreadList {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        return try database.reading { tx in
+            let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
+                try tx.appointment(id: thread.appointmentId).map {
+                    ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
+                                  lastAt: thread.lastAt, startsAt: $0.startsAt, doctorName: $0.doctorName)
+                }
+            }
+            let open = state == .open ? items.map(\.unread)
+                : try tx.threads(ofClinic: member.clinicId, state: .open, limit: 500).map(\.staffUnread)
+            return ThreadList(items: items, unread: open.reduce(0, +))
+        }
+    }
+
+    /// The front desk reads an appointment's conversation (an audit event, `thread.read`, the
+    /// patient sees); its messages are read now.
+    public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> Conversation {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let now = self.now()
+        return try database.writing { tx in
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
+                return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
+            }
+            let unread = thread.staffUnread
+            if unread > 0 {
+                thread.staffUnread = 0
+                try tx.saveThread(thread)
+            }
+            try AuditLog.append(tx, by: member.auditActor, action: "thread.read", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
+            return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+        }
+    }
+
+    /// The front desk answers: the patient is told in the inbox (and by e-mail) in their language.
+    public func answer(_ member: StaffMember, appointmentId: Int64, text: String, attachmentId: Int64? = nil,
+                       requestId: String? = nil) throws -> ThreadMessage {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let text = try Inbox.checkedText(text)
+        let now = self.now()
+        return try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            guard let clientId = appointment.clientId else { throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId)) }
+            var thread = try tx.thread(ofAppointment: appointmentId)
+                ?? StoredThread(appointmentId: appointmentId, clientId: clientId, clinicId: appointment.clinicId, state: .open,
+                                patientUnread: 0, staffUnread: 0, lastAt: now)
+            thread.patientUnread += 1
+            thread.staffUnread = 0
+            thread.lastAt = now
+            let message = try post(tx, thread, author: .staff, staff: member, text: text, attachmentId: attachmentId, now: now)
+            try Self.tell(tx, appointment, clientId: clientId, staffId: member.id, now: now)
+            try AuditLog.append(tx, by: member.auditActor, action: "thread.answer", clientId: clientId, appointmentId: appointmentId,
+                                requestId: requestId, detail: "", now: now)
+            return message
+        }
+    }
+
+    /// The front desk closes a conversation (the patient's next message opens it again).
+    public func close(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let now = self.now()
+        try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
+                throw ClinicError(.notFound, .threadNotFound, String(appointmentId))
+            }
+            thread.state = .closed
+            thread.staffUnread = 0
+            try tx.saveThread(thread)
+            try AuditLog.append(tx, by: member.auditActor, action: "thread.close", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
+        }
+    }
+
+    // MARK: Inside a transaction
+
+    func post(_ tx: any StoreWriting, _ thread: StoredThread, author: AttachmentAuthor, staff: StaffMember?, text: String,
+              attachmentId: Int64?, now: Date) throws -> ThreadMessage {
+        if let attachmentId {
+            guard let attachment = try tx.attachment(id: attachmentId), attachment.appointmentId == thread.appointmentId else {
+                throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
+            }
+        }
+        try tx.saveThread(thread)
+        let sealed = try database.sealingCipher(tx).seal(bytes: Data(text.utf8), context: Self.threadContext(thread.appointmentId))
+        let id = try tx.insertThreadMessage(appointmentId: thread.appointmentId, author: author, staffId: staff?.id, body: sealed,
+                                            attachmentId: attachmentId, at: now)
+        return ThreadMessage(id: id, author: author, staffName: staff.map { "\($0.name) \($0.surname)" }, text: text,
+                             attachmentId: attachmentId, createdAt: Date(seconds: now.seconds))
+    }
+
+    func messages(_ tx: any StoreReading, _ thread: StoredThread) throws -> [ThreadMessage] {
+        try Self.messages(tx, thread, cipher: database.cipher(tx))
+    }
+
+    static func messages(_ tx: any StoreReading, _ thread: StoredThread, cipher: FieldCipher) throws -> [ThreadMessage] {
+        var names: [Int64: String] = [:]
+        return try tx.threadMessages(ofAppointment: thread.appointmentId).map { stored in
+            let plain = try cipher.open(bytes: stored.body, context: Self.threadContext(thread.appointmentId))
+            var name: String?
+            if let staffId = stored.staffId {
+                if names[staffId] == nil, let member = try? tx.staffMember(id: staffId) { names[staffId] = "\(member.name) \(member.surname)" }
+                name = names[staffId]
+            }
+            return ThreadMessage(id: stored.id, author: stored.author, staffName: name, text: String(decoding: plain, as: UTF8.self),
+                                 attachmentId: stored.attachmentId, createdAt: stored.createdAt)
+        }
+    }
+
+    static func threadContext(_ appointmentId: Int64) -> String { "thread:\(appointmentId)" }
+
+    /// The patient's files and conversations for the data export (read, not marked read).
+    static func export(_ tx: any StoreReading, database: any ClinicStore, clientId: Int64) throws
+        -> (attachments: [AttachmentInfo], conversations: [Conversation]) {
+        let cipher = try database.cipher(tx)
+        let files = try tx.attachments(ofClient: clientId).map { try info($0, cipher) }
+        let conversations = try tx.threads(ofClient: clientId).map { thread in
+            Conversation(appointmentId: thread.appointmentId, state: thread.state, unread: thread.patientUnread,
+                         messages: try messages(tx, thread, cipher: cipher))
+        }
+        return (files, conversations)
+    }
+
+    /// The inbox message (and e-mail) that the clinic answered: it says where, not what (the
+    /// words stay sealed in the conversation).
+    static func tell(_ tx: any StoreWriting, _ appointment: Appointment, clientId: Int64, staffId: Int64, now: Date) throws {
+        guard try tx.keepsInboxes(),
+              let context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
+        else { return }
+        let language = context.language ?? .en
+        let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: context.timeZone), language: language)
+        try Inbox.post(tx, clientId: clientId, kind: .clinic,
+                       subject: Strings.text(.threadAnswerSubject, language, [context.clinicName]),
+                       body: Strings.text(.threadAnswerBody, language, [context.clinicName, when, String(appointment.id ?? 0)]),
+                       appointmentId: appointment.id, clinicId: appointment.clinicId, staffId: staffId,
+                       emailConfirmed: context.emailConfirmed, now: now)
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+
+/// Files on appointments and the conversation of each appointment with its clinic (issue 28).
+///
+/// Who may do what:
+/// - the patient adds (at most `AttachmentLimits.maximumFiles`), lists, downloads and removes
+///   their own files until the visit starts, and writes to the clinic at any time;
+/// - the clinic's staff list and open an appointment's files (a doctor only those of their own
+///   visits), each opening an audit event the patient sees in the access log; they may attach a
+///   document for the patient (a care plan);
+/// - the front desk (receptionists, clinic admins) reads and answers conversations and closes
+///   them; the patient is told of an answer in the inbox (and by e-mail) in their language.
+///
+/// A file is decided by its bytes (`AttachmentKind`); photos are decoded and written again
+/// (`ImageProcessing`: upright, no EXIF or GPS, at most 3,000 px, a thumbnail); PDFs are kept as
+/// sent unless they hold scripts or other active content. Bytes are sealed a chunk at a time
+/// under the personal-data key, and stored in one transaction: a failure stores nothing.
+public final class AttachmentController: Sendable {
+    let database: any ClinicStore
+    let images: (any ImageProcessing)?
+    let now: @Sendable () -> Date
+
+    init(database: any ClinicStore, images: (any ImageProcessing)?, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.images = images
+        self.now = now
+    }
+
+    // MARK: Checking a file
+
+    /// Checks a file from outside and makes what is kept of it. Refused (nothing stored
+    /// anywhere): empty, over 10 MiB, not a JPEG, PNG, HEIC/HEIF or PDF by its bytes, a declared
+    /// type or a name that says otherwise, a photo that does not decode or claims too many
+    /// pixels, a PDF with scripts.
+    public func prepare(_ upload: AttachmentUpload) throws -> PreparedAttachment {
+        guard !upload.data.isEmpty else { throw ClinicError.invalid(.attachmentEmpty) }
+        guard upload.data.count <= AttachmentLimits.maximumBytes else {
+            throw ClinicError(.fileTooLarge, .attachmentTooLarge, String(AttachmentLimits.maximumBytes / (1024 * 1024)))
+        }
+        guard let kind = AttachmentKind.detect(upload.data) else { throw ClinicError(.unsupportedType, .attachmentUnsupported) }
+        if let declared = upload.declaredType, !AttachmentFile.acceptsDeclared(declared, for: kind) {
+            throw ClinicError(.unsupportedType, .attachmentTypeMismatch, kind.contentType, String(declared.prefix(100)))
+        }
+        let name = try AttachmentFile.keptName(upload.name, kind: kind)
+        if kind.isImage {
+            guard let images else { throw ClinicError(.unsupportedType, .attachmentUnsupported) }
+            let image = try images.process(upload.data, kind: kind)
+            return PreparedAttachment(kind: kind, contentType: "image/jpeg", data: image.image, thumbnail: image.thumbnail,
+                                      width: image.width, height: image.height, name: name,
+                                      sha256: AttachmentFile.sha256(image.image))
+        }
+        if let active = AttachmentFile.activeContent(inPDF: upload.data) {
+            throw ClinicError.invalid(.attachmentPDFActive, active)
+        }
+        return PreparedAttachment(kind: kind, contentType: kind.contentType, data: upload.data, thumbnail: nil, width: nil,
+                                  height: nil, name: name, sha256: AttachmentFile.sha256(upload.data))
+    }
+
+    // MARK: The patient's files
+
+    /// Adds a file to the patient's own appointment before it starts.
+    public func add(clientId: Int64, appointmentId: Int64, _ file: PreparedAttachment) throws -> AttachmentInfo {
+        let now = self.now()
+        return try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.owned(tx, appointmentId, clientId)
+            guard appointment.status.isActive, appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
+            return try store(tx, file, appointment: appointment, author: .patient, staffId: nil, now: now)
+        }
+    }
+
+    /// The files of the patient's own appointment, oldest first.
+    public func list(clientId: Int64, appointmentId: Int64) throws -> [AttachmentInfo] {
+        try database.reading { tx in
+            _ = try Self.owned(tx, appointmentId, clientId)
+            let cipher = try database.cipher(tx)
+            return try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
+        }
+    }
+
+    /// One file of the patient's own appointment, to read a chunk at a time (`chunk`).
+    public func open(clientId: Int64, appointmentId: Int64, attachmentId: Int64, part: AttachmentPart = .file) throws
+        -> AttachmentContent {
+        try database.reading { tx in
+            _ = try Self.owned(tx, appointmentId, clientId)
+            return try Self.content(tx, database.cipher(tx), appointmentId, attachmentId, part)
+        }
+    }
+
+    /// Removes one of the patient's own files, before the visit.
+    public func remove(clientId: Int64, appointmentId: Int64, attachmentId: Int64) throws {
+        let now = self.now()
+        try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.owned(tx, appointmentId, clientId)
+            guard let stored = try tx.attachment(id: attachmentId), stored.appointmentId == appointmentId else {
+                throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
+            }
+            guard stored.author == .patient else { throw ClinicError(.forbidden, .attachmentNotYours, String(attachmentId)) }
+            guard appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
+            try tx.deleteAttachment(id: attachmentId)
+        }
+    }
+
+    // MARK: The clinic's side
+
+    /// The files of an appointment of the member's clinic (a doctor: of their own visits).
+    /// Listing names the files: an audit event (`attachment.list`) the patient sees.
+    public func list(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> [AttachmentInfo] {
+        let now = self.now()
+        return try database.writing { tx in
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            let cipher = try database.cipher(tx)
+            let list = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
+            try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId, detail: "\(list.count) files", now: now)
+            return list
+        }
+    }
+
+    /// Opens a file of an appointment of the member's clinic: an audit event (`attachment.open`)
+    /// the patient sees, committed before a byte is read.
+    public func open(_ member: StaffMember, appointmentId: Int64, attachmentId: Int64, part: AttachmentPart = .file,
+                     requestId: String? = nil) throws -> AttachmentContent {
+        let now = self.now()
+        return try database.writing { tx in
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            let content = try Self.content(tx, database.cipher(tx), appointmentId, attachmentId, part)
+            try AuditLog.append(tx, by: member.auditActor, action: part == .file ? "attachment.open" : "attachment.thumbnail",
+                                clientId: appointment.clientId, appointmentId: appointmentId, requestId: requestId,
+                                detail: "attachment \(attachmentId) (\(content.info.contentType), \(content.info.size) bytes)",
+                                now: now)
+            return content
+        }
+    }
+
+    /// A document the clinic attaches for the patient (a care plan after the visit), at any
+    /// time: staff of the clinic, a doctor for their own visits.
+    public func add(_ member: StaffMember, appointmentId: Int64, _ file: PreparedAttachment, requestId: String? = nil) throws
+        -> AttachmentInfo {
+        let now = self.now()
+        return try database.writing { tx in
+            try tx.lockAppointment(id: appointmentId)
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            let info = try store(tx, file, appointment: appointment, author: .staff, staffId: member.id, now: now)
+            try AuditLog.append(tx, by: member.auditActor, action: "attachment.add", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId,
+                                detail: "attachment \(info.id) (\(info.contentType), \(info.size) bytes)", now: now)
+            return info
+        }
+    }
+
+    // MARK: Reading bytes
+
+    /// Chunk `index` of an opened file, unsealed; `not_found` if the file was removed since.
+    public func chunk(_ content: AttachmentContent, index: Int) throws -> Data {
+        guard index >= 0, index < content.chunkCount else {
+            throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
+        }
+        return try database.reading { tx in
+            guard let sealed = try tx.attachmentChunk(content.info.id, part: content.part, index: index) else {
+                throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
+            }
+            return try database.cipher(tx).open(bytes: sealed, context: Self.chunkContext(content.info.id, content.part, index))
+        }
+    }
+
+    /// A whole file, for a caller that keeps it whole anyway (the CLI writing it to a file reads
+    /// chunk by chunk through `chunk` instead; this is for tests and small thumbnails).
+    public func bytes(_ content: AttachmentContent) throws -> Data {
+        var data = Data()
+        for index in 0..<content.chunkCount { data.append(try chunk(content, index: index)) }
+        return data
+    }
+
+    // MARK: Inside a transaction
+
+    func store(_ tx: any StoreWriting, _ file: PreparedAttachment, appointment: Appointment, author: AttachmentAuthor,
+               staffId: Int64?, now: Date) throws -> AttachmentInfo {
+        guard let appointmentId = appointment.id, let clientId = appointment.clientId else {
+            throw ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
+        }
+        let count = try tx.attachments(ofAppointment: appointmentId).filter { $0.author == author }.count
+        guard count < AttachmentLimits.maximumFiles else {
+            throw ClinicError(.limitReached, .attachmentLimit, String(AttachmentLimits.maximumFiles))
+        }
+        let cipher = try database.sealingCipher(tx)
+        let id = try tx.insertAttachment(NewAttachment(
+            appointmentId: appointmentId, clientId: clientId, author: author, staffId: staffId, contentType: file.contentType,
+            size: file.data.count, width: file.width, height: file.height, thumbnailSize: file.thumbnail?.count ?? 0,
+            chunkSize: AttachmentLimits.chunkSize, createdAt: now))
+        let meta = try JSONEncoder().encode(AttachmentMeta(name: file.name, sha256: file.sha256))
+        try tx.setAttachmentMeta(try cipher.seal(bytes: meta, context: Self.metaContext(id)), ofAttachment: id)
+        for (part, data) in [(AttachmentPart.file, file.data), (.thumbnail, file.thumbnail ?? Data())] {
+            var index = 0
+            var offset = data.startIndex
+            while offset < data.endIndex {
+                let end = min(offset + AttachmentLimits.chunkSize, data.endIndex)
+                try tx.insertAttachmentChunk(id, part: part, index: index,
+                                             data: try cipher.seal(bytes: data[offset..<end], context: Self.chunkContext(id, part, index)))
+                index += 1
+                offset = end
+            }
+        }
+        return AttachmentInfo(id: id, appointmentId: appointmentId, author: author, contentType: file.contentType,
+                              size: file.data.count, name: file.name, sha256: file.sha256, width: file.width, height: file.height,
+                              hasThumbnail: file.thumbnail != nil, createdAt: Date(seconds: now.seconds))
+    }
+
+    static func metaContext(_ id: Int64) -> String { "attachment:\(id)" }
+
+    static func chunkContext(_ id: Int64, _ part: AttachmentPart, _ index: Int) -> String {
+        "attachment:\(id):\(part.rawValue):\(index)"
+    }
+
+    static func info(_ stored: StoredAttachment, _ cipher: FieldCipher) throws -> AttachmentInfo {
+        guard let sealed = stored.meta else { throw ClinicError(.keyError, .personalUnreadable, metaContext(stored.id)) }
+        let plain = try cipher.open(bytes: sealed, context: metaContext(stored.id))
+        guard let meta = try? JSONDecoder().decode(AttachmentMeta.self, from: plain) else {
+            throw ClinicError(.keyError, .personalUnreadable, metaContext(stored.id))
+        }
+        return AttachmentInfo(id: stored.id, appointmentId: stored.appointmentId, author: stored.author,
+                              contentType: stored.contentType, size: stored.size, name: meta.name, sha256: meta.sha256,
+                              width: stored.width, height: stored.height, hasThumbnail: stored.thumbnailSize > 0,
+                              createdAt: stored.createdAt)
+    }
+
+    static func content(_ tx: any StoreReading, _ cipher: FieldCipher, _ appointmentId: Int64, _ attachmentId: Int64,
+                        _ part: AttachmentPart) throws -> AttachmentContent {
+        guard let stored = try tx.attachment(id: attachmentId), stored.appointmentId == appointmentId,
+              part == .file || stored.thumbnailSize > 0 else {
+            throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
+        }
+        let info = try info(stored, cipher)
+        let size = part == .file ? stored.size : stored.thumbnailSize
+        return AttachmentContent(info: info, part: part, size: size,
+                                 chunkCount: (size + stored.chunkSize - 1) / stored.chunkSize)
+    }
+
+    /// The patient's own appointment (`not_found`, or `forbidden` for another patient's, as
+    /// everywhere in the API).
+    static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
+        guard let appointment = try tx.appointment(id: id) else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        guard appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
+        return appointment
+    }
+
+    /// An appointment of the member's clinic with a patient (a doctor: their own visits);
+    /// `not_found` for any other, as if it did not exist.
+    static func visible(_ tx: any StoreReading, _ id: Int64, to member: StaffMember) throws -> Appointment {
+        guard let appointment = try tx.appointment(id: id), appointment.clinicId == member.clinicId, appointment.clientId != nil,
+              member.role != .doctor || appointment.doctorId == member.doctorId else {
+            throw ClinicError(.notFound, .appointmentNotFound, String(id))
+        }
+        return appointment
+    }
+}
+
+/// A file opened for reading: what it is, and how many chunks to read (`AttachmentController.chunk`).
+public struct AttachmentContent: Sendable {
+    public let info: AttachmentInfo
+    public let part: AttachmentPart
+    /// The bytes of this part (the file, or its thumbnail).
+    public let size: Int
+    public let chunkCount: Int
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+// The attachment area's operations in SQLite (`Storage/Seam/AttachmentStorage.swift`). The
+// rows' decoding (`init(row:)`) is public: PostgreSQL's rows come in the same form.
+
+extension StoredAttachment {
+    public init(row: Row) throws {
+        let table = "attachments"
+        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
+            throw ClinicError(.storage, .storageFailure, "attachments.author holds a value this version does not know")
+        }
+        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table),
+                  clientId: try row.value("client_id", in: table), author: author, staffId: try row.value("staff_id", in: table),
+                  contentType: try row.value("content_type", in: table), size: try row.value("size", in: table),
+                  width: try row.value("width", in: table), height: try row.value("height", in: table),
+                  thumbnailSize: try row.value("thumbnail_size", in: table), chunkSize: try row.value("chunk_size", in: table),
+                  meta: try row.value("meta", in: table), createdAt: try row.instant("created_at", in: table))
+    }
+}
+
+extension StoredThread {
+    public init(row: Row) throws {
+        let table = "threads"
+        guard let state = State(rawValue: try row.value("state", in: table, key: "appointment_id")) else {
+            throw ClinicError(.storage, .storageFailure, "threads.state holds a value this version does not know")
+        }
+        self.init(appointmentId: try row.value("appointment_id", in: table, key: "appointment_id"),
+                  clientId: try row.value("client_id", in: table, key: "appointment_id"),
+                  clinicId: try row.value("clinic_id", in: table, key: "appointment_id"), state: state,
+                  patientUnread: try row.value("patient_unread", in: table, key: "appointment_id"),
+                  staffUnread: try row.value("staff_unread", in: table, key: "appointment_id"),
+                  lastAt: try row.instant("last_at", in: table, key: "appointment_id"))
+    }
+}
+
+extension StoredThreadMessage {
+    public init(row: Row) throws {
+        let table = "thread_messages"
+        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
+            throw ClinicError(.storage, .storageFailure, "thread_messages.author holds a value this version does not know")
+        }
+        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table), author: author,
+                  staffId: try row.value("staff_id", in: table), body: try row.value("body", in: table),
+                  attachmentId: try row.value("attachment_id", in: table), createdAt: try row.instant("created_at", in: table))
+    }
+}
+
+extension SQLiteTransaction {
+    /// A database before migration 16 has no attachments: nothing to read.
+    private func keepsAttachments() throws -> Bool { try db.tableExists("attachments") }
+
+    func attachments(ofAppointment appointmentId: Int64) throws -> [StoredAttachment] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM attachments WHERE appointment_id = ? ORDER BY id",
+                                arguments: [appointmentId]).map(StoredAttachment.init(row:))
+    }
+
+    func attachments(ofClient clientId: Int64) throws -> [StoredAttachment] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM attachments WHERE client_id = ? ORDER BY appointment_id, id",
+                                arguments: [clientId]).map(StoredAttachment.init(row:))
+    }
+
+    func attachment(id: Int64) throws -> StoredAttachment? {
+        guard try keepsAttachments() else { return nil }
+        return try Row.fetchOne(db, sql: "SELECT * FROM attachments WHERE id = ?", arguments: [id]).map(StoredAttachment.init(row:))
+    }
+
+    func attachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int) throws -> Data? {
+        guard try keepsAttachments() else { return nil }
+        return try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM attachment_chunks WHERE attachment_id = ? AND part = ? AND idx = ?"),
+                                 arguments: [attachmentId, part.rawValue, index])
+    }
+
+    func thread(ofAppointment appointmentId: Int64) throws -> StoredThread? {
+        guard try keepsAttachments() else { return nil }
+        return try Row.fetchOne(db, sql: "SELECT * FROM threads WHERE appointment_id = ?", arguments: [appointmentId])
+            .map(StoredThread.init(row:))
+    }
+
+    func threadMessages(ofAppointment appointmentId: Int64) throws -> [StoredThreadMessage] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM thread_messages WHERE appointment_id = ? ORDER BY id",
+                                arguments: [appointmentId]).map(StoredThreadMessage.init(row:))
+    }
+
+    func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT * FROM threads WHERE clinic_id = ? AND state = ? ORDER BY last_at DESC, appointment_id DESC LIMIT ?
+            """, arguments: [clinicId, state.rawValue, limit]).map(StoredThread.init(row:))
+    }
+
+    func threads(ofClient clientId: Int64) throws -> [StoredThread] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM threads WHERE client_id = ? ORDER BY last_at DESC, appointment_id DESC",
+                                arguments: [clientId]).map(StoredThread.init(row:))
+    }
+
+    func lockAppointment(id: Int64) throws {}
+
+    func insertAttachment(_ a: NewAttachment) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO attachments (appointment_id, client_id, author, staff_id, content_type, size, width, height, thumbnail_size,
+                                     chunk_size, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [a.appointmentId, a.clientId, a.author.rawValue, a.staffId, a.contentType, a.size, a.width, a.height,
+                             a.thumbnailSize, a.chunkSize, a.createdAt.seconds])
+        return db.lastInsertedRowID
+    }
+
+    func setAttachmentMeta(_ sealed: Data, ofAttachment id: Int64) throws {
+        try db.execute(sql: "UPDATE attachments SET meta = ? WHERE id = ?", arguments: [sealed, id])
+    }
+
+    func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws {
+        try db.execute(sql: "INSERT INTO attachment_chunks (attachment_id, part, idx, data) VALUES (?, ?, ?, ?)",
+                       arguments: [attachmentId, part.rawValue, index, data])
+    }
+
+    func deleteAttachment(id: Int64) throws {
+        try db.execute(sql: "DELETE FROM attachments WHERE id = ?", arguments: [id])
+    }
+
+    func saveThread(_ t: StoredThread) throws {
+        try db.execute(sql: """
+            INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (appointment_id) DO UPDATE SET state = excluded.state, patient_unread = excluded.patient_unread,
+                staff_unread = excluded.staff_unread, last_at = excluded.last_at
+            """, arguments: [t.appointmentId, t.clientId, t.clinicId, t.state.rawValue, t.patientUnread, t.staffUnread,
+                             t.lastAt.seconds])
+    }
+
+    func insertThreadMessage(appointmentId: Int64, author: AttachmentAuthor, staffId: Int64?, body: Data, attachmentId: Int64?,
+                             at: Date) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO thread_messages (appointment_id, author, staff_id, body, attachment_id, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [appointmentId, author.rawValue, staffId, body, attachmentId, at.seconds])
+        return db.lastInsertedRowID
+    }
+}

@@ -1,0 +1,97 @@
+import ClinicKit
+import Foundation
+import GRDB
+
+// The attachment area's operations on PostgreSQL (`Storage/Seam/AttachmentStorage.swift`), as
+// SQLiteTransaction+Attachments.swift does them. What SQLite's single writer gave for free is
+// the appointment's row lock: a rule that counts an appointment's files or reads its thread
+// and then writes takes it first (`lockAppointment`).
+
+extension PostgresTransaction {
+    func attachments(ofAppointment appointmentId: Int64) throws -> [StoredAttachment] {
+        try rows("SELECT * FROM attachments WHERE appointment_id = $1 ORDER BY id", [appointmentId]).map(StoredAttachment.init(row:))
+    }
+
+    func attachments(ofClient clientId: Int64) throws -> [StoredAttachment] {
+        try rows("SELECT * FROM attachments WHERE client_id = $1 ORDER BY appointment_id, id", [clientId])
+            .map(StoredAttachment.init(row:))
+    }
+
+    func attachment(id: Int64) throws -> StoredAttachment? {
+        try row("SELECT * FROM attachments WHERE id = $1", [id]).map(StoredAttachment.init(row:))
+    }
+
+    func attachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int) throws -> Data? {
+        try value(Data.self, "SELECT data FROM attachment_chunks WHERE attachment_id = $1 AND part = $2 AND idx = $3",
+                  [attachmentId, part.rawValue, index])
+    }
+
+    func thread(ofAppointment appointmentId: Int64) throws -> StoredThread? {
+        try row("SELECT * FROM threads WHERE appointment_id = $1", [appointmentId]).map(StoredThread.init(row:))
+    }
+
+    func threadMessages(ofAppointment appointmentId: Int64) throws -> [StoredThreadMessage] {
+        try rows("SELECT * FROM thread_messages WHERE appointment_id = $1 ORDER BY id", [appointmentId])
+            .map(StoredThreadMessage.init(row:))
+    }
+
+    func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
+        try rows("""
+            SELECT * FROM threads WHERE clinic_id = $1 AND state = $2 ORDER BY last_at DESC, appointment_id DESC LIMIT $3
+            """, [clinicId, state.rawValue, limitBind(limit)]).map(StoredThread.init(row:))
+    }
+
+    func threads(ofClient clientId: Int64) throws -> [StoredThread] {
+        try rows("SELECT * FROM threads WHERE client_id = $1 ORDER BY last_at DESC, appointment_id DESC", [clientId])
+            .map(StoredThread.init(row:))
+    }
+
+    func lockAppointment(id: Int64) throws {
+        try execute("SELECT 1 FROM appointments WHERE id = $1 FOR UPDATE", [id])
+    }
+
+    func insertAttachment(_ a: NewAttachment) throws -> Int64 {
+        guard let id = try value(Int64.self, """
+            INSERT INTO attachments (appointment_id, client_id, author, staff_id, content_type, size, width, height, thumbnail_size,
+                                     chunk_size, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id
+            """, [a.appointmentId, a.clientId, a.author.rawValue, a.staffId, a.contentType, a.size, a.width, a.height,
+                  a.thumbnailSize, a.chunkSize, a.createdAt]) else {
+            throw ClinicError(.storage, .storageFailure, "attachments: no id returned")
+        }
+        return id
+    }
+
+    func setAttachmentMeta(_ sealed: Data, ofAttachment id: Int64) throws {
+        try execute("UPDATE attachments SET meta = $1 WHERE id = $2", [sealed, id])
+    }
+
+    func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws {
+        try execute("INSERT INTO attachment_chunks (attachment_id, part, idx, data) VALUES ($1, $2, $3, $4)",
+                    [attachmentId, part.rawValue, index, data])
+    }
+
+    func deleteAttachment(id: Int64) throws {
+        try execute("DELETE FROM attachments WHERE id = $1", [id])
+    }
+
+    func saveThread(_ t: StoredThread) throws {
+        try execute("""
+            INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (appointment_id) DO UPDATE SET state = excluded.state, patient_unread = excluded.patient_unread,
+                staff_unread = excluded.staff_unread, last_at = excluded.last_at
+            """, [t.appointmentId, t.clientId, t.clinicId, t.state.rawValue, t.patientUnread, t.staffUnread, t.lastAt])
+    }
+
+    func insertThreadMessage(appointmentId: Int64, author: AttachmentAuthor, staffId: Int64?, body: Data, attachmentId: Int64?,
+                             at: Date) throws -> Int64 {
+        guard let id = try value(Int64.self, """
+            INSERT INTO thread_messages (appointment_id, author, staff_id, body, attachment_id, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+            """, [appointmentId, author.rawValue, staffId, body, attachmentId, at]) else {
+            throw ClinicError(.storage, .storageFailure, "thread_messages: no id returned")
+        }
+        return id
+    }
+}

@@ -1,0 +1,342 @@
+import ClinicImages
+import Foundation
+import GRDB
+import Testing
+@testable import ClinicKit
+
+/// Files on appointments and conversations with the clinic (issue 28), on both stores: who may
+/// add, open and remove what, every bad file refused with nothing stored, photos re-encoded
+/// without their GPS position, staff openings in the patient's access log, the conversation's
+/// unread counts and inbox message, the export, and deletion with the account. "Now" is Sunday
+/// 2026-11-22 12:00 UTC; the appointment is Monday 09:20 in Los Angeles.
+@Suite struct AttachmentTests {
+    static let fixtures = projectRoot.appendingPathComponent("Tests/ClinicImagesTests/Fixtures")
+    let password = "staff-passphrase-77"
+
+    func fixture(_ name: String) throws -> Data { try Data(contentsOf: Self.fixtures.appendingPathComponent(name)) }
+
+    struct World {
+        let system: ClinicSystem
+        let clock: TestClock
+        let anna: Client, bob: Client
+        let visit: Appointment
+        let desk: StaffMember, doctor: StaffMember, otherDoctor: StaffMember, otherClinic: StaffMember
+        var files: AttachmentController { system.attachments }
+        var annaId: Int64 { anna.id ?? 0 }
+        var visitId: Int64 { visit.id ?? 0 }
+    }
+
+    func world(store: (any ClinicStore)? = nil) throws -> World {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock, images: VipsImageProcessor(), store: store)
+        let anna = try register(system, "anna"), bob = try register(system, "bob")
+        let therapy = try department(system, "LA1", "therapy")
+        let visit = try system.appointments.createAppointment(
+            clientId: anna.id ?? 0, departmentId: therapy.id ?? 0,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!))
+        let other = try #require(try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0).first { $0.id != visit.doctorId })
+        let la1 = try clinic(system, "LA1").id ?? 0, la2 = try clinic(system, "LA2").id ?? 0
+        func add(_ login: String, _ role: StaffRole, _ clinic: Int64, doctor: Int64? = nil) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: role, clinicId: clinic,
+                                                 doctorId: doctor, password: password))
+        }
+        return World(system: system, clock: clock, anna: anna, bob: bob, visit: visit,
+                     desk: try add("desk-a", .receptionist, la1), doctor: try add("doctor-a", .doctor, la1, doctor: visit.doctorId),
+                     otherDoctor: try add("doctor-a2", .doctor, la1, doctor: other.id),
+                     otherClinic: try add("desk-b", .receptionist, la2))
+    }
+
+    func upload(_ w: World, _ data: Data, type: String? = nil, name: String? = nil) throws -> AttachmentInfo {
+        try w.files.add(clientId: w.annaId, appointmentId: w.visitId,
+                        try w.files.prepare(AttachmentUpload(data: data, declaredType: type, name: name)))
+    }
+
+    @Test func aPatientAttachesListsDownloadsAndRemovesFilesUntilTheVisit() throws {
+        let w = try world()
+        let original = try fixture("portrait-exif.jpg")
+        let photo = try upload(w, original, type: "image/jpeg", name: "rash.JPG")
+        #expect(photo.contentType == "image/jpeg" && photo.name == "rash.jpg" && photo.width == 300 && photo.height == 400)
+        #expect(photo.hasThumbnail && photo.author == .patient)
+        let kept = try w.files.bytes(try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: photo.id))
+        #expect(kept.count == photo.size && AttachmentFile.sha256(kept) == photo.sha256)
+        #expect(kept.range(of: Data("Exif".utf8)) == nil, "the EXIF block, with the GPS position, is gone")
+        let thumbnail = try w.files.bytes(try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: photo.id,
+                                                           part: .thumbnail))
+        #expect(AttachmentKind.detect(thumbnail) == .jpeg && thumbnail.count < kept.count)
+
+        let heic = try upload(w, try fixture("small.heic"), type: "image/heic", name: "IMG_0001.HEIC")
+        #expect(heic.name == "IMG_0001.jpg" && heic.contentType == "image/jpeg")
+        let pdf = try upload(w, try fixture("tiny.pdf"), type: "application/pdf", name: "referral.pdf")
+        let pdfBytes = try w.files.bytes(try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: pdf.id))
+        let sent = try fixture("tiny.pdf")
+        #expect(pdfBytes == sent, "a PDF is kept as sent")
+        #expect(!pdf.hasThumbnail)
+
+        // A file bigger than one chunk comes back whole, chunk by chunk.
+        let big = try pdfOfSize(AttachmentLimits.chunkSize * 2 + 1234)
+        let bigInfo = try upload(w, big, name: "scan.pdf")
+        let bigContent = try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: bigInfo.id)
+        let bigBack = try w.files.bytes(bigContent)
+        #expect(bigContent.chunkCount == 3 && bigBack == big)
+
+        #expect(try w.files.list(clientId: w.annaId, appointmentId: w.visitId).map(\.id) == [photo.id, heic.id, pdf.id, bigInfo.id])
+        _ = try upload(w, try fixture("alpha.png"), name: "card.png")
+        // A sixth file is refused, and nothing changes.
+        let before = try fingerprint(w.system)
+        #expect(expectError(.limitReached) { _ = try upload(w, try fixture("tiny.pdf")) }?.key == .attachmentLimit)
+        #expect(try fingerprint(w.system) == before)
+
+        // Another patient: not theirs.
+        #expect(expectError(.forbidden) {
+            _ = try w.files.list(clientId: w.bob.id ?? 0, appointmentId: w.visitId)
+        } != nil)
+        #expect(expectError(.forbidden) {
+            _ = try w.files.add(clientId: w.bob.id ?? 0, appointmentId: w.visitId, try w.files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"))))
+        } != nil)
+
+        // Removed: gone from the list and unreadable; a sixth fits again.
+        try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: pdf.id)
+        #expect(expectError(.notFound) { _ = try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: pdf.id) } != nil)
+        #expect(expectError(.notFound) { _ = try w.files.chunk(bigContent, index: 3) } != nil)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks WHERE attachment_id = \(pdf.id)") == 0)
+        _ = try upload(w, try fixture("tiny.pdf"))
+
+        // Once the visit has started, the patient can neither add nor remove.
+        w.clock.advance(30 * 3600)
+        #expect(expectError(.tooLate) { try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: photo.id) } != nil)
+        #expect(expectError(.tooLate) { _ = try upload(w, try fixture("tiny.pdf")) } != nil)
+    }
+
+    @Test func badFilesAreRefusedWithAClearErrorAndNothingStored() throws {
+        let w = try world()
+        let before = try fingerprint(w.system)
+        let jpeg = try fixture("portrait-exif.jpg"), png = try fixture("alpha.png"), pdf = try fixture("tiny.pdf")
+        let cases: [(String, Data, String?, String?, ClinicError.Code, MessageKey)] = [
+            ("empty", Data(), nil, "x.jpg", .invalidInput, .attachmentEmpty),
+            ("11 MiB", Data(repeating: 0x25, count: 11 * 1024 * 1024), nil, nil, .fileTooLarge, .attachmentTooLarge),
+            ("a PNG named .pdf", png, nil, "card.pdf", .unsupportedType, .attachmentTypeMismatch),
+            ("a PDF named .jpg", pdf, nil, "photo.jpg", .unsupportedType, .attachmentTypeMismatch),
+            ("a PNG sent as a PDF", png, "application/pdf", nil, .unsupportedType, .attachmentTypeMismatch),
+            ("HTML", Data("<!doctype html><script>alert(1)</script>".utf8), "text/html", "a.html", .unsupportedType,
+             .attachmentUnsupported),
+            ("SVG", Data(#"<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>"#.utf8), "image/svg+xml", "a.svg",
+             .unsupportedType, .attachmentUnsupported),
+            ("a PDF with JavaScript", Data("%PDF-1.4\n1 0 obj << /OpenAction << /S /JavaScript /JS (app.alert(1)) >> >> endobj\n%%EOF".utf8),
+             nil, nil, .invalidInput, .attachmentPDFActive),
+            ("a PDF with JavaScript spelled in #xx", Data("%PDF-1.4\n1 0 obj << /S /J#61vaScript >> endobj\n".utf8), nil, nil,
+             .invalidInput, .attachmentPDFActive),
+            ("a PDF with JavaScript in a compressed object stream", try pdfWithCompressedScript(), nil, nil, .invalidInput,
+             .attachmentPDFActive),
+            ("a 50,000 × 50,000 PNG of 69 bytes", try bomb(), nil, nil, .invalidInput, .attachmentPixels),
+            ("a truncated JPEG", try fixture("truncated.jpg"), nil, nil, .invalidInput, .attachmentUndecodable),
+            ("../ in the name", jpeg, nil, "../../etc/passwd.jpg", .invalidInput, .attachmentNameInvalid),
+            ("NUL in the name", jpeg, nil, "a\u{0}.jpg", .invalidInput, .attachmentNameInvalid),
+            ("a bidi override in the name", jpeg, nil, "invoice\u{202E}gpj.exe", .invalidInput, .attachmentNameInvalid),
+            ("1,000 characters of name", jpeg, nil, String(repeating: "a", count: 996) + ".jpg", .invalidInput,
+             .attachmentNameInvalid),
+        ]
+        for (what, data, type, name, code, key) in cases {
+            var refused: ClinicError?
+            do { _ = try upload(w, data, type: type, name: name) } catch let error as ClinicError { refused = error }
+            #expect(refused?.code == code && refused?.key == key, "\(what): \(String(describing: refused))")
+            #expect(refused.map { !$0.message(in: .en).isEmpty && !$0.message(in: .ru).isEmpty } == true)
+        }
+        #expect(try fingerprint(w.system) == before, "nothing stored")
+        // A JPEG with a script appended is taken as the photo it is: what is kept is written
+        // again from the pixels, and the script is not in it.
+        let polyglot = jpeg + Data("<script>alert(document.cookie)</script>".utf8)
+        let kept = try upload(w, polyglot, name: "rash.jpg")
+        let bytes = try w.files.bytes(try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: kept.id))
+        #expect(bytes.range(of: Data("<script>".utf8)) == nil)
+    }
+
+    @Test func theClinicOpensFilesEachOpeningInTheAccessLogAndOnlyItsOwn() throws {
+        let w = try world()
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        #expect(try w.files.list(w.desk, appointmentId: w.visitId).map(\.id) == [photo.id])
+        let opened = try w.files.bytes(try w.files.open(w.desk, appointmentId: w.visitId, attachmentId: photo.id, requestId: "req-1"))
+        #expect(opened.range(of: Data("Exif".utf8)) == nil && AttachmentFile.sha256(opened) == photo.sha256)
+        _ = try w.files.open(w.doctor, appointmentId: w.visitId, attachmentId: photo.id)
+        let log = try w.system.clients.accessLog(clientId: w.annaId)
+        #expect(log.filter { $0.action == "attachment.open" }.count == 2, "\(log.map(\.action))")
+        #expect(log.contains { $0.action == "attachment.open" && $0.staffId == w.desk.id && $0.requestId == "req-1"
+                                && $0.appointmentId == w.visitId })
+        // Another clinic's staff, and a doctor of another visit, find nothing; nothing is logged.
+        let count = log.count
+        for member in [w.otherClinic, w.otherDoctor] {
+            #expect(expectError(.notFound) { _ = try w.files.open(member, appointmentId: w.visitId, attachmentId: photo.id) } != nil)
+            #expect(expectError(.notFound) { _ = try w.files.list(member, appointmentId: w.visitId) } != nil)
+        }
+        #expect(try w.system.clients.accessLog(clientId: w.annaId).count == count)
+        // The doctor attaches a care plan; the patient sees it and cannot remove it.
+        let plan = try w.files.add(w.doctor, appointmentId: w.visitId,
+                                   try w.files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"), name: "care plan.pdf")))
+        #expect(plan.author == .staff && plan.name == "care plan.pdf")
+        #expect(try w.files.list(clientId: w.annaId, appointmentId: w.visitId).map(\.id) == [photo.id, plan.id])
+        #expect(expectError(.forbidden) { try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: plan.id) } != nil)
+        #expect(try w.system.clients.accessLog(clientId: w.annaId).contains { $0.action == "attachment.add" })
+    }
+
+    @Test func aConversationWithUnreadCountsAndAnInboxMessageInThePatientsLanguage() throws {
+        let w = try world()
+        _ = try w.system.clients.updateProfile(clientId: w.annaId, ProfileChanges(language: .ru))
+        let question = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "  May I bring my daughter?  ")
+        #expect(question.text == "May I bring my daughter?" && question.author == .patient)
+        var open = try w.files.threads(w.desk, state: .open)
+        #expect(open.items.map(\.appointmentId) == [w.visitId] && open.unread == 1 && open.items[0].unread == 1)
+        #expect(expectError(.forbidden) { _ = try w.files.threads(w.doctor, state: .open) } != nil)
+        #expect(try w.files.threads(w.otherClinic, state: .open).items.isEmpty)
+
+        let read = try w.files.conversation(w.desk, appointmentId: w.visitId)
+        #expect(read.unread == 1 && read.messages.map(\.text) == ["May I bring my daughter?"])
+        #expect(try w.files.threads(w.desk, state: .open).unread == 0)
+        let inboxBefore = try w.system.clients.messages(clientId: w.annaId).count
+        let answer = try w.files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
+        #expect(answer.staffName == "Sam Lee")
+        let told = try #require(try w.system.clients.messages(clientId: w.annaId).first)
+        #expect(try w.system.clients.messages(clientId: w.annaId).count == inboxBefore + 1)
+        #expect(told.subject.contains("ответ") && told.appointmentId == w.visitId && !told.body.contains("Yes, of course"),
+                "told in Russian where to read it, without the words: \(told.subject) / \(told.body)")
+        #expect(try w.files.unreadAnswers(clientId: w.annaId) == 1)
+        let seen = try w.files.conversation(clientId: w.annaId, appointmentId: w.visitId)
+        #expect(seen.unread == 1 && seen.messages.map(\.author) == [.patient, .staff])
+        #expect(try w.files.unreadAnswers(clientId: w.annaId) == 0)
+        #expect(expectError(.forbidden) { _ = try w.files.conversation(clientId: w.bob.id ?? 0, appointmentId: w.visitId) } != nil)
+
+        try w.files.close(w.desk, appointmentId: w.visitId)
+        #expect(try w.files.threads(w.desk, state: .open).items.isEmpty)
+        #expect(try w.files.threads(w.desk, state: .closed).items.map(\.appointmentId) == [w.visitId])
+        // The patient's next message opens it again.
+        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "Thank you!")
+        open = try w.files.threads(w.desk, state: .open)
+        #expect(open.items.map(\.appointmentId) == [w.visitId] && open.unread == 1)
+        // Text over 2,000 characters, empty, or with control characters: refused, nothing stored.
+        let before = try fingerprint(w.system)
+        for text in [String(repeating: "a", count: 2001), "   ", "bell\u{7}"] {
+            #expect(expectError(.invalidInput) { _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: text) } != nil)
+        }
+        #expect(try fingerprint(w.system) == before)
+        // The text is sealed at rest.
+        #expect(try storedInt(w.system, "SELECT count(*) FROM thread_messages") == 3)
+        let log = try w.system.clients.accessLog(clientId: w.annaId).map(\.action)
+        #expect(log.contains("thread.read") && log.contains("thread.answer") && log.contains("thread.close"))
+    }
+
+    @Test func theExportHasTheFilesAndConversationsAndTheyGoWithTheAccount() throws {
+        let w = try world()
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "A question")
+        let export = try w.system.clients.export(clientId: w.annaId)
+        #expect(export.attachments.map(\.sha256) == [photo.sha256] && export.attachments[0].name == "rash.jpg")
+        #expect(export.conversations.first?.messages.map(\.text) == ["A question"])
+        let json = String(decoding: try Shapes.encoder(pretty: false).encode(ExportJSON(export)), as: UTF8.self)
+        #expect(json.contains(photo.sha256) && json.contains("A question"))
+
+        try w.system.clients.deleteAccount(clientId: w.annaId, password: "correct-horse-42")
+        for table in ["attachments", "attachment_chunks", "threads", "thread_messages"] {
+            #expect(try storedInt(w.system, "SELECT count(*) FROM \(table)") == 0, "\(table) emptied with the account")
+        }
+    }
+
+    /// SQLite's own file: a removed file leaves no copy of its sealed bytes in the database
+    /// file after a checkpoint and VACUUM (nor, with secure_delete, in the free pages before).
+    @Test(.sqliteOnly) func aRemovedFileLeavesNoCopyInTheDatabaseFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("c.sqlite").path
+        let database = try DatabaseManager.open(path: path, migrations: projectMigrations)
+        let w = try world(store: database)
+        let file = try pdfOfSize(40_000)
+        let info = try upload(w, file, name: "letter.pdf")
+        let sealed = try #require(try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT data FROM attachment_chunks WHERE attachment_id = ? AND idx = 0", arguments: [info.id])
+        })
+        let probe = sealed.subdata(in: 100..<164)
+        func fileHolds(_ bytes: Data) throws -> Bool {
+            for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
+                if try Data(contentsOf: URL(fileURLWithPath: file)).range(of: bytes) != nil { return true }
+            }
+            return false
+        }
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        #expect(try fileHolds(probe), "the probe is what is stored, so its absence later means something")
+        let plain = file.subdata(in: 1000..<1064)
+        #expect(try !fileHolds(plain), "sealed: the plain bytes were never in the file")
+
+        try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id)
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let gone = try !fileHolds(probe)
+        #expect(gone, "secure_delete overwrote it before any VACUUM")
+        try database.writer.writeWithoutTransaction { db in
+            try db.execute(sql: "VACUUM")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let goneAfterVacuum = try !fileHolds(probe)
+        #expect(goneAfterVacuum)
+    }
+
+    /// SQLite's key rotation seals the files and conversations again: they still open after.
+    @Test(.sqliteOnly) func keyRotationSealsFilesAndMessagesAgain() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try DatabaseManager.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
+        let w = try world(store: database)
+        let big = try pdfOfSize(AttachmentLimits.chunkSize + 10)
+        let info = try upload(w, big, name: "scan.pdf")
+        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "Sealed words")
+        let sealedBefore = try database.read { db in try Data.fetchAll(db, sql: "SELECT data FROM attachment_chunks ORDER BY id") }
+        try database.rotateKey()
+        let sealedAfter = try database.read { db in try Data.fetchAll(db, sql: "SELECT data FROM attachment_chunks ORDER BY id") }
+        #expect(sealedBefore.count == sealedAfter.count && zip(sealedBefore, sealedAfter).allSatisfy { $0 != $1 })
+        let content = try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id)
+        let back = try w.files.bytes(content)
+        #expect(content.info.name == "scan.pdf" && back == big)
+        #expect(try w.files.conversation(clientId: w.annaId, appointmentId: w.visitId).messages.map(\.text) == ["Sealed words"])
+    }
+
+    // MARK: Files made here
+
+    /// A PDF of `size` bytes with nothing active in it.
+    func pdfOfSize(_ size: Int) throws -> Data {
+        var data = Data("%PDF-1.4\n% filler\n".utf8)
+        var state: UInt32 = 12345
+        while data.count < size - 6 {
+            state = state &* 1_103_515_245 &+ 12345
+            data.append(UInt8(0x61 + (state >> 16) % 26))
+        }
+        data.append(contentsOf: Array("\n%%EOF".utf8))
+        return data
+    }
+
+    /// A PDF whose script is in a Flate-compressed object stream, where a scan of the raw bytes
+    /// does not see it.
+    func pdfWithCompressedScript() throws -> Data {
+        // zlib.compress(b"<< /Type /Action /S /JavaScript /JS (app.alert(1)) >>"), by Python.
+        let compressed = try #require(Data(base64Encoded: "eJyzsVHQD6ksSFXQd0wuyczPU9APVtD3SixLDE4uyiwoAbKDFTQSCwr0EnNSi0o0DDU1FezsALYPEAE="))
+        #expect(compressed.range(of: Data("JavaScript".utf8)) == nil)
+        return Data("%PDF-1.5\n2 0 obj << /Type /ObjStm /Filter /FlateDecode /Length \(compressed.count) >>\nstream\n".utf8)
+            + compressed + Data("\nendstream\nendobj\n%%EOF".utf8)
+    }
+
+    /// The fixture of 69 bytes that claims 20,000 × 20,000, made to claim 50,000 × 50,000.
+    func bomb() throws -> Data {
+        var bytes = [UInt8](try fixture("huge-header.png"))
+        for (offset, value) in [(16, UInt32(50_000)), (20, UInt32(50_000))] {
+            for shift in 0..<4 { bytes[offset + shift] = UInt8((value >> (24 - 8 * shift)) & 0xFF) }
+        }
+        let crc = crc32(Array(bytes[12..<29]))
+        for shift in 0..<4 { bytes[29 + shift] = UInt8((crc >> (24 - 8 * shift)) & 0xFF) }
+        return Data(bytes)
+    }
+
+    func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
