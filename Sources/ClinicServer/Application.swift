@@ -107,6 +107,7 @@ extension ClinicServer {
         StaffAccountsController(dependencies: dependencies).addRoutes(to: staff)
         FrontDeskController(dependencies: dependencies).addRoutes(to: staff)
         ClinicAdminController(dependencies: dependencies).addRoutes(to: staff)
+        AttachmentsController(dependencies: dependencies).addRoutes(patient: v1, staff: staff)
         FHIRController(dependencies: dependencies).addRoutes(to: routes.group())
 
         WebAssetsController(dependencies: dependencies).addRoutes(to: routes.group())

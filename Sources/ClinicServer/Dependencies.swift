@@ -20,6 +20,9 @@ struct ServerDependencies: Sendable {
     /// (`SearchBudget`), and at most `searchWorkers` run at once, so a crowd of them uses at
     /// most those threads and cheap requests keep the others.
     let searches: Gate
+    /// Uploaded files checked and photos decoded (`AttachmentsController`): two at once (a
+    /// decode is CPU and memory), at most 32 waiting, then `busy`.
+    let images: Gate
     let authLimiter: RateLimiter
     let idempotency: IdempotencyStore
     let committer: GroupCommitter
@@ -45,6 +48,7 @@ struct ServerDependencies: Sendable {
         assets = system.resources.flatMap { try? WebAssets.load(root: $0.root) }
         passwords = Gate(limit: settings.passwordWorkers)
         searches = Gate(limit: settings.searchWorkers, maximumWaiting: 64)
+        images = Gate(limit: 2, maximumWaiting: 32)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
         idempotency = system.makeIdempotencyStore()
         mapCache = MapCache(system: system, pool: pool)

@@ -105,6 +105,8 @@ struct LimitsMiddleware: RouterMiddleware {
     let maximumBody: Int
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        // An upload's body is read by its route, after the session is checked, up to its own limit.
+        if AttachmentsController.isUpload(request) { return try await next(request, context) }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumBody {
             throw HTTPError(.contentTooLarge)
         }

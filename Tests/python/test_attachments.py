@@ -1,0 +1,191 @@
+"""Files on appointments and conversations with the clinic (issue 28) through the real
+`clinic serve` on 127.0.0.1: raw and multipart uploads, downloads streamed with their safety
+headers, the photo's GPS tag gone from what the clinic downloads, the opening in the patient's
+access log, a two-message conversation with unread counts, and bad input answered with a clear
+code and nothing stored: over 10 MiB, interrupted half way, another patient's appointment,
+another clinic's staff, 20 uploads at once."""
+
+import concurrent.futures
+import datetime
+import http.client
+import json
+import os
+import socket
+import urllib.parse
+import uuid
+
+import pytest
+
+from conftest import PASSWORD, STAFF_PASSWORD, call, directory_site
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "ClinicImagesTests", "Fixtures")
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), "rb") as handle:
+        return handle.read()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    with directory_site(str(tmp_path_factory.mktemp("attach")),
+                        server_env={"CLINIC_AUTH_RATE": "100000/100000"}) as (clinic, server):
+        yield clinic, server
+
+
+def patient(base, login):
+    reply = call(base, "POST", "/v1/patients", {
+        "login": login, "password": PASSWORD, "name": "Anna", "surname": "Smith", "street": "Main Street",
+        "house": "12", "city": "New York", "acceptPrivacy": True})
+    assert reply.status == 201, reply.body
+    session = call(base, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
+    assert session.status == 201, session.body
+    return session.body["token"]
+
+
+def send(base, method, path, data, token, headers=None):
+    """A request with a raw body; answers (status, headers, body bytes)."""
+    address = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    fields = {"Authorization": "Bearer " + token, **(headers or {})}
+    try:
+        connection.request(method, path, body=data, headers=fields)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def error_code(body):
+    return json.loads(body)["error"]["code"]
+
+
+def multipart(name, content_type, data):
+    boundary = "----clinic" + uuid.uuid4().hex
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            f"Content-Type: {content_type}\r\n\r\n").encode()
+    return head + data + f"\r\n--{boundary}--\r\n".encode(), "multipart/form-data; boundary=" + boundary
+
+
+def book(clinic, base, token, clinic_id):
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    day = (datetime.date.today() + datetime.timedelta(days=3)).isoformat()
+    slot = clinic.free_slot(department, day, days=7)
+    reply = call(base, "POST", "/v1/appointments", {"departmentId": department, "start": slot["start"]}, token=token)
+    assert reply.status == 201, reply.body
+    return reply.body["id"]
+
+
+@pytest.fixture(scope="module")
+def world(site):
+    clinic, server = site
+    base = server.url
+    clinic_id = clinic.json("clinics", "nearest", "--lat", "40.7549", "--lon", "-73.9840", "--limit", "2")
+    first, second = clinic_id[0]["id"], clinic_id[1]["id"]
+    anna = patient(base, "anna-files")
+    visit = book(clinic, base, anna, first)
+    for login, clinic_number in (("desk-files", first), ("desk-elsewhere", second)):
+        clinic.run("admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role",
+                   "receptionist", "--clinic", str(clinic_number), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
+    desk = call(base, "POST", "/v1/staff/sessions", {"login": "desk-files", "password": STAFF_PASSWORD}).body["token"]
+    elsewhere = call(base, "POST", "/v1/staff/sessions", {"login": "desk-elsewhere", "password": STAFF_PASSWORD}).body["token"]
+    return dict(clinic=clinic, base=base, anna=anna, visit=visit, desk=desk, elsewhere=elsewhere, clinic_id=first)
+
+
+def test_a_photo_and_a_conversation_between_patient_and_front_desk(world):
+    base, anna, visit, desk = world["base"], world["anna"], world["visit"], world["desk"]
+    photo = fixture("portrait-exif.jpg")
+    assert b"Exif" in photo
+    body, content_type = multipart("rash.jpg", "image/jpeg", photo)
+    status, _, answer = send(base, "POST", f"/v1/appointments/{visit}/attachments", body, anna, {"Content-Type": content_type})
+    assert status == 201, answer
+    item = json.loads(answer)
+    assert item["contentType"] == "image/jpeg" and item["name"] == "rash.jpg" and (item["width"], item["height"]) == (300, 400)
+
+    listed = call(base, "GET", f"/v1/appointments/{visit}/attachments", token=anna)
+    assert [entry["id"] for entry in listed.body["items"]] == [item["id"]]
+
+    # The receptionist opens it: no EXIF or GPS in what is downloaded, and the patient sees the opening.
+    status, headers, data = send(base, "GET", f"/v1/staff/appointments/{visit}/attachments/{item['id']}", None, desk)
+    assert status == 200 and data[:3] == b"\xff\xd8\xff" and b"Exif" not in data and b"GPS" not in data
+    assert headers["x-content-type-options"] == "nosniff" and "sandbox" in headers["content-security-policy"]
+    assert len(data) == item["size"]
+    log = call(base, "GET", "/v1/me/access-log", token=anna).body
+    assert any(entry["action"] == "attachment.open" and entry["appointmentId"] == visit for entry in log), log
+
+    # Two messages: the patient asks, the front desk answers; unread counts on both sides.
+    asked = call(base, "POST", f"/v1/appointments/{visit}/messages", {"text": "May I bring my daughter?"}, token=anna)
+    assert asked.status == 201, asked.body
+    threads = call(base, "GET", "/v1/staff/threads?state=open", token=desk).body
+    assert threads["unread"] >= 1 and any(t["appointmentId"] == visit and t["unread"] == 1 for t in threads["items"])
+    answered = call(base, "POST", f"/v1/staff/appointments/{visit}/messages", {"text": "Yes, of course."}, token=desk)
+    assert answered.status == 201 and answered.body["author"] == "staff"
+    assert call(base, "GET", "/v1/me/thread-unread", token=anna).body["unread"] == 1
+    inbox = call(base, "GET", "/v1/messages", token=anna).body
+    assert inbox[0]["appointmentId"] == visit and "Yes, of course" not in inbox[0]["body"]
+    thread = call(base, "GET", f"/v1/appointments/{visit}/messages", token=anna).body
+    assert [m["text"] for m in thread["items"]] == ["May I bring my daughter?", "Yes, of course."] and thread["unread"] == 1
+    assert call(base, "GET", "/v1/me/thread-unread", token=anna).body["unread"] == 0
+    closed = call(base, "POST", f"/v1/staff/appointments/{visit}/thread/close", token=desk)
+    assert closed.status == 204
+    assert any(t["appointmentId"] == visit for t in call(base, "GET", "/v1/staff/threads?state=closed", token=desk).body["items"])
+    assert call(base, "GET", "/v1/staff/threads?state=maybe", token=desk).status == 400
+
+    # Another clinic's staff find nothing; to another patient the appointment does not exist.
+    assert send(base, "GET", f"/v1/staff/appointments/{visit}/attachments/{item['id']}", None, world["elsewhere"])[0] == 404
+    bob = patient(base, "bob-files")
+    assert send(base, "GET", f"/v1/appointments/{visit}/attachments/{item['id']}", None, bob)[0] == 404
+    status, _, answer = send(base, "POST", f"/v1/appointments/{visit}/attachments", fixture("tiny.pdf"), bob,
+                             {"Content-Type": "application/pdf"})
+    assert status == 404, answer
+
+    # A PDF is served as a download, never inline; the patient removes it.
+    status, _, answer = send(base, "POST", f"/v1/appointments/{visit}/attachments?name=referral.pdf", fixture("tiny.pdf"), anna,
+                             {"Content-Type": "application/pdf"})
+    assert status == 201, answer
+    pdf = json.loads(answer)
+    status, headers, data = send(base, "GET", f"/v1/appointments/{visit}/attachments/{pdf['id']}", None, anna)
+    assert status == 200 and data == fixture("tiny.pdf")
+    assert headers["content-disposition"].startswith("attachment;") and headers["content-type"] == "application/pdf"
+    assert send(base, "DELETE", f"/v1/appointments/{visit}/attachments/{pdf['id']}", None, anna)[0] == 204
+    assert send(base, "GET", f"/v1/appointments/{visit}/attachments/{pdf['id']}", None, anna)[0] == 404
+
+
+def test_bad_uploads_are_refused_and_store_nothing(world):
+    base, visit = world["base"], world["visit"]
+    token = patient(base, "carol-files")
+    mine = book(world["clinic"], base, token, world["clinic_id"])
+    path = f"/v1/appointments/{mine}/attachments"
+    cases = [
+        ("11 MiB", b"%PDF-1.4\n" + b"a" * (11 * 1024 * 1024), {"Content-Type": "application/pdf"}, 413, "too_large"),
+        ("empty", b"", {"Content-Type": "image/jpeg"}, 400, "invalid_input"),
+        ("a PNG named .pdf", fixture("alpha.png"), {"Content-Disposition": 'attachment; filename="card.pdf"'}, 415,
+         "unsupported_type"),
+        ("HTML", b"<!doctype html><script>alert(1)</script>", {"Content-Type": "text/html"}, 415, "unsupported_type"),
+        ("a PDF with JavaScript", b"%PDF-1.4\n1 0 obj << /S /JavaScript /JS (app.alert(1)) >> endobj\n", {}, 400,
+         "invalid_input"),
+        ("a truncated JPEG", fixture("truncated.jpg"), {"Content-Type": "image/jpeg"}, 400, "invalid_input"),
+        ("../ in the name", fixture("tiny.pdf"), {"Content-Disposition": 'attachment; filename="../../x.pdf"'}, 400,
+         "invalid_input"),
+    ]
+    for what, data, headers, status, code in cases:
+        got, _, body = send(base, "POST", path, data, token, headers)
+        assert (got, error_code(body)) == (status, code), (what, got, body)
+    assert call(base, "GET", path, token=token).body["items"] == []
+
+    # Interrupted half way: the connection closes mid-body; nothing is stored.
+    address = urllib.parse.urlsplit(base)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as raw:
+        raw.sendall((f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                     f"Content-Type: application/pdf\r\nContent-Length: 5000000\r\n\r\n").encode() + b"%PDF-1.4\n" + b"b" * 100000)
+    assert call(base, "GET", path, token=token).body["items"] == []
+
+    # 20 uploads at once by one patient: 5 are kept, the rest refused as over the limit (or busy).
+    def one(_):
+        return send(base, "POST", path, fixture("tiny.pdf"), token, {"Content-Type": "application/pdf"})[0]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(one, range(20)))
+    assert statuses.count(201) == 5 and all(s in (201, 422, 503) for s in statuses), statuses
+    assert len(call(base, "GET", path, token=token).body["items"]) == 5
+    assert call(base, "GET", f"/v1/appointments/{mine}", token=token).status == 200, "the server still answers"
