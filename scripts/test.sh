@@ -26,7 +26,7 @@ if [ $# -eq 0 ]; then
   CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests --filter ClinicCLITests \
     --skip ArgumentFuzzTests
   ./scripts/python-tests.sh
-  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py
+  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py
   ./scripts/contract-test.sh
   CONTRACT_STORE=postgres ./scripts/contract-test.sh
 else

@@ -32,7 +32,7 @@ struct AppointmentsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appointments",
         abstract: "Your appointments: list them (upcoming by default), show one with its history, or get one as a calendar file.",
-        subcommands: [List.self, Show.self, ICS.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Show.self, ICS.self, Attach.self, Attachments.self, Attachment.self], defaultSubcommand: List.self)
 }
 
 extension AppointmentScope: EnumerableFlag {}

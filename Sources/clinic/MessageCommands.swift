@@ -6,7 +6,7 @@ import Foundation
 struct Messages: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Your messages from the clinics: bookings, changes, reminders and notes from clinic staff.",
-        subcommands: [List.self, Read.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Read.self, Write.self, Thread.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List your messages, newest first.")

@@ -67,7 +67,8 @@ struct StaffCommand: ParsableCommand {
         commandName: "staff",
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
-                      StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self])
+                      StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
+                      Threads.self, Thread.self, Answer.self, CloseThread.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -189,3 +189,47 @@ def test_bad_uploads_are_refused_and_store_nothing(world):
     assert statuses.count(201) == 5 and all(s in (201, 422, 503) for s in statuses), statuses
     assert len(call(base, "GET", path, token=token).body["items"]) == 5
     assert call(base, "GET", f"/v1/appointments/{mine}", token=token).status == 200, "the server still answers"
+
+
+def test_the_same_through_the_command_line(world, tmp_path):
+    clinic = world["clinic"]
+    clinic.register("dora-files")
+    department = clinic.json("departments", str(world["clinic_id"]))[0]["id"]
+    day = (datetime.date.today() + datetime.timedelta(days=3)).isoformat()
+    slot = clinic.free_slot(department, day, days=7)
+    visit = clinic.json("book", "--department", str(department), "--at", slot["start"])["id"]
+    photo = tmp_path / "rash.jpg"
+    photo.write_bytes(fixture("portrait-exif.jpg"))
+    added = clinic.json("appointments", "attach", str(visit), str(photo))
+    assert added["name"] == "rash.jpg" and added["contentType"] == "image/jpeg"
+    assert [item["id"] for item in clinic.json("appointments", "attachments", str(visit))["items"]] == [added["id"]]
+    out = tmp_path / "back.jpg"
+    clinic.run("appointments", "attachment", "get", str(visit), str(added["id"]), "--out", str(out))
+    kept = out.read_bytes()
+    assert len(kept) == added["size"] and b"Exif" not in kept and oct(os.stat(out).st_mode & 0o777) == "0o600"
+    # An existing file is never written over; a file over 10 MiB is refused before it is read.
+    again = clinic.run("appointments", "attachment", "get", str(visit), str(added["id"]), "--out", str(out), "--json",
+                       check=False)
+    assert again.returncode == 2 and json.loads(again.stderr)["error"]["code"] == "invalid_input"
+    big = tmp_path / "big.pdf"
+    big.write_bytes(b"%PDF-1.4\n" + b"x" * (11 * 1024 * 1024))
+    refused = clinic.run("appointments", "attach", str(visit), str(big), "--json", check=False)
+    assert refused.returncode == 2 and json.loads(refused.stderr)["error"]["code"] == "file_too_large"
+    named = tmp_path / "photo.pdf"
+    named.write_bytes(fixture("alpha.png"))
+    refused = clinic.run("appointments", "attach", str(visit), str(named), "--json", check=False)
+    assert json.loads(refused.stderr)["error"]["code"] == "unsupported_type"
+
+    clinic.run("messages", "write", "--appointment", str(visit), "Is there parking?")
+    clinic.staff("desk-cli", "receptionist", world["clinic_id"])
+    threads = clinic.json("staff", "threads")
+    assert any(item["appointmentId"] == visit and item["unread"] == 1 for item in threads["items"])
+    assert clinic.json("staff", "attachments", "--appointment", str(visit))["items"][0]["id"] == added["id"]
+    saved = tmp_path / "desk.jpg"
+    clinic.run("staff", "attachments", "get", "--appointment", str(visit), str(added["id"]), "--out", str(saved))
+    assert saved.read_bytes() == kept
+    clinic.run("staff", "answer", "--appointment", str(visit), "Yes, behind the building.")
+    thread = clinic.json("messages", "thread", "--appointment", str(visit))
+    assert [m["text"] for m in thread["items"]] == ["Is there parking?", "Yes, behind the building."]
+    clinic.run("staff", "close-thread", "--appointment", str(visit))
+    assert any(item["appointmentId"] == visit for item in clinic.json("staff", "threads", "--closed")["items"])

@@ -33,7 +33,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Appointments and scheduling: times, slots, hours, visit types, statuses (AppointmentStrings.swift)
     case invalidTime, timeDoesNotExist, invalidDay, visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid
     case visitTypePriceInvalid, cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound
-    case notYourAppointment, resourceNotFound, holdNotFound, attachmentUndecodable, attachmentPixels, attachmentEmpty, attachmentTooLarge, attachmentUnsupported, attachmentTypeMismatch, attachmentNameInvalid, attachmentPDFActive, attachmentTooLate, attachmentNotFound, attachmentNotYours, attachmentLimit, threadNotFound, threadAnswerSubject, threadAnswerBody, potentialWhere, potentialWindow, slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, slotTooSoon
+    case notYourAppointment, resourceNotFound, holdNotFound, attachmentUndecodable, attachmentPixels, attachmentEmpty, attachmentTooLarge, attachmentUnsupported, attachmentTypeMismatch, attachmentNameInvalid, attachmentPDFActive, attachmentTooLate, attachmentNotFound, attachmentNotYours, attachmentLimit, attachmentOutputExists, attachmentOutputUnwritable, threadNotFound, threadAnswerSubject, threadAnswerBody, potentialWhere, potentialWindow, slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, slotTooSoon
     case slotTooFar, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
     case exceptionInvalid, exceptionNotFound, eventBooked, eventRescheduled, findVisitTooLong, findIncomplete
     case beforeInPast, doctorUnknown, exceptionOverlaps, timeHasSeconds, booked, rescheduled, cancelled
