@@ -53,7 +53,8 @@ import Testing
     /// The exit statuses docs/CLI.md documents.
     @Test func exitStatusesAreStable() {
         let expected: [ClinicError.Code: Int32] = [
-            .invalidInput: 2, .weakPassword: 2, .privacyNotAccepted: 2, .storeURLInvalid: 2, .storeUnsupported: 2,
+            .invalidInput: 2, .weakPassword: 2, .privacyNotAccepted: 2, .storeURLInvalid: 2, .storeUnsupported: 2, .fileTooLarge: 2,
+            .unsupportedType: 2,
             .notLoggedIn: 3, .invalidCredentials: 3, .forbidden: 3, .insecureSessionFile: 3, .accountLocked: 3, .rateLimited: 3,
             .notFound: 4, .geocodeFailed: 4,
             .loginTaken: 5, .slotTaken: 5, .slotUnavailable: 5, .overlappingAppointment: 5, .invalidTransition: 5, .tooLate: 5,
