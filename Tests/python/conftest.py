@@ -346,6 +346,17 @@ def call(base, method, path, body=None, token=None, headers=None, timeout=20):
     return Reply(response.status, answer, parsed, sent, time.monotonic() - sent)
 
 
+def api_patient(base, login):
+    """Registers a patient in New York through the API and signs in: (token, patient id)."""
+    reply = call(base, "POST", "/v1/patients", {
+        "login": login, "password": PASSWORD, "name": "Anna", "surname": "Smith", "street": "Main Street",
+        "house": "12", "city": "New York", "acceptPrivacy": True})
+    assert reply.status == 201, reply.body
+    session = call(base, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
+    assert session.status == 201, session.body
+    return session.body["token"], session.body["patient"]["id"]
+
+
 def wait_until(condition, timeout, what, interval=0.1):
     """Polls `condition` until it returns something true; fails after `timeout` seconds."""
     deadline = time.monotonic() + timeout

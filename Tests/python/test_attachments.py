@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import PASSWORD, STAFF_PASSWORD, call, directory_site
+from conftest import STAFF_PASSWORD, api_patient, call, directory_site
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "ClinicImagesTests", "Fixtures")
 
@@ -34,13 +34,7 @@ def site(tmp_path_factory):
 
 
 def patient(base, login):
-    reply = call(base, "POST", "/v1/patients", {
-        "login": login, "password": PASSWORD, "name": "Anna", "surname": "Smith", "street": "Main Street",
-        "house": "12", "city": "New York", "acceptPrivacy": True})
-    assert reply.status == 201, reply.body
-    session = call(base, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
-    assert session.status == 201, session.body
-    return session.body["token"]
+    return api_patient(base, login)[0]
 
 
 def send(base, method, path, data, token, headers=None):

@@ -25,7 +25,7 @@ from fhirpy import SyncFHIRClient
 
 from zoneinfo import ZoneInfo
 
-from conftest import PASSWORD, STAFF_PASSWORD, call, directory_site, wait_until
+from conftest import STAFF_PASSWORD, api_patient as patient, call, directory_site, wait_until
 
 FHIR_JSON = "application/fhir+json"
 CARDIOLOGY = "http://snomed.info/sct|394579002"
@@ -51,16 +51,6 @@ def clinic(site):
 @pytest.fixture
 def served(site):
     return site[1]
-
-
-def patient(base, login):
-    reply = call(base, "POST", "/v1/patients", {
-        "login": login, "password": PASSWORD, "name": "Anna", "surname": "Smith", "street": "Main Street",
-        "house": "12", "city": "New York", "acceptPrivacy": True})
-    assert reply.status == 201, reply.body
-    session = call(base, "POST", "/v1/sessions", {"login": login, "password": PASSWORD})
-    assert session.status == 201, session.body
-    return session.body["token"], session.body["patient"]["id"]
 
 
 def fhir(base, method, path, body=None, token=None, headers=None):
