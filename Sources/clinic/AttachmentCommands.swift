@@ -71,8 +71,7 @@ extension AppointmentsCommand {
             let context = Context(global)
             let upload = try attachmentUpload(file)
             let (system, client) = try context.signedIn()
-            let prepared = try system.attachments.prepare(upload)
-            let info = try system.attachments.add(clientId: client.id ?? 0, appointmentId: appointmentId, prepared)
+            let info = try system.attachments.attach(clientId: client.id ?? 0, appointmentId: appointmentId, upload)
             try context.emit(AttachmentJSON(info)) { context.text(.attachmentAdded, String(info.id), info.name, String(info.size)) }
         }
     }
@@ -206,7 +205,7 @@ extension StaffCommand {
                 let context = Context(global)
                 let upload = try attachmentUpload(file)
                 try context.asStaff { system, member in
-                    let info = try system.attachments.add(member, appointmentId: appointment, try system.attachments.prepare(upload))
+                    let info = try system.attachments.attach(member, appointmentId: appointment, upload)
                     try context.emit(AttachmentJSON(info)) { context.text(.attachmentAdded, String(info.id), info.name, String(info.size)) }
                 }
             }

@@ -86,7 +86,14 @@ import Testing
         #expect(expectError(.limitReached) { _ = try upload(w, try fixture("tiny.pdf")) }?.key == .attachmentLimit)
         #expect(try fingerprint(w.system) == before)
 
-        // Another patient: not theirs.
+        // Another patient: not theirs, refused before the file is even decoded (a broken photo
+        // for someone else's appointment is `forbidden`, not `invalid_input`).
+        #expect(expectError(.forbidden) {
+            _ = try w.files.attach(clientId: w.bob.id ?? 0, appointmentId: w.visitId, AttachmentUpload(data: try fixture("truncated.jpg")))
+        } != nil)
+        #expect(expectError(.notFound) {
+            _ = try w.files.attach(w.otherClinic, appointmentId: w.visitId, AttachmentUpload(data: try fixture("truncated.jpg")))
+        } != nil)
         #expect(expectError(.forbidden) {
             _ = try w.files.list(clientId: w.bob.id ?? 0, appointmentId: w.visitId)
         } != nil)

@@ -10,8 +10,8 @@ import NIOCore
 ///
 /// An upload is the raw body with its `Content-Type` (a name in `Content-Disposition` or
 /// `?name=`), or `multipart/form-data` with one file. Bodies up to `uploadLimit` are taken on
-/// these routes only (`LimitsMiddleware`), read after the session is checked; photos are
-/// decoded at most `imageWorkers` at a time. A download is streamed a chunk at a time, served
+/// these routes only (`LimitsMiddleware`), read after the session is checked; files are
+/// checked and photos decoded two at a time (`ServerDependencies.images`). A download is streamed a chunk at a time, served
 /// with `Content-Disposition` (PDFs always as `attachment`), `nosniff` and a `sandbox` CSP.
 struct AttachmentsController {
     struct MessageBody: Decodable, Sendable { let text: String; let attachmentId: Int64? }
@@ -61,9 +61,8 @@ struct AttachmentsController {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
         let upload = try await Self.upload(request, context: context)
-        let file = try await prepare(upload, context.language)
-        let info = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.add(clientId: patient.id, appointmentId: id, file)
+        let info = try await dependencies.images.run { [system] in
+            try await dependencies.work(patient.language) { try system.attachments.attach(clientId: patient.id, appointmentId: id, upload) }
         }
         return try HTTPMapping.json(AttachmentJSON(info), status: .created)
     }
@@ -145,9 +144,10 @@ struct AttachmentsController {
         let id = try context.parameters.id("id")
         let requestId = context.requestId
         let upload = try await Self.upload(request, context: context)
-        let file = try await prepare(upload, context.language)
-        let info = try await dependencies.work(context.language) { [system] in
-            try system.attachments.add(member, appointmentId: id, file, requestId: requestId)
+        let info = try await dependencies.images.run { [system] in
+            try await dependencies.work(context.language) {
+                try system.attachments.attach(member, appointmentId: id, upload, requestId: requestId)
+            }
         }
         return try HTTPMapping.json(AttachmentJSON(info), status: .created)
     }
@@ -233,13 +233,6 @@ struct AttachmentsController {
         let name = request.headers[.contentDisposition].flatMap { Multipart.parameter("filename", of: $0) }
             ?? request.uri.queryParameters.get("name")
         return AttachmentUpload(data: body, declaredType: type, name: name)
-    }
-
-    /// Checks and re-encodes the file off the event loop, at most `imageWorkers` at once.
-    func prepare(_ upload: AttachmentUpload, _ language: Language) async throws -> PreparedAttachment {
-        try await dependencies.images.run { [system] in
-            try await dependencies.work(language) { try system.attachments.prepare(upload) }
-        }
     }
 
     /// The bytes, streamed a chunk at a time; never rendered by a browser as a page.

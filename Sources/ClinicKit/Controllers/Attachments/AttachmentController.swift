@@ -58,6 +58,18 @@ public final class AttachmentController: Sendable {
 
     // MARK: The patient's files
 
+    /// Checks, prepares and stores a file on the patient's own appointment: the appointment is
+    /// looked at first, so a file for someone else's (or a visit that has started) is refused
+    /// before any photo is decoded.
+    public func attach(clientId: Int64, appointmentId: Int64, _ upload: AttachmentUpload) throws -> AttachmentInfo {
+        let now = self.now()
+        try database.reading { tx in
+            let appointment = try Self.owned(tx, appointmentId, clientId)
+            guard appointment.status.isActive, appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
+        }
+        return try add(clientId: clientId, appointmentId: appointmentId, try prepare(upload))
+    }
+
     /// Adds a file to the patient's own appointment before it starts.
     public func add(clientId: Int64, appointmentId: Int64, _ file: PreparedAttachment) throws -> AttachmentInfo {
         let now = self.now()
@@ -132,6 +144,13 @@ public final class AttachmentController: Sendable {
                                 now: now)
             return content
         }
+    }
+
+    /// Checks, prepares and stores a document of the clinic's (the appointment is looked at first).
+    public func attach(_ member: StaffMember, appointmentId: Int64, _ upload: AttachmentUpload, requestId: String? = nil) throws
+        -> AttachmentInfo {
+        _ = try database.reading { tx in try Self.visible(tx, appointmentId, to: member) }
+        return try add(member, appointmentId: appointmentId, try prepare(upload), requestId: requestId)
     }
 
     /// A document the clinic attaches for the patient (a care plan after the visit), at any
