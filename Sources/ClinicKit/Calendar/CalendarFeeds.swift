@@ -17,7 +17,7 @@ extension AppointmentController {
     public func calendarFile(_ id: Int64, clientId: Int64) throws -> String {
         let now = self.now()
         return try database.reading { tx in
-            let appointment = try owned(tx, id, clientId)
+            let appointment = try Self.owned(tx, id, clientId)
             let language = try database.client(tx, id: clientId)?.language ?? .en
             guard let event = try CalendarEvent.load(tx, appointment) else {
                 throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))

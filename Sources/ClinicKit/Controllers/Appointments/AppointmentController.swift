@@ -135,7 +135,7 @@ public final class AppointmentController: Sendable {
         let now = self.now()
         return try changes.count("reschedule") { try database.writing { tx in
             let policy = try BookingPolicy.load(tx)
-            var appointment = try owned(tx, id, clientId)
+            var appointment = try Self.owned(tx, id, clientId)
             // Once checked in, the visit is the clinic's to change.
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
@@ -170,7 +170,7 @@ public final class AppointmentController: Sendable {
         let now = self.now()
         return try changes.count("cancel") { try database.writing { tx in
             let policy = try BookingPolicy.load(tx)
-            let appointment = try owned(tx, id, clientId)
+            let appointment = try Self.owned(tx, id, clientId)
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
             }
@@ -209,7 +209,7 @@ public final class AppointmentController: Sendable {
     }
 
     public func getAppointmentById(_ id: Int64, clientId: Int64) throws -> Appointment {
-        try database.reading { tx in try owned(tx, id, clientId) }
+        try database.reading { tx in try Self.owned(tx, id, clientId) }
     }
 
     /// An appointment's history, oldest first (owner only).
@@ -220,7 +220,7 @@ public final class AppointmentController: Sendable {
     /// An appointment and its history, oldest first, read and checked once (owner only).
     public func appointmentWithHistory(_ id: Int64, clientId: Int64) throws -> (appointment: Appointment, history: [AppointmentEvent]) {
         try database.reading { tx in
-            let appointment = try owned(tx, id, clientId)
+            let appointment = try Self.owned(tx, id, clientId)
             return (appointment, try Self.events(tx, of: [id])[id] ?? [])
         }
     }
@@ -354,7 +354,7 @@ public final class AppointmentController: Sendable {
     }
 
     /// The appointment, if it exists and belongs to the patient.
-    func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
+    static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
         guard let appointment = try tx.appointment(id: id) else {
             throw ClinicError(.notFound, .appointmentNotFound, String(id))
         }

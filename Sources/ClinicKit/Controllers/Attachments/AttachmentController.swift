@@ -256,12 +256,9 @@ public final class AttachmentController: Sendable {
                                  chunkCount: (size + stored.chunkSize - 1) / stored.chunkSize)
     }
 
-    /// The patient's own appointment (`not_found`, or `forbidden` for another patient's, as
-    /// everywhere in the API).
+    /// The patient's own appointment: the booking rules' check (`AppointmentController.owned`).
     static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
-        guard let appointment = try tx.appointment(id: id) else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
-        guard appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
-        return appointment
+        try AppointmentController.owned(tx, id, clientId)
     }
 
     /// An appointment of the member's clinic with a patient (a doctor: their own visits);

@@ -11,8 +11,6 @@ public enum AttachmentLimits {
     public static let chunkSize = 256 * 1024
     /// The longest file name kept, in characters.
     public static let maximumNameLength = 255
-    /// The longest message of a conversation, in characters (the inbox's limit).
-    public static var maximumText: Int { Inbox.maximumTextLength }
 }
 
 /// A file as it arrives from outside: its bytes, and what the sender says of it (both only
