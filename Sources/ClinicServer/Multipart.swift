@@ -1,8 +1,8 @@
 import Foundation
 
 /// The one file of a `multipart/form-data` upload (RFC 7578): the first part with a file name,
-/// or the part named `file`. Only what an upload form sends is read; anything else is refused
-/// as `body_invalid` by the caller.
+/// or the part named `file`. Only what an upload form sends is read (the file and short text
+/// fields); anything else is refused as `body_invalid` by the caller.
 struct MultipartFile: Sendable {
     let data: Data
     let contentType: String?
@@ -25,11 +25,20 @@ enum Multipart {
 
     /// The file part of `body`, nil when there is none (or the body is not well formed).
     static func file(in body: Data, boundary: String) -> MultipartFile? {
+        form(in: body, boundary: boundary)?.file
+    }
+
+    /// The file part of `body` (the first part with a file name, or the part named `file`) and
+    /// its other parts' values as text (a web form's `csrf`), at most 4 KiB each; nil when the
+    /// body is not well formed.
+    static func form(in body: Data, boundary: String) -> (file: MultipartFile?, fields: [String: String])? {
         let delimiter = Data(("--" + boundary).utf8)
         let separator = Data("\r\n\r\n".utf8)
         guard var cursor = body.range(of: delimiter)?.upperBound else { return nil }
+        var file: MultipartFile?
+        var fields: [String: String] = [:]
         while cursor + 2 <= body.endIndex {
-            if body[cursor..<cursor + 2] == Data("--".utf8) { return nil }
+            if body[cursor..<cursor + 2] == Data("--".utf8) { return (file, fields) }
             guard let headerEnd = body.range(of: separator, in: cursor..<body.endIndex) else { return nil }
             let headerText = String(decoding: body[cursor..<headerEnd.lowerBound], as: UTF8.self)
             let contentStart = headerEnd.upperBound
@@ -44,9 +53,11 @@ enum Multipart {
                 default: break
                 }
             }
-            let filename = parameter("filename", of: disposition)
-            if filename != nil || parameter("name", of: disposition) == "file" {
-                return MultipartFile(data: body.subdata(in: contentStart..<next.lowerBound), contentType: type, filename: filename)
+            let filename = parameter("filename", of: disposition), name = parameter("name", of: disposition)
+            if file == nil, filename != nil || name == "file" {
+                file = MultipartFile(data: body.subdata(in: contentStart..<next.lowerBound), contentType: type, filename: filename)
+            } else if let name, filename == nil, next.lowerBound - contentStart <= 4096 {
+                fields[name] = String(decoding: body[contentStart..<next.lowerBound], as: UTF8.self)
             }
             cursor = next.upperBound
         }

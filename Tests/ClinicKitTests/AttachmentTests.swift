@@ -229,6 +229,34 @@ import Testing
         #expect(log.contains("thread.read") && log.contains("thread.answer") && log.contains("thread.close"))
     }
 
+    /// The pages' one call: the patient's folder reads the clinic's answers and says whether
+    /// files may still change; the clinic's is audited, and a doctor gets no conversation.
+    @Test func anAppointmentsFolderForEachReader() throws {
+        let w = try world()
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), type: "image/jpeg", name: "rash.jpg")
+        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
+        let desk = try w.files.folder(w.desk, appointmentId: w.visitId, requestId: "r-1")
+        #expect(desk.files.map(\.id) == [photo.id] && desk.patientName == "Anna Smith" && !desk.patientMayChange)
+        #expect(desk.conversation?.unread == 1 && desk.conversation?.messages.map(\.text) == ["May I bring my daughter?"])
+        #expect(desk.zone.identifier == "America/Los_Angeles")
+        #expect(try w.files.threads(w.desk, state: .open).unread == 0)
+        let log = try w.system.clients.accessLog(clientId: w.annaId).map(\.action)
+        #expect(log.filter { $0 == "attachment.list" }.count == 1 && log.filter { $0 == "thread.read" }.count == 1)
+        let doctor = try w.files.folder(w.doctor, appointmentId: w.visitId)
+        #expect(doctor.files.map(\.id) == [photo.id] && doctor.conversation == nil)
+        #expect(expectError(.notFound) { _ = try w.files.folder(w.otherClinic, appointmentId: w.visitId) } != nil)
+        #expect(expectError(.notFound) { _ = try w.files.folder(w.otherDoctor, appointmentId: w.visitId) } != nil)
+
+        _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
+        let mine = try w.files.folder(clientId: w.annaId, appointmentId: w.visitId)
+        #expect(mine.patientMayChange && mine.patientName == nil && mine.conversation?.unread == 1)
+        #expect(try w.files.unreadAnswers(clientId: w.annaId) == 0)
+        #expect(expectError(.forbidden) { _ = try w.files.folder(clientId: w.bob.id ?? 0, appointmentId: w.visitId) } != nil)
+        // Once the visit has started, the patient's files no longer change.
+        w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
+        #expect(try !w.files.folder(clientId: w.annaId, appointmentId: w.visitId).patientMayChange)
+    }
+
     @Test func theExportHasTheFilesAndConversationsAndTheyGoWithTheAccount() throws {
         let w = try world()
         let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import STAFF_PASSWORD, api_patient, call, directory_site
+from conftest import PASSWORD, STAFF_PASSWORD, api_patient, call, directory_site
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "ClinicImagesTests", "Fixtures")
 
@@ -48,6 +48,19 @@ def send(base, method, path, data, token, headers=None):
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
     finally:
         connection.close()
+
+
+def has_gps(data):
+    """Whether a JPEG carries an EXIF GPS directory (tag 0x8825 in IFD0)."""
+    import struct
+    start = data.find(b"Exif\x00\x00")
+    if start < 0:
+        return False
+    tiff = data[start + 6:]
+    order = "<" if tiff[:2] == b"II" else ">"
+    offset = struct.unpack(order + "I", tiff[4:8])[0]
+    count = struct.unpack(order + "H", tiff[offset:offset + 2])[0]
+    return any(struct.unpack(order + "H", tiff[offset + 2 + 12 * k:offset + 4 + 12 * k])[0] == 0x8825 for k in range(count))
 
 
 def error_code(body):
@@ -90,7 +103,7 @@ def world(site):
 def test_a_photo_and_a_conversation_between_patient_and_front_desk(world):
     base, anna, visit, desk = world["base"], world["anna"], world["visit"], world["desk"]
     photo = fixture("portrait-exif.jpg")
-    assert b"Exif" in photo
+    assert b"Exif" in photo and has_gps(photo)
     body, content_type = multipart("rash.jpg", "image/jpeg", photo)
     status, _, answer = send(base, "POST", f"/v1/appointments/{visit}/attachments", body, anna, {"Content-Type": content_type})
     assert status == 201, answer
@@ -102,7 +115,7 @@ def test_a_photo_and_a_conversation_between_patient_and_front_desk(world):
 
     # The receptionist opens it: no EXIF or GPS in what is downloaded, and the patient sees the opening.
     status, headers, data = send(base, "GET", f"/v1/staff/appointments/{visit}/attachments/{item['id']}", None, desk)
-    assert status == 200 and data[:3] == b"\xff\xd8\xff" and b"Exif" not in data and b"GPS" not in data
+    assert status == 200 and data[:3] == b"\xff\xd8\xff" and b"Exif" not in data and not has_gps(data)
     assert headers["x-content-type-options"] == "nosniff" and "sandbox" in headers["content-security-policy"]
     assert len(data) == item["size"]
     log = call(base, "GET", "/v1/me/access-log", token=anna).body
@@ -227,3 +240,109 @@ def test_the_same_through_the_command_line(world, tmp_path):
     assert [m["text"] for m in thread["items"]] == ["Is there parking?", "Yes, behind the building."]
     clinic.run("staff", "close-thread", "--appointment", str(visit))
     assert any(item["appointmentId"] == visit for item in clinic.json("staff", "threads", "--closed")["items"])
+
+
+def test_in_a_phones_browser_a_photo_reaches_the_front_desk(world, tmp_path):
+    """Issue 28's "done when", in headless Chromium: a patient on a 390 px phone attaches a
+    photo on a slow link (the progress shows), writes to the clinic; the receptionist finds the
+    conversation in the staff inbox, opens the photo (no GPS in what is downloaded) and answers;
+    the patient reads the answer and sees the opening in the access log, in English and in
+    Russian. axe-core checks every page; a file that is not a photo or a PDF is refused with
+    the server's words and nothing is stored."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_web import Checked, browser, go
+
+    base, clinic = world["base"], world["clinic"]
+    token = patient(base, "web-files")
+    visit = book(clinic, base, token, world["clinic_id"])
+    photo = tmp_path / "IMG_0042.jpg"
+    photo.write_bytes(fixture("portrait-exif.jpg"))
+    assert has_gps(photo.read_bytes())
+
+    phone, desk = browser(size=(390, 844)), browser(size=(1280, 800))
+    try:
+        phone.set_window_size(390, 844)  # the command line's --window-size is raised to headless Chromium's minimum
+        page = Checked(phone)
+        page.get(base + "/login")
+        phone.find_element(By.ID, "login").send_keys("web-files")
+        phone.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(phone, phone.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        page.get(base + f"/appointments/{visit}")
+        field = phone.find_element(By.ID, "file")
+        assert field.get_attribute("accept") == "image/*,application/pdf"
+        assert field.get_attribute("capture") is not None
+
+        # A slow link (16 KB/s up): the upload's progress is shown while it goes.
+        phone.set_network_conditions(offline=False, latency=150, download_throughput=200 * 1024, upload_throughput=16 * 1024)
+        field.send_keys(str(photo))
+        phone.find_element(By.CSS_SELECTOR, "#upload button[type=submit]").click()
+        WebDriverWait(phone, 30, poll_frequency=0.05).until(
+            lambda d: "%" in d.find_element(By.ID, "upload-status").text)
+        WebDriverWait(phone, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#files img.thumb"))
+        phone.delete_network_conditions()
+        WebDriverWait(phone, 30).until(lambda d: d.execute_script(
+            "var i = document.querySelector('#files img.thumb'); return i && i.complete && i.naturalWidth > 0"))
+        assert "IMG_0042.jpg" in phone.find_element(By.ID, "files").text
+        page.audit()
+        phone.find_element(By.ID, "text").send_keys("May I bring my daughter?")
+        go(phone, phone.find_element(By.CSS_SELECTOR, "#write button"))
+        assert "May I bring my daughter?" in phone.find_element(By.CSS_SELECTOR, "ol.thread").text
+        assert phone.execute_script("return document.documentElement.scrollWidth") <= 390, phone.execute_script(
+            "return Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 390)"
+            ".map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 12)")
+
+        # The receptionist: the inbox shows the unread conversation; the photo opens without GPS.
+        staff = Checked(desk)
+        staff.get(base + "/staff")
+        desk.find_element(By.ID, "login").send_keys("desk-files")
+        desk.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+        go(desk, desk.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+        go(desk, desk.find_element(By.CSS_SELECTOR, "header a[href='/staff/threads']"))
+        staff.audit()
+        entry = desk.find_element(By.XPATH, f"//ul[@class='threads']/li[a[@href='/staff/appointments/{visit}#thread']]")
+        assert entry.find_element(By.CSS_SELECTOR, ".badge").text.startswith("1")
+        go(desk, entry.find_element(By.TAG_NAME, "a"))
+        staff.audit()
+        assert desk.find_element(By.ID, "patient-name").text == "Anna Smith"
+        assert "May I bring my daughter?" in desk.find_element(By.CSS_SELECTOR, "ol.thread").text
+        href = desk.find_element(By.CSS_SELECTOR, "#files a[download]").get_attribute("href")
+        cookie = "clinic_staff=" + desk.get_cookie("clinic_staff")["value"]
+        address = urllib.parse.urlsplit(href)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+        connection.request("GET", address.path, headers={"Cookie": cookie})
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        assert response.status == 200 and data[:3] == b"\xff\xd8\xff", (response.status, data[:200])
+        assert b"Exif" not in data and not has_gps(data)
+        assert response.getheader("X-Content-Type-Options") == "nosniff"
+        desk.find_element(By.ID, "text").send_keys("Yes, of course.")
+        go(desk, desk.find_element(By.CSS_SELECTOR, "#answer button"))
+        assert "Yes, of course." in desk.find_element(By.CSS_SELECTOR, "ol.thread").text
+
+        # The patient reads the answer, and sees who opened the photo.
+        page.get(base + f"/appointments/{visit}")
+        messages = [item.text for item in phone.find_elements(By.CSS_SELECTOR, "ol.thread li")]
+        assert len(messages) == 2 and "May I bring my daughter?" in messages[0] and "Yes, of course." in messages[1], messages
+        page.get(base + "/profile/access-log")
+        opened = phone.find_elements(By.CSS_SELECTOR, f"#access-log tr[data-action='attachment.open']")
+        assert opened and "Receptionist" in opened[0].text and "Opened a file" in opened[0].text and str(visit) in opened[0].text
+        page.get(base + "/profile/access-log?lang=ru")
+        assert "Открыл(а) файл" in phone.find_element(By.ID, "access-log").text
+        page.get(base + f"/appointments/{visit}")
+        assert phone.find_element(By.ID, "files-title").text == "Файлы"
+        assert phone.find_element(By.ID, "thread-title").text == "Переписка с клиникой"
+
+        # A page that is no photo is refused with the server's words; nothing more is stored.
+        page.get(base + f"/appointments/{visit}?lang=en")
+        bad = tmp_path / "note.html"
+        bad.write_text("<html><script>alert(1)</script></html>")
+        phone.find_element(By.ID, "file").send_keys(str(bad))
+        phone.find_element(By.CSS_SELECTOR, "#upload button[type=submit]").click()
+        WebDriverWait(phone, 30).until(lambda d: "error" in (d.find_element(By.ID, "upload-status").get_attribute("class") or ""))
+        assert "Only photos" in phone.find_element(By.ID, "upload-status").text
+        assert len(call(base, "GET", f"/v1/appointments/{visit}/attachments", token=token).body["items"]) == 1
+    finally:
+        phone.quit()
+        desk.quit()

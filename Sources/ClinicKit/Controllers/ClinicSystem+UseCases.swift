@@ -90,6 +90,8 @@ public struct AppointmentDetails: Sendable {
     public let clinic: Clinic
     /// Free times of the chosen day (empty without a day).
     public let rescheduleTimes: [Slot]
+    /// The appointment's files and conversation (the clinic's answers are read now).
+    public let folder: AppointmentFolder
 }
 
 extension ClinicSystem {
@@ -111,14 +113,15 @@ extension ClinicSystem {
         }
     }
 
-    /// One of a patient's appointments with its history and clinic, and with `day`, the free
-    /// times it could move to that day.
+    /// One of a patient's appointments with its history, clinic, files and conversation, and
+    /// with `day`, the free times it could move to that day.
     public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil) throws
         -> AppointmentDetails {
         let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
         let clinic = try clinics.getClinicById(appointment.clinicId)
         let times = try day.map { try appointments.rescheduleTimes(appointment, from: $0) } ?? []
-        return AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times)
+        let folder = try attachments.folder(clientId: clientId, appointmentId: id)
+        return AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times, folder: folder)
     }
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is

@@ -20,12 +20,14 @@ struct AttachmentsController {
     /// The largest upload body: the file's limit and room for a multipart envelope.
     static let uploadLimit = AttachmentLimits.maximumBytes + 64 * 1024
 
-    /// Whether a request is an upload (a POST to an attachments collection), which
+    /// Whether a request is an upload (a POST to an attachments collection of the API or of
+    /// the patient's web pages), which
     /// `LimitsMiddleware` lets through up to `uploadLimit`.
     static func isUpload(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
         let segments = request.uri.path.split(separator: "/")
         return (segments.count == 4 && segments[0] == "v1" && segments[1] == "appointments" && segments[3] == "attachments")
+            || (segments.count == 3 && segments[0] == "appointments" && segments[2] == "attachments")
             || (segments.count == 5 && segments[0] == "v1" && segments[1] == "staff" && segments[2] == "appointments"
                 && segments[4] == "attachments")
     }
@@ -216,8 +218,14 @@ struct AttachmentsController {
 
     /// The uploaded file: a multipart form's file part, or the raw body.
     static func upload(_ request: Request, context: APIContext) async throws -> AttachmentUpload {
+        try await form(request, language: context.language).upload
+    }
+
+    /// The uploaded file and, for a multipart form, its short text fields (the web form's
+    /// `csrf`). A declared length over `uploadLimit` is refused before anything is read.
+    static func form(_ request: Request, language: Language) async throws -> (upload: AttachmentUpload, fields: [String: String]) {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > uploadLimit {
-            throw APIFailure(ServerError(.tooLarge, .tooLarge, String(uploadLimit)), language: context.language,
+            throw APIFailure(ServerError(.tooLarge, .tooLarge, String(uploadLimit)), language: language,
                              headers: [.connection: "close"])
         }
         var request = request
@@ -225,18 +233,22 @@ struct AttachmentsController {
         let body = Data(buffer: buffer)
         let type = request.headers[.contentType]
         if let type, let boundary = Multipart.boundary(type) {
-            guard let file = Multipart.file(in: body, boundary: boundary) else {
-                throw APIFailure(ServerError.invalid(.bodyInvalid, "multipart/form-data without a file part"), language: context.language)
+            guard let form = Multipart.form(in: body, boundary: boundary), let file = form.file else {
+                throw APIFailure(ServerError.invalid(.bodyInvalid, "multipart/form-data without a file part"), language: language)
             }
-            return AttachmentUpload(data: file.data, declaredType: file.contentType, name: file.filename)
+            return (AttachmentUpload(data: file.data, declaredType: file.contentType, name: file.filename), form.fields)
         }
         let name = request.headers[.contentDisposition].flatMap { Multipart.parameter("filename", of: $0) }
             ?? request.uri.queryParameters.get("name")
-        return AttachmentUpload(data: body, declaredType: type, name: name)
+        return (AttachmentUpload(data: body, declaredType: type, name: name), [:])
     }
 
-    /// The bytes, streamed a chunk at a time; never rendered by a browser as a page.
-    func download(_ content: AttachmentContent) -> Response {
+    func download(_ content: AttachmentContent) -> Response { dependencies.attachmentResponse(content) }
+}
+
+extension ServerDependencies {
+    /// An attachment's bytes (`AttachmentsController`, the web pages), streamed a chunk at a time; never rendered by a browser as a page.
+    func attachmentResponse(_ content: AttachmentContent) -> Response {
         let ascii = String(content.info.name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? Character($0) : "_" })
         let encoded = content.info.name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-_"))) ?? ascii
         let inline = content.part == .thumbnail || content.info.contentType.hasPrefix("image/")
@@ -245,7 +257,7 @@ struct AttachmentsController {
         headers[.contentDisposition] = "\(inline ? "inline" : "attachment"); filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
         headers[.contentSecurityPolicy] = "sandbox; default-src 'none'"
         headers[.xContentTypeOptions] = "nosniff"
-        let system = self.system, pool = dependencies.pool
+        let system = self.system, pool = self.pool
         let body = ResponseBody(contentLength: content.size) { writer in
             for index in 0..<content.chunkCount {
                 let chunk = try await pool.run { try system.attachments.chunk(content, index: index) }

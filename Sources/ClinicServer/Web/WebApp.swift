@@ -164,10 +164,24 @@ extension ServerDependencies {
         var request = request
         let body = try await request.collectBody(upTo: 64 * 1024)
         let fields = URLEncodedForm.parse(String(buffer: body))
+        try checkCSRF(fields, web)
+        return fields
+    }
+
+    /// An upload form (`multipart/form-data`, `AttachmentsController.form`): its file, once its
+    /// CSRF token is checked (else 403, and nothing is decoded).
+    func uploadForm(_ request: Request, _ web: WebRequest) async throws -> AttachmentUpload {
+        let form = try await AttachmentsController.form(request, language: web.language)
+        try checkCSRF(form.fields, web)
+        return form.upload
+    }
+
+    /// A form's `csrf` field equal to the request's token (a token tied to a cookie the browser
+    /// had before, or to its session).
+    func checkCSRF(_ fields: [String: String], _ web: WebRequest) throws {
         guard let sent = fields["csrf"], web.csrfBound || !web.newCSRF, Self.constantTimeEqual(sent, web.csrf) else {
             throw WebRefusal.csrf
         }
-        return fields
     }
 
     /// A log-in form (patients' and staff's): the per-address limit, the password checked on

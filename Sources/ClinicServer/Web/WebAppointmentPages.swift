@@ -19,6 +19,62 @@ struct WebAppointmentPages {
         group.get("/appointments/:id", use: show)
         patient.post("/appointments/:id/reschedule", use: reschedule)
         patient.post("/appointments/:id/cancel", use: cancel)
+        patient.post("/appointments/:id/attachments", use: attach)
+        patient.get("/appointments/:id/attachments/:aid", use: file)
+        patient.get("/appointments/:id/attachments/:aid/thumbnail", use: thumbnail)
+        patient.post("/appointments/:id/attachments/:aid/remove", use: removeFile)
+        patient.post("/appointments/:id/messages", use: write)
+    }
+
+    /// A file from the appointment page's upload form (`multipart/form-data`, its CSRF token
+    /// checked first); photos are decoded two at a time (`ServerDependencies.images`).
+    @Sendable func attach(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        let upload = try await dependencies.uploadForm(request, web)
+        _ = try await dependencies.images.run { [system] in
+            try await dependencies.work(web) { try system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload) }
+        }
+        return dependencies.redirect("/appointments/\(id)#files", web)
+    }
+
+    @Sendable func file(_ request: Request, context: APIContext) async throws -> Response {
+        try await content(context, .file)
+    }
+
+    @Sendable func thumbnail(_ request: Request, context: APIContext) async throws -> Response {
+        try await content(context, .thumbnail)
+    }
+
+    func content(_ context: APIContext, _ part: AttachmentPart) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
+        let content = try await dependencies.work(web) { [system] in
+            try system.attachments.open(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid, part: part)
+        }
+        return dependencies.attachmentResponse(content)
+    }
+
+    @Sendable func removeFile(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
+        _ = try await dependencies.form(request, context, web)
+        try await dependencies.work(web) { [system] in
+            try system.attachments.remove(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid)
+        }
+        return dependencies.redirect("/appointments/\(id)#files", web)
+    }
+
+    /// The patient writes to the clinic about the appointment.
+    @Sendable func write(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        let text = form["text"] ?? ""
+        _ = try await dependencies.work(web) { [system] in
+            try system.attachments.write(clientId: patient.id ?? 0, appointmentId: id, text: text)
+        }
+        return dependencies.redirect("/appointments/\(id)#thread", web)
     }
 
     @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {
@@ -110,6 +166,7 @@ struct WebAppointmentPages {
                 return ["value": date.dayText, "label": date.dayText, "selected": date.dayText == day?.dayText]
             },
         ]
+        values.merge(WebFolder.values(details.folder, web.language, base: "/appointments/\(id)")) { $1 }
         if day != nil {
             // Each time once; the doctor is named where it would not be the appointment's own.
             values["slots"] = slots.map { slot -> [String: Any] in

@@ -21,6 +21,26 @@ struct WebProfilePages {
         patient.get("/profile/export.json", use: export)
         patient.post("/profile/delete", use: deleteAccount)
         patient.post("/sessions/:id/end", use: endSession)
+        patient.get("/profile/access-log", use: accessLog)
+    }
+
+    /// `/profile/access-log`: who at a clinic read or changed the patient's data, the latest first.
+    @Sendable func accessLog(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let entries = try await dependencies.work(web) { [system] in try system.clients.accessLog(clientId: patient.id ?? 0) }
+        let labels = WebText.labels(web.language)
+        return dependencies.page("access-log", web, [
+            "empty": entries.isEmpty,
+            "entries": entries.map { entry -> [String: Any] in
+                var item: [String: Any] = [
+                    "at": DateText.dateTime(entry.at, timeZone: .gmt, language: web.language) + " UTC", "action": entry.action,
+                    "who": labels["role." + entry.role] ?? labels["role." + entry.actor] ?? entry.role,
+                    "what": labels["audit." + entry.action] ?? entry.action,
+                ]
+                if let appointment = entry.appointmentId { item["appointmentId"] = appointment }
+                return item
+            },
+        ])
     }
 
     @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {

@@ -33,6 +33,93 @@ struct WebStaffPages {
         }
         staff.post("/staff/appointments/:id/:action", use: act)
         staff.post("/staff/book", use: book)
+        staff.get("/staff/threads", use: inbox)
+        staff.get("/staff/appointments/:id", use: folder)
+        staff.get("/staff/appointments/:id/attachments/:aid", use: file)
+        staff.get("/staff/appointments/:id/attachments/:aid/thumbnail", use: thumbnail)
+        staff.post("/staff/threads/:id/answer", use: answer)
+        staff.post("/staff/threads/:id/close", use: close)
+    }
+
+    /// `/staff/threads?state=open|closed`: the front desk's conversations, the latest first.
+    @Sendable func inbox(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let closed = request.query("state") == "closed"
+        let list = try await dependencies.work(web) { [system] in try system.attachments.threads(member, state: closed ? .closed : .open) }
+        let zone = list.zone
+        return dependencies.page("staff-threads", web, [
+            "staffLogin": member.login, "frontDesk": true, "closed": closed, "unreadTotal": list.unread,
+            "threads": list.items.map { item -> [String: Any] in
+                ["id": item.appointmentId, "doctor": item.doctorName, "unread": item.unread > 0 ? item.unread : false,
+                 "when": DateText.dateTime(item.startsAt, timeZone: zone, language: web.language),
+                 "last": DateText.dateTime(item.lastAt, timeZone: zone, language: web.language)]
+            },
+            "empty": list.items.isEmpty,
+        ])
+    }
+
+    /// `/staff/appointments/{id}`: the appointment's files and (for the front desk) its
+    /// conversation with the answer and close forms; the look is an audit event the patient sees.
+    @Sendable func folder(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        let requestId = context.requestId
+        let folder = try await dependencies.work(web) { [system] in
+            try system.attachments.folder(member, appointmentId: id, requestId: requestId)
+        }
+        let zone = folder.zone
+        var values = WebFolder.values(folder, web.language, base: "/staff/appointments/\(id)")
+        values["staffLogin"] = member.login
+        values["frontDesk"] = member.runsTheFrontDesk
+        values["id"] = id
+        values["when"] = DateText.dateTime(folder.startsAt, timeZone: zone, language: web.language)
+        values["doctor"] = folder.doctorName
+        return dependencies.page("staff-appointment", web, values)
+    }
+
+    @Sendable func file(_ request: Request, context: APIContext) async throws -> Response {
+        try await content(context, .file)
+    }
+
+    @Sendable func thumbnail(_ request: Request, context: APIContext) async throws -> Response {
+        try await content(context, .thumbnail)
+    }
+
+    /// A file of the appointment, opened by the staff member: an audit event the patient sees.
+    func content(_ context: APIContext, _ part: AttachmentPart) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
+        let requestId = context.requestId
+        let content = try await dependencies.work(web) { [system] in
+            try system.attachments.open(member, appointmentId: id, attachmentId: aid, part: part, requestId: requestId)
+        }
+        return dependencies.attachmentResponse(content)
+    }
+
+    /// The front desk answers; the patient is told in their inbox.
+    @Sendable func answer(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        let text = form["text"] ?? "", requestId = context.requestId
+        _ = try await dependencies.work(web) { [system] in
+            try system.attachments.answer(member, appointmentId: id, text: text, requestId: requestId)
+        }
+        return dependencies.redirect("/staff/appointments/\(id)#thread", web)
+    }
+
+    @Sendable func close(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        _ = try await dependencies.form(request, context, web)
+        let requestId = context.requestId
+        try await dependencies.work(web) { [system] in try system.attachments.close(member, appointmentId: id, requestId: requestId) }
+        return dependencies.redirect("/staff/threads", web)
     }
 
     /// A status change: in the group committer's next batch, as every appointment change is.
@@ -84,7 +171,7 @@ struct WebStaffPages {
             "staffLogin": member.login,
             "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
             "previous": schedule.day.adding(days: -1).dayText, "next": schedule.day.adding(days: 1).dayText,
-            "canBook": member.runsTheFrontDesk,
+            "canBook": member.runsTheFrontDesk, "frontDesk": member.runsTheFrontDesk,
             "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
                                               "selected": $0.id == departmentId] as [String: Any] },
             "doctors": doctors.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },

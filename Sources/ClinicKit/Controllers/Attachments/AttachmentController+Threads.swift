@@ -35,6 +35,8 @@ public struct ThreadList: Sendable, Equatable {
     public let items: [ThreadSummary]
     /// Unread messages in the clinic's open conversations.
     public let unread: Int
+    /// The clinic's time zone, in which its pages show the times.
+    public let zone: TimeZone
 }
 
 extension AttachmentController {
@@ -60,15 +62,7 @@ extension AttachmentController {
     public func conversation(clientId: Int64, appointmentId: Int64) throws -> Conversation {
         try database.writing { tx in
             _ = try Self.owned(tx, appointmentId, clientId)
-            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
-                return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
-            }
-            let unread = thread.patientUnread
-            if unread > 0 {
-                thread.patientUnread = 0
-                try tx.saveThread(thread)
-            }
-            return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+            return try read(tx, appointmentId, side: .patient)
         }
     }
 
@@ -89,7 +83,8 @@ extension AttachmentController {
             }
             let open = state == .open ? items.map(\.unread)
                 : try tx.threads(ofClinic: member.clinicId, state: .open, limit: 500).map(\.staffUnread)
-            return ThreadList(items: items, unread: open.reduce(0, +))
+            let zone = try Self.zone(tx, member.clinicId)
+            return ThreadList(items: items, unread: open.reduce(0, +), zone: zone)
         }
     }
 
@@ -100,17 +95,10 @@ extension AttachmentController {
         let now = self.now()
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
-            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
-                return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
-            }
-            let unread = thread.staffUnread
-            if unread > 0 {
-                thread.staffUnread = 0
-                try tx.saveThread(thread)
-            }
+            let conversation = try read(tx, appointmentId, side: .staff)
             try AuditLog.append(tx, by: member.auditActor, action: "thread.read", clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
-            return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+            return conversation
         }
     }
 

@@ -1,0 +1,76 @@
+import Foundation
+
+/// An appointment's files and conversation, as one page shows them to one reader.
+public struct AppointmentFolder: Sendable, Equatable {
+    public let appointmentId: Int64
+    public let startsAt: Date
+    public let doctorName: String
+    /// The clinic's time zone, in which its pages show the times.
+    public let zone: TimeZone
+    /// The patient's name, for the clinic's side (nil on the patient's own).
+    public let patientName: String?
+    public let files: [AttachmentInfo]
+    /// nil where the reader may not read it: a doctor (conversations are the front desk's).
+    public let conversation: Conversation?
+    /// Whether the patient may still add a file (before the visit, under the limit) and remove
+    /// their own; always false on the clinic's side, where adding is `attach(_:…)` at any time.
+    public let patientMayChange: Bool
+}
+
+extension AttachmentController {
+    /// The patient's files and conversation of their own appointment, in one transaction; the
+    /// clinic's answers are read now.
+    public func folder(clientId: Int64, appointmentId: Int64) throws -> AppointmentFolder {
+        let now = self.now()
+        return try database.writing { tx in
+            let appointment = try Self.owned(tx, appointmentId, clientId)
+            let cipher = try database.cipher(tx)
+            let files = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
+            let conversation = try read(tx, appointmentId, side: .patient)
+            let open = appointment.status.isActive && appointment.startsAt > now
+            return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
+                                     zone: try Self.zone(tx, appointment.clinicId), patientName: nil, files: files, conversation: conversation,
+                                     patientMayChange: open)
+        }
+    }
+
+    /// The clinic's look at an appointment's files and (for the front desk) its conversation,
+    /// in one transaction: audit events (`attachment.list`, and `thread.read`) the patient sees.
+    public func folder(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> AppointmentFolder {
+        let now = self.now()
+        return try database.writing { tx in
+            let appointment = try Self.visible(tx, appointmentId, to: member)
+            let cipher = try database.cipher(tx)
+            let files = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
+            try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
+                                appointmentId: appointmentId, requestId: requestId, detail: "\(files.count) files", now: now)
+            var conversation: Conversation?
+            if member.runsTheFrontDesk {
+                conversation = try read(tx, appointmentId, side: .staff)
+                try AuditLog.append(tx, by: member.auditActor, action: "thread.read", clientId: appointment.clientId,
+                                    appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
+            }
+            let patient = try appointment.clientId.flatMap { try database.client(tx, id: $0) }
+            return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
+                                     zone: try Self.zone(tx, appointment.clinicId), patientName: patient.map { "\($0.name) \($0.surname)" }, files: files,
+                                     conversation: conversation, patientMayChange: false)
+        }
+    }
+
+    static func zone(_ tx: any StoreReading, _ clinicId: Int64) throws -> TimeZone {
+        try tx.clinic(id: clinicId).map(\.zone) ?? Clinic.zone(named: "UTC")
+    }
+
+    /// An appointment's conversation as one side reads it: that side's unread count is cleared.
+    func read(_ tx: any StoreWriting, _ appointmentId: Int64, side: AttachmentAuthor) throws -> Conversation {
+        guard var thread = try tx.thread(ofAppointment: appointmentId) else {
+            return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
+        }
+        let unread = side == .patient ? thread.patientUnread : thread.staffUnread
+        if unread > 0 {
+            if side == .patient { thread.patientUnread = 0 } else { thread.staffUnread = 0 }
+            try tx.saveThread(thread)
+        }
+        return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+    }
+}

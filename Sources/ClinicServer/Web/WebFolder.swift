@@ -1,0 +1,45 @@
+import ClinicKit
+import Foundation
+
+/// An appointment's files and conversation (`AppointmentFolder`) as the templates read them,
+/// on the patient's appointment page and the staff's thread page (`base` is the appointment's
+/// address on that side).
+enum WebFolder {
+    static func values(_ folder: AppointmentFolder, _ language: Language, base: String) -> [String: Any] {
+        let labels = WebText.labels(language)
+        var values: [String: Any] = [
+            "files": folder.files.map { file -> [String: Any] in
+                var item: [String: Any] = ["aid": file.id, "name": file.name, "size": sizeText(file.size, language),
+                                           "type": file.contentType, "href": "\(base)/attachments/\(file.id)",
+                                           "byClinic": file.author == .staff,
+                                           "removable": folder.patientMayChange && file.author == .patient]
+                if file.hasThumbnail { item["thumbnail"] = "\(base)/attachments/\(file.id)/thumbnail" }
+                return item
+            },
+            "hasFiles": !folder.files.isEmpty,
+            "mayAttach": folder.patientMayChange && folder.files.filter { $0.author == .patient }.count < AttachmentLimits.maximumFiles,
+            "maximumFiles": AttachmentLimits.maximumFiles,
+            "maximumMiB": AttachmentLimits.maximumBytes / (1024 * 1024),
+        ]
+        if let patient = folder.patientName { values["patientName"] = patient }
+        if let conversation = folder.conversation {
+            values["conversation"] = [
+                "closed": conversation.state == .closed,
+                "messages": conversation.messages.map { message -> [String: Any] in
+                    let author = message.author == .patient ? labels["patient"] ?? "" : message.staffName ?? labels["clinic"] ?? ""
+                    return ["author": author, "fromPatient": message.author == .patient, "text": message.text,
+                            "at": DateText.dateTime(message.createdAt, timeZone: folder.zone, language: language)]
+                },
+                "empty": conversation.messages.isEmpty,
+            ] as [String: Any]
+        }
+        return values
+    }
+
+    /// A file's size in words: KB or MB, one decimal.
+    static func sizeText(_ bytes: Int, _ language: Language) -> String {
+        let ru = language == .ru
+        if bytes < 1024 * 1024 { return String(format: "%.0f %@", max(1, Double(bytes) / 1024).rounded(), ru ? "КБ" : "KB") }
+        return String(format: "%.1f %@", Double(bytes) / (1024 * 1024), ru ? "МБ" : "MB")
+    }
+}
