@@ -50,6 +50,12 @@ CLI_ONLY = {
         "properties": {"clientId": {"type": "integer"}, "login": {"type": "string"}},
         "additionalProperties": False,
     },
+    "cli:Removed": {  # API: DELETE /v1/appointments/{id}/attachments/{aid} answers 204 with no body
+        "type": "object",
+        "required": ["removed"],
+        "properties": {"removed": {"type": "integer"}},
+        "additionalProperties": False,
+    },
     "cli:LogOut": {  # API: DELETE /v1/sessions/current answers 204 with no body
         "type": "object",
         "required": ["loggedOut"],
@@ -392,6 +398,19 @@ def main():
                     "Error", error=("overlapping_appointment", "slot_taken"), exit_code=5)
             c.check("appointments show " + aid, ["appointments", "show", aid, "--json"], "AppointmentWithHistory",
                     expect=lambda v: None if v.get("history") else "the history is empty")
+            pdf = os.path.join(ROOT, "Tests", "ClinicImagesTests", "Fixtures", "tiny.pdf")
+            attached = c.check("appointments attach", ["appointments", "attach", aid, pdf, "--json"], "Attachment",
+                               expect=lambda v: None if v.get("contentType") == "application/pdf" else "not a PDF")
+            c.check("appointments attachments", ["appointments", "attachments", aid, "--json"], "AttachmentList",
+                    expect=lambda v: None if len(v.get("items", [])) == 1 else "not the one file")
+            c.check("error: attach a file that is not there", ["appointments", "attach", aid, pdf + ".missing", "--json"],
+                    "Error", error="invalid_input", exit_code=2)
+            c.check("messages write", ["messages", "write", "--appointment", aid, "Is there parking?", "--json"], "ThreadMessage")
+            c.check("messages thread", ["messages", "thread", "--appointment", aid, "--json"], "Conversation",
+                    expect=lambda v: None if [m.get("text") for m in v.get("items", [])] == ["Is there parking?"] else "not the message")
+            if attached:
+                c.check("appointments attachment remove", ["appointments", "attachment", "remove", aid, str(attached["id"]), "--json"],
+                        "cli:Removed")
             c.check("cancel", ["cancel", aid, "--json"], "Appointment",
                     expect=lambda v: None if v.get("status") == "cancelled" else "the status is not cancelled")
             c.check("appointments show (cancelled)", ["appointments", "show", aid, "--json"], "AppointmentWithHistory")

@@ -75,6 +75,21 @@ extension PostgresTransaction {
         try execute("DELETE FROM attachments WHERE id = $1", [id])
     }
 
+    func appointmentsWithFolders(endedBefore date: Date, limit: Int) throws -> [Int64] {
+        try rows("""
+            SELECT a.id FROM appointments a
+            WHERE a.id IN (SELECT appointment_id FROM attachments UNION SELECT appointment_id FROM threads) AND a.ends_at < $1
+            ORDER BY a.id LIMIT $2
+            """, [date, Int64(limit)]).map { row -> Int64 in try row.value("id", in: "appointments") }
+    }
+
+    func deleteFolder(ofAppointment appointmentId: Int64) throws -> (files: Int, messages: Int) {
+        let files = try execute("DELETE FROM attachments WHERE appointment_id = $1", [appointmentId])
+        let messages = try execute("DELETE FROM thread_messages WHERE appointment_id = $1", [appointmentId])
+        try execute("DELETE FROM threads WHERE appointment_id = $1", [appointmentId])
+        return (files, messages)
+    }
+
     func saveThread(_ t: StoredThread) throws {
         try execute("""
             INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)

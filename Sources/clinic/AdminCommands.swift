@@ -31,7 +31,8 @@ struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operator and clinic-staff commands: migrations, the directory, statuses, hours, booking rules, backups.",
         subcommands: [Migrate.self, ImportClinics.self, AppointmentAdmin.self, Exceptions.self, Settings.self,
-                      Backup.self, Restore.self, Copy.self, Check.self, RotateKey.self, Audit.self, StaffAdmin.self, Deliver.self])
+                      Backup.self, Restore.self, Copy.self, Check.self, RotateKey.self, Audit.self, StaffAdmin.self, Deliver.self,
+                      AttachmentsAdmin.self])
 
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move the schema up or down to a version (default: the latest).")

@@ -240,6 +240,12 @@ def test_the_same_through_the_command_line(world, tmp_path):
     assert [m["text"] for m in thread["items"]] == ["Is there parking?", "Yes, behind the building."]
     clinic.run("staff", "close-thread", "--appointment", str(visit))
     assert any(item["appointmentId"] == visit for item in clinic.json("staff", "threads", "--closed")["items"])
+    # The retention purge keeps what belongs to visits that have not ended; a bad number is refused.
+    kept_all = clinic.json("admin", "attachments", "purge", "--days", "1")
+    assert kept_all == {"appointments": 0, "files": 0, "messages": 0, "days": 1}
+    assert clinic.json("appointments", "attachments", str(visit))["items"]
+    bad = clinic.run("admin", "attachments", "purge", "--days", "0", "--json", check=False)
+    assert bad.returncode == 2 and json.loads(bad.stderr)["error"]["code"] == "invalid_input"
 
 
 def test_in_a_phones_browser_a_photo_reaches_the_front_desk(world, tmp_path):

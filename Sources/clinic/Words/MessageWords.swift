@@ -45,6 +45,8 @@ extension TerminalWords {
                            "Сохранено {0} байт в {1}."),
         .attachmentRemoved: ("File {0} removed.",
                              "Файл {0} удалён."),
+        .attachmentsPurged: ("Removed {1} files and {2} messages of {0} appointments that ended more than {3} days ago.",
+                             "Удалено файлов: {1}, сообщений: {2} — у записей ({0}), закончившихся более {3} дн. назад."),
         .threadNone: ("No messages about this appointment yet.",
                       "Сообщений об этой записи пока нет."),
         .threadLine: ("{0}  {1}: {2}",

@@ -31,7 +31,7 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case emailCodeSent, emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone
     case messageLine, messageUnreadMark, messagesUnread, calendarURL, staffMessageSent, deliverDone, deliverNoSMTP
     case menuMessages, menuMessagesUnread
-    case attachmentAdded, attachmentsNone, attachmentLine, attachmentFromClinic, attachmentSaved, attachmentRemoved
+    case attachmentAdded, attachmentsNone, attachmentLine, attachmentFromClinic, attachmentSaved, attachmentRemoved, attachmentsPurged
     case threadNone, threadLine, threadWritten, threadAnswered, threadClosed, threadsNone, threadsLine
     // SessionWords.swift
     case sessionNoJSON, sessionTitle, sessionHint, sessionBye, sessionEnded, startTitle, mainTitle, menuLogIn

@@ -74,3 +74,48 @@ extension AttachmentController {
         return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
     }
 }
+
+/// What a retention purge removed.
+public struct AttachmentPurge: Sendable, Equatable {
+    public let appointments: Int
+    public let files: Int
+    public let messages: Int
+}
+
+extension AttachmentController {
+    /// The longest retention an operator may give, in days (100 years).
+    public static let maximumRetentionDays = 36_500
+
+    /// The retention rule: the files and conversation of every appointment that ended more
+    /// than `days` days ago are deleted, a hundred appointments per transaction, each an audit
+    /// event (`attachment.purge`, by the operator) the patient sees. Run by
+    /// `clinic admin attachments purge` (daily from a timer; docs/DEPLOY.md).
+    public func purge(afterDays days: Int) throws -> AttachmentPurge {
+        guard (1...Self.maximumRetentionDays).contains(days) else {
+            throw ClinicError.invalid(.settingRange, "--days", "1", String(Self.maximumRetentionDays))
+        }
+        let now = self.now()
+        let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
+        var total = AttachmentPurge(appointments: 0, files: 0, messages: 0)
+        while true {
+            let batch = try database.writing { tx -> AttachmentPurge in
+                let ids = try tx.appointmentsWithFolders(endedBefore: cutoff, limit: 100)
+                var files = 0, messages = 0
+                for id in ids {
+                    let appointment = try tx.appointment(id: id)
+                    let removed = try tx.deleteFolder(ofAppointment: id)
+                    files += removed.files
+                    messages += removed.messages
+                    try AuditLog.append(tx, by: .operator, action: "attachment.purge", clientId: appointment?.clientId,
+                                        appointmentId: id, requestId: nil,
+                                        detail: "\(removed.files) files, \(removed.messages) messages, \(days) days after the visit",
+                                        now: now)
+                }
+                return AttachmentPurge(appointments: ids.count, files: files, messages: messages)
+            }
+            total = AttachmentPurge(appointments: total.appointments + batch.appointments, files: total.files + batch.files,
+                                    messages: total.messages + batch.messages)
+            if batch.appointments < 100 { return total }
+        }
+    }
+}

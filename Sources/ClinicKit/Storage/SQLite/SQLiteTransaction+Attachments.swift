@@ -123,6 +123,24 @@ extension SQLiteTransaction {
         try db.execute(sql: "DELETE FROM attachments WHERE id = ?", arguments: [id])
     }
 
+    func appointmentsWithFolders(endedBefore date: Date, limit: Int) throws -> [Int64] {
+        guard try keepsAttachments() else { return [] }
+        return try Int64.fetchAll(db, sql: """
+            SELECT a.id FROM appointments a
+            WHERE a.id IN (SELECT appointment_id FROM attachments UNION SELECT appointment_id FROM threads) AND a.ends_at < ?
+            ORDER BY a.id LIMIT ?
+            """, arguments: [date.seconds, limit])
+    }
+
+    func deleteFolder(ofAppointment appointmentId: Int64) throws -> (files: Int, messages: Int) {
+        try db.execute(sql: "DELETE FROM attachments WHERE appointment_id = ?", arguments: [appointmentId])
+        let files = db.changesCount
+        try db.execute(sql: "DELETE FROM thread_messages WHERE appointment_id = ?", arguments: [appointmentId])
+        let messages = db.changesCount
+        try db.execute(sql: "DELETE FROM threads WHERE appointment_id = ?", arguments: [appointmentId])
+        return (files, messages)
+    }
+
     func saveThread(_ t: StoredThread) throws {
         try db.execute(sql: """
             INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)

@@ -111,6 +111,9 @@ public protocol AttachmentReading {
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread]
     /// A patient's conversations, the latest first.
     func threads(ofClient clientId: Int64) throws -> [StoredThread]
+    /// Appointments that ended before `date` and still have files or a conversation, by id,
+    /// at most `limit` (the retention purge).
+    func appointmentsWithFolders(endedBefore date: Date, limit: Int) throws -> [Int64]
 }
 
 public protocol AttachmentWriting: AttachmentReading {
@@ -123,6 +126,8 @@ public protocol AttachmentWriting: AttachmentReading {
     func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws
     /// Deletes an attachment and its chunks (a message that carried it keeps its text).
     func deleteAttachment(id: Int64) throws
+    /// Deletes an appointment's files and its conversation; answers how many of each were deleted.
+    func deleteFolder(ofAppointment appointmentId: Int64) throws -> (files: Int, messages: Int)
 
     /// Stores the conversation's row, new or changed.
     func saveThread(_ thread: StoredThread) throws
