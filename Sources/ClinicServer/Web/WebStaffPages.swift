@@ -49,7 +49,7 @@ struct WebStaffPages {
         let list = try await dependencies.work(web) { [system] in try system.attachments.threads(member, state: closed ? .closed : .open) }
         let zone = list.zone
         return dependencies.page("staff-threads", web, [
-            "staffLogin": member.login, "frontDesk": true, "closed": closed, "unreadTotal": list.unread,
+            "staffLogin": member.login, "frontDesk": true, "closed": closed, "unreadTotal": list.unread > 0 ? list.unread : false,
             "threads": list.items.map { item -> [String: Any] in
                 ["id": item.appointmentId, "doctor": item.doctorName, "unread": item.unread > 0 ? item.unread : false,
                  "when": DateText.dateTime(item.startsAt, timeZone: zone, language: web.language),

@@ -40,10 +40,7 @@ extension AttachmentController {
         let now = self.now()
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
-            let cipher = try database.cipher(tx)
-            let files = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
-            try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId, detail: "\(files.count) files", now: now)
+            let files = try listed(tx, appointment, by: member, requestId: requestId, now: now)
             var conversation: Conversation?
             if member.runsTheFrontDesk {
                 conversation = try read(tx, appointmentId, side: .staff)

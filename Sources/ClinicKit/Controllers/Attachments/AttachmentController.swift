@@ -121,13 +121,18 @@ public final class AttachmentController: Sendable {
     public func list(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> [AttachmentInfo] {
         let now = self.now()
         return try database.writing { tx in
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            let cipher = try database.cipher(tx)
-            let list = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
-            try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId, detail: "\(list.count) files", now: now)
-            return list
+            try listed(tx, try Self.visible(tx, appointmentId, to: member), by: member, requestId: requestId, now: now)
         }
+    }
+
+    /// The files of an appointment the member may see, listed: the audit row in the same transaction.
+    func listed(_ tx: any StoreWriting, _ appointment: Appointment, by member: StaffMember, requestId: String?, now: Date) throws
+        -> [AttachmentInfo] {
+        let cipher = try database.cipher(tx)
+        let list = try tx.attachments(ofAppointment: appointment.id ?? 0).map { try Self.info($0, cipher) }
+        try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
+                            appointmentId: appointment.id, requestId: requestId, detail: "\(list.count) files", now: now)
+        return list
     }
 
     /// Opens a file of an appointment of the member's clinic: an audit event (`attachment.open`)
