@@ -10,25 +10,31 @@
 # parts of the highly available layout (scripts/cluster.sh: etcd, Patroni, HAProxy) under a
 # booking load. With arguments, only `swift test ARGS`.
 source "$(dirname "$0")/env.sh"
-swift build --build-tests
+# Each step's time on stderr, so a slow run says where its minutes went.
+timed() {
+  local start=$SECONDS
+  "$@"
+  echo "[test.sh] $((SECONDS - start)) s: $*" >&2
+}
+timed swift build --build-tests
 if [ $# -eq 0 ]; then
   # LoadTests run their own server under load, hold its writers' lock and send it SIGTERM
   # mid-request: beside the rest of the suite's parallel tests on two cores their bookings
   # waited past the 5 s busy limit (503, issue 25's CI). They run on their own, after.
-  swift test --skip LoadTests
-  swift test --filter LoadTests
+  timed swift test --skip LoadTests
+  timed swift test --filter LoadTests
   # The ClinicKit suite and the CLI's end-to-end tests once more, each system or `clinic` run
   # on a PostgreSQL database of its own (the tests start the server themselves; tests of the
   # SQLite file itself are `.sqliteOnly`; the argument fuzzer parses command lines and stays
   # with the first pass). One test at a time: a test body is synchronous code blocking the
   # thread it runs on, and the store's pool needs one of Swift's cooperative threads free now
   # and then (its timers wake there): two CLI tests at once on two cores waited forever.
-  CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests --filter ClinicCLITests \
+  timed env CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests --filter ClinicCLITests \
     --skip ArgumentFuzzTests
-  ./scripts/python-tests.sh
-  CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py
-  ./scripts/contract-test.sh
-  CONTRACT_STORE=postgres ./scripts/contract-test.sh
+  timed ./scripts/python-tests.sh
+  timed env CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py
+  timed ./scripts/contract-test.sh
+  timed env CONTRACT_STORE=postgres ./scripts/contract-test.sh
 else
   swift test "$@"
 fi
