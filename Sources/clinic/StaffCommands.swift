@@ -68,7 +68,7 @@ struct StaffCommand: ParsableCommand {
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
-                      Threads.self, Thread.self, Answer.self, CloseThread.self])
+                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -342,6 +342,50 @@ struct StaffCommand: ParsableCommand {
                     let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
                     return context.text(.staffBooked, String(booked.id ?? 0), patient,
                                         DateText.dateTime(booked.startsAt, timeZone: zone, language: context.language), booked.doctorName)
+                }
+            }
+        }
+    }
+
+    struct Reschedule: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move an appointment of your clinic to another time (receptionists and clinic admins); the patient is told.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Appointment id.") var appointmentId: Int64
+        @Option(help: ArgumentHelp("The new start (see TIME in docs/CLI.md).", valueName: "time")) var to: String
+        @Option(help: "Move it to this doctor of the department (default: its own doctor, else any free one).") var doctor: Int64?
+        @Option(help: "Why the clinic moves it (the patient reads it in their inbox).") var reason: String?
+
+        func run() throws {
+            let context = Context(global)
+            let time = try TimeInput.parse(to)
+            try context.asStaff { system, member in
+                let moved = try system.staff.reschedule(member, appointmentId: appointmentId, to: time, doctorId: doctor, reason: reason)
+                try context.emit(AppointmentJSON(moved)) {
+                    let zone = (try? system.clinics.getClinicById(moved.clinicId).zone) ?? .current
+                    return context.text(.staffRescheduled, String(moved.id ?? 0),
+                                        DateText.dateTime(moved.startsAt, timeZone: zone, language: context.language), moved.doctorName)
+                }
+            }
+        }
+    }
+
+    struct Actions: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What you may do to an appointment of your clinic now (the rule the pages offer buttons by).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Appointment id.") var appointmentId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let actions = try system.staff.actions(member, appointmentId: appointmentId)
+                struct Offered: Encodable { let appointmentId: Int64; let actions: [String] }
+                try context.emit(Offered(appointmentId: appointmentId, actions: actions)) {
+                    actions.isEmpty ? context.text(.staffActionsNone, String(appointmentId))
+                        : context.text(.staffActionsLine, String(appointmentId), actions.joined(separator: ", "))
                 }
             }
         }

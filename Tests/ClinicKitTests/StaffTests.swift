@@ -190,6 +190,101 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// The front desk moves a patient's appointment (issue 29): one change, the patient's
+    /// other appointments respected (and not revealed), the history naming the staff account
+    /// and the reason, which the patient reads in their inbox in their language.
+    @Test func receptionistsMoveAnAppointmentWithAReason() throws {
+        let w = try world()
+        let id = w.booked.id ?? 0, anna = w.anna.id ?? 0, staff = w.system.staff
+        _ = try w.system.clients.updateProfile(clientId: anna, ProfileChanges(language: .ru))
+        let monday1000 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 10, minute: 0)!)
+        let before = try fingerprint(w.system)
+        #expect(expectError(.forbidden) { _ = try staff.reschedule(w.doctorA, appointmentId: id, to: monday1000) } != nil)
+        #expect(expectError(.notFound) { _ = try staff.reschedule(w.adminB, appointmentId: id, to: monday1000) } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try staff.reschedule(w.receptionA, appointmentId: id, to: monday1000, reason: String(repeating: "x", count: 501))
+        } != nil)
+        #expect(try fingerprint(w.system) == before, "refusals change nothing")
+        // Another of Anna's appointments at 10:00 elsewhere: refused without saying where.
+        let other = try #require(try w.system.departments.getDepartmentsByClinicId(try clinic(w.system, "LA2").id ?? 0).first)
+        let elsewhere = try w.system.appointments.createAppointment(clientId: anna, departmentId: other.id ?? 0, at: monday1000)
+        let unchanged = try fingerprint(w.system)
+        #expect(expectError(.patientUnavailable) {
+            _ = try staff.reschedule(w.receptionA, appointmentId: id, to: monday1000, reason: "The doctor is late")
+        } != nil)
+        #expect(try fingerprint(w.system) == unchanged)
+        _ = try w.system.appointments.cancelAppointment(elsewhere.id ?? 0, clientId: anna)
+
+        let inboxBefore = try w.system.clients.messages(clientId: anna).count
+        let moved = try staff.reschedule(w.receptionA, appointmentId: id, to: monday1000, reason: "The doctor is late")
+        #expect(moved.id == id && moved.startsAt == w.booked.startsAt.addingTimeInterval(40 * 60) && moved.status == .scheduled)
+        let last = try #require(try w.system.appointments.history(id, clientId: anna).last)
+        #expect(last.event == "rescheduled" && last.actor == "staff" && last.staffId == w.receptionA.id && last.reason == "The doctor is late")
+        let told = try #require(try w.system.clients.messages(clientId: anna).first)
+        #expect(try w.system.clients.messages(clientId: anna).count == inboxBefore + 1)
+        #expect(told.body.contains("The doctor is late") && told.body.contains("Клиника перенесла"), "\(told.body)")
+        #expect(try w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
+        // The same time again changes nothing; a checked-in visit is not moved.
+        #expect(try staff.reschedule(w.receptionA, appointmentId: id, to: monday1000) == moved)
+        _ = try staff.act(w.receptionA, .checkIn, appointmentId: id)
+        #expect(expectError(.invalidTransition) { _ = try staff.reschedule(w.adminA, appointmentId: id, to: monday0920) } != nil)
+        #expect(try auditIsSound(w.system))
+    }
+
+    /// The one permission rule: for every role, status and action, what `offers` (and so every
+    /// page and `GET /v1/staff/actions`) lists is exactly what the change itself then allows.
+    @Test func theOfferedActionsAreExactlyTheAllowedOnes() throws {
+        let statuses: [AppointmentStatus] = [.scheduled, .confirmed, .arrived, .inProgress, .completed, .noShow, .cancelled]
+        for status in statuses {
+            for started in [false, true] {
+                let w = try world()
+                let id = w.booked.id ?? 0
+                // Bring the appointment to `status` as the operator would, then look before or after its start.
+                let path: [AppointmentStatus] = switch status {
+                case .scheduled: []
+                case .confirmed: [.confirmed]
+                case .arrived: [.arrived]
+                case .inProgress: [.arrived, .inProgress]
+                case .completed: [.arrived, .inProgress, .completed]
+                case .noShow: [.noShow]
+                default: [.cancelled]
+                }
+                if started || status == .completed || status == .noShow { w.clock.advance(30 * 3600) }
+                for step in path { _ = try w.system.appointments.setStatus(id, to: step) }
+                for member in [w.adminA, w.receptionA, w.doctorA, w.otherDoctorA, w.adminB] {
+                    let current = try w.system.appointments.appointmentWithHistory(id, clientId: w.anna.id ?? 0).appointment
+                    let offered = member.offers(on: current, now: w.clock.now)
+                    if member.clinicId != current.clinicId || member.id == w.otherDoctorA.id {
+                        #expect(expectError(.notFound) { _ = try w.system.staff.actions(member, appointmentId: id) } != nil)
+                    } else {
+                        #expect(try w.system.staff.actions(member, appointmentId: id) == offered)
+                    }
+                    for action in StaffAction.allCases {
+                        // Each attempt on a copy of the world's state: a fresh look at the same rule.
+                        let allowed = action.refusal(by: member, on: current, now: w.clock.now) == nil
+                        #expect(offered.contains(action.rawValue) == allowed, "\(member.role) \(action) \(status) started: \(started)")
+                        if !allowed {
+                            #expect((try? w.system.staff.act(member, action, appointmentId: id, reason: "r")) == nil,
+                                    "\(member.role) may not \(action) a \(status) appointment")
+                        }
+                    }
+                    #expect(offered.contains("reschedule") == (member.rescheduleRefusal(on: current) == nil))
+                    if member.role == .doctor || !status.isPatientChangeable { #expect(!offered.contains("reschedule")) }
+                }
+                // What is offered is then allowed: the receptionist takes each offered status action on a fresh world.
+                let fresh = try world()
+                if started || status == .completed || status == .noShow { fresh.clock.advance(30 * 3600) }
+                for step in path { _ = try fresh.system.appointments.setStatus(fresh.booked.id ?? 0, to: step) }
+                let current = try fresh.system.appointments.appointmentWithHistory(fresh.booked.id ?? 0,
+                                                                                   clientId: fresh.anna.id ?? 0).appointment
+                if let action = StaffAction.allCases.first(where: { fresh.receptionA.may($0, on: current, now: fresh.clock.now) }) {
+                    #expect(try fresh.system.staff.act(fresh.receptionA, action, appointmentId: fresh.booked.id ?? 0,
+                                                       reason: "r").status == action.status)
+                }
+            }
+        }
+    }
+
     /// Hours and exceptions: a change that leaves a booked appointment outside the doctor's
     /// hours is refused with its id and changes nothing; forced, the appointment is cancelled
     /// for the clinic with the reason.

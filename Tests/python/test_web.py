@@ -419,3 +419,65 @@ def test_a_form_without_its_csrf_token_is_refused(site):
     cookies = answer.headers.get_all("Set-Cookie")
     assert cookies and all("HttpOnly" in c and "SameSite=Lax" in c for c in cookies)
     assert "script-src 'self'" in answer.headers["Content-Security-Policy"]
+
+
+def test_a_receptionist_moves_an_appointment_by_picking_a_time(site):
+    """Issue 29's moving by picking: the receptionist's day offers "Move" (from the library's
+    rule, as `GET /v1/staff/actions` says), the move page lists the day's free times with
+    their doctors, and a reason; the patient reads the reason in their inbox. The API moves it
+    back with `POST /v1/staff/appointments/{id}/reschedule`."""
+    from conftest import call
+    clinic, server = site
+    clinic.register("webmove", city="Reno, NV")
+    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 4 * 86400))
+    slot = clinic.free_slot(department, day, days=7)
+    booked = clinic.json("book", "--department", str(department), "--at", slot["start"])
+    clinic.staff("desk-move", "receptionist", clinic_id)
+    token = call(server.url, "POST", "/v1/staff/sessions", {"login": "desk-move", "password": STAFF_PASSWORD}).body["token"]
+    offered = call(server.url, "GET", "/v1/staff/actions?appointment=%d" % booked["id"], token=token)
+    assert offered.status == 200 and "reschedule" in offered.body["actions"] and "cancel" in offered.body["actions"], offered.body
+    assert "complete" not in offered.body["actions"] and "no-show" not in offered.body["actions"]
+    assert call(server.url, "GET", "/v1/staff/actions", token=token).status == 400
+
+    driver = browser(size=(1280, 800))
+    page = Checked(driver)
+    try:
+        page.get(server.url + "/staff")
+        driver.find_element(By.ID, "login").send_keys("desk-move")
+        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+        page.get(server.url + "/staff/appointments/%d/move?day=%s" % (booked["id"], booked["start"][:10]))
+        times = driver.find_elements(By.CSS_SELECTOR, "#move input[name=slot]")
+        if not times:  # the clinic's date may be the day before the UTC one
+            Select(driver.find_element(By.ID, "day")).select_by_index(
+                [o.get_attribute("value") for o in Select(driver.find_element(By.ID, "day")).options].index(booked["start"][:10]) - 1)
+            go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button"))
+            times = driver.find_elements(By.CSS_SELECTOR, "#move input[name=slot]")
+        assert times, driver.page_source[:2000]
+        chosen = times[-1].get_attribute("value")
+        times[-1].click()
+        driver.find_element(By.ID, "reason").send_keys("The doctor is delayed")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#move button[type=submit]"))
+        page.audit()
+        row = driver.find_element(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
+        assert row.find_elements(By.CSS_SELECTOR, "a.move")
+        driver.set_window_size(390, 844)
+        page.get(server.url + "/staff/appointments/%d/move" % booked["id"])
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
+    finally:
+        driver.quit()
+    moved = [e for e in clinic.json("appointments", "list", "--all") if e["id"] == booked["id"]][0]
+    assert moved["start"] == chosen.split("|")[0] and moved["start"] != booked["start"]
+    told = clinic.json("messages")[0]
+    assert "The doctor is delayed" in told["body"], told
+    assert "appointment.reschedule" in [e["action"] for e in clinic.json("profile", "access-log")]
+    # The API moves it back; the same rules hold (a time in the past is refused).
+    back = call(server.url, "POST", "/v1/staff/appointments/%d/reschedule" % booked["id"],
+                {"start": booked["start"], "reason": "Back to the first time"}, token=token)
+    assert back.status == 200 and back.body["start"] == booked["start"], back.body
+    past = call(server.url, "POST", "/v1/staff/appointments/%d/reschedule" % booked["id"],
+                {"start": "2020-01-06T09:00:00Z"}, token=token)
+    assert past.status == 422 and past.body["error"]["code"] == "slot_unavailable", past.body

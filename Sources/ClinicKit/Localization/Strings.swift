@@ -48,7 +48,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable, geocoderBadAnswer, geocoderTimeout
     case locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
-    case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody
+    case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
     case messageZoneSubject, messageZoneBody, messageReminderSubject, messageReminderBody, messageClinicSubject
     case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending

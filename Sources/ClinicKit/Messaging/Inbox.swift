@@ -80,7 +80,7 @@ public enum Inbox {
             Specialization.displayName(context.specialization, language), appointment.doctorName, String(appointment.id ?? 0)])
         let (subjectKey, bodyKey): (MessageKey, MessageKey) = switch kind {
         case .booked: (.messageBookedSubject, .messageBookedBody)
-        case .rescheduled: (.messageRescheduledSubject, .messageRescheduledBody)
+        case .rescheduled: (.messageRescheduledSubject, reason == nil ? .messageRescheduledBody : .messageClinicRescheduledBody)
         case .cancelled: (.messageCancelledSubject, .messageCancelledBody)
         case .clinicCancelled: (.messageClinicCancelledSubject, .messageClinicCancelledBody)
         case .clinicChanged: (.messageZoneSubject, .messageZoneBody)

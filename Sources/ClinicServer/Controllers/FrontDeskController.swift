@@ -11,6 +11,8 @@ struct FrontDeskController {
         let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64?; let visitTypeId: Int64?
     }
     struct CancelBody: Decodable, Sendable { let reason: String? }
+    struct RescheduleBody: Decodable, Sendable { let start: String; let reason: String?; let doctorId: Int64? }
+    struct ActionsJSON: Encodable { let appointmentId: Int64; let actions: [String] }
     struct MessageBody: Decodable, Sendable {
         let patientLogin: String?; let date: String?; let departmentId: Int64?; let text: String
     }
@@ -24,8 +26,34 @@ struct FrontDeskController {
         let staff = group.group().add(middleware: StaffAuthenticator(dependencies: dependencies))
         staff.get("schedule", use: schedule)
         staff.post("appointments", use: book)
+        staff.post("appointments/:id/reschedule", use: reschedule)
         staff.post("appointments/:id/:action", use: act)
+        staff.get("actions", use: actions)
         staff.post("messages", use: message)
+    }
+
+    /// Moves an appointment to another time (and doctor): in the group committer's next batch.
+    @Sendable func reschedule(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let id = try context.parameters.id("id")
+        let body = try await RequestBody.decode(RescheduleBody.self, from: request, context: context)
+        let time = try dependencies.parsedTime(body.start, context.language)
+        let requestId = context.requestId
+        let moved = try await dependencies.commit(context.language) { [system] in
+            try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: body.doctorId, reason: body.reason,
+                                        requestId: requestId)
+        }
+        return try HTTPMapping.json(AppointmentJSON(moved))
+    }
+
+    /// `GET /v1/staff/actions?appointment=ID`: what this member may do to it now.
+    @Sendable func actions(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        guard let id = try request.queryInt("appointment").map(Int64.init), id > 0 else {
+            throw APIFailure(ServerError.invalid(.fieldRequired, "appointment"), language: context.language)
+        }
+        let list = try await dependencies.work(context.language) { [system] in try system.staff.actions(member, appointmentId: id) }
+        return try HTTPMapping.json(ActionsJSON(appointmentId: id, actions: list))
     }
 
     @Sendable func schedule(_ request: Request, context: APIContext) async throws -> Response {

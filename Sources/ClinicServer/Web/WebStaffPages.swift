@@ -39,6 +39,51 @@ struct WebStaffPages {
         staff.get("/staff/appointments/:id/attachments/:aid/thumbnail", use: thumbnail)
         staff.post("/staff/threads/:id/answer", use: answer)
         staff.post("/staff/threads/:id/close", use: close)
+        staff.get("/staff/appointments/:id/move", use: movePage)
+        staff.post("/staff/move/:id", use: move)
+    }
+
+    /// `/staff/appointments/{id}/move?day=…`: the free times of a day to move the appointment
+    /// to, with the reason the patient is told.
+    @Sendable func movePage(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let choices = try await dependencies.work(web) { [system] in try system.staff.moveChoices(member, appointmentId: id, day: day) }
+        let zone = choices.clinic.zone, appointment = choices.appointment
+        let today = LocalDateTime.of(Date(), in: zone)
+        return dependencies.page("staff-move", web, [
+            "staffLogin": member.login, "frontDesk": member.runsTheFrontDesk, "id": id,
+            "when": DateText.dateTime(appointment.startsAt, timeZone: zone, language: web.language), "doctor": appointment.doctorName,
+            "timeZone": zone.identifier, "date": choices.day.dayText,
+            "days": (0..<14).map { offset -> [String: Any] in
+                let date = today.adding(days: offset)
+                return ["value": date.dayText, "selected": date.dayText == choices.day.dayText]
+            },
+            "times": choices.times.enumerated().map { index, slot -> [String: Any] in
+                ["value": "\(DateText.iso8601(slot.start))|\(slot.doctorId)", "index": index, "first": index == 0,
+                 "time": DateText.time(slot.start, timeZone: zone, language: web.language), "doctor": slot.doctorName]
+            },
+            "none": choices.times.isEmpty,
+        ])
+    }
+
+    /// Moves the appointment to the chosen time and doctor, with the reason.
+    @Sendable func move(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        let choice = (form["slot"] ?? "").split(separator: "|", maxSplits: 1).map(String.init)
+        guard choice.count == 2, let doctor = Int64(choice[1]) else { throw ServerError.invalid(.fieldRequired, "slot") }
+        let time = try TimeInput.parse(choice[0])
+        let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }, requestId = context.requestId
+        let moved = try await dependencies.commit(web.language) { [system] in
+            try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
+        }
+        let zone = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(moved.clinicId).zone }
+        return dependencies.redirect("/staff?date=" + LocalDateTime.of(moved.startsAt, in: zone).dayText, web)
     }
 
     /// `/staff/threads?state=open|closed`: the front desk's conversations, the latest first.
@@ -186,7 +231,8 @@ struct WebStaffPages {
                         "canCheckIn": entry.actions.contains(.checkIn),
                         "canNoShow": entry.actions.contains(.noShow),
                         "canComplete": entry.actions.contains(.complete),
-                        "canCancel": entry.actions.contains(.cancel)] as [String: Any]
+                        "canCancel": entry.actions.contains(.cancel),
+                        "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]
             },
             "empty": schedule.entries.isEmpty,
         ])

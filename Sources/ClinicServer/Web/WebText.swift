@@ -6,6 +6,8 @@ enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
     static let en: [String: String] = [
+        "moveAppointment": "Move the appointment", "move": "Move", "newTime": "The new time",
+        "reasonForPatient": "Reason (the patient reads it)",
         "files": "Files", "noFiles": "No files yet.", "fromClinic": "from the clinic", "removeFile": "Remove",
         "sending": "Sending…", "uploadFailed": "The file was not sent: check the connection and try again.",
         "attachFile": "Attach a photo or a document", "attach": "Attach",
@@ -24,6 +26,9 @@ enum WebText {
         "audit.thread.read": "Read the messages", "audit.thread.answer": "Answered a message",
         "audit.thread.close": "Closed the conversation", "audit.patient.read": "Saw your name in the schedule",
         "audit.appointment.status": "Changed the appointment's status", "audit.appointment.book": "Booked an appointment",
+        "audit.appointment.reschedule": "Moved an appointment", "audit.appointment.check-in": "Checked you in",
+        "audit.appointment.start": "Started the visit", "audit.appointment.complete": "Completed the visit",
+        "audit.appointment.no-show": "Marked a no-show", "audit.appointment.book-refused": "Tried to book (refused)",
         "audit.appointment.cancel": "Cancelled an appointment", "audit.message.send": "Sent you a message",
         "audit.attachment.purge": "Deleted the appointment's files and messages after the retention period",
         "title": "Clinic appointments", "skip": "Skip to the content", "language": "Language",
@@ -55,6 +60,8 @@ enum WebText {
     ]
 
     static let ru: [String: String] = [
+        "moveAppointment": "Перенос записи", "move": "Перенести", "newTime": "Новое время",
+        "reasonForPatient": "Причина (её прочтёт пациент)",
         "files": "Файлы", "noFiles": "Файлов пока нет.", "fromClinic": "от клиники", "removeFile": "Удалить",
         "sending": "Отправка…", "uploadFailed": "Файл не отправлен: проверьте связь и попробуйте ещё раз.",
         "attachFile": "Приложить фото или документ", "attach": "Приложить",
@@ -73,6 +80,9 @@ enum WebText {
         "audit.thread.read": "Прочитал(а) сообщения", "audit.thread.answer": "Ответил(а) на сообщение",
         "audit.thread.close": "Закрыл(а) переписку", "audit.patient.read": "Видел(а) ваше имя в расписании",
         "audit.appointment.status": "Изменил(а) статус записи", "audit.appointment.book": "Записал(а) на приём",
+        "audit.appointment.reschedule": "Перенёс(ла) запись", "audit.appointment.check-in": "Отметил(а) ваш приход",
+        "audit.appointment.start": "Начал(а) приём", "audit.appointment.complete": "Завершил(а) приём",
+        "audit.appointment.no-show": "Отметил(а) неявку", "audit.appointment.book-refused": "Пытался(ась) записать (отказ)",
         "audit.appointment.cancel": "Отменил(а) запись", "audit.message.send": "Отправил(а) вам сообщение",
         "audit.attachment.purge": "Удалил(а) файлы и сообщения записи по истечении срока хранения",
         "title": "Запись к врачу", "skip": "К содержимому", "language": "Язык",

@@ -135,33 +135,44 @@ public final class AppointmentController: Sendable {
         let now = self.now()
         return try changes.count("reschedule") { try database.writing { tx in
             let policy = try BookingPolicy.load(tx)
-            var appointment = try Self.owned(tx, id, clientId)
+            let appointment = try Self.owned(tx, id, clientId)
             // Once checked in, the visit is the clinic's to change.
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
             }
             try checkCutoff(appointment, now: now, policy: policy)
-            let (department, clinic) = try departmentAndClinic(tx, appointment.departmentId)
-            let start = try TimeInput.resolve(time, in: clinic.zone)
-            guard start != appointment.startsAt else { return appointment }
-            // A visit keeps its length: its visit type's (even one no longer offered).
-            let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
-            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
-                                          preferred: appointment.doctorId, strict: false, now: now, policy: policy,
-                                          ignoring: appointment.id, duration: duration)
-            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: appointment.id,
-                             now: now, policy: policy)
-            appointment.doctorId = choice.doctor.id ?? 0
-            appointment.doctorName = choice.doctor.name
-            appointment.startsAt = start
-            appointment.endsAt = choice.end
-            appointment.updatedAt = now
-            let moved = appointment
-            try tx.updateAppointment(moved)
-            try record(tx, moved, "rescheduled", .patient, now)
-            try Inbox.about(tx, moved, kind: .rescheduled, now: now)
-            return moved
+            return try relocate(tx, appointment, to: time, doctorId: nil, policy: policy, now: now, staffId: nil, reason: nil)
         } }
+    }
+
+    /// Moves an appointment to another time (and, with `doctorId`, to that doctor) in one
+    /// change: the slot's rules as for a booking, the patient's other appointments, the visit's
+    /// length kept; the history says who moved it (`staffId`) and why, and the patient is told
+    /// in the inbox. The same time with the same doctor changes nothing.
+    func relocate(_ tx: any StoreWriting, _ appointment: Appointment, to time: TimeInput.Parsed, doctorId: Int64?,
+                  policy: BookingPolicy, now: Date, staffId: Int64?, reason: String?) throws -> Appointment {
+        var appointment = appointment
+        let (department, clinic) = try departmentAndClinic(tx, appointment.departmentId)
+        let start = try TimeInput.resolve(time, in: clinic.zone)
+        guard start != appointment.startsAt || (doctorId != nil && doctorId != appointment.doctorId) else { return appointment }
+        // A visit keeps its length: its visit type's (even one no longer offered).
+        let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
+        let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
+                                      preferred: doctorId ?? appointment.doctorId, strict: doctorId != nil, now: now, policy: policy,
+                                      ignoring: appointment.id, duration: duration)
+        if let clientId = appointment.clientId {
+            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: appointment.id, now: now, policy: policy)
+        }
+        appointment.doctorId = choice.doctor.id ?? 0
+        appointment.doctorName = choice.doctor.name
+        appointment.startsAt = start
+        appointment.endsAt = choice.end
+        appointment.updatedAt = now
+        let moved = appointment
+        try tx.updateAppointment(moved)
+        try Self.record(tx, moved, "rescheduled", staffId == nil ? .patient : .staff, now, reason: reason, staffId: staffId)
+        try Inbox.about(tx, moved, kind: .rescheduled, reason: reason, staffId: staffId, now: now)
+        return moved
     }
 
     /// A patient cancels: the status becomes `cancelled` (the row stays) and the slot is free.

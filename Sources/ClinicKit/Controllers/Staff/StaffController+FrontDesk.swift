@@ -120,6 +120,71 @@ extension StaffController {
         }
     }
 
+    /// Moves a patient's appointment at the member's clinic to another time (with `doctorId`,
+    /// to that doctor): receptionists and clinic admins. One change, as the patient's own: the
+    /// slot's rules and the patient's other appointments hold (told as `staffFacing` says), the
+    /// patient's cutoff does not (the clinic moves it). The history names the staff account and
+    /// the reason, which reaches the patient's inbox in their language; the audit trail has it.
+    public func reschedule(_ member: StaffMember, appointmentId: Int64, to time: TimeInput.Parsed, doctorId: Int64? = nil,
+                           reason: String? = nil, requestId: String? = nil) throws -> Appointment {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let reason = try Self.checkedReason(reason)
+        let now = self.now()
+        do {
+            return try appointments.changes.count("staff-reschedule") {
+                try database.writing { tx in
+                    guard let appointment = try tx.appointment(id: appointmentId) else {
+                        throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+                    }
+                    if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
+                    let moved = try appointments.relocate(tx, appointment, to: time, doctorId: doctorId, policy: BookingPolicy.load(tx),
+                                                          now: now, staffId: member.id, reason: reason)
+                    if moved != appointment {
+                        try AuditLog.append(tx, by: member.auditActor, action: "appointment.reschedule", clientId: appointment.clientId,
+                                            appointmentId: appointmentId, requestId: requestId,
+                                            detail: "\(DateText.iso8601(appointment.startsAt)) -> \(DateText.iso8601(moved.startsAt))"
+                                                + (reason.map { ": \($0)" } ?? ""), now: now)
+                    }
+                    return moved
+                }
+            }
+        } catch let error as ClinicError {
+            throw Self.staffFacing(error)
+        }
+    }
+
+    /// What the member may do to an appointment of their clinic now (`StaffMember.offers`):
+    /// the same rule the pages offer buttons by and the changes enforce.
+    public func actions(_ member: StaffMember, appointmentId: Int64) throws -> [String] {
+        let now = self.now()
+        return try database.reading { tx in
+            guard let appointment = try tx.appointment(id: appointmentId), appointment.clinicId == member.clinicId,
+                  member.role != .doctor || appointment.doctorId == member.doctorId else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            }
+            return member.offers(on: appointment, now: now)
+        }
+    }
+
+    /// The free times an appointment of the member's clinic could move to on `day` (default:
+    /// today in the clinic's zone), one per start, its own doctor first; with the clinic.
+    public func moveChoices(_ member: StaffMember, appointmentId: Int64, day: LocalDateTime? = nil) throws
+        -> (appointment: Appointment, clinic: Clinic, day: LocalDateTime, times: [Slot]) {
+        let now = self.now()
+        let (appointment, clinic) = try database.reading { tx -> (Appointment, Clinic) in
+            guard let appointment = try tx.appointment(id: appointmentId) else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            }
+            if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
+            guard let clinic = try tx.clinic(id: appointment.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))
+            }
+            return (appointment, clinic)
+        }
+        let shown = day ?? LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+        return (appointment, clinic, shown, try appointments.rescheduleTimes(appointment, from: shown))
+    }
+
     /// The instants of a local day in a clinic's zone, from its start to the next day's start;
     /// nil when either has no instant (no zone skips both 0:00 and 1:00). Midnight may not exist
     /// (a zone that springs forward at 0:00): then 1:00 starts the day.

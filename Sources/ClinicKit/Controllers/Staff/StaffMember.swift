@@ -45,6 +45,29 @@ public struct StaffMember: Sendable, Equatable {
         action.refusal(by: self, on: appointment, now: now) == nil
     }
 
+    /// Why this member may not move `appointment` to another time, nil when they may: the rule
+    /// `StaffController.reschedule` enforces and fronts offer "Move" by. Another clinic's
+    /// appointment (or one without a patient) is `not_found`; a doctor's account is `forbidden`;
+    /// a visit under way or over is `invalid_transition`.
+    public func rescheduleRefusal(on appointment: Appointment) -> ClinicError? {
+        guard appointment.clinicId == clinicId, appointment.clientId != nil,
+              role != .doctor || appointment.doctorId == doctorId else {
+            return ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
+        }
+        guard runsTheFrontDesk else { return ClinicError(.forbidden, .staffForbidden, role.rawValue) }
+        guard appointment.status.isPatientChangeable else {
+            return ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
+        }
+        return nil
+    }
+
+    /// What this member may do to `appointment` now, as the fronts offer it: the status actions
+    /// `StaffAction.refusal` allows, and `reschedule` when `rescheduleRefusal` allows it.
+    public func offers(on appointment: Appointment, now: Date) -> [String] {
+        StaffAction.allCases.filter { may($0, on: appointment, now: now) }.map(\.rawValue)
+            + (rescheduleRefusal(on: appointment) == nil ? ["reschedule"] : [])
+    }
+
     public var auditActor: AuditActor { AuditActor(staffId: id, role: role.auditRole, clinicId: clinicId) }
 }
 
