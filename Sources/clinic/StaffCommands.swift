@@ -68,7 +68,7 @@ struct StaffCommand: ParsableCommand {
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
-                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self])
+                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -466,6 +466,44 @@ struct StaffCommand: ParsableCommand {
                         let time = DateText.time(entry.appointment.startsAt, timeZone: zone, language: context.language)
                         lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.rawValue,
                                                   entry.appointment.doctorName, entry.patientName ?? "—"))
+                    }
+                    return lines.joined(separator: "\n")
+                }
+            }
+        }
+    }
+
+    struct Calendar: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The clinic's doctors side by side for 1 to 7 days: each doctor's free slots and appointments.",
+            discussion: "Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The first local date, YYYY-MM-DD (default: today at the clinic).", valueName: "day")) var from: String?
+        @Option(help: "How many days, 1 to 7.") var days: Int = 1
+        @Option(help: "Only this department.") var department: Int64?
+        @Option(help: "Only this doctor.") var doctor: Int64?
+
+        func run() throws {
+            let context = Context(global)
+            let day = try from.map(TimeInput.parseDay)
+            try context.asStaff { system, member in
+                let calendar = try system.frontDeskCalendar(member, from: day, days: days, departmentId: department, doctorId: doctor)
+                try context.emit(CalendarJSON(calendar)) {
+                    let zone = calendar.zone
+                    var lines = [context.text(.staffDayHeader, calendar.from.dayText, String(member.clinicId), zone.identifier)]
+                    for column in calendar.columns {
+                        lines.append(context.text(.staffCalendarDoctor, column.doctor.name, String(column.doctor.id ?? 0),
+                                                  Specialization.displayName(column.department.specialization, context.language)))
+                        let free = column.slots.filter(\.isAvailable).map {
+                            DateText.dateTime($0.start, timeZone: zone, language: context.language)
+                        }
+                        lines.append(context.text(.staffCalendarFree, String(free.count), free.prefix(6).joined(separator: ", ")))
+                        for entry in column.entries {
+                            let time = DateText.dateTime(entry.appointment.startsAt, timeZone: zone, language: context.language)
+                            lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0),
+                                                      entry.appointment.status.rawValue, entry.appointment.doctorName, entry.patientName ?? "—"))
+                        }
                     }
                     return lines.joined(separator: "\n")
                 }

@@ -231,6 +231,34 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// The front desk's calendar: the clinic's doctors side by side, each with their slots and
+    /// appointments of the days shown; a doctor sees their own column; at most a week.
+    @Test func theCalendarShowsTheDoctorsSideBySide() throws {
+        let w = try world()
+        let monday = LocalDateTime(year: 2026, month: 11, day: 23, hour: 0, minute: 0)!
+        let calendar = try w.system.frontDeskCalendar(w.receptionA, from: monday, days: 2)
+        #expect(calendar.from.dayText == "2026-11-23" && calendar.days == 2 && calendar.zone.identifier == "America/Los_Angeles")
+        #expect(calendar.columns.count > 1 && calendar.columns.allSatisfy { $0.department.clinicId == w.receptionA.clinicId })
+        let own = try #require(calendar.columns.first { $0.doctor.id == w.booked.doctorId })
+        #expect(own.entries.map(\.appointment.id) == [w.booked.id] && own.entries.first?.patientName == "Anna Smith")
+        #expect(own.slots.contains { $0.start == w.booked.startsAt && !$0.isAvailable })
+        #expect(own.slots.contains { $0.isAvailable } && own.slots.allSatisfy { $0.doctorId == w.booked.doctorId })
+        let days = Set(own.slots.map { LocalDateTime.of($0.start, in: calendar.zone).dayText })
+        #expect(days.isSubset(of: ["2026-11-23", "2026-11-24"]))
+        let others = calendar.columns.filter { $0.doctor.id != w.booked.doctorId }
+        #expect(others.allSatisfy { $0.entries.isEmpty })
+        // A doctor: their own column only.
+        let doctor = try w.system.frontDeskCalendar(w.doctorA, from: monday)
+        #expect(doctor.columns.map(\.doctor.id) == [w.booked.doctorId])
+        // Another clinic's admin sees none of clinic A's patients.
+        let other = try w.system.frontDeskCalendar(w.adminB, from: monday, days: 7)
+        #expect(other.columns.allSatisfy { $0.entries.isEmpty })
+        for bad in [0, 8] {
+            #expect(expectError(.invalidInput) { _ = try w.system.frontDeskCalendar(w.receptionA, from: monday, days: bad) } != nil)
+        }
+        #expect(try w.system.clients.accessLog(clientId: w.anna.id ?? 0).map(\.action).contains("patient.read"))
+    }
+
     /// The one permission rule: for every role, status and action, what `offers` (and so every
     /// page and `GET /v1/staff/actions`) lists is exactly what the change itself then allows.
     @Test func theOfferedActionsAreExactlyTheAllowedOnes() throws {

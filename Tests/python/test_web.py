@@ -481,3 +481,56 @@ def test_a_receptionist_moves_an_appointment_by_picking_a_time(site):
     past = call(server.url, "POST", "/v1/staff/appointments/%d/reschedule" % booked["id"],
                 {"start": "2020-01-06T09:00:00Z"}, token=token)
     assert past.status == 422 and past.body["error"]["code"] == "slot_unavailable", past.body
+
+
+def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
+    """Issue 29's calendar: the clinic's doctors side by side, a free slot is a link; the
+    receptionist picks one, gives the patient and the visit type, confirms, and the calendar
+    shows the patient in that doctor's column. `GET /v1/staff/calendar` has the same days."""
+    from conftest import call
+    clinic, server = site
+    clinic.register("webcal", city="Reno, NV")
+    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    clinic.staff("desk-cal", "receptionist", clinic_id)
+    token = call(server.url, "POST", "/v1/staff/sessions", {"login": "desk-cal", "password": STAFF_PASSWORD}).body["token"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 5 * 86400))
+    week = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=7" % day, token=token)
+    assert week.status == 200 and week.body["days"] == 7 and week.body["doctors"], week.body
+    free_days = sorted({s["start"][:10] for d in week.body["doctors"] for s in d["slots"] if s["isAvailable"]})
+    assert free_days, "no free slot in a week"
+    assert call(server.url, "GET", "/v1/staff/calendar?days=8", token=token).status == 400
+
+    driver = browser(size=(1280, 800))
+    page = Checked(driver)
+    try:
+        page.get(server.url + "/staff")
+        driver.find_element(By.ID, "login").send_keys("desk-cal")
+        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+        go(driver, driver.find_element(By.CSS_SELECTOR, "header a[href='/staff/calendar']"))
+        page.audit()
+        page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
+        links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
+        assert links, driver.page_source[:2000]
+        href = links[0].get_attribute("href")
+        go(driver, links[0])
+        page.audit()
+        picked = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+        driver.find_element(By.ID, "patient").send_keys("webcal")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
+        assert "/staff/calendar" in driver.current_url
+        page.audit()
+        taken = [cell for cell in driver.find_elements(By.CSS_SELECTOR, "td.taken") if "Anna Smith" in cell.text]
+        assert taken, driver.page_source[:3000]
+        driver.set_window_size(390, 844)
+        driver.refresh()
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
+        page.audit()
+    finally:
+        driver.quit()
+    mine = clinic.json("appointments", "list", "--all")
+    booked = [a for a in mine if a["start"] == picked["start"][0]]
+    assert booked and booked[0]["doctorId"] == int(picked["doctor"][0]), (mine, picked)
+    history = clinic.json("appointments", "show", str(booked[0]["id"]))["history"]
+    assert history[0]["actor"] == "staff", history

@@ -42,3 +42,29 @@ public struct DayEntryJSON: Encodable, Sendable {
         try container.encode(patientName, forKey: .patientName); try container.encode(patientLogin, forKey: .patientLogin)
     }
 }
+
+/// The front desk's calendar (`GET /v1/staff/calendar`, `clinic staff calendar`): per doctor,
+/// the slots (free or taken) and the appointments of the days shown, in the clinic's zone.
+public struct CalendarJSON: Encodable, Sendable {
+    public struct Column: Encodable, Sendable {
+        public let doctorId: Int64
+        public let doctorName: String
+        public let departmentId: Int64
+        public let specialization: String
+        public let slots: [SlotJSON]
+        public let appointments: [DayEntryJSON]
+    }
+    public let from: String
+    public let days: Int
+    public let timeZone: String
+    public let doctors: [Column]
+
+    public init(_ calendar: FrontDeskCalendar) {
+        from = calendar.from.dayText; days = calendar.days; timeZone = calendar.zone.identifier
+        doctors = calendar.columns.map { column in
+            Column(doctorId: column.doctor.id ?? 0, doctorName: column.doctor.name, departmentId: column.department.id ?? 0,
+                   specialization: column.department.specialization, slots: column.slots.map(SlotJSON.init),
+                   appointments: column.entries.map(DayEntryJSON.init))
+        }
+    }
+}

@@ -29,6 +29,7 @@ struct FrontDeskController {
         staff.post("appointments/:id/reschedule", use: reschedule)
         staff.post("appointments/:id/:action", use: act)
         staff.get("actions", use: actions)
+        staff.get("calendar", use: calendar)
         staff.post("messages", use: message)
     }
 
@@ -44,6 +45,20 @@ struct FrontDeskController {
                                         requestId: requestId)
         }
         return try HTTPMapping.json(AppointmentJSON(moved))
+    }
+
+    /// `GET /v1/staff/calendar?from=YYYY-MM-DD&days=1..7[&department=ID][&doctor=ID]`.
+    @Sendable func calendar(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let from = try request.query("from").map(TimeInput.parseDay)
+        let days = try request.queryInt("days") ?? 1
+        let department = try request.queryInt("department").map(Int64.init)
+        let doctor = try request.queryInt("doctor").map(Int64.init)
+        let requestId = context.requestId
+        let calendar = try await dependencies.work(context.language) { [system] in
+            try system.frontDeskCalendar(member, from: from, days: days, departmentId: department, doctorId: doctor, requestId: requestId)
+        }
+        return try HTTPMapping.json(CalendarJSON(calendar))
     }
 
     /// `GET /v1/staff/actions?appointment=ID`: what this member may do to it now.

@@ -191,11 +191,15 @@ struct WebStaffPages {
         guard let department = form["department"].flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "department") }
         let time = try TimeInput.parse(form["start"] ?? "")
         let login = form["patient"] ?? ""
+        let doctor = form["doctor"].flatMap(Int64.init), visitType = form["visitType"].flatMap(Int64.init)
         let requestId = context.requestId
         _ = try await dependencies.commit(web.language) { [system] in
-            try system.staff.book(member, patientLogin: login, departmentId: department, at: time, requestId: requestId)
+            try system.staff.book(member, patientLogin: login, departmentId: department, at: time, doctorId: doctor,
+                                  visitTypeId: visitType, requestId: requestId)
         }
-        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
+        // Back where the booking was picked: the calendar's day, else the day's list.
+        let home = form["back"] == "calendar" ? "/staff/calendar?from=" : "/staff?date="
+        return dependencies.redirect(home + Self.dayParameter(form["date"]), web)
     }
 
     /// A day from a form for the page to return to: only a valid YYYY-MM-DD goes into a URL.

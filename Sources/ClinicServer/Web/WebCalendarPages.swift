@@ -1,0 +1,117 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The front desk's calendar (issue 29): the clinic's doctors side by side for a day or a
+/// week, free slots as links to book by picking, appointments with their patient and status.
+/// Works without JavaScript: every step is a link or a form.
+struct WebCalendarPages {
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let staff = group.group().add(middleware: WebStaffSession(dependencies: dependencies))
+        staff.get("/staff/calendar", use: calendar)
+        staff.get("/staff/book", use: bookPage)
+    }
+
+    /// `/staff/calendar?from=YYYY-MM-DD&days=1|7[&department=ID][&doctor=ID]`.
+    @Sendable func calendar(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let from = try request.query("from").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let days = request.query("days") == "7" ? 7 : 1
+        let departmentId = request.query("department").flatMap(Int64.init)
+        let doctorId = request.query("doctor").flatMap(Int64.init)
+        let requestId = context.requestId
+        let calendar = try await dependencies.work(web) { [system] in
+            try system.frontDeskCalendar(member, from: from, days: days, departmentId: departmentId, doctorId: doctorId,
+                                         requestId: requestId)
+        }
+        let zone = calendar.zone, now = Date()
+        func query(_ day: LocalDateTime, _ count: Int) -> String {
+            var text = "/staff/calendar?from=\(day.dayText)&days=\(count)"
+            if let departmentId { text += "&department=\(departmentId)" }
+            if let doctorId { text += "&doctor=\(doctorId)" }
+            return text
+        }
+        let dayViews = (0..<calendar.days).map { offset -> [String: Any] in
+            let day = calendar.from.adding(days: offset)
+            func local(_ date: Date) -> LocalDateTime { LocalDateTime.of(date, in: zone) }
+            var times: [Date] = []
+            for column in calendar.columns {
+                times += column.slots.filter { local($0.start).dayText == day.dayText }.map(\.start)
+                times += column.entries.filter { local($0.appointment.startsAt).dayText == day.dayText }.map(\.appointment.startsAt)
+            }
+            let rows = Array(Set(times)).sorted().map { time -> [String: Any] in
+                let cells = calendar.columns.map { column -> [String: Any] in
+                    if let entry = column.entries.first(where: { $0.appointment.startsAt == time }) {
+                        let appointment = entry.appointment
+                        return ["entry": ["id": appointment.id ?? 0, "patient": entry.patientName ?? "—",
+                                          "status": appointment.status.text(web.language),
+                                          "minutes": Int(appointment.endsAt.timeIntervalSince(appointment.startsAt) / 60),
+                                          "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]]
+                    }
+                    if let slot = column.slots.first(where: { $0.start == time }) {
+                        if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
+                            return ["free": ["href": "/staff/book?department=\(column.department.id ?? 0)&doctor=\(column.doctor.id ?? 0)"
+                                             + "&start=" + DateText.iso8601(slot.start),
+                                             "label": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)"]]
+                        }
+                        return ["busy": true]
+                    }
+                    return ["closed": true]
+                }
+                return ["time": DateText.time(time, timeZone: zone, language: web.language), "cells": cells]
+            }
+            return ["date": day.dayText, "rows": rows, "empty": rows.isEmpty]
+        }
+        let today = LocalDateTime.of(now, in: zone)
+        return dependencies.page("staff-calendar", web, [
+            "staffLogin": member.login, "frontDesk": member.runsTheFrontDesk,
+            "clinic": calendar.clinic.name, "timeZone": zone.identifier, "from": calendar.from.dayText, "week": calendar.days == 7,
+            "todayHref": query(today, calendar.days), "previousHref": query(calendar.from.adding(days: -calendar.days), calendar.days),
+            "nextHref": query(calendar.from.adding(days: calendar.days), calendar.days),
+            "dayHref": query(calendar.from, 1), "weekHref": query(calendar.from, 7), "days": calendar.days,
+            "departments": calendar.departments.map {
+                ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language), "selected": $0.id == departmentId]
+                    as [String: Any]
+            },
+            "doctors": calendar.columns.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
+            "columns": calendar.columns.map { ["name": $0.doctor.name,
+                                               "department": Specialization.displayName($0.department.specialization, web.language)] },
+            "dayViews": dayViews,
+        ])
+    }
+
+    /// `/staff/book?department=ID&doctor=ID&start=…`: the picked slot, then the patient and the
+    /// visit type, then Confirm (`POST /staff/book`).
+    @Sendable func bookPage(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        guard let departmentId = request.query("department").flatMap(Int64.init) else {
+            throw ServerError.invalid(.fieldRequired, "department")
+        }
+        let doctorId = request.query("doctor").flatMap(Int64.init)
+        let start = request.query("start") ?? ""
+        let instant = try TimeInput.resolve(TimeInput.parse(start), in: .gmt)
+        let choices = try await dependencies.work(web) { [system] in
+            try system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId)
+        }
+        let zone = choices.clinic.zone
+        return dependencies.page("staff-book", web, [
+            "staffLogin": member.login, "frontDesk": member.runsTheFrontDesk,
+            "department": departmentId, "doctor": doctorId.map(String.init) ?? "", "start": DateText.iso8601(instant),
+            "date": LocalDateTime.of(instant, in: zone).dayText,
+            "when": DateText.dateTime(instant, timeZone: zone, language: web.language),
+            "departmentName": choices.departments.first { $0.id == departmentId }
+                .map { Specialization.displayName($0.specialization, web.language) } ?? "",
+            "hasVisitTypes": !choices.visitTypes.isEmpty,
+            "visitTypes": choices.visitTypes.map { type in
+                ["id": type.id, "name": (web.language == .ru ? type.nameRu : type.nameEn) + " · \(type.durationMinutes) "
+                    + (web.language == .ru ? "мин" : "min")] as [String: Any]
+            },
+        ])
+    }
+}
