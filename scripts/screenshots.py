@@ -38,6 +38,7 @@ def main():
         for width, height in [(390, 844), (1280, 800)]:
             driver = browser(size=(width, height))
             try:
+                driver.set_window_size(width, height)  # the command line's size is raised to headless Chromium's minimum
                 driver.get(server.url + "/")
                 driver.add_cookie({"name": "clinic_session", "value": token, "path": "/"})
                 pages = [
@@ -61,6 +62,8 @@ def main():
                 driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
                 driver.get(server.url + "/staff?date=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-day-%d.png" % width))
+                driver.get(server.url + "/staff/calendar?from=" + slot["start"][:10])
+                driver.save_screenshot(os.path.join(OUT, "staff-calendar-%d.png" % width))
             finally:
                 driver.quit()
     finally:
