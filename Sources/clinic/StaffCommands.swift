@@ -326,7 +326,9 @@ struct StaffCommand: ParsableCommand {
             abstract: "Book for a patient of your clinic (receptionists and clinic admins); the patient's booking rules hold.")
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "The patient's login.") var patient: String
+        @Option(help: "The patient's login.") var patient: String?
+        @Option(name: .customLong("patient-id"), help: "Or the patient's id (a patient with an appointment at your clinic).")
+        var patientId: Int64?
         @Option(help: "Department id (of your clinic).") var department: Int64
         @Option(help: ArgumentHelp("A slot start (see TIME in docs/CLI.md).", valueName: "time")) var at: String
         @Option(help: "A doctor of the department.") var doctor: Int64?
@@ -336,11 +338,11 @@ struct StaffCommand: ParsableCommand {
             let context = Context(global)
             let time = try TimeInput.parse(at)
             try context.asStaff { system, member in
-                let booked = try system.staff.book(member, patientLogin: patient, departmentId: department, at: time, doctorId: doctor,
-                                                   visitTypeId: visitType)
+                let booked = try system.staff.book(member, patientLogin: patient, patientId: patientId, departmentId: department, at: time,
+                                                   doctorId: doctor, visitTypeId: visitType)
                 try context.emit(AppointmentJSON(booked)) {
                     let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
-                    return context.text(.staffBooked, String(booked.id ?? 0), patient,
+                    return context.text(.staffBooked, String(booked.id ?? 0), patient ?? "#\(booked.clientId ?? 0)",
                                         DateText.dateTime(booked.startsAt, timeZone: zone, language: context.language), booked.doctorName)
                 }
             }

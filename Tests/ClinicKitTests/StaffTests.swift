@@ -188,6 +188,21 @@ import Testing
         #expect(history.map(\.event) == ["booked"] && history.first?.actor == "staff" && history.first?.staffId == w.receptionA.id)
         #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book", "appointment.book-refused"])
         #expect(try auditIsSound(w.system))
+        // By id: a patient of this clinic only (ids are not to be tried one by one); login and id are one or the other.
+        let carl = try register(w.system, "carl")
+        let tuesday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 40)!)
+        #expect(expectError(.notFound) {
+            _ = try w.system.staff.book(w.receptionA, patientId: carl.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
+        } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", patientId: bob.id, departmentId: w.booked.departmentId,
+                                        at: tuesday)
+        } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try w.system.staff.book(w.receptionA, departmentId: w.booked.departmentId, at: tuesday)
+        } != nil)
+        let again = try w.system.staff.book(w.receptionA, patientId: bob.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
+        #expect(again.clientId == bob.id)
     }
 
     /// The front desk moves a patient's appointment (issue 29): one change, the patient's

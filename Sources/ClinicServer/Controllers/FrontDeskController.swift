@@ -8,7 +8,8 @@ import Hummingbird
 /// appointment change goes through the group committer.
 struct FrontDeskController {
     struct BookingBody: Decodable, Sendable {
-        let patientLogin: String; let departmentId: Int64; let start: String; let doctorId: Int64?; let visitTypeId: Int64?
+        let patientLogin: String?; let patientId: Int64?; let departmentId: Int64; let start: String; let doctorId: Int64?
+        let visitTypeId: Int64?
     }
     struct CancelBody: Decodable, Sendable { let reason: String? }
     struct RescheduleBody: Decodable, Sendable { let start: String; let reason: String?; let doctorId: Int64? }
@@ -89,7 +90,7 @@ struct FrontDeskController {
         let time = try dependencies.parsedTime(body.start, context.language)
         let requestId = context.requestId
         let booked = try await dependencies.commit(context.language) { [system] in
-            try system.staff.book(member, patientLogin: body.patientLogin, departmentId: body.departmentId, at: time,
+            try system.staff.book(member, patientLogin: body.patientLogin, patientId: body.patientId, departmentId: body.departmentId, at: time,
                                   doctorId: body.doctorId, visitTypeId: body.visitTypeId, requestId: requestId)
         }
         return try HTTPMapping.json(AppointmentJSON(booked), status: .created)

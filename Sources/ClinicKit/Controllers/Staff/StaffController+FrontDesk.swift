@@ -82,12 +82,15 @@ extension StaffController {
         }
     }
 
-    /// Books for a patient (by login) at the member's clinic: receptionists and clinic admins.
-    /// The patient's rules hold (lead time, their limit and overlaps); the history says which
-    /// staff account booked, and the audit trail has it, in the booking's transaction.
-    public func book(_ member: StaffMember, patientLogin: String, departmentId: Int64, at time: TimeInput.Parsed,
-                     doctorId: Int64? = nil, visitTypeId: Int64? = nil, requestId: String? = nil) throws -> Appointment {
+    /// Books for a patient (by login, or by id for a patient of the clinic: one with an
+    /// appointment there) at the member's clinic: receptionists and clinic admins. The
+    /// patient's rules hold (lead time, their limit and overlaps); the history says which staff
+    /// account booked, and the audit trail has it, in the booking's transaction.
+    public func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
+                     at time: TimeInput.Parsed, doctorId: Int64? = nil, visitTypeId: Int64? = nil,
+                     requestId: String? = nil) throws -> Appointment {
         guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
         let now = self.now()
         var found: Int64?
         do {
@@ -96,9 +99,19 @@ extension StaffController {
                 guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                     throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
                 }
-                guard patientLogin.count <= 64, let patient = try database.sealedClient(tx, login: patientLogin),
-                      let clientId = patient.id else {
-                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
+                let clientId: Int64
+                if let patientId {
+                    // By id, only a patient of this clinic: ids are not to be tried one by one.
+                    guard patientId > 0, try tx.clientHasAppointment(patientId, atClinic: member.clinicId) else {
+                        throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
+                    }
+                    clientId = patientId
+                } else {
+                    let login = patientLogin ?? ""
+                    guard login.count <= 64, let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
+                        throw ClinicError(.notFound, .staffPatientNotFound, login)
+                    }
+                    clientId = id
                 }
                 found = clientId
                 let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
