@@ -421,6 +421,28 @@ def test_a_form_without_its_csrf_token_is_refused(site):
     assert "script-src 'self'" in answer.headers["Content-Security-Policy"]
 
 
+def front_desk(clinic, server, patient, desk):
+    """A patient in Reno and a receptionist of the nearest clinic: (clinic id, staff API token)."""
+    from conftest import call
+    clinic.register(patient, city="Reno, NV")
+    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    clinic.staff(desk, "receptionist", clinic_id)
+    token = call(server.url, "POST", "/v1/staff/sessions", {"login": desk, "password": STAFF_PASSWORD}).body["token"]
+    return clinic_id, token
+
+
+def staff_browser(url, login, size=(1280, 800)):
+    """Chromium with a staff member signed in on /staff: (driver, axe-checked pages)."""
+    driver = browser(size=size)
+    driver.set_window_size(*size)
+    page = Checked(driver)
+    page.get(url + "/staff")
+    driver.find_element(By.ID, "login").send_keys(login)
+    driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+    go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+    return driver, page
+
+
 def test_a_receptionist_moves_an_appointment_by_picking_a_time(site):
     """Issue 29's moving by picking: the receptionist's day offers "Move" (from the library's
     rule, as `GET /v1/staff/actions` says), the move page lists the day's free times with
@@ -428,27 +450,19 @@ def test_a_receptionist_moves_an_appointment_by_picking_a_time(site):
     back with `POST /v1/staff/appointments/{id}/reschedule`."""
     from conftest import call
     clinic, server = site
-    clinic.register("webmove", city="Reno, NV")
-    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    clinic_id, token = front_desk(clinic, server, "webmove", "desk-move")
     department = clinic.json("departments", str(clinic_id))[0]["id"]
     import time as _time
     day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 4 * 86400))
     slot = clinic.free_slot(department, day, days=7)
     booked = clinic.json("book", "--department", str(department), "--at", slot["start"])
-    clinic.staff("desk-move", "receptionist", clinic_id)
-    token = call(server.url, "POST", "/v1/staff/sessions", {"login": "desk-move", "password": STAFF_PASSWORD}).body["token"]
     offered = call(server.url, "GET", "/v1/staff/actions?appointment=%d" % booked["id"], token=token)
     assert offered.status == 200 and "reschedule" in offered.body["actions"] and "cancel" in offered.body["actions"], offered.body
     assert "complete" not in offered.body["actions"] and "no-show" not in offered.body["actions"]
     assert call(server.url, "GET", "/v1/staff/actions", token=token).status == 400
 
-    driver = browser(size=(1280, 800))
-    page = Checked(driver)
+    driver, page = staff_browser(server.url, "desk-move")
     try:
-        page.get(server.url + "/staff")
-        driver.find_element(By.ID, "login").send_keys("desk-move")
-        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
         page.get(server.url + "/staff/appointments/%d/move?day=%s" % (booked["id"], booked["start"][:10]))
         times = driver.find_elements(By.CSS_SELECTOR, "#move input[name=slot]")
         if not times:  # the clinic's date may be the day before the UTC one
@@ -489,10 +503,7 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
     shows the patient in that doctor's column. `GET /v1/staff/calendar` has the same days."""
     from conftest import call
     clinic, server = site
-    clinic.register("webcal", city="Reno, NV")
-    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
-    clinic.staff("desk-cal", "receptionist", clinic_id)
-    token = call(server.url, "POST", "/v1/staff/sessions", {"login": "desk-cal", "password": STAFF_PASSWORD}).body["token"]
+    _, token = front_desk(clinic, server, "webcal", "desk-cal")
     import time as _time
     day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 5 * 86400))
     week = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=7" % day, token=token)
@@ -501,13 +512,8 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
     assert free_days, "no free slot in a week"
     assert call(server.url, "GET", "/v1/staff/calendar?days=8", token=token).status == 400
 
-    driver = browser(size=(1280, 800))
-    page = Checked(driver)
+    driver, page = staff_browser(server.url, "desk-cal")
     try:
-        page.get(server.url + "/staff")
-        driver.find_element(By.ID, "login").send_keys("desk-cal")
-        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
         go(driver, driver.find_element(By.CSS_SELECTOR, "header a[href='/staff/calendar']"))
         page.audit()
         page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
