@@ -255,6 +255,11 @@ import Testing
         // Once the visit has started, the patient's files no longer change.
         w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
         #expect(try !w.files.folder(clientId: w.annaId, appointmentId: w.visitId).patientMayChange)
+        // The clinic reads what the patient wrote when booking.
+        let noted = try w.system.appointments.createAppointment(
+            clientId: w.annaId, departmentId: w.visit.departmentId,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!), notes: "Rash on the left arm")
+        #expect(try w.files.folder(w.desk, appointmentId: noted.id ?? 0).notes == "Rash on the left arm")
     }
 
     /// The retention rule: an appointment's files and conversation go `days` after its end,

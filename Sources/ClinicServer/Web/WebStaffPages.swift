@@ -121,6 +121,7 @@ struct WebStaffPages {
         values["id"] = id
         values["when"] = DateText.dateTime(folder.startsAt, timeZone: zone, language: web.language)
         values["doctor"] = folder.doctorName
+        if !folder.notes.isEmpty { values["notes"] = folder.notes }
         return dependencies.page("staff-appointment", web, values)
     }
 

@@ -6,7 +6,7 @@ enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
     static let en: [String: String] = [
-        "calendar": "Calendar", "previous": "Previous", "today": "Today", "dayView": "Day", "weekView": "Week",
+        "notes": "The patient's notes", "calendar": "Calendar", "previous": "Previous", "today": "Today", "dayView": "Day", "weekView": "Week",
         "noHours": "No doctor works this day.", "minutes": "min", "free": "Free", "bookAt": "Book at",
         "moveAppointment": "Move the appointment", "move": "Move", "newTime": "The new time",
         "reasonForPatient": "Reason (the patient reads it)",
@@ -62,7 +62,7 @@ enum WebText {
     ]
 
     static let ru: [String: String] = [
-        "calendar": "Календарь", "previous": "Назад", "today": "Сегодня", "dayView": "День", "weekView": "Неделя",
+        "notes": "Заметки пациента", "calendar": "Календарь", "previous": "Назад", "today": "Сегодня", "dayView": "День", "weekView": "Неделя",
         "noHours": "В этот день врачи не принимают.", "minutes": "мин", "free": "Свободно", "bookAt": "Записать на",
         "moveAppointment": "Перенос записи", "move": "Перенести", "newTime": "Новое время",
         "reasonForPatient": "Причина (её прочтёт пациент)",

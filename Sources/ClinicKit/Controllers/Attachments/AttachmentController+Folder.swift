@@ -7,6 +7,8 @@ public struct AppointmentFolder: Sendable, Equatable {
     public let doctorName: String
     /// The clinic's time zone, in which its pages show the times.
     public let zone: TimeZone
+    /// What the patient wrote when booking (the reason for the visit), for the clinic's side.
+    public let notes: String
     /// The patient's name, for the clinic's side (nil on the patient's own).
     public let patientName: String?
     public let files: [AttachmentInfo]
@@ -29,7 +31,7 @@ extension AttachmentController {
             let conversation = try read(tx, appointmentId, side: .patient)
             let open = appointment.status.isActive && appointment.startsAt > now
             return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
-                                     zone: try Self.zone(tx, appointment.clinicId), patientName: nil, files: files, conversation: conversation,
+                                     zone: try Self.zone(tx, appointment.clinicId), notes: appointment.notes, patientName: nil, files: files, conversation: conversation,
                                      patientMayChange: open)
         }
     }
@@ -49,7 +51,7 @@ extension AttachmentController {
             }
             let patient = try appointment.clientId.flatMap { try database.client(tx, id: $0) }
             return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
-                                     zone: try Self.zone(tx, appointment.clinicId), patientName: patient.map { "\($0.name) \($0.surname)" }, files: files,
+                                     zone: try Self.zone(tx, appointment.clinicId), notes: appointment.notes, patientName: patient.map { "\($0.name) \($0.surname)" }, files: files,
                                      conversation: conversation, patientMayChange: false)
         }
     }
