@@ -79,11 +79,11 @@ struct WebStaffPages {
         guard choice.count == 2, let doctor = Int64(choice[1]) else { throw ServerError.invalid(.fieldRequired, "slot") }
         let time = try TimeInput.parse(choice[0])
         let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }, requestId = context.requestId
-        let moved = try await dependencies.commit(web.language) { [system] in
+        _ = try await dependencies.commit(web.language) { [system] in
             try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
         }
-        let zone = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(moved.clinicId).zone }
-        return dependencies.redirect("/staff?date=" + LocalDateTime.of(moved.startsAt, in: zone).dayText, web)
+        // The times offered were of the page's day (its clinic's date): the day's list of it.
+        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
     }
 
     /// `/staff/threads?state=open|closed`: the front desk's conversations, the latest first.
