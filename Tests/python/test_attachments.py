@@ -282,10 +282,22 @@ def test_in_a_phones_browser_a_photo_reaches_the_front_desk(world, tmp_path):
         # A slow link (16 KB/s up): the upload's progress is shown while it goes.
         phone.set_network_conditions(offline=False, latency=150, download_throughput=200 * 1024, upload_throughput=16 * 1024)
         field.send_keys(str(photo))
+        # Each upload progress event records what the page said then, in sessionStorage (it
+        # outlives the reload that follows): the test reads the events, not a moment's text.
+        phone.execute_script("""
+            var send = XMLHttpRequest.prototype.send;
+            XMLHttpRequest.prototype.send = function (body) {
+              this.upload.addEventListener("progress", function () {
+                var seen = JSON.parse(sessionStorage.getItem("progress-seen") || "[]");
+                seen.push(document.getElementById("upload-status").textContent);
+                sessionStorage.setItem("progress-seen", JSON.stringify(seen));
+              });
+              return send.call(this, body);
+            };""")
         phone.find_element(By.CSS_SELECTOR, "#upload button[type=submit]").click()
-        WebDriverWait(phone, 30, poll_frequency=0.05).until(
-            lambda d: "%" in d.find_element(By.ID, "upload-status").text)
         WebDriverWait(phone, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#files img.thumb"))
+        seen = phone.execute_script("return JSON.parse(sessionStorage.getItem('progress-seen') || '[]')")
+        assert seen and all(text.endswith("%") for text in seen) and seen[-1].endswith("100%"), seen
         phone.delete_network_conditions()
         WebDriverWait(phone, 30).until(lambda d: d.execute_script(
             "var i = document.querySelector('#files img.thumb'); return i && i.complete && i.naturalWidth > 0"))
