@@ -24,16 +24,29 @@ extension AttachmentController {
     /// clinic's answers are read now.
     public func folder(clientId: Int64, appointmentId: Int64) throws -> AppointmentFolder {
         let now = self.now()
-        return try database.writing { tx in
+        // Read-only: a page view takes the writer only when there are answers to mark read.
+        let folder = try database.reading { tx in
             let appointment = try Self.owned(tx, appointmentId, clientId)
             let cipher = try database.cipher(tx)
             let files = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
-            let conversation = try read(tx, appointmentId, side: .patient)
+            let conversation = try tx.thread(ofAppointment: appointmentId).map { thread in
+                Conversation(appointmentId: appointmentId, state: thread.state, unread: thread.patientUnread,
+                             messages: try messages(tx, thread))
+            } ?? Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
             let open = appointment.status.isActive && appointment.startsAt > now
             return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
                                      zone: try Self.zone(tx, appointment.clinicId), notes: appointment.notes, patientName: nil, files: files, conversation: conversation,
                                      patientMayChange: open)
         }
+        if let seen = folder.conversation?.unread, seen > 0 {
+            // Only what was shown is read: an answer written since stays unread.
+            try database.writing { tx in
+                guard var thread = try tx.thread(ofAppointment: appointmentId) else { return }
+                thread.patientUnread = max(0, thread.patientUnread - seen)
+                try tx.saveThread(thread)
+            }
+        }
+        return folder
     }
 
     /// The clinic's look at an appointment's files and (for the front desk) its conversation,
