@@ -31,6 +31,10 @@ public enum PostgresErrorMapping {
         case ("23505", Constraint.clientLogin?), ("23505", Constraint.staffLogin?):
             return .error(ClinicError(.loginTaken, .loginTaken))
         case ("40001", _), ("40P01", _): return .retry
+        // A text PostgreSQL cannot hold (a NUL, 22021; a code the encoding lacks, 22P05): the
+        // input's fault, not the store's. SQLite keeps such a text; the library refuses it
+        // earlier where it can (`Client.couldExist(login:)`), this is the net under the rest.
+        case ("22021", _), ("22P05", _): return .error(ClinicError(.invalidInput, .textNotStorable))
         // The server going away (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot
         // connect now) and every connection exception (class 08).
         case ("57P01", _), ("57P02", _), ("57P03", _), ("53300", _):

@@ -87,6 +87,9 @@ import Testing
         for state in ["55P03", "57014", "25P03"] {
             #expect(M.outcome(sqlState: state, constraint: nil) == .error(ClinicError(.busy, .databaseBusy)), "\(state)")
         }
+        for state in ["22021", "22P05"] {
+            #expect(M.outcome(sqlState: state, constraint: nil) == .error(ClinicError(.invalidInput, .textNotStorable)), "\(state)")
+        }
     }
 }
 

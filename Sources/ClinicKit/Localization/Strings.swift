@@ -8,7 +8,7 @@ import Foundation
 public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Storage and migrations, backups, keys and the audit trail (StorageStrings.swift)
     case migrationMalformed, migrationForeignKeys, migrationsMissing, migrationSequence, migrationChanged
-    case migrationTargetRange, databaseTooNew, databaseUnavailable, databaseBusy, storageFailure
+    case migrationTargetRange, databaseTooNew, databaseUnavailable, databaseBusy, storageFailure, textNotStorable
     case storedValueUnreadable, resourcesMissing, internalError, databaseDamaged, databaseReadOnly
     case databaseReadOnlyOutdated, databaseInsecure, backupExists, backupUnwritable, backupDamaged, backupNotOurs
     case backupSetting, keyUnwritable, keyInsecure, keyUnreadable, keyMissing, keyWrong, personalUnreadable

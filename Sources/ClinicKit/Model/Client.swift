@@ -36,6 +36,17 @@ public struct Client: Hashable, Sendable, StoredRecord {
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
+    /// Whether an account could have this login name: at most 64 characters and no control
+    /// character (a NUL, a newline inside). Registration takes less than this
+    /// (`Validator.isValidLogin`); this is only what no version ever stored, so a log-in with
+    /// such a name is refused as a wrong password without asking the store (PostgreSQL cannot
+    /// even compare a text holding a NUL).
+    public static func couldExist(login: String) -> Bool {
+        let trimmed = login.trimmingCharacters(in: .whitespacesAndNewlines)
+        return login.count <= 64
+            && !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+    }
+
     /// The case-folded form used for uniqueness and look-up.
     public static func key(forLogin login: String) -> String {
         login.trimmingCharacters(in: .whitespacesAndNewlines)

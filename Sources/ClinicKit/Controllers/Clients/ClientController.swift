@@ -68,7 +68,8 @@ public final class ClientController: Sendable {
 
     /// Whether a login is taken (any case), without opening anyone's personal data.
     public func isLoginTaken(_ login: String) throws -> Bool {
-        try database.reading { tx in try tx.loginExists(loginKey: Client.key(forLogin: login)) }
+        guard Client.couldExist(login: login) else { return false }
+        return try database.reading { tx in try tx.loginExists(loginKey: Client.key(forLogin: login)) }
     }
 
     /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
@@ -129,7 +130,7 @@ public final class ClientController: Sendable {
     }
 
     public func getUserByLogin(_ login: String) throws -> Client {
-        guard let client = try database.reading({ tx in try database.client(tx, login: login) }) else {
+        guard Client.couldExist(login: login), let client = try database.reading({ tx in try database.client(tx, login: login) }) else {
             throw ClinicError(.notFound, .clientNotFound, login)
         }
         return client
@@ -159,8 +160,8 @@ public final class ClientController: Sendable {
     public func logIn(login: String, password: String, acceptPrivacy: Bool = false,
                       device: Device? = nil) throws -> (client: Client, token: String) {
         let device = try device?.validated()
-        // No login is longer than 64 characters: a longer name cannot exist, and is not stored.
-        guard login.count <= 64 else {
+        // A name no account can have (too long, a control character) is not looked up.
+        guard Client.couldExist(login: login) else {
             _ = hasher.verify(password, against: Self.decoyHash(hasher))
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }

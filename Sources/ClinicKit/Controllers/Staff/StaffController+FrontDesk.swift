@@ -108,7 +108,7 @@ extension StaffController {
                     clientId = patientId
                 } else {
                     let login = patientLogin ?? ""
-                    guard login.count <= 64, let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
+                    guard Client.couldExist(login: login), let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
                         throw ClinicError(.notFound, .staffPatientNotFound, login)
                     }
                     clientId = id

@@ -98,7 +98,7 @@ public final class StaffController: Sendable {
     /// Checks the password (Argon2id, throttled per login name like patients' log-ins, in
     /// the same table under a `staff:` key) and opens a session; returns its token.
     public func logIn(login: String, password: String) throws -> (member: StaffMember, token: String) {
-        guard login.count <= 64 else {
+        guard Client.couldExist(login: login) else {
             _ = hasher.verify(password, against: ClientController.decoyHash(hasher))
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
