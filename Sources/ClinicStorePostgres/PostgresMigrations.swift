@@ -29,7 +29,12 @@ extension PostgresStore {
             throw ClinicError.invalid(.migrationTargetRange, String(target), String(latest))
         }
         return try await transaction { connection, logger in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
+            // Another process migrating holds the lock for as long as its migrations take: wait
+            // up to ten minutes, not the session's 30 s. The row is read to the end: a query
+            // that returns rows reports a failure (a lock timeout) only when its rows are read,
+            // and an unread one left the transaction aborted for the next statement (25P02).
+            try await connection.query("SET LOCAL lock_timeout = '10min'", logger: logger)
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger).collect()
             let current = try await Self.verifiedVersion(connection, logger: logger, migrations: migrations)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (
