@@ -79,11 +79,18 @@ import Testing
                     #expect(reply.headers["Content-Type"].first == "application/json; charset=utf-8")
                 }
             }
-            // The per-address bucket (2, then 1 a minute; the registration and log-in above took them).
+            // The per-address bucket (2, then 1 a minute; the registration and log-in above took
+            // them). On a loaded machine the cases above may outlast a minute and the bucket may
+            // hold a token again: asked until it refuses (a few times at most, at 1 a minute),
+            // what is checked is the refusal's words.
             for (language, words) in [("en", "Too many requests from this address: try again in "),
                                       ("ru", "Слишком много запросов с этого адреса: попробуйте через ")] {
-                let limited = try await server.send(.POST, "/v1/sessions", json: ["login": "worded", "password": "wrong"],
-                                                    headers: ["Accept-Language": language])
+                func attempt() async throws -> InProcessServer.Reply {
+                    try await server.send(.POST, "/v1/sessions", json: ["login": "worded", "password": "wrong"],
+                                          headers: ["Accept-Language": language])
+                }
+                var limited = try await attempt()
+                for _ in 0..<3 where limited.status != 429 { limited = try await attempt() }
                 #expect(limited.status == 429, "\(limited.text)")
                 #expect(limited.errorCode == "rate_limited")
                 #expect(limited.errorMessage?.hasPrefix(words) == true, "\(limited.text)")
