@@ -40,6 +40,25 @@ extension PostgresTransaction {
         try value(Int64.self, "SELECT client_id FROM calendar_feeds WHERE token_hash = $1", [tokenHash])
     }
 
+    func storedClients(after id: Int64, limit: Int) throws -> [StoredClient] {
+        try rows("SELECT * FROM clients WHERE id > $1 ORDER BY id LIMIT $2", [id, Int64(limit)]).map(Self.storedClientOfRow)
+    }
+
+    func searchIndexCheck() throws -> String? {
+        try value(String.self, "SELECT value FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+    }
+
+    func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64] {
+        guard !tokens.isEmpty else { return [] }
+        let marks = (0..<tokens.count).map { "$\($0 + 2)" }.joined(separator: ", ")
+        return try rows("""
+            SELECT DISTINCT s.client_id FROM patient_search s
+            WHERE s.token IN (\(marks))
+              AND EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = $1)
+            ORDER BY s.client_id
+            """, [clinicId] + tokens).map { try $0.decode(Int64.self, forColumn: "client_id") }
+    }
+
     // MARK: Writes
 
     func insertClient(_ client: Client, personal: Data) throws -> Int64 {
@@ -105,5 +124,24 @@ extension PostgresTransaction {
 
     func deleteCalendarToken(ofClient clientId: Int64) throws {
         try execute("DELETE FROM calendar_feeds WHERE client_id = $1", [clientId])
+    }
+
+    func replaceSearchTokens(ofClient clientId: Int64, with tokens: [Data]) throws {
+        try execute("DELETE FROM patient_search WHERE client_id = $1", [clientId])
+        guard !tokens.isEmpty else { return }
+        // One statement for all of them (a patient has a few dozen).
+        let marks = (0..<tokens.count).map { "($\($0 + 2)::bytea, $1)" }.joined(separator: ", ")
+        try execute("INSERT INTO patient_search (token, client_id) VALUES \(marks) ON CONFLICT DO NOTHING", [clientId] + tokens)
+    }
+
+    func clearSearchIndex() throws {
+        try execute("DELETE FROM patient_search")
+        try execute("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+    }
+
+    func setSearchIndexCheck(_ check: String) throws {
+        try execute("""
+            INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+            """, [PatientIndex.checkSetting, check])
     }
 }

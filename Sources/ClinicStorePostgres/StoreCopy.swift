@@ -160,6 +160,7 @@ public enum StoreCopy {
                   [("client_id", .int), ("code_hash", .text), ("expires_at", .instant), ("attempts", .int)]),
             table("calendar_feeds", identity: false, orderBy: "client_id",
                   [("client_id", .int), ("token_hash", .text), ("token_sealed", .blob), ("created_at", .instant)]),
+            table("patient_search", identity: false, orderBy: "client_id, token", [("token", .blob), ("client_id", .int)]),
             table("messages", [("id", .int), ("client_id", .int), ("kind", .text), ("appointment_id", .int),
                                ("clinic_id", .int), ("staff_id", .int), ("subject", .text), ("body", .text),
                                ("created_at", .instant), ("read_at", .instant), ("dedupe_key", .text)]),

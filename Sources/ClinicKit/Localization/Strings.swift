@@ -41,7 +41,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case statusInProgress
     // The staff's refusals (StaffStrings.swift)
     case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound
-    case staffNotLoggedIn, staffReasonRequired, staffReasonInvalid, staffPatientNotFound, staffPatientIdNotFound, staffPatientChoice, staffPatientUnavailable
+    case staffNotLoggedIn, staffReasonRequired, staffReasonInvalid, staffPatientNotFound, staffPatientIdNotFound, staffPatientChoice, staffPatientQuery, staffPatientUnavailable
     case staffHoursConflict, staffHoursChanged, staffMessageTarget, staffNoReason
     // Geography: places, coordinates, geocoders (GeographyStrings.swift)
     case geocodeSuggestion, whichPlace, cityInvalid, gazetteerMissing, geocoderSetting, coordinatesInvalid

@@ -68,3 +68,25 @@ public struct CalendarJSON: Encodable, Sendable {
         }
     }
 }
+
+/// The front desk's search of patients (`GET /v1/staff/patients?q=`, `clinic staff patients`).
+public struct PatientMatchesJSON: Encodable, Sendable {
+    public struct Item: Encodable, Sendable {
+        public let id: Int64; public let login: String; public let name: String; public let surname: String
+        public let email: String?
+
+        private enum Keys: String, CodingKey { case id, login, name, surname, email }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(id, forKey: .id); try container.encode(login, forKey: .login)
+            try container.encode(name, forKey: .name); try container.encode(surname, forKey: .surname)
+            try container.encode(email, forKey: .email)
+        }
+    }
+    public let items: [Item]
+
+    public init(_ matches: [PatientMatch]) {
+        items = matches.map { Item(id: $0.id, login: $0.login, name: $0.name, surname: $0.surname, email: $0.email) }
+    }
+}

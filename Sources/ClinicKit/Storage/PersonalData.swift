@@ -75,6 +75,10 @@ extension DatabaseManager {
                 AttachmentController.metaContext($0)
             }
             try Self.resealAttachmentBytes(db, old: old, next: next)
+            // The search index's key is derived from the data key: its tokens are made again.
+            if try db.tableExists("patient_search") {
+                try PatientIndex.rebuild(transaction(db), cipher: next) { try $0.opened(with: next) }
+            }
             try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
                            arguments: [Self.keyCheckSetting, KeyFile.check(fresh)])
             return rows.count

@@ -32,31 +32,43 @@ extension ClinicStore {
     }
 
     func opened(_ tx: any StoreReading, _ stored: StoredClient) throws -> Client {
-        var client = stored.client
-        if let envelope = stored.personal {
-            client.take(try cipher(tx).open(envelope, loginKey: client.loginKey))
-        }
-        return client
+        guard stored.personal != nil else { return stored.client }
+        return try stored.opened(with: try cipher(tx))
     }
 
     /// Stores a patient with the personal fields sealed in `personal` and blank in the plain
-    /// columns.
+    /// columns, and their search tokens (`PatientIndex`).
     func addClient(_ tx: any StoreWriting, _ client: Client) throws -> Client {
-        let sealed = try sealingCipher(tx).seal(client.personal, loginKey: client.loginKey)
+        let cipher = try sealingCipher(tx)
+        let sealed = try cipher.seal(client.personal, loginKey: client.loginKey)
         var added = client
         added.id = try tx.insertClient(Self.blank(client), personal: sealed)
+        try PatientIndex.index(tx, added, cipher: cipher)
         return added
     }
 
-    /// Rewrites a patient's row, personal fields sealed again.
+    /// Rewrites a patient's row, personal fields sealed again, and their search tokens.
     func updateClient(_ tx: any StoreWriting, _ client: Client) throws {
-        let sealed = try sealingCipher(tx).seal(client.personal, loginKey: client.loginKey)
+        let cipher = try sealingCipher(tx)
+        let sealed = try cipher.seal(client.personal, loginKey: client.loginKey)
         try tx.updateClient(Self.blank(client), personal: sealed, hasEmail: client.email != nil)
+        try PatientIndex.index(tx, client, cipher: cipher)
     }
 
     static func blank(_ client: Client) -> Client {
         var stored = client
         stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
         return stored
+    }
+}
+
+extension StoredClient {
+    /// The patient with the personal fields opened under `cipher`.
+    func opened(with cipher: FieldCipher) throws -> Client {
+        var opened = client
+        if let personal {
+            opened.take(try cipher.open(personal, loginKey: client.loginKey))
+        }
+        return opened
     }
 }

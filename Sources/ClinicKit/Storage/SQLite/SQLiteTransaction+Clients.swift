@@ -42,6 +42,28 @@ extension SQLiteTransaction {
         return try Int64.fetchOne(db, sql: "SELECT client_id FROM calendar_feeds WHERE token_hash = ?", arguments: [tokenHash])
     }
 
+    func storedClients(after id: Int64, limit: Int) throws -> [StoredClient] {
+        try Row.fetchAll(db, sql: "SELECT * FROM clients WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit])
+            .map(Self.storedClient)
+    }
+
+    func searchIndexCheck() throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = ?", arguments: [PatientIndex.checkSetting])
+    }
+
+    func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64] {
+        guard !tokens.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: tokens.count).joined(separator: ", ")
+        var arguments = StatementArguments(tokens)
+        arguments += [clinicId]
+        return try Int64.fetchAll(db, sql: """
+            SELECT DISTINCT s.client_id FROM patient_search s
+            WHERE s.token IN (\(marks))
+              AND EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = ?)
+            ORDER BY s.client_id
+            """, arguments: arguments)
+    }
+
     // MARK: Writes
 
     func insertClient(_ client: Client, personal: Data) throws -> Int64 {
@@ -96,5 +118,22 @@ extension SQLiteTransaction {
 
     func deleteCalendarToken(ofClient clientId: Int64) throws {
         try db.execute(sql: "DELETE FROM calendar_feeds WHERE client_id = ?", arguments: [clientId])
+    }
+
+    func replaceSearchTokens(ofClient clientId: Int64, with tokens: [Data]) throws {
+        // A database at a version before the index (a test of an older migration) has none to keep.
+        guard try db.tableExists("patient_search") else { return }
+        try db.execute(sql: "DELETE FROM patient_search WHERE client_id = ?", arguments: [clientId])
+        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO patient_search (token, client_id) VALUES (?, ?)")
+        for token in tokens { try insert.execute(arguments: [token, clientId]) }
+    }
+
+    func clearSearchIndex() throws {
+        try db.execute(sql: "DELETE FROM patient_search")
+        try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [PatientIndex.checkSetting])
+    }
+
+    func setSearchIndexCheck(_ check: String) throws {
+        try setSetting(PatientIndex.checkSetting, to: check)
     }
 }

@@ -29,6 +29,13 @@ public protocol ClientReading {
     func sealedCalendarToken(ofClient clientId: Int64) throws -> Data?
     /// The patient a calendar token (its hash) belongs to.
     func calendarTokenOwner(tokenHash: String) throws -> Int64?
+    /// Patients' rows by id, from the first id above `after`, at most `limit` (`PatientIndex.rebuild`).
+    func storedClients(after id: Int64, limit: Int) throws -> [StoredClient]
+    /// The check of the key the search index's tokens were made under (`PatientIndex.check`).
+    func searchIndexCheck() throws -> String?
+    /// The patients of a clinic (with an appointment there, in any state) who have at least one
+    /// of these search tokens, by id.
+    func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64]
 }
 
 public protocol ClientWriting: ClientReading {
@@ -51,4 +58,9 @@ public protocol ClientWriting: ClientReading {
     /// Gives the patient a new calendar token in place of the one they had.
     func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws
     func deleteCalendarToken(ofClient clientId: Int64) throws
+    /// Puts these search tokens in place of the patient's (they go with the patient's row).
+    func replaceSearchTokens(ofClient clientId: Int64, with tokens: [Data]) throws
+    /// Empties the search index and forgets its key's check (before it is made again).
+    func clearSearchIndex() throws
+    func setSearchIndexCheck(_ check: String) throws
 }

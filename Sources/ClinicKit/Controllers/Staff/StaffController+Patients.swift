@@ -1,0 +1,55 @@
+import Foundation
+
+// Finding a patient at the front desk (issue 29): by the start of a name, surname, e-mail
+// address or login, through the blind index (`PatientIndex`), among the clinic's own patients.
+
+/// A patient as the front desk's search shows them.
+public struct PatientMatch: Sendable, Equatable {
+    public let id: Int64
+    public let login: String
+    public let name: String
+    public let surname: String
+    public let email: String?
+}
+
+extension StaffController {
+    /// The most patients one search shows.
+    public static let mostPatientsFound = 20
+
+    /// The clinic's patients (those with an appointment there, in any state: staff see no one
+    /// else) whose name, surname, e-mail address or login starts with each word of `query`, by
+    /// surname and name: receptionists and clinic admins. Only the candidates the index names are
+    /// opened; each patient shown is a `patient.search` row in their access log, in the same
+    /// transaction. A database whose index is not under its key yet has it made first.
+    public func findPatients(_ member: StaffMember, query: String, requestId: String? = nil) throws -> [PatientMatch] {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let words = try PatientIndex.queryWords(query)
+        guard let cipher = try database.currentPatientIndex() else { return [] }
+        let key = PatientIndex.key(cipher)
+        let now = self.now()
+        return try database.writing { tx in
+            var candidates: Set<Int64>?
+            for word in words {
+                let found = Set(try tx.patients(withAnySearchToken: [PatientIndex.token(ofQueryWord: word, key: key)],
+                                                atClinic: member.clinicId))
+                candidates = candidates.map { $0.intersection(found) } ?? found
+                if candidates?.isEmpty == true { break }
+            }
+            var matches: [Client] = []
+            for id in (candidates ?? []).sorted() {
+                guard let stored = try tx.storedClient(id: id) else { continue }
+                let client = try stored.opened(with: cipher)
+                if PatientIndex.matches(client, words) { matches.append(client) }
+            }
+            let shown = matches.sorted { ($0.surname.lowercased(), $0.name.lowercased(), $0.id ?? 0)
+                < ($1.surname.lowercased(), $1.name.lowercased(), $1.id ?? 0) }
+                .prefix(Self.mostPatientsFound)
+            return try shown.compactMap { client -> PatientMatch? in
+                guard let id = client.id else { return nil }
+                try AuditLog.append(tx, by: member.auditActor, action: "patient.search", clientId: id, requestId: requestId,
+                                    detail: "found by the front desk's search", now: now)
+                return PatientMatch(id: id, login: client.login, name: client.name, surname: client.surname, email: client.email)
+            }
+        }
+    }
+}
