@@ -68,7 +68,7 @@ struct StaffCommand: ParsableCommand {
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
-                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self])
+                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -508,6 +508,28 @@ struct StaffCommand: ParsableCommand {
                         }
                     }
                     return lines.joined(separator: "\n")
+                }
+            }
+        }
+    }
+
+    struct Patients: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Find your clinic's patients by the start of a name, surname, e-mail address or login.",
+            discussion: "Each word must start one of the patient's words (\"smi\" finds Smith). Only patients with an appointment at your clinic are found. Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "1 to 4 words of at least 2 letters or digits.") var query: [String]
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let found = try system.staff.findPatients(member, query: query.joined(separator: " "))
+                try context.emit(PatientMatchesJSON(found)) {
+                    guard !found.isEmpty else { return context.text(.staffPatientsNone) }
+                    return found.map {
+                        context.text(.staffPatientLine, String($0.id), $0.surname, $0.name, $0.login, $0.email ?? "—")
+                    }.joined(separator: "\n")
                 }
             }
         }

@@ -31,6 +31,7 @@ struct FrontDeskController {
         staff.post("appointments/:id/:action", use: act)
         staff.get("actions", use: actions)
         staff.get("calendar", use: calendar)
+        staff.get("patients", use: patients)
         staff.post("messages", use: message)
     }
 
@@ -60,6 +61,18 @@ struct FrontDeskController {
             try system.frontDeskCalendar(member, from: from, days: days, departmentId: department, doctorId: doctor, requestId: requestId)
         }
         return try HTTPMapping.json(CalendarJSON(calendar))
+    }
+
+    /// `GET /v1/staff/patients?q=TEXT`: the clinic's patients whose name, surname, e-mail or
+    /// login starts with each word (the blind index's search).
+    @Sendable func patients(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let query = request.query("q") ?? ""
+        let requestId = context.requestId
+        let found = try await dependencies.work(context.language) { [system] in
+            try system.staff.findPatients(member, query: query, requestId: requestId)
+        }
+        return try HTTPMapping.json(PatientMatchesJSON(found))
     }
 
     /// `GET /v1/staff/actions?appointment=ID`: what this member may do to it now.

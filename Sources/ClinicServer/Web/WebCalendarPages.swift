@@ -100,7 +100,27 @@ struct WebCalendarPages {
             try system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId)
         }
         let zone = choices.clinic.zone
-        return dependencies.page("staff-book", web, [
+        // The patient: found by the first letters of their name (the blind index's search), or by login.
+        var found: [String: Any] = ["searched": false]
+        if let query = request.query("q").map({ $0.trimmingCharacters(in: .whitespaces) }), !query.isEmpty {
+            let requestId = context.requestId
+            found["searched"] = true
+            found["q"] = query
+            do {
+                let matches = try await dependencies.work(web) { [system] in
+                    try system.staff.findPatients(member, query: query, requestId: requestId)
+                }
+                found["patients"] = matches.enumerated().map { index, match in
+                    ["id": match.id, "name": "\(match.surname) \(match.name)", "login": match.login, "email": match.email ?? "",
+                     "checked": index == 0] as [String: Any]
+                }
+                found["none"] = matches.isEmpty
+                found["hasPatients"] = !matches.isEmpty
+            } catch let failure as APIFailure {
+                found["searchError"] = failure.message(in: web.language)
+            }
+        }
+        return dependencies.page("staff-book", web, found.merging([
             "staffLogin": member.login, "frontDesk": member.runsTheFrontDesk,
             "department": departmentId, "doctor": doctorId.map(String.init) ?? "", "start": DateText.iso8601(instant),
             "date": LocalDateTime.of(instant, in: zone).dayText,
@@ -112,6 +132,6 @@ struct WebCalendarPages {
                 ["id": type.id, "name": (web.language == .ru ? type.nameRu : type.nameEn) + " · \(type.durationMinutes) "
                     + (web.language == .ru ? "мин" : "min")] as [String: Any]
             },
-        ])
+        ]) { $1 })
     }
 }

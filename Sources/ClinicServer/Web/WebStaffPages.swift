@@ -191,12 +191,15 @@ struct WebStaffPages {
         let form = try await dependencies.form(request, context, web)
         guard let department = form["department"].flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "department") }
         let time = try TimeInput.parse(form["start"] ?? "")
-        let login = form["patient"] ?? ""
+        // A patient picked from the search (`patientId`), else the login typed.
+        let typed = (form["patient"] ?? "").trimmingCharacters(in: .whitespaces)
+        let patientId = typed.isEmpty ? form["patientId"].flatMap(Int64.init) : nil
+        let login = patientId == nil ? typed : nil
         let doctor = form["doctor"].flatMap(Int64.init), visitType = form["visitType"].flatMap(Int64.init)
         let requestId = context.requestId
         _ = try await dependencies.commit(web.language) { [system] in
-            try system.staff.book(member, patientLogin: login, departmentId: department, at: time, doctorId: doctor,
-                                  visitTypeId: visitType, requestId: requestId)
+            try system.staff.book(member, patientLogin: login, patientId: patientId, departmentId: department, at: time,
+                                  doctorId: doctor, visitTypeId: visitType, requestId: requestId)
         }
         // Back where the booking was picked: the calendar's day, else the day's list.
         let home = form["back"] == "calendar" ? "/staff/calendar?from=" : "/staff?date="

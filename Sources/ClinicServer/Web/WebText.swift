@@ -8,6 +8,8 @@ enum WebText {
     static let en: [String: String] = [
         "notes": "The patient's notes", "calendar": "Calendar", "previous": "Previous", "today": "Today", "dayView": "Day", "weekView": "Week",
         "noHours": "No doctor works this day.", "minutes": "min", "free": "Free", "bookAt": "Book at",
+        "findPatient": "Find the patient", "patientSearchHint": "The first letters of the surname, name, e-mail or login",
+        "noPatientFound": "No patient of this clinic matches.", "choosePatient": "The patient", "orByLogin": "Or by login",
         "moveAppointment": "Move the appointment", "move": "Move", "newTime": "The new time",
         "reasonForPatient": "Reason (the patient reads it)",
         "files": "Files", "noFiles": "No files yet.", "fromClinic": "from the clinic", "removeFile": "Remove",
@@ -64,6 +66,8 @@ enum WebText {
     static let ru: [String: String] = [
         "notes": "Заметки пациента", "calendar": "Календарь", "previous": "Назад", "today": "Сегодня", "dayView": "День", "weekView": "Неделя",
         "noHours": "В этот день врачи не принимают.", "minutes": "мин", "free": "Свободно", "bookAt": "Записать на",
+        "findPatient": "Найти пациента", "patientSearchHint": "Первые буквы фамилии, имени, почты или логина",
+        "noPatientFound": "Среди пациентов этой клиники таких нет.", "choosePatient": "Пациент", "orByLogin": "Или по логину",
         "moveAppointment": "Перенос записи", "move": "Перенести", "newTime": "Новое время",
         "reasonForPatient": "Причина (её прочтёт пациент)",
         "files": "Файлы", "noFiles": "Файлов пока нет.", "fromClinic": "от клиники", "removeFile": "Удалить",
