@@ -540,3 +540,56 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
     assert booked and booked[0]["doctorId"] == int(picked["doctor"][0]), (mine, picked)
     history = clinic.json("appointments", "show", str(booked[0]["id"]))["history"]
     assert history[0]["actor"] == "staff", history
+
+
+def test_a_receptionist_finds_a_patient_by_a_surname_prefix_and_books_them(site):
+    """Issue 29's search: the receptionist picks a free slot in the calendar, types the first
+    letters of the patient's surname, picks the patient from what the blind index found, and
+    confirms; no login is typed. `GET /v1/staff/patients?q=` finds the same patient (folded
+    case), refuses a one-letter query, and the patient's access log has the search."""
+    from conftest import call
+    clinic, server = site
+    clinic_id, token = front_desk(clinic, server, "websearch", "desk-search")
+    clinic.run("profile", "edit", "--surname", "Quillfeather")
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    soon = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 2 * 86400))
+    clinic.json("book", "--department", str(department), "--at", clinic.free_slot(department, soon, days=7)["start"])
+    for query in ("quil", "QUILLF", "anna qui"):
+        found = call(server.url, "GET", "/v1/staff/patients?q=" + urllib.parse.quote(query), token=token)
+        assert found.status == 200 and [p["login"] for p in found.body["items"]] == ["websearch"], (query, found.body)
+        assert found.body["items"][0]["surname"] == "Quillfeather"
+    assert call(server.url, "GET", "/v1/staff/patients?q=quilx", token=token).body["items"] == []
+    short = call(server.url, "GET", "/v1/staff/patients?q=q", token=token)
+    assert short.status == 400 and short.body["error"]["code"] == "invalid_input", short.body
+
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 6 * 86400))
+    driver, page = staff_browser(server.url, "desk-search")
+    try:
+        page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
+        links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
+        assert links, driver.page_source[:2000]
+        href = links[-1].get_attribute("href")
+        go(driver, links[-1])
+        picked = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+        driver.find_element(By.ID, "q").send_keys("quil")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#find button[type=submit]"))
+        page.audit()
+        choices = driver.find_elements(By.CSS_SELECTOR, "#patients input[name=patientId]")
+        assert len(choices) == 1 and choices[0].is_selected(), driver.page_source[:3000]
+        assert "Quillfeather" in driver.find_element(By.ID, "patients").text
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
+        assert "/staff/calendar" in driver.current_url, driver.page_source[:2000]
+        taken = [cell for cell in driver.find_elements(By.CSS_SELECTOR, "td.taken") if "Quillfeather" in cell.text]
+        assert taken, driver.page_source[:3000]
+        # A search that finds nobody says so; at 390 px the page does not scroll sideways.
+        driver.set_window_size(390, 844)
+        page.get(href + "&q=zzzz")
+        assert driver.find_element(By.ID, "no-patient").is_displayed()
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
+        page.audit()
+    finally:
+        driver.quit()
+    mine = [a for a in clinic.json("appointments", "list", "--all") if a["start"] == picked["start"][0]]
+    assert mine and mine[0]["doctorId"] == int(picked["doctor"][0]), picked
+    assert "patient.search" in [e["action"] for e in clinic.json("profile", "access-log")]
