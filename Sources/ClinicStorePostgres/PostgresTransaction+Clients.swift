@@ -54,9 +54,20 @@ extension PostgresTransaction {
         return try rows("""
             SELECT DISTINCT s.client_id FROM patient_search s
             WHERE s.token IN (\(marks))
-              AND EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = $1)
+              AND (EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = $1)
+                   OR EXISTS (SELECT 1 FROM walk_ins w WHERE w.client_id = s.client_id AND w.clinic_id = $1))
             ORDER BY s.client_id
             """, [clinicId] + tokens).map { try $0.decode(Int64.self, forColumn: "client_id") }
+    }
+
+    func walkInClinic(ofClient clientId: Int64) throws -> Int64? {
+        try value(Int64.self, "SELECT clinic_id FROM walk_ins WHERE client_id = $1", [clientId])
+    }
+
+    func claimCode(hash: String) throws -> (clientId: Int64, expiresAt: Date)? {
+        guard let row = try row("SELECT client_id, expires_at FROM claim_codes WHERE code_hash = $1", [hash]) else { return nil }
+        return (try row.decode(Int64.self, forColumn: "client_id"),
+                Date(timeIntervalSince1970: TimeInterval(try row.decode(Int64.self, forColumn: "expires_at"))))
     }
 
     // MARK: Writes
@@ -137,6 +148,22 @@ extension PostgresTransaction {
     func clearSearchIndex() throws {
         try execute("DELETE FROM patient_search")
         try execute("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+    }
+
+    func insertWalkIn(clientId: Int64, clinicId: Int64, staffId: Int64, at: Date) throws {
+        try execute("INSERT INTO walk_ins (client_id, clinic_id, staff_id, created_at) VALUES ($1, $2, $3, $4)",
+                    [clientId, clinicId, staffId, at])
+    }
+
+    func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws {
+        try execute("""
+            INSERT INTO claim_codes (client_id, code_hash, expires_at) VALUES ($1, $2, $3)
+            ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at
+            """, [clientId, hash, expiresAt])
+    }
+
+    func deleteClaimCode(ofClient clientId: Int64) throws {
+        try execute("DELETE FROM claim_codes WHERE client_id = $1", [clientId])
     }
 
     func setSearchIndexCheck(_ check: String) throws {

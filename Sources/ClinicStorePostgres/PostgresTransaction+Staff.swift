@@ -44,9 +44,11 @@ extension PostgresTransaction {
             """, [clinicId, span.lowerBound, span.upperBound, departmentId])
     }
 
-    func clientHasAppointment(_ clientId: Int64, atClinic clinicId: Int64) throws -> Bool {
-        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)",
-                  [clientId, clinicId]) ?? false
+    func isPatient(_ clientId: Int64, ofClinic clinicId: Int64) throws -> Bool {
+        try value(Bool.self, """
+            SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)
+                OR EXISTS (SELECT 1 FROM walk_ins WHERE client_id = $1 AND clinic_id = $2)
+            """, [clientId, clinicId]) ?? false
     }
 
     func messageLanguage(ofClient clientId: Int64) throws -> Language? {

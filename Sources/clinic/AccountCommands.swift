@@ -202,3 +202,21 @@ struct Privacy: ParsableCommand {
         try context.emit(policy) { policy.text }
     }
 }
+
+struct Claim: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set up the online account the front desk registered for you, with the code they gave you.",
+        discussion: "Choose a login and a password (asked twice on a terminal). By claiming the account you accept the privacy policy (see: clinic privacy).")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The code from the front desk (XXXX-XXXX-XXXX).") var code: String
+    @Option(help: "Login: 3 to 64 letters, digits or . _ - @.") var login: String
+    @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+    func run() throws {
+        let context = Context(global)
+        let password = try context.password(fromStdin: passwordStdin, confirm: true)
+        let client = try context.system().clients.claim(code: code, login: login, password: password)
+        try context.emit(ClientJSON(client)) { context.text(.claimed, client.login) }
+    }
+}

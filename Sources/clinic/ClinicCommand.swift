@@ -12,7 +12,7 @@ struct ClinicCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Init.self, Register.self, Login.self, Logout.self, Whoami.self, Profile.self,
+            Init.self, Register.self, Claim.self, Login.self, Logout.self, Whoami.self, Profile.self,
             Clinics.self, Departments.self, Doctors.self, VisitTypesCommand.self, Geocode.self,
             Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
             Messages.self, Privacy.self, Shell.self, Admin.self, StaffCommand.self, Serve.self,

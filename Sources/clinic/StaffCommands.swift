@@ -68,7 +68,8 @@ struct StaffCommand: ParsableCommand {
         abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
-                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self])
+                      Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self,
+                      RegisterPatient.self, ClaimCodeCommand.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -528,8 +529,53 @@ struct StaffCommand: ParsableCommand {
                 try context.emit(PatientMatchesJSON(found)) {
                     guard !found.isEmpty else { return context.text(.staffPatientsNone) }
                     return found.map {
-                        context.text(.staffPatientLine, String($0.id), $0.surname, $0.name, $0.login, $0.email ?? "—")
+                        context.text(.staffPatientLine, String($0.id), $0.surname, $0.name, $0.login ?? "—", $0.email ?? "—")
                     }.joined(separator: "\n")
+                }
+            }
+        }
+    }
+
+    struct RegisterPatient: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "register-patient",
+            abstract: "Register a walk-in or phone patient who has no online account (receptionists, clinic admins).",
+            discussion: "The patient is your clinic's from then on: found with staff patients, booked with staff book --patient-id. Give them a code with staff claim-code to set up their online account.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "First name.") var name: String
+        @Option(help: "Surname.") var surname: String
+        @Option(help: ArgumentHelp("Date of birth, YYYY-MM-DD.", valueName: "date")) var birthDate: String
+        @Option(help: "Phone number: 7 to 15 digits.") var phone: String
+        @Option(help: "E-mail address, if they have one.") var email: String?
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let patient = try system.staff.registerWalkIn(member, WalkInRequest(
+                    name: name, surname: surname, birthDate: birthDate, phone: phone, email: email, language: context.language))
+                try context.emit(PatientMatchesJSON.Item(patient)) {
+                    context.text(.staffWalkInRegistered, patient.name, patient.surname, String(patient.id))
+                }
+            }
+        }
+    }
+
+    struct ClaimCodeCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "claim-code",
+            abstract: "A one-time code with which a walk-in patient of your clinic sets up their online account (7 days).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The patient's id.") var patientId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let code = try system.staff.claimCode(member, patientId: patientId)
+                try context.emit(ClaimCodeJSON(code)) {
+                    context.text(.staffClaimCode, String(code.patientId), code.code,
+                                 DateText.dateTime(code.expiresAt, timeZone: .gmt, language: context.language))
                 }
             }
         }

@@ -48,7 +48,7 @@ import Testing
     }
 
     func logins(_ w: World, _ query: String, by member: StaffMember? = nil) throws -> [String] {
-        try w.system.staff.findPatients(member ?? w.desk, query: query).map(\.login)
+        try w.system.staff.findPatients(member ?? w.desk, query: query).compactMap(\.login)
     }
 
     @Test func findsTheClinicsPatientsByAFoldedPrefix() throws {

@@ -103,8 +103,8 @@ import Testing
              otherDoctor: try tx.appointments(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60),
                                               departmentId: nil, doctorId: -1),
              patients: try tx.activePatients(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil),
-             hasAppointment: try tx.clientHasAppointment(client, atClinic: la1),
-             elsewhere: try tx.clientHasAppointment(client, atClinic: la2),
+             hasAppointment: try tx.isPatient(client, ofClinic: la1),
+             elsewhere: try tx.isPatient(client, ofClinic: la2),
              language: try tx.messageLanguage(ofClient: client),
              future: try tx.futureActiveAppointments(ofDoctor: booked.doctorId, from: start).map(\.id))
         }
@@ -118,7 +118,7 @@ import Testing
             (patients: try tx.activePatients(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil),
              day: try tx.appointments(ofClinic: la1, startingIn: start..<start.addingTimeInterval(60), departmentId: nil, doctorId: nil),
              future: try tx.futureActiveAppointments(ofDoctor: booked.doctorId, from: start),
-             hasAppointment: try tx.clientHasAppointment(client, atClinic: la1))
+             hasAppointment: try tx.isPatient(client, ofClinic: la1))
         }
         #expect(after.patients.isEmpty && after.future.isEmpty, "a cancelled appointment is no active one")
         #expect(after.day.count == 1 && after.hasAppointment, "the day and the patient's history show every status")

@@ -602,9 +602,9 @@ import Testing
                     #expect(try tx.activePatients(ofClinic: clinic, startingIn: span, departmentId: derma) == [cid])
                     #expect(try tx.activePatients(ofClinic: elsewhere, startingIn: span, departmentId: nil) == [bob])
 
-                    #expect(try tx.clientHasAppointment(bob, atClinic: elsewhere))
-                    #expect(try !tx.clientHasAppointment(ann, atClinic: elsewhere))
-                    #expect(try tx.clientHasAppointment(cid, atClinic: clinic))
+                    #expect(try tx.isPatient(bob, ofClinic: elsewhere))
+                    #expect(try !tx.isPatient(ann, ofClinic: elsewhere))
+                    #expect(try tx.isPatient(cid, ofClinic: clinic))
 
                     #expect(try tx.messageLanguage(ofClient: ann) == .ru)
                     #expect(try tx.messageLanguage(ofClient: bob) == .en)

@@ -20,6 +20,10 @@ extension Strings {
         .staffHoursChanged: "the doctor's hours changed",
         .staffMessageTarget: "Give one patient's login or one date (not both).",
         .staffNoReason: "not given",
+        .walkInBirthDate: "The date of birth must be a past date, YYYY-MM-DD, from 1900 on.",
+        .walkInPhone: "The phone number must have 7 to 15 digits (spaces, +, -, ( ) and dots may be between them).",
+        .walkInNotWalkIn: "Patient {0} set up their own online account: there is nothing to claim.",
+        .claimCodeWrong: "This code is not valid: it may be mistyped, used or expired. Ask the front desk for a new one.",
     ]
 
     static let staffRU: [MessageKey: String] = [
@@ -40,5 +44,9 @@ extension Strings {
         .staffHoursChanged: "изменились часы работы врача",
         .staffMessageTarget: "Укажите логин одного пациента или одну дату (что-то одно).",
         .staffNoReason: "не указана",
+        .walkInBirthDate: "Дата рождения — прошедшая дата в виде ГГГГ-ММ-ДД, не раньше 1900 года.",
+        .walkInPhone: "В номере телефона должно быть от 7 до 15 цифр (между ними можно пробелы, +, -, скобки и точки).",
+        .walkInNotWalkIn: "Пациент {0} сам завёл учётную запись: получать нечего.",
+        .claimCodeWrong: "Код недействителен: возможно, он набран с ошибкой, уже использован или истёк. Попросите новый в регистратуре.",
     ]
 }

@@ -43,6 +43,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case staffRowInvalid, staffForbidden, staffDoctorRequired, staffDoctorOnlyForDoctors, staffNotFound
     case staffNotLoggedIn, staffReasonRequired, staffReasonInvalid, staffPatientNotFound, staffPatientIdNotFound, staffPatientChoice, staffPatientQuery, staffPatientUnavailable
     case staffHoursConflict, staffHoursChanged, staffMessageTarget, staffNoReason
+    case walkInBirthDate, walkInPhone, walkInNotWalkIn, claimCodeWrong
     // Geography: places, coordinates, geocoders (GeographyStrings.swift)
     case geocodeSuggestion, whichPlace, cityInvalid, gazetteerMissing, geocoderSetting, coordinatesInvalid
     case coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable, geocoderBadAnswer, geocoderTimeout

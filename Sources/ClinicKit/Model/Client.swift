@@ -26,6 +26,12 @@ public struct Client: Hashable, Sendable, StoredRecord {
     public var email: String? = nil
     /// An address waiting for its confirmation code.
     public var pendingEmail: String? = nil
+    /// Date of birth (YYYY-MM-DD) and phone: sealed, taken by the front desk for a walk-in.
+    public var birthDate: String? = nil
+    public var phone: String? = nil
+
+    /// A walk-in's account has no password until the patient claims it (`ClientController.claim`).
+    public var hasOnlineAccount: Bool { !passwordHash.isEmpty }
 
     public var coordinate: Coordinate? {
         guard let lat, let lon else { return nil }

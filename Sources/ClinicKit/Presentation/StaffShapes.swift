@@ -69,24 +69,39 @@ public struct CalendarJSON: Encodable, Sendable {
     }
 }
 
-/// The front desk's search of patients (`GET /v1/staff/patients?q=`, `clinic staff patients`).
+/// The front desk's search of patients (`GET /v1/staff/patients?q=`, `clinic staff patients`);
+/// one item is also a walk-in as registered (`POST /v1/staff/patients`). Every key always,
+/// `null` where absent (`login` until a walk-in claims their account).
 public struct PatientMatchesJSON: Encodable, Sendable {
     public struct Item: Encodable, Sendable {
-        public let id: Int64; public let login: String; public let name: String; public let surname: String
-        public let email: String?
+        public let id: Int64; public let login: String?; public let name: String; public let surname: String
+        public let email: String?; public let birthDate: String?; public let phone: String?
 
-        private enum Keys: String, CodingKey { case id, login, name, surname, email }
+        public init(_ match: PatientMatch) {
+            id = match.id; login = match.login; name = match.name; surname = match.surname; email = match.email
+            birthDate = match.birthDate; phone = match.phone
+        }
+
+        private enum Keys: String, CodingKey { case id, login, name, surname, email, birthDate, phone }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(id, forKey: .id); try container.encode(login, forKey: .login)
             try container.encode(name, forKey: .name); try container.encode(surname, forKey: .surname)
-            try container.encode(email, forKey: .email)
+            try container.encode(email, forKey: .email); try container.encode(birthDate, forKey: .birthDate)
+            try container.encode(phone, forKey: .phone)
         }
     }
     public let items: [Item]
 
-    public init(_ matches: [PatientMatch]) {
-        items = matches.map { Item(id: $0.id, login: $0.login, name: $0.name, surname: $0.surname, email: $0.email) }
+    public init(_ matches: [PatientMatch]) { items = matches.map(Item.init) }
+}
+
+/// A claim code for a walk-in (`POST /v1/staff/patients/{id}/claim-code`, `clinic staff claim-code`).
+public struct ClaimCodeJSON: Encodable, Sendable {
+    public let patientId: Int64; public let code: String; public let expiresAt: String
+
+    public init(_ code: ClaimCode) {
+        patientId = code.patientId; self.code = code.code; expiresAt = DateText.iso8601(code.expiresAt)
     }
 }

@@ -143,6 +143,10 @@ public struct FieldCipher: Sendable {
         /// envelopes sealed before).
         public var email: String? = nil
         public var pendingEmail: String? = nil
+        /// A walk-in patient's date of birth (YYYY-MM-DD) and phone, as the front desk took them
+        /// (issue 29; absent in envelopes sealed before, and for patients who registered online).
+        public var birthDate: String? = nil
+        public var phone: String? = nil
     }
 
     func seal(_ personal: Personal, loginKey: String) throws -> Data {
@@ -187,11 +191,12 @@ public struct FieldCipher: Sendable {
 extension Client {
     var personal: FieldCipher.Personal {
         FieldCipher.Personal(name: name, surname: surname, street: street, house: house, lat: lat, lon: lon,
-                             email: email, pendingEmail: pendingEmail)
+                             email: email, pendingEmail: pendingEmail, birthDate: birthDate, phone: phone)
     }
 
     mutating func take(_ personal: FieldCipher.Personal) {
         name = personal.name; surname = personal.surname; street = personal.street; house = personal.house
         lat = personal.lat; lon = personal.lon; email = personal.email; pendingEmail = personal.pendingEmail
+        birthDate = personal.birthDate; phone = personal.phone
     }
 }

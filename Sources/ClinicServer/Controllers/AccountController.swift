@@ -24,6 +24,7 @@ struct AccountController {
         let language: Language?
     }
     struct PasswordBody: Decodable, Sendable { let oldPassword: String; let newPassword: String }
+    struct ClaimBody: Decodable, Sendable { let code: String; let login: String; let password: String }
     struct DeleteBody: Decodable, Sendable { let password: String }
 
     struct PatientEnvelope: Encodable { let patient: ClientJSON }
@@ -44,6 +45,7 @@ struct AccountController {
 
     func addRoutes(to group: RouterGroup<APIContext>) {
         group.post("patients", use: register)
+        group.post("patients/claim", use: claim)
         group.post("sessions", use: logIn)
         group.get("privacy-policy") { _, context in try HTTPMapping.json(PolicyJSON(context.language)) }
         let patient = group.group().add(middleware: PatientAuthenticator(dependencies: dependencies))
@@ -69,6 +71,18 @@ struct AccountController {
             acceptedPrivacy: body.acceptPrivacy)
         let client = try await dependencies.passwordWork(asked) { [system] in try system.clients.registerUser(registration) }
         return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)), status: .created)
+    }
+
+    /// `POST /v1/patients/claim {code, login, password}`: a walk-in sets up the account the
+    /// front desk registered; limited per address like registration.
+    @Sendable func claim(_ request: Request, context: APIContext) async throws -> Response {
+        let asked = context.language
+        try dependencies.checkAuthRate(context, asked)
+        let body = try await RequestBody.decode(ClaimBody.self, from: request, context: context)
+        let client = try await dependencies.passwordWork(asked) { [system] in
+            try system.clients.claim(code: body.code, login: body.login, password: body.password)
+        }
+        return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)))
     }
 
     @Sendable func logIn(_ request: Request, context: APIContext) async throws -> Response {

@@ -12,6 +12,10 @@ struct FrontDeskController {
         let visitTypeId: Int64?
     }
     struct CancelBody: Decodable, Sendable { let reason: String? }
+    struct WalkInBody: Decodable, Sendable {
+        let name: String; let surname: String; let birthDate: String; let phone: String; let email: String?
+        let language: Language?
+    }
     struct RescheduleBody: Decodable, Sendable { let start: String; let reason: String?; let doctorId: Int64? }
     struct ActionsJSON: Encodable { let appointmentId: Int64; let actions: [String] }
     struct MessageBody: Decodable, Sendable {
@@ -32,6 +36,8 @@ struct FrontDeskController {
         staff.get("actions", use: actions)
         staff.get("calendar", use: calendar)
         staff.get("patients", use: patients)
+        staff.post("patients", use: registerWalkIn)
+        staff.post("patients/:id/claim-code", use: claimCode)
         staff.post("messages", use: message)
     }
 
@@ -73,6 +79,31 @@ struct FrontDeskController {
             try system.staff.findPatients(member, query: query, requestId: requestId)
         }
         return try HTTPMapping.json(PatientMatchesJSON(found))
+    }
+
+    /// `POST /v1/staff/patients {name, surname, birthDate, phone, email?}`: a walk-in without an
+    /// online account.
+    @Sendable func registerWalkIn(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let body = try await RequestBody.decode(WalkInBody.self, from: request, context: context)
+        let walkIn = WalkInRequest(name: body.name, surname: body.surname, birthDate: body.birthDate, phone: body.phone,
+                                   email: body.email, language: body.language ?? context.language)
+        let requestId = context.requestId
+        let patient = try await dependencies.work(context.language) { [system] in
+            try system.staff.registerWalkIn(member, walkIn, requestId: requestId)
+        }
+        return try HTTPMapping.json(PatientMatchesJSON.Item(patient), status: .created)
+    }
+
+    /// `POST /v1/staff/patients/{id}/claim-code`: a one-time code for a walk-in to set a password.
+    @Sendable func claimCode(_ request: Request, context: APIContext) async throws -> Response {
+        let member = try context.signedInStaff().member
+        let id = try context.parameters.id("id")
+        let requestId = context.requestId
+        let code = try await dependencies.work(context.language) { [system] in
+            try system.staff.claimCode(member, patientId: id, requestId: requestId)
+        }
+        return try HTTPMapping.json(ClaimCodeJSON(code), status: .created)
     }
 
     /// `GET /v1/staff/actions?appointment=ID`: what this member may do to it now.

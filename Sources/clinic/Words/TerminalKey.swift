@@ -26,7 +26,7 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case statusSet, findNone, headerDate, actorPatient, actorStaff, tooSoon
     // StaffWords.swift
     case staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader, staffDayEmpty, staffDayLine
-    case staffActed, staffRescheduled, staffCalendarDoctor, staffCalendarFree, staffPatientsNone, staffPatientLine, staffActionsNone, staffActionsLine, staffDisabled, staffAccountLine, staffHoursSet, staffHoursLine, staffDoctorLine, staffBooked
+    case staffActed, staffRescheduled, staffCalendarDoctor, staffCalendarFree, staffPatientsNone, staffPatientLine, staffWalkInRegistered, staffClaimCode, claimed, staffActionsNone, staffActionsLine, staffDisabled, staffAccountLine, staffHoursSet, staffHoursLine, staffDoctorLine, staffBooked
     // MessageWords.swift
     case emailCodeSent, emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone
     case messageLine, messageUnreadMark, messagesUnread, calendarURL, staffMessageSent, deliverDone, deliverNoSMTP

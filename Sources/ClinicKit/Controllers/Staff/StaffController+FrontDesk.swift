@@ -102,7 +102,7 @@ extension StaffController {
                 let clientId: Int64
                 if let patientId {
                     // By id, only a patient of this clinic: ids are not to be tried one by one.
-                    guard patientId > 0, try tx.clientHasAppointment(patientId, atClinic: member.clinicId) else {
+                    guard patientId > 0, try tx.isPatient(patientId, ofClinic: member.clinicId) else {
                         throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
                     }
                     clientId = patientId
@@ -242,7 +242,7 @@ extension StaffController {
             if let patientLogin {
                 // Only a patient of this clinic: staff see no one else.
                 guard patientLogin.count <= 64, let patient = try database.sealedClient(tx, login: patientLogin),
-                      let clientId = patient.id, try tx.clientHasAppointment(clientId, atClinic: member.clinicId) else {
+                      let clientId = patient.id, try tx.isPatient(clientId, ofClinic: member.clinicId) else {
                     throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
                 }
                 recipients = [clientId]

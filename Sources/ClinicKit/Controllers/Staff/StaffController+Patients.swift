@@ -6,18 +6,28 @@ import Foundation
 /// A patient as the front desk's search shows them.
 public struct PatientMatch: Sendable, Equatable {
     public let id: Int64
-    public let login: String
+    /// Nil for a walk-in who has not claimed their online account yet.
+    public let login: String?
     public let name: String
     public let surname: String
     public let email: String?
+    public let birthDate: String?
+    public let phone: String?
+
+    init(_ client: Client, id: Int64) {
+        self.id = id
+        login = client.hasOnlineAccount ? client.login : nil
+        name = client.name; surname = client.surname; email = client.email; birthDate = client.birthDate; phone = client.phone
+    }
 }
 
 extension StaffController {
     /// The most patients one search shows.
     public static let mostPatientsFound = 20
 
-    /// The clinic's patients (those with an appointment there, in any state: staff see no one
-    /// else) whose name, surname, e-mail address or login starts with each word of `query`, by
+    /// The clinic's patients (`isPatient`: an appointment there in any state, or registered there
+    /// as a walk-in; staff see no one else) whose name, surname, e-mail address, phone, date of
+    /// birth or login starts with each word of `query`, by
     /// surname and name: receptionists and clinic admins. Only the candidates the index names are
     /// opened; each patient shown is a `patient.search` row in their access log, in the same
     /// transaction. A database whose index is not under its key yet has it made first.
@@ -48,7 +58,7 @@ extension StaffController {
                 guard let id = client.id else { return nil }
                 try AuditLog.append(tx, by: member.auditActor, action: "patient.search", clientId: id, requestId: requestId,
                                     detail: "found by the front desk's search", now: now)
-                return PatientMatch(id: id, login: client.login, name: client.name, surname: client.surname, email: client.email)
+                return PatientMatch(client, id: id)
             }
         }
     }

@@ -53,15 +53,29 @@ extension SQLiteTransaction {
 
     func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64] {
         guard !tokens.isEmpty else { return [] }
-        let marks = Array(repeating: "?", count: tokens.count).joined(separator: ", ")
-        var arguments = StatementArguments(tokens)
-        arguments += [clinicId]
+        // The clinic is ?1, the tokens ?2 on.
+        let marks = (0..<tokens.count).map { "?\($0 + 2)" }.joined(separator: ", ")
+        var arguments: StatementArguments = [clinicId]
+        arguments += StatementArguments(tokens)
         return try Int64.fetchAll(db, sql: """
             SELECT DISTINCT s.client_id FROM patient_search s
             WHERE s.token IN (\(marks))
-              AND EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = ?)
+              AND (EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = ?1)
+                   OR EXISTS (SELECT 1 FROM walk_ins w WHERE w.client_id = s.client_id AND w.clinic_id = ?1))
             ORDER BY s.client_id
             """, arguments: arguments)
+    }
+
+    func walkInClinic(ofClient clientId: Int64) throws -> Int64? {
+        guard try db.tableExists("walk_ins") else { return nil }
+        return try Int64.fetchOne(db, sql: "SELECT clinic_id FROM walk_ins WHERE client_id = ?", arguments: [clientId])
+    }
+
+    func claimCode(hash: String) throws -> (clientId: Int64, expiresAt: Date)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT client_id, expires_at FROM claim_codes WHERE code_hash = ?",
+                                         arguments: [hash]) else { return nil }
+        return (try row.decode(Int64.self, forColumn: "client_id"),
+                Date(seconds: try row.decode(Int64.self, forColumn: "expires_at")))
     }
 
     // MARK: Writes
@@ -135,5 +149,19 @@ extension SQLiteTransaction {
 
     func setSearchIndexCheck(_ check: String) throws {
         try setSetting(PatientIndex.checkSetting, to: check)
+    }
+
+    func insertWalkIn(clientId: Int64, clinicId: Int64, staffId: Int64, at: Date) throws {
+        try db.execute(sql: "INSERT INTO walk_ins (client_id, clinic_id, staff_id, created_at) VALUES (?, ?, ?, ?)",
+                       arguments: [clientId, clinicId, staffId, at.seconds])
+    }
+
+    func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO claim_codes (client_id, code_hash, expires_at) VALUES (?, ?, ?)",
+                       arguments: [clientId, hash, expiresAt.seconds])
+    }
+
+    func deleteClaimCode(ofClient clientId: Int64) throws {
+        try db.execute(sql: "DELETE FROM claim_codes WHERE client_id = ?", arguments: [clientId])
     }
 }

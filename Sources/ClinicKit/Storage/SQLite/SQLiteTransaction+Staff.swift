@@ -47,9 +47,12 @@ extension SQLiteTransaction {
             """, arguments: [clinicId, span.lowerBound.seconds, span.upperBound.seconds, departmentId, departmentId])
     }
 
-    func clientHasAppointment(_ clientId: Int64, atClinic clinicId: Int64) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND clinic_id = ?)",
-                          arguments: [clientId, clinicId]) ?? false
+    func isPatient(_ clientId: Int64, ofClinic clinicId: Int64) throws -> Bool {
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = ? AND clinic_id = ?)",
+                             arguments: [clientId, clinicId]) == true { return true }
+        guard try db.tableExists("walk_ins") else { return false }
+        return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM walk_ins WHERE client_id = ? AND clinic_id = ?)",
+                                 arguments: [clientId, clinicId]) ?? false
     }
 
     func messageLanguage(ofClient clientId: Int64) throws -> Language? {

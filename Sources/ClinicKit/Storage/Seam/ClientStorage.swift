@@ -33,9 +33,13 @@ public protocol ClientReading {
     func storedClients(after id: Int64, limit: Int) throws -> [StoredClient]
     /// The check of the key the search index's tokens were made under (`PatientIndex.check`).
     func searchIndexCheck() throws -> String?
-    /// The patients of a clinic (with an appointment there, in any state) who have at least one
-    /// of these search tokens, by id.
+    /// The patients of a clinic (`isPatient`: an appointment there in any state, or registered
+    /// there as a walk-in) who have at least one of these search tokens, by id.
     func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64]
+    /// The clinic whose front desk registered the patient (a walk-in), nil for others.
+    func walkInClinic(ofClient clientId: Int64) throws -> Int64?
+    /// The patient a claim code (its hash) was given to, and when it expires.
+    func claimCode(hash: String) throws -> (clientId: Int64, expiresAt: Date)?
 }
 
 public protocol ClientWriting: ClientReading {
@@ -63,4 +67,9 @@ public protocol ClientWriting: ClientReading {
     /// Empties the search index and forgets its key's check (before it is made again).
     func clearSearchIndex() throws
     func setSearchIndexCheck(_ check: String) throws
+    /// Records that a clinic's front desk registered the patient.
+    func insertWalkIn(clientId: Int64, clinicId: Int64, staffId: Int64, at: Date) throws
+    /// Gives the patient this claim code (its hash) in place of any earlier one.
+    func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws
+    func deleteClaimCode(ofClient clientId: Int64) throws
 }

@@ -32,8 +32,9 @@ public protocol StaffReading {
     /// one department), each once, by id. Appointments whose patient deleted their account
     /// have none and are left out.
     func activePatients(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?) throws -> [Int64]
-    /// Whether the patient has (or had) an appointment at the clinic, any status.
-    func clientHasAppointment(_ clientId: Int64, atClinic clinicId: Int64) throws -> Bool
+    /// Whether the patient is the clinic's: they have (or had) an appointment there, any status,
+    /// or its front desk registered them (a walk-in).
+    func isPatient(_ clientId: Int64, ofClinic clinicId: Int64) throws -> Bool
     /// The language a message to the patient is written in (their preferred one); nil when the
     /// patient is unknown or the stored code is not one this program knows.
     func messageLanguage(ofClient clientId: Int64) throws -> Language?

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+/// Walk-in and phone patients (issue 29): registered by the front desk without an online
+/// account, found and booked by the clinic that registered them only, and later claimed with a
+/// one-time code — never by guessing.
+@Suite struct WalkInTests {
+    struct World {
+        let system: ClinicSystem
+        let clock: TestClock
+        let desk: StaffMember, doctor: StaffMember, otherDesk: StaffMember
+        let therapy: Department
+    }
+
+    func world() throws -> World {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy")
+        let la1 = try clinic(system, "LA1").id ?? 0, la2 = try clinic(system, "LA2").id ?? 0
+        let doctorId = try #require(try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0).first?.id)
+        func add(_ login: String, _ role: StaffRole, _ clinic: Int64, doctor: Int64? = nil) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: role, clinicId: clinic,
+                                                 doctorId: doctor, password: "staff-passphrase-77"))
+        }
+        return World(system: system, clock: clock, desk: try add("desk-a", .receptionist, la1),
+                     doctor: try add("doctor-a", .doctor, la1, doctor: doctorId), otherDesk: try add("desk-b", .receptionist, la2),
+                     therapy: therapy)
+    }
+
+    let olga = WalkInRequest(name: "Olga", surname: "Petrova", birthDate: "1961-04-12", phone: "+1 (775) 555-0134",
+                             email: "olga@example.org", language: .ru)
+
+    @Test func theFrontDeskRegistersFindsAndBooksAWalkIn() throws {
+        let w = try world()
+        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
+        #expect(olga.login == nil && olga.name == "Olga" && olga.birthDate == "1961-04-12" && olga.phone == "+1 (775) 555-0134")
+        // Found by surname, phone, year of birth, e-mail; by the clinic that registered her only.
+        for query in ["petr", "775", "1961", "19610412", "olga@ex", "olga petrova"] {
+            #expect(try w.system.staff.findPatients(w.desk, query: query).map(\.id) == [olga.id], "\(query)")
+        }
+        #expect(try w.system.staff.findPatients(w.otherDesk, query: "petr").isEmpty)
+        // Booked by id, by the patient's rules; another clinic's desk cannot.
+        let monday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
+        let booked = try w.system.staff.book(w.desk, patientId: olga.id, departmentId: w.therapy.id ?? 0, at: monday)
+        #expect(booked.clientId == olga.id)
+        #expect(expectError(.notFound) { _ = try w.system.staff.claimCode(w.otherDesk, patientId: olga.id) } != nil)
+        // Her inbox waits for her in Russian.
+        let inbox = try w.system.clients.messages(clientId: olga.id)
+        #expect(inbox.first?.subject.hasPrefix("Вы записаны") == true, "\(inbox.map(\.subject))")
+        let log = try w.system.clients.accessLog(clientId: olga.id).map(\.action)
+        #expect(log.last == "patient.register" && log.first == "appointment.book" && log.contains("patient.search"), "newest first")
+        #expect(try auditIsSound(w.system))
+    }
+
+    @Test func badFieldsAreRefusedAndChangeNothing() throws {
+        let w = try world()
+        var bad = [WalkInRequest]()
+        for (birth, phone, email, name) in [("1961-02-30", "7755550134", nil, "Olga"), ("2099-01-01", "7755550134", nil, "Olga"),
+                                            ("1899-12-31", "7755550134", nil, "Olga"), ("12.04.1961", "7755550134", nil, "Olga"),
+                                            ("1961-04-12", "555-12", nil, "Olga"), ("1961-04-12", "7755550134x", nil, "Olga"),
+                                            ("1961-04-12", "1234567890123456", nil, "Olga"), ("1961-04-12", "7755550134", "not-mail", "Olga"),
+                                            ("1961-04-12", "7755550134", nil, "Ol9a"), ("1961-04-12", "7755550134", nil, "")] as [(String, String, String?, String)] {
+            bad.append(WalkInRequest(name: name, surname: "Petrova", birthDate: birth, phone: phone, email: email))
+        }
+        for request in bad {
+            #expect(expectError(.invalidInput) { _ = try w.system.staff.registerWalkIn(w.desk, request) } != nil,
+                    "\(request.birthDate) \(request.phone) \(request.email ?? "") \(request.name)")
+        }
+        #expect(expectError(.forbidden) { _ = try w.system.staff.registerWalkIn(w.doctor, olga) } != nil)
+        #expect(try w.system.staff.findPatients(w.desk, query: "petr").isEmpty, "nothing was stored")
+    }
+
+    @Test func theWalkInClaimsTheAccountWithTheCodeOnly() throws {
+        let w = try world()
+        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
+        let password = "my-own-pass-phrase-9"
+        // Nobody logs in before the claim, whatever they try.
+        let stored = try #require(try w.system.database.reading { tx in try tx.storedClient(id: olga.id) })
+        #expect(expectError(.invalidCredentials) { _ = try w.system.clients.logIn(login: stored.client.login, password: "") } != nil)
+        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: "AAAA-BBBB-CCCC", login: "olga", password: password) } != nil)
+
+        let first = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        let second = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        #expect(first.code != second.code && second.code.count == 14)
+        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: first.code, login: "olga", password: password) } != nil,
+                "a new code replaces the one before")
+        // A weak password or a taken login is refused, and the code still works after.
+        _ = try register(w.system, "taken")
+        #expect(expectError(.weakPassword) { _ = try w.system.clients.claim(code: second.code, login: "olga", password: "petrova") } != nil)
+        #expect(expectError(.loginTaken) { _ = try w.system.clients.claim(code: second.code, login: "TAKEN", password: password) } != nil)
+        // Typed in lower case and without dashes, it is the same code.
+        let typed = second.code.lowercased().replacingOccurrences(of: "-", with: " ")
+        let claimed = try w.system.clients.claim(code: typed, login: "olga", password: password)
+        #expect(claimed.id == olga.id && claimed.login == "olga" && claimed.privacyVersion == PrivacyPolicy.version)
+        let (me, _) = try w.system.clients.logIn(login: "olga", password: password)
+        #expect(me.id == olga.id && me.name == "Olga" && me.birthDate == "1961-04-12" && me.email == "olga@example.org")
+        // Used once; and a patient with an account gets no code.
+        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: second.code, login: "olga2", password: password) } != nil)
+        #expect(expectError(.invalidInput) { _ = try w.system.staff.claimCode(w.desk, patientId: olga.id) } != nil)
+        // Found by her login now too.
+        #expect(try w.system.staff.findPatients(w.desk, query: "olga").map(\.login) == ["olga"])
+    }
+
+    @Test func aCodeExpiresAfterAWeek() throws {
+        let w = try world()
+        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
+        let code = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        w.clock.advance(Double(StaffController.claimCodeDays) * 86_400 + 1)
+        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: code.code, login: "olga", password: "my-own-pass-phrase-9") } != nil)
+    }
+}
