@@ -117,6 +117,7 @@ extension ClinicServer {
         WebAppointmentPages(dependencies: dependencies).addRoutes(to: pages)
         WebProfilePages(dependencies: dependencies).addRoutes(to: pages)
         WebStaffPages(dependencies: dependencies).addRoutes(to: pages)
+        WebWalkInPages(dependencies: dependencies).addRoutes(to: pages)
         WebCalendarPages(dependencies: dependencies).addRoutes(to: pages)
         return router
     }

@@ -593,3 +593,91 @@ def test_a_receptionist_finds_a_patient_by_a_surname_prefix_and_books_them(site)
     mine = [a for a in clinic.json("appointments", "list", "--all") if a["start"] == picked["start"][0]]
     assert mine and mine[0]["doctorId"] == int(picked["doctor"][0]), picked
     assert "patient.search" in [e["action"] for e in clinic.json("profile", "access-log")]
+
+
+def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
+    """Issue 29's walk-in: the receptionist registers a patient without an online account from
+    the staff menu, gives them a claim code, finds them by phone on the booking page and books
+    them; the patient sets a login and a password at /claim with the code (and only with it)
+    and sees the appointment. The API does the same: POST /v1/staff/patients, .../claim-code,
+    POST /v1/patients/claim."""
+    from conftest import call
+    clinic, server = site
+    _, token = front_desk(clinic, server, "webwalkin", "desk-walkin")
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 8 * 86400))
+    driver, page = staff_browser(server.url, "desk-walkin")
+    try:
+        go(driver, driver.find_element(By.CSS_SELECTOR, "header a[href='/staff/patients/new']"))
+        page.audit()
+        driver.find_element(By.ID, "name").send_keys("Vera")
+        driver.find_element(By.ID, "surname").send_keys("Zamyatina")
+        driver.execute_script("document.getElementById('birthDate').value = '1958-03-09'")
+        driver.find_element(By.ID, "phone").send_keys("+1 775 555 0199")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#walk-in button[type=submit]"))
+        assert driver.find_element(By.ID, "registered").is_displayed(), driver.page_source[:2000]
+        assert "Zamyatina" in driver.find_element(By.ID, "patient-name").text
+        page.audit()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action$='/claim-code'] button"))
+        code = driver.find_element(By.ID, "claim-code").text
+        assert re.fullmatch(r"[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}", code), code
+        page.audit()
+        page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
+        links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
+        assert links, driver.page_source[:2000]
+        href = links[len(links) // 2].get_attribute("href")
+        go(driver, links[len(links) // 2])
+        picked = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+        driver.find_element(By.ID, "q").send_keys("555 zam")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#find button[type=submit]"))
+        assert "Zamyatina" in driver.find_element(By.ID, "patients").text, driver.page_source[:3000]
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
+        assert [c for c in driver.find_elements(By.CSS_SELECTOR, "td.taken") if "Zamyatina" in c.text], driver.page_source[:3000]
+    finally:
+        driver.quit()
+
+    # The patient, in a browser of their own: a wrong code is refused, the right one claims.
+    driver = browser(size=(390, 844))
+    driver.set_window_size(390, 844)
+    page = Checked(driver)
+    try:
+        page.get(server.url + "/")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "a[href='/claim']"))
+        page.audit()
+        def claim(with_code):
+            driver.find_element(By.ID, "code").clear()
+            driver.find_element(By.ID, "code").send_keys(with_code)
+            driver.find_element(By.ID, "login").clear()
+            driver.find_element(By.ID, "login").send_keys("vera.z")
+            driver.find_element(By.ID, "password").send_keys(PASSWORD)
+            driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
+            go(driver, driver.find_element(By.CSS_SELECTOR, "#claim button[type=submit]"))
+        claim("AAAA-BBBB-CCCC")
+        assert driver.find_element(By.CSS_SELECTOR, "p.error").is_displayed()
+        page.audit()
+        claim(code.lower())
+        assert "/appointments" in driver.current_url, driver.page_source[:2000]
+        assert driver.find_elements(By.CSS_SELECTOR, "main a[href^='/appointments/']"), driver.page_source[:2000]
+        page.audit()
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
+    finally:
+        driver.quit()
+    # The appointment is hers, and she logs in with what she chose.
+    session = call(server.url, "POST", "/v1/sessions", {"login": "vera.z", "password": PASSWORD})
+    assert session.status == 201, session.body
+    mine = call(server.url, "GET", "/v1/appointments", token=session.body["token"])
+    assert [a for a in mine.body["items"] if a["start"] == picked["start"][0]], (mine.body, picked)
+
+    # The API: register, a code, claim (a used code is refused).
+    made = call(server.url, "POST", "/v1/staff/patients", {"name": "Ivan", "surname": "Kuzmin", "birthDate": "1980-01-31",
+                                                          "phone": "775-555-0142"}, token=token)
+    assert made.status == 201 and made.body["login"] is None and made.body["birthDate"] == "1980-01-31", made.body
+    bad = call(server.url, "POST", "/v1/staff/patients", {"name": "Ivan", "surname": "Kuzmin", "birthDate": "1980-02-30",
+                                                         "phone": "775-555-0142"}, token=token)
+    assert bad.status == 400 and bad.body["error"]["code"] == "invalid_input", bad.body
+    given = call(server.url, "POST", "/v1/staff/patients/%d/claim-code" % made.body["id"], token=token)
+    assert given.status == 201, given.body
+    claimed = call(server.url, "POST", "/v1/patients/claim", {"code": given.body["code"], "login": "ivan.k", "password": PASSWORD})
+    assert claimed.status == 200 and claimed.body["patient"]["login"] == "ivan.k", claimed.body
+    again = call(server.url, "POST", "/v1/patients/claim", {"code": given.body["code"], "login": "ivan.k2", "password": PASSWORD})
+    assert again.status == 400 and again.body["error"]["code"] == "invalid_input", again.body

@@ -111,7 +111,7 @@ struct WebCalendarPages {
                     try system.staff.findPatients(member, query: query, requestId: requestId)
                 }
                 found["patients"] = matches.enumerated().map { index, match in
-                    ["id": match.id, "name": "\(match.surname) \(match.name)", "login": match.login, "email": match.email ?? "",
+                    ["id": match.id, "name": "\(match.surname) \(match.name)", "login": match.login ?? match.phone ?? "", "email": match.email ?? "",
                      "checked": index == 0] as [String: Any]
                 }
                 found["none"] = matches.isEmpty

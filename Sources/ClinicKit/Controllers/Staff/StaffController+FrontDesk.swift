@@ -41,7 +41,7 @@ extension StaffController {
             let entries = appointments.map { appointment in
                 let patient = appointment.clientId.flatMap { patients[$0] }
                 return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
-                                patientLogin: patient?.login,
+                                patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
                                 actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now) })
             }
             return (local, zone, entries)

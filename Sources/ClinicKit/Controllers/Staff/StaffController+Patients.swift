@@ -62,4 +62,19 @@ extension StaffController {
             }
         }
     }
+
+    /// One patient of the member's clinic (`isPatient`), as the search shows them: a
+    /// `patient.read` row in their access log. Another clinic's patient is `not_found`.
+    public func patient(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> PatientMatch {
+        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        let now = self.now()
+        return try database.writing { tx in
+            guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {
+                throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
+            }
+            try AuditLog.append(tx, by: member.auditActor, action: "patient.read", clientId: id, requestId: requestId,
+                                detail: "the patient's page", now: now)
+            return PatientMatch(client, id: id)
+        }
+    }
 }
