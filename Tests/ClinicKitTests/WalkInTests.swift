@@ -102,6 +102,28 @@ import Testing
         #expect(try w.system.staff.findPatients(w.desk, query: "olga").map(\.login) == ["olga"])
     }
 
+    @Test func theCodeGoesByMailToAWalkInWithAnAddress() throws {
+        let w = try world()
+        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
+        let code = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        #expect(code.emailed)
+        let mailer = RecordingMailer()
+        _ = try w.system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let mail = try #require(mailer.messages.first { $0.to == "olga@example.org" })
+        let body = MessagingTests().decodedParts(mail.text).joined()
+        #expect(body.contains(code.code) && body.contains("Adventist Medical Center") && body.contains("Вас зарегистрировали"),
+                "the code and the clinic, in her language: \(body)")
+        // No address, no mail; a code written but not yet sent when she claims is not sent after.
+        let ivan = try w.system.staff.registerWalkIn(w.desk, WalkInRequest(name: "Ivan", surname: "Kuzmin", birthDate: "1980-01-31",
+                                                                           phone: "7755550142"))
+        #expect(try !w.system.staff.claimCode(w.desk, patientId: ivan.id).emailed)
+        let second = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        _ = try w.system.clients.claim(code: second.code, login: "olga", password: "my-own-pass-phrase-9")
+        let later = RecordingMailer()
+        _ = try w.system.outbox.run(mailer: later, from: "clinic@example.org")
+        #expect(!later.messages.contains { MessagingTests().decodedParts($0.text).joined().contains(second.code) })
+    }
+
     @Test func aCodeExpiresAfterAWeek() throws {
         let w = try world()
         let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)

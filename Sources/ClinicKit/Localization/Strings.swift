@@ -52,7 +52,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
     case messageZoneSubject, messageZoneBody, messageReminderSubject, messageReminderBody, messageClinicSubject
-    case messageTextInvalid, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending
+    case messageTextInvalid, claimCodeSubject, claimCodeBody, emailCodeSubject, emailCodeBody, emailInvalid, emailCodeWrong, emailNoPending
     case messageNotFound, calendarTokenInvalid, icsSummary, icsDescription, icsAlarm
     case mailSettingInvalid, mailFailed, messageCalendarRenewedSubject, messageCalendarRenewedBody, emailCodeTooSoon
     // What API clients send that the library checks (RequestStrings.swift; the server's own

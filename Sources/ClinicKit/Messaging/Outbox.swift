@@ -68,6 +68,9 @@ public final class Outbox: Sendable {
 
     struct Envelope { let to: String; let data: Data }
 
+    /// What starts the sealed payload of a code delivery that is a walk-in's claim code.
+    static let claimCodeMark = "claim:"
+
     enum Claim { case send(ClaimedDelivery, Envelope), dropped }
 
     /// In one transaction: gives up the due deliveries whose day is over (`gaveUp`, how many),
@@ -96,8 +99,18 @@ public final class Outbox: Sendable {
         let messageId = "delivery-\(delivery.id).\(try instance(tx))@clinic"
         switch delivery.content {
         case .emailCode(let sealed):
-            guard let to = client.pendingEmail, let sealed else { return nil }
+            guard let sealed else { return nil }
             let code = String(decoding: try database.cipher(tx).open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
+            // A walk-in's claim code goes as a code delivery too, its payload marked as such.
+            if code.hasPrefix(Self.claimCodeMark) {
+                guard let to = client.email, !client.hasOnlineAccount else { return nil }
+                let clinic = try client.homeClinicId.flatMap { try tx.clinic(id: $0) }?.name ?? "the clinic"
+                let arguments = [String(code.dropFirst(Self.claimCodeMark.count)), clinic, String(StaffController.claimCodeDays)]
+                return Envelope(to: to, data: Mail.compose(
+                    from: from, to: to, subject: Strings.text(.claimCodeSubject, language, arguments),
+                    body: Strings.text(.claimCodeBody, language, arguments), messageId: messageId, date: now))
+            }
+            guard let to = client.pendingEmail else { return nil }
             return Envelope(to: to, data: Mail.compose(
                 from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
                 body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))

@@ -99,9 +99,9 @@ public struct PatientMatchesJSON: Encodable, Sendable {
 
 /// A claim code for a walk-in (`POST /v1/staff/patients/{id}/claim-code`, `clinic staff claim-code`).
 public struct ClaimCodeJSON: Encodable, Sendable {
-    public let patientId: Int64; public let code: String; public let expiresAt: String
+    public let patientId: Int64; public let code: String; public let expiresAt: String; public let emailed: Bool
 
     public init(_ code: ClaimCode) {
-        patientId = code.patientId; self.code = code.code; expiresAt = DateText.iso8601(code.expiresAt)
+        patientId = code.patientId; self.code = code.code; expiresAt = DateText.iso8601(code.expiresAt); emailed = code.emailed
     }
 }

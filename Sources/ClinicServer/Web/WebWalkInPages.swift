@@ -75,9 +75,10 @@ struct WebWalkInPages {
         let requestId = context.requestId
         let code = try await dependencies.work(web) { [system] in try system.staff.claimCode(member, patientId: id, requestId: requestId) }
         let until = DateText.dateTime(code.expiresAt, timeZone: .gmt, language: web.language)
-        let hint = web.language == .ru
+        var hint = web.language == .ru
             ? "Пациент вводит его на странице /claim вместе с выбранными логином и паролем; код действует до \(until) (UTC)."
             : "The patient types it at /claim with a login and a password of their choice; it works until \(until) (UTC)."
+        if code.emailed { hint += web.language == .ru ? " Код отправлен и на его почту." : " It was sent to their e-mail address too." }
         return dependencies.page("staff-patient", web, staffValues(member).merging([
             "id": id, "code": code.code, "claimHint": hint,
         ]) { $1 })

@@ -27,6 +27,8 @@ public struct ClaimCode: Sendable, Equatable {
     public let patientId: Int64
     public let code: String
     public let expiresAt: Date
+    /// Whether it also went to the patient's e-mail address (through the outbox).
+    public let emailed: Bool
 }
 
 extension StaffController {
@@ -76,7 +78,8 @@ extension StaffController {
     }
 
     /// A one-time code with which a walk-in of the member's clinic sets a login and a password
-    /// (`ClientController.claim`), in place of any earlier code; it works for `claimCodeDays`.
+    /// (`ClientController.claim`), in place of any earlier code; it works for `claimCodeDays`,
+    /// and goes by e-mail too when the patient gave an address.
     /// 12 characters of an alphabet without look-alikes (60 bits): not to be guessed within the
     /// per-address limit of the claim. Only the code's SHA-256 is stored. A patient who has an
     /// online account already is `invalid_input`; another clinic's is `not_found`.
@@ -95,9 +98,17 @@ extension StaffController {
             }
             guard !stored.client.hasOnlineAccount else { throw ClinicError.invalid(.walkInNotWalkIn, String(patientId)) }
             try tx.replaceClaimCode(ofClient: patientId, hash: ClientController.claimCodeHash(code), expiresAt: expires)
+            // A patient with an e-mail address gets the code by mail too (sealed until it is sent).
+            var emailed = false
+            if try database.client(tx, id: patientId)?.email != nil {
+                let id = try tx.enqueueEmailCodeDelivery(toClient: patientId, at: now)
+                try tx.setDeliveryPayload(try database.sealingCipher(tx).seal(bytes: Data((Outbox.claimCodeMark + code).utf8),
+                                                                               context: "delivery:\(id)"), ofDelivery: id)
+                emailed = true
+            }
             try AuditLog.append(tx, by: member.auditActor, action: "patient.claim-code", clientId: patientId, requestId: requestId,
                                 detail: "a code to claim the account", now: now)
-            return ClaimCode(patientId: patientId, code: code, expiresAt: expires)
+            return ClaimCode(patientId: patientId, code: code, expiresAt: expires, emailed: emailed)
         }
     }
 
