@@ -681,3 +681,52 @@ def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
     assert claimed.status == 200 and claimed.body["patient"]["login"] == "ivan.k", claimed.body
     again = call(server.url, "POST", "/v1/patients/claim", {"code": given.body["code"], "login": "ivan.k2", "password": PASSWORD})
     assert again.status == 400 and again.body["error"]["code"] == "invalid_input", again.body
+
+
+def test_a_doctor_sees_only_their_own_day(site):
+    """Issue 29's doctor's own day: a doctor's account sees their own appointments (the day's
+    list and their own column of the calendar, a week at a time), the patient's notes on the
+    visit's page, no booking, check-in, cancel or move; another doctor's visit is not found."""
+    from conftest import call
+    clinic, server = site
+    clinic_id, _ = front_desk(clinic, server, "webdoc", "desk-doc")
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 9 * 86400))
+    for department in [d["id"] for d in clinic.json("departments", str(clinic_id))]:
+        slots = [s for s in clinic.json("slots", "--department", str(department), "--from", day, "--days", "7") if s["isAvailable"]]
+        doctors = sorted({s["doctorId"] for s in slots})
+        if len(doctors) >= 2:
+            break
+    assert len(doctors) >= 2, "a demo department of the clinic has two doctors"
+    own = next(s for s in slots if s["doctorId"] == doctors[0])
+    other = next(s for s in slots if s["doctorId"] == doctors[1] and s["start"] != own["start"])
+    mine = clinic.json("book", "--department", str(department), "--at", own["start"], "--doctor", str(doctors[0]),
+                       "--notes", "Knee pain since Monday")
+    theirs = clinic.json("book", "--department", str(department), "--at", other["start"], "--doctor", str(doctors[1]))
+    clinic.run("admin", "staff", "add", "--login", "doc-own", "--name", "Sam", "--surname", "Lee", "--role", "doctor",
+               "--clinic", str(clinic_id), "--doctor", str(doctors[0]), "--password-stdin",
+               stdin=f"{STAFF_PASSWORD}\n{STAFF_PASSWORD}\n")
+    token = call(server.url, "POST", "/v1/staff/sessions", {"login": "doc-own", "password": STAFF_PASSWORD}).body["token"]
+    week = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=7" % day, token=token)
+    assert week.status == 200 and [d["doctorId"] for d in week.body["doctors"]] == [doctors[0]], week.body
+    assert call(server.url, "GET", "/v1/staff/patients?q=anna", token=token).status == 403
+
+    driver, page = staff_browser(server.url, "doc-own")
+    try:
+        assert not driver.find_elements(By.CSS_SELECTOR, "header a[href='/staff/patients/new']")
+        page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
+        page.audit()
+        assert driver.find_elements(By.CSS_SELECTOR, "td.taken[data-id='%d']" % mine["id"]), driver.page_source[:3000]
+        assert not driver.find_elements(By.CSS_SELECTOR, "td.taken[data-id='%d']" % theirs["id"])
+        assert not driver.find_elements(By.CSS_SELECTOR, "a.free-slot, a.move"), "a doctor neither books nor moves"
+        go(driver, driver.find_element(By.CSS_SELECTOR, "td.taken[data-id='%d'] a" % mine["id"]))
+        page.audit()
+        assert "Knee pain since Monday" in driver.find_element(By.TAG_NAME, "main").text
+        page.get(server.url + "/staff/appointments/%d" % theirs["id"])
+        assert "Knee pain" not in driver.page_source
+        for local_day in sorted({own["start"][:10], theirs["start"][:10]}):
+            page.get(server.url + "/staff?date=" + local_day)
+            assert not driver.find_elements(By.CSS_SELECTOR, "tr[data-id='%d']" % theirs["id"])
+            assert not driver.find_elements(By.CSS_SELECTOR, "form[action$='/check-in'], form[action$='/cancel'], a.move")
+    finally:
+        driver.quit()
