@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
 
-/// The front desk's search of patients by name, e-mail or login without opening every sealed
-/// row: a keyed blind index. For each patient the store keeps, beside the sealed fields, the
-/// HMAC of every prefix (2 to `longestPrefix` characters) of every normalised word of the
-/// name, surname, e-mail address, phone, date of birth and login; a search computes the HMAC of the typed prefix
+/// The front desk's search of patients by name, e-mail, phone, date of birth or login without
+/// opening every sealed row: a keyed blind index. For each patient the store keeps, beside the
+/// sealed fields, the HMAC of every prefix (2 to `longestPrefix` characters) of every
+/// normalised word of the name, surname, e-mail address, phone, date of birth and login (a
+/// walk-in's placeholder login is not indexed); a search computes the HMAC of the typed prefix
 /// and asks the store which patients have it. Only the candidates found that way are opened,
 /// and each is checked against the query in clear before it is shown (a truncated or colliding
 /// token never shows a patient who does not match).

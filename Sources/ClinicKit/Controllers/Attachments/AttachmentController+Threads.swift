@@ -73,7 +73,7 @@ extension AttachmentController {
 
     /// The front desk's conversations of its clinic in a state, the latest first.
     public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200) throws -> ThreadList {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         return try database.reading { tx in
             let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
                 try tx.appointment(id: thread.appointmentId).map {
@@ -91,7 +91,7 @@ extension AttachmentController {
     /// The front desk reads an appointment's conversation (an audit event, `thread.read`, the
     /// patient sees); its messages are read now.
     public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> Conversation {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let now = self.now()
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
@@ -105,7 +105,7 @@ extension AttachmentController {
     /// The front desk answers: the patient is told in the inbox (and by e-mail) in their language.
     public func answer(_ member: StaffMember, appointmentId: Int64, text: String, attachmentId: Int64? = nil,
                        requestId: String? = nil) throws -> ThreadMessage {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let text = try Inbox.checkedText(text)
         let now = self.now()
         return try database.writing { tx in
@@ -128,7 +128,7 @@ extension AttachmentController {
 
     /// The front desk closes a conversation (the patient's next message opens it again).
     public func close(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let now = self.now()
         try database.writing { tx in
             try tx.lockAppointment(id: appointmentId)

@@ -89,7 +89,7 @@ extension StaffController {
     public func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
                      at time: TimeInput.Parsed, doctorId: Int64? = nil, visitTypeId: Int64? = nil,
                      requestId: String? = nil) throws -> Appointment {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
         let now = self.now()
         var found: Int64?
@@ -140,7 +140,7 @@ extension StaffController {
     /// the reason, which reaches the patient's inbox in their language; the audit trail has it.
     public func reschedule(_ member: StaffMember, appointmentId: Int64, to time: TimeInput.Parsed, doctorId: Int64? = nil,
                            reason: String? = nil, requestId: String? = nil) throws -> Appointment {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let reason = try Self.checkedReason(reason)
         let now = self.now()
         do {
@@ -228,7 +228,7 @@ extension StaffController {
     /// many patients it went to.
     public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
                         departmentId: Int64? = nil, text: String, requestId: String? = nil) throws -> Int {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         guard (patientLogin == nil) != (day == nil), patientLogin == nil || departmentId == nil else {
             throw ClinicError.invalid(.staffMessageTarget)
         }

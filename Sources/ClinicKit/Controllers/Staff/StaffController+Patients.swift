@@ -32,7 +32,7 @@ extension StaffController {
     /// opened; each patient shown is a `patient.search` row in their access log, in the same
     /// transaction. A database whose index is not under its key yet has it made first.
     public func findPatients(_ member: StaffMember, query: String, requestId: String? = nil) throws -> [PatientMatch] {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let words = try PatientIndex.queryWords(query)
         guard let cipher = try database.currentPatientIndex() else { return [] }
         let key = PatientIndex.key(cipher)
@@ -66,7 +66,7 @@ extension StaffController {
     /// One patient of the member's clinic (`isPatient`), as the search shows them: a
     /// `patient.read` row in their access log. Another clinic's patient is `not_found`.
     public func patient(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> PatientMatch {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let now = self.now()
         return try database.writing { tx in
             guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {

@@ -42,7 +42,7 @@ extension StaffController {
     /// they claim the account; they are the clinic's patient from now on (found, booked by id).
     /// One transaction with the audit row `patient.register`.
     public func registerWalkIn(_ member: StaffMember, _ request: WalkInRequest, requestId: String? = nil) throws -> PatientMatch {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let validator = Validator()
         for (field, value) in [(RegistrationField.name, request.name), (.surname, request.surname)] {
             if let problem = validator.problem(field, value) { throw problem }
@@ -84,7 +84,7 @@ extension StaffController {
     /// per-address limit of the claim. Only the code's SHA-256 is stored. A patient who has an
     /// online account already is `invalid_input`; another clinic's is `not_found`.
     public func claimCode(_ member: StaffMember, patientId: Int64, requestId: String? = nil) throws -> ClaimCode {
-        guard member.runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        try member.checkFrontDesk()
         let now = self.now()
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
         var generator = SystemRandomNumberGenerator()

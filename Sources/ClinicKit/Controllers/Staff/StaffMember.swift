@@ -38,6 +38,11 @@ public struct StaffMember: Sendable, Equatable {
     /// admins, not doctors (`book`, `message` refuse the others).
     public var runsTheFrontDesk: Bool { role != .doctor }
 
+    /// Refuses (`forbidden`) a member who does not run the front desk.
+    func checkFrontDesk() throws {
+        guard runsTheFrontDesk else { throw ClinicError(.forbidden, .staffForbidden, role.rawValue) }
+    }
+
     /// Whether this member may take `action` on `appointment` now: the one permission rule
     /// (`StaffAction.refusal`) that `StaffController.act` enforces and that pages offer
     /// actions by.
