@@ -4,6 +4,13 @@ import Foundation
 public enum Mail {
     /// A plain address (local@domain): 3 to 254 characters, no spaces, quotes, angle brackets
     /// or control characters, one @, a dot in the domain. Deliberately narrower than RFC 5322.
+    /// An address as typed, trimmed, or `invalid_input` (`emailInvalid`).
+    static func checkedAddress(_ text: String) throws -> String {
+        let address = text.trimmingCharacters(in: .whitespaces)
+        guard isAddress(address) else { throw ClinicError.invalid(.emailInvalid, String(address.prefix(254))) }
+        return address
+    }
+
     public static func isAddress(_ text: String) -> Bool {
         guard (3...254).contains(text.utf8.count), text.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }),
               !text.contains(where: { "<>()[]\\,;:\"".contains($0) }) else { return false }

@@ -50,8 +50,7 @@ extension ClientController {
     /// Sets an address to confirm: a six-digit code goes to it through the outbox (the address
     /// in use, if any, stays until the new one is confirmed). A new code at most once a minute.
     public func setEmail(clientId: Int64, address: String) throws -> EmailStatus {
-        let address = address.trimmingCharacters(in: .whitespaces)
-        guard Mail.isAddress(address) else { throw ClinicError.invalid(.emailInvalid, String(address.prefix(254))) }
+        let address = try Mail.checkedAddress(address)
         let now = self.now()
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))

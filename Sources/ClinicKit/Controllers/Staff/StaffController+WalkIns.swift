@@ -50,11 +50,7 @@ extension StaffController {
         let now = self.now()
         let birthDate = try Self.checkedBirthDate(request.birthDate, now: now)
         let phone = try Self.checkedPhone(request.phone)
-        let email = try request.email.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { text -> String? in
-            guard !text.isEmpty else { return nil }
-            guard Mail.isAddress(text) else { throw ClinicError.invalid(.emailInvalid, String(text.prefix(254))) }
-            return text
-        }
+        let email = try request.email.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try Mail.checkedAddress($0) }
         // A login no one can type (registration takes letters, digits and . _ - @ only) and no
         // password: nobody logs in as a walk-in before the claim.
         let login = "~walk-in-" + Array((0..<10).map { _ in UInt8.random(in: 0...255) }).hexString
