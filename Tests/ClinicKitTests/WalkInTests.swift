@@ -89,6 +89,9 @@ import Testing
         _ = try register(w.system, "taken")
         #expect(expectError(.weakPassword) { _ = try w.system.clients.claim(code: second.code, login: "olga", password: "petrova") } != nil)
         #expect(expectError(.loginTaken) { _ = try w.system.clients.claim(code: second.code, login: "TAKEN", password: password) } != nil)
+        #expect(expectError(.invalidInput) {
+            _ = try w.system.clients.claim(code: second.code, login: "olga", password: password, confirmPassword: password + "x")
+        } != nil, "the password typed twice differs")
         // Typed in lower case and without dashes, it is the same code.
         let typed = second.code.lowercased().replacingOccurrences(of: "-", with: " ")
         let claimed = try w.system.clients.claim(code: typed, login: "olga", password: password)

@@ -93,9 +93,9 @@ struct WebWalkInPages {
         let code = form["code"] ?? "", login = form["login"] ?? "", password = form["password"] ?? ""
         let values: [String: Any] = ["code": code, "login": login]
         do {
-            guard password == form["passwordAgain"] else { throw APIFailure(ClinicError.invalid(.passwordsDiffer), language: web.language) }
+            let again = form["passwordAgain"] ?? ""
             _ = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.claim(code: code, login: login, password: password)
+                try system.clients.claim(code: code, login: login, password: password, confirmPassword: again)
             }
             let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
                 try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice)

@@ -17,9 +17,11 @@ extension ClientController {
     /// the patient's name); the patient accepts the current privacy policy by claiming. A code
     /// that is unknown, used or expired is one refusal (`invalid_input`), whatever it was: it
     /// says nothing of which. Nothing changes on any refusal.
-    public func claim(code: String, login: String, password: String) throws -> Client {
+    public func claim(code: String, login: String, password: String, confirmPassword: String? = nil) throws -> Client {
         let login = login.trimmingCharacters(in: .whitespaces)
-        if let problem = Validator().problem(.login, login) { throw problem }
+        let validator = Validator()
+        if let problem = validator.problem(.login, login) { throw problem }
+        if let confirmPassword, !validator.passwordsMatch(password, confirmPassword) { throw ClinicError.invalid(.passwordsDiffer) }
         let hashOfCode = Self.claimCodeHash(code)
         let now = self.now()
         // The patient's name is needed for the password check: looked up first, read again below.
