@@ -1,7 +1,7 @@
 import Foundation
 
 // Finding a patient at the front desk (issue 29): by the start of a name, surname, e-mail
-// address or login, through the blind index (`PatientIndex`), among the clinic's own patients.
+// address, phone, date of birth or login, through the blind index (`PatientIndex`), among the clinic's own patients.
 
 /// A patient as the front desk's search shows them.
 public struct PatientMatch: Sendable, Equatable {
@@ -37,7 +37,9 @@ extension StaffController {
         guard let cipher = try database.currentPatientIndex() else { return [] }
         let key = PatientIndex.key(cipher)
         let now = self.now()
-        return try database.writing { tx in
+        // Candidates are found and opened in a read transaction (no writer's lock held meanwhile);
+        // the write records only the patients shown.
+        let shown = try database.reading { tx -> [Client] in
             var candidates: Set<Int64>?
             for word in words {
                 let found = Set(try tx.patients(withAnySearchToken: [PatientIndex.token(ofQueryWord: word, key: key)],
@@ -51,10 +53,13 @@ extension StaffController {
                 let client = try stored.opened(with: cipher)
                 if PatientIndex.matches(client, words) { matches.append(client) }
             }
-            let shown = matches.sorted { ($0.surname.lowercased(), $0.name.lowercased(), $0.id ?? 0)
+            return Array(matches.sorted { ($0.surname.lowercased(), $0.name.lowercased(), $0.id ?? 0)
                 < ($1.surname.lowercased(), $1.name.lowercased(), $1.id ?? 0) }
-                .prefix(Self.mostPatientsFound)
-            return try shown.compactMap { client -> PatientMatch? in
+                .prefix(Self.mostPatientsFound))
+        }
+        guard !shown.isEmpty else { return [] }
+        return try database.writing { tx in
+            try shown.compactMap { client -> PatientMatch? in
                 guard let id = client.id else { return nil }
                 try AuditLog.append(tx, by: member.auditActor, action: "patient.search", clientId: id, requestId: requestId,
                                     detail: "found by the front desk's search", now: now)
