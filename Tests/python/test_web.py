@@ -542,6 +542,86 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
     assert history[0]["actor"] == "staff", history
 
 
+def test_a_receptionist_drags_an_appointment_to_a_free_time_without_a_reload(site):
+    """Issue 29's calendar with JavaScript: "Next" loads the next day in place (the document
+    stays, the address follows); an appointment's "Move" is dragged with the mouse (pointer
+    events) onto a free time of its department, a dialog asks the reason, and the calendar
+    shows it moved without a reload; the patient reads the reason. A drop on a time that was
+    taken meanwhile shows the server's refusal and changes nothing."""
+    from conftest import call
+    from zoneinfo import ZoneInfo
+    from datetime import datetime, timedelta
+    from selenium.webdriver.common.action_chains import ActionChains
+    clinic, server = site
+    _, token = front_desk(clinic, server, "webdrag", "desk-drag")
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 6 * 86400))
+    week = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=7" % day, token=token).body
+    # A doctor with two free times on one of the days: the first is booked, the last is the drop.
+    zone = ZoneInfo(week["timeZone"])
+    local = lambda text: datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(zone)
+    doctor, first = next((d, s) for d in week["doctors"] for s in d["slots"]
+                         if s["isAvailable"] and len([t for t in d["slots"] if t["isAvailable"]
+                                                      and local(t["start"]).date() == local(s["start"]).date()]) >= 3)
+    booked = clinic.json("book", "--department", str(doctor["departmentId"]), "--doctor", str(doctor["doctorId"]),
+                         "--at", first["start"])
+    date = local(booked["start"]).date()
+
+    driver, page = staff_browser(server.url, "desk-drag")
+    try:
+        page.get(server.url + "/staff/calendar?from=%s&days=1" % (date - timedelta(days=1)).isoformat())
+        driver.execute_script("window.sameDocument = 42")
+        driver.find_elements(By.CSS_SELECTOR, "nav.days a")[2].click()  # Next
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "td.taken[data-id='%d']" % booked["id"]))
+        assert driver.execute_script("return window.sameDocument") == 42, "the next day was a full reload"
+        assert "from=%s" % date.isoformat() in driver.current_url
+        page.audit()
+
+        def drag_to(cell):
+            handle = driver.find_element(By.CSS_SELECTOR, "td.taken[data-id='%d'] a.move" % booked["id"])
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", handle)
+            ActionChains(driver).move_to_element(handle).click_and_hold().move_by_offset(0, 12) \
+                .move_to_element(cell).release().perform()
+            WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "move-dialog").get_attribute("open") is not None)
+
+        def free_cells():
+            return [c for c in driver.find_elements(By.CSS_SELECTOR, "td.free[data-department='%d']" % doctor["departmentId"])
+                    if c.get_attribute("data-slot").endswith("|%d" % doctor["doctorId"])]
+
+        target = free_cells()[0]  # the nearest later time of the same doctor that is free
+        slot = target.get_attribute("data-slot")
+        drag_to(target)
+        page.audit()  # the dialog open
+        driver.find_element(By.ID, "move-reason").send_keys("The doctor is in surgery")
+        driver.find_element(By.ID, "move-confirm").click()
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "calendar-status").text.startswith("Moved"))
+        assert driver.execute_script("return window.sameDocument") == 42, "the move was a full reload"
+        moved = driver.find_element(By.CSS_SELECTOR, "td.taken[data-id='%d']" % booked["id"])
+        assert moved.get_attribute("data-id") and not driver.find_elements(By.CSS_SELECTOR, "td.free[data-slot='%s']" % slot)
+        page.audit()
+        mine = [a for a in clinic.json("appointments", "list", "--all") if a["id"] == booked["id"]][0]
+        assert mine["start"] == slot.split("|")[0] and mine["doctorId"] == doctor["doctorId"], (mine, slot)
+        assert "The doctor is in surgery" in clinic.json("messages")[0]["body"]
+
+        # Another patient takes a time the page still shows free: the drop is refused, nothing changes.
+        stale = free_cells()[-1]
+        taken = stale.get_attribute("data-slot")
+        clinic.register("webdrag2", city="Reno, NV")
+        clinic.json("book", "--department", str(doctor["departmentId"]), "--doctor", str(doctor["doctorId"]),
+                    "--at", taken.split("|")[0])
+        drag_to(stale)
+        driver.find_element(By.ID, "move-confirm").click()
+        WebDriverWait(driver, 30).until(lambda d: "error" in (d.find_element(By.ID, "calendar-status").get_attribute("class") or ""))
+        refusal = driver.find_element(By.ID, "calendar-status").text
+        assert refusal and not refusal.startswith("Moved"), refusal
+        assert driver.execute_script("return window.sameDocument") == 42
+    finally:
+        driver.quit()
+    again = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=1" % date.isoformat(), token=token).body
+    entry = [a for d in again["doctors"] for a in d["appointments"] if a["id"] == booked["id"]]
+    assert entry and entry[0]["start"] == slot.split("|")[0], entry
+
+
 def test_a_receptionist_finds_a_patient_by_a_surname_prefix_and_books_them(site):
     """Issue 29's search: the receptionist picks a free slot in the calendar, types the first
     letters of the patient's surname, picks the patient from what the blind index found, and

@@ -5,7 +5,9 @@ import Hummingbird
 
 /// The front desk's calendar (issue 29): the clinic's doctors side by side for a day or a
 /// week, free slots as links to book by picking, appointments with their patient and status.
-/// Works without JavaScript: every step is a link or a form.
+/// Works without JavaScript: every step is a link or a form. With it (`Web/static/calendar.js`),
+/// the days and filters load without a full reload and an appointment's "Move" drags onto a
+/// free time of its department, posting the same form as the move page.
 struct WebCalendarPages {
     let dependencies: ServerDependencies
     var system: ClinicSystem { dependencies.system }
@@ -51,13 +53,18 @@ struct WebCalendarPages {
                         return ["entry": ["id": appointment.id ?? 0, "patient": entry.patientName ?? "—",
                                           "status": appointment.status.text(web.language),
                                           "minutes": Int(appointment.endsAt.timeIntervalSince(appointment.startsAt) / 60),
+                                          "department": appointment.departmentId,
+                                          "when": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
                                           "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]]
                     }
                     if let slot = column.slots.first(where: { $0.start == time }) {
                         if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
                             return ["free": ["href": "/staff/book?department=\(column.department.id ?? 0)&doctor=\(column.doctor.id ?? 0)"
                                              + "&start=" + DateText.iso8601(slot.start),
-                                             "label": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)"]]
+                                             "label": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
+                                             // What dragging an appointment here posts to `/staff/move/{id}` (the move page's value).
+                                             "slot": "\(DateText.iso8601(slot.start))|\(column.doctor.id ?? 0)",
+                                             "department": column.department.id ?? 0, "date": day.dayText]]
                         }
                         return ["busy": true]
                     }
