@@ -117,7 +117,8 @@ struct LimitsMiddleware: RouterMiddleware {
 }
 
 /// Headers on every response: no sniffing, no framing, no referrer; nothing cached (every
-/// answer may carry personal data); HSTS under TLS.
+/// answer may carry personal data) unless the route said otherwise (`WebAssetsController`:
+/// the static files and the map's clinics); HSTS under TLS.
 struct SecurityHeadersMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let tls: Bool
@@ -127,7 +128,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
         response.headers[.referrerPolicy] = "no-referrer"
-        response.headers[.cacheControl] = "no-store"
+        // Static files and the map's clinics say their own (public, no personal data).
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         if tls { response.headers[.strictTransportSecurity] = "max-age=31536000" }
         return response
     }

@@ -1,4 +1,5 @@
 import ClinicKit
+import Crypto
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -77,7 +78,14 @@ struct OutboxService: Service {
 final class MapCache: Service, Sendable {
     let system: ClinicSystem
     let pool: BlockingPool
-    private let cached = NIOLockedValueBox<(version: String, body: ByteBuffer)?>(nil)
+    private let cached = NIOLockedValueBox<(version: String, map: Encoded)?>(nil)
+
+    /// The map's clinics encoded: JSON, its gzip, and the `ETag` of the directory's version.
+    struct Encoded: Sendable {
+        let body: ByteBuffer
+        let gzipped: ByteBuffer?
+        let etag: String
+    }
 
     init(system: ClinicSystem, pool: BlockingPool) {
         self.system = system
@@ -86,23 +94,26 @@ final class MapCache: Service, Sendable {
 
     func run() async {
         // Best effort: a failure here is the first map page's to report.
-        _ = try? await body(.en)
+        _ = try? await map(.en)
         try? await gracefulShutdown()
         cached.withLockedValue { $0 = nil }
     }
 
     /// The encoded map of the directory's current version; errors said in `language`.
-    func body(_ language: Language) async throws -> ByteBuffer {
+    func map(_ language: Language) async throws -> Encoded {
         do {
             let version = try await pool.run { [system] in try system.clinics.mapVersion() }
-            if let body = cached.withLockedValue({ cached in cached.flatMap { $0.version == version ? $0.body : nil } }) {
-                return body
+            if let map = cached.withLockedValue({ cached in cached.flatMap { $0.version == version ? $0.map : nil } }) {
+                return map
             }
             return try await pool.run { [system, cached] in
                 let (version, clinics) = try system.clinics.mapClinics()
-                let encoded = ByteBuffer(bytes: try Shapes.encoder(pretty: false).encode(MapJSON(clinics)))
-                cached.withLockedValue { $0 = (version, encoded) }
-                return encoded
+                let json = try Shapes.encoder(pretty: false).encode(MapJSON(clinics))
+                let tag = SHA256.hash(data: Data(version.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+                let map = Encoded(body: ByteBuffer(bytes: json), gzipped: Gzip.compress([UInt8](json)).map { ByteBuffer(bytes: $0) },
+                                  etag: "\"map-\(tag)\"")
+                cached.withLockedValue { $0 = (version, map) }
+                return map
             }
         } catch let error as ClinicError {
             throw APIFailure.hidingOthers(error, language: language)

@@ -18,7 +18,7 @@
   var map = L.map(element, { zoomControl: true, attributionControl: false, minZoom: 2, maxZoom: 17 }).setView([39.5, -98.35], 4);
   map.createPane('base');
   map.getPane('base').style.zIndex = 200;
-  fetch('/static/basemap.geojson').then(function (r) { return r.json(); }).then(function (data) {
+  fetch(element.getAttribute('data-basemap') || '/static/basemap.geojson').then(function (r) { return r.json(); }).then(function (data) {
     L.geoJSON(data, {
       pane: 'base', interactive: false,
       style: function (feature) {

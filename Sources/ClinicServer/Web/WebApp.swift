@@ -12,7 +12,21 @@ import NIOCore
 /// reaches the file system.
 struct WebAssets: Sendable {
     let library: MustacheLibrary
-    let files: [String: (type: String, body: ByteBuffer, gzip: Bool)]
+    /// Every static file by its request path: each at `/static/NAME` and at its fingerprinted
+    /// path `/static/NAME-HASH.EXT`, the one pages link to.
+    let files: [String: StaticFile]
+    /// The fingerprinted path of each file, by the template key `asset.KEY` (`Names.key`).
+    let paths: [String: String]
+
+    /// A static file in memory: identity and (when it saves bytes) gzip, its validator, and
+    /// whether its path names its content (then it never changes: cached a year, immutable).
+    struct StaticFile: Sendable {
+        let type: String
+        let body: ByteBuffer
+        let gzipped: ByteBuffer?
+        let etag: String
+        let fingerprinted: Bool
+    }
 
     static func load(root: URL) throws -> WebAssets {
         let web = root.appendingPathComponent("Web", isDirectory: true)
@@ -22,7 +36,7 @@ struct WebAssets: Sendable {
             let text = try String(contentsOf: templates.appendingPathComponent(name), encoding: .utf8)
             try library.register(text, named: String(name.dropLast(".mustache".count)))
         }
-        var files: [String: (String, ByteBuffer, Bool)] = [:]
+        var contents: [(path: String, type: String, bytes: [UInt8])] = []
         let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "png": "image/png",
                      "svg": "image/svg+xml", "txt": "text/plain; charset=utf-8", "json": "application/json"]
         let staticFolder = web.appendingPathComponent("static", isDirectory: true)
@@ -31,14 +45,42 @@ struct WebAssets: Sendable {
                 let url = staticFolder.appendingPathComponent(relative)
                 guard let type = types[url.pathExtension.lowercased()], let data = FileManager.default.contents(atPath: url.path)
                 else { continue }
-                files["/static/" + relative] = (type, ByteBuffer(bytes: data), false)
+                contents.append(("/static/" + relative, type, [UInt8](data)))
             }
         }
+        // The base map is kept compressed; the few clients that refuse gzip get it inflated.
         let basemap = root.appendingPathComponent("Data/basemap.geojson.gz")
-        if let data = FileManager.default.contents(atPath: basemap.path) {
-            files["/static/basemap.geojson"] = ("application/geo+json", ByteBuffer(bytes: data), true)
+        if let data = FileManager.default.contents(atPath: basemap.path), let inflated = Gzip.decompress([UInt8](data)) {
+            contents.append(("/static/basemap.geojson", "application/geo+json", inflated))
         }
-        return WebAssets(library: library, files: files)
+        var files: [String: StaticFile] = [:], paths: [String: String] = [:]
+        for (path, type, bytes) in contents {
+            let hash = SHA256.hash(data: bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
+            let compressible = !type.hasPrefix("image/png")
+            let gzipped = compressible ? Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil } : nil
+            let body = ByteBuffer(bytes: bytes), etag = "\"\(hash)\""
+            let fingerprinted = Names.fingerprinted(path, hash: hash)
+            files[path] = StaticFile(type: type, body: body, gzipped: gzipped, etag: etag, fingerprinted: false)
+            files[fingerprinted] = StaticFile(type: type, body: body, gzipped: gzipped, etag: etag, fingerprinted: true)
+            paths[Names.key(path)] = fingerprinted
+        }
+        return WebAssets(library: library, files: files, paths: paths)
+    }
+
+    /// How a static file is named to pages: `/static/vendor/leaflet/leaflet.js` is
+    /// `asset.vendorLeafletLeafletJs` in a template and `/static/vendor/leaflet/leaflet-HASH.js` on the wire.
+    enum Names {
+        static func key(_ path: String) -> String {
+            let words = path.dropFirst("/static/".count).split { !$0.isLetter && !$0.isNumber }.map(String.init)
+            return words.enumerated().map { index, word in
+                index == 0 ? word.prefix(1).lowercased() + word.dropFirst() : word.prefix(1).uppercased() + word.dropFirst()
+            }.joined()
+        }
+
+        static func fingerprinted(_ path: String, hash: String) -> String {
+            guard let dot = path.lastIndex(of: "."), let slash = path.lastIndex(of: "/"), dot > slash else { return path + "-" + hash }
+            return String(path[..<dot]) + "-" + hash + String(path[dot...])
+        }
     }
 }
 
@@ -141,6 +183,7 @@ extension ServerDependencies {
         context["otherLang"] = web.language == .en ? "ru" : "en"
         context["otherLangName"] = web.language == .en ? "Русский" : "English"
         context["csrf"] = web.csrf
+        context["asset"] = assets?.paths ?? [:]
         // The staff's pages have the staff's menu, never the patients' log-in and registration.
         if name.hasPrefix("staff") { context["staffArea"] = true }
         if let patient = web.patient {

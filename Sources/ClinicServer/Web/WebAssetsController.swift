@@ -10,26 +10,50 @@ struct WebAssetsController {
 
     func addRoutes(to group: RouterGroup<APIContext>) {
         group.get("/static/**") { request, _ in staticFile(request) }
-        group.get("/clinics/map.json") { _, context in try await mapData(context.language) }
+        group.get("/clinics/map.json") { request, context in try await mapData(request, context.language) }
     }
 
-    /// A static file: the whole file from memory; the base map gzip-encoded when the client
-    /// takes gzip (every browser does).
+    /// A static file from memory. A fingerprinted path (the one pages link to) is cached for a
+    /// year as immutable: a new version is a new name. The plain path is revalidated (`ETag`,
+    /// `304`). Compressible files go gzip-encoded to clients that take gzip, identity to others.
     func staticFile(_ request: Request) -> Response {
         guard let file = dependencies.assets?.files[request.uri.path] else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "Not found")))
         }
-        var fields: HTTPFields = [.contentType: file.type]
-        if file.gzip { fields[.contentEncoding] = "gzip"; fields[.vary] = "Accept-Encoding" }
-        return Response(status: .ok, headers: fields, body: .init(byteBuffer: file.body))
+        let cacheControl = file.fingerprinted ? "public, max-age=31536000, immutable" : "no-cache"
+        return Self.cacheable(request, type: file.type, body: file.body, gzipped: file.gzipped, etag: file.etag,
+                              cacheControl: cacheControl)
     }
 
-    /// `/clinics/map.json`, encoded once per version of the directory and its departments
-    /// (550 KB for the default directory, asked by every map page).
-    func mapData(_ language: Language) async throws -> Response {
-        let body = try await dependencies.mapCache.body(language)
-        return Response(status: .ok, headers: [.contentType: HTTPMapping.jsonType], body: .init(byteBuffer: body))
+    /// `/clinics/map.json`, encoded (and compressed) once per version of the directory and its
+    /// departments (550 KB for the default directory, asked by every map page); its `ETag` is
+    /// the version's, so a browser that has it is answered `304`.
+    func mapData(_ request: Request, _ language: Language) async throws -> Response {
+        let map = try await dependencies.mapCache.map(language)
+        return Self.cacheable(request, type: HTTPMapping.jsonType, body: map.body, gzipped: map.gzipped, etag: map.etag,
+                              cacheControl: "no-cache")
+    }
+
+    /// A response a browser may keep: `304` when `If-None-Match` names its `ETag`, else the
+    /// body, gzip-encoded when the client takes it and that saves bytes.
+    static func cacheable(_ request: Request, type: String, body: ByteBuffer, gzipped: ByteBuffer?, etag: String,
+                          cacheControl: String) -> Response {
+        var fields: HTTPFields = [.eTag: etag, .cacheControl: cacheControl]
+        if gzipped != nil { fields[.vary] = "Accept-Encoding" }
+        if let match = request.headers[.ifNoneMatch],
+           match.split(separator: ",").contains(where: { tag in
+               let tag = tag.trimmingCharacters(in: .whitespaces)
+               return tag == "*" || tag == etag || tag == "W/" + etag
+           }) {
+            return Response(status: .notModified, headers: fields)
+        }
+        fields[.contentType] = type
+        if let gzipped, Gzip.isAccepted(by: request.headers[.acceptEncoding]) {
+            fields[.contentEncoding] = "gzip"
+            return Response(status: .ok, headers: fields, body: .init(byteBuffer: gzipped))
+        }
+        return Response(status: .ok, headers: fields, body: .init(byteBuffer: body))
     }
 }
 

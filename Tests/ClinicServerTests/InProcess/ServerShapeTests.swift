@@ -138,6 +138,8 @@ import Testing
             #expect((map.object["clinics"] as? [[Any]])?.count == 3)
             let again = try await server.send(.GET, "/clinics/map.json")
             #expect(again.body == map.body)
+            let tag = try #require(map.headers["ETag"].first)
+            #expect(again.headers["ETag"].first == tag && map.headers["Cache-Control"].first == "no-cache")
             // A clinic added by another process moves the directory's version: the map follows.
             let file = server.folder.appendingPathComponent("more.csv")
             try """
@@ -148,6 +150,7 @@ import Testing
             #expect(imported.status == 0, "\(imported.stderr)")
             let after = try await server.send(.GET, "/clinics/map.json")
             #expect((after.object["clinics"] as? [[Any]])?.count == 4)
+            #expect(after.headers["ETag"].first != tag, "a new directory version is a new ETag")
         }
     }
 }

@@ -1,0 +1,75 @@
+import CZlib
+import Foundation
+
+/// gzip (RFC 1952) through zlib: the web app's static files and the map's clinics are sent
+/// compressed to the browsers that take it (`Accept-Encoding`), and the base map, kept
+/// compressed in `Data/`, is inflated once for those that do not.
+public enum Gzip {
+    /// The gzip stream of `bytes` (zlib's best compression); nil only if zlib fails.
+    public static func compress(_ bytes: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        // 15 + 16: a 32 KiB window with the gzip header and trailer.
+        guard deflateInit2_(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY,
+                            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 32)
+        var input = bytes
+        let status = input.withUnsafeMutableBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { target -> Int32 in
+                stream.next_in = source.baseAddress
+                stream.avail_in = uInt(source.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = uInt(target.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { return nil }
+        return Array(output[0..<Int(stream.total_out)])
+    }
+
+    /// The bytes a gzip (or zlib) stream holds, at most `limit` of them; nil when the stream is
+    /// broken or inflates past the limit.
+    public static func decompress(_ bytes: [UInt8], limit: Int = 256 * 1024 * 1024) -> [UInt8]? {
+        var stream = z_stream()
+        // 15 + 32: the header (gzip or zlib) is detected.
+        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var input = bytes
+        return input.withUnsafeMutableBufferPointer { source -> [UInt8]? in
+            stream.next_in = source.baseAddress
+            stream.avail_in = uInt(source.count)
+            while true {
+                let status = buffer.withUnsafeMutableBufferPointer { target -> Int32 in
+                    stream.next_out = target.baseAddress
+                    stream.avail_out = uInt(target.count)
+                    return inflate(&stream, Z_NO_FLUSH)
+                }
+                output.append(contentsOf: buffer[0..<(buffer.count - Int(stream.avail_out))])
+                if output.count > limit { return nil }
+                switch status {
+                case Z_STREAM_END: return output
+                case Z_OK: continue
+                default: return nil
+                }
+            }
+        }
+    }
+
+    /// Whether a request's `Accept-Encoding` takes gzip: named (or `*`) without `q=0`.
+    public static func isAccepted(by acceptEncoding: String?) -> Bool {
+        guard let acceptEncoding else { return false }
+        var star = false
+        for item in acceptEncoding.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let coding = parts.first else { continue }
+            let refused = parts.dropFirst().contains { part in
+                part.hasPrefix("q=") && (Double(part.dropFirst(2)) ?? 1) == 0
+            }
+            if coding == "gzip" || coding == "x-gzip" { return !refused }
+            if coding == "*" { star = !refused }
+        }
+        return star
+    }
+}
