@@ -55,7 +55,7 @@ extension Clinics {
                     [context.text(.headerId), context.text(.headerName), context.text(.headerCity),
                      context.text(.headerDistance), context.text(.headerKind)],
                     found.map { [String($0.clinic.id ?? 0), $0.clinic.name, $0.clinic.city,
-                                 distanceText($0.distance, context.language), kind($0.clinic, context)] })
+                                 DistanceText.text($0.distance, context.language), kind($0.clinic, context)] })
             }
         }
     }
@@ -88,19 +88,8 @@ struct Geocode: ParsableCommand {
 func numberedClinicTable(_ nearby: [NearbyClinic], _ context: Context) -> String {
     Output.table(["#", context.text(.headerName), context.text(.headerCity), context.text(.headerDistance), context.text(.headerKind)],
                  nearby.enumerated().map { index, item in
-                     [String(index + 1), item.clinic.name, item.clinic.city, distanceText(item.distance, context.language),
+                     [String(index + 1), item.clinic.name, item.clinic.city, DistanceText.text(item.distance, context.language),
                       kind(item.clinic, context)]
                  }, flexible: [1, 2])
 }
 
-/// "12.3 km", or "850 m" under a kilometre; Russian uses a decimal comma.
-func distanceText(_ metres: Double, _ language: Language) -> String {
-    let text = metres < 1000 ? String(format: "%.0f", metres.rounded()) : String(format: "%.1f", metres / 1000)
-    let number = language == .ru ? text.replacingOccurrences(of: ".", with: ",") : text
-    switch (language, metres < 1000) {
-    case (.ru, true): return number + " м"
-    case (.ru, false): return number + " км"
-    case (.en, true): return number + " m"
-    case (.en, false): return number + " km"
-    }
-}

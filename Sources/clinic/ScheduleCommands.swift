@@ -89,7 +89,7 @@ struct Find: ParsableCommand {
             return Output.table(
                 [context.text(.headerClinic), context.text(.headerDistance), context.text(.headerDepartment),
                  context.text(.headerStart), context.text(.headerDoctor)],
-                found.map { [$0.clinic.clinic.name, distanceText($0.clinic.distance, context.language), String($0.departmentId),
+                found.map { [$0.clinic.clinic.name, DistanceText.text($0.clinic.distance, context.language), String($0.departmentId),
                              localTime($0.slot.start, $0.clinic.clinic, context), $0.slot.doctorName] })
         }
     }

@@ -23,7 +23,7 @@ import Testing
         let surgery = try #require(try nearest(cli, ["--at", "34.0,-118.2", "--specialization", "emergency medicine"]))
         #expect(surgery.map { $0["name"] as? String } == ["Renown Regional"])
         let human = try cli.run(["clinics", "nearest", "--lat", "34.0", "--lon", "-118.2"])
-        #expect(human.stdout.contains("7.2 km"), "\(human.stdout)")
+        #expect(human.stdout.contains("4.5 mi"), "\(human.stdout)")  // 7.2 km, in miles in English
     }
 
     @Test func negativeCoordinatesWorkHoweverTheyAreTyped() throws {

@@ -904,3 +904,15 @@ def test_benchmark_a_first_and_a_second_visit_on_a_slow_link(site):
           % (baseline[0] / 1024, baseline[1], first[0] / 1024, first[1], second[0] / 1024, second[1]))
     assert second[0] < 50 * 1024, second
     assert baseline[0] > first[0] > second[0]
+
+
+def test_distances_are_in_miles_in_english_and_kilometres_in_russian(site):
+    """Issue 30: a U.S. directory's distances are read in miles (the unit said); Russian pages
+    say kilometres — ClinicKit's `DistanceText`, as the CLI writes them."""
+    _, server = site
+    for language, units in [("en", (" mi", " ft")), ("ru", (" км", " м"))]:
+        html = fetch(server.url + "/clinics/nearest?address=Reno%2C%20NV&lang=" + language)[2].decode()
+        shown = re.findall(r'class="distance">([^<]+)<', html)
+        assert len(shown) >= 5 and all(text.endswith(units) for text in shown), (language, shown)
+        if language == "ru":
+            assert any("," in text for text in shown), shown  # a decimal comma

@@ -51,7 +51,7 @@ struct WebClinicPages {
         values["nearestId"] = found.first.map { String($0.clinic.id ?? 0) } ?? ""
         values["clinics"] = found.enumerated().map { index, item in
             ["id": item.clinic.id ?? 0, "name": item.clinic.name, "address": item.clinic.address, "city": item.clinic.city,
-             "state": item.clinic.state, "distance": WebFormat.distanceText(item.distance, web.language),
+             "state": item.clinic.state, "distance": DistanceText.text(item.distance, web.language),
              "metres": String(Int(item.distance.rounded())), "nearest": index == 0,
              "lat": String(item.clinic.lat), "lon": String(item.clinic.lon)] as [String: Any]
         }
@@ -74,7 +74,7 @@ struct WebClinicPages {
             },
         ]
         if let home = patient?.coordinate, let point = clinic.coordinate {
-            values["distance"] = WebFormat.distanceText(Geodesy.distance(home, point), web.language)
+            values["distance"] = DistanceText.text(Geodesy.distance(home, point), web.language)
         }
         return dependencies.page("clinic", web, values)
     }
@@ -157,7 +157,7 @@ struct WebClinicPages {
         values["searched"] = true
         values["results"] = found.map { item in
             ["clinic": item.clinic.clinic.name, "clinicId": item.clinic.clinic.id ?? 0,
-             "distance": WebFormat.distanceText(item.clinic.distance, web.language),
+             "distance": DistanceText.text(item.clinic.distance, web.language),
              "when": WebFormat.clinicTime(item.slot.start, item.clinic.clinic, web.language), "doctor": item.slot.doctorName,
              "department": item.departmentId, "start": DateText.iso8601(item.slot.start)] as [String: Any]
         }
@@ -165,12 +165,8 @@ struct WebClinicPages {
     }
 }
 
-/// How the pages write distances and clinic times.
+/// How the pages write clinic times (distances: `DistanceText`).
 enum WebFormat {
-    static func distanceText(_ metres: Double, _ language: Language) -> String {
-        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f %@", metres / 1000, language == .ru ? "км" : "km")
-    }
-
     /// A time in the clinic's zone, and the zone's name with the instant and the clinic's
     /// offset then: `zones.js` hides the name where the browser's clock shows the same time
     /// (without JavaScript the name always shows).

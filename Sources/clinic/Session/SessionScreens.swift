@@ -88,7 +88,7 @@ extension Session {
         prompt.say(text(.clinicLocalTime, DateText.time(now, timeZone: clinic.zone, language: language),
                         clinic.timeZone + " " + DateText.zoneName(now, timeZone: clinic.zone, language: language)))
         if let home = client?.coordinate, let there = clinic.coordinate {
-            prompt.say(text(.clinicDistance, distanceText(Geodesy.distance(home, there), language)))
+            prompt.say(text(.clinicDistance, DistanceText.text(Geodesy.distance(home, there), language)))
         }
         let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
         prompt.say()
@@ -140,7 +140,7 @@ extension Session {
         prompt.say(Output.table(
             ["#", text(.headerClinic), text(.headerDistance), text(.headerStart), text(.headerDoctor)],
             found.enumerated().map { number, item in
-                [String(number + 1), item.clinic.clinic.name, distanceText(item.clinic.distance, language),
+                [String(number + 1), item.clinic.clinic.name, DistanceText.text(item.clinic.distance, language),
                  localTime(item.slot.start, item.clinic.clinic, context), item.slot.doctorName]
             }, flexible: [1, 4]))
         guard let choice = prompt.pick(found.count, default: 0) else { return }
