@@ -916,3 +916,44 @@ def test_distances_are_in_miles_in_english_and_kilometres_in_russian(site):
         assert len(shown) >= 5 and all(text.endswith(units) for text in shown), (language, shown)
         if language == "ru":
             assert any("," in text for text in shown), shown  # a decimal comma
+
+
+def test_devices_are_named_and_signed_out_everywhere_else(site):
+    """Issue 30's profile on the web: each signed-in device is named by its browser and system
+    from the User-Agent, with its first and last use and this one marked; "Sign out everywhere
+    else" ends the others (their cookie no longer opens a page) and keeps this one."""
+    clinic, server = site
+    clinic.register("webdevices", city="Reno, NV")
+    phone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) " \
+            "Version/17.5 Mobile/15E148 Safari/604.1"
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.addheaders = [("User-Agent", phone)]
+    token = re.search(r'name="csrf" value="([0-9a-f]{64})"', opener.open(server.url + "/login").read().decode()).group(1)
+    opener.open(server.url + "/login", urllib.parse.urlencode(
+        {"login": "webdevices", "password": PASSWORD, "csrf": token}).encode())
+    assert "/profile" in opener.open(server.url + "/profile").url
+
+    driver = browser(size=(390, 844))
+    page = Checked(driver)
+    try:
+        driver.get(server.url + "/login")
+        driver.find_element(By.ID, "login").send_keys("webdevices")
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        page.get(server.url + "/profile")
+        devices = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "ul.sessions li")]
+        assert any(text.startswith("Safari · iOS") for text in devices), devices
+        current = driver.find_element(By.CSS_SELECTOR, "ul.sessions li.current")
+        assert current.find_element(By.CSS_SELECTOR, ".device").text == "Chrome · Linux" and "this device" in current.text
+        assert "Signed in" in current.text and "Last used" in current.text
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#sign-out-others button"))
+        page.audit()
+        assert driver.find_element(By.CSS_SELECTOR, "[role=status]").text == "Signed out everywhere else."
+        assert len(driver.find_elements(By.CSS_SELECTOR, "ul.sessions li")) == 1
+        assert not driver.find_elements(By.ID, "sign-out-others")
+        page.get(server.url + "/profile?lang=ru")
+        assert "Chrome · Linux" in driver.find_element(By.CSS_SELECTOR, "ul.sessions").text
+    finally:
+        driver.quit()
+    assert "/login" in opener.open(server.url + "/profile").url, "the phone's session still opens pages"

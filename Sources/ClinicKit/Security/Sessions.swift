@@ -234,3 +234,37 @@ public enum UserFolders {
         (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home(environment) + "/.local/state") + "/clinic"
     }
 }
+
+extension Device {
+    /// The name a web session's device is listed by when the browser says nothing we know.
+    public static let unknownBrowser = "Web browser"
+
+    /// A web browser's session, named by the browser and the system its `User-Agent` says
+    /// ("Chrome · Android", "Safari · iOS", "Firefox · Windows"): proper names, the same in
+    /// every language, so that a patient tells their phone from their laptop in the list of
+    /// devices. Anything else is `unknownBrowser`; nothing of the header is kept but those names.
+    public static func webBrowser(userAgent: String?) -> Device {
+        let agent = userAgent ?? ""
+        func has(_ word: String) -> Bool { agent.range(of: word, options: .caseInsensitive) != nil }
+        // Order matters: Edge and Opera say "Chrome", Chrome says "Safari", iOS says "Mac OS X".
+        let browser: String? =
+            has("Edg/") || has("EdgA/") || has("EdgiOS/") ? "Edge"
+            : has("OPR/") || has("Opera") ? "Opera"
+            : has("YaBrowser/") ? "Yandex Browser"
+            : has("SamsungBrowser/") ? "Samsung Internet"
+            : has("Firefox/") || has("FxiOS/") ? "Firefox"
+            : has("Chrome/") || has("CriOS/") || has("Chromium/") ? "Chrome"
+            : has("Safari/") ? "Safari"
+            : nil
+        let system: String? =
+            has("iPhone") || has("iPad") || has("iPod") ? "iOS"
+            : has("Android") ? "Android"
+            : has("Windows") ? "Windows"
+            : has("CrOS") ? "ChromeOS"
+            : has("Mac OS X") || has("Macintosh") ? "macOS"
+            : has("Linux") ? "Linux"
+            : nil
+        let name = [browser, system].compactMap { $0 }.joined(separator: " · ")
+        return Device(name: name.isEmpty ? unknownBrowser : name, platform: "web", appVersion: "1")
+    }
+}

@@ -23,9 +23,10 @@ struct WebAccountPages {
         }
         group.get("/login") { _, context in dependencies.page("login", try context.webRequest()) }
         group.post("/login") { [system] request, context in
-            try await dependencies.signIn(request, context, try context.webRequest(), form: "login",
+            let device = Device.webBrowser(userAgent: request.headers[.userAgent])
+            return try await dependencies.signIn(request, context, try context.webRequest(), form: "login",
                                           cookie: ServerDependencies.sessionCookie, maxAge: 30 * 86_400, home: "/") { login, password in
-                try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice).token
+                try system.clients.logIn(login: login, password: password, device: device).token
             }
         }
         group.post("/logout") { [system] request, context in
@@ -62,8 +63,9 @@ struct WebAccountPages {
         do {
             _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
             let login = registration.login, password = registration.password
+            let device = Device.webBrowser(userAgent: request.headers[.userAgent])
             let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice)
+                try system.clients.logIn(login: login, password: password, device: device)
             }
             return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token,
                                                                                       maxAge: 30 * 86_400)])

@@ -259,9 +259,6 @@ extension ServerDependencies {
         try await work(web.language, body)
     }
 
-    /// The device a web session is opened on, as the patient's list of devices shows it.
-    static let webDevice = Device(name: "Web browser", platform: "web", appVersion: "1")
-
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }

@@ -21,6 +21,7 @@ struct WebProfilePages {
         patient.get("/profile/export.json", use: export)
         patient.post("/profile/delete", use: deleteAccount)
         patient.post("/sessions/:id/end", use: endSession)
+        patient.post("/sessions/others/end", use: endOtherSessions)
         patient.get("/profile/access-log", use: accessLog)
     }
 
@@ -126,6 +127,15 @@ struct WebProfilePages {
         return dependencies.redirect("/profile", web)
     }
 
+    /// "Sign out everywhere else": every session of the patient but this browser's ends.
+    @Sendable func endOtherSessions(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        _ = try await dependencies.form(request, context, web)
+        let token = web.sessionToken
+        try await dependencies.work(web) { [system] in try system.clients.endOtherSessions(clientId: patient.id ?? 0, keeping: token) }
+        return try await profilePage(web, notice: WebText.labels(web.language)["signedOutOthers"])
+    }
+
     func fieldValue(_ client: Client, _ key: String) -> String {
         switch key {
         case "name": client.name
@@ -150,10 +160,17 @@ struct WebProfilePages {
             "languages": [["value": "en", "label": "English", "selected": client.language == .en],
                           ["value": "ru", "label": "Русский", "selected": client.language == .ru]],
             "sessions": sessions.map { session in
-                ["id": session.id, "device": session.device.map { "\($0.name) (\($0.platform))" } ?? "—",
+                // A browser's name is its own ("Chrome · Android"); an app's is what it said, with
+                // its platform; the unknown browser is said in the page's language.
+                ["id": session.id, "device": session.device.map { device in
+                    device.name == Device.unknownBrowser ? WebText.labels(web.language)["webBrowser"] ?? device.name
+                        : device.platform == "web" ? device.name : "\(device.name) (\(device.platform))"
+                } ?? "—",
+                 "firstUsed": DateText.dateTime(session.createdAt, timeZone: .gmt, language: web.language) + " UTC",
                  "lastUsed": DateText.dateTime(session.lastUsedAt, timeZone: .gmt, language: web.language) + " UTC",
                  "current": session.isCurrent] as [String: Any]
             },
+            "others": sessions.contains { !$0.isCurrent },
         ]
         if let error { values["error"] = error }
         if let notice { values["notice"] = notice }

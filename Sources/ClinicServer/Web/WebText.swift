@@ -69,6 +69,8 @@ enum WebText {
         "newPassword": "New password", "changePassword": "Change the password", "deleteAccount": "Delete my account",
         "deleteWarning": "Your personal data and sessions are deleted at once; your appointments stay with the clinic without your name.",
         "signOut": "Sign out", "thisDevice": "this device", "email": "E-mail", "lastUsed": "Last used",
+        "firstUsed": "Signed in", "webBrowser": "Web browser", "signOutOthers": "Sign out everywhere else",
+        "signedOutOthers": "Signed out everywhere else.",
         "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
 
@@ -138,6 +140,8 @@ enum WebText {
         "deleteAccount": "Удалить учётную запись",
         "deleteWarning": "Личные данные и сеансы удаляются сразу; записи остаются в архиве клиники без вашего имени.",
         "signOut": "Выйти", "thisDevice": "это устройство", "email": "Эл. почта", "lastUsed": "Последний вход",
+        "firstUsed": "Вход", "webBrowser": "Браузер", "signOutOthers": "Выйти на всех других устройствах",
+        "signedOutOthers": "Вы вышли на всех других устройствах.",
         "noResults": "Свободного времени не найдено.", "csrf": "Форма устарела: обновите страницу и попробуйте снова."
     ]
 }

@@ -97,8 +97,9 @@ struct WebWalkInPages {
             _ = try await dependencies.passwordWork(web.language) { [system] in
                 try system.clients.claim(code: code, login: login, password: password, confirmPassword: again)
             }
+            let device = Device.webBrowser(userAgent: request.headers[.userAgent])
             let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.logIn(login: login, password: password, device: ServerDependencies.webDevice)
+                try system.clients.logIn(login: login, password: password, device: device)
             }
             return dependencies.redirect("/appointments", web, extraCookies: [
                 dependencies.cookie(ServerDependencies.sessionCookie, token, maxAge: 30 * 86_400)])
