@@ -270,6 +270,22 @@ enum URLEncodedForm {
         }
         return result
     }
+
+    /// A value percent-encoded for a query string (unreserved characters kept).
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// A page of this site to go back to (`next` of the log-in): a path of our own — one `/`,
+    /// no scheme, no host, no backslash, no control character — else nil (no open redirect).
+    static func localPath(_ value: String?) -> String? {
+        guard let value, value.hasPrefix("/"), !value.hasPrefix("//"), value.count <= 2000,
+              !value.contains("\\"), !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
+        return value
+    }
 }
 
 /// Object keys of a JSON text, for the one thing the decoders do not check.

@@ -196,21 +196,45 @@ def test_a_patients_journey(site):
         page.get(server.url + "/clinics/%d/book" % clinic_id)
         Select(driver.find_element(By.ID, "department")).select_by_value(str(department))
         go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+        # Issue 30's booking: the visit type names its length; the first day with a free time
+        # is chosen, and the day picker marks the days without one.
+        visit_option = [o for o in Select(driver.find_element(By.ID, "visitType")).options
+                        if o.get_attribute("value") == str(visit["id"])][0]
+        assert "40 min" in visit_option.text, visit_option.text
         Select(driver.find_element(By.ID, "visitType")).select_by_value(str(visit["id"]))
+        go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
         days = Select(driver.find_element(By.ID, "day"))
-        booked_day = None
-        for index in range(2, 10):
-            days = Select(driver.find_element(By.ID, "day"))
-            days.select_by_index(index)
+        chosen = days.first_selected_option
+        assert "no free times" not in chosen.text
+        booked_day = [o.get_attribute("value") for o in days.options].index(chosen.get_attribute("value"))
+        # "Any doctor": the times are grouped under each doctor's name.
+        assert driver.find_elements(By.CSS_SELECTOR, "main h3") and driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")
+        page.audit()
+        # One doctor chosen: that doctor's times only.
+        doctors = Select(driver.find_element(By.ID, "doctor"))
+        doctor_name = doctors.options[1].text
+        doctors.select_by_index(1)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
+        if not driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot"):  # that doctor is full that day: any
+            Select(driver.find_element(By.ID, "doctor")).select_by_index(0)
             go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
-            if driver.find_elements(By.CSS_SELECTOR, "ul.slots button"):
-                booked_day = index
-                break
-        assert booked_day is not None, "no free time in a week"
+            doctor_name = None
+        times = driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")
+        assert times
+        go(driver, times[0])
+        # The summary: what is about to be booked, and the reason for the visit.
+        assert "/book/summary" in driver.current_url
         page.audit()
-        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots button")[0])
-        assert re.search(r"/appointments/\d+$", driver.current_url), driver.current_url
+        summary = driver.find_element(By.ID, "summary").text
+        assert "40 min" in summary and "First visit" in summary and (doctor_name is None or doctor_name in summary), summary
+        driver.find_element(By.ID, "reason").send_keys("A cough for two weeks")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button[type=submit]"))
+        assert re.search(r"/appointments/\d+\?booked=1$", driver.current_url), driver.current_url
         page.audit()
+        assert driver.find_element(By.ID, "booked").text.endswith("Booked")
+        assert driver.find_element(By.ID, "reason").text == "A cough for two weeks"
+        assert "First visit" in driver.find_element(By.ID, "visit-type").text and driver.find_element(By.ID, "department").text
+        assert driver.find_element(By.ID, "directions").get_attribute("href").startswith("geo:")
         first_when = driver.find_element(By.ID, "when").text
         assert "scheduled" in driver.find_element(By.ID, "status").text
         # "Add to calendar" is the appointment's .ics, for the session of the cookie.
@@ -290,7 +314,7 @@ def test_a_patients_journey(site):
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/logout'] button"))
         assert driver.find_elements(By.CSS_SELECTOR, "a[href='/login']")
         driver.get(server.url + "/appointments")
-        assert driver.current_url.endswith("/login")
+        assert driver.current_url.endswith("/login?next=%2Fappointments")  # and back there once logged in
         assert len(page.pages) >= 14
     finally:
         driver.quit()
@@ -371,21 +395,25 @@ def test_without_javascript_a_patient_books(site):
     clinic, server = site
     driver = browser(javascript=False)
     try:
-        driver.get(server.url + "/login")
+        # Not logged in yet: "Book here" asks for the log-in, then comes back to the booking.
+        driver.get(server.url + "/clinics/nearest?address=Reno%2C%20NV")
+        assert driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")  # the list needs no script
+        book_here = driver.find_element(By.CSS_SELECTOR, "#nearest-list li a[href$='/book']").get_attribute("href")
+        driver.get(book_here)
+        assert "/login?next=" in driver.current_url, driver.current_url
         driver.find_element(By.ID, "login").send_keys("webben")
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        assert driver.current_url == book_here, driver.current_url
+        # A next that leaves the site is not followed.
+        driver.get(server.url + "/login?next=//evil.example/")
+        assert not driver.find_elements(By.CSS_SELECTOR, "input[name=next]")
         driver.get(server.url + "/clinics/nearest?me=1")
-        assert driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")  # the list needs no script
         go(driver, driver.find_element(By.CSS_SELECTOR, "#nearest-list li a[href$='/book']"))
         go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))  # the first department
-        for index in range(4, 12):
-            Select(driver.find_element(By.ID, "day")).select_by_index(index)
-            go(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
-            if driver.find_elements(By.CSS_SELECTOR, "ul.slots button"):
-                break
-        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots button")[0])
-        assert re.search(r"/appointments/\d+$", driver.current_url), driver.current_url
+        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")[0])
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#confirm button[type=submit]"))
+        assert re.search(r"/appointments/\d+\?booked=1$", driver.current_url), driver.current_url
         assert "scheduled" in driver.find_element(By.ID, "status").text
         # Without JavaScript the clinic's zone is always named.
         assert driver.find_element(By.CSS_SELECTOR, "#when .zone").is_displayed()

@@ -79,8 +79,17 @@ public struct BookingChoices: Sendable {
     public let clinic: Clinic
     public let departments: [Department]
     public let visitTypes: [VisitType]
-    /// The free slots of the chosen day (empty without a department and a day).
+    /// The free slots of the chosen day (empty without a department and a day), of the chosen
+    /// doctor when one was chosen.
     public let freeSlots: [Slot]
+    /// The chosen department's doctors (empty without a department).
+    public var doctors: [Doctor] = []
+    /// The days (`YYYY-MM-DD`, the clinic's) among the next `BookingChoices.days` that have a
+    /// free time for the department, visit type and doctor chosen: a day picker marks them.
+    public var freeDays: Set<String> = []
+
+    /// How many days ahead the booking's day picker offers.
+    public static let days = 14
 }
 
 /// An appointment with its history, its clinic, and the free times of a day to move it to.
@@ -92,6 +101,9 @@ public struct AppointmentDetails: Sendable {
     public let rescheduleTimes: [Slot]
     /// The appointment's files and conversation (the clinic's answers are read now).
     public let folder: AppointmentFolder
+    /// The appointment's department, and its visit type when it has one.
+    public var department: Department?
+    public var visitType: VisitType?
 }
 
 extension ClinicSystem {
@@ -121,27 +133,45 @@ extension ClinicSystem {
         let clinic = try clinics.getClinicById(appointment.clinicId)
         let times = try day.map { try appointments.rescheduleTimes(appointment, from: $0) } ?? []
         let folder = try attachments.folder(clientId: clientId, appointmentId: id)
-        return AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times, folder: folder)
+        var details = AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times,
+                                         folder: folder)
+        details.department = try departments.getDepartmentById(appointment.departmentId)
+        if let visitTypeId = appointment.visitTypeId {
+            details.visitType = try departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == visitTypeId }
+        }
+        return details
     }
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is
     /// `not_found`, as one that does not exist.
     public func bookingChoices(clinicId: Int64, departmentId: Int64? = nil, visitTypeId: Int64? = nil,
-                               day: LocalDateTime? = nil) throws -> BookingChoices {
+                               doctorId: Int64? = nil, day: LocalDateTime? = nil, now: Date = Date()) throws -> BookingChoices {
         let clinic = try clinics.getClinicById(clinicId)
         let list = try departments.getDepartmentsByClinicId(clinicId)
-        var visitTypes: [VisitType] = [], slots: [Slot] = []
+        var visitTypes: [VisitType] = [], slots: [Slot] = [], doctors: [Doctor] = [], freeDays: Set<String> = []
         if let departmentId {
             guard list.contains(where: { $0.id == departmentId }) else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
             visitTypes = try departments.visitTypes(departmentId: departmentId)
+            doctors = try departments.getDoctorsByDepartmentId(departmentId)
+            // A doctor of another department is no choice at all: `not_found`, as elsewhere.
+            if let doctorId, !doctors.contains(where: { $0.id == doctorId }) {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+            let ahead = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: today,
+                                               days: BookingChoices.days, visitTypeId: visitTypeId).filter(\.isAvailable)
+            freeDays = Set(ahead.map { LocalDateTime.of($0.start, in: clinic.zone).dayText })
             if let day {
-                slots = try appointments.slots(departmentId: departmentId, from: day, days: 1, visitTypeId: visitTypeId)
-                    .filter(\.isAvailable)
+                slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: 1,
+                                               visitTypeId: visitTypeId).filter(\.isAvailable)
             }
         }
-        return BookingChoices(clinic: clinic, departments: list, visitTypes: visitTypes, freeSlots: slots)
+        var choices = BookingChoices(clinic: clinic, departments: list, visitTypes: visitTypes, freeSlots: slots)
+        choices.doctors = doctors
+        choices.freeDays = freeDays
+        return choices
     }
 
     /// A clinic with its departments and each department's doctors.

@@ -20,3 +20,12 @@ public enum DistanceText {
         }
     }
 }
+
+/// A visit's price as a patient reads it: the directory's clinics are American, so dollars —
+/// "$45.00" in English, "45,00 $" in Russian.
+public enum PriceText {
+    public static func text(cents: Int, _ language: Language) -> String {
+        let amount = String(format: "%d.%02d", cents / 100, abs(cents % 100))
+        return language == .ru ? amount.replacingOccurrences(of: ".", with: ",") + " $" : "$" + amount
+    }
+}

@@ -21,7 +21,10 @@ struct WebAccountPages {
             let web = try context.webRequest()
             return dependencies.page("privacy", web, ["policy": PrivacyPolicy.text(web.language)])
         }
-        group.get("/login") { _, context in dependencies.page("login", try context.webRequest()) }
+        group.get("/login") { request, context in
+            // Only a path of ours is carried (mustache takes even "" as a value: no key at all).
+            dependencies.page("login", try context.webRequest(), URLEncodedForm.localPath(request.query("next")).map { ["next": $0] } ?? [:])
+        }
         group.post("/login") { [system] request, context in
             let device = Device.webBrowser(userAgent: request.headers[.userAgent])
             return try await dependencies.signIn(request, context, try context.webRequest(), form: "login",

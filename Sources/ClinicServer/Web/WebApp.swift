@@ -238,12 +238,14 @@ extension ServerDependencies {
         do {
             let token = try await passwordWork(web.language) { try logIn(login, password) }
             // A new session, and a new cookie for the forms of the next anonymous visit: a token
-            // seen before the log-in is good for nothing after it.
-            return redirect(home, web, extraCookies: [cookie(name, token, maxAge: maxAge),
+            // seen before the log-in is good for nothing after it. Then the page that asked for
+            // the log-in, if it was one of ours.
+            return redirect(URLEncodedForm.localPath(form["next"]) ?? home, web, extraCookies: [cookie(name, token, maxAge: maxAge),
                                                       cookie(Self.csrfCookie, SessionManager.newToken())])
         } catch let failure as APIFailure {
-            return page(template, web, ["error": failure.message(in: web.language), "login": login],
-                        status: failure.status)
+            var values: [String: Any] = ["error": failure.message(in: web.language), "login": login]
+            values["next"] = URLEncodedForm.localPath(form["next"])
+            return page(template, web, values, status: failure.status)
         }
     }
 

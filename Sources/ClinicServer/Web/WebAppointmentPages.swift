@@ -84,12 +84,13 @@ struct WebAppointmentPages {
             throw ServerError.invalid(.fieldRequired, "start")
         }
         let time = try TimeInput.parse(start)
-        let visitType = form["visitType"].flatMap(Int64.init)
+        let visitType = form["visitType"].flatMap(Int64.init), doctor = form["doctor"].flatMap(Int64.init)
+        let reason = form["reason"] ?? ""
         let booked = try await dependencies.commit(web.language) { [system] in
             try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: department, at: time,
-                                                      visitTypeId: visitType)
+                                                      doctorId: doctor, notes: reason, visitTypeId: visitType)
         }
-        return dependencies.redirect("/appointments/\(booked.id ?? 0)", web)
+        return dependencies.redirect("/appointments/\(booked.id ?? 0)?booked=1", web)
     }
 
     @Sendable func reschedule(_ request: Request, context: APIContext) async throws -> Response {
@@ -154,7 +155,14 @@ struct WebAppointmentPages {
             "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "doctor": appointment.doctorName,
             "when": WebFormat.clinicTime(appointment.startsAt, clinic, web.language), "status": appointment.status.text(web.language),
             "active": appointment.status.isPatientChangeable,
-            "askCancel": request.query("cancel") == "1",
+            "askCancel": request.query("cancel") == "1", "justBooked": request.query("booked") == "1",
+            "departmentName": details.department.map { Specialization.displayName($0.specialization, web.language) } ?? "",
+            "visitTypeName": WebFormat.section(details.visitType.map { WebClinicPages.visitTypeLabel($0, web.language) }),
+            "clinicAddress": "\(clinic.address), \(clinic.city), \(clinic.state) \(clinic.zip)",
+            "reason": WebFormat.section(appointment.notes),
+            // Directions: the phone's maps app, by the clinic's point (RFC 5870) and its name.
+            "directions": "geo:\(clinic.lat),\(clinic.lon)?q=\(clinic.lat),\(clinic.lon)("
+                + URLEncodedForm.encode(clinic.name) + ")",
             "history": history.map { event in
                 var item: [String: Any] = ["event": event.text(web.language),
                                            "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language)]

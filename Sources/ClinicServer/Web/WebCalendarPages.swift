@@ -136,8 +136,7 @@ struct WebCalendarPages {
                 .map { Specialization.displayName($0.specialization, web.language) } ?? "",
             "hasVisitTypes": !choices.visitTypes.isEmpty,
             "visitTypes": choices.visitTypes.map { type in
-                ["id": type.id, "name": (web.language == .ru ? type.nameRu : type.nameEn) + " · \(type.durationMinutes) "
-                    + (web.language == .ru ? "мин" : "min")] as [String: Any]
+                ["id": type.id, "name": WebClinicPages.visitTypeLabel(type, web.language)] as [String: Any]
             },
         ]) { $1 })
     }

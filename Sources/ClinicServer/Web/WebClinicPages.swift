@@ -15,6 +15,7 @@ struct WebClinicPages {
         group.get("/clinics/nearest", use: nearest)
         group.get("/clinics/:id", use: clinic)
         group.get("/clinics/:id/book", use: booking)
+        group.get("/clinics/:id/book/summary", use: summary)
         group.get("/find", use: find)
     }
 
@@ -79,48 +80,123 @@ struct WebClinicPages {
         return dependencies.page("clinic", web, values)
     }
 
-    /// `/clinics/{id}/book`: department, visit type, day, then the free times of that day,
-    /// each a confirm button; every step is a GET form, so it works without JavaScript.
+    /// `/clinics/{id}/book`: department, visit type (its length and price), doctor ("any" or
+    /// one), a day (those without a free time marked), then the free times of that day — grouped
+    /// by doctor when "any" — each a link to the summary. Every step is a GET form or a link,
+    /// so it works without JavaScript, and a log-in on the way comes back here.
     @Sendable func booking(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         let id = try context.parameters.id("id")
         _ = try context.webPatient()
         let departmentId = request.query("department").flatMap(Int64.init)
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
-        let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let choices = try await dependencies.work(web) { [system] in
-            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, day: day)
+        let doctorId = request.query("doctor").flatMap { $0.isEmpty ? nil : Int64($0) }
+        let chosenDay = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        var choices = try await dependencies.work(web) { [system] in
+            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
+                                      day: chosenDay)
         }
-        let clinic = choices.clinic, departments = choices.departments, visitTypes = choices.visitTypes, slots = choices.freeSlots
+        let clinic = choices.clinic
         let today = LocalDateTime.of(Date(), in: clinic.zone)
+        let days = (0..<BookingChoices.days).map { today.adding(days: $0) }
+        // No day chosen yet: the first day with a free time is (the picker marks the others).
+        var day = chosenDay
+        if day == nil, departmentId != nil, let first = days.first(where: { choices.freeDays.contains($0.dayText) }) {
+            day = first
+            let firstDay = first
+            choices = try await dependencies.work(web) { [system] in
+                try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
+                                          day: firstDay)
+            }
+        }
         var values: [String: Any] = [
             "id": id, "name": clinic.name, "timeZone": clinic.timeZone,
-            "departments": departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
-                                              "selected": $0.id == departmentId] as [String: Any] },
-            "days": (0..<14).map { offset -> [String: Any] in
-                let date = today.adding(days: offset)
-                return ["value": date.dayText, "selected": date.dayText == day?.dayText,
-                        "label": date.at(minuteOfDay: 720).firstInstant(in: clinic.zone)
-                            .map { DateText.day($0, timeZone: clinic.zone, language: web.language) } ?? date.dayText]
+            "clinicAddress": "\(clinic.address), \(clinic.city), \(clinic.state) \(clinic.zip)",
+            "departments": choices.departments.map { ["id": $0.id ?? 0, "name": Specialization.displayName($0.specialization, web.language),
+                                                      "selected": $0.id == departmentId] as [String: Any] },
+            "days": days.map { date -> [String: Any] in
+                ["value": date.dayText, "selected": date.dayText == day?.dayText, "free": choices.freeDays.contains(date.dayText),
+                 "label": date.at(minuteOfDay: 720).firstInstant(in: clinic.zone)
+                    .map { DateText.day($0, timeZone: clinic.zone, language: web.language) } ?? date.dayText]
             },
         ]
         if let departmentId {
             values["department"] = departmentId
-            values["visitTypes"] = visitTypes.map { type in
-                ["id": type.id, "name": (web.language == .ru ? type.nameRu : type.nameEn) + " · \(type.durationMinutes) min",
-                 "selected": type.id == visitTypeId] as [String: Any]
+            values["visitTypes"] = choices.visitTypes.map { type in
+                ["id": type.id, "name": Self.visitTypeLabel(type, web.language), "selected": type.id == visitTypeId] as [String: Any]
             }
+            values["doctors"] = choices.doctors.map { ["id": $0.id ?? 0, "name": $0.name, "selected": $0.id == doctorId] as [String: Any] }
         }
-        if let day {
+        if let day, let departmentId {
             values["day"] = day.dayText
-            values["visitType"] = visitTypeId.map(String.init) ?? ""
-            values["slots"] = slots.map { slot in
-                ["start": DateText.iso8601(slot.start), "time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language),
-                 "doctor": slot.doctorName] as [String: Any]
+            let slots = choices.freeSlots
+            // With "any doctor", the times are grouped by doctor; with one, they are that doctor's.
+            var order: [Int64] = [], byDoctor: [Int64: [Slot]] = [:]
+            for slot in slots {
+                if byDoctor[slot.doctorId] == nil { order.append(slot.doctorId) }
+                byDoctor[slot.doctorId, default: []].append(slot)
+            }
+            values["hasSlots"] = !slots.isEmpty
+            values["groups"] = order.map { doctor -> [String: Any] in
+                let times = byDoctor[doctor] ?? []
+                return ["doctor": WebFormat.section(doctorId == nil ? times.first?.doctorName : nil),
+                        "times": times.map { slot -> [String: Any] in
+                            var query = "department=\(departmentId)&doctor=\(slot.doctorId)&start=" + DateText.iso8601(slot.start)
+                            if let visitTypeId { query += "&visitType=\(visitTypeId)" }
+                            return ["time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language),
+                                    "label": "\(DateText.time(slot.start, timeZone: clinic.zone, language: web.language)) · \(slot.doctorName)",
+                                    "href": "/clinics/\(id)/book/summary?" + query]
+                        }]
             }
             values["zoneName"] = DateText.zoneName(slots.first?.start ?? Date(), timeZone: clinic.zone, language: web.language)
         }
         return dependencies.page("book", web, values)
+    }
+
+    /// `/clinics/{id}/book/summary?department&doctor&start[&visitType]`: what is about to be
+    /// booked — the clinic and its address, the time in the clinic's zone, the department,
+    /// the visit type with its length and price, the doctor — and the reason for the visit;
+    /// Confirm posts it (`POST /appointments`). A time taken meanwhile says so.
+    @Sendable func summary(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let id = try context.parameters.id("id")
+        _ = try context.webPatient()
+        guard let departmentId = request.query("department").flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "department") }
+        guard let doctorId = request.query("doctor").flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "doctor") }
+        let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
+        let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
+        let clinicZone = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(id).zone }
+        let day = LocalDateTime.of(start, in: clinicZone).at(minuteOfDay: 0)
+        let choices = try await dependencies.work(web) { [system] in
+            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId, day: day)
+        }
+        let clinic = choices.clinic, zone = clinic.zone
+        var back = "/clinics/\(id)/book?department=\(departmentId)&doctor=\(doctorId)&day=\(day.dayText)"
+        if let visitTypeId { back += "&visitType=\(visitTypeId)" }
+        guard let slot = choices.freeSlots.first(where: { $0.start == start }) else {
+            return dependencies.page("error", web, ["message": WebText.labels(web.language)["slotGone"] ?? "", "backHref": back],
+                                     status: .conflict)
+        }
+        let visit = choices.visitTypes.first { $0.id == visitTypeId }
+        return dependencies.page("book-summary", web, [
+            "id": id, "name": clinic.name, "clinicAddress": "\(clinic.address), \(clinic.city), \(clinic.state) \(clinic.zip)",
+            "when": DateText.dateTime(start, timeZone: zone, language: web.language),
+            "zoneName": DateText.zoneName(start, timeZone: zone, language: web.language), "timeZone": clinic.timeZone,
+            "departmentName": choices.departments.first { $0.id == departmentId }
+                .map { Specialization.displayName($0.specialization, web.language) } ?? "",
+            "visitTypeName": WebFormat.section(visit.map { web.language == .ru ? $0.nameRu : $0.nameEn }),
+            "minutes": visit?.durationMinutes ?? Int(slot.end.timeIntervalSince(slot.start) / 60),
+            "price": WebFormat.section(visit?.priceCents.map { PriceText.text(cents: $0, web.language) }),
+            "doctor": slot.doctorName, "department": departmentId, "doctorId": doctorId,
+            "visitType": visitTypeId.map(String.init) ?? "", "start": DateText.iso8601(start), "backHref": back,
+        ])
+    }
+
+    /// "First visit · 20 min · $45.00": a visit type as a choice names its length and price.
+    static func visitTypeLabel(_ type: VisitType, _ language: Language) -> String {
+        let words = WebText.labels(language)
+        return [language == .ru ? type.nameRu : type.nameEn, "\(type.durationMinutes) \(words["minutes"] ?? "min")",
+                type.priceCents.map { PriceText.text(cents: $0, language) }].compactMap { $0 }.joined(separator: " · ")
     }
 
     /// `/find`: the nearest clinics with a free slot for a specialization, from the patient's
@@ -158,7 +234,7 @@ struct WebClinicPages {
         values["results"] = found.map { item in
             ["clinic": item.clinic.clinic.name, "clinicId": item.clinic.clinic.id ?? 0,
              "distance": DistanceText.text(item.clinic.distance, web.language),
-             "when": WebFormat.clinicTime(item.slot.start, item.clinic.clinic, web.language), "doctor": item.slot.doctorName,
+             "when": WebFormat.clinicTime(item.slot.start, item.clinic.clinic, web.language), "doctor": item.slot.doctorName, "doctorId": item.slot.doctorId,
              "department": item.departmentId, "start": DateText.iso8601(item.slot.start)] as [String: Any]
         }
         return dependencies.page("find", web, values)
@@ -167,6 +243,13 @@ struct WebClinicPages {
 
 /// How the pages write clinic times (distances: `DistanceText`).
 enum WebFormat {
+    /// A value a template shows in a section (`{{#key}}…{{/key}}`): none or an empty text is
+    /// `false`, which hides it (mustache shows a section for any text, even an empty one).
+    static func section(_ text: String?) -> Any {
+        guard let text, !text.isEmpty else { return false }
+        return text
+    }
+
     /// A time in the clinic's zone, and the zone's name with the instant and the clinic's
     /// offset then: `zones.js` hides the name where the browser's clock shows the same time
     /// (without JavaScript the name always shows).

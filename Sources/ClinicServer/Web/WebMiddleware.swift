@@ -21,6 +21,10 @@ struct WebPageMiddleware: RouterMiddleware {
         context.language = web.language
         do {
             return try await next(request, context)
+        } catch WebRedirect.login where request.method == .get {
+            // Back to the page asked for once logged in (a booking started, a summary).
+            let asked = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+            return dependencies.redirect("/login?next=" + URLEncodedForm.encode(asked), web)
         } catch {
             return dependencies.webFailure(error, web)
         }

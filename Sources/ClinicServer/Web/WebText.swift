@@ -6,6 +6,11 @@ enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
     static let en: [String: String] = [
+        "anyDoctor": "Any doctor", "noFreeDay": "no free times", "summaryTitle": "Check and confirm", "length": "Length",
+        "price": "Price", "reasonForVisit": "Reason for the visit (optional)",
+        "reasonHint": "Up to 500 characters. The clinic's staff read it before the visit.",
+        "confirmBooking": "Confirm the booking", "changeChoice": "Change the time or doctor",
+        "slotGone": "This time is no longer free. Please choose another.", "booked": "Booked", "directions": "Directions",
         "notes": "The patient's notes", "calendar": "Calendar", "previous": "Previous", "today": "Today", "dayView": "Day", "weekView": "Week",
         "noHours": "No doctor works this day.", "minutes": "min", "free": "Free", "bookAt": "Book at",
         "findPatient": "Find the patient", "patientSearchHint": "The first letters of the surname, name, e-mail or login",
@@ -75,6 +80,11 @@ enum WebText {
     ]
 
     static let ru: [String: String] = [
+        "anyDoctor": "Любой врач", "noFreeDay": "нет свободного времени", "summaryTitle": "Проверьте и подтвердите", "length": "Длительность",
+        "price": "Цена", "reasonForVisit": "Причина визита (необязательно)",
+        "reasonHint": "До 500 символов. Её прочтут сотрудники клиники до визита.",
+        "confirmBooking": "Подтвердить запись", "changeChoice": "Выбрать другое время или врача",
+        "slotGone": "Это время уже занято. Выберите другое.", "booked": "Запись создана", "directions": "Как добраться",
         "notes": "Заметки пациента", "calendar": "Календарь", "previous": "Назад", "today": "Сегодня", "dayView": "День", "weekView": "Неделя",
         "noHours": "В этот день врачи не принимают.", "minutes": "мин", "free": "Свободно", "bookAt": "Записать на",
         "findPatient": "Найти пациента", "patientSearchHint": "Первые буквы фамилии, имени, почты или логина",

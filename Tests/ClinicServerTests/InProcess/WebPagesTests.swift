@@ -46,18 +46,33 @@ import Testing
             var starts: [String] = [], chosenDay = ""
             // From tomorrow (in the clinic's calendar): a time today may fall within the
             // booking rules' 2-hour cutoff, and the move and the cancellation below would be refused.
+            // Each free time is a link to the booking's summary.
             for day in days.text.matches(of: #/<option value="(\d{4}-\d{2}-\d{2})"/#).map({ String($0.output.1) }).dropFirst() where starts.isEmpty {
                 let page = try await server.web(.GET, "/clinics/\(clinicId)/book?department=\(department)&day=\(day)", cookies: cookies)
                 #expect(page.status == 200)
-                starts = Self.values(page, "start")
+                starts = page.text.matches(of: #/book/summary\?[^"]*start=([^"&]+)/#).map { String($0.output.1) }
                 chosenDay = day
             }
             #expect(starts.count > 3, "free times on \(chosenDay)")
+            let dayPage = try await server.web(.GET, "/clinics/\(clinicId)/book?department=\(department)&day=\(chosenDay)", cookies: cookies)
+            let link = try #require(dayPage.text.firstMatch(of: #/href="(/clinics/\d+/book/summary\?[^"]+)"/#))
+            let summaryPath = String(link.output.1).replacingOccurrences(of: "&amp;", with: "&")
+            let summary = try await server.web(.GET, summaryPath, cookies: cookies)
+            #expect(summary.status == 200 && summary.text.contains("name=\"reason\""), "\(summary.text)")
+            #expect(Self.values(summary, "start").first == starts[0])
+            let doctor = try #require(Self.values(summary, "doctor").first)
             let booked = try await server.web(.POST, "/appointments", cookies: cookies,
-                                              form: ["csrf": csrf, "department": String(department), "visitType": "", "start": starts[0]])
+                                              form: ["csrf": csrf, "department": String(department), "visitType": "", "start": starts[0],
+                                                     "doctor": doctor, "reason": "Headaches since Monday"])
             #expect(booked.status == 303, "\(booked.text)")
             let location = try #require(booked.headers["Location"].first)
-            let id = try #require(Int(location.dropFirst("/appointments/".count)))
+            #expect(location.hasSuffix("?booked=1"))
+            let id = try #require(Int(location.dropFirst("/appointments/".count).prefix { $0.isNumber }))
+            let shown = try await server.web(.GET, location, cookies: cookies)
+            #expect(shown.text.contains("Headaches since Monday") && shown.text.contains("id=\"booked\""))
+            // A time taken meanwhile: the summary says so (409), with the way back.
+            let gone = try await server.web(.GET, summaryPath, cookies: cookies)
+            #expect(gone.status == 409 && gone.text.contains("no longer free"), "\(gone.status)")
             let list = try await server.web(.GET, "/appointments", cookies: cookies)
             #expect(list.text.contains("/appointments/\(id)"))
 
@@ -120,10 +135,11 @@ import Testing
             let out = try await server.web(.POST, "/logout", cookies: cookies, form: ["csrf": csrf])
             #expect(out.status == 303)
             #expect(out.headers["Location"].first == "/")
+            // The log-in page is told the page asked for, to come back to it.
             for path in ["/profile", "/appointments", "/messages", "/appointments/\(id)", "/clinics/\(clinicId)/book"] {
                 let page = try await server.web(.GET, path, cookies: cookies)
                 #expect(page.status == 303, "\(path)")
-                #expect(page.headers["Location"].first == "/login", "\(path)")
+                #expect(page.headers["Location"].first == "/login?next=" + path.replacingOccurrences(of: "/", with: "%2F"), "\(path)")
             }
             // …except an address that cannot be an appointment or a clinic: not found first.
             for path in ["/appointments/abc", "/clinics/abc/book"] {
