@@ -135,16 +135,20 @@ def test_a_patients_journey(site):
         driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
         driver.find_element(By.ID, "acceptPrivacy").click()
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
-        # Springfield is several places: choose Illinois, type the password again.
+        # Springfield is several places: none is chosen for her (issue 30); what she typed and
+        # her consent stay; the passwords are typed again, and the page says so.
         choices = driver.find_elements(By.CSS_SELECTOR, "input[name=cityChoice]")
         assert len(choices) >= 3, driver.page_source[:2000]
+        assert not [c for c in choices if c.is_selected()], "a place was chosen for her"
+        assert driver.find_element(By.ID, "surname").get_attribute("value") == "Smith"
+        assert driver.find_element(By.ID, "acceptPrivacy").is_selected()
+        assert driver.find_element(By.ID, "password").get_attribute("value") == "" and driver.find_element(By.ID, "password-hint").text
         page.audit()
         illinois = [c for c in choices if c.get_attribute("value") == "Springfield, IL"]
         assert illinois, [c.get_attribute("value") for c in choices]
         illinois[0].click()
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
         driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
-        driver.find_element(By.ID, "acceptPrivacy").click()
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
         assert "Menu — Anna" in driver.find_element(By.TAG_NAME, "h1").text
         page.audit()
@@ -296,7 +300,18 @@ def test_a_patients_journey(site):
         street = driver.find_element(By.ID, "street")
         street.clear()
         street.send_keys("Oak Street")
+        # A city several places share is asked about, as at registration; then "Saved".
+        city = driver.find_element(By.ID, "city")
+        city.clear()
+        city.send_keys("Springfield")
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/profile'] button"))
+        choices = driver.find_elements(By.CSS_SELECTOR, "#city-choice input[name=cityChoice]")
+        assert len(choices) >= 3 and not [c for c in choices if c.is_selected()]
+        assert driver.find_element(By.ID, "street").get_attribute("value") == "Oak Street"
+        page.audit()
+        [c for c in choices if c.get_attribute("value") == "Springfield, IL"][0].click()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/profile'] button"))
+        assert driver.find_element(By.CSS_SELECTOR, "p.notice[role=status]").text == "Saved."
         assert driver.find_element(By.ID, "street").get_attribute("value") == "Oak Street"
         assert "(this device)" in driver.find_element(By.CSS_SELECTOR, "ul.sessions").text
         page.audit()

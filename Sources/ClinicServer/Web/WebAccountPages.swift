@@ -48,16 +48,12 @@ struct WebAccountPages {
         try dependencies.checkAuthRate(context, web.language)
         var values: [String: Any] = [:]
         for key in ["login", "name", "surname", "street", "house", "city"] { values[key] = form[key] ?? "" }
+        // What was typed stays, the consent too; passwords are typed again (never sent back).
+        values["acceptPrivacy"] = form["acceptPrivacy"] == "yes"
         let city = form["cityChoice"] ?? form["city"] ?? ""
-        // A city several places share: the patient chooses (the password is typed again).
-        if form["cityChoice"] == nil, !city.isEmpty,
-           let place = try? await dependencies.work(web, { [system] in try system.geocoding.resolve(city) }), place.isAmbiguous {
-            values["choices"] = place.choices.enumerated().map { index, choice in
-                ["name": choice.name, "typed": choice.typed, "first": index == 0] as [String: Any]
-            }
-            values["cityQuestion"] = Strings.text(.whichPlace, web.language, [city])
-            values["hasChoices"] = true
-            return dependencies.page("register", web, values)
+        // A city several places share: the patient chooses, none is chosen for them.
+        if form["cityChoice"] == nil, let question = await dependencies.cityQuestion(city, web) {
+            return dependencies.page("register", web, values.merging(question) { $1 })
         }
         let registration = RegistrationRequest(
             login: form["login"] ?? "", password: form["password"] ?? "", confirmPassword: form["passwordAgain"] ?? "",
@@ -74,7 +70,23 @@ struct WebAccountPages {
                                                                                       maxAge: 30 * 86_400)])
         } catch let failure as APIFailure {
             values["error"] = failure.message(in: web.language)
+            values["passwordsCleared"] = true
             return dependencies.page("register", web, values, status: failure.status)
         }
+    }
+}
+
+extension ServerDependencies {
+    /// A city several places share ("Springfield"): the values a form asks "Which …?" with, as
+    /// radio buttons of which none is chosen; nil when the city is one place (or none: the
+    /// library says so when the form is sent). Registration and the profile ask alike.
+    func cityQuestion(_ city: String, _ web: WebRequest) async -> [String: Any]? {
+        guard !city.trimmingCharacters(in: .whitespaces).isEmpty,
+              let place = try? await work(web, { [system] in try system.geocoding.resolve(city) }), place.isAmbiguous
+        else { return nil }
+        return ["choices": place.choices.enumerated().map { index, choice in
+                    ["name": choice.name, "typed": choice.typed, "index": index] as [String: Any]
+                },
+                "cityQuestion": Strings.text(.whichPlace, web.language, [city]), "hasChoices": true, "passwordsCleared": true]
     }
 }

@@ -15,7 +15,10 @@ struct WebProfilePages {
         let patient = group.group().add(middleware: WebPatientRequired())
         patient.get("/messages", use: messages)
         patient.post("/messages/:id/read", use: markRead)
-        patient.get("/profile") { _, context in try await profilePage(try context.webRequest()) }
+        patient.get("/profile") { request, context in
+            let web = try context.webRequest()
+            return try await profilePage(web, notice: request.query("saved") == "1" ? WebText.labels(web.language)["saved"] : nil)
+        }
         patient.post("/profile", use: updateProfile)
         patient.post("/profile/password", use: changePassword)
         patient.get("/profile/export.json", use: export)
@@ -65,26 +68,35 @@ struct WebProfilePages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let form = try await dependencies.form(request, context, web)
         func given(_ key: String) -> String? { form[key].flatMap { $0 == fieldValue(patient, key) ? nil : $0 } }
+        // What was typed, shown again if the page comes back (a question, a refusal).
+        var typed: [String: Any] = [:]
+        for key in ["name", "surname", "street", "house", "city"] { typed[key] = form[key] ?? fieldValue(patient, key) }
+        // A new city several places share is asked about, as at registration.
+        let city = form["cityChoice"] ?? given("city")
+        if form["cityChoice"] == nil, let city, var question = await dependencies.cityQuestion(city, web) {
+            question["passwordsCleared"] = false
+            return try await profilePage(web, typed: typed.merging(question) { $1 })
+        }
         let changes = ProfileChanges(name: given("name"), surname: given("surname"), street: given("street"),
-                                     house: given("house"), city: given("city"),
+                                     house: given("house"), city: city,
                                      language: form["language"].flatMap(Language.init(rawValue:)))
         do {
             _ = try await dependencies.work(web) { [system] in try system.clients.updateProfile(clientId: patient.id ?? 0, changes) }
         } catch let failure as APIFailure {
-            return try await profilePage(web, error: failure.message(in: web.language))
+            return try await profilePage(web, error: failure.message(in: web.language), typed: typed)
         }
         let chosen = changes.language.map { dependencies.cookie(ServerDependencies.languageCookie, $0.rawValue, maxAge: 31_536_000) }
-        return dependencies.redirect("/profile", web, extraCookies: chosen.map { [$0] } ?? [])
+        return dependencies.redirect("/profile?saved=1", web, extraCookies: chosen.map { [$0] } ?? [])
     }
 
     @Sendable func changePassword(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let form = try await dependencies.form(request, context, web)
         try dependencies.checkAuthRate(context, web.language)
-        let old = form["oldPassword"] ?? "", new = form["newPassword"] ?? "", token = web.sessionToken
+        let old = form["oldPassword"] ?? "", new = form["newPassword"] ?? "", again = form["newPasswordAgain"] ?? "", token = web.sessionToken
         do {
             try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.changePassword(clientId: patient.id ?? 0, old: old, new: new, keeping: token)
+                try system.clients.changePassword(clientId: patient.id ?? 0, old: old, new: new, confirmNew: again, keeping: token)
             }
         } catch let failure as APIFailure {
             return try await profilePage(web, error: failure.message(in: web.language))
@@ -147,7 +159,8 @@ struct WebProfilePages {
         }
     }
 
-    func profilePage(_ web: WebRequest, error: String? = nil, notice: String? = nil) async throws -> Response {
+    func profilePage(_ web: WebRequest, error: String? = nil, notice: String? = nil, typed: [String: Any] = [:]) async throws
+        -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
         let (client, sessions) = try await dependencies.work(web) { [system] in
@@ -172,6 +185,7 @@ struct WebProfilePages {
             },
             "others": sessions.contains { !$0.isCurrent },
         ]
+        values.merge(typed) { $1 }
         if let error { values["error"] = error }
         if let notice { values["notice"] = notice }
         return dependencies.page("profile", web, values, status: error == nil ? .ok : .badRequest)

@@ -119,12 +119,19 @@ import Testing
                                                form: ["csrf": csrf, "name": "Paulina", "surname": "Page", "street": "Main St", "house": "5",
                                                       "city": Self.values(profile, "city").first ?? "", "language": "en"])
             #expect(renamed.status == 303, "\(renamed.text)")
+            #expect(renamed.headers["Location"].first == "/profile?saved=1")
             #expect(Self.values(try await server.web(.GET, "/profile", cookies: cookies), "name") == ["Paulina"])
             let wrong = try await server.web(.POST, "/profile/password", cookies: cookies,
                                              form: ["csrf": csrf, "oldPassword": "not the password", "newPassword": "another long passphrase"])
             #expect(wrong.status == 400, "the profile again, with the refusal: \(wrong.status)")
+            // The new password typed twice: two that differ change nothing (the old one still works below).
+            let differ = try await server.web(.POST, "/profile/password", cookies: cookies,
+                                              form: ["csrf": csrf, "oldPassword": Self.password, "newPassword": "another long passphrase",
+                                                     "newPasswordAgain": "another long passphrasf"])
+            #expect(differ.status == 400 && differ.text.contains("role=\"alert\""), "\(differ.status)")
             let changed = try await server.web(.POST, "/profile/password", cookies: cookies,
-                                               form: ["csrf": csrf, "oldPassword": Self.password, "newPassword": "another long passphrase"])
+                                               form: ["csrf": csrf, "oldPassword": Self.password, "newPassword": "another long passphrase",
+                                                      "newPasswordAgain": "another long passphrase"])
             #expect(changed.status == 200, "\(changed.text)")
             let export = try await server.web(.GET, "/profile/export.json", cookies: cookies)
             #expect(export.status == 200)

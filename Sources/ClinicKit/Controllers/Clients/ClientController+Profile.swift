@@ -68,7 +68,9 @@ extension ClientController {
     /// every other session of the patient ends (the one in use, `keeping`, stays).
     /// The calendar address is renewed as well (`renewCalendarAddress`).
     /// The old password is checked under log-in's lock (`checkOwnPassword`).
-    public func changePassword(clientId: Int64, old: String, new: String, keeping token: String?) throws {
+    public func changePassword(clientId: Int64, old: String, new: String, confirmNew: String? = nil, keeping token: String?) throws {
+        // The new password typed twice (the web's form) must match, before the old one is tried.
+        if let confirmNew, !Validator().passwordsMatch(new, confirmNew) { throw ClinicError.invalid(.passwordsDiffer) }
         let client = try getUserById(clientId)
         let window = try checkOwnPassword(client, old)
         let hash: String
