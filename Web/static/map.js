@@ -103,7 +103,9 @@
   fetch('/clinics/map.json').then(function (r) { return r.json(); }).then(function (data) {
     var byId = {};
     data.clinics.forEach(function (clinic) { byId[String(clinic[0])] = clinic; });
-    data.names.forEach(function (name, index) {
+    // The specializations in the page's language (map.json carries each language's names).
+    var names = (data.namesByLanguage && data.namesByLanguage[document.documentElement.lang]) || data.names;
+    names.forEach(function (name, index) {
       var option = document.createElement('option');
       option.value = String(index);
       option.textContent = name;

@@ -61,7 +61,9 @@ struct WebAssetsController {
 /// `[id, name, lat, lon, flags, [specialization indexes]]` (flags: 1 pediatric, 2 hospital).
 struct MapJSON: Encodable {
     let specializations: [String]
+    /// English names of the specializations, and every language's (the map's filter is in the page's).
     let names: [String]
+    let namesByLanguage: [String: [String]]
     let clinics: [[MapValue]]
 
     enum MapValue: Encodable {
@@ -82,6 +84,9 @@ struct MapJSON: Encodable {
         let index = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
         specializations = keys
         names = keys.map { Specialization.displayName($0, .en) }
+        namesByLanguage = Dictionary(uniqueKeysWithValues: Language.allCases.map { language in
+            (language.rawValue, keys.map { Specialization.displayName($0, language) })
+        })
         self.clinics = clinics.map { clinic in
             [.int(clinic.id), .text(clinic.name), .double(clinic.lat), .double(clinic.lon),
              .int((clinic.isPediatric ? 1 : 0) + (clinic.isHospital ? 2 : 0)), .list(clinic.specializations.compactMap { index[$0] })]
