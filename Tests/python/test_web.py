@@ -1040,3 +1040,70 @@ def test_devices_are_named_and_signed_out_everywhere_else(site):
     finally:
         driver.quit()
     assert "/login" in opener.open(server.url + "/profile").url, "the phone's session still opens pages"
+
+
+def web_labels(language):
+    """The web app's label table of a language, read from WebText.swift."""
+    source = open(os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "ClinicServer", "Web", "WebText.swift"),
+                  encoding="utf-8").read()
+    start = source.index("static let %s: [String: String] = [" % language)
+    end = source.index("\n    ]", start)
+    return dict(re.findall(r'"(\w+)": "((?:[^"\\]|\\.)*)"', source[start:end]))
+
+
+def test_every_page_in_russian_has_no_english_label(site):
+    """Issue 30: a Russian patient's pages say nothing from the English label table (a label
+    the Russian table says differently), in the text and in the labels of controls; the map's
+    specialization filter is in Russian too."""
+    clinic, server = site
+    english, russian = web_labels("en"), web_labels("ru")
+    phrases = sorted({value for key, value in english.items()
+                      if russian.get(key) != value and len(re.sub(r"[^A-Za-z]", "", value)) >= 3}, key=len, reverse=True)
+    assert len(phrases) > 100, len(phrases)
+    clinic.run("register", "--login", "webrus", "--name", "Анна", "--surname", "Иванова", "--street", "Ленина",
+               "--house", "7", "--city", "Reno, NV", "--accept-privacy", "--password-stdin", stdin=f"{PASSWORD}\n{PASSWORD}\n")
+    clinic.run("login", "--login", "webrus", "--password-stdin", stdin=f"{PASSWORD}\n")
+    clinic.run("profile", "edit", "--lang", "ru")
+    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    booked = clinic.json("book", "--department", str(department), "--at", clinic.free_slot(department, day, days=7)["start"])
+
+    driver = browser(size=(390, 844))
+    page = Checked(driver)
+
+    def english_on_page():
+        text = driver.execute_script(
+            "var parts = [document.body.innerText, document.title];"
+            "document.querySelectorAll('[aria-label], [placeholder], [title], option').forEach(function (e) {"
+            "  parts.push(e.getAttribute('aria-label') || '', e.getAttribute('placeholder') || '', e.getAttribute('title') || '',"
+            "             e.tagName === 'OPTION' ? e.textContent : ''); });"
+            "return parts.join('\\n');")
+        return [p for p in phrases if re.search(r"(?<![A-Za-z])" + re.escape(p) + r"(?![A-Za-z])", text)]
+
+    try:
+        for path in ["/?lang=ru", "/login", "/register", "/claim", "/privacy"]:
+            page.get(server.url + path)
+            assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
+            assert not english_on_page(), (path, english_on_page())
+        driver.get(server.url + "/login")
+        driver.find_element(By.ID, "login").send_keys("webrus")
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        pages = ["/", "/clinics/nearest?me=1", "/clinics/%d" % clinic_id, "/clinics/%d/book?department=%d" % (clinic_id, department),
+                 "/appointments", "/appointments/%d" % booked["id"], "/appointments/%d?cancel=1" % booked["id"], "/messages",
+                 "/profile", "/profile/access-log", "/find?specialization=therapy", "/clinics/99999999"]
+        for path in pages:
+            page.get(server.url + path)
+            if path.startswith("/clinics/nearest"):
+                wait_for_map(driver)
+                options = [o.text for o in Select(driver.find_element(By.ID, "filter-specialization")).options]
+                assert "Терапия" in options and "Therapy" not in options, options
+            assert not english_on_page(), (path, english_on_page())
+        page.get(server.url + "/clinics/%d/book?department=%d" % (clinic_id, department))
+        go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")[0])
+        page.audit()
+        assert not english_on_page(), ("summary", english_on_page())
+    finally:
+        driver.quit()
