@@ -62,6 +62,11 @@ public struct ServerSettings: Sendable {
     public var deliveryInterval: Duration = .seconds(30)
     /// The address calendar apps reach this server at (`CLINIC_PUBLIC_URL`), else the request's Host.
     public var publicURL: String?
+    /// A street map under the web app's own base layer (`CLINIC_TILE_URL`, an `https://` URL
+    /// template with `{z}`, `{x}` and `{y}`, and `CLINIC_TILE_ATTRIBUTION`, the words its
+    /// licence asks for). Off by default: the map is then wholly ours and asks nothing of a third
+    /// party. When set, the browsers of patients who open a map fetch tiles from that host.
+    public var tiles: (url: String, attribution: String)?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, tls: (certificate: String, key: String)? = nil,
                 insecureHTTP: Bool = false, logFormat: LogFormat = .text) {
@@ -132,6 +137,20 @@ public struct ServerSettings: Sendable {
             }
             publicURL = text.hasSuffix("/") ? String(text.dropLast()) : text
         }
+        if let text = environment["CLINIC_TILE_URL"], !text.isEmpty {
+            let attribution = environment["CLINIC_TILE_ATTRIBUTION"] ?? ""
+            guard let url = URLComponents(string: text.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D")),
+                  url.scheme == "https", url.host?.isEmpty == false, url.user == nil,
+                  ["{z}", "{x}", "{y}"].allSatisfy(text.contains),
+                  !text.contains(where: { $0 == "\"" || $0 == "'" || $0 == " " || $0 == "<" || $0 == ">" }) else {
+                throw ServerSettingError(.badSetting, "CLINIC_TILE_URL", "https://host/{z}/{x}/{y}.png")
+            }
+            guard !attribution.trimmingCharacters(in: .whitespaces).isEmpty, attribution.count <= 300,
+                  !attribution.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ServerSettingError(.badSetting, "CLINIC_TILE_ATTRIBUTION", "the tiles' licence words (1–300 characters)")
+            }
+            tiles = (text, attribution)
+        }
         if let seconds = try Self.integer(environment, "CLINIC_HANDSHAKE_TIMEOUT", 1...300, unit: " (seconds)") {
             handshakeTimeout = .seconds(seconds)
         }
@@ -157,5 +176,15 @@ public struct ServerSettings: Sendable {
             throw ServerSettingError(.badSetting, name, "\(range.lowerBound)…\(range.upperBound)\(unit)")
         }
         return value
+    }
+}
+
+extension ServerSettings {
+    /// The origin (`https://host[:port]`) the tiles come from, for the pages' CSP `img-src`.
+    var tileOrigin: String? {
+        guard let tiles, let url = URLComponents(string: tiles.url.replacingOccurrences(of: "{", with: "%7B")
+                                                    .replacingOccurrences(of: "}", with: "%7D")),
+              let scheme = url.scheme, let host = url.host else { return nil }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 }

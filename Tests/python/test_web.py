@@ -205,6 +205,16 @@ def test_a_patients_journey(site):
         assert int(map_element.get_attribute("data-drawn")) == 7146
         marker = driver.find_element(By.CSS_SELECTOR, ".nearest-marker")
         assert marker.get_attribute("data-id") == highlighted
+        # Three labelled markers (issue 30), no popup covering the map until one is tapped.
+        assert not driver.find_elements(By.CSS_SELECTOR, ".nearest-popup")
+        labels = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".map-label")]
+        assert "Nearest" in labels and "Your search point" in labels, labels
+        assert driver.find_elements(By.CSS_SELECTOR, ".clinic-marker, .marker-cluster")
+        assert driver.find_element(By.ID, "map-legend").is_displayed()
+        # One set of filters: the search form's own are hidden once the map's are there.
+        assert not driver.find_element(By.ID, "search-pediatric").is_displayed()
+        marker.click()
+        WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".nearest-popup"))
         assert nearest[1] in driver.find_element(By.CSS_SELECTOR, ".nearest-popup").text
         assert "nearest" in items[0].get_attribute("class")
         # A filter redraws both: pediatric only.

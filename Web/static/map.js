@@ -1,7 +1,7 @@
-// The clinics map (the only script of the web app): our own base layer (states and
-// countries, Data/basemap.geojson), every clinic as clustered markers, the point searched
-// from, and the nearest clinic highlighted with its own marker and an open popup. The
-// filters redraw the map and the list; the list stays in distance order.
+// The clinics map: our own base layer (states and countries, Data/basemap.geojson), every
+// clinic as clustered markers, the point searched from, and the nearest clinic highlighted
+// with its own labelled marker. The filters redraw the map and the list; the list stays in
+// distance order.
 (function () {
   'use strict';
   var element = document.getElementById('map');
@@ -15,25 +15,36 @@
       });
     });
   }
-  var map = L.map(element, { zoomControl: true, attributionControl: false, minZoom: 2, maxZoom: 17 }).setView([39.5, -98.35], 4);
+  var tiles = element.getAttribute('data-tiles');
+  var map = L.map(element, { zoomControl: true, attributionControl: !!tiles, minZoom: 2, maxZoom: 17 }).setView([39.5, -98.35], 4);
   map.createPane('base');
   map.getPane('base').style.zIndex = 200;
+  // The operator's street tiles (CLINIC_TILE_URL), off by default: then the map asks nothing
+  // of anyone else. With them, our own layer is drawn as outlines over the streets.
+  if (tiles) {
+    L.tileLayer(tiles, { attribution: element.getAttribute('data-tiles-attribution') || '', maxZoom: 19 }).addTo(map);
+  }
   fetch(element.getAttribute('data-basemap') || '/static/basemap.geojson').then(function (r) { return r.json(); }).then(function (data) {
     L.geoJSON(data, {
       pane: 'base', interactive: false,
       style: function (feature) {
+        var fill = tiles ? 0 : 1;
         return feature.properties.kind === 'state'
-          ? { color: '#6b7280', weight: 1, fillColor: '#f1f5e9', fillOpacity: 1 }
-          : { color: '#9ca3af', weight: 0.6, fillColor: '#f8f8f4', fillOpacity: 1 };
+          ? { color: '#6b7280', weight: 1, fillColor: '#f1f5e9', fillOpacity: fill }
+          : { color: '#9ca3af', weight: 0.6, fillColor: '#f8f8f4', fillOpacity: fill };
       }
     }).addTo(map);
   });
   var lat = parseFloat(element.dataset.lat), lon = parseFloat(element.dataset.lon);
   var origin = isNaN(lat) ? null : L.latLng(lat, lon);
+  // Three markers a patient tells apart, each labelled (the legend under the map says the
+  // same): the point searched from (a blue dot, "Your search point"), the nearest clinic (an
+  // amber star, "Nearest") and the other clinics (a teal cross, clustered).
   if (origin) {
-    L.circleMarker(origin, { radius: 8, color: '#1d4ed8', weight: 3, fillColor: '#93c5fd', fillOpacity: 0.9, className: 'origin-marker' })
-      .addTo(map).bindTooltip(element.dataset.nearestLabel ? '⌖' : '');
+    L.circleMarker(origin, { radius: 9, color: '#1d4ed8', weight: 3, fillColor: '#93c5fd', fillOpacity: 0.9, className: 'origin-marker' })
+      .addTo(map).bindTooltip(element.dataset.originLabel || '', { permanent: true, direction: 'bottom', className: 'map-label' });
   }
+  var clinicIcon = L.divIcon({ className: 'clinic-marker', html: '<span aria-hidden="true">+</span>', iconSize: [26, 26], iconAnchor: [13, 13] });
   var cluster = L.markerClusterGroup({ showCoverageOnHover: false });
   map.addLayer(cluster);
   var nearestMarker = null;
@@ -82,16 +93,18 @@
     var markers = [];
     data.clinics.forEach(function (clinic) {
       if (!matches(clinic) || String(clinic[0]) === nearestId) { return; }
-      markers.push(L.marker([clinic[2], clinic[3]], { title: clinic[1], alt: clinic[1] }).bindPopup(popup(clinic)));
+      markers.push(L.marker([clinic[2], clinic[3]], { icon: clinicIcon, title: clinic[1], alt: clinic[1] }).bindPopup(popup(clinic)));
     });
     cluster.addLayers(markers);
     var nearest = nearestId && byId[nearestId];
     if (nearest) {
       var icon = L.divIcon({ className: 'nearest-marker', html: '<span>★</span>', iconSize: [30, 30], iconAnchor: [15, 15] });
+      // Labelled, not covered by an open popup: a tap opens it.
       nearestMarker = L.marker([nearest[2], nearest[3]], { icon: icon, title: nearest[1], alt: nearest[1], zIndexOffset: 1000 })
-        .bindPopup(popup(nearest), { autoClose: false, className: 'nearest-popup' }).addTo(map);
+        .bindPopup(popup(nearest), { className: 'nearest-popup' })
+        .bindTooltip(element.dataset.nearestLabel || '', { permanent: true, direction: 'top', offset: [0, -16], className: 'map-label' })
+        .addTo(map);
       nearestMarker.getElement().dataset.id = String(nearest[0]);
-      nearestMarker.openPopup();
       var bounds = L.latLngBounds([[nearest[2], nearest[3]]]);
       if (origin) { bounds.extend(origin); }
       map.fitBounds(bounds.pad(0.4), { maxZoom: 13 });
@@ -112,6 +125,17 @@
       specialization.appendChild(option);
     });
     filters.hidden = false;
+    var legend = document.getElementById('map-legend');
+    if (legend) { legend.hidden = false; }
+    // One set of filters: the map's. The search form's own checkboxes (which work without
+    // JavaScript) are hidden, follow the map's, and go with the next search.
+    [['search-pediatric', pediatric], ['search-hospital', hospital]].forEach(function (pair) {
+      var searchBox = document.getElementById(pair[0]);
+      if (!searchBox) { return; }
+      pair[1].checked = searchBox.checked;
+      searchBox.closest('label').hidden = true;
+      pair[1].addEventListener('change', function () { searchBox.checked = pair[1].checked; });
+    });
     [pediatric, hospital, specialization].forEach(function (control) {
       control.addEventListener('change', function () { draw(data, byId); });
     });

@@ -124,6 +124,13 @@ extension ServerDependencies {
     static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+    /// The pages' CSP: `contentSecurityPolicy`, with the street tiles' host among the images'
+    /// sources when an operator set `CLINIC_TILE_URL` (and only then).
+    var contentSecurityPolicy: String {
+        guard let origin = settings.tileOrigin else { return Self.contentSecurityPolicy }
+        return Self.contentSecurityPolicy.replacingOccurrences(of: "img-src 'self' data:;", with: "img-src 'self' data: \(origin);")
+    }
+
     /// The web request: language (`?lang=`, the cookie, the patient's, `Accept-Language`), the
     /// CSRF cookie, and the patient of the session cookie (none when it has ended).
     func webRequest(_ request: Request) async -> WebRequest {
@@ -184,6 +191,7 @@ extension ServerDependencies {
         context["otherLangName"] = web.language == .en ? "Русский" : "English"
         context["csrf"] = web.csrf
         context["asset"] = assets?.paths ?? [:]
+        if let tiles = settings.tiles { context["tiles"] = ["url": tiles.url, "attribution": tiles.attribution] }
         // The staff's pages have the staff's menu, never the patients' log-in and registration.
         if name.hasPrefix("staff") { context["staffArea"] = true }
         if let patient = web.patient {
@@ -191,7 +199,7 @@ extension ServerDependencies {
             context["unread"] = web.unread > 0 ? web.unread : false
         }
         let html = assets?.library.render(context, withTemplate: name) ?? "<!doctype html><title>clinic</title><p>The web app's files are missing.</p>"
-        var fields: HTTPFields = [.contentType: "text/html; charset=utf-8", .contentSecurityPolicy: Self.contentSecurityPolicy]
+        var fields: HTTPFields = [.contentType: "text/html; charset=utf-8", .contentSecurityPolicy: contentSecurityPolicy]
         for cookie in cookieHeaders(web) + extraCookies { fields.append(HTTPField(name: .setCookie, value: cookie)) }
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
