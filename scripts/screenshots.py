@@ -28,7 +28,9 @@ def main():
     department = clinic.json("departments", str(nearest["id"]))[0]["id"]
     day = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 3 * 86400))
     slot = clinic.free_slot(department, day, days=7)
-    booked = clinic.json("book", "--department", str(department), "--at", slot["start"])
+    booked = clinic.json("book", "--department", str(department), "--at", slot["start"], "--notes", "A cough for two weeks")
+    later = [s for s in clinic.json("slots", "--department", str(department), "--from", slot["start"][:10], "--days", "7")
+             if s["isAvailable"] and s["start"] > slot["start"]][0]
     clinic.run("admin", "staff", "add", "--login", "desk", "--name", "Kim", "--surname", "Park", "--role", "receptionist",
                "--clinic", str(nearest["id"]), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
     with open(clinic.env["CLINIC_SESSION"]) as handle:
@@ -46,14 +48,17 @@ def main():
                     ("nearest-map", "/clinics/nearest?me=1"),
                     ("clinic", "/clinics/%d" % nearest["id"]),
                     ("booking", "/clinics/%d/book?department=%d&day=%s" % (nearest["id"], department, slot["start"][:10])),
-                    ("appointment", "/appointments/%d" % booked["id"]),
+                    ("booking-summary", "/clinics/%d/book/summary?department=%d&doctor=%d&start=%s"
+                     % (nearest["id"], department, later["doctorId"], later["start"])),
+                    ("appointment", "/appointments/%d?booked=1" % booked["id"]),
+                    ("profile", "/profile"),
                     ("messages", "/messages"),
                 ]
                 for name, path in pages:
                     driver.get(server.url + path)
                     if name == "nearest-map":
                         WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-drawn"))
-                        time.sleep(1)
+                        time.sleep(3)  # the detail of the states in view (county lines, place names)
                     driver.save_screenshot(os.path.join(OUT, "%s-%d.png" % (name, width)))
                 driver.delete_all_cookies()
                 driver.get(server.url + "/staff")

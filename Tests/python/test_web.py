@@ -217,6 +217,8 @@ def test_a_patients_journey(site):
         WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".nearest-popup"))
         assert nearest[1] in driver.find_element(By.CSS_SELECTOR, ".nearest-popup").text
         assert "nearest" in items[0].get_attribute("class")
+        # At city zoom, the map names places and draws county lines (issue 30): Springfield is named.
+        WebDriverWait(driver, 30).until(lambda d: "Springfield" in [e.text for e in d.find_elements(By.CSS_SELECTOR, ".place-name")])
         # A filter redraws both: pediatric only.
         driver.find_element(By.ID, "filter-pediatric").click()
         WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-highlighted") != highlighted)
@@ -923,8 +925,16 @@ def test_static_files_are_fingerprinted_compressed_and_cached(site):
     status, headers, html = fetch(server.url + "/clinics/nearest?address=Reno%2C%20NV")
     assert status == 200 and headers["Cache-Control"] == "no-store"
     html = html.decode()
-    linked = re.findall(r'(?:src|href|data-basemap)="(/static/[^"]*)"', html)
-    assert len(linked) >= 7 and all(re.search(r"-[0-9a-f]{16}\.(css|js|geojson)$", path) for path in linked), linked
+    linked = re.findall(r'(?:src|href|data-basemap|data-basemap-index)="(/static/[^"]*)"', html)
+    assert len(linked) >= 8 and all(re.search(r"-[0-9a-f]{16}\.(css|js|geojson|json)$", path) for path in linked), linked
+    # The map's detail: one file per state, each listed with its box in the index.
+    index = json.loads(fetch(server.url + [p for p in linked if "index" in p][0])[2])
+    nevada = [state for state in index["states"] if state["state"] == "NV"][0]
+    assert nevada["bbox"][0] < -119.8 < nevada["bbox"][2] and nevada["bbox"][1] < 39.5 < nevada["bbox"][3], nevada
+    assert len(index["states"]) >= 51
+    linked.append(nevada["url"])
+    detail = json.loads(fetch(server.url + nevada["url"])[2])
+    assert "Reno" in [f["properties"].get("name") for f in detail["features"]]
     for path in linked:
         status, zipped, body = fetch(server.url + path, {"Accept-Encoding": "br, gzip;q=0.8"})
         assert status == 200 and zipped["Cache-Control"] == "public, max-age=31536000, immutable", (path, dict(zipped))

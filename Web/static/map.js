@@ -35,6 +35,56 @@
       }
     }).addTo(map);
   });
+  // Detail at city zoom (7 and closer): county lines and place names, one file per U.S. state,
+  // fetched for the states in view (their boxes are in the index) and kept once fetched.
+  var detailIndex = null, detailLoaded = {}, places = [];
+  var detailLines = L.layerGroup().addTo(map), placeLabels = L.layerGroup().addTo(map);
+  function labelPlaces() {
+    placeLabels.clearLayers();
+    var zoom = map.getZoom();
+    if (zoom < 7) { return; }
+    // Larger places first; the smaller ones as the map zooms in; at most 40 names at once.
+    var least = zoom >= 11 ? 10000 : zoom >= 10 ? 25000 : zoom >= 9 ? 50000 : zoom >= 8 ? 100000 : 250000;
+    var bounds = map.getBounds(), shown = 0;
+    for (var i = 0; i < places.length && shown < 40; i++) {
+      var place = places[i];
+      if (place.population < least || !bounds.contains(place.at)) { continue; }
+      placeLabels.addLayer(L.marker(place.at, {
+        icon: L.divIcon({ className: 'place-label', html: '', iconSize: null }), interactive: false, keyboard: false, pane: 'base'
+      }).bindTooltip(place.name, { permanent: true, direction: 'center', className: 'place-name', interactive: false }));
+      shown++;
+    }
+  }
+  function loadDetail() {
+    var url = element.getAttribute('data-basemap-index');
+    if (map.getZoom() < 7 || !url) { labelPlaces(); return; }
+    var ready = detailIndex ? Promise.resolve(detailIndex) : fetch(url).then(function (r) { return r.json(); });
+    ready.then(function (index) {
+      detailIndex = index;
+      var view = map.getBounds();
+      index.states.forEach(function (state) {
+        var box = L.latLngBounds([state.bbox[1], state.bbox[0]], [state.bbox[3], state.bbox[2]]);
+        if (detailLoaded[state.state] || !view.intersects(box)) { return; }
+        detailLoaded[state.state] = true;
+        fetch(state.url).then(function (r) { return r.json(); }).then(function (data) {
+          data.features.forEach(function (feature) {
+            if (feature.properties.kind === 'place') {
+              places.push({ name: feature.properties.name, population: feature.properties.population,
+                            at: L.latLng(feature.geometry.coordinates[1], feature.geometry.coordinates[0]) });
+            } else {
+              detailLines.addLayer(L.geoJSON(feature, { pane: 'base', interactive: false,
+                                                         style: { color: '#a8a29e', weight: 0.8, dashArray: '3 3' } }));
+            }
+          });
+          places.sort(function (a, b) { return b.population - a.population; });
+          labelPlaces();
+        });
+      });
+      labelPlaces();
+    });
+  }
+  map.on('moveend', loadDetail);
+
   var lat = parseFloat(element.dataset.lat), lon = parseFloat(element.dataset.lon);
   var origin = isNaN(lat) ? null : L.latLng(lat, lon);
   // Three markers a patient tells apart, each labelled (the legend under the map says the

@@ -50,19 +50,42 @@ struct WebAssets: Sendable {
         }
         // The base map is kept compressed; the few clients that refuse gzip get it inflated.
         let basemap = root.appendingPathComponent("Data/basemap.geojson.gz")
-        if let data = FileManager.default.contents(atPath: basemap.path), let inflated = Gzip.decompress([UInt8](data)) {
-            contents.append(("/static/basemap.geojson", "application/geo+json", inflated))
-        }
         var files: [String: StaticFile] = [:], paths: [String: String] = [:]
-        for (path, type, bytes) in contents {
+        /// A file at its path and its fingerprinted path; `packed`: its gzip as kept on disk.
+        func add(_ path: String, _ type: String, _ bytes: [UInt8], packed: [UInt8]? = nil) -> String {
             let hash = SHA256.hash(data: bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
             let compressible = !type.hasPrefix("image/png")
-            let gzipped = compressible ? Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil } : nil
+            let gzipped = packed.map { ByteBuffer(bytes: $0) }
+                ?? (compressible ? Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil } : nil)
             let body = ByteBuffer(bytes: bytes), etag = "\"\(hash)\""
             let fingerprinted = Names.fingerprinted(path, hash: hash)
             files[path] = StaticFile(type: type, body: body, gzipped: gzipped, etag: etag, fingerprinted: false)
             files[fingerprinted] = StaticFile(type: type, body: body, gzipped: gzipped, etag: etag, fingerprinted: true)
             paths[Names.key(path)] = fingerprinted
+            return fingerprinted
+        }
+        for (path, type, bytes) in contents { _ = add(path, type, bytes) }
+        if let data = FileManager.default.contents(atPath: basemap.path), let inflated = Gzip.decompress([UInt8](data)) {
+            _ = add("/static/basemap.geojson", "application/geo+json", inflated, packed: [UInt8](data))
+        }
+        // The map's detail at city zoom, one file per state (`Data/basemap-detail/ST.geojson.gz`,
+        // scripts/derive-basemap-detail.py), and their index: each state's box and address.
+        let detail = root.appendingPathComponent("Data/basemap-detail", isDirectory: true)
+        var index: [[String: Any]] = []
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: detail.path)) ?? []).sorted() where name.hasSuffix(".geojson.gz") {
+            // The box is the collection's first member (the script writes it so): read from the head.
+            guard let data = FileManager.default.contents(atPath: detail.appendingPathComponent(name).path),
+                  let inflated = Gzip.decompress([UInt8](data)),
+                  let head = String(bytes: inflated.prefix(200), encoding: .utf8)?.firstMatch(of: #/"bbox":\[([-0-9.,]+)\]/#)
+            else { continue }
+            let box = head.output.1.split(separator: ",").compactMap { Double($0) }
+            guard box.count == 4 else { continue }
+            let state = String(name.dropLast(".geojson.gz".count))
+            index.append(["state": state, "bbox": box,
+                          "url": add("/static/basemap/\(state).geojson", "application/geo+json", inflated, packed: [UInt8](data))])
+        }
+        if let json = try? JSONSerialization.data(withJSONObject: ["states": index], options: [.sortedKeys]) {
+            _ = add("/static/basemap/index.json", "application/json", [UInt8](json))
         }
         return WebAssets(library: library, files: files, paths: paths)
     }

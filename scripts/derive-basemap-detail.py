@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Derives Data/basemap-detail/ST.geojson.gz, one file per U.S. state: the web map's detail at
+city zoom, loaded by the map for the states in view once it is zoomed in to 7 or more (no tile
+server). Each file has its `bbox`, which the server indexes.
+
+- U.S. county boundaries: the Census Bureau's 2016 cartographic boundary file
+  `cb_2016_us_county_500k` (public domain), as shipped in the PyPI package plotly-geo 1.0.0,
+  simplified to ~0.005° (about 500 m) and drawn as lines. Alaska's islands west of 180° are
+  moved by -360°, as in the base layer.
+- Place names: the U.S. places of 10,000 people or more from the project's own gazetteer
+  (Data/gazetteer.db: GeoNames, CC BY 4.0, see docs/DATA.md), with their population, so the
+  map labels the larger ones first.
+
+    python3 -m venv /tmp/geo && /tmp/geo/bin/pip install plotly-geo==1.0.0 pyshp==3.1.6 shapely==2.2.0
+    /tmp/geo/bin/python scripts/derive-basemap-detail.py
+
+The whole is checked to stay under 1.5 MB compressed, and each state under 200 KB (docs/DATA.md).
+"""
+import gzip
+import json
+import os
+import sqlite3
+import sys
+
+import shapefile
+import shapely
+from shapely.geometry import mapping, shape
+
+import _plotly_geo
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUTPUT = os.path.join(ROOT, "Data", "basemap-detail")
+BUDGET, STATE_BUDGET = 1_500_000, 200_000
+
+
+def rounded(geometry, digits):
+    def walk(value):
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], (int, float)):
+            return [round(value[0], digits), round(value[1], digits)]
+        return [walk(item) for item in value]
+    data = mapping(geometry)
+    return {"type": data["type"], "coordinates": walk(data["coordinates"])}
+
+
+def west_of_180(coordinates):
+    moved = coordinates.copy()
+    moved[moved[:, 0] > 0, 0] -= 360
+    return moved
+
+
+def states():
+    """USPS code by FIPS code, and each state's outline (for its box)."""
+    path = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data", "cb_2016_us_state_500k.shp")
+    reader = shapefile.Reader(path)
+    fields = [field[0] for field in reader.fields[1:]]
+    result = {}
+    for record in reader.iterShapeRecords():
+        properties = dict(zip(fields, record.record))
+        geometry = shape(record.shape.__geo_interface__)
+        if properties["STUSPS"] == "AK":
+            geometry = shapely.transform(geometry, west_of_180)
+        result[properties["STATEFP"]] = (properties["STUSPS"], geometry)
+    return result
+
+
+def county_lines(fips):
+    """Each state's county boundaries as lines (shared edges once), simplified together."""
+    path = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data", "cb_2016_us_county_500k.shp")
+    reader = shapefile.Reader(path)
+    fields = [field[0] for field in reader.fields[1:]]
+    by_state = {}
+    for record in reader.iterShapeRecords():
+        properties = dict(zip(fields, record.record))
+        geometry = shape(record.shape.__geo_interface__)
+        if properties.get("STATEFP") == "02":
+            geometry = shapely.transform(geometry, west_of_180)
+        by_state.setdefault(properties["STATEFP"], []).append(geometry)
+    result = {}
+    for code, polygons in by_state.items():
+        if code not in fips:
+            continue
+        simplified = shapely.coverage_simplify(polygons, TOLERANCE)
+        result[fips[code][0]] = shapely.union_all([shapely.boundary(polygon) for polygon in simplified])
+    return result
+
+
+def places():
+    """The U.S. places of 10,000 people or more, by state (GeoNames' admin1 is the USPS code)."""
+    connection = sqlite3.connect(os.path.join(ROOT, "Data", "gazetteer.db"))
+    rows = connection.execute(
+        "SELECT admin1, name, population, lat, lon FROM place WHERE country = 'US' AND population >= 10000 "
+        "ORDER BY population DESC")
+    result = {}
+    for state, name, population, lat, lon in rows:
+        result.setdefault(state, []).append(
+            {"type": "Feature", "properties": {"kind": "place", "name": name, "population": population},
+             "geometry": {"type": "Point", "coordinates": [round(lon, 3), round(lat, 3)]}})
+    return result
+
+
+def main():
+    fips = states()
+    lines = county_lines(fips)
+    names = places()
+    os.makedirs(OUTPUT, exist_ok=True)
+    total = 0
+    for code, (state, outline) in sorted(fips.items(), key=lambda item: item[1][0]):
+        features = []
+        if state in lines:
+            features.append({"type": "Feature", "properties": {"kind": "county"}, "geometry": rounded(lines[state], 3)})
+        features += names.get(state, [])
+        west, south, east, north = outline.bounds
+        collection = {"type": "FeatureCollection", "bbox": [round(west, 3), round(south, 3), round(east, 3), round(north, 3)],
+                      "properties": {"state": state, "sources": [
+                          "U.S. Census Bureau cb_2016_us_county_500k (public domain), via PyPI plotly-geo 1.0.0",
+                          "GeoNames places of 10,000 people or more (CC BY 4.0), via Data/gazetteer.db"]},
+                      "features": features}
+        packed = gzip.compress(json.dumps(collection, separators=(",", ":"), ensure_ascii=False).encode(), 9, mtime=0)
+        if len(packed) > STATE_BUDGET:
+            sys.exit(f"{state}: {len(packed)} bytes compressed, over {STATE_BUDGET}")
+        with open(os.path.join(OUTPUT, state + ".geojson.gz"), "wb") as handle:
+            handle.write(packed)
+        total += len(packed)
+    if total > BUDGET:
+        sys.exit(f"detail too large: {total} bytes compressed")
+    print(f"{OUTPUT}: {len(fips)} states, {sum(len(v) for v in names.values())} places, {total} bytes compressed")
+
+
+TOLERANCE = 0.005
+
+if __name__ == "__main__":
+    main()
