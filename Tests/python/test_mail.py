@@ -9,7 +9,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 
-from conftest import CLINIC_BIN, Server, calendar_parts, code_from, text_part
+from conftest import CLINIC_BIN, PASSWORD, Server, calendar_parts, code_from, text_part
 from icscheck import starts, utc
 
 DIRECTORY = """external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
@@ -185,3 +185,50 @@ def test_a_password_goes_only_over_tls(clinic, smtp, tmp_path):
         assert ("mailer", "wrong") in secure.logins and ("mailer", "s3cret") in secure.logins
     finally:
         secure.stop()
+
+
+def test_an_address_is_added_and_confirmed_on_the_web(clinic, smtp, tmp_path):
+    """Issue 30's profile on the web: a patient adds an e-mail address, the six-digit code
+    arrives through the real SMTP server, typed on the profile page it confirms the address;
+    a wrong code is refused and changes nothing; the address can be removed."""
+    from selenium.webdriver.common.by import By
+    from test_web import Checked, browser, go
+    path = os.path.join(str(tmp_path), "directory.csv")
+    with open(path, "w") as handle:
+        handle.write(DIRECTORY)
+    clinic.run("init", "--empty")
+    clinic.run("admin", "import-clinics", path, "--demo")
+    clinic.register("webmail")
+    server = Server(clinic, smtp.env)
+    driver = browser(size=(390, 844))
+    page = Checked(driver)
+    try:
+        driver.get(server.url + "/login")
+        driver.find_element(By.ID, "login").send_keys("webmail")
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        page.get(server.url + "/profile")
+        assert driver.find_elements(By.ID, "email-none")
+        driver.find_element(By.ID, "address").send_keys("webmail@example.org")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#email-set button"))
+        page.audit()
+        assert "webmail@example.org" in driver.find_element(By.CSS_SELECTOR, "p.notice").text
+        smtp.mailbox.wait_for(1)
+        (_, recipients, message), = smtp.mailbox.snapshot()
+        assert recipients == ["webmail@example.org"]
+        code = code_from(message)
+        wrong = "000000" if code != "000000" else "111111"
+        driver.find_element(By.ID, "code").send_keys(wrong)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#email-confirm button"))
+        assert driver.find_elements(By.CSS_SELECTOR, "p.error[role=alert]") and driver.find_elements(By.ID, "email-none")
+        driver.find_element(By.ID, "code").send_keys(code)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#email-confirm button"))
+        page.audit()
+        assert "webmail@example.org" in driver.find_element(By.ID, "email-current").text
+        assert clinic.json("profile", "email")["email"] == "webmail@example.org"
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#email-remove button"))
+        assert driver.find_elements(By.ID, "email-none")
+    finally:
+        driver.quit()
+        server.stop()
+    assert clinic.json("profile", "email").get("email") is None

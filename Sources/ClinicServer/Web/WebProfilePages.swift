@@ -25,6 +25,9 @@ struct WebProfilePages {
         patient.post("/profile/delete", use: deleteAccount)
         patient.post("/sessions/:id/end", use: endSession)
         patient.post("/sessions/others/end", use: endOtherSessions)
+        patient.post("/profile/email", use: setEmail)
+        patient.post("/profile/email/confirm", use: confirmEmail)
+        patient.post("/profile/email/remove", use: removeEmail)
         patient.get("/profile/access-log", use: accessLog)
     }
 
@@ -139,6 +142,40 @@ struct WebProfilePages {
         return dependencies.redirect("/profile", web)
     }
 
+    /// An e-mail address to confirm: the API's flow (`setEmail`: a six-digit code goes to it
+    /// through the outbox; the address in use stays until the new one is confirmed).
+    @Sendable func setEmail(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let address = form["address"] ?? ""
+        do {
+            let status = try await dependencies.work(web) { [system] in try system.clients.setEmail(clientId: patient.id ?? 0, address: address) }
+            let words = WebText.labels(web.language)
+            return try await profilePage(web, notice: "\(words["codeSent"] ?? "") \(status.pending ?? address)")
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language), typed: ["typedAddress": address])
+        }
+    }
+
+    @Sendable func confirmEmail(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
+        do {
+            _ = try await dependencies.work(web) { [system] in try system.clients.confirmEmail(clientId: patient.id ?? 0, code: code) }
+            return try await profilePage(web, notice: WebText.labels(web.language)["emailConfirmed"])
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+    }
+
+    @Sendable func removeEmail(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        _ = try await dependencies.form(request, context, web)
+        try await dependencies.work(web) { [system] in try system.clients.removeEmail(clientId: patient.id ?? 0) }
+        return try await profilePage(web, notice: WebText.labels(web.language)["emailRemoved"])
+    }
+
     /// "Sign out everywhere else": every session of the patient but this browser's ends.
     @Sendable func endOtherSessions(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
@@ -169,7 +206,8 @@ struct WebProfilePages {
         }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
-            "house": client.house, "city": client.city, "email": client.email ?? "",
+            "house": client.house, "city": client.city, "email": WebFormat.section(client.email),
+            "pendingEmail": WebFormat.section(client.pendingEmail),
             "languages": [["value": "en", "label": "English", "selected": client.language == .en],
                           ["value": "ru", "label": "Русский", "selected": client.language == .ru]],
             "sessions": sessions.map { session in
