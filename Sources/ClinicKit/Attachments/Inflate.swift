@@ -35,35 +35,11 @@ enum Inflate {
         return nil
     }
 
-    /// The inflated bytes (nil when they are not a zlib stream), at most `budget` of them.
+    /// The inflated bytes (nil when they are not a zlib stream), at most `budget` of them
+    /// (and what came out before a stream broke off).
     static func inflate(_ input: ArraySlice<UInt8>, budget: inout Int) -> Data? {
-        var stream = z_stream()
-        guard inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var output = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var input = Array(input)
-        let inflated: Bool = input.withUnsafeMutableBufferPointer { source in
-            stream.next_in = source.baseAddress
-            stream.avail_in = uInt(source.count)
-            while true {
-                let status = buffer.withUnsafeMutableBufferPointer { target -> Int32 in
-                    stream.next_out = target.baseAddress
-                    stream.avail_out = uInt(target.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
-                }
-                let produced = buffer.count - Int(stream.avail_out)
-                budget -= produced
-                output.append(contentsOf: buffer[0..<produced])
-                if budget <= 0 { return !output.isEmpty }
-                switch status {
-                case Z_STREAM_END: return true
-                case Z_OK: if stream.avail_in == 0 && produced == 0 { return !output.isEmpty }
-                case Z_BUF_ERROR: return !output.isEmpty
-                default: return !output.isEmpty
-                }
-            }
-        }
-        return inflated ? output : nil
+        let result = Gzip.inflate(Array(input), windowBits: 15, limit: max(0, budget))
+        budget -= result.output.count
+        return result.finished || !result.output.isEmpty ? Data(result.output) : nil
     }
 }

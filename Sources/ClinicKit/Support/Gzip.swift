@@ -30,31 +30,41 @@ public enum Gzip {
     /// The bytes a gzip (or zlib) stream holds, at most `limit` of them; nil when the stream is
     /// broken or inflates past the limit.
     public static func decompress(_ bytes: [UInt8], limit: Int = 256 * 1024 * 1024) -> [UInt8]? {
-        var stream = z_stream()
         // 15 + 32: the header (gzip or zlib) is detected.
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        let result = inflate(bytes, windowBits: 15 + 32, limit: limit)
+        return result.finished && result.output.count <= limit ? result.output : nil
+    }
+
+    /// zlib's inflate of `input` (`windowBits` as `inflateInit2` takes them), stopping once
+    /// more than `limit` bytes came out: what came out, and whether the stream ended cleanly.
+    /// Shared with `Inflate`, which looks into a PDF's streams with a budget.
+    static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int) -> (output: [UInt8], finished: Bool) {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return ([], false) }
         defer { inflateEnd(&stream) }
         var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        var input = bytes
-        return input.withUnsafeMutableBufferPointer { source -> [UInt8]? in
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var input = input
+        let finished = input.withUnsafeMutableBufferPointer { source -> Bool in
             stream.next_in = source.baseAddress
             stream.avail_in = uInt(source.count)
             while true {
                 let status = buffer.withUnsafeMutableBufferPointer { target -> Int32 in
                     stream.next_out = target.baseAddress
                     stream.avail_out = uInt(target.count)
-                    return inflate(&stream, Z_NO_FLUSH)
+                    return CZlib.inflate(&stream, Z_NO_FLUSH)
                 }
-                output.append(contentsOf: buffer[0..<(buffer.count - Int(stream.avail_out))])
-                if output.count > limit { return nil }
+                let produced = buffer.count - Int(stream.avail_out)
+                output.append(contentsOf: buffer[0..<produced])
+                if output.count > limit { return false }
                 switch status {
-                case Z_STREAM_END: return output
-                case Z_OK: continue
-                default: return nil
+                case Z_STREAM_END: return true
+                case Z_OK: if stream.avail_in == 0 && produced == 0 { return false }
+                default: return false
                 }
             }
         }
+        return (output, finished)
     }
 
     /// Whether a request's `Accept-Encoding` takes gzip: named (or `*`) without `q=0`.
