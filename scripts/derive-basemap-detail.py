@@ -14,12 +14,22 @@ server). Each file has its `bbox`, which the server indexes.
     python3 -m venv /tmp/geo && /tmp/geo/bin/pip install plotly-geo==1.0.0 pyshp==3.1.6 shapely==2.2.0
     /tmp/geo/bin/python scripts/derive-basemap-detail.py
 
-The whole is checked to stay under 1.5 MB compressed, and each state under 200 KB (docs/DATA.md).
+Beside them, Data/basemap-water/ST.geojson.gz holds each state's water: lake shores (GSHHG
+level 2, lakes of 2 km² or more) and major rivers (WDBII classes 1 and 2), from GSHHG 2.3.7
+(LGPL-3+) as shipped in Debian's gmt-gshhg-high and dumped by Debian's gmt (`gmt coast -M`),
+simplified to ~0.002°. They are files of their own because their licence is: LGPL-3+
+(Data/basemap-water/COPYING and COPYING.LESSER).
+
+    apt-get install gmt gmt-gshhg-high
+
+The whole is checked to stay under 1.5 MB compressed (2 MB with the water), and each state's
+file under 200 KB (docs/DATA.md).
 """
 import gzip
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 
 import shapely
@@ -30,7 +40,8 @@ from basemap_geometry import records, rounded, unwrap_alaska
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "Data", "basemap-detail")
-BUDGET, STATE_BUDGET = 1_500_000, 200_000
+WATER = os.path.join(ROOT, "Data", "basemap-water")
+BUDGET, WATER_BUDGET, STATE_BUDGET = 1_500_000, 500_000, 200_000
 PACKAGE_DATA = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data")
 
 
@@ -60,6 +71,37 @@ def county_lines(fips):
     return result
 
 
+def gmt_lines(box, *options):
+    """The line segments `gmt coast -M` dumps for the box (west, south, east, north)."""
+    west, south, east, north = box
+    text = subprocess.run(["gmt", "coast", "-R%.3f/%.3f/%.3f/%.3f" % (west - 0.01, east + 0.01, south - 0.01, north + 0.01),
+                           "-Dh", "-M", *options], check=True, capture_output=True, text=True).stdout
+    lines, current = [], []
+    for row in text.splitlines():
+        if row.startswith(">"):
+            if len(current) > 1:
+                lines.append(current)
+            current = []
+        elif row.strip():
+            lon, lat = row.split()[:2]
+            current.append((float(lon), float(lat)))
+    if len(current) > 1:
+        lines.append(current)
+    return shapely.MultiLineString(lines) if lines else None
+
+
+def water(box):
+    """Lake shores (level 2, 2 km² and more) and major rivers (classes 1 and 2) in the box."""
+    features = []
+    for kind, options in [("lake", ["-A2/2/2", "-W"]), ("river", ["-I1", "-I2"])]:
+        lines = gmt_lines(box, *options)
+        if lines is not None:
+            simple = lines.simplify(0.002)
+            if not simple.is_empty:
+                features.append({"type": "Feature", "properties": {"kind": kind}, "geometry": rounded(simple, 3)})
+    return features
+
+
 def places():
     """The U.S. places of 10,000 people or more, by state (GeoNames' admin1 is the USPS code)."""
     connection = sqlite3.connect(os.path.join(ROOT, "Data", "gazetteer.db"))
@@ -79,7 +121,8 @@ def main():
     lines = county_lines(fips)
     names = places()
     os.makedirs(OUTPUT, exist_ok=True)
-    total = 0
+    os.makedirs(WATER, exist_ok=True)
+    total = water_total = 0
     for code, (state, outline) in sorted(fips.items(), key=lambda item: item[1][0]):
         features = []
         if state in lines:
@@ -97,9 +140,20 @@ def main():
         with open(os.path.join(OUTPUT, state + ".geojson.gz"), "wb") as handle:
             handle.write(packed)
         total += len(packed)
-    if total > BUDGET:
-        sys.exit(f"detail too large: {total} bytes compressed")
-    print(f"{OUTPUT}: {len(fips)} states, {sum(len(v) for v in names.values())} places, {total} bytes compressed")
+        if state == "AK":
+            continue  # GMT's box cannot cross 180° as the state is drawn; Alaska has no water file
+        waters = {"type": "FeatureCollection", "bbox": collection["bbox"],
+                  "properties": {"state": state, "sources": [
+                      "GSHHG 2.3.7 (LGPL-3+): lake shores and WDBII rivers, via Debian gmt-gshhg-high and gmt coast"]},
+                  "features": water(outline.bounds)}
+        packed = gzip.compress(json.dumps(waters, separators=(",", ":")).encode(), 9, mtime=0)
+        with open(os.path.join(WATER, state + ".geojson.gz"), "wb") as handle:
+            handle.write(packed)
+        water_total += len(packed)
+    if total > BUDGET or water_total > WATER_BUDGET:
+        sys.exit(f"detail too large: {total} + {water_total} bytes compressed")
+    print(f"{OUTPUT}: {len(fips)} states, {sum(len(v) for v in names.values())} places, {total} bytes compressed; "
+          f"water {water_total} bytes")
 
 
 TOLERANCE = 0.005

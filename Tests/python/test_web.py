@@ -943,6 +943,9 @@ def test_static_files_are_fingerprinted_compressed_and_cached(site):
     linked.append(nevada["url"])
     detail = json.loads(fetch(server.url + nevada["url"])[2])
     assert "Reno" in [f["properties"].get("name") for f in detail["features"]]
+    linked.append(nevada["water"])
+    water = json.loads(fetch(server.url + nevada["water"])[2])
+    assert {"lake", "river"} <= {f["properties"]["kind"] for f in water["features"]}  # Lake Tahoe, the Truckee
     for path in linked:
         status, zipped, body = fetch(server.url + path, {"Accept-Encoding": "br, gzip;q=0.8"})
         assert status == 200 and zipped["Cache-Control"] == "public, max-age=31536000, immutable", (path, dict(zipped))

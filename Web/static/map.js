@@ -35,7 +35,8 @@
       }
     }).addTo(map);
   });
-  // Detail at city zoom (7 and closer): county lines and place names, one file per U.S. state,
+  // Detail at city zoom (7 and closer): county lines, place names, lake shores and major rivers
+  // (one file per U.S. state, and one for its water),
   // fetched for the states in view (their boxes are in the index) and kept once fetched.
   var detailIndex = null, detailLoaded = {}, places = [];
   var detailLines = L.layerGroup().addTo(map), placeLabels = L.layerGroup().addTo(map);
@@ -66,6 +67,13 @@
         var box = L.latLngBounds([state.bbox[1], state.bbox[0]], [state.bbox[3], state.bbox[2]]);
         if (detailLoaded[state.state] || !view.intersects(box)) { return; }
         detailLoaded[state.state] = true;
+        if (state.water) {
+          fetch(state.water).then(function (r) { return r.json(); }).then(function (data) {
+            detailLines.addLayer(L.geoJSON(data, { pane: 'base', interactive: false, style: function (feature) {
+              return feature.properties.kind === 'lake' ? { color: '#3b82f6', weight: 1.5 } : { color: '#60a5fa', weight: 1.2 };
+            } }));
+          });
+        }
         fetch(state.url).then(function (r) { return r.json(); }).then(function (data) {
           data.features.forEach(function (feature) {
             if (feature.properties.kind === 'place') {

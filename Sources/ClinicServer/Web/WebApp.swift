@@ -81,8 +81,14 @@ struct WebAssets: Sendable {
             let box = head.output.1.split(separator: ",").compactMap { Double($0) }
             guard box.count == 4 else { continue }
             let state = String(name.dropLast(".geojson.gz".count))
-            index.append(["state": state, "bbox": box,
-                          "url": add("/static/basemap/\(state).geojson", "application/geo+json", inflated, packed: [UInt8](data))])
+            var entry: [String: Any] = ["state": state, "bbox": box,
+                                        "url": add("/static/basemap/\(state).geojson", "application/geo+json", inflated, packed: [UInt8](data))]
+            // Its water (lake shores, major rivers; LGPL-3+, so a file of its own) when there is one.
+            let waterPath = root.appendingPathComponent("Data/basemap-water/\(name)").path
+            if let packed = FileManager.default.contents(atPath: waterPath), let water = Gzip.decompress([UInt8](packed)) {
+                entry["water"] = add("/static/basemap/\(state)-water.geojson", "application/geo+json", water, packed: [UInt8](packed))
+            }
+            index.append(entry)
         }
         if let json = try? JSONSerialization.data(withJSONObject: ["states": index], options: [.sortedKeys]) {
             _ = add("/static/basemap/index.json", "application/json", [UInt8](json))
