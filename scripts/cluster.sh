@@ -56,6 +56,17 @@ alive() {
   [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
 }
 pid_of() { [ -f "$1" ] && head -n 1 "$1" || true; }
+# A process's start time (clock ticks since boot, /proc/PID/stat's 22nd field).
+started_at() { sed -n 's/.*) //p' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20; }
+# A pid file of ours: the pid, then its start time. With pid_max at 32768 a pid comes round
+# again within minutes of a test's processes; the start time tells the one we started from a
+# stranger that has its number since (which must be neither called "running" nor killed).
+record_pid() { printf '%s\n%s\n' "$1" "$(started_at "$1")" > "$2"; }
+# The pid of the file if that very process still runs (a zombie does not), else nothing.
+running_pid() {
+  local pid since; pid=$(pid_of "$1"); since=$([ -f "$1" ] && sed -n 2p "$1" || true)
+  alive "$pid" && { [ -z "$since" ] || [ "$(started_at "$pid")" = "$since" ]; } && echo "$pid" || true
+}
 
 # Polls `$@` until it succeeds; fails after $1 seconds with what $2 says.
 wait_for() {
@@ -74,7 +85,7 @@ start_etcd() {
     --listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
     --initial-cluster "e1=http://127.0.0.1:$etcd_peer" --initial-cluster-state new \
     --initial-cluster-token "clinic-$etcd_peer" >"$dir/etcd.log" 2>&1 < /dev/null &
-  echo $! > "$dir/etcd.pid"
+  record_pid $! "$dir/etcd.pid"
 }
 
 start_member() {
@@ -85,12 +96,12 @@ start_member() {
   else
     setsid patroni "$dir/$name/patroni.yml" >>"$dir/$name/patroni.log" 2>&1 < /dev/null &
   fi
-  echo $! > "$dir/$name/patroni.pid"
+  record_pid $! "$dir/$name/patroni.pid"
 }
 
 start_haproxy() {
   setsid haproxy -db -f "$dir/haproxy.cfg" >"$dir/haproxy.log" 2>&1 < /dev/null &
-  echo $! > "$dir/haproxy.pid"
+  record_pid $! "$dir/haproxy.pid"
 }
 
 start_server() {
@@ -107,7 +118,7 @@ start_server() {
     export CLINIC_SESSION="$dir/session" CLINIC_STAFF_SESSION="$dir/staff-session"
     export HOME=$dir
     setsid "$clinic_bin" serve --host 127.0.0.1 --port "$port" >"$dir/server$index.out" 2>>"$dir/server$index.log" < /dev/null &
-    echo $! > "$dir/server$index.pid"
+    record_pid $! "$dir/server$index.pid"
   )
 }
 
@@ -148,19 +159,13 @@ up() {
   [ ${#dir} -le 80 ] || die "$dir is too long for PostgreSQL's socket path"
   chmod 755 "$dir"
   # A failure half-way leaves what was started running: say how to stop it (the logs stay).
-  trap 'code=$?; [ $code -eq 0 ] || echo "cluster.sh: up failed; the logs are in $dir; CLUSTER_DIR=$dir $0 down stops what was started" >&2' EXIT
-  # Free ports on loopback, all at once (each bound until all are chosen).
-  python3 - "$dir/ports" <<'EOF'
-import socket, sys
-names = ["etcd_client", "etcd_peer", "n1_pg", "n1_rest", "n2_pg", "n2_rest", "primary_port", "replicas_port",
-         "http_port", "stats_port", "server1_port", "server2_port"]
-sockets = []
-for _ in names:
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); sockets.append(s)
-with open(sys.argv[1], "w") as out:
-    for name, s in zip(names, sockets):
-        out.write(f"{name}={s.getsockname()[1]}\n")
-EOF
+  # The ends of the logs go with the message, so that a CI run that fails says why.
+  trap 'code=$?; [ $code -eq 0 ] || { echo "cluster.sh: up failed; the logs are in $dir; CLUSTER_DIR=$dir $0 down stops what was started" >&2
+        for log in "$dir"/etcd.log "$dir"/n1/patroni.log "$dir"/n1/*.csv "$dir"/n1/log/*; do
+          [ -f "$log" ] && { echo "--- $log" >&2; tail -n 15 "$log" >&2; }; done; }' EXIT
+  # Free ports on loopback, all at once, below the ephemeral range (scripts/free-ports.py says why).
+  python3 "$root/scripts/free-ports.py" 12 etcd_client etcd_peer n1_pg n1_rest n2_pg n2_rest primary_port replicas_port \
+    http_port stats_port server1_port server2_port > "$dir/ports"
   secret() { head -c 24 /dev/urandom | base64 | tr -d '/+='; }
   (umask 077
    { echo "superuser_password=$(secret)"; echo "replication_password=$(secret)"
@@ -234,11 +239,18 @@ folder = os.environ["DIR"]
 ports = dict(line.strip().split("=", 1) for line in open(os.path.join(folder, "ports")) if "=" in line)
 
 def pid(path):
-    """The pid in the file if that process runs (a zombie does not)."""
+    """The pid in the file if that process runs (a zombie does not) and, when the file has its
+    start time (record_pid), is the very process started, not another with its number since."""
     try:
-        value = int(open(path).readline().strip())
+        lines = open(path).read().splitlines()
+        value = int(lines[0])
+        # Ours are two lines (record_pid); PostgreSQL's postmaster.pid has its own layout.
+        since = lines[1].strip() if len(lines) == 2 and lines[1].strip().isdigit() else None
         with open(f"/proc/{value}/stat") as stat:
-            return None if stat.read().rsplit(")", 1)[1].split()[0] == "Z" else value
+            fields = stat.read().rsplit(")", 1)[1].split()
+        if fields[0] == "Z" or (since is not None and fields[19] != since):
+            return None
+        return value
     except (OSError, ValueError, IndexError):
         return None
 
@@ -278,20 +290,21 @@ EOF
 
 down() {
   load
-  # The servers, the balancer, Patroni (which stops its PostgreSQL), etcd: by the pids recorded.
+  # The servers, the balancer, Patroni (which stops its PostgreSQL), etcd: by the pids recorded
+  # (running_pid: the very processes started, not others that have their numbers since).
   for file in "$dir"/server*.pid "$dir/haproxy.pid"; do
-    local pid; pid=$(pid_of "$file")
-    alive "$pid" && kill "$pid" 2>/dev/null || true
+    local pid; pid=$(running_pid "$file")
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   done
   for name in $members; do
-    local pid; pid=$(pid_of "$dir/$name/patroni.pid")
-    alive "$pid" && kill "$pid" 2>/dev/null || true
+    local pid; pid=$(running_pid "$dir/$name/patroni.pid")
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   done
   for name in $members; do
-    local pid; pid=$(pid_of "$dir/$name/patroni.pid")
     local deadline=$((SECONDS + 30))
-    while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-    alive "$pid" && kill -9 "$pid" 2>/dev/null || true
+    while [ -n "$(running_pid "$dir/$name/patroni.pid")" ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    local pid; pid=$(running_pid "$dir/$name/patroni.pid")
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
     # A PostgreSQL whose Patroni was killed keeps running: stop it by its own pid.
     local postmaster; postmaster=$(pid_of "$dir/$name/data/postmaster.pid")
     if alive "$postmaster"; then
@@ -301,13 +314,13 @@ down() {
       alive "$postmaster" && kill -9 "$postmaster" 2>/dev/null || true
     fi
   done
-  local pid; pid=$(pid_of "$dir/etcd.pid")
-  alive "$pid" && kill "$pid" 2>/dev/null || true
+  local pid; pid=$(running_pid "$dir/etcd.pid")
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   for file in "$dir"/server*.pid "$dir/haproxy.pid" "$dir/etcd.pid"; do
-    pid=$(pid_of "$file")
     local deadline=$((SECONDS + 15))
-    while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-    alive "$pid" && kill -9 "$pid" 2>/dev/null || true
+    while [ -n "$(running_pid "$file")" ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    pid=$(running_pid "$file")
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$dir"
 }
@@ -320,14 +333,14 @@ case "$command" in
     load
     name=${1:-}
     case " $members " in *" $name "*) ;; *) die "no member '$name' (members: $members)" ;; esac
-    alive "$(pid_of "$dir/$name/patroni.pid")" && die "Patroni $name is running"
+    [ -n "$(running_pid "$dir/$name/patroni.pid")" ] && die "Patroni $name is running"
     start_member "$name"
     ;;
   start-server)
     load
     index=${1:-}
     case "$index" in 1|2) ;; *) die "no server '$index' (1 or 2)" ;; esac
-    alive "$(pid_of "$dir/server$index.pid")" && die "server $index is running"
+    [ -n "$(running_pid "$dir/server$index.pid")" ] && die "server $index is running"
     start_server "$index"
     port_var="server${index}_port"
     wait_for 60 "server $index" curl -fsS --max-time 2 "http://127.0.0.1:${!port_var}/readyz"

@@ -52,8 +52,9 @@ case "$command" in
     if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir/data" "$dir/socket"; fi
     chmod 700 "$dir/data"
     chmod 755 "$dir/socket"
-    # A free port on loopback (the socket's name carries it too).
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > "$dir/port"
+    # A free port on loopback below the ephemeral range (scripts/free-ports.py says why; the
+    # socket's name carries it too).
+    python3 "$(dirname "${BASH_SOURCE[0]}")/free-ports.py" 1 > "$dir/port"
     port=$(cat "$dir/port")
     # A CA and the server's certificate, for the TLS tests.
     mkdir -p "$dir/tls"

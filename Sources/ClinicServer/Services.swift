@@ -80,7 +80,8 @@ final class MapCache: Service, Sendable {
     let pool: BlockingPool
     private let cached = NIOLockedValueBox<(version: String, map: Encoded)?>(nil)
 
-    /// The map's clinics encoded: JSON, its gzip, and the `ETag` of the directory's version.
+    /// The map's clinics encoded: JSON, its gzip, and its `ETag` (a hash of the JSON, the same
+    /// on every server of a database).
     struct Encoded: Sendable {
         let body: ByteBuffer
         let gzipped: ByteBuffer?
@@ -109,7 +110,9 @@ final class MapCache: Service, Sendable {
             return try await pool.run { [system, cached] in
                 let (version, clinics) = try system.clinics.mapClinics()
                 let json = try Shapes.encoder(pretty: false).encode(MapJSON(clinics))
-                let tag = SHA256.hash(data: Data(version.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+                // The tag names the bytes, not only the directory's version: a new release that
+                // words the specializations otherwise is a new tag too.
+                let tag = SHA256.hash(data: json).prefix(12).map { String(format: "%02x", $0) }.joined()
                 let map = Encoded(body: ByteBuffer(bytes: json), gzipped: Gzip.compress([UInt8](json)).map { ByteBuffer(bytes: $0) },
                                   etag: "\"map-\(tag)\"")
                 cached.withLockedValue { $0 = (version, map) }

@@ -116,9 +116,13 @@ class Mailbox:
 
 
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A free port below the ephemeral range (scripts/free-ports.py says why)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "free_ports", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "free-ports.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.free_ports(1)[0]
 
 
 class SMTPServer:
