@@ -94,6 +94,12 @@ import Testing
         #expect(refused?.key == .departmentNotFound)
         // Without a day, no slots are read.
         #expect(try system.bookingChoices(clinicId: la1, departmentId: therapy.id).freeSlots.isEmpty)
+        // Without a day but with `firstFreeDay`: the first marked free day, and its free times, as a day's query gives them.
+        let first = try system.bookingChoices(clinicId: la1, departmentId: therapy.id, firstFreeDay: true)
+        let chosen = try #require(first.chosenDay)
+        #expect(chosen.dayText == first.freeDays.min())
+        #expect(!first.freeSlots.isEmpty)
+        #expect(first.freeSlots == (try system.appointments.slots(departmentId: therapy.id ?? 0, from: chosen, days: 1).filter(\.isAvailable)))
     }
 
     @Test func appointmentsComeWithTheirClinicAndDepartment() throws {

@@ -87,6 +87,8 @@ public struct BookingChoices: Sendable {
     /// The days (`YYYY-MM-DD`, the clinic's) among the next `BookingChoices.days` that have a
     /// free time for the department, visit type and doctor chosen: a day picker marks them.
     public var freeDays: Set<String> = []
+    /// The day whose free times `freeSlots` are: the one asked for, or the first free one.
+    public var chosenDay: LocalDateTime?
 
     /// How many days ahead the booking's day picker offers.
     public static let days = 14
@@ -144,11 +146,15 @@ extension ClinicSystem {
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is
     /// `not_found`, as one that does not exist.
+    /// With `firstFreeDay` and no `day`, the day is the first of the next `BookingChoices.days`
+    /// with a free time (`chosenDay`), from the same look-ahead that marks the free days.
     public func bookingChoices(clinicId: Int64, departmentId: Int64? = nil, visitTypeId: Int64? = nil,
-                               doctorId: Int64? = nil, day: LocalDateTime? = nil, now: Date = Date()) throws -> BookingChoices {
+                               doctorId: Int64? = nil, day: LocalDateTime? = nil, firstFreeDay: Bool = false,
+                               now: Date = Date()) throws -> BookingChoices {
         let clinic = try clinics.getClinicById(clinicId)
         let list = try departments.getDepartmentsByClinicId(clinicId)
         var visitTypes: [VisitType] = [], slots: [Slot] = [], doctors: [Doctor] = [], freeDays: Set<String> = []
+        var chosen: LocalDateTime?
         if let departmentId {
             guard list.contains(where: { $0.id == departmentId }) else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
@@ -166,11 +172,17 @@ extension ClinicSystem {
             if let day {
                 slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: 1,
                                                visitTypeId: visitTypeId).filter(\.isAvailable)
+            } else if firstFreeDay, let first = ahead.first {
+                // The look-ahead's own slots of its first free day: no second query.
+                let firstDay = LocalDateTime.of(first.start, in: clinic.zone).dayText
+                chosen = LocalDateTime.of(first.start, in: clinic.zone).at(minuteOfDay: 0)
+                slots = ahead.filter { LocalDateTime.of($0.start, in: clinic.zone).dayText == firstDay }
             }
         }
         var choices = BookingChoices(clinic: clinic, departments: list, visitTypes: visitTypes, freeSlots: slots)
         choices.doctors = doctors
         choices.freeDays = freeDays
+        choices.chosenDay = day ?? chosen
         return choices
     }
 

@@ -92,23 +92,14 @@ struct WebClinicPages {
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
         let doctorId = request.query("doctor").flatMap { $0.isEmpty ? nil : Int64($0) }
         let chosenDay = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        var choices = try await dependencies.work(web) { [system] in
+        // No day chosen yet: the first day with a free time is (the picker marks the others).
+        let choices = try await dependencies.work(web) { [system] in
             try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
-                                      day: chosenDay)
+                                      day: chosenDay, firstFreeDay: true)
         }
-        let clinic = choices.clinic
+        let clinic = choices.clinic, day = choices.chosenDay
         let today = LocalDateTime.of(Date(), in: clinic.zone)
         let days = (0..<BookingChoices.days).map { today.adding(days: $0) }
-        // No day chosen yet: the first day with a free time is (the picker marks the others).
-        var day = chosenDay
-        if day == nil, departmentId != nil, let first = days.first(where: { choices.freeDays.contains($0.dayText) }) {
-            day = first
-            let firstDay = first
-            choices = try await dependencies.work(web) { [system] in
-                try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
-                                          day: firstDay)
-            }
-        }
         var values: [String: Any] = [
             "id": id, "name": clinic.name, "timeZone": clinic.timeZone,
             "clinicAddress": "\(clinic.address), \(clinic.city), \(clinic.state) \(clinic.zip)",
