@@ -19,8 +19,17 @@ extension PostgresStore {
         resources.migrations.appendingPathComponent("postgres", isDirectory: true)
     }
 
+    /// The version after which appointments' notes are sealed (Migrations/postgres/0006).
+    public static let sealedNotesVersion = 6
+
     /// Moves the schema to `target` (default: the latest), up or down. Returns the versions
     /// applied (up) or reverted (down), in the order they ran.
+    ///
+    /// The notes are sealed and opened in transactions of their own (the work is the seam's, and
+    /// a seam transaction blocks its thread): before a move down past `sealedNotesVersion`
+    /// they are opened, and after any move that ends at or above it the notes still in clear
+    /// are sealed. Either pass may be run again: one cut short leaves notes in clear, which
+    /// this program reads as they are and the next `migrate` (every server's start) seals.
     @discardableResult
     public func migrate(_ migrations: [Migration], to target: Int? = nil) async throws -> [Int] {
         let latest = migrations.last?.version ?? 0
@@ -28,6 +37,18 @@ extension PostgresStore {
         guard (0...latest).contains(target) else {
             throw ClinicError.invalid(.migrationTargetRange, String(target), String(latest))
         }
+        if target < Self.sealedNotesVersion, latest >= Self.sealedNotesVersion,
+           try await schemaStatus(migrations).current >= Self.sealedNotesVersion {
+            try await StoreCopy.offCooperativePool { [self] in try openAllNotes() }
+        }
+        let ran = try await migrateSchema(migrations, to: target)
+        if target >= Self.sealedNotesVersion {
+            try await StoreCopy.offCooperativePool { [self] in _ = try sealPlainNotes() }
+        }
+        return ran
+    }
+
+    private func migrateSchema(_ migrations: [Migration], to target: Int) async throws -> [Int] {
         return try await transaction { connection, logger in
             // Another process migrating holds the lock for as long as its migrations take: wait
             // up to ten minutes, not the session's 30 s. The row is read to the end: a query

@@ -14,11 +14,17 @@ extension PostgresTransaction {
     /// patient's id: 'clinic.client:42'. Whatever else locks a patient takes this same key.
     static let clientAdvisoryLockNamespace = "clinic.client:"
 
-    func appointment(id: Int64) throws -> Appointment? {
+    func storedAppointment(id: Int64) throws -> Appointment? {
         try row("SELECT * FROM appointments WHERE id = $1", [id]).map(Appointment.init(row:))
     }
 
-    func appointments(ofClient clientId: Int64) throws -> [Appointment] {
+    func storedAppointmentNotes(sealed: Bool) throws -> [(id: Int64, notes: String)] {
+        try rows("SELECT id, notes FROM appointments WHERE notes <> '' AND (left(notes, 1) = chr(1)) = $1 ORDER BY id", [sealed]).map {
+            (try $0.decode(Int64.self, forColumn: "id"), try $0.decode(String.self, forColumn: "notes"))
+        }
+    }
+
+    func storedAppointments(ofClient clientId: Int64) throws -> [Appointment] {
         try rows("SELECT * FROM appointments WHERE client_id = $1 ORDER BY starts_at, id", [clientId]).map(Appointment.init(row:))
     }
 
@@ -151,7 +157,7 @@ extension PostgresTransaction {
     /// takes the exclusion constraints as arbiters (waiting, as any insert does, for a
     /// transaction that holds a conflicting row, then seeing whether it committed), and when no
     /// row was written the transaction asks which slot is held.
-    func insertAppointment(_ appointment: Appointment) throws -> Appointment {
+    func insertStoredAppointment(_ appointment: Appointment) throws -> Appointment {
         var appointment = appointment
         let id = try value(Int64.self, """
             INSERT INTO appointments (client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
@@ -173,7 +179,11 @@ extension PostgresTransaction {
         return appointment
     }
 
-    func updateAppointment(_ appointment: Appointment) throws {
+    func setStoredNotes(_ notes: String, ofAppointment id: Int64) throws {
+        try execute("UPDATE appointments SET notes = $1 WHERE id = $2", [notes, id])
+    }
+
+    func updateStoredAppointment(_ appointment: Appointment) throws {
         // As GRDB's `update` on SQLite: every column, but the visit type only when the
         // appointment has one (Appointment.encode leaves it out otherwise); a row that is gone
         // is an error. In a savepoint (UPDATE has no ON CONFLICT): a refusal by the exclusion

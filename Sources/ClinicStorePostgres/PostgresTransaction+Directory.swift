@@ -157,7 +157,7 @@ extension PostgresTransaction {
         }
     }
 
-    func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
+    func storedUpcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
         // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
         try rows("""
             SELECT * FROM appointments WHERE clinic_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at >= $2

@@ -84,7 +84,7 @@ extension PostgresTransaction {
                   [now]) ?? false
     }
 
-    func remindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
+    func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
         try rows("""
             SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
             AND starts_at > $1 AND starts_at <= $2 ORDER BY starts_at, id

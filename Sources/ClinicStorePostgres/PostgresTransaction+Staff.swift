@@ -28,8 +28,8 @@ extension PostgresTransaction {
             """, [tokenHash, lastUsedSince]).map(staffMember(row:))
     }
 
-    func appointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
-                      doctorId: Int64?) throws -> [Appointment] {
+    func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
+                            doctorId: Int64?) throws -> [Appointment] {
         try rows("""
             SELECT * FROM appointments WHERE clinic_id = $1 AND starts_at >= $2 AND starts_at < $3
             AND ($4::bigint IS NULL OR department_id = $4) AND ($5::bigint IS NULL OR doctor_id = $5) ORDER BY starts_at, id
@@ -55,7 +55,7 @@ extension PostgresTransaction {
         try value(String.self, "SELECT preferred_language FROM clients WHERE id = $1", [clientId]).flatMap(Language.init(rawValue:))
     }
 
-    func futureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
+    func storedFutureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
         // `id` breaks ties of equal starts (SQLite returns them in its index's, i.e. id, order).
         try rows("""
             SELECT * FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at >= $2

@@ -25,6 +25,8 @@ struct PostgresTransaction {
     /// Whether this is a write transaction (locks are taken only in one).
     let isWrite: Bool
 
+    var personalDataKey: PersonalDataKey? { store.personalDataKey }
+
     // MARK: Statements
 
     /// Runs one statement; returns the rows it changed (or returned).

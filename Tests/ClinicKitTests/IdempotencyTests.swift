@@ -43,4 +43,42 @@ import Testing
         #expect(try kept("old") == false, "purged once the interval has passed")
         #expect(try kept("b") && kept("c") && kept("d"), "live keys stay")
     }
+
+    /// A kept response is an appointment as the API answered it, the patient's reason for the
+    /// visit included: it is sealed at rest, bound to its patient and key, and replayed in
+    /// clear; one kept in clear before sealing began is replayed as it is.
+    @Test func aKeptResponseIsSealedAtRest() throws {
+        let system = try makeSystem()
+        let anna = try #require(try register(system, "anna").id), bob = try #require(try register(system, "bob").id)
+        let store = IdempotencyStore(database: system.database, now: { testNow })
+        let body = Data(#"{"notes":"Zebulon's rash"}"#.utf8)
+        #expect(try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 201, body: body) }.body == body)
+        let stored = try #require(try system.database.writing { try $0.idempotentResponse(ofClient: anna, key: "k1") })
+        #expect(stored.body.first == 1 && stored.body.range(of: Data("Zebulon".utf8)) == nil)
+        let replay = try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 500, body: Data()) }
+        #expect(replay.replayed && replay.status == 201 && replay.body == body)
+        // Moved to another patient's key, it does not open.
+        try system.database.writing { tx in
+            try tx.keepIdempotentResponse(ofClient: bob, key: "k1", KeptResponse(fingerprint: "f", status: 201, body: stored.body), at: testNow)
+        }
+        #expect(expectError(.keyError) { _ = try store.perform(clientId: bob, key: "k1", fingerprint: "f") { .init(status: 201, body: Data()) } } != nil)
+        // Kept in clear by an older program: replayed as it is.
+        try system.database.writing { tx in
+            try tx.keepIdempotentResponse(ofClient: anna, key: "old", KeptResponse(fingerprint: "f", status: 200, body: Data("{}".utf8)), at: testNow)
+        }
+        #expect(try store.perform(clientId: anna, key: "old", fingerprint: "f") { .init(status: 500, body: Data()) }.body == Data("{}".utf8))
+    }
+
+    @Test(.sqliteOnly) func aRotationSealsKeptResponsesAgain() throws {
+        let system = try makeSystem()
+        let anna = try #require(try register(system, "anna").id)
+        let store = IdempotencyStore(database: system.database, now: { testNow })
+        let body = Data(#"{"notes":"Knee"}"#.utf8)
+        _ = try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 201, body: body) }
+        let before = try system.database.writing { try $0.idempotentResponse(ofClient: anna, key: "k1")?.body }
+        try #require(system.sqlite).rotateKey()
+        let after = try system.database.writing { try $0.idempotentResponse(ofClient: anna, key: "k1")?.body }
+        #expect(after != nil && after != before && after?.first == 1)
+        #expect(try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 500, body: Data()) }.body == body)
+    }
 }

@@ -724,9 +724,9 @@ import Testing
 
                     // Leaving the appointments to the clinic, then the patient's row (their calendar address with it).
                     let bob = try #require(try tx.storedClient(loginKey: "bob")?.client.id)
-                    let mine = try tx.insertAppointment(Self.appointment(client: anna, f, start: Self.at(600), notes: "private"))
-                    let past = try tx.insertAppointment(Self.appointment(client: anna, f, start: Self.at(0), status: "completed", notes: "x"))
-                    let his = try tx.insertAppointment(Self.appointment(client: bob, f, start: Self.at(700), notes: "his"))
+                    let mine = try tx.insertStoredAppointment(Self.appointment(client: anna, f, start: Self.at(600), notes: "private"))
+                    let past = try tx.insertStoredAppointment(Self.appointment(client: anna, f, start: Self.at(0), status: "completed", notes: "x"))
+                    let his = try tx.insertStoredAppointment(Self.appointment(client: bob, f, start: Self.at(700), notes: "his"))
                     try tx.detachAppointments(ofClient: anna)
                     for id in [mine.id!, past.id!] {
                         let row = try tx.appointment(id: id)
@@ -797,6 +797,63 @@ import Testing
                                                                                          name: "Nowhere", clinics: 1)])
                     #expect(try tx.directoryCities(cityKey: "Reno").isEmpty)
                 }
+            }
+        }
+    }
+
+    // MARK: Sealed notes
+
+    /// An appointment's notes are sealed before the store sees them and opened after (issue
+    /// 30); a note an older program left in clear is read as it is, sealed by the migration
+    /// up, and every note is put back in clear before the migration's down part.
+    @Test func notesAreSealedAtRestAndTheMigrationSealsAndOpensThem() async throws {
+        try await TestPostgres.withStore { store, _ in
+            let migrations = try TestPostgres.migrations()
+            try await store.migrate(migrations)
+            let (sealedId, legacyId) = try await onOwnThread {
+                try store.writeTransaction { tx -> (Int64, Int64) in
+                    let f = try Self.fixture(tx)
+                    let anna = try tx.insertClient(Self.client("anna"), personal: Data([1]))
+                    let sealed = try tx.insertAppointment(Self.appointment(client: anna, f, start: Self.at(60), notes: "Rash, «left» arm"))
+                    #expect(sealed.notes == "Rash, «left» arm")
+                    // As a program before the migration wrote it.
+                    let legacy = try tx.insertStoredAppointment(Self.appointment(client: anna, f, start: Self.at(120), notes: "Knee"))
+                    return (try #require(sealed.id), try #require(legacy.id))
+                }
+            }
+            @Sendable func stored(_ id: Int64) throws -> String {
+                try store.readTransaction { tx in try tx.value(String.self, "SELECT notes FROM appointments WHERE id = $1", [id]) ?? "" }
+            }
+            @Sendable func opened(_ id: Int64) throws -> String {
+                try store.readTransaction { tx in try tx.appointment(id: id)?.notes ?? "" }
+            }
+            try await onOwnThread {
+                let sealed = try stored(sealedId)
+                #expect(sealed.hasPrefix("\u{1}") && !sealed.contains("Rash") && !sealed.contains("left"))
+                #expect(try opened(sealedId) == "Rash, «left» arm")
+                #expect(try opened(legacyId) == "Knee")
+                #expect(try stored(legacyId) == "Knee")
+            }
+            #expect(try await store.migrate(migrations, to: PostgresStore.sealedNotesVersion - 1) == [PostgresStore.sealedNotesVersion])
+            try await onOwnThread { () throws -> Void in
+                #expect(try stored(sealedId) == "Rash, «left» arm", "in clear before the version goes")
+                #expect(try stored(legacyId) == "Knee")
+            }
+            #expect(try await store.migrate(migrations) == [PostgresStore.sealedNotesVersion])
+            try await onOwnThread {
+                for id in [sealedId, legacyId] {
+                    #expect(try stored(id).hasPrefix("\u{1}"), "sealed by the migration up")
+                }
+                #expect(try opened(sealedId) == "Rash, «left» arm")
+                #expect(try opened(legacyId) == "Knee")
+                // A move and a cancellation keep the note, sealed once, not twice.
+                try store.writeTransaction { tx in
+                    var moved = try #require(try tx.appointment(id: sealedId))
+                    moved.startsAt = Self.at(180); moved.endsAt = Self.at(210); moved.status = .cancelled
+                    try tx.updateAppointment(moved)
+                }
+                #expect(try opened(sealedId) == "Rash, «left» arm")
+                #expect(try stored(sealedId).hasPrefix("\u{1}"))
             }
         }
     }

@@ -316,14 +316,14 @@ import Testing
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
-            #expect(try await store.migrate(migrations, to: 1) == [5, 4, 3, 2])
+            #expect(try await store.migrate(migrations, to: 1) == [6, 5, 4, 3, 2])
             #expect(try await read(store) { tx in try tx.value(Int64.self, "SELECT count(*) FROM audit_head") } == 0)
-            #expect(try await store.migrate(migrations) == [2, 3, 4, 5])
+            #expect(try await store.migrate(migrations) == [2, 3, 4, 5, 6])
             #expect(try await read(store) { tx in try tx.value(Int64.self, "SELECT count(*) FROM audit_head") } == 1)
             let entry = try await write(store) { tx in try Self.appendNext(tx) }
-            #expect(try await store.migrate(migrations, to: 1) == [5, 4, 3, 2])
+            #expect(try await store.migrate(migrations, to: 1) == [6, 5, 4, 3, 2])
             #expect(try await read(store) { tx in try tx.auditChainHead() } == AuditChainHead(lastId: 1, hash: entry.hash))
-            #expect(try await store.migrate(migrations) == [2, 3, 4, 5])
+            #expect(try await store.migrate(migrations) == [2, 3, 4, 5, 6])
             #expect(try await read(store) { tx in try tx.auditChainHead() } == AuditChainHead(lastId: 1, hash: entry.hash))
         }
     }

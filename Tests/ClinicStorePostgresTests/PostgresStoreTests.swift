@@ -13,12 +13,12 @@ import Testing
     @Test func migrateUpOnAnEmptyDatabaseThenNothingMore() async throws {
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in
-            #expect(try await store.schemaStatus(migrations) == (0, 5))
-            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5])
-            #expect(try await store.schemaStatus(migrations) == (5, 5))
+            #expect(try await store.schemaStatus(migrations) == (0, 6))
+            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5, 6])
+            #expect(try await store.schemaStatus(migrations) == (6, 6))
             #expect(try await store.migrate(migrations) == [], "a second migrate is a no-op")
             let report = try await store.check(migrations)
-            #expect(report.version == 5 && report.problems.isEmpty, "\(report.problems)")
+            #expect(report.version == 6 && report.problems.isEmpty, "\(report.problems)")
         }
     }
 
@@ -33,31 +33,31 @@ import Testing
             #expect(error?.code == .migrationMismatch && error?.key == .migrationChanged)
             let status = await clinicError { _ = try await store.schemaStatus(changed) }
             #expect(status?.code == .migrationMismatch)
-            #expect(try await store.schemaStatus(migrations) == (5, 5), "nothing changed")
+            #expect(try await store.schemaStatus(migrations) == (6, 6), "nothing changed")
         }
     }
 
     @Test func aNewerDatabaseIsRefusedAndDownWorks() async throws {
         let migrations = try TestPostgres.migrations()
-        let extra = try Migration(version: 6, name: "extra", contents: """
+        let extra = try Migration(version: 7, name: "extra", contents: """
             -- migrate:up
             CREATE TABLE extra (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL DEFAULT 'a;b');
             -- migrate:down
             DROP TABLE extra;
             """)
         try await TestPostgres.withStore { store, _ in
-            #expect(try await store.migrate(migrations + [extra]) == [1, 2, 3, 4, 5, 6])
+            #expect(try await store.migrate(migrations + [extra]) == [1, 2, 3, 4, 5, 6, 7])
             let error = await clinicError { try await store.migrate(migrations) }
-            #expect(error?.code == .databaseTooNew && error?.arguments == ["6", "5"])
+            #expect(error?.code == .databaseTooNew && error?.arguments == ["7", "6"])
             let status = await clinicError { _ = try await store.schemaStatus(migrations) }
             #expect(status?.code == .databaseTooNew)
-            #expect(try await store.migrate(migrations + [extra], to: 5) == [6])
-            #expect(try await store.migrate(migrations, to: 0) == [5, 4, 3, 2, 1])
+            #expect(try await store.migrate(migrations + [extra], to: 6) == [7])
+            #expect(try await store.migrate(migrations, to: 0) == [6, 5, 4, 3, 2, 1])
             let left = try await store.withConnection { connection in
                 try await Self.tables(connection, self.logger)
             }
             #expect(left == ["schema_migrations"], "down removes every table but the migration record")
-            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5], "and up again")
+            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5, 6], "and up again")
             let range = await clinicError { try await store.migrate(migrations, to: 7) }
             #expect(range?.code == .invalidInput && range?.key == .migrationTargetRange)
         }
@@ -88,8 +88,8 @@ import Testing
         async let a = first.migrate(migrations)
         async let b = second.migrate(migrations)
         let ran = try await [a, b]
-        #expect(ran.sorted { $0.count < $1.count } == [[], [1, 2, 3, 4, 5]], "one applied it, the other found it done")
-        #expect(try await first.schemaStatus(migrations) == (5, 5))
+        #expect(ran.sorted { $0.count < $1.count } == [[], [1, 2, 3, 4, 5, 6]], "one applied it, the other found it done")
+        #expect(try await first.schemaStatus(migrations) == (6, 6))
         await first.shutdown()
         await second.shutdown()
     }

@@ -184,6 +184,8 @@ public final class DatabaseManager: Sendable {
     public static let zoneVersion = 7
     /// The version that creates the audit trail (a new, empty one: see `setAsideDroppedAuditKey`).
     static let auditVersion = 10
+    /// The version after which appointments' notes are sealed (`AppointmentNotes`).
+    static let sealedNotesVersion = 18
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -203,8 +205,10 @@ public final class DatabaseManager: Sendable {
                                afterUp: [Self.encryptionVersion: { db in try self.sealPlainRows(db) },
                                          Self.cityKeyVersion: { db in try Self.refoldCityKeys(db) },
                                          Self.zoneVersion: { db in try self.recomputeZones(db, now: Date()) },
-                                         Self.auditVersion: { db in try self.setAsideDroppedAuditKey(db) }],
-                               beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) }])
+                                         Self.auditVersion: { db in try self.setAsideDroppedAuditKey(db) },
+                                         Self.sealedNotesVersion: { db in try AppointmentNotes.sealPlain(self.transaction(db)) }],
+                               beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) },
+                                            Self.sealedNotesVersion: { db in try AppointmentNotes.openAll(self.transaction(db)) }])
         }
         ran.withLock { $0 += applied }
         return applied

@@ -74,12 +74,25 @@ public struct IdempotencyStore: Sendable {
             }
             if let kept = try tx.idempotentResponse(ofClient: clientId, key: key) {
                 guard kept.fingerprint == fingerprint else { throw ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest) }
-                return Response(status: kept.status, body: kept.body, replayed: true)
+                let body = Self.isSealed(kept.body)
+                    ? try database.cipher(tx).open(bytes: Data(kept.body.dropFirst()), context: Self.context(clientId, key)) : kept.body
+                return Response(status: kept.status, body: body, replayed: true)
             }
             let response = try work()
+            let sealed = Self.sealMark + (try database.sealingCipher(tx).seal(bytes: response.body, context: Self.context(clientId, key)))
             try tx.keepIdempotentResponse(ofClient: clientId, key: key,
-                                          KeptResponse(fingerprint: fingerprint, status: response.status, body: response.body), at: now)
+                                          KeptResponse(fingerprint: fingerprint, status: response.status, body: sealed), at: now)
             return response
         }
     }
+
+    // A kept response is sealed under the personal-data key, bound to its patient and key: it
+    // is an appointment as the API answered it, the patient's reason for the visit included.
+    // Sealed bodies start with 0x01 (a JSON body never does); one kept in clear before sealing
+    // began is replayed as it is.
+    static let sealMark = Data([1])
+
+    static func isSealed(_ body: Data) -> Bool { body.first == 1 }
+
+    static func context(_ clientId: Int64, _ key: String) -> String { "idempotency:\(clientId):\(key)" }
 }

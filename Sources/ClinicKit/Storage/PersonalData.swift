@@ -75,6 +75,8 @@ extension DatabaseManager {
                 AttachmentController.metaContext($0)
             }
             try Self.resealAttachmentBytes(db, old: old, next: next)
+            try AppointmentNotes.reseal(transaction(db), old: old, next: next)
+            try Self.resealKeptResponses(db, old: old, next: next)
             // The search index's key is derived from the data key: its tokens are made again.
             if try db.tableExists("patient_search") {
                 try PatientIndex.rebuild(transaction(db), cipher: next) { try $0.opened(with: next) }
@@ -102,6 +104,21 @@ extension DatabaseManager {
             let plain = try old.open(bytes: try stored(row, column, of: table), context: context(id))
             try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?",
                            arguments: [try next.seal(bytes: plain, context: context(id)), id])
+        }
+    }
+
+    /// Seals the responses kept under idempotency keys again (`IdempotencyStore`).
+    static func resealKeptResponses(_ db: Database, old: FieldCipher, next: FieldCipher) throws {
+        guard try db.tableExists("idempotency_keys") else { return }
+        let table = "idempotency_keys"
+        for row in try Row.fetchAll(db, sql: "SELECT client_id, key, body FROM idempotency_keys") {
+            let clientId: Int64 = try stored(row, "client_id", of: table), key: String = try stored(row, "key", of: table)
+            let body: Data = try stored(row, "body", of: table)
+            guard IdempotencyStore.isSealed(body) else { continue }
+            let context = IdempotencyStore.context(clientId, key)
+            let plain = try old.open(bytes: Data(body.dropFirst()), context: context)
+            try db.execute(sql: "UPDATE idempotency_keys SET body = ? WHERE client_id = ? AND key = ?",
+                           arguments: [IdempotencyStore.sealMark + (try next.seal(bytes: plain, context: context)), clientId, key])
         }
     }
 

@@ -8,7 +8,7 @@ enum WebText {
     static let en: [String: String] = [
         "anyDoctor": "Any doctor", "noFreeDay": "no free times", "summaryTitle": "Check and confirm", "length": "Length",
         "price": "Price", "reasonForVisit": "Reason for the visit (optional)", "visitReason": "Reason for the visit",
-        "reasonHint": "Up to 500 characters. The clinic's staff read it before the visit.",
+        "reasonHint": "Up to 500 characters. Only the clinic's staff read it, before the visit; it is stored encrypted.",
         "confirmBooking": "Confirm the booking", "changeChoice": "Change the time or doctor",
         "slotGone": "This time is no longer free. Please choose another.", "booked": "Booked", "directions": "Directions",
         "notes": "The patient's notes", "calendar": "Calendar", "previous": "Previous", "today": "Today", "dayView": "Day", "weekView": "Week",
@@ -88,7 +88,7 @@ enum WebText {
     static let ru: [String: String] = [
         "anyDoctor": "Любой врач", "noFreeDay": "нет свободного времени", "summaryTitle": "Проверьте и подтвердите", "length": "Длительность",
         "price": "Цена", "reasonForVisit": "Причина визита (необязательно)", "visitReason": "Причина визита",
-        "reasonHint": "До 500 символов. Её прочтут сотрудники клиники до визита.",
+        "reasonHint": "До 500 символов. Её прочтут только сотрудники клиники, до визита; она хранится зашифрованной.",
         "confirmBooking": "Подтвердить запись", "changeChoice": "Выбрать другое время или врача",
         "slotGone": "Это время уже занято. Выберите другое.", "booked": "Запись создана", "directions": "Как добраться",
         "notes": "Заметки пациента", "calendar": "Календарь", "previous": "Назад", "today": "Сегодня", "dayView": "День", "weekView": "Неделя",

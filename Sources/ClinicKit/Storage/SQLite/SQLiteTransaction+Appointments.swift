@@ -6,11 +6,19 @@ import GRDB
 // running it.
 
 extension SQLiteTransaction {
-    func appointment(id: Int64) throws -> Appointment? {
+    func storedAppointment(id: Int64) throws -> Appointment? {
         try Appointment.fetchOne(db.cachedStatement(sql: "SELECT * FROM appointments WHERE id = ?"), arguments: [id])
     }
 
-    func appointments(ofClient clientId: Int64) throws -> [Appointment] {
+    func storedAppointmentNotes(sealed: Bool) throws -> [(id: Int64, notes: String)] {
+        try Row.fetchAll(db, sql: """
+            SELECT id, notes FROM appointments WHERE notes <> '' AND (substr(notes, 1, 1) = char(1)) = ? ORDER BY id
+            """, arguments: [sealed]).map {
+            (try $0.decode(Int64.self, forColumn: "id"), try $0.decode(String.self, forColumn: "notes"))
+        }
+    }
+
+    func storedAppointments(ofClient clientId: Int64) throws -> [Appointment] {
         try Appointment.fetchAll(db.cachedStatement(sql: "SELECT * FROM appointments WHERE client_id = ? ORDER BY starts_at, id"),
                                  arguments: [clientId])
     }
@@ -134,14 +142,18 @@ extension SQLiteTransaction {
 
     // MARK: Writes
 
-    func insertAppointment(_ appointment: Appointment) throws -> Appointment {
+    func insertStoredAppointment(_ appointment: Appointment) throws -> Appointment {
         var appointment = appointment
         try refusingDoubleBooking(appointment) { try appointment.insert(db) }
         return appointment
     }
 
-    func updateAppointment(_ appointment: Appointment) throws {
+    func updateStoredAppointment(_ appointment: Appointment) throws {
         try refusingDoubleBooking(appointment) { try appointment.update(db) }
+    }
+
+    func setStoredNotes(_ notes: String, ofAppointment id: Int64) throws {
+        try db.execute(sql: "UPDATE appointments SET notes = ? WHERE id = ?", arguments: [notes, id])
     }
 
     /// SQLite's partial unique indexes on (doctor_id, starts_at) and (client_id, starts_at) of

@@ -151,7 +151,7 @@ extension SQLiteTransaction {
         }
     }
 
-    func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
+    func storedUpcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment] {
         try Appointment.fetchAll(db, sql: """
             SELECT * FROM appointments WHERE clinic_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ?
             AND client_id IS NOT NULL ORDER BY starts_at

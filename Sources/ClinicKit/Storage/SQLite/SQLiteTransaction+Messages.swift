@@ -112,7 +112,7 @@ extension SQLiteTransaction {
                           arguments: [now.seconds]) ?? false
     }
 
-    func remindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
+    func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
         try Appointment.fetchAll(db, sql: """
             SELECT * FROM appointments WHERE \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
             AND starts_at > ? AND starts_at <= ? ORDER BY starts_at

@@ -29,8 +29,8 @@ extension SQLiteTransaction {
             """), arguments: [tokenHash, lastUsedSince.seconds]).map(StaffMember.init(row:))
     }
 
-    func appointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
-                      doctorId: Int64?) throws -> [Appointment] {
+    func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
+                            doctorId: Int64?) throws -> [Appointment] {
         // `? IS NULL OR …` keeps one statement for every filter (one cached statement); the
         // (clinic_id, starts_at) index still bounds the scan.
         try Appointment.fetchAll(db.cachedStatement(sql: """
@@ -60,7 +60,7 @@ extension SQLiteTransaction {
             .flatMap(Language.init(rawValue:))
     }
 
-    func futureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
+    func storedFutureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment] {
         try Appointment.fetchAll(db, sql: """
             SELECT * FROM appointments WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at >= ? ORDER BY starts_at
             """, arguments: [doctorId, start.seconds])

@@ -9,6 +9,8 @@ struct SQLiteTransaction: StoreWriting {
     let db: Database
     /// Nil only in the forwarding overloads of static functions, whose operations need no manager.
     let manager: DatabaseManager?
+
+    var personalDataKey: PersonalDataKey? { manager?.personalDataKey }
 }
 
 extension DatabaseManager: ClinicStore {

@@ -3,9 +3,15 @@ import Foundation
 /// Appointments, their history, and the directory rows that booking and slots read: the
 /// operations of issue #25's seam for this area.
 public protocol AppointmentReading {
-    func appointment(id: Int64) throws -> Appointment?
+    // The functions that give or take an `Appointment` are `stored…`: its notes as stored
+    // (sealed). ClinicKit calls them through `AppointmentRecords.swift`, which seals and opens.
+    func storedAppointment(id: Int64) throws -> Appointment?
     /// A patient's appointments, any status, in the order (start, id).
-    func appointments(ofClient clientId: Int64) throws -> [Appointment]
+    func storedAppointments(ofClient clientId: Int64) throws -> [Appointment]
+    /// The appointments whose notes are sealed (they start with U+0001, `AppointmentNotes.mark`),
+    /// or else those with notes in clear, by id, with their notes as stored (migration 18's and
+    /// `rotate-key`'s passes).
+    func storedAppointmentNotes(sealed: Bool) throws -> [(id: Int64, notes: String)]
     /// The histories of some appointments, in the order they were written.
     func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent]
     /// The start and end of every active appointment of a doctor overlapping `span`, by start.
@@ -64,9 +70,11 @@ public protocol AppointmentWriting: AppointmentReading {
     /// overlap an active appointment of the same doctor (`slot_taken`) or start with another
     /// of the same patient (`overlapping_appointment`) by its own constraints: the last line
     /// against a double booking, whatever the rules checked before.
-    func insertAppointment(_ appointment: Appointment) throws -> Appointment
+    func insertStoredAppointment(_ appointment: Appointment) throws -> Appointment
     /// Rewrites an appointment (its slot, status, doctor), under the same constraints.
-    func updateAppointment(_ appointment: Appointment) throws
+    func updateStoredAppointment(_ appointment: Appointment) throws
+    /// Rewrites an appointment's notes as stored, and nothing else.
+    func setStoredNotes(_ notes: String, ofAppointment id: Int64) throws
     func insertAppointmentEvent(_ event: AppointmentEvent) throws
 
     /// Adds a visit type and returns its id.

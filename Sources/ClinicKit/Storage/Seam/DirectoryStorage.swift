@@ -109,7 +109,7 @@ public protocol DirectoryReading {
     /// zone change, soonest first (none on a schema before zone changes were recorded).
     func appointmentsAfterZoneChanges(from now: Date) throws -> [ZoneChangedAppointment]
     /// A clinic's active appointments with a patient starting at or after `start`, soonest first.
-    func upcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment]
+    func storedUpcomingPatientAppointments(atClinic clinicId: Int64, startingFrom start: Date) throws -> [Appointment]
 }
 
 public protocol DirectoryWriting: DirectoryReading {

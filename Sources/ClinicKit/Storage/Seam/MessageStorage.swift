@@ -109,7 +109,7 @@ public protocol MessageReading: InboxReading {
     func hasDueDeliveries(at now: Date) throws -> Bool
     /// The active appointments with a patient starting after `after` and no later than
     /// `through`, soonest first (the ones a reminder may be due for).
-    func remindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment]
+    func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment]
     /// Whether a message with this dedupe key was written.
     func messageExists(dedupeKey: String) throws -> Bool
     /// When the appointment's slot was last chosen (booked or moved to), from its history; nil

@@ -26,8 +26,8 @@ public protocol StaffReading {
 
     /// A clinic's appointments (any status) starting in `span`, optionally of one department
     /// and of one doctor, by start then id.
-    func appointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
-                      doctorId: Int64?) throws -> [Appointment]
+    func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
+                            doctorId: Int64?) throws -> [Appointment]
     /// The patients with an active appointment at the clinic starting in `span` (optionally in
     /// one department), each once, by id. Appointments whose patient deleted their account
     /// have none and are left out.
@@ -40,7 +40,7 @@ public protocol StaffReading {
     func messageLanguage(ofClient clientId: Int64) throws -> Language?
 
     /// A doctor's active appointments starting at or after `start`, by start.
-    func futureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment]
+    func storedFutureActiveAppointments(ofDoctor doctorId: Int64, from start: Date) throws -> [Appointment]
     /// The doctor a working exception belongs to; nil when there is no such exception.
     func doctorId(ofWorkingException exceptionId: Int64) throws -> Int64?
 }

@@ -19,7 +19,12 @@ import Foundation
 
 /// What a read transaction offers: a consistent snapshot.
 public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,
-                              StaffReading {}
+                              StaffReading {
+    /// The store's personal-data key (`ClinicStore.personalDataKey`), with which the
+    /// transaction's appointment notes are sealed and opened; nil only in a SQLite
+    /// transaction made for a function that reads none.
+    var personalDataKey: PersonalDataKey? { get }
+}
 
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).

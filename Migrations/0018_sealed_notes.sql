@@ -1,0 +1,9 @@
+-- An appointment's notes, the patient's reason for the visit (issue 30), sealed at rest like a
+-- patient's personal fields: appointments.notes holds '' or U+0001 followed by the base64 of a
+-- ChaCha20-Poly1305 box under the personal-data key, bound to the appointment's id
+-- (ClinicKit's AppointmentNotes). No column changes: the hooks do the work. After the up part,
+-- every note in clear is sealed; before the down part, every sealed note is opened again. The
+-- version itself matters: a program older than this one refuses the database
+-- (database_too_new) instead of showing sealed notes as they are stored.
+-- migrate:up
+-- migrate:down
