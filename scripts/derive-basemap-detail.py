@@ -14,7 +14,7 @@ server). Each file has its `bbox`, which the server indexes.
     python3 -m venv /tmp/geo && /tmp/geo/bin/pip install plotly-geo==1.0.0 pyshp==3.1.6 shapely==2.2.0
     /tmp/geo/bin/python scripts/derive-basemap-detail.py
 
-Beside them, Data/basemap-water/ST.geojson.gz holds each state's water: lake shores (GSHHG
+Beside them, Data/basemap-water/ST.geojson.gz holds each state's water: lakes, filled (GSHHG
 level 2, lakes of 2 km² or more) and major rivers (WDBII classes 1 and 2), from GSHHG 2.3.7
 (LGPL-3+) as shipped in Debian's gmt-gshhg-high and dumped by Debian's gmt (`gmt coast -M`),
 simplified to ~0.002°. They are files of their own because their licence is: LGPL-3+
@@ -90,15 +90,35 @@ def gmt_lines(box, *options):
     return shapely.MultiLineString(lines) if lines else None
 
 
+def lakes(lines):
+    """Lake shores as filled polygons: GSHHG's shores come out of `gmt coast -M` cut at the
+    edges of its bins, and the pieces of one shore share their end points, so merging them
+    closes each lake that lies in the box. A shore the box cuts stays a line."""
+    merged = shapely.line_merge(lines)
+    polygons, open_lines = [], []
+    for line in getattr(merged, "geoms", [merged]):
+        if line.is_closed and len(line.coords) >= 4:
+            polygon = shapely.make_valid(shapely.Polygon(line).simplify(0.002))
+            polygons += [part for part in getattr(polygon, "geoms", [polygon])
+                         if part.geom_type == "Polygon" and not part.is_empty]
+        else:
+            open_lines.append(line.simplify(0.002))
+    return [geometry for geometry in (shapely.MultiPolygon(polygons) if polygons else None,
+                                      shapely.MultiLineString(open_lines) if open_lines else None)
+            if geometry is not None and not geometry.is_empty]
+
+
 def water(box):
-    """Lake shores (level 2, 2 km² and more) and major rivers (classes 1 and 2) in the box."""
+    """Lakes (level 2, 2 km² and more: filled where the box holds the whole shore) and major
+    rivers (classes 1 and 2) in the box."""
     features = []
     for kind, options in [("lake", ["-A2/2/2", "-W"]), ("river", ["-I1", "-I2"])]:
         lines = gmt_lines(box, *options)
-        if lines is not None:
-            simple = lines.simplify(0.002)
-            if not simple.is_empty:
-                features.append({"type": "Feature", "properties": {"kind": kind}, "geometry": rounded(simple, 3)})
+        if lines is None:
+            continue
+        for geometry in lakes(lines) if kind == "lake" else [lines.simplify(0.002)]:
+            if not geometry.is_empty:
+                features.append({"type": "Feature", "properties": {"kind": kind}, "geometry": rounded(geometry, 3)})
     return features
 
 
@@ -144,7 +164,7 @@ def main():
             continue  # GMT's box cannot cross 180° as the state is drawn; Alaska has no water file
         waters = {"type": "FeatureCollection", "bbox": collection["bbox"],
                   "properties": {"state": state, "sources": [
-                      "GSHHG 2.3.7 (LGPL-3+): lake shores and WDBII rivers, via Debian gmt-gshhg-high and gmt coast"]},
+                      "GSHHG 2.3.7 (LGPL-3+): lakes and WDBII rivers, via Debian gmt-gshhg-high and gmt coast"]},
                   "features": water(outline.bounds)}
         packed = gzip.compress(json.dumps(waters, separators=(",", ":")).encode(), 9, mtime=0)
         with open(os.path.join(WATER, state + ".geojson.gz"), "wb") as handle:

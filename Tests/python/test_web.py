@@ -951,6 +951,17 @@ def test_static_files_are_fingerprinted_compressed_and_cached(site):
     linked.append(nevada["water"])
     water = json.loads(fetch(server.url + nevada["water"])[2])
     assert {"lake", "river"} <= {f["properties"]["kind"] for f in water["features"]}  # Lake Tahoe, the Truckee
+    # A lake lying whole in the state's box is a closed polygon the map fills: Lake Tahoe's
+    # Nevada side (39.09 N, 119.96 W) is inside one of them.
+    def inside(lon, lat, ring):
+        crossings = 0
+        for (x1, y1), (x2, y2) in zip(ring, ring[1:]):
+            if (y1 > lat) != (y2 > lat) and lon < x1 + (lat - y1) * (x2 - x1) / (y2 - y1):
+                crossings += 1
+        return crossings % 2 == 1
+    filled = [polygon[0] for f in water["features"] if f["properties"]["kind"] == "lake"
+              and f["geometry"]["type"] == "MultiPolygon" for polygon in f["geometry"]["coordinates"]]
+    assert any(inside(-119.96, 39.09, ring) for ring in filled), len(filled)
     for path in linked:
         status, zipped, body = fetch(server.url + path, {"Accept-Encoding": "br, gzip;q=0.8"})
         assert status == 200 and zipped["Cache-Control"] == "public, max-age=31536000, immutable", (path, dict(zipped))

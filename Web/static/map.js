@@ -35,7 +35,7 @@
       }
     }).addTo(map);
   });
-  // Detail at city zoom (7 and closer): county lines, place names, lake shores and major rivers
+  // Detail at city zoom (7 and closer): county lines, place names, lakes (filled) and major rivers
   // (one file per U.S. state, and one for its water),
   // fetched for the states in view (their boxes are in the index) and kept once fetched.
   var detailIndex = null, detailLoaded = {}, places = [];
@@ -70,7 +70,9 @@
         if (state.water) {
           fetch(state.water).then(function (r) { return r.json(); }).then(function (data) {
             detailLines.addLayer(L.geoJSON(data, { pane: 'base', interactive: false, style: function (feature) {
-              return feature.properties.kind === 'lake' ? { color: '#3b82f6', weight: 1.5 } : { color: '#60a5fa', weight: 1.2 };
+              // A lake lying whole in the state's box is a polygon, filled; rivers and cut shores are lines.
+              return feature.properties.kind === 'lake' ? { color: '#3b82f6', weight: 1, fillColor: '#93c5fd', fillOpacity: 0.85 }
+                : { color: '#60a5fa', weight: 1.2 };
             } }));
           });
         }
