@@ -422,9 +422,17 @@ def test_every_page_passes_axe(site):
         driver.quit()
 
 
+def reno_patient(clinic):
+    """Registers "webben" of Reno, once per server (the CLI's session is theirs from then on):
+    every test that logs in as them calls this, so each of them also runs alone (`-k`)."""
+    if not getattr(clinic, "has_webben", False):
+        clinic.register("webben", city="Reno, NV")
+        clinic.has_webben = True
+
+
 def test_a_receptionist_checks_a_patient_in(site):
     clinic, server = site
-    clinic.register("webben", city="Reno, NV")
+    reno_patient(clinic)
     found = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]
     clinic_id = found["id"]
     department = clinic.json("departments", str(clinic_id))[0]["id"]
@@ -473,6 +481,7 @@ def test_a_receptionist_checks_a_patient_in(site):
 
 def test_without_javascript_a_patient_books(site):
     clinic, server = site
+    reno_patient(clinic)
     driver = browser(javascript=False)
     try:
         # Not logged in yet: "Book here" asks for the log-in, then comes back to the booking.
@@ -503,6 +512,7 @@ def test_without_javascript_a_patient_books(site):
 
 def test_a_form_without_its_csrf_token_is_refused(site):
     clinic, server = site
+    reno_patient(clinic)
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     page = opener.open(server.url + "/login").read().decode()
