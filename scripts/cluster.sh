@@ -160,9 +160,15 @@ up() {
   chmod 755 "$dir"
   # A failure half-way leaves what was started running: say how to stop it (the logs stay).
   # The ends of the logs go with the message, so that a CI run that fails says why.
+  # Patroni's log begins with initdb's and PostgreSQL's own lines: its head says how far a
+  # bootstrap got, its tail what Patroni did last; the processes and listening sockets say
+  # what was still running, and on what it waited.
   trap 'code=$?; [ $code -eq 0 ] || { echo "cluster.sh: up failed; the logs are in $dir; CLUSTER_DIR=$dir $0 down stops what was started" >&2
-        for log in "$dir"/etcd.log "$dir"/n1/patroni.log "$dir"/n1/*.csv "$dir"/n1/log/*; do
-          [ -f "$log" ] && { echo "--- $log" >&2; tail -n 15 "$log" >&2; }; done; }' EXIT
+        [ -f "$dir/etcd.log" ] && { echo "--- $dir/etcd.log" >&2; tail -n 15 "$dir/etcd.log" >&2; }
+        for log in "$dir"/n*/patroni.log; do
+          [ -f "$log" ] && { echo "--- $log (head)" >&2; head -n 60 "$log" >&2; echo "--- $log (tail)" >&2; tail -n 40 "$log" >&2; }; done
+        echo "--- processes" >&2; ps -eo pid,ppid,etimes,stat,wchan:24,args | grep -E "postgres|patroni|etcd|initdb|pg_isready" | grep -v grep >&2
+        echo "--- listening" >&2; ss -ltnp 2>/dev/null | grep -E ":(${n1_pg:-x}|${n1_rest:-x}|${n2_pg:-x}|${n2_rest:-x}|${etcd_client:-x}) " >&2; }' EXIT
   # Free ports on loopback, all at once, below the ephemeral range (scripts/free-ports.py says why).
   python3 "$root/scripts/free-ports.py" 12 etcd_client etcd_peer n1_pg n1_rest n2_pg n2_rest primary_port replicas_port \
     http_port stats_port server1_port server2_port > "$dir/ports"
@@ -194,7 +200,17 @@ up() {
   done
   start_member n1
   # The first member bootstraps the cluster alone, so that it is the leader; then the replica.
-  wait_for 120 "n1 to lead" curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$n1_rest/primary"
+  # Twice in CI (fresh clones, after the PostgreSQL Swift pass) n1 was still "bootstrap in
+  # progress" after 120 s, when a bootstrap here takes 2 s; what it waited on was not kept
+  # (the trap above prints it now). initdb no longer syncs (patroni.yml.in), and the wait is
+  # Patroni's own: initdb, then up to pg_ctl_timeout (60 s) for the port and 60 s for
+  # connections, after which a failed bootstrap ends Patroni (and this wait, at once).
+  local deadline=$((SECONDS + 300))
+  until curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$n1_rest/primary" 2>/dev/null; do
+    [ -n "$(running_pid "$dir/n1/patroni.pid")" ] || die "n1's Patroni stopped before it led (its bootstrap failed)"
+    [ $SECONDS -lt $deadline ] || die "timed out after 300s waiting for n1 to lead"
+    sleep 0.5
+  done
   start_member n2
 
   sed -e "s|@PRIMARY_PORT@|$primary_port|g" -e "s|@REPLICAS_PORT@|$replicas_port|g" -e "s|@HTTP_PORT@|$http_port|g" \
