@@ -33,10 +33,14 @@ members="n1 n2"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
+# What runs as postgres runs from /, a folder postgres may enter: Patroni starts PostgreSQL
+# through Python's multiprocessing, whose child first changes to its parent's working folder,
+# and a caller's folder may be one only root can enter (a clone under `mktemp -d`, mode 0700:
+# the child failed, and n1's bootstrap waited for it until the test gave up, in CI).
 as_postgres() {
   # setpriv execs (no fork), so that $! is the program's own pid.
   if [ "$(id -u)" -eq 0 ]; then
-    HOME=/var/lib/postgresql setpriv --reuid=postgres --regid=postgres --init-groups "$@"
+    (cd / && HOME=/var/lib/postgresql exec setpriv --reuid=postgres --regid=postgres --init-groups "$@")
   else
     "$@"
   fi
@@ -91,8 +95,9 @@ start_etcd() {
 start_member() {
   local name=$1
   if [ "$(id -u)" -eq 0 ]; then
-    HOME=/var/lib/postgresql setsid setpriv --reuid=postgres --regid=postgres --init-groups \
-      patroni "$dir/$name/patroni.yml" >>"$dir/$name/patroni.log" 2>&1 < /dev/null &
+    # From / (as_postgres says why); the subshell execs, so that $! is still Patroni's pid.
+    (cd / && HOME=/var/lib/postgresql exec setsid setpriv --reuid=postgres --regid=postgres --init-groups \
+      patroni "$dir/$name/patroni.yml") >>"$dir/$name/patroni.log" 2>&1 < /dev/null &
   else
     setsid patroni "$dir/$name/patroni.yml" >>"$dir/$name/patroni.log" 2>&1 < /dev/null &
   fi
@@ -200,11 +205,8 @@ up() {
   done
   start_member n1
   # The first member bootstraps the cluster alone, so that it is the leader; then the replica.
-  # Twice in CI (fresh clones, after the PostgreSQL Swift pass) n1 was still "bootstrap in
-  # progress" after 120 s, when a bootstrap here takes 2 s; what it waited on was not kept
-  # (the trap above prints it now). initdb no longer syncs (patroni.yml.in), and the wait is
-  # Patroni's own: initdb, then up to pg_ctl_timeout (60 s) for the port and 60 s for
-  # connections, after which a failed bootstrap ends Patroni (and this wait, at once).
+  # The wait is Patroni's own: initdb, then up to pg_ctl_timeout (60 s) for the port and 60 s
+  # for connections, after which a failed bootstrap ends Patroni (and this wait, at once).
   local deadline=$((SECONDS + 300))
   until curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$n1_rest/primary" 2>/dev/null; do
     [ -n "$(running_pid "$dir/n1/patroni.pid")" ] || die "n1's Patroni stopped before it led (its bootstrap failed)"
