@@ -702,6 +702,12 @@ def test_a_receptionist_drags_an_appointment_to_a_free_time_without_a_reload(sit
                 .move_to_element(cell).release().perform()
             WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "move-dialog").get_attribute("open") is not None)
 
+        def calendar_status(d):
+            # Read in one script: the calendar replaces its <main> (the status line with it) when
+            # it reloads in place, so an element found first may be stale by the time it is read.
+            return d.execute_script("var s = document.getElementById('calendar-status');"
+                                    " return s ? [s.textContent, s.className] : ['', ''];")
+
         def free_cells():
             return [c for c in driver.find_elements(By.CSS_SELECTOR, "td.free[data-department='%d']" % doctor["departmentId"])
                     if c.get_attribute("data-slot").endswith("|%d" % doctor["doctorId"])]
@@ -712,7 +718,7 @@ def test_a_receptionist_drags_an_appointment_to_a_free_time_without_a_reload(sit
         page.audit()  # the dialog open
         driver.find_element(By.ID, "move-reason").send_keys("The doctor is in surgery")
         driver.find_element(By.ID, "move-confirm").click()
-        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "calendar-status").text.startswith("Moved"))
+        WebDriverWait(driver, 30).until(lambda d: calendar_status(d)[0].startswith("Moved"))
         assert driver.execute_script("return window.sameDocument") == 42, "the move was a full reload"
         moved = driver.find_element(By.CSS_SELECTOR, "td.taken[data-id='%d']" % booked["id"])
         assert moved.get_attribute("data-id") and not driver.find_elements(By.CSS_SELECTOR, "td.free[data-slot='%s']" % slot)
@@ -729,8 +735,8 @@ def test_a_receptionist_drags_an_appointment_to_a_free_time_without_a_reload(sit
                     "--at", taken.split("|")[0])
         drag_to(stale)
         driver.find_element(By.ID, "move-confirm").click()
-        WebDriverWait(driver, 30).until(lambda d: "error" in (d.find_element(By.ID, "calendar-status").get_attribute("class") or ""))
-        refusal = driver.find_element(By.ID, "calendar-status").text
+        WebDriverWait(driver, 30).until(lambda d: calendar_status(d)[1] == "error")
+        refusal = calendar_status(driver)[0]
         assert refusal and not refusal.startswith("Moved"), refusal
         assert driver.execute_script("return window.sameDocument") == 42
     finally:
