@@ -226,7 +226,9 @@ def test_a_patients_journey(site):
         assert nearest[1] in driver.find_element(By.CSS_SELECTOR, ".nearest-popup").text
         assert "nearest" in items[0].get_attribute("class")
         # At city zoom, the map names places and draws county lines (issue 30): Springfield is named.
-        WebDriverWait(driver, 30).until(lambda d: "Springfield" in [e.text for e in d.find_elements(By.CSS_SELECTOR, ".place-name")])
+        # (Read in one script: the map may redraw its place names between a find and a read.)
+        WebDriverWait(driver, 30).until(lambda d: "Springfield" in d.execute_script(
+            "return Array.from(document.querySelectorAll('.place-name'), e => e.textContent.trim());"))
         # A filter redraws both: pediatric only.
         driver.find_element(By.ID, "filter-pediatric").click()
         WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-highlighted") != highlighted)
