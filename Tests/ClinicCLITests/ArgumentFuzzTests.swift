@@ -15,14 +15,15 @@ import ClinicKit
                          "--lat=-1", "2026-11-23 09:20", "'; DROP TABLE clients; --", "Минск", "🙂", "\u{0000}", "nan", "-.5",
                          "--specialization", "кардиология", "--pediatric", "--me", "--format", "hifld", "--off", "--date"]
 
-    /// 100,000 command lines in four chunks that run in parallel: the parser takes milliseconds
-    /// per subcommand line in a debug build.
+    /// 12,000 command lines in four chunks that run in parallel. The parser takes about six
+    /// milliseconds of a core per line in a debug build: the 100,000 lines this test once tried
+    /// took ten of the sixteen minutes of processor time of the whole Swift suite.
     @Test(arguments: [UInt64(11), 12, 13, 14])
     func randomCommandLines(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
         var bugs: [String] = []
         var parsed = 0
-        for _ in 0..<25_000 {
+        for _ in 0..<3_000 {
             let arguments = (0..<Int.random(in: 0..<8, using: &random)).map { _ in Self.tokens.randomElement(using: &random) ?? "" }
             do {
                 _ = try ClinicCommand.parseAsRoot(Arguments.normalize(arguments))
@@ -32,7 +33,7 @@ import ClinicKit
             }
         }
         #expect(bugs.isEmpty, "\(bugs.prefix(5))")
-        #expect(parsed > 25, "some command lines are valid: \(parsed)")
+        #expect(parsed > 100, "some command lines are valid: \(parsed)")
     }
 
     @Test func negativeNumbersAndGlobalsAreRewrittenOnlyWhereMeant() {
