@@ -249,6 +249,81 @@ extension PostgresTransaction {
                   DirectoryIdArray(hours.map { Int64($0.endMinute) }), DirectoryIdArray(hours.map { Int64($0.slotMinutes) })])
     }
 
+    // The many rows of an import or a first fill, one statement per kind: each column as an
+    // array, unnested in its order. An identity hands out its values in the order rows are
+    // inserted, so the ids, sorted, are those of the rows in the order given (other writers'
+    // rows may fall between them, never swap them), as SQLite's row-by-row inserts give them.
+    // A handful of statements instead of some 86,000 make PostgreSQL's first fill of the 7,146
+    // clinics take 12 s instead of 117 s (a debug build on two cores).
+
+    func insertClinics(_ clinics: [Clinic]) throws -> [Int64] {
+        guard !clinics.isEmpty else { return [] }
+        return try insertedIds(count: clinics.count, """
+            INSERT INTO clinics (external_id, name, address, city, city_key, state, zip, description, category, lat, lon,
+                                 is_pediatric, is_hospital, time_zone, phone, website)
+            SELECT c.external_id, c.name, c.address, c.city, c.city_key, c.state, c.zip, c.description, c.category, c.lat, c.lon,
+                   c.is_pediatric, c.is_hospital, c.time_zone, c.phone, c.website
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                        $9::text[], $10::float8[], $11::float8[], $12::boolean[], $13::boolean[], $14::text[], $15::text[],
+                        $16::text[])
+                WITH ORDINALITY AS c (external_id, name, address, city, city_key, state, zip, description, category, lat, lon,
+                                      is_pediatric, is_hospital, time_zone, phone, website, position)
+            ORDER BY c.position RETURNING id
+            """, [ColumnArray(clinics.map(\.externalId)), ColumnArray(clinics.map(\.name)), ColumnArray(clinics.map(\.address)),
+                  ColumnArray(clinics.map(\.city)), ColumnArray(clinics.map(\.cityKey)), ColumnArray(clinics.map(\.state)),
+                  ColumnArray(clinics.map(\.zip)), ColumnArray(clinics.map(\.description)), ColumnArray(clinics.map(\.category)),
+                  ColumnArray(clinics.map(\.lat)), ColumnArray(clinics.map(\.lon)), ColumnArray(clinics.map(\.isPediatric)),
+                  ColumnArray(clinics.map(\.isHospital)), ColumnArray(clinics.map(\.timeZone)), ColumnArray(clinics.map(\.phone)),
+                  ColumnArray(clinics.map(\.website))])
+    }
+
+    func insertDepartments(_ departments: [Department]) throws -> [Int64] {
+        guard !departments.isEmpty else { return [] }
+        return try insertedIds(count: departments.count, """
+            INSERT INTO departments (clinic_id, specialization, is_demo)
+            SELECT d.clinic_id, d.specialization, d.is_demo
+            FROM unnest($1::bigint[], $2::text[], $3::boolean[]) WITH ORDINALITY AS d (clinic_id, specialization, is_demo, position)
+            ORDER BY d.position RETURNING id
+            """, [ColumnArray(departments.map(\.clinicId)), ColumnArray(departments.map(\.specialization)),
+                  ColumnArray(departments.map(\.isDemo))])
+    }
+
+    func insertDoctors(_ doctors: [Doctor]) throws -> [Int64] {
+        // As `insertDoctor`: a new doctor is active (the column's default).
+        guard !doctors.isEmpty else { return [] }
+        return try insertedIds(count: doctors.count, """
+            INSERT INTO doctors (department_id, name, is_demo)
+            SELECT d.department_id, d.name, d.is_demo
+            FROM unnest($1::bigint[], $2::text[], $3::boolean[]) WITH ORDINALITY AS d (department_id, name, is_demo, position)
+            ORDER BY d.position RETURNING id
+            """, [ColumnArray(doctors.map(\.departmentId)), ColumnArray(doctors.map(\.name)), ColumnArray(doctors.map(\.isDemo))])
+    }
+
+    func insertWorkingHours(_ hours: [WorkingHours], ofDoctors doctorIds: [Int64]) throws {
+        // Doctors times hours, made by PostgreSQL: a first fill's 346,000 rows are 35,000 ids
+        // and ten intervals to send.
+        guard !hours.isEmpty, !doctorIds.isEmpty else { return }
+        try execute("""
+            INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes)
+            SELECT d.id, h.weekday, h.start_minute, h.end_minute, h.slot_minutes
+            FROM unnest($1::bigint[]) WITH ORDINALITY AS d (id, position)
+            CROSS JOIN unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
+                WITH ORDINALITY AS h (weekday, start_minute, end_minute, slot_minutes, position)
+            ORDER BY d.position, h.position
+            """, [ColumnArray(doctorIds), ColumnArray(hours.map { Int64($0.weekday) }),
+                  ColumnArray(hours.map { Int64($0.startMinute) }), ColumnArray(hours.map { Int64($0.endMinute) }),
+                  ColumnArray(hours.map { Int64($0.slotMinutes) })])
+    }
+
+    /// The ids an `INSERT … RETURNING id` of `count` rows gave, ascending (see above).
+    private func insertedIds(count: Int, _ sql: String, _ binds: [any PostgresBindable]) throws -> [Int64] {
+        let ids = try values(Int64.self, sql, binds).sorted()
+        guard ids.count == count else {
+            throw ClinicError(.internalError, .storageFailure, "\(count) rows inserted, \(ids.count) ids returned")
+        }
+        return ids
+    }
+
     func insertWorkingException(_ exception: WorkingException) throws -> WorkingException {
         try lockDoctor(exception.doctorId)
         guard let id = try value(Int64.self, """
@@ -295,6 +370,13 @@ extension PostgresTransaction {
 
 
 /// Integers bound as one `bigint[]` (write `$n::bigint[]`).
+/// A column's values as one array parameter (`unnest($n::type[])`).
+struct ColumnArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>: PostgresBindable {
+    let values: [Element]
+    init(_ values: [Element]) { self.values = values }
+    func bind(into bindings: inout PostgresBindings) { bindings.append(values) }
+}
+
 struct DirectoryIdArray: PostgresBindable {
     let values: [Int64]
     init(_ values: [Int64]) { self.values = values }

@@ -208,6 +208,95 @@ import Testing
         }
     }
 
+    /// An import's and a first fill's many rows go in one statement per kind on PostgreSQL
+    /// (`insertClinics`, `insertDepartments`, `insertDoctors`, `insertWorkingHours(_:ofDoctors:)`):
+    /// the same rows with the same ids as SQLite's, which inserts them one by one (the seam's
+    /// defaults); an import of the same file twice updates and adds none.
+    @Test func manyRowsAtOnceAreTheRowsOfOneByOne() async throws {
+        let csv = #"""
+            external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+            LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
+            LA2,"Children's Hospital, ""East""",4650 Sunset Blvd,LOS ANGELES,CA,34.10,-118.29,CHILDREN,1,1,America/Los_Angeles
+            MN1,Минская больница,пр. Независимости,Минск,,53.90,27.56,PSYCHIATRIC,0,0,Europe/Minsk
+            RN1,Renown Regional,1155 Mill Street,Reno,NV,39.52,-119.80,CRITICAL ACCESS,0,1,America/Los_Angeles
+            HI1,Queen's,1301 Punchbowl St,Honolulu,HI,21.31,-157.86,,0,1,Pacific/Honolulu
+            """#
+        let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-bulk-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sqlite = try DatabaseManager.open(path: folder + "/one-by-one.sqlite",
+                                              migrations: try Migration.load(from: TestPostgres.projectRoot.appendingPathComponent("Migrations")))
+        let sqliteSystem = ClinicSystem(database: sqlite, resources: nil, hasher: hasher)
+        let first = try sqliteSystem.clinics.importClinics(Data(csv.utf8), demo: true)
+        #expect(first.inserted == 5 && first.demoFilled == 5)
+        let tables = ["clinics": "id, external_id, name, address, city, city_key, state, zip, description, category, lat, lon, is_pediatric, is_hospital, time_zone, phone, website",
+                      "departments": "id, clinic_id, specialization, is_demo", "doctors": "id, department_id, name, is_demo, is_active",
+                      "working_hours": "id, doctor_id, weekday, start_minute, end_minute, slot_minutes"]
+        let expected = try sqlite.read { db in
+            Dictionary(uniqueKeysWithValues: try tables.map { table, columns in
+                (table, try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY id").map { row in
+                    Dictionary(uniqueKeysWithValues: row.columnNames.map { ($0, row[$0] as DatabaseValue) })
+                })
+            })
+        }
+        #expect((expected["working_hours"]?.count ?? 0) > 50)
+
+        let migrations = try TestPostgres.migrations()
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(migrations)
+            try await onOwnThread {
+                let system = ClinicSystem(store: store, resources: nil, hasher: hasher)
+                let report = try system.clinics.importClinics(Data(csv.utf8), demo: true)
+                #expect(report.inserted == 5 && report.demoFilled == 5)
+                try store.readTransaction { tx in
+                    for (table, columns) in tables {
+                        let stored = try tx.rows("SELECT \(columns) FROM \(table) ORDER BY id")
+                        let want = expected[table] ?? []
+                        #expect(stored.count == want.count, "\(table)")
+                        for (got, row) in zip(stored, want) {
+                            for (column, wanted) in row {
+                                let value = got[column] as DatabaseValue
+                                // SQLite keeps a boolean as 0 or 1.
+                                #expect(value == wanted || Bool.fromDatabaseValue(value).map { $0 == Bool.fromDatabaseValue(wanted) } == true,
+                                        "\(table).\(column): \(got) against \(row)")
+                            }
+                        }
+                    }
+                }
+                let again = try system.clinics.importClinics(Data(csv.utf8), demo: true)
+                #expect(again.inserted == 0 && again.updated == 5 && again.demoFilled == 0)
+
+                // Each at once, straight: ids ascend in the order given; nothing for nothing.
+                try store.writeTransaction { tx in
+                    #expect(try tx.insertClinics([]) == [] && tx.insertDepartments([]) == [] && tx.insertDoctors([]) == [])
+                    try tx.insertWorkingHours([], ofDoctors: [1])
+                    try tx.insertWorkingHours([Self.hours(1, 540, 600, 20)], ofDoctors: [])
+                    let clinicIds = try tx.insertClinics([Self.clinic("b2", name: "Bee"), Self.clinic("b1", name: "Ant")])
+                    #expect(clinicIds.count == 2 && clinicIds[0] < clinicIds[1])
+                    #expect(try tx.clinic(id: clinicIds[0])?.externalId == "b2" && tx.clinic(id: clinicIds[1])?.externalId == "b1")
+                    let departmentIds = try tx.insertDepartments([Self.department(clinic: clinicIds[1], "surgery"),
+                                                                  Self.department(clinic: clinicIds[0], "cardiology")])
+                    #expect(try tx.departments(ofClinic: clinicIds[1]).map(\.id) == [departmentIds[0]])
+                    let doctorIds = try tx.insertDoctors([Self.doctor(department: departmentIds[1], "Dr Z"),
+                                                          Self.doctor(department: departmentIds[1], "Dr A")])
+                    #expect(try tx.doctor(id: doctorIds[0])?.name == "Dr Z" && tx.doctor(id: doctorIds[1])?.isActive == true)
+                    let weekly = [try Self.hours(3, 600, 660, 15), try Self.hours(1, 540, 600, 20)]
+                    try tx.insertWorkingHours(weekly, ofDoctors: doctorIds.reversed())
+                    let a = try Self.storedHours(tx, doctor: doctorIds[1]), z = try Self.storedHours(tx, doctor: doctorIds[0])
+                    #expect(a.map(\.weekday) == [3, 1] && z.map(\.weekday) == [3, 1] && a.map(\.slotMinutes) == [15, 20])
+                    #expect((a.compactMap(\.id).max() ?? 0) < (z.compactMap(\.id).min() ?? 0), "doctor by doctor, as given")
+                }
+                // A refused row refuses them all.
+                let before = try store.readTransaction { tx in try tx.clinicCount() }
+                #expect(clinicError {
+                    try store.writeTransaction { tx in _ = try tx.insertClinics([Self.clinic("new", name: "New"), Self.clinic("b1", name: "Twin")]) }
+                } != nil)
+                #expect(try store.readTransaction { tx in try tx.clinicCount() } == before)
+            }
+        }
+    }
+
     @Test func departmentsDoctorsHoursExceptionsAndTheMap() async throws {
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in

@@ -45,24 +45,31 @@ public enum DemoDirectory {
     }
 
     /// Adds demo data to every clinic without departments. Returns how many clinics got some.
+    /// The rows go in by the kind, 500 clinics at a time (a store may write each kind of a
+    /// chunk in one statement); their ids are those of inserting clinic by clinic.
     @discardableResult
     public static func fill(_ tx: any StoreWriting, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         let clinics = try tx.clinicsWithoutDepartments()
         let hours = demoHours
-        for (number, clinic) in clinics.enumerated() {
-            let clinicId = clinic.id ?? 0
-            for specialization in Specialization.demo(forCategory: clinic.category) {
-                let department = try tx.insertDepartment(Department(id: nil, clinicId: clinicId, specialization: specialization,
-                                                                    isDemo: true))
-                let doctorCount = (specialization == "therapy" || specialization == "pediatrics") ? 2 : 1
-                for index in 0..<doctorCount {
-                    let doctor = try tx.insertDoctor(Doctor(
-                        id: nil, departmentId: department.id ?? 0,
-                        name: doctorName(seed: "\(clinic.externalId)/\(specialization)/\(index)"), isDemo: true))
-                    try tx.insertWorkingHours(hours, ofDoctor: doctor.id ?? 0)
+        var done = 0
+        for chunk in stride(from: 0, to: clinics.count, by: 500).map({ clinics[$0..<min($0 + 500, clinics.count)] }) {
+            var departments: [Department] = [], doctorSeeds: [(department: Int, name: String)] = []
+            for clinic in chunk {
+                for specialization in Specialization.demo(forCategory: clinic.category) {
+                    let doctorCount = (specialization == "therapy" || specialization == "pediatrics") ? 2 : 1
+                    for index in 0..<doctorCount {
+                        doctorSeeds.append((departments.count, doctorName(seed: "\(clinic.externalId)/\(specialization)/\(index)")))
+                    }
+                    departments.append(Department(id: nil, clinicId: clinic.id ?? 0, specialization: specialization, isDemo: true))
                 }
             }
-            if let progress, number % 500 == 0 { progress(number, clinics.count) }
+            let departmentIds = try tx.insertDepartments(departments)
+            let doctorIds = try tx.insertDoctors(doctorSeeds.map { seed in
+                Doctor(id: nil, departmentId: departmentIds[seed.department], name: seed.name, isDemo: true)
+            })
+            try tx.insertWorkingHours(hours, ofDoctors: doctorIds)
+            done += chunk.count
+            progress?(done, clinics.count)
         }
         return clinics.count
     }

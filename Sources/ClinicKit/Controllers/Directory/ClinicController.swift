@@ -233,6 +233,9 @@ public final class ClinicController: Sendable {
             report.closed = parsed.closed
             let existing = try tx.clinicIdsAndZones()
             let now = self.now()
+            // The known ones are updated one by one, the new ones inserted 500 at a time (a
+            // store may write each chunk in one statement).
+            var fresh: [Clinic] = []
             for (index, prepared) in clinics.enumerated() {
                 var clinic = prepared
                 if let (id, zone) = existing[clinic.externalId] {
@@ -245,8 +248,12 @@ public final class ClinicController: Sendable {
                         try ZoneChanges.record(tx, clinicId: id, from: zone, to: clinic.timeZone, at: now)
                     }
                 } else {
-                    _ = try tx.insertClinic(clinic)
+                    fresh.append(clinic)
                     report.inserted += 1
+                }
+                if fresh.count == 500 || index == clinics.count - 1 {
+                    _ = try tx.insertClinics(fresh)
+                    fresh.removeAll(keepingCapacity: true)
                 }
                 if let progress, index % 500 == 0 { progress(index, total) }
             }

@@ -128,6 +128,16 @@ public protocol DirectoryWriting: DirectoryReading {
     func insertDoctor(_ doctor: Doctor) throws -> Doctor
     /// Adds weekly hours to a doctor (their own ids and doctor ids are not read).
     func insertWorkingHours(_ hours: [WorkingHours], ofDoctor doctorId: Int64) throws
+    /// Stores new clinics and returns their ids, in the order given: an import's or a first
+    /// fill's thousands. (A store may do it in one statement; the default inserts one by one.)
+    func insertClinics(_ clinics: [Clinic]) throws -> [Int64]
+    /// Stores new departments and returns their ids, in the order given.
+    func insertDepartments(_ departments: [Department]) throws -> [Int64]
+    /// Stores new doctors and returns their ids, in the order given.
+    func insertDoctors(_ doctors: [Doctor]) throws -> [Int64]
+    /// Adds the same weekly hours to each of these doctors, doctor by doctor in the order given
+    /// (the hours' own ids and doctor ids are not read).
+    func insertWorkingHours(_ hours: [WorkingHours], ofDoctors doctorIds: [Int64]) throws
     /// Stores a new exception and returns it with its id.
     func insertWorkingException(_ exception: WorkingException) throws -> WorkingException
     func deleteWorkingException(id: Int64) throws
@@ -139,6 +149,24 @@ public protocol DirectoryWriting: DirectoryReading {
     /// first fill), however long it takes: two servers starting together on an empty database
     /// fill it once. SQLite: nothing (its one writer already does).
     func lockDirectoryForImport() throws
+}
+
+extension DirectoryWriting {
+    public func insertClinics(_ clinics: [Clinic]) throws -> [Int64] {
+        try clinics.map { try insertClinic($0).id ?? 0 }
+    }
+
+    public func insertDepartments(_ departments: [Department]) throws -> [Int64] {
+        try departments.map { try insertDepartment($0).id ?? 0 }
+    }
+
+    public func insertDoctors(_ doctors: [Doctor]) throws -> [Int64] {
+        try doctors.map { try insertDoctor($0).id ?? 0 }
+    }
+
+    public func insertWorkingHours(_ hours: [WorkingHours], ofDoctors doctorIds: [Int64]) throws {
+        for doctorId in doctorIds { try insertWorkingHours(hours, ofDoctor: doctorId) }
+    }
 }
 
 /// Which clinics `DirectoryReading.clinics(matching:)` lists, in the order (name, id).
