@@ -46,4 +46,5 @@ if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_se
     "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements
 fi
 cd Tests/python
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${@:-.}"
+# The slowest tests with their times at the end: where a run's minutes went.
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=12 "${@:-.}"
