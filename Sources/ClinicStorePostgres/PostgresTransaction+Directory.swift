@@ -257,46 +257,51 @@ extension PostgresTransaction {
     // clinics take 12 s instead of 117 s (a debug build on two cores).
 
     func insertClinics(_ clinics: [Clinic]) throws -> [Int64] {
-        guard !clinics.isEmpty else { return [] }
-        return try insertedIds(count: clinics.count, """
-            INSERT INTO clinics (external_id, name, address, city, city_key, state, zip, description, category, lat, lon,
-                                 is_pediatric, is_hospital, time_zone, phone, website)
-            SELECT c.external_id, c.name, c.address, c.city, c.city_key, c.state, c.zip, c.description, c.category, c.lat, c.lon,
-                   c.is_pediatric, c.is_hospital, c.time_zone, c.phone, c.website
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                        $9::text[], $10::float8[], $11::float8[], $12::boolean[], $13::boolean[], $14::text[], $15::text[],
-                        $16::text[])
-                WITH ORDINALITY AS c (external_id, name, address, city, city_key, state, zip, description, category, lat, lon,
-                                      is_pediatric, is_hospital, time_zone, phone, website, position)
-            ORDER BY c.position RETURNING id
-            """, [ColumnArray(clinics.map(\.externalId)), ColumnArray(clinics.map(\.name)), ColumnArray(clinics.map(\.address)),
-                  ColumnArray(clinics.map(\.city)), ColumnArray(clinics.map(\.cityKey)), ColumnArray(clinics.map(\.state)),
-                  ColumnArray(clinics.map(\.zip)), ColumnArray(clinics.map(\.description)), ColumnArray(clinics.map(\.category)),
-                  ColumnArray(clinics.map(\.lat)), ColumnArray(clinics.map(\.lon)), ColumnArray(clinics.map(\.isPediatric)),
-                  ColumnArray(clinics.map(\.isHospital)), ColumnArray(clinics.map(\.timeZone)), ColumnArray(clinics.map(\.phone)),
-                  ColumnArray(clinics.map(\.website))])
+        try insertUnnested(into: "clinics", count: clinics.count, [
+            ("external_id", "text", ColumnArray(clinics.map(\.externalId))), ("name", "text", ColumnArray(clinics.map(\.name))),
+            ("address", "text", ColumnArray(clinics.map(\.address))), ("city", "text", ColumnArray(clinics.map(\.city))),
+            ("city_key", "text", ColumnArray(clinics.map(\.cityKey))), ("state", "text", ColumnArray(clinics.map(\.state))),
+            ("zip", "text", ColumnArray(clinics.map(\.zip))), ("description", "text", ColumnArray(clinics.map(\.description))),
+            ("category", "text", ColumnArray(clinics.map(\.category))), ("lat", "float8", ColumnArray(clinics.map(\.lat))),
+            ("lon", "float8", ColumnArray(clinics.map(\.lon))), ("is_pediatric", "boolean", ColumnArray(clinics.map(\.isPediatric))),
+            ("is_hospital", "boolean", ColumnArray(clinics.map(\.isHospital))),
+            ("time_zone", "text", ColumnArray(clinics.map(\.timeZone))), ("phone", "text", ColumnArray(clinics.map(\.phone))),
+            ("website", "text", ColumnArray(clinics.map(\.website))),
+        ])
     }
 
     func insertDepartments(_ departments: [Department]) throws -> [Int64] {
-        guard !departments.isEmpty else { return [] }
-        return try insertedIds(count: departments.count, """
-            INSERT INTO departments (clinic_id, specialization, is_demo)
-            SELECT d.clinic_id, d.specialization, d.is_demo
-            FROM unnest($1::bigint[], $2::text[], $3::boolean[]) WITH ORDINALITY AS d (clinic_id, specialization, is_demo, position)
-            ORDER BY d.position RETURNING id
-            """, [ColumnArray(departments.map(\.clinicId)), ColumnArray(departments.map(\.specialization)),
-                  ColumnArray(departments.map(\.isDemo))])
+        try insertUnnested(into: "departments", count: departments.count, [
+            ("clinic_id", "bigint", ColumnArray(departments.map(\.clinicId))),
+            ("specialization", "text", ColumnArray(departments.map(\.specialization))),
+            ("is_demo", "boolean", ColumnArray(departments.map(\.isDemo))),
+        ])
     }
 
     func insertDoctors(_ doctors: [Doctor]) throws -> [Int64] {
         // As `insertDoctor`: a new doctor is active (the column's default).
-        guard !doctors.isEmpty else { return [] }
-        return try insertedIds(count: doctors.count, """
-            INSERT INTO doctors (department_id, name, is_demo)
-            SELECT d.department_id, d.name, d.is_demo
-            FROM unnest($1::bigint[], $2::text[], $3::boolean[]) WITH ORDINALITY AS d (department_id, name, is_demo, position)
-            ORDER BY d.position RETURNING id
-            """, [ColumnArray(doctors.map(\.departmentId)), ColumnArray(doctors.map(\.name)), ColumnArray(doctors.map(\.isDemo))])
+        try insertUnnested(into: "doctors", count: doctors.count, [
+            ("department_id", "bigint", ColumnArray(doctors.map(\.departmentId))), ("name", "text", ColumnArray(doctors.map(\.name))),
+            ("is_demo", "boolean", ColumnArray(doctors.map(\.isDemo))),
+        ])
+    }
+
+    /// `count` rows into `table`, a column from each array in the order given; their ids,
+    /// ascending (see above). The table's and columns' names are this file's own.
+    private func insertUnnested(into table: String, count: Int,
+                                _ columns: [(name: String, type: String, values: any PostgresBindable)]) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        let names = columns.map(\.name).joined(separator: ", ")
+        let arrays = columns.indices.map { "$\($0 + 1)::\(columns[$0].type)[]" }.joined(separator: ", ")
+        let ids = try values(Int64.self, """
+            INSERT INTO \(table) (\(names))
+            SELECT \(names) FROM unnest(\(arrays)) WITH ORDINALITY AS given (\(names), position)
+            ORDER BY position RETURNING id
+            """, columns.map(\.values)).sorted()
+        guard ids.count == count else {
+            throw ClinicError(.internalError, .storageFailure, "\(count) rows inserted, \(ids.count) ids returned")
+        }
+        return ids
     }
 
     func insertWorkingHours(_ hours: [WorkingHours], ofDoctors doctorIds: [Int64]) throws {
@@ -313,15 +318,6 @@ extension PostgresTransaction {
             """, [ColumnArray(doctorIds), ColumnArray(hours.map { Int64($0.weekday) }),
                   ColumnArray(hours.map { Int64($0.startMinute) }), ColumnArray(hours.map { Int64($0.endMinute) }),
                   ColumnArray(hours.map { Int64($0.slotMinutes) })])
-    }
-
-    /// The ids an `INSERT … RETURNING id` of `count` rows gave, ascending (see above).
-    private func insertedIds(count: Int, _ sql: String, _ binds: [any PostgresBindable]) throws -> [Int64] {
-        let ids = try values(Int64.self, sql, binds).sorted()
-        guard ids.count == count else {
-            throw ClinicError(.internalError, .storageFailure, "\(count) rows inserted, \(ids.count) ids returned")
-        }
-        return ids
     }
 
     func insertWorkingException(_ exception: WorkingException) throws -> WorkingException {
