@@ -116,7 +116,9 @@ run() {
   shift 3
   local line
   if [ "$store" = sqlite ]; then
-    line=$(env "$@" WRK_THREADS=$threads wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s -s "$script" "$url" | grep '^RESULT' || true)
+    env "$@" WRK_THREADS=$threads wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s -s "$script" "$url" \
+      > "$work/$name.wrk" 2>&1 || true
+    line=$(grep '^RESULT' "$work/$name.wrk" || true)
   else
     local n pids=()
     for n in 1 2; do
@@ -138,6 +140,9 @@ run() {
     settle
   fi
   echo "$name $line" | tee -a "$results" >&2
+  # What the answers that were neither expected success nor 409 were (issue 42): every status,
+  # with its count and first body, per wrk process.
+  grep -h '^UNEXPECTED' "$work/$name".wrk* 2>/dev/null | sed "s/^/$name /" | tee -a "$work/unexpected.txt" >&2 || true
 }
 # settle: waits (10 s at most) until the servers answered every request of the last load: wrk
 # stops with bookings still in flight (p99 above a second here), which would otherwise still be
@@ -253,7 +258,8 @@ times.sort(); print(f"{times[len(times)//2]*1e6:.0f}")
 PY
 )
 
-python3 - "$store" "$results" "$doubles" "$booked" "$fsync_floor" "${metrics[@]}" <<'PY'
+touch "$work/unexpected.txt"
+python3 - "$store" "$results" "$doubles" "$booked" "$fsync_floor" "$work/unexpected.txt" "${metrics[@]}" <<'PY'
 import re, sys
 store = sys.argv[1]
 rows = {}
@@ -262,8 +268,9 @@ for line in open(sys.argv[2]):
     values = dict(re.findall(r"(\w+)=([0-9.]+)", rest))
     rows[name] = {k: float(v) for k, v in values.items()}
 doubles, booked, fsync = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+unexpected = [line.rstrip("\n") for line in open(sys.argv[6]) if line.strip()]
 batch = {"sum": 0.0, "count": 0.0}
-for path in sys.argv[6:]:  # each server's /metrics: the batches of all of them
+for path in sys.argv[7:]:  # each server's /metrics: the batches of all of them
     for key, value in re.findall(r'^clinic_commit_batch_size_(sum|count) ([0-9.e+]+)$', open(path).read(), re.M):
         batch[key] += float(value)
 mean_batch = batch["sum"] / max(batch["count"], 1)
@@ -303,6 +310,14 @@ else:
         ("under a log-in flood p99 ≤ 2 × unloaded", 0 < get("http-book-under-login-flood", "p99") <= 2 * get("http-book", "p99"),
          f"{get('http-book-under-login-flood', 'p99'):.1f} ms vs {get('http-book', 'p99'):.1f} ms"),
     ]
+# Any answer that was neither what the load expects (200; 201 or 409 for bookings) nor a
+# connection error fails the run, whichever load it came in, and is listed with its body.
+bad = sum(int(row.get("bad", 0)) for name, row in rows.items() if name.startswith("http-"))
+checks.append(("no unexpected answers (only 200, or 201/409 for bookings)", bad == 0, f"{bad}"))
+if unexpected:
+    print("\nunexpected answers (load, status, count, first body):")
+    for line in unexpected:
+        print("  " + line)
 for label, ok, figure in checks:
     print(f"{'met ' if ok else 'MISSED'}  {label}: {figure}")
 PY

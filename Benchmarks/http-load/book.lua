@@ -41,6 +41,7 @@ function response(status, headers, body)
    -- booked (201), slot taken (409: expected when requests collide), anything else is bad.
    local key = (status == 201 and "booked") or (status == 409 and "taken") or (status == 200 and "other") or "bad"
    wrk.thread:set(key, (wrk.thread:get(key) or 0) + 1)
+   if key == "bad" then note_unexpected(status, body) end
 end
 
 function done(summary, latency, requests)
@@ -57,7 +58,9 @@ function done(summary, latency, requests)
       attempts, attempts / (summary.duration / 1e6), latency:percentile(50) / 1000,
       latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write +
       summary.errors.timeout, bad, booked, taken))
+   report_unexpected(threads)
 end
 
 -- dump_latency: the run's latency distribution for merge.py (latency.lua, beside this file).
 dofile("Benchmarks/http-load/latency.lua") -- wrk runs from the project folder (http-load.sh)
+dofile("Benchmarks/http-load/unexpected.lua")

@@ -11,7 +11,10 @@ function request()
    return wrk.format("GET", os.getenv("GET_PATH"))
 end
 function response(status, headers, body)
-   if status ~= 200 then wrk.thread:set("bad", (wrk.thread:get("bad") or 0) + 1) end
+   if status ~= 200 then
+      wrk.thread:set("bad", (wrk.thread:get("bad") or 0) + 1)
+      note_unexpected(status, body)
+   end
 end
 function done(summary, latency, requests)
    dump_latency(summary, latency)
@@ -21,7 +24,9 @@ function done(summary, latency, requests)
       summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
       latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write +
       summary.errors.timeout, bad))
+   report_unexpected(threads)
 end
 
 -- dump_latency: the run's latency distribution for merge.py (latency.lua, beside this file).
 dofile("Benchmarks/http-load/latency.lua") -- wrk runs from the project folder (http-load.sh)
+dofile("Benchmarks/http-load/unexpected.lua")

@@ -6,7 +6,7 @@ of the uncontended run can succeed. Writes:
   contended.txt  the same for 20 doctors' first slots, each wanted by 8 patients
 Usage: prepare.py URL FOLDER PATIENTS SLOTS"""
 import concurrent.futures, heapq, json, sys, urllib.request
-from datetime import datetime
+from datetime import datetime, timedelta
 
 url, folder, patients, wanted = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 PASSWORD = "correct horse battery staple"
@@ -34,6 +34,13 @@ with concurrent.futures.ThreadPoolExecutor(8) as pool:
 
 def parse(text): return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
 
+# Only slots that start two hours from now or later. The earliest free slot of each doctor is
+# the first past the booking lead time (30 minutes) when this runs; a minute later, in the
+# run, it can be inside it: every doctor's first slot is on the same 20-minute grid, so the
+# contended run's 160 requests were all 422 slot_unavailable at once (issue 42's "bad" answers,
+# one run in two: whether a grid boundary fell between preparing and booking).
+earliest = datetime.utcnow() + timedelta(hours=2)
+
 slots = []  # (start, end, department, doctor, start text)
 clinic_id = 0
 while len(slots) < wanted * 1.3:
@@ -44,7 +51,7 @@ while len(slots) < wanted * 1.3:
         continue
     for department in departments:
         for slot in call("GET", f"/v1/departments/{department['id']}/slots?days=31"):
-            if slot["isAvailable"]:
+            if slot["isAvailable"] and parse(slot["start"]) >= earliest:
                 slots.append((parse(slot["start"]), parse(slot["end"]), department["id"], slot["doctorId"], slot["start"]))
 
 # Contended: 20 doctors' first free slots, 8 patients each (kept out of the uncontended run).
