@@ -174,15 +174,16 @@ up() {
           [ -f "$log" ] && { echo "--- $log (head)" >&2; head -n 60 "$log" >&2; echo "--- $log (tail)" >&2; tail -n 40 "$log" >&2; }; done
         echo "--- processes" >&2; ps -eo pid,ppid,etimes,stat,wchan:24,args | grep -E "postgres|patroni|etcd|initdb|pg_isready" | grep -v grep >&2
         echo "--- listening" >&2; ss -ltnp 2>/dev/null | grep -E ":(${n1_pg:-x}|${n1_rest:-x}|${n2_pg:-x}|${n2_rest:-x}|${etcd_client:-x}) " >&2; }' EXIT
+  # Ports and the cluster's passwords: the operator's only (status and the tests read it as them).
+  # Made 0600 before a byte is written: the folder is 0755, and a chmod after the writing left
+  # the passwords readable by every local user meanwhile.
+  install -m 600 /dev/null "$dir/ports"
   # Free ports on loopback, all at once, below the ephemeral range (scripts/free-ports.py says why).
   python3 "$root/scripts/free-ports.py" 12 etcd_client etcd_peer n1_pg n1_rest n2_pg n2_rest primary_port replicas_port \
     http_port stats_port server1_port server2_port > "$dir/ports"
   secret() { head -c 24 /dev/urandom | base64 | tr -d '/+='; }
-  (umask 077
-   { echo "superuser_password=$(secret)"; echo "replication_password=$(secret)"
-     echo "rewind_password=$(secret)"; echo "clinic_password=$(secret)"; } >> "$dir/ports")
-  # Ports and the cluster's passwords: the operator's only (status and the tests read it as them).
-  chmod 600 "$dir/ports"
+  { echo "superuser_password=$(secret)"; echo "replication_password=$(secret)"
+    echo "rewind_password=$(secret)"; echo "clinic_password=$(secret)"; } >> "$dir/ports"
   # shellcheck disable=SC1091
   source "$dir/ports"
   mkdir -p "$dir/keys" && chmod 700 "$dir/keys"
@@ -194,12 +195,13 @@ up() {
   for name in $members; do
     local pg_var="${name}_pg" rest_var="${name}_rest"
     mkdir -p "$dir/$name"
+    # The members' passwords: private before they are written, as the ports file.
+    install -m 600 /dev/null "$dir/$name/patroni.yml"
     sed -e "s|@NAME@|$name|g" -e "s|@DIR@|$dir|g" -e "s|@PG_BIN@|$pg_bin|g" \
         -e "s|@PG_PORT@|${!pg_var}|g" -e "s|@REST_PORT@|${!rest_var}|g" -e "s|@ETCD@|127.0.0.1:$etcd_client|g" \
         -e "s|@SUPERUSER_PASSWORD@|$superuser_password|g" -e "s|@REPLICATION_PASSWORD@|$replication_password|g" \
         -e "s|@REWIND_PASSWORD@|$rewind_password|g" \
         "$root/deploy/loopback/patroni.yml.in" > "$dir/$name/patroni.yml"
-    chmod 600 "$dir/$name/patroni.yml"
     if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$dir/$name"; fi
     chmod 700 "$dir/$name"
   done
