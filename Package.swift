@@ -50,11 +50,17 @@ let package = Package(
             name: "CVips",
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]),
-        // zlib (Debian's zlib1g-dev): a PDF's compressed streams are looked into for scripts (issue 28).
+        // zlib (Debian's zlib1g-dev): the web app's gzip (Gzip).
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // qpdf's C API (Debian's libqpdf-dev): an uploaded PDF is parsed, its object streams and
+        // filters decoded, and looked through for active content (issue 42).
+        .systemLibrary(
+            name: "CQPDF",
+            pkgConfig: "libqpdf",
+            providers: [.apt(["libqpdf-dev"])]),
         .target(
             name: "ClinicImages",
             dependencies: ["ClinicKit", "CVips"]),
@@ -67,6 +73,7 @@ let package = Package(
                 "CGEOS",
                 "CCurl",
                 "CZlib",
+                "CQPDF",
             ]),
         // The HTTP front: routes, middleware and the mapping of ClinicKit's errors to HTTP;
         // no SQL and no business rules.
@@ -80,6 +87,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // HTTPParserError: a body cut short is the client's fault (ErrorMiddleware).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),

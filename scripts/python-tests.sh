@@ -11,7 +11,13 @@
 #   test_multi_server.py
 #                     three `clinic serve` on one throwaway PostgreSQL 15 (scripts/postgres.sh):
 #                     double booking, the active-appointment limit, log-in throttling, the
-#                     outbox, a directory import, a server killed and PostgreSQL stopped under load.
+#                     outbox, a directory import, a server killed and PostgreSQL stopped under load,
+#                     claim codes and holds at once through three servers;
+#   test_upload_load.py
+#                     uploads from 300 connections and 100 HTTP/2 streams against one TLS server:
+#                     its peak resident memory (/proc) stays under 400 MB;
+#   test_cluster_secrets.py
+#                     scripts/cluster.sh never writes a password into a file others can read.
 #
 #   CLINIC_BIN  the clinic binary (default .build/debug/clinic; build it first)
 #   PY_VENV     Python venv for the tests (default .build/py-venv; made if missing)

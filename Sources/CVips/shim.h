@@ -61,6 +61,11 @@ static inline void cvips_unref(VipsImage *image) { if (image) g_object_unref(ima
 static inline void cvips_free(void *pointer) { g_free(pointer); }
 static inline int cvips_width(VipsImage *image) { return vips_image_get_width(image); }
 static inline int cvips_height(VipsImage *image) { return vips_image_get_height(image); }
+/* What one decoded pixel takes, from the header: bands x the bytes of a band's sample (two for
+ * a 16-bit PNG). */
+static inline int cvips_pixel_bytes(VipsImage *image) {
+    return vips_image_get_bands(image) * (int) vips_format_sizeof(vips_image_get_format(image));
+}
 /* The error text so far (a copy to g_free), and the buffer cleared. */
 static inline char *cvips_error_take(void) { return vips_error_buffer_copy(); }
 #endif

@@ -49,9 +49,21 @@ public struct VipsImageProcessor: ImageProcessing {
             // The header alone first: a few kilobytes can claim billions of pixels.
             guard let header = cvips_load_header(base, raw.count) else { throw Self.undecodable() }
             let pixels = Int(cvips_width(header)) * Int(cvips_height(header))
+            let pixelBytes = Int(cvips_pixel_bytes(header))
             cvips_unref(header)
             guard pixels <= ImageLimits.maximumPixels else {
                 throw ClinicError.invalid(.attachmentPixels, String(ImageLimits.maximumPixels / 1_000_000))
+            }
+            // The work is bounded before any pixel is decoded: the decoded bytes, and a JPEG's
+            // scans (each one a pass over the whole picture).
+            guard pixels * max(1, pixelBytes) <= ImageLimits.maximumDecodedBytes else {
+                throw ClinicError.invalid(.attachmentDecodeWork)
+            }
+            if kind == .jpeg {
+                let scans = Self.jpegScans(UnsafeRawBufferPointer(raw))
+                guard scans <= ImageLimits.maximumScans, pixels * scans <= ImageLimits.maximumScanPixels else {
+                    throw ClinicError.invalid(.attachmentDecodeWork)
+                }
             }
             let (image, width, height) = try Self.jpeg(base, raw.count, side: ImageLimits.longestSide)
             let (thumbnail, _, _) = try Self.jpeg(base, raw.count, side: ImageLimits.thumbnailSide)
@@ -76,6 +88,38 @@ public struct VipsImageProcessor: ImageProcessing {
         guard cvips_jpeg(opaque, &buffer, &length, Int32(ImageLimits.quality)) == 0, let buffer else { throw undecodable() }
         defer { cvips_free(buffer) }
         return (Data(bytes: buffer, count: length), Int(cvips_width(opaque)), Int(cvips_height(opaque)))
+    }
+
+    /// The start-of-scan markers (SOS) of a JPEG, counted by walking its segments and skipping
+    /// each scan's entropy-coded bytes (which end at a 0xFF that is neither stuffing, 0xFF00, nor
+    /// a restart marker). Counting stops at the end of the image or of the bytes; a file that is
+    /// not a JPEG counts 0 (libvips refuses it anyway).
+    static func jpegScans(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let count = bytes.count
+        guard count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8, let base = bytes.baseAddress else { return 0 }
+        var index = 2, scans = 0
+        while index + 1 < count {
+            guard bytes[index] == 0xFF else { return scans }
+            let marker = bytes[index + 1]
+            if marker == 0xFF { index += 1; continue }          // fill bytes before a marker
+            if marker == 0xD9 { return scans }                   // EOI
+            if marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
+            guard index + 3 < count else { return scans }
+            index += 2 + (Int(bytes[index + 2]) << 8 | Int(bytes[index + 3]))
+            guard marker == 0xDA else { continue }
+            scans += 1
+            // The scan's data: the next 0xFF followed by a marker other than a restart.
+            while index < count {
+                guard let found = memchr(base + index, 0xFF, count - index) else { return scans }
+                index = base.distance(to: UnsafeRawPointer(found))
+                guard index + 1 < count else { return scans }
+                let next = bytes[index + 1]
+                if next == 0x00 || (0xD0...0xD7).contains(next) { index += 2; continue }
+                if next == 0xFF { index += 1; continue }
+                break
+            }
+        }
+        return scans
     }
 
     /// `invalid_input`: the file does not decode (libvips's words are dropped: they name its

@@ -93,7 +93,7 @@ extension ClinicServer {
         router.add(middleware: LanguageMiddleware())
         router.add(middleware: SecurityHeadersMiddleware(tls: dependencies.settings.tls != nil))
         let routes = RouteTable(router: router)
-        router.add(middleware: ErrorMiddleware(routes: routes))
+        router.add(middleware: ErrorMiddleware(routes: routes) { request in await dependencies.notFoundPage(request) })
         router.add(middleware: LimitsMiddleware(maximumBody: ServerSettings.maximumBody))
 
         HealthController(dependencies: dependencies).addRoutes(to: routes.group())

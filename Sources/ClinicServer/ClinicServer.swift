@@ -53,6 +53,9 @@ public enum ClinicServer {
         } catch {
             throw ServerSettingError(.tlsFileInvalid, certificate, "a PEM certificate")
         }
+        // A private key other local users can read is no longer private: refused as the
+        // personal-data key is (a missing file is NIOSSL's to report, below).
+        try KeyFile.checkPrivate(key)
         do {
             privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
         } catch {

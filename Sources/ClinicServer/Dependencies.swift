@@ -21,9 +21,17 @@ struct ServerDependencies: Sendable {
     /// most those threads and cheap requests keep the others.
     let searches: Gate
     /// Uploaded files checked and photos decoded (`AttachmentsController`): two at once (a
-    /// decode is CPU and memory), at most 32 waiting, then `busy`.
+    /// decode is CPU and memory), at most 32 waiting and none for more than 10 s, then `busy`
+    /// with Retry-After.
     let images: Gate
+    /// Upload bodies in flight, by bytes, over the whole server (`ByteBudget`): reserved before
+    /// a body is read, so neither many connections nor many HTTP/2 streams fill the memory.
+    let uploads: ByteBudget
     let authLimiter: RateLimiter
+    /// Uploads per account (patient or staff member): `uploadBurst`, then `uploadsPerHour`. Counted
+    /// per account, not per file, so deleting a file gives nothing back. Per server: what it
+    /// protects is this server's decoding (two at a time), and each server has its own.
+    let uploadLimiter: RateLimiter
     let idempotency: IdempotencyStore
     let committer: GroupCommitter
     let metrics: ServerMetrics
@@ -48,8 +56,10 @@ struct ServerDependencies: Sendable {
         assets = system.resources.flatMap { try? WebAssets.load(root: $0.root) }
         passwords = Gate(limit: settings.passwordWorkers)
         searches = Gate(limit: settings.searchWorkers, maximumWaiting: 64)
-        images = Gate(limit: 2, maximumWaiting: 32)
+        images = Gate(limit: 2, maximumWaiting: 32, maximumWait: .seconds(10))
+        uploads = ByteBudget(capacity: settings.uploadBytesInFlight)
         authLimiter = RateLimiter(burst: settings.authBurst, perMinute: settings.authPerMinute)
+        uploadLimiter = RateLimiter(burst: settings.uploadBurst, perMinute: settings.uploadsPerHour / 60)
         idempotency = system.makeIdempotencyStore()
         mapCache = MapCache(system: system, pool: pool)
         touches = SessionTouches()
@@ -90,6 +100,25 @@ struct ServerDependencies: Sendable {
             return try await searches.run { try await work(language, body) }
         } catch let error as ClinicError {
             throw APIFailure(error, language: language, headers: [.retryAfter: "1"])
+        }
+    }
+
+    /// An upload by `account` ("patient:7", "staff:3"): within the account's rate
+    /// (`uploadLimiter`, `429 rate_limited`), its body's bytes reserved before anything of it is read (`uploads`): the
+    /// declared length, or the upload limit for a body that declares none (chunked, HTTP/2).
+    /// When they are not free, `503 busy` with Retry-After, and the connection closes (over
+    /// HTTP/1.1 the unread body is drained for at most 2 s, `ConnectionCloseHandler`).
+    func admittingUpload<T: Sendable>(_ request: Request, account: String, _ language: Language,
+                                      _ body: () async throws -> T) async throws -> T {
+        if let seconds = uploadLimiter.take(account) {
+            throw APIFailure(ServerError(.rateLimited, .rateLimited, String(seconds)), language: language,
+                             headers: [.retryAfter: String(seconds), .connection: "close"])
+        }
+        let declared = request.headers[.contentLength].flatMap { Int($0) } ?? AttachmentsController.uploadLimit
+        do {
+            return try await uploads.run(reserving: min(declared, AttachmentsController.uploadLimit), body)
+        } catch let error as ClinicError where error.code == .busy {
+            throw APIFailure(error, language: language, headers: [.retryAfter: "5", .connection: "close"])
         }
     }
 

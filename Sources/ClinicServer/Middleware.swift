@@ -5,13 +5,17 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Turns every failure into `{"error":{"code","message"}}` with its fixed status: the
-/// library's errors, the router's (404, 405), a body over the limit (413), and anything
-/// unexpected (500 with no detail, logged without the request's data).
+/// library's errors, the router's (404, 405), a body over the limit (413) or cut short (400),
+/// and anything unexpected (500 with no detail, logged without the request's data).
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let routes: RouteTable
+    /// The web app's page for a path nothing answers, when a browser asked for a page (nil:
+    /// the API's JSON, as for every other failure).
+    var notFoundPage: (@Sendable (Request) async -> Response?)? = nil
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         do {
@@ -22,6 +26,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 return Self.response(for: HTTPError(.methodNotAllowed, headers: [.allow: allowed.joined(separator: ", ")]),
                                      request: request, context: context)
             }
+            if let error = error as? HTTPError, error.status == .notFound, let page = await notFoundPage?(request) { return page }
             return Self.response(for: error, request: request, context: context)
         }
     }
@@ -40,9 +45,7 @@ struct ErrorMiddleware: RouterMiddleware {
         // `Accept-Language` (`LanguageMiddleware`): this middleware is outside the groups, so it
         // never sees a patient's saved language; a failure that should say it carries it.
         let language = context.language
-        // A body without a declared length (chunked, or an HTTP/2 stream) that passes the limit
-        // while it is read: the same refusal as a declared length over it.
-        let error = error is NIOTooManyBytesError ? HTTPError(.contentTooLarge) : error
+        let error = clientFault(error)
         switch error {
         case let failure as APIFailure:
             if failure.status == .internalServerError, let error = failure.libraryError { logFailure(error, context) }
@@ -76,6 +79,27 @@ struct ErrorMiddleware: RouterMiddleware {
         default:
             context.logger.error("unexpected error", metadata: ["type": .string(String(describing: type(of: error)))])
             return respond(APIFailure(ClinicError(.internalError, .internalError, "-")), language: language)
+        }
+    }
+
+    /// A failure of reading the request's body said as the client's fault it is (the API's
+    /// answers and the web pages' alike), anything else as it was.
+    static func clientFault(_ error: any Error) -> any Error {
+        switch error {
+        case is NIOTooManyBytesError:
+            // A body without a declared length (chunked, or an HTTP/2 stream) that passes the
+            // limit while it is read: the same refusal as a declared length over it.
+            return HTTPError(.contentTooLarge)
+        case let error as HTTPParserError:
+            // A body cut short (the connection closed before its Content-Length) or bytes that
+            // are not HTTP. As a 500 it was logged as an error and counted as a server failure,
+            // so that anyone could raise the operator's 5xx alerts at will.
+            if case .invalidEOFState = error {
+                return ServerError.invalid(.bodyInvalid, "the connection closed before the whole body arrived")
+            }
+            return ServerError.invalid(.bodyInvalid, "it is not well-formed HTTP")
+        default:
+            return error
         }
     }
 

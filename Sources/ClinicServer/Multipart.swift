@@ -12,15 +12,10 @@ struct MultipartFile: Sendable {
 enum Multipart {
     /// The boundary of a `multipart/form-data` type, nil for any other type.
     static func boundary(_ contentType: String) -> String? {
-        let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.first?.lowercased() == "multipart/form-data" else { return nil }
-        for part in parts.dropFirst() {
-            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
-            guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
-            let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            return (1...70).contains(value.count) ? value : nil
-        }
-        return nil
+        let type = contentType.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "multipart/form-data", let value = parameters(of: contentType).first(where: { $0.name == "boundary" })?.value
+        else { return nil }
+        return (1...70).contains(value.count) ? value : nil
     }
 
     /// The file part of `body`, nil when there is none (or the body is not well formed).
@@ -40,7 +35,9 @@ enum Multipart {
         while cursor + 2 <= body.endIndex {
             if body[cursor..<cursor + 2] == Data("--".utf8) { return (file, fields) }
             guard let headerEnd = body.range(of: separator, in: cursor..<body.endIndex) else { return nil }
-            let headerText = String(decoding: body[cursor..<headerEnd.lowerBound], as: UTF8.self)
+            // ISO-8859-1 maps each byte to one character, so that a parameter's bytes are all
+            // still there to be read as UTF-8, or as Latin-1 if they are not UTF-8.
+            let headerText = String(String.UnicodeScalarView(body[cursor..<headerEnd.lowerBound].map { Unicode.Scalar($0) }))
             let contentStart = headerEnd.upperBound
             guard let next = body.range(of: Data("\r\n".utf8) + delimiter, in: contentStart..<body.endIndex) else { return nil }
             var disposition = "", type: String?
@@ -53,7 +50,7 @@ enum Multipart {
                 default: break
                 }
             }
-            let filename = parameter("filename", of: disposition), name = parameter("name", of: disposition)
+            let filename = parameter("filename", of: disposition, bytes: true), name = parameter("name", of: disposition, bytes: true)
             if file == nil, filename != nil || name == "file" {
                 file = MultipartFile(data: body.subdata(in: contentStart..<next.lowerBound), contentType: type, filename: filename)
             } else if let name, filename == nil, next.lowerBound - contentStart <= 4096 {
@@ -65,22 +62,96 @@ enum Multipart {
     }
 
     /// A parameter of a `Content-Disposition` value (`filename*=UTF-8''…` preferred over
-    /// `filename="…"`), nil when absent.
-    static func parameter(_ name: String, of header: String) -> String? {
-        var plain: String?
-        for item in header.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
-            guard pair.count == 2 else { continue }
-            let key = pair[0].lowercased()
-            if key == name + "*", pair[1].lowercased().hasPrefix("utf-8''") {
-                return String(pair[1].dropFirst(7)).removingPercentEncoding
+    /// `filename="…"`), nil when absent. `bytes`: the header was read a byte a character
+    /// (a multipart part's), and a value that is not UTF-8 is ISO-8859-1, as old clients send.
+    static func parameter(_ name: String, of header: String, bytes: Bool = false) -> String? {
+        let parameters = parameters(of: header)
+        if let extended = parameters.first(where: { $0.name == name + "*" }), let value = extendedValue(extended.value) {
+            return value
+        }
+        guard let plain = parameters.first(where: { $0.name == name })?.value else { return nil }
+        return bytes ? text(ofBytes: plain) : plain
+    }
+
+    /// The parameters after a header value's first item, names lower-cased, in order. A value
+    /// is a token or a quoted string (RFC 9110 5.6.4, as RFC 7578 and RFC 2183 use it): in quotes
+    /// a backslash keeps the next character and `;` is part of the value, so
+    /// `filename="a\";b.pdf"` is `a";b.pdf`. An unclosed quote runs to the end.
+    static func parameters(of header: String) -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        var characters = Substring(header).unicodeScalars[...]
+        func skipSpaces() { while let first = characters.first, first == " " || first == "\t" { characters.removeFirst() } }
+        func skipToSeparator() {
+            while let first = characters.first, first != ";" { characters.removeFirst() }
+            if !characters.isEmpty { characters.removeFirst() }
+        }
+        skipToSeparator() // the disposition or media type
+        while !characters.isEmpty {
+            skipSpaces()
+            var key = String.UnicodeScalarView()
+            while let first = characters.first, first != "=", first != ";" { key.append(characters.removeFirst()) }
+            guard characters.first == "=" else { skipToSeparator(); continue }
+            characters.removeFirst()
+            skipSpaces()
+            var value = String.UnicodeScalarView()
+            let quoted = characters.first == "\""
+            if quoted {
+                characters.removeFirst()
+                while let first = characters.first {
+                    characters.removeFirst()
+                    if first == "\"" { break }
+                    if first == "\\", let escaped = characters.first {
+                        characters.removeFirst()
+                        value.append(escaped)
+                    } else {
+                        value.append(first)
+                    }
+                }
+                skipToSeparator() // anything between the closing quote and the next ';' is not part of it
+            } else {
+                while let first = characters.first, first != ";" { value.append(characters.removeFirst()) }
+                skipToSeparator()
             }
-            if key == name {
-                var value = pair[1]
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-                plain = value.replacingOccurrences(of: "\\\"", with: "\"").replacingOccurrences(of: "\\\\", with: "\\")
+            let name = String(key).trimmingCharacters(in: .whitespaces).lowercased()
+            result.append((name, quoted ? String(value) : String(value).trimmingCharacters(in: .whitespaces)))
+        }
+        return result
+    }
+
+    /// An RFC 8187 value (`UTF-8''a%20b.pdf`, or `ISO-8859-1'en'…`), nil when it is not one.
+    static func extendedValue(_ value: String) -> String? {
+        let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var bytes: [UInt8] = []
+        var scalars = parts[2].unicodeScalars[...]
+        while let first = scalars.popFirst() {
+            guard first.isASCII else { return nil }
+            if first == "%" {
+                let digits = scalars.prefix(2)
+                guard digits.count == 2, digits.allSatisfy(\.properties.isASCIIHexDigit),
+                      let byte = UInt8(String(String.UnicodeScalarView(digits)), radix: 16) else { return nil }
+                scalars.removeFirst(2)
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(first.value))
             }
         }
-        return plain
+        switch parts[0].lowercased() {
+        case "utf-8": return String(validating: bytes, as: UTF8.self)
+        case "iso-8859-1": return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        default: return nil
+        }
+    }
+
+    /// A value read a byte a character: its bytes as UTF-8 when they are UTF-8, else as
+    /// ISO-8859-1 (0xE9 is "é", not U+FFFD). A value with a character past U+00FF came from text
+    /// already decoded and is kept as it is.
+    static func text(ofBytes value: String) -> String {
+        var bytes: [UInt8] = []
+        for scalar in value.unicodeScalars {
+            guard scalar.value <= 0xFF else { return value }
+            bytes.append(UInt8(scalar.value))
+        }
+        return String(validating: bytes, as: UTF8.self) ?? value
     }
 }

@@ -43,6 +43,11 @@ public struct ServerSettings: Sendable {
     /// Searches for a free slot run at once (each within `SearchBudget.standard`); more wait.
     /// Half the cores: a crowd of searches leaves the other half to everything else.
     public var searchWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    /// Upload bodies in flight over the whole server, in bytes (`ByteBudget`,
+    /// `CLINIC_UPLOAD_MIB_IN_FLIGHT`, 11–4096 MiB: at least one upload of the largest size): 48 MiB, four
+    /// uploads of the largest size, or a dozen phone photos, at once; each is held about three
+    /// times while it is parsed and checked, so this keeps the server well under 400 MB.
+    public var uploadBytesInFlight = 48 * 1024 * 1024
     /// PostgreSQL connections of this server (`CLINIC_STORE_CONNECTIONS`, 2–1000): by default two
     /// for each blocking thread — one for the thread's own transactions, one for the appointment
     /// changes (the committer runs half the pool at once). Every server of a database counts
@@ -56,6 +61,10 @@ public struct ServerSettings: Sendable {
     /// Log-ins and registrations per client address: a burst, then this many a minute.
     public var authBurst = 10
     public var authPerMinute = 30.0
+    /// Uploads per account (`CLINIC_UPLOAD_RATE` = "BURST/PER_HOUR"): 30 at once, then 30 an
+    /// hour. Deleting a file gives none back.
+    public var uploadBurst = 30
+    public var uploadsPerHour = 30.0
     /// E-mail (`CLINIC_SMTP_URL`, `CLINIC_MAIL_FROM`); nil: messages stay in the inboxes.
     public var smtp: SMTPSettings?
     /// How often the outbox worker writes due reminders and sends due e-mail (`CLINIC_DELIVERY_INTERVAL`, seconds).
@@ -156,17 +165,31 @@ public struct ServerSettings: Sendable {
         }
         if let total = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS", 1...1_000_000) { maximumConnections = total }
         if let pool = try Self.integer(environment, "CLINIC_STORE_CONNECTIONS", 2...1000) { storeConnections = pool }
+        if let mebibytes = try Self.integer(environment, "CLINIC_UPLOAD_MIB_IN_FLIGHT", 11...4096) {
+            uploadBytesInFlight = mebibytes * 1024 * 1024
+        }
         if let perAddress = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS_PER_ADDRESS", 1...1_000_000) {
             maximumConnectionsPerAddress = perAddress
         }
-        guard let text = environment["CLINIC_AUTH_RATE"], !text.isEmpty else { return }
+        if let (burst, perHour) = try Self.rate(environment, "CLINIC_UPLOAD_RATE", example: "BURST/PER_HOUR (30/30)") {
+            uploadBurst = burst
+            uploadsPerHour = perHour
+        }
+        if let (burst, perMinute) = try Self.rate(environment, "CLINIC_AUTH_RATE", example: "BURST/PER_MINUTE (10/30)") {
+            authBurst = burst
+            authPerMinute = perMinute
+        }
+    }
+
+    /// "BURST/RATE" from the environment; nil when unset or empty.
+    static func rate(_ environment: [String: String], _ name: String, example: String) throws -> (Int, Double)? {
+        guard let text = environment[name], !text.isEmpty else { return nil }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let burst = Int(parts[0]), let rate = Double(parts[1]), burst >= 1, burst <= 1_000_000,
               rate > 0, rate <= 1_000_000 else {
-            throw ServerSettingError(.badSetting, "CLINIC_AUTH_RATE", "BURST/PER_MINUTE (10/30)")
+            throw ServerSettingError(.badSetting, name, example)
         }
-        authBurst = burst
-        authPerMinute = rate
+        return (burst, rate)
     }
 
     /// A whole number in `range` from the environment; nil when unset or empty.

@@ -13,6 +13,9 @@ extension PostgresTransaction {
     /// The namespace of the advisory locks on a patient (`activeAppointmentCount`), before the
     /// patient's id: 'clinic.client:42'. Whatever else locks a patient takes this same key.
     static let clientAdvisoryLockNamespace = "clinic.client:"
+    /// The namespace of the advisory locks on a doctor's time (`doctorIsTaken` in a write):
+    /// 'clinic.doctor:7'.
+    static let doctorAdvisoryLockNamespace = "clinic.doctor:"
 
     func storedAppointment(id: Int64) throws -> Appointment? {
         try row("SELECT * FROM appointments WHERE id = $1", [id]).map(Appointment.init(row:))
@@ -230,7 +233,17 @@ extension PostgresTransaction {
 
     func doctorIsTaken(_ doctorId: Int64, overlapping span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?,
                        at now: Date) throws -> Bool {
-        try value(Bool.self, """
+        if isWrite {
+            // A booking and a hold of one doctor's time live in two tables, which no exclusion
+            // constraint spans: two servers, one booking and one holding the same time, would
+            // both find it free and both write. So a write first takes the doctor's advisory
+            // lock (held to COMMIT): the second waits here, and under READ COMMITTED the look
+            // below, a statement of its own, then sees the first's committed row. Two bookings,
+            // or two holds, are also refused by their table's exclusion constraint.
+            try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))",
+                        [Self.doctorAdvisoryLockNamespace, doctorId])
+        }
+        return try value(Bool.self, """
             SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
                            AND starts_at < $2 AND ends_at > $3 AND id <> $4)
                 OR EXISTS (SELECT 1 FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $5
@@ -240,6 +253,12 @@ extension PostgresTransaction {
 
     func slotHold(id: Int64) throws -> SlotHold? {
         try row("SELECT * FROM slot_holds WHERE id = $1", [id]).map(SlotHold.init(row:))
+    }
+
+    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
+        try rows("""
+            SELECT * FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 ORDER BY starts_at, id
+            """, [doctorId, span.upperBound, span.lowerBound, now]).map(SlotHold.init(row:))
     }
 
     /// The exclusion constraint is the arbiter, as for appointments: a concurrent hold of an
@@ -264,6 +283,14 @@ extension PostgresTransaction {
     }
 
     func deleteSlotHolds(ofClient clientId: Int64) throws {
+        if isWrite {
+            // One hold per patient (a hold releases the earlier one): two servers holding for one
+            // patient at once would each delete nothing the other has not committed yet and both
+            // insert. The patient's lock orders them; the later one then deletes the earlier's
+            // hold. The unique index slot_holds_one_per_client (migration 7) is the last line.
+            try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))",
+                        [Self.clientAdvisoryLockNamespace, clientId])
+        }
         try execute("DELETE FROM slot_holds WHERE client_id = $1", [clientId])
     }
 

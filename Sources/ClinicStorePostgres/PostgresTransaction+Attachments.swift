@@ -35,6 +35,24 @@ extension PostgresTransaction {
             .map(StoredThreadMessage.init(row:))
     }
 
+    func threadMessages(ofAppointment appointmentId: Int64, before: Int64?, limit: Int) throws -> [StoredThreadMessage] {
+        try rows("""
+            SELECT * FROM thread_messages WHERE appointment_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3
+            """, [appointmentId, before ?? Int64.max, limitBind(limit)]).map(StoredThreadMessage.init(row:))
+    }
+
+    func threadMessageCounts(ofAppointment appointmentId: Int64, author: AttachmentAuthor, since: Date) throws
+        -> ThreadMessageCounts {
+        guard let row = try row("""
+            SELECT count(*) AS total, count(*) FILTER (WHERE created_at > $3) AS recent,
+                   min(created_at) FILTER (WHERE created_at > $3) AS oldest
+            FROM thread_messages WHERE appointment_id = $1 AND author = $2
+            """, [appointmentId, author.rawValue, since]) else {
+            return ThreadMessageCounts(total: 0, recent: 0, oldestRecent: nil)
+        }
+        return try ThreadMessageCounts(row: row)
+    }
+
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
         try rows("""
             SELECT * FROM threads WHERE clinic_id = $1 AND state = $2 ORDER BY last_at DESC, appointment_id DESC LIMIT $3
@@ -62,8 +80,8 @@ extension PostgresTransaction {
         return id
     }
 
-    func setAttachmentMeta(_ sealed: Data, ofAttachment id: Int64) throws {
-        try execute("UPDATE attachments SET meta = $1 WHERE id = $2", [sealed, id])
+    func setAttachmentMeta(_ sealed: Data, fileKey: Data?, ofAttachment id: Int64) throws {
+        try execute("UPDATE attachments SET meta = $1, file_key = $2 WHERE id = $3", [sealed, fileKey, id])
     }
 
     func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws {

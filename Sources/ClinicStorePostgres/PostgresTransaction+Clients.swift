@@ -166,6 +166,11 @@ extension PostgresTransaction {
         try execute("DELETE FROM claim_codes WHERE client_id = $1", [clientId])
     }
 
+    func consumeClaimCode(hash: String, at now: Date) throws -> Int64? {
+        try value(Int64.self, "DELETE FROM claim_codes WHERE code_hash = $1 AND expires_at > $2 RETURNING client_id",
+                  [hash, now])
+    }
+
     func setSearchIndexCheck(_ check: String) throws {
         try execute("""
             INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value

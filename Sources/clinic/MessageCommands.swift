@@ -17,11 +17,12 @@ struct Messages: ParsableCommand {
             let context = Context(global)
             let (system, client) = try context.signedIn()
             let messages = try system.clients.messages(clientId: client.id ?? 0, unreadOnly: unread)
+            let zone = system.clients.timeZone(of: client)
             try context.emit(messages.map(MessageJSON.init)) {
                 guard !messages.isEmpty else { return context.text(.messagesNone) }
                 return messages.map { message in
-                    context.text(.messageLine, String(message.id), DateText.dateTime(message.createdAt, timeZone: .current,
-                                                                                     language: context.language),
+                    context.text(.messageLine, String(message.id), DateText.dateTimeWithZone(message.createdAt, timeZone: zone,
+                                                                                             language: context.language),
                                  message.subject, message.readAt == nil ? context.text(.messageUnreadMark) : "")
                 }.joined(separator: "\n")
             }

@@ -81,11 +81,13 @@ struct Profile: ParsableCommand {
             let context = Context(global)
             let (system, client) = try context.signedIn()
             let entries = try system.clients.accessLog(clientId: client.id ?? 0)
+            let zone = system.clients.timeZone(of: client)
             try context.emit(entries.map(AccessLogEntryJSON.init)) {
                 guard !entries.isEmpty else { return context.text(.accessLogNone) }
                 return entries.map { entry in
                     let subject = entry.appointmentId.map { "#\($0)" } ?? ""
-                    return context.text(.accessLogLine, DateText.iso8601(entry.at), entry.role, entry.action,
+                    return context.text(.accessLogLine, DateText.dateTimeWithZone(entry.at, timeZone: zone, language: context.language),
+                                        entry.role, AuditAction.text(of: entry.action, in: context.language),
                                         [subject, entry.detail].filter { !$0.isEmpty }.joined(separator: " "))
                 }.joined(separator: "\n")
             }

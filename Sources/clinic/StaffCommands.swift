@@ -65,7 +65,7 @@ extension Admin {
 struct StaffCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "staff",
-        abstract: "Clinic staff: log in, the clinic's day, check-in, start, complete, no-show, cancel; accounts (clinic admins).",
+        abstract: "Clinic staff: log in, the clinic's day, check-in (and undo), start, complete, no-show, cancel; accounts (clinic admins).",
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
                       Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self,
@@ -573,9 +573,10 @@ struct StaffCommand: ParsableCommand {
             let context = Context(global)
             try context.asStaff { system, member in
                 let code = try system.staff.claimCode(member, patientId: patientId)
+                let zone = try system.clinics.getClinicById(member.clinicId).zone
                 try context.emit(ClaimCodeJSON(code)) {
                     context.text(.staffClaimCode, String(code.patientId), code.code,
-                                 DateText.dateTime(code.expiresAt, timeZone: .gmt, language: context.language))
+                                 DateText.dateTimeWithZone(code.expiresAt, timeZone: zone, language: context.language))
                 }
             }
         }
@@ -584,10 +585,10 @@ struct StaffCommand: ParsableCommand {
     struct AppointmentAction: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "appointment",
-            abstract: "check-in, start, complete, no-show or cancel (with --reason) an appointment of your clinic.")
+            abstract: "check-in (on the visit's day), undo-check-in, start, complete, no-show or cancel (with --reason) an appointment of your clinic.")
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "check-in, start, complete, no-show or cancel.") var action: StaffAction
+        @Argument(help: "check-in, undo-check-in, start, complete, no-show or cancel.") var action: StaffAction
         @Argument(help: "Appointment id.") var appointmentId: Int64
         @Option(help: "Why the clinic cancels (required with cancel; the patient is told).") var reason: String?
 
@@ -596,7 +597,8 @@ struct StaffCommand: ParsableCommand {
             try context.asStaff { system, member in
                 let appointment = try system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
                 try context.emit(AppointmentJSON(appointment)) {
-                    context.text(.staffActed, String(appointment.id ?? 0), appointment.status.rawValue)
+                    // The status as the screens name it ("checked in"), in the language; --json has the code.
+                    context.text(.staffActed, String(appointment.id ?? 0), appointment.status.text(context.language))
                 }
             }
         }

@@ -35,6 +35,22 @@ import Testing
         #expect(zip["precision"] as? String == "postcode" && zip["name"] as? String == "Boston, MA 02115, US")
     }
 
+    /// A street address finds its city even where the gazetteer names the city otherwise than
+    /// people type it ("Washington" of the District of Columbia, a name shared with a state).
+    @Test func aStreetAddressFindsItsCity() throws {
+        let cli = try CLIHarness()
+        try cli.setUpDirectory()
+        let address = "1600 Pennsylvania Ave NW, Washington, DC"
+        let found = try cli.run(["geocode", address, "--json"])
+        #expect(found.status == 0, "\(found.stderr)")
+        let json = try #require(found.json() as? [String: Any])
+        #expect(json["admin1"] as? String == "District of Columbia" && json["source"] as? String == "gazetteer", "\(json)")
+        let latitude = try #require(json["lat"] as? Double), longitude = try #require(json["lon"] as? Double)
+        #expect(abs(latitude - 38.9072) < 0.3 && abs(longitude + 77.0369) < 0.3, "near the District's centre: \(json)")
+        let nearest = try cli.run(["clinics", "nearest", "--address", address])
+        #expect(nearest.status == 0, "\(nearest.stderr)")
+    }
+
     /// Off a terminal, registration takes the first place and says which; the city is kept as typed.
     @Test func registrationOffATerminalSaysWhichPlace() throws {
         let cli = try CLIHarness()

@@ -172,8 +172,23 @@ import Testing
         let human = try cli.run(["staff", "schedule", "--date", monday], session: session)
         #expect(human.stdout.contains("Pat Smith") && human.stdout.contains("America/Los_Angeles"), "\(human.stdout)")
 
+        // Days before the visit there is no check-in (issue 42): refused, nothing changed.
+        let unchanged = try cli.fingerprint(excluding: ["staff_sessions", "audit_events", "audit_head"])
+        let early = try cli.run(["staff", "appointment", "check-in", String(id), "--json"], session: session)
+        #expect(early.errorCode == "invalid_transition", "\(early.stderr)")
+        #expect(try cli.fingerprint(excluding: ["staff_sessions", "audit_events", "audit_head"]) == unchanged)
+        // The visit planted at this very minute: the clinic's today (the CLI runs on the real clock).
+        let minute = Int(Date().timeIntervalSince1970) / 60 * 60
+        try cli.execute(cli.postgres == nil ? "UPDATE appointments SET starts_at = ?, ends_at = ? WHERE id = ?"
+                            : "UPDATE appointments SET starts_at = to_timestamp(?::bigint), ends_at = to_timestamp(?::bigint) WHERE id = ?::bigint",
+                        [String(minute), String(minute + 1200), String(id)])
         let arrived = try cli.run(["staff", "appointment", "check-in", String(id), "--json"], session: session)
         #expect((arrived.json() as? [String: Any])?["status"] as? String == "arrived", "\(arrived.stderr)")
+        // A check-in by mistake is undone (back to scheduled), told as the screens say it; then done again.
+        let undone = try cli.run(["staff", "appointment", "undo-check-in", String(id)], session: session)
+        #expect(undone.status == 0 && undone.stdout.contains("scheduled"), "\(undone.stderr)")
+        let again = try cli.run(["staff", "appointment", "check-in", String(id)], session: session)
+        #expect(again.stdout.contains("checked in") && !again.stdout.contains("arrived"), "\(again.stdout)")
         let start = try cli.run(["staff", "appointment", "start", String(id), "--json"], session: session)
         #expect(start.status == 3 && start.errorCode == "forbidden", "\(start.stderr)")
         #expect(try cli.run(["staff", "appointment", "cancel", String(id), "--json"], session: session).errorCode == "invalid_input")
@@ -185,7 +200,8 @@ import Testing
                                   "--json"], session: session)
         #expect((forPat.json() as? [String: Any])?["status"] as? String == "scheduled", "\(forPat.stderr)")
         let log = try #require(try cli.run(["profile", "access-log", "--json"], session: session).json() as? [[String: Any]])
-        #expect(log.map { $0["action"] as? String } == ["appointment.book", "appointment.check-in", "patient.read", "patient.read"])
+        #expect(log.map { $0["action"] as? String } == ["appointment.book", "appointment.check-in", "appointment.undo-check-in",
+                                                        "appointment.check-in", "patient.read", "patient.read"])
         #expect(log.allSatisfy { $0["role"] as? String == "receptionist" })
 
         #expect(try cli.run(["staff", "logout"], session: session).status == 0)
@@ -275,7 +291,7 @@ import Testing
         #expect(accessLog.map { $0["action"] as? String } == ["appointment.status"])
         #expect(accessLog.first?["role"] as? String == "operator" && accessLog.first?["appointmentId"] as? Int == id)
         let humanLog = try cli.run(["profile", "access-log"], session: session)
-        #expect(humanLog.stdout.contains("appointment.status") && humanLog.stdout.contains("scheduled -> confirmed"), "\(humanLog.stdout)")
+        #expect(humanLog.stdout.contains("Changed the appointment's status") && humanLog.stdout.contains("scheduled -> confirmed"), "\(humanLog.stdout)")
         let exported = try cli.run(["admin", "audit", "export", "--since", "2000-01-01"])
         let lines = exported.stdout.split(separator: "\n")
         #expect(lines.count == 1 && lines.first?.contains("\"hash\"") == true, "\(exported.stdout) \(exported.stderr)")

@@ -1,4 +1,4 @@
-import ClinicImages
+@testable import ClinicImages
 import Foundation
 import Testing
 @testable import ClinicKit
@@ -84,5 +84,30 @@ import Testing
         var empty: ClinicError?
         do { _ = try processor.process(Data(), kind: .jpeg) } catch let error as ClinicError { empty = error }
         #expect(empty?.key == .attachmentUndecodable)
+    }
+
+    /// Issue 42's decoding bombs (scripts/derive-image-bombs.py): a progressive JPEG of 1,001
+    /// scans over 100 MP (20 s of a core) and a 16-bit RGBA PNG of 100 MP (800 MB decoded) are
+    /// refused for the work they would take, from their headers and segments.
+    @Test func decodingBombsAreRefusedBeforeDecoding() throws {
+        let processor = VipsImageProcessor()
+        for (name, kind) in [("scan-bomb.jpg", AttachmentKind.jpeg), ("deep.png", .png)] {
+            var refused: ClinicError?
+            do { _ = try processor.process(try fixture(name), kind: kind) } catch let error as ClinicError { refused = error }
+            #expect(refused?.code == .invalidInput && refused?.key == .attachmentDecodeWork, "\(name): \(String(describing: refused))")
+        }
+    }
+
+    @Test func aJPEGsScansAreCounted() throws {
+        func scans(_ data: Data) -> Int { data.withUnsafeBytes { VipsImageProcessor.jpegScans($0) } }
+        #expect(scans(try fixture("scan-bomb.jpg")) == 1_001)
+        #expect(scans(try fixture("portrait-exif.jpg")) == 1)
+        // Stuffed 0xFF00 and restart markers inside a scan are data, not the scan's end; fill
+        // bytes before a marker are skipped; a cut file counts what it has.
+        let sos = Data([0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00])
+        let body = Data([0x12, 0xFF, 0x00, 0x34, 0xFF, 0xD0, 0x56, 0xFF, 0xFF])
+        #expect(scans(Data([0xFF, 0xD8]) + sos + body + sos + body + Data([0xFF, 0xD9])) == 2)
+        #expect(scans(Data([0xFF, 0xD8]) + sos + body) == 1)
+        #expect(scans(Data("not a jpeg".utf8)) == 0)
     }
 }

@@ -84,3 +84,72 @@ import Testing
 private extension Int {
     var int64: Int64 { Int64(self) }
 }
+
+extension HoldTests {
+    /// Issue 42: 23 free accounts held every time of a doctor's day, re-holding renewed them,
+    /// and the day never came free. Others may hold at most `booking.holds_per_doctor_day` of a
+    /// doctor's times of a day, and holding the same time again keeps its first expiry.
+    @Test func holdsOfADoctorsDayAreBoundedAndNotRenewed() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy")
+        let doctorId = try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0)[0].id ?? 0
+        let patients = try (0..<5).map { try register(system, "holder\($0)") }
+        func hold(_ patient: Client, _ start: Date) throws -> SlotHold {
+            try system.appointments.holdSlot(clientId: patient.id ?? 0, departmentId: therapy.id ?? 0, doctorId: doctorId, at: start)
+        }
+        for index in 0..<3 { _ = try hold(patients[index], monday0920.addingTimeInterval(Double(index) * 20 * 60)) }
+        let before = try fingerprint(system)
+        let refused = expectError(.limitReached) { _ = try hold(patients[3], monday0920.addingTimeInterval(3 * 20 * 60)) }
+        #expect(refused?.key == .holdsPerDoctorDay && refused?.arguments == ["3"])
+        #expect(try fingerprint(system) == before, "the refusal changes nothing")
+        // Another day of the doctor is another day; a holder moves within the day freely.
+        _ = try hold(patients[3], monday0920.addingTimeInterval(86_400))
+        _ = try hold(patients[0], monday0920.addingTimeInterval(4 * 20 * 60))
+        // The operator's setting raises it.
+        _ = try system.appointments.setBookingRule("booking.holds_per_doctor_day", to: "4")
+        _ = try hold(patients[4], monday0920.addingTimeInterval(5 * 20 * 60))
+
+        // Holding the same time again does not move its expiry; another time gets a new one.
+        let first = try hold(patients[1], monday0920.addingTimeInterval(20 * 60))
+        clock.advance(200)
+        let again = try hold(patients[1], monday0920.addingTimeInterval(20 * 60))
+        #expect(again.expiresAt == first.expiresAt, "re-holding keeps the first expiry")
+        let elsewhere = try hold(patients[1], monday0920.addingTimeInterval(86_400 + 40 * 60))
+        #expect(elsewhere.expiresAt == clock.now.addingTimeInterval(300))
+    }
+
+    /// The front desk sees its doctors' live holds on the calendar and may release one (issue
+    /// 42); another clinic's desk cannot, nor can a doctor; the patient's access log says so.
+    @Test func theFrontDeskSeesAHoldOnTheCalendarAndReleasesIt() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna"), bob = try register(system, "bob")
+        let therapy = try department(system, "LA1", "therapy")
+        let doctorId = try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0)[0].id ?? 0
+        let hold = try system.appointments.holdSlot(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, doctorId: doctorId,
+                                                    at: monday0920)
+        func staff(_ login: String, _ role: StaffRole, clinic: String, doctor: Int64? = nil) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: role,
+                                                 clinicId: try ClinicKitTests.clinic(system, clinic).id ?? 0, doctorId: doctor,
+                                                 password: "staff-passphrase-77"))
+        }
+        let desk = try staff("desk", .receptionist, clinic: "LA1")
+        let elsewhere = try staff("elsewhere", .receptionist, clinic: "LA2")
+        let doctor = try staff("doc", .doctor, clinic: "LA1", doctor: doctorId)
+        let calendar = try system.frontDeskCalendar(desk, from: LocalDateTime(year: 2026, month: 11, day: 23, hour: 0, minute: 0), days: 1)
+        let column = try #require(calendar.columns.first { $0.doctor.id == doctorId })
+        #expect(column.holds.map(\.id) == [hold.id])
+        let before = try fingerprint(system)
+        #expect(expectError(.notFound) { try system.staff.releaseHold(elsewhere, holdId: hold.id ?? 0) } != nil)
+        #expect(expectError(.forbidden) { try system.staff.releaseHold(doctor, holdId: hold.id ?? 0) } != nil)
+        #expect(try fingerprint(system) == before, "refusals change nothing")
+        try system.staff.releaseHold(desk, holdId: hold.id ?? 0)
+        // Free again for everyone at once; the hold is gone for its patient; the log says who.
+        _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy.id ?? 0,
+                                                      at: .instant(monday0920), doctorId: doctorId)
+        #expect(expectError(.notFound) { _ = try system.appointments.slotHold(hold.id ?? 0, clientId: anna.id ?? 0) } != nil)
+        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).map(\.action).contains("hold.release"))
+        #expect(expectError(.notFound) { try system.staff.releaseHold(desk, holdId: hold.id ?? 0) } != nil)
+    }
+}

@@ -160,7 +160,7 @@ import Testing
                                                  [.scheduled, .noShow], [.confirmed, .arrived], [.confirmed, .completed],
                                                  [.confirmed, .cancelled], [.confirmed, .noShow], [.arrived, .inProgress],
                                                  [.arrived, .completed], [.arrived, .cancelled], [.arrived, .noShow],
-                                                 [.inProgress, .completed]]
+                                                 [.arrived, .scheduled], [.inProgress, .completed]]
         for from in AppointmentStatus.allCases {
             for to in AppointmentStatus.allCases {
                 // Book, bring it to `from` along allowed steps, then try `to` after the start.

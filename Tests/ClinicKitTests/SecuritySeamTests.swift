@@ -34,7 +34,7 @@ import Testing
     @Test func theAuditChainRunsOverAnyStoreAndVerifies() throws {
         let store = MemorySecurityStore()
         for index in 0..<3 {
-            try AuditLog.append(store, by: .operator, action: "patient.read", clientId: 7, detail: "read \(index)",
+            try AuditLog.append(store, by: .operator, action: .patientRead, clientId: 7, detail: "read \(index)",
                                 now: testNow.addingTimeInterval(Double(index)))
         }
         #expect(store.auditRows.map(\.id) == [1, 2, 3])
@@ -122,10 +122,10 @@ import Testing
     @Test(.sqliteOnly) func anAuditRowOutsideAManagersTransactionIsRefused() throws {
         let system = try makeSystem()
         #expect(expectError(.internalError) {
-            try system.sqliteFile.writer.write { db in try AuditLog.append(db, by: .operator, action: "patient.read", now: testNow) }
+            try system.sqliteFile.writer.write { db in try AuditLog.append(db, by: .operator, action: .patientRead, now: testNow) }
         } != nil)
-        try system.database.writing { tx in try AuditLog.append(tx, by: .operator, action: "patient.read", now: testNow) }
-        try system.sqliteFile.write { db in try AuditLog.append(db, by: .operator, action: "patient.read", now: testNow) }
+        try system.database.writing { tx in try AuditLog.append(tx, by: .operator, action: .patientRead, now: testNow) }
+        try system.sqliteFile.write { db in try AuditLog.append(db, by: .operator, action: .patientRead, now: testNow) }
         let head = try system.database.reading { tx in try tx.auditChainHead() }
         #expect(head?.lastId == 2)
         #expect(try system.sqliteFile.read { db in try AuditLog.verify(db, key: system.sqliteFile.auditKeys.stored()) } == [])

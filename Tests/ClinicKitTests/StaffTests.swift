@@ -114,6 +114,7 @@ import Testing
         #expect(expectError(.notFound) { _ = try staff.act(w.otherDoctorA, .start, appointmentId: id) } != nil, "another doctor")
         #expect(expectError(.forbidden) { _ = try staff.act(w.doctorA, .checkIn, appointmentId: id) } != nil)
         #expect(expectError(.forbidden) { _ = try staff.act(w.receptionA, .start, appointmentId: id) } != nil)
+        w.clock.advance(21 * 3600)  // Monday 01:00 in Los Angeles: the visit's day, when it may be checked in
         #expect(try staff.act(w.receptionA, .checkIn, appointmentId: id).status == .arrived)
         #expect(expectError(.invalidTransition) { _ = try staff.act(w.receptionA, .checkIn, appointmentId: id) } != nil)
         #expect(try staff.act(w.doctorA, .start, appointmentId: id).status == .inProgress)
@@ -129,6 +130,7 @@ import Testing
 
     @Test func anArrivedPatientStillHoldsTheSlot() throws {
         let w = try world()
+        w.clock.advance(21 * 3600)  // the visit's day in Los Angeles
         _ = try w.system.staff.act(w.receptionA, .checkIn, appointmentId: w.booked.id ?? 0)
         let bob = try register(w.system, "bob")
         #expect(expectError(.slotTaken) {
@@ -141,6 +143,74 @@ import Testing
         #expect(expectError(.invalidTransition) {
             _ = try w.system.appointments.rescheduleAppointment(id, clientId: anna, to: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!))
         } != nil)
+    }
+
+    /// Issue 42: a cancelled visit gives its time back in the calendar: listed aside
+    /// (`cancelled`), not over the slot (`occupying`), and the slot is free to book again.
+    @Test func aCancelledVisitDoesNotOccupyItsTimeInTheCalendar() throws {
+        let w = try world()
+        let monday = LocalDateTime(year: 2026, month: 11, day: 23, hour: 0, minute: 0)!
+        _ = try w.system.staff.act(w.receptionA, .cancel, appointmentId: w.booked.id ?? 0, reason: "The patient called")
+        let calendar = try w.system.frontDeskCalendar(w.receptionA, from: monday, days: 1)
+        let column = try #require(calendar.columns.first { $0.doctor.id == w.booked.doctorId })
+        #expect(column.entries.map(\.appointment.id) == [w.booked.id], "the day's list still has it")
+        #expect(column.occupying.isEmpty)
+        #expect(column.cancelled.map(\.appointment.id) == [w.booked.id])
+        #expect(column.slots.first { $0.start == w.booked.startsAt }?.isAvailable == true)
+    }
+
+    /// Issue 42: a check-in only on the visit's day in the clinic's zone (days early it is
+    /// refused, with a message, and changes nothing); undone by the clinic's front desk until
+    /// the visit starts, in the history and the audit trail; statuses named as the screens
+    /// name them ("checked in", never "arrived"), in both languages.
+    @Test func checkInOnlyOnTheVisitsDayAndUndoneUntilTheVisitStarts() throws {
+        let w = try world()
+        let id = w.booked.id ?? 0, anna = w.anna.id ?? 0
+        let staff = w.system.staff
+        let zone = try w.system.clinics.getClinicById(w.booked.clinicId).zone
+        // Sunday in Los Angeles, the visit on Monday: no check-in, offered or taken.
+        let before = try fingerprint(w.system)
+        let early = try #require(expectError(.invalidTransition) { _ = try staff.act(w.receptionA, .checkIn, appointmentId: id) })
+        #expect(early.key == .checkInNotToday)
+        #expect(early.message(in: .en) == "A patient can be checked in only on the day of the visit (2026-11-23, the clinic's date).")
+        #expect(early.message(in: .ru).contains("только в день приёма (2026-11-23"))
+        #expect(try fingerprint(w.system) == before)
+        #expect(!(try staff.actions(w.receptionA, appointmentId: id)).contains("check-in"))
+        #expect(!w.receptionA.may(.checkIn, on: w.booked, now: w.clock.now, zone: zone))
+        // Late on Monday the 23rd in Los Angeles is already Tuesday in UTC: still the visit's day.
+        #expect(w.receptionA.may(.checkIn, on: w.booked, now: w.booked.startsAt.addingTimeInterval(14 * 3600), zone: zone))
+        #expect(!w.receptionA.may(.checkIn, on: w.booked, now: w.booked.startsAt.addingTimeInterval(15 * 3600), zone: zone))
+        // Monday 01:00 there: checked in; the offered actions now include undoing it.
+        w.clock.advance(21 * 3600)
+        #expect(try staff.act(w.receptionA, .checkIn, appointmentId: id).status == .arrived)
+        #expect(try staff.actions(w.receptionA, appointmentId: id).contains("undo-check-in"))
+        #expect(!(try staff.actions(w.doctorA, appointmentId: id)).contains("undo-check-in"))
+        // A refusal names the status as the screens do.
+        let moving = try #require(expectError(.invalidTransition) {
+            _ = try staff.reschedule(w.receptionA, appointmentId: id, to: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 10, minute: 0)!))
+        })
+        #expect(moving.message(in: .en) == "An appointment that is checked in cannot be rescheduled.")
+        #expect(moving.message(in: .ru) == "Запись в состоянии «пациент пришёл» нельзя перенести.")
+        #expect(!moving.message(in: .en).contains("arrived") && !moving.message(in: .ru).contains("arrived"))
+        // Undoing: not another clinic's, not a doctor's; the front desk's, back to scheduled.
+        let checkedIn = try fingerprint(w.system)
+        #expect(expectError(.notFound) { _ = try staff.act(w.adminB, .undoCheckIn, appointmentId: id) } != nil)
+        #expect(expectError(.forbidden) { _ = try staff.act(w.doctorA, .undoCheckIn, appointmentId: id) } != nil)
+        #expect(try fingerprint(w.system) == checkedIn)
+        #expect(try staff.act(w.receptionA, .undoCheckIn, appointmentId: id).status == .scheduled)
+        let history = try w.system.appointments.history(id, clientId: anna)
+        #expect(history.map(\.event) == ["booked", "arrived", "scheduled"])
+        #expect(history.last?.staffId == w.receptionA.id && history.last?.actor == "staff")
+        let log = try w.system.clients.accessLog(clientId: anna)
+        #expect(log.first?.action == "appointment.undo-check-in" && log.first?.detail == "arrived -> scheduled")
+        // Booked again: the patient may move it; a second undo has nothing to undo.
+        #expect(expectError(.invalidTransition) { _ = try staff.act(w.receptionA, .undoCheckIn, appointmentId: id) } != nil)
+        // Once the doctor has started the visit, the check-in stands.
+        _ = try staff.act(w.receptionA, .checkIn, appointmentId: id)
+        _ = try staff.act(w.doctorA, .start, appointmentId: id)
+        let started = try #require(expectError(.invalidTransition) { _ = try staff.act(w.adminA, .undoCheckIn, appointmentId: id) })
+        #expect(started.message(in: .en) == "An appointment that is in progress cannot become scheduled.")
+        #expect(try auditIsSound(w.system))
     }
 
     @Test func cancellingForTheClinicNeedsAReason() throws {
@@ -241,6 +311,7 @@ import Testing
         #expect(try w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
         // The same time again changes nothing; a checked-in visit is not moved.
         #expect(try staff.reschedule(w.receptionA, appointmentId: id, to: monday1000) == moved)
+        w.clock.advance(21 * 3600)  // the visit's day in Los Angeles
         _ = try staff.act(w.receptionA, .checkIn, appointmentId: id)
         #expect(expectError(.invalidTransition) { _ = try staff.reschedule(w.adminA, appointmentId: id, to: monday0920) } != nil)
         #expect(try auditIsSound(w.system))
@@ -296,7 +367,8 @@ import Testing
                 for step in path { _ = try w.system.appointments.setStatus(id, to: step) }
                 for member in [w.adminA, w.receptionA, w.doctorA, w.otherDoctorA, w.adminB] {
                     let current = try w.system.appointments.appointmentWithHistory(id, clientId: w.anna.id ?? 0).appointment
-                    let offered = member.offers(on: current, now: w.clock.now)
+                    let zone = try w.system.clinics.getClinicById(current.clinicId).zone
+                    let offered = member.offers(on: current, now: w.clock.now, zone: zone)
                     if member.clinicId != current.clinicId || member.id == w.otherDoctorA.id {
                         #expect(expectError(.notFound) { _ = try w.system.staff.actions(member, appointmentId: id) } != nil)
                     } else {
@@ -304,7 +376,7 @@ import Testing
                     }
                     for action in StaffAction.allCases {
                         // Each attempt on a copy of the world's state: a fresh look at the same rule.
-                        let allowed = action.refusal(by: member, on: current, now: w.clock.now) == nil
+                        let allowed = action.refusal(by: member, on: current, now: w.clock.now, zone: zone) == nil
                         #expect(offered.contains(action.rawValue) == allowed, "\(member.role) \(action) \(status) started: \(started)")
                         if !allowed {
                             #expect((try? w.system.staff.act(member, action, appointmentId: id, reason: "r")) == nil,
@@ -320,7 +392,8 @@ import Testing
                 for step in path { _ = try fresh.system.appointments.setStatus(fresh.booked.id ?? 0, to: step) }
                 let current = try fresh.system.appointments.appointmentWithHistory(fresh.booked.id ?? 0,
                                                                                    clientId: fresh.anna.id ?? 0).appointment
-                if let action = StaffAction.allCases.first(where: { fresh.receptionA.may($0, on: current, now: fresh.clock.now) }) {
+                let zone = try fresh.system.clinics.getClinicById(current.clinicId).zone
+                if let action = StaffAction.allCases.first(where: { fresh.receptionA.may($0, on: current, now: fresh.clock.now, zone: zone) }) {
                     #expect(try fresh.system.staff.act(fresh.receptionA, action, appointmentId: fresh.booked.id ?? 0,
                                                        reason: "r").status == action.status)
                 }

@@ -117,6 +117,30 @@ extension TestServer {
         return try queue.read { db in try String.fetchOne(db, sql: sql) ?? "" }
     }
 
+    /// Moves an appointment to start a few minutes from now (issue 42: a check-in only on the
+    /// visit's day in the clinic's zone, and these servers run on the real clock): 5 minutes
+    /// ahead, else, that late in the clinic's evening, a minute ago. Returns its local date.
+    @discardableResult
+    func plantToday(_ appointment: Int) throws -> String {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        return try queue.write { db in
+            let zoneName = try String.fetchOne(db, sql: """
+                SELECT c.time_zone FROM clinics c JOIN appointments a ON a.clinic_id = c.id WHERE a.id = ?
+                """, arguments: [appointment]) ?? ""
+            guard let zone = TimeZone(identifier: zoneName) else { throw TestServerFailure(description: "no zone: \(zoneName)") }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            let now = Date(), minute = Int(now.timeIntervalSince1970) / 60 * 60
+            let soon = minute + 300
+            let start = calendar.isDate(Date(timeIntervalSince1970: TimeInterval(soon)), inSameDayAs: now) ? soon : minute - 60
+            try db.execute(sql: "UPDATE appointments SET starts_at = ?, ends_at = ? WHERE id = ?",
+                           arguments: [start, start + 1200, appointment])
+            let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(start)))
+            return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        }
+    }
+
     func scalar(_ sql: String) throws -> Int {
         let queue = try DatabaseQueue(path: databasePath)
         defer { try? queue.close() }

@@ -12,18 +12,20 @@ import Testing
 
     @Test func migrateUpOnAnEmptyDatabaseThenNothingMore() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         try await TestPostgres.withStore { store, _ in
-            #expect(try await store.schemaStatus(migrations) == (0, 6))
-            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5, 6])
-            #expect(try await store.schemaStatus(migrations) == (6, 6))
+            #expect(try await store.schemaStatus(migrations) == (0, latest))
+            #expect(try await store.migrate(migrations) == Array(1...latest))
+            #expect(try await store.schemaStatus(migrations) == (latest, latest))
             #expect(try await store.migrate(migrations) == [], "a second migrate is a no-op")
             let report = try await store.check(migrations)
-            #expect(report.version == 6 && report.problems.isEmpty, "\(report.problems)")
+            #expect(report.version == latest && report.problems.isEmpty, "\(report.problems)")
         }
     }
 
     @Test func aChangedMigrationIsRefused() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
             let original = try String(contentsOf: TestPostgres.projectRoot.appendingPathComponent("Migrations/postgres/0001_schema.sql"),
@@ -33,38 +35,40 @@ import Testing
             #expect(error?.code == .migrationMismatch && error?.key == .migrationChanged)
             let status = await clinicError { _ = try await store.schemaStatus(changed) }
             #expect(status?.code == .migrationMismatch)
-            #expect(try await store.schemaStatus(migrations) == (6, 6), "nothing changed")
+            #expect(try await store.schemaStatus(migrations) == (latest, latest), "nothing changed")
         }
     }
 
     @Test func aNewerDatabaseIsRefusedAndDownWorks() async throws {
         let migrations = try TestPostgres.migrations()
-        let extra = try Migration(version: 7, name: "extra", contents: """
+        let latest = migrations.last?.version ?? 0
+        let extra = try Migration(version: latest + 1, name: "extra", contents: """
             -- migrate:up
             CREATE TABLE extra (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL DEFAULT 'a;b');
             -- migrate:down
             DROP TABLE extra;
             """)
         try await TestPostgres.withStore { store, _ in
-            #expect(try await store.migrate(migrations + [extra]) == [1, 2, 3, 4, 5, 6, 7])
+            #expect(try await store.migrate(migrations + [extra]) == Array(1...latest + 1))
             let error = await clinicError { try await store.migrate(migrations) }
-            #expect(error?.code == .databaseTooNew && error?.arguments == ["7", "6"])
+            #expect(error?.code == .databaseTooNew && error?.arguments == [String(latest + 1), String(latest)])
             let status = await clinicError { _ = try await store.schemaStatus(migrations) }
             #expect(status?.code == .databaseTooNew)
-            #expect(try await store.migrate(migrations + [extra], to: 6) == [7])
-            #expect(try await store.migrate(migrations, to: 0) == [6, 5, 4, 3, 2, 1])
+            #expect(try await store.migrate(migrations + [extra], to: latest) == [latest + 1])
+            #expect(try await store.migrate(migrations, to: 0) == Array((1...latest).reversed()))
             let left = try await store.withConnection { connection in
                 try await Self.tables(connection, self.logger)
             }
             #expect(left == ["schema_migrations"], "down removes every table but the migration record")
-            #expect(try await store.migrate(migrations) == [1, 2, 3, 4, 5, 6], "and up again")
-            let range = await clinicError { try await store.migrate(migrations, to: 7) }
+            #expect(try await store.migrate(migrations) == Array(1...latest), "and up again")
+            let range = await clinicError { try await store.migrate(migrations, to: latest + 1) }
             #expect(range?.code == .invalidInput && range?.key == .migrationTargetRange)
         }
     }
 
     @Test func checkNamesAMissingConstraint() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
             try await store.withConnection { connection in
@@ -82,14 +86,15 @@ import Testing
 
     @Test func twoClientsMigratingAtOnceBothSucceed() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         let (server, url) = try await TestPostgres.freshDatabase()
         let first = try await PostgresStore.open(url, environment: server.environment, logger: logger)
         let second = try await PostgresStore.open(url, environment: server.environment, logger: logger)
         async let a = first.migrate(migrations)
         async let b = second.migrate(migrations)
         let ran = try await [a, b]
-        #expect(ran.sorted { $0.count < $1.count } == [[], [1, 2, 3, 4, 5, 6]], "one applied it, the other found it done")
-        #expect(try await first.schemaStatus(migrations) == (6, 6))
+        #expect(ran.sorted { $0.count < $1.count } == [[], Array(1...latest)], "one applied it, the other found it done")
+        #expect(try await first.schemaStatus(migrations) == (latest, latest))
         await first.shutdown()
         await second.shutdown()
     }
@@ -202,6 +207,7 @@ import Testing
 
     @Test func overlappingActiveAppointmentsOfADoctorAreSlotTaken() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
             let ids = try await store.transaction { connection, logger in try await Self.doctorAndClients(connection, logger) }
@@ -274,6 +280,7 @@ import Testing
 
     @Test func aTakenLoginIsLoginTaken() async throws {
         let migrations = try TestPostgres.migrations()
+        let latest = migrations.last?.version ?? 0
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
             _ = try await store.transaction { connection, logger in try await Self.client(connection, logger, "dup") }

@@ -101,6 +101,12 @@ import Testing
         try await source.database.writer.write { db in
             try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('test.tricky', ?), ('test.null', '\\N')",
                            arguments: [tricky])
+            // An attachment's wrapped key (issue 42) goes both ways byte for byte: without it the
+            // copied file would open under no key.
+            try db.execute(sql: """
+                INSERT INTO attachments (appointment_id, client_id, author, content_type, size, chunk_size, meta, created_at, file_key)
+                VALUES (?, ?, 'patient', 'application/pdf', 1, 1, X'00', 0, X'0102030405')
+                """, arguments: [source.appointmentId, source.patientId])
         }
         let (store, _) = try await Self.migratedStore()
         defer { Task { await store.shutdown() } }
@@ -171,6 +177,8 @@ import Testing
         #expect(try backDatabase.read { db in
             try Data.fetchOne(db, sql: "SELECT personal FROM clients WHERE id = ?", arguments: [patientId])
         } == personal)
+        #expect(try backDatabase.read { db in try Data.fetchOne(db, sql: "SELECT file_key FROM attachments") }
+            == Data([1, 2, 3, 4, 5]))
         // The same answers to the same questions, through ClinicKit (the sealed fields open).
         let now = Self.now
         let backSystem = ClinicSystem(database: backDatabase, resources: nil,

@@ -175,11 +175,11 @@ class Server:
     """`clinic serve --port 0`, its address read from its first line (within `timeout` seconds).
     `log`: a file for its stderr (the request log), else it is dropped."""
 
-    def __init__(self, clinic, extra_env=None, log=None, timeout=120):
+    def __init__(self, clinic, extra_env=None, log=None, timeout=120, args=()):
         env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1", **(extra_env or {}))
         stderr = open(log, "ab") if log else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE,
+            self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0", *args], env=env, stdout=subprocess.PIPE,
                                             stderr=stderr)
         finally:
             if log:
@@ -209,6 +209,14 @@ class Server:
                 break
             data += chunk
         return data.decode(errors="replace")
+
+    def peak_rss_mb(self):
+        """The process's peak resident memory so far (VmHWM in /proc), in MB."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        raise AssertionError("no VmHWM")
 
     @property
     def alive(self):

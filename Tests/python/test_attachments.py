@@ -173,6 +173,9 @@ def test_bad_uploads_are_refused_and_store_nothing(world):
         ("a PDF with JavaScript", b"%PDF-1.4\n1 0 obj << /S /JavaScript /JS (app.alert(1)) >> endobj\n", {}, 400,
          "invalid_input"),
         ("a truncated JPEG", fixture("truncated.jpg"), {"Content-Type": "image/jpeg"}, 400, "invalid_input"),
+        # Issue 42's decoding bombs (scripts/derive-image-bombs.py): refused from their headers.
+        ("a progressive JPEG of 1,000 scans", fixture("scan-bomb.jpg"), {"Content-Type": "image/jpeg"}, 400, "invalid_input"),
+        ("a 16-bit RGBA PNG of 100 MP", fixture("deep.png"), {"Content-Type": "image/png"}, 400, "invalid_input"),
         ("../ in the name", fixture("tiny.pdf"), {"Content-Disposition": 'attachment; filename="../../x.pdf"'}, 400,
          "invalid_input"),
     ]
@@ -196,6 +199,25 @@ def test_bad_uploads_are_refused_and_store_nothing(world):
     assert statuses.count(201) == 5 and all(s in (201, 422, 503) for s in statuses), statuses
     assert len(call(base, "GET", path, token=token).body["items"]) == 5
     assert call(base, "GET", f"/v1/appointments/{mine}", token=token).status == 200, "the server still answers"
+
+
+def test_decoding_bombs_beside_a_photo_are_refused_and_the_photo_is_kept(world):
+    """Issue 42: two scan bombs and two 16-bit PNGs sent at once with an ordinary photo: the
+    bombs are refused for the work they would take (before any pixel is decoded, so they hold
+    none of the two decoding places), and the photo is stored."""
+    base = world["base"]
+    token = patient(base, "bomb-files")
+    path = f"/v1/appointments/{book(world['clinic'], base, token, world['clinic_id'])}/attachments"
+    uploads = [("scan-bomb.jpg", "image/jpeg")] * 2 + [("deep.png", "image/png")] * 2 + [("portrait-exif.jpg", "image/jpeg")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(uploads)) as pool:
+        answers = list(pool.map(lambda upload: send(base, "POST", path, fixture(upload[0]), token,
+                                                    {"Content-Type": upload[1]}), uploads))
+    for (name, _), (status, _, body) in zip(uploads[:4], answers[:4]):
+        assert status == 400 and error_code(body) == "invalid_input", (name, status, body)
+        assert "too much work" in json.loads(body)["error"]["message"], body
+    assert answers[4][0] == 201, answers[4]
+    items = call(base, "GET", path, token=token).body["items"]
+    assert [(item["contentType"], item["width"], item["height"]) for item in items] == [("image/jpeg", 300, 400)], items
 
 
 def test_the_same_through_the_command_line(world, tmp_path):
@@ -357,6 +379,64 @@ def test_in_a_phones_browser_a_photo_reaches_the_front_desk(world, tmp_path):
         WebDriverWait(phone, 30).until(lambda d: "error" in (d.find_element(By.ID, "upload-status").get_attribute("class") or ""))
         assert "Only photos" in phone.find_element(By.ID, "upload-status").text
         assert len(call(base, "GET", f"/v1/appointments/{visit}/attachments", token=token).body["items"]) == 1
+    finally:
+        phone.quit()
+        if desk is not None:
+            desk.quit()
+
+
+def test_a_flooded_conversation_is_refused_and_paged_in_the_browser(world):
+    """Issue 42, item 7, in headless Chromium: after ten messages in ten minutes the patient's
+    next one (the form, as a browser sends it) is refused with the library's words and nothing
+    stored; a conversation of 25 messages shows its latest 20 on both sides, with a link to the
+    earlier ones and back. axe-core checks every page."""
+    from selenium.webdriver.common.by import By
+    from test_web import Checked, browser, go, staff_browser
+
+    base, clinic, desk_token = world["base"], world["clinic"], world["desk"]
+    token = patient(base, "web-flood")
+    visit = book(clinic, base, token, world["clinic_id"])
+    for n in range(1, 11):
+        assert call(base, "POST", f"/v1/appointments/{visit}/messages", {"text": f"question {n}"}, token=token).status == 201
+    refused = call(base, "POST", f"/v1/appointments/{visit}/messages", {"text": "question 11"}, token=token)
+    assert refused.status == 429 and refused.body["error"]["code"] == "rate_limited", refused.body
+    for n in range(11, 26):
+        reply = call(base, "POST", f"/v1/staff/appointments/{visit}/messages", {"text": f"answer {n}"}, token=desk_token)
+        assert reply.status == 201, reply.body
+
+    def shown(driver):
+        return [item.find_element(By.CSS_SELECTOR, "p.text").text for item in driver.find_elements(By.CSS_SELECTOR, "ol.thread li")]
+
+    phone, desk = browser(size=(390, 844)), None
+    try:
+        phone.set_window_size(390, 844)
+        page = Checked(phone)
+        page.get(base + "/login")
+        phone.find_element(By.ID, "login").send_keys("web-flood")
+        phone.find_element(By.ID, "password").send_keys(PASSWORD)
+        go(phone, phone.find_element(By.CSS_SELECTOR, "form[action='/login'] button"))
+        page.get(base + f"/appointments/{visit}")
+        assert shown(phone) == [f"question {n}" for n in range(6, 11)] + [f"answer {n}" for n in range(11, 26)], shown(phone)
+        page.audit()
+        go(phone, phone.find_element(By.ID, "earlier-messages"))
+        assert shown(phone) == [f"question {n}" for n in range(1, 6)], shown(phone)
+        assert not phone.find_elements(By.ID, "earlier-messages")
+        page.audit()
+        go(phone, phone.find_element(By.ID, "latest-messages"))
+        assert shown(phone)[-1] == "answer 25"
+        # The eleventh message in ten minutes, through the form: refused, in the page's words.
+        before = len(call(base, "GET", f"/v1/appointments/{visit}/messages?limit=100", token=token).body["items"])
+        phone.find_element(By.ID, "text").send_keys("Hello?")
+        go(phone, phone.find_element(By.CSS_SELECTOR, "#write button"))
+        assert "Too many messages at once" in phone.find_element(By.TAG_NAME, "main").text
+        assert len(call(base, "GET", f"/v1/appointments/{visit}/messages?limit=100", token=token).body["items"]) == before
+
+        desk, staff = staff_browser(base, "desk-files")
+        staff.get(base + f"/staff/appointments/{visit}")
+        assert len(shown(desk)) == 20 and shown(desk)[-1] == "answer 25", shown(desk)
+        go(desk, desk.find_element(By.ID, "earlier-messages"))
+        assert shown(desk) == [f"question {n}" for n in range(1, 6)], shown(desk)
+        staff.audit()
     finally:
         phone.quit()
         if desk is not None:

@@ -285,7 +285,12 @@ def test_every_resource_of_the_directory_reads_and_parses(clinic, served):
     assert bundle(*fhir(base, "GET", f"/Schedule?actor=Location/{location_id}")).entry
 
     # Slots of a window, the offset's plus sent bare (a space once decoded) or encoded.
-    day = (datetime.date.today() + datetime.timedelta(days=7)).isoformat()
+    # A weekday a week or more ahead: the demo doctors work Monday to Friday (a run on a
+    # Saturday once asked for a Saturday and found no free slot to check).
+    weekday = datetime.date.today() + datetime.timedelta(days=7)
+    while weekday.weekday() >= 5:
+        weekday += datetime.timedelta(days=1)
+    day = weekday.isoformat()
     window = f"start=ge{day}T00:00:00+00:00&start=lt{day}T23:59:59%2B00:00"
     slots = bundle(*fhir(base, "GET", f"/Slot?schedule=Schedule/{doctor_id}&{window}"))
     free = bundle(*fhir(base, "GET", f"/Slot?schedule=Schedule/{doctor_id}&{window}&status=free"))
@@ -472,6 +477,31 @@ def test_bad_search_input_is_an_operation_outcome(clinic, served, path):
     assert content_type.startswith(FHIR_JSON)
     outcome = OperationOutcome.model_validate(body)
     assert outcome.issue[0].code == "invalid" and outcome.issue[0].details.coding[0].code == "invalid_input"
+
+
+def test_an_ihe_find_without_a_place_looks_near_the_patients_registered_address(clinic, served):
+    """Issue 42: IHE's $find has no location parameter; with a specialty and dates alone a
+    signed-in patient's search looks near their registered address (New York) and says so in an
+    OperationOutcome entry of severity information; without a patient it is refused (above)."""
+    base = served.url
+    token, _ = patient(base, "fhir-placeless")
+    start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3)
+    end = start + datetime.timedelta(days=7)
+    status, content_type, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&end={end.date()}"
+                                      f"&specialty=cardiology&_count=5", token=token)
+    found = bundle(status, content_type, body)
+    appointments = [entry for entry in body["entry"] if entry["resource"]["resourceType"] == "Appointment"]
+    outcomes = [entry for entry in body["entry"] if entry["resource"]["resourceType"] == "OperationOutcome"]
+    assert appointments and found.total == len(appointments), body
+    assert len(outcomes) == 1 and outcomes[0]["search"]["mode"] == "outcome", body
+    issue = OperationOutcome.model_validate(outcomes[0]["resource"]).issue[0]
+    assert issue.severity == "information" and "registered address" in issue.diagnostics, issue
+    distances = [entry["search"]["extension"][0]["valueDistance"]["value"] for entry in appointments]
+    assert distances == sorted(distances) and distances[0] < 50_000, distances
+    # A place given: no outcome entry.
+    status, _, body = fhir(base, "GET", f"/Appointment/$find?start={start.date()}&specialty=cardiology"
+                                        f"&near={MANHATTAN[0]}|{MANHATTAN[1]}&_count=1", token=token)
+    assert status == 200 and [e["resource"]["resourceType"] for e in body["entry"]] == ["Appointment"], body
 
 
 def test_bad_operation_input_is_an_operation_outcome(clinic, served):

@@ -18,7 +18,11 @@ workers. Every request has a timeout, and every wait polls for its condition wit
 6. SIGKILL of one server under a booking load: every 201 a client got is in the database, the
    other two keep booking, and a lost request retried with its Idempotency-Key books once.
 7. PostgreSQL stopped under load: 503 `busy` with Retry-After (never a 500 or a hang); started
-   again, the same server processes book again."""
+   again, the same server processes book again.
+8. Six claims with one claim code through the three servers at once: one 200, five refusals, and
+   the account has the winner's login (issue 42).
+9. Twelve holds of one patient at once through the three servers leave one live hold.
+10. A hold and a booking of one time at once through two servers: exactly one of them wins."""
 import concurrent.futures
 import contextlib
 import http.client
@@ -438,6 +442,94 @@ def test_a_directory_imported_while_the_servers_run_is_what_every_server_answers
     for server in range(SERVERS):
         clinic = nearest(cluster, server)
         assert clinic["name"] != "Multi Server Prairie Hospital" or clinic["distanceMeters"] > 100_000, (server, clinic)
+
+
+# 8-10. Claim codes and holds: rules the database holds (issue 42)
+
+def staff_token(cluster, login="multi-desk"):
+    """A receptionist of the department's clinic, signed in through the API."""
+    clinic, _, _ = cluster.department()
+    exists = cluster.sql(f"SELECT count(*) FROM staff_accounts WHERE login = '{login}'")
+    if int(exists[0][0]) == 0:
+        cluster.clinic.run("admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role",
+                           "receptionist", "--clinic", str(clinic), "--password-stdin",
+                           stdin=f"{STAFF_PASSWORD}\n{STAFF_PASSWORD}\n")
+    reply = call(cluster.url(0), "POST", "/v1/staff/sessions", {"login": login, "password": STAFF_PASSWORD})
+    assert reply.status == 201, reply.body
+    return reply.body["token"]
+
+
+def test_one_claim_code_used_at_once_through_three_servers_claims_once(servers):
+    cluster = servers
+    token = staff_token(cluster)
+    for round_number in range(4):
+        made = call(cluster.url(0), "POST", "/v1/staff/patients", {
+            "name": "Ivan", "surname": "Kuzmin", "birthDate": "1980-01-31", "phone": f"775-555-01{round_number:02d}"},
+            token=token)
+        assert made.status == 201, made.body
+        given = call(cluster.url(1), "POST", f"/v1/staff/patients/{made.body['id']}/claim-code", token=token)
+        assert given.status == 201, given.body
+        logins = [f"claim{round_number}x{i}" for i in range(6)]
+        replies = at_once([lambda i=i: call(cluster.url(i), "POST", "/v1/patients/claim", {
+            "code": given.body["code"], "login": logins[i], "password": PASSWORD}) for i in range(6)])
+        won = [i for i, reply in enumerate(replies) if reply.status == 200]
+        assert len(won) == 1, (round_number, replies, cluster.logs())
+        assert sorted((r.status, r.code) for r in replies if r.status != 200) == [(400, "invalid_input")] * 5, replies
+        (login,), = cluster.sql(f"SELECT login FROM clients WHERE id = {made.body['id']}")
+        assert login == logins[won[0]] == replies[won[0]].body["patient"]["login"], (login, won)
+
+
+def fhir_hold(cluster, server, token, slot):
+    _, department, _ = cluster.department()
+    proposal = f"p-{department}-{slot['doctorId']}-{int(utc_text(slot['start']).timestamp())}"
+    return call(cluster.url(server), "POST", "/fhir/r4/Appointment/$hold", {"resourceType": "Parameters", "parameter": [
+        {"name": "appointment-reference", "valueReference": {"reference": f"Appointment/{proposal}"}}]}, token=token)
+
+
+def live_holds(cluster, patient):
+    (count,), = cluster.sql(f"SELECT count(*) FROM slot_holds WHERE client_id = {patient.id} AND expires_at > now()")
+    return int(count)
+
+
+def test_one_patients_holds_at_once_through_three_servers_leave_one_hold(servers):
+    cluster = servers
+    _, _, doctors = cluster.department()
+    patient = cluster.register("holder")
+    for round_number in range(3):
+        slots = cluster.free_slots(45 + 3 * round_number, 3, doctor=doctors[0])[:12]
+        assert len(slots) == 12, len(slots)
+        replies = at_once([lambda i=i: fhir_hold(cluster, i % SERVERS, patient.token, slots[i]) for i in range(12)])
+        # Each hold releases the patient's earlier one: all may succeed, one stays.
+        assert all(reply.status in (200, 409) for reply in replies), (replies, cluster.logs())
+        assert any(reply.status == 200 for reply in replies), replies
+        assert live_holds(cluster, patient) == 1, (round_number, replies)
+
+
+def test_a_hold_and_a_booking_of_one_time_at_once_exclude_each_other(servers):
+    cluster = servers
+    _, _, doctors = cluster.department()
+    holder = cluster.register("holder2")
+    cluster.crowd(48)
+    slots = cluster.free_slots(55, 14, doctor=doctors[0])
+    assert len(slots) >= 24, len(slots)
+    for round_number in range(8):
+        slot = slots[3 * round_number]
+        booker = cluster.take_patient(cluster.max_active())
+        held, booked = at_once([lambda: fhir_hold(cluster, 0, holder.token, slot),
+                                lambda: cluster.book(1, booker, slot)])
+        wins = [held.status == 200, booked.status == 201]
+        assert wins.count(True) == 1, (round_number, held, held.body, booked, booked.body, cluster.logs())
+        assert (held.status, booked.status, booked.code) in ((200, 409, "slot_taken"), (409, 201, None)), (held, booked)
+        if booked.status != 201:
+            cluster.give_back(booker)
+        start = int(utc_text(slot["start"]).timestamp())
+        (appointments,), = cluster.sql(f"""
+            SELECT count(*) FROM appointments WHERE doctor_id = {slot['doctorId']} AND status IN {ACTIVE}
+            AND starts_at = to_timestamp({start})""")
+        (holds,), = cluster.sql(f"""
+            SELECT count(*) FROM slot_holds WHERE doctor_id = {slot['doctorId']} AND expires_at > now()
+            AND starts_at = to_timestamp({start})""")
+        assert int(appointments) + int(holds) == 1, (round_number, appointments, holds)
 
 
 # 6. A server killed under load

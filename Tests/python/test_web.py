@@ -451,13 +451,10 @@ def test_a_receptionist_checks_a_patient_in(site):
         driver.find_element(By.ID, "login").send_keys("desk-web")
         driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
-        date = booked["start"][:10]
+        # A check-in is for the visit's day (issue 42): the visit is planted a few minutes from now.
+        date = plant_today(clinic, booked["id"], found["timeZone"])
         page.get(server.url + "/staff?date=" + date)
         row = driver.find_elements(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
-        if not row:  # the clinic's date may be the day before the UTC one
-            previous = driver.find_element(By.CSS_SELECTOR, "nav.days a").get_attribute("href")
-            page.get(previous)
-            row = driver.find_elements(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
         assert row, driver.page_source[:3000]
         assert "Anna Smith" in row[0].text
         # Only what a receptionist may do now: no "complete", no "no-show" before the start (issue 23).
@@ -1170,3 +1167,180 @@ def test_every_page_in_russian_has_no_english_label(site, size):
         assert not english_on_page(), ("summary", english_on_page())
     finally:
         driver.quit()
+
+
+def plant_today(clinic, appointment_id, zone_name):
+    """Moves an appointment to start a few minutes from now, on the clinic's today (issue 42:
+    a check-in only on the visit's day, and the server runs on the real clock): 5 minutes
+    ahead, else (that late in the clinic's evening) a minute ago; a minute long, spread by its
+    id so that two planted visits of one doctor do not overlap. Returns its local date."""
+    import sqlite3
+    import subprocess
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+    zone = ZoneInfo(zone_name)
+    minute = int(datetime.now(timezone.utc).timestamp()) // 60 * 60
+    spread = appointment_id % 30 * 120
+    start = minute + 300 + spread
+    if datetime.fromtimestamp(start, zone).date() != datetime.fromtimestamp(minute, zone).date():
+        start = minute - 60 - spread
+    database = clinic.env["CLINIC_DB"]
+    if database.startswith("postgres"):
+        from conftest import PG_BIN
+        sql = ("UPDATE appointments SET starts_at = to_timestamp(%d), ends_at = to_timestamp(%d) WHERE id = %d"
+               % (start, start + 60, appointment_id))
+        subprocess.run([os.path.join(PG_BIN, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database, "-c", sql],
+                       check=True, capture_output=True, env=dict(os.environ, PGPASSWORD=clinic.env.get("PGPASSWORD", "")))
+    else:
+        with sqlite3.connect(database) as connection:
+            connection.execute("UPDATE appointments SET starts_at = ?, ends_at = ? WHERE id = ?",
+                               (start, start + 60, appointment_id))
+    return datetime.fromtimestamp(start, zone).date().isoformat()
+
+
+def staff_header(driver):
+    """What the page's header offers: the staff's menu (calendar, log-out), not a patient's log-in."""
+    return (bool(driver.find_elements(By.CSS_SELECTOR, "header a[href='/staff/calendar']"))
+            and bool(driver.find_elements(By.CSS_SELECTOR, "header form[action='/staff/logout']"))
+            and not driver.find_elements(By.CSS_SELECTOR, "header a[href='/login'], header a[href='/register']"))
+
+
+def test_a_cancelled_visit_leaves_its_time_free_in_the_calendar(site):
+    """Issue 42 (16): a cancelled visit does not sit over its time in the front desk's
+    calendar: the time is offered as "Free" (a link to book it again) and the cancelled visit
+    is listed under the grid, struck through."""
+    from conftest import call
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+    clinic, server = site
+    _, token = front_desk(clinic, server, "webfree", "desk-free")
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 8 * 86400))
+    week = call(server.url, "GET", "/v1/staff/calendar?from=%s&days=7" % day, token=token).body
+    doctor, slot = next((d, s) for d in week["doctors"] for s in d["slots"] if s["isAvailable"])
+    booked = clinic.json("book", "--department", str(doctor["departmentId"]), "--doctor", str(doctor["doctorId"]),
+                         "--at", slot["start"])
+    clinic.run("cancel", str(booked["id"]))
+    date = datetime.fromisoformat(booked["start"].replace("Z", "+00:00")).astimezone(ZoneInfo(week["timeZone"])).date()
+
+    driver, page = staff_browser(server.url, "desk-free", size=(1366, 768))
+    try:
+        page.get(server.url + "/staff/calendar?from=%s&days=1" % date.isoformat())
+        assert not driver.find_elements(By.CSS_SELECTOR, "td.taken[data-id='%d']" % booked["id"]), "the cancelled visit sits over its time"
+        free = driver.find_elements(By.CSS_SELECTOR, "td.free[data-slot='%s|%d'] a.free-slot" % (booked["start"], booked["doctorId"]))
+        assert free, "its time is not offered as free: " + driver.page_source[:3000]
+        aside = driver.find_elements(By.CSS_SELECTOR, "ul.cancelled-visits li[data-id='%d'] s" % booked["id"])
+        assert aside and "Anna Smith" in aside[0].text, driver.page_source[-3000:]
+        # The time books again from the calendar's link.
+        go(driver, free[0])
+        assert "/staff/book" in driver.current_url and booked["start"] in urllib.parse.unquote(driver.current_url)
+    finally:
+        driver.quit()
+
+
+def test_check_in_only_on_the_day_and_undone_with_the_staff_header_on_refusals(site):
+    """Issue 42 (17, 20): days before the visit the day's list offers no check-in; on the
+    visit's day (in the clinic's zone) it does, and a check-in is undone with the button beside
+    the checked-in visit (back to scheduled, in the patient's access log). A refused move of a
+    checked-in visit names the status as the screens do ("checked in", in Russian too), and
+    that error page, like a doctor's "forbidden", has the staff's header, not "Log in"."""
+    from conftest import call
+    clinic, server = site
+    clinic_id, token = front_desk(clinic, server, "webundo", "desk-undo")
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    booked = clinic.json("book", "--department", str(department), "--at", clinic.free_slot(department, day, days=7)["start"])
+    zone = call(server.url, "GET", "/v1/staff/schedule", token=token).body["timeZone"]
+    clinic.run("admin", "staff", "add", "--login", "doc-undo", "--name", "Sam", "--surname", "Lee", "--role", "doctor",
+               "--clinic", str(clinic_id), "--doctor", str(booked["doctorId"]), "--password-stdin",
+               stdin=f"{STAFF_PASSWORD}\n{STAFF_PASSWORD}\n")
+    row_of = lambda driver: driver.find_element(By.CSS_SELECTOR, "tr[data-id='%d']" % booked["id"])
+
+    driver, page = staff_browser(server.url, "desk-undo", size=(1366, 768))
+    try:
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+        local = datetime.fromisoformat(booked["start"].replace("Z", "+00:00")).astimezone(ZoneInfo(zone)).date().isoformat()
+        page.get(server.url + "/staff?date=" + local)
+        assert not row_of(driver).find_elements(By.XPATH, ".//form[contains(@action,'/check-in')]"), "check-in days early"
+        assert call(server.url, "POST", "/v1/staff/appointments/%d/check-in" % booked["id"], token=token).code == "invalid_transition"
+        today = plant_today(clinic, booked["id"], zone)
+        page.get(server.url + "/staff?date=" + today)
+        go(driver, row_of(driver).find_element(By.XPATH, ".//form[contains(@action,'/check-in')]//button"))
+        assert "checked in" in row_of(driver).find_element(By.CSS_SELECTOR, ".status").text
+        page.audit()
+        go(driver, row_of(driver).find_element(By.XPATH, ".//form[contains(@action,'/undo-check-in')]//button"))
+        row = row_of(driver)
+        assert "scheduled" in row.find_element(By.CSS_SELECTOR, ".status").text
+        assert not row.find_elements(By.XPATH, ".//form[contains(@action,'/undo-check-in')]")
+        assert "appointment.undo-check-in" in [e["action"] for e in clinic.json("profile", "access-log")]
+        # Checked in again: moving it is refused, in the staff's frame, with the screens' word for the status.
+        go(driver, row.find_element(By.XPATH, ".//form[contains(@action,'/check-in')]//button"))
+        page.get(server.url + "/staff/appointments/%d/move" % booked["id"])
+        message = driver.find_element(By.CSS_SELECTOR, ".error").text
+        assert "checked in" in message and "arrived" not in message, message
+        assert staff_header(driver), driver.find_element(By.TAG_NAME, "header").get_attribute("outerHTML")
+        page.get(server.url + "/staff/appointments/%d/move?lang=ru" % booked["id"])
+        message = driver.find_element(By.CSS_SELECTOR, ".error").text
+        assert "пациент пришёл" in message and "arrived" not in message, message
+        assert staff_header(driver)
+        page.get(server.url + "/staff?lang=en")
+    finally:
+        driver.quit()
+    assert [e["status"] for e in clinic.json("appointments", "list", "--all") if e["id"] == booked["id"]] == ["arrived"]
+
+    driver, page = staff_browser(server.url, "doc-undo", size=(1366, 768))
+    try:
+        # A doctor does not move visits: forbidden, on the staff's error page.
+        page.get(server.url + "/staff/appointments/%d/move" % booked["id"])
+        assert driver.find_elements(By.CSS_SELECTOR, ".error")
+        assert staff_header(driver), driver.find_element(By.TAG_NAME, "header").get_attribute("outerHTML")
+    finally:
+        driver.quit()
+
+
+def test_a_patients_times_are_in_their_zone_and_the_language_link_sets_their_profile(site):
+    """Issue 42, items 18 and 19, on a 390 px phone whose clock says UTC: the inbox, the devices
+    and the access log give times in the zone of the patient's address (Reno: Pacific), with the
+    zone named; the access log says what staff did in words (not `patient.search`); the header's
+    language link also sets the signed-in patient's profile language (their inbox and e-mails);
+    an address nothing answers is a page, not the API's JSON."""
+    clinic, server = site
+    clinic_id, _ = front_desk(clinic, server, "webzone", "desk-zone")
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    clinic.json("book", "--department", str(department), "--at", clinic.free_slot(department, day, days=7)["start"])
+    clinic.run("staff", "patients", "Smith")
+    pacific = re.compile(r"\d{1,2}:\d{2} (AM|PM) P[SD]T")
+    driver = browser(size=(390, 844))
+    page = Checked(driver)
+    try:
+        log_in(driver, server.url, "webzone")
+        page.get(server.url + "/messages")
+        when = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "ul.messages .meta")]
+        assert when and all(pacific.search(text) and "UTC" not in text for text in when), when
+        page.get(server.url + "/profile")
+        devices = driver.find_element(By.CSS_SELECTOR, "ul.sessions").text
+        assert pacific.search(devices) and "UTC" not in devices, devices
+        page.get(server.url + "/profile/access-log")
+        log = driver.find_element(By.TAG_NAME, "main").text
+        assert "Found you in a search of patients" in log and "patient.search" not in log, log
+        assert pacific.search(log) and "UTC" not in log, log
+
+        assert clinic.json("whoami")["language"] == "en"
+        go(driver, driver.find_element(By.ID, "switch-language"))
+        page.audit()
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
+        assert clinic.json("whoami")["language"] == "ru"
+        assert "Нашёл(ла) вас в поиске пациентов" in driver.find_element(By.TAG_NAME, "main").text
+
+        page.get(server.url + "/no-such-page")
+        assert "/no-such-page" in driver.find_element(By.CSS_SELECTOR, "p.error").text
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ru"
+    finally:
+        driver.quit()
+    # The API's unknown paths stay JSON.
+    from conftest import call
+    assert call(server.url, "GET", "/v1/no-such-thing").body["error"]["code"] == "not_found"

@@ -69,6 +69,16 @@ public enum ImageLimits {
     /// A photo of more pixels than this is refused before it is decoded (a small file can
     /// claim a huge picture).
     public static let maximumPixels = 100_000_000
+    /// The decoded picture's bytes (pixels x bands x bytes a sample, from the header) may not
+    /// pass this: 100 MP of 8-bit RGB, the most a camera writes. A 100 MP 16-bit RGBA PNG (800
+    /// MB, 8 s of a core) is refused before it is decoded (issue 42).
+    public static let maximumDecodedBytes = 300_000_000
+    /// A progressive JPEG is decoded once per scan over the whole picture: legitimate ones have
+    /// about ten (libjpeg's scripts: 6 for grey, 10 for colour), a hostile one thousands of
+    /// scans a few bytes long (1,000 over 100 MP: 20 s of a core). At most this many scans,
+    /// and at most `maximumScanPixels` pixels decoded over all scans (20 scans of 100 MP).
+    public static let maximumScans = 100
+    public static let maximumScanPixels = 2_000_000_000
     public static let quality = 82
 }
 

@@ -128,13 +128,14 @@ extension ClinicSystem {
     }
 
     /// One of a patient's appointments with its history, clinic, files and conversation, and
-    /// with `day`, the free times it could move to that day.
-    public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil) throws
-        -> AppointmentDetails {
+    /// with `day`, the free times it could move to that day; the conversation's latest page, or
+    /// the one before `threadCursor`.
+    public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil,
+                                   threadCursor: String? = nil) throws -> AppointmentDetails {
         let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
         let clinic = try clinics.getClinicById(appointment.clinicId)
         let times = try day.map { try appointments.rescheduleTimes(appointment, from: $0) } ?? []
-        let folder = try attachments.folder(clientId: clientId, appointmentId: id)
+        let folder = try attachments.folder(clientId: clientId, appointmentId: id, cursor: threadCursor)
         var details = AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times,
                                          folder: folder)
         details.department = try departments.getDepartmentById(appointment.departmentId)

@@ -42,7 +42,32 @@ public struct PotentialAppointment: Sendable, Equatable {
     public let distance: Double?
 }
 
+/// What `findPotentialAppointments(_:patientId:)` found, and whether it looked near the
+/// patient's registered address because the query named no place.
+public struct PotentialSearch: Sendable, Equatable {
+    public let appointments: [PotentialAppointment]
+    public let nearRegisteredAddress: Bool
+}
+
 extension ClinicSystem {
+    /// As `findPotentialAppointments(_:)`, for a signed-in patient: a query with a
+    /// specialization and no place at all (IHE's `$find` has no location parameter) looks near
+    /// the patient's registered address, and says so. Without a patient, or a patient without a
+    /// known address, such a query is refused as before (`potentialWhere`).
+    public func findPotentialAppointments(_ query: PotentialQuery, patientId: Int64?) throws -> PotentialSearch {
+        let placeless = query.departmentId == nil && query.visitTypeId == nil && query.doctorId == nil && query.clinicId == nil
+            && query.near == nil
+        guard placeless, query.specialization != nil, let patientId else {
+            return PotentialSearch(appointments: try findPotentialAppointments(query), nearRegisteredAddress: false)
+        }
+        guard let home = try database.reading({ tx in try database.client(tx, id: patientId) })?.coordinate else {
+            throw ClinicError.invalid(.potentialWhere)
+        }
+        var query = query
+        query.near = home
+        return PotentialSearch(appointments: try findPotentialAppointments(query), nearRegisteredAddress: true)
+    }
+
     /// Free times in a window, soonest first (or, near a point, the earliest of each of the
     /// nearest clinics, nearest first, as `clinic appointments find` finds them). Times held by
     /// someone else are not free. A window before now starts now.

@@ -11,8 +11,10 @@ import GRDB
 /// An address is read from its end: a ZIP code, a state or a country there are **binding**
 /// qualifiers ("Stowe, VT" is only ever a place in Vermont; "Hanford, VT" is nobody), and the
 /// part before them is the place's name. Earlier parts are street and house and are never
-/// matched. A name that several places share gives all of them, ranked: places in the
-/// countries the directory has clinics in first, then the larger, then the smaller id.
+/// matched, nor are the words up to the last number of a part that also holds the town
+/// ("350 Fifth Avenue New York NY"). A name that several places share gives all of them,
+/// ranked: places in the countries the directory has clinics in first, then the larger, then
+/// the smaller id.
 public final class Gazetteer: Sendable {
     public struct Place: Sendable, Equatable {
         public let id: Int64
@@ -157,22 +159,49 @@ public final class Gazetteer: Sendable {
     /// that is not a qualifier are qualifiers, and so are trailing words of that part when it
     /// has others ("hanford ca", "los angeles ca 90001", "boston ma 02115").
     public func nameAndQualifiers(_ address: String) throws -> (name: String, qualifiers: Qualifiers)? {
-        var parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
+        let parts = address.split(separator: ",").map { Text.fold(String($0)) }.filter { !$0.isEmpty }
+        guard !parts.isEmpty else { return nil }
+        // Whole parts at the end that are qualifiers ("…, CA", "…, MA 02115", "…, Belarus"):
+        // one reading for each part taken off (the first part never is), as many parts kept.
+        var readings: [(kept: Int, qualifiers: Qualifiers)] = []
         var qualifiers = Qualifiers()
-        // Whole parts at the end that are qualifiers ("…, CA", "…, MA 02115", "…, Belarus").
-        while parts.count > 1, let last = parts.last {
+        var kept = parts.count
+        while kept > 1 {
             var attempt = qualifiers
-            var rest = last.split(separator: " ")
+            var rest = parts[kept - 1].split(separator: " ")
             while !rest.isEmpty, let remaining = try absorbLast(rest, into: &attempt) { rest = remaining }
             guard rest.isEmpty else { break }
             qualifiers = attempt
-            parts.removeLast()
+            kept -= 1
+            readings.append((kept, qualifiers))
         }
-        guard let namePart = parts.last else { return nil }
-        let words = namePart.split(separator: " ")
+        if readings.isEmpty { readings = [(parts.count, qualifiers)] }
+        // The most taken off, unless what it leaves names no place there and a reading that took
+        // fewer does: a city named like a state is the name when a street comes before it
+        // ("1600 Pennsylvania Ave NW, Washington, DC", "350 Fifth Avenue, New York, NY").
+        var fallback: (name: String, qualifiers: Qualifiers)?
+        for reading in readings.reversed() {
+            let found = try nameInPart(parts[reading.kept - 1], alone: reading.kept == 1, reading.qualifiers)
+            if try names(found.name, found.qualifiers) { return found }
+            fallback = fallback ?? found
+        }
+        // A street, then a city that is a division of its own name ("ул. Ленина 5, Минск",
+        // "Unter den Linden 1, Berlin", "1600 Pennsylvania Ave NW, DC"): the last part is the
+        // city, in that division. Only after a street: "Qwertyuiopville, DC" is nobody.
+        if let division = readings.first, division.kept == parts.count - 1, parts[division.kept - 1].contains(where: \.isNumber),
+           let city = parts.last, try hasPlace(city, division.qualifiers) {
+            return (city, division.qualifiers)
+        }
+        return fallback
+    }
+
+    /// The name in the last part an address keeps, with the qualifiers at its end.
+    func nameInPart(_ part: String, alone: Bool, _ qualifiers: Qualifiers) throws -> (name: String, qualifiers: Qualifiers) {
+        var qualifiers = qualifiers
+        let words = part.split(separator: " ")
         // A lone ZIP code.
-        if parts.count == 1, Self.postcodeLength(words) == words.count {
-            qualifiers.postcode = qualifiers.postcode ?? String(words[0])
+        if alone, Self.postcodeLength(words) == words.count, let code = words.first {
+            qualifiers.postcode = qualifiers.postcode ?? String(code)
             return ("", qualifiers)
         }
         // Qualifiers at the end of the name part ("hanford ca", "los angeles ca 90001"): the
@@ -185,8 +214,47 @@ public final class Gazetteer: Sendable {
             rest = remaining
             readings.append((rest, attempt))
         }
-        let chosen = try readings.first { try !placeIds($0.words.joined(separator: " ")).isEmpty } ?? readings[readings.count - 1]
-        return (chosen.words.joined(separator: " "), chosen.qualifiers)
+        if let named = try readings.first(where: { try !placeIds($0.words.joined(separator: " ")).isEmpty }) {
+            return (named.words.joined(separator: " "), named.qualifiers)
+        }
+        // A street before the town with no comma between ("350 fifth avenue new york ny"): the
+        // town is a run of words after the last number (the house's, a unit's) and before words
+        // that are all qualifiers, and names a place where they say. Every such cut is tried, the
+        // most taken off first, since a state may be read with the town ("washington dc") or
+        // apart ("dc"); and the longest run first ("new york", not "york"), of at most five words
+        // (the longest town names), so that a long line costs a bounded number of look-ups. Never
+        // without qualifiers: a state's code that is also a place's name ("pa", "or") would be the town.
+        for cut in stride(from: 1, to: words.count, by: 1) {
+            guard let number = words[..<cut].lastIndex(where: { $0.contains(where: \.isNumber) }), number + 1 < cut else { continue }
+            var tail = qualifiers, rest = Array(words[cut...])
+            while !rest.isEmpty, let remaining = try absorbLast(rest, into: &tail) { rest = remaining }
+            guard rest.isEmpty, !tail.isEmpty else { continue }
+            for start in max(number + 1, cut - 5)..<cut {
+                let name = words[start..<cut].joined(separator: " ")
+                if try hasPlace(name, tail) { return (name, tail) }
+            }
+        }
+        guard let last = readings.last else { return (words.joined(separator: " "), qualifiers) }
+        return (last.words.joined(separator: " "), last.qualifiers)
+    }
+
+    /// Whether a reading finds something: a known ZIP code in the qualifiers' region, or a place
+    /// of that name there.
+    func names(_ name: String, _ qualifiers: Qualifiers) throws -> Bool {
+        try postcode(in: qualifiers) != nil || hasPlace(name, qualifiers)
+    }
+
+    /// The qualifiers' ZIP code when it is known and lies in their region: it answers alone.
+    func postcode(in qualifiers: Qualifiers) throws -> Place? {
+        guard let code = qualifiers.postcode, let place = try postcode(code),
+              qualifiers.admit(country: place.country, admin1: place.admin1) else { return nil }
+        return place
+    }
+
+    /// Whether a place of that name lies in the qualifiers' region.
+    func hasPlace(_ name: String, _ qualifiers: Qualifiers) throws -> Bool {
+        guard !name.isEmpty else { return false }
+        return try places(key: name).contains { qualifiers.admit(country: $0.country, admin1: $0.admin1) }
     }
 
     func placeIds(_ key: String) throws -> [Int64] {
@@ -209,9 +277,7 @@ public final class Gazetteer: Sendable {
     /// share the name (finding them reads the directory).
     public func lookup(_ address: String, preferring preferredCountries: () throws -> Set<String>) throws -> Answer {
         guard let (name, qualifiers) = try nameAndQualifiers(address) else { return Answer(places: []) }
-        if let code = qualifiers.postcode, let place = try postcode(code), qualifiers.admit(country: place.country, admin1: place.admin1) {
-            return Answer(places: [place])
-        }
+        if let place = try postcode(in: qualifiers) { return Answer(places: [place]) }
         guard !name.isEmpty else { return Answer(places: []) }
         var places = try self.places(key: name).filter { qualifiers.admit(country: $0.country, admin1: $0.admin1) }
         // Places whose own name it is come before, and instead of, places that have it as

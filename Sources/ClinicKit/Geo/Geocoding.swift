@@ -151,12 +151,16 @@ public final class GeocodingService: Sendable {
     }
 
     /// Whether a query starts with a street address: a first comma-separated part that holds
-    /// both a number and a word ("4650 Sunset Blvd", "ул. Ленина 5"), followed by more parts.
-    /// "Boston, MA 02115" and "90027" have none.
+    /// both a number and a word ("4650 Sunset Blvd", "ул. Ленина 5"), followed by more parts;
+    /// or, with no comma at all, a house number followed by a street and a town ("350 Fifth
+    /// Avenue New York NY 10118"). "Boston, MA 02115" and "90027" have none.
     static func hasStreetPart(_ query: String) -> Bool {
         let parts = query.split(separator: ",")
-        guard parts.count >= 2, let first = parts.first else { return false }
+        guard let first = parts.first else { return false }
         let words = first.split(whereSeparator: { $0.isWhitespace })
+        guard parts.count >= 2 else {
+            return words.count >= 3 && words[0].first?.isNumber == true && words.dropFirst().contains { $0.contains(where: \.isLetter) }
+        }
         return words.count >= 2 && first.contains(where: \.isNumber) && first.contains(where: \.isLetter)
     }
 

@@ -48,6 +48,12 @@ public enum DateText {
         return name.isEmpty ? timeZone.identifier : name
     }
 
+    /// `dateTime` with the zone named after a space: "Nov 27, 2026 at 4:57 PM EST" (en),
+    /// "27.11.2026, 16:57 GMT-5" (ru): for a time whose zone the reader cannot guess.
+    public static func dateTimeWithZone(_ date: Date, timeZone: TimeZone, language: Language) -> String {
+        dateTime(date, timeZone: timeZone, language: language) + " " + zoneName(date, timeZone: timeZone, language: language)
+    }
+
     /// ISO 8601 in UTC with `Z`, as used in JSON output.
     public static func iso8601(_ date: Date) -> String {
         // By arithmetic for the years 1583…9999 (every slot and log line goes through here; the

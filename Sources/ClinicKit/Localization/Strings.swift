@@ -33,8 +33,9 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     // Appointments and scheduling: times, slots, hours, visit types, statuses (AppointmentStrings.swift)
     case invalidTime, timeDoesNotExist, invalidDay, visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid
     case visitTypePriceInvalid, cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound
-    case notYourAppointment, resourceNotFound, holdNotFound, attachmentUndecodable, attachmentPixels, attachmentEmpty, attachmentTooLarge, attachmentUnsupported, attachmentTypeMismatch, attachmentNameInvalid, attachmentPDFActive, attachmentTooLate, attachmentNotFound, attachmentNotYours, attachmentLimit, attachmentOutputExists, attachmentOutputUnwritable, threadNotFound, threadAnswerSubject, threadAnswerBody, potentialWhere, potentialWindow, slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, slotTooSoon
-    case slotTooFar, tooLate, limitReached, transitionRefused, notStartedYet, daysRange, settingUnknown, settingRange
+    case notYourAppointment, resourceNotFound, holdNotFound, holdsPerDoctorDay, attachmentUndecodable, attachmentPixels, attachmentDecodeWork, attachmentEmpty, attachmentTooLarge, attachmentUnsupported, attachmentTypeMismatch, attachmentNameInvalid, attachmentPDFActive, attachmentTooLate, attachmentNotFound, attachmentNotYours, attachmentLimit, attachmentOutputExists, attachmentOutputUnwritable, threadNotFound, threadAnswerSubject, threadAnswerBody, potentialWhere, potentialNearHome, potentialWindow, slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, slotTooSoon
+    case threadTooFast, threadLimit, threadClosedAfterCancel
+    case slotTooFar, tooLate, limitReached, transitionRefused, notStartedYet, checkInNotToday, daysRange, settingUnknown, settingRange
     case exceptionInvalid, exceptionNotFound, eventBooked, eventRescheduled, findVisitTooLong, findIncomplete
     case beforeInPast, doctorUnknown, exceptionOverlaps, timeHasSeconds, booked, rescheduled, cancelled
     case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow, statusArrived
@@ -105,12 +106,12 @@ public enum Strings {
         keys.split(separator: ",").map { Specialization.displayName(String($0), language).lowercased() }.joined(separator: ", ")
     }
 
-    /// A field name or status used as an argument, in the language.
+    /// A field name or status used as an argument, in the language. A status is named as the
+    /// screens name it (`arrived` is "checked in"), never by its internal name (issue 42).
     static func term(_ field: String, _ language: Language) -> String {
+        if let status = AppointmentStatus(rawValue: field) { return status.text(language) }
         guard language == .ru else { return field.replacingOccurrences(of: "_", with: " ") }
-        let names = ["scheduled": "запланирована", "confirmed": "подтверждена", "completed": "состоялась",
-                     "cancelled": "отменена", "no_show": "неявка",
-                     "name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
+        let names = ["name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
                      "login": "логин", "password": "пароль", "address": "адрес", "description": "описание",
                      "phone": "телефон", "website": "сайт", "category": "категория", "zip": "индекс",
                      "state": "штат", "time_zone": "часовой пояс", "external_id": "внешний id",

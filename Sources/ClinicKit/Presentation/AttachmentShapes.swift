@@ -51,11 +51,25 @@ public struct ConversationJSON: Encodable, Sendable {
     public let state: String
     /// Messages unread by this reader before this look.
     public let unread: Int
+    /// The messages of this page, in the order written.
     public let items: [ThreadMessageJSON]
+    /// Pass as `cursor` for the messages before these; null when there are none (never missing).
+    public let nextCursor: String?
 
     public init(_ conversation: Conversation) {
         appointmentId = conversation.appointmentId; state = conversation.state.rawValue; unread = conversation.unread
-        items = conversation.messages.map(ThreadMessageJSON.init)
+        items = conversation.messages.map(ThreadMessageJSON.init); nextCursor = conversation.nextCursor
+    }
+
+    enum CodingKeys: String, CodingKey { case appointmentId, state, unread, items, nextCursor }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(appointmentId, forKey: .appointmentId)
+        try container.encode(state, forKey: .state)
+        try container.encode(unread, forKey: .unread)
+        try container.encode(items, forKey: .items)
+        try container.encode(nextCursor, forKey: .nextCursor)
     }
 }
 

@@ -147,6 +147,12 @@ public struct BookingPolicy: Sendable, Equatable {
     public var horizonDays = 365
     /// How long a hold (FHIR's `$hold`) keeps a slot for its patient, in seconds.
     public var holdSeconds = 300
+    /// How many of one doctor's times of a day other patients may hold at once: holds are
+    /// free to take, so without a bound a few accounts could hold a whole day, again and again.
+    public var holdsPerDoctorDay = 3
+    /// How many days after an appointment is cancelled its patient may still write about it
+    /// (the clinic may still answer): a cancelled visit's conversation does not stay open forever.
+    public var threadDaysAfterCancel = 30
     var horizon: TimeInterval { TimeInterval(horizonDays) * 86_400 }
 
     public init() {}
@@ -159,6 +165,8 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.reminder_second_hours", \.reminderSecondHours, 0...336),
         ("booking.horizon_days", \.horizonDays, 1...3660),
         ("booking.hold_seconds", \.holdSeconds, 10...3600),
+        ("booking.holds_per_doctor_day", \.holdsPerDoctorDay, 1...1000),
+        ("booking.thread_days_after_cancel", \.threadDaysAfterCancel, 0...3650),
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {
@@ -186,11 +194,12 @@ public struct BookingPolicy: Sendable, Equatable {
 extension AppointmentStatus {
     /// Every allowed change of status, in one place: booked appointments are `scheduled`;
     /// clinic staff confirm them, check the patient in (`arrived`), the doctor starts the visit
-    /// (`in_progress`); they end `completed`, `cancelled` or `no_show`.
+    /// (`in_progress`); they end `completed`, `cancelled` or `no_show`. A check-in made by
+    /// mistake goes back to `scheduled` until the visit starts (`StaffAction.undoCheckIn`).
     public static let transitions: [AppointmentStatus: Set<AppointmentStatus>] = [
         .scheduled: [.confirmed, .arrived, .cancelled, .noShow],
         .confirmed: [.arrived, .completed, .cancelled, .noShow],
-        .arrived: [.inProgress, .completed, .cancelled, .noShow],
+        .arrived: [.scheduled, .inProgress, .completed, .cancelled, .noShow],
         .inProgress: [.completed],
     ]
 

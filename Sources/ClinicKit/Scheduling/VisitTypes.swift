@@ -84,7 +84,7 @@ extension StaffController {
             try adminDepartment(tx, member, departmentId)
             let id = try tx.insertVisitType(departmentId: departmentId, nameEn: en, nameRu: ru, durationMinutes: durationMinutes,
                                             priceCents: priceCents)
-            try AuditLog.append(tx, by: member.auditActor, action: "visit-type.add", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeAdd, requestId: requestId,
                                 detail: "\(id) department \(departmentId) \(durationMinutes) min", now: now)
             return try tx.visitType(id: id) ?? { throw ClinicError(.internalError, .storageFailure, "visit type") }()
         }
@@ -101,7 +101,7 @@ extension StaffController {
                 throw ClinicError(.notFound, .visitTypeNotFound, String(id))
             }
             try tx.updateVisitType(id: id, nameEn: en, nameRu: ru, durationMinutes: durationMinutes, priceCents: priceCents)
-            try AuditLog.append(tx, by: member.auditActor, action: "visit-type.update", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeUpdate, requestId: requestId,
                                 detail: "\(id) \(durationMinutes) min", now: now)
             return try tx.visitType(id: id) ?? type
         }
@@ -116,7 +116,7 @@ extension StaffController {
                 throw ClinicError(.notFound, .visitTypeNotFound, String(id))
             }
             try tx.deactivateVisitType(id: id)
-            try AuditLog.append(tx, by: member.auditActor, action: "visit-type.remove", requestId: requestId, detail: String(id), now: now)
+            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeRemove, requestId: requestId, detail: String(id), now: now)
             return try tx.visitType(id: id) ?? type
         }
     }

@@ -84,7 +84,7 @@ public enum AuditLog {
     /// transaction must be a store's (it knows the audit key): on SQLite the first row after an
     /// upgrade creates the key, anchored at the plain chain's head. The head is read locked
     /// (`lockAuditChainHead`), so that two appends never follow the same head.
-    public static func append(_ tx: any SecurityWriting, by actor: AuditActor, action: String, clientId: Int64? = nil,
+    public static func append(_ tx: any SecurityWriting, by actor: AuditActor, action: AuditAction, clientId: Int64? = nil,
                               appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
                               detail: String = "", now: Date) throws {
         guard try tx.hasAuditTrail() else { return }
@@ -97,16 +97,16 @@ public enum AuditLog {
         let clinic = clinicId ?? actor.clinicId
         let hash = key.mac(previous: head.hash, fields: [
             String(id), String(at), actor.kind, actor.staffId.map(String.init) ?? "", actor.role.rawValue,
-            clinic.map(String.init) ?? "", action, clientId.map(String.init) ?? "", appointmentId.map(String.init) ?? "",
+            clinic.map(String.init) ?? "", action.rawValue, clientId.map(String.init) ?? "", appointmentId.map(String.init) ?? "",
             requestId ?? "", detail])
         try tx.appendAuditEntry(AuditEntry(
             id: id, at: Date(timeIntervalSince1970: TimeInterval(at)), actor: actor.kind, staffId: actor.staffId,
-            role: actor.role.rawValue, clinicId: clinic, action: action, clientId: clientId, appointmentId: appointmentId,
+            role: actor.role.rawValue, clinicId: clinic, action: action.rawValue, clientId: clientId, appointmentId: appointmentId,
             requestId: requestId, detail: detail, hash: hash))
     }
 
     // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func append(_ db: Database, by actor: AuditActor, action: String, clientId: Int64? = nil,
+    public static func append(_ db: Database, by actor: AuditActor, action: AuditAction, clientId: Int64? = nil,
                               appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
                               detail: String = "", now: Date) throws {
         try append(SQLiteSecurityConnection(db), by: actor, action: action, clientId: clientId, appointmentId: appointmentId,

@@ -109,11 +109,20 @@ public struct KeyFile: Sendable {
 
     /// A key file's text, nil if there is no file; refused if others may read it.
     static func readText(_ path: String) throws -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        guard info.st_mode & 0o077 == 0 else { throw ClinicError(.keyError, .keyInsecure, path) }
+        guard try checkPrivate(path) else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else { throw ClinicError(.keyError, .keyUnreadable, path) }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Whether there is a file at `path`; refused (`key_error`, "chmod 600") if a group or other
+    /// users may read or write it. The one rule for every secret key a process reads: the
+    /// personal-data key and the server's TLS private key (`clinic serve --tls-key`).
+    @discardableResult
+    public static func checkPrivate(_ path: String) throws -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        guard info.st_mode & 0o077 == 0 else { throw ClinicError(.keyError, .keyInsecure, path) }
+        return true
     }
 
     /// A 256-bit key from its base64 text, nil if it is not one.

@@ -186,6 +186,8 @@ public final class DatabaseManager: Sendable {
     static let auditVersion = 10
     /// The version after which appointments' notes are sealed (`AppointmentNotes`).
     static let sealedNotesVersion = 18
+    /// The version that gives each attachment a key of its own (`FieldCipher.newAttachmentKey`).
+    static let attachmentKeysVersion = 20
 
     /// Moves the schema to `version` (default: the latest) in one transaction, under the
     /// writer lock like every other write.
@@ -208,7 +210,8 @@ public final class DatabaseManager: Sendable {
                                          Self.auditVersion: { db in try self.setAsideDroppedAuditKey(db) },
                                          Self.sealedNotesVersion: { db in try AppointmentNotes.sealPlain(self.transaction(db)) }],
                                beforeDown: [Self.encryptionVersion: { db in try self.openAllRows(db) },
-                                            Self.sealedNotesVersion: { db in try AppointmentNotes.openAll(self.transaction(db)) }])
+                                            Self.sealedNotesVersion: { db in try AppointmentNotes.openAll(self.transaction(db)) },
+                                            Self.attachmentKeysVersion: { db in try self.unwrapAttachmentKeys(db) }])
         }
         ran.withLock { $0 += applied }
         return applied

@@ -71,9 +71,6 @@ extension DatabaseManager {
             }
             try Self.reseal(db, table: "deliveries", column: "payload", key: "id", old: old, next: next) { "delivery:\($0)" }
             try Self.reseal(db, table: "calendar_feeds", column: "token_sealed", key: "client_id", old: old, next: next) { "calendar:\($0)" }
-            try Self.reseal(db, table: "attachments", column: "meta", key: "id", old: old, next: next) {
-                AttachmentController.metaContext($0)
-            }
             try Self.resealAttachmentBytes(db, old: old, next: next)
             try AppointmentNotes.reseal(transaction(db), old: old, next: next)
             try Self.resealKeptResponses(db, old: old, next: next)
@@ -122,24 +119,75 @@ extension DatabaseManager {
         }
     }
 
-    /// Seals the attachments' chunks and the conversations' messages again under the next key,
-    /// one row at a time (a chunk is up to 256 KiB: the rows are never all in memory at once).
+    /// Re-wraps every attachment's own key under the next key: its chunks and meta, sealed under
+    /// its own key, stay as they are. A file of the scheme before (no key of its own: migration
+    /// 20) is given one, its meta and chunks sealed again under it, since they must be rewritten
+    /// anyway: after a rotation every file is crypto-shredded by its deletion. Then seals the
+    /// conversations' messages again under the next key.
     static func resealAttachmentBytes(_ db: Database, old: FieldCipher, next: FieldCipher) throws {
         guard try db.tableExists("attachment_chunks") else { return }
-        for id in try Int64.fetchAll(db, sql: "SELECT id FROM attachment_chunks ORDER BY id") {
-            guard let row = try Row.fetchOne(db, sql: "SELECT attachment_id, part, idx, data FROM attachment_chunks WHERE id = ?",
-                                             arguments: [id]) else { continue }
-            let part = AttachmentPart(rawValue: try stored(row, "part", of: "attachment_chunks")) ?? .file
-            let context = AttachmentController.chunkContext(try stored(row, "attachment_id", of: "attachment_chunks"), part,
-                                                            try stored(row, "idx", of: "attachment_chunks"))
-            let plain = try old.open(bytes: try stored(row, "data", of: "attachment_chunks"), context: context)
-            try db.execute(sql: "UPDATE attachment_chunks SET data = ? WHERE id = ?", arguments: [try next.seal(bytes: plain, context: context), id])
+        let keyed = try hasAttachmentKeys(db)
+        let table = "attachments"
+        for row in try Row.fetchAll(db, sql: "SELECT id, \(keyed ? "file_key" : "NULL AS file_key") FROM attachments ORDER BY id") {
+            let id: Int64 = try stored(row, "id", of: table)
+            let context = AttachmentController.keyContext(id)
+            if let wrapped: Data = try stored(row, "file_key", of: table) {
+                let rewrapped = try next.seal(bytes: try old.open(bytes: wrapped, context: context), context: context)
+                try db.execute(sql: "UPDATE attachments SET file_key = ? WHERE id = ?", arguments: [rewrapped, id])
+            } else if keyed {
+                let (own, wrapped) = try next.newAttachmentKey(context: context)
+                try resealAttachment(db, id: id, from: old, to: own, fileKey: wrapped)
+            } else {
+                try resealAttachment(db, id: id, from: old, to: next, fileKey: nil)
+            }
         }
         for row in try Row.fetchAll(db, sql: "SELECT id, appointment_id, body FROM thread_messages") {
             let context = AttachmentController.threadContext(try stored(row, "appointment_id", of: "thread_messages"))
             let plain = try old.open(bytes: try stored(row, "body", of: "thread_messages"), context: context)
             try db.execute(sql: "UPDATE thread_messages SET body = ? WHERE id = ?",
                            arguments: [try next.seal(bytes: plain, context: context), try stored(row, "id", of: "thread_messages") as Int64])
+        }
+    }
+
+    /// Whether the attachments have keys of their own (migration 20).
+    static func hasAttachmentKeys(_ db: Database) throws -> Bool {
+        try db.tableExists("attachments") && db.columns(in: "attachments").contains { $0.name == "file_key" }
+    }
+
+    /// Seals one attachment's meta and chunks again, from one cipher to another, one chunk row at
+    /// a time (a chunk is up to 256 KiB: the rows are never all in memory at once), and sets its
+    /// wrapped key (where the schema has the column).
+    static func resealAttachment(_ db: Database, id: Int64, from: FieldCipher, to: FieldCipher, fileKey: Data?) throws {
+        if let meta = try Data.fetchOne(db, sql: "SELECT meta FROM attachments WHERE id = ?", arguments: [id]) {
+            let context = AttachmentController.metaContext(id)
+            try db.execute(sql: "UPDATE attachments SET meta = ? WHERE id = ?",
+                           arguments: [try to.seal(bytes: try from.open(bytes: meta, context: context), context: context), id])
+        }
+        if try hasAttachmentKeys(db) {
+            try db.execute(sql: "UPDATE attachments SET file_key = ? WHERE id = ?", arguments: [fileKey, id])
+        }
+        for chunkId in try Int64.fetchAll(db, sql: "SELECT id FROM attachment_chunks WHERE attachment_id = ? ORDER BY id",
+                                          arguments: [id]) {
+            guard let row = try Row.fetchOne(db, sql: "SELECT part, idx, data FROM attachment_chunks WHERE id = ?",
+                                             arguments: [chunkId]) else { continue }
+            let part = AttachmentPart(rawValue: try stored(row, "part", of: "attachment_chunks")) ?? .file
+            let context = AttachmentController.chunkContext(id, part, try stored(row, "idx", of: "attachment_chunks"))
+            let plain = try from.open(bytes: try stored(row, "data", of: "attachment_chunks"), context: context)
+            try db.execute(sql: "UPDATE attachment_chunks SET data = ? WHERE id = ?",
+                           arguments: [try to.seal(bytes: plain, context: context), chunkId])
+        }
+    }
+
+    /// Before migration 20's down part: the files with keys of their own are sealed again
+    /// directly under the data key, which is all the older schema knows.
+    func unwrapAttachmentKeys(_ db: Database) throws {
+        guard try Self.hasAttachmentKeys(db) else { return }
+        let cipher = try self.cipher(db)
+        for row in try Row.fetchAll(db, sql: "SELECT id, file_key FROM attachments WHERE file_key IS NOT NULL ORDER BY id") {
+            let id: Int64 = try Self.stored(row, "id", of: "attachments")
+            let own = try cipher.attachmentKey(wrapped: try Self.stored(row, "file_key", of: "attachments"),
+                                               context: AttachmentController.keyContext(id))
+            try Self.resealAttachment(db, id: id, from: own, to: cipher, fileKey: nil)
         }
     }
 

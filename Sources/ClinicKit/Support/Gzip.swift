@@ -37,12 +37,25 @@ public enum Gzip {
 
     /// zlib's inflate of `input` (`windowBits` as `inflateInit2` takes them), stopping once
     /// more than `limit` bytes came out: what came out, and whether the stream ended cleanly.
-    /// Shared with `Inflate`, which looks into a PDF's streams with a budget.
-    static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int) -> (output: [UInt8], finished: Bool) {
+    /// Shared with `PDFActiveContent`, which measures a PDF's streams against a budget
+    /// (`keep: false`: the bytes are counted, not kept, and `output` stays empty).
+    static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int, keep: Bool = true) -> (output: [UInt8], finished: Bool) {
+        let (output, _, finished) = inflated(input, windowBits: windowBits, limit: limit, keep: keep)
+        return (output, finished)
+    }
+
+    /// How many bytes `input` inflates to, counting past `limit` no further than one buffer.
+    static func inflatedCount(_ input: [UInt8], windowBits: Int32, limit: Int) -> Int {
+        inflated(input, windowBits: windowBits, limit: limit, keep: false).count
+    }
+
+    private static func inflated(_ input: [UInt8], windowBits: Int32, limit: Int, keep: Bool)
+        -> (output: [UInt8], count: Int, finished: Bool) {
         var stream = z_stream()
-        guard inflateInit2_(&stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return ([], false) }
+        guard inflateInit2_(&stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return ([], 0, false) }
         defer { inflateEnd(&stream) }
         var output: [UInt8] = []
+        var count = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var input = input
         let finished = input.withUnsafeMutableBufferPointer { source -> Bool in
@@ -55,8 +68,9 @@ public enum Gzip {
                     return CZlib.inflate(&stream, Z_NO_FLUSH)
                 }
                 let produced = buffer.count - Int(stream.avail_out)
-                output.append(contentsOf: buffer[0..<produced])
-                if output.count > limit { return false }
+                if keep { output.append(contentsOf: buffer[0..<produced]) }
+                count += produced
+                if count > limit { return false }
                 switch status {
                 case Z_STREAM_END: return true
                 case Z_OK: if stream.avail_in == 0 && produced == 0 { return false }
@@ -64,7 +78,7 @@ public enum Gzip {
                 }
             }
         }
-        return (output, finished)
+        return (output, count, finished)
     }
 
     /// Whether a request's `Accept-Encoding` takes gzip: named (or `*`) without `q=0`.

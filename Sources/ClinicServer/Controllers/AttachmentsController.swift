@@ -62,9 +62,11 @@ struct AttachmentsController {
     @Sendable func patientUpload(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        let upload = try await Self.upload(request, context: context)
-        let info = try await dependencies.images.run { [system] in
-            try await dependencies.work(patient.language) { try system.attachments.attach(clientId: patient.id, appointmentId: id, upload) }
+        let info = try await dependencies.admittingUpload(request, account: "patient:\(patient.id)", patient.language) {
+            let upload = try await Self.upload(request, context: context)
+            return try await dependencies.images.run { [system] in
+                try await dependencies.work(patient.language) { try system.attachments.attach(clientId: patient.id, appointmentId: id, upload) }
+            }
         }
         return try HTTPMapping.json(AttachmentJSON(info), status: .created)
     }
@@ -107,8 +109,9 @@ struct AttachmentsController {
     @Sendable func patientThread(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
+        let limit = try request.queryInt("limit") ?? ThreadLimits.pageDefault, cursor = request.query("cursor")
         let conversation = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.conversation(clientId: patient.id, appointmentId: id)
+            try system.attachments.conversation(clientId: patient.id, appointmentId: id, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(ConversationJSON(conversation))
     }
@@ -145,10 +148,12 @@ struct AttachmentsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let upload = try await Self.upload(request, context: context)
-        let info = try await dependencies.images.run { [system] in
-            try await dependencies.work(context.language) {
-                try system.attachments.attach(member, appointmentId: id, upload, requestId: requestId)
+        let info = try await dependencies.admittingUpload(request, account: "staff:\(member.id)", context.language) {
+            let upload = try await Self.upload(request, context: context)
+            return try await dependencies.images.run { [system] in
+                try await dependencies.work(context.language) {
+                    try system.attachments.attach(member, appointmentId: id, upload, requestId: requestId)
+                }
             }
         }
         return try HTTPMapping.json(AttachmentJSON(info), status: .created)
@@ -176,8 +181,9 @@ struct AttachmentsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
+        let limit = try request.queryInt("limit") ?? ThreadLimits.pageDefault, cursor = request.query("cursor")
         let conversation = try await dependencies.work(context.language) { [system] in
-            try system.attachments.conversation(member, appointmentId: id, requestId: requestId)
+            try system.attachments.conversation(member, appointmentId: id, requestId: requestId, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(ConversationJSON(conversation))
     }
@@ -224,13 +230,20 @@ struct AttachmentsController {
     /// The uploaded file and, for a multipart form, its short text fields (the web form's
     /// `csrf`). A declared length over `uploadLimit` is refused before anything is read.
     static func form(_ request: Request, language: Language) async throws -> (upload: AttachmentUpload, fields: [String: String]) {
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > uploadLimit {
-            throw APIFailure(ServerError(.tooLarge, .tooLarge, String(uploadLimit)), language: language,
-                             headers: [.connection: "close"])
+        let tooLarge = APIFailure(ServerError(.tooLarge, .tooLarge, String(uploadLimit)), language: language,
+                                  headers: [.connection: "close"])
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > uploadLimit { throw tooLarge }
+        // Read straight into one buffer of the declared size: each part is copied once and let
+        // go, where collecting a ByteBuffer (grown by doubling) and then copying it into Data
+        // held three times the body at the peak (issue 42's memory under many uploads).
+        var body = Data(capacity: min(declared ?? 256 * 1024, uploadLimit))
+        for try await part in request.body {
+            // A chunked body past the limit: the upload's limit is what applied, not the one
+            // of other routes that the error middleware would name.
+            guard body.count + part.readableBytes <= uploadLimit else { throw tooLarge }
+            part.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         }
-        var request = request
-        let buffer = try await request.collectBody(upTo: uploadLimit)
-        let body = Data(buffer: buffer)
         let type = request.headers[.contentType]
         if let type, let boundary = Multipart.boundary(type) {
             guard let form = Multipart.form(in: body, boundary: boundary), let file = form.file else {

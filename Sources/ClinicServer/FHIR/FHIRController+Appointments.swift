@@ -113,20 +113,29 @@ extension FHIRController {
         }
         let language = context.language
         let asked = query
+        let asking = patientId
         let found = try await dependencies.searchWork(language) { [system = dependencies.system] in
-            let found = try system.findPotentialAppointments(asked)
+            let search = try system.findPotentialAppointments(asked, patientId: asking)
+            let found = search.appointments
             var visits: [Int64: VisitType] = [:]
             for id in Set(found.compactMap(\.visitTypeId)) {
                 if let visit = try system.departments.visitTypes(departmentId: found.first { $0.visitTypeId == id }?.department.id ?? 0)
                     .first(where: { $0.id == id }) { visits[id] = visit }
             }
-            return (found, visits)
+            return (found, visits, search.nearRegisteredAddress)
         }
-        let entries = found.0.map { item in
+        var entries = found.0.map { item in
             entry(request, FHIRResources.proposed(item, visit: item.visitTypeId.flatMap { found.1[$0] }, patient: patientId, language),
                   type: "Appointment", distance: item.distance)
         }
-        return searchset(request, parameters, entries, total: entries.count, profile: true)
+        let total = entries.count
+        if found.2 {
+            // Where the search looked, since the client did not say: an outcome entry (FHIR's
+            // search mode "outcome"), not counted in the total.
+            entries.append(FHIRResources.Entry(resource: FHIRResources.information(Strings.text(.potentialNearHome, language)),
+                                               fullUrl: "urn:uuid:" + UUID().uuidString.lowercased(), mode: "outcome"))
+        }
+        return searchset(request, parameters, entries, total: total, profile: true)
     }
 
     // MARK: $hold

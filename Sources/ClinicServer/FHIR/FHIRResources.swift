@@ -334,6 +334,15 @@ enum FHIRResources {
         ])
     }
 
+    /// An OperationOutcome that informs (severity `information`), for a search set's outcome
+    /// entry.
+    static func information(_ text: String) -> FHIRJSON {
+        .object([
+            "resourceType": "OperationOutcome",
+            "issue": [.object(["severity": "information", "code": "informational", "diagnostics": .string(text)])],
+        ])
+    }
+
     static func entryJSON(_ entry: Entry) -> FHIRJSON {
         var search: [FHIRJSON.Member] = [.init(key: "mode", value: .string(entry.mode))]
         if let distance = entry.distance {

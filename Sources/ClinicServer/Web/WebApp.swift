@@ -133,6 +133,9 @@ struct WebRequest: Sendable {
     var sessionToken: String?
     /// The signed-in patient's unread messages, for the menu.
     var unread = 0
+    /// The signed-in staff member of a staff page, set for its error page (`WebStaffSession`):
+    /// a refusal then shows the staff's header, as their other pages do.
+    var staff: StaffMember?
 
     static func cookies(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
@@ -178,6 +181,14 @@ extension ServerDependencies {
             await touch(token: token) { [system] in try system.clients.touchSession(token: token) }
         }
         let asked = language(of: request)
+        // The header's language link, signed in: the profile's language too, so that the inbox
+        // and the e-mails written from now on are in the language of the screens.
+        if let chosen, let client = patient, client.language != chosen, let id = client.id,
+           let updated = try? await pool.run({ [system] in
+               try system.clients.updateProfile(clientId: id, ProfileChanges(language: chosen))
+           }) {
+            patient = updated
+        }
         let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked
         let existing = cookies[Self.csrfCookie].flatMap { $0.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
         let nonce = existing ?? SessionManager.newToken()
@@ -223,6 +234,12 @@ extension ServerDependencies {
         if let tiles = settings.tiles { context["tiles"] = ["url": tiles.url, "attribution": tiles.attribution] }
         // The staff's pages have the staff's menu, never the patients' log-in and registration.
         if name.hasPrefix("staff") { context["staffArea"] = true }
+        if let staff = web.staff, context["staffArea"] == nil {
+            context["staffArea"] = true
+            context["staffLogin"] = staff.login
+            context["frontDesk"] = staff.runsTheFrontDesk
+            if context["backHref"] == nil { context["backHref"] = "/staff" }
+        }
         if let patient = web.patient {
             context["patient"] = ["name": patient.name, "login": patient.login]
             context["unread"] = web.unread > 0 ? web.unread : false

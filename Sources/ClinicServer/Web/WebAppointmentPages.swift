@@ -31,9 +31,11 @@ struct WebAppointmentPages {
     @Sendable func attach(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
-        let upload = try await dependencies.uploadForm(request, web)
-        _ = try await dependencies.images.run { [system] in
-            try await dependencies.work(web) { try system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload) }
+        _ = try await dependencies.admittingUpload(request, account: "patient:\(patient.id ?? 0)", web.language) {
+            let upload = try await dependencies.uploadForm(request, web)
+            return try await dependencies.images.run { [system] in
+                try await dependencies.work(web) { try system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload) }
+            }
         }
         return dependencies.redirect("/appointments/\(id)#files", web)
     }
@@ -146,8 +148,9 @@ struct WebAppointmentPages {
         let id = try context.parameters.id("id")
         let patient = try context.webPatient()
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        let cursor = request.query("cursor")  // the conversation's earlier messages (`WebFolder`)
         let details = try await dependencies.work(web) { [system] in
-            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day)
+            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day, threadCursor: cursor)
         }
         let appointment = details.appointment, history = details.history, clinic = details.clinic, slots = details.rescheduleTimes
         let today = LocalDateTime.of(Date(), in: clinic.zone)
@@ -174,7 +177,7 @@ struct WebAppointmentPages {
                 return ["value": date.dayText, "label": date.dayText, "selected": date.dayText == day?.dayText]
             },
         ]
-        values.merge(WebFolder.values(details.folder, web.language, base: "/appointments/\(id)")) { $1 }
+        values.merge(WebFolder.values(details.folder, web.language, base: "/appointments/\(id)", paged: cursor != nil)) { $1 }
         if day != nil {
             // Each time once; the doctor is named where it would not be the appointment's own.
             values["slots"] = slots.map { slot -> [String: Any] in

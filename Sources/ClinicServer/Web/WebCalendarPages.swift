@@ -16,6 +16,20 @@ struct WebCalendarPages {
         let staff = group.group().add(middleware: WebStaffSession(dependencies: dependencies))
         staff.get("/staff/calendar", use: calendar)
         staff.get("/staff/book", use: bookPage)
+        staff.post("/staff/holds/:id/release", use: releaseHold)
+    }
+
+    /// `POST /staff/holds/{id}/release` (the calendar's "Release" beside a held time), back to
+    /// the calendar it came from.
+    @Sendable func releaseHold(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let id = try context.parameters.id("id")
+        let form = try await dependencies.form(request, context, web)
+        let requestId = context.requestId
+        try await dependencies.work(web) { [system] in try system.staff.releaseHold(member, holdId: id, requestId: requestId) }
+        let back = form["back"].flatMap { $0.hasPrefix("/staff/calendar?") ? $0 : nil } ?? "/staff/calendar"
+        return dependencies.redirect(back, web)
     }
 
     /// `/staff/calendar?from=YYYY-MM-DD&days=1|7[&department=ID][&doctor=ID]`.
@@ -44,11 +58,11 @@ struct WebCalendarPages {
             var times: [Date] = []
             for column in calendar.columns {
                 times += column.slots.filter { local($0.start).dayText == day.dayText }.map(\.start)
-                times += column.entries.filter { local($0.appointment.startsAt).dayText == day.dayText }.map(\.appointment.startsAt)
+                times += column.occupying.filter { local($0.appointment.startsAt).dayText == day.dayText }.map(\.appointment.startsAt)
             }
             let rows = Array(Set(times)).sorted().map { time -> [String: Any] in
                 let cells = calendar.columns.map { column -> [String: Any] in
-                    if let entry = column.entries.first(where: { $0.appointment.startsAt == time }) {
+                    if let entry = column.occupying.first(where: { $0.appointment.startsAt == time }) {
                         let appointment = entry.appointment
                         return ["entry": ["id": appointment.id ?? 0, "patient": entry.patientName ?? "—",
                                           "status": appointment.status.text(web.language),
@@ -56,6 +70,10 @@ struct WebCalendarPages {
                                           "department": appointment.departmentId,
                                           "when": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
                                           "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]]
+                    }
+                    if let hold = column.holds.first(where: { $0.startsAt <= time && $0.endsAt > time }) {
+                        return ["held": ["id": hold.id ?? 0, "canRelease": member.runsTheFrontDesk,
+                                         "until": DateText.time(hold.expiresAt, timeZone: zone, language: web.language)] as [String: Any]]
                     }
                     if let slot = column.slots.first(where: { $0.start == time }) {
                         if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
@@ -72,7 +90,14 @@ struct WebCalendarPages {
                 }
                 return ["time": DateText.time(time, timeZone: zone, language: web.language), "cells": cells]
             }
-            return ["date": day.dayText, "rows": rows, "empty": rows.isEmpty]
+            // Cancelled visits under the grid, struck through: their times are offered as free above.
+            let cancelled = calendar.columns.flatMap { column in
+                column.cancelled.filter { local($0.appointment.startsAt).dayText == day.dayText }.map { (column, $0) }
+            }.sorted { $0.1.appointment.startsAt < $1.1.appointment.startsAt }.map { column, entry -> [String: Any] in
+                ["id": entry.appointment.id ?? 0, "patient": entry.patientName ?? "—", "doctor": column.doctor.name,
+                 "time": DateText.time(entry.appointment.startsAt, timeZone: zone, language: web.language)]
+            }
+            return ["date": day.dayText, "rows": rows, "empty": rows.isEmpty, "cancelled": cancelled, "hasCancelled": !cancelled.isEmpty]
         }
         let today = LocalDateTime.of(now, in: zone)
         return dependencies.page("staff-calendar", web, [
@@ -88,7 +113,7 @@ struct WebCalendarPages {
             "doctors": calendar.columns.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
             "columns": calendar.columns.map { ["name": $0.doctor.name,
                                                "department": Specialization.displayName($0.department.specialization, web.language)] },
-            "dayViews": dayViews,
+            "dayViews": dayViews, "here": query(calendar.from, calendar.days),
         ])
     }
 

@@ -44,7 +44,13 @@ struct WebClinicPages {
             guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             return patient
         }
-        let search = try await dependencies.work(web) { [system] in try system.nearestClinics(from: choice, query, patient: owner) }
+        let search: FromPlace<[NearbyClinic]>
+        do {
+            search = try await dependencies.work(web) { [system] in try system.nearestClinics(from: choice, query, patient: owner) }
+        } catch {
+            guard let page = placeNotFound(error, "nearest", web, values) else { throw error }
+            return page
+        }
         let point = search.point, found = search.found
         values["lat"] = String(point.latitude)
         values["lon"] = String(point.longitude)
@@ -57,6 +63,17 @@ struct WebClinicPages {
              "lat": String(item.clinic.lat), "lon": String(item.clinic.lon)] as [String: Any]
         }
         return dependencies.page("nearest", web, values)
+    }
+
+    /// A typed place that cannot be found (or cannot be an address): said on the search's own
+    /// page, with what to try, the text kept in its field to correct; an error page would lose
+    /// it. Nil for any other failure.
+    func placeNotFound(_ error: any Error, _ page: String, _ web: WebRequest, _ values: [String: Any]) -> Response? {
+        guard let failure = error as? APIFailure, let library = failure.libraryError,
+              library.code == .geocodeFailed || library.key == .addressInvalid else { return nil }
+        var values = values
+        values["placeError"] = failure.message(in: web.language)
+        return dependencies.page(page, web, values, status: failure.status)
     }
 
     /// `/clinics/{id}`: address, phone, local time and zone, distance from home, departments and doctors.
@@ -211,7 +228,13 @@ struct WebClinicPages {
             return patient
         }
         // The address on the pool, the search in the searches' own gate.
-        let place = try await dependencies.work(web) { [system] in try system.locate(choice, patient: owner) }
+        let place: LocatedPlace
+        do {
+            place = try await dependencies.work(web) { [system] in try system.locate(choice, patient: owner) }
+        } catch {
+            guard let page = placeNotFound(error, "find", web, values) else { throw error }
+            return page
+        }
         let search = try await dependencies.searches.run {
             try await dependencies.work(web) { [system] in
                 try system.findFreeSlots(at: place, specialization: wanted, limit: 5).found

@@ -5,7 +5,8 @@ import Foundation
 /// on the patient's appointment page and the staff's thread page (`base` is the appointment's
 /// address on that side).
 enum WebFolder {
-    static func values(_ folder: AppointmentFolder, _ language: Language, base: String) -> [String: Any] {
+    /// `paged`: the page shows earlier messages (a cursor was given), with a link to the latest.
+    static func values(_ folder: AppointmentFolder, _ language: Language, base: String, paged: Bool = false) -> [String: Any] {
         let labels = WebText.labels(language)
         var values: [String: Any] = [
             "files": folder.files.map { file -> [String: Any] in
@@ -23,7 +24,7 @@ enum WebFolder {
         ]
         if let patient = folder.patientName { values["patientName"] = patient }
         if let conversation = folder.conversation {
-            values["conversation"] = [
+            var thread: [String: Any] = [
                 "closed": conversation.state == .closed,
                 "messages": conversation.messages.map { message -> [String: Any] in
                     let author = message.author == .patient ? labels["patient"] ?? "" : message.staffName ?? labels["clinic"] ?? ""
@@ -31,7 +32,12 @@ enum WebFolder {
                             "at": DateText.dateTime(message.createdAt, timeZone: folder.zone, language: language)]
                 },
                 "empty": conversation.messages.isEmpty,
-            ] as [String: Any]
+            ]
+            // A page of the latest messages (`ThreadLimits.pageDefault`), with a link to those
+            // before them, and back to the latest from an earlier page.
+            if let earlier = conversation.nextCursor { thread["earlier"] = "\(base)?cursor=\(earlier)#thread" }
+            if paged { thread["latest"] = "\(base)#thread" }
+            values["conversation"] = thread
         }
         return values
     }

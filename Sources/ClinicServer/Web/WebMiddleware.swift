@@ -42,7 +42,9 @@ struct WebPatientRequired: RouterMiddleware {
 }
 
 /// The staff pages: the staff member of the staff cookie (nil when signed out, and the page
-/// decides); the page is a use of the session (12 hours idle).
+/// decides); the page is a use of the session (12 hours idle). A refusal on a signed-in
+/// member's page is answered here, with the staff's header (`WebRequest.staff`): the pages'
+/// middleware further out no longer knows the member and showed a patient's "Log in".
 struct WebStaffSession: RouterMiddleware {
     typealias Context = APIContext
     let dependencies: ServerDependencies
@@ -50,7 +52,13 @@ struct WebStaffSession: RouterMiddleware {
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         var context = context
         if let web = context.web { context.staffMember = await dependencies.staffMember(web) }
-        return try await next(request, context)
+        do {
+            return try await next(request, context)
+        } catch {
+            guard let member = context.staffMember, var web = context.web, !(error is WebRedirect) else { throw error }
+            web.staff = member
+            return dependencies.webFailure(error, web)
+        }
     }
 }
 
@@ -65,7 +73,7 @@ extension APIContext {
 extension ServerDependencies {
     /// The page for a failure of a page.
     func webFailure(_ error: any Error, _ web: WebRequest) -> Response {
-        switch error {
+        switch ErrorMiddleware.clientFault(error) {
         case WebRedirect.login:
             return redirect("/login", web)
         case WebRefusal.csrf:
@@ -83,6 +91,17 @@ extension ServerDependencies {
         default:
             return errorPage(.internalServerError, "", web)
         }
+    }
+
+    /// A path nothing answers, asked for by a browser (a `GET` accepting HTML, outside the API's
+    /// `/v1/` and `/fhir/`): the error page in the reader's language, never the API's JSON.
+    func notFoundPage(_ request: Request) async -> Response? {
+        let path = request.uri.path
+        guard request.method == .get || request.method == .head, path != "/v1", !path.hasPrefix("/v1/"),
+              !path.hasPrefix(FHIROutcome.prefix), request.headers[values: .accept].contains(where: { $0.contains("text/html") })
+        else { return nil }
+        let web = await webRequest(request)
+        return errorPage(.notFound, ServerError(.notFound, .routeNotFound, path).message(in: web.language), web)
     }
 
     /// The error page; a 500 says no more than that something went wrong.

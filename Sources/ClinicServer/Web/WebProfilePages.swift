@@ -34,15 +34,17 @@ struct WebProfilePages {
     /// `/profile/access-log`: who at a clinic read or changed the patient's data, the latest first.
     @Sendable func accessLog(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let entries = try await dependencies.work(web) { [system] in try system.clients.accessLog(clientId: patient.id ?? 0) }
+        let (entries, zone) = try await dependencies.work(web) { [system] in
+            (try system.clients.accessLog(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
+        }
         let labels = WebText.labels(web.language)
         return dependencies.page("access-log", web, [
             "empty": entries.isEmpty,
             "entries": entries.map { entry -> [String: Any] in
                 var item: [String: Any] = [
-                    "at": DateText.dateTime(entry.at, timeZone: .gmt, language: web.language) + " UTC", "action": entry.action,
+                    "at": DateText.dateTimeWithZone(entry.at, timeZone: zone, language: web.language), "action": entry.action,
                     "who": labels["role." + entry.role] ?? labels["role." + entry.actor] ?? entry.role,
-                    "what": labels["audit." + entry.action] ?? entry.action,
+                    "what": AuditAction.text(of: entry.action, in: web.language),
                 ]
                 if let appointment = entry.appointmentId { item["appointmentId"] = appointment }
                 return item
@@ -52,10 +54,12 @@ struct WebProfilePages {
 
     @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let messages = try await dependencies.work(web) { [system] in try system.clients.messages(clientId: patient.id ?? 0) }
+        let (messages, zone) = try await dependencies.work(web) { [system] in
+            (try system.clients.messages(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
+        }
         return dependencies.page("messages", web, ["messages": messages.map { message in
             ["id": message.id, "subject": message.subject, "body": message.body, "unread": message.readAt == nil,
-             "when": DateText.dateTime(message.createdAt, timeZone: .gmt, language: web.language) + " UTC"] as [String: Any]
+             "when": DateText.dateTimeWithZone(message.createdAt, timeZone: zone, language: web.language)] as [String: Any]
         }])
     }
 
@@ -200,9 +204,10 @@ struct WebProfilePages {
         -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
-        let (client, sessions) = try await dependencies.work(web) { [system] in
-            (try system.clients.getUserById(patient.id ?? 0),
-             try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token))
+        let (client, sessions, zone) = try await dependencies.work(web) { [system] in
+            let client = try system.clients.getUserById(patient.id ?? 0)
+            return (client, try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token),
+                    system.clients.timeZone(of: client))
         }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
@@ -217,8 +222,8 @@ struct WebProfilePages {
                     device.name == Device.unknownBrowser ? WebText.labels(web.language)["webBrowser"] ?? device.name
                         : device.platform == "web" ? device.name : "\(device.name) (\(device.platform))"
                 } ?? "—",
-                 "firstUsed": DateText.dateTime(session.createdAt, timeZone: .gmt, language: web.language) + " UTC",
-                 "lastUsed": DateText.dateTime(session.lastUsedAt, timeZone: .gmt, language: web.language) + " UTC",
+                 "firstUsed": DateText.dateTimeWithZone(session.createdAt, timeZone: zone, language: web.language),
+                 "lastUsed": DateText.dateTimeWithZone(session.lastUsedAt, timeZone: zone, language: web.language),
                  "current": session.isCurrent] as [String: Any]
             },
             "others": sessions.contains { !$0.isCurrent },

@@ -110,12 +110,12 @@ struct WebStaffPages {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let id = try context.parameters.id("id")
-        let requestId = context.requestId
+        let requestId = context.requestId, cursor = request.query("cursor")
         let folder = try await dependencies.work(web) { [system] in
-            try system.attachments.folder(member, appointmentId: id, requestId: requestId)
+            try system.attachments.folder(member, appointmentId: id, requestId: requestId, cursor: cursor)
         }
         let zone = folder.zone
-        var values = WebFolder.values(folder, web.language, base: "/staff/appointments/\(id)")
+        var values = WebFolder.values(folder, web.language, base: "/staff/appointments/\(id)", paged: cursor != nil)
         values["staffLogin"] = member.login
         values["frontDesk"] = member.runsTheFrontDesk
         values["id"] = id
@@ -237,6 +237,7 @@ struct WebStaffPages {
                         "status": status.text(web.language),
                         // Only what the library's rule allows this member now (`StaffAction.refusal`).
                         "canCheckIn": entry.actions.contains(.checkIn),
+                        "canUndoCheckIn": entry.actions.contains(.undoCheckIn),
                         "canNoShow": entry.actions.contains(.noShow),
                         "canComplete": entry.actions.contains(.complete),
                         "canCancel": entry.actions.contains(.cancel),

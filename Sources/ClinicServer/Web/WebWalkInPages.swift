@@ -73,11 +73,15 @@ struct WebWalkInPages {
         _ = try await dependencies.form(request, context, web)
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let code = try await dependencies.work(web) { [system] in try system.staff.claimCode(member, patientId: id, requestId: requestId) }
-        let until = DateText.dateTime(code.expiresAt, timeZone: .gmt, language: web.language)
+        // The expiry in the clinic's zone (the member's clinic), named.
+        let (code, zone) = try await dependencies.work(web) { [system] in
+            (try system.staff.claimCode(member, patientId: id, requestId: requestId),
+             try system.clinics.getClinicById(member.clinicId).zone)
+        }
+        let until = DateText.dateTimeWithZone(code.expiresAt, timeZone: zone, language: web.language)
         var hint = web.language == .ru
-            ? "Пациент вводит его на странице /claim вместе с выбранными логином и паролем; код действует до \(until) (UTC)."
-            : "The patient types it at /claim with a login and a password of their choice; it works until \(until) (UTC)."
+            ? "Пациент вводит его на странице /claim вместе с выбранными логином и паролем; код действует до \(until)."
+            : "The patient types it at /claim with a login and a password of their choice; it works until \(until)."
         if code.emailed { hint += web.language == .ru ? " Код отправлен и на его почту." : " It was sent to their e-mail address too." }
         return dependencies.page("staff-patient", web, staffValues(member).merging([
             "id": id, "code": code.code, "claimHint": hint,

@@ -105,6 +105,7 @@ import Testing
             let batches = #"clinic_commit_batches_total{committed="true"}"#
             let before = try await Self.sample(server, batches)
             let desk = try #require(s.tokens["desk-a"])
+            try server.plantToday(s.appointment)  // check-in is for the visit's day
             let arrived = try await server.send(.POST, "/v1/staff/appointments/\(s.appointment)/check-in", token: desk)
             #expect(arrived.status == 200, "\(arrived.text)")
             #expect(arrived.object["status"] as? String == "arrived")

@@ -159,4 +159,20 @@ import Testing
             #expect(russian.text.range(of: "\\p{Cyrillic}", options: .regularExpression) != nil)
         }
     }
+
+    /// A street address finds its city on the search pages; a place that cannot be found is
+    /// said on the same page, with what to try, the text kept in the field to correct.
+    @Test func aPlaceNotFoundKeepsWhatWasTyped() async throws {
+        try await InProcessServer.run { server in
+            let found = try await server.web(.GET, "/clinics/nearest?address=1600+Pennsylvania+Ave+NW,+Washington,+DC", cookies: [:])
+            #expect(found.status == 200 && found.text.contains("id=\"nearest-list\""), "\(found.text)")
+            let unknown = "address=1+Main+St,+Qwertyuiopville,+NV"
+            for path in ["/clinics/nearest?" + unknown, "/find?specialization=therapy&" + unknown] {
+                let page = try await server.web(.GET, path, cookies: [:])
+                #expect(page.status == 422, "\(path): \(page.status)")
+                #expect(page.text.contains("value=\"1 Main St, Qwertyuiopville, NV\""), "\(path): \(page.text)")
+                #expect(page.text.contains("id=\"place-error\"") && page.text.contains("City, State"), "\(path): \(page.text)")
+            }
+        }
+    }
 }

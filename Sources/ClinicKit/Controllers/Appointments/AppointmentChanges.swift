@@ -2,8 +2,8 @@ import Foundation
 
 /// Every change to an appointment the controllers make, whichever front asked (the API, the
 /// web app, the staff's pages, the CLI), told to one observer as (operation, outcome):
-/// `book`, `reschedule`, `cancel`, or a staff action (`check-in`, `start`, `complete`,
-/// `no-show`, `staff-cancel`), with `ok` or the error code that refused it. `clinic serve` counts
+/// `book`, `reschedule`, `cancel`, or a staff action (`check-in`, `undo-check-in`, `start`,
+/// `complete`, `no-show`, `staff-cancel`), with `ok` or the error code that refused it. `clinic serve` counts
 /// them in `clinic_appointment_changes_total`; counting in a front missed the others.
 public final class AppointmentChanges: Sendable {
     public typealias Observer = @Sendable (_ operation: String, _ outcome: String) -> Void

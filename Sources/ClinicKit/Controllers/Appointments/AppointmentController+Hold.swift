@@ -10,6 +10,9 @@ extension AppointmentController {
     /// the booking's own rules (hours, lead time, horizon, a free slot, the patient's overlap
     /// and limit), so that booking the hold can only fail if those changed. A patient has one
     /// hold at a time: holding another slot releases the earlier hold (a failed hold keeps it).
+    /// Holding the same time again keeps the first hold's expiry, and other patients may hold
+    /// at most `booking.holds_per_doctor_day` of the doctor's times of that day (issue 42: free
+    /// accounts held a whole day, renewing their holds, so it never came free).
     public func holdSlot(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date,
                          visitTypeId: Int64? = nil) throws -> SlotHold {
         let now = self.now()
@@ -19,14 +22,30 @@ extension AppointmentController {
             let (department, clinic) = try departmentAndClinic(tx, departmentId)
             let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
             try tx.deleteExpiredSlotHolds(at: now)
+            // The doctor's day in the clinic's zone: its live holds, this patient's among them.
+            let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
+            let dayStart = day.firstInstant(in: clinic.zone) ?? start.addingTimeInterval(-86_400)
+            let dayEnd = day.adding(days: 1).firstInstant(in: clinic.zone) ?? start.addingTimeInterval(86_400)
+            let held = try tx.liveSlotHolds(doctorId: doctorId, overlapping: dayStart..<max(dayStart, dayEnd), at: now)
             try tx.deleteSlotHolds(ofClient: clientId)
             let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start, preferred: doctorId,
                                           strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
             try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
+            // Holding is free: a bound on how many of the doctor's times of the day others hold
+            // (read after `chooseDoctor`, which on PostgreSQL took the doctor's lock).
+            let others = try tx.liveSlotHolds(doctorId: doctorId, overlapping: dayStart..<max(dayStart, dayEnd), at: now)
+                .filter { $0.clientId != clientId }
+            guard others.count < policy.holdsPerDoctorDay else {
+                throw ClinicError(.limitReached, .holdsPerDoctorDay, String(policy.holdsPerDoctorDay))
+            }
+            // Holding the same time again does not renew the hold: it keeps its first expiry.
+            var expires = now.addingTimeInterval(TimeInterval(policy.holdSeconds))
+            if let earlier = held.first(where: { $0.clientId == clientId && $0.startsAt < choice.end && $0.endsAt > start }) {
+                expires = min(expires, earlier.expiresAt)
+            }
             return try tx.insertSlotHold(SlotHold(
                 clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId, doctorId: doctorId,
-                visitTypeId: visit?.id, startsAt: start, endsAt: choice.end,
-                expiresAt: now.addingTimeInterval(TimeInterval(policy.holdSeconds)), createdAt: now))
+                visitTypeId: visit?.id, startsAt: start, endsAt: choice.end, expiresAt: expires, createdAt: now))
         } }
     }
 

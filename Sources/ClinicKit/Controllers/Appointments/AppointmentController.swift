@@ -212,7 +212,7 @@ public final class AppointmentController: Sendable {
             if status == .cancelled {
                 try Inbox.about(tx, moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
             }
-            try AuditLog.append(tx, by: actor, action: "appointment.status", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: actor, action: .appointmentStatus, clientId: appointment.clientId,
                                 appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now)
             return moved

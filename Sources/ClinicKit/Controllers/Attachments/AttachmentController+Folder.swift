@@ -21,8 +21,9 @@ public struct AppointmentFolder: Sendable, Equatable {
 
 extension AttachmentController {
     /// The patient's files and conversation of their own appointment, in one transaction; the
-    /// clinic's answers are read now.
-    public func folder(clientId: Int64, appointmentId: Int64) throws -> AppointmentFolder {
+    /// clinic's answers are read now. The conversation is a page (`ThreadLimits.pageDefault`
+    /// messages, the latest, or those before `cursor`).
+    public func folder(clientId: Int64, appointmentId: Int64, cursor: String? = nil) throws -> AppointmentFolder {
         let now = self.now()
         // Read-only: a page view takes the writer only when there are answers to mark read.
         let folder = try database.reading { tx in
@@ -30,8 +31,9 @@ extension AttachmentController {
             let cipher = try database.cipher(tx)
             let files = try tx.attachments(ofAppointment: appointmentId).map { try Self.info($0, cipher) }
             let conversation = try tx.thread(ofAppointment: appointmentId).map { thread in
-                Conversation(appointmentId: appointmentId, state: thread.state, unread: thread.patientUnread,
-                             messages: try messages(tx, thread))
+                let page = try page(tx, thread, limit: ThreadLimits.pageDefault, cursor: cursor)
+                return Conversation(appointmentId: appointmentId, state: thread.state, unread: thread.patientUnread,
+                                    messages: page.messages, nextCursor: page.nextCursor)
             } ?? Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
             let open = appointment.status.isActive && appointment.startsAt > now
             return AppointmentFolder(appointmentId: appointmentId, startsAt: appointment.startsAt, doctorName: appointment.doctorName,
@@ -51,15 +53,16 @@ extension AttachmentController {
 
     /// The clinic's look at an appointment's files and (for the front desk) its conversation,
     /// in one transaction: audit events (`attachment.list`, and `thread.read`) the patient sees.
-    public func folder(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> AppointmentFolder {
+    public func folder(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil, cursor: String? = nil) throws
+        -> AppointmentFolder {
         let now = self.now()
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
             let files = try listed(tx, appointment, by: member, requestId: requestId, now: now)
             var conversation: Conversation?
             if member.runsTheFrontDesk {
-                conversation = try read(tx, appointmentId, side: .staff)
-                try AuditLog.append(tx, by: member.auditActor, action: "thread.read", clientId: appointment.clientId,
+                conversation = try read(tx, appointmentId, side: .staff, limit: ThreadLimits.pageDefault, cursor: cursor)
+                try AuditLog.append(tx, by: member.auditActor, action: .threadRead, clientId: appointment.clientId,
                                     appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
             }
             let patient = try appointment.clientId.flatMap { try database.client(tx, id: $0) }
@@ -74,7 +77,8 @@ extension AttachmentController {
     }
 
     /// An appointment's conversation as one side reads it: that side's unread count is cleared.
-    func read(_ tx: any StoreWriting, _ appointmentId: Int64, side: AttachmentAuthor) throws -> Conversation {
+    func read(_ tx: any StoreWriting, _ appointmentId: Int64, side: AttachmentAuthor, limit: Int?, cursor: String?) throws
+        -> Conversation {
         guard var thread = try tx.thread(ofAppointment: appointmentId) else {
             return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
         }
@@ -83,7 +87,9 @@ extension AttachmentController {
             if side == .patient { thread.patientUnread = 0 } else { thread.staffUnread = 0 }
             try tx.saveThread(thread)
         }
-        return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: try messages(tx, thread))
+        let page = try page(tx, thread, limit: limit, cursor: cursor)
+        return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: page.messages,
+                            nextCursor: page.nextCursor)
     }
 }
 
@@ -118,7 +124,7 @@ extension AttachmentController {
                     let removed = try tx.deleteFolder(ofAppointment: id)
                     files += removed.files
                     messages += removed.messages
-                    try AuditLog.append(tx, by: .operator, action: "attachment.purge", clientId: appointment?.clientId,
+                    try AuditLog.append(tx, by: .operator, action: .attachmentPurge, clientId: appointment?.clientId,
                                         appointmentId: id, requestId: nil,
                                         detail: "\(removed.files) files, \(removed.messages) messages, \(days) days after the visit",
                                         now: now)
@@ -127,7 +133,10 @@ extension AttachmentController {
             }
             total = AttachmentPurge(appointments: total.appointments + batch.appointments, files: total.files + batch.files,
                                     messages: total.messages + batch.messages)
-            if batch.appointments < 100 { return total }
+            if batch.appointments < 100 {
+                if total.files + total.messages > 0 { database.truncateLog() }
+                return total
+            }
         }
     }
 }

@@ -17,7 +17,25 @@ public struct Conversation: Sendable, Equatable {
     public let state: StoredThread.State
     /// The messages the reader had not read before this look (they are read now).
     public let unread: Int
+    /// The messages of this look, in the order written: the latest page, or the page before a
+    /// cursor (the whole conversation only where no page was asked for: the CLI, the export).
     public let messages: [ThreadMessage]
+    /// The cursor of the messages before these (`ThreadLimits`); nil when there are none.
+    public var nextCursor: String? = nil
+}
+
+/// The limits of a conversation (issue 42: one patient posted 2,000 messages in 5 seconds, and
+/// every look returned all of them). Counted in the database, in the transaction that inserts,
+/// after the appointment's lock, so that two servers cannot both let one more through.
+public enum ThreadLimits {
+    /// At most this many messages from the patient in one conversation in `window` …
+    public static let messagesPerWindow = 10
+    public static let window: TimeInterval = 600
+    /// … and at most this many in all (the clinic's answers are not counted).
+    public static let messagesPerThread = 200
+    /// A look at a conversation returns a page of its latest messages: this many unless the
+    /// reader asks for another number (`Page.limits`: 1 to 100).
+    public static let pageDefault = 20
 }
 
 /// A conversation in the front desk's list: what it is about, without the patient's words.
@@ -42,12 +60,16 @@ public struct ThreadList: Sendable, Equatable {
 extension AttachmentController {
     /// The patient writes to the clinic of their appointment (the conversation is opened, or
     /// opened again if it was closed), optionally pointing at one of the appointment's files.
+    /// Refused (nothing stored): more than `ThreadLimits` allow (`rate_limited` with the seconds
+    /// to wait, `limit_reached`), or an appointment cancelled more than
+    /// `booking.thread_days_after_cancel` days ago (`too_late`).
     public func write(clientId: Int64, appointmentId: Int64, text: String, attachmentId: Int64? = nil) throws -> ThreadMessage {
         let text = try Inbox.checkedText(text)
         let now = self.now()
         return try database.writing { tx in
             try tx.lockAppointment(id: appointmentId)
             let appointment = try Self.owned(tx, appointmentId, clientId)
+            try Self.checkPatientMayWrite(tx, appointment, appointmentId, now: now)
             var thread = try tx.thread(ofAppointment: appointmentId)
                 ?? StoredThread(appointmentId: appointmentId, clientId: clientId, clinicId: appointment.clinicId, state: .open,
                                 patientUnread: 0, staffUnread: 0, lastAt: now)
@@ -58,11 +80,13 @@ extension AttachmentController {
         }
     }
 
-    /// The patient's conversation about their appointment; its messages are read now.
-    public func conversation(clientId: Int64, appointmentId: Int64) throws -> Conversation {
+    /// The patient's conversation about their appointment; its messages are read now. With a
+    /// `limit` or a `cursor`, one page (`ThreadLimits.pageDefault` by default), the latest first;
+    /// with neither, all of it.
+    public func conversation(clientId: Int64, appointmentId: Int64, limit: Int? = nil, cursor: String? = nil) throws -> Conversation {
         try database.writing { tx in
             _ = try Self.owned(tx, appointmentId, clientId)
-            return try read(tx, appointmentId, side: .patient)
+            return try read(tx, appointmentId, side: .patient, limit: limit, cursor: cursor)
         }
     }
 
@@ -90,13 +114,14 @@ extension AttachmentController {
 
     /// The front desk reads an appointment's conversation (an audit event, `thread.read`, the
     /// patient sees); its messages are read now.
-    public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws -> Conversation {
+    public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil, limit: Int? = nil,
+                             cursor: String? = nil) throws -> Conversation {
         try member.checkFrontDesk()
         let now = self.now()
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
-            let conversation = try read(tx, appointmentId, side: .staff)
-            try AuditLog.append(tx, by: member.auditActor, action: "thread.read", clientId: appointment.clientId,
+            let conversation = try read(tx, appointmentId, side: .staff, limit: limit, cursor: cursor)
+            try AuditLog.append(tx, by: member.auditActor, action: .threadRead, clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
             return conversation
         }
@@ -120,7 +145,7 @@ extension AttachmentController {
             thread.lastAt = now
             let message = try post(tx, thread, author: .staff, staff: member, text: text, attachmentId: attachmentId, now: now)
             try Self.tell(tx, appointment, clientId: clientId, staffId: member.id, now: now)
-            try AuditLog.append(tx, by: member.auditActor, action: "thread.answer", clientId: clientId, appointmentId: appointmentId,
+            try AuditLog.append(tx, by: member.auditActor, action: .threadAnswer, clientId: clientId, appointmentId: appointmentId,
                                 requestId: requestId, detail: "", now: now)
             return message
         }
@@ -139,12 +164,57 @@ extension AttachmentController {
             thread.state = .closed
             thread.staffUnread = 0
             try tx.saveThread(thread)
-            try AuditLog.append(tx, by: member.auditActor, action: "thread.close", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: .threadClose, clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
         }
     }
 
     // MARK: Inside a transaction
+
+    /// The patient's limits on writing, read after the appointment's lock (`ThreadLimits`,
+    /// `BookingPolicy.threadDaysAfterCancel`; a cancelled appointment's `updatedAt` is when it
+    /// was cancelled: nothing changes it after).
+    static func checkPatientMayWrite(_ tx: any StoreWriting, _ appointment: Appointment, _ appointmentId: Int64, now: Date) throws {
+        if appointment.status == .cancelled {
+            let days = try BookingPolicy.load(tx).threadDaysAfterCancel
+            guard now < appointment.updatedAt.addingTimeInterval(TimeInterval(days) * 86_400) else {
+                throw ClinicError(.tooLate, .threadClosedAfterCancel, String(days))
+            }
+        }
+        let counts = try tx.threadMessageCounts(ofAppointment: appointmentId, author: .patient,
+                                                since: now.addingTimeInterval(-ThreadLimits.window))
+        guard counts.total < ThreadLimits.messagesPerThread else {
+            throw ClinicError(.limitReached, .threadLimit, String(ThreadLimits.messagesPerThread))
+        }
+        if counts.recent >= ThreadLimits.messagesPerWindow {
+            // The seconds until the oldest message of the window leaves it (`Retry-After`).
+            let free = (counts.oldestRecent ?? now).addingTimeInterval(ThreadLimits.window)
+            let seconds = max(1, Int(free.timeIntervalSince(now).rounded(.up)))
+            throw ClinicError(.rateLimited, .threadTooFast, String(seconds), String(ThreadLimits.messagesPerWindow),
+                              String(Int(ThreadLimits.window / 60)))
+        }
+    }
+
+    /// One page of a conversation, or all of it when neither `limit` nor `cursor` is given.
+    func page(_ tx: any StoreReading, _ thread: StoredThread, limit: Int?, cursor: String?) throws
+        -> (messages: [ThreadMessage], nextCursor: String?) {
+        let cipher = try database.cipher(tx)
+        guard limit != nil || cursor != nil else { return (try Self.messages(tx, thread, cipher: cipher), nil) }
+        let limit = limit ?? ThreadLimits.pageDefault
+        try Page<ThreadMessage>.checkLimit(limit)
+        let before = try cursor.map { text -> Int64 in
+            let position = try PagePosition(cursor: text)
+            guard position.key == Self.threadCursorKey else { throw ClinicError.invalid(.cursorInvalid) }
+            return position.id
+        }
+        let stored = try tx.threadMessages(ofAppointment: thread.appointmentId, before: before, limit: limit + 1)
+        let shown = Array(stored.prefix(limit))
+        let next = stored.count > limit ? shown.last.map { PagePosition(key: Self.threadCursorKey, id: $0.id).cursor } : nil
+        return (try Self.open(tx, shown.reversed(), of: thread.appointmentId, cipher: cipher), next)
+    }
+
+    /// A conversation's cursor names the oldest message shown; the next page is the ones before it.
+    static let threadCursorKey = "before"
 
     func post(_ tx: any StoreWriting, _ thread: StoredThread, author: AttachmentAuthor, staff: StaffMember?, text: String,
               attachmentId: Int64?, now: Date) throws -> ThreadMessage {
@@ -161,14 +231,15 @@ extension AttachmentController {
                              attachmentId: attachmentId, createdAt: Date(seconds: now.seconds))
     }
 
-    func messages(_ tx: any StoreReading, _ thread: StoredThread) throws -> [ThreadMessage] {
-        try Self.messages(tx, thread, cipher: database.cipher(tx))
+    static func messages(_ tx: any StoreReading, _ thread: StoredThread, cipher: FieldCipher) throws -> [ThreadMessage] {
+        try open(tx, try tx.threadMessages(ofAppointment: thread.appointmentId), of: thread.appointmentId, cipher: cipher)
     }
 
-    static func messages(_ tx: any StoreReading, _ thread: StoredThread, cipher: FieldCipher) throws -> [ThreadMessage] {
+    static func open(_ tx: any StoreReading, _ stored: [StoredThreadMessage], of appointmentId: Int64, cipher: FieldCipher) throws
+        -> [ThreadMessage] {
         var names: [Int64: String] = [:]
-        return try tx.threadMessages(ofAppointment: thread.appointmentId).map { stored in
-            let plain = try cipher.open(bytes: stored.body, context: Self.threadContext(thread.appointmentId))
+        return try stored.map { stored in
+            let plain = try cipher.open(bytes: stored.body, context: Self.threadContext(appointmentId))
             var name: String?
             if let staffId = stored.staffId {
                 if names[staffId] == nil, let member = try? tx.staffMember(id: staffId) { names[staffId] = "\(member.name) \(member.surname)" }

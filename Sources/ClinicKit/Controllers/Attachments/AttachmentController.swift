@@ -13,8 +13,10 @@ import Foundation
 ///
 /// A file is decided by its bytes (`AttachmentKind`); photos are decoded and written again
 /// (`ImageProcessing`: upright, no EXIF or GPS, at most 3,000 px, a thumbnail); PDFs are kept as
-/// sent unless they hold scripts or other active content. Bytes are sealed a chunk at a time
-/// under the personal-data key, and stored in one transaction: a failure stores nothing.
+/// sent unless they hold scripts or other active content (`PDFActiveContent`, on libqpdf). Bytes
+/// are sealed a chunk at a time under the file's own key, kept wrapped under the personal-data
+/// key in the file's row (`FieldCipher.newAttachmentKey`: deleting the row leaves any copies of
+/// the chunks unreadable), and stored in one transaction: a failure stores nothing.
 public final class AttachmentController: Sendable {
     let database: any ClinicStore
     let images: (any ImageProcessing)?
@@ -31,7 +33,7 @@ public final class AttachmentController: Sendable {
     /// Checks a file from outside and makes what is kept of it. Refused (nothing stored
     /// anywhere): empty, over 10 MiB, not a JPEG, PNG, HEIC/HEIF or PDF by its bytes, a declared
     /// type or a name that says otherwise, a photo that does not decode or claims too many
-    /// pixels, a PDF with scripts.
+    /// pixels, a PDF with scripts or actions that run by themselves, or that cannot be checked.
     public func prepare(_ upload: AttachmentUpload) throws -> PreparedAttachment {
         guard !upload.data.isEmpty else { throw ClinicError.invalid(.attachmentEmpty) }
         guard upload.data.count <= AttachmentLimits.maximumBytes else {
@@ -49,8 +51,10 @@ public final class AttachmentController: Sendable {
                                       width: image.width, height: image.height, name: name,
                                       sha256: AttachmentFile.sha256(image.image))
         }
-        if let active = AttachmentFile.activeContent(inPDF: upload.data) {
-            throw ClinicError.invalid(.attachmentPDFActive, active)
+        switch PDFActiveContent.check(upload.data) {
+        case .active(let found): throw ClinicError.invalid(.attachmentPDFActive, found)
+        case .unreadable: throw ClinicError.invalid(.attachmentUndecodable)
+        case nil: break
         }
         return PreparedAttachment(kind: kind, contentType: kind.contentType, data: upload.data, thumbnail: nil, width: nil,
                                   height: nil, name: name, sha256: AttachmentFile.sha256(upload.data))
@@ -112,6 +116,7 @@ public final class AttachmentController: Sendable {
             guard appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
             try tx.deleteAttachment(id: attachmentId)
         }
+        database.truncateLog()
     }
 
     // MARK: The clinic's side
@@ -130,7 +135,7 @@ public final class AttachmentController: Sendable {
         -> [AttachmentInfo] {
         let cipher = try database.cipher(tx)
         let list = try tx.attachments(ofAppointment: appointment.id ?? 0).map { try Self.info($0, cipher) }
-        try AuditLog.append(tx, by: member.auditActor, action: "attachment.list", clientId: appointment.clientId,
+        try AuditLog.append(tx, by: member.auditActor, action: .attachmentList, clientId: appointment.clientId,
                             appointmentId: appointment.id, requestId: requestId, detail: "\(list.count) files", now: now)
         return list
     }
@@ -143,7 +148,7 @@ public final class AttachmentController: Sendable {
         return try database.writing { tx in
             let appointment = try Self.visible(tx, appointmentId, to: member)
             let content = try Self.content(tx, database.cipher(tx), appointmentId, attachmentId, part)
-            try AuditLog.append(tx, by: member.auditActor, action: part == .file ? "attachment.open" : "attachment.thumbnail",
+            try AuditLog.append(tx, by: member.auditActor, action: part == .file ? .attachmentOpen : .attachmentThumbnail,
                                 clientId: appointment.clientId, appointmentId: appointmentId, requestId: requestId,
                                 detail: "attachment \(attachmentId) (\(content.info.contentType), \(content.info.size) bytes)",
                                 now: now)
@@ -167,7 +172,7 @@ public final class AttachmentController: Sendable {
             try tx.lockAppointment(id: appointmentId)
             let appointment = try Self.visible(tx, appointmentId, to: member)
             let info = try store(tx, file, appointment: appointment, author: .staff, staffId: member.id, now: now)
-            try AuditLog.append(tx, by: member.auditActor, action: "attachment.add", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: .attachmentAdd, clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId,
                                 detail: "attachment \(info.id) (\(info.contentType), \(info.size) bytes)", now: now)
             return info
@@ -185,7 +190,18 @@ public final class AttachmentController: Sendable {
             guard let sealed = try tx.attachmentChunk(content.info.id, part: content.part, index: index) else {
                 throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
             }
-            return try database.cipher(tx).open(bytes: sealed, context: Self.chunkContext(content.info.id, content.part, index))
+            // A file of the scheme before has no key of its own: its row says which key seals it
+            // now (a key rotation since it was opened may have given it one).
+            let cipher: FieldCipher
+            if let own = content.fileCipher {
+                cipher = own
+            } else {
+                guard let stored = try tx.attachment(id: content.info.id) else {
+                    throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
+                }
+                cipher = try Self.fileCipher(stored, database.cipher(tx))
+            }
+            return try cipher.open(bytes: sealed, context: Self.chunkContext(content.info.id, content.part, index))
         }
     }
 
@@ -208,13 +224,14 @@ public final class AttachmentController: Sendable {
         guard count < AttachmentLimits.maximumFiles else {
             throw ClinicError(.limitReached, .attachmentLimit, String(AttachmentLimits.maximumFiles))
         }
-        let cipher = try database.sealingCipher(tx)
+        let dataCipher = try database.sealingCipher(tx)
         let id = try tx.insertAttachment(NewAttachment(
             appointmentId: appointmentId, clientId: clientId, author: author, staffId: staffId, contentType: file.contentType,
             size: file.data.count, width: file.width, height: file.height, thumbnailSize: file.thumbnail?.count ?? 0,
             chunkSize: AttachmentLimits.chunkSize, createdAt: now))
+        let (cipher, wrapped) = try dataCipher.newAttachmentKey(context: Self.keyContext(id))
         let meta = try JSONEncoder().encode(AttachmentMeta(name: file.name, sha256: file.sha256))
-        try tx.setAttachmentMeta(try cipher.seal(bytes: meta, context: Self.metaContext(id)), ofAttachment: id)
+        try tx.setAttachmentMeta(try cipher.seal(bytes: meta, context: Self.metaContext(id)), fileKey: wrapped, ofAttachment: id)
         for (part, data) in [(AttachmentPart.file, file.data), (.thumbnail, file.thumbnail ?? Data())] {
             var index = 0
             var offset = data.startIndex
@@ -233,13 +250,28 @@ public final class AttachmentController: Sendable {
 
     static func metaContext(_ id: Int64) -> String { "attachment:\(id)" }
 
+    /// The context an attachment's own key is wrapped with (`StoredAttachment.fileKey`).
+    static func keyContext(_ id: Int64) -> String { "attachment-key:\(id)" }
+
+    /// The cipher an attachment's chunks and meta are sealed with: its own key, unwrapped with
+    /// the data key's `cipher`; that cipher itself for a file of the scheme before (no key).
+    static func fileCipher(_ stored: StoredAttachment, _ cipher: FieldCipher) throws -> FieldCipher {
+        guard let wrapped = stored.fileKey else { return cipher }
+        return try cipher.attachmentKey(wrapped: wrapped, context: keyContext(stored.id))
+    }
+
     static func chunkContext(_ id: Int64, _ part: AttachmentPart, _ index: Int) -> String {
         "attachment:\(id):\(part.rawValue):\(index)"
     }
 
     static func info(_ stored: StoredAttachment, _ cipher: FieldCipher) throws -> AttachmentInfo {
+        try info(stored, fileCipher: fileCipher(stored, cipher))
+    }
+
+    /// `info` with the attachment's own cipher (`fileCipher`) at hand.
+    static func info(_ stored: StoredAttachment, fileCipher: FieldCipher) throws -> AttachmentInfo {
         guard let sealed = stored.meta else { throw ClinicError(.keyError, .personalUnreadable, metaContext(stored.id)) }
-        let plain = try cipher.open(bytes: sealed, context: metaContext(stored.id))
+        let plain = try fileCipher.open(bytes: sealed, context: metaContext(stored.id))
         guard let meta = try? JSONDecoder().decode(AttachmentMeta.self, from: plain) else {
             throw ClinicError(.keyError, .personalUnreadable, metaContext(stored.id))
         }
@@ -255,10 +287,12 @@ public final class AttachmentController: Sendable {
               part == .file || stored.thumbnailSize > 0 else {
             throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
         }
-        let info = try info(stored, cipher)
+        let own = try fileCipher(stored, cipher)
+        let info = try info(stored, fileCipher: own)
         let size = part == .file ? stored.size : stored.thumbnailSize
         return AttachmentContent(info: info, part: part, size: size,
-                                 chunkCount: (size + stored.chunkSize - 1) / stored.chunkSize)
+                                 chunkCount: (size + stored.chunkSize - 1) / stored.chunkSize,
+                                 fileCipher: stored.fileKey == nil ? nil : own)
     }
 
     /// The patient's own appointment: the booking rules' check (`AppointmentController.owned`).
@@ -284,4 +318,7 @@ public struct AttachmentContent: Sendable {
     /// The bytes of this part (the file, or its thumbnail).
     public let size: Int
     public let chunkCount: Int
+    /// The file's own key, unwrapped when it was opened (nil: a file of the scheme before,
+    /// opened with the data key). A key rotation re-wraps it and leaves it the same.
+    let fileCipher: FieldCipher?
 }

@@ -9,7 +9,9 @@ public enum AttachmentLimits {
     public static let maximumBytes = 10 * 1024 * 1024
     /// Stored and read a chunk at a time (each sealed on its own).
     public static let chunkSize = 256 * 1024
-    /// The longest file name kept, in characters.
+    /// The longest file name taken and kept, in bytes of UTF-8: a file system's NAME_MAX, and a
+    /// bound on what a name costs. Counted in characters, one "e" with 2,000 combining accents
+    /// was one character, and 200 of them (800 KB) made every list and download that large.
     public static let maximumNameLength = 255
 }
 
@@ -87,13 +89,13 @@ enum AttachmentFile {
 
     /// The name a file is kept under: the sender's, checked, with the extension of what is kept
     /// (a photo is kept as JPEG). Refused: a path (`/`, `\`), a control character (NUL
-    /// included) or a bidirectional override, more than `maximumNameLength` characters, and an
-    /// extension that says another type than the bytes are.
+    /// included) or a bidirectional override, more than `maximumNameLength` bytes of UTF-8, and
+    /// an extension that says another type than the bytes are. The kept name fits the same limit.
     static func keptName(_ sent: String?, kind: AttachmentKind) throws -> String {
         let keptExtension = kind.isImage ? "jpg" : "pdf"
         let trimmed = (sent ?? "").trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return (kind.isImage ? "photo." : "document.") + keptExtension }
-        guard trimmed.count <= AttachmentLimits.maximumNameLength, !Text.hasForbiddenControl(trimmed),
+        guard trimmed.utf8.count <= AttachmentLimits.maximumNameLength, !Text.hasForbiddenControl(trimmed),
               !trimmed.contains("/"), !trimmed.contains("\\"), trimmed != ".", trimmed != ".." else {
             throw ClinicError.invalid(.attachmentNameInvalid, String(AttachmentLimits.maximumNameLength))
         }
@@ -107,60 +109,11 @@ enum AttachmentFile {
                 stem = String(trimmed[..<dot])
             }
         }
+        // The kept extension may be added or longer than the sent one: the stem gives way, so
+        // that a name saved to disk under its kept name still fits NAME_MAX.
+        while !stem.isEmpty, stem.utf8.count + 1 + keptExtension.utf8.count > AttachmentLimits.maximumNameLength { stem.removeLast() }
+        if stem.isEmpty { stem = kind.isImage ? "photo" : "document" }
         return stem + "." + keptExtension
-    }
-
-    /// Names in a PDF that make it act when opened (scripts, launching programs, embedded files,
-    /// forms that send data), as PDF spells them (`#xx` escapes decoded). A PDF with one is
-    /// refused: nobody needs it for a letter or a scan.
-    static let activePDFNames: [String] = ["/JavaScript", "/JS", "/Launch", "/EmbeddedFile", "/EmbeddedFiles", "/RichMedia",
-                                           "/XFA", "/SubmitForm", "/ImportData"]
-
-    /// The first active name found in the PDF's bytes, nil if none. Streams compressed with
-    /// Flate are looked into too (`Inflate`), so a script hidden in an object stream is found.
-    static func activeContent(inPDF data: Data) -> String? {
-        if let found = activeName(in: data) { return found }
-        var budget = 64 * 1024 * 1024
-        for stream in Inflate.flateStreams(in: data, budget: &budget) {
-            if let found = activeName(in: stream) { return found }
-        }
-        return budget <= 0 ? "/ObjStm (too large to inspect)" : nil
-    }
-
-    static func activeName(in data: Data) -> String? {
-        let bytes = [UInt8](data)
-        var index = 0
-        while index < bytes.count {
-            guard bytes[index] == UInt8(ascii: "/") else { index += 1; continue }
-            // A name: '/' then regular characters; '#xx' is a byte in hex.
-            var name: [UInt8] = [UInt8(ascii: "/")]
-            var next = index + 1
-            while next < bytes.count, name.count <= 32 {
-                let byte = bytes[next]
-                if isDelimiterOrSpace(byte) { break }
-                if byte == UInt8(ascii: "#"), next + 2 < bytes.count,
-                   let value = UInt8(String(decoding: bytes[next + 1...next + 2], as: UTF8.self), radix: 16) {
-                    name.append(value)
-                    next += 3
-                } else {
-                    name.append(byte)
-                    next += 1
-                }
-            }
-            let text = String(decoding: name, as: UTF8.self)
-            if activePDFNames.contains(text) { return text }
-            index = max(next, index + 1)
-        }
-        return nil
-    }
-
-    static func isDelimiterOrSpace(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x00, 0x09, 0x0A, 0x0C, 0x0D, 0x20: true
-        case UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "["), UInt8(ascii: "]"),
-             UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "/"), UInt8(ascii: "%"): true
-        default: false
-        }
     }
 
     static func sha256(_ data: Data) -> String {

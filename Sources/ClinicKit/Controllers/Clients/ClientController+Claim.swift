@@ -33,8 +33,11 @@ extension ClientController {
         if let problem = try passwordProblem(password, login: login, name: owner.name, surname: owner.surname) { throw problem }
         let hash = try hasher.hash(password)
         return try database.writing { tx in
-            guard let found = try tx.claimCode(hash: hashOfCode), found.clientId == owner.id, now < found.expiresAt,
-                  var client = try database.client(tx, id: found.clientId), !client.hasOnlineAccount else {
+            // The code is used up first, in one statement: of several claims with one code at
+            // once (on several servers), one deletes the row and the others find none. A
+            // refusal below rolls the deletion back with the rest.
+            guard let clientId = try tx.consumeClaimCode(hash: hashOfCode, at: now), clientId == owner.id,
+                  var client = try database.client(tx, id: clientId), !client.hasOnlineAccount else {
                 throw ClinicError.invalid(.claimCodeWrong)
             }
             if try tx.loginExists(loginKey: Client.key(forLogin: login)) { throw ClinicError(.loginTaken, .loginTaken, login) }
@@ -44,7 +47,6 @@ extension ClientController {
             client.privacyAcceptedAt = Date(seconds: now.seconds)
             client.privacyVersion = PrivacyPolicy.version
             try database.updateClient(tx, client)
-            try tx.deleteClaimCode(ofClient: found.clientId)
             return client
         }
     }

@@ -161,5 +161,6 @@ extension ClientController {
             try tx.clearLoginAttempts(loginKey: client.loginKey)
             try tx.deleteClient(id: clientId) // sessions go with it
         }
+        database.truncateLog()
     }
 }

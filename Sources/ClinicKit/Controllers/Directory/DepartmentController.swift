@@ -94,7 +94,7 @@ extension DepartmentController {
             let exception = try tx.insertWorkingException(WorkingException(
                 id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day), startMinute: hours?.startMinute,
                 endMinute: hours?.endMinute, slotMinutes: hours?.slotMinutes))
-            try AuditLog.append(tx, by: actor, action: "exception.add", clinicId: try tx.clinicId(ofDoctor: doctorId),
+            try AuditLog.append(tx, by: actor, action: .exceptionAdd, clinicId: try tx.clinicId(ofDoctor: doctorId),
                                 detail: "doctor \(doctorId) \(exception.day) " + (hours.map { "\($0.startMinute)-\($0.endMinute)" } ?? "off"),
                                 now: Date())
             return exception
@@ -117,7 +117,7 @@ extension DepartmentController {
                 throw ClinicError(.notFound, .exceptionNotFound, String(id))
             }
             try tx.deleteWorkingException(id: id)
-            try AuditLog.append(tx, by: actor, action: "exception.remove",
+            try AuditLog.append(tx, by: actor, action: .exceptionRemove,
                                 clinicId: try tx.clinicId(ofDoctor: exception.doctorId),
                                 detail: "doctor \(exception.doctorId) \(exception.day)", now: Date())
         }

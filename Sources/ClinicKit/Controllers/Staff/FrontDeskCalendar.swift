@@ -7,6 +7,14 @@ public struct CalendarColumn: Sendable {
     public let department: Department
     public let slots: [Slot]
     public let entries: [DayEntry]
+    /// The doctor's holds live now in the days shown (`$hold`): their times are taken until
+    /// they expire, and the front desk may release one (`StaffController.releaseHold`).
+    public let holds: [SlotHold]
+
+    /// The appointments that hold their time in the grid: a cancelled one gave its time back
+    /// (its slot is free to book again), so it is shown aside, never over the free time.
+    public var occupying: [DayEntry] { entries.filter { $0.appointment.status != .cancelled } }
+    public var cancelled: [DayEntry] { entries.filter { $0.appointment.status == .cancelled } }
 }
 
 /// The front desk's calendar (issue 29): the clinic's doctors side by side for 1 to 7 local
@@ -48,9 +56,15 @@ extension ClinicSystem {
                 slotsByDoctor[slot.doctorId, default: []].append(slot)
             }
         }
-        let columns = listed.map { pair in
+        let now = appointments.now()
+        let start = first.day.at(minuteOfDay: 0).firstInstant(in: first.zone) ?? now
+        let end = first.day.adding(days: days).at(minuteOfDay: 0).firstInstant(in: first.zone) ?? start.addingTimeInterval(Double(days) * 86_400)
+        let holds = try database.reading { tx in
+            try listed.map { pair in try tx.liveSlotHolds(doctorId: pair.doctor.id ?? 0, overlapping: start..<max(start, end), at: now) }
+        }
+        let columns = zip(listed, holds).map { pair, holds in
             CalendarColumn(doctor: pair.doctor, department: pair.department, slots: slotsByDoctor[pair.doctor.id ?? 0] ?? [],
-                           entries: entries.filter { $0.appointment.doctorId == pair.doctor.id })
+                           entries: entries.filter { $0.appointment.doctorId == pair.doctor.id }, holds: holds)
         }
         return FrontDeskCalendar(from: first.day, days: days, zone: first.zone, clinic: try clinics.getClinicById(member.clinicId),
                                  departments: try departments.getDepartmentsByClinicId(member.clinicId), columns: columns)

@@ -31,7 +31,7 @@ extension StaffController {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
             let doctor = try DepartmentController(database: database).addDoctor(departmentId: departmentId, name: name, hours: hours)
-            try AuditLog.append(tx, by: member.auditActor, action: "doctor.add", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .doctorAdd, requestId: requestId,
                                 detail: "doctor \(doctor.id ?? 0) department \(departmentId)", now: now)
             return doctor
         }
@@ -46,7 +46,7 @@ extension StaffController {
         return try database.writing { tx in
             try checkAdmin(tx, member, doctorId: doctorId)
             try tx.deactivateDoctor(id: doctorId)
-            try AuditLog.append(tx, by: member.auditActor, action: "doctor.deactivate", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .doctorDeactivate, requestId: requestId,
                                 detail: "doctor \(doctorId)", now: now)
             return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now,
                               keepingNone: true)
@@ -79,7 +79,7 @@ extension StaffController {
             try checkAdmin(tx, member, doctorId: doctorId)
             try tx.replaceWorkingHours(ofDoctor: doctorId, weekday: weekday, with: intervals)
             let text = intervals.map { "\($0.startMinute)-\($0.endMinute)/\($0.slotMinutes)" }.joined(separator: ",")
-            try AuditLog.append(tx, by: member.auditActor, action: "hours.set", requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .hoursSet, requestId: requestId,
                                 detail: "doctor \(doctorId) weekday \(weekday) " + (text.isEmpty ? "off" : text), now: now)
             return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
         }
@@ -145,7 +145,7 @@ extension StaffController {
         return try outside.map { appointment in
             let cancelled = try AppointmentController.move(tx, appointment, to: .cancelled, by: .staff, now: now,
                                                            reason: why, staffId: member.id)
-            try AuditLog.append(tx, by: member.auditActor, action: "appointment.cancel", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: .appointmentCancel, clientId: appointment.clientId,
                                 appointmentId: appointment.id, requestId: requestId, detail: "hours changed: \(why)", now: now)
             // The patient reads the reason in their language when the clinic gave none.
             try Inbox.about(tx, cancelled, kind: .clinicCancelled, reason: given, defaultReason: .staffHoursChanged,

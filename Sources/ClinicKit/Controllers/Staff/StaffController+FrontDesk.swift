@@ -35,22 +35,23 @@ extension StaffController {
             for clientId in Set(appointments.compactMap(\.clientId)).sorted() {
                 guard let client = try database.client(tx, id: clientId) else { continue }
                 patients[clientId] = client
-                try AuditLog.append(tx, by: member.auditActor, action: "patient.read", clientId: clientId,
+                try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId,
                                     requestId: requestId, detail: "schedule \(local.dayText)", now: now)
             }
             let entries = appointments.map { appointment in
                 let patient = appointment.clientId.flatMap { patients[$0] }
                 return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
                                 patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
-                                actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now) })
+                                actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now, zone: zone) })
             }
             return (local, zone, entries)
         }
     }
 
-    /// Moves an appointment of the member's clinic along the lifecycle: check-in, start,
-    /// complete, no-show, cancel (with a reason). Another clinic's appointment, or another
-    /// doctor's for a doctor, is `not_found`; an action the role may not take is `forbidden`.
+    /// Moves an appointment of the member's clinic along the lifecycle: check-in (on the
+    /// visit's day), undoing a check-in, start, complete, no-show, cancel (with a reason).
+    /// Another clinic's appointment, or another doctor's for a doctor, is `not_found`; an
+    /// action the role may not take is `forbidden`. The history and the audit trail have each.
     public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
                     requestId: String? = nil) throws -> Appointment {
         try appointments.changes.count(action == .cancel ? "staff-cancel" : action.rawValue) {
@@ -67,11 +68,13 @@ extension StaffController {
             guard let appointment = try tx.appointment(id: appointmentId) else {
                 throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
             }
-            if let refusal = action.refusal(by: member, on: appointment, now: now) { throw refusal }
+            if let refusal = action.refusal(by: member, on: appointment, now: now, zone: try Self.zone(tx, of: appointment)) {
+                throw refusal
+            }
             let status = action.status
             let moved = try AppointmentController.move(tx, appointment, to: status, by: .staff, now: now,
                                                        reason: action == .cancel ? reason : nil, staffId: member.id)
-            try AuditLog.append(tx, by: member.auditActor, action: "appointment.\(action.rawValue)", clientId: appointment.clientId,
+            try AuditLog.append(tx, by: member.auditActor, action: .appointment(action), clientId: appointment.clientId,
                                 appointmentId: appointmentId, requestId: requestId,
                                 detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
                                 now: now)
@@ -116,7 +119,7 @@ extension StaffController {
                 found = clientId
                 let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
                                                                 doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
-                try AuditLog.append(tx, by: member.auditActor, action: "appointment.book", clientId: clientId,
+                try AuditLog.append(tx, by: member.auditActor, action: .appointmentBook, clientId: clientId,
                                     appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
                 return booked
             }
@@ -126,7 +129,7 @@ extension StaffController {
             // refused staff booking makes, on purpose), and says nothing of their other bookings.
             let shown = Self.staffFacing(error)
             try database.writing { tx in
-                try AuditLog.append(tx, by: member.auditActor, action: "appointment.book-refused", clientId: clientId,
+                try AuditLog.append(tx, by: member.auditActor, action: .appointmentBookRefused, clientId: clientId,
                                     requestId: requestId, detail: shown.code.rawValue, now: now)
             }
             throw shown
@@ -153,7 +156,7 @@ extension StaffController {
                     let moved = try appointments.relocate(tx, appointment, to: time, doctorId: doctorId, policy: BookingPolicy.load(tx),
                                                           now: now, staffId: member.id, reason: reason)
                     if moved != appointment {
-                        try AuditLog.append(tx, by: member.auditActor, action: "appointment.reschedule", clientId: appointment.clientId,
+                        try AuditLog.append(tx, by: member.auditActor, action: .appointmentReschedule, clientId: appointment.clientId,
                                             appointmentId: appointmentId, requestId: requestId,
                                             detail: "\(DateText.iso8601(appointment.startsAt)) -> \(DateText.iso8601(moved.startsAt))"
                                                 + (reason.map { ": \($0)" } ?? ""), now: now)
@@ -175,8 +178,16 @@ extension StaffController {
                   member.role != .doctor || appointment.doctorId == member.doctorId else {
                 throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
             }
-            return member.offers(on: appointment, now: now)
+            return member.offers(on: appointment, now: now, zone: try Self.zone(tx, of: appointment))
         }
+    }
+
+    /// The zone of an appointment's clinic: which local day is the visit's (check-in's rule).
+    static func zone(_ tx: any StoreReading, of appointment: Appointment) throws -> TimeZone {
+        guard let clinic = try tx.clinic(id: appointment.clinicId) else {
+            throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))
+        }
+        return clinic.zone
     }
 
     /// The free times an appointment of the member's clinic could move to on `day` (default:
@@ -260,7 +271,7 @@ extension StaffController {
                 try Inbox.post(tx, clientId: clientId, kind: .clinic,
                                subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text,
                                clinicId: member.clinicId, staffId: member.id, now: now)
-                try AuditLog.append(tx, by: member.auditActor, action: "message.send", clientId: clientId, requestId: requestId,
+                try AuditLog.append(tx, by: member.auditActor, action: .messageSend, clientId: clientId, requestId: requestId,
                                     detail: String(text.prefix(200)), now: now)
             }
             return recipients.count

@@ -61,7 +61,7 @@ extension StaffController {
         return try database.writing { tx in
             try shown.compactMap { client -> PatientMatch? in
                 guard let id = client.id else { return nil }
-                try AuditLog.append(tx, by: member.auditActor, action: "patient.search", clientId: id, requestId: requestId,
+                try AuditLog.append(tx, by: member.auditActor, action: .patientSearch, clientId: id, requestId: requestId,
                                     detail: "found by the front desk's search", now: now)
                 return PatientMatch(client, id: id)
             }
@@ -77,7 +77,7 @@ extension StaffController {
             guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {
                 throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
             }
-            try AuditLog.append(tx, by: member.auditActor, action: "patient.read", clientId: id, requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
                                 detail: "the patient's page", now: now)
             return PatientMatch(client, id: id)
         }

@@ -67,7 +67,7 @@ extension StaffController {
             let added = try database.addClient(tx, client)
             let id = added.id ?? -1
             try tx.insertWalkIn(clientId: id, clinicId: member.clinicId, staffId: member.id, at: now)
-            try AuditLog.append(tx, by: member.auditActor, action: "patient.register", clientId: id, requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .patientRegister, clientId: id, requestId: requestId,
                                 detail: "walk-in at the front desk", now: now)
             return PatientMatch(added, id: id)
         }
@@ -102,7 +102,7 @@ extension StaffController {
                                                                                context: "delivery:\(id)"), ofDelivery: id)
                 emailed = true
             }
-            try AuditLog.append(tx, by: member.auditActor, action: "patient.claim-code", clientId: patientId, requestId: requestId,
+            try AuditLog.append(tx, by: member.auditActor, action: .patientClaimCode, clientId: patientId, requestId: requestId,
                                 detail: "a code to claim the account", now: now)
             return ClaimCode(patientId: patientId, code: code, expiresAt: expires, emailed: emailed)
         }

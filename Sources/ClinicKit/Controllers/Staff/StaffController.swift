@@ -58,7 +58,7 @@ public final class StaffController: Sendable {
                                                   surname: input.surname.trimmingCharacters(in: .whitespaces),
                                                   role: input.role, clinicId: input.clinicId, doctorId: input.doctorId,
                                                   createdAt: now)
-            try AuditLog.append(tx, by: creator?.auditActor ?? .operator, action: "staff.add",
+            try AuditLog.append(tx, by: creator?.auditActor ?? .operator, action: .staffAdd,
                                 clinicId: input.clinicId, requestId: requestId,
                                 detail: "\(member.role.rawValue) \(member.login)", now: now)
             return member
@@ -86,7 +86,7 @@ public final class StaffController: Sendable {
             if let viewer, viewer.role != .clinicAdmin { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
             try tx.deactivateStaffMember(id: id)
             try tx.deleteStaffSessions(ofStaff: id)
-            try AuditLog.append(tx, by: viewer?.auditActor ?? .operator, action: "staff.disable",
+            try AuditLog.append(tx, by: viewer?.auditActor ?? .operator, action: .staffDisable,
                                 clinicId: member.clinicId, requestId: requestId, detail: member.login, now: now)
             guard let disabled = try tx.staffMember(id: id) else { throw ClinicError(.notFound, .staffNotFound, String(id)) }
             return disabled

@@ -45,9 +45,9 @@ public struct StaffMember: Sendable, Equatable {
 
     /// Whether this member may take `action` on `appointment` now: the one permission rule
     /// (`StaffAction.refusal`) that `StaffController.act` enforces and that pages offer
-    /// actions by.
-    public func may(_ action: StaffAction, on appointment: Appointment, now: Date = Date()) -> Bool {
-        action.refusal(by: self, on: appointment, now: now) == nil
+    /// actions by. `zone` is the appointment's clinic's (which day is "today" there).
+    public func may(_ action: StaffAction, on appointment: Appointment, now: Date = Date(), zone: TimeZone) -> Bool {
+        action.refusal(by: self, on: appointment, now: now, zone: zone) == nil
     }
 
     /// Why this member may not move `appointment` to another time, nil when they may: the rule
@@ -68,8 +68,8 @@ public struct StaffMember: Sendable, Equatable {
 
     /// What this member may do to `appointment` now, as the fronts offer it: the status actions
     /// `StaffAction.refusal` allows, and `reschedule` when `rescheduleRefusal` allows it.
-    public func offers(on appointment: Appointment, now: Date) -> [String] {
-        StaffAction.allCases.filter { may($0, on: appointment, now: now) }.map(\.rawValue)
+    public func offers(on appointment: Appointment, now: Date, zone: TimeZone) -> [String] {
+        StaffAction.allCases.filter { may($0, on: appointment, now: now, zone: zone) }.map(\.rawValue)
             + (rescheduleRefusal(on: appointment) == nil ? ["reschedule"] : [])
     }
 
@@ -107,11 +107,14 @@ public struct DayEntry: Sendable, Equatable {
 
 /// What staff do to an appointment, and the status it leads to.
 public enum StaffAction: String, Sendable, CaseIterable {
-    case checkIn = "check-in", start, complete, noShow = "no-show", cancel
+    /// `undoCheckIn` takes back a check-in made by mistake (the wrong patient, the wrong
+    /// visit): the appointment is booked again, until the doctor starts the visit.
+    case checkIn = "check-in", undoCheckIn = "undo-check-in", start, complete, noShow = "no-show", cancel
 
     public var status: AppointmentStatus {
         switch self {
         case .checkIn: .arrived
+        case .undoCheckIn: .scheduled
         case .start: .inProgress
         case .complete: .completed
         case .noShow: .noShow
@@ -122,9 +125,10 @@ public enum StaffAction: String, Sendable, CaseIterable {
     /// Why `member` may not take this action on `appointment` at `now`, nil when they may: the
     /// one rule that `StaffController.act` enforces and that fronts offer actions by.
     /// Another clinic's appointment, or another doctor's for a doctor, is `not_found`; an
-    /// action the role may not take is `forbidden`; a status that cannot move there, or a
-    /// completion or no-show before the start, is `invalid_transition`.
-    public func refusal(by member: StaffMember, on appointment: Appointment, now: Date) -> ClinicError? {
+    /// action the role may not take is `forbidden`; a status that cannot move there, a
+    /// completion or no-show before the start, or a check-in on another day than the visit's
+    /// (in the clinic's `zone`), is `invalid_transition`.
+    public func refusal(by member: StaffMember, on appointment: Appointment, now: Date, zone: TimeZone) -> ClinicError? {
         guard appointment.clinicId == member.clinicId, member.role != .doctor || appointment.doctorId == member.doctorId else {
             return ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
         }
@@ -135,6 +139,12 @@ public enum StaffAction: String, Sendable, CaseIterable {
         if (status == .completed || status == .noShow) && now < appointment.startsAt {
             return ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
         }
+        // A check-in says the patient is at the front desk: days early it is a mistake (the
+        // wrong row of the list), which then blocked moving the visit (issue 42).
+        let visitDay = LocalDateTime.of(appointment.startsAt, in: zone).dayText
+        if self == .checkIn && LocalDateTime.of(now, in: zone).dayText != visitDay {
+            return ClinicError(.invalidTransition, .checkInNotToday, visitDay)
+        }
         return nil
     }
 
@@ -143,7 +153,7 @@ public enum StaffAction: String, Sendable, CaseIterable {
     func isAllowed(for role: StaffRole) -> Bool {
         switch (self, role) {
         case (_, .clinicAdmin): true
-        case (.checkIn, .receptionist), (.noShow, .receptionist), (.cancel, .receptionist): true
+        case (.checkIn, .receptionist), (.undoCheckIn, .receptionist), (.noShow, .receptionist), (.cancel, .receptionist): true
         case (.start, .doctor), (.complete, .doctor): true
         default: false
         }

@@ -215,6 +215,13 @@ extension SQLiteTransaction {
         return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM slot_holds WHERE id = ?"), arguments: [id]).map(SlotHold.init(row:))
     }
 
+    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
+        guard try db.tableExists("slot_holds") else { return [] }
+        return try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT * FROM slot_holds WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ? ORDER BY starts_at, id
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map(SlotHold.init(row:))
+    }
+
     func insertSlotHold(_ hold: SlotHold) throws -> SlotHold {
         // Writers are one at a time on SQLite: the overlap is checked by the statement itself.
         try db.execute(sql: """

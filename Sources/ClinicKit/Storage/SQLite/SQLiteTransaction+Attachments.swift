@@ -15,7 +15,8 @@ extension StoredAttachment {
                   contentType: try row.value("content_type", in: table), size: try row.value("size", in: table),
                   width: try row.value("width", in: table), height: try row.value("height", in: table),
                   thumbnailSize: try row.value("thumbnail_size", in: table), chunkSize: try row.value("chunk_size", in: table),
-                  meta: try row.value("meta", in: table), createdAt: try row.instant("created_at", in: table))
+                  meta: try row.value("meta", in: table), createdAt: try row.instant("created_at", in: table),
+                  fileKey: row.hasColumn("file_key") ? try row.value("file_key", in: table) : nil)
     }
 }
 
@@ -43,6 +44,14 @@ extension StoredThreadMessage {
         self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table), author: author,
                   staffId: try row.value("staff_id", in: table), body: try row.value("body", in: table),
                   attachmentId: try row.value("attachment_id", in: table), createdAt: try row.instant("created_at", in: table))
+    }
+}
+
+extension ThreadMessageCounts {
+    public init(row: Row) throws {
+        let table = "thread_messages"
+        self.init(total: try row.value("total", in: table, key: "total"), recent: try row.value("recent", in: table, key: "total"),
+                  oldestRecent: try row.optionalInstant("oldest", in: table, key: "total"))
     }
 }
 
@@ -85,6 +94,25 @@ extension SQLiteTransaction {
                                 arguments: [appointmentId]).map(StoredThreadMessage.init(row:))
     }
 
+    func threadMessages(ofAppointment appointmentId: Int64, before: Int64?, limit: Int) throws -> [StoredThreadMessage] {
+        guard try keepsAttachments() else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT * FROM thread_messages WHERE appointment_id = ? AND id < ? ORDER BY id DESC LIMIT ?
+            """, arguments: [appointmentId, before ?? Int64.max, limit]).map(StoredThreadMessage.init(row:))
+    }
+
+    func threadMessageCounts(ofAppointment appointmentId: Int64, author: AttachmentAuthor, since: Date) throws
+        -> ThreadMessageCounts {
+        guard try keepsAttachments(), let row = try Row.fetchOne(db, sql: """
+            SELECT count(*) AS total, count(CASE WHEN created_at > ? THEN 1 END) AS recent,
+                   min(CASE WHEN created_at > ? THEN created_at END) AS oldest
+            FROM thread_messages WHERE appointment_id = ? AND author = ?
+            """, arguments: [since.seconds, since.seconds, appointmentId, author.rawValue]) else {
+            return ThreadMessageCounts(total: 0, recent: 0, oldestRecent: nil)
+        }
+        return try ThreadMessageCounts(row: row)
+    }
+
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
         guard try keepsAttachments() else { return [] }
         return try Row.fetchAll(db, sql: """
@@ -110,8 +138,8 @@ extension SQLiteTransaction {
         return db.lastInsertedRowID
     }
 
-    func setAttachmentMeta(_ sealed: Data, ofAttachment id: Int64) throws {
-        try db.execute(sql: "UPDATE attachments SET meta = ? WHERE id = ?", arguments: [sealed, id])
+    func setAttachmentMeta(_ sealed: Data, fileKey: Data?, ofAttachment id: Int64) throws {
+        try db.execute(sql: "UPDATE attachments SET meta = ?, file_key = ? WHERE id = ?", arguments: [sealed, fileKey, id])
     }
 
     func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws {

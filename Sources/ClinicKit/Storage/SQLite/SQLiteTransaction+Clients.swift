@@ -164,4 +164,9 @@ extension SQLiteTransaction {
     func deleteClaimCode(ofClient clientId: Int64) throws {
         try db.execute(sql: "DELETE FROM claim_codes WHERE client_id = ?", arguments: [clientId])
     }
+
+    func consumeClaimCode(hash: String, at now: Date) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "DELETE FROM claim_codes WHERE code_hash = ? AND expires_at > ? RETURNING client_id",
+                           arguments: [hash, now.seconds])
+    }
 }

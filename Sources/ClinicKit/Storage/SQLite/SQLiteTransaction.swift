@@ -22,6 +22,13 @@ extension DatabaseManager: ClinicStore {
         try write { db in try body(SQLiteTransaction(db: db, manager: self)) }
     }
 
+    public func truncateLog() {
+        // Inside a joined write (an idempotent request, a group commit) nothing has committed yet
+        // and this thread holds the writer: skipped, the next delete made outside one truncates.
+        guard !isReadOnly, path != nil, JoinedTransaction.current(self) == nil else { return }
+        _ = try? writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     /// The seam's transaction over a `Database` GRDB gave an unconverted caller (the
     /// forwarding overloads; gone once every caller is converted).
     func transaction(_ db: Database) -> SQLiteTransaction { SQLiteTransaction(db: db, manager: self) }

@@ -58,6 +58,8 @@ public protocol AppointmentReading {
                        at now: Date) throws -> Bool
     /// A hold, live or expired.
     func slotHold(id: Int64) throws -> SlotHold?
+    /// The doctor's holds live at `now` that overlap `span`, by start.
+    func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold]
 
     /// The settings whose keys start with `prefix`.
     func settings(prefix: String) throws -> [String: String]

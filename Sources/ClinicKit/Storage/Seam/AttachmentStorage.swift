@@ -33,12 +33,18 @@ public struct StoredAttachment: Sendable, Equatable {
     /// transaction that stores the file, before it is set.
     public let meta: Data?
     public let createdAt: Date
+    /// The attachment's own key, wrapped under the personal-data key (context
+    /// `attachment-key:<id>`), under which its chunks and meta are sealed; nil for a file stored
+    /// before (SQLite migration 20, PostgreSQL 9), sealed directly under the data key.
+    public let fileKey: Data?
 
     public init(id: Int64, appointmentId: Int64, clientId: Int64, author: AttachmentAuthor, staffId: Int64?, contentType: String,
-                size: Int, width: Int?, height: Int?, thumbnailSize: Int, chunkSize: Int, meta: Data?, createdAt: Date) {
+                size: Int, width: Int?, height: Int?, thumbnailSize: Int, chunkSize: Int, meta: Data?, createdAt: Date,
+                fileKey: Data? = nil) {
         self.id = id; self.appointmentId = appointmentId; self.clientId = clientId; self.author = author; self.staffId = staffId
         self.contentType = contentType; self.size = size; self.width = width; self.height = height
         self.thumbnailSize = thumbnailSize; self.chunkSize = chunkSize; self.meta = meta; self.createdAt = createdAt
+        self.fileKey = fileKey
     }
 }
 
@@ -95,6 +101,19 @@ public struct StoredThreadMessage: Sendable, Equatable {
     }
 }
 
+/// How many messages one author wrote in a conversation: in all, and after an instant (with the
+/// oldest of those), read together for the conversation's limits (`ThreadLimits`).
+public struct ThreadMessageCounts: Sendable, Equatable {
+    public let total: Int
+    public let recent: Int
+    /// The oldest of the `recent` messages (nil when there are none).
+    public let oldestRecent: Date?
+
+    public init(total: Int, recent: Int, oldestRecent: Date?) {
+        self.total = total; self.recent = recent; self.oldestRecent = oldestRecent
+    }
+}
+
 public protocol AttachmentReading {
     /// An appointment's attachments, oldest first.
     func attachments(ofAppointment appointmentId: Int64) throws -> [StoredAttachment]
@@ -107,6 +126,13 @@ public protocol AttachmentReading {
     func thread(ofAppointment appointmentId: Int64) throws -> StoredThread?
     /// A conversation's messages, oldest first.
     func threadMessages(ofAppointment appointmentId: Int64) throws -> [StoredThreadMessage]
+    /// A page of a conversation: its messages with an id below `before` (all when nil), the
+    /// newest first, at most `limit`.
+    func threadMessages(ofAppointment appointmentId: Int64, before: Int64?, limit: Int) throws -> [StoredThreadMessage]
+    /// How many messages `author` wrote in a conversation, in all and after `since`. Read after
+    /// `lockAppointment` in the transaction that inserts, the counts hold until commit.
+    func threadMessageCounts(ofAppointment appointmentId: Int64, author: AttachmentAuthor, since: Date) throws
+        -> ThreadMessageCounts
     /// A clinic's conversations in a state, the latest first, at most `limit`.
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread]
     /// A patient's conversations, the latest first.
@@ -122,9 +148,11 @@ public protocol AttachmentWriting: AttachmentReading {
     func lockAppointment(id: Int64) throws
     /// Stores an attachment's row (meta not yet set) and returns its id.
     func insertAttachment(_ attachment: NewAttachment) throws -> Int64
-    func setAttachmentMeta(_ sealed: Data, ofAttachment id: Int64) throws
+    /// Sets the sealed name and checksum, and the attachment's own key wrapped under the data
+    /// key (`StoredAttachment.fileKey`; nil: sealed under the data key, the scheme before).
+    func setAttachmentMeta(_ sealed: Data, fileKey: Data?, ofAttachment id: Int64) throws
     func insertAttachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int, data: Data) throws
-    /// Deletes an attachment and its chunks (a message that carried it keeps its text).
+    /// Deletes an attachment, its wrapped key and its chunks (a message that carried it keeps its text).
     func deleteAttachment(id: Int64) throws
     /// Deletes an appointment's files and its conversation; answers how many of each were deleted.
     func deleteFolder(ofAppointment appointmentId: Int64) throws -> (files: Int, messages: Int)

@@ -72,4 +72,9 @@ public protocol ClientWriting: ClientReading {
     /// Gives the patient this claim code (its hash) in place of any earlier one.
     func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws
     func deleteClaimCode(ofClient clientId: Int64) throws
+    /// Uses a claim code up: deletes it if it is still valid at `now` and returns the patient it
+    /// was given to, in one statement (`DELETE … RETURNING`), so that of two servers claiming
+    /// with one code at once exactly one gets the patient (the other waits for the first's
+    /// commit and then finds no row); nil when the code is unknown, used or expired.
+    func consumeClaimCode(hash: String, at now: Date) throws -> Int64?
 }

@@ -55,8 +55,15 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// where the store has a single writer and a batch saves commits (SQLite), more where writes
     /// run side by side (PostgreSQL, one per pooled connection it spares for writing).
     var concurrentWriters: Int { get }
+    /// After a delete of personal data has committed: shrinks the store's log to nothing where
+    /// the store keeps one this program owns (SQLite's WAL, which otherwise holds the deleted
+    /// rows' pages until later writes overwrite them). Best effort, outside any transaction: a
+    /// reader in the way leaves the log as it is (what it holds opens under no key that is left,
+    /// `FieldCipher.newAttachmentKey`). PostgreSQL's WAL is the server's: nothing to do.
+    func truncateLog()
 }
 
 extension ClinicStore {
     public var concurrentWriters: Int { 1 }
+    public func truncateLog() {}
 }
