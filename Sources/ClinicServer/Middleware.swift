@@ -98,6 +98,11 @@ struct ErrorMiddleware: RouterMiddleware {
                 return ServerError.invalid(.bodyInvalid, "the connection closed before the whole body arrived")
             }
             return ServerError.invalid(.bodyInvalid, "it is not well-formed HTTP")
+        case is CancellationError:
+            // The client ended the request before it was answered: an HTTP/2 stream reset in
+            // the middle of its body (RST_STREAM) cancels the handler's task. Its fault, not the
+            // server's; nobody reads the answer.
+            return ServerError.invalid(.bodyInvalid, "the client ended the request before it was answered")
         default:
             return error
         }

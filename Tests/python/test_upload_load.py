@@ -10,9 +10,11 @@ against one `clinic serve` over TLS; its peak resident memory (VmHWM in /proc) s
 import concurrent.futures
 import datetime
 import http.client
+import json
 import os
 import ssl
 import subprocess
+import time
 
 import pytest
 
@@ -95,7 +97,6 @@ def test_uploads_from_many_connections_and_http2_streams_stay_within_memory(tls_
     host, port = base.split("//")[1].rsplit(":", 1)
 
     def api(method, path, body=None, bearer=None):
-        import json
         connection = http.client.HTTPSConnection(host, int(port), timeout=60, context=context)
         try:
             headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -157,3 +158,42 @@ def test_uploads_from_many_connections_and_http2_streams_stay_within_memory(tls_
     peak = server.peak_rss_mb()
     assert peak < 400, f"peak resident memory {peak:.0f} MB (before the loads: {baseline:.0f} MB)"
     assert api("GET", "/healthz")[0] == 200, "the server still answers"
+
+
+def test_an_http2_upload_the_client_resets_midway_is_not_a_server_failure(tls_site):
+    """Issue 42 item 11 over HTTP/2: a client that ends its stream in the middle of the body
+    (curl gives up after a second at 200 KB/s and resets the stream) was answered and counted as
+    a 500 with an error line (the handler's task cancelled). It is the client's fault now."""
+    clinic, server = tls_site
+    base = server.url.replace("http://", "https://")
+    body = os.path.join(clinic.folder, "slow.pdf")
+    with open(body, "wb") as handle:
+        handle.write(big_pdf(4 * MIB))
+    login = {"login": "resetter", "password": "correct horse battery staple"}
+    subprocess.run(["curl", "-sk", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                    json.dumps({**login, "name": "Anna", "surname": "Smith", "street": "Main Street", "house": "12",
+                                "city": "New York", "acceptPrivacy": True}), base + "/v1/patients"], capture_output=True, check=True)
+    session = subprocess.run(["curl", "-sk", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                              json.dumps(login), base + "/v1/sessions"], capture_output=True, text=True)
+    token = json.loads(session.stdout)["token"]
+
+    def failures():
+        metrics = subprocess.run(["curl", "-sk", base + "/metrics"], capture_output=True, text=True).stdout
+        return sum(int(float(line.rsplit(" ", 1)[1])) for line in metrics.splitlines()
+                   if line.startswith("http_requests_total") and 'status="5' in line)
+
+    before = failures()
+    reset = subprocess.run(["curl", "-sk", "--http2", "--limit-rate", "200K", "--max-time", "1",
+                            "-H", "Authorization: Bearer " + token, "-H", "Content-Type: application/pdf",
+                            "--data-binary", "@" + body, base + "/v1/appointments/1/attachments"], capture_output=True)
+    assert reset.returncode == 28, reset  # curl's "operation timed out": it gave up mid-body
+    # The server ends the stream's request at once; its answer is counted before /metrics is read.
+    deadline = time.monotonic() + 10
+    while True:
+        metrics = subprocess.run(["curl", "-sk", base + "/metrics"], capture_output=True, text=True).stdout
+        if 'route="/v1/appointments/{id}/attachments",method="POST",status="400"' in metrics or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert failures() == before, metrics
+    assert 'route="/v1/appointments/{id}/attachments",method="POST",status="400"' in metrics, metrics
+
