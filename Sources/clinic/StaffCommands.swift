@@ -573,10 +573,9 @@ struct StaffCommand: ParsableCommand {
             let context = Context(global)
             try context.asStaff { system, member in
                 let code = try system.staff.claimCode(member, patientId: patientId)
-                let zone = try system.clinics.getClinicById(member.clinicId).zone
                 try context.emit(ClaimCodeJSON(code)) {
                     context.text(.staffClaimCode, String(code.patientId), code.code,
-                                 DateText.dateTimeWithZone(code.expiresAt, timeZone: zone, language: context.language))
+                                 DateText.dateTimeWithZone(code.expiresAt, timeZone: code.zone, language: context.language))
                 }
             }
         }

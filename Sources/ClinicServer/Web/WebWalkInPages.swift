@@ -73,12 +73,11 @@ struct WebWalkInPages {
         _ = try await dependencies.form(request, context, web)
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        // The expiry in the clinic's zone (the member's clinic), named.
-        let (code, zone) = try await dependencies.work(web) { [system] in
-            (try system.staff.claimCode(member, patientId: id, requestId: requestId),
-             try system.clinics.getClinicById(member.clinicId).zone)
+        let code = try await dependencies.work(web) { [system] in
+            try system.staff.claimCode(member, patientId: id, requestId: requestId)
         }
-        let until = DateText.dateTimeWithZone(code.expiresAt, timeZone: zone, language: web.language)
+        // The expiry in the zone of the clinic that gave the code, named.
+        let until = DateText.dateTimeWithZone(code.expiresAt, timeZone: code.zone, language: web.language)
         var hint = web.language == .ru
             ? "Пациент вводит его на странице /claim вместе с выбранными логином и паролем; код действует до \(until)."
             : "The patient types it at /claim with a login and a password of their choice; it works until \(until)."

@@ -29,6 +29,8 @@ public struct ClaimCode: Sendable, Equatable {
     public let expiresAt: Date
     /// Whether it also went to the patient's e-mail address (through the outbox).
     public let emailed: Bool
+    /// The zone of the clinic that gave it, in which its expiry is shown to the front desk.
+    public let zone: TimeZone
 }
 
 extension StaffController {
@@ -104,7 +106,10 @@ extension StaffController {
             }
             try AuditLog.append(tx, by: member.auditActor, action: .patientClaimCode, clientId: patientId, requestId: requestId,
                                 detail: "a code to claim the account", now: now)
-            return ClaimCode(patientId: patientId, code: code, expiresAt: expires, emailed: emailed)
+            guard let clinic = try tx.clinic(id: member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            return ClaimCode(patientId: patientId, code: code, expiresAt: expires, emailed: emailed, zone: clinic.zone)
         }
     }
 
