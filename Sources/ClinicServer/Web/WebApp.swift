@@ -182,8 +182,12 @@ extension ServerDependencies {
         }
         let asked = language(of: request)
         // The header's language link, signed in: the profile's language too, so that the inbox
-        // and the e-mails written from now on are in the language of the screens.
-        if let chosen, let client = patient, client.language != chosen, let id = client.id,
+        // and the e-mails written from now on are in the language of the screens. Only from our
+        // own pages or an address typed (`Sec-Fetch-Site`): a GET that writes must not be one
+        // another site can make a signed-in patient's browser send with a link.
+        let site = HTTPField.Name("Sec-Fetch-Site").flatMap { request.headers[$0] }?.lowercased()
+        let fromHere = site == "same-origin" || site == "none"
+        if fromHere, let chosen, let client = patient, client.language != chosen, let id = client.id,
            let updated = try? await pool.run({ [system] in
                try system.clients.updateProfile(clientId: id, ProfileChanges(language: chosen))
            }) {
