@@ -44,31 +44,6 @@ import Darwin
 
     // MARK: 12. The TLS private key's permissions
 
-    /// `clinic serve ARGS` on the harness's database, stopped after a generous bound if it
-    /// starts (which it must not): its exit status and stderr, nil if it ran.
-    func refusedServe(_ harness: ServerHarness, _ arguments: [String]) throws -> (status: Int32, stderr: String)? {
-        let process = Process()
-        process.executableURL = ServerHarness.binary
-        process.arguments = ["serve", "--port", "0", "--json"] + arguments
-        process.environment = harness.environment()
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errors) }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            return nil
-        }
-        // JSON may escape '/' in the paths.
-        return (process.terminationStatus, ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").replacingOccurrences(of: "\\/", with: "/"))
-    }
-
     @Test func aTLSKeyOthersCanReadIsRefusedAsTheDataKeyIs() async throws {
         let authority = try TLSTests.Authority()
         defer { try? FileManager.default.removeItem(at: authority.folder) }
@@ -77,7 +52,7 @@ import Darwin
         let tls = ["--tls-cert", authority.chain, "--tls-key", authority.key]
 
         #expect(chmod(authority.key, 0o644) == 0)
-        let tlsRefused = try #require(try refusedServe(harness, tls), "clinic serve started with a TLS key at 0644")
+        let tlsRefused = try #require(try harness.refusedServe(tls), "clinic serve started with a TLS key at 0644")
         // The personal-data key at 0644 (read when personal data is first sealed, here by
         // `register`): the rule the TLS key now follows.
         #expect(chmod(authority.key, 0o600) == 0)
@@ -97,7 +72,7 @@ import Darwin
         #expect(tlsRefused.status == dataRefused.status)
         // Group-writable is refused too; a private key is served.
         #expect(chmod(authority.key, 0o620) == 0)
-        #expect(try refusedServe(harness, tls)?.status == 6)
+        #expect(try harness.refusedServe(tls)?.status == 6)
         #expect(chmod(authority.key, 0o400) == 0)
         let served = try ServerHarness(arguments: tls, tls: try authority.client(minimum: .tlsv12, maximum: .tlsv13))
         #expect(try await served.send(.GET, "/healthz").status == 200)

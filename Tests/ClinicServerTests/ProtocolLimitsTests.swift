@@ -174,25 +174,11 @@ import Darwin
         for (name, value) in [("CLINIC_HANDSHAKE_TIMEOUT", "0"), ("CLINIC_MAX_CONNECTIONS", "lots"),
                               ("CLINIC_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("CLINIC_STORE_CONNECTIONS", "1")] {
             // A server that ignored the setting would run: it is stopped after a generous bound.
-            let process = Process()
-            process.executableURL = ServerHarness.binary
-            process.arguments = ["serve", "--port", "0", "--json"]
-            process.environment = harness.environment([name: value])
-            let errors = Pipe()
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
-            try process.run()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < deadline { usleep(50_000) }
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
+            guard let (status, stderr) = try harness.refusedServe(environment: [name: value]) else {
                 Issue.record("\(name)=\(value): the server started")
                 continue
             }
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 2, "\(name)=\(value): \(stderr)")
+            #expect(status == 2, "\(name)=\(value): \(stderr)")
             #expect(stderr.contains("\"code\":\"invalid_input\"") && stderr.contains(name), "\(stderr)")
         }
     }

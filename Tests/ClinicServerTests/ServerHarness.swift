@@ -203,3 +203,31 @@ final class ServerHarness: @unchecked Sendable, TestServer {
 
     enum HarnessError: Error { case failed(String) }
 }
+
+extension ServerHarness {
+    /// `clinic serve ARGS` on this harness's database with `extra` in its environment, stopped
+    /// after a generous bound if it starts (which a refused setting must not let it): its exit
+    /// status and stderr (JSON's escaped '/' undone), nil if it ran.
+    func refusedServe(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws
+        -> (status: Int32, stderr: String)? {
+        let process = Process()
+        process.executableURL = ServerHarness.binary
+        process.arguments = ["serve", "--port", "0", "--json"] + arguments
+        process.environment = environment(extra)
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            return nil
+        }
+        return (process.terminationStatus, ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").replacingOccurrences(of: "\\/", with: "/"))
+    }
+}
