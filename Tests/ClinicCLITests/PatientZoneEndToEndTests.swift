@@ -5,22 +5,13 @@ import Testing
 /// the patient's own zone (their address's), named, whatever the terminal's zone; the access
 /// log says what staff did in words, in the patient's language, not as the audit trail's codes.
 @Suite struct PatientZoneEndToEndTests {
-    let password = "correct-horse-42", staffPassword = "kettle-harbor-lantern"
+    let staffPassword = "kettle-harbor-lantern"
 
     @Test func theInboxAndTheAccessLogAreInThePatientsZoneAndWords() throws {
         let cli = try CLIHarness()
-        try cli.setUpDirectory()
-        // Reno: America/Los_Angeles; the terminal says UTC.
+        // Reno: America/Los_Angeles; the terminal says UTC. A patient of Renown Regional, booked.
         let utc = ["TZ": "UTC"]
-        #expect(try cli.run(["register", "--login", "pat", "--name", "Pat", "--surname", "Smith", "--street", "Main Street",
-                             "--house", "1", "--city", "Reno", "--accept-privacy", "--password-stdin"], input: password + "\n").status == 0)
-        #expect(try cli.run(["login", "--login", "pat", "--password-stdin"], input: password + "\n").status == 0)
-        let clinics = try #require(try cli.run(["clinics", "list", "--json"]).json() as? [[String: Any]])
-        let clinicId = try #require(clinics.first { $0["name"] as? String == "Renown Regional" }?["id"] as? Int)
-        let department = try #require((try cli.run(["departments", String(clinicId), "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
-        let slots = try #require(try cli.run(["slots", "--department", String(department), "--from", nextMonday(), "--json"]).json() as? [[String: Any]])
-        let start = try #require(slots.first { $0["isAvailable"] as? Bool == true }?["start"] as? String)
-        #expect(try cli.run(["book", "--department", String(department), "--at", start]).status == 0)
+        let (_, clinicId) = try MessagesEndToEndTests().bookedPatient(cli)
 
         let pacific = #/(AM|PM) P[SD]T/#
         let inbox = try cli.run(["messages"], environment: utc)
