@@ -99,15 +99,12 @@ final class Gate: Sendable {
 /// what the network stack has read of its body (about 3 MB under TLS, measured), so a crowd of
 /// waiters would fill the memory the budget is there to keep.
 final class ByteBudget: Sendable {
-    let capacity: Int
+    private let capacity: Int
     private let used = NIOLockedValueBox(0)
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
-
-    /// Bytes reserved now.
-    var reserved: Int { used.withLockedValue { $0 } }
 
     /// Runs `body` with `bytes` reserved (at most the capacity); `busy` if they are not free.
     func run<T: Sendable>(reserving bytes: Int, _ body: () async throws -> T) async throws -> T {

@@ -37,14 +37,13 @@ public enum Gzip {
 
     /// zlib's inflate of `input` (`windowBits` as `inflateInit2` takes them), stopping once
     /// more than `limit` bytes came out: what came out, and whether the stream ended cleanly.
-    /// Shared with `PDFActiveContent`, which measures a PDF's streams against a budget
-    /// (`keep: false`: the bytes are counted, not kept, and `output` stays empty).
-    static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int, keep: Bool = true) -> (output: [UInt8], finished: Bool) {
-        let (output, _, finished) = inflated(input, windowBits: windowBits, limit: limit, keep: keep)
+    static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int) -> (output: [UInt8], finished: Bool) {
+        let (output, _, finished) = inflated(input, windowBits: windowBits, limit: limit, keep: true)
         return (output, finished)
     }
 
-    /// How many bytes `input` inflates to, counting past `limit` no further than one buffer.
+    /// How many bytes `input` inflates to, counting past `limit` no further than one buffer; the
+    /// bytes are counted, not kept (`PDFActiveContent` measures a PDF's streams against a budget).
     static func inflatedCount(_ input: [UInt8], windowBits: Int32, limit: Int) -> Int {
         inflated(input, windowBits: windowBits, limit: limit, keep: false).count
     }
