@@ -64,11 +64,19 @@ let package = Package(
         .target(
             name: "ClinicImages",
             dependencies: ["ClinicKit", "CVips"]),
+        // SQLite's C library (Debian's libsqlite3-dev): ClinicKit reads its read-only data files
+        // (the gazetteer, the zone boundaries) with it; GRDB links the same library.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        // The domain: the UML's controllers, the booking rules, geo, security, and the storage
+        // seam (Storage/Seam) that each store implements. It depends on no store.
         .target(
             name: "ClinicKit",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                "CSQLite",
                 "CArgon2",
                 "CGEOS",
                 "CCurl",
@@ -96,14 +104,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]),
+        // The embedded store: one SQLite file through GRDB (WAL, the writer lock, group commit's
+        // savepoints, backup/restore/rotate-key, the migrations of Migrations/).
+        .target(
+            name: "ClinicStoreSQLite",
+            dependencies: [
+                "ClinicKit",
+                // Each connection's own busy handler (BusyWait).
+                "CSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The PostgreSQL store: postgres-nio's PostgresClient, TLS per sslmode, its own
         // migrations (Migrations/postgres). ClinicKit knows only StoreLocation.
         .target(
             name: "ClinicStorePostgres",
             dependencies: [
                 "ClinicKit",
-                // admin copy reads and writes SQLite files through GRDB (StoreCopy).
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,13 +128,28 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
+        // `clinic admin copy`: a SQLite file into a PostgreSQL database and back, row by row.
+        .target(
+            name: "ClinicStoreCopy",
+            dependencies: [
+                "ClinicKit",
+                "ClinicStoreSQLite",
+                "ClinicStorePostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "clinic",
             dependencies: [
                 "ClinicKit",
                 "ClinicImages",
                 "ClinicServer",
+                // The composition root (Context) chooses a store: these two.
+                "ClinicStoreSQLite",
                 "ClinicStorePostgres",
+                "ClinicStoreCopy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -126,6 +158,8 @@ let package = Package(
             name: "clinic-bench",
             dependencies: [
                 "ClinicKit",
+                "ClinicStoreSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks",
@@ -136,6 +170,7 @@ let package = Package(
             name: "ClinicTestPostgres",
             dependencies: [
                 "ClinicKit",
+                "ClinicStoreSQLite",
                 "ClinicStorePostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,12 +182,15 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres"]),
+            dependencies: ["ClinicKit", "ClinicStoreSQLite", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",
+                           .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ClinicStorePostgresTests",
             dependencies: [
                 "ClinicKit",
+                "ClinicStoreSQLite",
                 "ClinicStorePostgres",
+                "ClinicStoreCopy",
                 "ClinicTestPostgres",
                 // The end-to-end tests run the built binary against the test server.
                 "clinic",
@@ -163,11 +201,12 @@ let package = Package(
             ]),
         .testTarget(
             name: "ClinicCLITests",
-            dependencies: ["ClinicKit", "clinic", "ClinicTestPostgres"]),
+            dependencies: ["ClinicKit", "ClinicStoreSQLite", "clinic", "ClinicTestPostgres"]),
         .testTarget(
             name: "ClinicServerTests",
             dependencies: [
                 "ClinicKit",
+                "ClinicStoreSQLite",
                 "ClinicServer",
                 "clinic",
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicStoreSQLite
 import Foundation
 import GRDB
 
@@ -8,13 +9,13 @@ enum DatabaseBenchmarks {
         try Migration.load(from: try Resources.locate().migrations)
     }
 
-    static func freshDatabase(_ folder: URL, _ name: String) throws -> DatabaseManager {
-        try DatabaseManager.open(path: folder.appendingPathComponent(name).path, migrations: migrations())
+    static func freshDatabase(_ folder: URL, _ name: String) throws -> SQLiteStore {
+        try SQLiteStore.open(path: folder.appendingPathComponent(name).path, migrations: migrations())
     }
 
     /// `count` clinics uniformly at latitude -60..70, longitude -180..180, 2% pediatric,
     /// inserted directly (the import's validation is not what is measured here).
-    static func insertClinics(_ database: DatabaseManager, count: Int, seed: UInt64) throws {
+    static func insertClinics(_ database: SQLiteStore, count: Int, seed: UInt64) throws {
         let points = randomCoordinates(count, seed: seed)
         var random = SeededGenerator(seed: seed &+ 1)
         try database.write { db in
@@ -82,9 +83,9 @@ enum DatabaseBenchmarks {
         let database = try freshDatabase(folder, "slots.sqlite")
         let clinicCount = max(200, appointments / 100)
         try insertClinics(database, count: clinicCount, seed: 44)
-        try database.write { db in _ = try DemoDirectory.fill(db) }
+        try database.writing { tx in _ = try DemoDirectory.fill(tx) }
         let now = Date()
-        let system = ClinicSystem(database: database, resources: nil, now: { now })
+        let system = ClinicSystem(store: database, resources: nil, now: { now })
         try fillAppointments(database, count: appointments, days: 90, now: now, seed: 45)
         let departments = try database.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM departments ORDER BY id") }
         var random = SeededGenerator(seed: 46)
@@ -108,7 +109,7 @@ enum DatabaseBenchmarks {
     }
 
     /// Up to `count` appointments on random working slots of random doctors over `days` days.
-    static func fillAppointments(_ database: DatabaseManager, count: Int, days: Int, now: Date, seed: UInt64) throws {
+    static func fillAppointments(_ database: SQLiteStore, count: Int, days: Int, now: Date, seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
         let doctors = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT d.id, d.department_id, p.clinic_id FROM doctors d JOIN departments p ON p.id = d.department_id")
@@ -141,11 +142,11 @@ enum DatabaseBenchmarks {
 
     /// A directory of `clinics` clinics with demo hours, `patients` patients, lead time 0 and
     /// a high limit per patient, ready for booking.
-    static func bookingDatabase(_ folder: URL, name: String, clinics: Int, patients: Int) throws -> DatabaseManager {
+    static func bookingDatabase(_ folder: URL, name: String, clinics: Int, patients: Int) throws -> SQLiteStore {
         let database = try freshDatabase(folder, name)
         try insertClinics(database, count: clinics, seed: 47)
+        try database.writing { tx in _ = try DemoDirectory.fill(tx) }
         try database.write { db in
-            _ = try DemoDirectory.fill(db)
             for (key, value) in [("booking.lead_minutes", "0"), ("booking.max_active", "1000")] {
                 try db.execute(sql: "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", arguments: [key, value])
             }
@@ -159,7 +160,7 @@ enum DatabaseBenchmarks {
     }
 
     /// Every (department, start) a booking can try over the next `days` days, in a fixed order.
-    static func bookableSlots(_ database: DatabaseManager, days: Int, now: Date) throws -> [(department: Int64, start: Date)] {
+    static func bookableSlots(_ database: SQLiteStore, days: Int, now: Date) throws -> [(department: Int64, start: Date)] {
         let departments = try database.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM departments ORDER BY id") }
         let zone = TimeZone(identifier: "America/Chicago") ?? .gmt
         var result: [(Int64, Date)] = []
@@ -180,7 +181,7 @@ enum DatabaseBenchmarks {
     static func book(count: Int, folder: URL) throws -> Measurement {
         let database = try bookingDatabase(folder, name: "book.sqlite", clinics: 50, patients: 2000)
         let now = Date()
-        let system = ClinicSystem(database: database, resources: nil, now: { now })
+        let system = ClinicSystem(store: database, resources: nil, now: { now })
         let slots = Array(try bookableSlots(database, days: 60, now: now).prefix(count))
         var index = 0
         let fast = try Clock.measure(slots, warmup: 0) { slot in
@@ -244,9 +245,9 @@ enum DatabaseBenchmarks {
     /// The worker `index` of `workers` in `contended`: makes `attempts` bookings in the shared
     /// list, on its own slots (interleaved) and every fifth on its neighbour's.
     static func worker(path: String, index: Int, workers: Int, attempts count: Int) throws {
-        let database = try DatabaseManager.open(path: path, migrations: migrations())
+        let database = try SQLiteStore.open(path: path, migrations: migrations())
         let now = Date()
-        let system = ClinicSystem(database: database, resources: nil, now: { now })
+        let system = ClinicSystem(store: database, resources: nil, now: { now })
         let slots = try bookableSlots(database, days: 60, now: now)
         guard !slots.isEmpty else { throw BenchmarkError.unusable("no bookable slots in \(path)") }
         var booked = 0, taken = 0

@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicStoreSQLite
 import Foundation
 
 /// Benchmarks on the embedded default directory (7,146 hospitals with demo departments).
@@ -6,8 +7,8 @@ enum DirectoryBenchmarks {
     static func defaultDirectory(_ folder: URL) throws -> (ClinicSystem, String) {
         let path = folder.appendingPathComponent("default.sqlite").path
         let resources = try Resources.locate()
-        let database = try DatabaseManager.open(path: path, migrations: try Migration.load(from: resources.migrations))
-        let system = ClinicSystem(database: database, resources: resources)
+        let database = try SQLiteStore.open(path: path, migrations: try Migration.load(from: resources.migrations))
+        let system = ClinicSystem(store: database, resources: resources)
         try system.initialize(.defaultDirectory)
         return (system, path)
     }

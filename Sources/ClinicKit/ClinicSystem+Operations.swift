@@ -1,18 +1,35 @@
 import Foundation
 
 // The operator's use cases and what a server builds on the store, through `ClinicSystem`, so
-// that no front calls the store (`DatabaseManager`) itself: the fronts decode, call one of
-// these, and encode.
+// that no front calls the store itself: the fronts decode, call one of these, and encode.
+
+/// What an operator does to a store that is one file of this program's (the SQLite store):
+/// migrations run on demand, online backups, restores and key rotation. A store shared by
+/// several servers (PostgreSQL) has its own tools for these (`clinic admin postgres …`,
+/// pg_dump), and `ClinicSystem` answers `store_unsupported` there.
+public protocol StoreFileOperations: ClinicStore {
+    /// Moves the schema to `version` (default: the newest); the versions that ran.
+    func migrate(to version: Int?) throws -> [Int]
+    /// An online backup to a new file, then verified: returns the backup's schema version.
+    func backupVerified(to path: String) throws -> Int
+    /// Replaces the store with a backup, the current file kept at `aside`; the restored version.
+    func restoreBackup(from path: String, keepingAside aside: String) throws -> Int
+    /// Re-encrypts every patient's personal data under a new key; how many rows.
+    func rotateKey() throws -> Int
+    /// When opening this store just ran the migration that recomputed clinic zones: the
+    /// upcoming appointments booked before their clinic's zone changed. Empty otherwise.
+    func appointmentsMovedByThisRunsZoneChange() throws -> [ZoneChangedAppointment]
+}
 
 extension ClinicSystem {
-    /// The SQLite database, for an operation that is a file's (`store_unsupported` on another store).
-    func sqliteDatabase() throws -> DatabaseManager {
-        guard let sqlite else { throw ClinicError(.storeUnsupported, .storeOperationUnsupported) }
-        return sqlite
+    /// The store's file operations, for an operation that is a file's (`store_unsupported` on another store).
+    func fileOperations() throws -> any StoreFileOperations {
+        guard let fileStore else { throw ClinicError(.storeUnsupported, .storeOperationUnsupported) }
+        return fileStore
     }
 
     /// Moves the schema to `version` (default: the newest); the versions that ran.
-    public func migrate(to version: Int? = nil) throws -> [Int] { try sqliteDatabase().migrate(to: version) }
+    public func migrate(to version: Int? = nil) throws -> [Int] { try fileOperations().migrate(to: version) }
 
     /// The schema version of the database.
     public func schemaVersion() throws -> Int { try database.schemaStatus().current }
@@ -23,17 +40,13 @@ extension ClinicSystem {
     /// An online backup to a new file, then verified (opened, checked, its version read):
     /// returns that version.
     public func backup(to path: String) throws -> Int {
-        let sqlite = try sqliteDatabase()
-        try sqlite.backup(to: path)
-        return try sqlite.verifyBackup(at: path)
+        try fileOperations().backupVerified(to: path)
     }
 
     /// Replaces the database with a backup, the current file kept at `aside`; returns the
     /// restored schema version.
     public func restore(from path: String, keepingAside aside: String) throws -> Int {
-        let sqlite = try sqliteDatabase()
-        try sqlite.restore(from: path, keepingAside: aside)
-        return try sqlite.currentVersion()
+        try fileOperations().restoreBackup(from: path, keepingAside: aside)
     }
 
     /// The audit trail checked against its key on any store, as `admin check` reports it:
@@ -48,7 +61,7 @@ extension ClinicSystem {
     }
 
     /// Re-encrypts every patient's personal data under a new key; how many rows.
-    public func rotateKey() throws -> Int { try sqliteDatabase().rotateKey() }
+    public func rotateKey() throws -> Int { try fileOperations().rotateKey() }
 
     /// A secret every server of this database shares (created on first use), by name.
     public func sharedSecret(_ name: String) throws -> [UInt8] { try database.sharedSecret(name) }
@@ -67,13 +80,6 @@ extension ClinicSystem {
     /// upcoming appointments booked before their clinic's zone changed (staff should tell
     /// those patients the new local time). Empty otherwise.
     public func appointmentsMovedByThisRunsZoneChange() throws -> [ZoneChangedAppointment] {
-        guard let sqlite, sqlite.migrationsRun.contains(DatabaseManager.zoneVersion) else { return [] }
-        return try sqlite.appointmentsAfterZoneChanges()
-    }
-
-    /// `admin check` of the database file at `path`, without opening it as a system (a file too
-    /// damaged to open still gets its report).
-    public static func check(path: String, migrations: [Migration]) -> CheckReport {
-        DatabaseManager.check(path: path, runner: MigrationRunner(migrations: migrations))
+        try fileStore?.appointmentsMovedByThisRunsZoneChange() ?? []
     }
 }

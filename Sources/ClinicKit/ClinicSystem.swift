@@ -1,13 +1,13 @@
 import Foundation
 
 /// The library's front door: one store and the controllers over it. A program opens one
-/// `ClinicSystem` per process. The store is the embedded SQLite database (`DatabaseManager`) or
+/// `ClinicSystem` per process. The store is the embedded SQLite database (`SQLiteStore`) or
 /// any other `ClinicStore` (PostgreSQL, shared by several servers).
 public final class ClinicSystem: Sendable {
     public let database: any ClinicStore
-    /// The SQLite database when that is the store: the operator's file operations (backup,
-    /// restore, key rotation, migrations at open) are its own; nil on another store.
-    public let sqlite: DatabaseManager?
+    /// The store's file operations when it is one file of this program's (SQLite): backup,
+    /// restore, key rotation, migrations at open; nil on another store.
+    public let fileStore: (any StoreFileOperations)?
     public let resources: Resources?
     public let geocoding: GeocodingService
     public let clients: ClientController
@@ -19,31 +19,20 @@ public final class ClinicSystem: Sendable {
     /// Files on appointments and the conversations with the clinic (issue 28).
     public let attachments: AttachmentController
 
+    /// A system over a store.
     /// - Parameters:
+    ///   - store: the embedded SQLite file (ClinicStoreSQLite) or a store shared by several
+    ///     servers (ClinicStorePostgres): the composition root chooses.
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
     ///     tests): clinic time zones are then the import file's, else `ZoneApproximation`'s.
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
     ///   - images: what decodes and writes photos again (ClinicImages' libvips); nil: photos are
     ///     refused as attachments (`unsupported_type`), PDFs are taken.
-    public convenience init(database: DatabaseManager, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                            remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
-                            now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(store: database, sqlite: database, resources: resources, hasher: hasher, remoteGeocoder: remoteGeocoder,
-                  images: images, now: now)
-    }
-
-    /// A system over any store (see `init(database:…)` for the parameters).
-    public convenience init(store: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                            remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
-                            now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(store: store, sqlite: store as? DatabaseManager, resources: resources, hasher: hasher,
-                  remoteGeocoder: remoteGeocoder, images: images, now: now)
-    }
-
-    private init(store database: any ClinicStore, sqlite: DatabaseManager?, resources: Resources?, hasher: PasswordHasher,
-                 remoteGeocoder: (any Geocoder)?, images: (any ImageProcessing)?, now: @escaping @Sendable () -> Date) {
+    public init(store database: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
+                remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
-        self.sqlite = sqlite
+        self.fileStore = database as? any StoreFileOperations
         self.resources = resources
         let gazetteer = resources.map { LazyGazetteer(data: $0.data) }
         let zones = resources.map { LazyZones(data: $0.data) }

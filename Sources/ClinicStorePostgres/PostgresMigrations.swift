@@ -39,11 +39,11 @@ extension PostgresStore {
         }
         if target < Self.sealedNotesVersion, latest >= Self.sealedNotesVersion,
            try await schemaStatus(migrations).current >= Self.sealedNotesVersion {
-            try await StoreCopy.offCooperativePool { [self] in try openAllNotes() }
+            try await Self.offCooperativePool { [self] in try openAllNotes() }
         }
         let ran = try await migrateSchema(migrations, to: target)
         if target >= Self.sealedNotesVersion {
-            try await StoreCopy.offCooperativePool { [self] in _ = try sealPlainNotes() }
+            try await Self.offCooperativePool { [self] in _ = try sealPlainNotes() }
         }
         return ran
     }
@@ -243,5 +243,16 @@ struct SchemaObjects: Sendable {
             """, logger: logger)
         for try await (table, count) in rows.decode((String, Int64).self) { found.foreignKeys[table] = Int(count) }
         return found
+    }
+}
+
+extension PostgresStore {
+    /// Blocking work (a synchronous transaction, SQLite) on a thread of its own, never on a cooperative-pool thread.
+    package static func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try body() })
+            }
+        }
     }
 }

@@ -88,28 +88,25 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
     func get() -> Result<T, any Error>? { lock.withLock { value } }
 }
 
-/// The write transaction `writingJoined` opened on this thread, which the writes made inside it
-/// join in savepoints: a joined write's failure undoes only its own changes (PostgreSQL would
-/// otherwise abort the whole transaction at its first failed statement).
-final class JoinedPostgresTransaction {
-    private static let key = "ClinicStorePostgres.JoinedTransaction"
+/// The write transaction `writingJoined` opened, which the writes made inside it join in
+/// savepoints: a joined write's failure undoes only its own changes (PostgreSQL would otherwise
+/// abort the whole transaction at its first failed statement). It is a task-local value bound
+/// for `writingJoined`'s synchronous body, on the thread that runs it (with or without a task),
+/// and used only there.
+final class JoinedPostgresTransaction: @unchecked Sendable {
+    @TaskLocal private static var joined: JoinedPostgresTransaction?
     let transaction: PostgresTransaction
     private var depth = 0
 
     private init(_ transaction: PostgresTransaction) { self.transaction = transaction }
 
     static func current(_ store: PostgresStore) -> JoinedPostgresTransaction? {
-        guard let joined = Thread.current.threadDictionary[key] as? JoinedPostgresTransaction,
-              joined.transaction.store === store else { return nil }
+        guard let joined, joined.transaction.store === store else { return nil }
         return joined
     }
 
     static func with<T>(_ transaction: PostgresTransaction, _ body: () throws -> T) rethrows -> T {
-        let dictionary = Thread.current.threadDictionary
-        let previous = dictionary[key]
-        dictionary[key] = JoinedPostgresTransaction(transaction)
-        defer { dictionary[key] = previous }
-        return try body()
+        try $joined.withValue(JoinedPostgresTransaction(transaction), operation: body)
     }
 
     /// `body` in a savepoint: released when it returns, rolled back to when it throws. The

@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 import PostgresNIO
 
 // The appointment area of the seam on PostgreSQL (SQLiteTransaction+Appointments.swift's

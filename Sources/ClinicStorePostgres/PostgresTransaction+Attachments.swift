@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 
 // The attachment area's operations on PostgreSQL (`Storage/Seam/AttachmentStorage.swift`), as
 // SQLiteTransaction+Attachments.swift does them. What SQLite's single writer gave for free is

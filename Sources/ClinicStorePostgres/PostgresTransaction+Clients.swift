@@ -1,11 +1,10 @@
 import ClinicKit
 import Foundation
-import GRDB
 
 // The client area of the seam on PostgreSQL (SQLiteTransaction+Clients.swift's behaviour).
 
 extension PostgresTransaction {
-    /// The setting holding the personal-data key's check (DatabaseManager.keyCheckSetting).
+    /// The setting holding the personal-data key's check (SQLiteStore.keyCheckSetting).
     private static let clientsKeyCheckSetting = "encryption.key_check"
 
     func clientExists(id: Int64) throws -> Bool {
@@ -24,7 +23,7 @@ extension PostgresTransaction {
         try row("SELECT * FROM clients WHERE login_key = $1", [loginKey]).map(Self.storedClientOfRow)
     }
 
-    private static func storedClientOfRow(_ row: Row) throws -> StoredClient {
+    private static func storedClientOfRow(_ row: StoredRowValues) throws -> StoredClient {
         StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
     }
 

@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 import PostgresNIO
 
 // The directory area of the seam on PostgreSQL (`DirectoryReading`, `DirectoryWriting`), as

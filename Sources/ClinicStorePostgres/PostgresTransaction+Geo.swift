@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 
 // The geo area of the seam on PostgreSQL (SQLiteTransaction+Geo.swift's behaviour). Text is
 // compared bytewise (COLLATE "C"), as SQLite compares it.

@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 
 // The message area's operations on PostgreSQL (`Storage/Seam/MessageStorage.swift`): the
 // inboxes, the outbox and the address confirmations, as SQLiteTransaction+Messages.swift does

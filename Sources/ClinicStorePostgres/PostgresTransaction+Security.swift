@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 
 // The security area's operations on PostgreSQL (`Storage/Seam/SecurityStorage.swift`):
 // sessions, log-in throttling, the audit trail, idempotency keys and shared secrets, as

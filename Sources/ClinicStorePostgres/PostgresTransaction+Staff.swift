@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 import PostgresNIO
 
 // The staff area of the seam on PostgreSQL (`StaffReading`, `StaffWriting`), as
@@ -120,7 +119,7 @@ extension PostgresTransaction {
 
     /// A `staff_accounts` row (ClinicKit's `StaffMember.init(row:)` is internal to it); an
     /// unknown role is `staffRowInvalid` (a newer version's row).
-    private func staffMember(row: Row) throws -> StaffMember {
+    private func staffMember(row: StoredRowValues) throws -> StaffMember {
         let table = "staff_accounts"
         let id: Int64 = try row.value("id", in: table)
         guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {

@@ -1,6 +1,5 @@
 import ClinicKit
 import Foundation
-import GRDB
 import NIOCore
 import PostgresNIO
 
@@ -9,7 +8,7 @@ import PostgresNIO
 /// (`PostgresTransaction+Area.swift`). Made only by `PostgresStore.reading` / `writing`, on the
 /// caller's thread (never an event loop: `blockingTransaction` refuses one).
 ///
-/// Rows come back as GRDB `Row`s in the form SQLite stores them (instants as whole UTC
+/// Rows come back as ClinicKit's own rows (`StoredRowValues`) in the form SQLite stores them (instants as whole UTC
 /// seconds, flags as integers, days as 'YYYY-MM-DD' text), so each model decodes through the
 /// one `init(row:)` it has, whatever the store: the mapping of a table to its model is written
 /// once.
@@ -36,24 +35,24 @@ struct PostgresTransaction {
         return result.metadata.rows ?? result.rows.count
     }
 
-    /// Every row, each as a GRDB row keyed by column name (see the type).
-    func rows(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> [Row] {
+    /// Every row, each as ClinicKit's row keyed by column name (see the type).
+    func rows(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> [StoredRowValues] {
         try connection.query(Self.query(sql, binds)).rows.map(Self.row)
     }
 
     /// The first row, if any.
-    func row(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> Row? {
+    func row(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> StoredRowValues? {
         try connection.query(Self.query(sql, binds)).rows.first.map(Self.row)
     }
 
     /// The first column of the first row (nil for no row or NULL).
-    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> T? {
+    func value<T: StoredCellValue>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> T? {
         guard let first = try connection.query(Self.query(sql, binds)).rows.first else { return nil }
         return try Self.first(first, as: T.self)
     }
 
     /// The first column of every row (NULLs left out).
-    func values<T: DatabaseValueConvertible>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> [T] {
+    func values<T: StoredCellValue>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> [T] {
         try connection.query(Self.query(sql, binds)).rows.compactMap { try Self.first($0, as: T.self) }
     }
 
@@ -63,12 +62,12 @@ struct PostgresTransaction {
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 
-    static func first<T: DatabaseValueConvertible>(_ row: PostgresRow, as type: T.Type) throws -> T? {
+    static func first<T: StoredCellValue>(_ row: PostgresRow, as type: T.Type) throws -> T? {
         var cells = row.makeIterator()
         guard let cell = cells.next() else { return nil }
-        let value = try databaseValue(cell)
+        let value = try storedCell(cell)
         if value.isNull { return nil }
-        guard let converted = T.fromDatabaseValue(value) else {
+        guard let converted = T(storedCell: value) else {
             throw ClinicError(.storage, .storedValueUnreadable, cell.columnName, "?")
         }
         return converted
@@ -79,53 +78,53 @@ struct PostgresTransaction {
     /// Seconds from 1970 to PostgreSQL's epoch, 2000-01-01 00:00 UTC.
     static let postgresEpoch: Int64 = 946_684_800
 
-    static func row(_ row: PostgresRow) throws -> Row {
-        var values: [String: (any DatabaseValueConvertible)?] = [:]
-        for cell in row { values[cell.columnName] = try databaseValue(cell) }
-        return Row(values)
+    static func row(_ row: PostgresRow) throws -> StoredRowValues {
+        var cells: [String: StoredCell] = [:]
+        for cell in row { cells[cell.columnName] = try storedCell(cell) }
+        return StoredRowValues(cells)
     }
 
     /// A cell as SQLite would hold it: integers and flags Int64, instants whole seconds since
     /// 1970 (rounded down), days 'YYYY-MM-DD', bytea a blob.
-    static func databaseValue(_ cell: PostgresCell) throws -> DatabaseValue {
+    static func storedCell(_ cell: PostgresCell) throws -> StoredCell {
         guard var bytes = cell.bytes else { return .null }
         if cell.format == .binary {
             switch cell.dataType {
             case .int8 where bytes.readableBytes == 8:
-                if let number = bytes.readInteger(as: Int64.self) { return number.databaseValue }
+                if let number = bytes.readInteger(as: Int64.self) { return .integer(number) }
             case .int4 where bytes.readableBytes == 4:
-                if let number = bytes.readInteger(as: Int32.self) { return Int64(number).databaseValue }
+                if let number = bytes.readInteger(as: Int32.self) { return .integer(Int64(number)) }
             case .int2 where bytes.readableBytes == 2:
-                if let number = bytes.readInteger(as: Int16.self) { return Int64(number).databaseValue }
+                if let number = bytes.readInteger(as: Int16.self) { return .integer(Int64(number)) }
             case .bool where bytes.readableBytes == 1:
-                if let flag = bytes.readInteger(as: UInt8.self) { return Int64(flag == 0 ? 0 : 1).databaseValue }
+                if let flag = bytes.readInteger(as: UInt8.self) { return .integer(Int64(flag == 0 ? 0 : 1)) }
             case .float8 where bytes.readableBytes == 8:
-                if let bits = bytes.readInteger(as: UInt64.self) { return Double(bitPattern: bits).databaseValue }
+                if let bits = bytes.readInteger(as: UInt64.self) { return .real(Double(bitPattern: bits)) }
             case .float4 where bytes.readableBytes == 4:
-                if let bits = bytes.readInteger(as: UInt32.self) { return Double(Float(bitPattern: bits)).databaseValue }
+                if let bits = bytes.readInteger(as: UInt32.self) { return .real(Double(Float(bitPattern: bits))) }
             case .text, .varchar, .name, .bpchar:
-                if let text = bytes.readString(length: bytes.readableBytes) { return text.databaseValue }
+                if let text = bytes.readString(length: bytes.readableBytes) { return .text(text) }
             case .bytea:
-                return Data(bytes.readableBytesView).databaseValue
+                return .blob(Data(bytes.readableBytesView))
             case .timestamptz where bytes.readableBytes == 8, .timestamp where bytes.readableBytes == 8:
                 if let micros = bytes.readInteger(as: Int64.self) {
                     // ±infinity (an operator's UPDATE): PostgreSQL's word, which no instant reader
                     // takes (`stored_value_unreadable`), never an overflow.
-                    if micros == .max || micros == .min { return (micros == .max ? "infinity" : "-infinity").databaseValue }
+                    if micros == .max || micros == .min { return .text(micros == .max ? "infinity" : "-infinity") }
                     let (quotient, remainder) = micros.quotientAndRemainder(dividingBy: 1_000_000)
-                    return (quotient - (remainder < 0 ? 1 : 0) + postgresEpoch).databaseValue
+                    return .integer(quotient - (remainder < 0 ? 1 : 0) + postgresEpoch)
                 }
             case .date where bytes.readableBytes == 4:
                 if let days = bytes.readInteger(as: Int32.self) {
-                    if days == .max || days == .min { return (days == .max ? "infinity" : "-infinity").databaseValue }
-                    return day(daysSince2000: Int64(days)).databaseValue
+                    if days == .max || days == .min { return .text(days == .max ? "infinity" : "-infinity") }
+                    return .text(day(daysSince2000: Int64(days)))
                 }
             default:
                 break
             }
         }
         // Any other type or form: as PostgreSQL's text for it.
-        return try cell.decode(String.self).databaseValue
+        return .text(try cell.decode(String.self))
     }
 
     /// 'YYYY-MM-DD' of a day counted from 2000-01-01 (PostgreSQL's binary date).

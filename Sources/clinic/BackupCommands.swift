@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClinicKit
+import ClinicStoreSQLite
 import Foundation
 
 extension Admin {
@@ -56,7 +57,7 @@ extension Admin {
             if case .postgres(let url) = try context.storeLocation() { return try PostgresAdmin.check(context, url) }
             // Not through `context.system()`: a database too damaged to open still gets its report.
             let resources = try Resources.locate(environment: context.environment)
-            let report = ClinicSystem.check(path: context.databasePath, migrations: try Migration.load(from: resources.migrations))
+            let report = SQLiteStore.check(path: context.databasePath, migrations: try Migration.load(from: resources.migrations))
             let key = report.keyProblem.map { $0.message(in: context.language) }
             let auditKey = report.auditKeyProblem.map { $0.message(in: context.language) }
             struct JSON: Encodable {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClinicImages
 import ClinicKit
+import ClinicStoreSQLite
 import Foundation
 
 /// Options every command takes.
@@ -67,9 +68,9 @@ struct Context {
             return system
         }
         let migrations = try Migration.load(from: resources.migrations)
-        let database = try DatabaseManager.open(path: databasePath, migrations: migrations, migrate: migrate,
+        let database = try SQLiteStore.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
-        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: remoteGeocoder(),
+        let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: remoteGeocoder(),
                                   images: VipsImageProcessor())
         noteZoneChanges(system)
         try initializeIfNew(system, initialize)

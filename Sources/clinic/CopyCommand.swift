@@ -1,5 +1,7 @@
 import ArgumentParser
 import ClinicKit
+import ClinicStoreCopy
+import ClinicStoreSQLite
 import ClinicStorePostgres
 import Foundation
 
@@ -39,7 +41,7 @@ extension Admin {
                 }
                 let migrations = try Migration.load(from: resources.migrations)
                 // Not migrated here: a copy reads its source and never changes it.
-                let database = try DatabaseManager.open(path: path, migrations: migrations, migrate: false)
+                let database = try SQLiteStore.open(path: path, migrations: migrations, migrate: false)
                 let sourceKeys = [database.personalDataKey.filePath, database.auditKeys.filePath]
                 counts = try PostgresAdmin.run(context, url) { store, postgresMigrations in
                     let pairs = Self.pairs(sourceKeys, [store.personalDataKey.filePath, store.auditKeys.filePath])

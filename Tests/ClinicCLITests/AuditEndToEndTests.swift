@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The audit trail as the `clinic` binary checks and exports it, after the file was edited
 /// the way someone with `sqlite3` would (issue 23, items 5 and 6).

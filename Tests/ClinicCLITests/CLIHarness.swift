@@ -1,4 +1,5 @@
 import ClinicKit
+@testable import ClinicStoreSQLite
 import ClinicTestPostgres
 import Foundation
 import GRDB

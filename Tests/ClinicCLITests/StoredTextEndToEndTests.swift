@@ -1,4 +1,5 @@
 import Foundation
+@testable import ClinicStoreSQLite
 import GRDB
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Booking rules. "Now" is Sunday 2026-11-22 12:00 UTC; Monday 2026-11-23 09:20 in Los Angeles
 /// is 17:20 UTC.

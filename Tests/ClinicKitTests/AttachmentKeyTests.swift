@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Crypto-shredding of attachments (issue 42): each file is sealed under a key of its own, kept
 /// wrapped under the data key in the file's row, so the copies of its chunks a store leaves
@@ -86,7 +87,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("c.sqlite").path
-        let database = try DatabaseManager.open(path: path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: path, migrations: projectMigrations)
         let w = try base.world(store: database)
         func walHolds(_ samples: [Data]) throws -> Int {
             guard let wal = FileManager.default.contents(atPath: path + "-wal") else { return 0 }
@@ -131,7 +132,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try DatabaseManager.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
         let w = try base.world(store: database)
         let newBytes = try base.pdfOfSize(AttachmentLimits.chunkSize + 10), oldBytes = try base.pdfOfSize(50_000)
         let new = try base.upload(w, newBytes, name: "new.pdf")
@@ -163,7 +164,7 @@ import Testing
         let database = try w.system.sqliteFile
         let bytes = try base.pdfOfSize(AttachmentLimits.chunkSize + 10)
         let info = try base.upload(w, bytes, name: "scan.pdf")
-        try database.migrate(to: DatabaseManager.attachmentKeysVersion - 1)
+        try database.migrate(to: SQLiteStore.attachmentKeysVersion - 1)
         let data = try database.read { db in try database.cipher(db) }
         let chunks = try sealedChunks(w.system, info.id, count: 2)
         #expect(try chunks.enumerated().map { try data.open(bytes: $1, context: AttachmentController.chunkContext(info.id, .file, $0)) }

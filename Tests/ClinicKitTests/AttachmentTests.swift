@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Files on appointments and conversations with the clinic (issue 28), on both stores: who may
 /// add, open and remove what, every bad file refused with nothing stored, photos re-encoded
@@ -315,7 +316,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("c.sqlite").path
-        let database = try DatabaseManager.open(path: path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: path, migrations: projectMigrations)
         let w = try world(store: database)
         let file = try pdfOfSize(40_000)
         let info = try upload(w, file, name: "letter.pdf")
@@ -352,7 +353,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try DatabaseManager.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
         let w = try world(store: database)
         let big = try pdfOfSize(AttachmentLimits.chunkSize + 10)
         let info = try upload(w, big, name: "scan.pdf")

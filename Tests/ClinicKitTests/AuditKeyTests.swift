@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The audit key (issue 23, item 5): a trail from before audit keys still verifies and is
 /// keyed from its next row on; a trail rewritten without the key, or stripped of its key

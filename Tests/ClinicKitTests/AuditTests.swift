@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The audit trail (migration 10): appended with what it records, append-only, hash-chained,
 /// and what a patient reads of it.

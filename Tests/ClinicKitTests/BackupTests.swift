@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite(.sqliteOnly) struct BackupTests {
     final class Folder {
@@ -12,8 +13,8 @@ import Testing
     }
 
     func fileSystem(_ folder: Folder, _ name: String = "live.sqlite") throws -> ClinicSystem {
-        let database = try DatabaseManager.open(path: folder.path(name), migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: nil, hasher: fastHasher, now: { testNow })
+        let database = try SQLiteStore.open(path: folder.path(name), migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: nil, hasher: fastHasher, now: { testNow })
         let csv = "external_id,name,city,state,lat,lon,category\nLA1,Adventist,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE\n"
         _ = try system.importDirectory(Data(csv.utf8), demo: true)
         return system
@@ -31,7 +32,7 @@ import Testing
         let folder = try Folder()
         let system = try fileSystem(folder)
         // A second connection, as another process would be, writing all the while.
-        let other = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
+        let other = try SQLiteStore.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
         let stop = LockedBox(false)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -93,12 +94,12 @@ import Testing
         try system.sqliteFile.backup(to: folder.path("old.sqlite"))
         // The backup, taken down to version 3 (before encryption) with a copy of the key.
         try FileManager.default.copyItem(atPath: folder.path("live.sqlite.key"), toPath: folder.path("old.sqlite.key"))
-        let old = try DatabaseManager.open(path: folder.path("old.sqlite"), migrations: projectMigrations)
+        let old = try SQLiteStore.open(path: folder.path("old.sqlite"), migrations: projectMigrations)
         try old.migrate(to: 3)
         _ = try register(system, "boris") // after the backup
         // Migrating it up needs the key, and the key file is now readable by others: refused.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.path("live.sqlite.key"))
-        let live = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations, zones: LazyZones(data: projectData))
+        let live = try SQLiteStore.open(path: folder.path("live.sqlite"), migrations: projectMigrations, zones: LazyZones(data: projectData))
         let before = try fingerprint(live)
         #expect(expectError(.keyError) { try live.restore(from: folder.path("old.sqlite"), keepingAside: folder.path("aside")) } != nil)
         #expect(try fingerprint(live) == before, "the replaced database is back: a refused restore changes nothing")

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite struct ClientControllerTests {
     @Test func registrationStoresTheClientWithAHomeClinicInTheirCity() throws {
@@ -172,8 +173,8 @@ import Testing
     }
 
     @Test func aRefusedImportDoesNotMarkANewDatabaseAsFilled() throws {
-        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: Resources(root: projectRoot))
+        let database = try SQLiteStore.inMemory(migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: Resources(root: projectRoot))
         let before = try fingerprint(database)
         #expect(expectError(.invalidInput) { _ = try system.importDirectory(Data((Self.header + "N1,,Reno,NV,1,1,0\n").utf8)) } != nil)
         #expect(try fingerprint(database) == before)
@@ -235,8 +236,8 @@ import Testing
     }
 
     @Test func theEmbeddedDefaultDirectoryLoadsCompletely() throws {
-        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: Resources(root: projectRoot))
+        let database = try SQLiteStore.inMemory(migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: Resources(root: projectRoot))
         let report = try system.initialize(.defaultDirectory)
         #expect(report?.inserted == 7146)
         #expect(report?.demoFilled == 7146)

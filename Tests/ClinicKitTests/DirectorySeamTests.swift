@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The directory area of the storage seam (issue #25), on either store: the contract of
 /// the directory's version, and the import's work written through the named operations.

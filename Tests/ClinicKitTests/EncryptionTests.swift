@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite struct EncryptionTests {
     final class Folder {
@@ -14,8 +15,8 @@ import Testing
     }
 
     func open(_ folder: Folder) throws -> ClinicSystem {
-        let database = try DatabaseManager.open(path: folder.database, migrations: projectMigrations)
-        return ClinicSystem(database: database, resources: nil, hasher: fastHasher, now: { testNow })
+        let database = try SQLiteStore.open(path: folder.database, migrations: projectMigrations)
+        return ClinicSystem(store: database, resources: nil, hasher: fastHasher, now: { testNow })
     }
 
     func openWithClinic(_ folder: Folder) throws -> ClinicSystem {
@@ -179,7 +180,7 @@ import Testing
     @Test(.sqliteOnly) func theEncryptionMigrationGoesDownAndUpWithTheData() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")
-        try system.sqliteFile.migrate(to: DatabaseManager.encryptionVersion - 1)
+        try system.sqliteFile.migrate(to: SQLiteStore.encryptionVersion - 1)
         let plain = try #require(try raw(system))
         let name: String = plain["name"], street: String = plain["street"]
         #expect(name == "Anna" && street == "Main Street", "back in clear before the column goes")

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite struct FindTests {
     /// A random directory of general and children's hospitals around the U.S. West, with some
@@ -15,8 +16,8 @@ import Testing
             csv += "R\(index),Clinic \(index),Town \(index),CA,\(lat),\(lon),\(children ? "CHILDREN" : "GENERAL ACUTE CARE"),"
                 + "\(children ? 1 : 0),America/Los_Angeles\n"
         }
-        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: nil, hasher: fastHasher, now: { testNow })
+        let database = try SQLiteStore.inMemory(migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: nil, hasher: fastHasher, now: { testNow })
         _ = try system.clinics.importClinics(Data(csv.utf8), demo: true)
         // Fill every cardiology slot of a third of the clinics for the whole fortnight.
         let cardiology = try database.read { db in

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The reference: every point, ranked by the same haversine, ties by id.
 func bruteForce(_ points: [Coordinate], _ ids: [Int64], _ center: Coordinate, k: Int, within: Double? = nil,
@@ -151,8 +152,8 @@ func bruteForce(_ points: [Coordinate], _ ids: [Int64], _ center: Coordinate, k:
 @Suite struct DefaultDirectoryGeoTests {
     /// The default directory, loaded once for the suite (it takes a few seconds).
     static let system: ClinicSystem? = {
-        guard let database = try? DatabaseManager.inMemory(migrations: projectMigrations) else { return nil }
-        let system = ClinicSystem(database: database, resources: Resources(root: projectRoot))
+        guard let database = try? SQLiteStore.inMemory(migrations: projectMigrations) else { return nil }
+        let system = ClinicSystem(store: database, resources: Resources(root: projectRoot))
         guard (try? system.initialize(.defaultDirectory)) != nil else { return nil }
         return system
     }()

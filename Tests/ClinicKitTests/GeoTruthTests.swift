@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 let projectData = projectRoot.appendingPathComponent("Data")
 
@@ -119,7 +120,7 @@ struct ReferencePolygons {
     @Test func everyDefaultClinicHasTheZoneOfItsPolygon() throws {
         let finder = try #require(Self.finder)
         let reference = try ReferencePolygons(finder)
-        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
+        let database = try SQLiteStore.inMemory(migrations: projectMigrations)
         let clinics = ClinicController(database: database, zones: finder)
         let report = try clinics.importClinics(try Data(contentsOf: projectData.appendingPathComponent("clinics.csv")))
         #expect(report.inserted == 7_146)
@@ -269,8 +270,8 @@ struct ReferencePolygons {
         let previous = Array(projectMigrations.prefix(6))
         let appointment: Appointment
         do {
-            let old = try DatabaseManager.open(path: path, migrations: previous)
-            let system = ClinicSystem(database: old, resources: nil, hasher: fastHasher, now: { testNow })
+            let old = try SQLiteStore.open(path: path, migrations: previous)
+            let system = ClinicSystem(store: old, resources: nil, hasher: fastHasher, now: { testNow })
             let csv = """
                 external_id,name,city,state,lat,lon,category,time_zone
                 VIN,Good Samaritan,Vincennes,IN,38.6773,-87.5286,GENERAL ACUTE CARE,America/Chicago
@@ -288,7 +289,7 @@ struct ReferencePolygons {
                 at: .local(LocalDateTime(year: 2026, month: 11, day: 30, hour: 9, minute: 20)!))
             #expect(try old.currentVersion() == 6)
         }
-        let upgraded = try DatabaseManager.open(path: path, migrations: projectMigrations, zones: LazyZones(data: projectData))
+        let upgraded = try SQLiteStore.open(path: path, migrations: projectMigrations, zones: LazyZones(data: projectData))
         #expect(upgraded.migrationsRun == Array(7...(projectMigrations.last?.version ?? 7)), "7, and the ones after it")
         let zones = try upgraded.read { db in
             try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT external_id, time_zone FROM clinics").map {
@@ -308,7 +309,7 @@ struct ReferencePolygons {
         // test clock runs behind the real one): no longer listed.
         try upgraded.write { db in try db.execute(sql: "UPDATE clinic_zone_changes SET changed_at = ?", arguments: [testNow.seconds + 3600]) }
         #expect(try upgraded.appointmentsAfterZoneChanges(now: testNow).count == 1)
-        let system = ClinicSystem(database: upgraded, resources: nil, hasher: fastHasher, now: { testNow.addingTimeInterval(7200) })
+        let system = ClinicSystem(store: upgraded, resources: nil, hasher: fastHasher, now: { testNow.addingTimeInterval(7200) })
         let anna = try system.clients.getUserByLogin("anna")
         _ = try system.appointments.rescheduleAppointment(appointment.id ?? 0, clientId: anna.id ?? 0,
                                                           to: .local(LocalDateTime(year: 2026, month: 11, day: 30, hour: 10, minute: 0)!))
@@ -316,8 +317,8 @@ struct ReferencePolygons {
     }
 
     @Test func aDatabaseWithClinicsNeedsTheZoneDataToMigrate() throws {
-        let database = try DatabaseManager.inMemory(migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: nil, hasher: fastHasher, now: { testNow })
+        let database = try SQLiteStore.inMemory(migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: nil, hasher: fastHasher, now: { testNow })
         _ = try system.importDirectory(Data("external_id,name,city,state,lat,lon\nLA1,Adventist,Los Angeles,CA,34.05,-118.25\n".utf8))
         try database.migrate(to: 6)
         let before = try fingerprint(database)

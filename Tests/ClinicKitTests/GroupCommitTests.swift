@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Group commit: writes queued at a moment share one transaction; a member's refusal undoes
 /// only its own savepoint; an error that spoils the transaction fails every member and keeps

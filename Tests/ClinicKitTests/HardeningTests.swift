@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The defects a hostile run found (issue "Hardening"): each test failed before its fix.
 @Suite struct HardeningTests {
@@ -16,8 +17,8 @@ import Testing
     }
 
     func fileSystem(_ folder: Folder, hasher: PasswordHasher = fastHasher, clock: TestClock = TestClock()) throws -> ClinicSystem {
-        let database = try DatabaseManager.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
-        let system = ClinicSystem(database: database, resources: nil, hasher: hasher, now: { clock.now })
+        let database = try SQLiteStore.open(path: folder.path("live.sqlite"), migrations: projectMigrations)
+        let system = ClinicSystem(store: database, resources: nil, hasher: hasher, now: { clock.now })
         let csv = "external_id,name,city,state,lat,lon,category\nLA1,Adventist,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE\n"
         _ = try system.importDirectory(Data(csv.utf8), demo: true)
         return system
@@ -38,7 +39,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 30) { index in
             // Each attempt on its own connection, as separate processes would be.
             do {
-                let database = try DatabaseManager.open(path: live, migrations: projectMigrations)
+                let database = try SQLiteStore.open(path: live, migrations: projectMigrations)
                 let clients = ClientController(database: database, hasher: PasswordHasher(), now: { clock.now })
                 _ = try clients.logIn(login: "anna", password: "wrong-horse-\(index)")
                 results.withLock { $0.append(.internalError) }
@@ -157,7 +158,7 @@ import Testing
             #expect(refused?.arguments.joined().contains(difference) == true, "\(name): \(refused?.arguments ?? [])")
             #expect(!FileManager.default.fileExists(atPath: folder.path(name + ".aside")))
             // `check` of that file as the live database names the difference.
-            let report = DatabaseManager.check(path: path, runner: MigrationRunner(migrations: projectMigrations))
+            let report = SQLiteStore.check(path: path, runner: MigrationRunner(migrations: projectMigrations))
             #expect(!report.isSound && report.schema.first == difference, "\(name): \(report.schema)")
             #expect(report.integrity == ["ok"], "the file itself is sound")
         }
@@ -186,13 +187,13 @@ import Testing
             try handle.close()
         }
 
-        let damaged = try DatabaseManager.open(path: live, migrations: projectMigrations)
+        let damaged = try SQLiteStore.open(path: live, migrations: projectMigrations)
         let error = expectError(.storage) { try damaged.backup(to: folder.path("copy.sqlite")) }
         #expect(error?.key == .databaseDamaged && error?.arguments.first == live, "\(String(describing: error))")
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("copy") || $0.hasPrefix(".copy") }
         #expect(left.isEmpty, "\(left)")
 
-        let report = DatabaseManager.check(path: live, runner: MigrationRunner(migrations: projectMigrations))
+        let report = SQLiteStore.check(path: live, runner: MigrationRunner(migrations: projectMigrations))
         #expect(!report.isSound && report.integrity != ["ok"] && !report.integrity.isEmpty)
         #expect(!damaged.check().isSound)
     }
@@ -201,7 +202,7 @@ import Testing
         let folder = try Folder()
         let path = folder.path("garbage.sqlite")
         try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: path))
-        let report = DatabaseManager.check(path: path, runner: MigrationRunner(migrations: projectMigrations))
+        let report = SQLiteStore.check(path: path, runner: MigrationRunner(migrations: projectMigrations))
         #expect(!report.isSound)
         #expect(report.integrity.joined().contains("not a database"), "\(report.integrity)")
     }
@@ -225,7 +226,7 @@ import Testing
     @Test(.sqliteOnly) func aDatabaseMadeThroughALinkIsPrivate() throws {
         let folder = try Folder()
         try FileManager.default.createSymbolicLink(atPath: folder.path("link.sqlite"), withDestinationPath: folder.path("real.sqlite"))
-        let database = try DatabaseManager.open(path: folder.path("link.sqlite"), migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: folder.path("link.sqlite"), migrations: projectMigrations)
         defer { withExtendedLifetime(database) {} }
         for file in ["real.sqlite", "real.sqlite-wal"] {
             #expect(try FileManager.default.attributesOfItem(atPath: folder.path(file))[.posixPermissions] as? Int == 0o600, "\(file)")
@@ -338,7 +339,7 @@ import Testing
         // A database path under a regular file says so.
         let folder = try Folder()
         try Data("x".utf8).write(to: URL(fileURLWithPath: folder.path("plain")))
-        let error = expectError(.storage) { _ = try DatabaseManager.open(path: folder.path("plain/sub/db.sqlite"), migrations: projectMigrations) }
+        let error = expectError(.storage) { _ = try SQLiteStore.open(path: folder.path("plain/sub/db.sqlite"), migrations: projectMigrations) }
         #expect(error?.arguments.last == folder.path("plain") + " is a file, not a folder", "\(error?.arguments ?? [])")
     }
 }

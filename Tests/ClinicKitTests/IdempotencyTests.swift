@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// `IdempotencyStore`: a kept response is sent again for the same key, and expired keys are
 /// forgotten at most once a `purgeInterval` (not by a DELETE per request).
@@ -76,7 +77,7 @@ import Testing
         let body = Data(#"{"notes":"Knee"}"#.utf8)
         _ = try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 201, body: body) }
         let before = try system.database.writing { try $0.idempotentResponse(ofClient: anna, key: "k1")?.body }
-        try #require(system.sqlite).rotateKey()
+        try #require(system.database as? SQLiteStore).rotateKey()
         let after = try system.database.writing { try $0.idempotentResponse(ofClient: anna, key: "k1")?.body }
         #expect(after != nil && after != before && after?.first == 1)
         #expect(try store.perform(clientId: anna, key: "k1", fingerprint: "f") { .init(status: 500, body: Data()) }.body == body)

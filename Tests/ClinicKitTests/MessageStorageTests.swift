@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The message area's storage operations (issue #25's seam), on either store: the contract of
 /// the outbox's claim; and, on SQLite, the inbox written through a bare `Database` (the

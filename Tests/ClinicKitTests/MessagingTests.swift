@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// A mail server stand-in: records what it accepts, refuses the first `failures` messages.
 final class RecordingMailer: Mailer, @unchecked Sendable {

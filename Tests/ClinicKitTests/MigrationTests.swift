@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite(.sqliteOnly) struct MigrationTests {
     /// A folder of migration files for one test.
@@ -137,7 +138,7 @@ import Testing
     @Test func filesAreWALWithFullSynchronousCommits() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try DatabaseManager.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: folder.appendingPathComponent("c.sqlite").path, migrations: projectMigrations)
         let (journal, synchronous, foreignKeys) = try database.writer.writeWithoutTransaction { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
              try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The front desk's search of patients through the blind index (issue 29): by prefix, folded,
 /// among the clinic's own patients only, each patient shown in their access log; the index
@@ -113,7 +114,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("c.sqlite").path
-        let database = try DatabaseManager.open(path: path, migrations: projectMigrations)
+        let database = try SQLiteStore.open(path: path, migrations: projectMigrations)
         let w = try world(store: database)
         #expect(try logins(w, "smi") == ["pt1", "pt2"])
         try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }

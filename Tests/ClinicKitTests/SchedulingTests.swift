@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// "Now" is Sunday 2026-11-22 12:00 UTC unless a test moves it.
 @Suite struct SlotTests {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The patient's reason for a visit (an appointment's notes) is sealed at rest and read in
 /// clear by every reader (issue 30). "Now" is Sunday 2026-11-22 12:00 UTC.
@@ -75,8 +76,8 @@ import Testing
         let therapy = try department(system, "LA1", "therapy")
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0,
                                                                at: monday0920, notes: reason)
-        let database = try #require(system.sqlite)
-        try database.migrate(to: DatabaseManager.sealedNotesVersion - 1)
+        let database = try #require(system.database as? SQLiteStore)
+        try database.migrate(to: SQLiteStore.sealedNotesVersion - 1)
         #expect(try storedNotes(system) == [reason], "in clear before the version goes")
         // As a program before the migration writes it.
         try database.write { db in

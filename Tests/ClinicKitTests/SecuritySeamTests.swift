@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The security area behind the storage seam (issue #25): its rules run over any store that
 /// keeps the operations' contracts (here a store in memory), and the store of the run keeps them.

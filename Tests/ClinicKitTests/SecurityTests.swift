@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 @Suite struct PasswordTests {
     @Test func hashesAreArgon2idWithOwaspParametersAndSalted() throws {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Staff accounts (migration 11): roles scoped to a clinic, the clinic's day, the lifecycle,
 /// and the audit trail they leave. "Now" is Sunday 2026-11-22 12:00 UTC; the appointment is

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The storage seam's contract (issue #25), on either store: what every store must do
 /// whatever the rules checked before it.

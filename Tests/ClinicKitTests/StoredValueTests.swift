@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Stored values of another type than their columns' (issue 23, item 6): every model reads
 /// each column with a throwing decode. A column read through GRDB's subscript would trap and

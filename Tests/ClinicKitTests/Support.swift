@@ -5,6 +5,7 @@ import GRDB
 import PostgresNIO
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The store this run of the suite is on: SQLite in memory (the default), or a database of its
 /// own on the tests' PostgreSQL per system when `CLINIC_TEST_STORE=postgres` (scripts/test.sh
@@ -18,7 +19,7 @@ enum TestStore: String {
     static func make() throws -> any ClinicStore {
         switch current {
         case .sqlite:
-            return try DatabaseManager.inMemory(migrations: projectMigrations, zones: LazyZones(data: projectRoot.appendingPathComponent("Data")))
+            return try SQLiteStore.inMemory(migrations: projectMigrations, zones: LazyZones(data: projectRoot.appendingPathComponent("Data")))
         case .postgres:
             return try TestPostgres.makeStore()
         }
@@ -74,8 +75,8 @@ func twoSystemsOnOneStore(sqliteFile path: String, clock: TestClock = TestClock(
     }
     switch TestStore.current {
     case .sqlite:
-        return (system(try DatabaseManager.open(path: path, migrations: projectMigrations)),
-                system(try DatabaseManager.open(path: path, migrations: projectMigrations)))
+        return (system(try SQLiteStore.open(path: path, migrations: projectMigrations)),
+                system(try SQLiteStore.open(path: path, migrations: projectMigrations)))
     case .postgres:
         let first = try TestPostgres.makeStore()
         let server = try TestPostgres.server()
@@ -129,7 +130,7 @@ func register(_ system: ClinicSystem, _ login: String, city: String = "Los Angel
 }
 
 /// Every row of every table of a SQLite file, as text: two equal fingerprints mean nothing changed.
-func fingerprint(_ database: DatabaseManager, excluding: Set<String> = []) throws -> String {
+func fingerprint(_ database: SQLiteStore, excluding: Set<String> = []) throws -> String {
     fingerprint(of: try storedTables(database, excluding: excluding))
 }
 
@@ -138,7 +139,7 @@ func fingerprint(of tables: [(table: String, rows: [String])]) -> String {
 }
 
 /// Every table of a SQLite file with each of its rows as text, in rowid order.
-func storedTables(_ database: DatabaseManager, excluding: Set<String> = []) throws -> [(table: String, rows: [String])] {
+func storedTables(_ database: SQLiteStore, excluding: Set<String> = []) throws -> [(table: String, rows: [String])] {
     try database.read { db in
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         return try tables.filter { !excluding.contains($0) }.map { table in
@@ -158,7 +159,7 @@ func postgresStore(_ system: ClinicSystem) throws -> PostgresStore {
 /// Every table of the system's store with each of its rows as text (SQLite's in rowid order,
 /// PostgreSQL's sorted by that text), read in one transaction, on either store.
 func storedTables(_ system: ClinicSystem, excluding: Set<String> = []) throws -> [(table: String, rows: [String])] {
-    if let sqlite = system.sqlite { return try storedTables(sqlite, excluding: excluding) }
+    if let sqlite = (system.database as? SQLiteStore) { return try storedTables(sqlite, excluding: excluding) }
     return try postgresStore(system).blockingTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
         let tables = try connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")
             .rows.map { try $0.decode(String.self) }
@@ -189,7 +190,7 @@ struct StoredRow {
 /// alike: instants are integers on SQLite and timestamptz on PostgreSQL, booleans 0/1 and
 /// true/false. Values go into the text of the query (no arguments).
 func storedRows(_ system: ClinicSystem, _ sql: String) throws -> [StoredRow] {
-    if let sqlite = system.sqlite {
+    if let sqlite = (system.database as? SQLiteStore) {
         return try sqlite.read { db in
             try Row.fetchAll(db, sql: sql).map { row in
                 var columns: [String: String] = [:]
@@ -234,9 +235,11 @@ func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicE
 
 extension ClinicSystem {
     /// The SQLite database of a system these tests made on one (they read and write its SQL).
-    var sqliteFile: DatabaseManager {
+    var sqliteFile: SQLiteStore {
         get throws {
-            guard let sqlite else { throw ClinicError(.internalError, .internalError, "this test needs a SQLite system: mark it .sqliteOnly") }
+            guard let sqlite = database as? SQLiteStore else {
+                throw ClinicError(.internalError, .internalError, "this test needs a SQLite system: mark it .sqliteOnly")
+            }
             return sqlite
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// The use cases every front calls (ClinicSystem+UseCases.swift): each is checked against the
 /// steps it replaces, so that a front that calls it gets what it used to compute itself.

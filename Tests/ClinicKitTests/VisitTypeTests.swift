@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 
 /// Visit types (migration 12): slots as long as the visit, which must fit the doctor's hours
 /// and no other appointment. "Now" is Sunday 2026-11-22 12:00 UTC; the week checked is Monday

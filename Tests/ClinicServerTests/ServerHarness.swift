@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+@testable import ClinicStoreSQLite
 import GRDB
 import NIOCore
 import NIOFoundationCompat

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ClinicStoreSQLite
 import GRDB
 
 /// Whether a slot's start (ISO 8601) is far enough ahead that neither the booking lead time

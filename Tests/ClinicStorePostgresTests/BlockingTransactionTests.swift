@@ -1,4 +1,5 @@
 import ClinicKit
+@testable import ClinicStoreSQLite
 import ClinicTestPostgres
 @testable import ClinicStorePostgres
 import GRDB
@@ -177,8 +178,8 @@ import Testing
                         SELECT '-infinity'::timestamptz AS a, 'infinity'::timestamptz AS b, '-infinity'::date AS c,
                                '1969-12-31 23:59:59.5Z'::timestamptz AS d, '2000-01-01 00:00:00.999Z'::timestamptz AS e,
                                '1999-12-31'::date AS f
-                        """).first as Row?)
-                    return (["a", "b", "c", "f"].map { row[$0] as String? }, ["d", "e"].map { row[$0] as Int64? },
+                        """).first as StoredRowValues?)
+                    return (["a", "b", "c", "f"].map { try? row.decode(String.self, forColumn: $0) }, ["d", "e"].map { try? row.decode(Int64.self, forColumn: $0) },
                             (try? row.decode(Int64.self, forColumn: "a")) != nil) // the models' instant reader
                 }
             }

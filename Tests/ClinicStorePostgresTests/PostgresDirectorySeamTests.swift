@@ -1,4 +1,5 @@
 import ClinicKit
+@testable import ClinicStoreSQLite
 import ClinicTestPostgres
 import Foundation
 import GRDB
@@ -225,9 +226,9 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-bulk-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let sqlite = try DatabaseManager.open(path: folder + "/one-by-one.sqlite",
+        let sqlite = try SQLiteStore.open(path: folder + "/one-by-one.sqlite",
                                               migrations: try Migration.load(from: TestPostgres.projectRoot.appendingPathComponent("Migrations")))
-        let sqliteSystem = ClinicSystem(database: sqlite, resources: nil, hasher: hasher)
+        let sqliteSystem = ClinicSystem(store: sqlite, resources: nil, hasher: hasher)
         let first = try sqliteSystem.clinics.importClinics(Data(csv.utf8), demo: true)
         #expect(first.inserted == 5 && first.demoFilled == 5)
         let tables = ["clinics": "id, external_id, name, address, city, city_key, state, zip, description, category, lat, lon, is_pediatric, is_hospital, time_zone, phone, website",
@@ -236,7 +237,7 @@ import Testing
         let expected = try sqlite.read { db in
             Dictionary(uniqueKeysWithValues: try tables.map { table, columns in
                 (table, try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY id").map { row in
-                    Dictionary(uniqueKeysWithValues: row.columnNames.map { ($0, row[$0] as DatabaseValue) })
+                    Dictionary(uniqueKeysWithValues: row.columnNames.map { ($0, row.cell($0) ?? .null) })
                 })
             })
         }
@@ -256,9 +257,9 @@ import Testing
                         #expect(stored.count == want.count, "\(table)")
                         for (got, row) in zip(stored, want) {
                             for (column, wanted) in row {
-                                let value = got[column] as DatabaseValue
+                                let value = got.cell(column) ?? .null
                                 // SQLite keeps a boolean as 0 or 1.
-                                #expect(value == wanted || Bool.fromDatabaseValue(value).map { $0 == Bool.fromDatabaseValue(wanted) } == true,
+                                #expect(value == wanted || Bool(storedCell: value).map { $0 == Bool(storedCell: wanted) } == true,
                                         "\(table).\(column): \(got) against \(row)")
                             }
                         }

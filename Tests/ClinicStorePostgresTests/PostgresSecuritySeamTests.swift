@@ -1,9 +1,11 @@
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 import ClinicTestPostgres
 import Foundation
 import GRDB
 import Testing
 @testable import ClinicStorePostgres
+@testable import ClinicStoreCopy
 
 /// The security and message areas of the storage seam on PostgreSQL
 /// (PostgresTransaction+Security.swift, +Messages.swift): what SQLite's do, and the
@@ -338,7 +340,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let sqliteMigrations = try Migration.load(from: TestPostgres.projectRoot.appendingPathComponent("Migrations"))
-        let source = try DatabaseManager.open(path: folder + "/empty.sqlite", migrations: sqliteMigrations)
+        let source = try SQLiteStore.open(path: folder + "/empty.sqlite", migrations: sqliteMigrations)
         try await migratedStore { store in
             let copied = try await StoreCopy.sqliteToPostgres(source: source, target: store, migrations: try TestPostgres.migrations())
             #expect(copied.first { $0.table == "audit_head" }?.rows == 0)
@@ -355,7 +357,7 @@ import Testing
         try await migratedStore { store in
             _ = try await StoreCopy.postgresToSQLite(source: store, postgresMigrations: try TestPostgres.migrations(),
                                                      targetPath: folder + "/none.sqlite", sqliteMigrations: sqliteMigrations)
-            let none = try DatabaseManager.open(path: folder + "/none.sqlite", migrations: sqliteMigrations)
+            let none = try SQLiteStore.open(path: folder + "/none.sqlite", migrations: sqliteMigrations)
             #expect(try none.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_head") } == 0,
                     "the empty chain's row is the PostgreSQL schema's, not copied")
         }

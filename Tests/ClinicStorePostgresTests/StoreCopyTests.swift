@@ -1,6 +1,8 @@
 import ClinicKit
+@testable import ClinicStoreSQLite
 import ClinicTestPostgres
 @testable import ClinicStorePostgres
+@testable import ClinicStoreCopy
 import Foundation
 import GRDB
 import PostgresNIO
@@ -19,7 +21,7 @@ import Testing
     struct Source {
         let folder: String
         let path: String
-        let database: DatabaseManager
+        let database: SQLiteStore
         let system: ClinicSystem
         let patientId: Int64
         let appointmentId: Int64
@@ -32,10 +34,10 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-copy-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/source.sqlite"
-        let database = try DatabaseManager.open(path: path, migrations: try sqliteMigrations.get())
+        let database = try SQLiteStore.open(path: path, migrations: try sqliteMigrations.get())
         let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
         let now = Self.now
-        let system = ClinicSystem(database: database, resources: nil, hasher: hasher, now: { now })
+        let system = ClinicSystem(store: database, resources: nil, hasher: hasher, now: { now })
         let csv = """
             external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
             LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
@@ -66,7 +68,7 @@ import Testing
     }
 
     /// Rows per table of a SQLite database.
-    static func counts(_ database: DatabaseManager, _ tables: [String]) throws -> [String: Int] {
+    static func counts(_ database: SQLiteStore, _ tables: [String]) throws -> [String: Int] {
         try database.read { db in
             var counts: [String: Int] = [:]
             for table in tables { counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM " + table) ?? -1 }
@@ -170,7 +172,7 @@ import Testing
         for suffix in [".key", ".audit-key"] where FileManager.default.fileExists(atPath: source.path + suffix) {
             try FileManager.default.copyItem(atPath: source.path + suffix, toPath: backPath + suffix)
         }
-        let backDatabase = try DatabaseManager.open(path: backPath, migrations: try Self.sqliteMigrations.get())
+        let backDatabase = try SQLiteStore.open(path: backPath, migrations: try Self.sqliteMigrations.get())
         #expect(try Self.counts(backDatabase, tables) == sqliteCounts)
         let report = backDatabase.check()
         #expect(report.isSound, "\(report.summary) \(String(describing: report.keyProblem)) \(String(describing: report.auditKeyProblem))")
@@ -181,7 +183,7 @@ import Testing
             == Data([1, 2, 3, 4, 5]))
         // The same answers to the same questions, through ClinicKit (the sealed fields open).
         let now = Self.now
-        let backSystem = ClinicSystem(database: backDatabase, resources: nil,
+        let backSystem = ClinicSystem(store: backDatabase, resources: nil,
                                       hasher: PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1)),
                                       now: { now })
         let original = try source.system.appointments(ofPatient: patientId, scope: .all).map(\.appointment)

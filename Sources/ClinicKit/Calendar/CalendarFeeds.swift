@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension CalendarEvent {
     /// An appointment with its clinic, department and sequence, read in the caller's transaction.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The offline gazetteer (Data/gazetteer.db, see docs/DATA.md): GeoNames places of 1,000
 /// people or more with their Latin and Cyrillic names, U.S. ZIP codes with their centroids,
@@ -58,11 +57,11 @@ public final class Gazetteer: Sendable {
         public var suggestion: Place?
     }
 
-    let file: DatabaseQueue
+    let file: DataFile
 
     init(file path: String) throws {
-        file = try DataFile.openReadOnly(path)
-        _ = try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE id = 0") }
+        file = try DataFile(path: path)
+        _ = try read { db in try db.value(Int.self, "SELECT count(*) FROM place WHERE id = 0") }
     }
 
     private static let loaded = LockedBox<[String: Gazetteer]>([:])
@@ -72,13 +71,7 @@ public final class Gazetteer: Sendable {
         try DataFile.shared(loaded, data.appendingPathComponent("gazetteer.db").path, Gazetteer.init(file:))
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try file.read(body)
-        } catch let error as DatabaseError {
-            throw ClinicError(.storage, .gazetteerMissing, file.path + " (" + DatabaseManager.describe(error) + ")")
-        }
-    }
+    func read<T>(_ body: (DataFile) throws -> T) throws -> T { try body(file) }
 
     // MARK: Reading an address
 
@@ -111,11 +104,11 @@ public final class Gazetteer: Sendable {
     func regions(_ text: String) throws -> Set<Region> {
         try read { db in
             var found = Set<Region>()
-            for row in try Row.fetchAll(db, sql: "SELECT country, code FROM admin1_key WHERE key = ?", arguments: [text]) {
+            for row in try db.rows("SELECT country, code FROM admin1_key WHERE key = ?", [text]) {
                 found.insert(Region(country: try row.decode(String.self, forColumn: "country"),
                                     admin1: try row.decode(String.self, forColumn: "code")))
             }
-            if let iso = try String.fetchOne(db, sql: "SELECT iso FROM country_key WHERE key = ?", arguments: [text]) {
+            if let iso = try db.value(String.self, "SELECT iso FROM country_key WHERE key = ?", [text]) {
                 found.insert(Region(country: iso, admin1: nil))
             }
             return found
@@ -258,7 +251,7 @@ public final class Gazetteer: Sendable {
     }
 
     func placeIds(_ key: String) throws -> [Int64] {
-        try read { db in try Int64.fetchAll(db, sql: "SELECT place_id FROM place_key WHERE key = ?", arguments: [key]) }
+        try read { db in try db.values(Int64.self, "SELECT place_id FROM place_key WHERE key = ?", [key]) }
     }
 
     // MARK: Look-up
@@ -298,7 +291,7 @@ public final class Gazetteer: Sendable {
 
     static let placeColumns = "p.id, p.name, p.country, p.admin1, p.admin1_name, p.population, p.lat, p.lon"
 
-    static func place(_ row: Row, postcode: String? = nil) throws -> Place? {
+    static func place(_ row: StoredRowValues, postcode: String? = nil) throws -> Place? {
         guard let coordinate = Coordinate(latitude: try row.decode(Double.self, forColumn: "lat"),
                                           longitude: try row.decode(Double.self, forColumn: "lon")) else { return nil }
         return Place(id: try row.decode(Int64.self, forColumn: "id"), name: try row.decode(String.self, forColumn: "name"),
@@ -310,9 +303,9 @@ public final class Gazetteer: Sendable {
 
     func places(key: String) throws -> [Place] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.rows("""
                 SELECT \(Self.placeColumns) FROM place_key k JOIN place p ON p.id = k.place_id WHERE k.key = ?
-                """, arguments: [key]).compactMap { try Self.place($0) }
+                """, [key]).compactMap { try Self.place($0) }
         }
     }
 
@@ -333,9 +326,9 @@ public final class Gazetteer: Sendable {
     func nearestPostcode(_ place: Place) throws -> String? {
         let point = place.coordinate
         let rows = try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.rows("""
                 SELECT code, lat, lon FROM postcode WHERE admin1 = ? AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
-                """, arguments: [place.admin1, point.latitude - 0.5, point.latitude + 0.5, point.longitude - 0.7, point.longitude + 0.7])
+                """, [place.admin1, point.latitude - 0.5, point.latitude + 0.5, point.longitude - 0.7, point.longitude + 0.7])
         }
         var best: (distance: Double, code: String)?
         for row in rows {
@@ -351,12 +344,12 @@ public final class Gazetteer: Sendable {
     /// A U.S. ZIP code's centroid and town.
     public func postcode(_ code: String) throws -> Place? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: """
+            guard let row = try db.row("""
                 SELECT 0 AS id, z.place AS name, z.country, z.admin1, coalesce(a.name, '') AS admin1_name, 0 AS population,
                        z.lat, z.lon
                 FROM postcode z LEFT JOIN admin1 a ON a.country = z.country AND a.code = z.admin1
                 WHERE z.country = 'US' AND z.code = ?
-                """, arguments: [code]) else { return nil }
+                """, [code]) else { return nil }
             return try Self.place(row, postcode: code)
         }
     }
@@ -369,10 +362,10 @@ public final class Gazetteer: Sendable {
         var best: (distance: Int, population: Int, place: Place)?
         for region in regions {
             let rows = try read { db in
-                try Row.fetchAll(db, sql: """
+                try db.rows("""
                     SELECT k.key, \(Self.placeColumns) FROM place p JOIN place_key k ON k.place_id = p.id
                     WHERE p.country = ? AND (? IS NULL OR p.admin1 = ?)
-                    """, arguments: [region.country, region.admin1, region.admin1])
+                    """, [region.country, region.admin1, region.admin1])
             }
             for row in rows {
                 let key = try row.decode(String.self, forColumn: "key")
@@ -410,9 +403,9 @@ public final class Gazetteer: Sendable {
     public func country(ofState code: String) throws -> String? {
         let folded = Text.fold(code)
         return try read { db in
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM admin1_key WHERE key = ? AND country = 'US' AND length(key) = 2)",
-                                 arguments: [folded]) == true { return "US" }
-            return try String.fetchOne(db, sql: "SELECT iso FROM country_key WHERE key = ? AND length(key) = 2", arguments: [folded])
+            if try db.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM admin1_key WHERE key = ? AND country = 'US' AND length(key) = 2)",
+                                 [folded]) == true { return "US" }
+            return try db.value(String.self, "SELECT iso FROM country_key WHERE key = ? AND length(key) = 2", [folded])
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One place a query may mean.
 public struct GeocodeCandidate: Sendable, Equatable {

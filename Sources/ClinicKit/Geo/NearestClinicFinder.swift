@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The nearest clinics to a point, exactly by great-circle distance (see `GeoIndex`). Built
 /// once per process from the clinics table; a later change to the table is seen by the next

@@ -1,6 +1,5 @@
 import CGEOS
 import Foundation
-import GRDB
 
 /// The IANA time zone at a point, from time-zone boundary polygons (Data/timezones.db, derived
 /// from timezone-boundary-builder by scripts/derive-timezones.py; see docs/DATA.md).
@@ -29,7 +28,7 @@ public final class ZoneFinder: @unchecked Sendable {
 
     let pieces: [Piece]
     let tree: EnvelopeTree
-    private let file: DatabaseQueue
+    private let file: DataFile
     private let context: GEOSContext
     private let reader: OpaquePointer
     private let lock = NSLock()
@@ -40,10 +39,10 @@ public final class ZoneFinder: @unchecked Sendable {
     static let coastReach = 0.1
 
     init(file path: String) throws {
-        file = try DataFile.openReadOnly(path)
+        file = try DataFile(path: path)
         do {
             pieces = try file.read { db in
-                try Row.fetchAll(db, sql: """
+                try db.rows("""
                     SELECT id, tzid, layer, min_lon, min_lat, max_lon, max_lat FROM zone_polygon ORDER BY id
                     """).map { row in
                     Piece(id: try row.decode(Int64.self, forColumn: "id"), zone: try row.decode(String.self, forColumn: "tzid"),
@@ -54,8 +53,10 @@ public final class ZoneFinder: @unchecked Sendable {
                                            maxLat: try row.decode(Double.self, forColumn: "max_lat")))
                 }
             }
+        } catch let error as ClinicError {
+            throw error
         } catch {
-            throw ClinicError(.storage, .gazetteerMissing, path + " (" + DatabaseManager.describe(error) + ")")
+            throw ClinicError(.storage, .gazetteerMissing, path + " (" + String(describing: error) + ")")
         }
         guard !pieces.isEmpty else { throw ClinicError(.storage, .gazetteerMissing, path) }
         tree = try EnvelopeTree(boxes: pieces.map(\.box))
@@ -129,7 +130,7 @@ public final class ZoneFinder: @unchecked Sendable {
     private func polygon(_ index: Int) throws -> (geometry: OpaquePointer, prepared: OpaquePointer) {
         if let done = loaded[index] { return done }
         let blob = try file.read { db in
-            try Data.fetchOne(db, sql: "SELECT wkb FROM zone_polygon WHERE id = ?", arguments: [pieces[index].id])
+            try db.value(Data.self, "SELECT wkb FROM zone_polygon WHERE id = ?", [pieces[index].id])
         }
         guard let blob else { throw ClinicError(.storage, .gazetteerMissing, "zone polygon \(pieces[index].id)") }
         let parsed = blob.withUnsafeBytes { bytes in
@@ -155,7 +156,7 @@ public final class ZoneFinder: @unchecked Sendable {
     /// Every piece with its zone, for tests: (zone, is U.S., the polygon's WKB).
     func allPieces() throws -> [(zone: String, isUS: Bool, wkb: Data)] {
         try file.read { db in
-            try Row.fetchAll(db, sql: "SELECT tzid, layer, wkb FROM zone_polygon ORDER BY id").map { row in
+            try db.rows("SELECT tzid, layer, wkb FROM zone_polygon ORDER BY id").map { row in
                 (try row.decode(String.self, forColumn: "tzid"), try row.decode(String.self, forColumn: "layer") == "us",
                  try row.decode(Data.self, forColumn: "wkb"))
             }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Why a message was written.
 public enum MessageKind: String, Sendable, CaseIterable {
@@ -39,7 +38,7 @@ public enum Inbox {
     /// `emailConfirmed` says whether the patient has a confirmed address, when the caller read it
     /// already (nil: looked up here).
     @discardableResult
-    static func post(_ tx: any InboxWriting, clientId: Int64, kind: MessageKind, subject: String, body: String,
+    package static func post(_ tx: any InboxWriting, clientId: Int64, kind: MessageKind, subject: String, body: String,
                      appointmentId: Int64? = nil, clinicId: Int64? = nil, staffId: Int64? = nil,
                      dedupeKey: String? = nil, emailConfirmed: Bool? = nil, now: Date) throws -> Int64? {
         guard let id = try tx.insertInboxMessage(toClient: clientId, kind: kind, subject: subject, body: body,
@@ -50,15 +49,6 @@ public enum Inbox {
             try tx.enqueueDelivery(ofMessage: id, toClient: clientId, at: now)
         }
         return id
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    @discardableResult
-    static func post(_ db: Database, clientId: Int64, kind: MessageKind, subject: String, body: String,
-                     appointmentId: Int64? = nil, clinicId: Int64? = nil, staffId: Int64? = nil,
-                     dedupeKey: String? = nil, now: Date) throws -> Int64? {
-        try post(SQLiteInbox(db: db), clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointmentId,
-                 clinicId: clinicId, staffId: staffId, dedupeKey: dedupeKey, now: now)
     }
 
     /// Writes the message about a change to an appointment (nothing for an appointment whose
@@ -95,17 +85,9 @@ public enum Inbox {
                         emailConfirmed: context.emailConfirmed, now: now)
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    @discardableResult
-
     /// A patient's messages, newest first.
     public static func messages(_ tx: any InboxReading, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
         try tx.inboxMessages(ofClient: clientId, unreadOnly: unreadOnly, limit: limit)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func messages(_ db: Database, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
-        try messages(SQLiteInbox(db: db), clientId: clientId, unreadOnly: unreadOnly, limit: limit)
     }
 
     public static func unreadCount(_ tx: any InboxReading, clientId: Int64) throws -> Int {

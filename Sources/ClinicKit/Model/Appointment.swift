@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 public enum AppointmentStatus: String, Sendable, CaseIterable {
     case scheduled
@@ -23,8 +22,7 @@ public enum AppointmentStatus: String, Sendable, CaseIterable {
     public static let activeCondition = "status IN (" + allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
 }
 
-public struct Appointment: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "appointments"
+public struct Appointment: Hashable, Sendable {
 
     public var id: Int64?
     /// Nil once the patient deleted their account: the clinic keeps the record.
@@ -43,7 +41,6 @@ public struct Appointment: Hashable, Sendable, StoredRecord {
     /// The visit type it was booked for (migration 12), nil for a single slot.
     public var visitTypeId: Int64? = nil
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
 }
 

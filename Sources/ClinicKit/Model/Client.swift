@@ -1,10 +1,8 @@
 import Foundation
-import GRDB
 
 /// A registered patient. `login` is kept as typed; uniqueness is on `loginKey`, its
 /// case-folded form, so "Anna" and "anna" are the same account in any alphabet.
-public struct Client: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "clients"
+public struct Client: Hashable, Sendable {
 
     public var id: Int64?
     public var login: String
@@ -40,7 +38,6 @@ public struct Client: Hashable, Sendable, StoredRecord {
 
     public var language: Language { Language(rawValue: preferredLanguage) ?? .en }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     /// Whether an account could have this login name: at most 64 characters and no control
     /// character (a NUL, a newline inside). Registration takes less than this

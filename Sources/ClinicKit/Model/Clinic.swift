@@ -1,8 +1,6 @@
 import Foundation
-import GRDB
 
-public struct Clinic: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "clinics"
+public struct Clinic: Hashable, Sendable {
 
     public var id: Int64?
     /// The directory's own id (HIFLD `ID` for the default directory); unique.
@@ -42,7 +40,6 @@ public struct Clinic: Hashable, Sendable, StoredRecord {
 
     private static let zones = LockedBox<[String: TimeZone]>([:])
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     public static func key(forCity city: String) -> String {
         Text.fold(city)

@@ -1,8 +1,6 @@
 import Foundation
-import GRDB
 
-public struct Department: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "departments"
+public struct Department: Hashable, Sendable {
 
     public var id: Int64?
     public var clinicId: Int64
@@ -11,12 +9,10 @@ public struct Department: Hashable, Sendable, StoredRecord {
     /// Generated demo data rather than a real directory entry.
     public var isDemo: Bool
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
 }
 
-public struct Doctor: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "doctors"
+public struct Doctor: Hashable, Sendable {
 
     public var id: Int64?
     public var departmentId: Int64
@@ -25,13 +21,11 @@ public struct Doctor: Hashable, Sendable, StoredRecord {
     /// False once deactivated by a clinic admin (migration 12).
     public var isActive = true
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
 }
 
 /// One working interval of a doctor on one weekday, in the clinic's local time.
-public struct WorkingHours: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "working_hours"
+public struct WorkingHours: Hashable, Sendable {
 
     public var id: Int64?
     public var doctorId: Int64
@@ -42,5 +36,8 @@ public struct WorkingHours: Hashable, Sendable, StoredRecord {
     public var endMinute: Int
     public var slotMinutes: Int
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    public init(id: Int64? = nil, doctorId: Int64, weekday: Int, startMinute: Int, endMinute: Int, slotMinutes: Int) {
+        self.id = id; self.doctorId = doctorId; self.weekday = weekday
+        self.startMinute = startMinute; self.endMinute = endMinute; self.slotMinutes = slotMinutes
+    }
 }

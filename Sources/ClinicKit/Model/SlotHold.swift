@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A free slot held for a patient for a few minutes (`booking.hold_seconds`) while they finish
 /// a booking: until `expiresAt` nobody else can book or hold it (FHIR's `Appointment/$hold`).
@@ -24,7 +23,7 @@ public struct SlotHold: Hashable, Sendable {
         self.expiresAt = expiresAt; self.createdAt = createdAt
     }
 
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "slot_holds"
         id = try row.value("id", in: table); clientId = try row.value("client_id", in: table)
         clinicId = try row.value("clinic_id", in: table); departmentId = try row.value("department_id", in: table)

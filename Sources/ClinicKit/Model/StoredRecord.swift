@@ -1,20 +1,31 @@
 import Foundation
-import GRDB
 
-/// How the models map to their tables: snake_case columns and instants as whole UTC seconds
-/// since 1970 (INTEGER), so that the unique indexes and range queries on them compare numbers.
-/// The mapping is written out (`init(row:)`, `encode(to:)`) rather than derived through
-/// Codable: booking reads several records per transaction, and derived decoding with key
-/// conversion was a third of its CPU time (docs/BENCHMARKS.md).
-public protocol StoredRecord: FetchableRecord, MutablePersistableRecord {}
+/// How the models are read from their tables, on every store: snake_case columns and instants as
+/// whole UTC seconds since 1970, read from a row of ClinicKit's own (`StoredRow`). The mapping
+/// is written out rather than derived through Codable: booking reads several records per
+/// transaction, and derived decoding with key conversion was a third of its CPU time
+/// (docs/BENCHMARKS.md). How each store writes a model is its own (the SQLite store's
+/// `SQLiteRecords.swift`, the PostgreSQL store's statements).
 
-extension Date {
-    init(seconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(seconds)) }
-    var seconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
+/// A model that is a row of a table of its own, with an id the store gives it.
+public protocol StoredModel {
+    /// The model from a row of its table (ClinicKit's one mapping of it, for every store).
+    init(row: some StoredRow) throws
+    /// Nil until the store has inserted it.
+    var id: Int64? { get set }
 }
 
+extension Client: StoredModel {}
+extension Clinic: StoredModel {}
+extension Department: StoredModel {}
+extension Doctor: StoredModel {}
+extension WorkingHours: StoredModel {}
+extension Appointment: StoredModel {}
+extension AppointmentEvent: StoredModel {}
+extension WorkingException: StoredModel {}
+
 extension Client {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "clients"
         id = try row.value("id", in: table); login = try row.value("login", in: table)
         loginKey = try row.value("login_key", in: table); passwordHash = try row.value("password_hash", in: table)
@@ -27,19 +38,10 @@ extension Client {
         privacyAcceptedAt = try row.optionalInstant("privacy_accepted_at", in: table)
         privacyVersion = try row.value("privacy_version", in: table); createdAt = try row.instant("created_at", in: table)
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["login"] = login; container["login_key"] = loginKey
-        container["password_hash"] = passwordHash; container["name"] = name; container["surname"] = surname
-        container["street"] = street; container["house"] = house; container["city"] = city; container["lat"] = lat
-        container["lon"] = lon; container["home_clinic_id"] = homeClinicId; container["preferred_language"] = preferredLanguage
-        container["privacy_accepted_at"] = privacyAcceptedAt?.seconds; container["privacy_version"] = privacyVersion
-        container["created_at"] = createdAt.seconds
-    }
 }
 
 extension Clinic {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "clinics"
         id = try row.value("id", in: table); externalId = try row.value("external_id", in: table)
         name = try row.value("name", in: table); address = try row.value("address", in: table)
@@ -51,58 +53,36 @@ extension Clinic {
         isHospital = try row.value("is_hospital", in: table); timeZone = try row.value("time_zone", in: table)
         phone = try row.value("phone", in: table); website = try row.value("website", in: table)
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["external_id"] = externalId; container["name"] = name; container["address"] = address
-        container["city"] = city; container["city_key"] = cityKey; container["state"] = state; container["zip"] = zip
-        container["description"] = description; container["category"] = category; container["lat"] = lat; container["lon"] = lon
-        container["is_pediatric"] = isPediatric; container["is_hospital"] = isHospital; container["time_zone"] = timeZone
-        container["phone"] = phone; container["website"] = website
-    }
 }
 
 extension Department {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "departments"
         id = try row.value("id", in: table); clinicId = try row.value("clinic_id", in: table)
         specialization = try row.value("specialization", in: table); isDemo = try row.value("is_demo", in: table)
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["clinic_id"] = clinicId; container["specialization"] = specialization
-        container["is_demo"] = isDemo
-    }
 }
 
 extension Doctor {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "doctors"
         id = try row.value("id", in: table); departmentId = try row.value("department_id", in: table)
         name = try row.value("name", in: table); isDemo = try row.value("is_demo", in: table)
         isActive = try row.hasColumn("is_active") ? row.value("is_active", in: table) : true
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["department_id"] = departmentId; container["name"] = name; container["is_demo"] = isDemo
-    }
 }
 
 extension WorkingHours {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "working_hours"
         id = try row.value("id", in: table); doctorId = try row.value("doctor_id", in: table)
         weekday = try row.value("weekday", in: table); startMinute = try row.value("start_minute", in: table)
         endMinute = try row.value("end_minute", in: table); slotMinutes = try row.value("slot_minutes", in: table)
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["doctor_id"] = doctorId; container["weekday"] = weekday
-        container["start_minute"] = startMinute; container["end_minute"] = endMinute; container["slot_minutes"] = slotMinutes
-    }
 }
 
 extension Appointment {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "appointments"
         id = try row.value("id", in: table); clientId = try row.value("client_id", in: table)
         clinicId = try row.value("clinic_id", in: table); departmentId = try row.value("department_id", in: table)
@@ -117,19 +97,10 @@ extension Appointment {
         }
         self.status = status
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["client_id"] = clientId; container["clinic_id"] = clinicId
-        container["department_id"] = departmentId; container["doctor_id"] = doctorId; container["doctor_name"] = doctorName
-        container["starts_at"] = startsAt.seconds; container["ends_at"] = endsAt.seconds; container["status"] = status.rawValue
-        container["notes"] = notes; container["created_at"] = createdAt.seconds; container["updated_at"] = updatedAt.seconds
-        // Only with a visit type: the column is migration 12's.
-        if let visitTypeId { container["visit_type_id"] = visitTypeId }
-    }
 }
 
 extension AppointmentEvent {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "appointment_events"
         id = try row.value("id", in: table); appointmentId = try row.value("appointment_id", in: table)
         event = try row.value("event", in: table); actor = try row.value("actor", in: table)
@@ -138,26 +109,144 @@ extension AppointmentEvent {
         reason = try row.value("reason", in: table)
         staffId = try row.hasColumn("staff_id") ? row.value("staff_id", in: table) : nil
     }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["appointment_id"] = appointmentId; container["event"] = event; container["actor"] = actor
-        container["at"] = at.seconds; container["starts_at"] = startsAt?.seconds; container["doctor_id"] = doctorId
-        container["reason"] = reason
-        // Only with a staff account: the column is migration 11's.
-        if let staffId { container["staff_id"] = staffId }
-    }
 }
 
 extension WorkingException {
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "working_exceptions"
         id = try row.value("id", in: table); doctorId = try row.value("doctor_id", in: table)
         day = try row.value("day", in: table); startMinute = try row.value("start_minute", in: table)
         endMinute = try row.value("end_minute", in: table); slotMinutes = try row.value("slot_minutes", in: table)
     }
+}
 
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id; container["doctor_id"] = doctorId; container["day"] = day; container["start_minute"] = startMinute
-        container["end_minute"] = endMinute; container["slot_minutes"] = slotMinutes
+extension InboxMessage {
+    public init(row: some StoredRow) throws {
+        let table = "messages"
+        self.init(id: try row.value("id", in: table),
+                  kind: MessageKind(rawValue: try row.value("kind", in: table)) ?? .clinic,
+                  appointmentId: try row.value("appointment_id", in: table), clinicId: try row.value("clinic_id", in: table),
+                  subject: try row.value("subject", in: table), body: try row.value("body", in: table),
+                  createdAt: try row.instant("created_at", in: table), readAt: try row.optionalInstant("read_at", in: table))
+    }
+}
+
+extension StoredSession {
+    public init(row: some StoredRow) throws {
+        let name: String? = try row.value("device_name", in: "sessions")
+        let platform: String? = try row.value("device_platform", in: "sessions")
+        let version: String? = try row.value("device_app_version", in: "sessions")
+        self.init(id: try row.value("id", in: "sessions"), clientId: try row.value("client_id", in: "sessions"),
+                  tokenHash: try row.value("token_hash", in: "sessions"),
+                  createdAt: try row.instant("created_at", in: "sessions"),
+                  lastUsedAt: try row.instant("last_used_at", in: "sessions"),
+                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
+    }
+}
+
+extension AuditEntry {
+    /// Every column is decoded with a throwing read: a row edited in the file around the
+    /// triggers (`at = 'x'`) is reported as `UnreadableAuditRow`, never a trap (which would take a
+    /// whole server down with it).
+    public init(row: some StoredRow) throws {
+        let id: Int64 = try Self.column(row, "id", id: nil)
+        self.init(id: id, at: Date(timeIntervalSince1970: TimeInterval(try Self.column(row, "at", id: id) as Int64)),
+                  actor: try Self.column(row, "actor", id: id), staffId: try Self.column(row, "staff_id", id: id),
+                  role: try Self.column(row, "role", id: id), clinicId: try Self.column(row, "clinic_id", id: id),
+                  action: try Self.column(row, "action", id: id), clientId: try Self.column(row, "client_id", id: id),
+                  appointmentId: try Self.column(row, "appointment_id", id: id),
+                  requestId: try Self.column(row, "request_id", id: id), detail: try Self.column(row, "detail", id: id),
+                  hash: try Self.column(row, "hash", id: id))
+    }
+
+    /// One column of an audit row (or of its chain's head): `UnreadableAuditRow` when it does not decode.
+    public static func column<Value: StoredCellValue>(_ row: some StoredRow, _ name: String, id: Int64?) throws -> Value {
+        guard let cell = row.cell(name) else {
+            if let null = Value.nullValue { return null }
+            throw UnreadableAuditRow(id: id, column: name, value: "missing")
+        }
+        if cell.isNull, let null = Value.nullValue { return null }
+        guard let value = Value(storedCell: cell) else { throw UnreadableAuditRow(id: id, column: name, value: cell.description) }
+        return value
+    }
+
+    /// The rows that decode, and the ones that do not (either store's rows: PostgreSQL's come
+    /// back in SQLite's form).
+    public static func read(_ rows: [some StoredRow]) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
+        for row in rows {
+            do {
+                entries.append(try AuditEntry(row: row))
+            } catch let error as UnreadableAuditRow {
+                unreadable.append(error)
+            }
+        }
+        return (entries, unreadable)
+    }
+}
+
+extension StoredAttachment {
+    public init(row: some StoredRow) throws {
+        let table = "attachments"
+        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
+            throw ClinicError(.storage, .storageFailure, "attachments.author holds a value this version does not know")
+        }
+        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table),
+                  clientId: try row.value("client_id", in: table), author: author, staffId: try row.value("staff_id", in: table),
+                  contentType: try row.value("content_type", in: table), size: try row.value("size", in: table),
+                  width: try row.value("width", in: table), height: try row.value("height", in: table),
+                  thumbnailSize: try row.value("thumbnail_size", in: table), chunkSize: try row.value("chunk_size", in: table),
+                  meta: try row.value("meta", in: table), createdAt: try row.instant("created_at", in: table),
+                  fileKey: row.hasColumn("file_key") ? try row.value("file_key", in: table) : nil)
+    }
+}
+
+extension StoredThread {
+    public init(row: some StoredRow) throws {
+        let table = "threads"
+        guard let state = State(rawValue: try row.value("state", in: table, key: "appointment_id")) else {
+            throw ClinicError(.storage, .storageFailure, "threads.state holds a value this version does not know")
+        }
+        self.init(appointmentId: try row.value("appointment_id", in: table, key: "appointment_id"),
+                  clientId: try row.value("client_id", in: table, key: "appointment_id"),
+                  clinicId: try row.value("clinic_id", in: table, key: "appointment_id"), state: state,
+                  patientUnread: try row.value("patient_unread", in: table, key: "appointment_id"),
+                  staffUnread: try row.value("staff_unread", in: table, key: "appointment_id"),
+                  lastAt: try row.instant("last_at", in: table, key: "appointment_id"))
+    }
+}
+
+extension StoredThreadMessage {
+    public init(row: some StoredRow) throws {
+        let table = "thread_messages"
+        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
+            throw ClinicError(.storage, .storageFailure, "thread_messages.author holds a value this version does not know")
+        }
+        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table), author: author,
+                  staffId: try row.value("staff_id", in: table), body: try row.value("body", in: table),
+                  attachmentId: try row.value("attachment_id", in: table), createdAt: try row.instant("created_at", in: table))
+    }
+}
+
+extension ThreadMessageCounts {
+    public init(row: some StoredRow) throws {
+        let table = "thread_messages"
+        self.init(total: try row.value("total", in: table, key: "total"), recent: try row.value("recent", in: table, key: "total"),
+                  oldestRecent: try row.optionalInstant("oldest", in: table, key: "total"))
+    }
+}
+
+extension StaffMember {
+    /// A `staff_accounts` row; an unknown role is `staffRowInvalid` (a newer version's row).
+    public init(row: some StoredRow) throws {
+        let table = "staff_accounts"
+        let id: Int64 = try row.value("id", in: table)
+        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
+            throw ClinicError(.storage, .staffRowInvalid, String(id))
+        }
+        self.init(id: id, login: try row.value("login", in: table), name: try row.value("name", in: table),
+                  surname: try row.value("surname", in: table), role: role, clinicId: try row.value("clinic_id", in: table),
+                  doctorId: try row.value("doctor_id", in: table), isActive: try row.value("is_active", in: table),
+                  createdAt: try row.instant("created_at", in: table))
     }
 }

@@ -1,10 +1,8 @@
 import Foundation
-import GRDB
 
 /// A change to a doctor's weekly hours on one local date: a day off (no hours), or hours that
 /// replace the weekly ones that day.
-public struct WorkingException: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "working_exceptions"
+public struct WorkingException: Hashable, Sendable {
 
     public var id: Int64?
     public var doctorId: Int64
@@ -16,7 +14,6 @@ public struct WorkingException: Hashable, Sendable, StoredRecord {
 
     public var isDayOff: Bool { startMinute == nil }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// One doctor's working time: weekly hours with dated exceptions, in the clinic's zone.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The specializations the demo directory uses, with their display names. A department's
 /// `specialization` column holds the key; other keys (from an imported directory) are shown

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a department offers to book (migration 12): "First visit, 30 min", "Follow-up,
 /// 15 min". A visit takes `durationMinutes`, which must be a whole number of a doctor's slots
@@ -14,7 +13,7 @@ public struct VisitType: Sendable, Equatable {
     public let priceCents: Int?
     public let isActive: Bool
 
-    public init(row: Row) throws {
+    public init(row: some StoredRow) throws {
         let table = "visit_types"
         id = try row.value("id", in: table); departmentId = try row.value("department_id", in: table)
         nameEn = try row.value("name_en", in: table); nameRu = try row.value("name_ru", in: table)

@@ -15,14 +15,14 @@ import Foundation
 extension FieldCipher {
     /// A fresh key for one attachment, and the same key wrapped under this (the data) key,
     /// bound to the attachment (`AttachmentController.keyContext`).
-    func newAttachmentKey(context: String) throws -> (cipher: FieldCipher, wrapped: Data) {
+    package func newAttachmentKey(context: String) throws -> (cipher: FieldCipher, wrapped: Data) {
         let key = SymmetricKey(size: .bits256)
         let wrapped = try seal(bytes: key.withUnsafeBytes { Data($0) }, context: context)
         return (FieldCipher(key: key), wrapped)
     }
 
     /// An attachment's own key, from its wrapped form in the attachment's row.
-    func attachmentKey(wrapped: Data, context: String) throws -> FieldCipher {
+    package func attachmentKey(wrapped: Data, context: String) throws -> FieldCipher {
         let raw = try open(bytes: wrapped, context: context)
         guard raw.count == 32 else { throw ClinicError(.keyError, .personalUnreadable, context) }
         return FieldCipher(key: SymmetricKey(data: raw))

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// The key of the audit trail's HMAC chain, kept in `<database>.audit-key` (mode 0600) beside
 /// the database and never inside it, as the personal-data key is: someone who can write the
@@ -20,13 +19,13 @@ public struct AuditKey: Sendable, Equatable {
     let anchorId: Int64
     let anchorHash: String
 
-    static let checkSetting = "audit.key_check"
+    package static let checkSetting = "audit.key_check"
 
-    static func file(databasePath: String) -> KeyFile { KeyFile(path: path(databasePath: databasePath)) }
+    package static func file(databasePath: String) -> KeyFile { KeyFile(path: path(databasePath: databasePath)) }
     /// A SQLite database's audit key file: `<database>.audit-key`.
     public static func path(databasePath: String) -> String { databasePath + ".audit-key" }
 
-    var check: String {
+    package var check: String {
         Data(HMAC<SHA256>.authenticationCode(for: Data("clinic audit chain key v1".utf8), using: key)).base64EncodedString()
     }
 
@@ -57,11 +56,6 @@ public struct AuditKey: Sendable, Equatable {
         a.check == b.check && a.anchorId == b.anchorId && a.anchorHash == b.anchorHash
     }
 
-    /// The key check a database stores (nil: its trail was never keyed).
-    static func storedCheck(_ db: Database) throws -> String? {
-        guard try db.tableExists("settings") else { return nil }
-        return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM settings WHERE key = ?"), arguments: [checkSetting])
-    }
 }
 
 /// Where a store's audit key is kept (a file, or for a database in memory the key itself) and
@@ -69,11 +63,11 @@ public struct AuditKey: Sendable, Equatable {
 /// database's is `<database>.audit-key` beside it; a PostgreSQL store's is the file the
 /// operator names once for every server (`CLINIC_AUDIT_KEY_FILE`).
 public final class AuditKeyRing: Sendable {
-    let file: KeyFile?
-    let cached = LockedBox<AuditKey?>(nil)
-    let memory = LockedBox<AuditKey?>(nil)
+    package let file: KeyFile?
+    package let cached = LockedBox<AuditKey?>(nil)
+    package let memory = LockedBox<AuditKey?>(nil)
 
-    init(file: KeyFile?) { self.file = file }
+    package init(file: KeyFile?) { self.file = file }
 
     /// A key kept in the file at `path` (made there on the first append if there is none).
     public convenience init(path: String) { self.init(file: KeyFile(path: path)) }
@@ -84,7 +78,7 @@ public final class AuditKeyRing: Sendable {
     public var filePath: String? { file?.path }
 
     /// The key as stored (the file, or in memory the ring's own); nil when there is none.
-    func stored() throws -> AuditKey? {
+    package func stored() throws -> AuditKey? {
         guard let file else { return memory.current }
         guard let text = try KeyFile.readText(file.path) else { return nil }
         guard let key = AuditKey(fileText: text) else { throw ClinicError(.keyError, .auditKeyUnreadable, file.path) }
@@ -164,38 +158,3 @@ public final class AuditKeyRing: Sendable {
     }
 }
 
-extension DatabaseManager {
-    /// `AuditKeyRing.forAppending` in this database's transaction.
-    func auditKeyForAppending(_ db: Database) throws -> AuditKey {
-        try auditKeys.forAppending(transaction(db))
-    }
-
-    /// After the audit migration's up part: the trail is new and empty, so a key left by a
-    /// trail that a down migration dropped belongs to no trail (its anchor could never be
-    /// reached). It goes aside (`<key>.dropped-…`, renamed, never deleted) and its check is
-    /// forgotten, so that the first row makes a new key. Should the migration roll back after
-    /// the rename, nothing needed the key: its trail was gone already.
-    func setAsideDroppedAuditKey(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM settings WHERE key = ?", arguments: [AuditKey.checkSetting])
-        auditKeys.cached.withLock { $0 = nil }
-        auditKeys.memory.withLock { $0 = nil }
-        guard let auditKeyFile = auditKeys.file, FileManager.default.fileExists(atPath: auditKeyFile.path) else { return }
-        let target = auditKeyFile.path + ".dropped-" + UUID().uuidString.prefix(8)
-        guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
-        KeyFile.syncFolder(of: target)
-    }
-
-    /// After a restore: an audit key file that the restored trail was not keyed with (a backup
-    /// from before audit keys, or of another database) goes aside with the replaced database
-    /// (`<aside>.audit-key`), which it verifies; the restored trail is then keyed afresh at
-    /// its next row, or reported as missing its key if it had one.
-    func setAuditKeyAside(_ aside: String) throws {
-        guard let auditKeyFile = auditKeys.file, let stored = try auditKeys.stored() else { return }
-        let marker = try read { db in try AuditKey.storedCheck(db) }
-        guard marker != stored.check else { return }
-        let target = AuditKey.file(databasePath: aside).path
-        guard rename(auditKeyFile.path, target) == 0 else { throw ClinicError(.keyError, .keyUnwritable, target) }
-        KeyFile.syncFolder(of: target)
-        auditKeys.cached.withLock { $0 = nil }
-    }
-}

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// Who did something the audit trail records: the operator (whoever runs `clinic admin` on the
 /// database file) or a staff account with its role and clinic.
@@ -105,23 +104,10 @@ public enum AuditLog {
             requestId: requestId, detail: detail, hash: hash))
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func append(_ db: Database, by actor: AuditActor, action: AuditAction, clientId: Int64? = nil,
-                              appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
-                              detail: String = "", now: Date) throws {
-        try append(SQLiteSecurityConnection(db), by: actor, action: action, clientId: clientId, appointmentId: appointmentId,
-                   clinicId: clinicId, requestId: requestId, detail: detail, now: now)
-    }
-
     /// The recorded head: the last row's id and hash (0 and the genesis hash before any row).
-    static func head(_ tx: any SecurityReading) throws -> (lastId: Int64, hash: String) {
+    package static func head(_ tx: any SecurityReading) throws -> (lastId: Int64, hash: String) {
         guard let head = try tx.auditChainHead() else { return (0, genesis) }
         return (head.lastId, head.hash)
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func head(_ db: Database) throws -> (lastId: Int64, hash: String) {
-        try head(SQLiteSecurityConnection(db))
     }
 
     /// The text a row's hash covers: the previous hash and the fields, each length-prefixed so
@@ -205,11 +191,6 @@ public enum AuditLog {
         return []
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func verify(_ db: Database, key: AuditKey?, keyed: Bool = false) throws -> [String] {
-        try verify(SQLiteSecurityConnection(db), key: key, keyed: keyed)
-    }
-
     /// A patient's rows, newest first: who read or changed their data. A row that cannot be
     /// read (edited in the file) is left out: the patient sees the rest, and `clinic admin
     /// check` names the row to the operator.
@@ -221,11 +202,6 @@ public enum AuditLog {
         return try tx.auditEntries(ofClient: clientId, limit: limit).entries
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func entries(_ db: Database, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
-        try entries(SQLiteSecurityConnection(db), clientId: clientId, limit: limit)
-    }
-
     /// Every row from `since` on, oldest first (the operator's export), and the rows that
     /// cannot be read, for the export to name.
     public static func export(_ tx: any SecurityReading, since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
@@ -233,48 +209,11 @@ public enum AuditLog {
         return try tx.auditEntries(since: since)
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func export(_ db: Database, since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        try export(SQLiteSecurityConnection(db), since: since)
-    }
-
     /// `export` without the unreadable rows.
     public static func entries(_ tx: any SecurityReading, since: Date) throws -> [AuditEntry] {
         try export(tx, since: since).entries
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    public static func entries(_ db: Database, since: Date) throws -> [AuditEntry] {
-        try entries(SQLiteSecurityConnection(db), since: since)
-    }
-}
-
-/// The `DatabaseManager` whose transaction is running on this thread, for `AuditLog.append`'s
-/// forwarding overload, which is handed only a `Database` by the controllers not yet behind the
-/// seam but needs the manager's audit key (`SQLiteSecurityConnection`); a store's transaction
-/// knows its key itself. Goes with the last such caller.
-/// (GRDB runs a write's body synchronously on one thread, as `JoinedTransaction` relies on.)
-enum AuditChain {
-    private static let key = "ClinicKit.AuditChain"
-
-    static func manager(for db: Database) -> DatabaseManager? {
-        guard let entry = Thread.current.threadDictionary[key] as? Entry, entry.db === db else { return nil }
-        return entry.manager
-    }
-
-    static func with<T>(_ manager: DatabaseManager, _ db: Database, _ body: () throws -> T) rethrows -> T {
-        let dictionary = Thread.current.threadDictionary
-        let previous = dictionary[key]
-        dictionary[key] = Entry(manager: manager, db: db)
-        defer { dictionary[key] = previous }
-        return try body()
-    }
-
-    private final class Entry {
-        let manager: DatabaseManager
-        let db: Database
-        init(manager: DatabaseManager, db: Database) { self.manager = manager; self.db = db }
-    }
 }
 
 extension ClinicSystem {

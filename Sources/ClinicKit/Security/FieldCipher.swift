@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// The 256-bit key that encrypts personal data, kept in `<database>.key` (base64, mode 0600)
 /// beside the database and never inside it. `settings.encryption.key_check` holds an HMAC
@@ -35,14 +34,14 @@ public struct KeyFile: Sendable {
         throw ClinicError(.keyError, .copyKeyConflict, source, target)
     }
 
-    /// Where a new key waits while `rotate-key` re-encrypts (see `DatabaseManager.rotateKey`).
-    var stagedPath: String { path + ".new" }
+    /// Where a new key waits while `rotate-key` re-encrypts (see `SQLiteStore.rotateKey`).
+    package var stagedPath: String { path + ".new" }
 
-    static func newKey() -> SymmetricKey { SymmetricKey(size: .bits256) }
+    package static func newKey() -> SymmetricKey { SymmetricKey(size: .bits256) }
 
     /// Writes a key file durably (the file and its folder entry are synced). `exclusive`: only
     /// if there is none yet (two processes creating a database's first key cannot both win).
-    static func write(_ key: SymmetricKey, to path: String, exclusive: Bool = false) throws {
+    package static func write(_ key: SymmetricKey, to path: String, exclusive: Bool = false) throws {
         try write(text: base64(key) + "\n", to: path, exclusive: exclusive)
     }
 
@@ -92,7 +91,7 @@ public struct KeyFile: Sendable {
     }
 
     /// Makes a new or renamed file's folder entry durable, as the database's commits are.
-    static func syncFolder(of path: String) {
+    package static func syncFolder(of path: String) {
         let folder = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
                           O_RDONLY | O_CLOEXEC)
         guard folder >= 0 else { return }
@@ -101,7 +100,7 @@ public struct KeyFile: Sendable {
     }
 
     /// The key in a file; nil if there is no file.
-    static func read(_ path: String) throws -> SymmetricKey? {
+    package static func read(_ path: String) throws -> SymmetricKey? {
         guard let text = try readText(path) else { return nil }
         guard let key = Self.key(base64: text) else { throw ClinicError(.keyError, .keyUnreadable, path) }
         return key
@@ -131,7 +130,7 @@ public struct KeyFile: Sendable {
         return SymmetricKey(data: key)
     }
 
-    static func check(_ key: SymmetricKey) -> String {
+    package static func check(_ key: SymmetricKey) -> String {
         Data(HMAC<SHA256>.authenticationCode(for: Data("clinic personal data key v1".utf8), using: key)).base64EncodedString()
     }
 }
@@ -140,6 +139,8 @@ public struct KeyFile: Sendable {
 /// is the associated data, so an envelope copied onto another patient's row does not open.
 public struct FieldCipher: Sendable {
     let key: SymmetricKey
+
+    package init(key: SymmetricKey) { self.key = key }
 
     public struct Personal: Codable, Equatable, Sendable {
         public var name: String
@@ -158,7 +159,7 @@ public struct FieldCipher: Sendable {
         public var phone: String? = nil
     }
 
-    func seal(_ personal: Personal, loginKey: String) throws -> Data {
+    package func seal(_ personal: Personal, loginKey: String) throws -> Data {
         let plain = try JSONEncoder().encode(personal)
         do {
             return try ChaChaPoly.seal(plain, using: key, authenticating: Data(loginKey.utf8)).combined
@@ -169,7 +170,7 @@ public struct FieldCipher: Sendable {
 
     /// Seals bytes that are not a profile (an e-mail confirmation code, a calendar token),
     /// bound to `context`.
-    func seal(bytes: Data, context: String) throws -> Data {
+    package func seal(bytes: Data, context: String) throws -> Data {
         do {
             return try ChaChaPoly.seal(bytes, using: key, authenticating: Data(context.utf8)).combined
         } catch {
@@ -177,7 +178,7 @@ public struct FieldCipher: Sendable {
         }
     }
 
-    func open(bytes envelope: Data, context: String) throws -> Data {
+    package func open(bytes envelope: Data, context: String) throws -> Data {
         do {
             return try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: envelope), using: key,
                                        authenticating: Data(context.utf8))
@@ -186,7 +187,7 @@ public struct FieldCipher: Sendable {
         }
     }
 
-    func open(_ envelope: Data, loginKey: String) throws -> Personal {
+    package func open(_ envelope: Data, loginKey: String) throws -> Personal {
         do {
             let box = try ChaChaPoly.SealedBox(combined: envelope)
             let plain = try ChaChaPoly.open(box, using: key, authenticating: Data(loginKey.utf8))
@@ -198,7 +199,7 @@ public struct FieldCipher: Sendable {
 }
 
 extension Client {
-    var personal: FieldCipher.Personal {
+    package var personal: FieldCipher.Personal {
         FieldCipher.Personal(name: name, surname: surname, street: street, house: house, lat: lat, lon: lon,
                              email: email, pendingEmail: pendingEmail, birthDate: birthDate, phone: phone)
     }

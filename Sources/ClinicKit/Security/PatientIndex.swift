@@ -115,7 +115,7 @@ public enum PatientIndex {
     /// Makes the index again under `cipher`'s key when the stored tokens were made under
     /// another (a database from before the index, a rotated key, a store copied without it).
     /// One transaction; idempotent, so two servers doing it at once end with the same index.
-    static func rebuild(_ tx: any StoreWriting, cipher: FieldCipher, open: (StoredClient) throws -> Client) throws {
+    package static func rebuild(_ tx: any StoreWriting, cipher: FieldCipher, open: (StoredClient) throws -> Client) throws {
         try tx.clearSearchIndex()
         let key = key(cipher)
         var after: Int64 = 0

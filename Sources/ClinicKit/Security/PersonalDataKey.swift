@@ -8,13 +8,13 @@ import Foundation
 /// is given.
 public final class PersonalDataKey: Sendable {
     /// Where the key is kept, nil in memory.
-    let file: KeyFile?
+    package let file: KeyFile?
     /// The key file's path, nil in memory (a copy carries the file).
     public var filePath: String? { file?.path }
     /// The key last loaded (or, in memory, the key).
-    let cached: LockedBox<SymmetricKey?>
+    package let cached: LockedBox<SymmetricKey?>
 
-    init(file: KeyFile?, key: SymmetricKey? = nil) {
+    package init(file: KeyFile?, key: SymmetricKey? = nil) {
         self.file = file
         cached = LockedBox(key)
     }
@@ -51,7 +51,7 @@ public final class PersonalDataKey: Sendable {
         return cipher
     }
 
-    func cipher(keyCheck check: String?) throws -> FieldCipher {
+    package func cipher(keyCheck check: String?) throws -> FieldCipher {
         if let key = cached.current {
             if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }
             guard file != nil else { throw ClinicError(.keyError, .keyWrong, "memory") }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// Login sessions. A token is 256 random bits, shown to the user once (written to the
 /// session file); the database keeps only its SHA-256, so a copy of the database does not
@@ -66,9 +65,6 @@ public struct SessionManager: Sendable {
     public func delete(_ tx: any SecurityWriting, token: String) throws -> Bool {
         try tx.deleteSession(tokenHash: Self.hash(token))
     }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    @discardableResult
 
     static func isWellFormed(_ token: String) -> Bool {
         token.utf8.count == 64 && token.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Deterministic demo departments, doctors and working hours for clinics that have none:
 /// the departments follow the clinic's category (`Specialization.demo(forCategory:)`), the
@@ -72,11 +71,5 @@ public enum DemoDirectory {
             progress?(done, clinics.count)
         }
         return clinics.count
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    @discardableResult
-    public static func fill(_ db: Database, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        try fill(SQLiteTransaction(db: db, manager: nil), progress: progress)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Group commit: the writes waiting at a moment run in **one** IMMEDIATE transaction, each in a
 /// savepoint of its own, and are committed together, with one fsync for the batch.
@@ -14,7 +13,7 @@ import GRDB
 ///   other processes waiting for the writers' lock get their turn between batches.
 ///
 /// Each write is one controller call: its `database.write` joins the batch's transaction
-/// (`DatabaseManager.writeJoined`) on the committer's own thread.
+/// (`SQLiteStore.writeJoined`) on the committer's own thread.
 ///
 /// That is for a store with one writer (`ClinicStore.concurrentWriters` 1: SQLite). On a store
 /// whose writes run side by side (PostgreSQL), a batch would only serialise them on one

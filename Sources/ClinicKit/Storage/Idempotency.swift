@@ -90,9 +90,9 @@ public struct IdempotencyStore: Sendable {
     // is an appointment as the API answered it, the patient's reason for the visit included.
     // Sealed bodies start with 0x01 (a JSON body never does); one kept in clear before sealing
     // began is replayed as it is.
-    static let sealMark = Data([1])
+    package static let sealMark = Data([1])
 
-    static func isSealed(_ body: Data) -> Bool { body.first == 1 }
+    package static func isSealed(_ body: Data) -> Bool { body.first == 1 }
 
-    static func context(_ clientId: Int64, _ key: String) -> String { "idempotency:\(clientId):\(key)" }
+    package static func context(_ clientId: Int64, _ key: String) -> String { "idempotency:\(clientId):\(key)" }
 }

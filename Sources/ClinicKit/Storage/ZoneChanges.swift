@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// An upcoming appointment at a clinic whose time zone changed after it was booked or last
 /// moved: its instant is kept, but the local time the patient was shown is not that instant's
@@ -20,7 +19,7 @@ public struct ZoneChangedAppointment: Sendable, Equatable {
 }
 
 /// A clinic's change of zone, on any store: recorded, and the patients booked there told.
-enum ZoneChanges {
+package enum ZoneChanges {
     /// Records a clinic's change of zone and tells the patients booked there from `now` on
     /// (every path that changes a clinic's zone: an import, `recomputeZones`).
     static func record(_ tx: any StoreWriting, clinicId: Int64, from old: String, to new: String, at now: Date) throws {
@@ -33,10 +32,10 @@ enum ZoneChanges {
     }
 }
 
-extension DatabaseManager {
+extension ZoneChanges {
     /// Gives every clinic the zone at its point, recording each change (migration 7, and
     /// whatever the boundaries say later). A database with clinics needs the zone data.
-    func recomputeZones(_ tx: any StoreWriting, now: Date) throws {
+    package static func recomputeZones(_ tx: any StoreWriting, zones: (any ZoneResolver)?, now: Date) throws {
         let clinics = try tx.clinicZones()
         guard !clinics.isEmpty else { return }
         guard let zones else { throw ClinicError(.storage, .gazetteerMissing, "Data/timezones.db") }
@@ -47,21 +46,5 @@ extension DatabaseManager {
             try tx.setTimeZone(ofClinic: clinic.id, to: zone)
             try ZoneChanges.record(tx, clinicId: clinic.id, from: clinic.timeZone, to: zone, at: now)
         }
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    func recomputeZones(_ db: Database, now: Date) throws {
-        try recomputeZones(transaction(db), now: now)
-    }
-
-    /// The upcoming active appointments booked (or last moved) before their clinic's latest
-    /// zone change, soonest first.
-    public func appointmentsAfterZoneChanges(now: Date = Date()) throws -> [ZoneChangedAppointment] {
-        try reading { tx in try tx.appointmentsAfterZoneChanges(from: now) }
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func appointmentsAfterZoneChanges(_ db: Database, now: Date) throws -> [ZoneChangedAppointment] {
-        try SQLiteTransaction(db: db, manager: nil).appointmentsAfterZoneChanges(from: now)
     }
 }

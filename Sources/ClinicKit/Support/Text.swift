@@ -1,7 +1,6 @@
 import Foundation
-import GRDB
 
-enum Text {
+package enum Text {
     /// The key two names match on: compatibility-decomposed, combining marks dropped, lower
     /// case, '-' and '_' as spaces, '.' dropped, whitespace collapsed. "Zürich" and "zurich",
     /// "Winston-Salem" and "winston salem", "St. Louis" and "st louis", "Пётр" and "петр" match.
@@ -24,7 +23,7 @@ extension Text {
     /// A plain decimal number: an optional leading sign, ASCII digits, at most one point; no
     /// "nan", "inf", exponents ("4e1") or hex, which `Double(_:)` would take. The one reader of
     /// numbers people and files give: coordinates on the command line and in imports, settings.
-    static func decimal(_ text: some StringProtocol) -> Double? {
+    package static func decimal(_ text: some StringProtocol) -> Double? {
         var digits = 0, points = 0
         for (offset, character) in text.enumerated() {
             if character.isASCII, character.isNumber { digits += 1 }
@@ -65,13 +64,13 @@ extension Text {
 }
 
 /// A value shared between threads behind a lock.
-final class LockedBox<Value>: @unchecked Sendable {
+package final class LockedBox<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
@@ -81,35 +80,10 @@ final class LockedBox<Value>: @unchecked Sendable {
     /// value back through `inout`, and a stored closure is then wrapped in one more
     /// reabstraction thunk on every read: each call slower than the last, until the stack
     /// overflows (an `AppointmentChanges` observer read once per booking).
-    var current: Value {
+    package var current: Value {
         lock.lock()
         defer { lock.unlock() }
         return value
-    }
-}
-
-/// The read-only SQLite files of Data/ (the gazetteer, the zone boundaries): opened once per
-/// process and kept; a file that is missing or unreadable is `gazetteerMissing`.
-enum DataFile {
-    static func openReadOnly(_ path: String) throws -> DatabaseQueue {
-        var configuration = Configuration()
-        configuration.readonly = true
-        do {
-            return try DatabaseQueue(path: path, configuration: configuration)
-        } catch {
-            throw ClinicError(.storage, .gazetteerMissing, path + " (" + DatabaseManager.describe(error) + ")")
-        }
-    }
-
-    /// The value made from the file at `path`, made once per process.
-    static func shared<T>(_ cache: LockedBox<[String: T]>, _ path: String, _ make: (String) throws -> T) throws -> T {
-        try cache.withLock { values in
-            if let value = values[path] { return value }
-            guard FileManager.default.isReadableFile(atPath: path) else { throw ClinicError(.storage, .gazetteerMissing, path) }
-            let value = try make(path)
-            values[path] = value
-            return value
-        }
     }
 }
 

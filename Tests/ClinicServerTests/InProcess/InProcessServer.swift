@@ -7,6 +7,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 @testable import ClinicKit
+@testable import ClinicStoreSQLite
 @testable import ClinicServer
 
 /// The server's application in this process — the same `buildApplication`, router,
@@ -37,7 +38,7 @@ struct InProcessServer: TestServer {
             try FileManager.default.copyItem(at: ServerHarness.template.appendingPathComponent(name), to: folder.appendingPathComponent(name))
         }
         let resources = try Resources.locate()
-        let database = try DatabaseManager.open(path: folder.appendingPathComponent("clinic.sqlite").path,
+        let database = try SQLiteStore.open(path: folder.appendingPathComponent("clinic.sqlite").path,
                                                 migrations: try Migration.load(from: resources.migrations),
                                                 zones: LazyZones(data: resources.data))
         let path = folder.appendingPathComponent("clinic.sqlite").path
@@ -45,7 +46,7 @@ struct InProcessServer: TestServer {
             guard let url = URL(string: text) else { throw InProcessError.failed("not a URL: \(text)") }
             return NominatimGeocoder(baseURL: url, timeout: 5, rateFile: path + ".geocoder")
         }
-        let system = ClinicSystem(database: database, resources: resources, remoteGeocoder: geocoder)
+        let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: geocoder)
         var settings = ServerSettings(host: "127.0.0.1", port: 0)
         settings.authBurst = authBurst
         settings.authPerMinute = authPerMinute

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 public enum AppointmentScope: String, Sendable, CaseIterable {
     case upcoming, past, all
@@ -32,8 +31,7 @@ extension AppointmentEvent {
     }
 }
 
-public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
-    public static let databaseTableName = "appointment_events"
+public struct AppointmentEvent: Hashable, Sendable {
 
     public var id: Int64?
     public var appointmentId: Int64
@@ -49,7 +47,6 @@ public struct AppointmentEvent: Hashable, Sendable, StoredRecord {
     /// The staff account that made the change (migration 11), nil for a patient's or the operator's.
     public var staffId: Int64? = nil
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// A slot of a doctor and whether it can be booked now.

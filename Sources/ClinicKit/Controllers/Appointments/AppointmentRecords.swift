@@ -6,7 +6,7 @@ import Foundation
 /// appointment's id. A note a person typed never starts with `mark`
 /// (`AppointmentController.checkedNotes` refuses control characters), so a value without it is
 /// one from before the migration, in clear, and is read as it is.
-enum AppointmentNotes {
+package enum AppointmentNotes {
     static let mark = "\u{1}"
 
     static func context(_ appointmentId: Int64) -> String { "notes:\(appointmentId)" }
@@ -42,7 +42,7 @@ enum AppointmentNotes {
     /// Seals the notes still in clear (migration 18's up part; run again by `rotate-key` and
     /// after a PostgreSQL migration, where it finds none). Returns how many it sealed.
     @discardableResult
-    static func sealPlain(_ tx: any StoreWriting) throws -> Int {
+    package static func sealPlain(_ tx: any StoreWriting) throws -> Int {
         let plain = try tx.storedAppointmentNotes(sealed: false)
         guard !plain.isEmpty else { return 0 }
         let cipher = try sealingCipher(tx)
@@ -53,7 +53,7 @@ enum AppointmentNotes {
     }
 
     /// Puts every sealed note back in clear (migration 18's down part).
-    static func openAll(_ tx: any StoreWriting) throws {
+    package static func openAll(_ tx: any StoreWriting) throws {
         let sealed = try tx.storedAppointmentNotes(sealed: true)
         guard !sealed.isEmpty else { return }
         let cipher = try cipher(tx)
@@ -63,7 +63,7 @@ enum AppointmentNotes {
     }
 
     /// Seals every note again under the next key (`rotate-key`).
-    static func reseal(_ tx: any StoreWriting, old: FieldCipher, next: FieldCipher) throws {
+    package static func reseal(_ tx: any StoreWriting, old: FieldCipher, next: FieldCipher) throws {
         for (id, notes) in try tx.storedAppointmentNotes(sealed: true) + tx.storedAppointmentNotes(sealed: false) {
             let text = try open(notes, appointmentId: id, cipher: old)
             try tx.setStoredNotes(try seal(text, appointmentId: id, cipher: next), ofAppointment: id)

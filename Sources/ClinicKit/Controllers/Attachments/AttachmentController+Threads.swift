@@ -250,7 +250,7 @@ extension AttachmentController {
         }
     }
 
-    static func threadContext(_ appointmentId: Int64) -> String { "thread:\(appointmentId)" }
+    package static func threadContext(_ appointmentId: Int64) -> String { "thread:\(appointmentId)" }
 
     /// The patient's files and conversations for the data export (read, not marked read).
     static func export(_ tx: any StoreReading, database: any ClinicStore, clientId: Int64) throws

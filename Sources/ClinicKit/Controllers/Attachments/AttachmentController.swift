@@ -248,10 +248,10 @@ public final class AttachmentController: Sendable {
                               hasThumbnail: file.thumbnail != nil, createdAt: Date(seconds: now.seconds))
     }
 
-    static func metaContext(_ id: Int64) -> String { "attachment:\(id)" }
+    package static func metaContext(_ id: Int64) -> String { "attachment:\(id)" }
 
     /// The context an attachment's own key is wrapped with (`StoredAttachment.fileKey`).
-    static func keyContext(_ id: Int64) -> String { "attachment-key:\(id)" }
+    package static func keyContext(_ id: Int64) -> String { "attachment-key:\(id)" }
 
     /// The cipher an attachment's chunks and meta are sealed with: its own key, unwrapped with
     /// the data key's `cipher`; that cipher itself for a file of the scheme before (no key).
@@ -260,7 +260,7 @@ public final class AttachmentController: Sendable {
         return try cipher.attachmentKey(wrapped: wrapped, context: keyContext(stored.id))
     }
 
-    static func chunkContext(_ id: Int64, _ part: AttachmentPart, _ index: Int) -> String {
+    package static func chunkContext(_ id: Int64, _ part: AttachmentPart, _ index: Int) -> String {
         "attachment:\(id):\(part.rawValue):\(index)"
     }
 

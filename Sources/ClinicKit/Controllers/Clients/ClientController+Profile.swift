@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Changes a patient may make to their profile; nil leaves a field as it is.
 public struct ProfileChanges: Sendable {

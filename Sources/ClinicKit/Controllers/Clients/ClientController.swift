@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a patient gives to register.
 public struct RegistrationRequest: Sendable {
@@ -230,13 +229,8 @@ public final class ClientController: Sendable {
 
     /// Gives back the check `reserveAttempt` reserved for this attempt, in the window it was
     /// counted in: once that window has ended, a new one's attempts are not this one's to undo.
-    static func releaseAttempt(_ tx: any SecurityWriting, _ key: String, window: Int64) throws {
+    package static func releaseAttempt(_ tx: any SecurityWriting, _ key: String, window: Int64) throws {
         try tx.withdrawLoginAttempt(loginKey: key, windowStart: Date(seconds: window))
-    }
-
-    // Forwarding overload for callers not yet behind the seam (issue #25).
-    static func releaseAttempt(_ db: Database, _ key: String, window: Int64) throws {
-        try releaseAttempt(SQLiteSecurityConnection(db), key, window: window)
     }
 
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.

@@ -5,13 +5,13 @@ import Foundation
 
 extension ClinicStore {
     /// The cipher under the store's key (`PersonalDataKey.cipher`).
-    func cipher(_ tx: any StoreReading) throws -> FieldCipher {
+    package func cipher(_ tx: any StoreReading) throws -> FieldCipher {
         try personalDataKey.cipher(tx)
     }
 
     /// The cipher, with the key check stored if the store has none yet: for write
     /// transactions that are about to seal personal data.
-    func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
+    package func sealingCipher(_ tx: any StoreWriting) throws -> FieldCipher {
         try personalDataKey.sealingCipher(tx)
     }
 
@@ -31,7 +31,7 @@ extension ClinicStore {
         try tx.storedClient(loginKey: Client.key(forLogin: login))?.client
     }
 
-    func opened(_ tx: any StoreReading, _ stored: StoredClient) throws -> Client {
+    package func opened(_ tx: any StoreReading, _ stored: StoredClient) throws -> Client {
         guard stored.personal != nil else { return stored.client }
         return try stored.opened(with: try cipher(tx))
     }
@@ -64,7 +64,7 @@ extension ClinicStore {
 
 extension StoredClient {
     /// The patient with the personal fields opened under `cipher`.
-    func opened(with cipher: FieldCipher) throws -> Client {
+    package func opened(with cipher: FieldCipher) throws -> Client {
         var opened = client
         if let personal {
             opened.take(try cipher.open(personal, loginKey: client.loginKey))

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The UML's `DepartmentController`: departments of a clinic, and the doctors who work in them.
 public final class DepartmentController: Sendable {

@@ -7,9 +7,8 @@ import Foundation
 //
 // The inbox's operations are a protocol of their own (`InboxReading`/`InboxWriting`, which the
 // message area refines) because `Inbox` needs nothing else: its rules run in the transaction of
-// whatever change causes a message, and while some of those callers still hold only a GRDB
-// `Database` (a static function, a migration), SQLite can offer the inbox over that connection
-// alone (`SQLiteInbox`), without the `DatabaseManager` a whole `SQLiteTransaction` needs.
+// whatever change causes a message, and a store may offer the inbox over a bare connection
+// (the SQLite store's migrations: `SQLiteInbox`).
 
 /// What the message about an appointment says of its patient and place, read in one go (it is
 /// read in every booking's transaction).

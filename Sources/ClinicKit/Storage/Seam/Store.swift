@@ -8,14 +8,14 @@ import Foundation
 // protocols in its own code and turns its own constraint violations into the domain's errors.
 //
 // A transaction's body is synchronous domain code: each store runs it on threads of its own
-// (SQLite on GRDB's writer and reader queues, as before), never on an event loop or a
-// cooperative thread. See docs/ARCHITECTURE.md, "The storage seam".
+// (SQLite on its driver's writer and reader queues), never on an event loop or a cooperative
+// thread. See docs/ARCHITECTURE.md, "The storage seam".
 //
 // The operations are grouped by area, one protocol per area in its own file of Storage/Seam/;
-// a store's transaction conforms to all of them. The move of the code that still takes a GRDB
-// `Database` behind these protocols is under way: a converted function takes
-// `any StoreReading` / `any StoreWriting` and keeps a forwarding overload taking a `Database`
-// only while unconverted callers remain.
+// a store's transaction conforms to all of them. Each store is a target of its own
+// (ClinicStoreSQLite, ClinicStorePostgres) depending on ClinicKit, never the other way: rows
+// come back as ClinicKit's own (`StoredRow`), and only a program's composition root names a
+// store.
 
 /// What a read transaction offers: a consistent snapshot.
 public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,

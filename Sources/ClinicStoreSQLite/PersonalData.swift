@@ -1,18 +1,19 @@
+import ClinicKit
 import Crypto
 import Foundation
 import GRDB
 
 /// The personal-data key of a database: loading and checking it, sealing old plain rows,
 /// opening rows for a down migration, and rotating the key.
-extension DatabaseManager {
+extension SQLiteStore {
     static let keyCheckSetting = "encryption.key_check"
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
+    // Over the `Database` of a migration hook (this store's own).
     func cipher(_ db: Database) throws -> FieldCipher {
         try personalDataKey.cipher(keyCheck: try Self.keyCheck(db))
     }
 
-    // Forwarding overload for callers not yet behind the seam (issue #25).
+    // Over the `Database` of a migration hook (this store's own).
     func sealingCipher(_ db: Database) throws -> FieldCipher {
         try sealingCipher(transaction(db))
     }

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -29,7 +30,7 @@ extension SQLiteTransaction {
     }
 
     func personalDataKeyCheck() throws -> String? {
-        try DatabaseManager.keyCheck(db)
+        try SQLiteStore.keyCheck(db)
     }
 
     func sealedCalendarToken(ofClient clientId: Int64) throws -> Data? {
@@ -113,7 +114,7 @@ extension SQLiteTransaction {
     }
 
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
-        try setSettingIfAbsent(DatabaseManager.keyCheckSetting, to: check)
+        try setSettingIfAbsent(SQLiteStore.keyCheckSetting, to: check)
     }
 
     func detachAppointments(ofClient clientId: Int64) throws {

@@ -1,3 +1,4 @@
+import ClinicKit
 import Crypto
 import Foundation
 import GRDB
@@ -5,7 +6,7 @@ import GRDB
 // Transactions: reads, writes (with the cross-process writer lock), joined writes, and the
 // mapping of SQLite's errors to ClinicError.
 
-extension DatabaseManager {
+extension SQLiteStore {
     /// For a server's readiness: the schema version of the file and the newest this program has.
     public func schemaStatus() throws -> (current: Int, latest: Int) {
         (try currentVersion(), runner.latestVersion)
@@ -93,25 +94,24 @@ extension DatabaseManager {
 
 }
 
-/// The transaction `writeJoined` opened, for the writes made on its thread while it runs
-/// (GRDB runs a write's body synchronously on the calling thread's writer queue).
+/// The transaction `writeJoined` opened, for the writes made inside it: a task-local value
+/// (bound on the thread GRDB runs the write's body on, with or without a task), so that the
+/// nested `write` of a controller called inside finds it without being handed it.
 enum JoinedTransaction {
-    private static let key = "ClinicKit.JoinedTransaction"
+    @TaskLocal private static var entry: Entry?
 
-    static func current(_ manager: DatabaseManager) -> Database? {
-        guard let entry = Thread.current.threadDictionary[key] as? Entry, entry.manager == ObjectIdentifier(manager) else { return nil }
+    static func current(_ manager: SQLiteStore) -> Database? {
+        guard let entry, entry.manager == ObjectIdentifier(manager) else { return nil }
         return entry.db
     }
 
-    static func with<T>(_ db: Database, for manager: DatabaseManager, _ body: () throws -> T) rethrows -> T {
-        let dictionary = Thread.current.threadDictionary
-        let previous = dictionary[key]
-        dictionary[key] = Entry(manager: ObjectIdentifier(manager), db: db)
-        defer { dictionary[key] = previous }
-        return try body()
+    static func with<T>(_ db: Database, for manager: SQLiteStore, _ body: () throws -> T) rethrows -> T {
+        try $entry.withValue(Entry(manager: ObjectIdentifier(manager), db: db), operation: body)
     }
 
-    private final class Entry {
+    /// A `Database` is not `Sendable`: it is only ever used on the thread that runs the write
+    /// (the value is read inside the write's own synchronous body).
+    private final class Entry: @unchecked Sendable {
         let manager: ObjectIdentifier
         let db: Database
         init(manager: ObjectIdentifier, db: Database) { self.manager = manager; self.db = db }

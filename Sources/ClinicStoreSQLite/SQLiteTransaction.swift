@@ -1,19 +1,20 @@
+import ClinicKit
 import Foundation
 import GRDB
 
 /// The SQLite store's transaction: the seam's operations over GRDB's `Database`, one file per
-/// area (`SQLiteTransaction+Area.swift`). Made only by `DatabaseManager.reading`/`writing`
-/// (and the forwarding overloads of functions not yet moved behind the seam), on the thread
-/// GRDB runs the transaction on.
+/// area (`SQLiteTransaction+Area.swift`). Made only by `SQLiteStore.reading`/`writing`
+/// (and `transaction(_:)`, for this store's own code holding a bare `Database`: migration hooks),
+/// on the thread GRDB runs the transaction on.
 struct SQLiteTransaction: StoreWriting {
     let db: Database
-    /// Nil only in the forwarding overloads of static functions, whose operations need no manager.
-    let manager: DatabaseManager?
+    /// Nil only where this store's own code has no store at hand (a backup file's `check`), whose operations need none.
+    let manager: SQLiteStore?
 
     var personalDataKey: PersonalDataKey? { manager?.personalDataKey }
 }
 
-extension DatabaseManager: ClinicStore {
+extension SQLiteStore: ClinicStore {
     public func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T {
         try read { db in try body(SQLiteTransaction(db: db, manager: self)) }
     }
@@ -29,7 +30,6 @@ extension DatabaseManager: ClinicStore {
         _ = try? writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
-    /// The seam's transaction over a `Database` GRDB gave an unconverted caller (the
-    /// forwarding overloads; gone once every caller is converted).
+    /// The seam's transaction over a `Database` GRDB gave this store's own code (a migration hook).
     func transaction(_ db: Database) -> SQLiteTransaction { SQLiteTransaction(db: db, manager: self) }
 }

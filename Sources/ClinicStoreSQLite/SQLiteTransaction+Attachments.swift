@@ -1,59 +1,9 @@
+import ClinicKit
 import Foundation
 import GRDB
 
 // The attachment area's operations in SQLite (`Storage/Seam/AttachmentStorage.swift`). The
 // rows' decoding (`init(row:)`) is public: PostgreSQL's rows come in the same form.
-
-extension StoredAttachment {
-    public init(row: Row) throws {
-        let table = "attachments"
-        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
-            throw ClinicError(.storage, .storageFailure, "attachments.author holds a value this version does not know")
-        }
-        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table),
-                  clientId: try row.value("client_id", in: table), author: author, staffId: try row.value("staff_id", in: table),
-                  contentType: try row.value("content_type", in: table), size: try row.value("size", in: table),
-                  width: try row.value("width", in: table), height: try row.value("height", in: table),
-                  thumbnailSize: try row.value("thumbnail_size", in: table), chunkSize: try row.value("chunk_size", in: table),
-                  meta: try row.value("meta", in: table), createdAt: try row.instant("created_at", in: table),
-                  fileKey: row.hasColumn("file_key") ? try row.value("file_key", in: table) : nil)
-    }
-}
-
-extension StoredThread {
-    public init(row: Row) throws {
-        let table = "threads"
-        guard let state = State(rawValue: try row.value("state", in: table, key: "appointment_id")) else {
-            throw ClinicError(.storage, .storageFailure, "threads.state holds a value this version does not know")
-        }
-        self.init(appointmentId: try row.value("appointment_id", in: table, key: "appointment_id"),
-                  clientId: try row.value("client_id", in: table, key: "appointment_id"),
-                  clinicId: try row.value("clinic_id", in: table, key: "appointment_id"), state: state,
-                  patientUnread: try row.value("patient_unread", in: table, key: "appointment_id"),
-                  staffUnread: try row.value("staff_unread", in: table, key: "appointment_id"),
-                  lastAt: try row.instant("last_at", in: table, key: "appointment_id"))
-    }
-}
-
-extension StoredThreadMessage {
-    public init(row: Row) throws {
-        let table = "thread_messages"
-        guard let author = AttachmentAuthor(rawValue: try row.value("author", in: table)) else {
-            throw ClinicError(.storage, .storageFailure, "thread_messages.author holds a value this version does not know")
-        }
-        self.init(id: try row.value("id", in: table), appointmentId: try row.value("appointment_id", in: table), author: author,
-                  staffId: try row.value("staff_id", in: table), body: try row.value("body", in: table),
-                  attachmentId: try row.value("attachment_id", in: table), createdAt: try row.instant("created_at", in: table))
-    }
-}
-
-extension ThreadMessageCounts {
-    public init(row: Row) throws {
-        let table = "thread_messages"
-        self.init(total: try row.value("total", in: table, key: "total"), recent: try row.value("recent", in: table, key: "total"),
-                  oldestRecent: try row.optionalInstant("oldest", in: table, key: "total"))
-    }
-}
 
 extension SQLiteTransaction {
     /// A database before migration 16 has no attachments: nothing to read.

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 

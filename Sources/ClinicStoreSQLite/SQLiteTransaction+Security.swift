@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -6,34 +7,33 @@ import GRDB
 // Security/ and Storage/Idempotency.swift. Instants are stored as whole UTC seconds.
 //
 // These statements need nothing but the GRDB connection — except the audit key, which the
-// `DatabaseManager` knows. So they are written once, for any `SQLiteSecurityStatements`: the
-// seam's `SQLiteTransaction`, and `SQLiteSecurityConnection`, a bare connection for the
-// forwarding overloads of functions that are handed only a `Database` (several of them are
-// static, or belong to a type that has no manager).
+// `SQLiteStore` knows. So they are written once, for any `SQLiteSecurityStatements`: the
+// seam's `SQLiteTransaction`, and `SQLiteSecurityConnection`, a bare connection for this
+// store's own code that holds only a `Database` (SQLiteForwarding.swift).
 
 protocol SQLiteSecurityStatements: SecurityWriting {
     var db: Database { get }
     /// The manager whose audit key chains this connection's rows; nil outside a manager's
     /// write transaction.
-    var auditKeyOwner: DatabaseManager? { get }
+    var auditKeyOwner: SQLiteStore? { get }
 }
 
 extension SQLiteTransaction: SQLiteSecurityStatements {
-    var auditKeyOwner: DatabaseManager? { manager }
+    var auditKeyOwner: SQLiteStore? { manager }
 }
 
-/// A GRDB connection given to a function not yet behind the seam, for the security area's
-/// operations. Its audit key is the one of the manager whose write transaction is running on
-/// this thread (`AuditChain`), as before the seam.
+/// A bare GRDB connection (a migration hook, a backup's check, a test of this store's SQL), for
+/// the security area's operations. Its audit key is the one of the store whose write
+/// transaction is running (`AuditChain`).
 struct SQLiteSecurityConnection: SQLiteSecurityStatements {
     let db: Database
 
     init(_ db: Database) { self.db = db }
 
-    var auditKeyOwner: DatabaseManager? { AuditChain.manager(for: db) }
+    var auditKeyOwner: SQLiteStore? { AuditChain.manager(for: db) }
 }
 
-extension DatabaseManager {
+extension SQLiteStore {
     /// `writeJoined` behind the seam: one write transaction that the controllers' writes made
     /// inside `body`, on this thread, join (`IdempotencyStore.perform`).
     public func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
@@ -91,19 +91,6 @@ extension SQLiteSecurityStatements {
     func deleteSessions(ofClient clientId: Int64, except tokenHash: String?) throws -> Int {
         try db.execute(sql: "DELETE FROM sessions WHERE client_id = ? AND token_hash <> ?", arguments: [clientId, tokenHash ?? ""])
         return db.changesCount
-    }
-}
-
-extension StoredSession {
-    init(row: Row) throws {
-        let name: String? = try row.value("device_name", in: "sessions")
-        let platform: String? = try row.value("device_platform", in: "sessions")
-        let version: String? = try row.value("device_app_version", in: "sessions")
-        self.init(id: try row.value("id", in: "sessions"), clientId: try row.value("client_id", in: "sessions"),
-                  tokenHash: try row.value("token_hash", in: "sessions"),
-                  createdAt: try row.instant("created_at", in: "sessions"),
-                  lastUsedAt: try row.instant("last_used_at", in: "sessions"),
-                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
     }
 }
 
@@ -169,7 +156,7 @@ extension SQLiteSecurityStatements {
 
     func auditKeyForAppending() throws -> AuditKey {
         guard let manager = auditKeyOwner else {
-            throw ClinicError(.internalError, .internalError, "an audit row outside a DatabaseManager transaction")
+            throw ClinicError(.internalError, .internalError, "an audit row outside a SQLiteStore transaction")
         }
         return try manager.auditKeyForAppending(db)
     }
@@ -215,46 +202,6 @@ extension SQLiteSecurityStatements {
     func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
         try AuditEntry.read(Row.fetchAll(db, sql: "SELECT * FROM audit_events WHERE at >= ? ORDER BY id",
                                          arguments: [since.seconds]))
-    }
-}
-
-extension AuditEntry {
-    /// Every column is decoded with a throwing read: a row edited in the file around the
-    /// triggers (`at = 'x'`) is reported as `UnreadableAuditRow`, never a trap in GRDB's
-    /// subscript (which would take a whole server down with it).
-    public init(row: Row) throws {
-        let id: Int64 = try Self.column(row, "id", id: nil)
-        self.init(id: id, at: Date(timeIntervalSince1970: TimeInterval(try Self.column(row, "at", id: id) as Int64)),
-                  actor: try Self.column(row, "actor", id: id), staffId: try Self.column(row, "staff_id", id: id),
-                  role: try Self.column(row, "role", id: id), clinicId: try Self.column(row, "clinic_id", id: id),
-                  action: try Self.column(row, "action", id: id), clientId: try Self.column(row, "client_id", id: id),
-                  appointmentId: try Self.column(row, "appointment_id", id: id),
-                  requestId: try Self.column(row, "request_id", id: id), detail: try Self.column(row, "detail", id: id),
-                  hash: try Self.column(row, "hash", id: id))
-    }
-
-    /// One column of an audit row (or of its chain's head): `UnreadableAuditRow` when it does not decode.
-    public static func column<Value: DatabaseValueConvertible>(_ row: Row, _ name: String, id: Int64?) throws -> Value {
-        do {
-            return try row.decode(Value.self, forColumn: name)
-        } catch {
-            // DatabaseValue reads any stored value (NULL included) without failing.
-            throw UnreadableAuditRow(id: id, column: name, value: row.hasColumn(name) ? (row[name] as DatabaseValue).description : "missing")
-        }
-    }
-
-    /// The rows that decode, and the ones that do not (either store's rows: PostgreSQL's come
-    /// back in SQLite's form).
-    public static func read(_ rows: [Row]) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        var entries: [AuditEntry] = [], unreadable: [UnreadableAuditRow] = []
-        for row in rows {
-            do {
-                entries.append(try AuditEntry(row: row))
-            } catch let error as UnreadableAuditRow {
-                unreadable.append(error)
-            }
-        }
-        return (entries, unreadable)
     }
 }
 

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -10,24 +11,13 @@ protocol SQLiteInboxStatements: InboxWriting {
     var db: Database { get }
 }
 
-/// The inbox over a bare GRDB `Database`, for `Inbox`'s forwarding overloads whose callers
-/// hold no `DatabaseManager` (a static function, a migration). Gone with those overloads.
+/// The inbox over a bare GRDB `Database`, for this store's own code that holds no
+/// `SQLiteStore` (SQLiteForwarding.swift).
 struct SQLiteInbox: SQLiteInboxStatements {
     let db: Database
 }
 
 extension SQLiteTransaction: SQLiteInboxStatements {}
-
-extension InboxMessage {
-    public init(row: Row) throws {
-        let table = "messages"
-        self.init(id: try row.value("id", in: table),
-                  kind: MessageKind(rawValue: try row.value("kind", in: table)) ?? .clinic,
-                  appointmentId: try row.value("appointment_id", in: table), clinicId: try row.value("clinic_id", in: table),
-                  subject: try row.value("subject", in: table), body: try row.value("body", in: table),
-                  createdAt: try row.instant("created_at", in: table), readAt: try row.optionalInstant("read_at", in: table))
-    }
-}
 
 // MARK: The inbox
 

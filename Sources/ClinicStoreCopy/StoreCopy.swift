@@ -1,4 +1,6 @@
 import ClinicKit
+import ClinicStorePostgres
+import ClinicStoreSQLite
 import Dispatch
 import Foundation
 import GRDB
@@ -195,9 +197,9 @@ public enum StoreCopy {
 
     /// Copies the SQLite database `source` into `target`, which must be at the latest of
     /// `migrations` and empty. Returns the rows per table.
-    public static func sqliteToPostgres(source: DatabaseManager, target: PostgresStore,
+    public static func sqliteToPostgres(source: SQLiteStore, target: PostgresStore,
                                         migrations: [Migration]) async throws -> [TableCount] {
-        let snapshot = try await offCooperativePool { try StoreCopy.readSQLite(source) }
+        let snapshot = try await PostgresStore.offCooperativePool { try StoreCopy.readSQLite(source) }
         let (current, latest) = try await target.schemaStatus(migrations)
         guard current == latest else {
             throw ClinicError(.storage, .copyTargetNotMigrated, target.url.redacted, String(current), String(latest))
@@ -209,7 +211,7 @@ public enum StoreCopy {
     }
 
     /// Every table in one read transaction of `source` (at the latest SQLite schema).
-    static func readSQLite(_ source: DatabaseManager) throws -> Snapshot {
+    static func readSQLite(_ source: SQLiteStore) throws -> Snapshot {
         let (current, latest) = try source.schemaStatus()
         guard current == latest else {
             throw ClinicError(.storage, .copySourceNotMigrated, source.path ?? "memory", String(current), String(latest))
@@ -462,7 +464,7 @@ public enum StoreCopy {
         let snapshot = try await source.transaction(attempts: 1) { connection, logger in
             try await StoreCopy.readPostgres(connection, logger: logger)
         }
-        return try await offCooperativePool {
+        return try await PostgresStore.offCooperativePool {
             try StoreCopy.writeSQLite(snapshot, to: target, migrations: sqliteMigrations)
         }
     }
@@ -546,7 +548,7 @@ public enum StoreCopy {
     }
 
     static func fillSQLite(_ snapshot: Snapshot, at path: String, migrations: [Migration]) throws -> [TableCount] {
-        let manager = try DatabaseManager.open(path: path, migrations: migrations)
+        let manager = try SQLiteStore.open(path: path, migrations: migrations)
         let counts = try manager.writer.write { db -> [TableCount] in
             for table in tables {
                 let present = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name])
@@ -616,14 +618,5 @@ public enum StoreCopy {
         // Closed before the file takes its name: nothing of it is left in a -wal beside the temporary name.
         try (manager.writer as? DatabasePool)?.close()
         return counts
-    }
-
-    /// Blocking work (SQLite) on a thread of its own, never on a cooperative-pool thread.
-    static func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try body() })
-            }
-        }
     }
 }

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -137,7 +138,7 @@ enum SchemaFacts {
     }
 }
 
-extension DatabaseManager {
+extension SQLiteStore {
     /// A consistent copy of the database at `path`, taken with SQLite's online backup API
     /// from a read snapshot: other processes keep writing meanwhile, and the copy is the
     /// database as of one instant. Written to a temporary file beside `path`, then renamed,
@@ -187,7 +188,7 @@ extension DatabaseManager {
     }
 
     /// `check` of the database file at `path`, opened read-only apart from any
-    /// `DatabaseManager`: a file too damaged to open still gets its report.
+    /// `SQLiteStore`: a file too damaged to open still gets its report.
     public static func check(path: String, runner: MigrationRunner) -> CheckReport {
         var configuration = Configuration()
         configuration.readonly = true
@@ -197,7 +198,7 @@ extension DatabaseManager {
             }
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
-            let manager = DatabaseManager(writer: queue, runner: runner, path: path, readOnly: true)
+            let manager = SQLiteStore(writer: queue, runner: runner, path: path, readOnly: true)
             return try queue.read { db in manager.fullCheck(db) }
         } catch {
             return CheckReport(integrity: [describe(error)], foreignKeyViolations: 0)
@@ -411,7 +412,7 @@ public struct AutomaticBackups: Sendable {
     /// Takes a backup if the newest is older than `interval`, then deletes all but the newest
     /// `keep`. Returns the new backup's path, nil when none was due.
     @discardableResult
-    public func runIfDue(_ database: DatabaseManager, now: Date = Date()) throws -> String? {
+    public func runIfDue(_ database: SQLiteStore, now: Date = Date()) throws -> String? {
         if let newest = existing().last,
            let modified = (try? FileManager.default.attributesOfItem(atPath: newest.path))?[.modificationDate] as? Date,
            now.timeIntervalSince(modified) < interval {

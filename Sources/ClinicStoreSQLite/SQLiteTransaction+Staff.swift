@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -133,17 +134,3 @@ extension SQLiteTransaction {
     }
 }
 
-extension StaffMember {
-    /// A `staff_accounts` row; an unknown role is `staffRowInvalid` (a newer version's row).
-    init(row: Row) throws {
-        let table = "staff_accounts"
-        let id: Int64 = try row.value("id", in: table)
-        guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {
-            throw ClinicError(.storage, .staffRowInvalid, String(id))
-        }
-        self.init(id: id, login: try row.value("login", in: table), name: try row.value("name", in: table),
-                  surname: try row.value("surname", in: table), role: role, clinicId: try row.value("clinic_id", in: table),
-                  doctorId: try row.value("doctor_id", in: table), isActive: try row.value("is_active", in: table),
-                  createdAt: try row.instant("created_at", in: table))
-    }
-}

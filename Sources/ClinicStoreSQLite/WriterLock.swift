@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 
 /// Orders the writers of one database file across processes: a `flock` on `<database>.lock`,

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import GRDB
 
@@ -117,13 +118,13 @@ extension SQLiteTransaction {
 
     func visitType(id: Int64) throws -> VisitType? {
         guard try db.tableExists("visit_types") else { return nil }
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM visit_types WHERE id = ?"), arguments: [id]).map(VisitType.init)
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM visit_types WHERE id = ?"), arguments: [id]).map { try VisitType(row: SQLiteRow($0)) }
     }
 
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType] {
         guard try db.tableExists("visit_types") else { return [] }
         return try Row.fetchAll(db, sql: "SELECT * FROM visit_types WHERE department_id = ?" + (includingInactive ? "" : " AND is_active = 1")
-                                + " ORDER BY duration_minutes, id", arguments: [departmentId]).map(VisitType.init)
+                                + " ORDER BY duration_minutes, id", arguments: [departmentId]).map { try VisitType(row: SQLiteRow($0)) }
     }
 
     func settings(prefix: String) throws -> [String: String] {
@@ -212,14 +213,14 @@ extension SQLiteTransaction {
     // A database before migration 15 has no holds (the table check is GRDB's cached schema).
     func slotHold(id: Int64) throws -> SlotHold? {
         guard try db.tableExists("slot_holds") else { return nil }
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM slot_holds WHERE id = ?"), arguments: [id]).map(SlotHold.init(row:))
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM slot_holds WHERE id = ?"), arguments: [id]).map { try SlotHold(row: SQLiteRow($0)) }
     }
 
     func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
         guard try db.tableExists("slot_holds") else { return [] }
         return try Row.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM slot_holds WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ? ORDER BY starts_at, id
-            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map(SlotHold.init(row:))
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map { try SlotHold(row: SQLiteRow($0)) }
     }
 
     func insertSlotHold(_ hold: SlotHold) throws -> SlotHold {

@@ -1,3 +1,4 @@
+import ClinicKit
 import Crypto
 import Foundation
 import GRDB
@@ -5,7 +6,7 @@ import GRDB
 /// Owns the database connection (a WAL `DatabasePool` for files, a `DatabaseQueue` in memory
 /// for tests) and holds the UML's storage operations. Each operation takes the `Database` of
 /// a transaction that the calling controller opened, so one use case is one transaction.
-public final class DatabaseManager: Sendable {
+public final class SQLiteStore: Sendable {
     public let writer: any DatabaseWriter
     public let runner: MigrationRunner
     /// The file path, nil in memory.
@@ -46,33 +47,20 @@ public final class DatabaseManager: Sendable {
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .callback(Self.retryWhileBusy)
+        // GRDB's busy callback is told only the retry count; each connection gets a handler of
+        // its own instead, whose wait (`BusyWait`) is the connection's.
+        configuration.prepareDatabase { db in BusyWait.install(on: db) }
         return configuration
     }
 
     /// How long a command waits for another one's write to finish before it reports `busy`.
     public static let busyLimit: TimeInterval = 5
 
-    /// SQLite's own busy timeout sleeps in steps of up to 100 ms, which under contention left
-    /// the lock idle most of the time (8 writers: 219 bookings/s). This retries after 50 to 250
-    /// microseconds, at random so that waiting processes do not wake in step, until
-    /// `busyLimit` has passed by the clock (sleeps overrun, so counting them would wait longer);
-    /// then SQLITE_BUSY surfaces and is reported as `busy`. A wait runs on one thread: its start
-    /// is kept in that thread's dictionary.
-    static let retryWhileBusy: Database.BusyCallback = { retries in
-        let now = ProcessInfo.processInfo.systemUptime
-        let key = "ClinicKit.busySince"
-        if retries == 0 { Thread.current.threadDictionary[key] = now }
-        let since = Thread.current.threadDictionary[key] as? TimeInterval ?? now
-        usleep(UInt32.random(in: 50...250))
-        return now - since < busyLimit
-    }
-
     /// Opens (creating it and its folder if needed) the database file at `path`. With
     /// `migrate`, brings the schema to the latest version; without, only checks that the
     /// applied migrations are known and unchanged.
     public static func open(path: String, migrations: [Migration], migrate: Bool = true,
-                            zones: (any ZoneResolver)? = nil) throws -> DatabaseManager {
+                            zones: (any ZoneResolver)? = nil) throws -> SQLiteStore {
         let url = URL(fileURLWithPath: path)
         do {
             try FileManager.default.createDirectory(
@@ -118,7 +106,7 @@ public final class DatabaseManager: Sendable {
         }
         // Again now that SQLite has made its files (through a link, it made them at the target).
         try makePrivate(path, refusing: !readOnly)
-        let manager = DatabaseManager(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly,
+        let manager = SQLiteStore(writer: pool, runner: MigrationRunner(migrations: migrations), path: path, readOnly: readOnly,
                                       zones: zones)
         do {
             try manager.prepareSchema(migrate: migrate)
@@ -156,9 +144,9 @@ public final class DatabaseManager: Sendable {
     /// A fresh in-memory database at the latest schema, for tests; its personal-data key is
     /// `key` (a new random one by default).
     public static func inMemory(migrations: [Migration], key: SymmetricKey = SymmetricKey(size: .bits256),
-                                zones: (any ZoneResolver)? = nil) throws -> DatabaseManager {
+                                zones: (any ZoneResolver)? = nil) throws -> SQLiteStore {
         let queue = try DatabaseQueue(configuration: configuration())
-        let manager = DatabaseManager(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil, key: key,
+        let manager = SQLiteStore(writer: queue, runner: MigrationRunner(migrations: migrations), path: nil, key: key,
                                       zones: zones)
         try manager.prepareSchema(migrate: true)
         return manager
