@@ -14,6 +14,8 @@ import PostgresNIO
 public struct BlockingConnection {
     let connection: PostgresConnection
     let logger: Logger
+    /// The store's count of statements sent (`PostgresStore.statementsSent`).
+    let sent: LockedBox<Int>
 
     /// Runs one statement and returns its rows.
     ///
@@ -26,6 +28,7 @@ public struct BlockingConnection {
     @discardableResult
     public func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         let connection = self.connection, logger = self.logger
+        sent.withLock { $0 += 1 }
         return try connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
             return connection.query(query, logger: logger)
@@ -67,16 +70,30 @@ extension PostgresStore {
         }
     }
 
+    /// One statement's work on a connection of the pool, outside any transaction (a single
+    /// statement is a consistent snapshot by itself): one round trip where a read transaction
+    /// costs three. Errors are the domain's, as `blockingTransaction`'s.
+    func blockingStatement<T>(_ body: (BlockingConnection) throws -> T) throws -> T {
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
+            throw ClinicError(.internalError, .internalError, "a blocking statement on an event loop")
+        }
+        do {
+            return try withLeasedConnection(body)
+        } catch {
+            throw PostgresErrorMapping.clinicError(error)
+        }
+    }
+
     /// A connection leased from the pool for the length of `body`: a task leases it (within
     /// the connect timeout, as `withConnection` does) and holds it until `body` returns on this
     /// thread.
     func withLeasedConnection<T>(_ body: (BlockingConnection) throws -> T) throws -> T {
         let lease = Lease()
-        let logger = self.logger
+        let logger = self.logger, sent = statementsSent
         let holder = Task(executorPreference: StoreTaskExecutor.shared) { [self] in
             do {
                 try await withConnection { connection in
-                    await lease.hold(BlockingConnection(connection: connection, logger: logger))
+                    await lease.hold(BlockingConnection(connection: connection, logger: logger, sent: sent))
                 }
             } catch {
                 lease.fail(error)

@@ -58,6 +58,26 @@ extension PostgresStore: ClinicStore {
 
     public var isReadOnly: Bool { false }
 
+    /// One statement, outside a transaction.
+    public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
+        try oneStatement { tx in try tx.signedInPatient(tokenHash: tokenHash) }
+    }
+
+    /// One statement, outside a transaction.
+    public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
+        try oneStatement { tx in try tx.activeStaffMember(sessionTokenHash: tokenHash, lastUsedSince: lastUsedSince) }
+    }
+
+    /// A read that is one statement, in one round trip: outside any transaction (one statement
+    /// is a consistent snapshot by itself), or inside the joined write running here, whose
+    /// connection sees its changes.
+    func oneStatement<T>(_ read: (PostgresTransaction) throws -> T) throws -> T {
+        if let joined = JoinedPostgresTransaction.current(self) { return try read(joined.transaction) }
+        return try blockingStatement { connection in
+            try read(PostgresTransaction(connection: connection, store: self, isWrite: false))
+        }
+    }
+
     /// The applied schema version and the newest of `migrations` (`schemaStatus(_:)`), waited
     /// for on this thread (never an event loop or a cooperative thread: a server asks from its
     /// work pool).

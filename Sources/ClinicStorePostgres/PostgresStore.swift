@@ -36,6 +36,9 @@ public final class PostgresStore: Sendable {
     /// How `open` connected once, alone: run again to learn why the pool has no connection.
     let probe: PostgresConnection.Configuration
     let logger: Logger
+    /// Every statement this store sent through a blocking connection, `BEGIN` and `COMMIT`
+    /// included: the round trips the tests hold a request's budget to (issue 44).
+    package let statementsSent = LockedBox<Int>(0)
     private let runner: Task<Void, Never>
 
     /// A connection or start-up that took longer than the connect timeout.

@@ -5,7 +5,7 @@ import Foundation
 
 extension PostgresTransaction {
     /// The setting holding the personal-data key's check (SQLiteStore.keyCheckSetting).
-    private static let clientsKeyCheckSetting = "encryption.key_check"
+    static let clientsKeyCheckSetting = "encryption.key_check"
 
     func clientExists(id: Int64) throws -> Bool {
         try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1)", [id]) ?? false
@@ -23,7 +23,7 @@ extension PostgresTransaction {
         try row("SELECT * FROM clients WHERE login_key = $1", [loginKey]).map(Self.storedClientOfRow)
     }
 
-    private static func storedClientOfRow(_ row: StoredRowValues) throws -> StoredClient {
+    static func storedClientOfRow(_ row: StoredRowValues) throws -> StoredClient {
         StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
     }
 

@@ -47,12 +47,26 @@ public struct SessionManager: Sendable {
     public func resolve(_ tx: any SecurityReading, token: String, now: Date) throws -> Int64? {
         guard Self.isWellFormed(token) else { return nil }
         let hash = Self.hash(token)
-        guard let session = try tx.session(tokenHash: hash) else { return nil }
-        // The look-up is by hash; compare again in constant time so that the decision does not
-        // depend on how much of the value matched.
-        guard Self.constantTimeEquals(session.tokenHash, hash) else { return nil }
-        guard Double(now.seconds - session.lastUsedAt.seconds) <= Self.idleLimit else { return nil }
+        guard let session = try tx.session(tokenHash: hash), accepts(session, tokenHash: hash, now: now) else { return nil }
         return session.clientId
+    }
+
+    /// The session of a token with its patient as stored, gathered by the store at once
+    /// (`ClinicStore.signedInPatient`); nil for a malformed, unknown or expired token. Reads
+    /// only, as `resolve`.
+    public func signedIn(_ store: any ClinicStore, token: String, now: Date) throws -> SignedInPatientFacts? {
+        guard Self.isWellFormed(token) else { return nil }
+        let hash = Self.hash(token)
+        guard let facts = try store.signedInPatient(tokenHash: hash), accepts(facts.session, tokenHash: hash, now: now)
+        else { return nil }
+        return facts
+    }
+
+    /// Whether a session found by a token's hash lets its holder in: the hash is compared again
+    /// in constant time (the look-up was by hash, and the decision must not depend on how much
+    /// of the value matched), and a session idle for longer than `idleLimit` has ended.
+    func accepts(_ session: SessionLookup, tokenHash hash: String, now: Date) -> Bool {
+        Self.constantTimeEquals(session.tokenHash, hash) && Double(now.seconds - session.lastUsedAt.seconds) <= Self.idleLimit
     }
 
     /// Records a use of the session, which keeps it alive for another `idleLimit`.

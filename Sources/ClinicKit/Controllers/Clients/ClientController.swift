@@ -236,13 +236,11 @@ public final class ClientController: Sendable {
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.
     public func currentUser(token: String?) throws -> Client {
         guard let token else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        let now = self.now()
-        let client = try database.reading { tx -> Client? in
-            guard let id = try sessions.resolve(tx, token: token, now: now) else { return nil }
-            return try database.client(tx, id: id)
+        guard let facts = try sessions.signedIn(database, token: token, now: now()) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
         }
-        guard let client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        return client
+        guard facts.client.personal != nil else { return facts.client.client }
+        return try facts.client.opened(with: database.personalDataKey.cipher(keyCheck: facts.personalDataKeyCheck))
     }
 
     /// Keeps a session alive: call it when a command made with the session has succeeded.

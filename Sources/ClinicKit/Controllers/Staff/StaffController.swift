@@ -127,10 +127,8 @@ public final class StaffController: Sendable {
     public func current(token: String?) throws -> StaffMember {
         guard let token, SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         let now = self.now()
-        let member = try database.reading { tx in
-            try tx.activeStaffMember(sessionTokenHash: SessionManager.hash(token), lastUsedSince: Self.idleCutoff(now))
-        }
-        guard let member else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
+        guard let member = try database.signedInStaff(tokenHash: SessionManager.hash(token), lastUsedSince: Self.idleCutoff(now))
+        else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         return member
     }
 

@@ -55,6 +55,17 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// where the store has a single writer and a batch saves commits (SQLite), more where writes
     /// run side by side (PostgreSQL, one per pooled connection it spares for writing).
     var concurrentWriters: Int { get }
+    /// What a bearer token's look-up needs, gathered at once: the session whose token hashes to
+    /// `tokenHash`, its patient as stored and the personal-data key check (nil when the
+    /// patient's row has nothing sealed). Nil when no session has that hash. This is the hot
+    /// path of every signed-in request: a store does it in one round trip where it can (one
+    /// statement is a consistent snapshot by itself); the rules (is the token well formed, is
+    /// the session idle too long) are `SessionManager`'s.
+    func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts?
+    /// The active staff account of the staff session whose token hashes to `tokenHash`, when the
+    /// session was last used at or after `lastUsedSince` (`StaffReading.activeStaffMember`), in
+    /// one round trip where the store can: the hot path of every staff request.
+    func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember?
     /// After a delete of personal data has committed: shrinks the store's log to nothing where
     /// the store keeps one this program owns (SQLite's WAL, which otherwise holds the deleted
     /// rows' pages until later writes overwrite them). Best effort, outside any transaction: a
@@ -63,7 +74,34 @@ public protocol ClinicStore: AnyObject, Sendable {
     func truncateLog()
 }
 
+/// What `ClinicStore.signedInPatient(tokenHash:)` gathers.
+public struct SignedInPatientFacts: Sendable {
+    public let session: SessionLookup
+    public let client: StoredClient
+    /// The stored personal-data key check; nil when none is stored or none is needed.
+    public let personalDataKeyCheck: String?
+
+    public init(session: SessionLookup, client: StoredClient, personalDataKeyCheck: String?) {
+        self.session = session; self.client = client; self.personalDataKeyCheck = personalDataKeyCheck
+    }
+}
+
 extension ClinicStore {
     public var concurrentWriters: Int { 1 }
+
+    /// The gather as reads of one snapshot (a store in this process: no round trips to save).
+    public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
+        try reading { tx in
+            guard let session = try tx.session(tokenHash: tokenHash), let client = try tx.storedClient(id: session.clientId)
+            else { return nil }
+            return SignedInPatientFacts(session: session, client: client,
+                                        personalDataKeyCheck: client.personal == nil ? nil : try tx.personalDataKeyCheck())
+        }
+    }
+
+    /// The look-up as a read of its own (a store in this process: no round trips to save).
+    public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
+        try reading { tx in try tx.activeStaffMember(sessionTokenHash: tokenHash, lastUsedSince: lastUsedSince) }
+    }
     public func truncateLog() {}
 }
