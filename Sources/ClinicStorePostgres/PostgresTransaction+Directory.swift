@@ -84,6 +84,25 @@ extension PostgresTransaction {
         try value(Int64.self, "SELECT version FROM directory_version WHERE id = 1") ?? 0
     }
 
+    /// The directory's version and a specialization's clinics in one statement (`PostgresStore.nearestSearchFacts`).
+    func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
+        let row = try row("""
+            SELECT (SELECT version FROM directory_version WHERE id = 1) AS version,
+                   CASE WHEN $1::text IS NULL THEN NULL
+                        ELSE (SELECT coalesce(string_agg(DISTINCT clinic_id::text, ','), '') FROM departments WHERE specialization = $1)
+                   END AS clinic_ids
+            """, [key])
+        let version = try row.flatMap { try $0.value("version", in: "directory_version") as Int64? } ?? 0
+        guard key != nil else { return NearestSearchFacts(directoryVersion: version, clinicIds: nil) }
+        let text: String = try row?.value("clinic_ids", in: "departments") ?? ""
+        var ids = Set<Int64>()
+        for part in text.split(separator: ",") {
+            guard let id = Int64(part) else { throw ClinicError(.storage, .storedValueUnreadable, "departments.clinic_id", String(part)) }
+            ids.insert(id)
+        }
+        return NearestSearchFacts(directoryVersion: version, clinicIds: ids)
+    }
+
     func departmentTally() throws -> (count: Int64, lastId: Int64) {
         guard let tally = try row("SELECT count(*) AS count, coalesce(max(id), 0) AS last_id FROM departments") else {
             return (0, 0)

@@ -1,4 +1,4 @@
-import ClinicKit
+@testable import ClinicKit
 import ClinicTestPostgres
 import Foundation
 import Testing
@@ -23,7 +23,8 @@ import Testing
                 _ = try system.clinics.importClinics(Data("""
                     external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
                     LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
-                    """.utf8), demo: false)
+                    LA2,Children's Hospital,4650 Sunset Blvd,LOS ANGELES,CA,34.10,-118.29,CHILDREN,1,1,America/Los_Angeles
+                    """.utf8), demo: true)
                 _ = try system.clients.registerUser(RegistrationRequest(
                     login: "anna", password: "correct-horse-42", name: "Anna", surname: "Smith", street: "Main Street",
                     house: "12", city: "Los Angeles", acceptedPrivacy: true))
@@ -56,6 +57,65 @@ import Testing
                 #expect(member?.login == "dana")
                 _ = try system.staff.logOut(token: staffToken)
                 #expect(throws: ClinicError.self) { _ = try system.staff.current(token: staffToken) }
+
+                // The nearest clinics, once the finder is kept: one statement (the directory's
+                // version, and a specialization's clinics), where two read transactions took six.
+                let point = try #require(Coordinate(latitude: 34.0, longitude: -118.2))
+                _ = try system.clinics.nearest(to: point)
+                var nearest: [NearbyClinic] = []
+                #expect(try roundTrips { nearest = try system.clinics.nearest(to: point, NearestQuery(limit: 5)) } == 1)
+                #expect(nearest.map(\.clinic.externalId) == ["LA1", "LA2"])
+                #expect(try roundTrips { nearest = try system.clinics.nearest(to: point, NearestQuery(limit: 5, specialization: "pediatrics")) } == 1)
+                #expect(nearest.map(\.clinic.externalId) == ["LA2"], "only the children's hospital has pediatrics")
+                // An unknown specialization is still refused by name.
+                #expect(throws: ClinicError.self) { _ = try system.clinics.nearest(to: point, NearestQuery(specialization: "astrology")) }
+
+                // A department's slots: one statement gathers the department, its clinic, its
+                // doctors' hours, exceptions and taken times and the settings, where three read
+                // transactions took 18 statements. With a booking, a hold and exceptions in them:
+                let therapy = try #require(try system.departments.getDepartmentsByClinicId(clinicId)
+                    .first { $0.specialization == "therapy" }?.id)
+                let before = try system.appointments.slots(departmentId: therapy).filter(\.isAvailable)
+                let doctors = Array(Set(before.map(\.doctorId))).sorted()
+                try #require(doctors.count == 2 && before.count > 10)
+                let patient = try #require(try system.clients.registerUser(RegistrationRequest(
+                    login: "boris", password: "correct-horse-42", name: "Boris", surname: "Ivanov", street: "Main Street",
+                    house: "14", city: "Los Angeles", acceptedPrivacy: true)).id)
+                let anna = try #require(try system.clients.logIn(login: "anna", password: "correct-horse-42").client.id)
+                let booked = try #require(before.first { $0.doctorId == doctors[0] })
+                _ = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: .instant(booked.start))
+                let held = try #require(before.first { $0.doctorId == doctors[1] })
+                _ = try system.appointments.holdSlot(clientId: patient, departmentId: therapy, doctorId: doctors[1], at: held.start)
+                let tuesday = try #require(LocalDateTime(year: 2026, month: 11, day: 24, hour: 0, minute: 0))
+                _ = try system.departments.addException(doctorId: doctors[0], day: tuesday, hours: nil)
+                _ = try system.departments.addException(doctorId: doctors[1], day: tuesday,
+                                                        hours: DoctorSchedule.Interval(startMinute: 600, endMinute: 720, slotMinutes: 30))
+                var slots: [Slot] = []
+                #expect(try roundTrips { slots = try system.slots(departmentId: therapy).slots } == 1)
+                #expect(slots.contains { $0.doctorId == booked.doctorId && $0.start == booked.start && $0.isTaken })
+                #expect(slots.contains { $0.doctorId == held.doctorId && $0.start == held.start && $0.isTaken })
+                #expect(try roundTrips { _ = try system.slots(departmentId: therapy, doctorId: doctors[1]) } == 1)
+                // The one statement gathers what the seam's reads of one transaction do, row for row.
+                let days = "2026-11-20"..."2026-12-02"
+                let span = Date(seconds: 1_795_000_000)..<Date(seconds: 1_796_500_000)
+                let gathered = try store.slotFacts(departmentId: therapy, visitTypeId: nil, days: days, takenSpan: span, at: now)
+                let read = try store.reading { tx in
+                    try SlotFacts.read(tx, departmentId: therapy, visitTypeId: nil, days: days, takenSpan: span, at: now)
+                }
+                #expect(gathered != nil && gathered == read)
+                #expect(gathered?.exceptions.values.map(\.count).reduce(0, +) == 2 && gathered?.taken.values.map(\.count).reduce(0, +) == 2)
+                // With a visit type (its row comes through the same statement).
+                let admin = try system.staff.addStaff(StaffInput(login: "olga", name: "Olga", surname: "Admin", role: .clinicAdmin,
+                                                                 clinicId: clinicId, password: "counter-shift-73"))
+                let visit = try #require(try system.staff.addVisitType(admin, departmentId: therapy, nameEn: "Long visit", nameRu: "Долгий приём",
+                                                                       durationMinutes: 60, priceCents: 12_000).id)
+                #expect(try roundTrips { slots = try system.slots(departmentId: therapy, visitTypeId: visit).slots } == 1)
+                #expect(!slots.isEmpty && slots.allSatisfy { $0.end.timeIntervalSince($0.start) == 3600 })
+                let withVisit = try store.slotFacts(departmentId: therapy, visitTypeId: visit, days: days, takenSpan: span, at: now)
+                #expect(withVisit?.visitType?.durationMinutes == 60 && withVisit == (try store.reading { tx in
+                    try SlotFacts.read(tx, departmentId: therapy, visitTypeId: visit, days: days, takenSpan: span, at: now)
+                }))
+                #expect(try store.slotFacts(departmentId: 999_999, visitTypeId: nil, days: days, takenSpan: span, at: now) == nil)
             }
         }
     }

@@ -199,11 +199,8 @@ extension ClinicSystem {
     /// A department's slots with the clinic they are at (for showing them in its zone).
     public func slots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
                       visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {
-        let department = try departments.getDepartmentById(departmentId)
-        let clinic = try clinics.getClinicById(department.clinicId)
-        let slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
-                                           visitTypeId: visitTypeId)
-        return (clinic, slots)
+        try appointments.slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
+                                         visitTypeId: visitTypeId)
     }
 }
 

@@ -167,13 +167,17 @@ public struct BookingPolicy: Sendable, Equatable {
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {
-        var policy = BookingPolicy()
-        for (key, text) in try tx.settings(prefix: "booking.") {
-            if let entry = keys.first(where: { $0.key == key }), let value = Int(text), entry.range.contains(value) {
-                policy[keyPath: entry.path] = value
+        BookingPolicy(settings: try tx.settings(prefix: "booking."))
+    }
+
+    /// The policy of the stored `booking.` settings: a value out of its range, or not a
+    /// number, leaves the default.
+    init(settings: [String: String]) {
+        for (key, text) in settings {
+            if let entry = Self.keys.first(where: { $0.key == key }), let value = Int(text), entry.range.contains(value) {
+                self[keyPath: entry.path] = value
             }
         }
-        return policy
     }
 
     /// Checks and stores one setting.

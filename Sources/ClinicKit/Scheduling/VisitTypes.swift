@@ -25,7 +25,12 @@ public struct VisitType: Sendable, Equatable {
 
     /// The active visit type of a department, for booking or slots; `not_found` otherwise.
     static func offered(_ tx: any StoreReading, id: Int64, departmentId: Int64) throws -> VisitType {
-        guard let type = try tx.visitType(id: id), type.departmentId == departmentId, type.isActive else {
+        try offered(try tx.visitType(id: id), id: id, departmentId: departmentId)
+    }
+
+    /// The visit type read for `id`, when it is the department's and offered.
+    static func offered(_ type: VisitType?, id: Int64, departmentId: Int64) throws -> VisitType {
+        guard let type, type.departmentId == departmentId, type.isActive else {
             throw ClinicError(.notFound, .visitTypeNotFound, String(id))
         }
         return type

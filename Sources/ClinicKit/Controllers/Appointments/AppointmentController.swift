@@ -285,6 +285,13 @@ public final class AppointmentController: Sendable {
     /// can be booked now: not past, not within the lead time, not taken.
     public func slots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
                       visitTypeId: Int64? = nil) throws -> [Slot] {
+        try slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId).slots
+    }
+
+    /// `slots` with the department's clinic (its zone says what the times are), from one gather
+    /// of the store (`ClinicStore.slotFacts`: one round trip on PostgreSQL).
+    public func slotsWithClinic(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
+                                visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {
         let days = days ?? Self.defaultSlotDays
         guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
         // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
@@ -292,34 +299,61 @@ public final class AppointmentController: Sendable {
             throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d-%02d", from.year, from.month, from.day))
         }
         let now = self.now()
-        return try database.reading { tx in
-            let policy = try BookingPolicy.load(tx)
-            let (department, clinic) = try departmentAndClinic(tx, departmentId)
-            var doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
-            if let doctorId {
-                doctors = doctors.filter { $0.id == doctorId }
-                guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
-            }
-            let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
-            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
-            return try Self.slots(tx, doctors: doctors, zone: clinic.zone, first: first, days: days, now: now, policy: policy,
-                                  duration: visit?.durationMinutes)
+        // The first day is today in the clinic's zone unless given, and the zone is the
+        // clinic's, which the gather brings: it asks for the days today can be anywhere on
+        // Earth (UTC's day ± 1), and the rule below keeps the ones it needs.
+        let earliest = (from ?? LocalDateTime.of(now, in: Self.utc).adding(days: -1)).at(minuteOfDay: 0)
+        let latest = (from.map { $0.at(minuteOfDay: 0) } ?? earliest.adding(days: 2)).adding(days: days - 1)
+        guard let facts = try database.slotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
+                                                 days: DoctorSchedule.dayKey(earliest)...DoctorSchedule.dayKey(latest),
+                                                 takenSpan: Self.takenSpan(first: earliest, last: latest), at: now)
+        else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
+        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(facts.department.clinicId)) }
+        var doctors = facts.doctors
+        if let doctorId {
+            doctors = doctors.filter { $0.id == doctorId }
+            guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
         }
+        let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
+        let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
+        let doctorFacts = doctors.map { doctor in
+            let id = doctor.id ?? 0
+            return (doctor, DoctorSchedule(weekly: facts.hours[id] ?? [], exceptions: facts.exceptions[id] ?? []),
+                    (facts.taken[id] ?? []).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
+        }
+        return (clinic, Self.slots(doctorFacts, zone: clinic.zone, first: first, days: days, now: now,
+                                   policy: BookingPolicy(settings: facts.bookingSettings), duration: visit?.durationMinutes))
+    }
+
+    static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+
+    /// The instants that bound the local dates `first` through `last`, with a day's margin for
+    /// any zone's offset: the taken spans a slot of those dates may overlap.
+    static func takenSpan(first: LocalDateTime, last: LocalDateTime) -> Range<Date> {
+        Date(seconds: Int64(first.adding(days: -1).daysSinceEpoch * 86_400))..<Date(seconds: Int64(last.adding(days: 2).daysSinceEpoch * 86_400))
     }
 
     static func slots(_ tx: any StoreReading, doctors: [Doctor], zone: TimeZone, first: LocalDateTime, days: Int, now: Date,
                       policy: BookingPolicy, duration: Int? = nil) throws -> [Slot] {
         let last = first.adding(days: days - 1)
-        // Instants that bound the local dates, with a day's margin for the zone's offset.
-        let low = Int64(first.adding(days: -1).daysSinceEpoch * 86_400), high = Int64(last.adding(days: 2).daysSinceEpoch * 86_400)
+        let span = takenSpan(first: first, last: last)
+        let facts = try doctors.map { doctor in
+            (doctor, try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last),
+             // Held slots are taken as booked ones are, while the hold lasts.
+             try tx.takenSpans(doctorId: doctor.id ?? 0, overlapping: span, at: now).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
+        }
+        return slots(facts, zone: zone, first: first, days: days, now: now, policy: policy, duration: duration)
+    }
+
+    /// The rule: each doctor's slots of the dates from their schedule, each marked taken when a
+    /// taken span (seconds) overlaps it, and bookable when free, in the future, at least the lead
+    /// time ahead and within the horizon. By start, then doctor.
+    static func slots(_ doctors: [(Doctor, DoctorSchedule, [(Int64, Int64)])], zone: TimeZone, first: LocalDateTime, days: Int,
+                      now: Date, policy: BookingPolicy, duration: Int? = nil) -> [Slot] {
         let earliest = now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60))
         let latest = now.addingTimeInterval(policy.horizon)
         var result: [Slot] = []
-        for doctor in doctors {
-            let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last)
-            // Held slots are taken as booked ones are, while the hold lasts.
-            let taken = try tx.takenSpans(doctorId: doctor.id ?? 0, overlapping: Date(seconds: low)..<Date(seconds: high), at: now)
-                .map { ($0.lowerBound.seconds, $0.upperBound.seconds) }
+        for (doctor, schedule, taken) in doctors {
             // Overlapping intervals (hours written before they were refused) must not offer a start twice.
             var seen = Set<Date>()
             for offset in 0..<days {

@@ -82,11 +82,13 @@ public final class ClinicController: Sendable {
     /// The finder over the clinics table, built once.
     public func finder() throws -> NearestClinicFinder { try directory().finder }
 
-    func directory() throws -> Directory {
+    /// The kept finder, made again when the directory's version is not `version` (read here
+    /// when not given).
+    func directory(version known: Int64? = nil) throws -> Directory {
         // The directory's version moves with every change of a clinic row, whoever made it
         // (see `DirectoryReading.directoryVersion()`): one read tells whether the kept finder
         // still describes the table.
-        let version = try database.reading { tx in try tx.directoryVersion() }
+        let version = try known ?? database.reading { tx in try tx.directoryVersion() }
         if let current = finderCache.current, current.version == version { return current }
         return try finderCache.withLock { cached in
             if let cached, cached.version == version { return cached }
@@ -144,15 +146,14 @@ public final class ClinicController: Sendable {
                          reach: Int) throws -> [NearbyClinic] {
         var filter = NearestClinicFinder.Filter(pediatricOnly: query.pediatricOnly, hospitalOnly: query.hospitalOnly,
                                                 withinMeters: query.withinKilometres.map { $0 * 1000 })
-        if let specialization = query.specialization {
-            let key = Specialization.key(for: specialization)
-            filter.clinicIds = try database.reading { tx in
-                let ids = Set(try tx.departmentsByClinic(specialization: key).keys)
-                if ids.isEmpty { _ = try Specialization.requireKnown(specialization, tx) }
-                return ids
-            }
+        // The version and the specialization's clinics in one gather (one round trip on PostgreSQL).
+        let facts = try database.nearestSearchFacts(specialization: query.specialization.map(Specialization.key(for:)))
+        if let specialization = query.specialization, let ids = facts.clinicIds {
+            // None: an unknown name is refused (with a suggestion); a known one no clinic has finds nothing.
+            if ids.isEmpty { _ = try database.reading { tx in try Specialization.requireKnown(specialization, tx) } }
+            filter.clinicIds = ids
         }
-        let directory = try directory()
+        let directory = try directory(version: facts.directoryVersion)
         if let state {
             let code = state.trimmingCharacters(in: .whitespaces).uppercased()
             let all = try directory.clinics.map { Array($0.values) } ?? database.reading { tx in try tx.allClinics() }

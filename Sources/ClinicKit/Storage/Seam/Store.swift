@@ -66,12 +66,56 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// session was last used at or after `lastUsedSince` (`StaffReading.activeStaffMember`), in
     /// one round trip where the store can: the hot path of every staff request.
     func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember?
+    /// What a nearest-clinic search reads besides the finder it keeps: the directory's version
+    /// (`DirectoryReading.directoryVersion`), and for a specialization key the clinics with a
+    /// department of it (`departmentsByClinic`), in one round trip where the store can.
+    func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts
+    /// Everything a department's free slots are computed from (`SlotFacts`), in one round trip
+    /// where the store can: exceptions of the days `days` ('YYYY-MM-DD', inclusive), taken
+    /// spans (active appointments and holds live at `now`) overlapping `takenSpan`. Nil when
+    /// there is no such department.
+    func slotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
+                   at now: Date) throws -> SlotFacts?
     /// After a delete of personal data has committed: shrinks the store's log to nothing where
     /// the store keeps one this program owns (SQLite's WAL, which otherwise holds the deleted
     /// rows' pages until later writes overwrite them). Best effort, outside any transaction: a
     /// reader in the way leaves the log as it is (what it holds opens under no key that is left,
     /// `FieldCipher.newAttachmentKey`). PostgreSQL's WAL is the server's: nothing to do.
     func truncateLog()
+}
+
+/// What `ClinicStore.slotFacts` gathers: the department, its clinic, its active doctors (by id)
+/// with their weekly hours, their exceptions of the days asked for and the spans taken, the
+/// `booking.` settings, and the visit type asked for (whatever department it is of: the rule
+/// that it must be this department's and active is `VisitType.offered`'s).
+public struct SlotFacts: Sendable, Equatable {
+    public var department: Department
+    /// Nil only if the department's clinic is gone (the schema's foreign key forbids it).
+    public var clinic: Clinic?
+    public var doctors: [Doctor]
+    public var hours: [Int64: [WorkingHours]]
+    public var exceptions: [Int64: [WorkingException]]
+    public var taken: [Int64: [Range<Date>]]
+    public var bookingSettings: [String: String]
+    public var visitType: VisitType?
+
+    public init(department: Department, clinic: Clinic?, doctors: [Doctor], hours: [Int64: [WorkingHours]],
+                exceptions: [Int64: [WorkingException]], taken: [Int64: [Range<Date>]], bookingSettings: [String: String],
+                visitType: VisitType?) {
+        self.department = department; self.clinic = clinic; self.doctors = doctors; self.hours = hours
+        self.exceptions = exceptions; self.taken = taken; self.bookingSettings = bookingSettings; self.visitType = visitType
+    }
+}
+
+/// What `ClinicStore.nearestSearchFacts(specialization:)` gathers.
+public struct NearestSearchFacts: Sendable, Equatable {
+    public let directoryVersion: Int64
+    /// The clinics with a department of the specialization asked for; nil when none was asked for.
+    public let clinicIds: Set<Int64>?
+
+    public init(directoryVersion: Int64, clinicIds: Set<Int64>?) {
+        self.directoryVersion = directoryVersion; self.clinicIds = clinicIds
+    }
 }
 
 /// What `ClinicStore.signedInPatient(tokenHash:)` gathers.
@@ -97,6 +141,21 @@ extension ClinicStore {
             return SignedInPatientFacts(session: session, client: client,
                                         personalDataKeyCheck: client.personal == nil ? nil : try tx.personalDataKeyCheck())
         }
+    }
+
+    /// The reads of one snapshot (a store in this process: no round trips to save).
+    public func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
+        try reading { tx in
+            NearestSearchFacts(directoryVersion: try tx.directoryVersion(),
+                               clinicIds: try key.map { Set(try tx.departmentsByClinic(specialization: $0).keys) })
+        }
+    }
+
+    /// The reads of one snapshot (a store in this process: no round trips to save).
+    public func slotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
+                          at now: Date) throws -> SlotFacts? {
+        try reading { tx in try SlotFacts.read(tx, departmentId: departmentId, visitTypeId: visitTypeId, days: days,
+                                               takenSpan: takenSpan, at: now) }
     }
 
     /// The look-up as a read of its own (a store in this process: no round trips to save).
