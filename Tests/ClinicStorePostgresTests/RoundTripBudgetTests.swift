@@ -112,9 +112,10 @@ import Testing
                 #expect(try roundTrips { slots = try system.slots(departmentId: therapy, visitTypeId: visit).slots } == 1)
                 #expect(!slots.isEmpty && slots.allSatisfy { $0.end.timeIntervalSince($0.start) == 3600 })
                 let withVisit = try store.slotFacts(departmentId: therapy, visitTypeId: visit, days: days, takenSpan: span, at: now)
-                #expect(withVisit?.visitType?.durationMinutes == 60 && withVisit == (try store.reading { tx in
+                let readWithVisit = try store.reading { tx in
                     try SlotFacts.read(tx, departmentId: therapy, visitTypeId: visit, days: days, takenSpan: span, at: now)
-                }))
+                }
+                #expect(withVisit?.visitType?.durationMinutes == 60 && withVisit == readWithVisit)
                 #expect(try store.slotFacts(departmentId: 999_999, visitTypeId: nil, days: days, takenSpan: span, at: now) == nil)
             }
         }
