@@ -73,14 +73,6 @@ extension PostgresStore: ClinicStore {
         try oneStatement { tx in try tx.nearestSearchFacts(specialization: key) }
     }
 
-    /// One statement, outside a transaction.
-    public func slotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
-                          at now: Date) throws -> SlotFacts? {
-        try oneStatement { tx in
-            try tx.slotFacts(departmentId: departmentId, visitTypeId: visitTypeId, days: days, takenSpan: takenSpan, at: now)
-        }
-    }
-
     /// A read that is one statement, in one round trip: outside any transaction (one statement
     /// is a consistent snapshot by itself), or inside the joined write running here, whose
     /// connection sees its changes.

@@ -222,7 +222,8 @@ def test_a_patients_journey(site):
         # One set of filters: the search form's own are hidden once the map's are there.
         assert not driver.find_element(By.ID, "search-pediatric").is_displayed()
         marker.click()
-        WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".nearest-popup"))
+        # The popup is added, then filled: wait for its text, not only for it (read empty once).
+        WebDriverWait(driver, 10).until(lambda d: any(e.text for e in d.find_elements(By.CSS_SELECTOR, ".nearest-popup")))
         assert nearest[1] in driver.find_element(By.CSS_SELECTOR, ".nearest-popup").text
         assert "nearest" in items[0].get_attribute("class")
         # At city zoom, the map names places and draws county lines (issue 30): Springfield is named.
