@@ -250,23 +250,3 @@ extension StaffMember {
                   createdAt: try row.instant("created_at", in: table))
     }
 }
-
-extension SlotFacts {
-    /// The gather as reads of the seam, in the caller's transaction (the default of
-    /// `ClinicStore.slotFacts`, and what a store without a one-statement form does).
-    static func read(_ tx: any StoreReading, departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>,
-                     takenSpan: Range<Date>, at now: Date) throws -> SlotFacts? {
-        guard let department = try tx.department(id: departmentId) else { return nil }
-        let doctors = try tx.activeDoctors(inDepartment: departmentId)
-        var hours: [Int64: [WorkingHours]] = [:], exceptions: [Int64: [WorkingException]] = [:], taken: [Int64: [Range<Date>]] = [:]
-        for doctor in doctors {
-            let id = doctor.id ?? 0
-            hours[id] = try tx.workingHours(ofDoctor: id)
-            exceptions[id] = try tx.workingExceptions(ofDoctor: id, from: days.lowerBound, through: days.upperBound)
-            taken[id] = try tx.takenSpans(doctorId: id, overlapping: takenSpan, at: now)
-        }
-        return SlotFacts(department: department, clinic: try tx.clinic(id: department.clinicId), doctors: doctors, hours: hours,
-                         exceptions: exceptions, taken: taken, bookingSettings: try tx.settings(prefix: "booking."),
-                         visitType: try visitTypeId.map { try tx.visitType(id: $0) } ?? nil)
-    }
-}
