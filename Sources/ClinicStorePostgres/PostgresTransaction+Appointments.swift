@@ -217,16 +217,29 @@ extension PostgresTransaction {
         }
     }
 
-    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>] {
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date, exceptAppointment: Int64?,
+                    exceptHold: Int64?) throws -> [Range<Date>] {
         try rows("""
             SELECT starts_at, ends_at FROM appointments
-            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
+            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3 AND id <> $5
             UNION ALL
-            SELECT starts_at, ends_at FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4
+            SELECT starts_at, ends_at FROM slot_holds
+            WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 AND id <> $6
             ORDER BY starts_at
-            """, [doctorId, span.upperBound, span.lowerBound, now]).map { row in
+            """, [doctorId, span.upperBound, span.lowerBound, now, exceptAppointment ?? -1, exceptHold ?? -1]).map { row in
             let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
             return start..<max(start, end)
+        }
+    }
+
+    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan] {
+        try rows("""
+            SELECT id, starts_at, ends_at FROM appointments
+            WHERE client_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
+            ORDER BY starts_at, id
+            """, [clientId, span.upperBound, span.lowerBound]).map { row in
+            let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
+            return PatientSpan(appointmentId: try row.value("id", in: "appointments"), span: start..<max(start, end))
         }
     }
 

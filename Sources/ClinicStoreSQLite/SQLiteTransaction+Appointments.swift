@@ -34,10 +34,7 @@ extension SQLiteTransaction {
             SELECT starts_at, ends_at FROM appointments
             WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
             ORDER BY starts_at
-            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds]).map { row in
-            let start: Int64 = try row.value("starts_at", in: "appointments"), end: Int64 = try row.value("ends_at", in: "appointments")
-            return Date(seconds: start)..<Date(seconds: max(start, end))
-        }
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds]).map(Self.span)
     }
 
     func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
@@ -181,18 +178,39 @@ extension SQLiteTransaction {
         }
     }
 
-    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>] {
-        guard try db.tableExists("slot_holds") else { return try activeAppointmentSpans(doctorId: doctorId, overlapping: span) }
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date, exceptAppointment: Int64?,
+                    exceptHold: Int64?) throws -> [Range<Date>] {
+        guard try db.tableExists("slot_holds") else {
+            return try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT starts_at, ends_at FROM appointments
+                WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ? AND id <> ?
+                ORDER BY starts_at
+                """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, exceptAppointment ?? -1]).map(Self.span)
+        }
         return try Row.fetchAll(db.cachedStatement(sql: """
             SELECT starts_at, ends_at FROM appointments
-            WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
+            WHERE doctor_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ? AND id <> ?
             UNION ALL
-            SELECT starts_at, ends_at FROM slot_holds WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ?
+            SELECT starts_at, ends_at FROM slot_holds
+            WHERE doctor_id = ? AND starts_at < ? AND ends_at > ? AND expires_at > ? AND id <> ?
             ORDER BY starts_at
-            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds,
-                              doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds]).map { row in
-            let start: Int64 = try row.value("starts_at", in: "appointments"), end: Int64 = try row.value("ends_at", in: "appointments")
-            return Date(seconds: start)..<Date(seconds: max(start, end))
+            """), arguments: [doctorId, span.upperBound.seconds, span.lowerBound.seconds, exceptAppointment ?? -1,
+                              doctorId, span.upperBound.seconds, span.lowerBound.seconds, now.seconds, exceptHold ?? -1]).map(Self.span)
+    }
+
+    /// A row's `starts_at` and `ends_at` (an end before the start read as the start).
+    private static func span(_ row: Row) throws -> Range<Date> {
+        let start: Int64 = try row.value("starts_at", in: "appointments"), end: Int64 = try row.value("ends_at", in: "appointments")
+        return Date(seconds: start)..<Date(seconds: max(start, end))
+    }
+
+    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT id, starts_at, ends_at FROM appointments
+            WHERE client_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
+            ORDER BY starts_at, id
+            """), arguments: [clientId, span.upperBound.seconds, span.lowerBound.seconds]).map { row in
+            PatientSpan(appointmentId: try row.value("id", in: "appointments"), span: try Self.span(row))
         }
     }
 

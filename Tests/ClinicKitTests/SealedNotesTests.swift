@@ -42,8 +42,10 @@ import Testing
         #expect(moved.notes == reason)
         _ = try system.appointments.cancelAppointment(id, clientId: anna.id ?? 0)
         #expect(try system.appointments.getAppointmentById(id, clientId: anna.id ?? 0).notes == reason)
+        // (SQLite rewrites the row and seals the notes again with a fresh nonce; PostgreSQL's
+        // one write of a change leaves the notes column as it is: either way sealed once.)
         let after = try #require(try storedNotes(system).first)
-        #expect(after.hasPrefix("\u{1}") && after != stored, "sealed again with a fresh nonce")
+        #expect(after.hasPrefix("\u{1}") && !after.contains("Zebulon"))
         #expect(after.count == stored.count, "not sealed twice")
         // No notes, nothing sealed.
         let bare = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: tuesday1000)

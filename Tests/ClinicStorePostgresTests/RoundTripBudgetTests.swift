@@ -105,6 +105,92 @@ import Testing
                                                                        durationMinutes: 60, priceCents: 12_000).id)
                 #expect(try roundTrips { slots = try system.slots(departmentId: therapy, visitTypeId: visit).slots } <= 13)
                 #expect(!slots.isEmpty && slots.allSatisfy { $0.end.timeIntervalSince($0.start) == 3600 })
+
+                // A booking: BEGIN, the locks (and the new id), the gather, the one write,
+                // COMMIT (18 and more before: each rule's read, then four writes). Budget 6.
+                let free = try system.appointments.slots(departmentId: therapy).filter(\.isAvailable)
+                let anyDoctor = try #require(free.first)
+                var appointment: Appointment?
+                #expect(try roundTrips { appointment = try system.appointments.createAppointment(
+                    clientId: patient, departmentId: therapy, at: .instant(anyDoctor.start)) } <= 5)
+                #expect(appointment?.doctorId == anyDoctor.doctorId && appointment?.startsAt == anyDoctor.start)
+                // With a chosen doctor, notes and a visit type: the same four round trips and COMMIT.
+                let later = try #require(try system.slots(departmentId: therapy, doctorId: doctors[1], visitTypeId: visit).slots
+                    .first { $0.isAvailable && $0.start > anyDoctor.start.addingTimeInterval(7200) })
+                #expect(try roundTrips { appointment = try system.appointments.createAppointment(
+                    clientId: anna, departmentId: therapy, at: .instant(later.start), doctorId: doctors[1], notes: "Knee, left",
+                    visitTypeId: visit) } <= 5)
+                let stored = try #require(appointment)
+                #expect(stored.notes == "Knee, left" && stored.endsAt == later.start.addingTimeInterval(3600))
+                // What the write wrote: the appointment (its notes sealed to its id), its history and the message.
+                let reread = try system.appointments.getAppointmentById(try #require(stored.id), clientId: anna)
+                #expect(reread == stored)
+                #expect(try system.appointments.history(try #require(stored.id), clientId: anna).map(\.event) == ["booked"])
+                #expect(try store.reading { tx in try tx.inboxMessages(ofClient: anna, unreadOnly: false, limit: 10) }
+                    .contains { $0.appointmentId == stored.id && $0.kind == .booked })
+                // A refusal costs no more and writes nothing: the same time again is taken.
+                let count = try store.reading { tx in try tx.storedAppointments(ofClient: patient).count }
+                #expect(try roundTrips { #expect(throws: ClinicError.self) { _ = try system.appointments.createAppointment(
+                    clientId: patient, departmentId: therapy, at: .instant(later.start), doctorId: doctors[1]) } } <= 5)
+                #expect(try store.reading { tx in try tx.storedAppointments(ofClient: patient).count } == count)
+
+                // A patient's move: BEGIN, the appointment with its settings and message context,
+                // the booking's locks and gather, one write, COMMIT (six; eleven and more before).
+                let moveTo = try #require(try system.appointments.rescheduleTimes(stored, from: LocalDateTime.of(later.start, in: TimeZone(identifier: "America/Los_Angeles")!).at(minuteOfDay: 0), days: 3)
+                    .first { $0.start > later.start.addingTimeInterval(3600) })
+                var moved: Appointment?
+                #expect(try roundTrips { moved = try system.appointments.rescheduleAppointment(try #require(stored.id), clientId: anna,
+                                                                                              to: .instant(moveTo.start)) } <= 6)
+                #expect(moved?.startsAt == moveTo.start && moved?.notes == "Knee, left"
+                        && moved?.endsAt == moveTo.start.addingTimeInterval(3600))
+                #expect(try system.appointments.getAppointmentById(try #require(stored.id), clientId: anna) == moved)
+                // A cancellation: BEGIN, the appointment with its settings and message context, one
+                // write, COMMIT (four; ten before).
+                var cancelled: Appointment?
+                #expect(try roundTrips { cancelled = try system.appointments.cancelAppointment(try #require(stored.id), clientId: anna) } <= 4)
+                #expect(cancelled?.status == .cancelled && cancelled?.notes == "Knee, left")
+                #expect(try system.appointments.history(try #require(stored.id), clientId: anna).map(\.event)
+                        == ["booked", "rescheduled", "cancelled"])
+                #expect(try store.reading { tx in try tx.inboxMessages(ofClient: anna, unreadOnly: false, limit: 10) }
+                    .filter { $0.appointmentId == stored.id }.map(\.kind) == [.cancelled, .rescheduled, .booked])
+                // Someone else's appointment is refused, and costs the same.
+                #expect(throws: ClinicError.self) { _ = try system.appointments.cancelAppointment(try #require(appointment?.id), clientId: patient) }
+
+                // The one-statement gather reads what the seam's reads read (`BookingFacts.read`),
+                // but for the id it reserves and the key check it brings along.
+                let hold = try system.appointments.holdSlot(clientId: patient, departmentId: therapy, doctorId: doctors[0],
+                                                            at: try #require(free.last { $0.doctorId == doctors[0] }).start)
+                let day = later.start
+                let asks = [
+                    BookingFactsRequest(clientId: anna, departmentId: therapy, visitTypeId: visit, onlyDoctorId: nil,
+                                        days: "2026-11-23"..."2026-11-25", span: day.addingTimeInterval(-86_400)..<day.addingTimeInterval(172_800),
+                                        exceptAppointment: stored.id, exceptHold: nil, now: now),
+                    BookingFactsRequest(clientId: patient, departmentId: therapy, visitTypeId: nil, onlyDoctorId: doctors[0],
+                                        days: "2026-11-20"..."2026-12-31", span: now..<now.addingTimeInterval(40 * 86_400),
+                                        exceptAppointment: nil, exceptHold: hold.id, now: now),
+                    BookingFactsRequest(clientId: patient, departmentId: therapy, visitTypeId: nil, onlyDoctorId: nil,
+                                        days: "2026-11-20"..."2026-12-31", span: now..<now.addingTimeInterval(40 * 86_400),
+                                        exceptAppointment: nil, exceptHold: nil, now: now),
+                    BookingFactsRequest(clientId: 999_999, departmentId: 999_999, visitTypeId: 999_999, onlyDoctorId: nil,
+                                        days: "2026-11-23"..."2026-11-25", span: now..<now.addingTimeInterval(86_400),
+                                        exceptAppointment: nil, exceptHold: nil, now: now),
+                    BookingFactsRequest(clientId: nil, departmentId: therapy, visitTypeId: nil, onlyDoctorId: doctors[1],
+                                        days: "2026-11-23"..."2026-11-25", span: now..<now.addingTimeInterval(86_400),
+                                        exceptAppointment: nil, exceptHold: nil, now: now),
+                ]
+                for ask in asks {
+                    let (gathered, read) = try store.writing { tx in (try tx.bookingFacts(ask), try BookingFacts.read(tx, ask)) }
+                    var expected = read
+                    expected.appointmentId = gathered.appointmentId
+                    expected.personalDataKeyCheck = gathered.personalDataKeyCheck
+                    #expect(gathered == expected)
+                    #expect(gathered.appointmentId != nil)
+                }
+                // The asks see something: the taken times, the patient's appointments, the hours, the message's context.
+                let full = try store.writing { tx in try tx.bookingFacts(asks[2]) }
+                #expect(full.taken.values.joined().count >= 3 && full.patientAppointments.count == 1 && full.hours.count == 2
+                        && full.exceptions.count == 2 && full.messageContext?.clinicName == "Adventist Medical Center"
+                        && full.personalDataKeyCheck != nil && full.activeCount == 1)
             }
         }
     }

@@ -52,16 +52,35 @@ public enum Inbox {
     }
 
     /// Writes the message about a change to an appointment (nothing for an appointment whose
-    /// patient deleted the account).
+    /// patient deleted the account). `context`: what the message is written from, when the
+    /// caller gathered it already (`BookingFacts.messageContext`).
     @discardableResult
     static func about(_ tx: any InboxWriting, _ appointment: Appointment, kind: MessageKind, reason: String? = nil,
                       defaultReason: MessageKey? = nil,
                       hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil, dedupeKey: String? = nil,
-                      staffId: Int64? = nil, now: Date) throws -> Int64? {
-        // A database still on an older schema (a test of a migration) has no inboxes yet.
-        guard let clientId = appointment.clientId, try tx.keepsInboxes(),
-              let context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
-        else { return nil }
+                      staffId: Int64? = nil, now: Date, context gathered: AppointmentMessageContext? = nil) throws -> Int64? {
+        guard appointment.clientId != nil else { return nil }
+        let context: AppointmentMessageContext
+        if let gathered { context = gathered } else {
+            // A database still on an older schema (a test of a migration) has no inboxes yet.
+            guard let clientId = appointment.clientId, try tx.keepsInboxes(),
+                  let read = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
+            else { return nil }
+            context = read
+        }
+        guard let message = message(about: appointment, kind: kind, context: context, reason: reason, defaultReason: defaultReason,
+                                    hoursBefore: hoursBefore, zones: zones, staffId: staffId) else { return nil }
+        return try post(tx, clientId: message.clientId, kind: kind, subject: message.subject, body: message.body,
+                        appointmentId: appointment.id, clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey,
+                        emailConfirmed: message.emailed, now: now)
+    }
+
+    /// The message about a change to an appointment, in the patient's language (nil for an
+    /// appointment without a patient).
+    static func message(about appointment: Appointment, kind: MessageKind, context: AppointmentMessageContext, reason: String? = nil,
+                        defaultReason: MessageKey? = nil, hoursBefore: Int? = nil, zones: (old: String, new: String)? = nil,
+                        staffId: Int64? = nil) -> NewInboxMessage? {
+        guard let clientId = appointment.clientId else { return nil }
         let language = context.language ?? .en
         let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: context.timeZone), language: language)
         let details = Strings.text(.messageDetails, language, [
@@ -80,9 +99,8 @@ public enum Inbox {
         let subject = Strings.text(subjectKey, language, [when, context.clinicName])
         let lead = hoursBefore.map { Noun.hour.count($0, language) } ?? ""
         let body = Strings.text(bodyKey, language, [details, reason ?? defaultReason.map { Strings.text($0, language) } ?? "", zones?.old ?? "", zones?.new ?? "", lead])
-        return try post(tx, clientId: clientId, kind: kind, subject: subject, body: body, appointmentId: appointment.id,
-                        clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey,
-                        emailConfirmed: context.emailConfirmed, now: now)
+        return NewInboxMessage(clientId: clientId, kind: kind, subject: subject, body: body, clinicId: appointment.clinicId,
+                               staffId: staffId, emailed: context.emailConfirmed)
     }
 
     /// A patient's messages, newest first.

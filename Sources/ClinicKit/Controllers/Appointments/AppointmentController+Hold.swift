@@ -17,22 +17,28 @@ extension AppointmentController {
                          visitTypeId: Int64? = nil) throws -> SlotHold {
         let now = self.now()
         return try changes.count("hold") { try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let policy = try BookingPolicy.load(tx)
-            let (department, clinic) = try departmentAndClinic(tx, departmentId)
-            let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
             try tx.deleteExpiredSlotHolds(at: now)
-            // The doctor's day in the clinic's zone: its live holds, this patient's among them.
+            // The patient's live holds about the time (one may be of this very time), then none:
+            // a patient has one hold, and their own does not stand in the way of the new one.
+            let window = Self.takenSpan(first: LocalDateTime.of(start, in: Self.utc), last: LocalDateTime.of(start, in: Self.utc))
+            let held = try tx.liveSlotHolds(doctorId: doctorId, overlapping: window, at: now)
+            try tx.deleteSlotHolds(ofClient: clientId)
+            let facts = try tx.bookingFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
+                                                              onlyDoctorId: doctorId, at: .instant(start), exceptAppointment: nil,
+                                                              exceptHold: nil, now: now))
+            guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let policy = BookingPolicy(settings: facts.bookingSettings)
+            let (department, clinic) = try Self.departmentAndClinic(facts, departmentId)
+            let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
+            let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start, preferred: doctorId,
+                                               strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
+            try Self.checkPatient(facts, start: start, end: choice.end, excluding: nil, policy: policy)
+            // Holding is free: a bound on how many of the doctor's times of the day others hold
+            // (read after the gather, which on PostgreSQL took the doctor's lock), in the
+            // doctor's day in the clinic's zone.
             let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
             let dayStart = day.firstInstant(in: clinic.zone) ?? start.addingTimeInterval(-86_400)
             let dayEnd = day.adding(days: 1).firstInstant(in: clinic.zone) ?? start.addingTimeInterval(86_400)
-            let held = try tx.liveSlotHolds(doctorId: doctorId, overlapping: dayStart..<max(dayStart, dayEnd), at: now)
-            try tx.deleteSlotHolds(ofClient: clientId)
-            let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start, preferred: doctorId,
-                                          strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
-            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
-            // Holding is free: a bound on how many of the doctor's times of the day others hold
-            // (read after `chooseDoctor`, which on PostgreSQL took the doctor's lock).
             let others = try tx.liveSlotHolds(doctorId: doctorId, overlapping: dayStart..<max(dayStart, dayEnd), at: now)
                 .filter { $0.clientId != clientId }
             guard others.count < policy.holdsPerDoctorDay else {

@@ -103,26 +103,64 @@ public final class AppointmentController: Sendable {
     }
 
     /// A booking in the caller's transaction; `hold`: the patient's hold of the slot, which
-    /// does not stand in this booking's way.
+    /// does not stand in this booking's way. The store gathers the facts (`bookingFacts`), the
+    /// rules decide over them alone, and the store writes the appointment, its history and the
+    /// patient's message at once (`insertBooking`).
     func book(_ tx: any StoreWriting, clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?,
               notes: String, staffId: Int64?, visitTypeId: Int64?, now: Date, hold: Int64? = nil) throws -> Appointment {
-        guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        let policy = try BookingPolicy.load(tx)
-        let (department, clinic) = try departmentAndClinic(tx, departmentId)
+        let facts = try tx.bookingFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
+                                                          onlyDoctorId: doctorId, at: time, exceptAppointment: nil, exceptHold: hold,
+                                                          now: now))
+        guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let policy = BookingPolicy(settings: facts.bookingSettings)
+        let (department, clinic) = try Self.departmentAndClinic(facts, departmentId)
         let start = try TimeInput.resolve(time, in: clinic.zone)
-        let visit = try visitTypeId.map { try VisitType.offered(tx, id: $0, departmentId: departmentId) }
-        let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
-                                      preferred: doctorId, strict: doctorId != nil, now: now, policy: policy,
-                                      duration: visit?.durationMinutes, hold: hold)
-        try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: nil, now: now, policy: policy)
-        let appointment = Appointment(
-            id: nil, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
+        let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
+        let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start, preferred: doctorId,
+                                           strict: doctorId != nil, now: now, policy: policy, duration: visit?.durationMinutes)
+        try Self.checkPatient(facts, start: start, end: choice.end, excluding: nil, policy: policy)
+        var appointment = Appointment(
+            id: facts.appointmentId, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
             doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
             endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
-        let booked = try tx.insertAppointment(appointment)
-        try Self.record(tx, booked, "booked", staffId == nil ? .patient : .staff, now, staffId: staffId)
-        try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now)
+        let actor: ChangedBy = staffId == nil ? .patient : .staff
+        guard let id = facts.appointmentId else {
+            // A store that gives the id as it writes: the seam's writes one by one.
+            let booked = try tx.insertAppointment(appointment)
+            try Self.record(tx, booked, "booked", actor, now, staffId: staffId)
+            try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now, context: facts.messageContext)
+            return booked
+        }
+        // The id is known before the write: notes sealed to it, the message written about it, all in one write.
+        if !notes.isEmpty {
+            appointment.notes = try AppointmentNotes.seal(notes, appointmentId: id,
+                                                       cipher: try AppointmentNotes.sealingCipher(tx, keyCheck: facts.personalDataKeyCheck))
+        }
+        let message = facts.messageContext.flatMap { context in
+            Inbox.message(about: appointment, kind: .booked, context: context, staffId: staffId)
+        }
+        var booked = try tx.insertBooking(appointment, event: Self.event(appointment, "booked", actor, now, staffId: staffId),
+                                          message: message)
+        booked.notes = notes
         return booked
+    }
+
+    /// What `bookingFacts` is asked for a start given as `time`, before the clinic's zone is
+    /// known: the local dates and the instants a start of any zone (UTC−12 to UTC+14) can be on.
+    static func factsRequest(clientId: Int64?, departmentId: Int64, visitTypeId: Int64?, onlyDoctorId: Int64?,
+                             at time: TimeInput.Parsed, exceptAppointment: Int64?, exceptHold: Int64?, now: Date) -> BookingFactsRequest {
+        let local: LocalDateTime = switch time {
+        case .instant(let date): LocalDateTime.of(date, in: utc)
+        case .local(let local): local
+        }
+        let day = local.at(minuteOfDay: 0)
+        // Keys compare as text: around years 0 and 10000 (which the rules refuse) the order of
+        // the texts is not the days' order, and a range must still be formed.
+        let first = DoctorSchedule.dayKey(day.adding(days: -1)), last = DoctorSchedule.dayKey(day.adding(days: 1))
+        return BookingFactsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId, onlyDoctorId: onlyDoctorId,
+                                   days: min(first, last)...max(first, last),
+                                   span: takenSpan(first: day, last: day), exceptAppointment: exceptAppointment,
+                                   exceptHold: exceptHold, now: now)
     }
 
     /// Moves an appointment to a new start in the same department, atomically: the old slot
@@ -131,8 +169,9 @@ public final class AppointmentController: Sendable {
     public func rescheduleAppointment(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) throws -> Appointment {
         let now = self.now()
         return try changes.count("reschedule") { try database.writing { tx in
-            let policy = try BookingPolicy.load(tx)
-            let appointment = try Self.owned(tx, id, clientId)
+            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
+            let policy = BookingPolicy(settings: facts.bookingSettings)
+            let appointment = try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
             // Once checked in, the visit is the clinic's to change.
             guard appointment.status.isPatientChangeable else {
                 throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
@@ -149,16 +188,18 @@ public final class AppointmentController: Sendable {
     func relocate(_ tx: any StoreWriting, _ appointment: Appointment, to time: TimeInput.Parsed, doctorId: Int64?,
                   policy: BookingPolicy, now: Date, staffId: Int64?, reason: String?) throws -> Appointment {
         var appointment = appointment
-        let (department, clinic) = try departmentAndClinic(tx, appointment.departmentId)
+        let facts = try tx.bookingFacts(Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
+                                                          visitTypeId: appointment.visitTypeId, onlyDoctorId: doctorId, at: time,
+                                                          exceptAppointment: appointment.id, exceptHold: nil, now: now))
+        let (department, clinic) = try Self.departmentAndClinic(facts, appointment.departmentId)
         let start = try TimeInput.resolve(time, in: clinic.zone)
         guard start != appointment.startsAt || (doctorId != nil && doctorId != appointment.doctorId) else { return appointment }
         // A visit keeps its length: its visit type's (even one no longer offered).
-        let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
-        let choice = try chooseDoctor(tx, department: department, clinic: clinic, start: start,
-                                      preferred: doctorId ?? appointment.doctorId, strict: doctorId != nil, now: now, policy: policy,
-                                      ignoring: appointment.id, duration: duration)
-        if let clientId = appointment.clientId {
-            try checkPatient(tx, clientId: clientId, start: start, end: choice.end, excluding: appointment.id, now: now, policy: policy)
+        let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start,
+                                           preferred: doctorId ?? appointment.doctorId, strict: doctorId != nil, now: now,
+                                           policy: policy, duration: facts.visitType?.durationMinutes)
+        if appointment.clientId != nil {
+            try Self.checkPatient(facts, start: start, end: choice.end, excluding: appointment.id, policy: policy)
         }
         appointment.doctorId = choice.doctor.id ?? 0
         appointment.doctorName = choice.doctor.name
@@ -166,9 +207,12 @@ public final class AppointmentController: Sendable {
         appointment.endsAt = choice.end
         appointment.updatedAt = now
         let moved = appointment
-        try tx.updateAppointment(moved)
-        try Self.record(tx, moved, "rescheduled", staffId == nil ? .patient : .staff, now, reason: reason, staffId: staffId)
-        try Inbox.about(tx, moved, kind: .rescheduled, reason: reason, staffId: staffId, now: now)
+        let message = facts.messageContext.flatMap {
+            Inbox.message(about: moved, kind: .rescheduled, context: $0, reason: reason, staffId: staffId)
+        }
+        try tx.changeAppointment(moved, event: Self.event(moved, "rescheduled", staffId == nil ? .patient : .staff, now, reason: reason,
+                                                          staffId: staffId),
+                                 message: message)
         return moved
     }
 
@@ -177,15 +221,19 @@ public final class AppointmentController: Sendable {
     public func cancelAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
         return try changes.count("cancel") { try database.writing { tx in
-            let policy = try BookingPolicy.load(tx)
-            let appointment = try Self.owned(tx, id, clientId)
-            guard appointment.status.isPatientChangeable else {
-                throw ClinicError(.invalidTransition, .cannotCancel, appointment.status.rawValue)
+            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
+            let policy = BookingPolicy(settings: facts.bookingSettings)
+            var cancelled = facts.appointment
+            guard cancelled.status.isPatientChangeable else {
+                throw ClinicError(.invalidTransition, .cannotCancel, cancelled.status.rawValue)
             }
-            try checkCutoff(appointment, now: now, policy: policy)
-            let cancelled = try move(tx, appointment, to: .cancelled, by: .patient, now: now)
-            try Inbox.about(tx, cancelled, kind: .cancelled, now: now)
-            return cancelled
+            try checkCutoff(cancelled, now: now, policy: policy)
+            cancelled.status = .cancelled
+            cancelled.updatedAt = now
+            let message = facts.messageContext.flatMap { Inbox.message(about: cancelled, kind: .cancelled, context: $0) }
+            try tx.changeAppointment(cancelled, event: Self.event(cancelled, AppointmentStatus.cancelled.rawValue, .patient, now),
+                                     message: message)
+            return try AppointmentNotes.opened(cancelled, tx, keyCheck: facts.personalDataKeyCheck)
         } }
     }
 
@@ -340,7 +388,7 @@ public final class AppointmentController: Sendable {
         let facts = try doctors.map { doctor in
             (doctor, try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: first, through: last),
              // Held slots are taken as booked ones are, while the hold lasts.
-             try tx.takenSpans(doctorId: doctor.id ?? 0, overlapping: span, at: now).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
+             try tx.takenSpans(doctorId: doctor.id ?? 0, overlapping: span, at: now, exceptAppointment: nil, exceptHold: nil).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
         }
         return slots(facts, zone: zone, first: first, days: days, now: now, policy: policy, duration: duration)
     }
@@ -395,6 +443,20 @@ public final class AppointmentController: Sendable {
         return (department, clinic)
     }
 
+    /// The department and its clinic, from the gathered facts.
+    static func departmentAndClinic(_ facts: BookingFacts, _ departmentId: Int64) throws -> (Department, Clinic) {
+        guard let department = facts.department else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
+        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(department.clinicId)) }
+        return (department, clinic)
+    }
+
+    /// The gathered facts of an appointment, if it exists and belongs to the patient.
+    static func owned(_ facts: AppointmentChangeFacts?, _ id: Int64, _ clientId: Int64) throws -> AppointmentChangeFacts {
+        guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        guard facts.appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
+        return facts
+    }
+
     /// The appointment, if it exists and belongs to the patient.
     static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
         guard let appointment = try tx.appointment(id: id) else {
@@ -411,10 +473,10 @@ public final class AppointmentController: Sendable {
     }
 
     /// Picks the doctor for a start. `strict`: only `preferred` will do. Otherwise `preferred`
-    /// first (if it is in the department), then the others by id.
-    func chooseDoctor(_ tx: any StoreReading, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
-                      strict: Bool, now: Date, policy: BookingPolicy, ignoring: Int64? = nil,
-                      duration: Int? = nil, hold: Int64? = nil) throws -> (doctor: Doctor, end: Date) {
+    /// first (if it is in the department), then the others by id. The rule over the gathered
+    /// facts (the doctors, their hours and exceptions, the taken times), no store in sight.
+    static func chooseDoctor(_ facts: BookingFacts, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
+                             strict: Bool, now: Date, policy: BookingPolicy, duration: Int? = nil) throws -> (doctor: Doctor, end: Date) {
         guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
         guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
             throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
@@ -424,7 +486,7 @@ public final class AppointmentController: Sendable {
         guard start <= now.addingTimeInterval(policy.horizon) else {
             throw ClinicError(.slotUnavailable, .slotTooFar, String(policy.horizonDays))
         }
-        var doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
+        var doctors = facts.doctors
         if let preferred {
             if strict {
                 doctors = doctors.filter { $0.id == preferred }
@@ -436,28 +498,29 @@ public final class AppointmentController: Sendable {
         let day = LocalDateTime.of(start, in: clinic.zone)
         var someoneWorks = false
         for doctor in doctors {
-            let schedule = try DoctorSchedule.load(tx, doctorId: doctor.id ?? 0, from: day, through: day)
+            let id = doctor.id ?? 0
+            let schedule = DoctorSchedule(weekly: facts.hours[id] ?? [], exceptions: facts.exceptions[id] ?? [])
             guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone, duration: duration) else { continue }
             someoneWorks = true
             // Any active appointment of the doctor overlapping the slot takes it (hours may have
-            // changed since it was booked); the unique index backs the common case of equal starts.
-            // A live hold takes it too, unless it is the hold this booking books.
-            let taken = try tx.doctorIsTaken(doctor.id ?? 0, overlapping: start..<end, exceptAppointment: ignoring,
-                                             exceptHold: hold, at: now)
+            // changed since it was booked); a live hold takes it too, unless it is the hold this
+            // booking books (left out of the facts). The stores' constraints back this.
+            let taken = (facts.taken[id] ?? []).contains { $0.lowerBound < end && $0.upperBound > start }
             if !taken { return (doctor, end) }
         }
         if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }
         throw ClinicError(.slotUnavailable, .slotOutsideHours, day.description, clinic.timeZone)
     }
 
-    /// The patient holds no overlapping active appointment and stays within the limit of
-    /// active future appointments.
-    func checkPatient(_ tx: any StoreReading, clientId: Int64, start: Date, end: Date, excluding: Int64?, now: Date,
-                      policy: BookingPolicy) throws {
-        if let overlapping = try tx.activeAppointment(ofClient: clientId, overlapping: start..<max(start, end), except: excluding) {
-            throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping))
+    /// The patient holds no overlapping active appointment (other than `excluding`, the one
+    /// being moved) and, for a new one, stays within the limit of active future appointments.
+    static func checkPatient(_ facts: BookingFacts, start: Date, end: Date, excluding: Int64?, policy: BookingPolicy) throws {
+        let span = start..<max(start, end)
+        if let overlapping = facts.patientAppointments.first(where: {
+            $0.appointmentId != excluding && $0.span.lowerBound < span.upperBound && $0.span.upperBound > span.lowerBound }) {
+            throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping.appointmentId))
         }
-        if excluding == nil, try tx.activeAppointmentCount(ofClient: clientId, startingFrom: now) >= policy.maxActive {
+        if excluding == nil, facts.activeCount >= policy.maxActive {
             throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
         }
     }
@@ -485,10 +548,15 @@ public final class AppointmentController: Sendable {
 
     static func record(_ tx: any StoreWriting, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date,
                        reason: String? = nil, staffId: Int64? = nil) throws {
+        try tx.insertAppointmentEvent(Self.event(appointment, event, actor, now, reason: reason, staffId: staffId))
+    }
+
+    /// An appointment's history entry: `booked` and `rescheduled` name the slot.
+    static func event(_ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date, reason: String? = nil,
+                      staffId: Int64? = nil) -> AppointmentEvent {
         let withSlot = event == "booked" || event == "rescheduled"
-        let entry = AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
-                                     startsAt: withSlot ? appointment.startsAt : nil,
-                                     doctorId: withSlot ? appointment.doctorId : nil, reason: reason, staffId: staffId)
-        try tx.insertAppointmentEvent(entry)
+        return AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
+                                startsAt: withSlot ? appointment.startsAt : nil,
+                                doctorId: withSlot ? appointment.doctorId : nil, reason: reason, staffId: staffId)
     }
 }

@@ -39,6 +39,24 @@ package enum AppointmentNotes {
         return try key.sealingCipher(tx)
     }
 
+    /// The appointment with its notes opened, under the stored key check when the caller
+    /// gathered it (read here otherwise, and only when the notes are sealed).
+    static func opened(_ appointment: Appointment, _ tx: any StoreReading, keyCheck: String?) throws -> Appointment {
+        guard let id = appointment.id, isSealed(appointment.notes) else { return appointment }
+        guard let key = tx.personalDataKey else { throw ClinicError(.keyError, .keyMissing, "transaction") }
+        var opened = appointment
+        opened.notes = try open(appointment.notes, appointmentId: id,
+                                cipher: try keyCheck.map { try key.cipher(keyCheck: $0) } ?? key.cipher(tx))
+        return opened
+    }
+
+    /// `sealingCipher`, with the stored key check when the caller gathered it already.
+    static func sealingCipher(_ tx: any StoreWriting, keyCheck: String?) throws -> FieldCipher {
+        guard let keyCheck else { return try sealingCipher(tx) }
+        guard let key = tx.personalDataKey else { throw ClinicError(.keyError, .keyMissing, "transaction") }
+        return try key.cipher(keyCheck: keyCheck)
+    }
+
     /// Seals the notes still in clear (migration 18's up part; run again by `rotate-key` and
     /// after a PostgreSQL migration, where it finds none). Returns how many it sealed.
     @discardableResult

@@ -49,8 +49,12 @@ public protocol AppointmentReading {
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType]
 
     /// `activeAppointmentSpans` and the spans of the doctor's holds live at `now`, by start, in
-    /// one query (what `slots` counts as taken).
-    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [Range<Date>]
+    /// one query (what `slots` counts as taken), less the appointment `exceptAppointment` and
+    /// the hold `exceptHold` (a move's own time, a booked hold's).
+    func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date, exceptAppointment: Int64?,
+                    exceptHold: Int64?) throws -> [Range<Date>]
+    /// The patient's active appointments overlapping `span`, by start.
+    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan]
     /// Whether the doctor is taken during `span`: an active appointment other than
     /// `exceptAppointment`, or a hold live at `now` other than `exceptHold` (one query: it is
     /// on every booking's path).

@@ -29,7 +29,23 @@ public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReadi
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
 public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWriting, ClientWriting, DirectoryWriting, GeoWriting, MessageWriting,
-                              SecurityWriting, StaffWriting {}
+                              SecurityWriting, StaffWriting {
+    /// Everything a booking or a move is decided on (`BookingFacts.swift`), read where the
+    /// store's locks keep it true until the transaction ends: a store that shares its data
+    /// with other servers takes them first.
+    func bookingFacts(_ ask: BookingFactsRequest) throws -> BookingFacts
+    /// Writes a new appointment (its notes as stored), its history entry and the patient's
+    /// message with its delivery, together; the appointment returned has its id. The store's
+    /// constraints refuse a double booking as `insertStoredAppointment`'s do.
+    func insertBooking(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Appointment
+    /// Everything a patient's change of an appointment is decided on (`AppointmentChangeFacts`);
+    /// nil when there is no such appointment.
+    func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts?
+    /// Writes a change of an appointment's time, doctor or status (its notes are left as they
+    /// are stored), its history entry and the patient's message with its delivery, together,
+    /// under the same constraints as `updateStoredAppointment`.
+    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws
+}
 
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
 /// store, across servers) is inside one of these.
@@ -177,7 +193,7 @@ extension SlotFacts {
             let id = doctor.id ?? 0
             hours[id] = try tx.workingHours(ofDoctor: id)
             exceptions[id] = try tx.workingExceptions(ofDoctor: id, from: days.lowerBound, through: days.upperBound)
-            taken[id] = try tx.takenSpans(doctorId: id, overlapping: takenSpan, at: now)
+            taken[id] = try tx.takenSpans(doctorId: id, overlapping: takenSpan, at: now, exceptAppointment: nil, exceptHold: nil)
         }
         return SlotFacts(department: department, clinic: try tx.clinic(id: department.clinicId), doctors: doctors, hours: hours,
                          exceptions: exceptions, taken: taken, bookingSettings: try tx.settings(prefix: "booking."),

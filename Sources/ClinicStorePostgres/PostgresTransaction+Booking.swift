@@ -1,0 +1,275 @@
+import ClinicKit
+import Foundation
+import PostgresNIO
+
+// A booking's storage work on PostgreSQL in four round trips (issue 44; 18 and more before):
+// BEGIN, the locks (with the new appointment's id), the gather, the write; then COMMIT.
+//
+// Under READ COMMITTED each statement reads a snapshot taken when it starts, so the locks must
+// be a statement of their own, before the one that reads what they protect: a booking that
+// waited for another's lock then reads that booking's committed rows. The gather is one
+// statement of subqueries; the directory rows (a handful: the department, its clinic, the
+// candidate doctors, their hours and exceptions) come as JSON objects read into rows of
+// ClinicKit's own, and the taken times as text lists of whole seconds. The write is one
+// data-modifying statement: the appointment, its history entry, the message and its delivery.
+
+extension PostgresTransaction {
+    func bookingFacts(_ ask: BookingFactsRequest) throws -> BookingFacts {
+        // 1. The locks, in one order everywhere: the candidate doctors' rows (FOR SHARE: a
+        //    change of their hours, `lockDoctor`, waits for this booking and this booking for
+        //    it), then each doctor's advisory lock by id (a hold and a booking of one doctor's
+        //    time are one after the other: two tables, which no exclusion constraint spans),
+        //    then the patient's (the active-appointment limit is counted under it). And the id
+        //    the appointment will have, so that its notes and message are written with it.
+        let candidates = "x.department_id = $1 AND x.is_active AND ($2::bigint IS NULL OR x.id = $2::bigint)"
+        let appointmentId = try value(Int64.self, """
+            SELECT nextval(pg_get_serial_sequence('appointments', 'id')) AS appointment_id,
+                   (SELECT count(*) FROM (
+                        SELECT pg_advisory_xact_lock(hashtextextended('\(Self.doctorAdvisoryLockNamespace)' || d.id::text, 0))
+                        FROM (SELECT x.id FROM doctors x WHERE \(candidates) ORDER BY x.id FOR SHARE) d) l) AS doctors,
+                   pg_advisory_xact_lock(hashtextextended('\(Self.clientAdvisoryLockNamespace)' || $3::bigint::text, 0))::text AS client
+            """, [ask.departmentId, ask.onlyDoctorId, ask.clientId])
+        // 2. The gather.
+        let doctorsOf = "SELECT x.id FROM doctors x WHERE \(candidates)"
+        guard let row = try row("""
+            SELECT EXISTS (SELECT 1 FROM clients WHERE id = $3::bigint) AS client_exists,
+                   (SELECT preferred_language FROM clients WHERE id = $3::bigint) AS language,
+                   (SELECT email_confirmed FROM clients WHERE id = $3::bigint) AS email_confirmed,
+                   (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $1) AS department,
+                   (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $1)) AS clinic,
+                   (SELECT row_to_json(v)::text FROM visit_types v WHERE v.id = $4::bigint) AS visit_type,
+                   (SELECT coalesce(json_agg(row_to_json(x) ORDER BY x.id), '[]')::text FROM doctors x WHERE \(candidates)) AS doctors,
+                   (SELECT coalesce(json_agg(row_to_json(h) ORDER BY h.weekday, h.start_minute, h.id), '[]')::text
+                    FROM working_hours h WHERE h.doctor_id IN (\(doctorsOf))) AS hours,
+                   (SELECT coalesce(json_agg(json_build_object('id', e.id, 'doctor_id', e.doctor_id, 'day', to_char(e.day, 'YYYY-MM-DD'),
+                                                               'start_minute', e.start_minute, 'end_minute', e.end_minute,
+                                                               'slot_minutes', e.slot_minutes) ORDER BY e.day, e.id), '[]')::text
+                    FROM working_exceptions e
+                    WHERE e.doctor_id IN (\(doctorsOf)) AND e.day >= $5::date AND e.day <= $6::date) AS exceptions,
+                   (SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '') FROM (
+                        SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint AS s, floor(extract(epoch FROM ends_at))::bigint AS e
+                        FROM appointments
+                        WHERE doctor_id IN (\(doctorsOf)) AND \(AppointmentStatus.activeCondition)
+                              AND starts_at < $8 AND ends_at > $7 AND id <> $10
+                        UNION ALL
+                        SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint, floor(extract(epoch FROM ends_at))::bigint
+                        FROM slot_holds
+                        WHERE doctor_id IN (\(doctorsOf)) AND starts_at < $8 AND ends_at > $7 AND expires_at > $9 AND id <> $11) t) AS taken,
+                   (SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
+                                               || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
+                    FROM appointments a WHERE a.client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
+                    AND a.starts_at < $8 AND a.ends_at > $7) AS patient,
+                   (SELECT count(*) FROM appointments WHERE client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
+                    AND starts_at >= $9) AS active_count,
+                   (SELECT coalesce(json_object_agg(key, value), '{}')::text FROM settings WHERE starts_with(key, 'booking.')) AS settings,
+                   (SELECT value FROM settings WHERE key = $12) AS key_check
+            """, [ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
+                  ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
+                  Self.clientsKeyCheckSetting])
+        else { throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row") }
+        func text(_ column: String) throws -> String { try row.value(column, in: "booking facts") }
+        func optionalText(_ column: String) throws -> String? { try row.value(column, in: "booking facts") }
+
+        let department = try optionalText("department").map { try Department(row: try JSONRows.row($0)) }
+        let clinic = try optionalText("clinic").map { try Clinic(row: try JSONRows.row($0)) }
+        var hours: [Int64: [WorkingHours]] = [:], exceptions: [Int64: [WorkingException]] = [:], taken: [Int64: [Range<Date>]] = [:]
+        for entry in try JSONRows.rows(try text("hours")).map(WorkingHours.init(row:)) { hours[entry.doctorId, default: []].append(entry) }
+        for entry in try JSONRows.rows(try text("exceptions")).map(WorkingException.init(row:)) {
+            exceptions[entry.doctorId, default: []].append(entry)
+        }
+        for (doctor, span) in try Self.spans(try text("taken"), column: "taken") { taken[doctor, default: []].append(span) }
+        let clientExists: Bool = try row.value("client_exists", in: "booking facts")
+        var context: AppointmentMessageContext?
+        if clientExists, let department, let clinic {
+            let language: String? = try row.value("language", in: "clients")
+            context = AppointmentMessageContext(
+                language: language.flatMap(Language.init(rawValue:)), emailConfirmed: try row.value("email_confirmed", in: "clients"),
+                clinicName: clinic.name, address: clinic.address, city: clinic.city, state: clinic.state, zip: clinic.zip,
+                timeZone: clinic.timeZone, specialization: department.specialization)
+        }
+        return BookingFacts(
+            clientExists: clientExists, department: department, clinic: clinic,
+            visitType: try optionalText("visit_type").map { try VisitType(row: try JSONRows.row($0)) },
+            doctors: try JSONRows.rows(try text("doctors")).map(Doctor.init(row:)), hours: hours, exceptions: exceptions, taken: taken,
+            patientAppointments: try Self.spans(try text("patient"), column: "patient").map { PatientSpan(appointmentId: $0.0, span: $0.1) },
+            activeCount: try row.value("active_count", in: "booking facts"),
+            bookingSettings: try JSONRows.decode([String: String].self, try text("settings")),
+            messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: try optionalText("key_check"))
+    }
+
+    /// "a s e,a s e": a key and a span in whole seconds (an end before the start read as the start).
+    static func spans(_ text: String, column: String) throws -> [(Int64, Range<Date>)] {
+        try text.split(separator: ",").map { entry in
+            let parts = entry.split(separator: " ").compactMap { Int64($0) }
+            guard parts.count == 3 else { throw ClinicError(.storage, .storedValueUnreadable, "booking facts.\(column)", String(entry)) }
+            return (parts[0], Date(seconds: parts[1])..<Date(seconds: max(parts[1], parts[2])))
+        }
+    }
+
+    /// The booking's one write: the appointment with the id the gather gave, its history entry,
+    /// the message and its delivery. A refusal by the exclusion constraints (`ON CONFLICT DO
+    /// NOTHING` takes them as arbiters) writes nothing, and the transaction asks which slot is
+    /// held, as `insertStoredAppointment` does.
+    func insertBooking(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Appointment {
+        guard let id = appointment.id else {
+            // No id reserved: the seam's writes one by one.
+            let stored = try insertStoredAppointment(appointment)
+            var entry = event
+            entry.appointmentId = stored.id ?? 0
+            try insertAppointmentEvent(entry)
+            if let message, let messageId = try insertInboxMessage(
+                toClient: message.clientId, kind: message.kind, subject: message.subject, body: message.body,
+                appointmentId: stored.id, clinicId: message.clinicId, staffId: message.staffId, dedupeKey: nil, at: event.at),
+               message.emailed {
+                try enqueueDelivery(ofMessage: messageId, toClient: message.clientId, at: event.at)
+            }
+            return stored
+        }
+        let written = try value(Int64.self, """
+            WITH a AS (
+                INSERT INTO appointments (id, client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
+                                          notes, created_at, updated_at, visit_type_id)
+                OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                ON CONFLICT DO NOTHING RETURNING id),
+            e AS (
+                INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
+                SELECT id, $14, $15, $16, $17, $18, $19, $20 FROM a),
+            m AS (
+                INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at)
+                SELECT $21::bigint, $22, id, $23::bigint, $24::bigint, $25, $26, $16 FROM a WHERE $21::bigint IS NOT NULL
+                RETURNING id),
+            d AS (
+                INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
+                SELECT $21::bigint, id, 'message', $16, $16 FROM m WHERE $27)
+            SELECT id FROM a
+            """, [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
+                  appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
+                  appointment.updatedAt, appointment.visitTypeId,
+                  event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId,
+                  message?.clientId, message?.kind.rawValue ?? "", message?.clinicId, message?.staffId, message?.subject ?? "",
+                  message?.body ?? "", message?.emailed ?? false])
+        guard written != nil else {
+            let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
+            if try doctorIsBooked(appointment.doctorId, overlapping: span, except: nil) { throw ClinicError(.slotTaken, .slotTaken) }
+            if let client = appointment.clientId, try activeAppointment(ofClient: client, overlapping: span, except: nil) != nil {
+                throw ClinicError(.overlappingAppointment, .overlappingUnknown)
+            }
+            throw ClinicError(.storage, .storageFailure, "an appointment was neither stored nor refused by a held slot")
+        }
+        return appointment
+    }
+}
+
+// A patient's cancellation in three round trips and COMMIT (ten before), a move in five and
+// COMMIT: the appointment with what its change is decided on, in one statement; then (a move)
+// the booking's locks and gather; then one write.
+
+extension PostgresTransaction {
+    func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts? {
+        guard let row = try row("""
+            SELECT a.*,
+                   (SELECT coalesce(json_object_agg(key, value), '{}')::text FROM settings WHERE starts_with(key, 'booking.'))
+                       AS booking_settings,
+                   (SELECT value FROM settings WHERE key = $2) AS key_check,
+                   c.preferred_language AS message_language, c.email_confirmed AS message_email_confirmed,
+                   k.name AS message_clinic_name, k.address AS message_address, k.city AS message_city, k.state AS message_state,
+                   k.zip AS message_zip, k.time_zone AS message_time_zone, p.specialization AS message_specialization
+            FROM appointments a
+            LEFT JOIN clients c ON c.id = a.client_id
+            LEFT JOIN clinics k ON k.id = a.clinic_id
+            LEFT JOIN departments p ON p.id = a.department_id
+            WHERE a.id = $1
+            """, [id, Self.clientsKeyCheckSetting])
+        else { return nil }
+        let appointment = try Appointment(row: row)
+        var context: AppointmentMessageContext?
+        if appointment.clientId != nil, let clinicName: String = try row.value("message_clinic_name", in: "clinics") {
+            // As `messageContext` reads it: a department that is gone has no specialization.
+            let language: String? = try row.value("message_language", in: "clients")
+            context = AppointmentMessageContext(
+                language: language.flatMap(Language.init(rawValue:)),
+                emailConfirmed: try row.value("message_email_confirmed", in: "clients"),
+                clinicName: clinicName, address: try row.value("message_address", in: "clinics"),
+                city: try row.value("message_city", in: "clinics"), state: try row.value("message_state", in: "clinics"),
+                zip: try row.value("message_zip", in: "clinics"), timeZone: try row.value("message_time_zone", in: "clinics"),
+                specialization: try row.value("message_specialization", in: "departments") ?? "")
+        }
+        return AppointmentChangeFacts(
+            appointment: appointment,
+            bookingSettings: try JSONRows.decode([String: String].self, try row.value("booking_settings", in: "settings")),
+            messageContext: context, personalDataKeyCheck: try row.value("key_check", in: "settings"))
+    }
+
+    /// The change's one write: the appointment's time, doctor and status (not its notes), its
+    /// history entry, the message and its delivery. A refusal by the exclusion constraints
+    /// fails the statement, and with it the transaction, as `slot_taken` or
+    /// `overlapping_appointment`.
+    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws {
+        let changed: Int64?
+        do {
+            changed = try value(Int64.self, """
+                WITH u AS (
+                    UPDATE appointments SET doctor_id = $2, doctor_name = $3, starts_at = $4, ends_at = $5, status = $6, updated_at = $7
+                    WHERE id = $1 RETURNING id),
+                e AS (
+                    INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
+                    SELECT id, $8, $9, $10, $11, $12, $13, $14 FROM u),
+                m AS (
+                    INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at)
+                    SELECT $15::bigint, $16, id, $17::bigint, $18::bigint, $19, $20, $10 FROM u WHERE $15::bigint IS NOT NULL
+                    RETURNING id),
+                d AS (
+                    INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
+                    SELECT $15::bigint, id, 'message', $10, $10 FROM m WHERE $21)
+                SELECT id FROM u
+                """, [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
+                      appointment.status.rawValue, appointment.updatedAt,
+                      event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId,
+                      message?.clientId, message?.kind.rawValue ?? "", message?.clinicId, message?.staffId, message?.subject ?? "",
+                      message?.body ?? "", message?.emailed ?? false])
+        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
+            throw PostgresErrorMapping.clinicError(error)
+        }
+        if changed == nil {
+            throw ClinicError(.storage, .storageFailure, "appointments row \(appointment.id.map(String.init) ?? "without an id") not found")
+        }
+    }
+}
+
+/// Rows aggregated as JSON by PostgreSQL (`row_to_json`, `json_agg`), as rows of ClinicKit's own
+/// (in SQLite's form: flags and whole numbers integers, days 'YYYY-MM-DD' text), so each model
+/// decodes through its one mapping, as from any other row.
+enum JSONRows {
+    /// One value of a JSON object. Text is tried first: most columns are text, and each
+    /// refused try costs a thrown error.
+    private struct Cell: Decodable {
+        let cell: StoredCell
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() { cell = .null; return }
+            if let text = try? container.decode(String.self) { cell = .text(text); return }
+            if let number = try? container.decode(Int64.self) { cell = .integer(number); return }
+            if let number = try? container.decode(Double.self) { cell = .real(number); return }
+            cell = .integer(try container.decode(Bool.self) ? 1 : 0)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(text.utf8))
+        } catch {
+            throw ClinicError(.storage, .storedValueUnreadable, "json", "?")
+        }
+    }
+
+    /// One JSON object as a row.
+    static func row(_ text: String) throws -> StoredRowValues {
+        StoredRowValues(try decode([String: Cell].self, text).mapValues(\.cell))
+    }
+
+    /// A JSON array of objects as rows.
+    static func rows(_ text: String) throws -> [StoredRowValues] {
+        try decode([[String: Cell]].self, text).map { StoredRowValues($0.mapValues(\.cell)) }
+    }
+}
