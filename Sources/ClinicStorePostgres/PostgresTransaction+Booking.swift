@@ -131,23 +131,11 @@ extension PostgresTransaction {
                                           notes, created_at, updated_at, visit_type_id)
                 OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                 ON CONFLICT DO NOTHING RETURNING id),
-            e AS (
-                INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
-                SELECT id, $14, $15, $16, $17, $18, $19, $20 FROM a),
-            m AS (
-                INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at)
-                SELECT $21::bigint, $22, id, $23::bigint, $24::bigint, $25, $26, $16 FROM a WHERE $21::bigint IS NOT NULL
-                RETURNING id),
-            d AS (
-                INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
-                SELECT $21::bigint, id, 'message', $16, $16 FROM m WHERE $27)
+            \(Self.historyAndMessage(of: "a", parametersFrom: 14))
             SELECT id FROM a
             """, [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
                   appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
-                  appointment.updatedAt, appointment.visitTypeId,
-                  event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId,
-                  message?.clientId, message?.kind.rawValue ?? "", message?.clinicId, message?.staffId, message?.subject ?? "",
-                  message?.body ?? "", message?.emailed ?? false])
+                  appointment.updatedAt, appointment.visitTypeId] + Self.historyAndMessageBinds(event, message))
         guard written != nil else {
             let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
             if try doctorIsBooked(appointment.doctorId, overlapping: span, except: nil) { throw ClinicError(.slotTaken, .slotTaken) }
@@ -211,28 +199,44 @@ extension PostgresTransaction {
                 WITH u AS (
                     UPDATE appointments SET doctor_id = $2, doctor_name = $3, starts_at = $4, ends_at = $5, status = $6, updated_at = $7
                     WHERE id = $1 RETURNING id),
-                e AS (
-                    INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
-                    SELECT id, $8, $9, $10, $11, $12, $13, $14 FROM u),
-                m AS (
-                    INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at)
-                    SELECT $15::bigint, $16, id, $17::bigint, $18::bigint, $19, $20, $10 FROM u WHERE $15::bigint IS NOT NULL
-                    RETURNING id),
-                d AS (
-                    INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
-                    SELECT $15::bigint, id, 'message', $10, $10 FROM m WHERE $21)
+                \(Self.historyAndMessage(of: "u", parametersFrom: 8))
                 SELECT id FROM u
                 """, [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
-                      appointment.status.rawValue, appointment.updatedAt,
-                      event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId,
-                      message?.clientId, message?.kind.rawValue ?? "", message?.clinicId, message?.staffId, message?.subject ?? "",
-                      message?.body ?? "", message?.emailed ?? false])
+                      appointment.status.rawValue, appointment.updatedAt] + Self.historyAndMessageBinds(event, message))
         } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
             throw PostgresErrorMapping.clinicError(error)
         }
         if changed == nil {
             throw ClinicError(.storage, .storageFailure, "appointments row \(appointment.id.map(String.init) ?? "without an id") not found")
         }
+    }
+}
+
+extension PostgresTransaction {
+    /// The rest of a write's one statement, after the CTE `source` that wrote the appointment's
+    /// row and returns its id: the history entry, the message and its delivery (nothing when
+    /// `source` wrote no row). Its parameters, from `$first`, are `historyAndMessageBinds`'.
+    static func historyAndMessage(of source: String, parametersFrom first: Int) -> String {
+        func p(_ offset: Int) -> String { "$\(first + offset)" }
+        return """
+            e AS (
+                INSERT INTO appointment_events (appointment_id, event, actor, at, starts_at, doctor_id, reason, staff_id)
+                SELECT id, \(p(0)), \(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5)), \(p(6)) FROM \(source)),
+            m AS (
+                INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at)
+                SELECT \(p(7))::bigint, \(p(8)), id, \(p(9))::bigint, \(p(10))::bigint, \(p(11)), \(p(12)), \(p(2))
+                FROM \(source) WHERE \(p(7))::bigint IS NOT NULL
+                RETURNING id),
+            d AS (
+                INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
+                SELECT \(p(7))::bigint, id, 'message', \(p(2)), \(p(2)) FROM m WHERE \(p(13)))
+            """
+    }
+
+    static func historyAndMessageBinds(_ event: AppointmentEvent, _ message: NewInboxMessage?) -> [any PostgresBindable] {
+        [event.event, event.actor, event.at, event.startsAt, event.doctorId, event.reason, event.staffId,
+         message?.clientId, message?.kind.rawValue ?? "", message?.clinicId, message?.staffId, message?.subject ?? "",
+         message?.body ?? "", message?.emailed ?? false]
     }
 }
 
