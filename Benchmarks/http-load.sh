@@ -3,7 +3,7 @@
 # database with the default directory and many patients, against a throw-away PostgreSQL 15
 # with the same booking schema, measured in one run. Prints a table and a verdict per target
 # (docs/BENCHMARKS.md). Load comes from wrk (Debian) with Lua scripts in Benchmarks/http-load/.
-#   Benchmarks/http-load.sh [--store sqlite|postgres]
+#   Benchmarks/http-load.sh [--store sqlite|postgres|both]
 #     sqlite (default): one server on a SQLite file; PostgreSQL (its own, after the server
 #       stopped) runs pgbench's bare booking as the baseline.
 #     postgres: one PostgreSQL 15 for the whole run (scripts/postgres.sh); two `clinic serve`
@@ -11,12 +11,15 @@
 #       connections each (requests/s summed, p50/p99 of the two runs' latencies pooled);
 #       double bookings counted with psql; pgbench's baseline on the same instance, in a
 #       database of its own.
+#     both: the two runs above, one after the other in one invocation, then their figures side
+#       by side with issue 44's targets (PostgreSQL against SQLite and against pgbench).
 #   SECONDS per measurement: env LOAD_SECONDS (default 8)
 set -euo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 seconds="${LOAD_SECONDS:-8}"
 store=sqlite
-usage() { echo "usage: $0 [--store sqlite|postgres]" >&2; exit 2; }
+usage() { echo "usage: $0 [--store sqlite|postgres|both]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --store) [ $# -ge 2 ] || usage; store=$2; shift 2 ;;
@@ -24,7 +27,55 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-case "$store" in sqlite|postgres) ;; *) usage ;; esac
+case "$store" in sqlite|postgres|both) ;; *) usage ;; esac
+if [ "$store" = both ]; then
+  # Each run keeps its figures (HTTP_LOAD_RESULTS) for the table at the end.
+  both=$(mktemp -d)
+  trap 'rm -rf "$both"' EXIT
+  status=0
+  HTTP_LOAD_RESULTS="$both/sqlite.txt" "$self" --store sqlite || status=$?
+  HTTP_LOAD_RESULTS="$both/postgres.txt" "$self" --store postgres || status=$?
+  echo
+  python3 - "$both/sqlite.txt" "$both/postgres.txt" <<'PY' || status=$?
+import os, re, sys
+def load(path):
+    rows = {}
+    if os.path.exists(path):
+        for line in open(path):
+            name, _, rest = line.partition(" ")
+            rows[name] = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", rest)}
+    return rows
+sqlite, postgres = load(sys.argv[1]), load(sys.argv[2])
+def get(rows, name, key): return rows.get(name, {}).get(key, 0.0)
+def cell(rows, name):
+    if name not in rows: return f"{'-':>22}"
+    if name.startswith("pg-book"): return f"{get(rows, name, 'rps'):>10.0f}{'':>12}"
+    return f"{get(rows, name, 'rps'):>10.0f} ({get(rows, name, 'p99'):>7.1f} ms)"
+print("one invocation, both stores: req/s (p99)")
+print(f"{'name':<30}{'SQLite, one server':>22}{'PostgreSQL, two':>22}")
+for name in ["http-healthz", "http-nearest", "http-slots", "http-book", "http-book-under-login-flood", "pg-book-16", "pg-book-64"]:
+    print(f"{name:<30}{cell(sqlite, name)}{cell(postgres, name)}")
+pg = max(get(postgres, "pg-book-16", "rps"), get(postgres, "pg-book-64", "rps"))
+book = get(postgres, "http-book", "rps")
+def ratio(a, b): return a / b if b > 0 else 0.0
+checks = [
+    ("PostgreSQL http-book ≥ 0.5 × pgbench on the same instance", ratio(book, pg) >= 0.5, f"{ratio(book, pg):.2f} ×"),
+    ("PostgreSQL http-book ≥ SQLite's", book >= get(sqlite, "http-book", "rps"),
+     f"{ratio(book, get(sqlite, 'http-book', 'rps')):.2f} ×"),
+    ("PostgreSQL http-slots ≥ 0.8 × SQLite's", ratio(get(postgres, "http-slots", "rps"), get(sqlite, "http-slots", "rps")) >= 0.8,
+     f"{ratio(get(postgres, 'http-slots', 'rps'), get(sqlite, 'http-slots', 'rps')):.2f} ×"),
+    ("PostgreSQL http-nearest ≥ 0.8 × SQLite's",
+     ratio(get(postgres, "http-nearest", "rps"), get(sqlite, "http-nearest", "rps")) >= 0.8,
+     f"{ratio(get(postgres, 'http-nearest', 'rps'), get(sqlite, 'http-nearest', 'rps')):.2f} ×"),
+    ("http-book p99 ≤ 50 ms on both stores",
+     0 < get(sqlite, "http-book", "p99") <= 50 and 0 < get(postgres, "http-book", "p99") <= 50,
+     f"{get(sqlite, 'http-book', 'p99'):.1f} and {get(postgres, 'http-book', 'p99'):.1f} ms"),
+]
+for label, ok, figure in checks:
+    print(f"{'met ' if ok else 'MISSED'}  {label}: {figure}")
+PY
+  exit "$status"
+fi
 source scripts/env.sh
 pgbin=/usr/lib/postgresql/15/bin
 need=""
@@ -259,6 +310,7 @@ PY
 )
 
 touch "$work/unexpected.txt"
+[ -n "${HTTP_LOAD_RESULTS:-}" ] && cp "$results" "$HTTP_LOAD_RESULTS"
 python3 - "$store" "$results" "$doubles" "$booked" "$fsync_floor" "$work/unexpected.txt" "${metrics[@]}" <<'PY'
 import re, sys
 store = sys.argv[1]
