@@ -113,17 +113,7 @@ extension PostgresTransaction {
     func insertBooking(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Appointment {
         guard let id = appointment.id else {
             // No id reserved: the seam's writes one by one.
-            let stored = try insertStoredAppointment(appointment)
-            var entry = event
-            entry.appointmentId = stored.id ?? 0
-            try insertAppointmentEvent(entry)
-            if let message, let messageId = try insertInboxMessage(
-                toClient: message.clientId, kind: message.kind, subject: message.subject, body: message.body,
-                appointmentId: stored.id, clinicId: message.clinicId, staffId: message.staffId, dedupeKey: nil, at: event.at),
-               message.emailed {
-                try enqueueDelivery(ofMessage: messageId, toClient: message.clientId, at: event.at)
-            }
-            return stored
+            return try insertBookingOneByOne(appointment, event: event, message: message)
         }
         let written = try value(Int64.self, """
             WITH a AS (

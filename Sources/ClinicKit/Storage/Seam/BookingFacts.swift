@@ -197,6 +197,11 @@ extension StoreWriting {
     /// The write as the seam's writes, one by one: the appointment (with the id the facts
     /// gave), its history entry, the message and its delivery.
     public func insertBooking(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Appointment {
+        try insertBookingOneByOne(appointment, event: event, message: message)
+    }
+
+    /// `insertBooking`'s default, for a store's own implementation to fall back on.
+    public func insertBookingOneByOne(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Appointment {
         let stored = try insertStoredAppointment(appointment)
         var entry = event
         entry.appointmentId = stored.id ?? 0
