@@ -187,11 +187,10 @@ extension StoreWriting {
 
     /// The message and, when it is e-mailed, its delivery.
     func insert(_ message: NewInboxMessage?, appointmentId: Int64?, at now: Date) throws {
-        if let message, let id = try insertInboxMessage(toClient: message.clientId, kind: message.kind, subject: message.subject,
-                                                        body: message.body, appointmentId: appointmentId, clinicId: message.clinicId,
-                                                        staffId: message.staffId, dedupeKey: nil, at: now), message.emailed {
-            try enqueueDelivery(ofMessage: id, toClient: message.clientId, at: now)
-        }
+        guard let message else { return }
+        try Inbox.post(self, clientId: message.clientId, kind: message.kind, subject: message.subject, body: message.body,
+                       appointmentId: appointmentId, clinicId: message.clinicId, staffId: message.staffId,
+                       emailConfirmed: message.emailed, now: now)
     }
 
     /// The write as the seam's writes, one by one: the appointment (with the id the facts
