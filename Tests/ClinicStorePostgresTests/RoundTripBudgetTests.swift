@@ -134,6 +134,15 @@ import Testing
                     clientId: patient, departmentId: therapy, at: .instant(later.start), doctorId: doctors[1]) } } <= 5)
                 #expect(try store.reading { tx in try tx.storedAppointments(ofClient: patient).count } == count)
 
+                // The first and the last days a time can name are refused by the rules
+                // (`slot_unavailable`), not by PostgreSQL's dates: the gather asks for no day of
+                // year 0 (which PostgreSQL has not) nor of year 10000.
+                for seconds: Int64 in [-62_135_596_800 + 36_000, 253_402_300_800 - 86_400 + 36_000] {
+                    #expect { _ = try system.appointments.createAppointment(clientId: patient, departmentId: therapy,
+                                                                             at: .instant(Date(seconds: seconds))) }
+                        throws: { ($0 as? ClinicError)?.code == .slotUnavailable }
+                }
+
                 // A patient's move: BEGIN, the appointment with its settings and message context,
                 // the booking's locks and gather, one write, COMMIT (six; eleven and more before).
                 let moveTo = try #require(try system.appointments.rescheduleTimes(stored, from: LocalDateTime.of(later.start, in: TimeZone(identifier: "America/Los_Angeles")!).at(minuteOfDay: 0), days: 3)

@@ -154,11 +154,12 @@ public final class AppointmentController: Sendable {
         case .local(let local): local
         }
         let day = local.at(minuteOfDay: 0)
-        // Keys compare as text: around years 0 and 10000 (which the rules refuse) the order of
-        // the texts is not the days' order, and a range must still be formed.
-        let first = DoctorSchedule.dayKey(day.adding(days: -1)), last = DoctorSchedule.dayKey(day.adding(days: 1))
+        // Only the days of years 1 to 9999, which a time can name: a day of year 0 or 10000 is
+        // one no store need read (PostgreSQL has no year 0), and whose key would not sort.
+        let before = day.adding(days: -1), after = day.adding(days: 1)
+        let first = DoctorSchedule.dayKey(before.year >= 1 ? before : day), last = DoctorSchedule.dayKey(after.year <= 9999 ? after : day)
         return BookingFactsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId, onlyDoctorId: onlyDoctorId,
-                                   days: min(first, last)...max(first, last),
+                                   days: first...last,
                                    span: takenSpan(first: day, last: day), exceptAppointment: exceptAppointment,
                                    exceptHold: exceptHold, now: now)
     }
