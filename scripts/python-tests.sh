@@ -12,7 +12,8 @@
 #                     three `clinic serve` on one throwaway PostgreSQL 15 (scripts/postgres.sh):
 #                     double booking, the active-appointment limit, log-in throttling, the
 #                     outbox, a directory import, a server killed and PostgreSQL stopped under load,
-#                     claim codes and holds at once through three servers;
+#                     claim codes and holds at once through three servers, sessions ended on one
+#                     refused by the others within a second;
 #   test_upload_load.py
 #                     uploads from 300 connections and 100 HTTP/2 streams against one TLS server:
 #                     its peak resident memory (/proc) stays under 400 MB;

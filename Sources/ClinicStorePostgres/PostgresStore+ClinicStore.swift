@@ -59,16 +59,6 @@ extension PostgresStore: ClinicStore {
     public var isReadOnly: Bool { false }
 
     /// One statement, outside a transaction.
-    public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
-        try oneStatement { tx in try tx.signedInPatient(tokenHash: tokenHash) }
-    }
-
-    /// One statement, outside a transaction.
-    public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
-        try oneStatement { tx in try tx.activeStaffMember(sessionTokenHash: tokenHash, lastUsedSince: lastUsedSince) }
-    }
-
-    /// One statement, outside a transaction.
     public func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
         try oneStatement { tx in try tx.nearestSearchFacts(specialization: key) }
     }

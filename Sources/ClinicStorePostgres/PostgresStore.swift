@@ -39,6 +39,12 @@ public final class PostgresStore: Sendable {
     /// Every statement this store sent through a blocking connection, `BEGIN` and `COMMIT`
     /// included: the round trips the tests hold a request's budget to (issue 44).
     package let statementsSent = LockedBox<Int>(0)
+    /// Each department's schedule as last read, with its version (`slotFacts`).
+    let keptSchedules = KeptSchedules()
+    /// The signed-in sessions kept while the store listens for their changes (`keepSessions`).
+    let keptSessions = KeptSessions()
+    /// The task that listens, once `keepSessions` started it.
+    let listener = LockedBox<Task<Void, Never>?>(nil)
     private let runner: Task<Void, Never>
 
     /// A connection or start-up that took longer than the connect timeout.
@@ -126,6 +132,10 @@ public final class PostgresStore: Sendable {
 
     /// Stops the pool: its connections are closed and the run task ends. Call once, at the end.
     public func shutdown() async {
+        if let listening = listener.withLock({ task in defer { task = nil }; return task }) {
+            listening.cancel()
+            await listening.value
+        }
         runner.cancel()
         await runner.value
     }
@@ -238,9 +248,14 @@ public final class PostgresStore: Sendable {
     /// Swift's global executor, whose threads may all be blocked in synchronous transactions
     /// (`StoreTaskExecutor`); a task group then waits for that wake-up forever.
     static func sleep(seconds: Int) async throws {
+        try await sleep(.seconds(Int64(seconds)))
+    }
+
+    /// `sleep(seconds:)` for any length.
+    static func sleep(_ length: TimeAmount) async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let promise = loop.makePromise(of: Void.self)
-        let timer = loop.scheduleTask(in: .seconds(Int64(seconds))) { promise.succeed(()) }
+        let timer = loop.scheduleTask(in: length) { promise.succeed(()) }
         try await withTaskCancellationHandler {
             try await promise.futureResult.get()
         } onCancel: {

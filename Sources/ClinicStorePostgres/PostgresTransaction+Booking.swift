@@ -41,27 +41,15 @@ extension PostgresTransaction {
                    (SELECT coalesce(json_agg(row_to_json(x) ORDER BY x.id), '[]')::text FROM doctors x WHERE \(candidates)) AS doctors,
                    (SELECT coalesce(json_agg(row_to_json(h) ORDER BY h.weekday, h.start_minute, h.id), '[]')::text
                     FROM working_hours h WHERE h.doctor_id IN (\(doctorsOf))) AS hours,
-                   (SELECT coalesce(json_agg(json_build_object('id', e.id, 'doctor_id', e.doctor_id, 'day', to_char(e.day, 'YYYY-MM-DD'),
-                                                               'start_minute', e.start_minute, 'end_minute', e.end_minute,
-                                                               'slot_minutes', e.slot_minutes) ORDER BY e.day, e.id), '[]')::text
-                    FROM working_exceptions e
-                    WHERE e.doctor_id IN (\(doctorsOf)) AND e.day >= $5::date AND e.day <= $6::date) AS exceptions,
-                   (SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '') FROM (
-                        SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint AS s, floor(extract(epoch FROM ends_at))::bigint AS e
-                        FROM appointments
-                        WHERE doctor_id IN (\(doctorsOf)) AND \(AppointmentStatus.activeCondition)
-                              AND starts_at < $8 AND ends_at > $7 AND id <> $10
-                        UNION ALL
-                        SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint, floor(extract(epoch FROM ends_at))::bigint
-                        FROM slot_holds
-                        WHERE doctor_id IN (\(doctorsOf)) AND starts_at < $8 AND ends_at > $7 AND expires_at > $9 AND id <> $11) t) AS taken,
+                   (\(Self.exceptionsJSON(of: doctorsOf, first: "$5", last: "$6"))) AS exceptions,
+                   (\(Self.takenList(of: doctorsOf, lower: "$7", upper: "$8", now: "$9", exceptAppointment: "$10", exceptHold: "$11"))) AS taken,
                    (SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
                                                || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
                     FROM appointments a WHERE a.client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
                     AND a.starts_at < $8 AND a.ends_at > $7) AS patient,
                    (SELECT count(*) FROM appointments WHERE client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
                     AND starts_at >= $9) AS active_count,
-                   (SELECT coalesce(json_object_agg(key, value), '{}')::text FROM settings WHERE starts_with(key, 'booking.')) AS settings,
+                   (\(Self.bookingSettingsJSON)) AS settings,
                    (SELECT value FROM settings WHERE key = $12) AS key_check
             """, [ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
                   ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
@@ -72,12 +60,6 @@ extension PostgresTransaction {
 
         let department = try optionalText("department").map { try Department(row: try JSONRows.row($0)) }
         let clinic = try optionalText("clinic").map { try Clinic(row: try JSONRows.row($0)) }
-        var hours: [Int64: [WorkingHours]] = [:], exceptions: [Int64: [WorkingException]] = [:], taken: [Int64: [Range<Date>]] = [:]
-        for entry in try JSONRows.rows(try text("hours")).map(WorkingHours.init(row:)) { hours[entry.doctorId, default: []].append(entry) }
-        for entry in try JSONRows.rows(try text("exceptions")).map(WorkingException.init(row:)) {
-            exceptions[entry.doctorId, default: []].append(entry)
-        }
-        for (doctor, span) in try Self.spans(try text("taken"), column: "taken") { taken[doctor, default: []].append(span) }
         let clientExists: Bool = try row.value("client_exists", in: "booking facts")
         var context: AppointmentMessageContext?
         if clientExists, let department, let clinic {
@@ -90,11 +72,66 @@ extension PostgresTransaction {
         return BookingFacts(
             clientExists: clientExists, department: department, clinic: clinic,
             visitType: try optionalText("visit_type").map { try VisitType(row: try JSONRows.row($0)) },
-            doctors: try JSONRows.rows(try text("doctors")).map(Doctor.init(row:)), hours: hours, exceptions: exceptions, taken: taken,
+            doctors: try JSONRows.rows(try text("doctors")).map(Doctor.init(row:)), hours: try Self.hoursByDoctor(try text("hours")),
+            exceptions: try Self.byDoctor(try text("exceptions")), taken: try Self.takenByDoctor(try text("taken")),
             patientAppointments: try Self.spans(try text("patient"), column: "patient").map { PatientSpan(appointmentId: $0.0, span: $0.1) },
             activeCount: try row.value("active_count", in: "booking facts"),
             bookingSettings: try JSONRows.decode([String: String].self, try text("settings")),
             messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: try optionalText("key_check"))
+    }
+
+    /// The exceptions of the doctors `doctors` (a query of their ids) on the days `first`
+    /// through `last` (parameters, 'YYYY-MM-DD'), as a JSON array of rows (`byDoctor`).
+    static func exceptionsJSON(of doctors: String, first: String, last: String) -> String {
+        """
+        SELECT coalesce(json_agg(json_build_object('id', e.id, 'doctor_id', e.doctor_id, 'day', to_char(e.day, 'YYYY-MM-DD'),
+                                                   'start_minute', e.start_minute, 'end_minute', e.end_minute,
+                                                   'slot_minutes', e.slot_minutes) ORDER BY e.day, e.id), '[]')::text
+        FROM working_exceptions e WHERE e.doctor_id IN (\(doctors)) AND e.day >= \(first)::date AND e.day <= \(last)::date
+        """
+    }
+
+    /// The times taken of the doctors `doctors` (a query of their ids) overlapping `lower`..<`upper`:
+    /// active appointments but `exceptAppointment` and holds live at `now` but `exceptHold`
+    /// (all parameters), as a text list (`takenByDoctor`).
+    static func takenList(of doctors: String, lower: String, upper: String, now: String, exceptAppointment: String,
+                          exceptHold: String) -> String {
+        """
+        SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '') FROM (
+            SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint AS s, floor(extract(epoch FROM ends_at))::bigint AS e
+            FROM appointments
+            WHERE doctor_id IN (\(doctors)) AND \(AppointmentStatus.activeCondition)
+                  AND starts_at < \(upper) AND ends_at > \(lower) AND id <> \(exceptAppointment)
+            UNION ALL
+            SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint, floor(extract(epoch FROM ends_at))::bigint
+            FROM slot_holds
+            WHERE doctor_id IN (\(doctors)) AND starts_at < \(upper) AND ends_at > \(lower) AND expires_at > \(now)
+                  AND id <> \(exceptHold)) t
+        """
+    }
+
+    /// The `booking.` settings as one JSON object.
+    static let bookingSettingsJSON = "SELECT coalesce(json_object_agg(key, value), '{}')::text FROM settings WHERE starts_with(key, 'booking.')"
+
+    /// `exceptionsJSON`'s text, by doctor.
+    static func byDoctor(_ json: String) throws -> [Int64: [WorkingException]] {
+        var exceptions: [Int64: [WorkingException]] = [:]
+        for entry in try JSONRows.rows(json).map(WorkingException.init(row:)) { exceptions[entry.doctorId, default: []].append(entry) }
+        return exceptions
+    }
+
+    /// A JSON array of `working_hours` rows, by doctor.
+    static func hoursByDoctor(_ json: String) throws -> [Int64: [WorkingHours]] {
+        var hours: [Int64: [WorkingHours]] = [:]
+        for entry in try JSONRows.rows(json).map(WorkingHours.init(row:)) { hours[entry.doctorId, default: []].append(entry) }
+        return hours
+    }
+
+    /// `takenList`'s text, by doctor.
+    static func takenByDoctor(_ text: String) throws -> [Int64: [Range<Date>]] {
+        var taken: [Int64: [Range<Date>]] = [:]
+        for (doctor, span) in try spans(text, column: "taken") { taken[doctor, default: []].append(span) }
+        return taken
     }
 
     /// "a s e,a s e": a key and a span in whole seconds (an end before the start read as the start).
@@ -146,8 +183,7 @@ extension PostgresTransaction {
     func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts? {
         guard let row = try row("""
             SELECT a.*,
-                   (SELECT coalesce(json_object_agg(key, value), '{}')::text FROM settings WHERE starts_with(key, 'booking.'))
-                       AS booking_settings,
+                   (\(Self.bookingSettingsJSON)) AS booking_settings,
                    (SELECT value FROM settings WHERE key = $2) AS key_check,
                    c.preferred_language AS message_language, c.email_confirmed AS message_email_confirmed,
                    k.name AS message_clinic_name, k.address AS message_address, k.city AS message_city, k.state AS message_state,

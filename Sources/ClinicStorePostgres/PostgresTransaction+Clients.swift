@@ -88,6 +88,7 @@ extension PostgresTransaction {
     }
 
     func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws {
+        noteSessionsChanged()
         // As GRDB's `update` on SQLite: every column of the model, the sealed fields, and whether
         // mail may go to the patient; a row that is gone is an error.
         let changed = try execute("""
@@ -104,14 +105,17 @@ extension PostgresTransaction {
     }
 
     func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws {
+        noteSessionsChanged()
         try execute("UPDATE clients SET password_hash = $1 WHERE id = $2", [hash, clientId])
     }
 
     func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws {
+        noteSessionsChanged()
         try execute("UPDATE clients SET privacy_version = $1, privacy_accepted_at = $2 WHERE id = $3", [version, at, clientId])
     }
 
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
+        noteSessionsChanged()
         try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                     [Self.clientsKeyCheckSetting, check])
     }
@@ -121,6 +125,7 @@ extension PostgresTransaction {
     }
 
     func deleteClient(id: Int64) throws {
+        noteSessionsChanged()
         try execute("DELETE FROM clients WHERE id = $1", [id])
     }
 

@@ -84,15 +84,18 @@ extension PostgresTransaction {
     }
 
     func deleteSession(tokenHash: String) throws -> Bool {
-        try execute("DELETE FROM sessions WHERE token_hash = $1", [tokenHash]) > 0
+        noteSessionsChanged()
+        return try execute("DELETE FROM sessions WHERE token_hash = $1", [tokenHash]) > 0
     }
 
     func deleteSession(id: Int64, ofClient clientId: Int64) throws -> Bool {
-        try execute("DELETE FROM sessions WHERE id = $1 AND client_id = $2", [id, clientId]) > 0
+        noteSessionsChanged()
+        return try execute("DELETE FROM sessions WHERE id = $1 AND client_id = $2", [id, clientId]) > 0
     }
 
     func deleteSessions(ofClient clientId: Int64, except tokenHash: String?) throws -> Int {
-        try execute("DELETE FROM sessions WHERE client_id = $1 AND token_hash <> $2", [clientId, tokenHash ?? ""])
+        noteSessionsChanged()
+        return try execute("DELETE FROM sessions WHERE client_id = $1 AND token_hash <> $2", [clientId, tokenHash ?? ""])
     }
 }
 

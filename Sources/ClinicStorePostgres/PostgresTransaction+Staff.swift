@@ -27,6 +27,17 @@ extension PostgresTransaction {
             """, [tokenHash, lastUsedSince]).map(staffMember(row:))
     }
 
+    /// The active staff account of a staff session with the session's last use, whenever that
+    /// was (`PostgresStore.signedInStaff` compares it, and keeps both).
+    func activeStaffMemberAndLastUse(sessionTokenHash tokenHash: String) throws -> (StaffMember, Date)? {
+        guard let row = try row("""
+            SELECT staff_accounts.*, staff_sessions.last_used_at AS session_last_used_at
+            FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
+            WHERE staff_sessions.token_hash = $1 AND staff_accounts.is_active
+            """, [tokenHash]) else { return nil }
+        return (try staffMember(row: row), try row.instant("session_last_used_at", in: "staff_sessions"))
+    }
+
     func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
                             doctorId: Int64?) throws -> [Appointment] {
         try rows("""
@@ -83,6 +94,7 @@ extension PostgresTransaction {
     }
 
     func deactivateStaffMember(id: Int64) throws {
+        noteSessionsChanged()
         try execute("UPDATE staff_accounts SET is_active = false WHERE id = $1", [id])
     }
 
@@ -96,10 +108,12 @@ extension PostgresTransaction {
     }
 
     func deleteStaffSession(tokenHash: String) throws -> Bool {
-        try execute("DELETE FROM staff_sessions WHERE token_hash = $1", [tokenHash]) > 0
+        noteSessionsChanged()
+        return try execute("DELETE FROM staff_sessions WHERE token_hash = $1", [tokenHash]) > 0
     }
 
     func deleteStaffSessions(ofStaff staffId: Int64) throws {
+        noteSessionsChanged()
         try execute("DELETE FROM staff_sessions WHERE staff_id = $1", [staffId])
     }
 

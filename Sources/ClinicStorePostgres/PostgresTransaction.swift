@@ -23,8 +23,18 @@ struct PostgresTransaction {
     let store: PostgresStore
     /// Whether this is a write transaction (locks are taken only in one).
     let isWrite: Bool
+    /// Set by a write that ends or changes a signed-in session (`noteSessionsChanged`).
+    var sessionsChanged: Flag? = nil
 
     var personalDataKey: PersonalDataKey? { store.personalDataKey }
+
+    /// A write of this transaction ends or changes a signed-in session: the sessions this
+    /// store keeps are forgotten now and once it has committed (PostgresStore+Sessions.swift;
+    /// other servers hear the database's notice).
+    func noteSessionsChanged() {
+        sessionsChanged?.set()
+        store.keptSessions.forgetAll()
+    }
 
     // MARK: Statements
 
@@ -199,8 +209,12 @@ extension PostgresStore {
 
     /// A write transaction on this thread.
     func writeTransaction<T>(_ body: (PostgresTransaction) throws -> T) throws -> T {
-        try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
-            try body(PostgresTransaction(connection: connection, store: self, isWrite: true))
+        let sessionsChanged = Flag()
+        // Forgotten after the commit too: a look-up here may have read (and kept) the row
+        // between the write and the commit.
+        defer { if sessionsChanged.isSet { keptSessions.forgetAll() } }
+        return try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
+            try body(PostgresTransaction(connection: connection, store: self, isWrite: true, sessionsChanged: sessionsChanged))
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClinicKit
+import ClinicStorePostgres
 import ClinicServer
 import Dispatch
 import Foundation
@@ -35,6 +36,8 @@ struct Serve: ParsableCommand {
         try settings.validate() // before the database is opened
         // A PostgreSQL pool for the blocking threads and the appointment changes (a SQLite file ignores it).
         let system = try context.system(connections: settings.storePoolSize)
+        // On PostgreSQL the server keeps signed-in sessions, listening for their changes.
+        (system.database as? PostgresStore)?.keepSessions()
         let format = logFormat
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, format: format) }
         let logger = Logger(label: "clinic.serve")

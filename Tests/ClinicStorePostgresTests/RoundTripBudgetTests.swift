@@ -13,7 +13,7 @@ import Testing
     /// A bearer token's look-up (every signed-in request): one statement, not a read
     /// transaction of five (BEGIN, the session, the patient, the key check, COMMIT).
     @Test func aBearerTokensLookUpIsOneRoundTrip() async throws {
-        try await TestPostgres.withStore { store, _ in
+        try await TestPostgres.withStore { store, server in
             try await store.migrate(try TestPostgres.migrations())
             try await onOwnThread {
                 let now = Self.now
@@ -70,15 +70,16 @@ import Testing
                 // An unknown specialization is still refused by name.
                 #expect(throws: ClinicError.self) { _ = try system.clinics.nearest(to: point, NearestQuery(specialization: "astrology")) }
 
-                // A department's slots: one read transaction of the seam's reads (BEGIN, the
-                // department, its doctors, each doctor's hours, exceptions and taken times, the
-                // clinic, the settings, COMMIT: 12 for two doctors, 18 in three transactions
-                // before). The budget is 2; a one-statement gather of JSON-aggregating subqueries
-                // made it 1 but answered 24 requests/s under load instead of 450, so it is not
-                // used; this holds the count where it is. With a booking, a hold and exceptions:
+                // A department's slots (12 round trips for two doctors before, 18 earlier): the
+                // day's part (exceptions, taken times, settings, the visit type) in one statement
+                // with the schedule's version, and the schedule (the department, its clinic, its
+                // doctors and their hours) once more only when the one kept is of another version.
+                // With a booking, a hold and exceptions:
                 let therapy = try #require(try system.departments.getDepartmentsByClinicId(clinicId)
                     .first { $0.specialization == "therapy" }?.id)
-                let before = try system.appointments.slots(departmentId: therapy).filter(\.isAvailable)
+                var before: [Slot] = []
+                #expect(try roundTrips { before = try system.appointments.slots(departmentId: therapy) } == 2)
+                before = before.filter(\.isAvailable)
                 let doctors = Array(Set(before.map(\.doctorId))).sorted()
                 try #require(doctors.count == 2 && before.count > 10)
                 let patient = try #require(try system.clients.registerUser(RegistrationRequest(
@@ -94,16 +95,16 @@ import Testing
                 _ = try system.departments.addException(doctorId: doctors[1], day: tuesday,
                                                         hours: DoctorSchedule.Interval(startMinute: 600, endMinute: 720, slotMinutes: 30))
                 var slots: [Slot] = []
-                #expect(try roundTrips { slots = try system.slots(departmentId: therapy).slots } <= 12)
+                #expect(try roundTrips { slots = try system.slots(departmentId: therapy).slots } == 1)
                 #expect(slots.contains { $0.doctorId == booked.doctorId && $0.start == booked.start && $0.isTaken })
                 #expect(slots.contains { $0.doctorId == held.doctorId && $0.start == held.start && $0.isTaken })
-                #expect(try roundTrips { _ = try system.slots(departmentId: therapy, doctorId: doctors[1]) } <= 12)
-                // With a visit type (read in the same transaction).
+                #expect(try roundTrips { _ = try system.slots(departmentId: therapy, doctorId: doctors[1]) } == 1)
+                // With a visit type (read in the same statement).
                 let admin = try system.staff.addStaff(StaffInput(login: "olga", name: "Olga", surname: "Admin", role: .clinicAdmin,
                                                                  clinicId: clinicId, password: "counter-shift-73"))
                 let visit = try #require(try system.staff.addVisitType(admin, departmentId: therapy, nameEn: "Long visit", nameRu: "Долгий приём",
                                                                        durationMinutes: 60, priceCents: 12_000).id)
-                #expect(try roundTrips { slots = try system.slots(departmentId: therapy, visitTypeId: visit).slots } <= 13)
+                #expect(try roundTrips { slots = try system.slots(departmentId: therapy, visitTypeId: visit).slots } == 1)
                 #expect(!slots.isEmpty && slots.allSatisfy { $0.end.timeIntervalSince($0.start) == 3600 })
 
                 // A booking: BEGIN, the locks (and the new id), the gather, the one write,
@@ -200,6 +201,43 @@ import Testing
                 #expect(full.taken.values.joined().count >= 3 && full.patientAppointments.count == 1 && full.hours.count == 2
                         && full.exceptions.count == 2 && full.messageContext?.clinicName == "Adventist Medical Center"
                         && full.personalDataKeyCheck != nil && full.activeCount == 1)
+
+                // The slots' gather reads what the seam's reads read (`SlotFacts.read`), the kept
+                // schedule included, for the department with its visit type, another
+                // department's visit type, and no department.
+                let days = "2026-11-20"..."2026-12-31", span = now..<now.addingTimeInterval(40 * 86_400)
+                func slotFactsMatch(_ department: Int64, _ visitType: Int64?) throws -> Bool {
+                    let gathered = try store.slotFacts(departmentId: department, visitTypeId: visitType, days: days, takenSpan: span, at: now)
+                    let read = try store.reading { tx in
+                        try SlotFacts.read(tx, departmentId: department, visitTypeId: visitType, days: days, takenSpan: span, at: now)
+                    }
+                    return gathered == read
+                }
+                let otherDepartment = try #require(try system.departments.getDepartmentsByClinicId(clinicId)
+                    .first { $0.specialization != "therapy" }?.id)
+                #expect(try slotFactsMatch(therapy, visit) && slotFactsMatch(otherDepartment, visit) && slotFactsMatch(999_999, nil))
+                #expect(try store.slotFacts(departmentId: 999_999, visitTypeId: nil, days: days, takenSpan: span, at: now) == nil)
+
+                // Another server (a store of its own on the same database) changes a doctor's
+                // hours: this one's next slots request reads the schedule again (two round
+                // trips), with no notice needed, and sees the new hours; the next is one again.
+                let other = try PostgresStore.waitFor {
+                    try await PostgresStore.open(store.url, environment: server.environment, logger: TestPostgres.logger, maximumConnections: 1)
+                }
+                let otherSystem = ClinicSystem(store: other, resources: nil,
+                                               hasher: PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1)),
+                                               now: { now })
+                let olga = try otherSystem.staff.logIn(login: "olga", password: "counter-shift-73").member
+                let evening = DoctorSchedule.Interval(startMinute: 1200, endMinute: 1260, slotMinutes: 30)
+                for weekday in 1...7 {
+                    _ = try otherSystem.staff.setHours(olga, doctorId: doctors[0], weekday: weekday, intervals: [evening], force: true)
+                }
+                try PostgresStore.waitFor { await other.shutdown() }
+                #expect(try roundTrips { slots = try system.slots(departmentId: therapy, doctorId: doctors[0]).slots } == 2)
+                let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
+                #expect(!slots.isEmpty && slots.allSatisfy { LocalDateTime.of($0.start, in: losAngeles).hour >= 20 })
+                #expect(try slotFactsMatch(therapy, nil))
+                #expect(try roundTrips { _ = try system.slots(departmentId: therapy) } == 1)
             }
         }
     }

@@ -184,7 +184,7 @@ extension ClinicStore {
 extension SlotFacts {
     /// The gather as reads of the seam, in the caller's transaction (the default of
     /// `ClinicStore.slotFacts`, and what a store without a one-statement form does).
-    static func read(_ tx: any StoreReading, departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>,
+    public static func read(_ tx: any StoreReading, departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>,
                      takenSpan: Range<Date>, at now: Date) throws -> SlotFacts? {
         guard let department = try tx.department(id: departmentId) else { return nil }
         let doctors = try tx.activeDoctors(inDepartment: departmentId)

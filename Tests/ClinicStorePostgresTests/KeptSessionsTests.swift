@@ -1,0 +1,125 @@
+import ClinicKit
+import ClinicTestPostgres
+import Foundation
+import Testing
+@testable import ClinicStorePostgres
+
+/// Signed-in sessions kept by a store that listens (`PostgresStore.keepSessions`, issue 44): a
+/// look-up costs no round trip while kept, and whatever ends or changes a session — here or on
+/// another server (a store of its own on the same database) — is refused or seen at once here
+/// and within a second there. The HTTP version with three servers is
+/// Tests/python/test_multi_server.py.
+@Suite struct KeptSessionsTests {
+    static let now = Date(timeIntervalSince1970: 1_795_348_800)
+
+    /// Polls `condition` every 10 ms for at most `seconds`; the seconds it took, nil if never.
+    static func secondsUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if try condition() { return Date().timeIntervalSince(start) }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
+
+    @Test func keptSessionsCostNothingAndEndEverywhereAtOnce() async throws {
+        try await TestPostgres.withStore { store, server in
+            try await store.migrate(try TestPostgres.migrations())
+            let other = try await PostgresStore.open(store.url, environment: server.environment, logger: TestPostgres.logger,
+                                                     maximumConnections: 2)
+            store.keepSessions()
+            other.keepSessions()
+            try await onOwnThread {
+                let now = Self.now
+                let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
+                let here = ClinicSystem(store: store, resources: nil, hasher: hasher, now: { now })
+                let there = ClinicSystem(store: other, resources: nil, hasher: hasher, now: { now })
+                _ = try here.clinics.importClinics(Data("""
+                    external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+                    LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
+                    """.utf8), demo: true)
+                let anna = try #require(try here.clients.registerUser(RegistrationRequest(
+                    login: "anna", password: "correct-horse-42", name: "Anna", surname: "Smith", street: "Main Street",
+                    house: "12", city: "Los Angeles", acceptedPrivacy: true)).id)
+                try #require(Self.secondsUntil(10) { store.keptSessions.isListening && other.keptSessions.isListening } != nil)
+
+                func roundTrips(_ body: () throws -> Void) rethrows -> Int {
+                    let before = store.statementsSent.current
+                    try body()
+                    return store.statementsSent.current - before
+                }
+                func signedIn(_ system: ClinicSystem, _ token: String) -> Client? { try? system.clients.currentUser(token: token) }
+
+                // Kept: the first look-up reads, the next ones cost nothing.
+                let first = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
+                var client: Client?
+                #expect(roundTrips { client = signedIn(here, first) } == 1)
+                #expect(client?.name == "Anna")
+                client = nil
+                #expect(roundTrips { client = signedIn(here, first) } == 0)
+                #expect(client?.name == "Anna")
+                // An unknown token is never kept: each look-up reads.
+                let unknown = String(repeating: "b", count: 64)
+                #expect(roundTrips { client = signedIn(here, unknown) } == 1)
+                #expect(client == nil)
+                #expect(roundTrips { client = signedIn(here, unknown) } == 1)
+                #expect(client == nil)
+
+                // Signed out here: refused here at once.
+                #expect(try here.clients.logOut(token: first))
+                #expect(signedIn(here, first) == nil)
+
+                // Signed out on the other server: refused here within a second (the notice).
+                let second = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
+                #expect(signedIn(here, second) != nil && signedIn(there, second) != nil)
+                #expect(roundTrips { _ = signedIn(here, second) } == 0)
+                #expect(try there.clients.logOut(token: second))
+                #expect(signedIn(there, second) == nil)
+                let logOut = Self.secondsUntil(5) { signedIn(here, second) == nil }
+                #expect(logOut.map { $0 < 1 } == true, "signed out elsewhere, still signed in here after \(logOut ?? 5) s")
+
+                // A password changed on the other server ends the other sessions, here too.
+                let kept = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
+                let changing = try there.clients.logIn(login: "anna", password: "correct-horse-42").token
+                #expect(signedIn(here, kept) != nil && signedIn(there, changing) != nil)
+                try there.clients.changePassword(clientId: anna, old: "correct-horse-42", new: "battery-staple-77", keeping: changing)
+                let password = Self.secondsUntil(5) { signedIn(here, kept) == nil }
+                #expect(password.map { $0 < 1 } == true, "a password changed elsewhere left a session here for \(password ?? 5) s")
+                #expect(signedIn(here, changing) != nil, "the session that changed the password goes on")
+
+                // A profile changed on the other server is what this one answers with.
+                let name = try #require(signedIn(here, changing))
+                #expect(name.name == "Anna")
+                _ = try there.clients.updateProfile(clientId: anna, ProfileChanges(name: "Anya"))
+                let renamed = Self.secondsUntil(5) { signedIn(here, changing)?.name == "Anya" }
+                #expect(renamed.map { $0 < 1 } == true, "a profile changed elsewhere was old here for \(renamed ?? 5) s")
+
+                // A staff member disabled on the other server: refused here within a second.
+                let clinicId = try #require(try store.reading { tx in try tx.clinic(externalId: "LA1")?.id })
+                let dana = try here.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist,
+                                                            clinicId: clinicId, password: "counter-shift-73"))
+                let staffToken = try here.staff.logIn(login: "dana", password: "counter-shift-73").token
+                var member: StaffMember?
+                #expect(roundTrips { member = try? here.staff.current(token: staffToken) } == 1)
+                #expect(member?.login == "dana")
+                member = nil
+                #expect(roundTrips { member = try? here.staff.current(token: staffToken) } == 0)
+                #expect(member?.login == "dana")
+                _ = try there.staff.disable(try #require(dana.id))
+                let disabled = Self.secondsUntil(5) { (try? here.staff.current(token: staffToken)) == nil }
+                #expect(disabled.map { $0 < 1 } == true, "a staff member disabled elsewhere was let in here for \(disabled ?? 5) s")
+
+                // Without its listener a store keeps nothing: every look-up reads.
+                let third = try here.clients.logIn(login: "anna", password: "battery-staple-77").token
+                _ = signedIn(here, third)
+                try PostgresStore.waitFor { await other.shutdown() }
+                store.listener.withLock { $0?.cancel() }
+                try #require(Self.secondsUntil(5) { !store.keptSessions.isListening } != nil)
+                #expect(roundTrips { client = signedIn(here, third) } == 1)
+                #expect(client != nil)
+                #expect(roundTrips { client = signedIn(here, third) } == 1)
+                #expect(client != nil)
+            }
+        }
+    }
+}
