@@ -36,6 +36,55 @@ public struct BlockingConnection {
     }
 }
 
+extension BlockingConnection {
+    /// Runs one of the hot paths' statements (`HotStatement`), prepared by postgres-nio the
+    /// first time this connection runs it, and returns its rows.
+    ///
+    /// The statement is run by a task on the store's executor (postgres-nio prepares only from
+    /// async code) while this thread waits. Its write is not tied to a check that the
+    /// connection is open, as `query`'s is, so the wait looks every second whether the
+    /// connection has closed without answering (`busy`: the connection is gone).
+    ///
+    /// postgres-nio remembers a statement whose preparation failed as failed for the life of
+    /// the connection. A failure that may have been the preparation's (anything but a refusal
+    /// of the data, a conflict or a timeout) therefore closes the connection: the pool opens
+    /// another, which prepares afresh.
+    func prepared<Statement: HotStatement>(_ statement: Statement) throws -> [PostgresRow] {
+        let connection = self.connection, logger = self.logger
+        sent.withLock { $0 += 1 }
+        let result = ResultBox<[PostgresRow]>()
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: StoreTaskExecutor.shared) {
+            do {
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                result.set(.success(rows))
+            } catch {
+                result.set(.failure(error))
+            }
+            done.signal()
+        }
+        while done.wait(timeout: .now() + .seconds(1)) == .timedOut {
+            if connection.isClosed, result.get() == nil { throw ClinicError(.busy, .storeConnectionLost) }
+        }
+        guard let outcome = result.get() else { throw ClinicError(.busy, .storeConnectionLost) }
+        do {
+            return try outcome.get()
+        } catch {
+            if Self.mayHaveFailedToPrepare(error) { let _: EventLoopFuture<Void> = connection.close() }
+            throw error
+        }
+    }
+
+    /// Whether a statement's failure may have been its preparation's: not a refusal of the
+    /// values (class 22), a constraint (23), a serialization failure or deadlock (40), a lock
+    /// not granted in time (55) or a statement cancelled (57).
+    static func mayHaveFailedToPrepare(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return true }
+        return !["22", "23", "40", "55", "57"].contains(String(state.prefix(2)))
+    }
+}
+
 extension PostgresStore {
     /// Runs `body` in one transaction (BEGIN … COMMIT; ROLLBACK on any error) on a connection
     /// of the pool, blocking the calling thread while statements are out. A serialization

@@ -80,14 +80,8 @@ extension PostgresTransaction {
     /// the visit type `visitTypeId` (whatever department it is of, as `SlotFacts` says).
     func slotDayFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
                       at now: Date) throws -> SlotDayFacts {
-        let doctorsOf = "SELECT x.id FROM doctors x WHERE x.department_id = $1 AND x.is_active"
-        guard let row = try row("""
-            SELECT (SELECT version FROM schedule_version WHERE id = 1) AS version,
-                   (\(Self.exceptionsJSON(of: doctorsOf, first: "$2", last: "$3"))) AS exceptions,
-                   (\(Self.takenList(of: doctorsOf, lower: "$4", upper: "$5", now: "$6", exceptAppointment: "-1", exceptHold: "-1"))) AS taken,
-                   (\(Self.bookingSettingsJSON)) AS settings,
-                   (SELECT row_to_json(v)::text FROM visit_types v WHERE v.id = $7::bigint) AS visit_type
-            """, [departmentId, days.lowerBound, days.upperBound, takenSpan.lowerBound, takenSpan.upperBound, now, visitTypeId])
+        guard let row = try row(SlotDayStatement([departmentId, days.lowerBound, days.upperBound, takenSpan.lowerBound,
+                                                  takenSpan.upperBound, now, visitTypeId]))
         else { throw ClinicError(.storage, .storageFailure, "the slots' gather returned no row") }
         func text(_ column: String) throws -> String { try row.value(column, in: "slot facts") }
         let visitType: String? = try row.value("visit_type", in: "slot facts")
@@ -101,17 +95,7 @@ extension PostgresTransaction {
     /// One statement: the department's schedule with the version it is of; nil when there is
     /// no such department.
     func departmentSchedule(departmentId: Int64) throws -> KeptSchedule? {
-        guard let row = try row("""
-            SELECT (SELECT version FROM schedule_version WHERE id = 1) AS version,
-                   row_to_json(p)::text AS department,
-                   (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = p.clinic_id) AS clinic,
-                   (SELECT coalesce(json_agg(row_to_json(x) ORDER BY x.id), '[]')::text
-                    FROM doctors x WHERE x.department_id = p.id AND x.is_active) AS doctors,
-                   (SELECT coalesce(json_agg(row_to_json(h) ORDER BY h.weekday, h.start_minute, h.id), '[]')::text
-                    FROM working_hours h JOIN doctors x ON x.id = h.doctor_id
-                    WHERE x.department_id = p.id AND x.is_active) AS hours
-            FROM departments p WHERE p.id = $1
-            """, [departmentId])
+        guard let row = try row(DepartmentScheduleStatement([departmentId]))
         else { return nil }
         func text(_ column: String) throws -> String { try row.value(column, in: "department schedule") }
         let clinic: String? = try row.value("clinic", in: "department schedule")

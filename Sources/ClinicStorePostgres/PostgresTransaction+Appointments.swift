@@ -276,13 +276,9 @@ extension PostgresTransaction {
     /// The exclusion constraint is the arbiter, as for appointments: a concurrent hold of an
     /// overlapping slot makes this one write nothing.
     func insertSlotHold(_ hold: SlotHold) throws -> SlotHold {
-        guard let id = try value(Int64.self, """
-            INSERT INTO slot_holds (client_id, clinic_id, department_id, doctor_id, visit_type_id, starts_at, ends_at, expires_at,
-                                    created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT DO NOTHING RETURNING id
-            """, [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
-                  hold.expiresAt, hold.createdAt]) else {
+        guard let id = try value(Int64.self, InsertHoldStatement(
+            [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
+             hold.expiresAt, hold.createdAt])) else {
             throw ClinicError(.slotTaken, .slotTaken)
         }
         var hold = hold

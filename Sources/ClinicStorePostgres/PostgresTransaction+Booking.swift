@@ -15,45 +15,36 @@ import PostgresNIO
 
 extension PostgresTransaction {
     func bookingFacts(_ ask: BookingFactsRequest) throws -> BookingFacts {
+        try bookingGather(ask, appointmentId: try bookingLocks(ask, reservingId: true))
+    }
+
+    /// A hold's storage work before its write: the booking's locks (no id reserved), the
+    /// release of the patient's holds and every expired one, then the booking's gather with the
+    /// candidate doctors' live holds (three round trips).
+    func holdFacts(_ ask: BookingFactsRequest) throws -> HoldFacts {
+        var ask = ask
+        ask.holds = true
+        _ = try bookingLocks(ask, reservingId: false)
+        let released = try rows(ReleaseHoldsStatement([ask.clientId, ask.now])).map(SlotHold.init(row:))
+        return HoldFacts(facts: try bookingGather(ask, appointmentId: nil), released: HoldFacts.reported(released, ask))
+    }
+
+    func bookingLocks(_ ask: BookingFactsRequest, reservingId: Bool) throws -> Int64? {
         // 1. The locks, in one order everywhere: the candidate doctors' rows (FOR SHARE: a
         //    change of their hours, `lockDoctor`, waits for this booking and this booking for
         //    it), then each doctor's advisory lock by id (a hold and a booking of one doctor's
         //    time are one after the other: two tables, which no exclusion constraint spans),
         //    then the patient's (the active-appointment limit is counted under it). And the id
         //    the appointment will have, so that its notes and message are written with it.
-        let candidates = "x.department_id = $1 AND x.is_active AND ($2::bigint IS NULL OR x.id = $2::bigint)"
-        let appointmentId = try value(Int64.self, """
-            SELECT nextval(pg_get_serial_sequence('appointments', 'id')) AS appointment_id,
-                   (SELECT count(*) FROM (
-                        SELECT pg_advisory_xact_lock(hashtextextended('\(Self.doctorAdvisoryLockNamespace)' || d.id::text, 0))
-                        FROM (SELECT x.id FROM doctors x WHERE \(candidates) ORDER BY x.id FOR SHARE) d) l) AS doctors,
-                   pg_advisory_xact_lock(hashtextextended('\(Self.clientAdvisoryLockNamespace)' || $3::bigint::text, 0))::text AS client
-            """, [ask.departmentId, ask.onlyDoctorId, ask.clientId])
+        try value(Int64.self, BookingLocksStatement([ask.departmentId, ask.onlyDoctorId, ask.clientId, reservingId]))
+    }
+
+    func bookingGather(_ ask: BookingFactsRequest, appointmentId: Int64?) throws -> BookingFacts {
         // 2. The gather.
-        let doctorsOf = "SELECT x.id FROM doctors x WHERE \(candidates)"
-        guard let row = try row("""
-            SELECT EXISTS (SELECT 1 FROM clients WHERE id = $3::bigint) AS client_exists,
-                   (SELECT preferred_language FROM clients WHERE id = $3::bigint) AS language,
-                   (SELECT email_confirmed FROM clients WHERE id = $3::bigint) AS email_confirmed,
-                   (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $1) AS department,
-                   (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $1)) AS clinic,
-                   (SELECT row_to_json(v)::text FROM visit_types v WHERE v.id = $4::bigint) AS visit_type,
-                   (SELECT coalesce(json_agg(row_to_json(x) ORDER BY x.id), '[]')::text FROM doctors x WHERE \(candidates)) AS doctors,
-                   (SELECT coalesce(json_agg(row_to_json(h) ORDER BY h.weekday, h.start_minute, h.id), '[]')::text
-                    FROM working_hours h WHERE h.doctor_id IN (\(doctorsOf))) AS hours,
-                   (\(Self.exceptionsJSON(of: doctorsOf, first: "$5", last: "$6"))) AS exceptions,
-                   (\(Self.takenList(of: doctorsOf, lower: "$7", upper: "$8", now: "$9", exceptAppointment: "$10", exceptHold: "$11"))) AS taken,
-                   (SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
-                                               || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
-                    FROM appointments a WHERE a.client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
-                    AND a.starts_at < $8 AND a.ends_at > $7) AS patient,
-                   (SELECT count(*) FROM appointments WHERE client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
-                    AND starts_at >= $9) AS active_count,
-                   (\(Self.bookingSettingsJSON)) AS settings,
-                   (SELECT value FROM settings WHERE key = $12) AS key_check
-            """, [ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
-                  ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
-                  Self.clientsKeyCheckSetting])
+        guard let row = try row(BookingGatherStatement([
+            ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
+            ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
+            Self.clientsKeyCheckSetting, ask.holds]))
         else { throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row") }
         func text(_ column: String) throws -> String { try row.value(column, in: "booking facts") }
         func optionalText(_ column: String) throws -> String? { try row.value(column, in: "booking facts") }
@@ -77,7 +68,8 @@ extension PostgresTransaction {
             patientAppointments: try Self.spans(try text("patient"), column: "patient").map { PatientSpan(appointmentId: $0.0, span: $0.1) },
             activeCount: try row.value("active_count", in: "booking facts"),
             bookingSettings: try JSONRows.decode([String: String].self, try text("settings")),
-            messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: try optionalText("key_check"))
+            messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: try optionalText("key_check"),
+            holds: try optionalText("holds").map { try JSONRows.rows($0).map(SlotHold.init(row:)) } ?? [])
     }
 
     /// The exceptions of the doctors `doctors` (a query of their ids) on the days `first`
@@ -152,17 +144,10 @@ extension PostgresTransaction {
             // No id reserved: the seam's writes one by one.
             return try insertBookingOneByOne(appointment, event: event, message: message)
         }
-        let written = try value(Int64.self, """
-            WITH a AS (
-                INSERT INTO appointments (id, client_id, clinic_id, department_id, doctor_id, doctor_name, starts_at, ends_at, status,
-                                          notes, created_at, updated_at, visit_type_id)
-                OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                ON CONFLICT DO NOTHING RETURNING id),
-            \(Self.historyAndMessage(of: "a", parametersFrom: 14))
-            SELECT id FROM a
-            """, [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
-                  appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
-                  appointment.updatedAt, appointment.visitTypeId] + Self.historyAndMessageBinds(event, message))
+        let written = try value(Int64.self, InsertBookingStatement(
+            [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
+             appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
+             appointment.updatedAt, appointment.visitTypeId] + Self.historyAndMessageBinds(event, message)))
         guard written != nil else {
             let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
             if try doctorIsBooked(appointment.doctorId, overlapping: span, except: nil) { throw ClinicError(.slotTaken, .slotTaken) }
@@ -181,19 +166,7 @@ extension PostgresTransaction {
 
 extension PostgresTransaction {
     func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts? {
-        guard let row = try row("""
-            SELECT a.*,
-                   (\(Self.bookingSettingsJSON)) AS booking_settings,
-                   (SELECT value FROM settings WHERE key = $2) AS key_check,
-                   c.preferred_language AS message_language, c.email_confirmed AS message_email_confirmed,
-                   k.name AS message_clinic_name, k.address AS message_address, k.city AS message_city, k.state AS message_state,
-                   k.zip AS message_zip, k.time_zone AS message_time_zone, p.specialization AS message_specialization
-            FROM appointments a
-            LEFT JOIN clients c ON c.id = a.client_id
-            LEFT JOIN clinics k ON k.id = a.clinic_id
-            LEFT JOIN departments p ON p.id = a.department_id
-            WHERE a.id = $1
-            """, [id, Self.clientsKeyCheckSetting])
+        guard let row = try row(AppointmentChangeFactsStatement([id, Self.clientsKeyCheckSetting]))
         else { return nil }
         let appointment = try Appointment(row: row)
         var context: AppointmentMessageContext?
@@ -221,14 +194,9 @@ extension PostgresTransaction {
     func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws {
         let changed: Int64?
         do {
-            changed = try value(Int64.self, """
-                WITH u AS (
-                    UPDATE appointments SET doctor_id = $2, doctor_name = $3, starts_at = $4, ends_at = $5, status = $6, updated_at = $7
-                    WHERE id = $1 RETURNING id),
-                \(Self.historyAndMessage(of: "u", parametersFrom: 8))
-                SELECT id FROM u
-                """, [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
-                      appointment.status.rawValue, appointment.updatedAt] + Self.historyAndMessageBinds(event, message))
+            changed = try value(Int64.self, ChangeAppointmentStatement(
+                [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
+                 appointment.status.rawValue, appointment.updatedAt] + Self.historyAndMessageBinds(event, message)))
         } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
             throw PostgresErrorMapping.clinicError(error)
         }

@@ -86,12 +86,7 @@ extension PostgresTransaction {
 
     /// The directory's version and a specialization's clinics in one statement (`PostgresStore.nearestSearchFacts`).
     func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
-        let row = try row("""
-            SELECT (SELECT version FROM directory_version WHERE id = 1) AS version,
-                   CASE WHEN $1::text IS NULL THEN NULL
-                        ELSE (SELECT coalesce(string_agg(DISTINCT clinic_id::text, ','), '') FROM departments WHERE specialization = $1)
-                   END AS clinic_ids
-            """, [key])
+        let row = try row(NearestSearchStatement([key]))
         let version = try row.flatMap { try $0.value("version", in: "directory_version") as Int64? } ?? 0
         guard key != nil else { return NearestSearchFacts(directoryVersion: version, clinicIds: nil) }
         let text: String = try row?.value("clinic_ids", in: "departments") ?? ""
@@ -385,15 +380,17 @@ extension PostgresTransaction {
 
 /// Integers bound as one `bigint[]` (write `$n::bigint[]`).
 /// A column's values as one array parameter (`unnest($n::type[])`).
-struct ColumnArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>: PostgresBindable {
+struct ColumnArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable & Sendable>: PostgresBindable {
     let values: [Element]
     init(_ values: [Element]) { self.values = values }
     func bind(into bindings: inout PostgresBindings) { bindings.append(values) }
+    static var dataType: PostgresDataType { Element.psqlArrayType }
 }
 
 struct DirectoryIdArray: PostgresBindable {
     let values: [Int64]
     init(_ values: [Int64]) { self.values = values }
     func bind(into bindings: inout PostgresBindings) { bindings.append(values) }
+    static var dataType: PostgresDataType { .int8Array }
 }
 

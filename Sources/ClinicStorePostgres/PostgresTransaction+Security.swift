@@ -37,12 +37,7 @@ extension PostgresTransaction {
 
     /// The session, its patient and the key check in one statement (`PostgresStore.signedInPatient`).
     func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
-        guard let row = try row("""
-            SELECT s.id AS session_id, s.client_id AS session_client_id, s.token_hash, s.last_used_at, c.*,
-                   (SELECT value FROM settings WHERE key = $2) AS personal_key_check
-            FROM sessions s JOIN clients c ON c.id = s.client_id
-            WHERE s.token_hash = $1
-            """, [tokenHash, Self.clientsKeyCheckSetting]) else { return nil }
+        guard let row = try row(SignedInPatientStatement([tokenHash, Self.clientsKeyCheckSetting])) else { return nil }
         let session = SessionLookup(id: try row.value("session_id", in: "sessions"),
                                     clientId: try row.value("session_client_id", in: "sessions"),
                                     tokenHash: try row.value("token_hash", in: "sessions"),

@@ -30,11 +30,7 @@ extension PostgresTransaction {
     /// The active staff account of a staff session with the session's last use, whenever that
     /// was (`PostgresStore.signedInStaff` compares it, and keeps both).
     func activeStaffMemberAndLastUse(sessionTokenHash tokenHash: String) throws -> (StaffMember, Date)? {
-        guard let row = try row("""
-            SELECT staff_accounts.*, staff_sessions.last_used_at AS session_last_used_at
-            FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
-            WHERE staff_sessions.token_hash = $1 AND staff_accounts.is_active
-            """, [tokenHash]) else { return nil }
+        guard let row = try row(SignedInStaffStatement([tokenHash])) else { return nil }
         return (try staffMember(row: row), try row.instant("session_last_used_at", in: "staff_sessions"))
     }
 

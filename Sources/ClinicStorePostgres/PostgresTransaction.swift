@@ -66,6 +66,24 @@ struct PostgresTransaction {
         try connection.query(Self.query(sql, binds)).rows.compactMap { try Self.first($0, as: T.self) }
     }
 
+    // The hot paths' statements, prepared once per connection (PostgresHotStatements.swift).
+
+    /// `rows`, of a prepared statement.
+    func rows(_ statement: some HotStatement) throws -> [StoredRowValues] {
+        try connection.prepared(statement).map(Self.row)
+    }
+
+    /// `row`, of a prepared statement.
+    func row(_ statement: some HotStatement) throws -> StoredRowValues? {
+        try connection.prepared(statement).first.map(Self.row)
+    }
+
+    /// `value`, of a prepared statement.
+    func value<T: StoredCellValue>(_ type: T.Type, _ statement: some HotStatement) throws -> T? {
+        guard let first = try connection.prepared(statement).first else { return nil }
+        return try Self.first(first, as: T.self)
+    }
+
     static func query(_ sql: String, _ binds: [any PostgresBindable]) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds { bind.bind(into: &bindings) }
@@ -152,40 +170,49 @@ func limitBind(_ limit: Int) -> Int? {
 
 /// A value a statement's `$n` takes. Instants are bound rounded down to the whole second (the
 /// seam's contract: a store keeps whole UTC seconds). A day ('YYYY-MM-DD') is bound as text:
-/// write `$n::date` in SQL.
-protocol PostgresBindable {
+/// write `$n::date` in SQL. `dataType` is the PostgreSQL type the value is bound as (a prepared
+/// statement declares its parameters with it, `HotStatement`).
+protocol PostgresBindable: Sendable {
     func bind(into bindings: inout PostgresBindings)
+    static var dataType: PostgresDataType { get }
 }
 
 extension Int64: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    static var dataType: PostgresDataType { .int8 }
 }
 
 extension Int: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(Int64(self)) }
+    static var dataType: PostgresDataType { .int8 }
 }
 
 extension String: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    static var dataType: PostgresDataType { .text }
 }
 
 extension Double: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    static var dataType: PostgresDataType { .float8 }
 }
 
 extension Bool: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    static var dataType: PostgresDataType { .bool }
 }
 
 extension Data: PostgresBindable {
     // As a ByteBuffer (bytea): postgres-nio's own encoding of Data is declared throwing.
     func bind(into bindings: inout PostgresBindings) { bindings.append(ByteBuffer(bytes: self)) }
+    static var dataType: PostgresDataType { .bytea }
 }
 
 extension Date: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) {
         bindings.append(Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)))
     }
+    static var dataType: PostgresDataType { .timestamptz }
 }
 
 extension Optional: PostgresBindable where Wrapped: PostgresBindable {
@@ -195,6 +222,7 @@ extension Optional: PostgresBindable where Wrapped: PostgresBindable {
         case .none: bindings.appendNull()
         }
     }
+    static var dataType: PostgresDataType { Wrapped.dataType }
 }
 
 // MARK: The store's transactions

@@ -168,8 +168,18 @@ import Testing
 
                 // The one-statement gather reads what the seam's reads read (`BookingFacts.read`),
                 // but for the id it reserves and the key check it brings along.
-                let hold = try system.appointments.holdSlot(clientId: patient, departmentId: therapy, doctorId: doctors[0],
-                                                            at: try #require(free.last { $0.doctorId == doctors[0] }).start)
+                // A hold: BEGIN, the booking's locks, the release of the patient's and expired
+                // holds, the gather with the doctors' holds, the insert, COMMIT (ten before).
+                var newHold: SlotHold?
+                let holdAt = try #require(free.last { $0.doctorId == doctors[0] }).start
+                #expect(try roundTrips { newHold = try system.appointments.holdSlot(clientId: patient, departmentId: therapy,
+                                                                                  doctorId: doctors[0], at: holdAt) } <= 6)
+                let hold = try #require(newHold)
+                // Holding the same time again keeps the first expiry; holding another releases it.
+                let again = try system.appointments.holdSlot(clientId: patient, departmentId: therapy, doctorId: doctors[0], at: holdAt)
+                #expect(again.expiresAt == hold.expiresAt && again.id != hold.id)
+                #expect(try store.reading { tx in try tx.liveSlotHolds(doctorId: doctors[0], overlapping: holdAt..<holdAt.addingTimeInterval(60),
+                                                                         at: now) }.map(\.id) == [again.id])
                 let day = later.start
                 let asks = [
                     BookingFactsRequest(clientId: anna, departmentId: therapy, visitTypeId: visit, onlyDoctorId: nil,
@@ -177,7 +187,7 @@ import Testing
                                         exceptAppointment: stored.id, exceptHold: nil, now: now),
                     BookingFactsRequest(clientId: patient, departmentId: therapy, visitTypeId: nil, onlyDoctorId: doctors[0],
                                         days: "2026-11-20"..."2026-12-31", span: now..<now.addingTimeInterval(40 * 86_400),
-                                        exceptAppointment: nil, exceptHold: hold.id, now: now),
+                                        exceptAppointment: nil, exceptHold: again.id, now: now),
                     BookingFactsRequest(clientId: patient, departmentId: therapy, visitTypeId: nil, onlyDoctorId: nil,
                                         days: "2026-11-20"..."2026-12-31", span: now..<now.addingTimeInterval(40 * 86_400),
                                         exceptAppointment: nil, exceptHold: nil, now: now),
@@ -187,6 +197,9 @@ import Testing
                     BookingFactsRequest(clientId: nil, departmentId: therapy, visitTypeId: nil, onlyDoctorId: doctors[1],
                                         days: "2026-11-23"..."2026-11-25", span: now..<now.addingTimeInterval(86_400),
                                         exceptAppointment: nil, exceptHold: nil, now: now),
+                    BookingFactsRequest(clientId: anna, departmentId: therapy, visitTypeId: nil, onlyDoctorId: nil,
+                                        days: "2026-11-20"..."2026-12-31", span: now..<now.addingTimeInterval(40 * 86_400),
+                                        exceptAppointment: nil, exceptHold: nil, now: now, holds: true),
                 ]
                 for ask in asks {
                     let (gathered, read) = try store.writing { tx in (try tx.bookingFacts(ask), try BookingFacts.read(tx, ask)) }
@@ -196,6 +209,8 @@ import Testing
                     #expect(gathered == expected)
                     #expect(gathered.appointmentId != nil)
                 }
+                // The doctors' live holds, when asked for: the patient's one.
+                #expect(try store.writing { tx in try tx.bookingFacts(try #require(asks.last)) }.holds.map(\.id) == [again.id])
                 // The asks see something: the taken times, the patient's appointments, the hours, the message's context.
                 let full = try store.writing { tx in try tx.bookingFacts(asks[2]) }
                 #expect(full.taken.values.joined().count >= 3 && full.patientAppointments.count == 1 && full.hours.count == 2

@@ -17,15 +17,13 @@ extension AppointmentController {
                          visitTypeId: Int64? = nil) throws -> SlotHold {
         let now = self.now()
         return try changes.count("hold") { try database.writing { tx in
-            try tx.deleteExpiredSlotHolds(at: now)
-            // The patient's live holds about the time (one may be of this very time), then none:
-            // a patient has one hold, and their own does not stand in the way of the new one.
-            let window = Self.takenSpan(first: LocalDateTime.of(start, in: Self.utc), last: LocalDateTime.of(start, in: Self.utc))
-            let held = try tx.liveSlotHolds(doctorId: doctorId, overlapping: window, at: now)
-            try tx.deleteSlotHolds(ofClient: clientId)
-            let facts = try tx.bookingFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
+            // The patient's holds (one may be of this very time) and every expired one are
+            // released first: a patient has one hold, and their own does not stand in the way
+            // of the new one.
+            let gathered = try tx.holdFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
                                                               onlyDoctorId: doctorId, at: .instant(start), exceptAppointment: nil,
                                                               exceptHold: nil, now: now))
+            let facts = gathered.facts
             guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             let policy = BookingPolicy(settings: facts.bookingSettings)
             let (department, clinic) = try Self.departmentAndClinic(facts, departmentId)
@@ -34,19 +32,20 @@ extension AppointmentController {
                                                strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
             try Self.checkPatient(facts, start: start, end: choice.end, excluding: nil, policy: policy)
             // Holding is free: a bound on how many of the doctor's times of the day others hold
-            // (read after the gather, which on PostgreSQL took the doctor's lock), in the
-            // doctor's day in the clinic's zone.
+            // (gathered under the doctor's lock on PostgreSQL), in the doctor's day in the
+            // clinic's zone (within the gather's span, a day either side of the time).
             let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
             let dayStart = day.firstInstant(in: clinic.zone) ?? start.addingTimeInterval(-86_400)
             let dayEnd = day.adding(days: 1).firstInstant(in: clinic.zone) ?? start.addingTimeInterval(86_400)
-            let others = try tx.liveSlotHolds(doctorId: doctorId, overlapping: dayStart..<max(dayStart, dayEnd), at: now)
-                .filter { $0.clientId != clientId }
+            let others = facts.holds.filter {
+                $0.doctorId == doctorId && $0.clientId != clientId && $0.startsAt < dayEnd && $0.endsAt > dayStart
+            }
             guard others.count < policy.holdsPerDoctorDay else {
                 throw ClinicError(.limitReached, .holdsPerDoctorDay, String(policy.holdsPerDoctorDay))
             }
             // Holding the same time again does not renew the hold: it keeps its first expiry.
             var expires = now.addingTimeInterval(TimeInterval(policy.holdSeconds))
-            if let earlier = held.first(where: { $0.clientId == clientId && $0.startsAt < choice.end && $0.endsAt > start }) {
+            if let earlier = gathered.released.first(where: { $0.startsAt < choice.end && $0.endsAt > start }) {
                 expires = min(expires, earlier.expiresAt)
             }
             return try tx.insertSlotHold(SlotHold(

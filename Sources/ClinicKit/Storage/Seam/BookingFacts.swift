@@ -25,12 +25,14 @@ public struct BookingFactsRequest: Sendable, Equatable {
     /// The patient's hold being booked: it does not stand in its own booking's way.
     public var exceptHold: Int64?
     public var now: Date
+    /// Whether the candidate doctors' live holds within the span are gathered too (`BookingFacts.holds`).
+    public var holds: Bool
 
     public init(clientId: Int64?, departmentId: Int64, visitTypeId: Int64?, onlyDoctorId: Int64?, days: ClosedRange<String>,
-                span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?, now: Date) {
+                span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?, now: Date, holds: Bool = false) {
         self.clientId = clientId; self.departmentId = departmentId; self.visitTypeId = visitTypeId
         self.onlyDoctorId = onlyDoctorId; self.days = days; self.span = span; self.exceptAppointment = exceptAppointment
-        self.exceptHold = exceptHold; self.now = now
+        self.exceptHold = exceptHold; self.now = now; self.holds = holds
     }
 }
 
@@ -70,17 +72,32 @@ public struct BookingFacts: Sendable, Equatable {
     /// The stored personal-data key check (what notes are sealed under), when the store
     /// gathered it; nil: not gathered, or none stored yet (sealing then reads or stores it).
     public var personalDataKeyCheck: String?
+    /// The candidate doctors' live holds within the span, by doctor, then start (when asked
+    /// for, `BookingFactsRequest.holds`; empty otherwise).
+    public var holds: [SlotHold]
 
     public init(clientExists: Bool, department: Department?, clinic: Clinic?, visitType: VisitType?, doctors: [Doctor],
                 hours: [Int64: [WorkingHours]], exceptions: [Int64: [WorkingException]], taken: [Int64: [Range<Date>]],
                 patientAppointments: [PatientSpan], activeCount: Int, bookingSettings: [String: String],
-                messageContext: AppointmentMessageContext?, appointmentId: Int64?, personalDataKeyCheck: String? = nil) {
+                messageContext: AppointmentMessageContext?, appointmentId: Int64?, personalDataKeyCheck: String? = nil,
+                holds: [SlotHold] = []) {
         self.clientExists = clientExists; self.department = department; self.clinic = clinic; self.visitType = visitType
         self.doctors = doctors; self.hours = hours; self.exceptions = exceptions; self.taken = taken
         self.patientAppointments = patientAppointments; self.activeCount = activeCount; self.bookingSettings = bookingSettings
         self.messageContext = messageContext; self.appointmentId = appointmentId
-        self.personalDataKeyCheck = personalDataKeyCheck
+        self.personalDataKeyCheck = personalDataKeyCheck; self.holds = holds
     }
+}
+
+/// What a hold is decided on (`StoreWriting.holdFacts`): the booking's facts with the candidate
+/// doctors' live holds, gathered after the patient's holds were released, and the patient's
+/// holds released (live ones of the doctor asked for, within the span: holding the same time
+/// again keeps the first hold's expiry).
+public struct HoldFacts: Sendable, Equatable {
+    public var facts: BookingFacts
+    public var released: [SlotHold]
+
+    public init(facts: BookingFacts, released: [SlotHold]) { self.facts = facts; self.released = released }
 }
 
 /// What a patient's change of one appointment (a cancellation, a move) is decided on: the
@@ -139,6 +156,7 @@ extension BookingFacts {
         var doctors = try tx.activeDoctors(inDepartment: ask.departmentId)
         if let only = ask.onlyDoctorId { doctors = doctors.filter { $0.id == only } }
         var hours: [Int64: [WorkingHours]] = [:], exceptions: [Int64: [WorkingException]] = [:], taken: [Int64: [Range<Date>]] = [:]
+        var holds: [SlotHold] = []
         for doctor in doctors {
             let id = doctor.id ?? 0
             // A doctor with none has no entry (as a gather of rows grouped by doctor gives).
@@ -149,6 +167,7 @@ extension BookingFacts {
             let spans = try tx.takenSpans(doctorId: id, overlapping: ask.span, at: ask.now, exceptAppointment: ask.exceptAppointment,
                                           exceptHold: ask.exceptHold)
             if !spans.isEmpty { taken[id] = spans }
+            if ask.holds { holds += try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now) }
         }
         var patient: [PatientSpan] = [], count = 0, context: AppointmentMessageContext?
         if let clientId = ask.clientId, clientExists {
@@ -162,7 +181,18 @@ extension BookingFacts {
                             visitType: try ask.visitTypeId.map { try tx.visitType(id: $0) } ?? nil,
                             doctors: doctors, hours: hours, exceptions: exceptions, taken: taken, patientAppointments: patient,
                             activeCount: count, bookingSettings: try tx.settings(prefix: "booking."), messageContext: context,
-                            appointmentId: nil)
+                            appointmentId: nil, holds: holds)
+    }
+}
+
+extension HoldFacts {
+    /// The patient's released holds that `holdFacts` reports: live at `ask.now`, of the doctor
+    /// asked for, within the span.
+    public static func reported(_ released: [SlotHold], _ ask: BookingFactsRequest) -> [SlotHold] {
+        released.filter { hold in
+            hold.clientId == ask.clientId && hold.doctorId == ask.onlyDoctorId && hold.expiresAt > ask.now
+                && hold.startsAt < ask.span.upperBound && hold.endsAt > ask.span.lowerBound
+        }.sorted { ($0.startsAt, $0.id ?? 0) < ($1.startsAt, $1.id ?? 0) }
     }
 }
 
@@ -170,6 +200,23 @@ extension StoreWriting {
     /// The gather as the seam's reads, in this transaction (what a store in this process does).
     public func bookingFacts(_ ask: BookingFactsRequest) throws -> BookingFacts {
         try BookingFacts.read(self, ask)
+    }
+
+    /// The release and the gather as the seam's reads and writes, in this transaction (what a
+    /// store in this process does).
+    public func holdFacts(_ ask: BookingFactsRequest) throws -> HoldFacts {
+        try deleteExpiredSlotHolds(at: ask.now)
+        var released: [SlotHold] = []
+        if let clientId = ask.clientId {
+            if let doctorId = ask.onlyDoctorId {
+                released = try liveSlotHolds(doctorId: doctorId, overlapping: ask.span, at: ask.now)
+            }
+            released = HoldFacts.reported(released, ask)
+            try deleteSlotHolds(ofClient: clientId)
+        }
+        var ask = ask
+        ask.holds = true
+        return HoldFacts(facts: try bookingFacts(ask), released: released)
     }
 
     /// The gather as the seam's reads, in this transaction (what a store in this process does).

@@ -34,6 +34,10 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
     /// store's locks keep it true until the transaction ends: a store that shares its data
     /// with other servers takes them first.
     func bookingFacts(_ ask: BookingFactsRequest) throws -> BookingFacts
+    /// What a hold is decided on (`HoldFacts`): the store first releases the patient's holds
+    /// and every expired one, then gathers as `bookingFacts` does, with the candidate doctors'
+    /// live holds; under the same locks.
+    func holdFacts(_ ask: BookingFactsRequest) throws -> HoldFacts
     /// Writes a new appointment (its notes as stored), its history entry and the patient's
     /// message with its delivery, together; the appointment returned has its id. The store's
     /// constraints refuse a double booking as `insertStoredAppointment`'s do.
