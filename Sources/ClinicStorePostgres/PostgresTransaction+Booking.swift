@@ -48,6 +48,8 @@ extension PostgresTransaction {
         else { throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row") }
         func text(_ column: String) throws -> String { try row.value(column, in: "booking facts") }
         func optionalText(_ column: String) throws -> String? { try row.value(column, in: "booking facts") }
+        let check = try optionalText("key_check")
+        keyCheck.withLock { $0 = .some(check) }
 
         let department = try optionalText("department").map { try Department(row: try JSONRows.row($0)) }
         let clinic = try optionalText("clinic").map { try Clinic(row: try JSONRows.row($0)) }
@@ -68,7 +70,7 @@ extension PostgresTransaction {
             patientAppointments: try Self.spans(try text("patient"), column: "patient").map { PatientSpan(appointmentId: $0.0, span: $0.1) },
             activeCount: try row.value("active_count", in: "booking facts"),
             bookingSettings: try JSONRows.decode([String: String].self, try text("settings")),
-            messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: try optionalText("key_check"),
+            messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: check,
             holds: try optionalText("holds").map { try JSONRows.rows($0).map(SlotHold.init(row:)) } ?? [])
     }
 

@@ -27,8 +27,15 @@ extension PostgresTransaction {
         StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
     }
 
+    /// Read once per transaction: a booking's gather brings it along (`bookingGather`), and
+    /// the kept answer of its request is sealed under it. Only this transaction may store one
+    /// where none was (`storePersonalDataKeyCheckIfMissing`, which forgets it); a stored check
+    /// is never changed on PostgreSQL (keys are rotated on a SQLite file).
     func personalDataKeyCheck() throws -> String? {
-        try value(String.self, "SELECT value FROM settings WHERE key = $1", [Self.clientsKeyCheckSetting])
+        if let known = keyCheck.current { return known }
+        let check = try value(String.self, "SELECT value FROM settings WHERE key = $1", [Self.clientsKeyCheckSetting])
+        keyCheck.withLock { $0 = .some(check) }
+        return check
     }
 
     func sealedCalendarToken(ofClient clientId: Int64) throws -> Data? {
@@ -116,6 +123,7 @@ extension PostgresTransaction {
 
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
         noteSessionsChanged()
+        keyCheck.withLock { $0 = nil }
         try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                     [Self.clientsKeyCheckSetting, check])
     }

@@ -25,6 +25,8 @@ struct PostgresTransaction {
     let isWrite: Bool
     /// Set by a write that ends or changes a signed-in session (`noteSessionsChanged`).
     var sessionsChanged: Flag? = nil
+    /// The stored personal-data key check once this transaction has read it (`personalDataKeyCheck`).
+    let keyCheck = LockedBox<String??>(nil)
 
     var personalDataKey: PersonalDataKey? { store.personalDataKey }
 

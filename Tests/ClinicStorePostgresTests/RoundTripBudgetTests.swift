@@ -168,6 +168,26 @@ import Testing
 
                 // The one-statement gather reads what the seam's reads read (`BookingFacts.read`),
                 // but for the id it reserves and the key check it brings along.
+                // A booking with an Idempotency-Key, as the API makes it: BEGIN, the key's lock and
+                // look-up, the joined write's savepoint, the booking's locks, gather and write, the
+                // savepoint's release, the kept answer (sealed under the key check the gather
+                // brought), COMMIT. A retry: BEGIN, the lock, the look-up, COMMIT (the kept answer
+                // opened under the check the look-up's transaction reads once).
+                let idempotency = IdempotencyStore(database: store, now: { now })
+                _ = try idempotency.perform(clientId: anna, key: "purged-once", fingerprint: "f") { .init(status: 200, body: Data()) }
+                let keyed = try #require(free.last { $0.doctorId == doctors[1] && abs($0.start.timeIntervalSince(booked.start)) > 7200 })
+                func bookKeyed() throws -> IdempotencyStore.Response {
+                    try idempotency.perform(clientId: anna, key: "book-1", fingerprint: "f") {
+                        let made = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: .instant(keyed.start),
+                                                                         doctorId: doctors[1])
+                        return IdempotencyStore.Response(status: 201, body: Data("{\"id\":\(made.id ?? 0)}".utf8))
+                    }
+                }
+                var first: IdempotencyStore.Response?, replay: IdempotencyStore.Response?
+                #expect(try roundTrips { first = try bookKeyed() } <= 10)
+                #expect(try roundTrips { replay = try bookKeyed() } <= 5)
+                #expect(first?.replayed == false && replay?.replayed == true && replay?.body == first?.body)
+
                 // A hold: BEGIN, the booking's locks, the release of the patient's and expired
                 // holds, the gather with the doctors' holds, the insert, COMMIT (ten before).
                 var newHold: SlotHold?
