@@ -13,21 +13,29 @@
 #       database of its own.
 #     both: the two runs above, one after the other in one invocation, then their figures side
 #       by side with issue 44's targets (PostgreSQL against SQLite and against pgbench).
+#   Benchmarks/http-load.sh --cluster [--store both]
+#     the Patroni layout a clinic network deploys (scripts/cluster.sh: etcd, two PostgreSQL 15
+#       with a synchronous replica, HAProxy, two `clinic serve` behind it); every load is one
+#       wrk through HAProxy's http port, pgbench's baseline through its primary port. With
+#       --store both, the cluster's run comes third and its figures are a third column.
 #   SECONDS per measurement: env LOAD_SECONDS (default 8)
 set -euo pipefail
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 seconds="${LOAD_SECONDS:-8}"
 store=sqlite
-usage() { echo "usage: $0 [--store sqlite|postgres|both]" >&2; exit 2; }
+cluster=0
+usage() { echo "usage: $0 [--store sqlite|postgres|both] [--cluster]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --store) [ $# -ge 2 ] || usage; store=$2; shift 2 ;;
     --store=*) store=${1#--store=}; shift ;;
+    --cluster) cluster=1; shift ;;
     *) usage ;;
   esac
 done
-case "$store" in sqlite|postgres|both) ;; *) usage ;; esac
+case "$store" in sqlite|postgres|both|cluster) ;; *) usage ;; esac
+if [ "$cluster" = 1 ] && [ "$store" != both ]; then store=cluster; fi
 if [ "$store" = both ]; then
   # Each run keeps its figures (HTTP_LOAD_RESULTS) for the table at the end.
   both=$(mktemp -d)
@@ -35,8 +43,9 @@ if [ "$store" = both ]; then
   status=0
   HTTP_LOAD_RESULTS="$both/sqlite.txt" "$self" --store sqlite || status=$?
   HTTP_LOAD_RESULTS="$both/postgres.txt" "$self" --store postgres || status=$?
+  if [ "$cluster" = 1 ]; then HTTP_LOAD_RESULTS="$both/cluster.txt" "$self" --store cluster || status=$?; fi
   echo
-  python3 - "$both/sqlite.txt" "$both/postgres.txt" <<'PY' || status=$?
+  python3 - "$both/sqlite.txt" "$both/postgres.txt" "$both/cluster.txt" <<'PY' || status=$?
 import os, re, sys
 def load(path):
     rows = {}
@@ -45,16 +54,16 @@ def load(path):
             name, _, rest = line.partition(" ")
             rows[name] = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", rest)}
     return rows
-sqlite, postgres = load(sys.argv[1]), load(sys.argv[2])
+sqlite, postgres, cluster = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
 def get(rows, name, key): return rows.get(name, {}).get(key, 0.0)
 def cell(rows, name):
     if name not in rows: return f"{'-':>22}"
     if name.startswith("pg-book"): return f"{get(rows, name, 'rps'):>10.0f}{'':>12}"
     return f"{get(rows, name, 'rps'):>10.0f} ({get(rows, name, 'p99'):>7.1f} ms)"
-print("one invocation, both stores: req/s (p99)")
-print(f"{'name':<30}{'SQLite, one server':>22}{'PostgreSQL, two':>22}")
+print("one invocation, both stores" + (" and the cluster" if cluster else "") + ": req/s (p99)")
+print(f"{'name':<30}{'SQLite, one server':>22}{'PostgreSQL, two':>22}" + (f"{'Patroni + HAProxy':>22}" if cluster else ""))
 for name in ["http-healthz", "http-nearest", "http-slots", "http-book", "http-book-under-login-flood", "pg-book-16", "pg-book-64"]:
-    print(f"{name:<30}{cell(sqlite, name)}{cell(postgres, name)}")
+    print(f"{name:<30}{cell(sqlite, name)}{cell(postgres, name)}" + (cell(cluster, name) if cluster else ""))
 pg = max(get(postgres, "pg-book-16", "rps"), get(postgres, "pg-book-64", "rps"))
 book = get(postgres, "http-book", "rps")
 def ratio(a, b): return a / b if b > 0 else 0.0
@@ -112,6 +121,7 @@ cleanup() {
   fi
   as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
   [ -d "$work/pgstore" ] && { scripts/postgres.sh stop "$work/pgstore" >/dev/null 2>&1 || true; }
+  [ -d "$work/cluster" ] && { CLUSTER_DIR="$work/cluster" scripts/cluster.sh down >/dev/null 2>&1 || true; }
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -127,12 +137,29 @@ if [ "$store" = postgres ]; then
   pg_port=$(cat "$work/pgstore/port")
   # psql as the store's role (scram, PGPASSWORD), unaligned and without headers: one value a line.
   pgsql() { "$pgbin/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h "$pg_socket" -p "$pg_port" -U clinic_test "$@"; }
+  database=clinic_test
+elif [ "$store" = cluster ]; then
+  echo "Starting the Patroni layout (scripts/cluster.sh: etcd, two PostgreSQL 15 with a synchronous replica, HAProxy, two clinic serve)…" >&2
+  # Every wrk connection comes from 127.0.0.1 (start_server below says why); cluster.sh passes
+  # CLINIC_* on to its servers.
+  CLUSTER_DIR="$work/cluster" CLINIC_BIN="$clinic" CLINIC_AUTH_RATE=1000000/1000000 CLINIC_MAX_CONNECTIONS_PER_ADDRESS=1000 \
+    scripts/cluster.sh up >/dev/null
+  # shellcheck disable=SC1091
+  source "$work/cluster/ports"
+  export CLINIC_DB="postgresql://clinic@127.0.0.1:$primary_port/clinic?sslmode=disable&connect_timeout=5"
+  export PGPASSWORD=$clinic_password CLINIC_KEY_FILE="$work/cluster/keys/clinic.key"
+  export CLINIC_AUDIT_KEY_FILE="$work/cluster/keys/clinic.audit-key"
+  # psql as the cluster's superuser through HAProxy's primary port.
+  pgsql() { PGPASSWORD=$superuser_password "$pgbin/psql" -X -q -t -A -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$primary_port" -U postgres "$@"; }
+  database=clinic
 else
   export CLINIC_DB="$work/clinic.sqlite"
 fi
 
-echo "Filling the database (default directory)…" >&2
-"$clinic" init >/dev/null
+if [ "$store" != cluster ]; then
+  echo "Filling the database (default directory)…" >&2
+  "$clinic" init >/dev/null
+fi
 "$clinic" admin settings set booking.max_active 1000 >/dev/null
 # start_server N: the N-th `clinic serve`; its URL in urls[N].
 start_server() {
@@ -150,8 +177,12 @@ start_server() {
   done
   echo "the server did not start" >&2; cat "$work/serve$n.log" >&2; exit 1
 }
-if [ "$store" = postgres ]; then start_server 1; start_server 2; else start_server 1; fi
-url=${urls[1]}
+if [ "$store" = postgres ]; then start_server 1; start_server 2; url=${urls[1]}
+elif [ "$store" = cluster ]; then
+  # The two servers cluster.sh started; the loads go through HAProxy.
+  urls[1]="http://127.0.0.1:$server1_port"; urls[2]="http://127.0.0.1:$server2_port"
+  url="http://127.0.0.1:$http_port"
+else start_server 1; url=${urls[1]}; fi
 echo "Registering patients and gathering slots…" >&2
 python3 "$here/prepare.py" "$url" "$work" 400 "${LOAD_SLOTS:-80000}"
 
@@ -166,10 +197,11 @@ run() {
   local name=$1 connections=$2 script=$3
   shift 3
   local line
-  if [ "$store" = sqlite ]; then
+  if [ "$store" != postgres ]; then
     env "$@" WRK_THREADS=$threads wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s -s "$script" "$url" \
       > "$work/$name.wrk" 2>&1 || true
     line=$(grep '^RESULT' "$work/$name.wrk" || true)
+    [ "$store" = cluster ] && settle
   else
     local n pids=()
     for n in 1 2; do
@@ -225,7 +257,7 @@ head -n $((total / 2)) "$work/requests.txt" > "$work/book-a.txt"
 tail -n +$((total / 2 + 1)) "$work/requests.txt" > "$work/book-b.txt"
 run http-book 64 "$here/book.lua" BOOK_REQUESTS="$work/book-a.txt"
 floods=()
-if [ "$store" = sqlite ]; then
+if [ "$store" != postgres ]; then
   wrk -t1 -c8 -d"$((seconds + 2))s" -s "$here/login-flood.lua" "$url" > "$work/flood.out" 2>&1 &
   floods+=($!)
 else
@@ -249,9 +281,9 @@ PY
 )
 booked=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM appointments').fetchone()[0])" "$CLINIC_DB")
 else
-doubles=$(pgsql -d clinic_test -c "SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments
+doubles=$(pgsql -d "$database" -c "SELECT count(*) FROM (SELECT doctor_id, starts_at FROM appointments
                     WHERE status IN ('scheduled','confirmed') GROUP BY doctor_id, starts_at HAVING count(*) > 1) AS twice")
-booked=$(pgsql -d clinic_test -c "SELECT count(*) FROM appointments")
+booked=$(pgsql -d "$database" -c "SELECT count(*) FROM appointments")
 fi
 metrics=()
 for n in "${!urls[@]}"; do
@@ -259,6 +291,9 @@ for n in "${!urls[@]}"; do
   metrics+=("$work/metrics$n.txt")
 done
 stop_servers
+if [ "$store" = cluster ]; then
+  for n in 1 2; do kill "$(head -n 1 "$work/cluster/server$n.pid")" 2>/dev/null || true; done
+fi
 
 if [ "$store" = sqlite ]; then
   echo "PostgreSQL 15: the same booking (exclusion constraint on doctor × time, a history row), fsync on…" >&2
@@ -268,6 +303,11 @@ if [ "$store" = sqlite ]; then
     -o "-k $work -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c max_connections=100" start >/dev/null
   psql() { as_pg "$pgbin/psql" -h "$work" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
   pgbench() { (cd "$work" && as_pg "$pgbin/pgbench" -h "$work" -U postgres "$@" postgres); }
+elif [ "$store" = cluster ]; then
+  echo "pgbench through HAProxy's primary port (database pgbench_book, synchronous replica): the bare booking…" >&2
+  pgsql -d postgres -c "CREATE DATABASE pgbench_book"
+  psql() { pgsql -d pgbench_book "$@"; }
+  pgbench() { (cd "$work" && PGPASSWORD=$superuser_password "$pgbin/pgbench" -h 127.0.0.1 -p "$primary_port" -U postgres "$@" pgbench_book); }
 else
   echo "pgbench on the same PostgreSQL (database pgbench_book): the bare booking (exclusion constraint on doctor × time, a history row)…" >&2
   pgsql -d clinic_test -c "CREATE DATABASE pgbench_book"
@@ -340,11 +380,14 @@ print("(pg-book: pgbench's transactions/s; its p50 column is the mean latency, i
 if store == "postgres":
     print("(http-*: two clinic serve on one PostgreSQL, two wrk at once with half the connections each;"
           " req/s summed, p50/p99 of the pooled latencies; pg-book on the same PostgreSQL)")
+if store == "cluster":
+    print("(http-*: through HAProxy to two clinic serve on Patroni's primary, a synchronous replica;"
+          " pg-book through HAProxy's primary port)")
 print(f"\nstore {store} · fsync median {fsync} µs · {booked} appointments booked · {doubles} slots booked twice · mean commit batch {mean_batch:.1f}")
 book_errors = get('http-book', 'errors') + get('http-book', 'bad') + get('http-book', 'taken')
 contended = ("contended: 0 double bookings, only 201 or 409", doubles == 0 and get("http-book-contended", "bad") == 0
              and get("http-book-contended", "errors") == 0, f"{doubles} doubles, {int(get('http-book-contended', 'bad'))} other answers")
-if store == "postgres":
+if store in ("postgres", "cluster"):
     checks = [
         ("http-book ≥ 0.5 × pgbench on the same PostgreSQL", get("http-book", "rps") >= 0.5 * pg,
          f"{get('http-book', 'rps') / max(pg, 1):.2f} ×"),
