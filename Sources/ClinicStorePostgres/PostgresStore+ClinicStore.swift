@@ -58,11 +58,6 @@ extension PostgresStore: ClinicStore {
 
     public var isReadOnly: Bool { false }
 
-    /// One statement, outside a transaction.
-    public func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
-        try oneStatement { tx in try tx.nearestSearchFacts(specialization: key) }
-    }
-
     /// A read that is one statement, in one round trip: outside any transaction (one statement
     /// is a consistent snapshot by itself), or inside the joined write running here, whose
     /// connection sees its changes.

@@ -41,9 +41,9 @@ public final class PostgresStore: Sendable {
     package let statementsSent = LockedBox<Int>(0)
     /// Each department's schedule as last read, with its version (`slotFacts`).
     let keptSchedules = KeptSchedules()
-    /// The signed-in sessions kept while the store listens for their changes (`keepSessions`).
-    let keptSessions = KeptSessions()
-    /// The task that listens, once `keepSessions` started it.
+    /// The signed-in sessions and nearest searches kept while the store listens for their changes (`keepLookups`).
+    let keptLookups = KeptLookups()
+    /// The task that listens, once `keepLookups` started it.
     let listener = LockedBox<Task<Void, Never>?>(nil)
     private let runner: Task<Void, Never>
 

@@ -31,11 +31,11 @@ struct PostgresTransaction {
     var personalDataKey: PersonalDataKey? { store.personalDataKey }
 
     /// A write of this transaction ends or changes a signed-in session: the sessions this
-    /// store keeps are forgotten now and once it has committed (PostgresStore+Sessions.swift;
+    /// store keeps are forgotten now and once it has committed (PostgresStore+KeptLookups.swift;
     /// other servers hear the database's notice).
     func noteSessionsChanged() {
         sessionsChanged?.set()
-        store.keptSessions.forgetAll()
+        store.keptLookups.forgetAll()
     }
 
     // MARK: Statements
@@ -242,7 +242,7 @@ extension PostgresStore {
         let sessionsChanged = Flag()
         // Forgotten after the commit too: a look-up here may have read (and kept) the row
         // between the write and the commit.
-        defer { if sessionsChanged.isSet { keptSessions.forgetAll() } }
+        defer { if sessionsChanged.isSet { keptLookups.forgetAll() } }
         return try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
             try body(PostgresTransaction(connection: connection, store: self, isWrite: true, sessionsChanged: sessionsChanged))
         }

@@ -36,8 +36,8 @@ struct Serve: ParsableCommand {
         try settings.validate() // before the database is opened
         // A PostgreSQL pool for the blocking threads and the appointment changes (a SQLite file ignores it).
         let system = try context.system(connections: settings.storePoolSize)
-        // On PostgreSQL the server keeps signed-in sessions, listening for their changes.
-        (system.database as? PostgresStore)?.keepSessions()
+        // On PostgreSQL the server keeps signed-in sessions and nearest searches, listening for their changes.
+        (system.database as? PostgresStore)?.keepLookups()
         let format = logFormat
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, format: format) }
         let logger = Logger(label: "clinic.serve")

@@ -4,10 +4,12 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-// Signed-in sessions kept between requests (issue 44): a bearer token's look-up costs no round
-// trip while its session is kept, one when it is not. A server keeps them only while it listens
-// on `clinic_sessions` (Migrations/postgres/0011), where every change that ends or alters a
-// session is announced by the database's triggers, whoever made it:
+// Signed-in sessions and nearest searches' facts kept between requests (issue 44): a bearer
+// token's look-up and a nearest search cost no round trip while what they read is kept, one when
+// it is not. A server keeps them only while it listens on `clinic_changes`
+// (Migrations/postgres/0011), where every change that ends or alters a session, and every move
+// of the directory's or the schedule's version, is announced by the database's triggers,
+// whoever made it:
 //
 // - A notice forgets what it names as soon as it arrives (within milliseconds of the commit).
 // - The listening connection is asked `SELECT 1` every `heartbeat`; kept sessions are used only
@@ -22,8 +24,8 @@ import PostgresNIO
 //   (`PostgresTransaction.noteSessionsChanged`), so this server never answers from what it has
 //   just changed, whatever the notice's timing.
 
-/// The sessions one store keeps (see above).
-final class KeptSessions: Sendable {
+/// The sessions and searches one store keeps (see above).
+final class KeptLookups: Sendable {
     /// How often the listener's connection is asked whether it is there.
     static let heartbeat: TimeAmount = .milliseconds(200)
     /// How old the last answer may be for kept sessions to be used.
@@ -32,6 +34,9 @@ final class KeptSessions: Sendable {
     static let lifetime: TimeAmount = .seconds(60)
     /// Past this many sessions, all are forgotten and kept again by use.
     static let limit = 100_000
+    /// Past this many searches' facts (one per specialization asked for, and one without), all
+    /// are forgotten: the key is what a user typed, folded.
+    static let searchLimit = 256
 
     struct Patient { let facts: SignedInPatientFacts; let keptAt: NIODeadline }
     struct Staff { let member: StaffMember; let lastUsedAt: Date; let keptAt: NIODeadline }
@@ -39,6 +44,8 @@ final class KeptSessions: Sendable {
     private struct State {
         var patients: [String: Patient] = [:]
         var staff: [String: Staff] = [:]
+        /// A nearest search's facts by specialization key ("" without one).
+        var searches: [String: NearestSearchFacts] = [:]
         /// Bumped by every forgetting: a look-up keeps what it read only if none happened meanwhile.
         var generation: UInt64 = 0
         /// The listener's last answer; nil while it is not listening.
@@ -69,6 +76,20 @@ final class KeptSessions: Sendable {
             guard Self.usable(state, at: now), let kept = state.staff[tokenHash], now - kept.keptAt <= Self.lifetime,
                   kept.lastUsedAt >= lastUsedSince else { return nil }
             return kept.member
+        }
+    }
+
+    /// The kept facts of a nearest search, if they may be used now.
+    func search(_ key: String?) -> NearestSearchFacts? {
+        let now = NIODeadline.now()
+        return state.withLock { Self.usable($0, at: now) ? $0.searches[key.map { "k" + $0 } ?? ""] : nil }
+    }
+
+    func keep(_ facts: NearestSearchFacts, for key: String?, readIn generation: UInt64) {
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if state.searches.count >= Self.searchLimit { state.searches.removeAll() }
+            state.searches[key.map { "k" + $0 } ?? ""] = facts
         }
     }
 
@@ -104,9 +125,11 @@ final class KeptSessions: Sendable {
             case ("s", _) where !rest.isEmpty: state.staff[rest] = nil
             case ("c", let id?): state.patients = state.patients.filter { $0.value.facts.session.clientId != id }
             case ("a", let id?): state.staff = state.staff.filter { $0.value.member.id != id }
+            case ("d", _) where rest.isEmpty: state.searches.removeAll()
             default:
                 state.patients.removeAll()
                 state.staff.removeAll()
+                state.searches.removeAll()
             }
         }
     }
@@ -131,11 +154,11 @@ final class KeptSessions: Sendable {
 }
 
 extension PostgresStore {
-    /// Starts keeping signed-in sessions: a connection of its own listens on `clinic_sessions`
-    /// until `shutdown` (`clinic serve` calls this; a command of the CLI, which looks a token
-    /// up once, does not). Reconnects after a second when the connection is lost.
-    public func keepSessions() {
-        let probe = self.probe, logger = self.logger, kept = keptSessions
+    /// Starts keeping signed-in sessions and nearest searches' facts: a connection of its own
+    /// listens on `clinic_changes` until `shutdown` (`clinic serve` calls this; a command of the
+    /// CLI, which looks a token up once, does not). Reconnects after a second when it is lost.
+    public func keepLookups() {
+        let probe = self.probe, logger = self.logger, kept = keptLookups
         let timeout = url.connectTimeout ?? Self.defaultConnectTimeout
         let task = Task(executorPreference: StoreTaskExecutor.shared) {
             while !Task.isCancelled {
@@ -162,8 +185,8 @@ extension PostgresStore {
     }
 
     /// Listens on `connection` until it fails: notices forget, the heartbeat keeps what is kept usable.
-    static func listen(_ connection: PostgresConnection, kept: KeptSessions, logger: Logger) async throws {
-        try await connection.listen(on: "clinic_sessions") { notices in
+    static func listen(_ connection: PostgresConnection, kept: KeptLookups, logger: Logger) async throws {
+        try await connection.listen(on: "clinic_changes") { notices in
             // LISTEN is in place: whatever was kept before may have missed notices.
             kept.forgetAll()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -177,7 +200,7 @@ extension PostgresStore {
                             try await connection.query("SELECT 1", logger: logger).collect().count
                         }
                         kept.answered()
-                        try await sleep(KeptSessions.heartbeat)
+                        try await sleep(KeptLookups.heartbeat)
                     }
                 }
                 defer { group.cancelAll() }
@@ -186,27 +209,37 @@ extension PostgresStore {
         }
     }
 
+    /// One statement, outside a transaction, unless kept.
+    public func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
+        let joined = JoinedPostgresTransaction.current(self) != nil
+        if !joined, let facts = keptLookups.search(key) { return facts }
+        let generation = joined ? nil : keptLookups.generation()
+        let facts = try oneStatement { tx in try tx.nearestSearchFacts(specialization: key) }
+        if let generation { keptLookups.keep(facts, for: key, readIn: generation) }
+        return facts
+    }
+
     public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
         let joined = JoinedPostgresTransaction.current(self) != nil
-        if !joined, let facts = keptSessions.patient(tokenHash) { return facts }
-        let generation = joined ? nil : keptSessions.generation()
+        if !joined, let facts = keptLookups.patient(tokenHash) { return facts }
+        let generation = joined ? nil : keptLookups.generation()
         let facts = try oneStatement { tx in try tx.signedInPatient(tokenHash: tokenHash) }
         // A session near its idle limit is not kept: a use elsewhere may have renewed it.
         if let facts, let generation,
            Date().timeIntervalSince(facts.session.lastUsedAt) < SessionManager.idleLimit - 86_400 {
-            keptSessions.keep(facts, tokenHash: tokenHash, readIn: generation)
+            keptLookups.keep(facts, tokenHash: tokenHash, readIn: generation)
         }
         return facts
     }
 
     public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
         let joined = JoinedPostgresTransaction.current(self) != nil
-        if !joined, let member = keptSessions.staff(tokenHash, lastUsedSince: lastUsedSince) { return member }
-        let generation = joined ? nil : keptSessions.generation()
+        if !joined, let member = keptLookups.staff(tokenHash, lastUsedSince: lastUsedSince) { return member }
+        let generation = joined ? nil : keptLookups.generation()
         guard let (member, lastUsedAt) = try oneStatement({ tx in try tx.activeStaffMemberAndLastUse(sessionTokenHash: tokenHash) }),
               lastUsedAt >= lastUsedSince
         else { return nil }
-        if let generation { keptSessions.keep(member, lastUsedAt: lastUsedAt, tokenHash: tokenHash, readIn: generation) }
+        if let generation { keptLookups.keep(member, lastUsedAt: lastUsedAt, tokenHash: tokenHash, readIn: generation) }
         return member
     }
 }

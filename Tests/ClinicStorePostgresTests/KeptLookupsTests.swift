@@ -4,12 +4,13 @@ import Foundation
 import Testing
 @testable import ClinicStorePostgres
 
-/// Signed-in sessions kept by a store that listens (`PostgresStore.keepSessions`, issue 44): a
-/// look-up costs no round trip while kept, and whatever ends or changes a session — here or on
-/// another server (a store of its own on the same database) — is refused or seen at once here
-/// and within a second there. The HTTP version with three servers is
+/// Signed-in sessions and nearest searches kept by a store that listens
+/// (`PostgresStore.keepLookups`, issue 44): a look-up costs no round trip while kept, and
+/// whatever ends or changes a session or moves the directory — here or on another server (a
+/// store of its own on the same database) — is refused or seen at once here and within a second
+/// there. The HTTP version with three servers is
 /// Tests/python/test_multi_server.py.
-@Suite struct KeptSessionsTests {
+@Suite struct KeptLookupsTests {
     static let now = Date(timeIntervalSince1970: 1_795_348_800)
 
     /// Polls `condition` every 10 ms for at most `seconds`; the seconds it took, nil if never.
@@ -22,13 +23,13 @@ import Testing
         return nil
     }
 
-    @Test func keptSessionsCostNothingAndEndEverywhereAtOnce() async throws {
+    @Test func keptLookupsCostNothingAndEndEverywhereAtOnce() async throws {
         try await TestPostgres.withStore { store, server in
             try await store.migrate(try TestPostgres.migrations())
             let other = try await PostgresStore.open(store.url, environment: server.environment, logger: TestPostgres.logger,
                                                      maximumConnections: 2)
-            store.keepSessions()
-            other.keepSessions()
+            store.keepLookups()
+            other.keepLookups()
             try await onOwnThread {
                 let now = Self.now
                 let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
@@ -41,7 +42,7 @@ import Testing
                 let anna = try #require(try here.clients.registerUser(RegistrationRequest(
                     login: "anna", password: "correct-horse-42", name: "Anna", surname: "Smith", street: "Main Street",
                     house: "12", city: "Los Angeles", acceptedPrivacy: true)).id)
-                try #require(Self.secondsUntil(10) { store.keptSessions.isListening && other.keptSessions.isListening } != nil)
+                try #require(Self.secondsUntil(10) { store.keptLookups.isListening && other.keptLookups.isListening } != nil)
 
                 func roundTrips(_ body: () throws -> Void) rethrows -> Int {
                     let before = store.statementsSent.current
@@ -109,12 +110,35 @@ import Testing
                 let disabled = Self.secondsUntil(5) { (try? here.staff.current(token: staffToken)) == nil }
                 #expect(disabled.map { $0 < 1 } == true, "a staff member disabled elsewhere was let in here for \(disabled ?? 5) s")
 
+                // A nearest search's facts (the directory's version, a specialization's clinics)
+                // are kept too: the first search reads, the next ones cost nothing; a clinic
+                // imported through the other server is found here within a second.
+                let point = try #require(Coordinate(latitude: 34.0, longitude: -118.2))
+                var found: [NearbyClinic] = []
+                _ = try here.clinics.nearest(to: point, NearestQuery(limit: 5))
+                #expect(try roundTrips { found = try here.clinics.nearest(to: point, NearestQuery(limit: 5)) } == 0)
+                #expect(found.map(\.clinic.externalId) == ["LA1"])
+                _ = try here.clinics.nearest(to: point, NearestQuery(limit: 5, specialization: "therapy"))
+                #expect(try roundTrips { found = try here.clinics.nearest(to: point, NearestQuery(limit: 5, specialization: "therapy")) } == 0)
+                _ = try there.clinics.importClinics(Data("""
+                    external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+                    LA3,Downtown Clinic,1 Main Street,Los Angeles,CA,34.0,-118.2,GENERAL ACUTE CARE,0,1,America/Los_Angeles
+                    """.utf8), demo: true)
+                let imported = Self.secondsUntil(5) {
+                    (try? here.clinics.nearest(to: point, NearestQuery(limit: 5)))?.first?.clinic.externalId == "LA3"
+                }
+                #expect(imported.map { $0 < 1 } == true, "a clinic imported elsewhere was not found here for \(imported ?? 5) s")
+                let therapy = Self.secondsUntil(5) {
+                    (try? here.clinics.nearest(to: point, NearestQuery(limit: 5, specialization: "therapy")))?.first?.clinic.externalId == "LA3"
+                }
+                #expect(therapy.map { $0 < 1 } == true, "the new clinic's departments were not searched here for \(therapy ?? 5) s")
+
                 // Without its listener a store keeps nothing: every look-up reads.
                 let third = try here.clients.logIn(login: "anna", password: "battery-staple-77").token
                 _ = signedIn(here, third)
                 try PostgresStore.waitFor { await other.shutdown() }
                 store.listener.withLock { $0?.cancel() }
-                try #require(Self.secondsUntil(5) { !store.keptSessions.isListening } != nil)
+                try #require(Self.secondsUntil(5) { !store.keptLookups.isListening } != nil)
                 #expect(roundTrips { client = signedIn(here, third) } == 1)
                 #expect(client != nil)
                 #expect(roundTrips { client = signedIn(here, third) } == 1)
