@@ -176,7 +176,7 @@ extension PostgresStore {
                 } catch {
                     kept.lost()
                     if Task.isCancelled { return }
-                    logger.debug("the session listener stopped", metadata: ["error": "\(error)"])
+                    logger.debug("the listener stopped", metadata: ["error": "\(error)"])
                 }
                 try? await Self.sleep(seconds: 1)
             }

@@ -25,6 +25,8 @@ struct PostgresTransaction {
     let isWrite: Bool
     /// Set by a write that ends or changes a signed-in session (`noteSessionsChanged`).
     var sessionsChanged: Flag? = nil
+    /// Set by a write to the directory's tables (`send`).
+    var directoryChanged: Flag? = nil
     /// The stored personal-data key check once this transaction has read it (`personalDataKeyCheck`).
     let keyCheck = LockedBox<String??>(nil)
 
@@ -43,29 +45,47 @@ struct PostgresTransaction {
     /// Runs one statement; returns the rows it changed (or returned).
     @discardableResult
     func execute(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> Int {
-        let result = try connection.query(Self.query(sql, binds))
+        let result = try send(sql, binds)
         return result.metadata.rows ?? result.rows.count
     }
 
     /// Every row, each as ClinicKit's row keyed by column name (see the type).
     func rows(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> [StoredRowValues] {
-        try connection.query(Self.query(sql, binds)).rows.map(Self.row)
+        try send(sql, binds).rows.map(Self.row)
     }
 
     /// The first row, if any.
     func row(_ sql: String, _ binds: [any PostgresBindable] = []) throws -> StoredRowValues? {
-        try connection.query(Self.query(sql, binds)).rows.first.map(Self.row)
+        try send(sql, binds).rows.first.map(Self.row)
     }
 
     /// The first column of the first row (nil for no row or NULL).
     func value<T: StoredCellValue>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> T? {
-        guard let first = try connection.query(Self.query(sql, binds)).rows.first else { return nil }
+        guard let first = try send(sql, binds).rows.first else { return nil }
         return try Self.first(first, as: T.self)
     }
 
     /// The first column of every row (NULLs left out).
     func values<T: StoredCellValue>(_ type: T.Type, _ sql: String, _ binds: [any PostgresBindable] = []) throws -> [T] {
-        try connection.query(Self.query(sql, binds)).rows.compactMap { try Self.first($0, as: T.self) }
+        try send(sql, binds).rows.compactMap { try Self.first($0, as: T.self) }
+    }
+
+    /// One statement on the connection. A write to the tables a nearest search's kept facts
+    /// come from is noted (`directoryChanged`): this store forgets them when it commits,
+    /// without waiting for the database's notice.
+    private func send(_ sql: String, _ binds: [any PostgresBindable]) throws -> PostgresQueryResult {
+        if isWrite, let directoryChanged, Self.writesDirectory(sql) {
+            directoryChanged.set()
+            store.keptLookups.heard(notice: "d")
+        }
+        return try connection.query(Self.query(sql, binds))
+    }
+
+    /// Whether a statement writes clinics, departments, doctors or weekly hours.
+    static func writesDirectory(_ sql: String) -> Bool {
+        ["clinics", "departments", "doctors", "working_hours"].contains { table in
+            sql.contains("INSERT INTO " + table) || sql.contains("UPDATE " + table) || sql.contains("DELETE FROM " + table)
+        }
     }
 
     // The hot paths' statements, prepared once per connection (PostgresHotStatements.swift).
@@ -239,12 +259,16 @@ extension PostgresStore {
 
     /// A write transaction on this thread.
     func writeTransaction<T>(_ body: (PostgresTransaction) throws -> T) throws -> T {
-        let sessionsChanged = Flag()
+        let sessionsChanged = Flag(), directoryChanged = Flag()
         // Forgotten after the commit too: a look-up here may have read (and kept) the row
         // between the write and the commit.
-        defer { if sessionsChanged.isSet { keptLookups.forgetAll() } }
+        defer {
+            if sessionsChanged.isSet { keptLookups.forgetAll() }
+            if directoryChanged.isSet { keptLookups.heard(notice: "d") }
+        }
         return try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
-            try body(PostgresTransaction(connection: connection, store: self, isWrite: true, sessionsChanged: sessionsChanged))
+            try body(PostgresTransaction(connection: connection, store: self, isWrite: true, sessionsChanged: sessionsChanged,
+                                         directoryChanged: directoryChanged))
         }
     }
 }

@@ -132,6 +132,14 @@ import Testing
                     (try? here.clinics.nearest(to: point, NearestQuery(limit: 5, specialization: "therapy")))?.first?.clinic.externalId == "LA3"
                 }
                 #expect(therapy.map { $0 < 1 } == true, "the new clinic's departments were not searched here for \(therapy ?? 5) s")
+                // Imported through this store: found here at once, without waiting for the notice.
+                let south = try #require(Coordinate(latitude: 33.5, longitude: -118.0))
+                _ = try here.clinics.nearest(to: south, NearestQuery(limit: 1))
+                _ = try here.clinics.importClinics(Data("""
+                    external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+                    LA4,Harbor Clinic,2 Harbor Way,Long Beach,CA,33.5,-118.0,GENERAL ACUTE CARE,0,1,America/Los_Angeles
+                    """.utf8), demo: true)
+                #expect(try here.clinics.nearest(to: south, NearestQuery(limit: 1)).first?.clinic.externalId == "LA4")
 
                 // Without its listener a store keeps nothing: every look-up reads.
                 let third = try here.clients.logIn(login: "anna", password: "battery-staple-77").token
