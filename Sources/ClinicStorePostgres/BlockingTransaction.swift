@@ -71,7 +71,9 @@ extension BlockingConnection {
         do {
             return try outcome.get()
         } catch {
-            if Self.mayHaveFailedToPrepare(error) { let _: EventLoopFuture<Void> = connection.close() }
+            // Closed before the lease goes back (this thread may wait: it is never an event
+            // loop), so that the pool, which hears of the close first, never lends it again.
+            if Self.mayHaveFailedToPrepare(error) { try? (connection.close() as EventLoopFuture<Void>).wait() }
             throw error
         }
     }
