@@ -20,7 +20,7 @@ import PostgresNIO
 //   was away are lost.
 // - A look-up that read while a notice (or a loss) arrived keeps nothing (`generation`): what
 //   it read may be from before the change.
-// - A change made through this store forgets everything kept here when it commits
+// - A change made through this store forgets the sessions kept here when it commits
 //   (`PostgresTransaction.noteSessionsChanged`), so this server never answers from what it has
 //   just changed, whatever the notice's timing.
 
@@ -82,15 +82,14 @@ final class KeptLookups: Sendable {
     /// The kept facts of a nearest search, if they may be used now.
     func search(_ key: String?) -> NearestSearchFacts? {
         let now = NIODeadline.now()
-        return state.withLock { Self.usable($0, at: now) ? $0.searches[key.map { "k" + $0 } ?? ""] : nil }
+        return state.withLock { Self.usable($0, at: now) ? $0.searches[Self.searchKey(key)] : nil }
     }
 
+    /// "" without a specialization, else "k" and its key (which may itself be "").
+    private static func searchKey(_ key: String?) -> String { key.map { "k" + $0 } ?? "" }
+
     func keep(_ facts: NearestSearchFacts, for key: String?, readIn generation: UInt64) {
-        state.withLock { state in
-            guard state.generation == generation else { return }
-            if state.searches.count >= Self.searchLimit { state.searches.removeAll() }
-            state.searches[key.map { "k" + $0 } ?? ""] = facts
-        }
+        keep(facts, at: Self.searchKey(key), in: \.searches, limit: Self.searchLimit, readIn: generation)
     }
 
     /// The generation a look-up starts reading in; nil when nothing may be kept now.
@@ -100,22 +99,27 @@ final class KeptLookups: Sendable {
     }
 
     func keep(_ facts: SignedInPatientFacts, tokenHash: String, readIn generation: UInt64) {
-        state.withLock { state in
-            guard state.generation == generation else { return }
-            if state.patients.count >= Self.limit { state.patients.removeAll() }
-            state.patients[tokenHash] = Patient(facts: facts, keptAt: .now())
-        }
+        keep(Patient(facts: facts, keptAt: .now()), at: tokenHash, in: \.patients, limit: Self.limit, readIn: generation)
     }
 
     func keep(_ member: StaffMember, lastUsedAt: Date, tokenHash: String, readIn generation: UInt64) {
+        keep(Staff(member: member, lastUsedAt: lastUsedAt, keptAt: .now()), at: tokenHash, in: \.staff, limit: Self.limit,
+             readIn: generation)
+    }
+
+    /// Keeps `value` unless something was forgotten since `generation` (what was read may be
+    /// older than that); past `limit` entries the whole table is forgotten first.
+    private func keep<Value>(_ value: Value, at key: String, in table: WritableKeyPath<State, [String: Value]>, limit: Int,
+                             readIn generation: UInt64) {
         state.withLock { state in
             guard state.generation == generation else { return }
-            if state.staff.count >= Self.limit { state.staff.removeAll() }
-            state.staff[tokenHash] = Staff(member: member, lastUsedAt: lastUsedAt, keptAt: .now())
+            if state[keyPath: table].count >= limit { state[keyPath: table].removeAll() }
+            state[keyPath: table][key] = value
         }
     }
 
-    /// A notice's payload (Migrations/postgres/0011): forgets what it names; anything else, all.
+    /// A notice's payload (Migrations/postgres/0011), or "S" from this store's own writes
+    /// (`forgetSessions`): forgets what it names; anything else, all.
     func heard(notice payload: String) {
         let kind = payload.first, rest = String(payload.dropFirst())
         state.withLock { state in
@@ -126,6 +130,9 @@ final class KeptLookups: Sendable {
             case ("c", let id?): state.patients = state.patients.filter { $0.value.facts.session.clientId != id }
             case ("a", let id?): state.staff = state.staff.filter { $0.value.member.id != id }
             case ("d", _) where rest.isEmpty: state.searches.removeAll()
+            case ("S", _) where rest.isEmpty:
+                state.patients.removeAll()
+                state.staff.removeAll()
             default:
                 state.patients.removeAll()
                 state.staff.removeAll()
@@ -134,8 +141,11 @@ final class KeptLookups: Sendable {
         }
     }
 
-    /// Forgets everything (a change committed here; the listener (re)connected).
+    /// Forgets everything (the listener (re)connected).
     func forgetAll() { heard(notice: "*") }
+
+    /// Forgets every kept session, not the searches (a session or account changed here).
+    func forgetSessions() { heard(notice: "S") }
 
     /// The listener answered: what is kept may be used for `trusted` from now.
     func answered() { state.withLock { $0.heardAt = .now() } }

@@ -36,8 +36,6 @@ final class KeptSchedules: Sendable {
             kept[schedule.department.id ?? 0] = schedule
         }
     }
-
-    var count: Int { kept.current.count }
 }
 
 extension PostgresStore {
@@ -47,14 +45,15 @@ extension PostgresStore {
         let day = try oneStatement { tx in
             try tx.slotDayFacts(departmentId: departmentId, visitTypeId: visitTypeId, days: days, takenSpan: takenSpan, at: now)
         }
-        var schedule = keptSchedules.schedule(of: departmentId, at: day.version)
-        if schedule == nil {
+        let schedule: KeptSchedule
+        if let kept = keptSchedules.schedule(of: departmentId, at: day.version) {
+            schedule = kept
+        } else {
             guard let read = try oneStatement({ tx in try tx.departmentSchedule(departmentId: departmentId) }) else { return nil }
             // Never what a write running here has changed and may yet roll back.
             if !joined { keptSchedules.keep(read) }
             schedule = read
         }
-        guard let schedule else { return nil }
         // Every doctor's entry, an empty one included, as the seam's reads give them.
         func ofEachDoctor<T>(_ entries: [Int64: [T]]) -> [Int64: [T]] {
             Dictionary(schedule.doctors.map { ($0.id ?? 0, entries[$0.id ?? 0] ?? []) }, uniquingKeysWith: { first, _ in first })

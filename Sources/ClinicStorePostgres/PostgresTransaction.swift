@@ -37,7 +37,7 @@ struct PostgresTransaction {
     /// other servers hear the database's notice).
     func noteSessionsChanged() {
         sessionsChanged?.set()
-        store.keptLookups.forgetAll()
+        store.keptLookups.forgetSessions()
     }
 
     // MARK: Statements
@@ -263,7 +263,7 @@ extension PostgresStore {
         // Forgotten after the commit too: a look-up here may have read (and kept) the row
         // between the write and the commit.
         defer {
-            if sessionsChanged.isSet { keptLookups.forgetAll() }
+            if sessionsChanged.isSet { keptLookups.forgetSessions() }
             if directoryChanged.isSet { keptLookups.heard(notice: "d") }
         }
         return try blockingTransaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED") { connection in
