@@ -39,7 +39,7 @@ public enum PostgresErrorMapping {
         // connect now) and every connection exception (class 08).
         case ("57P01", _), ("57P02", _), ("57P03", _), ("53300", _):
             return .error(ClinicError(.busy, .storeConnectionLost))
-        // A wait the store bounds (`PostgresStore.sessionLimits`): a lock held too long (55P03),
+        // A wait the store bounds (`PostgresStore.sessionSettings`): a lock held too long (55P03),
         // a statement too long (57014), a transaction left idle too long (25P03).
         case ("55P03", _), ("57014", _), ("25P03", _):
             return .error(ClinicError(.busy, .databaseBusy))

@@ -167,7 +167,7 @@ struct BookingGatherStatement: HotStatement {
                    (SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
                                                || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
                     FROM appointments a WHERE a.client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
-                    AND a.starts_at < $8 AND a.ends_at > $7) AS patient,
+                    AND \(PostgresTransaction.overlapping("$7", "$8", alias: "a."))) AS patient,
                    (SELECT count(*) FROM appointments WHERE client_id = $3::bigint AND \(AppointmentStatus.activeCondition)
                     AND starts_at >= $9) AS active_count,
                    (\(PostgresTransaction.bookingSettingsJSON)) AS settings,
@@ -182,7 +182,8 @@ struct BookingGatherStatement: HotStatement {
                                   'created_at', floor(extract(epoch FROM h.created_at))::bigint)
                               ORDER BY h.doctor_id, h.starts_at, h.id), '[]')::text
                        FROM slot_holds h
-                       WHERE h.doctor_id IN (\(doctorsOf)) AND h.starts_at < $8 AND h.ends_at > $7 AND h.expires_at > $9)
+                       WHERE h.doctor_id IN (\(doctorsOf)) AND \(PostgresTransaction.overlapping("$7", "$8", alias: "h."))
+                             AND h.expires_at > $9)
                    END AS holds
             """
     }()

@@ -56,8 +56,15 @@ public final class PostgresStore: Sendable {
     /// lock (another server's transaction on the same patient, the audit head), one statement,
     /// a transaction left idle by a stalled process (its locks are then released). Each ends
     /// the transaction as `busy` (503, retry), never a thread and a connection held forever.
-    static let sessionLimits = [("lock_timeout", "30s"), ("statement_timeout", "120s"),
-                                ("idle_in_transaction_session_timeout", "120s")]
+    ///
+    /// And one setting for speed: a prepared statement is planned once per connection
+    /// (`plan_cache_mode`). PostgreSQL otherwise plans the hot statements' gathers again at
+    /// every execution (it judges their generic plan dearer than a custom one): under the
+    /// booking load that planning was 45 % of PostgreSQL's CPU (`perf`, docs/BENCHMARKS.md).
+    /// Every statement of this store looks rows up by key or by range on its indexes, which a
+    /// generic plan uses as well as a custom one.
+    static let sessionSettings = [("lock_timeout", "30s"), ("statement_timeout", "120s"),
+                                ("idle_in_transaction_session_timeout", "120s"), ("plan_cache_mode", "force_generic_plan")]
 
     /// Seconds to wait for a connection (and its start-up) when the URL names no `connect_timeout`.
     public static let defaultConnectTimeout = 10
@@ -106,7 +113,7 @@ public final class PostgresStore: Sendable {
             probe = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
             configuration = .init(unixSocketPath: url.socketPath, username: user, password: password, database: database)
         }
-        let startup = [("application_name", url.applicationName ?? "clinic")] + sessionLimits
+        let startup = [("application_name", url.applicationName ?? "clinic")] + sessionSettings
         probe.options.connectTimeout = .seconds(Int64(timeout))
         probe.options.additionalStartupParameters = startup
         configuration.options.connectTimeout = .seconds(Int64(timeout))

@@ -45,7 +45,7 @@ extension PostgresTransaction {
     func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>] {
         try rows("""
             SELECT starts_at, ends_at FROM appointments
-            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
+            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND \(Self.overlapping("$3", "$2"))
             ORDER BY starts_at
             """, [doctorId, span.upperBound, span.lowerBound]).map { row in
             let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
@@ -56,14 +56,14 @@ extension PostgresTransaction {
     func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
         try value(Bool.self, """
             SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
-                           AND starts_at < $2 AND ends_at > $3 AND id <> $4)
+                           AND \(Self.overlapping("$3", "$2")) AND id <> $4)
             """, [doctorId, span.upperBound, span.lowerBound, except ?? -1]) ?? true
     }
 
     func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64? {
         try value(Int64.self, """
             SELECT id FROM appointments WHERE client_id = $1 AND \(AppointmentStatus.activeCondition)
-            AND starts_at < $2 AND ends_at > $3 AND id <> $4 LIMIT 1
+            AND \(Self.overlapping("$3", "$2")) AND id <> $4 LIMIT 1
             """, [clientId, span.upperBound, span.lowerBound, except ?? -1])
     }
 
@@ -221,10 +221,10 @@ extension PostgresTransaction {
                     exceptHold: Int64?) throws -> [Range<Date>] {
         try rows("""
             SELECT starts_at, ends_at FROM appointments
-            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3 AND id <> $5
+            WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition) AND \(Self.overlapping("$3", "$2")) AND id <> $5
             UNION ALL
             SELECT starts_at, ends_at FROM slot_holds
-            WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 AND id <> $6
+            WHERE doctor_id = $1 AND \(Self.overlapping("$3", "$2")) AND expires_at > $4 AND id <> $6
             ORDER BY starts_at
             """, [doctorId, span.upperBound, span.lowerBound, now, exceptAppointment ?? -1, exceptHold ?? -1]).map { row in
             let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
@@ -235,7 +235,7 @@ extension PostgresTransaction {
     func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan] {
         try rows("""
             SELECT id, starts_at, ends_at FROM appointments
-            WHERE client_id = $1 AND \(AppointmentStatus.activeCondition) AND starts_at < $2 AND ends_at > $3
+            WHERE client_id = $1 AND \(AppointmentStatus.activeCondition) AND \(Self.overlapping("$3", "$2"))
             ORDER BY starts_at, id
             """, [clientId, span.upperBound, span.lowerBound]).map { row in
             let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
@@ -257,8 +257,8 @@ extension PostgresTransaction {
         }
         return try value(Bool.self, """
             SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
-                           AND starts_at < $2 AND ends_at > $3 AND id <> $4)
-                OR EXISTS (SELECT 1 FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $5
+                           AND \(Self.overlapping("$3", "$2")) AND id <> $4)
+                OR EXISTS (SELECT 1 FROM slot_holds WHERE doctor_id = $1 AND \(Self.overlapping("$3", "$2")) AND expires_at > $5
                            AND id <> $6)
             """, [doctorId, span.upperBound, span.lowerBound, exceptAppointment ?? -1, now, exceptHold ?? -1]) ?? true
     }
@@ -269,7 +269,7 @@ extension PostgresTransaction {
 
     func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
         try rows("""
-            SELECT * FROM slot_holds WHERE doctor_id = $1 AND starts_at < $2 AND ends_at > $3 AND expires_at > $4 ORDER BY starts_at, id
+            SELECT * FROM slot_holds WHERE doctor_id = $1 AND \(Self.overlapping("$3", "$2")) AND expires_at > $4 ORDER BY starts_at, id
             """, [doctorId, span.upperBound, span.lowerBound, now]).map(SlotHold.init(row:))
     }
 

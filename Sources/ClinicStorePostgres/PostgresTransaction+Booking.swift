@@ -85,22 +85,34 @@ extension PostgresTransaction {
         """
     }
 
+    /// Rows (of `appointments` or `slot_holds`, `alias.` when given) whose time overlaps
+    /// `lower`..<`upper` (parameters or expressions), in the form the tables' exclusion
+    /// constraints' GiST indexes answer: with `doctor_id` or `client_id` equal to one value, the
+    /// index finds the rows of that doctor or patient within the span. The comparisons of the
+    /// ends alone found the span only by scanning the doctor's or every active appointment
+    /// (1.4 ms of a booking's gather with 6,000 appointments, growing with the table).
+    static func overlapping(_ lower: String, _ upper: String, alias: String = "") -> String {
+        "tstzrange(\(alias)starts_at, \(alias)ends_at) && tstzrange(\(lower), \(upper)) AND \(alias)starts_at < \(upper) AND \(alias)ends_at > \(lower)"
+    }
+
     /// The times taken of the doctors `doctors` (a query of their ids) overlapping `lower`..<`upper`:
     /// active appointments but `exceptAppointment` and holds live at `now` but `exceptHold`
-    /// (all parameters), as a text list (`takenByDoctor`).
+    /// (all parameters), as a text list (`takenByDoctor`). Each doctor's rows are looked up
+    /// through the doctor (`LATERAL`), so both tables' indexes are entered with the doctor and
+    /// the span.
     static func takenList(of doctors: String, lower: String, upper: String, now: String, exceptAppointment: String,
                           exceptHold: String) -> String {
         """
-        SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '') FROM (
+        SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '')
+        FROM (\(doctors)) d (id) CROSS JOIN LATERAL (
             SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint AS s, floor(extract(epoch FROM ends_at))::bigint AS e
             FROM appointments
-            WHERE doctor_id IN (\(doctors)) AND \(AppointmentStatus.activeCondition)
-                  AND starts_at < \(upper) AND ends_at > \(lower) AND id <> \(exceptAppointment)
+            WHERE doctor_id = d.id AND \(AppointmentStatus.activeCondition) AND \(overlapping(lower, upper))
+                  AND id <> \(exceptAppointment)
             UNION ALL
             SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint, floor(extract(epoch FROM ends_at))::bigint
             FROM slot_holds
-            WHERE doctor_id IN (\(doctors)) AND starts_at < \(upper) AND ends_at > \(lower) AND expires_at > \(now)
-                  AND id <> \(exceptHold)) t
+            WHERE doctor_id = d.id AND \(overlapping(lower, upper)) AND expires_at > \(now) AND id <> \(exceptHold)) t
         """
     }
 
