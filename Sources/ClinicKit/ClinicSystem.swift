@@ -18,6 +18,8 @@ public final class ClinicSystem: Sendable {
     public let outbox: Outbox
     /// Files on appointments and the conversations with the clinic (issue 28).
     public let attachments: AttachmentController
+    /// Waiting for a time, and the freed times offered (issue 45).
+    public let waitlist: WaitlistController
 
     /// A system over a store.
     /// - Parameters:
@@ -47,7 +49,8 @@ public final class ClinicSystem: Sendable {
         appointments = AppointmentController(database: database, now: now)
         outbox = Outbox(database: database, now: now)
         attachments = AttachmentController(database: database, images: images, now: now)
-        staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments) { [clients] password, login, name, surname in
+        waitlist = WaitlistController(database: database, appointments: appointments, now: now)
+        staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments, waitlist: waitlist) { [clients] password, login, name, surname in
             try clients.passwordProblem(password, login: login, name: name, surname: surname)
         }
     }

@@ -54,13 +54,15 @@ extension ClinicServer {
         outboxThread.start()
         let outbox = OutboxService(system: system, smtp: settings.smtp, interval: settings.deliveryInterval,
                                    pool: BlockingPool(pool: outboxThread), logger: logger)
+        let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger)
         let host = settings.host
         return Application(
             router: router,
             server: server,
             configuration: .init(address: .hostname(host, port: settings.port), serverName: nil, reuseAddress: true),
-            // Shut down in reverse: the HTTP server, the outbox, the map cache, the committer.
-            services: [CommitterService(committer: dependencies.committer, pool: dependencies.pool), dependencies.mapCache, outbox],
+            // Shut down in reverse: the HTTP server, the waitlist, the outbox, the map cache, the committer.
+            services: [CommitterService(committer: dependencies.committer, pool: dependencies.pool), dependencies.mapCache, outbox,
+                       waitlist],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.port
                 let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
@@ -102,10 +104,12 @@ extension ClinicServer {
         ClinicsController(dependencies: dependencies).addRoutes(to: v1)
         DepartmentsController(dependencies: dependencies).addRoutes(to: v1)
         AppointmentsController(dependencies: dependencies).addRoutes(to: v1)
+        WaitlistRoutes(dependencies: dependencies).addRoutes(to: v1)
         MessagesController(dependencies: dependencies).addRoutes(to: v1)
         let staff = v1.group("staff")
         StaffAccountsController(dependencies: dependencies).addRoutes(to: staff)
         FrontDeskController(dependencies: dependencies).addRoutes(to: staff)
+        StaffWaitlistRoutes(dependencies: dependencies).addRoutes(to: staff)
         ClinicAdminController(dependencies: dependencies).addRoutes(to: staff)
         AttachmentsController(dependencies: dependencies).addRoutes(patient: v1, staff: staff)
         FHIRController(dependencies: dependencies).addRoutes(to: routes.group())

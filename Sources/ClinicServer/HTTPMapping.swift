@@ -85,7 +85,8 @@ enum HTTPMapping {
         case .notLoggedIn, .invalidCredentials: .unauthorized
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
-        case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict, .storeNotEmpty: .conflict
+        case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict, .storeNotEmpty,
+             .alreadyWaiting: .conflict
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
              .geocodeFailed: .unprocessableContent
         case .accountLocked, .rateLimited: .tooManyRequests

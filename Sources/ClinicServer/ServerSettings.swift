@@ -69,6 +69,9 @@ public struct ServerSettings: Sendable {
     public var smtp: SMTPSettings?
     /// How often the outbox worker writes due reminders and sends due e-mail (`CLINIC_DELIVERY_INTERVAL`, seconds).
     public var deliveryInterval: Duration = .seconds(30)
+    /// How often the waitlist worker offers freed times and closes lapsed offers
+    /// (`CLINIC_WAITLIST_INTERVAL`, milliseconds, 100–60000): a freed time is offered within about this.
+    public var waitlistInterval: Duration = .seconds(1)
     /// The address calendar apps reach this server at (`CLINIC_PUBLIC_URL`), else the request's Host.
     public var publicURL: String?
     /// A street map under the web app's own base layer (`CLINIC_TILE_URL`, an `https://` URL
@@ -138,6 +141,9 @@ public struct ServerSettings: Sendable {
                 throw ServerSettingError(.badSetting, "CLINIC_DELIVERY_INTERVAL", "1…3600 (seconds)")
             }
             deliveryInterval = .seconds(seconds)
+        }
+        if let milliseconds = try Self.integer(environment, "CLINIC_WAITLIST_INTERVAL", 100...60_000, unit: " (milliseconds)") {
+            waitlistInterval = .milliseconds(milliseconds)
         }
         if let text = environment["CLINIC_PUBLIC_URL"], !text.isEmpty {
             guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host?.isEmpty == false,

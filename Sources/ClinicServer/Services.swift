@@ -71,6 +71,34 @@ struct OutboxService: Service {
     }
 }
 
+/// Offers freed times from the waitlist (`WaitlistController.work`) every `interval`: a time a
+/// cancellation frees (through any front, the CLI or another server) is offered within about
+/// that long. Idle, a round is one read. On a shared store every server runs one; each freed time
+/// is taken by one of them (`WaitlistStorage.swift`).
+struct WaitlistService: Service {
+    let system: ClinicSystem
+    let interval: Duration
+    let pool: BlockingPool
+    let logger: Logger
+
+    func run() async {
+        let rounds = Task {
+            while !Task.isCancelled {
+                do {
+                    let handled = try await pool.run { [system] in try system.waitlist.work() }
+                    if handled > 0 { logger.info("waitlist", metadata: ["handled": "\(handled)"]) }
+                } catch {
+                    logger.error("waitlist failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler { await rounds.value } onCancel: { rounds.cancel() }
+        } onGracefulShutdown: { rounds.cancel() }
+    }
+}
+
 /// The web map's clinics (`/clinics/map.json`), encoded once per version of the directory
 /// and its departments (550 KB for the default directory, asked by every map page). As a
 /// service it is filled once the server starts, so the first map page does not pay for it,

@@ -240,10 +240,11 @@ struct ChangeAppointmentStatement: HotStatement {
     init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }
 }
 
-/// A hold's release (`holdFacts`): every expired hold and the patient's, $1 the patient, $2 now;
+/// A hold's release (`holdFacts`): every expired hold and the patient's own (not an offer's), $1
+/// the patient, $2 now;
 /// returns the patient's.
 struct ReleaseHoldsStatement: HotStatement {
-    static let sql = "DELETE FROM slot_holds WHERE expires_at <= $2 OR client_id = $1 RETURNING *"
+    static let sql = "DELETE FROM slot_holds WHERE expires_at <= $2 OR (client_id = $1 AND NOT for_offer) RETURNING *"
     let bindings: PostgresBindings, types: [PostgresDataType]
     init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }
 }

@@ -299,7 +299,8 @@ extension PostgresTransaction {
             try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))",
                         [Self.clientAdvisoryLockNamespace, clientId])
         }
-        try execute("DELETE FROM slot_holds WHERE client_id = $1", [clientId])
+        // An offer's hold (the waitlist's) is not the patient's own: it stays.
+        try execute("DELETE FROM slot_holds WHERE client_id = $1 AND NOT for_offer", [clientId])
     }
 
     func deleteExpiredSlotHolds(at now: Date) throws {

@@ -262,7 +262,8 @@ extension SQLiteTransaction {
     }
 
     func deleteSlotHolds(ofClient clientId: Int64) throws {
-        try db.execute(sql: "DELETE FROM slot_holds WHERE client_id = ?", arguments: [clientId])
+        // An offer's hold (the waitlist's) is not the patient's own: it stays.
+        try db.execute(sql: "DELETE FROM slot_holds WHERE client_id = ? AND for_offer = 0", arguments: [clientId])
     }
 
     func deleteExpiredSlotHolds(at now: Date) throws {

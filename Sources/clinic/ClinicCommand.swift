@@ -14,7 +14,7 @@ struct ClinicCommand: ParsableCommand {
         subcommands: [
             Init.self, Register.self, Claim.self, Login.self, Logout.self, Whoami.self, Profile.self,
             Clinics.self, Departments.self, Doctors.self, VisitTypesCommand.self, Geocode.self,
-            Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self,
+            Slots.self, Book.self, AppointmentsCommand.self, Reschedule.self, Cancel.self, Find.self, WaitlistCommand.self,
             Messages.self, Privacy.self, Shell.self, Admin.self, StaffCommand.self, Serve.self,
         ])
 }

@@ -182,7 +182,7 @@ extension StaffCommand {
 extension Admin {
     struct Deliver: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the reminders that are due and send the e-mail that is due (what clinic serve does in the background).",
+            abstract: "Offer freed times from the waitlist, write the reminders that are due and send the e-mail that is due (what clinic serve does in the background).",
             discussion: """
                 E-mail goes through CLINIC_SMTP_URL (smtp[s]://user:password@host:port) from CLINIC_MAIL_FROM; \
                 without them only reminders are written. Run it every minute from cron where no server runs.
@@ -193,10 +193,13 @@ extension Admin {
             let context = Context(global)
             let settings = try SMTPSettings.from(environment: context.environment)
             let system = try context.system()
+            // The waitlist first: the offers it makes are messages this round then e-mails.
+            let offered = try system.waitlist.work()
             let report = try system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "")
-            try context.emit(DeliveryReportJSON(report)) {
+            try context.emit(DeliveryReportJSON(report, waitlist: offered)) {
                 var text = context.text(.deliverDone, String(report.reminders), String(report.sent), String(report.retrying),
                                         String(report.failed))
+                if offered > 0 { text += "\n" + context.text(.waitlistWorked, String(offered)) }
                 if settings == nil { text += "\n" + context.text(.deliverNoSMTP) }
                 return text
             }

@@ -69,7 +69,7 @@ struct StaffCommand: ParsableCommand {
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
                       Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self,
-                      RegisterPatient.self, ClaimCodeCommand.self])
+                      RegisterPatient.self, ClaimCodeCommand.self, StaffWaitlist.self])
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -28,7 +28,10 @@ workers. Every request has a timeout, and every wait polls for its condition wit
     password change; a staff account disabled by SQL beside the servers) is refused by the
     other two within one second, though each had it kept (issue 44: the servers keep sessions
     and hear their ends from PostgreSQL's notices); a profile changed through one is what the
-    others answer with within a second."""
+    others answer with within a second.
+12. Six appointments cancelled at once through the three servers with four patients waiting
+    (issue 45): each freed time is taken by one server, no time is offered twice, each patient
+    gets one offer in the order they joined, and the queue ends empty; an accepted offer books."""
 import concurrent.futures
 import contextlib
 import http.client
@@ -806,3 +809,65 @@ def test_a_session_ended_through_one_server_is_refused_by_the_others_within_a_se
     kept_everywhere(cluster, "/v1/staff/me", token)
     cluster.sql("UPDATE staff_accounts SET is_active = false WHERE login = 'revoked-desk'")
     refused_everywhere_within(cluster, "/v1/staff/me", token, time.monotonic(), what="a staff account disabled")
+
+
+# 12. The waitlist across servers
+
+def test_concurrent_cancellations_through_three_servers_are_each_offered_once_in_order(servers):
+    """Six appointments of one doctor cancelled at once through the three servers, with four
+    patients waiting for that doctor's day (issue 45): every server's worker works the same
+    queue, yet each freed time is taken by one of them, no time is offered twice, each waiting
+    patient gets one offer (one open offer per entry), in the order they joined, and the queue
+    ends empty. An accepted offer books; a held time is refused to anyone else."""
+    cluster = servers
+    _, department, doctors = cluster.department()
+    doctor = doctors[0]
+    slots = cluster.free_slots(70, 1, doctor=doctor)[:6]
+    assert len(slots) == 6, slots
+    bookers = [cluster.register(f"wl-booker{i}", i) for i in range(6)]
+    waiters = [cluster.register(f"wl-wait{i}", i) for i in range(4)]
+    booked = [cluster.book(i % SERVERS, bookers[i], slots[i]) for i in range(6)]
+    assert all(reply.status == 201 for reply in booked), booked
+    window = {"departmentId": department, "doctorId": doctor, "from": day(70), "to": day(70)}
+    entries = []
+    for i, waiter in enumerate(waiters):
+        reply = call(cluster.url(i), "POST", "/v1/waitlist", window, token=waiter.token)
+        assert reply.status == 201, reply.body
+        entries.append(reply.body["id"])
+    try:
+        cancelled = at_once([lambda i=i: call(cluster.url(i), "POST", f"/v1/appointments/{booked[i].body['id']}/cancel",
+                                              token=bookers[i].token) for i in range(6)])
+        assert all(reply.status == 200 for reply in cancelled), cancelled
+
+        def settled():
+            (queued,), = cluster.sql("SELECT count(*) FROM waitlist_freed")
+            offers = cluster.sql(f"""
+                SELECT o.id, o.entry_id, extract(epoch FROM o.starts_at)::bigint FROM waitlist_offers o
+                WHERE o.entry_id IN ({','.join(map(str, entries))}) ORDER BY o.id""")
+            return offers if int(queued) == 0 and len(offers) == 4 else None
+        offers = wait_until(settled, 15, "four offers and an empty queue")
+        # One offer per waiting patient, in the order they joined; four different times.
+        assert [int(entry) for _, entry, _ in offers] == entries, (offers, entries)
+        starts = [int(start) for _, _, start in offers]
+        assert len(set(starts)) == 4 and set(starts) <= {int(utc_text(slot["start"]).timestamp()) for slot in slots}, offers
+        (doubled,), = cluster.sql("""
+            SELECT count(*) FROM (SELECT doctor_id, starts_at FROM waitlist_offers WHERE status = 'open'
+                                  GROUP BY doctor_id, starts_at HAVING count(*) > 1) twice""")
+        assert int(doubled) == 0
+        # Each patient sees their offer through any server; a held time is nobody else's.
+        for i, waiter in enumerate(waiters):
+            mine = call(cluster.url(i + 1), "GET", "/v1/waitlist/offers", token=waiter.token).body["items"]
+            assert [offer["entryId"] for offer in mine] == [entries[i]], mine
+        held = next(slot for slot in slots if int(utc_text(slot["start"]).timestamp()) == starts[1])
+        assert cluster.book(2, bookers[0], held).code == "slot_taken"
+        accepted = call(cluster.url(2), "POST", f"/v1/waitlist/offers/{offers[0][0]}/accept", token=waiters[0].token,
+                        headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert accepted.status == 201 and accepted.body["start"] == next(
+            slot["start"] for slot in slots if int(utc_text(slot["start"]).timestamp()) == starts[0]), accepted.body
+        (active,), = cluster.sql(f"""
+            SELECT count(*) FROM appointments WHERE doctor_id = {doctor} AND status IN {ACTIVE}
+            AND starts_at = to_timestamp({starts[0]})""")
+        assert int(active) == 1
+    finally:
+        for entry, waiter in zip(entries, waiters):
+            call(cluster.url(0), "DELETE", f"/v1/waitlist/{entry}", token=waiter.token)

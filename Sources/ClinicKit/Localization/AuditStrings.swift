@@ -48,6 +48,9 @@ extension AuditAction {
         case .visitTypeAdd: ("Added a visit type", "Добавил(а) вид приёма")
         case .visitTypeRemove: ("Removed a visit type", "Удалил(а) вид приёма")
         case .visitTypeUpdate: ("Changed a visit type", "Изменил(а) вид приёма")
+        case .waitlistAdd: ("Put you on a waitlist", "Поставил(а) вас в лист ожидания")
+        case .waitlistPriority: ("Changed your place on a waitlist", "Изменил(а) ваше место в листе ожидания")
+        case .waitlistRemove: ("Took you off a waitlist", "Убрал(а) вас из листа ожидания")
         }
     }
 }

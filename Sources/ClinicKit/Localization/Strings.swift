@@ -49,6 +49,12 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case geocodeSuggestion, whichPlace, cityInvalid, gazetteerMissing, geocoderSetting, coordinatesInvalid
     case coordinatesOutOfRange, addressInvalid, geocodeFailed, geocoderUnavailable, geocoderBadAnswer, geocoderTimeout
     case locationChoice, noHomeCoordinates, radiusInvalid, limitBetween
+    // The waitlist (WaitlistStrings.swift)
+    case waitlistEntryNotFound, waitlistOfferNotFound, waitlistAlreadyWaiting, waitlistEntriesLimit, waitlistWindowInvalid
+    case waitlistWindowBeyondHorizon, waitlistHoursInvalid, waitlistWeekdaysInvalid, waitlistNoDoctor, waitlistAppointmentInvalid
+    case waitlistOfferClosed, waitlistOfferLapsed, waitlistOfferSubject, waitlistOfferBody, waitlistStatusWaiting
+    case waitlistStatusOffered, waitlistStatusBooked, waitlistStatusLeft, waitlistAnyDoctor, waitlistEveryDay
+    case waitlistPriorityInvalid, waitlistOfferOpen, waitlistOfferAccepted, waitlistOfferDeclined, waitlistOfferLapsedStatus, waitlistOfferWithdrawn
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
     case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
@@ -121,8 +127,8 @@ public enum Strings {
 
     /// The area tables (Localization/*Strings.swift), one a file; a key in more than one is a
     /// mistake the tests catch.
-    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, requestEN]
-    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, requestRU]
+    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, requestEN, waitlistEN]
+    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, requestRU, waitlistRU]
 
     /// Every table as one.
     public static let en = merged(tablesEN)

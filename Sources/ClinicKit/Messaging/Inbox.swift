@@ -12,6 +12,8 @@ public enum MessageKind: String, Sendable, CaseIterable {
     case clinic
     /// About the account itself: the calendar address was renewed (migration 14).
     case account
+    /// A freed time offered from the waitlist (migration 21).
+    case waitlist
 
     /// Messages about a booking carry the appointment's calendar event when e-mailed.
     public var carriesEvent: Bool { self == .booked || self == .rescheduled || self == .cancelled || self == .clinicCancelled }
@@ -94,7 +96,7 @@ public enum Inbox {
         case .clinicCancelled: (.messageClinicCancelledSubject, .messageClinicCancelledBody)
         case .clinicChanged: (.messageZoneSubject, .messageZoneBody)
         case .reminder: (.messageReminderSubject, .messageReminderBody)
-        case .clinic, .account: (.messageClinicSubject, .messageBookedBody)
+        case .clinic, .account, .waitlist: (.messageClinicSubject, .messageBookedBody)
         }
         let subject = Strings.text(subjectKey, language, [when, context.clinicName])
         let lead = hoursBefore.map { Noun.hour.count($0, language) } ?? ""

@@ -150,6 +150,10 @@ public struct BookingPolicy: Sendable, Equatable {
     /// How many days after an appointment is cancelled its patient may still write about it
     /// (the clinic may still answer): a cancelled visit's conversation does not stay open forever.
     public var threadDaysAfterCancel = 30
+    /// How long a time offered from the waitlist is held for the patient it is offered to, in minutes.
+    public var waitlistOfferMinutes = 15
+    /// How many waitlists (one per department) a patient may be on at once.
+    public var waitlistEntries = 5
     var horizon: TimeInterval { TimeInterval(horizonDays) * 86_400 }
 
     public init() {}
@@ -164,6 +168,8 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.hold_seconds", \.holdSeconds, 10...3600),
         ("booking.holds_per_doctor_day", \.holdsPerDoctorDay, 1...1000),
         ("booking.thread_days_after_cancel", \.threadDaysAfterCancel, 0...3650),
+        ("booking.waitlist_offer_minutes", \.waitlistOfferMinutes, 1...1440),
+        ("booking.waitlist_entries", \.waitlistEntries, 1...100),
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {

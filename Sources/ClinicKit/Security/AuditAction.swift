@@ -36,6 +36,9 @@ public enum AuditAction: String, Sendable, CaseIterable {
     case visitTypeAdd = "visit-type.add"
     case visitTypeRemove = "visit-type.remove"
     case visitTypeUpdate = "visit-type.update"
+    case waitlistAdd = "waitlist.add"
+    case waitlistPriority = "waitlist.priority"
+    case waitlistRemove = "waitlist.remove"
 
     /// A staff member's step on an appointment (`StaffController.act`): `appointment.check-in`, ….
     public static func appointment(_ action: StaffAction) -> AuditAction {

@@ -52,6 +52,8 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         /// A file that is not one of the kinds taken, or whose name or declared type says
         /// another kind than its bytes.
         case unsupportedType = "unsupported_type"
+        /// The patient is on that department's waitlist already.
+        case alreadyWaiting = "already_waiting"
     }
 
     public let code: Code

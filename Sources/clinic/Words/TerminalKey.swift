@@ -24,6 +24,8 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case visitTypeLine, visitTypesNone, chooseVisitType, visitTypeChoice, noSlots, clinicTime, headerAvailable
     case headerEvent, headerWhen, headerActor, available, taken, settingLine, exceptionAdded, exceptionRemoved, dayOff
     case statusSet, findNone, headerDate, actorPatient, actorStaff, tooSoon
+    case waitlistNone, waitlistLine, waitlistJoined, waitlistLeft, waitlistOffersNone, waitlistDeclined, waitlistHeldUntil
+    case waitlistEarlierThan, waitlistWorked, staffWaitlistNone, staffWaitlistLine
     // StaffWords.swift
     case staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader, staffDayEmpty, staffDayLine
     case staffActed, staffRescheduled, staffCalendarDoctor, staffCalendarFree, staffPatientsNone, staffPatientLine, staffWalkInRegistered, staffClaimCode, claimed, staffActionsNone, staffActionsLine, staffDisabled, staffAccountLine, staffHoursSet, staffHoursLine, staffDoctorLine, staffBooked

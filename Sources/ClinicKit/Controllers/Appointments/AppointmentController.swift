@@ -186,12 +186,14 @@ public final class AppointmentController: Sendable {
     /// change: the slot's rules as for a booking, the patient's other appointments, the visit's
     /// length kept; the history says who moved it (`staffId`) and why, and the patient is told
     /// in the inbox. The same time with the same doctor changes nothing.
+    /// `hold`: a hold of the new time for this patient (a waitlist offer's), which does not
+    /// stand in the move's way.
     func relocate(_ tx: any StoreWriting, _ appointment: Appointment, to time: TimeInput.Parsed, doctorId: Int64?,
-                  policy: BookingPolicy, now: Date, staffId: Int64?, reason: String?) throws -> Appointment {
+                  policy: BookingPolicy, now: Date, staffId: Int64?, reason: String?, hold: Int64? = nil) throws -> Appointment {
         var appointment = appointment
         let facts = try tx.bookingFacts(Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
                                                           visitTypeId: appointment.visitTypeId, onlyDoctorId: doctorId, at: time,
-                                                          exceptAppointment: appointment.id, exceptHold: nil, now: now))
+                                                          exceptAppointment: appointment.id, exceptHold: hold, now: now))
         let (department, clinic) = try Self.departmentAndClinic(facts, appointment.departmentId)
         let start = try TimeInput.resolve(time, in: clinic.zone)
         guard start != appointment.startsAt || (doctorId != nil && doctorId != appointment.doctorId) else { return appointment }

@@ -102,20 +102,7 @@ extension StaffController {
                 guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
                     throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
                 }
-                let clientId: Int64
-                if let patientId {
-                    // By id, only a patient of this clinic: ids are not to be tried one by one.
-                    guard patientId > 0, try tx.isPatient(patientId, ofClinic: member.clinicId) else {
-                        throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
-                    }
-                    clientId = patientId
-                } else {
-                    let login = patientLogin ?? ""
-                    guard Client.couldExist(login: login), let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
-                        throw ClinicError(.notFound, .staffPatientNotFound, login)
-                    }
-                    clientId = id
-                }
+                let clientId = try frontDeskPatient(tx, member, login: patientLogin, id: patientId)
                 found = clientId
                 let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
                                                                 doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
@@ -134,6 +121,23 @@ extension StaffController {
             }
             throw shown
         }
+    }
+
+    /// The patient the front desk names: by login (any patient), or by id for a patient of the
+    /// member's clinic only (ids are not to be tried one by one). Exactly one of the two.
+    func frontDeskPatient(_ tx: any StoreReading, _ member: StaffMember, login patientLogin: String?, id patientId: Int64?) throws -> Int64 {
+        guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
+        if let patientId {
+            guard patientId > 0, try tx.isPatient(patientId, ofClinic: member.clinicId) else {
+                throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
+            }
+            return patientId
+        }
+        let login = patientLogin ?? ""
+        guard Client.couldExist(login: login), let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
+            throw ClinicError(.notFound, .staffPatientNotFound, login)
+        }
+        return id
     }
 
     /// Moves a patient's appointment at the member's clinic to another time (with `doctorId`,

@@ -9,6 +9,7 @@ public final class StaffController: Sendable {
     let now: @Sendable () -> Date
     let passwordCheck: @Sendable (String, String, String, String) throws -> ClinicError?
     let appointments: AppointmentController
+    let waitlist: WaitlistController
 
     /// A staff session ends after this long without use.
     public static let idleLimit: TimeInterval = 12 * 3600
@@ -17,8 +18,9 @@ public final class StaffController: Sendable {
     static func idleCutoff(_ now: Date) -> Date { Date(seconds: now.seconds - Int64(idleLimit)) }
 
     init(database: any ClinicStore, hasher: PasswordHasher, now: @escaping @Sendable () -> Date, appointments: AppointmentController,
-         passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
+         waitlist: WaitlistController, passwordCheck: @escaping @Sendable (String, String, String, String) throws -> ClinicError?) {
         self.appointments = appointments
+        self.waitlist = waitlist
         self.database = database
         self.hasher = hasher
         self.now = now

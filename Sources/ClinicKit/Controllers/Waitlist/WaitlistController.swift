@@ -1,0 +1,355 @@
+import Foundation
+
+/// The waitlist (issue 45): a patient waits for a time at a department; a time that becomes
+/// free there (Migrations/0021_waitlist.sql queues it, whoever frees it) is offered to the first
+/// waiting entry it fits, and held for that patient for `booking.waitlist_offer_minutes`; if
+/// they decline or let it lapse, the next in line gets it. Accepting books it under every
+/// booking rule (or, for "an earlier time", moves the later appointment to it), in one
+/// transaction. The rules are here, once; the stores hold what must hold across servers
+/// (`WaitlistStorage.swift`).
+public final class WaitlistController: Sendable {
+    let database: any ClinicStore
+    let appointments: AppointmentController
+    let now: @Sendable () -> Date
+    /// How many waiting entries one freed time is tried on before it is let go: the first that
+    /// it fits (and whose patient may take it) gets it.
+    static let candidatesPerTime = 50
+
+    init(database: any ClinicStore, appointments: AppointmentController, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.appointments = appointments
+        self.now = now
+    }
+
+    /// What a patient (or the front desk for them) asks to wait for.
+    public struct Request: Sendable, Equatable {
+        public var departmentId: Int64
+        public var doctorId: Int64?
+        public var visitTypeId: Int64?
+        /// The first and last day to wait for ("YYYY-MM-DD", the clinic's days); nil: from today,
+        /// and to the booking horizon's last day (or, with `appointmentId`, that appointment's day).
+        public var from: String?
+        public var to: String?
+        /// Hours of the day ("HH:MM"), both or neither.
+        public var hoursFrom: String?
+        public var hoursTo: String?
+        /// ISO weekdays, 1 = Monday … 7 = Sunday; nil or empty: every day.
+        public var weekdays: [Int]?
+        /// Wait for a time earlier than this appointment of the patient's (accepting moves it).
+        public var appointmentId: Int64?
+        /// The front desk's priority (higher first); a patient's own entry has 0.
+        public var priority: Int
+
+        public init(departmentId: Int64, doctorId: Int64? = nil, visitTypeId: Int64? = nil, from: String? = nil, to: String? = nil,
+                    hoursFrom: String? = nil, hoursTo: String? = nil, weekdays: [Int]? = nil, appointmentId: Int64? = nil,
+                    priority: Int = 0) {
+            self.departmentId = departmentId; self.doctorId = doctorId; self.visitTypeId = visitTypeId; self.from = from
+            self.to = to; self.hoursFrom = hoursFrom; self.hoursTo = hoursTo; self.weekdays = weekdays
+            self.appointmentId = appointmentId; self.priority = priority
+        }
+    }
+
+    // MARK: The patient's list
+
+    /// Puts the patient on a department's waitlist. Refused (and nothing stored) for a window
+    /// that ends before today or past the booking horizon, hours that are not a span within one
+    /// day, weekdays out of 1…7, a department nobody works in (or a doctor not of it), a visit
+    /// type it does not offer, an appointment that is not the patient's upcoming one there, a
+    /// second entry at the department, or more entries than `booking.waitlist_entries`.
+    public func join(clientId: Int64, _ request: Request, staffId: Int64? = nil) throws -> WaitlistEntry {
+        let now = self.now()
+        let hours = try Self.hours(request.hoursFrom, request.hoursTo)
+        let weekdays = try Self.weekdays(request.weekdays)
+        return try database.writing { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let (department, clinic) = try appointments.departmentAndClinic(tx, request.departmentId)
+            let doctors = try tx.activeDoctors(inDepartment: request.departmentId)
+            if let doctorId = request.doctorId, !doctors.contains(where: { $0.id == doctorId }) {
+                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+            }
+            guard !doctors.isEmpty else { throw ClinicError(.slotUnavailable, .waitlistNoDoctor) }
+            let visit = try request.visitTypeId.map {
+                try VisitType.offered(try tx.visitType(id: $0), id: $0, departmentId: request.departmentId)
+            }
+            let policy = try BookingPolicy.load(tx)
+            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+            let lastBookable = LocalDateTime.of(now.addingTimeInterval(policy.horizon), in: clinic.zone).at(minuteOfDay: 0)
+            var last = try request.to.map(TimeInput.parseDay) ?? lastBookable
+            if let appointmentId = request.appointmentId {
+                guard let appointment = try tx.appointment(id: appointmentId), appointment.clientId == clientId,
+                      appointment.departmentId == request.departmentId, appointment.status.isActive, appointment.startsAt > now
+                else { throw ClinicError(.invalidInput, .waitlistAppointmentInvalid, String(appointmentId)) }
+                last = min(last, LocalDateTime.of(appointment.startsAt, in: clinic.zone).at(minuteOfDay: 0))
+            }
+            let first = max(try request.from.map(TimeInput.parseDay) ?? today, today)
+            if let from = request.from, let to = request.to, try TimeInput.parseDay(from) > TimeInput.parseDay(to) {
+                throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText)
+            }
+            guard last >= today, first <= last else { throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText) }
+            guard last <= lastBookable else {
+                throw ClinicError.invalid(.waitlistWindowBeyondHorizon, String(policy.horizonDays), lastBookable.dayText)
+            }
+            // The patient's entries are counted under their lock; the second entry at a
+            // department is refused by the store's unique index, whoever writes it.
+            try tx.lockWaitlist(ofClient: clientId)
+            guard try tx.activeWaitlistEntries(ofClient: clientId).count < policy.waitlistEntries else {
+                throw ClinicError(.limitReached, .waitlistEntriesLimit, String(policy.waitlistEntries))
+            }
+            let entry = WaitlistEntry(
+                clientId: clientId, clinicId: clinic.id ?? department.clinicId, departmentId: request.departmentId,
+                doctorId: request.doctorId, visitTypeId: visit?.id, firstDay: first.dayText, lastDay: last.dayText,
+                fromMinute: hours?.lowerBound, toMinute: hours?.upperBound, weekdays: weekdays,
+                beforeAppointmentId: request.appointmentId, priority: staffId == nil ? 0 : request.priority, staffId: staffId,
+                status: .waiting, createdAt: now, updatedAt: now)
+            guard let stored = try tx.insertWaitlistEntry(entry) else {
+                throw ClinicError(.alreadyWaiting, .waitlistAlreadyWaiting)
+            }
+            return stored
+        }
+    }
+
+    /// The patient's entries that are still waiting (or offered a time), by id.
+    public func entries(clientId: Int64) throws -> [WaitlistEntry] {
+        try database.reading { tx in try tx.activeWaitlistEntries(ofClient: clientId) }
+    }
+
+    /// Takes the patient off a waitlist; an open offer of that entry is withdrawn and its time
+    /// goes to the next in line.
+    public func leave(_ id: Int64, clientId: Int64) throws {
+        let now = self.now()
+        try database.writing { tx in
+            guard let entry = try tx.waitlistEntry(id: id), entry.clientId == clientId,
+                  entry.status == .waiting || entry.status == .offered else {
+                throw ClinicError(.notFound, .waitlistEntryNotFound, String(id))
+            }
+            for offer in try tx.openWaitlistOffers(ofClient: clientId) where offer.entryId == id {
+                try close(tx, offer, as: .withdrawn, now: now)
+            }
+            try tx.setWaitlistEntryStatus(id: id, to: .left, at: now)
+        }
+    }
+
+    // MARK: Offers
+
+    /// The patient's open offers still within their time, by id.
+    public func offers(clientId: Int64) throws -> [WaitlistOffer] {
+        let now = self.now()
+        return try database.reading { tx in try tx.openWaitlistOffers(ofClient: clientId).filter { $0.expiresAt > now } }
+    }
+
+    /// One of the patient's offers, whatever its state.
+    public func offer(_ id: Int64, clientId: Int64) throws -> WaitlistOffer {
+        try database.reading { tx in try owned(offer: id, tx, clientId) }
+    }
+
+    /// Books an offered time: every booking rule applies (a time meanwhile booked by staff, an
+    /// overlap, the limit refuse it), the hold does not stand in its way; for "an earlier time"
+    /// the later appointment is moved to it instead. The offer and its entry are closed in the
+    /// same transaction. Refused when the offer is not open, or past its time.
+    public func accept(_ id: Int64, clientId: Int64) throws -> Appointment {
+        let now = self.now()
+        return try appointments.changes.count("book") { try database.writing { tx in
+            let offer = try owned(offer: id, tx, clientId)
+            guard offer.status == .open else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.text(.en))
+            }
+            guard offer.expiresAt > now else {
+                let zone = try tx.clinic(id: offer.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
+                throw ClinicError(.tooLate, .waitlistOfferLapsed, DateText.dateTime(offer.expiresAt, timeZone: zone, language: .en))
+            }
+            guard let entry = try tx.waitlistEntry(id: offer.entryId) else {
+                throw ClinicError(.notFound, .waitlistEntryNotFound, String(offer.entryId))
+            }
+            let appointment: Appointment
+            if let laterId = entry.beforeAppointmentId, let later = try tx.appointment(id: laterId), later.status.isActive,
+               later.clientId == clientId {
+                appointment = try appointments.relocate(tx, later, to: .instant(offer.startsAt), doctorId: offer.doctorId,
+                                                        policy: try BookingPolicy.load(tx), now: now, staffId: nil, reason: nil,
+                                                        hold: offer.holdId)
+            } else {
+                appointment = try appointments.book(tx, clientId: clientId, departmentId: offer.departmentId,
+                                                    at: .instant(offer.startsAt), doctorId: offer.doctorId, notes: "", staffId: nil,
+                                                    visitTypeId: entry.visitTypeId, now: now, hold: offer.holdId)
+            }
+            if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
+            guard try tx.closeWaitlistOffer(id: id, as: .accepted, appointmentId: appointment.id, at: now) else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.accepted.text(.en))
+            }
+            try tx.setWaitlistEntryStatus(id: entry.id ?? offer.entryId, to: .booked, at: now)
+            return appointment
+        } }
+    }
+
+    /// Declines an offer: its time goes to the next in line, and the entry waits again (that
+    /// time is not offered to it again).
+    public func decline(_ id: Int64, clientId: Int64) throws {
+        let now = self.now()
+        try database.writing { tx in
+            let offer = try owned(offer: id, tx, clientId)
+            guard offer.status == .open else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.text(.en))
+            }
+            try close(tx, offer, as: .declined, now: now)
+        }
+    }
+
+    // MARK: The worker
+
+    /// Works the queue at `now`: closes the offers that lapsed (their times queued again for
+    /// the next in line), then offers each queued freed time to the first waiting entry it fits,
+    /// one transaction per time (on a shared store several servers do this at once, each time
+    /// taken by one). Returns how many lapses and freed times it handled (at most about `limit`).
+    /// Cheap when there is nothing to do: one read.
+    @discardableResult
+    public func work(limit: Int = 100) throws -> Int {
+        let now = self.now()
+        guard try database.reading({ try $0.hasWaitlistWork(at: now) }) else { return 0 }
+        var handled = try database.writing { tx in
+            let lapsed = try tx.lapsedWaitlistOffers(at: now, limit: limit)
+            for offer in lapsed { try close(tx, offer, as: .lapsed, now: now) }
+            return lapsed.count
+        }
+        while handled < limit {
+            let took = try database.writing { tx -> Bool in
+                guard let freed = try tx.takeFreedTime() else { return false }
+                _ = try offer(tx, freed, now: now)
+                return true
+            }
+            guard took else { break }
+            handled += 1
+        }
+        return handled
+    }
+
+    /// Offers a freed time to the first waiting entry it fits and whose patient may take it
+    /// (the booking's rules over the gathered facts: the time still free and within the lead
+    /// time and horizon, the patient's overlap and limit); nil when nobody gets it.
+    func offer(_ tx: any StoreWriting, _ freed: FreedTime, now: Date) throws -> WaitlistOffer? {
+        guard freed.startsAt > now else { return nil }
+        let entries = try tx.waitingEntries(departmentId: freed.departmentId, doctorId: freed.doctorId, notOfferedAt: freed.startsAt,
+                                            limit: Self.candidatesPerTime)
+        guard !entries.isEmpty else { return nil }
+        // Expired holds (an offer's among them) no longer stand in the way of this one's.
+        try tx.deleteExpiredSlotHolds(at: now)
+        for entry in entries {
+            let before = try entry.beforeAppointmentId.flatMap { try tx.appointment(id: $0) }
+            if entry.beforeAppointmentId != nil, before?.status.isActive != true { continue }
+            // A move keeps the visit's length (its visit type's, as `relocate` does).
+            let facts = try tx.bookingFacts(AppointmentController.factsRequest(
+                clientId: entry.clientId, departmentId: freed.departmentId, visitTypeId: before?.visitTypeId ?? entry.visitTypeId,
+                onlyDoctorId: freed.doctorId, at: .instant(freed.startsAt), exceptAppointment: entry.beforeAppointmentId,
+                exceptHold: nil, now: now))
+            let chosen: (clinic: Clinic, end: Date, policy: BookingPolicy)
+            do {
+                let policy = BookingPolicy(settings: facts.bookingSettings)
+                let (department, clinic) = try AppointmentController.departmentAndClinic(facts, freed.departmentId)
+                let duration: Int?
+                if before != nil {
+                    duration = facts.visitType?.durationMinutes
+                } else {
+                    duration = try entry.visitTypeId.map {
+                        try VisitType.offered(facts.visitType, id: $0, departmentId: freed.departmentId)
+                    }?.durationMinutes
+                }
+                let choice = try AppointmentController.chooseDoctor(
+                    facts, department: department, clinic: clinic, start: freed.startsAt, preferred: freed.doctorId, strict: true,
+                    now: now, policy: policy, duration: duration)
+                try AppointmentController.checkPatient(facts, start: freed.startsAt, end: choice.end,
+                                                       excluding: entry.beforeAppointmentId, policy: policy)
+                chosen = (clinic, choice.end, policy)
+            } catch is ClinicError {
+                // Not for this patient (their own overlap or limit, a visit longer than the
+                // free time, a visit type no longer offered): the next in line.
+                continue
+            }
+            guard entry.fits(start: freed.startsAt, end: chosen.end, zone: chosen.clinic.zone, before: before?.startsAt) else {
+                continue
+            }
+            let expires = now.addingTimeInterval(TimeInterval(chosen.policy.waitlistOfferMinutes * 60))
+            let hold = try tx.insertOfferHold(SlotHold(
+                clientId: entry.clientId, clinicId: chosen.clinic.id ?? entry.clinicId, departmentId: freed.departmentId,
+                doctorId: freed.doctorId, visitTypeId: entry.visitTypeId, startsAt: freed.startsAt, endsAt: chosen.end,
+                expiresAt: expires, createdAt: now))
+            guard let offer = try tx.insertWaitlistOffer(WaitlistOffer(
+                entryId: entry.id ?? 0, clientId: entry.clientId, holdId: hold.id, clinicId: hold.clinicId,
+                departmentId: freed.departmentId, doctorId: freed.doctorId, startsAt: freed.startsAt, endsAt: chosen.end,
+                expiresAt: expires, status: .open, appointmentId: nil, createdAt: now, closedAt: nil)) else {
+                try tx.deleteSlotHold(id: hold.id ?? 0)
+                continue
+            }
+            try tx.setWaitlistEntryStatus(id: offer.entryId, to: .offered, at: now)
+            if let context = facts.messageContext {
+                let doctor = facts.doctors.first { $0.id == freed.doctorId }?.name ?? ""
+                let message = Self.message(offer, context: context, doctorName: doctor)
+                try Inbox.post(tx, clientId: entry.clientId, kind: .waitlist, subject: message.subject, body: message.body,
+                               clinicId: offer.clinicId, emailConfirmed: context.emailConfirmed, now: now)
+            }
+            return offer
+        }
+        return nil
+    }
+
+    /// Closes an open offer as `status`: its hold released, its entry waiting again (unless it
+    /// left), its time queued for the next in line. Nothing when it was closed meanwhile.
+    func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws {
+        guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return }
+        if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
+        if status != .withdrawn, let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
+            try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
+        }
+        if offer.startsAt > now {
+            try tx.queueFreedTime(departmentId: offer.departmentId, doctorId: offer.doctorId, span: offer.startsAt..<offer.endsAt,
+                                  at: now)
+        }
+    }
+
+    /// The message that offers a time, in the patient's language.
+    static func message(_ offer: WaitlistOffer, context: AppointmentMessageContext, doctorName: String) -> (subject: String, body: String) {
+        let language = context.language ?? .en
+        let zone = Clinic.zone(named: context.timeZone)
+        let when = DateText.dateTime(offer.startsAt, timeZone: zone, language: language)
+        let until = DateText.dateTime(offer.expiresAt, timeZone: zone, language: language)
+        let details = Strings.text(.messageDetails, language, [
+            when, context.timeZone, context.clinicName,
+            [context.address, context.city, "\(context.state) \(context.zip)"].joined(separator: ", "),
+            Specialization.displayName(context.specialization, language), doctorName, "—"])
+        return (Strings.text(.waitlistOfferSubject, language, [when]),
+                Strings.text(.waitlistOfferBody, language, [details, until, String(offer.id ?? 0)]))
+    }
+
+    func owned(offer id: Int64, _ tx: any StoreReading, _ clientId: Int64) throws -> WaitlistOffer {
+        guard let offer = try tx.waitlistOffer(id: id), offer.clientId == clientId else {
+            throw ClinicError(.notFound, .waitlistOfferNotFound, String(id))
+        }
+        return offer
+    }
+
+    // MARK: Input
+
+    /// "HH:MM" to "HH:MM" as minutes of the day, both or neither, the first before the second.
+    static func hours(_ from: String?, _ to: String?) throws -> Range<Int>? {
+        let given = [from, to].compactMap { $0?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !given.isEmpty else { return nil }
+        func minutes(_ text: String) -> Int? {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].count == 2, parts[1].count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]),
+                  parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
+                  (0...24).contains(hour), (0...59).contains(minute), hour * 60 + minute <= 1440 else { return nil }
+            return hour * 60 + minute
+        }
+        let shown = "\(from ?? "") – \(to ?? "")"
+        guard given.count == 2, let start = minutes(given[0]), let end = minutes(given[1]), start < end, start < 1440 else {
+            throw ClinicError.invalid(.waitlistHoursInvalid, shown)
+        }
+        return start..<end
+    }
+
+    /// ISO weekdays as `WaitlistEntry.weekdays`' bits; none: every day.
+    static func weekdays(_ days: [Int]?) throws -> Int {
+        guard let days, !days.isEmpty else { return WaitlistEntry.everyDay }
+        guard days.allSatisfy({ (1...7).contains($0) }) else {
+            throw ClinicError.invalid(.waitlistWeekdaysInvalid, days.map(String.init).joined(separator: ","))
+        }
+        return days.reduce(0) { $0 | 1 << ($1 - 1) }
+    }
+}

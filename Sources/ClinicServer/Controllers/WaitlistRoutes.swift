@@ -1,0 +1,82 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The signed-in patient's waitlist (issue 45's pinned paths): join, list, leave; the times
+/// offered, accepted or declined. Joining and accepting go through `idempotent` (a retried
+/// request books once), so through the group committer; the rules are `WaitlistController`'s.
+struct WaitlistRoutes {
+    struct JoinBody: Decodable, Sendable {
+        let departmentId: Int64; let doctorId: Int64?; let visitTypeId: Int64?; let from: String?; let to: String?
+        let hoursFrom: String?; let hoursTo: String?; let weekdays: [Int]?; let appointmentId: Int64?
+    }
+    struct ItemsJSON<Item: Encodable & Sendable>: Encodable, Sendable { let items: [Item] }
+
+    let dependencies: ServerDependencies
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let patient = group.group("waitlist").add(middleware: PatientAuthenticator(dependencies: dependencies))
+        patient.get(use: list)
+        patient.post(use: join)
+        patient.get("offers", use: offers)
+        patient.post("offers/:id/accept", use: accept)
+        patient.post("offers/:id/decline", use: decline)
+        patient.delete(":id", use: leave)
+    }
+
+    @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let entries = try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.waitlist.entries(clientId: patient.id)
+        }
+        return try HTTPMapping.json(ItemsJSON(items: entries.map(WaitlistEntryJSON.init)))
+    }
+
+    @Sendable func join(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let (body, raw) = try await dependencies.decodeKeeping(JoinBody.self, request, context)
+        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
+            let entry = try system.waitlist.join(clientId: patient.id, .init(
+                departmentId: body.departmentId, doctorId: body.doctorId, visitTypeId: body.visitTypeId, from: body.from, to: body.to,
+                hoursFrom: body.hoursFrom, hoursTo: body.hoursTo, weekdays: body.weekdays, appointmentId: body.appointmentId))
+            return (.created, WaitlistEntryJSON(entry))
+        }
+    }
+
+    @Sendable func leave(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.waitlist.leave(id, clientId: patient.id)
+        }
+        return Response(status: .noContent)
+    }
+
+    @Sendable func offers(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let offers = try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.waitlist.offers(clientId: patient.id)
+        }
+        return try HTTPMapping.json(ItemsJSON(items: offers.map(WaitlistOfferJSON.init)))
+    }
+
+    @Sendable func accept(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        var request = request
+        let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
+            (.created, AppointmentJSON(try system.waitlist.accept(id, clientId: patient.id)))
+        }
+    }
+
+    @Sendable func decline(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.waitlist.decline(id, clientId: patient.id)
+        }
+        return Response(status: .noContent)
+    }
+}

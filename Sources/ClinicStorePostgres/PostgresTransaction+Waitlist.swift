@@ -1,0 +1,142 @@
+import ClinicKit
+import Foundation
+import PostgresNIO
+
+// The waitlist area of the seam on PostgreSQL (Migrations/postgres/0012_waitlist.sql). Several
+// servers work the same queue: a freed time is taken by one transaction (`FOR UPDATE SKIP
+// LOCKED`, deleted in the transaction that offers it, so a server that dies mid-offer leaves it
+// queued), the entries it may go to are locked in their order, and a lapsed offer is closed by
+// one server (`SKIP LOCKED`, then an update that checks it is still open).
+
+extension PostgresTransaction {
+    func waitlistEntry(id: Int64) throws -> WaitlistEntry? {
+        try row("SELECT * FROM waitlist_entries WHERE id = $1", [id]).map(WaitlistEntry.init(row:))
+    }
+
+    func activeWaitlistEntries(ofClient clientId: Int64) throws -> [WaitlistEntry] {
+        try rows("SELECT * FROM waitlist_entries WHERE client_id = $1 AND status IN ('waiting', 'offered') ORDER BY id", [clientId])
+            .map(WaitlistEntry.init(row:))
+    }
+
+    func waitlistOffer(id: Int64) throws -> WaitlistOffer? {
+        try row("SELECT * FROM waitlist_offers WHERE id = $1", [id]).map(WaitlistOffer.init(row:))
+    }
+
+    func openWaitlistOffers(ofClient clientId: Int64) throws -> [WaitlistOffer] {
+        try rows("SELECT * FROM waitlist_offers WHERE client_id = $1 AND status = 'open' ORDER BY id", [clientId])
+            .map(WaitlistOffer.init(row:))
+    }
+
+    func waitlistEntries(ofClinic clinicId: Int64, departmentId: Int64?) throws -> [WaitlistEntry] {
+        try rows("""
+            SELECT * FROM waitlist_entries WHERE clinic_id = $1 AND ($2::bigint IS NULL OR department_id = $2::bigint)
+                                             AND status IN ('waiting', 'offered')
+            ORDER BY department_id, priority DESC, created_at, id
+            """, [clinicId, departmentId]).map(WaitlistEntry.init(row:))
+    }
+
+    func hasWaitlistWork(at now: Date) throws -> Bool {
+        try value(Bool.self, """
+            SELECT EXISTS (SELECT 1 FROM waitlist_freed)
+                OR EXISTS (SELECT 1 FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1)
+            """, [now]) ?? false
+    }
+
+    func lockWaitlist(ofClient clientId: Int64) throws {
+        // The patient's lock, as a booking takes it: two servers joining for one patient at once
+        // count the entries one after the other.
+        try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))", [Self.clientAdvisoryLockNamespace, clientId])
+    }
+
+    func insertWaitlistEntry(_ entry: WaitlistEntry) throws -> WaitlistEntry? {
+        guard let id = try value(Int64.self, """
+            INSERT INTO waitlist_entries (client_id, clinic_id, department_id, doctor_id, visit_type_id, first_day, last_day,
+                                          from_minute, to_minute, weekdays, before_appointment_id, priority, staff_id, status,
+                                          created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, [entry.clientId, entry.clinicId, entry.departmentId, entry.doctorId, entry.visitTypeId, entry.firstDay, entry.lastDay,
+                  entry.fromMinute, entry.toMinute, entry.weekdays, entry.beforeAppointmentId, entry.priority, entry.staffId,
+                  entry.status.rawValue, entry.createdAt, entry.updatedAt]) else { return nil }
+        var entry = entry
+        entry.id = id
+        return entry
+    }
+
+    func setWaitlistEntryStatus(id: Int64, to status: WaitlistEntryStatus, at now: Date) throws {
+        try execute("UPDATE waitlist_entries SET status = $2, updated_at = $3 WHERE id = $1", [id, status.rawValue, now])
+    }
+
+    func setWaitlistEntryPriority(id: Int64, to priority: Int, at now: Date) throws {
+        try execute("UPDATE waitlist_entries SET priority = $2, updated_at = $3 WHERE id = $1", [id, priority, now])
+    }
+
+    func waitingEntries(departmentId: Int64, doctorId: Int64, notOfferedAt startsAt: Date, limit: Int) throws -> [WaitlistEntry] {
+        // Locked in their order (no SKIP: the next in line is the next, whoever else looks).
+        try rows("""
+            SELECT * FROM waitlist_entries e
+            WHERE e.department_id = $1 AND e.status = 'waiting' AND (e.doctor_id IS NULL OR e.doctor_id = $2)
+                  AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.doctor_id = $2 AND o.starts_at = $3)
+            ORDER BY e.priority DESC, e.created_at, e.id LIMIT $4
+            FOR UPDATE
+            """, [departmentId, doctorId, startsAt, limit]).map(WaitlistEntry.init(row:))
+    }
+
+    func takeFreedTime() throws -> FreedTime? {
+        try row("""
+            DELETE FROM waitlist_freed
+            WHERE id = (SELECT id FROM waitlist_freed ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING *
+            """, []).map(FreedTime.init(row:))
+    }
+
+    func queueFreedTime(departmentId: Int64, doctorId: Int64, span: Range<Date>, at now: Date) throws {
+        try execute("""
+            INSERT INTO waitlist_freed (department_id, doctor_id, starts_at, ends_at, freed_at) VALUES ($1, $2, $3, $4, $5)
+            """, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
+    }
+
+    func insertOfferHold(_ hold: SlotHold) throws -> SlotHold {
+        // The holds' exclusion constraint is the arbiter: a time held (for an offer or a
+        // patient's own hold) is refused here, whichever server holds it first.
+        guard let id = try value(Int64.self, """
+            INSERT INTO slot_holds (client_id, clinic_id, department_id, doctor_id, visit_type_id, starts_at, ends_at, expires_at,
+                                    created_at, for_offer)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
+                  hold.expiresAt, hold.createdAt]) else {
+            throw ClinicError(.slotTaken, .slotTaken)
+        }
+        var hold = hold
+        hold.id = id
+        return hold
+    }
+
+    func insertWaitlistOffer(_ offer: WaitlistOffer) throws -> WaitlistOffer? {
+        guard let id = try value(Int64.self, """
+            INSERT INTO waitlist_offers (entry_id, client_id, hold_id, clinic_id, department_id, doctor_id, starts_at, ends_at,
+                                         expires_at, status, appointment_id, created_at, closed_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, [offer.entryId, offer.clientId, offer.holdId, offer.clinicId, offer.departmentId, offer.doctorId, offer.startsAt,
+                  offer.endsAt, offer.expiresAt, offer.status.rawValue, offer.appointmentId, offer.createdAt, offer.closedAt])
+        else { return nil }
+        var offer = offer
+        offer.id = id
+        return offer
+    }
+
+    func closeWaitlistOffer(id: Int64, as status: WaitlistOfferStatus, appointmentId: Int64?, at now: Date) throws -> Bool {
+        try value(Int64.self, """
+            UPDATE waitlist_offers SET status = $2, appointment_id = $3, closed_at = $4 WHERE id = $1 AND status = 'open' RETURNING id
+            """, [id, status.rawValue, appointmentId, now]) != nil
+    }
+
+    func lapsedWaitlistOffers(at now: Date, limit: Int) throws -> [WaitlistOffer] {
+        try rows("""
+            SELECT * FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2
+            FOR UPDATE SKIP LOCKED
+            """, [now, limit]).map(WaitlistOffer.init(row:))
+    }
+}

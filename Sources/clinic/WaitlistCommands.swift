@@ -1,0 +1,251 @@
+import ArgumentParser
+import ClinicKit
+import Foundation
+
+/// `clinic waitlist …`: wait for a time at a department, see and answer the times offered.
+struct WaitlistCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waitlist",
+        abstract: "Wait for a time at a department (or an earlier one than your appointment); accept or decline the times offered.",
+        discussion: """
+            When a time you wait for becomes free, it is offered to you (a message in your inbox, and e-mail when your \
+            address is confirmed) and held for you for a while (booking.waitlist_offer_minutes, 15 by default): accept it \
+            to book it, or decline it, and it goes to the next person waiting.
+            """,
+        subcommands: [List.self, Join.self, Leave.self, Offers.self, Accept.self, Decline.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Your waitlist entries and the times offered to you.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            let entries = try system.waitlist.entries(clientId: client.id ?? 0)
+            let offers = try system.waitlist.offers(clientId: client.id ?? 0)
+            try context.emit(WaitlistJSON(items: entries.map(WaitlistEntryJSON.init), offers: offers.map(WaitlistOfferJSON.init))) {
+                guard !entries.isEmpty else { return context.text(.waitlistNone) }
+                var lines = entries.map { try? entryLine($0, system, context) }.compactMap { $0 }
+                if !offers.isEmpty { lines.append(try offerLines(offers, system, context)) }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Join: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait for a time at a department.",
+            discussion: "Days are the clinic's (YYYY-MM-DD); hours are the clinic's time of day, HH:MM-HH:MM.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var wait: WaitlistOptions
+
+        func run() throws {
+            let context = Context(global)
+            let request = try wait.request()
+            let (system, client) = try context.signedIn()
+            let entry = try system.waitlist.join(clientId: client.id ?? 0, request)
+            try context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try entryLine(entry, system, context)) }
+        }
+    }
+
+    struct Leave: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Leave a waitlist (an open offer of it goes to the next in line).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Waitlist entry id.") var entryId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            try system.waitlist.leave(entryId, clientId: client.id ?? 0)
+            try context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+        }
+    }
+
+    struct Offers: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The times offered to you now, each held until the time shown.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            let offers = try system.waitlist.offers(clientId: client.id ?? 0)
+            try context.emit(["items": offers.map(WaitlistOfferJSON.init)]) {
+                offers.isEmpty ? context.text(.waitlistOffersNone) : try offerLines(offers, system, context)
+            }
+        }
+    }
+
+    struct Accept: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Book a time offered to you.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Offer id.") var offerId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            let appointment = try system.waitlist.accept(offerId, clientId: client.id ?? 0)
+            try context.emit(AppointmentJSON(appointment)) {
+                let clinic = try system.clinics.getClinicById(appointment.clinicId)
+                return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                                    clinic.name, appointment.doctorName)
+            }
+        }
+    }
+
+    struct Decline: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let a time offered to you go to the next in line; you keep waiting.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Offer id.") var offerId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            try system.waitlist.decline(offerId, clientId: client.id ?? 0)
+            try context.emit(["declined": offerId]) { context.text(.waitlistDeclined, String(offerId)) }
+        }
+    }
+}
+
+/// What an entry waits for, as `waitlist join` and `staff waitlist add` take it.
+struct WaitlistOptions: ParsableArguments {
+    @Option(help: "Department id.") var department: Int64
+    @Option(help: "Only this doctor (default: any doctor of the department).") var doctor: Int64?
+    @Option(name: .customLong("visit-type"), help: "A visit type of the department.") var visitType: Int64?
+    @Option(help: ArgumentHelp("First day to wait for (default: today).", valueName: "day")) var from: String?
+    @Option(help: ArgumentHelp("Last day to wait for (default: as far as bookings go).", valueName: "day")) var to: String?
+    @Option(help: ArgumentHelp("Hours of the day, HH:MM-HH:MM (default: any).", valueName: "hours")) var hours: String?
+    @Option(help: ArgumentHelp("ISO weekdays, 1 = Monday … 7 = Sunday, comma-separated (default: every day).",
+                               valueName: "days")) var weekdays: String?
+    @Option(name: .customLong("earlier-than"),
+            help: ArgumentHelp("Wait for a time earlier than this appointment (accepting moves it).",
+                               valueName: "appointment")) var earlierThan: Int64?
+
+    func request(priority: Int = 0) throws -> WaitlistController.Request {
+        let span = try hours.map { text -> (String, String) in
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2 else { throw ClinicError.invalid(.waitlistHoursInvalid, text) }
+            return (parts[0], parts[1])
+        }
+        let days = try weekdays.map { text -> [Int] in
+            try text.split(separator: ",", omittingEmptySubsequences: false).map {
+                guard let day = Int($0.trimmingCharacters(in: .whitespaces)) else {
+                    throw ClinicError.invalid(.waitlistWeekdaysInvalid, text)
+                }
+                return day
+            }
+        }
+        return .init(departmentId: department, doctorId: doctor, visitTypeId: visitType, from: from, to: to, hoursFrom: span?.0,
+                     hoursTo: span?.1, weekdays: days, appointmentId: earlierThan, priority: priority)
+    }
+}
+
+/// `clinic waitlist --json`: the entries (`items`, as the API lists them) and the open offers.
+struct WaitlistJSON: Encodable {
+    let items: [WaitlistEntryJSON]
+    let offers: [WaitlistOfferJSON]
+}
+
+/// One entry as a line: its id and state, where, which doctor, the days, the hours, the weekdays.
+func entryLine(_ entry: WaitlistEntry, _ system: ClinicSystem, _ context: Context) throws -> String {
+    let clinic = try system.clinics.getClinicById(entry.clinicId)
+    let department = try system.departments.getDepartmentsByClinicId(entry.clinicId).first { $0.id == entry.departmentId }
+    let doctor = try entry.doctorId.flatMap { id in
+        try system.departments.getDoctorsByDepartmentId(entry.departmentId).first { $0.id == id }?.name
+    } ?? context.text(MessageKey.waitlistAnyDoctor)
+    var when = entry.firstDay + " – " + entry.lastDay
+    if let from = entry.fromMinute, let to = entry.toMinute {
+        when += ", " + WaitlistEntryJSON.clock(from) + "–" + WaitlistEntryJSON.clock(to)
+    }
+    if entry.weekdays != WaitlistEntry.everyDay {
+        let names = context.text(.weekdays).split(separator: ",").map(String.init)
+        when += ", " + entry.weekdayList.map { names.indices.contains($0 - 1) ? names[$0 - 1] : String($0) }.joined(separator: " ")
+    }
+    if let earlier = entry.beforeAppointmentId { when += ", " + context.text(.waitlistEarlierThan, String(earlier)) }
+    return context.text(.waitlistLine, String(entry.id ?? 0), entry.status.text(context.language), clinic.name,
+                        department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
+                        doctor, when)
+}
+
+/// The open offers as a table: id, start in the clinic's time, the clinic, held until.
+func offerLines(_ offers: [WaitlistOffer], _ system: ClinicSystem, _ context: Context) throws -> String {
+    Output.table([context.text(.headerId), context.text(.headerStart), context.text(.headerClinic), context.text(.waitlistHeldUntil)],
+                 try offers.map { offer in
+                     let clinic = try system.clinics.getClinicById(offer.clinicId)
+                     return [String(offer.id ?? 0), localTime(offer.startsAt, clinic, context), clinic.name,
+                             localTime(offer.expiresAt, clinic, context)]
+                 }, flexible: [2])
+}
+
+/// `clinic staff waitlist …`: the front desk's waitlist (receptionists and clinic admins).
+struct StaffWaitlist: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waitlist",
+        abstract: "Who waits at your clinic; put a patient on a waitlist, change their priority, take them off.",
+        subcommands: [List.self, Add.self, Priority.self, Remove.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The entries waiting at your clinic, in the order times are offered.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Only this department.") var department: Int64?
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let entries = try system.staff.waitlist(member, departmentId: department)
+                try context.emit(["items": entries.map(StaffWaitlistEntryJSON.init)]) {
+                    guard !entries.isEmpty else { return context.text(.staffWaitlistNone) }
+                    return try entries.map {
+                        context.text(.staffWaitlistLine, $0.patientName, String($0.entry.priority), try entryLine($0.entry, system, context))
+                    }.joined(separator: "\n")
+                }
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Put a patient on a waitlist (a phone call: \"tell me if something frees up\").")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The patient's login.") var patient: String?
+        @Option(name: .customLong("patient-id"), help: "Or the patient's id (a patient of your clinic).") var patientId: Int64?
+        @Option(help: "Priority: higher is offered first (default 0).") var priority: Int = 0
+        @OptionGroup var wait: WaitlistOptions
+
+        func run() throws {
+            let context = Context(global)
+            let request = try wait.request(priority: priority)
+            try context.asStaff { system, member in
+                let entry = try system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request)
+                try context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try entryLine(entry, system, context)) }
+            }
+        }
+    }
+
+    struct Priority: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set an entry's priority (-1000 to 1000; higher is offered first).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Waitlist entry id.") var entryId: Int64
+        @Argument(help: "The new priority.") var priority: Int
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let entry = try system.staff.prioritizeWaitlistEntry(member, entryId: entryId, priority: priority)
+                try context.emit(WaitlistEntryJSON(entry)) { try entryLine(entry, system, context) }
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take an entry off the waitlist (an open offer of it goes to the next in line).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Waitlist entry id.") var entryId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                try system.staff.removeFromWaitlist(member, entryId: entryId)
+                try context.emit(["removed": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+            }
+        }
+    }
+}

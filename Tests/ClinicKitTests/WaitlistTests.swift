@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+/// The waitlist (issue 45) on the store under test: a freed time goes to the first waiting
+/// patient it fits, held for them; declined or lapsed, to the next; accepted, it is booked (or
+/// the later appointment moved to it). "Now" is Sunday 2026-11-22 12:00 UTC (the TestClock);
+/// Monday 09:20 in Los Angeles is 17:20 UTC.
+@Suite struct WaitlistTests {
+    let monday0920 = utc("2026-11-23T17:20:00Z")
+    let wednesday1000 = utc("2026-11-25T18:00:00Z")
+
+    struct Scene {
+        let clock: TestClock
+        let system: ClinicSystem
+        let therapy: Int64
+        let doctor: Int64
+        let anna: Int64, bob: Int64, carol: Int64, dave: Int64
+    }
+
+    func scene() throws -> Scene {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
+        return Scene(clock: clock, system: system, therapy: therapy, doctor: doctor,
+                     anna: try register(system, "anna").id ?? 0, bob: try register(system, "bob").id ?? 0,
+                     carol: try register(system, "carol").id ?? 0, dave: try register(system, "dave").id ?? 0)
+    }
+
+    func messages(_ system: ClinicSystem, _ clientId: Int64) throws -> [InboxMessage] {
+        try system.database.reading { tx in try Inbox.messages(tx, clientId: clientId) }
+    }
+
+    @Test func aCancelledTimeGoesToTheFirstWaitingPatientHeldForThemAndAcceptingBooksIt() throws {
+        let s = try scene()
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        let bobs = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        #expect(bobs.status == .waiting && bobs.firstDay == "2026-11-22" && bobs.weekdays == WaitlistEntry.everyDay)
+        #expect(try s.system.waitlist.work() == 0, "nothing freed yet")
+
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        #expect(try s.system.waitlist.work() == 1)
+        let offers = try s.system.waitlist.offers(clientId: s.bob)
+        #expect(offers.count == 1)
+        let offer = try #require(offers.first)
+        #expect(offer.startsAt == monday0920 && offer.doctorId == s.doctor && offer.entryId == bobs.id)
+        #expect(offer.expiresAt == s.clock.now.addingTimeInterval(15 * 60), "booking.waitlist_offer_minutes is 15 by default")
+        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty, "one time, one offer")
+        #expect(try s.system.waitlist.entries(clientId: s.bob).first?.status == .offered)
+        let message = try #require(try messages(s.system, s.bob).first)
+        #expect(message.kind == .waitlist && message.body.contains("accept \(offer.id ?? 0)"))
+
+        // Held for Bob: Dave can neither book nor hold it, and it is taken in the slots.
+        #expect(expectError(.slotTaken) {
+            _ = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(monday0920),
+                                                            doctorId: s.doctor)
+        } != nil)
+        #expect(expectError(.slotTaken) {
+            _ = try s.system.appointments.holdSlot(clientId: s.dave, departmentId: s.therapy, doctorId: s.doctor, at: monday0920)
+        } != nil)
+        // Bob's own hold of another time does not release the offer's.
+        _ = try s.system.appointments.holdSlot(clientId: s.bob, departmentId: s.therapy, doctorId: s.doctor,
+                                               at: monday0920.addingTimeInterval(3_600))
+        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+        #expect(expectError(.slotTaken) {
+            _ = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(monday0920),
+                                                            doctorId: s.doctor)
+        } != nil)
+
+        // Carol cannot accept Bob's offer; Bob can, and the time is his.
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.carol) } != nil)
+        let appointment = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
+        #expect(appointment.clientId == s.bob && appointment.startsAt == monday0920 && appointment.doctorId == s.doctor)
+        #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .accepted)
+        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty, "a booked entry is done")
+        #expect(try s.system.waitlist.entries(clientId: s.carol).map(\.status) == [.waiting])
+        #expect(expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) } != nil)
+    }
+
+    @Test func aDeclinedOrLapsedOfferGoesToTheNextInLineAndNeverTwiceToOneEntry() throws {
+        let s = try scene()
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        // The front desk's priority goes first; the same priority in the order of joining.
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, priority: 5), staffId: 1)
+        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, priority: 5))
+        #expect(try s.system.waitlist.entries(clientId: s.dave).first?.priority == 0, "a patient cannot raise their own priority")
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        try s.system.waitlist.work()
+        let first = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        try s.system.waitlist.decline(first.id ?? 0, clientId: s.carol)
+        #expect(try s.system.waitlist.entries(clientId: s.carol).first?.status == .waiting)
+        try s.system.waitlist.work()
+        let second = try #require(try s.system.waitlist.offers(clientId: s.bob).first, "declined: the next in line")
+        #expect(second.startsAt == monday0920)
+        // Bob lets it lapse: 16 minutes on it is Dave's.
+        s.clock.advance(16 * 60)
+        #expect(expectError(.tooLate) { _ = try s.system.waitlist.accept(second.id ?? 0, clientId: s.bob) } != nil)
+        try s.system.waitlist.work()
+        #expect(try s.system.waitlist.offer(second.id ?? 0, clientId: s.bob).status == .lapsed)
+        let third = try #require(try s.system.waitlist.offers(clientId: s.dave).first)
+        #expect(third.startsAt == monday0920)
+        try s.system.waitlist.decline(third.id ?? 0, clientId: s.dave)
+        // Everyone has had this time once: nobody is offered it again, and it is free to book.
+        try s.system.waitlist.work()
+        for patient in [s.bob, s.carol, s.dave] { #expect(try s.system.waitlist.offers(clientId: patient).isEmpty) }
+        let anyone = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        #expect(anyone.startsAt == monday0920)
+    }
+
+    @Test func anEarlierTimeMovesTheLaterAppointmentAndFreesItForTheNext() throws {
+        let s = try scene()
+        let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                doctorId: s.doctor)
+        let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: s.therapy, at: .instant(wednesday1000),
+                                                               doctorId: s.doctor, notes: "knee")
+        let entry = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
+        #expect(entry.lastDay == "2026-11-25", "an earlier time: the window ends on the appointment's day")
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        _ = try s.system.appointments.cancelAppointment(annas.id ?? 0, clientId: s.anna)
+        try s.system.waitlist.work()
+        let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+        let moved = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
+        #expect(moved.id == bobs.id && moved.startsAt == monday0920 && moved.notes == "knee", "the same appointment, moved")
+        #expect(try s.system.appointments.getAppointmentsByClientId(s.bob).count == 1)
+        // Wednesday is free now, and Carol is offered it.
+        try s.system.waitlist.work()
+        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == wednesday1000)
+    }
+
+    @Test func aTimeOutsideTheEntrysDaysHoursOrWeekdaysIsNotOffered() throws {
+        let s = try scene()
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        // Monday 09:20 in Los Angeles: Bob waits on Tuesdays, Carol in the afternoon, Dave from Tuesday on.
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, weekdays: [2]))
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, hoursFrom: "13:00", hoursTo: "17:00"))
+        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, from: "2026-11-24"))
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        try s.system.waitlist.work()
+        for patient in [s.bob, s.carol, s.dave] { #expect(try s.system.waitlist.offers(clientId: patient).isEmpty) }
+        // Leaving takes the entry off the list.
+        let entry = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        try s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob)
+        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty)
+        #expect(expectError(.notFound) { try s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob) } != nil)
+    }
+
+    @Test func badRequestsAreRefusedAndChangeNothing() throws {
+        let s = try scene()
+        let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
+        let before = try fingerprint(s.system)
+        let refusals: [(ClinicError.Code, WaitlistController.Request)] = [
+            (.invalidInput, .init(departmentId: s.therapy, from: "2026-11-01", to: "2026-11-20")),
+            (.invalidInput, .init(departmentId: s.therapy, from: "2026-12-10", to: "2026-12-01")),
+            (.invalidInput, .init(departmentId: s.therapy, to: "2029-01-01")),
+            (.invalidInput, .init(departmentId: s.therapy, from: "2026-13-01")),
+            (.invalidInput, .init(departmentId: s.therapy, hoursFrom: "22:00", hoursTo: "02:00")),
+            (.invalidInput, .init(departmentId: s.therapy, hoursFrom: "09:00")),
+            (.invalidInput, .init(departmentId: s.therapy, hoursFrom: "9", hoursTo: "10:00")),
+            (.invalidInput, .init(departmentId: s.therapy, weekdays: [0, 8])),
+            (.notFound, .init(departmentId: 999_999)),
+            (.notFound, .init(departmentId: s.therapy, doctorId: 999_999)),
+            (.invalidInput, .init(departmentId: s.therapy, appointmentId: 999_999)),
+        ]
+        for (code, request) in refusals {
+            #expect(expectError(code) { _ = try s.system.waitlist.join(clientId: s.bob, request) } != nil, "\(request)")
+        }
+        // A visit type of another department.
+        let cardiologyVisit = try s.system.database.writing { tx in
+            try tx.insertVisitType(departmentId: cardiology, nameEn: "ECG", nameRu: "ЭКГ", durationMinutes: 20, priceCents: nil)
+        }
+        let afterVisitType = try fingerprint(s.system)
+        #expect(expectError(.notFound) {
+            _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, visitTypeId: cardiologyVisit))
+        } != nil)
+        #expect(try fingerprint(s.system) == afterVisitType, "refusals change nothing")
+        #expect(before != afterVisitType)
+        // Twice at one department; past the number of waitlists a patient may be on.
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        #expect(expectError(.alreadyWaiting) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy)) } != nil)
+        _ = try s.system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
+        #expect(expectError(.limitReached) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology)) } != nil)
+        // Someone else's offer or entry, or none.
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.accept(424_242, clientId: s.bob) } != nil)
+        #expect(expectError(.notFound) { try s.system.waitlist.decline(424_242, clientId: s.bob) } != nil)
+        let bobs = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        #expect(expectError(.notFound) { try s.system.waitlist.leave(bobs.id ?? 0, clientId: s.carol) } != nil)
+    }
+
+    @Test func theFrontDeskSeesWhoWaitsPutsAPatientOnWithAPriorityAndTakesThemOff() throws {
+        let s = try scene()
+        let la1 = try clinic(s.system, "LA1").id ?? 0, la2 = try clinic(s.system, "LA2").id ?? 0
+        let desk = try s.system.staff.addStaff(StaffInput(login: "desk-a", name: "Sam", surname: "Lee", role: .receptionist,
+                                                          clinicId: la1, doctorId: nil, password: "correct-horse-42"))
+        let elsewhere = try s.system.staff.addStaff(StaffInput(login: "desk-b", name: "Sam", surname: "Lee", role: .receptionist,
+                                                               clinicId: la2, doctorId: nil, password: "correct-horse-42"))
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        // Carol phones: the desk puts her on, ahead of Bob.
+        let carols = try s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10))
+        #expect(carols.priority == 10 && carols.staffId == desk.id)
+        #expect(expectError(.notFound) {
+            _ = try s.system.staff.addToWaitlist(elsewhere, patientLogin: "dave", .init(departmentId: s.therapy))
+        } != nil, "another clinic's department")
+        let listed = try s.system.staff.waitlist(desk, departmentId: s.therapy)
+        #expect(listed.map(\.entry.clientId) == [s.carol, s.bob] && listed.first?.patientName == "Anna Smith")
+        #expect(try s.system.staff.waitlist(elsewhere).isEmpty, "another clinic sees nobody")
+        // Bob is moved up: the freed time is his.
+        let bobs = try #require(listed.last?.entry.id)
+        _ = try s.system.staff.prioritizeWaitlistEntry(desk, entryId: bobs, priority: 20)
+        #expect(expectError(.invalidInput) { _ = try s.system.staff.prioritizeWaitlistEntry(desk, entryId: bobs, priority: 5000) } != nil)
+        #expect(expectError(.notFound) { _ = try s.system.staff.prioritizeWaitlistEntry(elsewhere, entryId: bobs, priority: 1) } != nil)
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        try s.system.waitlist.work()
+        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty)
+        // Taken off by the desk: his offer is withdrawn and goes to Carol.
+        try s.system.staff.removeFromWaitlist(desk, entryId: bobs)
+        try s.system.waitlist.work()
+        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty)
+        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920)
+        #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 3)
+    }
+}
