@@ -119,6 +119,7 @@ extension ClinicServer {
         WebAccountPages(dependencies: dependencies).addRoutes(to: pages)
         WebClinicPages(dependencies: dependencies).addRoutes(to: pages)
         WebAppointmentPages(dependencies: dependencies).addRoutes(to: pages)
+        WebWaitlistPages(dependencies: dependencies).addRoutes(to: pages)
         WebProfilePages(dependencies: dependencies).addRoutes(to: pages)
         WebStaffPages(dependencies: dependencies).addRoutes(to: pages)
         WebWalkInPages(dependencies: dependencies).addRoutes(to: pages)

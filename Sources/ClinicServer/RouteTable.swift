@@ -39,15 +39,20 @@ final class RouteTable: RouterMethods, @unchecked Sendable {
     }
 
     /// The methods of the routes whose template matches `path` (a capture, `{id}`, matches one
-    /// segment);
-    /// nil for a path no route has.
+    /// segment); nil for a path no route has. Where a constant segment and a capture both match,
+    /// the constant wins, as in the router: `/v1/waitlist/offers` is `GET`'s only, though
+    /// `DELETE /v1/waitlist/{id}` has the same shape.
     func allowed(_ path: String) -> [String]? {
         let parts = path.split(separator: "/")
-        let methods = lock.withLock {
-            templates.filter { template in
-                template.segments.count == parts.count
-                    && zip(template.segments, parts).allSatisfy { $0.hasPrefix("{") || $0.hasPrefix(":") || $0 == $1 }
-            }.flatMap(\.methods)
+        func isCapture(_ segment: Substring) -> Bool { segment.hasPrefix("{") || segment.hasPrefix(":") }
+        let methods = lock.withLock { () -> [HTTPRequest.Method] in
+            let matching = templates.filter { template in
+                template.segments.count == parts.count && zip(template.segments, parts).allSatisfy { isCapture($0) || $0 == $1 }
+            }
+            // The most specific: at the first segment where they differ, a constant before a capture.
+            let shapes = matching.map { $0.segments.map(isCapture) }
+            guard let best = shapes.min(by: { $0.lexicographicallyPrecedes($1) { !$0 && $1 } }) else { return [] }
+            return zip(matching, shapes).filter { $0.1 == best }.flatMap(\.0.methods)
         }
         guard !methods.isEmpty else { return nil }
         let names = methods.map(\.rawValue) + (methods.contains(.get) ? ["HEAD"] : [])

@@ -155,7 +155,8 @@ struct WebAppointmentPages {
         let appointment = details.appointment, history = details.history, clinic = details.clinic, slots = details.rescheduleTimes
         let today = LocalDateTime.of(Date(), in: clinic.zone)
         var values: [String: Any] = [
-            "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "doctor": appointment.doctorName,
+            "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "departmentId": appointment.departmentId,
+            "doctor": appointment.doctorName,
             "when": WebFormat.clinicTime(appointment.startsAt, clinic, web.language), "status": appointment.status.text(web.language),
             "active": appointment.status.isPatientChangeable,
             "askCancel": request.query("cancel") == "1", "justBooked": request.query("booked") == "1",

@@ -6,6 +6,13 @@ enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
     static let en: [String: String] = [
+        "waitlist": "Waitlist", "waitlistJoined": "You are on the waitlist. When a time frees up, it is offered to you by message and held for you for a while.",
+        "waitlistDeclined": "Declined: the time goes to the next person waiting. You keep waiting.",
+        "waitlistOffers": "Times offered to you", "offerHeldUntil": "Held for you until", "acceptOffer": "Book this time",
+        "declineOffer": "It does not suit me", "waitlistWaiting": "What you are waiting for", "waitlistNone": "You are not waiting for a time.",
+        "earlierThanYours": "earlier than your appointment", "leaveWaitlist": "Stop waiting",
+        "waitlistHint": "A time that frees up goes to those waiting in the order they joined; if you do not answer in time, it goes to the next.",
+        "waitEarlier": "Tell me if an earlier time frees up",
         "anyDoctor": "Any doctor", "noFreeDay": "no free times", "summaryTitle": "Check and confirm", "length": "Length",
         "price": "Price", "reasonForVisit": "Reason for the visit (optional)", "visitReason": "Reason for the visit",
         "reasonHint": "Up to 500 characters. Only the clinic's staff read it, before the visit; it is stored encrypted.",
@@ -78,6 +85,13 @@ enum WebText {
     ]
 
     static let ru: [String: String] = [
+        "waitlist": "Лист ожидания", "waitlistJoined": "Вы в листе ожидания. Когда время освободится, вам придёт сообщение, и время будет на какое-то время удержано для вас.",
+        "waitlistDeclined": "Вы отказались: время перейдёт следующему в очереди. Вы остаётесь в листе ожидания.",
+        "waitlistOffers": "Предложенное вам время", "offerHeldUntil": "Удержано для вас до", "acceptOffer": "Записаться на это время",
+        "declineOffer": "Мне не подходит", "waitlistWaiting": "Чего вы ждёте", "waitlistNone": "Вы не ждёте времени.",
+        "earlierThanYours": "раньше вашей записи", "leaveWaitlist": "Больше не ждать",
+        "waitlistHint": "Освободившееся время достаётся ожидающим в порядке очереди; если вы не ответите вовремя, оно перейдёт следующему.",
+        "waitEarlier": "Сообщить, если освободится более раннее время",
         "anyDoctor": "Любой врач", "noFreeDay": "нет свободного времени", "summaryTitle": "Проверьте и подтвердите", "length": "Длительность",
         "price": "Цена", "reasonForVisit": "Причина визита (необязательно)", "visitReason": "Причина визита",
         "reasonHint": "До 500 символов. Её прочтут только сотрудники клиники, до визита; она хранится зашифрованной.",

@@ -108,6 +108,28 @@ public final class WaitlistController: Sendable {
         }
     }
 
+    /// What a patient's waitlist page shows: their entries, their open offers within their
+    /// time, and each one's department with its clinic (the clinic's zone tells the times).
+    public struct Overview: Sendable {
+        public let entries: [WaitlistEntry]
+        public let offers: [WaitlistOffer]
+        public let places: [Int64: (department: Department, clinic: Clinic)]
+    }
+
+    /// The patient's `Overview`, in one snapshot.
+    public func overview(clientId: Int64) throws -> Overview {
+        let now = self.now()
+        return try database.reading { tx in
+            let entries = try tx.activeWaitlistEntries(ofClient: clientId)
+            let offers = try tx.openWaitlistOffers(ofClient: clientId).filter { $0.expiresAt > now }
+            var places: [Int64: (department: Department, clinic: Clinic)] = [:]
+            for departmentId in Set(entries.map(\.departmentId) + offers.map(\.departmentId)) {
+                places[departmentId] = try appointments.departmentAndClinic(tx, departmentId)
+            }
+            return Overview(entries: entries, offers: offers, places: places)
+        }
+    }
+
     /// The patient's entries that are still waiting (or offered a time), by id.
     public func entries(clientId: Int64) throws -> [WaitlistEntry] {
         try database.reading { tx in try tx.activeWaitlistEntries(ofClient: clientId) }

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The waitlist's pages (issue 45): a patient asks to be told of a freed time, sees the time
+/// offered with how long it is held, and books it in one tap; the appointment page offers
+/// "Tell me if an earlier time frees up".
+@Suite struct WaitlistWebTestsInProcess {
+    @Test func aPatientWaitsOnTheWebAndBooksTheOfferedTime() async throws {
+        try await InProcessServer.run(environment: ["CLINIC_WAITLIST_INTERVAL": "100"]) { server in
+            let form = try await server.web(.get, "/register", cookies: [:])
+            var cookies = ["clinic_csrf": try #require(form.cookie("clinic_csrf"))]
+            let registered = try await server.web(.post, "/register", cookies: cookies, form: [
+                "csrf": try #require(form.csrf), "login": "wl-web", "password": InProcessServer.password,
+                "passwordAgain": InProcessServer.password, "name": "Paula", "surname": "Page", "street": "Main St", "house": "5",
+                "cityChoice": "Boston", "acceptPrivacy": "yes"])
+            #expect(registered.status == 303, "\(registered.text)")
+            cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
+            let menu = try await server.web(.get, "/", cookies: cookies)
+            #expect(menu.text.contains("href=\"/waitlist\""), "the menu links the waitlist")
+            let csrf = try #require(menu.csrf)
+
+            let (department, _) = try await server.department()
+            let empty = try await server.web(.get, "/waitlist", cookies: cookies)
+            #expect(empty.status == 200 && empty.text.contains("You are not waiting for a time."), "\(empty.text)")
+            let joined = try await server.web(.post, "/waitlist", cookies: cookies, form: ["csrf": csrf, "departmentId": String(department)])
+            #expect(joined.status == 303 && joined.headers["Location"].first == "/waitlist?joined=1", "\(joined.text)")
+            let again = try await server.web(.post, "/waitlist", cookies: cookies, form: ["csrf": csrf, "departmentId": String(department)])
+            #expect(again.status == 409, "joining twice is refused on a page: \(again.status)")
+
+            // Another patient books a time and cancels it: it is offered to Paula.
+            let anna = try await server.patient("wl-web-anna")
+            let start = try await server.freeSlot(department)
+            let booked = try await server.send(.post, "/v1/appointments", json: ["departmentId": department, "start": start], token: anna)
+            #expect(booked.status == 201, "\(booked.text)")
+            let appointment = try #require(booked.object["id"] as? Int)
+            #expect(try await server.send(.post, "/v1/appointments/\(appointment)/cancel", token: anna).status == 200)
+            var page = try await server.web(.get, "/waitlist", cookies: cookies)
+            for _ in 0..<100 where !page.text.contains("/accept") {
+                try await Task.sleep(for: .milliseconds(100))
+                page = try await server.web(.get, "/waitlist", cookies: cookies)
+            }
+            let accept = try #require(page.text.firstMatch(of: #/action="(/waitlist/offers/\d+/accept)"/#)?.output.1)
+            #expect(page.text.contains("Held for you until"), "\(page.text)")
+            let taken = try await server.web(.post, String(accept), cookies: cookies, form: ["csrf": try #require(page.csrf)])
+            #expect(taken.status == 303, "\(taken.text)")
+            let location = try #require(taken.headers["Location"].first)
+            #expect(location.hasSuffix("?booked=1"), "\(location)")
+            let shown = try await server.web(.get, location, cookies: cookies)
+            #expect(shown.text.contains("id=\"booked\"") && shown.text.contains("id=\"wait-earlier\""), "\(shown.text)")
+        }
+    }
+}
