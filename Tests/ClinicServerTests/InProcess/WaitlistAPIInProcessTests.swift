@@ -80,4 +80,32 @@ import Testing
             #expect(try await server.send(.options, "/v1/waitlist/5", token: bob).headers["Allow"] == ["DELETE"])
         }
     }
+
+    @Test func theFrontDeskPutsAPatientOnMovesThemUpAndTakesThemOff() async throws {
+        try await InProcessServer.run { server in
+            let s = try await StaffAPITestsInProcess.makeWorld(server)
+            let desk = try #require(s.tokens["desk-a"]), doctor = try #require(s.tokens["doctor-a"])
+            let other = try #require(s.tokens["admin-b"])
+            _ = try await server.patient("wl-phone")
+            let added = try await server.send(.post, "/v1/staff/waitlist", json: [
+                "patientLogin": "wl-phone", "departmentId": s.department, "priority": 3, "hoursFrom": "08:00", "hoursTo": "12:00"],
+                token: desk)
+            #expect(added.status == 201 && added.object["priority"] as? Int == 3, "\(added.text)")
+            let entry = try #require(added.object["id"] as? Int)
+            #expect(try await server.send(.post, "/v1/staff/waitlist", json: ["patientLogin": "wl-phone", "departmentId": s.department],
+                                          token: doctor).status == 403, "a doctor does not run the front desk")
+            #expect(try await server.send(.post, "/v1/staff/waitlist", json: ["patientLogin": "wl-phone", "departmentId": s.department],
+                                          token: other).status == 404, "another clinic's department")
+            let listed = try await server.send(.get, "/v1/staff/waitlist?departmentId=\(s.department)", token: desk)
+            let items = try #require(listed.object["items"] as? [[String: Any]])
+            #expect(items.map { $0["id"] as? Int } == [entry] && items.first?["patientName"] as? String == "Anna Smith", "\(listed.text)")
+            #expect(((try await server.send(.get, "/v1/staff/waitlist", token: other)).object["items"] as? [Any])?.isEmpty == true)
+            let moved = try await server.send(.patch, "/v1/staff/waitlist/\(entry)", json: ["priority": 9], token: desk)
+            #expect(moved.status == 200 && moved.object["priority"] as? Int == 9, "\(moved.text)")
+            #expect(try await server.send(.patch, "/v1/staff/waitlist/\(entry)", json: ["priority": 5000], token: desk).status == 400)
+            #expect(try await server.send(.delete, "/v1/staff/waitlist/\(entry)", token: other).status == 404)
+            #expect(try await server.send(.delete, "/v1/staff/waitlist/\(entry)", token: desk).status == 204)
+            #expect(try await server.send(.delete, "/v1/staff/waitlist/\(entry)", token: desk).status == 404)
+        }
+    }
 }
