@@ -228,4 +228,23 @@ import Testing
         #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920)
         #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 3)
     }
+
+    @Test func anEntryWhoseDaysArePastOrWhoseAppointmentIsGoneNoLongerCountsOrShows() throws {
+        let s = try scene()
+        _ = try s.system.appointments.setBookingRule("booking.waitlist_entries", to: "2")
+        let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, to: "2026-11-24"))
+        let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: cardiology,
+                                                               at: .instant(wednesday1000))
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology, appointmentId: bobs.id))
+        let dermatology = try department(s.system, "LA1", "neurology").id ?? 0
+        #expect(expectError(.limitReached) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology)) } != nil)
+        // Three days on, the first entry's days are past; and Bob cancels the appointment the other was for.
+        s.clock.advance(3 * 86_400)
+        _ = try s.system.appointments.cancelAppointment(bobs.id ?? 0, clientId: s.bob)
+        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology))
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        #expect(try s.system.waitlist.entries(clientId: s.bob).count == 2, "the two that were over neither count nor block")
+    }
 }

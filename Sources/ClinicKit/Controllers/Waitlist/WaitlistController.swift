@@ -92,7 +92,18 @@ public final class WaitlistController: Sendable {
             // The patient's entries are counted under their lock; the second entry at a
             // department is refused by the store's unique index, whoever writes it.
             try tx.lockWaitlist(ofClient: clientId)
-            guard try tx.activeWaitlistEntries(ofClient: clientId).count < policy.waitlistEntries else {
+            // Entries that can no longer be offered anything (their last day is past, or the
+            // appointment they were to come before is gone) end here: they neither count nor
+            // stand in the way of a new entry at their department.
+            var current = 0
+            for entry in try tx.activeWaitlistEntries(ofClient: clientId) {
+                if try isOver(entry, tx, now: now), let id = entry.id, entry.status == .waiting {
+                    try tx.setWaitlistEntryStatus(id: id, to: .left, at: now)
+                } else {
+                    current += 1
+                }
+            }
+            guard current < policy.waitlistEntries else {
                 throw ClinicError(.limitReached, .waitlistEntriesLimit, String(policy.waitlistEntries))
             }
             let entry = WaitlistEntry(
@@ -120,7 +131,7 @@ public final class WaitlistController: Sendable {
     public func overview(clientId: Int64) throws -> Overview {
         let now = self.now()
         return try database.reading { tx in
-            let entries = try tx.activeWaitlistEntries(ofClient: clientId)
+            let entries = try tx.activeWaitlistEntries(ofClient: clientId).filter { try !isOver($0, tx, now: now) }
             let offers = try tx.openWaitlistOffers(ofClient: clientId).filter { $0.expiresAt > now }
             var places: [Int64: (department: Department, clinic: Clinic)] = [:]
             for departmentId in Set(entries.map(\.departmentId) + offers.map(\.departmentId)) {
@@ -130,9 +141,19 @@ public final class WaitlistController: Sendable {
         }
     }
 
-    /// The patient's entries that are still waiting (or offered a time), by id.
+    /// The patient's entries that are still waiting (or offered a time), by id; one whose
+    /// last day is past, or whose appointment is gone, is not shown (`join` ends it).
     public func entries(clientId: Int64) throws -> [WaitlistEntry] {
-        try database.reading { tx in try tx.activeWaitlistEntries(ofClient: clientId) }
+        let now = self.now()
+        return try database.reading { tx in try tx.activeWaitlistEntries(ofClient: clientId).filter { try !isOver($0, tx, now: now) } }
+    }
+
+    /// Whether nothing can be offered to an entry any more: its last day is past in its
+    /// clinic's zone, or the appointment it waits to come before is no longer active.
+    func isOver(_ entry: WaitlistEntry, _ tx: any StoreReading, now: Date) throws -> Bool {
+        if let before = entry.beforeAppointmentId, try tx.storedAppointment(id: before)?.status.isActive != true { return true }
+        let zone = try tx.clinic(id: entry.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
+        return LocalDateTime.of(now, in: zone).dayText > entry.lastDay
     }
 
     /// Takes the patient off a waitlist; an open offer of that entry is withdrawn and its time
