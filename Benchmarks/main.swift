@@ -8,7 +8,7 @@ import Foundation
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "clinic-bench", abstract: "ClinicKit benchmarks.")
 
-    static let names = ["nearest-build", "nearest", "nearest-k10-filtered", "slots", "book", "book-contended", "find", "cli-nearest", "geocode-cold"]
+    static let names = ["nearest-build", "nearest", "nearest-k10-filtered", "slots", "book", "book-contended", "find", "cli-nearest", "geocode-cold", "waitlist-month"]
 
     @Flag(help: "Smaller sizes; finishes within a minute.") var quick = false
     @Flag(help: "Print a JSON array instead of a table.") var json = false
@@ -82,6 +82,12 @@ struct Bench: ParsableCommand {
                 results.append(measured)
             }
         }
+        // Not a timing: the waitlist's month, simulated (its own table, after the others).
+        var simulation: String?
+        if wanted("waitlist-month"), !json {
+            note("waitlist-month")
+            simulation = try WaitlistSimulation.run(folder: folder, quick: quick)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -89,7 +95,8 @@ struct Bench: ParsableCommand {
             FileHandle.standardOutput.write(try encoder.encode(results) + Data("\n".utf8))
             return
         }
-        print(table(results))
+        if !results.isEmpty { print(table(results)) }
+        if let simulation { print(simulation) }
     }
 
     func table(_ results: [Measurement]) -> String {
