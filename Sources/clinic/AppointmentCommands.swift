@@ -20,11 +20,16 @@ struct Book: ParsableCommand {
         let (system, client) = try context.signedIn()
         let appointment = try system.appointments.createAppointment(
             clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes, visitTypeId: visitType)
-        try context.emit(AppointmentJSON(appointment)) {
-            let clinic = try system.clinics.getClinicById(appointment.clinicId)
-            return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
-                                clinic.name, appointment.doctorName)
-        }
+        try emitBooked(appointment, system, context)
+    }
+}
+
+/// A new appointment: its JSON, or "Booked: …" in the clinic's time (`book`, `waitlist accept`).
+func emitBooked(_ appointment: Appointment, _ system: ClinicSystem, _ context: Context) throws {
+    try context.emit(AppointmentJSON(appointment)) {
+        let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                            clinic.name, appointment.doctorName)
     }
 }
 

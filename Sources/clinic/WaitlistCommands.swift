@@ -83,12 +83,7 @@ struct WaitlistCommand: ParsableCommand {
         func run() throws {
             let context = Context(global)
             let (system, client) = try context.signedIn()
-            let appointment = try system.waitlist.accept(offerId, clientId: client.id ?? 0)
-            try context.emit(AppointmentJSON(appointment)) {
-                let clinic = try system.clinics.getClinicById(appointment.clinicId)
-                return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
-                                    clinic.name, appointment.doctorName)
-            }
+            try emitBooked(try system.waitlist.accept(offerId, clientId: client.id ?? 0), system, context)
         }
     }
 
