@@ -309,10 +309,18 @@ public final class WaitlistController: Sendable {
                 continue
             }
             let expires = now.addingTimeInterval(TimeInterval(chosen.policy.waitlistOfferMinutes * 60))
-            let hold = try tx.insertOfferHold(SlotHold(
-                clientId: entry.clientId, clinicId: chosen.clinic.id ?? entry.clinicId, departmentId: freed.departmentId,
-                doctorId: freed.doctorId, visitTypeId: entry.visitTypeId, startsAt: freed.startsAt, endsAt: chosen.end,
-                expiresAt: expires, createdAt: now))
+            // Held meanwhile by another transaction (a patient's `$hold` committed after the
+            // gather): nobody else here can have it either. The store refuses without failing
+            // the transaction, so the queued time is done with, not retried for ever.
+            let hold: SlotHold
+            do {
+                hold = try tx.insertOfferHold(SlotHold(
+                    clientId: entry.clientId, clinicId: chosen.clinic.id ?? entry.clinicId, departmentId: freed.departmentId,
+                    doctorId: freed.doctorId, visitTypeId: entry.visitTypeId, startsAt: freed.startsAt, endsAt: chosen.end,
+                    expiresAt: expires, createdAt: now))
+            } catch let error as ClinicError where error.code == .slotTaken {
+                return nil
+            }
             guard let offer = try tx.insertWaitlistOffer(WaitlistOffer(
                 entryId: entry.id ?? 0, clientId: entry.clientId, holdId: hold.id, clinicId: hold.clinicId,
                 departmentId: freed.departmentId, doctorId: freed.doctorId, startsAt: freed.startsAt, endsAt: chosen.end,
