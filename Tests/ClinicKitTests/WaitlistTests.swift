@@ -77,7 +77,9 @@ import Testing
         #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .accepted)
         #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty, "a booked entry is done")
         #expect(try s.system.waitlist.entries(clientId: s.carol).map(\.status) == [.waiting])
-        #expect(expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) } != nil)
+        let twice = expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) }
+        #expect(twice?.message(in: .ru) == "Это предложение уже принято: ничего не записано.", "the status in the reader's language")
+        #expect(twice?.message(in: .en) == "This offer is accepted already: nothing was booked.")
     }
 
     @Test func aDeclinedOrLapsedOfferGoesToTheNextInLineAndNeverTwiceToOneEntry() throws {
@@ -206,6 +208,9 @@ import Testing
         // Carol phones: the desk puts her on, ahead of Bob.
         let carols = try s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10))
         #expect(carols.priority == 10 && carols.staffId == desk.id)
+        #expect(expectError(.invalidInput) {
+            _ = try s.system.staff.addToWaitlist(desk, patientLogin: "dave", .init(departmentId: s.therapy, priority: Int.max))
+        } != nil, "a priority the database could not hold is refused, not a storage error")
         #expect(expectError(.notFound) {
             _ = try s.system.staff.addToWaitlist(elsewhere, patientLogin: "dave", .init(departmentId: s.therapy))
         } != nil, "another clinic's department")

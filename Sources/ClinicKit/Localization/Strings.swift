@@ -116,6 +116,7 @@ public enum Strings {
     /// screens name it (`arrived` is "checked in"), never by its internal name (issue 42).
     static func term(_ field: String, _ language: Language) -> String {
         if let status = AppointmentStatus(rawValue: field) { return status.text(language) }
+        if let status = WaitlistOfferStatus(rawValue: field) { return status.text(language) }
         guard language == .ru else { return field.replacingOccurrences(of: "_", with: " ") }
         let names = ["name": "имя", "surname": "фамилия", "street": "улица", "house": "дом", "city": "город",
                      "login": "логин", "password": "пароль", "address": "адрес", "description": "описание",

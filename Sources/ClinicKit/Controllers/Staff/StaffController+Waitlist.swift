@@ -59,7 +59,7 @@ extension StaffController {
     public func prioritizeWaitlistEntry(_ member: StaffMember, entryId: Int64, priority: Int,
                                         requestId: String? = nil) throws -> WaitlistEntry {
         try member.checkFrontDesk()
-        guard (-1000...1000).contains(priority) else { throw ClinicError.invalid(.waitlistPriorityInvalid, String(priority)) }
+        guard WaitlistController.priorities.contains(priority) else { throw ClinicError.invalid(.waitlistPriorityInvalid, String(priority)) }
         let now = self.now()
         return try database.writing { tx in
             var entry = try clinicEntry(tx, member, entryId)

@@ -14,6 +14,8 @@ public final class WaitlistController: Sendable {
     /// How many waiting entries one freed time is tried on before it is let go: the first that
     /// it fits (and whose patient may take it) gets it.
     static let candidatesPerTime = 50
+    /// The priorities the front desk may give an entry.
+    static let priorities = -1000...1000
 
     init(database: any ClinicStore, appointments: AppointmentController, now: @escaping @Sendable () -> Date) {
         self.database = database
@@ -59,6 +61,10 @@ public final class WaitlistController: Sendable {
     public func join(clientId: Int64, _ request: Request, staffId: Int64? = nil) throws -> WaitlistEntry {
         let now = self.now()
         let hours = try Self.hours(request.hoursFrom, request.hoursTo)
+        // The front desk's priority, within what `prioritizeWaitlistEntry` takes (a patient's own entry has 0).
+        if staffId != nil, !Self.priorities.contains(request.priority) {
+            throw ClinicError.invalid(.waitlistPriorityInvalid, String(request.priority))
+        }
         let weekdays = try Self.weekdays(request.weekdays)
         return try database.writing { tx in
             guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
@@ -194,12 +200,9 @@ public final class WaitlistController: Sendable {
         return try appointments.changes.count("book") { try database.writing { tx in
             let offer = try owned(offer: id, tx, clientId)
             guard offer.status == .open else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.text(.en))
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
             }
-            guard offer.expiresAt > now else {
-                let zone = try tx.clinic(id: offer.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
-                throw ClinicError(.tooLate, .waitlistOfferLapsed, DateText.dateTime(offer.expiresAt, timeZone: zone, language: .en))
-            }
+            guard offer.expiresAt > now else { throw ClinicError(.tooLate, .waitlistOfferLapsed) }
             guard let entry = try tx.waitlistEntry(id: offer.entryId) else {
                 throw ClinicError(.notFound, .waitlistEntryNotFound, String(offer.entryId))
             }
@@ -216,7 +219,7 @@ public final class WaitlistController: Sendable {
             }
             if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
             guard try tx.closeWaitlistOffer(id: id, as: .accepted, appointmentId: appointment.id, at: now) else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.accepted.text(.en))
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.accepted.rawValue)
             }
             try tx.setWaitlistEntryStatus(id: entry.id ?? offer.entryId, to: .booked, at: now)
             return appointment
@@ -230,7 +233,7 @@ public final class WaitlistController: Sendable {
         try database.writing { tx in
             let offer = try owned(offer: id, tx, clientId)
             guard offer.status == .open else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.text(.en))
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
             }
             try close(tx, offer, as: .declined, now: now)
         }
@@ -275,7 +278,8 @@ public final class WaitlistController: Sendable {
         // Expired holds (an offer's among them) no longer stand in the way of this one's.
         try tx.deleteExpiredSlotHolds(at: now)
         for entry in entries {
-            let before = try entry.beforeAppointmentId.flatMap { try tx.appointment(id: $0) }
+            // Its time only: the notes need not be opened to decide.
+            let before = try entry.beforeAppointmentId.flatMap { try tx.storedAppointment(id: $0) }
             if entry.beforeAppointmentId != nil, before?.status.isActive != true { continue }
             // A move keeps the visit's length (its visit type's, as `relocate` does).
             let facts = try tx.bookingFacts(AppointmentController.factsRequest(
