@@ -20,6 +20,8 @@ public final class ClinicSystem: Sendable {
     public let attachments: AttachmentController
     /// Waiting for a time, and the freed times offered (issue 45).
     public let waitlist: WaitlistController
+    /// Replies and delivery reports from the phone network (issue 45).
+    public let texts: TextController
 
     /// A system over a store.
     /// - Parameters:
@@ -50,6 +52,7 @@ public final class ClinicSystem: Sendable {
         outbox = Outbox(database: database, now: now)
         attachments = AttachmentController(database: database, images: images, now: now)
         waitlist = WaitlistController(database: database, appointments: appointments, now: now)
+        texts = TextController(database: database, appointments: appointments, now: now)
         staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments, waitlist: waitlist) { [clients] password, login, name, surname in
             try clients.passwordProblem(password, login: login, name: name, surname: surname)
         }

@@ -52,8 +52,9 @@ extension ClinicServer {
         // not hold one of the threads requests run on.
         let outboxThread = NIOThreadPool(numberOfThreads: 1)
         outboxThread.start()
-        let outbox = OutboxService(system: system, smtp: settings.smtp, interval: settings.deliveryInterval,
-                                   pool: BlockingPool(pool: outboxThread), logger: logger)
+        let outbox = OutboxService(system: system, smtp: settings.smtp, sms: settings.sms,
+                                   site: settings.publicURL ?? settings.sms?.callbackURL ?? "", interval: settings.deliveryInterval,
+                                   pool: BlockingPool(pool: outboxThread), metrics: dependencies.metrics, logger: logger)
         let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger)
         let host = settings.host
         return Application(
@@ -105,6 +106,7 @@ extension ClinicServer {
         DepartmentsController(dependencies: dependencies).addRoutes(to: v1)
         AppointmentsController(dependencies: dependencies).addRoutes(to: v1)
         WaitlistRoutes(dependencies: dependencies).addRoutes(to: v1)
+        PhoneRoutes(dependencies: dependencies).addRoutes(to: v1)
         MessagesController(dependencies: dependencies).addRoutes(to: v1)
         let staff = v1.group("staff")
         StaffAccountsController(dependencies: dependencies).addRoutes(to: staff)

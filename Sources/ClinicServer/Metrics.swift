@@ -44,5 +44,12 @@ final class ServerMetrics: Sendable {
         registry.makeGauge(name: "clinic_password_queue_length").set(to: Double(waiting))
     }
 
+    /// Texts through the SMS gateway: `event` is sent, delivered (a delivery report),
+    /// failed (the gateway refused, or a report of failure), opted_out (a STOP), opted_in (a START).
+    func texts(_ event: String, by count: Int = 1) {
+        guard count > 0 else { return }
+        registry.makeCounter(name: "clinic_texts_total", labels: [("event", event)]).increment(by: Int64(count))
+    }
+
     func text() -> String { registry.emitToString() }
 }

@@ -67,6 +67,9 @@ public struct ServerSettings: Sendable {
     public var uploadsPerHour = 30.0
     /// E-mail (`CLINIC_SMTP_URL`, `CLINIC_MAIL_FROM`); nil: messages stay in the inboxes.
     public var smtp: SMTPSettings?
+    /// Texts through Kannel (`CLINIC_SMS_URL` and the other `CLINIC_SMS_*`, `SMSSettings`); nil:
+    /// nothing is texted, and the gateway's callbacks answer 404.
+    public var sms: SMSSettings?
     /// How often the outbox worker writes due reminders and sends due e-mail (`CLINIC_DELIVERY_INTERVAL`, seconds).
     public var deliveryInterval: Duration = .seconds(30)
     /// How often the waitlist worker offers freed times and closes lapsed offers
@@ -136,6 +139,7 @@ public struct ServerSettings: Sendable {
     /// registration limit per address.
     public mutating func apply(environment: [String: String]) throws {
         smtp = try SMTPSettings.from(environment: environment)
+        sms = try SMSSettings.from(environment: environment)
         if let text = environment["CLINIC_DELIVERY_INTERVAL"], !text.isEmpty {
             guard let seconds = Int(text), (1...3600).contains(seconds) else {
                 throw ServerSettingError(.badSetting, "CLINIC_DELIVERY_INTERVAL", "1…3600 (seconds)")

@@ -29,13 +29,17 @@ struct CommitterService: Service {
     }
 }
 
-/// Writes due reminders and sends due e-mail every `interval`, on a thread of its own (a slow
-/// mail server, 30 s an e-mail at most, must not hold a thread requests run on).
+/// Writes due reminders and sends due e-mail and texts every `interval`, on a thread of its own
+/// (a slow mail server, 30 s an e-mail at most, must not hold a thread requests run on).
 struct OutboxService: Service {
     let system: ClinicSystem
     let smtp: SMTPSettings?
+    let sms: SMSSettings?
+    /// The site's address in texts' links.
+    let site: String
     let interval: Duration
     let pool: BlockingPool
+    let metrics: ServerMetrics
     let logger: Logger
     /// Set on shutdown: the round stops after the e-mail being sent.
     let stopping = NIOLockedValueBox(false)
@@ -53,15 +57,19 @@ struct OutboxService: Service {
 
     private func deliver() async {
         let mailer = smtp.map(SMTPMailer.init)
+        let texter = sms.map(KannelGateway.init)
         let from = smtp?.from ?? ""
         while !Task.isCancelled {
             do {
-                let report = try await pool.run { [system, stopping] in
-                    try system.outbox.run(mailer: mailer, from: from, shouldStop: { stopping.withLockedValue { $0 } })
+                let report = try await pool.run { [system, stopping, site] in
+                    try system.outbox.run(mailer: mailer, from: from, texter: texter, site: site,
+                                          shouldStop: { stopping.withLockedValue { $0 } })
                 }
+                metrics.texts("sent", by: report.texts)
                 if report != DeliveryReport() {
                     logger.info("outbox", metadata: ["reminders": "\(report.reminders)", "sent": "\(report.sent)",
-                                                     "retrying": "\(report.retrying)", "failed": "\(report.failed)"])
+                                                     "texts": "\(report.texts)", "retrying": "\(report.retrying)",
+                                                     "failed": "\(report.failed)"])
                 }
             } catch {
                 logger.error("outbox failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])

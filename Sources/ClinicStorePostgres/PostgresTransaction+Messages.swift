@@ -78,9 +78,11 @@ extension PostgresTransaction {
 // MARK: The outbox and the address confirmations
 
 extension PostgresTransaction {
-    func hasDueDeliveries(at now: Date) throws -> Bool {
-        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1)",
-                  [now]) ?? false
+    func hasDueDeliveries(at now: Date, channels: Set<DeliveryChannel>) throws -> Bool {
+        try value(Bool.self, """
+            SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1
+            AND purpose IN (\(DeliveryChannel.purposeList(channels))))
+            """, [now]) ?? false
     }
 
     func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
@@ -122,12 +124,14 @@ extension PostgresTransaction {
     /// so they are due for no one until then (a claimant that locked a row just after the
     /// commit reads it again, no longer due, and leaves it). As on SQLite the claim is the
     /// moved next attempt and the counted attempt; the schema has no column for the claimant.
-    func claimDeliveries(limit: Int, now: Date, claimant: String, leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
-        guard limit > 0 else { return [] }
+    func claimDeliveries(limit: Int, now: Date, claimant: String, channels: Set<DeliveryChannel>,
+                         leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
+        guard limit > 0, !channels.isEmpty else { return [] }
         let table = "deliveries"
         let claimed = try rows("""
             SELECT id, client_id, purpose, message_id, payload, created_at, attempts FROM deliveries
-            WHERE state = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2
+            WHERE state = 'pending' AND next_attempt_at <= $1 AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+            ORDER BY next_attempt_at, id LIMIT $2
             FOR UPDATE SKIP LOCKED
             """, [now, limit])
         return try claimed.map { row in
@@ -135,9 +139,9 @@ extension PostgresTransaction {
             let attempt = (try row.value("attempts", in: table) as Int) + 1
             try execute("UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3",
                         [attempt, leaseUntil(attempt), id])
-            let content: ClaimedDelivery.Content = (try row.value("purpose", in: table) as String) == "email_code"
-                ? .emailCode(sealed: try row.value("payload", in: table))
-                : .message(try row.value("message_id", in: table))
+            let content = ClaimedDelivery.Content(purpose: try row.value("purpose", in: table),
+                                                  messageId: try row.value("message_id", in: table),
+                                                  payload: try row.value("payload", in: table))
             return ClaimedDelivery(id: id, clientId: try row.value("client_id", in: table), content: content,
                                    createdAt: Date(timeIntervalSince1970: TimeInterval(
                                        try row.value("created_at", in: table) as Int64)),
@@ -185,9 +189,26 @@ extension PostgresTransaction {
                     [clientId])
     }
 
-    func dropPendingDeliveries(ofClient clientId: Int64) throws {
-        try execute("UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = $1 AND state = 'pending'",
-                    [clientId])
+    func dropPendingDeliveries(ofClient clientId: Int64, channels: Set<DeliveryChannel>) throws {
+        try execute("""
+            UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = $1 AND state = 'pending'
+            AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+            """, [clientId])
+    }
+
+    func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64 {
+        guard let id = try value(Int64.self, """
+            INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $4) RETURNING id
+            """, [clientId, messageId, code ? "text_code" : "text", now]) else {
+            throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
+        }
+        return id
+    }
+
+    func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
+        try value(Int64.self, """
+            UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code') RETURNING id
+            """, [report.rawValue, now, deliveryId]) != nil
     }
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {

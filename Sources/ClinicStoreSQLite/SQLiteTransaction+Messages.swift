@@ -97,9 +97,11 @@ extension SQLiteInboxStatements {
 // MARK: The outbox and the address confirmations
 
 extension SQLiteTransaction {
-    func hasDueDeliveries(at now: Date) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?)",
-                          arguments: [now.seconds]) ?? false
+    func hasDueDeliveries(at now: Date, channels: Set<DeliveryChannel>) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
+            AND purpose IN (\(DeliveryChannel.purposeList(channels))))
+            """, arguments: [now.seconds]) ?? false
     }
 
     func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
@@ -134,13 +136,15 @@ extension SQLiteTransaction {
         return db.changesCount
     }
 
-    func claimDeliveries(limit: Int, now: Date, claimant: String, leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
+    func claimDeliveries(limit: Int, now: Date, claimant: String, channels: Set<DeliveryChannel>,
+                         leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
         // SQLite reads a negative LIMIT as none.
-        guard limit > 0 else { return [] }
+        guard limit > 0, !channels.isEmpty else { return [] }
         let table = "deliveries"
         let rows = try Row.fetchAll(db, sql: """
             SELECT id, client_id, purpose, message_id, payload, created_at, attempts FROM deliveries
-            WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+            WHERE state = 'pending' AND next_attempt_at <= ? AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+            ORDER BY next_attempt_at, id LIMIT ?
             """, arguments: [now.seconds, limit])
         return try rows.map { row in
             let id: Int64 = try row.value("id", in: table)
@@ -148,9 +152,9 @@ extension SQLiteTransaction {
             // The claim: under the writer lock, a row whose next attempt is after now is no one's to take.
             try db.execute(sql: "UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?",
                            arguments: [attempt, leaseUntil(attempt).seconds, id])
-            let content: ClaimedDelivery.Content = (try row.value("purpose", in: table) as String) == "email_code"
-                ? .emailCode(sealed: try row.value("payload", in: table))
-                : .message(try row.value("message_id", in: table))
+            let content = ClaimedDelivery.Content(purpose: try row.value("purpose", in: table),
+                                                  messageId: try row.value("message_id", in: table),
+                                                  payload: try row.value("payload", in: table))
             return ClaimedDelivery(id: id, clientId: try row.value("client_id", in: table), content: content,
                                    createdAt: try row.instant("created_at", in: table), attempt: attempt)
         }
@@ -191,9 +195,23 @@ extension SQLiteTransaction {
                        arguments: [clientId])
     }
 
-    func dropPendingDeliveries(ofClient clientId: Int64) throws {
-        try db.execute(sql: "UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = ? AND state = 'pending'",
-                       arguments: [clientId])
+    func dropPendingDeliveries(ofClient clientId: Int64, channels: Set<DeliveryChannel>) throws {
+        try db.execute(sql: """
+            UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = ? AND state = 'pending'
+            AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+            """, arguments: [clientId])
+    }
+
+    func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64 {
+        try db.execute(sql: "INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [clientId, messageId, code ? "text_code" : "text", now.seconds, now.seconds])
+        return db.lastInsertedRowID
+    }
+
+    func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
+        try db.execute(sql: "UPDATE deliveries SET report = ?, reported_at = ? WHERE id = ? AND purpose IN ('text', 'text_code')",
+                       arguments: [report.rawValue, now.seconds, deliveryId])
+        return db.changesCount > 0
     }
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {

@@ -55,6 +55,11 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case waitlistOfferClosed, waitlistOfferLapsed, waitlistOfferSubject, waitlistOfferBody, waitlistStatusWaiting
     case waitlistStatusOffered, waitlistStatusBooked, waitlistStatusLeft, waitlistAnyDoctor, waitlistEveryDay
     case waitlistPriorityInvalid, waitlistOfferOpen, waitlistOfferAccepted, waitlistOfferDeclined, waitlistOfferLapsedStatus, waitlistOfferWithdrawn
+    // Text messages: the mobile number, what is texted, replies (TextStrings.swift)
+    case phoneInvalid, phoneNotMobile, phoneCodeWrong, phoneCodeTooSoon, phoneNoPending, phoneNone, textUnknownNumber
+    case textKeyWrong, textReportUnknown, smsSettingInvalid, smsFailed, offerLinkInvalid, textCode, textReminder, textOffer
+    case textClinicCancelled, textStopped, textStarted, textConfirmed, textCancelled, textWhich, textNothingDue
+    case textNotUnderstood, textCannotCancel
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
     case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody
@@ -128,8 +133,8 @@ public enum Strings {
 
     /// The area tables (Localization/*Strings.swift), one a file; a key in more than one is a
     /// mistake the tests catch.
-    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, requestEN, waitlistEN]
-    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, requestRU, waitlistRU]
+    static let tablesEN = [storageEN, directoryEN, accountEN, appointmentEN, staffEN, geographyEN, messageEN, requestEN, waitlistEN, textEN]
+    static let tablesRU = [storageRU, directoryRU, accountRU, appointmentRU, staffRU, geographyRU, messageRU, requestRU, waitlistRU, textRU]
 
     /// Every table as one.
     public static let en = merged(tablesEN)

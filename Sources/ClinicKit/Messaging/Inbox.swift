@@ -72,9 +72,12 @@ public enum Inbox {
         }
         guard let message = message(about: appointment, kind: kind, context: context, reason: reason, defaultReason: defaultReason,
                                     hoursBefore: hoursBefore, zones: zones, staffId: staffId) else { return nil }
-        return try post(tx, clientId: message.clientId, kind: kind, subject: message.subject, body: message.body,
-                        appointmentId: appointment.id, clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey,
-                        emailConfirmed: message.emailed, now: now)
+        guard let id = try post(tx, clientId: message.clientId, kind: kind, subject: message.subject, body: message.body,
+                                appointmentId: appointment.id, clinicId: appointment.clinicId, staffId: staffId, dedupeKey: dedupeKey,
+                                emailConfirmed: message.emailed, now: now) else { return nil }
+        // A reminder and a clinic's cancellation go by text too, to whom takes them.
+        try Texts.about(tx, appointment, kind: kind, context: context, messageId: id, now: now)
+        return id
     }
 
     /// The message about a change to an appointment, in the patient's language (nil for an

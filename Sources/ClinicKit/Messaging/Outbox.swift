@@ -7,10 +7,12 @@ public struct DeliveryReport: Sendable, Equatable {
     public var sent = 0
     public var retrying = 0
     public var failed = 0
+    /// Of `sent`, the texts.
+    public var texts = 0
     public init() {}
 }
 
-/// The outbox: reminders written when due, and e-mail sent from `deliveries`. A delivery is
+/// The outbox: reminders written when due, and e-mail and texts sent from `deliveries`. A delivery is
 /// claimed (its attempt counted, and held under a lease that is also the back-off before the
 /// next attempt: `MessageWriting.claimDeliveries`) in one transaction, sent, and marked sent in
 /// the next transaction once the server has answered 250. A process that dies between the 250
@@ -38,22 +40,34 @@ public final class Outbox: Sendable {
     /// Reminders that are due and then the e-mail that is due (none without a mailer), at most
     /// `limit` e-mails claimed. `shouldStop` is asked before each claim (a server shutting down
     /// ends the round early).
-    public func run(mailer: (any Mailer)?, from: String, limit: Int = 50,
+    public func run(mailer: (any Mailer)?, from: String, texter: (any TextSender)? = nil, site: String = "", limit: Int = 50,
                     shouldStop: () -> Bool = { false }) throws -> DeliveryReport {
         var report = DeliveryReport()
         report.reminders = try createReminders()
-        guard let mailer else { return report }
+        var channels = Set<DeliveryChannel>()
+        if mailer != nil { channels.insert(.email) }
+        if texter != nil { channels.insert(.text) }
+        guard !channels.isEmpty else { return report }
         // Looked for in a read first: most rounds find nothing and take no writer's lock.
-        guard try database.reading({ tx in try tx.hasDueDeliveries(at: now()) }) else { return report }
+        guard try database.reading({ tx in try tx.hasDueDeliveries(at: now(), channels: channels) }) else { return report }
         var claimed = 0
         while claimed < limit, !shouldStop() {
-            let step = try claimNext(from: from)
+            let step = try claimNext(from: from, site: site, channels: channels)
             report.failed += step.gaveUp
             guard let claim = step.claim else { break }
             claimed += 1
-            guard case .send(let delivery, let envelope) = claim else { continue }
+            guard case .send(let delivery, let outgoing) = claim else { continue }
             do {
-                let reply = try mailer.send(from: from, to: envelope.to, message: envelope.data)
+                let reply: String
+                switch outgoing {
+                case .mail(let envelope):
+                    guard let mailer else { continue }
+                    reply = try mailer.send(from: from, to: envelope.to, message: envelope.data)
+                case .text(let number, let text):
+                    guard let texter else { continue }
+                    reply = try texter.send(to: number, text: text, deliveryId: delivery.id)
+                    report.texts += 1
+                }
                 try database.writing { tx in try tx.completeDelivery(delivery.id, sentAt: now(), reply: reply) }
                 report.sent += 1
             } catch {
@@ -71,24 +85,49 @@ public final class Outbox: Sendable {
     /// What starts the sealed payload of a code delivery that is a walk-in's claim code.
     static let claimCodeMark = "claim:"
 
-    enum Claim { case send(ClaimedDelivery, Envelope), dropped }
+    enum Outgoing { case mail(Envelope), text(to: String, TextMessage) }
+
+    enum Claim { case send(ClaimedDelivery, Outgoing), dropped }
 
     /// In one transaction: gives up the due deliveries whose day is over (`gaveUp`, how many),
-    /// then claims the next due delivery (nil: none is due) and composes its e-mail, dropping it
-    /// when it has nowhere to go any more.
-    func claimNext(from: String) throws -> (gaveUp: Int, claim: Claim?) {
+    /// then claims the next due delivery of `channels` (nil: none is due) and composes its
+    /// e-mail or text, dropping it when it has nowhere to go any more.
+    func claimNext(from: String, site: String = "", channels: Set<DeliveryChannel> = [.email]) throws -> (gaveUp: Int, claim: Claim?) {
         let now = self.now()
         return try database.writing { tx -> (gaveUp: Int, claim: Claim?) in
             let gaveUp = try tx.giveUpDeliveries(dueAt: now, writtenNoLaterThan: Date(seconds: now.seconds - Self.giveUpAfter))
-            guard let delivery = try tx.claimDeliveries(limit: 1, now: now, claimant: claimant, leaseUntil: { attempt in
+            guard let delivery = try tx.claimDeliveries(limit: 1, now: now, claimant: claimant, channels: channels, leaseUntil: { attempt in
                 Date(seconds: now.seconds + Self.backoff(after: attempt))
             }).first else { return (gaveUp, nil) }
-            guard let envelope = try compose(tx, delivery, from: from, now: now) else {
+            let outgoing: Outgoing?
+            switch delivery.content.channel {
+            case .email: outgoing = try compose(tx, delivery, from: from, now: now).map(Outgoing.mail)
+            case .text: outgoing = try composeText(tx, delivery, site: site)
+            }
+            guard let outgoing else {
                 try tx.dropDelivery(delivery.id)
                 return (gaveUp, .dropped)
             }
-            return (gaveUp, .send(delivery, envelope))
+            return (gaveUp, .send(delivery, outgoing))
         }
+    }
+
+    /// The text of a claimed delivery; nil when it has nowhere to go any more: a code whose
+    /// number was confirmed or changed meanwhile, a text to a number no longer confirmed, or
+    /// after a STOP.
+    func composeText(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, site: String) throws -> Outgoing? {
+        guard let phone = try tx.phone(ofClient: delivery.clientId) else { return nil }
+        let sealed: Data?
+        switch delivery.content {
+        case .textCode(let code): guard !phone.confirmed else { return nil }; sealed = code
+        case .text(let body): guard phone.confirmed, !phone.stopped else { return nil }; sealed = body
+        default: return nil
+        }
+        guard let sealed else { return nil }
+        let cipher = try database.cipher(tx)
+        let body = String(decoding: try cipher.open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
+            .replacingOccurrences(of: Texts.siteMark, with: site)
+        return .text(to: try Texts.number(phone, cipher: cipher), TextMessage(body))
     }
 
     /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient
@@ -114,6 +153,8 @@ public final class Outbox: Sendable {
             return Envelope(to: to, data: Mail.compose(
                 from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
                 body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))
+        case .text, .textCode:
+            return nil
         case .message(let inboxId):
             guard let to = client.email, let inboxId, let message = try tx.inboxMessage(inboxId) else { return nil }
             var attachments: [Mail.Attachment] = []

@@ -19,8 +19,16 @@ public struct ClientJSON: Encodable, Sendable {
     public let pendingEmail: String?
     /// Unread messages in the inbox, where the answer shows the signed-in patient.
     public let unreadMessages: Int?
+    /// The mobile number (E.164), whether it is confirmed, and what comes by text (absent where
+    /// the answer does not show the signed-in patient's own profile).
+    public let phone: String?
+    public let phoneConfirmed: Bool?
+    public let textReminders: Bool?
+    public let textOffers: Bool?
+    /// The patient replied STOP: nothing is texted until they reply START.
+    public let textsStopped: Bool?
 
-    public init(_ client: Client, unreadMessages: Int? = nil) {
+    public init(_ client: Client, unreadMessages: Int? = nil, phone status: PhoneStatus? = nil) {
         id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
         street = client.street; house = client.house; city = client.city; homeClinicId = client.homeClinicId
         language = client.preferredLanguage
@@ -29,6 +37,24 @@ public struct ClientJSON: Encodable, Sendable {
         email = client.email
         pendingEmail = client.pendingEmail
         self.unreadMessages = unreadMessages
+        phone = status?.number
+        phoneConfirmed = status.map { $0.number != nil && $0.confirmed }
+        textReminders = status?.textReminders
+        textOffers = status?.textOffers
+        textsStopped = status?.stopped
+    }
+}
+
+/// A profile's mobile number (`clinic profile phone`, `PUT /v1/me/phone`).
+public struct PhoneJSON: Encodable, Sendable {
+    public let phone: String?
+    public let phoneConfirmed: Bool
+    public let textReminders: Bool
+    public let textOffers: Bool
+    public let textsStopped: Bool
+    public init(_ status: PhoneStatus) {
+        phone = status.number; phoneConfirmed = status.number != nil && status.confirmed; textReminders = status.textReminders
+        textOffers = status.textOffers; textsStopped = status.stopped
     }
 }
 

@@ -22,6 +22,8 @@ struct AccountController {
         let name: String?, surname: String?, street: String?, house: String?, city: String?
         let clinicId: Int64?
         let language: Language?
+        /// What comes by text (issue 45).
+        let textReminders: Bool?, textOffers: Bool?
     }
     struct PasswordBody: Decodable, Sendable { let oldPassword: String; let newPassword: String }
     struct ClaimBody: Decodable, Sendable { let code: String; let login: String; let password: String }
@@ -138,8 +140,10 @@ struct AccountController {
 
     @Sendable func me(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let unread = try await dependencies.work(patient.language) { [system] in try system.clients.unreadCount(clientId: patient.id) }
-        return try HTTPMapping.json(ClientJSON(patient.client, unreadMessages: unread))
+        let (unread, phone) = try await dependencies.work(patient.language) { [system] in
+            (try system.clients.unreadCount(clientId: patient.id), try system.clients.phone(clientId: patient.id))
+        }
+        return try HTTPMapping.json(ClientJSON(patient.client, unreadMessages: unread, phone: phone))
     }
 
     @Sendable func updateProfile(_ request: Request, context: APIContext) async throws -> Response {
@@ -147,10 +151,12 @@ struct AccountController {
         let body = try await RequestBody.decode(ProfileBody.self, from: request, context: context)
         let changes = ProfileChanges(name: body.name, surname: body.surname, street: body.street, house: body.house,
                                      city: body.city, clinicId: body.clinicId, language: body.language)
-        let client = try await dependencies.work(patient.language) { [system] in
-            try system.clients.updateProfile(clientId: patient.id, changes)
+        let (client, phone) = try await dependencies.work(patient.language) { [system] in
+            (try system.clients.updateProfile(clientId: patient.id, changes,
+                                              texts: (reminders: body.textReminders, offers: body.textOffers)),
+             try system.clients.phone(clientId: patient.id))
         }
-        return try HTTPMapping.json(ClientJSON(client))
+        return try HTTPMapping.json(ClientJSON(client, phone: phone))
     }
 
     @Sendable func changePassword(_ request: Request, context: APIContext) async throws -> Response {

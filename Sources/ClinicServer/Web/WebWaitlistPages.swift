@@ -17,6 +17,46 @@ struct WebWaitlistPages {
         patient.post("/waitlist/:id/leave", use: leave)
         patient.post("/waitlist/offers/:id/accept", use: accept)
         patient.post("/waitlist/offers/:id/decline", use: decline)
+        // A text's one-tap link: the link is the patient's key to that one offer.
+        group.get("/o/:token", use: linked)
+        group.post("/o/:token/accept", use: linkAccept)
+        group.post("/o/:token/decline", use: linkDecline)
+    }
+
+    /// `/o/{token}`: the offer a text's link names, with accept and decline, signed in or not.
+    @Sendable func linked(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        let token = context.parameters.get("token") ?? ""
+        let (offer, department, clinic) = try await dependencies.work(web) { [system] in try system.waitlist.offer(link: token) }
+        return dependencies.page("offer-link", web, [
+            "open": true, "token": token, "when": WebFormat.clinicTime(offer.startsAt, clinic, web.language),
+            "until": DateText.time(offer.expiresAt, timeZone: clinic.zone, language: web.language), "clinic": clinic.name,
+            "department": Specialization.displayName(department.specialization, web.language)])
+    }
+
+    @Sendable func linkAccept(_ request: Request, context: APIContext) async throws -> Response {
+        try await linkAnswer(request, context, accept: true)
+    }
+
+    @Sendable func linkDecline(_ request: Request, context: APIContext) async throws -> Response {
+        try await linkAnswer(request, context, accept: false)
+    }
+
+    func linkAnswer(_ request: Request, _ context: APIContext, accept: Bool) async throws -> Response {
+        let web = try context.webRequest()
+        let token = context.parameters.get("token") ?? ""
+        _ = try await dependencies.form(request, context, web)
+        let (offer, booked) = try await dependencies.commit(web.language) { [system] in
+            try system.waitlist.answer(link: token, accept: accept)
+        }
+        // Signed in as that patient: their appointment's page, as from the waitlist.
+        if let booked, let id = booked.id, web.patient?.id == offer.clientId {
+            return dependencies.redirect("/appointments/\(id)?booked=1", web)
+        }
+        let clinic = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(offer.clinicId) }
+        return dependencies.page("offer-link", web, [
+            "booked": booked != nil, "declined": booked == nil, "clinic": clinic.name,
+            "when": WebFormat.clinicTime(offer.startsAt, clinic, web.language)])
     }
 
     /// `/waitlist`: the times offered now (first), then the entries.

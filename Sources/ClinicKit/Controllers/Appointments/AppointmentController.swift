@@ -240,6 +240,25 @@ public final class AppointmentController: Sendable {
         } }
     }
 
+    /// The patient confirms they will come (a reply C to a reminder): scheduled becomes
+    /// confirmed, in the history staff see; one confirmed already stays as it is.
+    public func confirmAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
+        let now = self.now()
+        return try database.writing { tx in
+            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
+            var confirmed = facts.appointment
+            guard confirmed.status != .confirmed else { return try AppointmentNotes.opened(confirmed, tx, keyCheck: facts.personalDataKeyCheck) }
+            guard confirmed.status == .scheduled else {
+                throw ClinicError(.invalidTransition, .cannotCancel, confirmed.status.rawValue)
+            }
+            confirmed.status = .confirmed
+            confirmed.updatedAt = now
+            try tx.changeAppointment(confirmed, event: Self.event(confirmed, AppointmentStatus.confirmed.rawValue, .patient, now),
+                                     message: nil)
+            return try AppointmentNotes.opened(confirmed, tx, keyCheck: facts.personalDataKeyCheck)
+        }
+    }
+
     /// Clinic staff change an appointment's status along `AppointmentStatus.transitions`.
     /// `completed` and `no_show` only once the appointment has started. No cutoff applies.
     /// The change is in the audit trail, by `actor`, in the same transaction.

@@ -108,7 +108,7 @@ extension ClientController {
             client.pendingEmail = nil
             try database.updateClient(tx, client)
             try tx.deleteEmailConfirmation(ofClient: clientId)
-            try tx.dropPendingDeliveries(ofClient: clientId)
+            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.email])
         }
     }
 

@@ -33,7 +33,10 @@ public struct PersonalExport: Sendable {
 extension ClientController {
     /// Applies profile changes with the registration rules; a changed city is geocoded again
     /// (and, without an explicit clinic, the home clinic stays as it was).
-    public func updateProfile(clientId: Int64, _ changes: ProfileChanges) throws -> Client {
+    /// `texts`: what comes by text (nil: unchanged), in the same transaction; refused
+    /// (`not_found`) without a mobile number.
+    public func updateProfile(clientId: Int64, _ changes: ProfileChanges,
+                              texts: (reminders: Bool?, offers: Bool?) = (nil, nil)) throws -> Client {
         let validator = Validator()
         let given: [(RegistrationField, String?)] = [(.name, changes.name), (.surname, changes.surname), (.street, changes.street),
                                                      (.house, changes.house), (.city, changes.city)]
@@ -59,6 +62,12 @@ extension ClientController {
             }
             if let language = changes.language { client.preferredLanguage = language.rawValue }
             try database.updateClient(tx, client)
+            if texts.reminders != nil || texts.offers != nil {
+                guard var phone = try tx.phone(ofClient: clientId) else { throw ClinicError(.notFound, .phoneNone) }
+                phone.textReminders = texts.reminders ?? phone.textReminders
+                phone.textOffers = texts.offers ?? phone.textOffers
+                try tx.savePhone(phone, at: now())
+            }
             return client
         }
     }

@@ -197,7 +197,10 @@ public final class WaitlistController: Sendable {
     /// same transaction. Refused when the offer is not open, or past its time.
     public func accept(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
-        return try appointments.changes.count("book") { try database.writing { tx in
+        return try appointments.changes.count("book") { try database.writing { tx in try accept(tx, id, clientId: clientId, now: now) } }
+    }
+
+    func accept(_ tx: any StoreWriting, _ id: Int64, clientId: Int64, now: Date) throws -> Appointment {
             let offer = try owned(offer: id, tx, clientId)
             guard offer.status == .open else {
                 throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
@@ -223,7 +226,40 @@ public final class WaitlistController: Sendable {
             }
             try tx.setWaitlistEntryStatus(id: entry.id ?? offer.entryId, to: .booked, at: now)
             return appointment
+    }
+
+    // MARK: One-tap links
+
+    /// The offer a text's one-tap link opens, whoever follows it (nobody needs to be signed
+    /// in: the link is the patient's). Refused alike when the link was never made, was used,
+    /// or its offer is closed.
+    public func offer(link token: String) throws -> (offer: WaitlistOffer, department: Department, clinic: Clinic) {
+        guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+        let now = self.now()
+        return try database.reading { tx in
+            guard let link = try tx.offerLink(hash: Texts.linkHash(token)), link.usedAt == nil,
+                  let offer = try tx.waitlistOffer(id: link.offerId), offer.status == .open, offer.expiresAt > now else {
+                throw ClinicError(.notFound, .offerLinkInvalid)
+            }
+            let (department, clinic) = try appointments.departmentAndClinic(tx, offer.departmentId)
+            return (offer, department, clinic)
+        }
+    }
+
+    /// Accepts (or declines) the offer through its link, for the patient it was made to: the
+    /// link is used up in the same transaction, so it works once (a failure uses nothing).
+    public func answer(link token: String, accept: Bool) throws -> (offer: WaitlistOffer, appointment: Appointment?) {
+        guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+        let now = self.now()
+        let answer = { try self.database.writing { tx -> (offer: WaitlistOffer, appointment: Appointment?) in
+            guard let offerId = try tx.useOfferLink(hash: Texts.linkHash(token), at: now),
+                  let offer = try tx.waitlistOffer(id: offerId) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+            if accept { return (offer, try self.accept(tx, offerId, clientId: offer.clientId, now: now)) }
+            guard offer.status == .open else { throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue) }
+            try self.close(tx, offer, as: .declined, now: now)
+            return (offer, nil)
         } }
+        return accept ? try appointments.changes.count("book", answer) : try answer()
     }
 
     /// Declines an offer: its time goes to the next in line, and the entry waits again (that
@@ -336,8 +372,19 @@ public final class WaitlistController: Sendable {
             if let context = facts.messageContext {
                 let doctor = facts.doctors.first { $0.id == freed.doctorId }?.name ?? ""
                 let message = Self.message(offer, context: context, doctorName: doctor)
-                try Inbox.post(tx, clientId: entry.clientId, kind: .waitlist, subject: message.subject, body: message.body,
-                               clinicId: offer.clinicId, emailConfirmed: context.emailConfirmed, now: now)
+                let messageId = try Inbox.post(tx, clientId: entry.clientId, kind: .waitlist, subject: message.subject,
+                                               body: message.body, clinicId: offer.clinicId, emailConfirmed: context.emailConfirmed,
+                                               now: now)
+                // By text too, to whom takes offers so: with a one-tap link that opens the offer
+                // without signing in (its token is only in the text; the offer keeps its hash).
+                if let offerId = offer.id, let phone = try tx.phone(ofClient: entry.clientId), phone.confirmed, !phone.stopped,
+                   phone.textOffers {
+                    let link = Texts.newLink()
+                    try tx.setOfferLink(offerId: offerId, hash: link.hash)
+                    try Texts.queue(tx, clientId: entry.clientId, topic: .offer,
+                                    body: Self.text(offer, context: context, link: Texts.siteMark + "/o/" + link.token),
+                                    messageId: messageId, now: now)
+                }
             }
             return offer
         }
@@ -370,6 +417,15 @@ public final class WaitlistController: Sendable {
             Specialization.displayName(context.specialization, language), doctorName, "—"])
         return (Strings.text(.waitlistOfferSubject, language, [when]),
                 Strings.text(.waitlistOfferBody, language, [details, until, String(offer.id ?? 0)]))
+    }
+
+    /// The text that offers a time: the clinic, the time, until when it is held, the link.
+    static func text(_ offer: WaitlistOffer, context: AppointmentMessageContext, link: String) -> String {
+        let language = context.language ?? .en
+        let zone = Clinic.zone(named: context.timeZone)
+        return Strings.text(.textOffer, language, [
+            context.clinicName, DateText.dateTimeWithZone(offer.startsAt, timeZone: zone, language: language),
+            DateText.time(offer.expiresAt, timeZone: zone, language: language), link])
     }
 
     func owned(offer id: Int64, _ tx: any StoreReading, _ clientId: Int64) throws -> WaitlistOffer {

@@ -42,6 +42,17 @@ public struct ClaimedDelivery: Sendable, Equatable {
         /// A confirmation code for the patient's pending address, sealed under the personal-data
         /// key with the context `delivery:<id>` (nil: none recorded, or forgotten).
         case emailCode(sealed: Data?)
+        /// A text to the patient's confirmed mobile number, its body sealed like a code (nil: forgotten).
+        case text(sealed: Data?)
+        /// A confirmation code to the mobile number being confirmed, sealed (nil: forgotten).
+        case textCode(sealed: Data?)
+
+        public var channel: DeliveryChannel {
+            switch self {
+            case .message, .emailCode: .email
+            case .text, .textCode: .text
+            }
+        }
     }
 
     public let id: Int64
@@ -55,6 +66,30 @@ public struct ClaimedDelivery: Sendable, Equatable {
     public init(id: Int64, clientId: Int64, content: Content, createdAt: Date, attempt: Int) {
         self.id = id; self.clientId = clientId; self.content = content; self.createdAt = createdAt; self.attempt = attempt
     }
+}
+
+/// The way a delivery goes: e-mail through SMTP, or a text through the SMS gateway. A worker
+/// claims only the channels it can send (a server without a gateway leaves texts to one with).
+public enum DeliveryChannel: String, Sendable, CaseIterable {
+    case email, text
+
+    /// The `deliveries.purpose` values of the channel.
+    public var purposes: [String] {
+        switch self {
+        case .email: ["message", "email_code"]
+        case .text: ["text", "text_code"]
+        }
+    }
+
+    /// An SQL list of the purposes of `channels` (literals of this enum only, never outside text).
+    public static func purposeList(_ channels: Set<DeliveryChannel>) -> String {
+        channels.sorted { $0.rawValue < $1.rawValue }.flatMap(\.purposes).map { "'\($0)'" }.joined(separator: ", ")
+    }
+}
+
+/// The gateway's delivery report of a text, as stored in `deliveries.report`.
+public enum TextReport: String, Sendable, CaseIterable {
+    case accepted, delivered, buffered, rejected, failed
 }
 
 /// The code waiting to confirm a patient's new address (at most one per patient).
@@ -104,8 +139,8 @@ public protocol InboxWriting: InboxReading {
 
 /// What the message area reads: the inboxes, what the outbox finds due, the address confirmations.
 public protocol MessageReading: InboxReading {
-    /// Whether some delivery is pending and due at `now`.
-    func hasDueDeliveries(at now: Date) throws -> Bool
+    /// Whether some delivery of one of `channels` is pending and due at `now`.
+    func hasDueDeliveries(at now: Date, channels: Set<DeliveryChannel>) throws -> Bool
     /// The active appointments with a patient starting after `after` and no later than
     /// `through`, soonest first (the ones a reminder may be due for).
     func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment]
@@ -138,8 +173,9 @@ public protocol MessageWriting: MessageReading, InboxWriting {
     /// SQLite serialises writers (IMMEDIATE under the writer lock), so there the claim is
     /// moving each row's next attempt to its lease's end: the row is not due for anyone before
     /// then. It records no claimant (the schema has no column for it).
-    func claimDeliveries(limit: Int, now: Date, claimant: String, leaseUntil: (_ attempt: Int) -> Date) throws
-        -> [ClaimedDelivery]
+    /// Only deliveries of `channels` are claimed.
+    func claimDeliveries(limit: Int, now: Date, claimant: String, channels: Set<DeliveryChannel>,
+                         leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery]
     /// The delivery was accepted (the SMTP server's 250, `reply`) at `sentAt`: sent, error cleared.
     func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws
     /// The attempt failed with `error` (kept as the last error); given up (failed) if `givingUp`,
@@ -155,12 +191,19 @@ public protocol MessageWriting: MessageReading, InboxWriting {
     /// Queues the e-mail of a confirmation code to the patient (its sealed code is set after,
     /// by `setDeliveryPayload`, since the seal names the delivery); returns its id.
     func enqueueEmailCodeDelivery(toClient clientId: Int64, at now: Date) throws -> Int64
+    /// Queues a text to the patient (`code`: a confirmation code to the number being confirmed,
+    /// else a text to the confirmed number, of inbox message `messageId` if any); its sealed body
+    /// is set after by `setDeliveryPayload`. Returns its id.
+    func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64
+    /// Records the gateway's delivery report of a text delivery; false when there is no such
+    /// text delivery (nothing changed).
+    func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool
     /// Stores a delivery's sealed content (a confirmation code).
     func setDeliveryPayload(_ sealed: Data, ofDelivery deliveryId: Int64) throws
     /// Drops the patient's confirmation codes still waiting to be sent.
     func dropPendingEmailCodes(ofClient clientId: Int64) throws
-    /// Drops everything still waiting to be e-mailed to the patient, forgetting sealed codes.
-    func dropPendingDeliveries(ofClient clientId: Int64) throws
+    /// Drops everything of `channels` still waiting to go to the patient, forgetting sealed contents.
+    func dropPendingDeliveries(ofClient clientId: Int64, channels: Set<DeliveryChannel>) throws
 
     /// Sets the code waiting to confirm the patient's new address (replacing any), no wrong attempts yet.
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws
@@ -168,4 +211,36 @@ public protocol MessageWriting: MessageReading, InboxWriting {
     func countWrongEmailCode(ofClient clientId: Int64) throws
     /// Forgets the patient's waiting confirmation.
     func deleteEmailConfirmation(ofClient clientId: Int64) throws
+}
+
+extension MessageReading {
+    /// Whether some delivery of any channel is pending and due at `now`.
+    public func hasDueDeliveries(at now: Date) throws -> Bool {
+        try hasDueDeliveries(at: now, channels: Set(DeliveryChannel.allCases))
+    }
+}
+
+extension MessageWriting {
+    /// Claims deliveries of every channel.
+    public func claimDeliveries(limit: Int, now: Date, claimant: String, leaseUntil: (_ attempt: Int) -> Date) throws
+        -> [ClaimedDelivery] {
+        try claimDeliveries(limit: limit, now: now, claimant: claimant, channels: Set(DeliveryChannel.allCases), leaseUntil: leaseUntil)
+    }
+
+    /// Drops everything still waiting to go to the patient, by any channel.
+    public func dropPendingDeliveries(ofClient clientId: Int64) throws {
+        try dropPendingDeliveries(ofClient: clientId, channels: Set(DeliveryChannel.allCases))
+    }
+}
+
+extension ClaimedDelivery.Content {
+    /// The content of a delivery row: its purpose, message and sealed payload.
+    public init(purpose: String, messageId: Int64?, payload: Data?) {
+        switch purpose {
+        case "email_code": self = .emailCode(sealed: payload)
+        case "text": self = .text(sealed: payload)
+        case "text_code": self = .textCode(sealed: payload)
+        default: self = .message(messageId)
+        }
+    }
 }

@@ -19,7 +19,7 @@ import Foundation
 
 /// What a read transaction offers: a consistent snapshot.
 public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReading, DirectoryReading, GeoReading, MessageReading, SecurityReading,
-                              StaffReading, WaitlistReading {
+                              StaffReading, WaitlistReading, TextReading {
     /// The store's personal-data key (`ClinicStore.personalDataKey`), with which the
     /// transaction's appointment notes are sealed and opened; nil only in a SQLite
     /// transaction made for a function that reads none.
@@ -29,7 +29,7 @@ public protocol StoreReading: AppointmentReading, AttachmentReading, ClientReadi
 /// What a write transaction offers: everything a read does, and the changes. A write
 /// transaction's checks hold until it commits (SQLite: IMMEDIATE under the writer lock).
 public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWriting, ClientWriting, DirectoryWriting, GeoWriting, MessageWriting,
-                              SecurityWriting, StaffWriting, WaitlistWriting {
+                              SecurityWriting, StaffWriting, WaitlistWriting, TextWriting {
     /// Everything a booking or a move is decided on (`BookingFacts.swift`), read where the
     /// store's locks keep it true until the transaction ends: a store that shares its data
     /// with other servers takes them first.

@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+
+/// A patient's mobile number as the profile shows it, and what they take by text.
+public struct PhoneStatus: Sendable, Equatable {
+    /// The number (E.164), nil for none.
+    public let number: String?
+    public let confirmed: Bool
+    public let textReminders: Bool
+    public let textOffers: Bool
+    /// The patient replied STOP: nothing is texted until START.
+    public let stopped: Bool
+
+    static let none = PhoneStatus(number: nil, confirmed: false, textReminders: false, textOffers: false, stopped: false)
+}
+
+extension ClientController {
+    /// Minutes a number's code is valid; wrong codes allowed per code; seconds between codes.
+    static let phoneCodeMinutes: Int64 = 30
+    static let phoneCodeAttempts = 5
+    static let phoneCodeInterval: Int64 = 60
+
+    public func phone(clientId: Int64) throws -> PhoneStatus {
+        try database.reading { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard let phone = try tx.phone(ofClient: clientId) else { return .none }
+            return try Self.status(phone, number: Texts.number(phone, cipher: AppointmentNotes.cipher(tx)))
+        }
+    }
+
+    static func status(_ phone: StoredPhone, number: String) -> PhoneStatus {
+        PhoneStatus(number: number, confirmed: phone.confirmed, textReminders: phone.textReminders, textOffers: phone.textOffers,
+                    stopped: phone.stopped)
+    }
+
+    /// Sets a mobile number to confirm: a six-digit code goes to it by text through the outbox
+    /// (nothing else is texted to it before it is confirmed). The number already confirmed is
+    /// left as it is (no code). A new code at most once a minute.
+    public func setPhone(clientId: Int64, number text: String) throws -> PhoneStatus {
+        let number = try PhoneNumber.checked(text)
+        let now = self.now()
+        var generator = SystemRandomNumberGenerator()
+        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+        return try database.writing { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            let cipher = try AppointmentNotes.sealingCipher(tx)
+            let key = Texts.numberKey(number, cipher: cipher)
+            let had = try tx.phone(ofClient: clientId)
+            if let had, had.confirmed, had.numberKey == key { return Self.status(had, number: number) }
+            if let sent = had?.codeSentAt, now.seconds < sent.seconds + Self.phoneCodeInterval {
+                throw ClinicError(.rateLimited, .phoneCodeTooSoon, String(Self.phoneCodeInterval))
+            }
+            let phone = StoredPhone(
+                clientId: clientId, numberSealed: try cipher.seal(bytes: Data(number.utf8), context: Texts.numberContext(clientId)),
+                numberKey: key, confirmed: false, codeHash: Self.phoneCodeHash(code, clientId: clientId, key: key),
+                codeExpiresAt: Date(seconds: now.seconds + Self.phoneCodeMinutes * 60), codeAttempts: 0, codeSentAt: now,
+                textReminders: had?.textReminders ?? true, textOffers: had?.textOffers ?? true, stopped: false)
+            try tx.savePhone(phone, at: now)
+            // Texts still waiting for the number that was are not for the new one.
+            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.text])
+            try Texts.enqueue(tx, clientId: clientId, code: true, body: Strings.text(.textCode, language(tx, clientId), [code]),
+                              messageId: nil, now: now)
+            return Self.status(phone, number: number)
+        }
+    }
+
+    /// Confirms the waiting number with its code: from then on texts go to it. Another
+    /// patient who had confirmed the same number loses it (whoever holds the phone confirms).
+    public func confirmPhone(clientId: Int64, code: String) throws -> PhoneStatus {
+        let now = self.now()
+        enum Outcome { case confirmed(PhoneStatus), wrong, none }
+        let outcome = try database.writing { tx -> Outcome in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            guard var phone = try tx.phone(ofClient: clientId), !phone.confirmed, let hash = phone.codeHash,
+                  let expires = phone.codeExpiresAt else { return .none }
+            let given = code.trimmingCharacters(in: .whitespaces)
+            guard phone.codeAttempts < Self.phoneCodeAttempts, now.seconds < expires.seconds, given.count == 6,
+                  Self.phoneCodeHash(given, clientId: clientId, key: phone.numberKey) == hash else {
+                // The wrong guess is counted even though the confirmation fails.
+                phone.codeAttempts += 1
+                try tx.savePhone(phone, at: now)
+                return .wrong
+            }
+            phone.confirmed = true
+            phone.codeHash = nil
+            phone.codeExpiresAt = nil
+            phone.codeAttempts = 0
+            try tx.releaseConfirmedNumber(numberKey: phone.numberKey, exceptClient: clientId)
+            try tx.savePhone(phone, at: now)
+            return .confirmed(Self.status(phone, number: try Texts.number(phone, cipher: AppointmentNotes.cipher(tx))))
+        }
+        switch outcome {
+        case .confirmed(let status): return status
+        case .wrong: throw ClinicError.invalid(.phoneCodeWrong)
+        case .none: throw ClinicError(.notFound, .phoneNoPending)
+        }
+    }
+
+    /// Forgets the number; texts not yet sent are dropped.
+    public func removePhone(clientId: Int64) throws {
+        try database.writing { tx in
+            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+            try tx.deletePhone(ofClient: clientId)
+            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.text])
+        }
+    }
+
+    func language(_ tx: any StoreReading, _ clientId: Int64) throws -> Language {
+        try database.client(tx, id: clientId)?.language ?? .en
+    }
+
+    static func phoneCodeHash(_ code: String, clientId: Int64, key: String) -> String {
+        Array(SHA256.hash(data: Data("phone-code:\(clientId):\(key):\(code)".utf8))).hexString
+    }
+}

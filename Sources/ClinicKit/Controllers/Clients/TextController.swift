@@ -1,0 +1,155 @@
+import Foundation
+
+/// What comes back from the phone network (issue 45): a patient's reply, and the gateway's
+/// delivery reports. A reply is matched to its patient by their confirmed number only (an
+/// unknown number is refused, nothing changed), and answered once:
+/// - STOP (and STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, СТОП): texts off, answered once (a
+///   second STOP gets no answer); START (UNSTOP, СТАРТ) turns them back on;
+/// - C or X: confirms or cancels the patient's next appointment, within the next two days,
+///   through the same rules as every front (a cancellation frees the time for the waitlist in
+///   the same transaction); with two or more, the answer lists them and C1, X2 … say which.
+/// A patient who replied STOP gets no answer to anything but START.
+public final class TextController: Sendable {
+    let database: any ClinicStore
+    let appointments: AppointmentController
+    let now: @Sendable () -> Date
+
+    /// How far ahead a C or X looks for the appointment it answers.
+    static let replyHorizon: Int64 = 48 * 3600
+
+    init(database: any ClinicStore, appointments: AppointmentController, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.appointments = appointments
+        self.now = now
+    }
+
+    public enum Command: Equatable, Sendable { case stop, start, confirm(Int?), cancel(Int?), unknown }
+
+    static let stopWords: Set<String> = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "СТОП", "ОТПИСАТЬСЯ"]
+    static let startWords: Set<String> = ["START", "UNSTOP", "СТАРТ"]
+
+    public static func command(_ text: String) -> Command {
+        // Cyrillic С and Х look like C and X on a phone's keyboard.
+        let word = String(text.uppercased().map { $0 == "С" ? "C" : $0 == "Х" ? "X" : $0 }
+            .filter { $0.isLetter || $0.isNumber || $0 == " " }).trimmingCharacters(in: .whitespaces)
+        let first = word.split(separator: " ").first.map(String.init) ?? ""
+        if stopWords.contains(first.replacingOccurrences(of: "C", with: "С")) || stopWords.contains(first) { return .stop }
+        if startWords.contains(first.replacingOccurrences(of: "C", with: "С")) || startWords.contains(first) { return .start }
+        let compact = word.replacingOccurrences(of: " ", with: "")
+        guard let letter = compact.first, letter == "C" || letter == "X" else { return .unknown }
+        let rest = compact.dropFirst()
+        let index: Int?
+        if rest.isEmpty { index = nil } else {
+            guard rest.count <= 2, let number = Int(rest), number >= 1 else { return .unknown }
+            index = number
+        }
+        return letter == "C" ? .confirm(index) : .cancel(index)
+    }
+
+    /// The number an incoming text came from, as the gateway gives it ("+12025550143",
+    /// "12025550143", "0012025550143"), in E.164; nil when it is no phone number.
+    static func sender(_ text: String) -> String? {
+        var digits = text.filter { !" -.()".contains($0) }
+        if digits.hasPrefix("+") { digits.removeFirst() } else if digits.hasPrefix("00") { digits.removeFirst(2) }
+        guard (8...15).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0" else { return nil }
+        return "+" + digits
+    }
+
+    /// Handles a text from `from`; returns the answer to text back (nil: none). Refused
+    /// (`not_found`, nothing changed) when no patient confirmed that number.
+    public func receive(from: String, text: String) throws -> String? {
+        let now = self.now()
+        guard let number = Self.sender(from) else { throw ClinicError(.notFound, .textUnknownNumber) }
+        let found = try database.reading { tx -> (StoredPhone, Language)? in
+            guard let phone = try tx.confirmedPhone(numberKey: Texts.numberKey(number, cipher: AppointmentNotes.cipher(tx))) else {
+                return nil
+            }
+            return (phone, try database.client(tx, id: phone.clientId)?.language ?? .en)
+        }
+        guard let (phone, language) = found else { throw ClinicError(.notFound, .textUnknownNumber) }
+        let command = Self.command(text)
+        switch command {
+        case .stop, .start:
+            let stopping = command == .stop
+            let changed = try database.writing { tx -> Bool in
+                guard var current = try tx.phone(ofClient: phone.clientId), current.confirmed, current.stopped != stopping else { return false }
+                current.stopped = stopping
+                try tx.savePhone(current, at: now)
+                // Nothing more goes after a STOP, even what was waiting.
+                if stopping { try tx.dropPendingDeliveries(ofClient: phone.clientId, channels: [.text]) }
+                return true
+            }
+            return changed ? Strings.text(stopping ? .textStopped : .textStarted, language) : nil
+        case .confirm(let index), .cancel(let index):
+            guard !phone.stopped else { return nil }
+            return try answer(command, index: index, clientId: phone.clientId, language: language, now: now)
+        case .unknown:
+            return phone.stopped ? nil : Strings.text(.textNotUnderstood, language)
+        }
+    }
+
+    func answer(_ command: Command, index: Int?, clientId: Int64, language: Language, now: Date) throws -> String {
+        let soon = try database.reading { tx in
+            try tx.storedAppointments(ofClient: clientId).filter {
+                $0.status.isPatientChangeable && $0.startsAt > now && $0.startsAt.seconds <= now.seconds + Self.replyHorizon
+            }.sorted { $0.startsAt < $1.startsAt }.map { appointment -> (Appointment, String) in
+                let zone = try tx.clinic(id: appointment.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
+                return (appointment, DateText.dateTimeWithZone(appointment.startsAt, timeZone: zone, language: language))
+            }
+        }
+        guard !soon.isEmpty else { return Strings.text(.textNothingDue, language) }
+        let chosen: (Appointment, String)
+        if let index {
+            guard index <= soon.count else { return Self.which(soon.map(\.1), language) }
+            chosen = soon[index - 1]
+        } else {
+            guard soon.count == 1 else { return Self.which(soon.map(\.1), language) }
+            chosen = soon[0]
+        }
+        guard let id = chosen.0.id else { return Strings.text(.textNothingDue, language) }
+        if case .confirm = command {
+            _ = try appointments.confirmAppointment(id, clientId: clientId)
+            return Strings.text(.textConfirmed, language, [chosen.1])
+        }
+        do {
+            _ = try appointments.cancelAppointment(id, clientId: clientId)
+        } catch let error as ClinicError where error.code == .tooLate || error.code == .invalidTransition {
+            return Strings.text(.textCannotCancel, language, [chosen.1])
+        }
+        return Strings.text(.textCancelled, language, [chosen.1])
+    }
+
+    static func which(_ times: [String], _ language: Language) -> String {
+        Strings.text(.textWhich, language, [String(times.count),
+                                            times.enumerated().map { "\($0.offset + 1)) \($0.element)" }.joined(separator: "; ")])
+    }
+
+    /// A delivery report from the gateway: Kannel's status (1 delivered, 2 failed, 4 buffered,
+    /// 8 taken by the operator, 16 refused by the operator) recorded on the delivery.
+    @discardableResult
+    public func report(deliveryId: Int64, status: Int) throws -> TextReport {
+        let report: TextReport
+        switch status {
+        case 1: report = .delivered
+        case 2: report = .failed
+        case 4: report = .buffered
+        case 8: report = .accepted
+        case 16: report = .rejected
+        default: throw ClinicError.invalid(.textReportUnknown)
+        }
+        let now = self.now()
+        guard try database.writing({ tx in try tx.recordTextReport(report, ofDelivery: deliveryId, at: now) }) else {
+            throw ClinicError(.notFound, .textReportUnknown)
+        }
+        return report
+    }
+
+    /// Makes every number's lookup key again under `cipher` (the personal-data key was rotated).
+    package static func rekeyPhones(_ tx: any StoreWriting, cipher: FieldCipher) throws {
+        for clientId in try tx.phoneClients() {
+            guard var phone = try tx.phone(ofClient: clientId) else { continue }
+            phone.numberKey = Texts.numberKey(try Texts.number(phone, cipher: cipher), cipher: cipher)
+            try tx.savePhone(phone, at: Date())
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+
+/// What is texted, to whom: the rules every front shares (issue 45). A text goes only to a
+/// number its patient confirmed, who has not replied STOP, and chose that kind of text; it says
+/// nothing personal beyond the clinic's name, the time and a link. Its body is written when the
+/// change happens (in that change's transaction, in the patient's language) and sealed in the
+/// outbox's delivery like a code; the outbox sends it through the gateway (`TextSender`).
+enum Texts {
+    /// What a text is about, for the patient's choices.
+    enum Topic { case reminder, offer }
+
+    /// The place in a text's body where the site's address goes when it is sent (the outbox
+    /// knows the address, `Outbox.run(linkBase:)`): a body is written before.
+    static let siteMark = "{site}"
+
+    /// The key an incoming text finds its patient's number by: an HMAC of the E.164 number under
+    /// a key derived from the personal-data key (the index does not tell the numbers).
+    static func numberKey(_ number: String, cipher: FieldCipher) -> String {
+        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: cipher.key, info: Data("clinic text number index v1".utf8),
+                                         outputByteCount: 32)
+        return Array(HMAC<SHA256>.authenticationCode(for: Data(number.utf8), using: key)).hexString
+    }
+
+    static func numberContext(_ clientId: Int64) -> String { "phone:\(clientId)" }
+
+    /// The patient's number, opened.
+    static func number(_ phone: StoredPhone, cipher: FieldCipher) throws -> String {
+        guard let number = String(data: try cipher.open(bytes: phone.numberSealed, context: numberContext(phone.clientId)),
+                                  encoding: .utf8) else {
+            throw ClinicError(.keyError, .personalUnreadable, numberContext(phone.clientId))
+        }
+        return number
+    }
+
+    /// Queues `body` to the patient's confirmed number when they take texts of `topic` (nil:
+    /// none queued). `messageId`: the inbox message the text tells of.
+    @discardableResult
+    static func queue(_ tx: any StoreWriting, clientId: Int64, topic: Topic, body: String, messageId: Int64?, now: Date) throws -> Int64? {
+        guard let phone = try tx.phone(ofClient: clientId), phone.confirmed, !phone.stopped else { return nil }
+        switch topic {
+        case .reminder: guard phone.textReminders else { return nil }
+        case .offer: guard phone.textOffers else { return nil }
+        }
+        return try enqueue(tx, clientId: clientId, code: false, body: body, messageId: messageId, now: now)
+    }
+
+    /// Writes a text delivery with its body sealed under the personal-data key.
+    static func enqueue(_ tx: any StoreWriting, clientId: Int64, code: Bool, body: String, messageId: Int64?, now: Date) throws -> Int64 {
+        let id = try tx.enqueueTextDelivery(toClient: clientId, code: code, messageId: messageId, at: now)
+        try tx.setDeliveryPayload(try AppointmentNotes.sealingCipher(tx).seal(bytes: Data(body.utf8), context: "delivery:\(id)"),
+                                  ofDelivery: id)
+        return id
+    }
+
+    /// The text of a reminder or of a clinic's cancellation (nil for other kinds of message).
+    static func body(about appointment: Appointment, kind: MessageKind, context: AppointmentMessageContext) -> (String, Topic)? {
+        let language = context.language ?? .en
+        let when = DateText.dateTimeWithZone(appointment.startsAt, timeZone: Clinic.zone(named: context.timeZone), language: language)
+        switch kind {
+        case .reminder: return (Strings.text(.textReminder, language, [context.clinicName, when]), .reminder)
+        case .clinicCancelled: return (Strings.text(.textClinicCancelled, language, [context.clinicName, when]), .reminder)
+        default: return nil
+        }
+    }
+
+    /// Texts the message about an appointment too, when its kind goes by text (a reminder, a
+    /// clinic's cancellation) and the transaction is a store's (not a migration's bare inbox).
+    static func about(_ tx: any InboxWriting, _ appointment: Appointment, kind: MessageKind, context: AppointmentMessageContext,
+                      messageId: Int64, now: Date) throws {
+        guard let clientId = appointment.clientId, let (body, topic) = body(about: appointment, kind: kind, context: context),
+              let store = tx as? any StoreWriting else { return }
+        try queue(store, clientId: clientId, topic: topic, body: body, messageId: messageId, now: now)
+    }
+
+    // MARK: One-tap links
+
+    /// A new link token (given once, in the text) and the hash the offer keeps.
+    static func newLink() -> (token: String, hash: String) {
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.hexString
+        return (token, linkHash(token))
+    }
+
+    static func linkHash(_ token: String) -> String { Array(SHA256.hash(data: Data("offer-link:\(token)".utf8))).hexString }
+
+    /// Whether a token is shaped like one this program makes (anything else is refused unread).
+    static func isLinkToken(_ token: String) -> Bool {
+        (16...128).contains(token.count) && token.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+}

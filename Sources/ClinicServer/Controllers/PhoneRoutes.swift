@@ -1,0 +1,100 @@
+import ClinicKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Text messages (issue 45): the signed-in patient's mobile number (`/v1/me/phone`), and what
+/// the SMS gateway brings back (`/v1/texts/…`): incoming texts, shown by the shared key
+/// (`CLINIC_SMS_SECRET`), and delivery reports, each at the signed address the outbox gave the
+/// gateway. The rules are `ClientController+Phone`'s and `TextController`'s.
+struct PhoneRoutes {
+    struct PhoneBody: Decodable, Sendable { let phone: String }
+    struct CodeBody: Decodable, Sendable { let code: String }
+
+    let dependencies: ServerDependencies
+    var system: ClinicSystem { dependencies.system }
+
+    func addRoutes(to group: RouterGroup<APIContext>) {
+        let patient = group.group("me/phone").add(middleware: PatientAuthenticator(dependencies: dependencies))
+        patient.get(use: phone)
+        patient.put(use: setPhone)
+        patient.delete(use: removePhone)
+        patient.post("confirm", use: confirm)
+        group.get("texts/incoming", use: incoming)
+        group.get("texts/report", use: report)
+    }
+
+    @Sendable func phone(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let status = try await dependencies.work(patient.language) { [system] in try system.clients.phone(clientId: patient.id) }
+        return try HTTPMapping.json(PhoneJSON(status))
+    }
+
+    @Sendable func setPhone(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let body = try await RequestBody.decode(PhoneBody.self, from: request, context: context)
+        let status = try await dependencies.work(patient.language) { [system] in
+            try system.clients.setPhone(clientId: patient.id, number: body.phone)
+        }
+        return try HTTPMapping.json(PhoneJSON(status))
+    }
+
+    @Sendable func confirm(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let body = try await RequestBody.decode(CodeBody.self, from: request, context: context)
+        let status = try await dependencies.work(patient.language) { [system] in
+            try system.clients.confirmPhone(clientId: patient.id, code: body.code)
+        }
+        return try HTTPMapping.json(PhoneJSON(status))
+    }
+
+    @Sendable func removePhone(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        try await dependencies.work(patient.language) { [system] in try system.clients.removePhone(clientId: patient.id) }
+        return Response(status: .noContent)
+    }
+
+    /// The gateway's settings; without them its callbacks are not here.
+    func gateway(_ context: APIContext) throws -> SMSSettings {
+        guard let sms = dependencies.settings.sms else { throw APIFailure(ServerError(.notFound, .routeNotFound, "/v1/texts")) }
+        return sms
+    }
+
+    /// `GET /v1/texts/incoming?key=&from=&text=`: a text from a phone. The answer's body (plain
+    /// text) is what the gateway texts back; empty for none.
+    @Sendable func incoming(_ request: Request, context: APIContext) async throws -> Response {
+        let sms = try gateway(context)
+        let query = request.uri.queryParameters
+        guard let key = query.get("key"), sms.isSecret(key) else { throw ClinicError(.forbidden, .textKeyWrong) }
+        let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1600))
+        let answer = try await dependencies.work(context.language) { [system] in try system.texts.receive(from: from, text: text) }
+        if let answer {
+            let words = TextController.command(text)
+            if words == .stop { dependencies.metrics.texts("opted_out") }
+            if words == .start { dependencies.metrics.texts("opted_in") }
+        }
+        return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(string: answer ?? "")))
+    }
+
+    /// `GET /v1/texts/report?delivery=&sig=&status=`: a delivery report.
+    @Sendable func report(_ request: Request, context: APIContext) async throws -> Response {
+        let sms = try gateway(context)
+        let query = request.uri.queryParameters
+        guard let delivery = query.get("delivery").flatMap(Int64.init), delivery > 0,
+              let signature = query.get("sig"), sms.isReportSignature(signature, deliveryId: delivery) else {
+            throw ClinicError(.forbidden, .textKeyWrong)
+        }
+        guard let status = query.get("status").flatMap(Int.init) else { throw ClinicError.invalid(.textReportUnknown) }
+        let recorded = try await dependencies.work(context.language) { [system] in
+            try system.texts.report(deliveryId: delivery, status: status)
+        }
+        switch recorded {
+        case .delivered: dependencies.metrics.texts("delivered")
+        case .failed, .rejected: dependencies.metrics.texts("failed")
+        case .accepted, .buffered: break
+        }
+        return Response(status: .noContent)
+    }
+}

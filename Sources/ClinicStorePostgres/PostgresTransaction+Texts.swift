@@ -1,0 +1,58 @@
+import ClinicKit
+import Foundation
+
+// Mobile numbers and one-tap links on PostgreSQL (Migrations/postgres/0013_texts.sql). One
+// patient per confirmed number is the unique index's; a link is used once by the UPDATE that
+// checks and marks it.
+
+extension PostgresTransaction {
+    func phone(ofClient clientId: Int64) throws -> StoredPhone? {
+        try row("SELECT * FROM phones WHERE client_id = $1", [clientId]).map(StoredPhone.init(row:))
+    }
+
+    func confirmedPhone(numberKey: String) throws -> StoredPhone? {
+        try row("SELECT * FROM phones WHERE number_key = $1 AND confirmed", [numberKey]).map(StoredPhone.init(row:))
+    }
+
+    func offerLink(hash: String) throws -> (offerId: Int64, usedAt: Date?)? {
+        try row("SELECT id, link_used_at FROM waitlist_offers WHERE link_hash = $1", [hash]).map { row in
+            (try row.value("id", in: "waitlist_offers"), try row.optionalInstant("link_used_at", in: "waitlist_offers"))
+        }
+    }
+
+    func phoneClients() throws -> [Int64] {
+        try values(Int64.self, "SELECT client_id FROM phones ORDER BY client_id")
+    }
+
+    func savePhone(_ phone: StoredPhone, at now: Date) throws {
+        try execute("""
+            INSERT INTO phones (client_id, number_sealed, number_key, confirmed, code_hash, code_expires_at, code_attempts,
+                                code_sent_at, text_reminders, text_offers, stopped, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            ON CONFLICT (client_id) DO UPDATE SET number_sealed = EXCLUDED.number_sealed, number_key = EXCLUDED.number_key,
+                confirmed = EXCLUDED.confirmed, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
+                code_attempts = EXCLUDED.code_attempts, code_sent_at = EXCLUDED.code_sent_at,
+                text_reminders = EXCLUDED.text_reminders, text_offers = EXCLUDED.text_offers, stopped = EXCLUDED.stopped,
+                updated_at = EXCLUDED.updated_at
+            """, [phone.clientId, phone.numberSealed, phone.numberKey, phone.confirmed, phone.codeHash, phone.codeExpiresAt,
+                  phone.codeAttempts, phone.codeSentAt, phone.textReminders, phone.textOffers, phone.stopped, now])
+    }
+
+    func deletePhone(ofClient clientId: Int64) throws {
+        try execute("DELETE FROM phones WHERE client_id = $1", [clientId])
+    }
+
+    func releaseConfirmedNumber(numberKey: String, exceptClient clientId: Int64) throws {
+        try execute("DELETE FROM phones WHERE number_key = $1 AND confirmed AND client_id <> $2", [numberKey, clientId])
+    }
+
+    func setOfferLink(offerId: Int64, hash: String) throws {
+        try execute("UPDATE waitlist_offers SET link_hash = $1 WHERE id = $2", [hash, offerId])
+    }
+
+    func useOfferLink(hash: String, at now: Date) throws -> Int64? {
+        try value(Int64.self, """
+            UPDATE waitlist_offers SET link_used_at = $2 WHERE link_hash = $1 AND link_used_at IS NULL RETURNING id
+            """, [hash, now])
+    }
+}

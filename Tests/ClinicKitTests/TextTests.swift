@@ -1,0 +1,318 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ClinicKit
+
+/// A phone network in memory: what the outbox hands the gateway, or a failure.
+final class RecordingTexter: TextSender, @unchecked Sendable {
+    struct Sent: Equatable { let to: String; let body: String; let coding: TextMessage.Coding; let deliveryId: Int64 }
+    private let lock = NSLock()
+    private var sent: [Sent] = []
+    private var failing = false
+
+    var texts: [Sent] { lock.withLock { sent } }
+    func fail(_ on: Bool) { lock.withLock { failing = on } }
+
+    func send(to number: String, text: TextMessage, deliveryId: Int64) throws -> String {
+        try lock.withLock {
+            if failing { throw ClinicError(.storage, .smsFailed, "503 gateway down") }
+            sent.append(Sent(to: number, body: text.body, coding: text.coding, deliveryId: deliveryId))
+            return "202 0: Accepted for delivery"
+        }
+    }
+}
+
+/// Text messages (issue 45) on the store under test: a number confirmed by a code, what is
+/// texted and to whom, the one-tap link, the replies STOP, START, C and X, delivery reports.
+/// "Now" is Sunday 2026-11-22 12:00 UTC (the TestClock); Monday 09:20 in Los Angeles is 17:20 UTC.
+@Suite struct TextTests {
+    let monday0920 = utc("2026-11-23T17:20:00Z")
+    let monday1000 = utc("2026-11-23T18:00:00Z")
+    let site = "https://clinic.example.org"
+
+    struct Scene {
+        let clock: TestClock
+        let system: ClinicSystem
+        let texter = RecordingTexter()
+        let therapy: Int64
+        let doctor: Int64
+        let anna: Int64, bob: Int64
+    }
+
+    func scene() throws -> Scene {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        return Scene(clock: clock, system: system, therapy: therapy,
+                     doctor: try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0,
+                     anna: try register(system, "anna").id ?? 0, bob: try register(system, "bob").id ?? 0)
+    }
+
+    @discardableResult
+    func deliver(_ s: Scene) throws -> DeliveryReport {
+        try s.system.outbox.run(mailer: nil, from: "", texter: s.texter, site: site)
+    }
+
+    /// The six digits of the last code texted to `number`.
+    func code(_ s: Scene, to number: String) throws -> String {
+        let text = try #require(s.texter.texts.last { $0.to == number })
+        return String(try #require(text.body.firstMatch(of: /\d{6}/)).output)
+    }
+
+    /// A patient with `number` confirmed.
+    func confirm(_ s: Scene, _ clientId: Int64, _ number: String) throws {
+        _ = try s.system.clients.setPhone(clientId: clientId, number: number)
+        try deliver(s)
+        _ = try s.system.clients.confirmPhone(clientId: clientId, code: try code(s, to: number))
+    }
+
+    // MARK: Encoding and numbers
+
+    @Test func aTextIsGSM7WhenItCanBeAndUCS2OtherwiseWithinThreeSegments() {
+        let english = TextMessage("Reminder: Adventist Medical Center, Nov 23, 2026 at 9:20 AM PST. Reply C to confirm or X to cancel.")
+        #expect(english.coding == .gsm7 && english.segments == 1)
+        #expect(TextMessage(String(repeating: "a", count: 160)).segments == 1)
+        #expect(TextMessage(String(repeating: "a", count: 161)).segments == 2)
+        // An extension character (€, [, ]) takes two septets.
+        #expect(TextMessage(String(repeating: "€", count: 80)).segments == 1)
+        #expect(TextMessage(String(repeating: "€", count: 81)).segments == 2)
+        let russian = TextMessage("Напоминание: Минская больница, 23.11.2026, 09:20. Ответьте C или X.")
+        #expect(russian.coding == .ucs2 && russian.segments == 1)
+        #expect(TextMessage(String(repeating: "я", count: 71)).segments == 2)
+        let long = TextMessage(String(repeating: "Очень длинное название клиники ", count: 20))
+        #expect(long.coding == .ucs2 && long.segments == TextMessage.maxSegments && long.body.hasSuffix("..."))
+        let longLatin = TextMessage(String(repeating: "word ", count: 200))
+        #expect(longLatin.segments == 3 && longLatin.body.count == 153 * 3)
+    }
+
+    @Test func aNumberIsTakenInInternationalFormAndOnlyWhenItCanTakeTexts() throws {
+        #expect(try PhoneNumber.checked("+1 (202) 555-0143") == "+12025550143")
+        #expect(try PhoneNumber.checked("+7 912 345-67-89") == "+79123456789")
+        #expect(try PhoneNumber.checked("+44 7700 900123") == "+447700900123")
+        for bad in ["2025550143", "+1 202 555 014", "+0123456789", "+1202555014x", "", "+1234567890123456", "+١٢٠٢٥٥٥٠١٤٣"] {
+            #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked(bad) }?.key == .phoneInvalid, "\(bad)")
+        }
+        // Toll-free, premium, service codes, a Moscow fixed line: no texts.
+        for landline in ["+18005550143", "+19005550143", "+12115550143", "+74951234567", "+10125550143"] {
+            #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked(landline) }?.key == .phoneNotMobile, "\(landline)")
+        }
+    }
+
+    // MARK: Confirming a number
+
+    @Test func aNumberIsConfirmedByTheCodeTextedToItAndNothingElseGoesBefore() throws {
+        let s = try scene()
+        let pending = try s.system.clients.setPhone(clientId: s.anna, number: "+1 202 555 0143")
+        #expect(pending == PhoneStatus(number: "+12025550143", confirmed: false, textReminders: true, textOffers: true, stopped: false))
+        #expect(try deliver(s).texts == 1)
+        #expect(s.texter.texts.count == 1 && s.texter.texts[0].to == "+12025550143" && s.texter.texts[0].coding == .gsm7)
+        #expect(try deliver(s).texts == 0, "sent once")
+        // A new code at most once a minute.
+        #expect(expectError(.rateLimited) { _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143") } != nil)
+
+        // Before it is confirmed, a reminder is not texted.
+        _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                        doctorId: s.doctor)
+        s.clock.advance(6 * 3600)
+        #expect(try s.system.outbox.createReminders() == 1)
+        try deliver(s)
+        #expect(s.texter.texts.count == 1, "no text to a number not confirmed")
+
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try deliver(s)
+        let code = try code(s, to: "+12025550143")
+        let confirmed = try s.system.clients.confirmPhone(clientId: s.anna, code: code)
+        #expect(confirmed.confirmed && confirmed.number == "+12025550143")
+        #expect(try s.system.clients.phone(clientId: s.anna) == confirmed)
+        // The number is sealed: its digits are nowhere in the row.
+        let row = try #require(try storedRows(s.system, "SELECT number_sealed, number_key FROM phones").first)
+        #expect(row.columns.values.allSatisfy { !$0.contains("2025550143") })
+    }
+
+    @Test func aCodeGuessedTenTimesConfirmsNothingEvenTheRightOneAfterTheFifthWrong() throws {
+        let s = try scene()
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try deliver(s)
+        let right = try code(s, to: "+12025550143")
+        let wrong = right == "000000" ? "111111" : "000000"
+        for _ in 0..<9 {
+            #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: wrong) }?.key == .phoneCodeWrong)
+        }
+        #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: right) } != nil)
+        #expect(try s.system.clients.phone(clientId: s.anna).confirmed == false)
+        #expect(expectError(.notFound) { _ = try s.system.clients.confirmPhone(clientId: s.bob, code: right) }?.key == .phoneNoPending)
+    }
+
+    @Test func aCodeRunsOutAfterThirtyMinutesAndANumberConfirmedAgainMovesToWhoeverHoldsThePhone() throws {
+        let s = try scene()
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try deliver(s)
+        let code = try code(s, to: "+12025550143")
+        s.clock.advance(31 * 60)
+        #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: code) } != nil)
+
+        try confirm(s, s.anna, "+12025550143")
+        try confirm(s, s.bob, "+12025550143")
+        #expect(try s.system.clients.phone(clientId: s.bob).confirmed)
+        #expect(try s.system.clients.phone(clientId: s.anna).number == nil, "Anna no longer has it")
+        #expect(expectError(.notFound) { _ = try s.system.clients.updateProfile(clientId: s.anna, ProfileChanges(), texts: (false, nil)) }?
+            .key == .phoneNone)
+    }
+
+    // MARK: What is texted
+
+    @Test func aReminderIsTextedToAConfirmedNumberUnlessThePatientSaidNo() throws {
+        let s = try scene()
+        try confirm(s, s.anna, "+12025550143")
+        try confirm(s, s.bob, "+12025550144")
+        _ = try s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: false, offers: nil))
+        for patient in [s.anna, s.bob] {
+            _ = try s.system.appointments.createAppointment(clientId: patient, departmentId: s.therapy,
+                                                            at: .instant(patient == s.anna ? monday0920 : monday1000), doctorId: s.doctor)
+        }
+        s.clock.advance(6 * 3600)
+        #expect(try s.system.outbox.createReminders() == 2)
+        #expect(try deliver(s).texts == 1)
+        let reminder = try #require(s.texter.texts.last)
+        #expect(reminder.to == "+12025550143")
+        #expect(reminder.body == "Reminder: Adventist Medical Center, Nov 23, 2026 at 9:20 AM PST. Reply C to confirm or X to cancel.")
+    }
+
+    @Test func aGatewayThatIsDownMeansARetryLaterAndTheTextSentOnce() throws {
+        let s = try scene()
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        s.texter.fail(true)
+        let report = try deliver(s)
+        #expect(report.retrying == 1 && report.texts == 0)
+        s.texter.fail(false)
+        #expect(try deliver(s).texts == 0, "not due before its back-off")
+        s.clock.advance(61)
+        #expect(try deliver(s).texts == 1)
+        s.clock.advance(3600)
+        #expect(try deliver(s).texts == 0)
+        #expect(s.texter.texts.count == 1)
+    }
+
+    // MARK: A waitlist offer and its link
+
+    @Test func anOfferIsTextedWithALinkThatOpensItAndBooksOnceForThatPatient() throws {
+        let s = try scene()
+        try confirm(s, s.bob, "+12025550144")
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        #expect(try s.system.waitlist.work() == 1)
+        #expect(try deliver(s).texts == 1)
+        let text = try #require(s.texter.texts.last)
+        #expect(text.to == "+12025550144" && text.body.hasPrefix("Adventist Medical Center: a time is free for you, Nov 23, 2026 at 9:20 AM PST."))
+        let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
+        #expect(text.body.contains(site + "/o/" + token))
+
+        let (offer, department, clinic) = try s.system.waitlist.offer(link: token)
+        #expect(offer.clientId == s.bob && offer.startsAt == monday0920 && department.id == s.therapy && clinic.externalId == "LA1")
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: String(repeating: "0", count: 32)) }?.key == .offerLinkInvalid)
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: "../../etc/passwd") } != nil)
+
+        let (_, appointment) = try s.system.waitlist.answer(link: token, accept: true)
+        #expect(appointment?.clientId == s.bob && appointment?.startsAt == monday0920)
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.answer(link: token, accept: true) }?.key == .offerLinkInvalid,
+                "a link works once")
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: token) } != nil)
+    }
+
+    @Test func aPatientWhoTakesNoOffersByTextGetsTheInboxOnly() throws {
+        let s = try scene()
+        try confirm(s, s.bob, "+12025550144")
+        _ = try s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: nil, offers: false))
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        #expect(try s.system.waitlist.work() == 1)
+        #expect(try deliver(s).texts == 0)
+        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+    }
+
+    // MARK: Replies
+
+    @Test func stopStopsTextsAnsweredOnceAndStartTurnsThemBackOn() throws {
+        let s = try scene()
+        try confirm(s, s.anna, "+12025550143")
+        #expect(try s.system.texts.receive(from: "+12025550143", text: " stop ") == Strings.text(.textStopped, .en))
+        #expect(try s.system.texts.receive(from: "12025550143", text: "STOP") == nil, "answered once")
+        #expect(try s.system.clients.phone(clientId: s.anna).stopped)
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "C") == nil, "nothing but START is answered after STOP")
+        _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                        doctorId: s.doctor)
+        s.clock.advance(6 * 3600)
+        _ = try s.system.outbox.createReminders()
+        let before = s.texter.texts.count
+        try deliver(s)
+        #expect(s.texter.texts.count == before, "nothing texted after STOP")
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "Start") == Strings.text(.textStarted, .en))
+        #expect(try s.system.clients.phone(clientId: s.anna).stopped == false)
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "СТОП") == Strings.text(.textStopped, .en))
+    }
+
+    @Test func aReplyFromAnUnknownNumberIsRefusedAndChangesNothing() throws {
+        let s = try scene()
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        for from in ["+12025550143", "+19995550000", "not a number", ""] {
+            #expect(expectError(.notFound) { _ = try s.system.texts.receive(from: from, text: "STOP") }?.key == .textUnknownNumber,
+                    "\(from): a number not confirmed is unknown")
+        }
+        #expect(try s.system.clients.phone(clientId: s.anna).stopped == false)
+    }
+
+    @Test func cConfirmsAndXCancelsTheNextAppointmentAndTwoAreAskedWhich() throws {
+        let s = try scene()
+        try confirm(s, s.anna, "+12025550143")
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "C") == Strings.text(.textNothingDue, .en))
+        let first = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                doctorId: s.doctor)
+        let answer = try s.system.texts.receive(from: "+12025550143", text: "c")
+        #expect(answer == "Thank you: your appointment of Nov 23, 2026 at 9:20 AM PST is confirmed.")
+        let (confirmed, history) = try s.system.appointments.appointmentWithHistory(first.id ?? 0, clientId: s.anna)
+        #expect(confirmed.status == .confirmed && history.last?.event == "confirmed" && history.last?.actor == "patient")
+
+        // Two appointments soon: the answer lists them, and X2 cancels the second.
+        let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
+        let second = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: cardiology, at: .instant(monday1000))
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology))
+        let which = try #require(try s.system.texts.receive(from: "+12025550143", text: "X"))
+        #expect(which.hasPrefix("You have 2 appointments soon: 1) Nov 23, 2026 at 9:20 AM PST; 2) Nov 23, 2026 at 10:00 AM PST."))
+        #expect(try s.system.appointments.getAppointmentById(second.id ?? 0, clientId: s.anna).status == .scheduled)
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "X 2") == "Your appointment of Nov 23, 2026 at 10:00 AM PST is cancelled.")
+        #expect(try s.system.appointments.getAppointmentById(second.id ?? 0, clientId: s.anna).status == .cancelled)
+        // The freed time goes to the waitlist at once, as from any front.
+        #expect(try s.system.waitlist.work() == 1)
+        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday1000)
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "hello") == Strings.text(.textNotUnderstood, .en))
+    }
+
+    @Test func theCommandsAreReadAsAPhoneTypesThem() {
+        #expect(TextController.command("stop") == .stop && TextController.command("Стоп!") == .stop)
+        #expect(TextController.command("CANCEL") == .stop, "CANCEL is a carriers' stop word: X cancels a visit")
+        #expect(TextController.command("С") == .confirm(nil), "a Cyrillic С")
+        #expect(TextController.command("х1") == .cancel(1), "a Cyrillic х")
+        #expect(TextController.command("C 2") == .confirm(2))
+        #expect(TextController.command("C0") == .unknown && TextController.command("Cx") == .unknown)
+        #expect(TextController.command("старт") == .start)
+    }
+
+    // MARK: Delivery reports
+
+    @Test func aDeliveryReportIsRecordedOnItsTextAndNothingElse() throws {
+        let s = try scene()
+        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try deliver(s)
+        let id = try #require(s.texter.texts.last?.deliveryId)
+        #expect(try s.system.texts.report(deliveryId: id, status: 8) == .accepted)
+        #expect(try s.system.texts.report(deliveryId: id, status: 1) == .delivered)
+        #expect(try storedRows(s.system, "SELECT report, state FROM deliveries WHERE id = \(id)").first?.columns
+                == ["report": "delivered", "state": "sent"])
+        #expect(expectError(.notFound) { try s.system.texts.report(deliveryId: id + 100, status: 1) }?.key == .textReportUnknown)
+        #expect(expectError(.invalidInput) { try s.system.texts.report(deliveryId: id, status: 3) } != nil)
+    }
+}
