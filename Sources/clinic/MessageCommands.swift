@@ -185,21 +185,26 @@ extension Admin {
             abstract: "Offer freed times from the waitlist, write the reminders that are due and send the e-mail that is due (what clinic serve does in the background).",
             discussion: """
                 E-mail goes through CLINIC_SMTP_URL (smtp[s]://user:password@host:port) from CLINIC_MAIL_FROM; \
-                without them only reminders are written. Run it every minute from cron where no server runs.
+                without them only reminders are written. Texts go through Kannel when CLINIC_SMS_URL and the \
+                other CLINIC_SMS_* settings are given (docs/DEPLOY.md). Run it every minute from cron where no server runs.
                 """)
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
             let context = Context(global)
             let settings = try SMTPSettings.from(environment: context.environment)
+            let sms = try SMSSettings.from(environment: context.environment)
             let system = try context.system()
             // The waitlist first: the offers it makes are messages this round then e-mails.
             let offered = try system.waitlist.work()
-            let report = try system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "")
+            let site = context.environment["CLINIC_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? sms?.callbackURL ?? ""
+            let report = try system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "",
+                                               texter: sms.map(KannelGateway.init), site: site)
             try context.emit(DeliveryReportJSON(report, waitlist: offered)) {
                 var text = context.text(.deliverDone, String(report.reminders), String(report.sent), String(report.retrying),
                                         String(report.failed))
                 if offered > 0 { text += "\n" + context.text(.waitlistWorked, String(offered)) }
+                if report.texts > 0 { text += "\n" + context.text(.deliverTexts, String(report.texts)) }
                 if settings == nil { text += "\n" + context.text(.deliverNoSMTP) }
                 return text
             }

@@ -5,7 +5,7 @@ import Foundation
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Your profile and your data: show, edit, password, e-mail, calendar address, export everything, delete the account.",
-        subcommands: [Show.self, Edit.self, Password.self, Email.self, CalendarURL.self, Export.self, AccessLog.self, Delete.self],
+        subcommands: [Show.self, Edit.self, Password.self, Email.self, Phone.self, CalendarURL.self, Export.self, AccessLog.self, Delete.self],
         defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {

@@ -5,10 +5,13 @@ import Foundation
 /// What one round of the outbox did (`clinic admin deliver`).
 public struct DeliveryReportJSON: Encodable, Sendable {
     public let reminders: Int, sent: Int, retrying: Int, failed: Int
+    /// Of `sent`, the texts.
+    public let texts: Int
     /// Freed times and lapsed offers the waitlist's worker handled first (`WaitlistController.work`).
     public let waitlist: Int
     public init(_ report: DeliveryReport, waitlist: Int = 0) {
         reminders = report.reminders; sent = report.sent; retrying = report.retrying; failed = report.failed
+        texts = report.texts
         self.waitlist = waitlist
     }
 }

@@ -37,11 +37,12 @@ struct PhoneRoutes {
         let status = try await dependencies.work(patient.language) { [system] in
             try system.clients.setPhone(clientId: patient.id, number: body.phone)
         }
-        return try HTTPMapping.json(PhoneJSON(status))
+        return try HTTPMapping.json(PhoneJSON(status), status: .accepted)
     }
 
     @Sendable func confirm(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
+        try dependencies.checkAuthRate(context, patient.language) // a code guess, as a log-in is
         let body = try await RequestBody.decode(CodeBody.self, from: request, context: context)
         let status = try await dependencies.work(patient.language) { [system] in
             try system.clients.confirmPhone(clientId: patient.id, code: body.code)

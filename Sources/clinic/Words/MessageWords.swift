@@ -1,6 +1,21 @@
 /// Words of the message, e-mail and calendar commands.
 extension TerminalWords {
     static let messages: [TerminalKey: (en: String, ru: String)] = [
+        .phoneAbsent: ("No mobile number (nothing is texted).", "Номер мобильного не указан (SMS не отправляются)."),
+        .phoneOn: ("on", "да"),
+        .phoneOff: ("off", "нет"),
+        .phoneLine: ("Mobile: {0}", "Мобильный: {0}"),
+        .phonePendingLine: ("Mobile: {0} (waiting for its code: 'clinic profile phone confirm CODE')",
+                            "Мобильный: {0} (ждёт кода: 'clinic profile phone confirm КОД')"),
+        .phoneTextsLine: ("By text: reminders {0}, waitlist offers {1}", "По SMS: напоминания — {0}, предложения из листа ожидания — {1}"),
+        .phoneStopped: ("You replied STOP: nothing is texted until you reply START.",
+                        "Вы ответили STOP: SMS не отправляются, пока вы не ответите START."),
+        .phoneCodeSent: ("A confirmation code is on its way to {0} by text: confirm with 'clinic profile phone confirm CODE'.",
+                         "Код подтверждения отправлен по SMS на {0}: подтвердите — 'clinic profile phone confirm КОД'."),
+        .phoneConfirmed: ("Mobile number {0} confirmed: reminders and waitlist offers are also texted there.",
+                          "Номер {0} подтверждён: напоминания и предложения из листа ожидания будут приходить и по SMS."),
+        .phoneRemoved: ("Mobile number removed: nothing more is texted.", "Номер мобильного удалён: SMS больше не отправляются."),
+        .deliverTexts: ("Texts sent: {0}.", "Отправлено SMS: {0}."),
         .emailCodeSent: ("A confirmation code is on its way to {0}: confirm with 'clinic profile email confirm CODE'.",
                          "Код подтверждения отправлен на {0}: подтвердите — 'clinic profile email confirm КОД'."),
         .emailConfirmed: ("E-mail address {0} confirmed: messages are also sent there.",

@@ -33,6 +33,8 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case emailCodeSent, emailConfirmed, emailRemoved, emailNone, emailLine, emailPendingLine, messagesNone
     case messageLine, messageUnreadMark, messagesUnread, calendarURL, staffMessageSent, deliverDone, deliverNoSMTP
     case menuMessages, menuMessagesUnread
+    case phoneAbsent, phoneOn, phoneOff, phoneLine, phonePendingLine, phoneTextsLine, phoneStopped, phoneCodeSent, phoneConfirmed
+    case phoneRemoved, deliverTexts
     case attachmentAdded, attachmentsNone, attachmentLine, attachmentFromClinic, attachmentSaved, attachmentRemoved, attachmentsPurged
     case threadNone, threadLine, threadWritten, threadAnswered, threadClosed, threadsNone, threadsLine
     // SessionWords.swift

@@ -50,4 +50,45 @@ import Testing
             #expect(shown.text.contains("id=\"booked\"") && shown.text.contains("id=\"wait-earlier\""), "\(shown.text)")
         }
     }
+
+    /// A text's one-tap link opens the offer with nobody signed in, books it for the patient it
+    /// was made to, and works once; a forged link is refused.
+    @Test func anOffersLinkOpensItWithoutSigningInAndBooksOnce() async throws {
+        try await InProcessServer.run(environment: ["CLINIC_WAITLIST_INTERVAL": "100"]) { server in
+            let anna = try await server.patient("wl-link-anna"), bob = try await server.patient("wl-link-bob")
+            let (department, _) = try await server.department()
+            // Bob's number, confirmed with the code the outbox texts.
+            let recorder = TextRecorder()
+            #expect(try await server.send(.put, "/v1/me/phone", json: ["phone": "+12025550199"], token: bob).status == 202)
+            _ = try server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
+            let code = try #require(recorder.sent.withLock { $0.last?.body }?.firstMatch(of: /\d{6}/)).output
+            #expect(try await server.send(.post, "/v1/me/phone/confirm", json: ["code": String(code)], token: bob).status == 200)
+            #expect(try await server.send(.post, "/v1/waitlist", json: ["departmentId": department], token: bob).status == 201)
+
+            let start = try await server.freeSlot(department)
+            let booked = try await server.send(.post, "/v1/appointments", json: ["departmentId": department, "start": start], token: anna)
+            let appointment = try #require(booked.object["id"] as? Int)
+            #expect(try await server.send(.post, "/v1/appointments/\(appointment)/cancel", token: anna).status == 200)
+            var link: String?
+            for _ in 0..<100 where link == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                _ = try server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
+                link = recorder.sent.withLock { $0.last?.body }?.firstMatch(of: #/http://localhost(/o/[0-9a-f]+)/#).map { String($0.output.1) }
+            }
+            let path = try #require(link, "the offer was texted with its link")
+
+            let page = try await server.web(.get, path, cookies: [:])
+            #expect(page.status == 200 && page.text.contains("A time is free for you") && page.text.contains("id=\"accept\""), "\(page.text)")
+            let forged = try await server.web(.get, "/o/" + String(repeating: "a", count: 32), cookies: [:])
+            #expect(forged.status == 404, "\(forged.status)")
+            let cookies = ["clinic_csrf": try #require(page.cookie("clinic_csrf"))]
+            let accepted = try await server.web(.post, path + "/accept", cookies: cookies, form: ["csrf": try #require(page.csrf)])
+            #expect(accepted.status == 200 && accepted.text.contains("id=\"booked\""), "\(accepted.text)")
+            let mine = try await server.send(.get, "/v1/appointments", token: bob)
+            #expect(mine.text.contains(start), "Bob has the time: \(mine.text)")
+            let again = try await server.web(.post, path + "/accept", cookies: cookies, form: ["csrf": try #require(page.csrf)])
+            #expect(again.status == 404, "a link works once: \(again.status)")
+            #expect(try await server.web(.get, path, cookies: [:]).status == 404)
+        }
+    }
 }
