@@ -224,6 +224,44 @@ def test_a_retried_book_books_once(clinic, served):
     assert len(reply.body["items"]) == 1
 
 
+def test_the_waitlist_is_an_appointment_waiting_and_an_offer_is_pending_that_book_accepts(clinic, served):
+    base = served.url
+    anna, _ = patient(base, "fhir-wl-anna")
+    bob, bob_id = patient(base, "fhir-wl-bob")
+    _, proposal = nearest_cardiology(base, days=4)
+    department = int(proposal["id"].split("-")[1])
+    booked = fhir(base, "POST", "/Appointment/$book", parameters(
+        {"name": "appointment-reference", "valueReference": {"reference": f"Appointment/{proposal['id']}"}}), token=anna)
+    assert booked[0] == 200, booked[2]
+    appointment = booked[2]["entry"][0]["resource"]["id"]
+    joined = call(base, "POST", "/v1/waitlist", {"departmentId": department}, token=bob)
+    assert joined.status == 201, joined.body
+
+    waiting = bundle(*fhir(base, "GET", f"/Appointment?patient={bob_id}&status=waitlist", token=bob))
+    (entry,) = [item.resource for item in waiting.entry]
+    assert isinstance(entry, Appointment) and entry.status == "waitlist" and entry.id == f"waitlist-{joined.body['id']}"
+    assert entry.requestedPeriod[0].start < entry.requestedPeriod[0].end and entry.start is None
+    assert fhir(base, "GET", f"/Appointment/{entry.id}", token=anna)[0] == 404, "another patient's entry is not found"
+
+    assert call(base, "POST", f"/v1/appointments/{appointment}/cancel", token=anna).status == 200
+    def offered():
+        found = fhir(base, "GET", f"/Appointment?patient={bob_id}&status=pending", token=bob)[2]
+        return found.get("entry")
+    (item,) = wait_until(offered, 20, "the cancelled time offered to the waiting patient")
+    bundle(200, FHIR_JSON, {"resourceType": "Bundle", "type": "searchset", "entry": [item]})
+    offer = item["resource"]
+    ihe_appointment(offer, "pending")
+    assert offer["id"].startswith("offer-") and offer["start"] == proposal["start"]
+    assert any(extension["url"] == "urn:clinickit:extension:hold-expires" for extension in offer["extension"])
+    request = parameters({"name": "appointment-reference", "valueReference": {"reference": f"Appointment/{offer['id']}"}})
+    assert fhir(base, "POST", "/Appointment/$book", request, token=anna)[0] == 404, "an offer books only for its patient"
+    status, content_type, body = fhir(base, "POST", "/Appointment/$book", request, token=bob)
+    accepted = bundle(status, content_type, body)
+    ihe_appointment(body["entry"][0]["resource"], "booked")
+    assert accepted.entry[0].resource.start.isoformat().startswith(proposal["start"][:16])
+    assert fhir(base, "GET", f"/Appointment/{offer['id']}", token=bob)[0] == 404, "the offer is taken"
+
+
 def test_a_held_slot_is_refused_to_others_until_it_expires(clinic, served):
     base = served.url
     first, _ = patient(base, "fhir-first")

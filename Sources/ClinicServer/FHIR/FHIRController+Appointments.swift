@@ -221,6 +221,8 @@ extension FHIRController {
     enum AppointmentChange: Sendable {
         case bookHold(Int64, notes: String)
         case bookProposed(FHIRResources.Proposed, notes: String)
+        /// A time offered from the waitlist (`Appointment/offer-N`).
+        case acceptOffer(Int64)
         case reschedule(Int64, to: Date)
         case cancel(Int64)
     }
@@ -237,6 +239,7 @@ extension FHIRController {
         switch status {
         case "pending", "proposed":
             if let hold = FHIRResources.hold(id) { return .bookHold(hold, notes: comment) }
+            if let offer = FHIRResources.offer(id) { return .acceptOffer(offer) }
             if let proposed = FHIRResources.proposed(id) { return .bookProposed(proposed, notes: comment) }
             throw ClinicError(.notFound, .resourceNotFound, "Appointment", id)
         case "booked":
@@ -269,6 +272,7 @@ extension FHIRController {
             case .reschedule(let id, let start):
                 appointment = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: .instant(start))
             case .cancel(let id): appointment = try system.appointments.cancelAppointment(id, clientId: patient.id)
+            case .acceptOffer(let id): appointment = try system.waitlist.accept(id, clientId: patient.id)
             }
             let resource = try controller.resource(appointment, system, language)
             guard bundle else { return (.ok, resource.data) }
@@ -394,7 +398,9 @@ extension FHIRController {
         let doctor = try parameters.first("practitioner").map { try FHIRParameters.id($0, type: "Practitioner", parameter: "practitioner") }
         let clinic = try parameters.first("location").map { try FHIRParameters.id($0, type: "Location", parameter: "location") }
         let language = patient.language
-        return try await dependencies.work(language) { [system = dependencies.system] in
+        let waiting = try await waitlistAppointments(patient: patient, dates: dates, statuses: statuses, ids: ids, doctor: doctor,
+                                                     clinic: clinic)
+        return try await waiting + dependencies.work(language) { [system = dependencies.system] in
             let list = try system.appointments(ofPatient: patient.id, scope: .all).filter { item in
                 let appointment = item.appointment
                 return dates.allSatisfy { $0.contains(appointment.startsAt) }
@@ -459,6 +465,7 @@ extension FHIRController {
             }
             return respond(held)
         }
+        if let waiting = try await readWaitlistAppointment(text, patient: patient) { return respond(waiting) }
         guard let id = Int64(text), id > 0 else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", text) }
         let controller = self
         let found = try await dependencies.work(patient.language) { [system = dependencies.system] () throws -> FHIRJSON in
