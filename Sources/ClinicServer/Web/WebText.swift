@@ -8,7 +8,7 @@ enum WebText {
     static let en: [String: String] = [
         "waitlist": "Waitlist", "waitlistJoined": "You are on the waitlist. When a time frees up, it is offered to you by message and held for you for a while.",
         "waitlistDeclined": "Declined: the time goes to the next person waiting. You keep waiting.",
-        "offerLinkTitle": "A time is free for you", "offerLinkBooked": "Booked",
+        "waitFree": "Tell me when a time frees up", "offerLinkTitle": "A time is free for you", "offerLinkBooked": "Booked",
         "offerLinkBookedHint": "Your appointment is booked. Log in to see it, move it or cancel it.",
         "waitlistOffers": "Times offered to you", "offerHeldUntil": "Held for you until", "acceptOffer": "Book this time",
         "declineOffer": "It does not suit me", "waitlistWaiting": "What you are waiting for", "waitlistNone": "You are not waiting for a time.",
@@ -89,7 +89,7 @@ enum WebText {
     static let ru: [String: String] = [
         "waitlist": "Лист ожидания", "waitlistJoined": "Вы в листе ожидания. Когда время освободится, вам придёт сообщение, и время будет на какое-то время удержано для вас.",
         "waitlistDeclined": "Вы отказались: время перейдёт следующему в очереди. Вы остаётесь в листе ожидания.",
-        "offerLinkTitle": "Для вас освободилось время", "offerLinkBooked": "Вы записаны",
+        "waitFree": "Сообщить, когда освободится время", "offerLinkTitle": "Для вас освободилось время", "offerLinkBooked": "Вы записаны",
         "offerLinkBookedHint": "Запись сделана. Войдите, чтобы увидеть её, перенести или отменить.",
         "waitlistOffers": "Предложенное вам время", "offerHeldUntil": "Удержано для вас до", "acceptOffer": "Записаться на это время",
         "declineOffer": "Мне не подходит", "waitlistWaiting": "Чего вы ждёте", "waitlistNone": "Вы не ждёте времени.",

@@ -20,7 +20,15 @@ import Testing
             #expect(menu.text.contains("href=\"/waitlist\""), "the menu links the waitlist")
             let csrf = try #require(menu.csrf)
 
-            let (department, _) = try await server.department()
+            let (department, clinicId) = try await server.department()
+            // A day with no free time offers to wait for one; a day with free times does not.
+            let booking = try await server.web(.get, "/clinics/\(clinicId)/book?department=\(department)", cookies: cookies)
+            #expect(!booking.text.contains("id=\"wait-free\""), "the first day shown has free times")
+            let noFree = try #require(booking.text.firstMatch(of: #/<option value="([0-9-]+)"  class="no-free"/#)?.output.1,
+                                      "\(booking.text)")
+            let emptyDay = try await server.web(.get, "/clinics/\(clinicId)/book?department=\(department)&day=\(noFree)",
+                                                cookies: cookies)
+            #expect(emptyDay.text.contains("id=\"wait-free\"") && emptyDay.text.contains("Tell me when a time frees up"))
             let empty = try await server.web(.get, "/waitlist", cookies: cookies)
             #expect(empty.status == 200 && empty.text.contains("You are not waiting for a time."), "\(empty.text)")
             let joined = try await server.web(.post, "/waitlist", cookies: cookies, form: ["csrf": csrf, "departmentId": String(department)])
