@@ -13,6 +13,9 @@
 -- confirmed); `report` is the gateway's last delivery report ('accepted', 'delivered',
 -- 'buffered', 'rejected', 'failed') and `reported_at` its time.
 --
+-- `waitlist_entries.note`: the front desk's note on an entry ("mornings only, call first"),
+-- sealed under the personal-data key (context `waitlist-note:<entry>`).
+--
 -- `waitlist_offers.link_hash`: the SHA-256 of the offer's one-tap link's token (the token is
 -- only in the text sent); `link_used_at`: when the link accepted or declined (single use).
 
@@ -33,6 +36,7 @@ CREATE TABLE phones (
 );
 CREATE UNIQUE INDEX phones_confirmed ON phones (number_key) WHERE confirmed = 1;
 
+ALTER TABLE waitlist_entries ADD COLUMN note BLOB;
 ALTER TABLE waitlist_offers ADD COLUMN link_hash TEXT;
 ALTER TABLE waitlist_offers ADD COLUMN link_used_at INTEGER;
 CREATE UNIQUE INDEX waitlist_offers_link ON waitlist_offers (link_hash) WHERE link_hash IS NOT NULL;
@@ -87,4 +91,5 @@ CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
 DROP INDEX waitlist_offers_link;
 ALTER TABLE waitlist_offers DROP COLUMN link_used_at;
 ALTER TABLE waitlist_offers DROP COLUMN link_hash;
+ALTER TABLE waitlist_entries DROP COLUMN note;
 DROP TABLE phones;

@@ -19,6 +19,7 @@ CREATE TABLE phones (
 );
 CREATE UNIQUE INDEX phones_confirmed ON phones (number_key) WHERE confirmed;
 
+ALTER TABLE waitlist_entries ADD COLUMN note bytea;
 ALTER TABLE waitlist_offers ADD COLUMN link_hash text, ADD COLUMN link_used_at timestamptz;
 CREATE UNIQUE INDEX waitlist_offers_link ON waitlist_offers (link_hash) WHERE link_hash IS NOT NULL;
 
@@ -33,4 +34,5 @@ ALTER TABLE deliveries DROP COLUMN reported_at, DROP COLUMN report, DROP CONSTRA
     ADD CONSTRAINT deliveries_purpose_check CHECK (purpose IN ('message', 'email_code'));
 DROP INDEX waitlist_offers_link;
 ALTER TABLE waitlist_offers DROP COLUMN link_used_at, DROP COLUMN link_hash;
+ALTER TABLE waitlist_entries DROP COLUMN note;
 DROP TABLE phones;

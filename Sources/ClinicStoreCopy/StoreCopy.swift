@@ -185,7 +185,7 @@ public enum StoreCopy {
                                        ("doctor_id", .int), ("visit_type_id", .int), ("first_day", .text), ("last_day", .text),
                                        ("from_minute", .int), ("to_minute", .int), ("weekdays", .int),
                                        ("before_appointment_id", .int), ("priority", .int), ("staff_id", .int), ("status", .text),
-                                       ("created_at", .instant), ("updated_at", .instant)]),
+                                       ("created_at", .instant), ("updated_at", .instant), ("note", .blob)]),
             table("waitlist_offers", [("id", .int), ("entry_id", .int), ("client_id", .int), ("hold_id", .int), ("clinic_id", .int),
                                       ("department_id", .int), ("doctor_id", .int), ("starts_at", .instant), ("ends_at", .instant),
                                       ("expires_at", .instant), ("status", .text), ("appointment_id", .int),

@@ -24,6 +24,20 @@ extension PostgresTransaction {
         try values(Int64.self, "SELECT client_id FROM phones ORDER BY client_id")
     }
 
+    func waitlistNotes(entryIds: [Int64]) throws -> [Int64: Data] {
+        guard !entryIds.isEmpty else { return [:] }
+        var notes: [Int64: Data] = [:]
+        for row in try rows("SELECT id, note FROM waitlist_entries WHERE note IS NOT NULL AND id = ANY($1::bigint[])",
+                            ["{" + entryIds.map(String.init).joined(separator: ",") + "}"]) {
+            notes[try row.value("id", in: "waitlist_entries")] = try row.value("note", in: "waitlist_entries")
+        }
+        return notes
+    }
+
+    func setWaitlistNote(entryId: Int64, sealed: Data?) throws {
+        try execute("UPDATE waitlist_entries SET note = $1 WHERE id = $2", [sealed, entryId])
+    }
+
     func savePhone(_ phone: StoredPhone, at now: Date) throws {
         try execute("""
             INSERT INTO phones (client_id, number_sealed, number_key, confirmed, code_hash, code_expires_at, code_attempts,

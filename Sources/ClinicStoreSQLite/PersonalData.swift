@@ -72,6 +72,7 @@ extension SQLiteStore {
             }
             try Self.reseal(db, table: "deliveries", column: "payload", key: "id", old: old, next: next) { "delivery:\($0)" }
             // Mobile numbers: sealed again, and their lookup keys (derived from the data key) made again.
+            try Self.reseal(db, table: "waitlist_entries", column: "note", key: "id", old: old, next: next) { "waitlist-note:\($0)" }
             try Self.reseal(db, table: "phones", column: "number_sealed", key: "client_id", old: old, next: next) { "phone:\($0)" }
             try TextController.rekeyPhones(transaction(db), cipher: next)
             try Self.reseal(db, table: "calendar_feeds", column: "token_sealed", key: "client_id", old: old, next: next) { "calendar:\($0)" }

@@ -30,6 +30,22 @@ extension SQLiteTransaction {
         return try Int64.fetchAll(db, sql: "SELECT client_id FROM phones ORDER BY client_id")
     }
 
+    func waitlistNotes(entryIds: [Int64]) throws -> [Int64: Data] {
+        guard !entryIds.isEmpty, try db.columns(in: "waitlist_entries").contains(where: { $0.name == "note" }) else { return [:] }
+        var notes: [Int64: Data] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT id, note FROM waitlist_entries WHERE note IS NOT NULL AND id IN (\(entryIds.map { _ in "?" }.joined(separator: ", ")))
+            """, arguments: StatementArguments(entryIds)) {
+            let stored = SQLiteRow(row)
+            notes[try stored.value("id", in: "waitlist_entries")] = try stored.value("note", in: "waitlist_entries")
+        }
+        return notes
+    }
+
+    func setWaitlistNote(entryId: Int64, sealed: Data?) throws {
+        try db.execute(sql: "UPDATE waitlist_entries SET note = ? WHERE id = ?", arguments: [sealed, entryId])
+    }
+
     func savePhone(_ phone: StoredPhone, at now: Date) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO phones (client_id, number_sealed, number_key, confirmed, code_hash, code_expires_at, code_attempts,

@@ -206,8 +206,21 @@ import Testing
                                                                  doctorId: s.doctor)
         _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         // Carol phones: the desk puts her on, ahead of Bob.
-        let carols = try s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10))
+        let carols = try s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10),
+                                                      note: "Mornings only; call her mobile first")
         #expect(carols.priority == 10 && carols.staffId == desk.id)
+        #expect(try s.system.staff.waitlist(desk).first?.note == "Mornings only; call her mobile first")
+        #expect(try storedRows(s.system, "SELECT note FROM waitlist_entries").allSatisfy {
+            !($0.columns["note"] ?? "").contains(Data("Mornings".utf8).map { String(format: "%02x", $0) }.joined())
+        }, "the note is sealed")
+        let before = try fingerprint(s.system)
+        #expect(expectError(.invalidInput) {
+            _ = try s.system.staff.changeWaitlistEntry(desk, entryId: carols.id ?? 0, priority: 11,
+                                                       note: String(repeating: "x", count: 1001))
+        } != nil)
+        #expect(try fingerprint(s.system) == before, "a refused change changes nothing, the priority neither")
+        _ = try s.system.staff.changeWaitlistEntry(desk, entryId: carols.id ?? 0, priority: nil, note: "Afternoons too")
+        #expect(try s.system.staff.waitlist(desk).first?.note == "Afternoons too")
         #expect(expectError(.invalidInput) {
             _ = try s.system.staff.addToWaitlist(desk, patientLogin: "dave", .init(departmentId: s.therapy, priority: Int.max))
         } != nil, "a priority the database could not hold is refused, not a storage error")
@@ -231,7 +244,7 @@ import Testing
         try s.system.waitlist.work()
         #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty)
         #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920)
-        #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 3)
+        #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 4)
     }
 
     @Test func anEntryWhoseDaysArePastOrWhoseAppointmentIsGoneNoLongerCountsOrShows() throws {

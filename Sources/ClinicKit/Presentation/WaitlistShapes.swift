@@ -60,16 +60,20 @@ public struct StaffWaitlistEntryJSON: Encodable, Sendable {
     public let entry: WaitlistEntryJSON
     public let patientId: Int64
     public let patientName: String
+    /// The front desk's note; absent when none.
+    public let note: String?
 
     public init(_ entry: StaffWaitlistEntry) {
         self.entry = WaitlistEntryJSON(entry.entry); patientId = entry.entry.clientId; patientName = entry.patientName
+        note = entry.note
     }
 
-    private enum Keys: String, CodingKey { case patientId, patientName }
+    private enum Keys: String, CodingKey { case patientId, patientName, note }
 
     public func encode(to encoder: Encoder) throws {
         try entry.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(patientId, forKey: .patientId); try container.encode(patientName, forKey: .patientName)
+        try container.encodeIfPresent(note, forKey: .note)
     }
 }

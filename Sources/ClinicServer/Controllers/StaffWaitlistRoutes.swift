@@ -10,9 +10,9 @@ struct StaffWaitlistRoutes {
     struct AddBody: Decodable, Sendable {
         let patientId: Int64?; let patientLogin: String?; let departmentId: Int64; let doctorId: Int64?; let visitTypeId: Int64?
         let from: String?; let to: String?; let hoursFrom: String?; let hoursTo: String?; let weekdays: [Int]?
-        let appointmentId: Int64?; let priority: Int?
+        let appointmentId: Int64?; let priority: Int?; let note: String?
     }
-    struct PriorityBody: Decodable, Sendable { let priority: Int }
+    struct ChangeBody: Decodable, Sendable { let priority: Int?; let note: String? }
     struct ItemsJSON: Encodable, Sendable { let items: [StaffWaitlistEntryJSON] }
 
     let dependencies: ServerDependencies
@@ -45,19 +45,21 @@ struct StaffWaitlistRoutes {
             try system.staff.addToWaitlist(member, patientLogin: body.patientLogin, patientId: body.patientId, .init(
                 departmentId: body.departmentId, doctorId: body.doctorId, visitTypeId: body.visitTypeId, from: body.from, to: body.to,
                 hoursFrom: body.hoursFrom, hoursTo: body.hoursTo, weekdays: body.weekdays, appointmentId: body.appointmentId,
-                priority: body.priority ?? 0), requestId: requestId)
+                priority: body.priority ?? 0), note: body.note, requestId: requestId)
         }
         return try HTTPMapping.json(WaitlistEntryJSON(entry), status: .created)
     }
 
-    /// `PATCH /v1/staff/waitlist/{id} {priority}`: higher is offered first.
+    /// `PATCH /v1/staff/waitlist/{id} {priority?, note?}`: a higher priority is offered first;
+    /// an empty note removes it.
     @Sendable func prioritize(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
-        let body = try await RequestBody.decode(PriorityBody.self, from: request, context: context)
+        let body = try await RequestBody.decode(ChangeBody.self, from: request, context: context)
+        guard body.priority != nil || body.note != nil else { throw ServerError.invalid(.fieldRequired, "priority") }
         let requestId = context.requestId
         let entry = try await dependencies.work(context.language) { [system] in
-            try system.staff.prioritizeWaitlistEntry(member, entryId: id, priority: body.priority, requestId: requestId)
+            try system.staff.changeWaitlistEntry(member, entryId: id, priority: body.priority, note: body.note, requestId: requestId)
         }
         return try HTTPMapping.json(WaitlistEntryJSON(entry))
     }

@@ -9,6 +9,8 @@ import Foundation
 public struct StaffWaitlistEntry: Sendable, Equatable {
     public let entry: WaitlistEntry
     public let patientName: String
+    /// The front desk's note on the entry (sealed at rest), nil for none.
+    public var note: String? = nil
 }
 
 extension StaffController {
@@ -32,16 +34,33 @@ extension StaffController {
                 try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
                                     detail: "waitlist", now: now)
             }
-            return entries.map { StaffWaitlistEntry(entry: $0, patientName: names[$0.clientId] ?? "") }
+            let sealed = try tx.waitlistNotes(entryIds: entries.compactMap(\.id))
+            let cipher = sealed.isEmpty ? nil : try AppointmentNotes.cipher(tx)
+            return try entries.map { entry in
+                let note = try sealed[entry.id ?? 0].flatMap { data in
+                    try cipher.map { String(decoding: try $0.open(bytes: data, context: Self.noteContext(entry.id ?? 0)), as: UTF8.self) }
+                }
+                return StaffWaitlistEntry(entry: entry, patientName: names[entry.clientId] ?? "", note: note)
+            }
         }
+    }
+
+    static func noteContext(_ entryId: Int64) -> String { "waitlist-note:\(entryId)" }
+
+    /// Seals and stores an entry's note (empty: none), checked as an appointment's notes are.
+    func setNote(_ tx: any StoreWriting, entryId: Int64, _ note: String) throws {
+        let checked = try AppointmentController.checkedNotes(note)
+        try tx.setWaitlistNote(entryId: entryId, sealed: checked.isEmpty ? nil : try AppointmentNotes.sealingCipher(tx)
+            .seal(bytes: Data(checked.utf8), context: Self.noteContext(entryId)))
     }
 
     /// Puts a patient (by login, or by id for a patient of the clinic) on a waitlist of one of
     /// the member's clinic's departments, with a priority (higher is offered first). Every rule
     /// of a patient's own entry holds; the patient's access log says who did it.
     public func addToWaitlist(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil,
-                              _ request: WaitlistController.Request, requestId: String? = nil) throws -> WaitlistEntry {
+                              _ request: WaitlistController.Request, note: String? = nil, requestId: String? = nil) throws -> WaitlistEntry {
         try member.checkFrontDesk()
+        if let note { _ = try AppointmentController.checkedNotes(note) }
         let now = self.now()
         return try writingJoined { tx in
             guard let department = try tx.department(id: request.departmentId), department.clinicId == member.clinicId else {
@@ -49,6 +68,7 @@ extension StaffController {
             }
             let clientId = try frontDeskPatient(tx, member, login: patientLogin, id: patientId)
             let entry = try waitlist.join(clientId: clientId, request, staffId: member.id)
+            if let note, let id = entry.id { try setNote(tx, entryId: id, note) }
             try AuditLog.append(tx, by: member.auditActor, action: .waitlistAdd, clientId: clientId, clinicId: member.clinicId,
                                 requestId: requestId, detail: "department \(request.departmentId) priority \(entry.priority)", now: now)
             return entry
@@ -58,16 +78,34 @@ extension StaffController {
     /// Sets an entry's priority (the order in which times are offered); the member's clinic's only.
     public func prioritizeWaitlistEntry(_ member: StaffMember, entryId: Int64, priority: Int,
                                         requestId: String? = nil) throws -> WaitlistEntry {
+        try changeWaitlistEntry(member, entryId: entryId, priority: priority, note: nil, requestId: requestId)
+    }
+
+    /// Changes an entry of the member's clinic in one transaction: its priority (nil: kept) and
+    /// the front desk's note (nil: kept; empty: removed).
+    public func changeWaitlistEntry(_ member: StaffMember, entryId: Int64, priority: Int?, note: String?,
+                                    requestId: String? = nil) throws -> WaitlistEntry {
         try member.checkFrontDesk()
-        guard WaitlistController.priorities.contains(priority) else { throw ClinicError.invalid(.waitlistPriorityInvalid, String(priority)) }
+        if let priority, !WaitlistController.priorities.contains(priority) {
+            throw ClinicError.invalid(.waitlistPriorityInvalid, String(priority))
+        }
+        if let note { _ = try AppointmentController.checkedNotes(note) }
         let now = self.now()
         return try database.writing { tx in
             var entry = try clinicEntry(tx, member, entryId)
-            try tx.setWaitlistEntryPriority(id: entryId, to: priority, at: now)
-            try AuditLog.append(tx, by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId,
-                                clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId) priority \(priority)", now: now)
-            entry.priority = priority
-            entry.updatedAt = now
+            if let priority {
+                try tx.setWaitlistEntryPriority(id: entryId, to: priority, at: now)
+                try AuditLog.append(tx, by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId,
+                                    clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId) priority \(priority)",
+                                    now: now)
+                entry.priority = priority
+                entry.updatedAt = now
+            }
+            if let note {
+                try setNote(tx, entryId: entryId, note)
+                try AuditLog.append(tx, by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId,
+                                    clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId) note", now: now)
+            }
             return entry
         }
     }

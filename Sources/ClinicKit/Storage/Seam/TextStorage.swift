@@ -42,6 +42,8 @@ public protocol TextReading {
     func offerLink(hash: String) throws -> (offerId: Int64, usedAt: Date?)?
     /// The patients with a number (a key rotation makes their lookup keys again).
     func phoneClients() throws -> [Int64]
+    /// The front desk's sealed notes on these waitlist entries (the ones that have one).
+    func waitlistNotes(entryIds: [Int64]) throws -> [Int64: Data]
 }
 
 /// Writing numbers and links.
@@ -52,6 +54,8 @@ public protocol TextWriting: TextReading {
     /// Forgets the number of another patient who had confirmed the same one (the one who
     /// confirms it now has the phone in hand).
     func releaseConfirmedNumber(numberKey: String, exceptClient clientId: Int64) throws
+    /// Sets (nil: removes) the front desk's sealed note on a waitlist entry.
+    func setWaitlistNote(entryId: Int64, sealed: Data?) throws
     /// Sets the offer's link (the hash of its token).
     func setOfferLink(offerId: Int64, hash: String) throws
     /// Marks the link used at `now` if it was not, in one statement; the offer's id, or nil when
