@@ -17,6 +17,10 @@
 #   test_upload_load.py
 #                     uploads from 300 connections and 100 HTTP/2 streams against one TLS server:
 #                     its peak resident memory (/proc) stays under 400 MB;
+#   test_texts.py     text messages through a real Kannel (bearerbox, smsbox, fakesmsc as the
+#                     phone network, Tests/python/kannel.py): a number confirmed by its code, a
+#                     freed time texted with a link that books once, STOP and START, delivery
+#                     reports, a gateway down and back sending a text once;
 #   test_cluster_secrets.py
 #                     scripts/cluster.sh never writes a password into a file others can read.
 #

@@ -122,6 +122,7 @@ extension ClinicServer {
         WebClinicPages(dependencies: dependencies).addRoutes(to: pages)
         WebAppointmentPages(dependencies: dependencies).addRoutes(to: pages)
         WebWaitlistPages(dependencies: dependencies).addRoutes(to: pages)
+        WebStaffWaitlistPages(dependencies: dependencies).addRoutes(to: pages)
         WebProfilePages(dependencies: dependencies).addRoutes(to: pages)
         WebStaffPages(dependencies: dependencies).addRoutes(to: pages)
         WebWalkInPages(dependencies: dependencies).addRoutes(to: pages)

@@ -191,6 +191,7 @@ struct StaffWaitlist: ParsableCommand {
                     guard !entries.isEmpty else { return context.text(.staffWaitlistNone) }
                     return try entries.map {
                         context.text(.staffWaitlistLine, $0.patientName, String($0.entry.priority), try entryLine($0.entry, system, context))
+                            + ($0.note.map { "\n    " + $0.replacingOccurrences(of: "\n", with: "\n    ") } ?? "")
                     }.joined(separator: "\n")
                 }
             }
@@ -203,13 +204,14 @@ struct StaffWaitlist: ParsableCommand {
         @Option(help: "The patient's login.") var patient: String?
         @Option(name: .customLong("patient-id"), help: "Or the patient's id (a patient of your clinic).") var patientId: Int64?
         @Option(help: "Priority: higher is offered first (default 0).") var priority: Int = 0
+        @Option(help: "A note for the front desk (\"mornings only\"), kept sealed.") var note: String?
         @OptionGroup var wait: WaitlistOptions
 
         func run() throws {
             let context = Context(global)
             let request = try wait.request(priority: priority)
             try context.asStaff { system, member in
-                let entry = try system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request)
+                let entry = try system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request, note: note)
                 try context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try entryLine(entry, system, context)) }
             }
         }
@@ -220,11 +222,12 @@ struct StaffWaitlist: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Waitlist entry id.") var entryId: Int64
         @Argument(help: "The new priority.") var priority: Int
+        @Option(help: "Replace the front desk's note (empty: remove it).") var note: String?
 
         func run() throws {
             let context = Context(global)
             try context.asStaff { system, member in
-                let entry = try system.staff.prioritizeWaitlistEntry(member, entryId: entryId, priority: priority)
+                let entry = try system.staff.changeWaitlistEntry(member, entryId: entryId, priority: priority, note: note)
                 try context.emit(WaitlistEntryJSON(entry)) { try entryLine(entry, system, context) }
             }
         }

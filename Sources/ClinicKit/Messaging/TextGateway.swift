@@ -41,9 +41,13 @@ public struct SMSSettings: Sendable, Equatable {
         guard let secret = environment["CLINIC_SMS_SECRET"], secret.count >= 16 else {
             throw ClinicError.invalid(.smsSettingInvalid, "CLINIC_SMS_SECRET", "a random text of 16 characters or more")
         }
+        // An alphanumeric sender id is at most 11 characters on the networks; a number, 15 digits and a +.
         let from = environment["CLINIC_SMS_FROM"] ?? ""
-        guard (1...16).contains(from.count), from.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == " ") }) else {
-            throw ClinicError.invalid(.smsSettingInvalid, "CLINIC_SMS_FROM", "a sender id of 1 to 16 letters or digits")
+        let numeric = from.hasPrefix("+") ? from.dropFirst().allSatisfy { $0.isASCII && $0.isNumber } && (2...16).contains(from.count)
+            : from.allSatisfy { $0.isASCII && $0.isNumber } && (1...15).contains(from.count)
+        let alphanumeric = (1...11).contains(from.count) && from.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " ") }
+        guard numeric || alphanumeric else {
+            throw ClinicError.invalid(.smsSettingInvalid, "CLINIC_SMS_FROM", "a sender id of 1 to 11 letters or digits, or a number")
         }
         let caFile = environment["CLINIC_SMS_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {

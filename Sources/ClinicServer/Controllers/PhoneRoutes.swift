@@ -69,17 +69,35 @@ struct PhoneRoutes {
         let query = request.uri.queryParameters
         guard let key = query.get("key"), sms.isSecret(key) else { throw ClinicError(.forbidden, .textKeyWrong) }
         let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1600))
-        let answer = try await dependencies.work(context.language) { [system] in try system.texts.receive(from: from, text: text) }
+        let answer: String?
+        do {
+            answer = try await dependencies.work(context.language) { [system] in try system.texts.receive(from: from, text: text) }
+        } catch let failure as APIFailure where Self.isUnknownSender(failure) {
+            // A number no patient confirmed: nothing changed, nothing texted back. Answered 200
+            // all the same: the gateway asks again after any other status, and this one will
+            // never be known; the log and the metrics tell it.
+            dependencies.metrics.texts("unknown_sender")
+            context.logger.info("text from an unknown number", metadata: ["code": "not_found"])
+            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"])
+        }
         if let answer {
             let words = TextController.command(text)
             if words == .stop { dependencies.metrics.texts("opted_out") }
             if words == .start { dependencies.metrics.texts("opted_in") }
         }
-        return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(string: answer ?? "")))
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+        // Kannel sends the answer as GSM-7 unless told otherwise: a Russian answer is UCS-2.
+        if let answer, TextMessage(answer).coding == .ucs2, let coding = HTTPField.Name("X-Kannel-Coding") { headers[coding] = "2" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer ?? "")))
     }
 
-    /// `GET /v1/texts/report?delivery=&sig=&status=`: a delivery report.
+    static func isUnknownSender(_ failure: APIFailure) -> Bool {
+        if case .library(let error) = failure.problem { return error.key == .textUnknownNumber }
+        return false
+    }
+
+    /// `GET /v1/texts/report?delivery=&sig=&status=`: a delivery report. Answered 200 (Kannel
+    /// asks again after any other status, 204 included).
     @Sendable func report(_ request: Request, context: APIContext) async throws -> Response {
         let sms = try gateway(context)
         let query = request.uri.queryParameters
@@ -96,6 +114,6 @@ struct PhoneRoutes {
         case .failed, .rejected: dependencies.metrics.texts("failed")
         case .accepted, .buffered: break
         }
-        return Response(status: .noContent)
+        return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"])
     }
 }
