@@ -100,3 +100,47 @@ import Testing
         }
     }
 }
+
+/// The front desk's waitlist page beside the calendar (issue 45): a patient put on by login
+/// with a priority and a note, the order shown, both changed in one form, the entry taken off;
+/// a refused change (a priority out of range) changes nothing.
+@Suite struct StaffWaitlistWebTestsInProcess {
+    @Test func theDeskPutsAPatientOnChangesTheEntryAndTakesItOff() async throws {
+        try await InProcessServer.run { server in
+            let s = try await StaffAPITestsInProcess.makeWorld(server)
+            let loginPage = try await server.web(.GET, "/staff", cookies: [:])
+            let nonce = try #require(loginPage.cookie("clinic_csrf"))
+            let signedIn = try await server.web(.POST, "/staff/login", cookies: ["clinic_csrf": nonce],
+                                                form: ["csrf": try #require(loginPage.csrf), "login": "desk-a",
+                                                       "password": StaffAPITestsInProcess.staffPassword])
+            let cookies = ["clinic_csrf": nonce, "clinic_staff": try #require(signedIn.cookie("clinic_staff"))]
+            let empty = try await server.web(.GET, "/staff/waitlist", cookies: cookies)
+            #expect(empty.status == 200 && empty.text.contains("id=\"nobody\"") && empty.text.contains("href=\"/staff/waitlist\""),
+                    "\(empty.text)")
+            let csrf = try #require(empty.csrf)
+            let added = try await server.web(.POST, "/staff/waitlist", cookies: cookies, form: [
+                "csrf": csrf, "patient": "stafftest", "departmentId": String(s.department), "priority": "5",
+                "note": "Mornings only"])
+            #expect(added.status == 303 && added.headers["Location"].first == "/staff/waitlist?added=1", "\(added.text)")
+            let listed = try await server.web(.GET, "/staff/waitlist?department=\(s.department)", cookies: cookies)
+            let id = try #require(listed.text.firstMatch(of: #/id="entry-(\d+)"/#)?.output.1)
+            #expect(listed.text.contains("value=\"Mornings only\"") && listed.text.contains("value=\"5\""), "\(listed.text)")
+
+            let before = try server.fingerprint()
+            let refused = try await server.web(.POST, "/staff/waitlist/\(id)", cookies: cookies,
+                                               form: ["csrf": csrf, "priority": "5000", "note": "changed"])
+            #expect(refused.status == 400, "\(refused.status)")
+            #expect(try server.fingerprint() == before, "a refused change changes nothing")
+            let changed = try await server.web(.POST, "/staff/waitlist/\(id)", cookies: cookies,
+                                               form: ["csrf": csrf, "priority": "-3", "note": "Afternoons too"])
+            #expect(changed.status == 303)
+            let shown = try await server.web(.GET, "/staff/waitlist", cookies: cookies)
+            #expect(shown.text.contains("value=\"Afternoons too\"") && shown.text.contains("value=\"-3\""), "\(shown.text)")
+            let removed = try await server.web(.POST, "/staff/waitlist/\(id)/remove", cookies: cookies, form: ["csrf": csrf])
+            #expect(removed.status == 303)
+            #expect(try await server.web(.GET, "/staff/waitlist", cookies: cookies).text.contains("id=\"nobody\""))
+            // The page is the front desk's: signed out, it is the staff's log-in.
+            #expect(try await server.web(.GET, "/staff/waitlist", cookies: [:]).status == 303)
+        }
+    }
+}
