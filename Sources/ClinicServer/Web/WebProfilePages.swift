@@ -28,6 +28,10 @@ struct WebProfilePages {
         patient.post("/profile/email", use: setEmail)
         patient.post("/profile/email/confirm", use: confirmEmail)
         patient.post("/profile/email/remove", use: removeEmail)
+        patient.post("/profile/phone", use: setPhone)
+        patient.post("/profile/phone/confirm", use: confirmPhone)
+        patient.post("/profile/phone/texts", use: textChoices)
+        patient.post("/profile/phone/remove", use: removePhone)
         patient.get("/profile/access-log", use: accessLog)
     }
 
@@ -180,6 +184,55 @@ struct WebProfilePages {
         return try await profilePage(web, notice: WebText.labels(web.language)["emailRemoved"])
     }
 
+    // MARK: The mobile number (issue 45)
+
+    @Sendable func setPhone(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let number = form["phone"] ?? ""
+        do {
+            let status = try await dependencies.work(web) { [system] in try system.clients.setPhone(clientId: patient.id ?? 0, number: number) }
+            let words = WebText.labels(web.language)
+            return try await profilePage(web, notice: status.confirmed ? words["saved"] : "\(words["textCodeSent"] ?? "") \(status.number ?? number)")
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language), typed: ["typedPhone": number])
+        }
+    }
+
+    @Sendable func confirmPhone(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
+        do {
+            _ = try await dependencies.work(web) { [system] in try system.clients.confirmPhone(clientId: patient.id ?? 0, code: code) }
+            return try await profilePage(web, notice: WebText.labels(web.language)["phoneConfirmed"])
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+    }
+
+    /// What comes by text: two checkboxes (an unchecked box is not posted).
+    @Sendable func textChoices(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let reminders = form["textReminders"] != nil, offers = form["textOffers"] != nil
+        do {
+            _ = try await dependencies.work(web) { [system] in
+                try system.clients.updateProfile(clientId: patient.id ?? 0, ProfileChanges(), texts: (reminders, offers))
+            }
+            return try await profilePage(web, notice: WebText.labels(web.language)["saved"])
+        } catch let failure as APIFailure {
+            return try await profilePage(web, error: failure.message(in: web.language))
+        }
+    }
+
+    @Sendable func removePhone(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        _ = try await dependencies.form(request, context, web)
+        try await dependencies.work(web) { [system] in try system.clients.removePhone(clientId: patient.id ?? 0) }
+        return try await profilePage(web, notice: WebText.labels(web.language)["phoneRemoved"])
+    }
+
     /// "Sign out everywhere else": every session of the patient but this browser's ends.
     @Sendable func endOtherSessions(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
@@ -204,10 +257,10 @@ struct WebProfilePages {
         -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
-        let (client, sessions, zone) = try await dependencies.work(web) { [system] in
+        let (client, sessions, zone, phone) = try await dependencies.work(web) { [system] in
             let client = try system.clients.getUserById(patient.id ?? 0)
             return (client, try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token),
-                    system.clients.timeZone(of: client))
+                    system.clients.timeZone(of: client), try system.clients.phone(clientId: patient.id ?? 0))
         }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
@@ -227,6 +280,10 @@ struct WebProfilePages {
                  "current": session.isCurrent] as [String: Any]
             },
             "others": sessions.contains { !$0.isCurrent },
+            "phone": WebFormat.section(phone.confirmed ? phone.number : nil),
+            "pendingPhone": WebFormat.section(phone.confirmed ? nil : phone.number),
+            "hasPhone": phone.number != nil, "textReminders": phone.textReminders, "textOffers": phone.textOffers,
+            "textsStopped": phone.stopped,
         ]
         values.merge(typed) { $1 }
         if let error { values["error"] = error }
