@@ -5,6 +5,7 @@ is the nearest of all 7,146 by great-circle distance and the list is in distance
 books with a visit type, reschedules, cancels, switches to Russian and logs out; a
 receptionist checks a patient in; a browser without JavaScript books; a form without its
 CSRF token is refused. axe-core runs on every page: no serious or critical violation."""
+import datetime
 import http.cookiejar
 import json
 import math
@@ -22,7 +23,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import PASSWORD, STAFF_PASSWORD, Server
+from conftest import PASSWORD, STAFF_PASSWORD, Server, call, wait_until
+from kannel import kannel  # noqa: F401 (the fixture)
 
 
 def browser(javascript=True, size=(390, 844), zone="UTC"):
@@ -1345,3 +1347,81 @@ def test_a_patients_times_are_in_their_zone_and_the_language_link_sets_their_pro
     # The API's unknown paths stay JSON.
     from conftest import call
     assert call(server.url, "GET", "/v1/no-such-thing").body["error"]["code"] == "not_found"
+
+
+def cardiology(server):
+    """A cardiology department of the directory: (department id, its clinic id)."""
+    clinics = call(server.url, "GET", "/v1/clinics?limit=40").body["items"]
+    for item in clinics:
+        departments = call(server.url, "GET", f"/v1/clinics/{item['id']}/departments").body
+        for department in departments:
+            if department["specialization"] == "cardiology":
+                return department["id"], item["id"]
+    raise AssertionError("no cardiology in the first clinics")
+
+
+def test_a_patient_waiting_on_the_web_gets_the_time_another_cancels_by_text_and_books_it(site, kannel, tmp_path):
+    """Issue 45's "done when": Wanda waits on the web for an earlier cardiology time; Carl
+    cancels that time from the CLI; within seconds Wanda has a text on the phone network
+    (fakesmsc, through a real Kannel) and a message in her inbox; she opens the text's link in
+    the browser and books: her appointment moves to the earlier time. On both stores (this
+    module runs again on PostgreSQL)."""
+    clinic, _ = site
+    # A server of the same database that texts through the gateway (the module's own has no
+    # gateway, and leaves texts to this one).
+    texting = Server(clinic, kannel.env, log=os.path.join(str(tmp_path), "texting.log"), args=("--port", str(kannel.server_port)))
+    driver = browser()
+    checked = Checked(driver)
+    try:
+        url = texting.url
+        department, _ = cardiology(texting)
+        day = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=5)).strftime("%Y-%m-%d")
+        slots = [slot for slot in call(url, "GET", f"/v1/departments/{department}/slots?from={day}&days=3").body
+                 if slot["isAvailable"]]
+        earlier, later = slots[0], slots[-1]
+        assert earlier["start"] < later["start"]
+        clinic.register("wanda-wl")
+        wandas = clinic.json("book", "--department", str(department), "--doctor", str(later["doctorId"]), "--at", later["start"])
+        clinic.register("carl-wl")
+        carls = clinic.json("book", "--department", str(department), "--doctor", str(earlier["doctorId"]), "--at", earlier["start"])
+
+        # Wanda confirms her mobile number on the profile page with the code texted to it.
+        phone = "+12025550177"
+        log_in(driver, url, "wanda-wl")
+        checked.get(url + "/profile")
+        driver.find_element(By.ID, "phone").send_keys(phone)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#phone-set button"))
+        code_text = wait_until(lambda: kannel.phone.received_by(phone), 30, "the code's text")[0]["text"]
+        code = re.search(r"\b(\d{6})\b", code_text).group(1)
+        driver.find_element(By.ID, "phoneCode").send_keys(code)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#phone-confirm button"))
+        assert phone in driver.find_element(By.ID, "phone-current").text
+        checked.audit()
+
+        # She asks for an earlier time from her appointment's page.
+        driver.get(url + f"/appointments/{wandas['id']}")
+        go(driver, driver.find_element(By.ID, "wait-earlier"))
+        assert driver.find_element(By.ID, "joined").is_displayed()
+
+        # Carl cancels the earlier time from the command line.
+        clinic.run("cancel", str(carls["id"]))
+        texts = wait_until(lambda: [t for t in kannel.phone.received_by(phone) if "/o/" in t["text"]], 30, "the offer's text")
+        link = re.search(r"(http://\S+/o/[0-9a-f]+)", texts[0]["text"]).group(1)
+        driver.get(url + "/messages")
+        assert "A time is free for you" in driver.page_source
+
+        checked.get(link)
+        assert "Held for you until" in driver.page_source
+        go(driver, driver.find_element(By.ID, "accept"))
+        assert driver.current_url.endswith(f"/appointments/{wandas['id']}?booked=1"), driver.current_url
+        assert driver.find_element(By.ID, "booked").is_displayed()
+        session = call(url, "POST", "/v1/sessions", {"login": "wanda-wl", "password": PASSWORD}).body["token"]
+        moved = call(url, "GET", f"/v1/appointments/{wandas['id']}", token=session).body
+        assert (moved["start"], moved["status"]) == (earlier["start"], "scheduled"), moved
+        # The link was for once.
+        driver.get(link)
+        assert "This link cannot be used" in driver.page_source
+    finally:
+        driver.quit()
+        texting.stop()
+
