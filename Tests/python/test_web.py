@@ -58,7 +58,9 @@ class Checked:
         results = axe.run()
         bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
         self.pages.append(self.driver.current_url)
-        assert not bad, "%s: %s" % (self.driver.current_url, json.dumps([(v["id"], v["impact"], v["help"]) for v in bad]))
+        assert not bad, "%s: %s" % (self.driver.current_url, json.dumps([(v["id"], v["impact"], v["help"],
+                                                                           [n.get("target") for n in v.get("nodes", [])][:5])
+                                                                          for v in bad]))
         small = small_targets(self.driver)
         assert not small, "%s: tap targets under 44x44 px: %s" % (self.driver.current_url, small)
 
@@ -472,6 +474,16 @@ def test_a_receptionist_checks_a_patient_in(site):
         # On a phone the day fits the screen.
         driver.set_window_size(390, 844)
         driver.refresh()
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 390, width
+        page.audit()
+        # The waitlist beside the calendar (issue 45), on a phone: the patient put on with a note.
+        page.get(server.url + "/staff/waitlist")
+        driver.find_element(By.ID, "patient").send_keys(clinic.json("whoami")["login"])
+        driver.find_element(By.ID, "note").send_keys("Mornings only")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#add button"))
+        assert driver.find_element(By.ID, "added").is_displayed()
+        assert driver.find_elements(By.CSS_SELECTOR, "#waitlist input[value='Mornings only']")
         width = driver.execute_script("return document.documentElement.scrollWidth")
         assert width <= 390, width
         page.audit()
