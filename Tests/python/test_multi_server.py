@@ -31,7 +31,11 @@ workers. Every request has a timeout, and every wait polls for its condition wit
     others answer with within a second.
 12. Six appointments cancelled at once through the three servers with four patients waiting
     (issue 45): each freed time is taken by one server, no time is offered twice, each patient
-    gets one offer in the order they joined, and the queue ends empty; an accepted offer books."""
+    gets one offer in the order they joined, and the queue ends empty; an accepted offer books.
+13. The servers killed (SIGKILL) while one of them is in the middle of an offer's transaction
+    (held there by a test trigger): the freed time stays queued and nothing is left behind;
+    started again, they offer it once, held once (issue 45).
+"""
 import concurrent.futures
 import contextlib
 import http.client
@@ -872,3 +876,67 @@ def test_concurrent_cancellations_through_three_servers_are_each_offered_once_in
     finally:
         for entry, waiter in zip(entries, waiters):
             call(cluster.url(0), "DELETE", f"/v1/waitlist/{entry}", token=waiter.token)
+
+
+def test_a_server_killed_in_the_middle_of_an_offer_leaves_the_time_queued_and_it_is_offered_once(servers):
+    """Issue 45: a freed time is taken from the queue in the transaction that offers it, so a
+    server that dies in the middle of that transaction takes nothing with it. A trigger made
+    for this test holds every offer's INSERT (while a flag row exists) inside the offering
+    transaction; the servers are killed (SIGKILL) while one of them is there; PostgreSQL rolls
+    that transaction back when its client is gone; the servers started again offer the time
+    once, held once."""
+    cluster = servers
+    _, department, doctors = cluster.department()
+    doctor = doctors[-1]
+    offset = next(offset for offset in range(80, 90) if cluster.free_slots(offset, 1, doctor=doctor))
+    slot = cluster.free_slots(offset, 1, doctor=doctor)[0]
+    booker, waiter = cluster.register("wl-kill-booker", 0), cluster.register("wl-kill-waiter", 1)
+    booked = cluster.book(0, booker, slot)
+    assert booked.status == 201, booked.body
+    joined = call(cluster.url(1), "POST", "/v1/waitlist",
+                  {"departmentId": department, "doctorId": doctor, "from": day(offset), "to": day(offset)}, token=waiter.token)
+    assert joined.status == 201, joined.body
+    entry = joined.body["id"]
+    cluster.sql("""
+        CREATE TABLE test_hold_offers (held boolean);
+        INSERT INTO test_hold_offers VALUES (true);
+        CREATE FUNCTION test_hold_offer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            WHILE EXISTS (SELECT 1 FROM test_hold_offers) LOOP PERFORM pg_sleep(0.1); END LOOP;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_hold_offer BEFORE INSERT ON waitlist_offers FOR EACH ROW EXECUTE FUNCTION test_hold_offer();""")
+    try:
+        cancelled = call(cluster.url(2), "POST", f"/v1/appointments/{booked.body['id']}/cancel", token=booker.token)
+        assert cancelled.status == 200, cancelled.body
+        sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%waitlist_offers%'"
+        wait_until(lambda: cluster.sql(sleeping)[0][0] != "0", 20, "a server in the middle of an offer")
+        for server in cluster.servers:
+            server.kill()
+        cluster.sql("DELETE FROM test_hold_offers")
+        # The held statement ends, finds its client gone, and its transaction is rolled back.
+        busy = "SELECT count(*) FROM pg_stat_activity WHERE datname = 'clinic_test' AND pid <> pg_backend_pid() AND state <> 'idle'"
+        wait_until(lambda: cluster.sql(busy)[0][0] == "0", 20, "the dead servers' transactions rolled back")
+        (queued,), = cluster.sql("SELECT count(*) FROM waitlist_freed")
+        (offered,), = cluster.sql(f"SELECT count(*) FROM waitlist_offers WHERE entry_id = {entry}")
+        assert (queued, offered) == ("1", "0"), "the time is queued still, and no offer was left behind"
+
+        cluster.ensure_running()
+        start = int(utc_text(slot["start"]).timestamp())
+
+        def offered_once():
+            rows = cluster.sql(f"SELECT id, status FROM waitlist_offers WHERE entry_id = {entry}")
+            (left,), = cluster.sql("SELECT count(*) FROM waitlist_freed")
+            return rows if rows and left == "0" else None
+        (offer,) = wait_until(offered_once, 30, "the time offered by a server started again")
+        assert offer[1] == "open"
+        (holds,), = cluster.sql(f"""SELECT count(*) FROM slot_holds WHERE for_offer AND doctor_id = {doctor}
+                                    AND starts_at = to_timestamp({start})""")
+        assert holds == "1"
+        mine = call(cluster.url(0), "GET", "/v1/waitlist/offers", token=waiter.token).body["items"]
+        assert [item["start"] for item in mine] == [slot["start"]], mine
+    finally:
+        cluster.sql("DROP TRIGGER IF EXISTS test_hold_offer ON waitlist_offers; DROP FUNCTION IF EXISTS test_hold_offer();"
+                    " DROP TABLE IF EXISTS test_hold_offers")
+        cluster.ensure_running()
+        call(cluster.url(0), "DELETE", f"/v1/waitlist/{entry}", token=waiter.token)
