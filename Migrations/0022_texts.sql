@@ -19,7 +19,20 @@
 -- `waitlist_offers.link_hash`: the SHA-256 of the offer's one-tap link's token (the token is
 -- only in the text sent); `link_used_at`: when the link accepted or declined (single use).
 
+-- `slot_holds_expired`: a patient's own hold deleted after it expired queues its time for the
+-- waitlist (as `appointments_freed` does for an appointment), when someone waits at that
+-- department; an offer's hold is the waitlist's own (closing the offer queues it), and a hold
+-- deleted before its expiry was booked or released by its patient.
+
 -- migrate:up
+CREATE TRIGGER slot_holds_expired AFTER DELETE ON slot_holds
+WHEN OLD.for_offer = 0 AND OLD.expires_at <= CAST(strftime('%s', 'now') AS INTEGER)
+BEGIN
+    INSERT INTO waitlist_freed (department_id, doctor_id, starts_at, ends_at, freed_at)
+    SELECT OLD.department_id, OLD.doctor_id, OLD.starts_at, OLD.ends_at, CAST(strftime('%s', 'now') AS INTEGER)
+    WHERE EXISTS (SELECT 1 FROM waitlist_entries WHERE department_id = OLD.department_id AND status = 'waiting');
+END;
+
 CREATE TABLE phones (
     client_id INTEGER PRIMARY KEY REFERENCES clients (id) ON DELETE CASCADE,
     number_sealed BLOB NOT NULL,
@@ -66,6 +79,7 @@ ALTER TABLE deliveries_new RENAME TO deliveries;
 CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
 
 -- migrate:down
+DROP TRIGGER slot_holds_expired;
 DELETE FROM deliveries WHERE purpose IN ('text', 'text_code');
 CREATE TABLE deliveries_old (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -39,6 +39,8 @@ extension PostgresTransaction {
         try value(Bool.self, """
             SELECT EXISTS (SELECT 1 FROM waitlist_freed)
                 OR EXISTS (SELECT 1 FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1)
+                OR EXISTS (SELECT 1 FROM slot_holds h WHERE h.expires_at <= $1 AND NOT h.for_offer
+                           AND EXISTS (SELECT 1 FROM waitlist_entries e WHERE e.department_id = h.department_id AND e.status = 'waiting'))
             """, [now]) ?? false
     }
 

@@ -47,7 +47,9 @@ extension SQLiteTransaction {
         return try Bool.fetchOne(db.cachedStatement(sql: """
             SELECT EXISTS (SELECT 1 FROM waitlist_freed)
                 OR EXISTS (SELECT 1 FROM waitlist_offers WHERE status = 'open' AND expires_at <= ?)
-            """), arguments: [now.seconds]) ?? false
+                OR EXISTS (SELECT 1 FROM slot_holds h WHERE h.expires_at <= ? AND h.for_offer = 0
+                           AND EXISTS (SELECT 1 FROM waitlist_entries e WHERE e.department_id = h.department_id AND e.status = 'waiting'))
+            """), arguments: [now.seconds, now.seconds]) ?? false
     }
 
     func lockWaitlist(ofClient clientId: Int64) throws {}

@@ -247,6 +247,41 @@ import Testing
         #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 4)
     }
 
+    @Test func newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits() throws {
+        let s = try scene()
+        let admin = try s.system.staff.addStaff(StaffInput(login: "boss-wl", name: "Ann", surname: "Wu", role: .clinicAdmin,
+                                                           clinicId: try clinic(s.system, "LA1").id ?? 0, doctorId: nil,
+                                                           password: "correct-horse-42"))
+        // Nobody waits: new hours queue nothing.
+        _ = try s.system.staff.setHours(admin, doctorId: s.doctor, weekday: 6, intervals: [.init(startMinute: 600, endMinute: 660, slotMinutes: 30)])
+        #expect(try storedInt(s.system, "SELECT count(*) FROM waitlist_freed") == 0)
+
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, doctorId: s.doctor))
+        // Sundays 10:00-11:00 are new: each new slot within the days Bob waits for is queued once,
+        // the Saturdays given before are not.
+        _ = try s.system.staff.setHours(admin, doctorId: s.doctor, weekday: 7, intervals: [.init(startMinute: 600, endMinute: 660, slotMinutes: 30)])
+        let queued = try storedInt(s.system, "SELECT count(*) FROM waitlist_freed") ?? 0
+        #expect((2 * 8)...(2 * 10) ~= queued, "two slots on each Sunday of the next 62 days: \(queued)")
+        try s.system.waitlist.work()
+        let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+        let la = try #require(TimeZone(identifier: "America/Los_Angeles"))
+        let local = LocalDateTime.of(offer.startsAt, in: la)
+        #expect(local.weekday == 7 && local.minuteOfDay >= 600 && local.minuteOfDay < 660, "\(local.dayText) \(local.minuteOfDay)")
+        try s.system.waitlist.decline(offer.id ?? 0, clientId: s.bob)
+        _ = try s.system.waitlist.work()
+        try s.system.waitlist.leave(try #require(try s.system.waitlist.entries(clientId: s.bob).first?.id), clientId: s.bob)
+
+        // A patient's hold that runs out frees its time for whoever waits.
+        let carols = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
+        let hold = try s.system.appointments.holdSlot(clientId: s.dave, departmentId: s.therapy, doctorId: s.doctor, at: monday0920)
+        #expect(try s.system.waitlist.work() >= 0)
+        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty, "held, not free")
+        s.clock.advance(301)
+        #expect(try s.system.waitlist.work() >= 1)
+        let carolsOffer = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        #expect(carolsOffer.startsAt == hold.startsAt && carolsOffer.entryId == carols.id)
+    }
+
     @Test func anEntryWhoseDaysArePastOrWhoseAppointmentIsGoneNoLongerCountsOrShows() throws {
         let s = try scene()
         _ = try s.system.appointments.setBookingRule("booking.waitlist_entries", to: "2")

@@ -77,11 +77,14 @@ extension StaffController {
         let now = self.now()
         return try database.writing { tx in
             try checkAdmin(tx, member, doctorId: doctorId)
+            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
             try tx.replaceWorkingHours(ofDoctor: doctorId, weekday: weekday, with: intervals)
             let text = intervals.map { "\($0.startMinute)-\($0.endMinute)/\($0.slotMinutes)" }.joined(separator: ",")
             try AuditLog.append(tx, by: member.auditActor, action: .hoursSet, requestId: requestId,
                                 detail: "doctor \(doctorId) weekday \(weekday) " + (text.isEmpty ? "off" : text), now: now)
-            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
+            return cancelled
         }
     }
 
@@ -94,9 +97,12 @@ extension StaffController {
         // Joined: `DepartmentController.addException`'s own write commits with what `settle` does.
         return try writingJoined { tx in
             try checkAdmin(tx, member, doctorId: doctorId)
+            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
             let exception = try DepartmentController(database: database).addException(doctorId: doctorId, day: day, hours: hours,
                                                                                       by: member.auditActor)
-            return (exception, try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now))
+            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
+            return (exception, cancelled)
         }
     }
 
@@ -112,8 +118,11 @@ extension StaffController {
                 throw ClinicError(.notFound, .exceptionNotFound, String(exceptionId))
             }
             try checkAdmin(tx, member, doctorId: doctorId)
+            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
             try DepartmentController(database: database).removeException(exceptionId, by: member.auditActor)
-            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
+            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
+            return cancelled
         }
     }
 

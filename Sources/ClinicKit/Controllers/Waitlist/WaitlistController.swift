@@ -287,6 +287,9 @@ public final class WaitlistController: Sendable {
         let now = self.now()
         guard try database.reading({ try $0.hasWaitlistWork(at: now) }) else { return 0 }
         var handled = try database.writing { tx in
+            // Patients' own holds that ran out: deleting them queues their times for whoever
+            // waits (the store's `slot_holds_expired` trigger).
+            try tx.deleteExpiredSlotHolds(at: now)
             let lapsed = try tx.lapsedWaitlistOffers(at: now, limit: limit)
             for offer in lapsed { try close(tx, offer, as: .lapsed, now: now) }
             return lapsed.count
