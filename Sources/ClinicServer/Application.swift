@@ -52,10 +52,12 @@ extension ClinicServer {
         // not hold one of the threads requests run on.
         let outboxThread = NIOThreadPool(numberOfThreads: 1)
         outboxThread.start()
+        let wakeup = dependencies.outboxWakeup
         let outbox = OutboxService(system: system, smtp: settings.smtp, sms: settings.sms,
                                    site: settings.publicURL ?? settings.sms?.callbackURL ?? "", interval: settings.deliveryInterval,
-                                   pool: BlockingPool(pool: outboxThread), metrics: dependencies.metrics, logger: logger)
-        let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger)
+                                   pool: BlockingPool(pool: outboxThread), metrics: dependencies.metrics, logger: logger, wakeup: wakeup)
+        let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger,
+                                       outbox: wakeup)
         let host = settings.host
         return Application(
             router: router,

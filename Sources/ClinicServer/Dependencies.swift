@@ -44,6 +44,8 @@ struct ServerDependencies: Sendable {
     let mapCache: MapCache
     /// When each session was last recorded as used.
     let touches: SessionTouches
+    /// Wakes the outbox: a code someone waits for, an offer just made (`OutboxWakeup`).
+    let outboxWakeup = OutboxWakeup()
 
     init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings,
          csrfKey: SymmetricKey) {

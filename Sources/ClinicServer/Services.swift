@@ -41,6 +41,7 @@ struct OutboxService: Service {
     let pool: BlockingPool
     let metrics: ServerMetrics
     let logger: Logger
+    let wakeup: OutboxWakeup
     /// Set on shutdown: the round stops after the e-mail being sent.
     let stopping = NIOLockedValueBox(false)
 
@@ -74,7 +75,32 @@ struct OutboxService: Service {
             } catch {
                 logger.error("outbox failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])
             }
-            try? await Task.sleep(for: interval)
+            await wakeup.wait(upTo: interval)
+        }
+    }
+}
+
+/// Wakes the outbox before its interval is over: the waitlist's worker has just written an
+/// offer, whose text and e-mail should go within seconds, not at the next round (30 s by
+/// default). At most one wake-up waits; more before the outbox runs are one.
+final class OutboxWakeup: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1)) }
+
+    func signal() { continuation.yield() }
+
+    /// Returns after `interval`, or sooner when signalled (one waiter at a time: the outbox's loop).
+    func wait(upTo interval: Duration) async {
+        await withTaskGroup(of: Void.self) { [stream] group in
+            group.addTask { try? await Task.sleep(for: interval) }
+            group.addTask {
+                var signals = stream.makeAsyncIterator()
+                _ = await signals.next()
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 }
@@ -88,13 +114,18 @@ struct WaitlistService: Service {
     let interval: Duration
     let pool: BlockingPool
     let logger: Logger
+    /// Told when a round offered or closed something: its messages go now.
+    let outbox: OutboxWakeup
 
     func run() async {
         let rounds = Task {
             while !Task.isCancelled {
                 do {
                     let handled = try await pool.run { [system] in try system.waitlist.work() }
-                    if handled > 0 { logger.info("waitlist", metadata: ["handled": "\(handled)"]) }
+                    if handled > 0 {
+                        logger.info("waitlist", metadata: ["handled": "\(handled)"])
+                        outbox.signal()
+                    }
                 } catch {
                     logger.error("waitlist failed", metadata: ["error": "\((error as? ClinicError)?.message(in: .en) ?? "\(error)")"])
                 }

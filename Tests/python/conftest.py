@@ -176,7 +176,8 @@ class Server:
     `log`: a file for its stderr (the request log), else it is dropped."""
 
     def __init__(self, clinic, extra_env=None, log=None, timeout=120, args=()):
-        env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1", **(extra_env or {}))
+        env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1")
+        env.update(extra_env or {})
         stderr = open(log, "ab") if log else subprocess.DEVNULL
         try:
             self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0", *args], env=env, stdout=subprocess.PIPE,

@@ -54,6 +54,7 @@ struct MessagesController {
         let status = try await dependencies.work(patient.language) { [system] in
             try system.clients.setEmail(clientId: patient.id, address: body.address)
         }
+        dependencies.outboxWakeup.signal() // the patient waits for the code
         return try HTTPMapping.json(EmailJSON(status), status: .accepted)
     }
 

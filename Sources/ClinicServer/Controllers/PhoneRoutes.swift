@@ -37,6 +37,7 @@ struct PhoneRoutes {
         let status = try await dependencies.work(patient.language) { [system] in
             try system.clients.setPhone(clientId: patient.id, number: body.phone)
         }
+        dependencies.outboxWakeup.signal() // the patient waits for the code
         return try HTTPMapping.json(PhoneJSON(status), status: .accepted)
     }
 

@@ -158,6 +158,7 @@ struct WebProfilePages {
         let address = form["address"] ?? ""
         do {
             let status = try await dependencies.work(web) { [system] in try system.clients.setEmail(clientId: patient.id ?? 0, address: address) }
+            dependencies.outboxWakeup.signal() // the patient waits for the code
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: "\(words["codeSent"] ?? "") \(status.pending ?? address)")
         } catch let failure as APIFailure {
@@ -192,6 +193,7 @@ struct WebProfilePages {
         let number = form["phone"] ?? ""
         do {
             let status = try await dependencies.work(web) { [system] in try system.clients.setPhone(clientId: patient.id ?? 0, number: number) }
+            dependencies.outboxWakeup.signal() // the patient waits for the code
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: status.confirmed ? words["saved"] : "\(words["textCodeSent"] ?? "") \(status.number ?? number)")
         } catch let failure as APIFailure {
