@@ -69,7 +69,7 @@ struct PhoneRoutes {
         let sms = try gateway(context)
         let query = request.uri.queryParameters
         guard let key = query.get("key"), sms.isSecret(key) else { throw ClinicError(.forbidden, .textKeyWrong) }
-        let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1600))
+        let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1000))
         let answer: String?
         do {
             answer = try await dependencies.work(context.language) { [system] in try system.texts.receive(from: from, text: text) }
