@@ -44,8 +44,9 @@ final class ServerMetrics: Sendable {
         registry.makeGauge(name: "clinic_password_queue_length").set(to: Double(waiting))
     }
 
-    /// Texts through the SMS gateway: `event` is sent, delivered (a delivery report),
-    /// failed (the gateway refused, or a report of failure), opted_out (a STOP), opted_in (a START).
+    /// Texts through the SMS gateway: `event` is sent (taken by the gateway), delivered and
+    /// failed (the network's delivery reports: one per part of a long text), opted_out (a
+    /// STOP), opted_in (a START), unknown_sender (a text from a number nobody confirmed).
     func texts(_ event: String, by count: Int = 1) {
         guard count > 0 else { return }
         registry.makeCounter(name: "clinic_texts_total", labels: [("event", event)]).increment(by: Int64(count))

@@ -150,8 +150,11 @@ extension PostgresTransaction {
     }
 
     func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws {
-        try execute("UPDATE deliveries SET state = 'sent', sent_at = $1, reply = $2, last_error = NULL WHERE id = $3",
-                    [sentAt, reply, deliveryId])
+        // A text's body (a link's token, a code) is not kept once the gateway has it.
+        try execute("""
+            UPDATE deliveries SET state = 'sent', sent_at = $1, reply = $2, last_error = NULL,
+                payload = CASE WHEN purpose IN ('text', 'text_code') THEN NULL ELSE payload END WHERE id = $3
+            """, [sentAt, reply, deliveryId])
     }
 
     func failDelivery(_ deliveryId: Int64, error: String, givingUp: Bool) throws {
@@ -206,9 +209,14 @@ extension PostgresTransaction {
     }
 
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
-        try value(Int64.self, """
-            UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code') RETURNING id
-            """, [report.rawValue, now, deliveryId]) != nil
+        // A final report (delivered, failed, rejected) is not replaced by one that is not:
+        // the network's reports of one text come in any order.
+        try execute("""
+            UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code')
+            AND ($4 OR report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
+            """, [report.rawValue, now, deliveryId, report.isFinal])
+        return try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = $1 AND purpose IN ('text', 'text_code'))",
+                         [deliveryId]) ?? false
     }
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {

@@ -52,6 +52,10 @@ extension PostgresTransaction {
                   phone.codeAttempts, phone.codeSentAt, phone.textReminders, phone.textOffers, phone.stopped, now])
     }
 
+    func countWrongPhoneCode(ofClient clientId: Int64) throws {
+        try execute("UPDATE phones SET code_attempts = code_attempts + 1 WHERE client_id = $1", [clientId])
+    }
+
     func deletePhone(ofClient clientId: Int64) throws {
         try execute("DELETE FROM phones WHERE client_id = $1", [clientId])
     }

@@ -161,8 +161,11 @@ extension SQLiteTransaction {
     }
 
     func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws {
-        try db.execute(sql: "UPDATE deliveries SET state = 'sent', sent_at = ?, reply = ?, last_error = NULL WHERE id = ?",
-                       arguments: [sentAt.seconds, reply, deliveryId])
+        // A text's body (a link's token, a code) is not kept once the gateway has it.
+        try db.execute(sql: """
+            UPDATE deliveries SET state = 'sent', sent_at = ?, reply = ?, last_error = NULL,
+                payload = CASE WHEN purpose IN ('text', 'text_code') THEN NULL ELSE payload END WHERE id = ?
+            """, arguments: [sentAt.seconds, reply, deliveryId])
     }
 
     func failDelivery(_ deliveryId: Int64, error: String, givingUp: Bool) throws {
@@ -209,9 +212,14 @@ extension SQLiteTransaction {
     }
 
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
-        try db.execute(sql: "UPDATE deliveries SET report = ?, reported_at = ? WHERE id = ? AND purpose IN ('text', 'text_code')",
-                       arguments: [report.rawValue, now.seconds, deliveryId])
-        return db.changesCount > 0
+        // A final report (delivered, failed, rejected) is not replaced by one that is not:
+        // the network's reports of one text come in any order.
+        try db.execute(sql: """
+            UPDATE deliveries SET report = ?, reported_at = ? WHERE id = ? AND purpose IN ('text', 'text_code')
+            AND (? OR report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
+            """, arguments: [report.rawValue, now.seconds, deliveryId, report.isFinal])
+        return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ? AND purpose IN ('text', 'text_code'))",
+                                 arguments: [deliveryId]) ?? false
     }
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {

@@ -56,6 +56,10 @@ extension SQLiteTransaction {
                              phone.textOffers, phone.stopped, now.seconds])
     }
 
+    func countWrongPhoneCode(ofClient clientId: Int64) throws {
+        try db.execute(sql: "UPDATE phones SET code_attempts = code_attempts + 1 WHERE client_id = ?", arguments: [clientId])
+    }
+
     func deletePhone(ofClient clientId: Int64) throws {
         try db.execute(sql: "DELETE FROM phones WHERE client_id = ?", arguments: [clientId])
     }

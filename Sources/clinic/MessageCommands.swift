@@ -201,11 +201,11 @@ extension Admin {
             let report = try system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "",
                                                texter: sms.map(KannelGateway.init), site: site)
             try context.emit(DeliveryReportJSON(report, waitlist: offered)) {
-                var text = context.text(.deliverDone, String(report.reminders), String(report.sent), String(report.retrying),
-                                        String(report.failed))
+                var text = context.text(.deliverDone, String(report.reminders), String(report.sent - report.texts),
+                                        String(report.retrying), String(report.failed))
                 if offered > 0 { text += "\n" + context.text(.waitlistWorked, String(offered)) }
                 if report.texts > 0 { text += "\n" + context.text(.deliverTexts, String(report.texts)) }
-                if settings == nil { text += "\n" + context.text(.deliverNoSMTP) }
+                if settings == nil && sms == nil { text += "\n" + context.text(.deliverNoSMTP) }
                 return text
             }
         }

@@ -193,6 +193,26 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(s.texter.texts.count == 1)
     }
 
+    @Test func aRemindersEmailSaysWhereToCancelSoThatTheTimeCanGoToSomeoneWaiting() throws {
+        let s = try scene()
+        let mailer = RecordingMailer()
+        _ = try s.system.clients.setEmail(clientId: s.anna, address: "anna@example.org")
+        _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let codeMail = try #require(mailer.messages.last)
+        let codeLine = MessagingTests().decodedParts(codeMail.text).first?.split(separator: "\r\n").first
+        let code = String(try #require(codeLine).suffix(6))
+        _ = try s.system.clients.confirmEmail(clientId: s.anna, code: code)
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        s.clock.advance(6 * 3600)
+        #expect(try s.system.outbox.createReminders() == 1)
+        _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org", site: site)
+        let reminderMail = try #require(mailer.messages.last)
+        let reminder = MessagingTests().decodedParts(reminderMail.text).joined()
+        #expect(reminder.contains("Can't come? Cancel it here, and the time goes to someone waiting for one: "
+                                  + "\(site)/appointments/\(booked.id ?? 0)"), "\(reminder)")
+    }
+
     // MARK: A waitlist offer and its link
 
     @Test func anOfferIsTextedWithALinkThatOpensItAndBooksOnceForThatPatient() throws {
@@ -310,8 +330,11 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let id = try #require(s.texter.texts.last?.deliveryId)
         #expect(try s.system.texts.report(deliveryId: id, status: 8) == .accepted)
         #expect(try s.system.texts.report(deliveryId: id, status: 1) == .delivered)
+        // The operator's "accepted" coming after "delivered" does not undo it.
+        #expect(try s.system.texts.report(deliveryId: id, status: 8) == .accepted)
         #expect(try storedRows(s.system, "SELECT report, state FROM deliveries WHERE id = \(id)").first?.columns
-                == ["report": "delivered", "state": "sent"])
+                == ["report": "delivered", "state": "sent"], "and the sent text's body is not kept")
+        #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE id = \(id) AND payload IS NULL") == 1)
         #expect(expectError(.notFound) { try s.system.texts.report(deliveryId: id + 100, status: 1) }?.key == .textReportUnknown)
         #expect(expectError(.invalidInput) { try s.system.texts.report(deliveryId: id, status: 3) } != nil)
     }

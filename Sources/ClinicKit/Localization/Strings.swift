@@ -59,7 +59,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case phoneInvalid, phoneNotMobile, phoneCodeWrong, phoneCodeTooSoon, phoneNoPending, phoneNone, textUnknownNumber
     case textKeyWrong, textReportUnknown, smsSettingInvalid, smsFailed, offerLinkInvalid, textCode, textReminder, textOffer
     case textClinicCancelled, textStopped, textStarted, textConfirmed, textCancelled, textWhich, textNothingDue
-    case textNotUnderstood, textCannotCancel
+    case textNotUnderstood, textCannotCancel, reminderCantCome, cannotConfirm
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
     case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody

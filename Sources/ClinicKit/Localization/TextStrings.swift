@@ -29,6 +29,8 @@ extension Strings {
         .textNothingDue: "You have no appointment coming up to confirm or cancel.",
         .textNotUnderstood: "Reply C to confirm your next appointment, X to cancel it, or STOP to get no more texts.",
         .textCannotCancel: "Your appointment of {0} cannot be cancelled by text now: please call the clinic.",
+        .cannotConfirm: "This appointment cannot be confirmed: it is {0f}.",
+        .reminderCantCome: "Can't come? Cancel it here, and the time goes to someone waiting for one: {0}",
     ]
 
     static let textRU: [MessageKey: String] = [
@@ -56,5 +58,7 @@ extension Strings {
         .textNothingDue: "Предстоящей записи, которую можно подтвердить или отменить, нет.",
         .textNotUnderstood: "Ответьте C, чтобы подтвердить ближайшую запись, X — чтобы отменить, STOP — чтобы больше не получать SMS.",
         .textCannotCancel: "Запись на {0} сейчас нельзя отменить по SMS: позвоните в клинику.",
+        .cannotConfirm: "Эту запись нельзя подтвердить: её статус — {0f}.",
+        .reminderCantCome: "Не сможете прийти? Отмените запись здесь — время достанется тому, кто его ждёт: {0}",
     ]
 }

@@ -101,7 +101,7 @@ public final class Outbox: Sendable {
             }).first else { return (gaveUp, nil) }
             let outgoing: Outgoing?
             switch delivery.content.channel {
-            case .email: outgoing = try compose(tx, delivery, from: from, now: now).map(Outgoing.mail)
+            case .email: outgoing = try compose(tx, delivery, from: from, site: site, now: now).map(Outgoing.mail)
             case .text: outgoing = try composeText(tx, delivery, site: site)
             }
             guard let outgoing else {
@@ -132,7 +132,7 @@ public final class Outbox: Sendable {
 
     /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient
     /// removed the address or is gone, the message or the code is gone).
-    func compose(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, from: String, now: Date) throws -> Envelope? {
+    func compose(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, from: String, site: String = "", now: Date) throws -> Envelope? {
         guard let client = try database.client(tx, id: delivery.clientId) else { return nil }
         let language = client.language
         let messageId = "delivery-\(delivery.id).\(try instance(tx))@clinic"
@@ -166,7 +166,12 @@ public final class Outbox: Sendable {
                                                    contentType: "text/calendar; charset=utf-8; method=PUBLISH",
                                                    data: Data(text.utf8)))
             }
-            return Envelope(to: to, data: Mail.compose(from: from, to: to, subject: message.subject, body: message.body,
+            var body = message.body
+            // A reminder by e-mail says where to cancel, so that the time can go to someone waiting.
+            if message.kind == .reminder, !site.isEmpty, let appointmentId = message.appointmentId {
+                body += "\n\n" + Strings.text(.reminderCantCome, language, ["\(site)/appointments/\(appointmentId)"])
+            }
+            return Envelope(to: to, data: Mail.compose(from: from, to: to, subject: message.subject, body: body,
                                                        messageId: messageId, date: now, attachments: attachments))
         }
     }

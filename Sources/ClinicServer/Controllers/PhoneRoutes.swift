@@ -106,14 +106,20 @@ struct PhoneRoutes {
               let signature = query.get("sig"), sms.isReportSignature(signature, deliveryId: delivery) else {
             throw ClinicError(.forbidden, .textKeyWrong)
         }
-        guard let status = query.get("status").flatMap(Int.init) else { throw ClinicError.invalid(.textReportUnknown) }
-        let recorded = try await dependencies.work(context.language) { [system] in
-            try system.texts.report(deliveryId: delivery, status: status)
-        }
-        switch recorded {
-        case .delivered: dependencies.metrics.texts("delivered")
-        case .failed, .rejected: dependencies.metrics.texts("failed")
-        case .accepted, .buffered: break
+        // A report signed for this delivery is answered 200 even when there is nothing to record
+        // (an unknown status, a delivery gone with its account): asking again would not help.
+        let status = query.get("status").flatMap(Int.init) ?? -1
+        do {
+            let recorded = try await dependencies.work(context.language) { [system] in
+                try system.texts.report(deliveryId: delivery, status: status)
+            }
+            switch recorded {
+            case .delivered: dependencies.metrics.texts("delivered")
+            case .failed, .rejected: dependencies.metrics.texts("failed")
+            case .accepted, .buffered: break
+            }
+        } catch let failure as APIFailure where failure.status == .badRequest || failure.status == .notFound {
+            context.logger.info("delivery report not recorded", metadata: ["code": "\(failure.code)", "delivery": "\(delivery)"])
         }
         return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"])
     }

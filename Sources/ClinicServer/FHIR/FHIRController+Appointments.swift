@@ -208,7 +208,9 @@ extension FHIRController {
             throw ServerError.invalid(.fhirParameterMissing, "appointment-reference")
         }
         if let condition = request.headers[.ifNoneExist] {
-            let matches = try await appointmentSearch(FHIRParameters(query: condition), patient: patient, request: request)
+            // Booked appointments only: a waiting entry or an offer is not what the condition means.
+            let matches = try await appointmentSearch(FHIRParameters(query: condition), patient: patient, request: request,
+                                                      waitlist: false)
             if matches.count > 1 { throw ServerError(.preconditionFailed, .fhirPreconditionFailed, String(matches.count)) }
             if let match = matches.first {
                 return respond(FHIRResources.bundle([entry(request, match, type: "Appointment")], total: 1,
@@ -386,7 +388,8 @@ extension FHIRController {
                          profile: true)
     }
 
-    func appointmentSearch(_ parameters: FHIRParameters, patient: Patient, request: Request) async throws -> [FHIRJSON] {
+    func appointmentSearch(_ parameters: FHIRParameters, patient: Patient, request: Request,
+                           waitlist: Bool = true) async throws -> [FHIRJSON] {
         try parameters.check(allowed: Self.appointmentParameters, lenient: request.fhirLenient)
         if let text = parameters.first("patient"),
            try FHIRParameters.id(text, type: "Patient", parameter: "patient") != patient.id {
@@ -398,8 +401,8 @@ extension FHIRController {
         let doctor = try parameters.first("practitioner").map { try FHIRParameters.id($0, type: "Practitioner", parameter: "practitioner") }
         let clinic = try parameters.first("location").map { try FHIRParameters.id($0, type: "Location", parameter: "location") }
         let language = patient.language
-        let waiting = try await waitlistAppointments(patient: patient, dates: dates, statuses: statuses, ids: ids, doctor: doctor,
-                                                     clinic: clinic)
+        let waiting = waitlist ? try await waitlistAppointments(patient: patient, dates: dates, statuses: statuses, ids: ids,
+                                                                doctor: doctor, clinic: clinic) : []
         return try await waiting + dependencies.work(language) { [system = dependencies.system] in
             let list = try system.appointments(ofPatient: patient.id, scope: .all).filter { item in
                 let appointment = item.appointment

@@ -203,6 +203,7 @@ struct WebProfilePages {
 
     @Sendable func confirmPhone(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
+        try dependencies.checkAuthRate(context, web.language) // a code guess, as a log-in is
         let form = try await dependencies.form(request, context, web)
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
         do {

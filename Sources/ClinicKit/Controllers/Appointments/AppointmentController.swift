@@ -249,7 +249,7 @@ public final class AppointmentController: Sendable {
             var confirmed = facts.appointment
             guard confirmed.status != .confirmed else { return try AppointmentNotes.opened(confirmed, tx, keyCheck: facts.personalDataKeyCheck) }
             guard confirmed.status == .scheduled else {
-                throw ClinicError(.invalidTransition, .cannotCancel, confirmed.status.rawValue)
+                throw ClinicError(.invalidTransition, .cannotConfirm, confirmed.status.rawValue)
             }
             confirmed.status = .confirmed
             confirmed.updatedAt = now

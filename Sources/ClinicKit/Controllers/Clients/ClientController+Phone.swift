@@ -52,7 +52,7 @@ extension ClientController {
             }
             let phone = StoredPhone(
                 clientId: clientId, numberSealed: try cipher.seal(bytes: Data(number.utf8), context: Texts.numberContext(clientId)),
-                numberKey: key, confirmed: false, codeHash: Self.phoneCodeHash(code, clientId: clientId, key: key),
+                numberKey: key, confirmed: false, codeHash: Self.phoneCodeHash(code, clientId: clientId),
                 codeExpiresAt: Date(seconds: now.seconds + Self.phoneCodeMinutes * 60), codeAttempts: 0, codeSentAt: now,
                 textReminders: had?.textReminders ?? true, textOffers: had?.textOffers ?? true, stopped: false)
             try tx.savePhone(phone, at: now)
@@ -75,10 +75,10 @@ extension ClientController {
                   let expires = phone.codeExpiresAt else { return .none }
             let given = code.trimmingCharacters(in: .whitespaces)
             guard phone.codeAttempts < Self.phoneCodeAttempts, now.seconds < expires.seconds, given.count == 6,
-                  Self.phoneCodeHash(given, clientId: clientId, key: phone.numberKey) == hash else {
-                // The wrong guess is counted even though the confirmation fails.
-                phone.codeAttempts += 1
-                try tx.savePhone(phone, at: now)
+                  Self.phoneCodeHash(given, clientId: clientId) == hash else {
+                // The wrong guess is counted (in one statement: guesses at once all count) even
+                // though the confirmation fails.
+                try tx.countWrongPhoneCode(ofClient: clientId)
                 return .wrong
             }
             phone.confirmed = true
@@ -109,7 +109,9 @@ extension ClientController {
         try database.client(tx, id: clientId)?.language ?? .en
     }
 
-    static func phoneCodeHash(_ code: String, clientId: Int64, key: String) -> String {
-        Array(SHA256.hash(data: Data("phone-code:\(clientId):\(key):\(code)".utf8))).hexString
+    /// A code's hash (not bound to the number's lookup key, which a key rotation makes again:
+    /// a new number gets a new code anyway).
+    static func phoneCodeHash(_ code: String, clientId: Int64) -> String {
+        Array(SHA256.hash(data: Data("phone-code:\(clientId):\(code)".utf8))).hexString
     }
 }

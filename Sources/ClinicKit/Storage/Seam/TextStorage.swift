@@ -51,6 +51,8 @@ public protocol TextWriting: TextReading {
     /// Stores the patient's number (replacing the row they had) at `now`.
     func savePhone(_ phone: StoredPhone, at now: Date) throws
     func deletePhone(ofClient clientId: Int64) throws
+    /// Counts a wrong code given for the patient's number, in one statement.
+    func countWrongPhoneCode(ofClient clientId: Int64) throws
     /// Forgets the number of another patient who had confirmed the same one (the one who
     /// confirms it now has the phone in hand).
     func releaseConfirmedNumber(numberKey: String, exceptClient clientId: Int64) throws
