@@ -53,7 +53,7 @@ extension ClinicServer {
         let outboxThread = NIOThreadPool(numberOfThreads: 1)
         outboxThread.start()
         let wakeup = dependencies.outboxWakeup
-        let outbox = OutboxService(system: system, smtp: settings.smtp, sms: settings.sms,
+        let outbox = OutboxService(system: system, smtp: settings.smtp, sms: settings.sms, textSender: settings.textSender,
                                    site: settings.publicURL ?? settings.sms?.callbackURL ?? "", interval: settings.deliveryInterval,
                                    pool: BlockingPool(pool: outboxThread), metrics: dependencies.metrics, logger: logger, wakeup: wakeup)
         let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger,

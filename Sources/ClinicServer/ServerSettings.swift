@@ -70,6 +70,9 @@ public struct ServerSettings: Sendable {
     /// Texts through Kannel (`CLINIC_SMS_URL` and the other `CLINIC_SMS_*`, `SMSSettings`); nil:
     /// nothing is texted, and the gateway's callbacks answer 404.
     public var sms: SMSSettings?
+    /// What sends the texts instead of Kannel's `sendsms` (a composition root's own, a test's
+    /// recorder); nil: `KannelGateway` when `sms` is set.
+    public var textSender: (any TextSender)?
     /// How often the outbox worker writes due reminders and sends due e-mail (`CLINIC_DELIVERY_INTERVAL`, seconds).
     public var deliveryInterval: Duration = .seconds(30)
     /// How often the waitlist worker offers freed times and closes lapsed offers

@@ -35,6 +35,8 @@ struct OutboxService: Service {
     let system: ClinicSystem
     let smtp: SMTPSettings?
     let sms: SMSSettings?
+    /// Sends the texts (nil: Kannel's `sendsms` when `sms` is set).
+    let textSender: (any TextSender)?
     /// The site's address in texts' links.
     let site: String
     let interval: Duration
@@ -58,7 +60,7 @@ struct OutboxService: Service {
 
     private func deliver() async {
         let mailer = smtp.map(SMTPMailer.init)
-        let texter = sms.map(KannelGateway.init)
+        let texter: (any TextSender)? = textSender ?? sms.map(KannelGateway.init)
         let from = smtp?.from ?? ""
         while !Task.isCancelled {
             do {

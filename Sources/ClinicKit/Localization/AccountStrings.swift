@@ -34,7 +34,7 @@ extension Strings {
             your name, surname and address (street, house, city) and the coordinates found for it;
             your home clinic, language and the time you accepted this policy; your appointments
             and sessions (only a SHA-256 of each session token); your messages from the clinics;
-            an e-mail address, only if you give one.
+            an e-mail address and a mobile number, only if you give them.
 
             Why: to identify you, to find the clinics nearest to you and to book, reschedule and
             cancel your appointments, and to tell you about them. Your name, surname, street, house,
@@ -44,6 +44,11 @@ extension Strings {
             a change, a cancellation with the clinic's reason, a reminder 24 and 2 hours before, a
             note from clinic staff) is also e-mailed to it through the operator's mail server, with
             the appointment's calendar file attached; the mail servers on the way keep copies.
+            A mobile number, only if you give one (stored encrypted): once you confirm it (with a
+            code sent to it by text), reminders, a clinic's cancellations and times freed from the
+            waitlist are also texted to it through the operator's SMS gateway and phone network,
+            as you choose; a text says only the clinic's name, the time and a link. Reply STOP to
+            any text to stop them.
             Your private calendar address lets anyone who has it read your appointments: rotate or
             revoke it with 'clinic profile calendar-url'. The operator's backups hold copies of the database.
             A login name typed at a failed log-in is kept for 15 minutes to stop password guessing.
@@ -96,7 +101,8 @@ extension Strings {
             Что мы храним: ваш логин; хеш пароля Argon2id с солью (но не сам пароль); имя, фамилию
             и адрес (улица, дом, город) и найденные для него координаты; вашу клинику, язык и время
             согласия с этой политикой; ваши записи и сеансы (только SHA-256 каждого токена);
-            сообщения от клиник; адрес электронной почты — только если вы его укажете.
+            сообщения от клиник; адрес электронной почты и номер мобильного — только если вы их
+            укажете.
 
             Зачем: чтобы узнавать вас, находить ближайшие клиники, записывать вас на приём,
             переносить и отменять записи и сообщать вам о них. Имя, фамилия, улица, дом, координаты
@@ -105,7 +111,11 @@ extension Strings {
             адрес (кодом, присланным на него), каждое сообщение во входящих (запись, перенос, отмена
             с причиной от клиники, напоминание за 24 и за 2 часа, сообщение от сотрудников клиники)
             отправляется и на него через почтовый сервер оператора, с файлом календаря записи;
-            почтовые серверы по пути хранят копии. Ваш личный адрес календаря позволяет любому, у
+            почтовые серверы по пути хранят копии. Номер мобильного (хранится зашифрованным): когда
+            вы подтвердите его (кодом, присланным по SMS), напоминания, отмены клиникой и
+            освободившееся время из листа ожидания приходят и по SMS через SMS-шлюз оператора и
+            сеть связи — как вы выберете; в SMS только название клиники, время и ссылка. Ответьте
+            STOP на любое SMS, чтобы их остановить. Ваш личный адрес календаря позволяет любому, у
             кого он есть, видеть ваши записи: замените или отключите его — 'clinic profile calendar-url'.
             Резервные копии оператора содержат копии базы.
             Логин, введённый при неудачном входе, хранится 15 минут, чтобы мешать подбору пароля.

@@ -140,7 +140,7 @@ public struct ExportJSON: Encodable, Sendable {
     public let conversations: [ConversationJSON]
 
     public init(_ data: PersonalExport) {
-        account = Account(profile: ClientJSON(data.client), createdAt: DateText.iso8601(data.client.createdAt),
+        account = Account(profile: ClientJSON(data.client, phone: data.phone ?? PhoneStatus.none), createdAt: DateText.iso8601(data.client.createdAt),
                           privacyVersion: data.client.privacyVersion,
                           privacyAcceptedAt: data.client.privacyAcceptedAt.map(DateText.iso8601))
         appointments = data.appointments.map(AppointmentHistoryJSON.init)

@@ -6,8 +6,9 @@ public enum PrivacyPolicy {
     /// 2: says how to export, correct and delete your data. 3: clinic staff see your name
     /// for your appointments at their clinic; every such read and change is logged, and you
     /// can read that log. 4: an e-mail address (optional, encrypted), what is e-mailed, the
-    /// inbox, and the private calendar address.
-    public static let version = 4
+    /// inbox, and the private calendar address. 5: a mobile number (optional, encrypted) and what
+    /// is texted.
+    public static let version = 5
 
     public static func text(_ language: Language) -> String {
         Strings.text(.privacyPolicy, language, [String(version)])

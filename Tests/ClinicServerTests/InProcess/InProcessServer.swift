@@ -29,7 +29,7 @@ struct InProcessServer: TestServer {
     /// (committer, outbox, map cache) run for the length of `body` and shut down after it.
     /// - Parameter geocoderURL: an HTTP geocoder to ask last, as `CLINIC_GEOCODER_URL` gives `clinic serve`.
     static func run<T: Sendable>(authBurst: Int = 100_000, authPerMinute: Double = 100_000, geocoderURL: String? = nil,
-                                 environment: [String: String] = [:],
+                                 environment: [String: String] = [:], textSender: (any TextSender)? = nil,
                                  _ body: @Sendable (InProcessServer) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-inprocess-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -51,6 +51,7 @@ struct InProcessServer: TestServer {
         settings.authBurst = authBurst
         settings.authPerMinute = authPerMinute
         try settings.apply(environment: environment)
+        settings.textSender = textSender
         let log = LogCapture()
         let logger = Logger(label: "clinic.serve.test") { _ in log.handler }
         let app = try ClinicServer.buildApplication(system: system, settings: settings, logger: logger) { _ in }

@@ -28,6 +28,8 @@ public struct PersonalExport: Sendable {
     public var attachments: [AttachmentInfo] = []
     /// The conversations with the clinics, the latest first.
     public var conversations: [Conversation] = []
+    /// The mobile number and what comes by text (nil: none).
+    public var phone: PhoneStatus? = nil
 }
 
 extension ClientController {
@@ -142,6 +144,9 @@ extension ClientController {
             let messages = try tx.keepsInboxes() ? Inbox.messages(tx, clientId: clientId, limit: 100_000) : []
             var export = PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
             (export.attachments, export.conversations) = try AttachmentController.export(tx, database: database, clientId: clientId)
+            if let phone = try tx.phone(ofClient: clientId) {
+                export.phone = Self.status(phone, number: try Texts.number(phone, cipher: AppointmentNotes.cipher(tx)))
+            }
             return export
         }
     }
