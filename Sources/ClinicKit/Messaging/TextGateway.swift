@@ -66,17 +66,11 @@ public struct SMSSettings: Sendable, Equatable {
     }
 
     /// Whether `key` is the shared secret (compared in constant time).
-    public func isSecret(_ key: String) -> Bool {
-        let given = Array(key.utf8), expected = Array(secret.utf8)
-        guard given.count == expected.count else { return false }
-        return zip(given, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
+    public func isSecret(_ key: String) -> Bool { SessionManager.constantTimeEquals(key, secret) }
 
     /// Whether `signature` is the one of this delivery's report address.
     public func isReportSignature(_ signature: String, deliveryId: Int64) -> Bool {
-        let expected = Array(reportSignature(deliveryId: deliveryId).utf8), given = Array(signature.utf8)
-        guard given.count == expected.count else { return false }
-        return zip(given, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        SessionManager.constantTimeEquals(signature, reportSignature(deliveryId: deliveryId))
     }
 }
 

@@ -72,7 +72,13 @@ struct PhoneRoutes {
         let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1000))
         let answer: String?
         do {
-            answer = try await dependencies.work(context.language) { [system] in try system.texts.receive(from: from, text: text) }
+            let handled = try await dependencies.work(context.language) { [system] in try system.texts.handle(from: from, text: text) }
+            answer = handled.reply
+            switch handled.consent {
+            case .optedOut: dependencies.metrics.texts("opted_out")
+            case .optedIn: dependencies.metrics.texts("opted_in")
+            case nil: break
+            }
         } catch let failure as APIFailure where Self.isUnknownSender(failure) {
             // A number no patient confirmed: nothing changed, nothing texted back. Answered 200
             // all the same: the gateway asks again after any other status, and this one will
@@ -80,11 +86,6 @@ struct PhoneRoutes {
             dependencies.metrics.texts("unknown_sender")
             context.logger.info("text from an unknown number", metadata: ["code": "not_found"])
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"])
-        }
-        if let answer {
-            let words = TextController.command(text)
-            if words == .stop { dependencies.metrics.texts("opted_out") }
-            if words == .start { dependencies.metrics.texts("opted_in") }
         }
         var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
         // Kannel sends the answer as GSM-7 unless told otherwise: a Russian answer is UCS-2.

@@ -55,9 +55,16 @@ public final class TextController: Sendable {
         return "+" + digits
     }
 
-    /// Handles a text from `from`; returns the answer to text back (nil: none). Refused
-    /// (`not_found`, nothing changed) when no patient confirmed that number.
-    public func receive(from: String, text: String) throws -> String? {
+    /// What a reply changed of the patient's consent, for the operator's metrics.
+    public enum ConsentChange: Sendable, Equatable { case optedOut, optedIn }
+
+    /// Handles a text from `from`; returns the answer to text back (nil: none).
+    public func receive(from: String, text: String) throws -> String? { try handle(from: from, text: text).reply }
+
+    /// Handles a text from `from`: the answer to text back (nil: none) and the change of consent
+    /// it made (nil: none). Refused (`not_found`, nothing changed) when no patient confirmed
+    /// that number.
+    public func handle(from: String, text: String) throws -> (reply: String?, consent: ConsentChange?) {
         let now = self.now()
         guard let number = Self.sender(from) else { throw ClinicError(.notFound, .textUnknownNumber) }
         let found = try database.reading { tx -> (StoredPhone, Language)? in
@@ -79,12 +86,13 @@ public final class TextController: Sendable {
                 if stopping { try tx.dropPendingDeliveries(ofClient: phone.clientId, channels: [.text]) }
                 return true
             }
-            return changed ? Strings.text(stopping ? .textStopped : .textStarted, language) : nil
+            guard changed else { return (nil, nil) }
+            return (Strings.text(stopping ? .textStopped : .textStarted, language), stopping ? .optedOut : .optedIn)
         case .confirm(let index), .cancel(let index):
-            guard !phone.stopped else { return nil }
-            return try answer(command, index: index, clientId: phone.clientId, language: language, now: now)
+            guard !phone.stopped else { return (nil, nil) }
+            return (try answer(command, index: index, clientId: phone.clientId, language: language, now: now), nil)
         case .unknown:
-            return phone.stopped ? nil : Strings.text(.textNotUnderstood, language)
+            return (phone.stopped ? nil : Strings.text(.textNotUnderstood, language), nil)
         }
     }
 
