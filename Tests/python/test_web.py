@@ -175,27 +175,44 @@ def test_a_patients_journey(site):
         assert "Cannot find" not in driver.page_source, driver.page_source[:2000]
         assert driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")
         page.get(server.url + "/register")
+        # Registration in one round (issue 46): the password's rules are shown before they are
+        # broken, and every problem comes back at once, beside its field, with the city question.
+        assert "10 characters" in driver.find_element(By.ID, "password-rules").text
         for field, value in [("login", "webanna"), ("name", "Anna"), ("surname", "Smith"), ("street", "Main Street"),
                              ("house", "12"), ("city", "Springfield")]:
             driver.find_element(By.ID, field).send_keys(value)
+        driver.find_element(By.ID, "password").send_keys("short1")
+        driver.find_element(By.ID, "passwordAgain").send_keys("short2")
+        consent = driver.find_element(By.CSS_SELECTOR, ".consent").text
+        assert "privacy policy" in consent and "(" not in consent and "|" not in consent, consent
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
+        problems = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#form-problems li")]
+        assert len(problems) == 3, problems
+        assert "10" in driver.find_element(By.ID, "password-error").text
+        assert driver.find_element(By.ID, "passwordAgain-error").text and driver.find_element(By.ID, "acceptPrivacy-error").text
+        # Springfield is several places: none is chosen for her (issue 30), and "none of these" is one answer.
+        choices = driver.find_elements(By.CSS_SELECTOR, "input[name=cityChoice]")
+        assert len(choices) >= 4 and driver.find_elements(By.ID, "city-none"), driver.page_source[:2000]
+        assert not [c for c in choices if c.is_selected()], "a place was chosen for her"
+        assert driver.find_element(By.ID, "surname").get_attribute("value") == "Smith"
+        assert driver.find_element(By.ID, "password").get_attribute("value") == "" and driver.find_element(By.ID, "password-hint").text
+        page.audit()
+        # None of these: the city's field again, as typed, with how to type it more exactly;
+        # the passwords, now good, are kept.
+        driver.find_element(By.ID, "city-none").click()
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
         driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
         driver.find_element(By.ID, "acceptPrivacy").click()
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
-        # Springfield is several places: none is chosen for her (issue 30); what she typed and
-        # her consent stay; the passwords are typed again, and the page says so.
-        choices = driver.find_elements(By.CSS_SELECTOR, "input[name=cityChoice]")
-        assert len(choices) >= 3, driver.page_source[:2000]
-        assert not [c for c in choices if c.is_selected()], "a place was chosen for her"
-        assert driver.find_element(By.ID, "surname").get_attribute("value") == "Smith"
+        assert driver.find_element(By.ID, "city").get_attribute("value") == "Springfield"
+        assert "state" in driver.find_element(By.ID, "city-hint").text
+        assert not driver.find_elements(By.ID, "form-problems")
+        assert driver.find_element(By.ID, "password").get_attribute("value") == PASSWORD
         assert driver.find_element(By.ID, "acceptPrivacy").is_selected()
-        assert driver.find_element(By.ID, "password").get_attribute("value") == "" and driver.find_element(By.ID, "password-hint").text
         page.audit()
-        illinois = [c for c in choices if c.get_attribute("value") == "Springfield, IL"]
-        assert illinois, [c.get_attribute("value") for c in choices]
-        illinois[0].click()
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        driver.find_element(By.ID, "passwordAgain").send_keys(PASSWORD)
+        city = driver.find_element(By.ID, "city")
+        city.clear()
+        city.send_keys("Springfield, IL")
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/register'] button[type=submit]"))
         assert "Menu — Anna" in driver.find_element(By.TAG_NAME, "h1").text
         page.audit()
@@ -319,30 +336,53 @@ def test_a_patients_journey(site):
         zone = driver.find_element(By.CSS_SELECTOR, "#when .zone")
         assert zone.get_attribute("data-offset") in ("-360", "-300") and not zone.is_displayed()
 
-        # Reschedule to another day.
-        Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 1)
-        go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button[type=submit]"))
-        slots = driver.find_elements(By.CSS_SELECTOR, "ul.slots button")
-        if not slots:
-            Select(driver.find_element(By.ID, "day")).select_by_index(booked_day + 3)
-            go(driver, driver.find_element(By.CSS_SELECTOR, "form[method=get] button[type=submit]"))
-            slots = driver.find_elements(By.CSS_SELECTOR, "ul.slots button")
+        # Moving it is booking's steps (issue 46): the day strip names the days and marks those
+        # without a free time, the first free day's times are a grid of links, a time opens a
+        # summary (from, to), and the move ends with a "Moved" banner at the top.
+        days = Select(driver.find_element(By.ID, "day"))
+        labels = [option.text for option in days.options]
+        assert not any(re.match(r"\d{4}-\d\d-\d\d$", label) for label in labels), labels
+        assert "no free times" not in days.first_selected_option.text
+        assert driver.find_elements(By.CSS_SELECTOR, "#move-times a.slot")
+        # "Reschedule" at the top jumps to the section; choosing a day lands there, not at the top.
+        driver.find_element(By.ID, "to-reschedule").click()
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script("return window.scrollY") > 200)
+        later = [index for index, option in enumerate(days.options) if index > booked_day and "no free times" not in option.text]
+        days.select_by_index(later[0])
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#reschedule form[method=get] button[type=submit]"))
+        assert driver.current_url.endswith("#reschedule"), driver.current_url
+        assert driver.execute_script("return window.scrollY") > 200
+        slots = driver.find_elements(By.CSS_SELECTOR, "#move-times a.slot")
         # Each time once (not once per doctor, issue 23).
         times = [slot.text for slot in slots]
-        assert len(times) == len(set(times)), times
+        assert times and len(times) == len(set(times)), times
         go(driver, slots[0])
+        assert "/move?start=" in driver.current_url
+        page.audit()
+        assert driver.find_element(By.ID, "move-from").text == first_when  # the zone's name is hidden: the browser's own
+        new_when = driver.find_element(By.ID, "move-to").text
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#confirm-move button[type=submit]"))
+        assert driver.find_element(By.ID, "moved").text.startswith("✓ Moved to ")
         assert driver.find_element(By.ID, "when").text != first_when
+        assert new_when.split(" (")[0] in driver.find_element(By.ID, "when").text
         assert "rescheduled" in driver.page_source
         # The history says what happened, without an empty "()" after it.
-        appointment_url = driver.current_url
+        appointment_url = driver.current_url.split("?")[0]
         history = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#history li")]
         assert history and not any("()" in line for line in history), history
         page.audit()
-        # Cancel, asked to confirm.
-        go(driver, driver.find_element(By.ID, "cancel"))
+        # Cancel, asked once more, the question where the button was.
+        go(driver, driver.find_element(By.ID, "cancel-button"))
+        assert driver.current_url.endswith("?cancel=1#cancel"), driver.current_url
+        assert driver.execute_script("return window.scrollY") > 200
         page.audit()
         go(driver, driver.find_element(By.ID, "cancel-confirm"))
+        assert driver.find_element(By.ID, "cancelled").text.startswith("✓ Cancelled")
         assert "cancelled" in driver.find_element(By.ID, "status").text
+        # A cancelled visit offers only what fits it: booking again, no calendar, directions or writing.
+        for gone in ("add-to-calendar", "directions", "write", "reschedule", "to-cancel"):
+            assert not driver.find_elements(By.ID, gone), gone
+        assert driver.find_element(By.ID, "book-again").get_attribute("href").endswith("/book?department=%d" % department)
         page.get(server.url + "/appointments")
         page.get(server.url + "/messages")
         assert "Appointment booked" in driver.page_source and "Appointment cancelled" in driver.page_source

@@ -99,8 +99,14 @@ public struct AppointmentDetails: Sendable {
     public let appointment: Appointment
     public let history: [AppointmentEvent]
     public let clinic: Clinic
-    /// Free times of the chosen day (empty without a day).
+    /// Free times of the chosen day: the day asked for, else the first of the next
+    /// `BookingChoices.days` with a free time (`rescheduleDay`); empty for an appointment that
+    /// cannot move.
     public let rescheduleTimes: [Slot]
+    /// The day `rescheduleTimes` are of, and the local dates (`dayText`) of the next
+    /// `BookingChoices.days` with a time to move to (the day picker marks the others).
+    public var rescheduleDay: LocalDateTime?
+    public var rescheduleFreeDays: Set<String> = []
     /// The appointment's files and conversation (the clinic's answers are read now).
     public let folder: AppointmentFolder
     /// The appointment's department, and its visit type when it has one.
@@ -128,16 +134,32 @@ extension ClinicSystem {
     }
 
     /// One of a patient's appointments with its history, clinic, files and conversation, and
-    /// with `day`, the free times it could move to that day; the conversation's latest page, or
-    /// the one before `threadCursor`.
+    /// while it can move, the days it could move to and the free times of `day` (or of the first
+    /// day with one, as the booking page); the conversation's latest page, or the one before
+    /// `threadCursor`.
     public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil,
-                                   threadCursor: String? = nil) throws -> AppointmentDetails {
+                                   threadCursor: String? = nil, now: Date = Date()) throws -> AppointmentDetails {
         let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
         let clinic = try clinics.getClinicById(appointment.clinicId)
-        let times = try day.map { try appointments.rescheduleTimes(appointment, from: $0) } ?? []
+        var times: [Slot] = [], freeDays: Set<String> = [], chosen = day
+        if appointment.status.isPatientChangeable {
+            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+            let ahead = try appointments.rescheduleTimes(appointment, from: today, days: BookingChoices.days)
+            freeDays = Set(ahead.map { LocalDateTime.of($0.start, in: clinic.zone).dayText })
+            if let day {
+                times = try appointments.rescheduleTimes(appointment, from: day)
+            } else if let first = ahead.first {
+                // The look-ahead's own times of its first free day: no second query.
+                let firstDay = LocalDateTime.of(first.start, in: clinic.zone).dayText
+                chosen = LocalDateTime.of(first.start, in: clinic.zone).at(minuteOfDay: 0)
+                times = ahead.filter { LocalDateTime.of($0.start, in: clinic.zone).dayText == firstDay }
+            }
+        }
         let folder = try attachments.folder(clientId: clientId, appointmentId: id, cursor: threadCursor)
         var details = AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times,
                                          folder: folder)
+        details.rescheduleDay = chosen
+        details.rescheduleFreeDays = freeDays
         details.department = try departments.getDepartmentById(appointment.departmentId)
         if let visitTypeId = appointment.visitTypeId {
             details.visitType = try departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == visitTypeId }

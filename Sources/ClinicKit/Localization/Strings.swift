@@ -29,7 +29,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case sessionFileLink, sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials, loginInvalid
     case fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer, passwordTooShort
     case passwordTooLong, passwordContainsName, passwordCommon, accountLocked, privacyChanged, passwordChanged
-    case accountDeleted, passwordContainsLogin, privacyRequired, loginTaken, clientNotFound, privacyPolicy
+    case accountDeleted, passwordContainsLogin, privacyRequired, loginTaken, clientNotFound, privacyPolicy, passwordRules
     // Appointments and scheduling: times, slots, hours, visit types, statuses (AppointmentStrings.swift)
     case invalidTime, timeDoesNotExist, invalidDay, visitTypeNotFound, visitTypeNameInvalid, visitTypeDurationInvalid
     case visitTypePriceInvalid, cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound

@@ -16,6 +16,11 @@ public struct Validator: Sendable {
     }
 
     public static let minimumPasswordLength = 10
+
+    /// The password's rules in words, for a form to show before they are broken.
+    public static func passwordRules(_ language: Language) -> String {
+        Strings.text(.passwordRules, language, [String(minimumPasswordLength)])
+    }
     public static let maximumPasswordLength = 128
 
     public func isEmpty(_ text: String) -> Bool {

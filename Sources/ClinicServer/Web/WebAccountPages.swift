@@ -38,41 +38,78 @@ struct WebAccountPages {
                 _ = try system.clients.logOut(token: token)
             }
         }
-        group.get("/register") { _, context in dependencies.page("register", try context.webRequest()) }
+        group.get("/register") { _, context in
+            let web = try context.webRequest()
+            return dependencies.page("register", web, ["passwordRules": Validator.passwordRules(web.language)])
+        }
         group.post("/register", use: register)
     }
 
+    /// Registration in one round: every problem of the form at once, each beside its field,
+    /// and a city several places share asked about in the same answer ("none of these" types it
+    /// again); nothing typed is lost. The passwords are sent back only when they pass (the page
+    /// is `no-store`), so a question about the city does not make them typed again.
     @Sendable func register(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         let form = try await dependencies.form(request, context, web)
         try dependencies.checkAuthRate(context, web.language)
-        var values: [String: Any] = [:]
+        var values: [String: Any] = ["passwordRules": Validator.passwordRules(web.language)]
         for key in ["login", "name", "surname", "street", "house", "city"] { values[key] = form[key] ?? "" }
-        // What was typed stays, the consent too; passwords are typed again (never sent back).
         values["acceptPrivacy"] = form["acceptPrivacy"] == "yes"
-        let city = form["cityChoice"] ?? form["city"] ?? ""
-        // A city several places share: the patient chooses, none is chosen for them.
-        if form["cityChoice"] == nil, let question = await dependencies.cityQuestion(city, web) {
-            return dependencies.page("register", web, values.merging(question) { $1 })
-        }
+        // "None of these" is an empty choice: the city is typed again, more exactly.
+        let chosen = form["cityChoice"].flatMap { $0.isEmpty ? nil : $0 }
+        let city = chosen ?? form["city"] ?? ""
         let registration = RegistrationRequest(
             login: form["login"] ?? "", password: form["password"] ?? "", confirmPassword: form["passwordAgain"] ?? "",
             name: form["name"] ?? "", surname: form["surname"] ?? "", street: form["street"] ?? "", house: form["house"] ?? "",
             city: city, language: web.language, acceptedPrivacy: form["acceptPrivacy"] == "yes")
-        do {
-            _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
-            let login = registration.login, password = registration.password
-            let device = Device.webBrowser(userAgent: request.headers[.userAgent])
-            let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.logIn(login: login, password: password, device: device)
+        let problems = try await dependencies.work(web) { [system] in try system.clients.registrationProblems(registration) }
+        // A city several places share: the patient chooses, none is chosen for them.
+        let question = form["cityChoice"] == nil && !problems.contains { $0.field == "city" }
+            ? await dependencies.cityQuestion(city, web) : nil
+        let retyping = form["cityChoice"] == ""
+        values["cityRetyped"] = retyping
+        if problems.isEmpty && question == nil && !retyping {
+            do {
+                _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
+                let login = registration.login, password = registration.password
+                let device = Device.webBrowser(userAgent: request.headers[.userAgent])
+                let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
+                    try system.clients.logIn(login: login, password: password, device: device)
+                }
+                return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token,
+                                                                                          maxAge: 30 * 86_400)])
+            } catch let failure as APIFailure {
+                // Refused at the write (a login taken meanwhile): said as the one problem.
+                values["error"] = failure.message(in: web.language)
+                return dependencies.page("register", web, values, status: failure.status)
             }
-            return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token,
-                                                                                      maxAge: 30 * 86_400)])
-        } catch let failure as APIFailure {
-            values["error"] = failure.message(in: web.language)
-            values["passwordsCleared"] = true
-            return dependencies.page("register", web, values, status: failure.status)
         }
+        values.merge(WebForms.problems(problems, web.language)) { $1 }
+        if !problems.contains(where: { $0.field == "password" || $0.field == "passwordAgain" }) {
+            values["passwordValue"] = registration.password
+        } else {
+            values["passwordsCleared"] = true
+        }
+        if let question { values.merge(question) { $1 } }
+        return dependencies.page("register", web, values, status: problems.isEmpty ? .ok : .unprocessableContent)
+    }
+}
+
+/// A form's problems as the templates show them: `{{field}}Error` beside each field (the first
+/// of a field's problems), and a list at the top whose items link to their fields.
+enum WebForms {
+    static func problems(_ problems: [FieldProblem], _ language: Language) -> [String: Any] {
+        guard !problems.isEmpty else { return [:] }
+        var values: [String: Any] = [:], listed: [[String: Any]] = []
+        for problem in problems where values[problem.field + "Error"] == nil {
+            let message = Strings.text(problem.error.key, language, problem.error.arguments)
+            values[problem.field + "Error"] = message
+            listed.append(["field": problem.field, "message": message])
+        }
+        values["problems"] = listed
+        values["hasProblems"] = true
+        return values
     }
 }
 
@@ -87,6 +124,6 @@ extension ServerDependencies {
         return ["choices": place.choices.enumerated().map { index, choice in
                     ["name": choice.name, "typed": choice.typed, "index": index] as [String: Any]
                 },
-                "cityQuestion": Strings.text(.whichPlace, web.language, [city]), "hasChoices": true, "passwordsCleared": true]
+                "cityQuestion": Strings.text(.whichPlace, web.language, [city]), "hasChoices": true]
     }
 }

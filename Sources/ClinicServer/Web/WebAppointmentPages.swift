@@ -17,6 +17,7 @@ struct WebAppointmentPages {
         patient.post("/appointments", use: book)
         patient.get("/appointments", use: list)
         group.get("/appointments/:id", use: show)
+        patient.get("/appointments/:id/move", use: moveSummary)
         patient.post("/appointments/:id/reschedule", use: reschedule)
         patient.post("/appointments/:id/cancel", use: cancel)
         patient.post("/appointments/:id/attachments", use: attach)
@@ -103,18 +104,19 @@ struct WebAppointmentPages {
         _ = try await dependencies.commit(web.language) { [system] in
             try system.appointments.rescheduleAppointment(id, clientId: patient.id ?? 0, to: time)
         }
-        return dependencies.redirect("/appointments/\(id)", web)
+        return dependencies.redirect("/appointments/\(id)?moved=1", web)
     }
 
     @Sendable func cancel(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         let form = try await dependencies.form(request, context, web)
-        guard form["confirm"] == "yes" else { return dependencies.redirect("/appointments/\(id)?cancel=1", web) }
+        // The question lands where it is asked: the page's cancel section, not its top.
+        guard form["confirm"] == "yes" else { return dependencies.redirect("/appointments/\(id)?cancel=1#cancel", web) }
         _ = try await dependencies.commit(web.language) { [system] in
             try system.appointments.cancelAppointment(id, clientId: patient.id ?? 0)
         }
-        return dependencies.redirect("/appointments/\(id)", web)
+        return dependencies.redirect("/appointments/\(id)?cancelled=1", web)
     }
 
     /// `/appointments`: upcoming, then past and cancelled.
@@ -126,6 +128,7 @@ struct WebAppointmentPages {
         func row(_ item: AppointmentAtClinic) -> [String: Any] {
             let appointment = item.appointment
             return ["id": appointment.id ?? 0, "clinic": item.clinic.name, "doctor": appointment.doctorName,
+                    "department": Specialization.displayName(item.department.specialization, web.language),
                     "when": WebFormat.clinicTime(appointment.startsAt, item.clinic, web.language),
                     "status": appointment.status.text(web.language)]
         }
@@ -134,8 +137,12 @@ struct WebAppointmentPages {
         return dependencies.page("appointments", web, ["upcoming": upcoming, "past": past, "hasUpcoming": !upcoming.isEmpty, "hasPast": !past.isEmpty])
     }
 
-    /// `/appointments/{id}`: the appointment, its history, the calendar file, reschedule
-    /// (a day, then its free times) and cancel (asked to confirm).
+    /// `/appointments/{id}`: the appointment, its history, and the actions that fit its status.
+    /// An upcoming one: its calendar file, directions, and moving it as booking does (a day
+    /// strip with the days without a free time marked, the first free day's times as a grid,
+    /// each a link to `move`, the summary) and cancelling (asked once more); the day's form and
+    /// the question land at their sections (`#reschedule`, `#cancel`), and a done change is
+    /// a banner at the top. A cancelled one offers booking again instead.
     @Sendable func show(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         // `/appointments/{id}.ics`: the calendar file, for the signed-in patient of the cookie.
@@ -153,13 +160,18 @@ struct WebAppointmentPages {
             try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day, threadCursor: cursor)
         }
         let appointment = details.appointment, history = details.history, clinic = details.clinic, slots = details.rescheduleTimes
-        let today = LocalDateTime.of(Date(), in: clinic.zone)
+        let now = Date()
+        let today = LocalDateTime.of(now, in: clinic.zone)
+        let upcoming = appointment.status.isActive && appointment.startsAt > now
+        let active = appointment.status.isPatientChangeable && appointment.startsAt > now
         var values: [String: Any] = [
             "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "departmentId": appointment.departmentId,
             "doctor": appointment.doctorName,
             "when": WebFormat.clinicTime(appointment.startsAt, clinic, web.language), "status": appointment.status.text(web.language),
-            "active": appointment.status.isPatientChangeable,
+            "active": active, "upcoming": upcoming,
             "askCancel": request.query("cancel") == "1", "justBooked": request.query("booked") == "1",
+            "justMoved": request.query("moved") == "1" && upcoming,
+            "justCancelled": request.query("cancelled") == "1" && appointment.status == .cancelled,
             "departmentName": details.department.map { Specialization.displayName($0.specialization, web.language) } ?? "",
             "visitTypeName": WebFormat.section(details.visitType.map { WebClinicPages.visitTypeLabel($0, web.language) }),
             "clinicAddress": "\(clinic.address), \(clinic.city), \(clinic.state) \(clinic.zip)",
@@ -173,22 +185,68 @@ struct WebAppointmentPages {
                 if let reason = event.reason, !reason.isEmpty { item["reason"] = reason }
                 return item
             },
-            "days": (0..<14).map { offset -> [String: Any] in
+            "days": (0..<BookingChoices.days).map { offset -> [String: Any] in
                 let date = today.adding(days: offset)
-                return ["value": date.dayText, "label": date.dayText, "selected": date.dayText == day?.dayText]
+                return ["value": date.dayText, "selected": date.dayText == details.rescheduleDay?.dayText,
+                        "free": details.rescheduleFreeDays.contains(date.dayText), "label": Self.dayLabel(date, clinic, web.language)]
             },
         ]
+        if appointment.status == .cancelled {
+            values["bookAgain"] = "/clinics/\(clinic.id ?? 0)/book?department=\(appointment.departmentId)"
+        }
         values.merge(WebFolder.values(details.folder, web.language, base: "/appointments/\(id)", paged: cursor != nil)) { $1 }
-        if day != nil {
+        // Writing to the clinic fits an appointment that is not cancelled; after a cancellation,
+        // only a conversation already begun goes on (`AttachmentController.write` has the limits).
+        let begun = !(details.folder.conversation?.messages.isEmpty ?? true)
+        values["mayWrite"] = details.folder.conversation != nil && (appointment.status != .cancelled || begun)
+        if let shown = details.rescheduleDay, active {
             // Each time once; the doctor is named where it would not be the appointment's own.
             values["slots"] = slots.map { slot -> [String: Any] in
-                var item: [String: Any] = ["start": DateText.iso8601(slot.start),
-                                           "time": DateText.time(slot.start, timeZone: clinic.zone, language: web.language)]
-                if slot.doctorId != appointment.doctorId { item["otherDoctor"] = slot.doctorName }
-                return item
+                let time = DateText.time(slot.start, timeZone: clinic.zone, language: web.language)
+                let other = slot.doctorId != appointment.doctorId ? slot.doctorName : nil
+                return ["start": DateText.iso8601(slot.start), "time": time,
+                        "label": [time, other].compactMap { $0 }.joined(separator: " · ")]
             }
             values["dayChosen"] = true
+            values["dayLabel"] = Self.dayLabel(shown, clinic, web.language)
+            values["zoneName"] = WebFormat.section(slots.first.map { DateText.zoneName($0.start, timeZone: clinic.zone, language: web.language) })
         }
         return dependencies.page("appointment", web, values)
+    }
+
+    /// "Mon, Nov 30, 2026": a local date of the clinic as the booking page names it.
+    static func dayLabel(_ date: LocalDateTime, _ clinic: Clinic, _ language: Language) -> String {
+        date.at(minuteOfDay: 720).firstInstant(in: clinic.zone).map { DateText.day($0, timeZone: clinic.zone, language: language) }
+            ?? date.dayText
+    }
+
+    /// `/appointments/{id}/move?start=…`: the move's summary, as a booking's — from when to
+    /// when (in the clinic's zone), the doctor the new time would have — with Confirm posting
+    /// `reschedule`. A time taken meanwhile says so, with the way back to the day's times.
+    @Sendable func moveSummary(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
+        let first = try await dependencies.work(web) { [system] in try system.appointmentDetails(id, ofPatient: patient.id ?? 0) }
+        let clinic = first.clinic, zone = clinic.zone
+        let day = LocalDateTime.of(start, in: zone).at(minuteOfDay: 0)
+        let details = try await dependencies.work(web) { [system] in
+            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day)
+        }
+        let back = "/appointments/\(id)?day=\(day.dayText)#reschedule"
+        guard let slot = details.rescheduleTimes.first(where: { $0.start == start }) else {
+            return dependencies.page("error", web, ["message": WebText.labels(web.language)["slotGone"] ?? "", "backHref": back],
+                                     status: .conflict)
+        }
+        let appointment = details.appointment
+        return dependencies.page("move-summary", web, [
+            "id": id, "clinic": clinic.name,
+            "from": DateText.dateTime(appointment.startsAt, timeZone: zone, language: web.language),
+            "to": DateText.dateTime(start, timeZone: zone, language: web.language),
+            "zoneName": DateText.zoneName(start, timeZone: zone, language: web.language), "timeZone": clinic.timeZone,
+            "departmentName": details.department.map { Specialization.displayName($0.specialization, web.language) } ?? "",
+            "doctor": slot.doctorName, "otherDoctor": slot.doctorId != appointment.doctorId,
+            "start": DateText.iso8601(start), "backHref": back,
+        ])
     }
 }

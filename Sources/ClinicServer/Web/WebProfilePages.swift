@@ -82,7 +82,11 @@ struct WebProfilePages {
         // What was typed, shown again if the page comes back (a question, a refusal).
         var typed: [String: Any] = [:]
         for key in ["name", "surname", "street", "house", "city"] { typed[key] = form[key] ?? fieldValue(patient, key) }
-        // A new city several places share is asked about, as at registration.
+        // A new city several places share is asked about, as at registration; "none of these"
+        // (an empty choice) shows the city's field again, as typed, to type it more exactly.
+        if form["cityChoice"] == "" {
+            return try await profilePage(web, typed: typed.merging(["cityRetyped": true]) { $1 })
+        }
         let city = form["cityChoice"] ?? given("city")
         if form["cityChoice"] == nil, let city, var question = await dependencies.cityQuestion(city, web) {
             question["passwordsCleared"] = false

@@ -6,6 +6,13 @@ enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
     static let en: [String: String] = [
+        "appointmentMoved": "Moved to", "cancelledBanner": "Cancelled. The time is free for others now.", "bookAgain": "Book again",
+        "noFreeTimesAhead": "No free time in the next two weeks.", "keepAppointment": "No, keep it",
+        "moveTitle": "Check and move", "movedFrom": "From", "movedTo": "To", "confirmMove": "Move the appointment",
+        "chooseAnotherTime": "Choose another time", "otherDoctorNote": "your doctor is not free then",
+        "formProblems": "Please correct what is marked:", "noneOfThese": "None of these: I will type it more exactly",
+        "cityRetypeHint": "Add the state or the ZIP code: Paris, KY or 40361",
+        "acceptPrivacyBefore": "I have read and accept the", "privacyPolicyLink": "privacy policy",
         "waitlist": "Waitlist", "waitlistJoined": "You are on the waitlist. When a time frees up, it is offered to you by message and held for you for a while.",
         "waitlistDeclined": "Declined: the time goes to the next person waiting. You keep waiting.",
         "waitFree": "Tell me when a time frees up",
@@ -97,6 +104,13 @@ enum WebText {
     ]
 
     static let ru: [String: String] = [
+        "appointmentMoved": "Перенесено на", "cancelledBanner": "Запись отменена. Время теперь свободно для других.", "bookAgain": "Записаться снова",
+        "noFreeTimesAhead": "В ближайшие две недели свободного времени нет.", "keepAppointment": "Нет, оставить",
+        "moveTitle": "Проверьте и перенесите", "movedFrom": "Было", "movedTo": "Стало", "confirmMove": "Перенести запись",
+        "chooseAnotherTime": "Выбрать другое время", "otherDoctorNote": "ваш врач в это время занят",
+        "formProblems": "Исправьте отмеченное:", "noneOfThese": "Ни один из них: введу точнее",
+        "cityRetypeHint": "Добавьте штат или почтовый индекс: Paris, KY или 40361",
+        "acceptPrivacyBefore": "Я прочитал(а) и принимаю", "privacyPolicyLink": "политику конфиденциальности",
         "waitlist": "Лист ожидания", "waitlistJoined": "Вы в листе ожидания. Когда время освободится, вам придёт сообщение, и время будет на какое-то время удержано для вас.",
         "waitlistDeclined": "Вы отказались: время перейдёт следующему в очереди. Вы остаётесь в листе ожидания.",
         "waitFree": "Сообщить, когда освободится время",

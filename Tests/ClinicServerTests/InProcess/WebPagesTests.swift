@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 import HTTPTypes
 import Testing
@@ -75,14 +76,28 @@ import Testing
             #expect(gone.status == 409 && gone.text.contains("no longer free"), "\(gone.status)")
             let list = try await server.web(.GET, "/appointments", cookies: cookies)
             #expect(list.text.contains("/appointments/\(id)"))
+            // The time and its zone's name are two words ("2:20 PM EST", not "2:20 PMEST"), and the
+            // department is named.
+            #expect(list.text.contains(#/[AP]M <span class="zone"/#), "\(list.text)")
+            let specialization = try server.text("SELECT specialization FROM departments WHERE id = \(department)")
+            #expect(list.text.contains(Specialization.displayName(specialization, .en)), "\(list.text)")
 
-            // Moving it: a day's free times on its page, then one of them.
+            // Moving it: a day's free times on its page, each a link to the move's summary, which
+            // posts the move.
             let moving = try await server.web(.GET, "/appointments/\(id)?day=\(chosenDay)", cookies: cookies)
             #expect(moving.status == 200)
-            let later = try #require(Self.values(moving, "start").first { $0 != starts[0] })
+            let links = moving.text.matches(of: #/href="(/appointments/\d+/move\?start=[^"]+)"/#).map { String($0.output.1) }
+            let moveLink = try #require(links.first { !$0.hasSuffix(starts[0]) }, "\(moving.text)")
+            let later = String(moveLink.split(separator: "=", maxSplits: 1)[1])
+            let summaryOfMove = try await server.web(.GET, moveLink, cookies: cookies)
+            #expect(summaryOfMove.status == 200 && summaryOfMove.text.contains("id=\"move-from\""), "\(summaryOfMove.text)")
+            #expect(Self.values(summaryOfMove, "start") == [later])
             let moved = try await server.web(.POST, "/appointments/\(id)/reschedule", cookies: cookies, form: ["csrf": csrf, "start": later])
             #expect(moved.status == 303, "\(moved.text)")
-            #expect(moved.headers["Location"].first == "/appointments/\(id)")
+            #expect(moved.headers["Location"].first == "/appointments/\(id)?moved=1")
+            // The time it left is free again: its summary is a move, and a taken one says so.
+            let taken = try await server.web(.GET, "/appointments/\(id)/move?start=\(later)", cookies: cookies)
+            #expect(taken.status == 409, "the appointment's own time is no time to move to")
             #expect(try server.scalar("SELECT count(*) FROM appointment_events WHERE appointment_id = \(id) AND event = 'rescheduled'") == 1)
             let calendar = try await server.web(.GET, "/appointments/\(id).ics", cookies: cookies)
             #expect(calendar.status == 200)
@@ -92,10 +107,11 @@ import Testing
             // Cancelling asks first.
             let ask = try await server.web(.POST, "/appointments/\(id)/cancel", cookies: cookies, form: ["csrf": csrf])
             #expect(ask.status == 303)
-            #expect(ask.headers["Location"].first == "/appointments/\(id)?cancel=1")
+            #expect(ask.headers["Location"].first == "/appointments/\(id)?cancel=1#cancel")
             #expect(try server.text("SELECT status FROM appointments WHERE id = \(id)") != "cancelled")
             let cancelled = try await server.web(.POST, "/appointments/\(id)/cancel", cookies: cookies, form: ["csrf": csrf, "confirm": "yes"])
             #expect(cancelled.status == 303)
+            #expect(cancelled.headers["Location"].first == "/appointments/\(id)?cancelled=1")
             #expect(try server.text("SELECT status FROM appointments WHERE id = \(id)") == "cancelled")
             let forged = try await server.web(.POST, "/appointments", cookies: cookies,
                                               form: ["csrf": String(repeating: "0", count: 64), "department": String(department), "start": starts[1]])

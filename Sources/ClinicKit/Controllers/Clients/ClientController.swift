@@ -25,6 +25,18 @@ public struct RegistrationRequest: Sendable {
     }
 }
 
+/// One problem of a form, beside the field it is about (`ClientController.registrationProblems`).
+public struct FieldProblem: Sendable {
+    /// The field's name as the forms and the API call it: `login`, `password`, `passwordAgain`, `city`, …
+    public let field: String
+    public let error: ClinicError
+
+    public init(field: String, error: ClinicError) {
+        self.field = field
+        self.error = error
+    }
+}
+
 /// The UML's `ClientController`: patients, their registration and their log-ins.
 public final class ClientController: Sendable {
     let database: any ClinicStore
@@ -65,6 +77,38 @@ public final class ClientController: Sendable {
         }
     }
 
+    /// Every problem of a registration at once, each with the field it is about (a form shows
+    /// it there), in the form's order: the fields, the password typed twice, the password's
+    /// rules, the privacy policy, a city no source knows, a login taken. `registerUser` refuses
+    /// with the first of them; empty when it would store the patient (bar a login taken
+    /// meanwhile, which its transaction refuses). The city is looked up only when typed well
+    /// and the login read only when it could exist.
+    public func registrationProblems(_ request: RegistrationRequest) throws -> [FieldProblem] {
+        let validator = Validator()
+        let login = request.login.trimmingCharacters(in: .whitespaces)
+        var problems: [FieldProblem] = RegistrationField.allCases.compactMap { field in
+            validator.problem(field, request[field]).map { FieldProblem(field: field.rawValue, error: $0) }
+        }
+        if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
+            problems.append(FieldProblem(field: "passwordAgain", error: ClinicError.invalid(.passwordsDiffer)))
+        }
+        if let problem = try passwordProblem(request.password, login: login, name: request.name, surname: request.surname) {
+            problems.append(FieldProblem(field: "password", error: problem))
+        }
+        if !request.acceptedPrivacy {
+            problems.append(FieldProblem(field: "acceptPrivacy", error: ClinicError(.privacyNotAccepted, .privacyRequired)))
+        }
+        if !problems.contains(where: { $0.field == RegistrationField.city.rawValue }) {
+            do { _ = try resolveCity(request.city) } catch let error as ClinicError {
+                problems.append(FieldProblem(field: RegistrationField.city.rawValue, error: error))
+            }
+        }
+        if !problems.contains(where: { $0.field == RegistrationField.login.rawValue }), try isLoginTaken(login) {
+            problems.append(FieldProblem(field: RegistrationField.login.rawValue, error: ClinicError(.loginTaken, .loginTaken, login)))
+        }
+        return problems
+    }
+
     /// Whether a login is taken (any case), without opening anyone's personal data.
     public func isLoginTaken(_ login: String) throws -> Bool {
         guard Client.couldExist(login: login) else { return false }
@@ -77,18 +121,8 @@ public final class ClientController: Sendable {
     /// geocoder nor kept in the geocode cache. Without `clinicId`, the home clinic is the
     /// nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
-        let validator = Validator()
         let login = request.login.trimmingCharacters(in: .whitespaces)
-        for field in RegistrationField.allCases {
-            if let problem = validator.problem(field, request[field]) { throw problem }
-        }
-        if let confirm = request.confirmPassword, !validator.passwordsMatch(request.password, confirm) {
-            throw ClinicError.invalid(.passwordsDiffer)
-        }
-        if let problem = try passwordProblem(request.password, login: login, name: request.name, surname: request.surname) {
-            throw problem
-        }
-        guard request.acceptedPrivacy else { throw ClinicError(.privacyNotAccepted, .privacyRequired) }
+        if let first = try registrationProblems(request).first { throw first.error }
         let place = try resolveCity(request.city)
         let nearest = request.clinicId == nil ? try clinics.nearest(to: place.coordinate).first?.clinic.id : nil
 
