@@ -209,6 +209,10 @@ import Testing
         #expect(try w.system.clients.messages(clientId: w.annaId).count == inboxBefore + 1)
         #expect(told.subject.contains("ответ") && told.appointmentId == w.visitId && !told.body.contains("Yes, of course"),
                 "told in Russian where to read it, without the words: \(told.subject) / \(told.body)")
+        // The inbox page quotes the answer its message announced, read from the conversation
+        // (nothing marked read by it).
+        #expect(try w.system.inbox(clientId: w.annaId).first?.quote == "Yes, of course.")
+        #expect(try w.system.inbox(clientId: w.annaId).filter { $0.message.kind != .clinic }.allSatisfy { $0.quote == nil })
         #expect(try w.files.unreadAnswers(clientId: w.annaId) == 1)
         let seen = try w.files.conversation(clientId: w.annaId, appointmentId: w.visitId)
         #expect(seen.unread == 1 && seen.messages.map(\.author) == [.patient, .staff])

@@ -42,6 +42,20 @@ import Testing
         #expect(attempt { $0.city = "Atlantis" }?.key == .cityUnknown)
         #expect(attempt { $0.clinicId = 999 }?.code == .notFound)
         #expect(try fingerprint(system) == before)
+        // A form's round: every problem at once, each with its field, in the form's order.
+        let everything = RegistrationRequest(login: "ANNA", password: "short-1", confirmPassword: "other", name: "", surname: "L33",
+                                             street: "Main Street", house: "1", city: "Atlantis", acceptedPrivacy: false)
+        let problems = try system.clients.registrationProblems(everything)
+        #expect(problems.map(\.field) == ["name", "surname", "passwordAgain", "password", "acceptPrivacy", "city", "login"])
+        #expect(problems.map(\.error.key) == [.fieldEmpty, .fieldLettersOnly, .passwordsDiffer, .passwordTooShort, .privacyRequired,
+                                             .cityUnknown, .loginTaken])
+        // registerUser refuses with the first of them.
+        #expect(attempt { $0 = everything }?.key == .fieldEmpty)
+        var good = everything
+        (good.login, good.password, good.confirmPassword, good.name, good.surname, good.city, good.acceptedPrivacy) =
+            ("bob", "correct-horse-42", "correct-horse-42", "Bob", "Lee", "Los Angeles", true)
+        #expect(try system.clients.registrationProblems(good).isEmpty)
+        #expect(try fingerprint(system) == before)
     }
 
     @Test func accentsAndCyrillicWork() throws {

@@ -207,6 +207,16 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try system.clients.unreadCount(clientId: anna.id ?? 0) == 0)
         #expect(try system.clients.messages(clientId: anna.id ?? 0, unreadOnly: true).isEmpty)
         #expect(try system.clients.messages(clientId: ben.id ?? 0).isEmpty)
+        // "Mark all as read": the patient's own, in one change; the count says how many.
+        let cleo = try register(system, "cleo")
+        let booked = try system.appointments.createAppointment(clientId: cleo.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        _ = try system.appointments.cancelAppointment(booked.id ?? 0, clientId: cleo.id ?? 0)
+        _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
+        #expect(try system.clients.unreadCount(clientId: cleo.id ?? 0) == 2)
+        #expect(try system.clients.markAllRead(clientId: cleo.id ?? 0) == 2)
+        #expect(try system.clients.unreadCount(clientId: cleo.id ?? 0) == 0)
+        #expect(try system.clients.unreadCount(clientId: ben.id ?? 0) == 1, "another patient's stay unread")
+        #expect(try system.clients.markAllRead(clientId: cleo.id ?? 0) == 0)
     }
 
     @Test func staffWriteToAPatientOrADay() throws {

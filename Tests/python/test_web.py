@@ -392,6 +392,11 @@ def test_a_patients_journey(site):
         assert mark.text == "✓ Mark as read"
         go(driver, mark)
         assert driver.find_element(By.CSS_SELECTOR, "header .badge").text == "2"
+        # Each message about the appointment links to it; "Mark all as read" empties the badge.
+        links = {a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "ul.messages a.open-link")}
+        assert links == {appointment_url}, links
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#read-all button"))
+        assert not driver.find_elements(By.CSS_SELECTOR, "header .badge") and not driver.find_elements(By.ID, "read-all")
         page.get(server.url + "/privacy")
         # The earliest free slot near her, and the profile.
         page.get(server.url + "/find")
@@ -1481,3 +1486,49 @@ def test_a_patient_waiting_on_the_web_gets_the_time_another_cancels_by_text_and_
         driver.quit()
         texting.stop()
 
+
+
+def test_deleting_the_account_says_what_happens_and_asks_once_more(site, tmp_path):
+    """Issue 46: the profile's "Delete the account" opens a page that names the upcoming visits
+    it cancels, what goes and what the clinic keeps; without "I understand" nothing happens; the
+    end is a notice, not an error box."""
+    from conftest import Clinic
+    clinic, server = site
+    own = Clinic(str(tmp_path))
+    own.env = dict(clinic.env, CLINIC_SESSION=str(tmp_path / "session"), CLINIC_STAFF_SESSION=str(tmp_path / "staff-session"))
+    own.register("webdel", city="Reno, NV")
+    found = own.json("clinics", "nearest", "--me", "--limit", "1")[0]
+    department = own.json("departments", str(found["id"]))[0]["id"]
+    import time as _time
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    slot = own.free_slot(department, day, days=7)
+    own.json("book", "--department", str(department), "--at", slot["start"])
+    driver = browser()
+    page = Checked(driver)
+    try:
+        log_in(driver, server.url, "webdel")
+        page.get(server.url + "/profile")
+        go(driver, driver.find_element(By.ID, "delete-account"))
+        page.audit()
+        cancels = driver.find_elements(By.CSS_SELECTOR, "#delete-cancels li")
+        assert len(cancels) == 1 and found["name"] in cancels[0].text, [c.text for c in cancels]
+        assert "record" in driver.find_element(By.ID, "delete-kept").text
+        # Without "I understand": asked again, nothing deleted.
+        driver.find_element(By.ID, "deletePassword").send_keys(PASSWORD)
+        go(driver, driver.find_element(By.ID, "delete-confirm"))
+        assert driver.find_element(By.ID, "understood-error").is_displayed()
+        assert own.json("appointments")[0]["status"] == "scheduled"
+        page.audit()
+        driver.find_element(By.ID, "deletePassword").send_keys(PASSWORD)
+        driver.find_element(By.ID, "understood").click()
+        go(driver, driver.find_element(By.ID, "delete-confirm"))
+        notice = driver.find_element(By.ID, "deleted")
+        assert "notice" in notice.get_attribute("class") and not driver.find_elements(By.CSS_SELECTOR, "p.error")
+        page.audit()
+        # The visit was cancelled: its time is free for others again.
+        again = [s for s in own.json("slots", "--department", str(department), "--from", slot["start"][:10], "--days", "1")
+                 if s["start"] == slot["start"]]
+        assert again and again[0]["isAvailable"], again
+        assert own.run("login", "--login", "webdel", "--password-stdin", stdin=PASSWORD + "\n", check=False).returncode != 0
+    finally:
+        driver.quit()

@@ -114,7 +114,32 @@ public struct AppointmentDetails: Sendable {
     public var visitType: VisitType?
 }
 
+/// A message of the inbox as its page shows it: with the first lines of the clinic's answer it
+/// announces (read from the sealed conversation, never stored in the message or e-mailed).
+public struct InboxEntry: Sendable {
+    public let message: InboxMessage
+    public let quote: String?
+
+    /// How much of an answer the inbox quotes.
+    public static let quoteLength = 200
+}
+
 extension ClinicSystem {
+    /// The patient's messages, newest first; a clinic's answer quotes the answer it announced
+    /// (its first `InboxEntry.quoteLength` characters), read without marking the conversation read.
+    public func inbox(clientId: Int64) throws -> [InboxEntry] {
+        let messages = try clients.messages(clientId: clientId)
+        let answers = messages.contains { $0.kind == .clinic } ? try attachments.answers(clientId: clientId) : [:]
+        return messages.map { message in
+            guard message.kind == .clinic, let appointment = message.appointmentId,
+                  let answer = answers[appointment]?.last(where: { $0.at <= message.createdAt }) else {
+                return InboxEntry(message: message, quote: nil)
+            }
+            let text = answer.text.count > InboxEntry.quoteLength ? String(answer.text.prefix(InboxEntry.quoteLength)) + "…" : answer.text
+            return InboxEntry(message: message, quote: text)
+        }
+    }
+
     /// A patient's appointments, each with its clinic.
     public func appointments(ofPatient clientId: Int64, scope: AppointmentScope) throws -> [AppointmentAtClinic] {
         let list = try appointments.getAppointmentsByClientId(clientId, scope: scope)

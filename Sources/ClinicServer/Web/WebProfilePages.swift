@@ -15,6 +15,7 @@ struct WebProfilePages {
         let patient = group.group().add(middleware: WebPatientRequired())
         patient.get("/messages", use: messages)
         patient.post("/messages/:id/read", use: markRead)
+        patient.post("/messages/read-all", use: markAllRead)
         patient.get("/profile") { request, context in
             let web = try context.webRequest()
             return try await profilePage(web, notice: request.query("saved") == "1" ? WebText.labels(web.language)["saved"] : nil)
@@ -22,6 +23,7 @@ struct WebProfilePages {
         patient.post("/profile", use: updateProfile)
         patient.post("/profile/password", use: changePassword)
         patient.get("/profile/export.json", use: export)
+        patient.get("/profile/delete", use: deleteQuestion)
         patient.post("/profile/delete", use: deleteAccount)
         patient.post("/sessions/:id/end", use: endSession)
         patient.post("/sessions/others/end", use: endOtherSessions)
@@ -56,15 +58,38 @@ struct WebProfilePages {
         ])
     }
 
+    /// `/messages`: the inbox, newest first. A message about an appointment links to it (a
+    /// clinic's answer to its conversation, with the answer's first lines); each unread one has
+    /// its "Mark as read", and the page "Mark all as read".
     @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let (messages, zone) = try await dependencies.work(web) { [system] in
-            (try system.clients.messages(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
+        let (entries, zone) = try await dependencies.work(web) { [system] in
+            (try system.inbox(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
         }
-        return dependencies.page("messages", web, ["messages": messages.map { message in
-            ["id": message.id, "subject": message.subject, "body": message.body, "unread": message.readAt == nil,
-             "when": DateText.dateTimeWithZone(message.createdAt, timeZone: zone, language: web.language)] as [String: Any]
-        }])
+        let unread = entries.filter { $0.message.readAt == nil }.count
+        return dependencies.page("messages", web, [
+            "hasUnread": unread > 0,
+            "messages": entries.map { entry in
+                let message = entry.message
+                var item: [String: Any] = [
+                    "id": message.id, "subject": message.subject, "body": message.body, "unread": message.readAt == nil,
+                    "when": DateText.dateTimeWithZone(message.createdAt, timeZone: zone, language: web.language),
+                    "quote": WebFormat.section(entry.quote),
+                ]
+                if let appointment = message.appointmentId {
+                    item["link"] = "/appointments/\(appointment)" + (message.kind == .clinic ? "#thread" : "")
+                    item["linkText"] = WebText.labels(web.language)[message.kind == .clinic ? "openConversation" : "openAppointment"] ?? ""
+                }
+                return item
+            },
+        ])
+    }
+
+    @Sendable func markAllRead(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        _ = try await dependencies.form(request, context, web)
+        _ = try await dependencies.work(web) { [system] in try system.clients.markAllRead(clientId: patient.id ?? 0) }
+        return dependencies.redirect("/messages", web)
     }
 
     @Sendable func markRead(_ request: Request, context: APIContext) async throws -> Response {
@@ -128,21 +153,46 @@ struct WebProfilePages {
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    /// `/profile/delete`: what deleting the account does, before it is done — the upcoming
+    /// visits it cancels (named), what goes at once, what the clinic keeps and why, the export
+    /// to take first — then the password and "I understand" (asked once more).
+    @Sendable func deleteQuestion(_ request: Request, context: APIContext) async throws -> Response {
+        try await deletePage(try context.webRequest(), try context.webPatient())
+    }
+
+    func deletePage(_ web: WebRequest, _ patient: Client, error: String? = nil, understoodError: Bool = false,
+                    status: HTTPResponse.Status = .ok) async throws -> Response {
+        let upcoming = try await dependencies.work(web) { [system] in try system.appointments(ofPatient: patient.id ?? 0, scope: .upcoming) }
+        var values: [String: Any] = [
+            "upcoming": upcoming.map { item in
+                ["id": item.appointment.id ?? 0, "clinic": item.clinic.name,
+                 "department": Specialization.displayName(item.department.specialization, web.language),
+                 "when": WebFormat.clinicTime(item.appointment.startsAt, item.clinic, web.language)] as [String: Any]
+            },
+            "hasUpcoming": !upcoming.isEmpty, "understoodError": understoodError,
+        ]
+        if let error { values["error"] = error }
+        return dependencies.page("delete-account", web, values, status: status)
+    }
+
     @Sendable func deleteAccount(_ request: Request, context: APIContext) async throws -> Response {
         var web = try context.webRequest()
         let patient = try context.webPatient()
         let form = try await dependencies.form(request, context, web)
         try dependencies.checkAuthRate(context, web.language)
+        guard form["understood"] == "yes" else {
+            return try await deletePage(web, patient, understoodError: true, status: .unprocessableContent)
+        }
         let password = form["password"] ?? ""
         do {
             try await dependencies.passwordWork(web.language) { [system] in
                 try system.clients.deleteAccount(clientId: patient.id ?? 0, password: password)
             }
         } catch let failure as APIFailure {
-            return try await profilePage(web, error: failure.message(in: web.language))
+            return try await deletePage(web, patient, error: failure.message(in: web.language), status: failure.status)
         }
         web.patient = nil
-        return dependencies.page("error", web, ["message": Strings.text(.accountDeleted, web.language, [patient.login])],
+        return dependencies.page("account-deleted", web, ["message": Strings.text(.accountDeleted, web.language, [patient.login])],
                                  extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, "", maxAge: 0)])
     }
 

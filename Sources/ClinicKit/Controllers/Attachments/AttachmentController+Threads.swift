@@ -264,8 +264,22 @@ extension AttachmentController {
         return (files, conversations)
     }
 
+    /// The clinic's answers in the patient's conversations, by appointment, each with when it
+    /// was written (the latest `ThreadLimits.pageDefault` of each): the inbox quotes the one its
+    /// message announced (`ClinicSystem.inbox`). Read-only: nothing is marked read.
+    public func answers(clientId: Int64) throws -> [Int64: [(at: Date, text: String)]] {
+        try database.reading { tx in
+            var answers: [Int64: [(at: Date, text: String)]] = [:]
+            for thread in try tx.threads(ofClient: clientId) where thread.clientId == clientId {
+                let latest = try page(tx, thread, limit: ThreadLimits.pageDefault, cursor: nil).messages
+                answers[thread.appointmentId] = latest.filter { $0.author == .staff }.map { ($0.createdAt, $0.text) }
+            }
+            return answers
+        }
+    }
+
     /// The inbox message (and e-mail) that the clinic answered: it says where, not what (the
-    /// words stay sealed in the conversation).
+    /// words stay sealed in the conversation; the inbox page quotes them as it shows them).
     static func tell(_ tx: any StoreWriting, _ appointment: Appointment, clientId: Int64, staffId: Int64, now: Date) throws {
         guard try tx.keepsInboxes(),
               let context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)

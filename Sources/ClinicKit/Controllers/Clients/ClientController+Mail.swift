@@ -36,6 +36,17 @@ extension ClientController {
         }
     }
 
+    /// Marks every unread message of the patient read, in one transaction; how many were.
+    @discardableResult
+    public func markAllRead(clientId: Int64) throws -> Int {
+        let now = self.now()
+        return try database.writing { tx in
+            let unread = try tx.inboxMessages(ofClient: clientId, unreadOnly: true, limit: Int(Int32.max))
+            for message in unread { _ = try tx.markMessageRead(message.id, ofClient: clientId, at: now) }
+            return unread.count
+        }
+    }
+
     // MARK: E-mail address
 
     /// Minutes a confirmation code is valid; wrong codes allowed per code.
