@@ -1488,15 +1488,60 @@ def test_a_patient_waiting_on_the_web_gets_the_time_another_cancels_by_text_and_
 
 
 
+def own_patient(clinic, tmp_path, login):
+    """A patient of Reno registered with a CLI session of their own (the module's CLI session
+    stays "webben"'s)."""
+    from conftest import Clinic
+    own = Clinic(str(tmp_path))
+    own.env = dict(clinic.env, CLINIC_SESSION=str(tmp_path / "session"), CLINIC_STAFF_SESSION=str(tmp_path / "staff-session"))
+    own.register(login, city="Reno, NV")
+    return own
+
+
+def test_the_profile_gives_a_calendar_address_to_subscribe_to(site, tmp_path):
+    """Issue 46: the private calendar feed on the web: made on the profile, a webcal:// link to
+    subscribe, the address to copy, a new address that ends the old one, and stopping it."""
+    clinic, server = site
+    own_patient(clinic, tmp_path, "webcal")
+    driver = browser()
+    page = Checked(driver)
+    try:
+        log_in(driver, server.url, "webcal")
+        page.get(server.url + "/profile#calendar")
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#calendar-make button"))
+        subscribe = driver.find_element(By.ID, "calendar-subscribe").get_attribute("href")
+        address = driver.find_element(By.ID, "calendar-url").get_attribute("value")
+        assert subscribe.startswith("webcal://127.0.0.1") and address.startswith("http://127.0.0.1"), (subscribe, address)
+        assert subscribe.split("://", 1)[1] == address.split("://", 1)[1]
+        with urllib.request.urlopen(address) as answer:
+            assert answer.headers["Content-Type"].startswith("text/calendar") and b"BEGIN:VCALENDAR" in answer.read()
+        copy = driver.find_element(By.CSS_SELECTOR, "button[data-copy=calendar-url]")
+        assert copy.is_displayed()
+        copy.click()
+        WebDriverWait(driver, 5).until(lambda d: d.find_element(By.ID, "calendar-url-status").text == "Copied")
+        page.audit()
+        # A new address ends the old one at once.
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#calendar-renew button"))
+        renewed = driver.find_element(By.ID, "calendar-url").get_attribute("value")
+        assert renewed != address
+        try:
+            urllib.request.urlopen(address)
+            raise AssertionError("the old address still works")
+        except urllib.error.HTTPError as error:
+            assert error.code == 404
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#calendar-stop button"))
+        assert not driver.find_elements(By.ID, "calendar-url") and driver.find_elements(By.ID, "calendar-make")
+        page.audit()
+    finally:
+        driver.quit()
+
+
 def test_deleting_the_account_says_what_happens_and_asks_once_more(site, tmp_path):
     """Issue 46: the profile's "Delete the account" opens a page that names the upcoming visits
     it cancels, what goes and what the clinic keeps; without "I understand" nothing happens; the
     end is a notice, not an error box."""
-    from conftest import Clinic
     clinic, server = site
-    own = Clinic(str(tmp_path))
-    own.env = dict(clinic.env, CLINIC_SESSION=str(tmp_path / "session"), CLINIC_STAFF_SESSION=str(tmp_path / "staff-session"))
-    own.register("webdel", city="Reno, NV")
+    own = own_patient(clinic, tmp_path, "webdel")
     found = own.json("clinics", "nearest", "--me", "--limit", "1")[0]
     department = own.json("departments", str(found["id"]))[0]["id"]
     import time as _time

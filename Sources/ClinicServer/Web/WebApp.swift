@@ -133,6 +133,8 @@ struct WebRequest: Sendable {
     var sessionToken: String?
     /// The signed-in patient's unread messages, for the menu.
     var unread = 0
+    /// The site's address as others reach it (`ServerDependencies.publicBase`): a calendar feed's.
+    var publicBase = ""
     /// The signed-in staff member of a staff page, set for its error page (`WebStaffSession`):
     /// a refusal then shows the staff's header, as their other pages do.
     var staff: StaffMember?

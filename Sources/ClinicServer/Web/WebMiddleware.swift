@@ -15,7 +15,8 @@ struct WebPageMiddleware: RouterMiddleware {
     let dependencies: ServerDependencies
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
-        let web = await dependencies.webRequest(request)
+        var web = await dependencies.webRequest(request)
+        web.publicBase = dependencies.publicBase(request)
         var context = context
         context.web = web
         context.language = web.language

@@ -24,6 +24,7 @@ struct WebProfilePages {
         patient.post("/profile/password", use: changePassword)
         patient.get("/profile/export.json", use: export)
         patient.get("/profile/delete", use: deleteQuestion)
+        patient.post("/profile/calendar", use: calendarAddress)
         patient.post("/profile/delete", use: deleteAccount)
         patient.post("/sessions/:id/end", use: endSession)
         patient.post("/sessions/others/end", use: endOtherSessions)
@@ -196,6 +197,24 @@ struct WebProfilePages {
                                  extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, "", maxAge: 0)])
     }
 
+    /// The private calendar address: made (or made anew: the old one stops working), or ended.
+    @Sendable func calendarAddress(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let form = try await dependencies.form(request, context, web)
+        let words = WebText.labels(web.language)
+        switch form["action"] {
+        case "stop":
+            try await dependencies.work(web) { [system] in try system.clients.revokeCalendarToken(clientId: patient.id ?? 0) }
+            return try await profilePage(web, notice: words["calendarStopped"])
+        case "renew":
+            _ = try await dependencies.work(web) { [system] in try system.clients.calendarToken(clientId: patient.id ?? 0, rotate: true) }
+            return try await profilePage(web, notice: words["calendarRenewed"])
+        default:
+            _ = try await dependencies.work(web) { [system] in try system.clients.calendarToken(clientId: patient.id ?? 0) }
+            return try await profilePage(web, notice: words["calendarMade"])
+        }
+    }
+
     @Sendable func endSession(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
@@ -314,10 +333,11 @@ struct WebProfilePages {
         -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
-        let (client, sessions, zone, phone) = try await dependencies.work(web) { [system] in
+        let (client, sessions, zone, phone, feed) = try await dependencies.work(web) { [system] in
             let client = try system.clients.getUserById(patient.id ?? 0)
             return (client, try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token),
-                    system.clients.timeZone(of: client), try system.clients.phone(clientId: patient.id ?? 0))
+                    system.clients.timeZone(of: client), try system.clients.phone(clientId: patient.id ?? 0),
+                    try system.clients.existingCalendarToken(clientId: patient.id ?? 0))
         }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
@@ -342,6 +362,13 @@ struct WebProfilePages {
             "hasPhone": phone.number != nil, "textReminders": phone.textReminders, "textOffers": phone.textOffers,
             "textsStopped": phone.stopped,
         ]
+        if let feed {
+            // The same address as `GET /v1/me/calendar-token`; `webcal://` opens the calendar app's
+            // "subscribe" (iOS, macOS, Outlook; Google Calendar takes the https address "from URL").
+            let url = CalendarTokenJSON(token: feed, base: web.publicBase).url
+            values["feedURL"] = url
+            values["webcalURL"] = url.replacingOccurrences(of: #"^https?://"#, with: "webcal://", options: .regularExpression)
+        }
         values.merge(typed) { $1 }
         if let error { values["error"] = error }
         if let notice { values["notice"] = notice }
