@@ -142,6 +142,13 @@ extension TestServer {
         }
     }
 
+    /// A change behind the server's back, for a case the data has not (a clinic without a phone).
+    func execute(_ sql: String) throws {
+        let queue = try DatabaseQueue(path: databasePath)
+        defer { try? queue.close() }
+        try queue.write { db in try db.execute(sql: sql) }
+    }
+
     func scalar(_ sql: String) throws -> Int {
         let queue = try DatabaseQueue(path: databasePath)
         defer { try? queue.close() }

@@ -84,7 +84,11 @@ struct WebClinicPages {
         let (clinic, departments) = try await dependencies.work(web) { [system] in try system.clinicWithDepartments(id) }
         var values: [String: Any] = [
             "clinicId": id, "name": clinic.name, "address": clinic.address, "city": clinic.city, "state": clinic.state, "zip": clinic.zip,
-            "phone": clinic.phone, "timeZone": clinic.timeZone,
+            // Shown only when known (mustache shows a section even for an empty text).
+            "phone": WebFormat.section(clinic.phone.trimmingCharacters(in: .whitespaces)),
+            "phoneHref": "tel:" + clinic.phone.filter { $0.isNumber || $0 == "+" },
+            "website": WebFormat.section(Self.webAddress(clinic.website)),
+            "timeZone": clinic.timeZone,
             "localTime": WebFormat.clinicTime(Date(), clinic, web.language),
             "departments": departments.map { department, doctors in
                 ["id": department.id ?? 0, "name": Specialization.displayName(department.specialization, web.language),
@@ -200,6 +204,15 @@ struct WebClinicPages {
             "doctor": slot.doctorName, "department": departmentId, "doctorId": doctorId,
             "visitType": visitTypeId.map(String.init) ?? "", "start": DateText.iso8601(start), "backHref": back,
         ])
+    }
+
+    /// A clinic's website as a link: only an http(s) address (a directory's text may be anything).
+    static func webAddress(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "<" }) else { return nil }
+        let lower = trimmed.lowercased()
+        if lower.hasPrefix("https://") || lower.hasPrefix("http://") { return trimmed }
+        return trimmed.contains(".") && !trimmed.contains(":") ? "https://" + trimmed : nil
     }
 
     /// "First visit · 20 min · $45.00": a visit type as a choice names its length and price.

@@ -42,6 +42,16 @@ import Testing
             let clinic = try await server.web(.GET, "/clinics/\(clinicId)", cookies: cookies)
             #expect(clinic.status == 200)
             #expect(clinic.text.contains("/clinics/\(clinicId)/book"), "\(clinic.text)")
+            // A phone and a website are shown when the directory knows them, and no empty heading when not.
+            let bare = try server.scalar("SELECT min(id) FROM clinics WHERE id <> \(clinicId)")
+            try server.execute("UPDATE clinics SET phone = '', website = 'http://example.org/clinic' WHERE id = \(bare)")
+            let bareClinic = try await server.web(.GET, "/clinics/\(bare)", cookies: cookies)
+            #expect(!bareClinic.text.contains("clinic-phone") && !bareClinic.text.contains(">Phone<"), "\(bareClinic.text)")
+            #expect(bareClinic.text.contains(#"<dd id="clinic-website"><a href="http"#), "\(bareClinic.text)")
+            let phoned = try server.scalar("SELECT max(id) FROM clinics WHERE id <> \(clinicId)")
+            try server.execute("UPDATE clinics SET phone = '(555) 010-2000' WHERE id = \(phoned)")
+            let phonedClinic = try await server.web(.GET, "/clinics/\(phoned)", cookies: cookies)
+            #expect(phonedClinic.text.contains(#"<dd id="clinic-phone"><a href="tel:"#), "\(phonedClinic.text)")
             let days = try await server.web(.GET, "/clinics/\(clinicId)/book?department=\(department)", cookies: cookies)
             #expect(days.status == 200)
             var starts: [String] = [], chosenDay = ""
