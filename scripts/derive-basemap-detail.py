@@ -7,12 +7,19 @@ server). Each file has its `bbox`, which the server indexes.
   `cb_2016_us_county_500k` (public domain), as shipped in the PyPI package plotly-geo 1.0.0,
   simplified to ~0.005° (about 500 m) and drawn as lines. Alaska's islands west of 180° are
   moved by -360°, as in the base layer.
-- Place names: the U.S. places of 10,000 people or more from the project's own gazetteer
+- Place names: the U.S. places of 1,000 people or more from the project's own gazetteer
   (Data/gazetteer.db: GeoNames, CC BY 4.0, see docs/DATA.md), with their population, so the
-  map labels the larger ones first.
+  map labels the larger ones first (and towns under 10,000 only once zoomed in to 10).
+  Issue 46: the small towns a person looks for (Marfa, TX: 1,733 people) had no name at all
+  when the cut was 10,000.
 
     python3 -m venv /tmp/geo && /tmp/geo/bin/pip install plotly-geo==1.0.0 pyshp==3.1.6 shapely==2.2.0
     /tmp/geo/bin/python scripts/derive-basemap-detail.py
+
+The place names alone, with nothing but Python and the gazetteer (the counties are read back
+from the files as they are, and the water files are left alone):
+
+    python3 scripts/derive-basemap-detail.py --places
 
 Beside them, Data/basemap-water/ST.geojson.gz holds each state's water: lakes, filled (GSHHG
 level 2, lakes of 2 km² or more) and major rivers (WDBII classes 1 and 2), from GSHHG 2.3.7
@@ -25,6 +32,7 @@ simplified to ~0.002°. They are files of their own because their licence is: LG
 The whole is checked to stay under 1.5 MB compressed (2 MB with the water), and each state's
 file under 200 KB (docs/DATA.md).
 """
+import glob
 import gzip
 import json
 import os
@@ -32,17 +40,23 @@ import sqlite3
 import subprocess
 import sys
 
-import shapely
+if sys.argv[1:] != ["--places"]:
+    # The geometry's packages; `--places` needs none of them.
+    import shapely
 
-import _plotly_geo
+    import _plotly_geo
 
-from basemap_geometry import records, rounded, unwrap_alaska
+    from basemap_geometry import records, rounded, unwrap_alaska
+
+    PACKAGE_DATA = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "Data", "basemap-detail")
 WATER = os.path.join(ROOT, "Data", "basemap-water")
 BUDGET, WATER_BUDGET, STATE_BUDGET = 1_500_000, 500_000, 200_000
-PACKAGE_DATA = os.path.join(os.path.dirname(_plotly_geo.__file__), "package_data")
+LEAST_PEOPLE = 1000
+SOURCES = ["U.S. Census Bureau cb_2016_us_county_500k (public domain), via PyPI plotly-geo 1.0.0",
+           "GeoNames places of 1,000 people or more (CC BY 4.0), via Data/gazetteer.db"]
 
 
 def states():
@@ -123,11 +137,11 @@ def water(box):
 
 
 def places():
-    """The U.S. places of 10,000 people or more, by state (GeoNames' admin1 is the USPS code)."""
+    """The U.S. places of 1,000 people or more, by state (GeoNames' admin1 is the USPS code)."""
     connection = sqlite3.connect(os.path.join(ROOT, "Data", "gazetteer.db"))
     rows = connection.execute(
-        "SELECT admin1, name, population, lat, lon FROM place WHERE country = 'US' AND population >= 10000 "
-        "ORDER BY population DESC")
+        "SELECT admin1, name, population, lat, lon FROM place WHERE country = 'US' AND population >= ? "
+        "ORDER BY population DESC, id", (LEAST_PEOPLE,))
     result = {}
     for state, name, population, lat, lon in rows:
         result.setdefault(state, []).append(
@@ -136,7 +150,41 @@ def places():
     return result
 
 
+def packed(collection):
+    """A state's file as written: compact JSON, gzip without a time stamp (same input, same bytes)."""
+    data = gzip.compress(json.dumps(collection, separators=(",", ":"), ensure_ascii=False).encode(), 9, mtime=0)
+    if len(data) > STATE_BUDGET:
+        sys.exit(f"{collection['properties']['state']}: {len(data)} bytes compressed, over {STATE_BUDGET}")
+    return data
+
+
+def places_only():
+    """`--places`: each state's file with its place names taken again from the gazetteer, its
+    county lines and box kept as they are."""
+    names = places()
+    written = {}
+    for path in sorted(glob.glob(os.path.join(OUTPUT, "*.geojson.gz"))):
+        with gzip.open(path) as handle:
+            collection = json.load(handle)
+        state = collection["properties"]["state"]
+        collection["properties"]["sources"] = SOURCES
+        collection["features"] = [feature for feature in collection["features"] if feature["properties"]["kind"] != "place"]
+        collection["features"] += names.get(state, [])
+        written[path] = packed(collection)
+    total = sum(len(data) for data in written.values())
+    if total > BUDGET:
+        sys.exit(f"detail too large: {total} bytes compressed")
+    for path, data in written.items():
+        with open(path, "wb") as handle:
+            handle.write(data)
+    print(f"{OUTPUT}: {len(written)} states, {sum(len(names.get(os.path.basename(p)[:2], [])) for p in written)} places, "
+          f"{total} bytes compressed")
+
+
 def main():
+    if sys.argv[1:] == ["--places"]:
+        places_only()
+        return
     fips = states()
     lines = county_lines(fips)
     names = places()
@@ -150,26 +198,22 @@ def main():
         features += names.get(state, [])
         west, south, east, north = outline.bounds
         collection = {"type": "FeatureCollection", "bbox": [round(west, 3), round(south, 3), round(east, 3), round(north, 3)],
-                      "properties": {"state": state, "sources": [
-                          "U.S. Census Bureau cb_2016_us_county_500k (public domain), via PyPI plotly-geo 1.0.0",
-                          "GeoNames places of 10,000 people or more (CC BY 4.0), via Data/gazetteer.db"]},
+                      "properties": {"state": state, "sources": SOURCES},
                       "features": features}
-        packed = gzip.compress(json.dumps(collection, separators=(",", ":"), ensure_ascii=False).encode(), 9, mtime=0)
-        if len(packed) > STATE_BUDGET:
-            sys.exit(f"{state}: {len(packed)} bytes compressed, over {STATE_BUDGET}")
+        data = packed(collection)
         with open(os.path.join(OUTPUT, state + ".geojson.gz"), "wb") as handle:
-            handle.write(packed)
-        total += len(packed)
+            handle.write(data)
+        total += len(data)
         if state == "AK":
             continue  # GMT's box cannot cross 180° as the state is drawn; Alaska has no water file
         waters = {"type": "FeatureCollection", "bbox": collection["bbox"],
                   "properties": {"state": state, "sources": [
                       "GSHHG 2.3.7 (LGPL-3+): lakes and WDBII rivers, via Debian gmt-gshhg-high and gmt coast"]},
                   "features": water(outline.bounds)}
-        packed = gzip.compress(json.dumps(waters, separators=(",", ":")).encode(), 9, mtime=0)
+        data = gzip.compress(json.dumps(waters, separators=(",", ":")).encode(), 9, mtime=0)
         with open(os.path.join(WATER, state + ".geojson.gz"), "wb") as handle:
-            handle.write(packed)
-        water_total += len(packed)
+            handle.write(data)
+        water_total += len(data)
     if total > BUDGET or water_total > WATER_BUDGET:
         sys.exit(f"detail too large: {total} + {water_total} bytes compressed")
     print(f"{OUTPUT}: {len(fips)} states, {sum(len(v) for v in names.values())} places, {total} bytes compressed; "

@@ -92,11 +92,9 @@ struct Doctors: ParsableCommand {
             return Output.table(
                 [context.text(.headerId), context.text(.headerDoctor), context.text(.headerHours)],
                 zip(doctors, hours).map { doctor, hours in
-                    let text = hours.map { interval -> String in
-                        let day = (1...7).contains(interval.weekday) && names.count == 7
-                            ? names[interval.weekday - 1] : String(interval.weekday)
-                        return day + " " + hoursText(interval.startMinute, interval.endMinute, slot: interval.slotMinutes)
-                    }.joined(separator: ", ")
+                    // "Mon–Fri 08:00–12:00 and 13:00–17:00 (20 min)": days alike said once.
+                    let text = HoursText.compact(hours, weekdays: names, and: context.text(.hoursAnd),
+                                                 minutes: context.text(.minutesUnit))
                     return [String(doctor.id ?? 0), doctor.name, text]
                 })
         }

@@ -45,14 +45,16 @@ extension Admin {
 
             @OptionGroup var global: GlobalOptions
             @OptionGroup var account: StaffAccountOptions
-            @Option(help: "The clinic's id.") var clinic: Int64
+            @Option(help: "The clinic: its id, its external id (the directory's), or its name.") var clinic: String
 
             func run() throws {
                 let context = Context(global)
-                let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
                 let system = try context.system()
+                // Found before the password is asked: a wrong clinic is said at once.
+                let clinicId = try system.clinics.clinic(reference: clinic).id ?? 0
+                let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
                 let member = try system.staff.addStaff(StaffInput(
-                    login: account.login, name: account.name, surname: account.surname, role: account.role, clinicId: clinic,
+                    login: account.login, name: account.name, surname: account.surname, role: account.role, clinicId: clinicId,
                     doctorId: account.doctor, password: password))
                 try context.emit(StaffJSON(member)) {
                     context.text(.staffAdded, member.login, member.role.rawValue, String(member.clinicId))

@@ -81,14 +81,16 @@ import Testing
         let cli = try CLIHarness()
         let scene = try staffScene(cli, login: "boss-a", role: "clinic-admin")
         let id = try #require(scene.booked["id"] as? Int), doctor = try #require(scene.booked["doctorId"] as? Int)
-        let renoClinic = try #require((try cli.run(["clinics", "list", "--city", "Reno", "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
+        let reno = try #require((try cli.run(["clinics", "list", "--city", "Reno", "--json"]).json() as? [[String: Any]])?.first)
+        let renoClinic = try #require(reno["id"] as? Int), renoName = try #require(reno["name"] as? String).lowercased()
         let therapy = try departmentId(cli, city: "Los Angeles", "therapy")
         let otherDoctor = try #require((try cli.run(["doctors", String(therapy), "--json"]).json() as? [[String: Any]])?.first?["id"] as? Int)
         var sessions: [String: String] = [:]
         for (login, role, clinic, doctorId) in [("desk-a", "receptionist", scene.clinic, nil), ("doctor-a", "doctor", scene.clinic, doctor),
                                                 ("boss-b", "clinic-admin", renoClinic, nil)] as [(String, String, Int, Int?)] {
+            // The clinic by its id, or (issue 46) by its name, in any case.
             var arguments = ["admin", "staff", "add", "--login", login, "--name", "Sam", "--surname", "Lee", "--role", role,
-                             "--clinic", String(clinic), "--password-stdin"]
+                             "--clinic", clinic == renoClinic ? renoName : String(clinic), "--password-stdin"]
             if let doctorId { arguments += ["--doctor", String(doctorId)] }
             #expect(try cli.run(arguments, input: Self.staffPassword).status == 0, "\(login)")
             let session = cli.folder.appendingPathComponent("session-\(login)").path

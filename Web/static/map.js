@@ -1,7 +1,8 @@
 // The clinics map: our own base layer (states and countries, Data/basemap.geojson), every
 // clinic as clustered markers, the point searched from, and the nearest clinic highlighted
-// with its own labelled marker. The filters redraw the map and the list; the list stays in
-// distance order.
+// with its own labelled marker. The first view holds the listed clinics and the point searched
+// from. The filters redraw the map and the list; the list stays in distance order. A marker
+// and its row in the list lead to each other.
 (function () {
   'use strict';
   var element = document.getElementById('map');
@@ -16,9 +17,43 @@
     });
   }
   var tiles = element.getAttribute('data-tiles');
-  var map = L.map(element, { zoomControl: true, attributionControl: !!tiles, minZoom: 2, maxZoom: 17 }).setView([39.5, -98.35], 4);
+  var list = document.getElementById('nearest-list');
+  var lat = parseFloat(element.dataset.lat), lon = parseFloat(element.dataset.lon);
+  var origin = isNaN(lat) || isNaN(lon) ? null : L.latLng(lat, lon);
+  var map = L.map(element, { zoomControl: true, attributionControl: !!tiles, minZoom: 2, maxZoom: 17 });
+  // The browser tests read the view from here (tests/python/test_map.py).
+  element._leafletMap = map;
+  // Panes, bottom to top: our base layer (200), the places' names (350), Leaflet's overlays
+  // (400) and markers (600), the search point (620: a town's name or a clinic never hides it,
+  // and taps go through it to the marker under it), tooltips (650), popups (700).
   map.createPane('base');
   map.getPane('base').style.zIndex = 200;
+  map.createPane('labels');
+  map.getPane('labels').style.zIndex = 350;
+  map.createPane('search');
+  map.getPane('search').style.zIndex = 620;
+
+  // The listed clinics still shown (the filters hide some) and the search point, for the view.
+  function listed() {
+    var bounds = L.latLngBounds([]);
+    if (origin) { bounds.extend(origin); }
+    if (list) {
+      Array.prototype.forEach.call(list.children, function (item) {
+        var at = [parseFloat(item.dataset.lat), parseFloat(item.dataset.lon)];
+        if (!item.hidden && !isNaN(at[0]) && !isNaN(at[1])) { bounds.extend(at); }
+      });
+    }
+    return bounds;
+  }
+  // Room at the top for the "Nearest" label and at the bottom for the search point's.
+  var framing = { paddingTopLeft: [24, 48], paddingBottomRight: [24, 40], maxZoom: 13 };
+  function frame() {
+    var bounds = listed();
+    if (bounds.isValid()) { map.fitBounds(bounds, framing); }
+  }
+  // Without a search, the whole country.
+  if (listed().isValid()) { frame(); } else { map.setView([39.5, -98.35], 4); }
+
   // The operator's street tiles (CLINIC_TILE_URL), off by default: then the map asks nothing
   // of anyone else. With them, our own layer is drawn as outlines over the streets.
   if (tiles) {
@@ -35,84 +70,223 @@
       }
     }).addTo(map);
   });
+
   // Detail at city zoom (7 and closer): county lines, place names, lakes (filled) and major rivers
   // (one file per U.S. state, and one for its water),
   // fetched for the states in view (their boxes are in the index) and kept once fetched.
-  var detailIndex = null, detailLoaded = {}, places = [];
+  var detailIndex = null, indexAsked = false, detailLoaded = {}, pending = 0, places = [];
   var detailLines = L.layerGroup().addTo(map), placeLabels = L.layerGroup().addTo(map);
+  var measure = document.createElement('canvas').getContext('2d'), labelFont = null;
+  var GAP = 4, LABEL_HEIGHT = 16;
+
+  // A name's width in the labels' own font (read once from map.css), without laying it out.
+  function textWidth(text) {
+    if (!labelFont) {
+      var probe = L.DomUtil.create('div', 'leaflet-marker-icon place-name', map.getPane('labels'));
+      var style = window.getComputedStyle(probe);
+      labelFont = style.fontStyle + ' ' + style.fontWeight + ' ' + style.fontSize + ' ' + style.fontFamily;
+      L.DomUtil.remove(probe);
+      measure.font = labelFont;
+    }
+    return measure.measureText(text).width;
+  }
+  function overlaps(a, b) { return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom; }
+  function clear(box, boxes) {
+    for (var i = 0; i < boxes.length; i++) { if (overlaps(box, boxes[i])) { return false; } }
+    return true;
+  }
+  function grown(box, by) { return { left: box.left - by, top: box.top - by, right: box.right + by, bottom: box.bottom + by }; }
+  // What a name must leave in sight, in the map's pixels: the search point, the nearest clinic,
+  // their labels and the map's buttons.
+  function obstacles() {
+    var frame = element.getBoundingClientRect(), boxes = [];
+    Array.prototype.forEach.call(element.querySelectorAll('.origin-marker, .nearest-marker, .map-label, .leaflet-control'), function (node) {
+      var box = node.getBoundingClientRect();
+      if (box.width || box.height) {
+        boxes.push(grown({ left: box.left - frame.left, top: box.top - frame.top, right: box.right - frame.left, bottom: box.bottom - frame.top }, GAP));
+      }
+    });
+    return boxes;
+  }
+  // Where a name goes: on its place, unless that hides the search point, the nearest clinic or
+  // their labels; then just above, below, right or left of it. Never over another name (larger
+  // places came first), never cut by the map's edge. Null: not shown at this view.
+  function spotFor(at, width, size, fixed, taken) {
+    var half = width / 2, aside = LABEL_HEIGHT / 2 + 14;
+    var moves = [[0, 0], [0, -aside], [0, aside], [half + 18, 0], [-half - 18, 0]];
+    for (var i = 0; i < moves.length; i++) {
+      var x = at.x + moves[i][0], y = at.y + moves[i][1];
+      var box = { left: x - half, top: y - LABEL_HEIGHT / 2, right: x + half, bottom: y + LABEL_HEIGHT / 2 };
+      var hidesMarker = !clear(box, fixed);
+      if (!hidesMarker && box.left >= 0 && box.top >= 0 && box.right <= size.x && box.bottom <= size.y && clear(grown(box, GAP), taken)) {
+        return { box: box, anchor: [half - moves[i][0], LABEL_HEIGHT / 2 - moves[i][1]] };
+      }
+      if (i === 0 && !hidesMarker) { return null; }  // only a marker moves a name off its place
+    }
+    return null;
+  }
   function labelPlaces() {
     placeLabels.clearLayers();
     var zoom = map.getZoom();
-    if (zoom < 7) { return; }
-    // Larger places first; the smaller ones as the map zooms in; at most 40 names at once.
-    var least = zoom >= 11 ? 10000 : zoom >= 10 ? 25000 : zoom >= 9 ? 50000 : zoom >= 8 ? 100000 : 250000;
-    var bounds = map.getBounds(), shown = 0;
-    for (var i = 0; i < places.length && shown < 40; i++) {
-      var place = places[i];
-      if (place.population < least || !bounds.contains(place.at)) { continue; }
-      placeLabels.addLayer(L.marker(place.at, {
-        icon: L.divIcon({ className: 'place-label', html: '', iconSize: null }), interactive: false, keyboard: false, pane: 'base'
-      }).bindTooltip(place.name, { permanent: true, direction: 'center', className: 'place-name', interactive: false }));
-      shown++;
+    if (zoom >= 7) {
+      // Larger places first; towns under 10,000 people only from zoom 10, where one looks for
+      // them; and fewer names on a smaller map.
+      var least = zoom >= 10 ? 1000 : zoom >= 9 ? 10000 : zoom >= 8 ? 25000 : 50000;
+      var size = map.getSize(), most = Math.min(40, Math.round(size.x * size.y / 6000));
+      var fixed = obstacles(), taken = [];
+      for (var i = 0; i < places.length && taken.length < most; i++) {
+        var place = places[i];
+        if (place.population < least) { continue; }
+        var at = map.latLngToContainerPoint(place.at);
+        if (at.x < 0 || at.y < 0 || at.x > size.x || at.y > size.y) { continue; }
+        // An even width: the anchor at its middle is a whole pixel.
+        var width = 2 * Math.ceil(textWidth(place.name) / 2 + 2);
+        var spot = spotFor(at, width, size, fixed, taken);
+        if (!spot) { continue; }
+        taken.push(spot.box);
+        var text = document.createElement('span');
+        text.textContent = place.name;
+        placeLabels.addLayer(L.marker(place.at, {
+          icon: L.divIcon({ className: 'place-name', html: text, iconSize: [width, LABEL_HEIGHT], iconAnchor: spot.anchor }),
+          interactive: false, keyboard: false, pane: 'labels'
+        }));
+      }
     }
+    // The zoom whose names are all placed (every state in view fetched): the tests wait for it.
+    if (pending === 0) { element.dataset.labelled = String(zoom); }
   }
   function loadDetail() {
     var url = element.getAttribute('data-basemap-index');
     if (map.getZoom() < 7 || !url) { labelPlaces(); return; }
-    var ready = detailIndex ? Promise.resolve(detailIndex) : fetch(url).then(function (r) { return r.json(); });
-    ready.then(function (index) {
-      detailIndex = index;
-      var view = map.getBounds();
-      index.states.forEach(function (state) {
-        var box = L.latLngBounds([state.bbox[1], state.bbox[0]], [state.bbox[3], state.bbox[2]]);
-        if (detailLoaded[state.state] || !view.intersects(box)) { return; }
-        detailLoaded[state.state] = true;
-        if (state.water) {
-          fetch(state.water).then(function (r) { return r.json(); }).then(function (data) {
-            detailLines.addLayer(L.geoJSON(data, { pane: 'base', interactive: false, style: function (feature) {
-              // A lake lying whole in the state's box is a polygon, filled; rivers and cut shores are lines.
-              return feature.properties.kind === 'lake' ? { color: '#3b82f6', weight: 1, fillColor: '#93c5fd', fillOpacity: 0.85 }
-                : { color: '#60a5fa', weight: 1.2 };
-            } }));
-          });
-        }
-        fetch(state.url).then(function (r) { return r.json(); }).then(function (data) {
-          data.features.forEach(function (feature) {
-            if (feature.properties.kind === 'place') {
-              places.push({ name: feature.properties.name, population: feature.properties.population,
-                            at: L.latLng(feature.geometry.coordinates[1], feature.geometry.coordinates[0]) });
-            } else {
-              detailLines.addLayer(L.geoJSON(feature, { pane: 'base', interactive: false,
-                                                         style: { color: '#a8a29e', weight: 0.8, dashArray: '3 3' } }));
-            }
-          });
-          places.sort(function (a, b) { return b.population - a.population; });
-          labelPlaces();
+    if (!detailIndex) {
+      if (!indexAsked) {
+        indexAsked = true;
+        pending++;
+        fetch(url).then(function (r) { return r.json(); }).then(function (index) {
+          detailIndex = index;
+          pending--;
+          loadDetail();
         });
-      });
-      labelPlaces();
+      }
+      return;
+    }
+    var view = map.getBounds();
+    detailIndex.states.forEach(function (state) {
+      var box = L.latLngBounds([state.bbox[1], state.bbox[0]], [state.bbox[3], state.bbox[2]]);
+      if (detailLoaded[state.state] || !view.intersects(box)) { return; }
+      detailLoaded[state.state] = true;
+      if (state.water) {
+        fetch(state.water).then(function (r) { return r.json(); }).then(function (data) {
+          detailLines.addLayer(L.geoJSON(data, { pane: 'base', interactive: false, style: function (feature) {
+            // A lake lying whole in the state's box is a polygon, filled; rivers and cut shores are lines.
+            return feature.properties.kind === 'lake' ? { color: '#3b82f6', weight: 1, fillColor: '#93c5fd', fillOpacity: 0.85 }
+              : { color: '#60a5fa', weight: 1.2 };
+          } }));
+        });
+      }
+      pending++;
+      fetch(state.url).then(function (r) { return r.json(); }).then(function (data) {
+        data.features.forEach(function (feature) {
+          if (feature.properties.kind === 'place') {
+            places.push({ name: feature.properties.name, population: feature.properties.population,
+                          at: L.latLng(feature.geometry.coordinates[1], feature.geometry.coordinates[0]) });
+          } else {
+            detailLines.addLayer(L.geoJSON(feature, { pane: 'base', interactive: false,
+                                                       style: { color: '#a8a29e', weight: 0.8, dashArray: '3 3' } }));
+          }
+        });
+        places.sort(function (a, b) { return b.population - a.population; });
+      }).then(function () { pending--; labelPlaces(); }, function () { pending--; labelPlaces(); });
     });
+    labelPlaces();
   }
+  // While the map zooms the names keep their size and would pile up: gone until it stops.
+  map.on('zoomstart', function () { placeLabels.clearLayers(); });
   map.on('moveend', loadDetail);
 
-  var lat = parseFloat(element.dataset.lat), lon = parseFloat(element.dataset.lon);
-  var origin = isNaN(lat) ? null : L.latLng(lat, lon);
   // Three markers a patient tells apart, each labelled (the legend under the map says the
   // same): the point searched from (a blue dot, "Your search point"), the nearest clinic (an
   // amber star, "Nearest") and the other clinics (a teal cross, clustered).
+  var originMarker = null;
   if (origin) {
-    L.circleMarker(origin, { radius: 9, color: '#1d4ed8', weight: 3, fillColor: '#93c5fd', fillOpacity: 0.9, className: 'origin-marker' })
-      .addTo(map).bindTooltip(element.dataset.originLabel || '', { permanent: true, direction: 'bottom', className: 'map-label' });
+    originMarker = L.circleMarker(origin, { radius: 9, color: '#1d4ed8', weight: 3, fillColor: '#93c5fd', fillOpacity: 0.9,
+                                            className: 'origin-marker', pane: 'search', interactive: false }).addTo(map);
   }
+  // The two labels point away from each other: "Nearest" on the side of its clinic away from
+  // the search point, the search point's on the other, so neither covers the other nor a marker.
+  function labelMarkers(nearest) {
+    var south = nearest && origin && nearest.getLatLng().lat < origin.lat;
+    if (originMarker) {
+      originMarker.unbindTooltip().bindTooltip(element.dataset.originLabel || '', { permanent: true, className: 'map-label',
+        direction: south ? 'top' : 'bottom', offset: south ? [0, -12] : [0, 12] });
+    }
+    if (nearest) {
+      nearest.bindTooltip(element.dataset.nearestLabel || '', { permanent: true, className: 'map-label',
+        direction: south ? 'bottom' : 'top', offset: south ? [0, 16] : [0, -16] });
+    }
+  }
+  labelMarkers(null);
   var clinicIcon = L.divIcon({ className: 'clinic-marker', html: '<span aria-hidden="true">+</span>', iconSize: [26, 26], iconAnchor: [13, 13] });
   var cluster = L.markerClusterGroup({ showCoverageOnHover: false });
   map.addLayer(cluster);
-  var nearestMarker = null;
-  var list = document.getElementById('nearest-list');
+  var nearestMarker = null, markersById = {};
   var filters = document.getElementById('map-filters');
   var pediatric = document.getElementById('filter-pediatric');
   var hospital = document.getElementById('filter-hospital');
   var specialization = document.getElementById('filter-specialization');
+
+  // The row of the clinic whose popup is open is marked.
+  function select(id) {
+    if (!list) { return; }
+    Array.prototype.forEach.call(list.children, function (item) { item.classList.toggle('selected', item.dataset.id === id); });
+  }
+  // A marker tapped (or reached by keyboard): its row brought into sight, beside the map on a
+  // desk, under it on a phone. A row tapped leaves the list where it is.
+  function reveal(id) {
+    var item = list && list.querySelector('li[data-id="' + id + '"]');
+    if (item) { item.scrollIntoView({ block: 'nearest' }); }
+  }
+  cluster.on('popupopen', function (event) { select(String(event.layer.options.clinicId)); });
+  cluster.on('popupclose', function () { select(null); });
+  cluster.on('click', function (event) { reveal(String(event.layer.options.clinicId)); });
+  // A row's clinic, centred with its popup open (a clustered one zoomed to first).
+  function showOnMap(item) {
+    var marker = markersById[item.dataset.id];
+    select(item.dataset.id);
+    element.scrollIntoView({ block: 'nearest' });
+    function open() {
+      map.setView(marker.getLatLng(), map.getZoom(), { animate: false });
+      marker.openPopup();
+    }
+    if (!marker) {
+      // Before the markers are drawn: the place alone.
+      map.setView([parseFloat(item.dataset.lat), parseFloat(item.dataset.lon)], Math.max(map.getZoom(), 12));
+    } else if (marker === nearestMarker) {
+      open();
+    } else {
+      cluster.zoomToShowLayer(marker, open);
+    }
+  }
+  if (list) {
+    // "Show on map" in each row: the keyboard's way to what a tap on the row does.
+    var showLabel = list.dataset.showOnMap || (document.documentElement.lang === 'ru' ? 'Показать на карте' : 'Show on map');
+    Array.prototype.forEach.call(list.children, function (item) {
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'show-on-map';
+      button.textContent = showLabel;
+      var name = item.querySelector('a');
+      if (name && name.id) { button.setAttribute('aria-describedby', name.id); }
+      item.appendChild(button);
+    });
+    // A tap on a row (its links still go where they go).
+    list.addEventListener('click', function (event) {
+      var item = event.target.closest('li');
+      if (!item || !list.contains(item)) { return; }
+      if (event.target.closest('a') || (event.target.closest('button') && !event.target.closest('button.show-on-map'))) { return; }
+      showOnMap(item);
+    });
+  }
 
   function popup(clinic) {
     var box = document.createElement('div');
@@ -136,9 +310,10 @@
     return true;
   }
 
-  function draw(data, byId) {
+  function draw(data, byId, refit) {
     cluster.clearLayers();
     if (nearestMarker) { map.removeLayer(nearestMarker); nearestMarker = null; }
+    markersById = {};
     var nearestId = null;
     if (list) {
       // The list is in distance order: the first item still shown is the nearest.
@@ -153,7 +328,10 @@
     var markers = [];
     data.clinics.forEach(function (clinic) {
       if (!matches(clinic) || String(clinic[0]) === nearestId) { return; }
-      markers.push(L.marker([clinic[2], clinic[3]], { icon: clinicIcon, title: clinic[1], alt: clinic[1] }).bindPopup(popup(clinic)));
+      var marker = L.marker([clinic[2], clinic[3]], { icon: clinicIcon, title: clinic[1], alt: clinic[1], clinicId: clinic[0] })
+        .bindPopup(popup(clinic));
+      markersById[String(clinic[0])] = marker;
+      markers.push(marker);
     });
     cluster.addLayers(markers);
     var nearest = nearestId && byId[nearestId];
@@ -162,15 +340,19 @@
       // Labelled, not covered by an open popup: a tap opens it.
       nearestMarker = L.marker([nearest[2], nearest[3]], { icon: icon, title: nearest[1], alt: nearest[1], zIndexOffset: 1000 })
         .bindPopup(popup(nearest), { className: 'nearest-popup' })
-        .bindTooltip(element.dataset.nearestLabel || '', { permanent: true, direction: 'top', offset: [0, -16], className: 'map-label' })
+        .on('popupopen', function () { select(String(nearest[0])); })
+        .on('popupclose', function () { select(null); })
+        .on('click', function () { reveal(String(nearest[0])); })
         .addTo(map);
       nearestMarker.getElement().dataset.id = String(nearest[0]);
-      var bounds = L.latLngBounds([[nearest[2], nearest[3]]]);
-      if (origin) { bounds.extend(origin); }
-      map.fitBounds(bounds.pad(0.4), { maxZoom: 13 });
+      markersById[String(nearest[0])] = nearestMarker;
     }
+    labelMarkers(nearestMarker);
+    if (refit) { frame(); }
     element.dataset.drawn = String(markers.length + (nearest ? 1 : 0));
     element.dataset.highlighted = nearest ? String(nearest[0]) : '';
+    // The names make room for the new labels.
+    labelPlaces();
   }
 
   fetch('/clinics/map.json').then(function (r) { return r.json(); }).then(function (data) {
@@ -197,8 +379,9 @@
       pair[1].addEventListener('change', function () { searchBox.checked = pair[1].checked; });
     });
     [pediatric, hospital, specialization].forEach(function (control) {
-      control.addEventListener('change', function () { draw(data, byId); });
+      control.addEventListener('change', function () { draw(data, byId, true); });
     });
-    draw(data, byId);
+    draw(data, byId, false);
   });
+  loadDetail();
 }());

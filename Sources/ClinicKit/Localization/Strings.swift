@@ -24,7 +24,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName
     case importFieldTooLong, importBadCoordinates, importBadFlag, importBadTimeZone, importRejected, clinicExists
     case limitRange, clinicNotFound, specializationInvalid, specializationUnknown, departmentExists, doctorNameInvalid
-    case workingHoursInvalid, departmentNotFound, doctorNotFound, fileUnreadable, importBadHeader
+    case workingHoursInvalid, departmentNotFound, doctorNotFound, fileUnreadable, importBadHeader, clinicNameShared
     // Accounts, sessions, passwords and privacy (AccountStrings.swift)
     case sessionFileLink, sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials, loginInvalid
     case fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer, passwordTooShort

@@ -87,6 +87,8 @@ extension TerminalWords {
                         "Вы принимаете политику конфиденциальности? [д/Н] "),
         .weekdays: ("Mon,Tue,Wed,Thu,Fri,Sat,Sun",
                     "Пн,Вт,Ср,Чт,Пт,Сб,Вс"),
+        .hoursAnd: ("and", "и"),
+        .minutesUnit: ("min", "мин"),
         .usageNoCommand: ("No command given. Run 'clinic --help' for the commands, or run clinic on a terminal for the interactive session.",
                           "Команда не указана. Список команд: 'clinic --help'; для диалогового режима запустите clinic в терминале."),
     ]

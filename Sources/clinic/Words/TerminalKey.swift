@@ -12,7 +12,7 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case headerId, headerName, headerCity, headerKind, headerTimeZone, headerSpecialization, headerDoctors
     case headerClinic, headerDepartment, headerDoctor, headerStart, headerStatus, headerHours, kindHospital
     case kindPediatric, kindClinic, noClinics, noDepartments, noDoctors, noAppointments, registered, loggedIn
-    case loggedOut, notLoggedInInfo, whoami, promptField, promptPassword, promptPasswordAgain, promptAccept, weekdays
+    case loggedOut, notLoggedInInfo, whoami, promptField, promptPassword, promptPasswordAgain, promptAccept, weekdays, hoursAnd, minutesUnit
     case usageNoCommand
     // AdminWords.swift
     case zoneChangesNote, zoneChangesHeading, zoneChangeLine, backupDone, restoreDone, checkOk, checkFailed

@@ -205,6 +205,24 @@ public final class ClinicController: Sendable {
         return Page(items: items, nextCursor: next)
     }
 
+    /// A clinic named as an operator knows it: its id, its directory's external id, or its name
+    /// (any case). A name several clinics share is refused with each one's id and city, so the
+    /// operator can give the id; nothing matching is `not_found`.
+    public func clinic(reference: String) throws -> Clinic {
+        let text = reference.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw ClinicError.invalid(.fieldEmpty, "clinic") }
+        if let id = Int64(text), let clinic = try database.reading({ tx in try tx.clinic(id: id) }) { return clinic }
+        if let clinic = try database.reading({ tx in try tx.clinic(externalId: text) }) { return clinic }
+        let named = try getAllClinics().filter { $0.name.compare(text, options: [.caseInsensitive, .diacriticInsensitive]) == .orderedSame }
+        switch named.count {
+        case 0: throw ClinicError(.notFound, .clinicNotFound, text)
+        case 1: return named[0]
+        default:
+            let list = named.prefix(10).map { "\($0.id ?? 0) (\($0.city), \($0.state))" }.joined(separator: ", ")
+            throw ClinicError.invalid(.clinicNameShared, text, list)
+        }
+    }
+
     public func getClinicById(_ id: Int64) throws -> Clinic {
         guard let clinic = try database.reading({ tx in try tx.clinic(id: id) }) else {
             throw ClinicError(.notFound, .clinicNotFound, String(id))
