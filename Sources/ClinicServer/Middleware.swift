@@ -178,6 +178,10 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response: Response
         var context = context
         context.requestId = id
+        // One id per line: the request's (the one the response carries), in place of
+        // Hummingbird's own `hb.request.id`, on this line and on every line logged while it runs.
+        context.logger[metadataKey: "hb.request.id"] = nil
+        context.logger[metadataKey: "request_id"] = .string(id)
         do {
             response = try await next(request, context)
         } catch {
@@ -207,7 +211,6 @@ struct RequestLogMiddleware: RouterMiddleware {
         let method = known.contains(request.method.rawValue) ? request.method.rawValue : "OTHER"
         metrics.request(route: route, method: method, status: status, duration: elapsed)
         context.logger.info("request", metadata: [
-            "request_id": .string(id),
             "method": .string(method),
             "route": .string(route),
             "status": .stringConvertible(status),

@@ -96,11 +96,12 @@
     return true;
   }
   function grown(box, by) { return { left: box.left - by, top: box.top - by, right: box.right + by, bottom: box.bottom + by }; }
-  // What a name must leave in sight, in the map's pixels: the search point, the nearest clinic,
-  // their labels and the map's buttons.
+  // What a name must leave in sight, in the map's pixels: the search point, the clinics' markers
+  // (drawn over the names), the two labels and the map's buttons.
   function obstacles() {
     var frame = element.getBoundingClientRect(), boxes = [];
-    Array.prototype.forEach.call(element.querySelectorAll('.origin-marker, .nearest-marker, .map-label, .leaflet-control'), function (node) {
+    var selector = '.origin-marker, .leaflet-marker-pane > .leaflet-marker-icon, .map-label, .leaflet-control';
+    Array.prototype.forEach.call(element.querySelectorAll(selector), function (node) {
       var box = node.getBoundingClientRect();
       if (box.width || box.height) {
         boxes.push(grown({ left: box.left - frame.left, top: box.top - frame.top, right: box.right - frame.left, bottom: box.bottom - frame.top }, GAP));
@@ -108,8 +109,8 @@
     });
     return boxes;
   }
-  // Where a name goes: on its place, unless that hides the search point, the nearest clinic or
-  // their labels; then just above, below, right or left of it. Never over another name (larger
+  // Where a name goes: on its place, unless a marker or a label is there; then just above,
+  // below, right or left of it. Never over another name (larger
   // places came first), never cut by the map's edge. Null: not shown at this view.
   function spotFor(at, width, size, fixed, taken) {
     var half = width / 2, aside = LABEL_HEIGHT / 2 + 14;
@@ -129,9 +130,9 @@
     placeLabels.clearLayers();
     var zoom = map.getZoom();
     if (zoom >= 7) {
-      // Larger places first; towns under 10,000 people only from zoom 10, where one looks for
-      // them; and fewer names on a smaller map.
-      var least = zoom >= 10 ? 1000 : zoom >= 9 ? 10000 : zoom >= 8 ? 25000 : 50000;
+      // Larger places first; towns of a few thousand people only from zoom 9 or 10, where one
+      // looks for them; and fewer names on a smaller map.
+      var least = zoom >= 10 ? 1000 : zoom >= 9 ? 5000 : zoom >= 8 ? 10000 : 25000;
       var size = map.getSize(), most = Math.min(40, Math.round(size.x * size.y / 6000));
       var fixed = obstacles(), taken = [];
       for (var i = 0; i < places.length && taken.length < most; i++) {
@@ -229,6 +230,8 @@
   var clinicIcon = L.divIcon({ className: 'clinic-marker', html: '<span aria-hidden="true">+</span>', iconSize: [26, 26], iconAnchor: [13, 13] });
   var cluster = L.markerClusterGroup({ showCoverageOnHover: false });
   map.addLayer(cluster);
+  // The clusters settle after the zoom: the names make room for them where they land.
+  cluster.on('animationend', labelPlaces);
   var nearestMarker = null, markersById = {};
   var filters = document.getElementById('map-filters');
   var pediatric = document.getElementById('filter-pediatric');

@@ -19,6 +19,10 @@ import Testing
             let made = try #require(bad.headers["X-Request-Id"].first)
             #expect(made != "has spaces & more")
             #expect(server.serverLog.contains("request_id=phone-42.retry_1"))
+            // One request id per line (issue 46): not Hummingbird's own beside ours.
+            let lines = server.serverLog.split(separator: "\n").filter { $0.hasPrefix("request ") }
+            #expect(!lines.isEmpty && lines.allSatisfy { !$0.contains("hb.request.id") && $0.components(separatedBy: "request_id=").count == 2 },
+                    "\(lines.prefix(3))")
 
             let scrape = try await server.send(.GET, "/metrics")
             #expect(scrape.status == 200)
