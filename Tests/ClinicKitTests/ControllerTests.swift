@@ -140,6 +140,12 @@ import Testing
         }
         #expect(try names(makeSystem()) == names(makeSystem()))
         #expect(DemoDirectory.doctorName(seed: "0005793230/therapy/0") == DemoDirectory.doctorName(seed: "0005793230/therapy/0"))
+        // A Russian surname agrees with the first name (issue 46: "James Sokolova"), over many seeds.
+        let sample = (0..<5000).map { DemoDirectory.doctorName(seed: "seed-\($0)/therapy/0") }
+        let women = sample.filter { DemoDirectory.feminine.contains(String($0.split(separator: " ")[0])) }
+        let men = sample.filter { !DemoDirectory.feminine.contains(String($0.split(separator: " ")[0])) }
+        #expect(women.contains { $0.hasSuffix("ova") } && men.contains { $0.hasSuffix("ov") })
+        #expect(!men.contains { $0.hasSuffix("ova") } && !women.contains { $0.hasSuffix("ov") })
     }
 
     @Test func addClinicAndDepartmentValidate() throws {

@@ -9,10 +9,16 @@ public enum DemoDirectory {
     static let firstNames = ["Emily", "James", "Olivia", "Michael", "Sophia", "David", "Ava", "Daniel",
                              "Mia", "Robert", "Grace", "William", "Chloe", "Thomas", "Hannah", "Andrew",
                              "Natalie", "Joseph", "Elena", "Samuel", "Irina", "Alexei", "Maria", "Pavel"]
-    static let surnames = ["Carter", "Nguyen", "Patel", "Johnson", "Garcia", "Kim", "Martinez", "Brown",
-                           "Davis", "Wilson", "Anderson", "Thompson", "Lee", "Walker", "Hall", "Young",
-                           "Lopez", "Hill", "Scott", "Green", "Adams", "Baker", "Novak", "Ivanova",
-                           "Petrov", "Sokolova", "Rivera", "Campbell", "Mitchell", "Roberts"]
+    /// The women's names of `firstNames`: a Russian surname agrees with them ("Elena Sokolova",
+    /// "James Sokolov").
+    static let feminine: Set<String> = ["Emily", "Olivia", "Sophia", "Ava", "Mia", "Grace", "Chloe", "Hannah", "Natalie",
+                                        "Elena", "Irina", "Maria"]
+    /// Each surname as a man's and as a woman's (the same but for the Russian ones).
+    static let surnames: [(man: String, woman: String)] = [
+        "Carter", "Nguyen", "Patel", "Johnson", "Garcia", "Kim", "Martinez", "Brown", "Davis", "Wilson", "Anderson", "Thompson",
+        "Lee", "Walker", "Hall", "Young", "Lopez", "Hill", "Scott", "Green", "Adams", "Baker", "Novak",
+    ].map { ($0, $0) } + [("Ivanov", "Ivanova"), ("Petrov", "Petrova"), ("Sokolov", "Sokolova")]
+        + ["Rivera", "Campbell", "Mitchell", "Roberts"].map { ($0, $0) }
     static let weekdays = 1...5
     static let intervals = [(8 * 60, 12 * 60), (13 * 60, 17 * 60)]
     public static let slotMinutes = 20
@@ -31,7 +37,7 @@ public enum DemoDirectory {
         let hash = stableHash(seed)
         let first = firstNames[Int(hash % UInt64(firstNames.count))]
         let last = surnames[Int((hash / 7919) % UInt64(surnames.count))]
-        return "\(first) \(last)"
+        return "\(first) \(feminine.contains(first) ? last.woman : last.man)"
     }
 
     /// The weekly hours every demo doctor works.
