@@ -207,7 +207,15 @@ def test_the_list_and_the_map_lead_to_each_other(site, size):
         highlighted = driver.find_element(By.ID, "map").get_attribute("data-highlighted")
         assert highlighted == rows[0][0]
         assert not selected(driver)
-        # A tap on a row's text: a clinic further down the list, likely clustered at first.
+        # The star tapped: its row marked, and in sight (under the map on a phone).
+        star = driver.find_element(By.CSS_SELECTOR, ".nearest-marker")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", star)
+        star.click()
+        WebDriverWait(driver, 10).until(lambda d: selected(d) == [highlighted])
+        assert rows[0][1] in popup_names(driver)
+        assert driver.execute_script("var r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight;",
+                                     row(driver, highlighted))
+        # A tap on a row's text: a clinic further down the list, clustered at first.
         far_id, far_name, far_lat, far_lon = rows[6]
         target = row(driver, far_id).find_element(By.CSS_SELECTOR, "div")
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", target)
@@ -216,22 +224,15 @@ def test_the_list_and_the_map_lead_to_each_other(site, size):
         assert selected(driver) == [far_id]
         assert centred(driver, far_lat, far_lon) <= 2
         assert driver.execute_script("return document.getElementById('map').getBoundingClientRect().top") >= -1  # in sight
-        # The star tapped: its row marked instead, and in sight.
-        driver.execute_script("window.scrollTo(0, document.body.scrollHeight);")
-        star = driver.find_element(By.CSS_SELECTOR, ".nearest-marker")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", star)
-        star.click()
-        WebDriverWait(driver, 10).until(lambda d: selected(d) == [highlighted])
-        assert rows[0][1] in popup_names(driver)
-        assert driver.execute_script("var r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight;",
-                                     row(driver, highlighted))
-        # The first marker seen from the row tapped above, tapped on the map: its row again.
+        # The popup closed, the row is no longer marked; its marker, tapped on the map, marks it again.
+        driver.execute_script("document.getElementById('map')._leafletMap.closePopup();")
+        assert not selected(driver)
         marker = [m for m in driver.find_elements(By.CSS_SELECTOR, ".leaflet-marker-pane .clinic-marker")
                   if m.get_attribute("title") == far_name and m.is_displayed()]
-        if marker:
-            driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", marker[0])
-            driver.execute_script("arguments[0].click();", marker[0])
-            WebDriverWait(driver, 10).until(lambda d: selected(d) == [far_id])
+        assert marker, far_name
+        marker[0].click()
+        WebDriverWait(driver, 10).until(lambda d: selected(d) == [far_id])
+        assert far_name in popup_names(driver)
         # By keyboard: the third row's "Show on map".
         third_id, third_name, third_lat, third_lon = rows[2]
         button = row(driver, third_id).find_element(By.CSS_SELECTOR, "button.show-on-map")
