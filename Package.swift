@@ -61,6 +61,11 @@ let package = Package(
             name: "CQPDF",
             pkgConfig: "libqpdf",
             providers: [.apt(["libqpdf-dev"])]),
+        // libedit (Debian's libedit-dev), the BSD line editor: the interactive session's line
+        // editing and history (issue 46), behind a small C shim (el_set is variadic).
+        .target(
+            name: "CEdit",
+            linkerSettings: [.linkedLibrary("edit")]),
         .target(
             name: "ClinicImages",
             dependencies: ["ClinicKit", "CVips"]),
@@ -150,6 +155,7 @@ let package = Package(
                 "ClinicStoreSQLite",
                 "ClinicStorePostgres",
                 "ClinicStoreCopy",
+                "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

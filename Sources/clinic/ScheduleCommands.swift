@@ -108,25 +108,30 @@ extension AppointmentsCommand {
             let (appointment, history) = try system.appointments.appointmentWithHistory(appointmentId, clientId: client.id ?? 0)
             let json = AppointmentHistoryJSON(appointment, history)
             try context.emit(json) {
-                let clinic = try system.clinics.getClinicById(appointment.clinicId)
-                var lines = [
-                    "\(appointment.id ?? 0): " + localTime(appointment.startsAt, clinic, context) + " · " + clinic.name,
-                    appointment.doctorName + " · " + appointment.status.text(context.language),
-                ]
-                if !appointment.notes.isEmpty { lines.append(appointment.notes) }
-                lines.append("")
-                lines.append(Output.table(
-                    [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
-                    history.map { event in
-                        [localTime(event.at, clinic, context),
-                         event.text(context.language) + (event.reason.map { " (" + $0 + ")" } ?? ""),
-                         context.text(event.actor == ChangedBy.staff.rawValue ? .actorStaff : .actorPatient),
-                         event.startsAt.map { localTime($0, clinic, context) } ?? ""]
-                    }))
-                return lines.joined(separator: "\n")
+                appointmentText(appointment, history, try system.clinics.getClinicById(appointment.clinicId), context)
             }
         }
     }
+}
+
+/// One appointment with its history, as `appointments show` and the session's "My
+/// appointments" print it: when and where, the doctor and status, the reason, then the history.
+func appointmentText(_ appointment: Appointment, _ history: [AppointmentEvent], _ clinic: Clinic, _ context: Context) -> String {
+    var lines = [
+        "\(appointment.id ?? 0): " + localTime(appointment.startsAt, clinic, context) + " · " + clinic.name,
+        appointment.doctorName + " · " + appointment.status.text(context.language),
+    ]
+    if !appointment.notes.isEmpty { lines.append(appointment.notes) }
+    lines.append("")
+    lines.append(Output.table(
+        [context.text(.headerWhen), context.text(.headerEvent), context.text(.headerActor), context.text(.headerStart)],
+        history.map { event in
+            [localTime(event.at, clinic, context),
+             event.text(context.language) + (event.reason.map { " (" + $0 + ")" } ?? ""),
+             context.text(event.actor == ChangedBy.staff.rawValue ? .actorStaff : .actorPatient),
+             event.startsAt.map { localTime($0, clinic, context) } ?? ""]
+        }))
+    return lines.joined(separator: "\n")
 }
 
 extension AppointmentStatus: ExpressibleByArgument {}

@@ -94,6 +94,18 @@ final class PseudoTerminal: @unchecked Sendable {
     /// Types a line and Enter.
     func type(_ line: String) { typeBytes(Array((line + "\n").utf8)) }
 
+    /// After the department (or visit type): "Which doctor?" when it has several (answered
+    /// with `doctor`: "" is any), then the day's list; returns the day list's screen.
+    @discardableResult
+    func passDoctorQuestion(_ doctor: String = "") throws -> String {
+        let next = try expect("Choose 1–")
+        guard next.contains("Which doctor?") else { return next }
+        #expect(next.contains("Any doctor (the first free)"), "\(next)")
+        type(doctor)
+        try expect("Day")
+        return try expect("Choose 1–")
+    }
+
     func typeBytes(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
     }
@@ -165,22 +177,40 @@ final class PseudoTerminal: @unchecked Sendable {
         try terminal.expect("My home clinic: Adventist Medical Center")
         terminal.type("")
         try terminal.expect("Department — Adventist Medical Center")
+        try terminal.expect("Choose 1–")
         terminal.type("")
-        try terminal.expect("Day")
-        let days = try terminal.expect("Choose 1–")
+        // Issue 46: a department of several doctors asks which (the first by name here).
+        let days = try terminal.passDoctorQuestion("2")
         #expect(days.contains("free slots"))
         terminal.type("2")
         try terminal.expect("Time — ")
-        try terminal.expect(" [1]: ")
+        let times = try terminal.expect(" [1]: ")
+        // The times are right-aligned: the doctors' names start in one column, after 10:00 too.
+        let columns = times.split(separator: "\n").filter { $0.contains("M–") }.map { line in
+            line.distance(from: line.startIndex, to: line.range(of: "M  ")?.lowerBound ?? line.startIndex)
+        }
+        #expect(columns.count >= 6 && Set(columns).count == 1, "\(times)")
         terminal.type("")
+        // Issue 46: the reason for the visit is asked, as on the web (Enter skips it).
+        try terminal.expect("Reason for the visit (optional")
+        terminal.type("Back pain since Monday")
         try terminal.expect("Book ")
         try terminal.expect("[Y/n]: ")
         terminal.type("")
         try terminal.expect("Booked appointment ")
         try terminal.expect("Choose 1–10 [1]: ")
         terminal.type("5")
-        let listed = try terminal.expect("Choose 1–10 [1]: ")
-        #expect(listed.contains("Upcoming · 1 appointment") && listed.contains("scheduled"))
+        // Issue 46: "My appointments" opens one visit by its number.
+        let listed = try terminal.expect("Choose 1 [q]: ")
+        #expect(listed.contains("Upcoming · 1 appointment") && listed.contains("scheduled") && listed.contains("opens that visit"))
+        terminal.type("1")
+        let visit = try terminal.expect("Choose 1–2 [q]: ")
+        #expect(visit.contains("Back pain since Monday") && visit.contains("booked") && visit.contains("Reschedule it")
+                && visit.contains("Cancel it"), "\(visit)")
+        terminal.type("")
+        try terminal.expect("Choose 1 [q]: ")
+        terminal.type("")
+        try terminal.expect("Choose 1–10 [1]: ")
 
         // Cancel: Enter alone does nothing; then the first, declined once, then confirmed.
         terminal.type("7")
@@ -225,8 +255,9 @@ final class PseudoTerminal: @unchecked Sendable {
         #expect(menu.contains("Главное меню — Борис") && menu.contains("\u{1B}["), "colour on a terminal without NO_COLOR")
         terminal.typeBytes([0xFF, 0xFE, 0x0A]) // not UTF-8
         try terminal.expect("нечитаемые символы")
-        terminal.typeBytes(Array("\u{1B}[A\n".utf8)) // an arrow key
-        try terminal.expect("нечитаемые символы")
+        // Issue 46: the line is edited (libedit): "4", the left arrow, "1" is "14", not escape codes.
+        terminal.typeBytes(Array("4\u{1B}[D1\n".utf8))
+        try terminal.expect("Введите число от 1 до 10")
         terminal.type(String(repeating: "x", count: 2000))
         try terminal.expect("Слишком длинный ответ")
         terminal.type("42")
@@ -290,11 +321,12 @@ final class PseudoTerminal: @unchecked Sendable {
         let visits = try terminal.expect("Choose 1–2 [1]: ")
         #expect(visits.contains("Visit") && visits.contains("Follow-up, 20 min") && visits.contains("First visit, 40 min"), "\(visits)")
         terminal.type("2")
-        try terminal.expect("Day")
-        try terminal.expect("Choose 1–")
+        try terminal.passDoctorQuestion()
         terminal.type("")
         try terminal.expect("Time — ")
         try terminal.expect(" [1]: ")
+        terminal.type("")
+        try terminal.expect("Reason for the visit (optional")
         terminal.type("")
         try terminal.expect("[Y/n]: ")
         terminal.type("")
@@ -340,13 +372,15 @@ final class PseudoTerminal: @unchecked Sendable {
         try terminal.expect("Which clinic?")
         terminal.type("")
         try terminal.expect("Department — ")
+        try terminal.expect("Choose 1–")
         terminal.type("")
-        try terminal.expect("Day")
-        try terminal.expect(" [1]: ")
+        try terminal.passDoctorQuestion()
         terminal.type("2")
         try terminal.expect("Time — ")
         try terminal.expect(" [1]: ")
         terminal.type("2")
+        try terminal.expect("Reason for the visit (optional")
+        terminal.type("")
         try terminal.expect("[Y/n]: ")
         terminal.type("y")
         try terminal.expect("Booked appointment ")

@@ -53,6 +53,33 @@ final class LineReader {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
+    /// Set when Ctrl-C ended a read of `nextByte`: the editor's line is given up.
+    private var editInterrupted = false
+
+    /// The next byte for the line editor: what is buffered first, else read(2); -1 at the end
+    /// of input, -2 when Ctrl-C was pressed (`takeEditInterrupt` then says so).
+    func nextByte() -> Int32 {
+        if Self.takeInterrupt() { buffer.removeAll(); editInterrupted = true; return -2 }
+        while buffer.isEmpty {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 { buffer += chunk[..<count]; break }
+            if count < 0 && errno == EINTR {
+                guard Self.takeInterrupt() else { continue }
+                editInterrupted = true
+                return -2
+            }
+            return -1
+        }
+        return Int32(buffer.removeFirst())
+    }
+
+    /// Whether Ctrl-C ended the editor's last line; clears it.
+    func takeEditInterrupt() -> Bool {
+        defer { editInterrupted = false }
+        return editInterrupted || Self.takeInterrupt()
+    }
+
     /// Whether Ctrl-C was pressed since the last call; clears it.
     static func takeInterrupt() -> Bool {
         guard interruptPending != 0 else { return false }
@@ -115,13 +142,16 @@ final class LineReader {
 /// answer that means "back" is nil.
 final class Prompt {
     let reader: LineReader
+    /// Line editing and history on a terminal (nil: piped input, read as before).
+    let editor: LineEditor?
     var language: Language
     let style: Style
     /// Columns for long lists: the terminal's width, else 80.
     var width: Int { Terminal().columns ?? 80 }
 
-    init(reader: LineReader, language: Language, style: Style) {
+    init(reader: LineReader, language: Language, style: Style, editor: LineEditor? = nil) {
         self.reader = reader
+        self.editor = editor
         self.language = language
         self.style = style
     }
@@ -148,11 +178,18 @@ final class Prompt {
         ["q", "й", "quit", "back", "выход", "назад"].contains(answer.lowercased())
     }
 
-    /// The next answer, trimmed; nil to go back. Empty answers are returned as "".
-    private func answer(_ prompt: String) -> String? {
+    /// The next answer, trimmed; nil to go back. Empty answers are returned as "". With
+    /// `remember`, the answer goes into the line editor's history.
+    private func answer(_ prompt: String, remember: Bool = false) -> String? {
         while true {
-            write(prompt)
-            switch reader.next() {
+            let next: LineReader.Line
+            if let editor {
+                next = editor.line(prompt)
+            } else {
+                write(prompt)
+                next = reader.next()
+            }
+            switch next {
             case .end, .interrupted:
                 say()
                 return nil
@@ -162,20 +199,27 @@ final class Prompt {
                 problem(text(.answerUnreadable))
             case .text(let line):
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if remember && !Self.isBack(trimmed) { editor?.remember(trimmed) }
                 return Self.isBack(trimmed) ? nil : trimmed
             }
         }
     }
 
     /// A line of text; Enter takes `defaultValue` when there is one, else asks again.
-    func line(_ label: String, default defaultValue: String? = nil) -> String? {
+    /// `remember`: worth recalling with Up later (a place searched), never personal data.
+    func line(_ label: String, default defaultValue: String? = nil, remember: Bool = false) -> String? {
         let prompt = label + (defaultValue.map { " [" + $0 + "]" } ?? "") + ": "
         while true {
-            guard let answer = answer(prompt) else { return nil }
+            guard let answer = answer(prompt, remember: remember) else { return nil }
             if !answer.isEmpty { return answer }
             if let defaultValue { return defaultValue }
             problem(text(.answerEmpty))
         }
+    }
+
+    /// A line that may be left empty (Enter: ""); nil to go back.
+    func optionalLine(_ label: String) -> String? {
+        answer(label + ": ")
     }
 
     /// A number from 1 to `count` (returned from 0); Enter takes `defaultIndex`, or goes back

@@ -35,7 +35,9 @@ final class Session {
         self.context = context
         requestedLanguage = context.options.lang
         system = try context.system()
-        prompt = Prompt(reader: LineReader(), language: context.language, style: .stdout)
+        let reader = LineReader()
+        prompt = Prompt(reader: reader, language: context.language, style: .stdout,
+                        editor: LineEditor(reader: reader, environment: context.environment))
     }
 
     var language: Language { context.language }
@@ -53,6 +55,7 @@ final class Session {
 
     func run() throws {
         LineReader.catchInterrupts()
+        prompt.editor?.useHistory(of: nil)
         if let token = try? context.sessionFile.read(), let client = try? system.clients.currentUser(token: token) {
             signedIn(client, token)
         }
@@ -65,6 +68,7 @@ final class Session {
     func signedIn(_ client: Client, _ token: String) {
         self.client = client
         self.token = token
+        prompt.editor?.useHistory(of: client.login)
         use(requestedLanguage ?? client.language)
     }
 
@@ -79,6 +83,7 @@ final class Session {
             prompt.problem(text(.sessionEnded))
             client = nil
             token = nil
+            prompt.editor?.useHistory(of: nil)
         } catch let error as ClinicError {
             prompt.problem(error.message(in: language))
         } catch {
@@ -236,6 +241,7 @@ final class Session {
         context.sessionFile.delete()
         client = nil
         token = nil
+        prompt.editor?.useHistory(of: nil)
         prompt.success(text(.loggedOut))
     }
 }

@@ -28,7 +28,7 @@ extension Session {
         if let mine, choice == 0 { return mine }
         if items[choice] == text(.originAddress) {
             while true {
-                guard let address = prompt.line(text(.labelAddress)) else { return nil }
+                guard let address = prompt.line(text(.labelAddress), remember: true) else { return nil }
                 do {
                     let result = try system.geocoding.geocode(address)
                     prompt.say(prompt.style.dim(result.isAmbiguous ? context.ambiguityText(result)
@@ -42,7 +42,7 @@ extension Session {
             }
         }
         while true {
-            guard let answer = prompt.line(text(.labelCoordinates)) else { return nil }
+            guard let answer = prompt.line(text(.labelCoordinates), remember: true) else { return nil }
             do { return try CoordinateParser.parse(answer) } catch let error as ClinicError {
                 prompt.problem(error.message(in: language))
             } catch {
@@ -69,7 +69,7 @@ extension Session {
             return nearby[index].clinic
         }
         while true {
-            guard let answer = prompt.line(text(.labelClinicId)) else { return nil }
+            guard let answer = prompt.line(text(.labelClinicId), remember: true) else { return nil }
             guard let id = Int64(answer), id > 0 else { prompt.problem(text(.invalidId, answer)); continue }
             do { return try system.clinics.getClinicById(id) } catch let error as ClinicError {
                 prompt.problem(error.message(in: language))
@@ -119,7 +119,14 @@ extension Session {
             }) else { return }
             visit = types[choice]
         }
-        guard let slot = try pickSlot(department: department.id ?? 0, clinic: clinic, doctor: nil, visitTypeId: visit?.id) else { return }
+        // Any doctor, or one of the department's by name (as the web's booking offers).
+        var doctor: Int64?
+        let doctors = try system.departments.getDoctorsByDepartmentId(department.id ?? 0)
+        if doctors.count > 1 {
+            guard let choice = prompt.choose(text(.chooseDoctor), [text(.anyDoctor)] + doctors.map(\.name)) else { return }
+            doctor = choice == 0 ? nil : doctors[choice - 1].id
+        }
+        guard let slot = try pickSlot(department: department.id ?? 0, clinic: clinic, doctor: doctor, visitTypeId: visit?.id) else { return }
         try confirmBooking(clinic: clinic, department: department, slot: slot, visitTypeId: visit?.id)
     }
 
@@ -168,9 +175,14 @@ extension Session {
         guard let day = prompt.choose(heading, days.map { $0.title + " — " + Noun.freeSlot.count($0.slots.count, language) })
         else { return nil }
         let slots = days[day].slots
-        guard let index = prompt.choose(text(.chooseTime, days[day].title), slots.map {
-            DateText.time($0.start, timeZone: clinic.zone, language: language) + "–"
-                + DateText.time($0.end, timeZone: clinic.zone, language: language) + "  " + $0.doctorName
+        // Times right-aligned ("9:40 AM" under "10:00 AM"), so that the doctors' names line up.
+        let starts = slots.map { DateText.time($0.start, timeZone: clinic.zone, language: language) }
+        let ends = slots.map { DateText.time($0.end, timeZone: clinic.zone, language: language) }
+        func padded(_ text: String, _ all: [String]) -> String {
+            String(repeating: " ", count: (all.map(Output.displayWidth).max() ?? 0) - Output.displayWidth(text)) + text
+        }
+        guard let index = prompt.choose(text(.chooseTime, days[day].title), slots.indices.map {
+            padded(starts[$0], starts) + "–" + padded(ends[$0], ends) + "  " + slots[$0].doctorName
         }) else { return nil }
         return slots[index]
     }
@@ -179,28 +191,68 @@ extension Session {
         let when = localTime(slot.start, clinic, context)
         let question = text(.askBook, Specialization.displayName(department.specialization, language), clinic.name, when,
                             slot.doctorName)
+        // The reason for the visit, as on the web (kept sealed; the clinic's staff read it).
+        guard let reason = prompt.optionalLine(text(.labelReason)) else { prompt.say(text(.notBooked)); return }
         guard prompt.confirm(question, default: true) else { prompt.say(text(.notBooked)); return }
         let appointment = try system.appointments.createAppointment(
             clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start), doctorId: slot.doctorId,
-            visitTypeId: visitTypeId)
+            notes: reason, visitTypeId: visitTypeId)
         prompt.success(text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context), clinic.name,
                             appointment.doctorName))
     }
 
     // MARK: Appointments
 
+    /// Upcoming, then past and cancelled, numbered in one run: a number opens that visit (its
+    /// details and history), with rescheduling and cancelling where they fit.
     func myAppointments() throws {
-        let all = try system.appointments(ofPatient: clientId, scope: .all)
-        let now = Date()
-        // Soonest first; everything that is not upcoming is past or cancelled.
-        let upcoming = all.filter { AppointmentScope.upcoming.contains($0.appointment, now: now) }
-        let closed = all.filter { !AppointmentScope.upcoming.contains($0.appointment, now: now) }
-        for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), closed)] {
-            prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
-            if !list.isEmpty { prompt.say(appointmentTable(list, context)) }
+        while true {
+            let all = try system.appointments(ofPatient: clientId, scope: .all)
+            let now = Date()
+            // Soonest first; everything that is not upcoming is past or cancelled.
+            let upcoming = all.filter { AppointmentScope.upcoming.contains($0.appointment, now: now) }
+            let closed = all.filter { !AppointmentScope.upcoming.contains($0.appointment, now: now) }
+            var numbered: [AppointmentAtClinic] = []
+            for (title, list) in [(text(.upcomingTitle), upcoming), (text(.pastTitle), closed)] {
+                prompt.heading(title + " · " + Noun.appointment.count(list.count, language))
+                guard !list.isEmpty else { continue }
+                // One numbering across both tables.
+                let table = appointmentTable(list, context, numbered: true).split(separator: "\n", omittingEmptySubsequences: false)
+                let offset = numbered.count
+                prompt.say(table.enumerated().map { index, line in
+                    guard index >= 2, offset > 0 else { return String(line) }
+                    return Self.renumbered(String(line), by: offset)
+                }.joined(separator: "\n"))
+                numbered += list
+            }
+            guard !numbered.isEmpty else { return }
+            prompt.say(prompt.style.dim(text(.openVisitHint)))
+            guard let index = prompt.pick(numbered.count, default: nil) else { return }
+            try openVisit(numbered[index])
         }
     }
 
+    /// A table line's first column, the choice number, moved on by `offset` (the second table
+    /// goes on from the first's last number), keeping the line's width.
+    static func renumbered(_ line: String, by offset: Int) -> String {
+        let digits = line.prefix { $0 == " " || $0.isNumber }
+        guard let number = Int(digits.trimmingCharacters(in: .whitespaces)) else { return line }
+        let text = String(number + offset)
+        let width = digits.count
+        return (text + String(repeating: " ", count: max(1, width - text.count))) + line.dropFirst(width)
+    }
+
+    /// One visit: when and where, the doctor, status, the reason and its history; then what
+    /// can be done with it.
+    func openVisit(_ item: AppointmentAtClinic) throws {
+        let (appointment, history) = try system.appointments.appointmentWithHistory(item.appointment.id ?? 0, clientId: clientId)
+        prompt.heading(Specialization.displayName(item.department.specialization, language) + " — " + item.clinic.name)
+        prompt.say(item.clinic.address + ", " + item.clinic.city + ", " + item.clinic.state + " " + item.clinic.zip)
+        prompt.say(appointmentText(appointment, history, item.clinic, context))
+        guard appointment.status.isPatientChangeable, appointment.startsAt > Date() else { return }
+        guard let action = prompt.choose(text(.visitActions), [text(.actionReschedule), text(.actionCancel)], default: nil) else { return }
+        if action == 0 { try reschedule(item) } else { try cancel(item) }
+    }
     /// The inbox, newest first with unread ones marked; a message chosen is shown and marked read.
     func messages() throws {
         while true {
@@ -230,6 +282,10 @@ extension Session {
 
     func reschedule() throws {
         guard let chosen = try chooseUpcoming(.rescheduleTitle) else { return }
+        try reschedule(chosen)
+    }
+
+    func reschedule(_ chosen: AppointmentAtClinic) throws {
         let appointment = chosen.appointment, clinic = chosen.clinic
         guard let slot = try pickSlot(department: appointment.departmentId, clinic: clinic, doctor: appointment.doctorId) else {
             return
@@ -242,6 +298,10 @@ extension Session {
 
     func cancel() throws {
         guard let chosen = try chooseUpcoming(.cancelTitle) else { return }
+        try cancel(chosen)
+    }
+
+    func cancel(_ chosen: AppointmentAtClinic) throws {
         let appointment = chosen.appointment, clinic = chosen.clinic
         guard prompt.confirm(text(.askCancel, localTime(appointment.startsAt, clinic, context), clinic.name), default: false) else {
             prompt.say(text(.notChanged))
@@ -339,6 +399,8 @@ extension Session {
         context.sessionFile.delete()
         client = nil
         token = nil
+        // What this account typed goes with it.
+        prompt.editor?.forget(login)
         prompt.success(text(.accountDeleted, login))
     }
 }

@@ -50,7 +50,8 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case askBookHere, chooseDepartment, chooseSpecialization, searching, foundSlotsTitle, findNoneSession, noFreeSlots
     case chooseDay, clinicZoneNote, chooseTime, askBook, notBooked, upcomingTitle, pastTitle, rescheduleTitle
     case cancelTitle, askReschedule, askCancel, notChanged, profileTitle, profileWhat, headerField, headerValue
-    case editField, editHomeClinic, profileSaved, deleteWarning, askDelete
+    case editField, editHomeClinic, profileSaved, deleteWarning, askDelete, chooseDoctor, anyDoctor, labelReason, openVisitHint
+    case visitActions, actionReschedule, actionCancel
 }
 
 enum TerminalWords {
