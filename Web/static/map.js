@@ -21,7 +21,7 @@
   var lat = parseFloat(element.dataset.lat), lon = parseFloat(element.dataset.lon);
   var origin = isNaN(lat) || isNaN(lon) ? null : L.latLng(lat, lon);
   var map = L.map(element, { zoomControl: true, attributionControl: !!tiles, minZoom: 2, maxZoom: 17 });
-  // The browser tests read the view from here (tests/python/test_map.py).
+  // The browser tests read the view from here (Tests/python/test_map.py).
   element._leafletMap = map;
   // Panes, bottom to top: our base layer (200), the places' names (350), Leaflet's overlays
   // (400) and markers (600), the search point (620: a town's name or a clinic never hides it,
@@ -96,11 +96,11 @@
     return true;
   }
   function grown(box, by) { return { left: box.left - by, top: box.top - by, right: box.right + by, bottom: box.bottom + by }; }
-  // What a name must leave in sight, in the map's pixels: the search point, the clinics' markers
-  // (drawn over the names), the two labels and the map's buttons.
-  function obstacles() {
+  // What a name must leave in sight, in the map's pixels: the search point and the nearest
+  // clinic (`pins`), with the two labels and the map's buttons (`hard`); and, if it can, the
+  // other clinics' markers and clusters, drawn over the names (`soft`).
+  function boxesOf(selector) {
     var frame = element.getBoundingClientRect(), boxes = [];
-    var selector = '.origin-marker, .leaflet-marker-pane > .leaflet-marker-icon, .map-label, .leaflet-control';
     Array.prototype.forEach.call(element.querySelectorAll(selector), function (node) {
       var box = node.getBoundingClientRect();
       if (box.width || box.height) {
@@ -110,19 +110,32 @@
     return boxes;
   }
   // Where a name goes: on its place, unless a marker or a label is there; then just above,
-  // below, right or left of it. Never over another name (larger
-  // places came first), never cut by the map's edge. Null: not shown at this view.
-  function spotFor(at, width, size, fixed, taken) {
-    var half = width / 2, aside = LABEL_HEIGHT / 2 + 14;
-    var moves = [[0, 0], [0, -aside], [0, aside], [half + 18, 0], [-half - 18, 0]];
-    for (var i = 0; i < moves.length; i++) {
-      var x = at.x + moves[i][0], y = at.y + moves[i][1];
-      var box = { left: x - half, top: y - LABEL_HEIGHT / 2, right: x + half, bottom: y + LABEL_HEIGHT / 2 };
-      var hidesMarker = !clear(box, fixed);
-      if (!hidesMarker && box.left >= 0 && box.top >= 0 && box.right <= size.x && box.bottom <= size.y && clear(grown(box, GAP), taken)) {
-        return { box: box, anchor: [half - moves[i][0], LABEL_HEIGHT / 2 - moves[i][1]] };
+  // below, right or left of it, clear of every marker. The first five names (the largest places
+  // in view) and that of the place under the search point or the nearest clinic (the place
+  // searched for) may go beside it under another clinic's marker rather than not at all. Never
+  // over another name (larger places came first), never cut by the map's edge. Null: not shown.
+  function spotFor(at, width, size, pins, hard, soft, taken) {
+    var half = width / 2, aside = LABEL_HEIGHT / 2 + 22;
+    var moves = [[0, 0], [0, -aside], [0, aside], [half + 24, 0], [-half - 24, 0]];
+    function boxAt(move) {
+      var x = at.x + move[0], y = at.y + move[1];
+      return { left: x - half, top: y - LABEL_HEIGHT / 2, right: x + half, bottom: y + LABEL_HEIGHT / 2 };
+    }
+    function free(box, avoid) {
+      return box.left >= 0 && box.top >= 0 && box.right <= size.x && box.bottom <= size.y && clear(box, avoid) && clear(grown(box, GAP), taken);
+    }
+    var all = hard.concat(soft), home = boxAt(moves[0]), first = 0, passes = [all];
+    if (clear(home, all)) {
+      moves = moves.slice(0, 1);
+    } else {
+      first = 1;
+      if (taken.length < 5 || !clear({ left: at.x, top: at.y, right: at.x + 1, bottom: at.y + 1 }, pins)) { passes.push(hard); }
+    }
+    for (var pass = 0; pass < passes.length; pass++) {
+      for (var i = first; i < moves.length; i++) {
+        var box = boxAt(moves[i]);
+        if (free(box, passes[pass])) { return { box: box, anchor: [half - moves[i][0], LABEL_HEIGHT / 2 - moves[i][1]] }; }
       }
-      if (i === 0 && !hidesMarker) { return null; }  // only a marker moves a name off its place
     }
     return null;
   }
@@ -134,7 +147,8 @@
       // looks for them; and fewer names on a smaller map.
       var least = zoom >= 10 ? 1000 : zoom >= 9 ? 5000 : zoom >= 8 ? 10000 : 25000;
       var size = map.getSize(), most = Math.min(40, Math.round(size.x * size.y / 6000));
-      var fixed = obstacles(), taken = [];
+      var pins = boxesOf('.origin-marker, .nearest-marker'), hard = pins.concat(boxesOf('.map-label, .leaflet-control')), taken = [];
+      var soft = boxesOf('.leaflet-marker-pane > .leaflet-marker-icon:not(.nearest-marker)');
       for (var i = 0; i < places.length && taken.length < most; i++) {
         var place = places[i];
         if (place.population < least) { continue; }
@@ -142,7 +156,7 @@
         if (at.x < 0 || at.y < 0 || at.x > size.x || at.y > size.y) { continue; }
         // An even width: the anchor at its middle is a whole pixel.
         var width = 2 * Math.ceil(textWidth(place.name) / 2 + 2);
-        var spot = spotFor(at, width, size, fixed, taken);
+        var spot = spotFor(at, width, size, pins, hard, soft, taken);
         if (!spot) { continue; }
         taken.push(spot.box);
         var text = document.createElement('span');
@@ -167,7 +181,7 @@
           detailIndex = index;
           pending--;
           loadDetail();
-        });
+        }, function () { indexAsked = false; pending--; labelPlaces(); });
       }
       return;
     }
@@ -203,7 +217,6 @@
   }
   // While the map zooms the names keep their size and would pile up: gone until it stops.
   map.on('zoomstart', function () { placeLabels.clearLayers(); });
-  map.on('moveend', loadDetail);
 
   // Three markers a patient tells apart, each labelled (the legend under the map says the
   // same): the point searched from (a blue dot, "Your search point"), the nearest clinic (an
@@ -228,10 +241,11 @@
   }
   labelMarkers(null);
   var clinicIcon = L.divIcon({ className: 'clinic-marker', html: '<span aria-hidden="true">+</span>', iconSize: [26, 26], iconAnchor: [13, 13] });
-  var cluster = L.markerClusterGroup({ showCoverageOnHover: false });
+  // Clusters that split and merge at once (no animation): where they are is where the names
+  // make room for them. Added before the names' own `moveend`, so they are in place first.
+  var cluster = L.markerClusterGroup({ showCoverageOnHover: false, animate: false });
   map.addLayer(cluster);
-  // The clusters settle after the zoom: the names make room for them where they land.
-  cluster.on('animationend', labelPlaces);
+  map.on('moveend', loadDetail);
   var nearestMarker = null, markersById = {};
   var filters = document.getElementById('map-filters');
   var pediatric = document.getElementById('filter-pediatric');
@@ -252,23 +266,27 @@
   cluster.on('popupopen', function (event) { select(String(event.layer.options.clinicId)); });
   cluster.on('popupclose', function () { select(null); });
   cluster.on('click', function (event) { reveal(String(event.layer.options.clinicId)); });
-  // A row's clinic, centred with its popup open (a clustered one zoomed to first).
+  // A row's clinic, centred with its popup open: zoomed in until its marker is out of its
+  // cluster, and clinics at one address spread out at the last zoom.
   function showOnMap(item) {
     var marker = markersById[item.dataset.id];
-    select(item.dataset.id);
     element.scrollIntoView({ block: 'nearest' });
-    function open() {
-      map.setView(marker.getLatLng(), map.getZoom(), { animate: false });
-      marker.openPopup();
-    }
+    map.closePopup();
+    select(item.dataset.id);
     if (!marker) {
       // Before the markers are drawn: the place alone.
       map.setView([parseFloat(item.dataset.lat), parseFloat(item.dataset.lon)], Math.max(map.getZoom(), 12));
-    } else if (marker === nearestMarker) {
-      open();
-    } else {
-      cluster.zoomToShowLayer(marker, open);
+      return;
     }
+    cluster.unspiderfy();
+    var at = marker.getLatLng(), zoom = Math.min(map.getZoom(), 13);
+    map.setView(at, zoom, { animate: false });
+    if (marker !== nearestMarker) {
+      while (cluster.getVisibleParent(marker) !== marker && zoom < map.getMaxZoom()) { map.setView(at, ++zoom, { animate: false }); }
+      var parent = cluster.getVisibleParent(marker);
+      if (parent && parent !== marker && parent.spiderfy) { parent.spiderfy(); }
+    }
+    marker.openPopup();
   }
   if (list) {
     // "Show on map" in each row: the keyboard's way to what a tap on the row does.
