@@ -15,8 +15,9 @@ command -v swift >/dev/null 2>&1 || { echo "The Swift toolchain is not on PATH (
 # patroni, etcd-server, etcd-client and haproxy the highly available layout (scripts/cluster.sh)
 # and its failover tests; libvips-dev photos (ClinicImages); zlib1g-dev the web's gzip (CZlib);
 # libqpdf-dev reads uploaded PDFs to refuse active content (CQPDF); libedit-dev edits the
-# interactive session's lines (CEdit), tmux drives it in its test.
-packages="libsqlite3-dev libgeos-dev libargon2-dev libvips-dev zlib1g-dev libqpdf-dev libcurl4-openssl-dev libedit-dev tmux pkg-config openssl curl python3-venv faketime chromium chromium-driver postgresql-15 patroni etcd-server etcd-client haproxy kannel kannel-extras"
+# interactive session's lines (CEdit), tmux drives it in its test; poppler-utils reads back
+# the printed day list (pdfinfo, pdftotext, pdftoppm).
+packages="libsqlite3-dev libgeos-dev libargon2-dev libvips-dev zlib1g-dev libqpdf-dev libcurl4-openssl-dev libedit-dev tmux poppler-utils pkg-config openssl curl python3-venv faketime chromium chromium-driver postgresql-15 patroni etcd-server etcd-client haproxy kannel kannel-extras"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"

@@ -883,16 +883,28 @@ def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
         driver.find_element(By.ID, "phone").send_keys("+1 775 555 0199")
         go(driver, driver.find_element(By.CSS_SELECTOR, "#walk-in button[type=submit]"))
         assert driver.find_element(By.ID, "registered").is_displayed(), driver.page_source[:2000]
-        assert "Zamyatina" in driver.find_element(By.ID, "patient-name").text
+        # Issue 46: the page is named by the patient, "Patient 3" beside it (no "№" in English).
+        title = driver.find_element(By.TAG_NAME, "h1").text
+        assert "Vera Zamyatina" in title and "Patient " in title and "№" not in title, title
+        patient_url = driver.current_url.split("?")[0]
         page.audit()
         go(driver, driver.find_element(By.CSS_SELECTOR, "form[action$='/claim-code'] button"))
         code = driver.find_element(By.ID, "claim-code").text
         assert re.fullmatch(r"[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}", code), code
+        # The claim code as the desk hands it over: big, with the name, the site's own address
+        # to claim at, until when (the clinic's zone named) and a Print button.
+        assert driver.find_element(By.CSS_SELECTOR, "#claim-sheet .claim-for").text == "Vera Zamyatina"
+        assert driver.find_element(By.ID, "claim-address").text == server.url + "/claim"
+        assert re.search(r"(PST|PDT)", driver.find_element(By.ID, "claim-until").text), driver.find_element(By.ID, "claim-until").text
+        assert float(driver.execute_script(
+            "return parseFloat(getComputedStyle(document.getElementById('claim-code')).fontSize)")) >= 30
+        assert driver.find_element(By.ID, "print-claim").is_displayed()
         page.audit()
         page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
         links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
         assert links, driver.page_source[:2000]
         href = links[len(links) // 2].get_attribute("href")
+        local_day = links[len(links) // 2].find_element(By.XPATH, "..").get_attribute("data-date")
         go(driver, links[len(links) // 2])
         picked = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
         driver.find_element(By.ID, "q").send_keys("555 zam")
@@ -900,6 +912,48 @@ def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
         assert "Zamyatina" in driver.find_element(By.ID, "patients").text, driver.page_source[:3000]
         go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
         assert [c for c in driver.find_elements(By.CSS_SELECTOR, "td.taken") if "Zamyatina" in c.text], driver.page_source[:3000]
+        # Issue 46: the booking says what was booked.
+        assert "Vera Zamyatina" in driver.find_element(By.ID, "staff-notice").text
+        # Her page lists the visit at this clinic, with its history.
+        page.get(patient_url)
+        visits = driver.find_element(By.ID, "visits-upcoming").text
+        assert "booked" in visits, visits
+
+        # The day list printed (Chromium's print to PDF, read back with poppler): one page a
+        # doctor, her date of birth and phone on it, none of the screen's forms.
+        page.get(server.url + "/staff?date=" + local_day)
+        assert driver.find_element(By.ID, "print-day").is_displayed()
+        doctors = {row.find_elements(By.TAG_NAME, "td")[2].text for row in driver.find_elements(By.CSS_SELECTOR, "table.day tbody tr")}
+        import base64
+        import subprocess
+        import tempfile
+        pdf = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": False})["data"])
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "day.pdf")
+            with open(path, "wb") as out:
+                out.write(pdf)
+            info = subprocess.run(["pdfinfo", path], capture_output=True, text=True, check=True).stdout
+            pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+            assert pages == len(doctors), (pages, doctors)
+            text = subprocess.run(["pdftotext", "-layout", path, "-"], capture_output=True, text=True, check=True).stdout
+            assert "Vera Zamyatina" in text and "1958-03-09" in text and "+1 775 555 0199" in text, text
+            assert "Check in" not in text and "Filter" not in text and "Cancel" not in text, text
+            subprocess.run(["pdftoppm", "-r", "40", "-png", path, os.path.join(folder, "page")], check=True)
+            assert len([name for name in os.listdir(folder) if name.startswith("page")]) == pages
+
+        # Moved by the desk (the move page, without JavaScript): she has no account or e-mail,
+        # so the day list says to tell her, not that she is told.
+        ids = [row.get_attribute("data-id") for row in driver.find_elements(By.CSS_SELECTOR, "table.day tbody tr")
+               if "Zamyatina" in row.text]
+        page.get(server.url + "/staff/appointments/%s/move?day=%s" % (ids[0], local_day))
+        driver.find_elements(By.CSS_SELECTOR, "#move input[name=slot]")[-1].click()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#move button[type=submit]"))
+        notice = driver.find_element(By.ID, "staff-notice").text
+        assert "tell them yourself" in notice and "is told" not in notice, notice
+        # Cancelling asks once more, in a disclosure with its reason, apart from the other buttons.
+        cancel = driver.find_elements(By.CSS_SELECTOR, "details.cancel-visit")
+        assert cancel and not cancel[0].find_element(By.CSS_SELECTOR, "button.danger").is_displayed()
+        page.audit()
     finally:
         driver.quit()
 
@@ -933,7 +987,8 @@ def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
     session = call(server.url, "POST", "/v1/sessions", {"login": "vera.z", "password": PASSWORD})
     assert session.status == 201, session.body
     mine = call(server.url, "GET", "/v1/appointments", token=session.body["token"])
-    assert [a for a in mine.body["items"] if a["start"] == picked["start"][0]], (mine.body, picked)
+    # (The desk moved it above: the same department, another time.)
+    assert [a for a in mine.body["items"] if str(a["departmentId"]) == picked["department"][0]], (mine.body, picked)
 
     # The API: register, a code, claim (a used code is refused).
     made = call(server.url, "POST", "/v1/staff/patients", {"name": "Ivan", "surname": "Kuzmin", "birthDate": "1980-01-31",
@@ -1502,11 +1557,11 @@ def test_the_profile_gives_a_calendar_address_to_subscribe_to(site, tmp_path):
     """Issue 46: the private calendar feed on the web: made on the profile, a webcal:// link to
     subscribe, the address to copy, a new address that ends the old one, and stopping it."""
     clinic, server = site
-    own_patient(clinic, tmp_path, "webcal")
+    own_patient(clinic, tmp_path, "webfeed")
     driver = browser()
     page = Checked(driver)
     try:
-        log_in(driver, server.url, "webcal")
+        log_in(driver, server.url, "webfeed")
         page.get(server.url + "/profile#calendar")
         go(driver, driver.find_element(By.CSS_SELECTOR, "#calendar-make button"))
         subscribe = driver.find_element(By.ID, "calendar-subscribe").get_attribute("href")

@@ -12,6 +12,7 @@
   var script = document.currentScript;
   if (!window.fetch || !window.DOMParser || !window.history.pushState || !script) { return; }
   var movedText = script.getAttribute("data-moved");
+  var movedNotToldText = script.getAttribute("data-moved-not-told");
   var failedText = script.getAttribute("data-failed");
 
   function main() { return document.getElementById("main"); }
@@ -23,8 +24,12 @@
     status.className = isError ? "error" : "ok";
   }
 
-  // Loads a calendar address into the page: its <main> replaces ours.
-  function load(url, push) {
+  // Loads a calendar address into the page: its <main> replaces ours. `keepPlace` (after a
+  // move): the page stays scrolled where it was, down and across each day's table, and the
+  // focus is not moved to the title (which would scroll to the top).
+  function load(url, push, keepPlace) {
+    var x = window.scrollX, y = window.scrollY;
+    var across = Array.prototype.map.call(document.querySelectorAll(".calendar-scroll"), function (box) { return box.scrollLeft; });
     document.documentElement.setAttribute("aria-busy", "true");
     return fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (response) {
       return response.text().then(function (text) {
@@ -37,6 +42,13 @@
         main().innerHTML = fresh.innerHTML;
         document.title = page.title;
         if (push) { window.history.pushState({ calendar: true }, "", response.url); }
+        if (keepPlace) {
+          Array.prototype.forEach.call(document.querySelectorAll(".calendar-scroll"), function (box, index) {
+            if (index < across.length) { box.scrollLeft = across[index]; }
+          });
+          window.scrollTo(x, y);
+          return;
+        }
         var title = document.getElementById("calendar-title");
         if (title) { title.focus(); }
       });
@@ -171,10 +183,15 @@
     say("…", false);
     fetch("/staff/move/" + encodeURIComponent(chosen.id), {
       method: "POST", credentials: "same-origin", redirect: "manual", body: body,
-      headers: { "Content-Type": "application/x-www-form-urlencoded" }
+      headers: { "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json" }
     }).then(function (response) {
-      if (response.type === "opaqueredirect" || response.ok) {
-        return load(window.location.href, false).then(function () { say(movedText, false); });
+      if (response.ok) {
+        // "The patient is told" only when they are (a walk-in without an account is not).
+        return response.json().then(function (answer) {
+          return load(window.location.href, false, true).then(function () {
+            say(answer.patientTold ? movedText : movedNotToldText, false);
+          });
+        });
       }
       return response.text().then(function (text) {
         var page = new DOMParser().parseFromString(text, "text/html");

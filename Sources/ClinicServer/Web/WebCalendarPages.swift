@@ -76,6 +76,8 @@ struct WebCalendarPages {
                                          "until": DateText.time(hold.expiresAt, timeZone: zone, language: web.language)] as [String: Any]]
                     }
                     if let slot = column.slots.first(where: { $0.start == time }) {
+                        // A doctor sees their free times as free (not a link: the front desk books).
+                        if slot.isAvailable, slot.start > now, !member.runsTheFrontDesk { return ["openTime": true] }
                         if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
                             return ["free": ["href": "/staff/book?department=\(column.department.id ?? 0)&doctor=\(column.doctor.id ?? 0)"
                                              + "&start=" + DateText.iso8601(slot.start),
@@ -100,7 +102,20 @@ struct WebCalendarPages {
             return ["date": day.dayText, "rows": rows, "empty": rows.isEmpty, "cancelled": cancelled, "hasCancelled": !cancelled.isEmpty]
         }
         let today = LocalDateTime.of(now, in: zone)
+        // A booking picked here comes back saying what was booked (issue 46).
+        var notice: String?
+        if let booked = request.query("booked").flatMap(Int64.init) {
+            for column in calendar.columns {
+                guard let entry = column.occupying.first(where: { $0.appointment.id == booked }) else { continue }
+                notice = "\(WebText.labels(web.language)["staffBookedNotice"] ?? ""): "
+                    + "\(DateText.dateTime(entry.appointment.startsAt, timeZone: zone, language: web.language)), "
+                    + "\(column.doctor.name), \(entry.patientName ?? "—")"
+            }
+        }
         return dependencies.page("staff-calendar", web, [
+            "notice": WebFormat.section(notice),
+            // A doctor's calendar is their own: no department or doctor to choose.
+            "chooseColumns": member.runsTheFrontDesk,
             "staffLogin": member.login, "frontDesk": member.runsTheFrontDesk,
             "clinic": calendar.clinic.name, "timeZone": zone.identifier, "from": calendar.from.dayText, "week": calendar.days == 7,
             "todayHref": query(today, calendar.days), "previousHref": query(calendar.from.adding(days: -calendar.days), calendar.days),

@@ -82,8 +82,13 @@ struct WebStaffPages {
         _ = try await dependencies.commit(web.language) { [system] in
             try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
         }
+        let told = try await dependencies.work(web) { [system] in try system.staff.patientIsTold(member, appointmentId: id) }
+        // The calendar's drag asks in JSON what to say: "The patient is told" only when they are.
+        if request.headers[.accept]?.contains("application/json") == true {
+            return try HTTPMapping.json(MovedJSON(moved: true, patientTold: told))
+        }
         // The times offered were of the page's day (its clinic's date): the day's list of it.
-        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
+        return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]) + "&moved=\(id)&told=\(told ? 1 : 0)", web)
     }
 
     /// `/staff/threads?state=open|closed`: the front desk's conversations, the latest first.
@@ -91,12 +96,16 @@ struct WebStaffPages {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let closed = request.query("state") == "closed"
-        let list = try await dependencies.work(web) { [system] in try system.attachments.threads(member, state: closed ? .closed : .open) }
+        let requestId = context.requestId
+        let list = try await dependencies.work(web) { [system] in
+            try system.attachments.threads(member, state: closed ? .closed : .open, requestId: requestId)
+        }
         let zone = list.zone
         return dependencies.page("staff-threads", web, [
             "staffLogin": member.login, "frontDesk": true, "closed": closed, "unreadTotal": list.unread > 0 ? list.unread : false,
             "threads": list.items.map { item -> [String: Any] in
                 ["id": item.appointmentId, "doctor": item.doctorName, "unread": item.unread > 0 ? item.unread : false,
+                 "patient": item.patientName ?? "—", "preview": WebFormat.section(item.preview),
                  "when": DateText.dateTime(item.startsAt, timeZone: zone, language: web.language),
                  "last": DateText.dateTime(item.lastAt, timeZone: zone, language: web.language)]
             },
@@ -197,13 +206,20 @@ struct WebStaffPages {
         let login = patientId == nil ? typed : nil
         let doctor = form["doctor"].flatMap(Int64.init), visitType = form["visitType"].flatMap(Int64.init)
         let requestId = context.requestId
-        _ = try await dependencies.commit(web.language) { [system] in
+        let booked = try await dependencies.commit(web.language) { [system] in
             try system.staff.book(member, patientLogin: login, patientId: patientId, departmentId: department, at: time,
                                   doctorId: doctor, visitTypeId: visitType, requestId: requestId)
         }
-        // Back where the booking was picked: the calendar's day, else the day's list.
+        // Back where the booking was picked (the calendar's day, else the day's list), which
+        // says what was booked.
         let home = form["back"] == "calendar" ? "/staff/calendar?from=" : "/staff?date="
-        return dependencies.redirect(home + Self.dayParameter(form["date"]), web)
+        return dependencies.redirect(home + Self.dayParameter(form["date"]) + "&booked=\(booked.id ?? 0)", web)
+    }
+
+    /// The answer to the calendar's drag (`Accept: application/json`).
+    struct MovedJSON: Encodable {
+        let moved: Bool
+        let patientTold: Bool
     }
 
     /// A day from a form for the page to return to: only a valid YYYY-MM-DD goes into a URL.
@@ -220,7 +236,19 @@ struct WebStaffPages {
             try system.frontDeskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
         }
         let clinic = schedule.clinic, departments = schedule.departments, doctors = schedule.doctors
+        let words = WebText.labels(web.language)
+        // What a change just did, said at the top (issue 46): the booking, with its time, doctor
+        // and patient; a move, with whether the patient is told.
+        var notice: String?
+        if let booked = request.query("booked").flatMap(Int64.init),
+           let entry = schedule.entries.first(where: { $0.appointment.id == booked }) {
+            notice = "\(words["staffBookedNotice"] ?? ""): \(DateText.time(entry.appointment.startsAt, timeZone: schedule.zone, language: web.language)), "
+                + "\(entry.appointment.doctorName), \(entry.patientName ?? "—")"
+        } else if request.query("moved") != nil {
+            notice = words[request.query("told") == "1" ? "moved" : "movedNotTold"]
+        }
         return dependencies.page("staff-day", web, [
+            "notice": WebFormat.section(notice),
             "staffLogin": member.login,
             "clinic": clinic.name, "date": schedule.day.dayText, "timeZone": clinic.timeZone, "member": member.login,
             "previous": schedule.day.adding(days: -1).dayText, "next": schedule.day.adding(days: 1).dayText,
@@ -244,6 +272,25 @@ struct WebStaffPages {
                         "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]
             },
             "empty": schedule.entries.isEmpty,
+            // The printed day (issue 46): one page a doctor, the patients' date of birth and phone where known.
+            "printDoctors": Self.byDoctor(schedule.entries).map { doctor, entries -> [String: Any] in
+                ["doctor": doctor, "rows": entries.map { entry -> [String: Any] in
+                    ["time": DateText.time(entry.appointment.startsAt, timeZone: schedule.zone, language: web.language),
+                     "patient": entry.patientName ?? "—", "birthDate": entry.patientBirthDate ?? "", "phone": entry.patientPhone ?? "",
+                     "status": entry.appointment.status.text(web.language)]
+                }]
+            },
         ])
+    }
+
+    /// A day's entries by doctor, each doctor once, in the order of their first appointment.
+    static func byDoctor(_ entries: [DayEntry]) -> [(String, [DayEntry])] {
+        var order: [String] = [], groups: [String: [DayEntry]] = [:]
+        for entry in entries {
+            let name = entry.appointment.doctorName
+            if groups[name] == nil { order.append(name) }
+            groups[name, default: []].append(entry)
+        }
+        return order.map { ($0, groups[$0] ?? []) }
     }
 }

@@ -48,25 +48,56 @@ struct WebWalkInPages {
         }
     }
 
-    /// `/staff/patients/{id}`: the patient as the front desk sees them, with the claim-code button.
+    /// `/staff/patients/{id}`: the patient as the front desk sees them (named, their date of birth
+    /// and phone where known), their visits at this clinic with each one's history, and the
+    /// claim-code button for a walk-in.
     @Sendable func patientPage(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let id = try context.parameters.id("id")
-        let requestId = context.requestId
-        let patient = try await dependencies.work(web) { [system] in try system.staff.patient(member, id: id, requestId: requestId) }
-        return dependencies.page("staff-patient", web, patientValues(member, patient).merging([
-            "registered": request.query("registered") == "1",
-        ]) { $1 })
+        var values = try await patientValues(member, id, context, web)
+        values["registered"] = request.query("registered") == "1"
+        return dependencies.page("staff-patient", web, values)
     }
 
-    func patientValues(_ member: StaffMember, _ patient: PatientMatch) -> [String: Any] {
-        staffValues(member).merging([
-            "id": patient.id, "name": "\(patient.name) \(patient.surname)", "birthDate": patient.birthDate ?? "",
-            "phone": patient.phone ?? "", "email": patient.email ?? "", "walkIn": patient.login == nil,
+    func patientValues(_ member: StaffMember, _ id: Int64, _ context: APIContext, _ web: WebRequest) async throws -> [String: Any] {
+        let requestId = context.requestId
+        let (patient, visits, clinic) = try await dependencies.work(web) { [system] in
+            (try system.staff.patient(member, id: id, requestId: requestId),
+             try system.staff.patientVisits(member, id: id, requestId: requestId),
+             try system.clinics.getClinicById(member.clinicId))
+        }
+        let zone = clinic.zone, now = Date()
+        func visit(_ item: (appointment: Appointment, history: [AppointmentEvent])) -> [String: Any] {
+            let appointment = item.appointment
+            return ["id": appointment.id ?? 0, "doctor": appointment.doctorName, "status": appointment.status.text(web.language),
+                    "when": DateText.dateTime(appointment.startsAt, timeZone: zone, language: web.language),
+                    "history": item.history.map { event in
+                        var text = DateText.dateTime(event.at, timeZone: zone, language: web.language) + " — " + event.text(web.language)
+                        if let reason = event.reason, !reason.isEmpty { text += " (\(reason))" }
+                        return text
+                    }]
+        }
+        let upcoming = visits.filter { $0.appointment.status.isActive && $0.appointment.startsAt > now }.reversed().map(visit)
+        let past = visits.filter { !($0.appointment.status.isActive && $0.appointment.startsAt > now) }.map(visit)
+        return staffValues(member).merging([
+            "id": patient.id, "name": "\(patient.name) \(patient.surname)",
+            "title": "\(patient.name) \(patient.surname)",
+            "number": Self.patientNumber(patient.id, web.language),
+            "birthDate": WebFormat.section(patient.birthDate), "phone": WebFormat.section(patient.phone),
+            "email": WebFormat.section(patient.email), "walkIn": patient.login == nil, "login": WebFormat.section(patient.login),
+            "upcoming": upcoming, "past": past, "hasUpcoming": !upcoming.isEmpty, "hasPast": !past.isEmpty,
+            "noVisits": visits.isEmpty,
         ]) { $1 }
     }
 
+    /// "Patient 3" in English, "Пациент № 3" in Russian (issue 46: "№" read as English).
+    static func patientNumber(_ id: Int64, _ language: Language) -> String {
+        language == .ru ? "Пациент № \(id)" : "Patient \(id)"
+    }
+
+    /// A claim code, given at the desk: large, with the patient's name, where to claim it (the
+    /// site's own address), until when (in the clinic's zone), and Print.
     @Sendable func claimCode(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
@@ -76,15 +107,14 @@ struct WebWalkInPages {
         let code = try await dependencies.work(web) { [system] in
             try system.staff.claimCode(member, patientId: id, requestId: requestId)
         }
+        var values = try await patientValues(member, id, context, web)
         // The expiry in the zone of the clinic that gave the code, named.
         let until = DateText.dateTimeWithZone(code.expiresAt, timeZone: code.zone, language: web.language)
-        var hint = web.language == .ru
-            ? "Пациент вводит его на странице /claim вместе с выбранными логином и паролем; код действует до \(until)."
-            : "The patient types it at /claim with a login and a password of their choice; it works until \(until)."
-        if code.emailed { hint += web.language == .ru ? " Код отправлен и на его почту." : " It was sent to their e-mail address too." }
-        return dependencies.page("staff-patient", web, staffValues(member).merging([
-            "id": id, "code": code.code, "claimHint": hint,
-        ]) { $1 })
+        values["code"] = code.code
+        values["claimAddress"] = web.publicBase + "/claim"
+        values["claimUntil"] = until
+        values["emailed"] = code.emailed
+        return dependencies.page("staff-patient", web, values)
     }
 
     /// The walk-in's claim: the account gets the login and password, and the browser is signed

@@ -46,6 +46,13 @@ public struct ThreadSummary: Sendable, Equatable {
     public let lastAt: Date
     public let startsAt: Date
     public let doctorName: String
+    /// The patient's name and the first words of the latest message (issue 46), for the front
+    /// desk's list; nil where the patient deleted their account or nothing was written.
+    public var patientName: String? = nil
+    public var preview: String? = nil
+
+    /// How much of the latest message the list shows.
+    public static let previewLength = 80
 }
 
 /// The front desk's list of conversations.
@@ -96,13 +103,30 @@ extension AttachmentController {
     }
 
     /// The front desk's conversations of its clinic in a state, the latest first.
-    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200) throws -> ThreadList {
+    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200, requestId: String? = nil) throws -> ThreadList {
         try member.checkFrontDesk()
-        return try database.reading { tx in
+        let now = self.now()
+        // A write: each patient named in the list is a read in the audit trail they see.
+        return try database.writing { tx in
+            let cipher = try database.cipher(tx)
+            var named: Set<Int64> = []
             let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
-                try tx.appointment(id: thread.appointmentId).map {
-                    ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
-                                  lastAt: thread.lastAt, startsAt: $0.startsAt, doctorName: $0.doctorName)
+                try tx.appointment(id: thread.appointmentId).map { appointment in
+                    var item = ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
+                                             lastAt: thread.lastAt, startsAt: appointment.startsAt, doctorName: appointment.doctorName)
+                    if let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) {
+                        item.patientName = "\(client.name) \(client.surname)"
+                        if named.insert(clientId).inserted {
+                            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
+                                                detail: "the front desk's inbox", now: now)
+                        }
+                    }
+                    if let latest = try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: 1).first {
+                        let text = try Self.open(tx, [latest], of: thread.appointmentId, cipher: cipher).first?.text ?? ""
+                        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                        item.preview = line.count > ThreadSummary.previewLength ? String(line.prefix(ThreadSummary.previewLength)) + "…" : line
+                    }
+                    return item
                 }
             }
             let open = state == .open ? items.map(\.unread)

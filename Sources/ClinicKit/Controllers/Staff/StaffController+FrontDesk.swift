@@ -40,9 +40,14 @@ extension StaffController {
             }
             let entries = appointments.map { appointment in
                 let patient = appointment.clientId.flatMap { patients[$0] }
-                return DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
-                                patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
-                                actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now, zone: zone) })
+                var entry = DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
+                                     patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
+                                     actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now, zone: zone) })
+                if member.runsTheFrontDesk {
+                    entry.patientBirthDate = patient?.birthDate
+                    entry.patientPhone = patient?.phone
+                }
+                return entry
             }
             return (local, zone, entries)
         }
@@ -138,6 +143,20 @@ extension StaffController {
             throw ClinicError(.notFound, .staffPatientNotFound, login)
         }
         return id
+    }
+
+    /// Whether the patient of an appointment at the member's clinic hears of a change: they have
+    /// an online account (its inbox) or a confirmed e-mail address (the inbox's messages are
+    /// e-mailed). A walk-in with neither is not told, and the front desk's pages say so (issue 46).
+    /// Nothing personal is returned.
+    public func patientIsTold(_ member: StaffMember, appointmentId: Int64) throws -> Bool {
+        try database.reading { tx in
+            guard let appointment = try tx.appointment(id: appointmentId), appointment.clinicId == member.clinicId else {
+                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            }
+            guard let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) else { return false }
+            return client.hasOnlineAccount || client.email != nil
+        }
     }
 
     /// Moves a patient's appointment at the member's clinic to another time (with `doctorId`,

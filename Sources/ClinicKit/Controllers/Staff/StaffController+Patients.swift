@@ -70,6 +70,26 @@ extension StaffController {
 
     /// One patient of the member's clinic (`isPatient`), as the search shows them: a
     /// `patient.read` row in their access log. Another clinic's patient is `not_found`.
+    /// The patient's visits at the member's clinic, the latest first (upcoming, then past and
+    /// cancelled), each with its history; appointments at other clinics stay unseen. Front desk
+    /// only, as the patient's page; the read is in the audit trail the patient sees.
+    public func patientVisits(_ member: StaffMember, id: Int64, requestId: String? = nil) throws
+        -> [(appointment: Appointment, history: [AppointmentEvent])] {
+        try member.checkFrontDesk()
+        let now = self.now()
+        return try database.writing { tx in
+            guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId) else {
+                throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
+            }
+            let visits = try tx.appointments(ofClient: id).filter { $0.clinicId == member.clinicId }
+                .sorted { $0.startsAt > $1.startsAt }
+            let events = try AppointmentController.events(tx, of: visits.compactMap(\.id))
+            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
+                                detail: "the patient's visits", now: now)
+            return visits.map { ($0, events[$0.id ?? 0] ?? []) }
+        }
+    }
+
     public func patient(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> PatientMatch {
         try member.checkFrontDesk()
         let now = self.now()

@@ -103,6 +103,10 @@ public struct DayEntry: Sendable, Equatable {
     /// What the member who read the day may do to it now (`StaffAction.refusal`): what a
     /// front offers, so that no button leads to a refusal.
     public let actions: [StaffAction]
+    /// The patient's date of birth (YYYY-MM-DD) and phone where the front desk took them (a
+    /// walk-in's), for the printed day; nil otherwise and for a doctor.
+    public var patientBirthDate: String? = nil
+    public var patientPhone: String? = nil
 }
 
 /// What staff do to an appointment, and the status it leads to.
