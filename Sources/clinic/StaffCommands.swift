@@ -71,7 +71,30 @@ struct StaffCommand: ParsableCommand {
         subcommands: [Login.self, Logout.self, Whoami.self, Schedule.self, AppointmentAction.self, Book.self, Doctors.self, Hours.self,
                       StaffExceptions.self, StaffVisitTypes.self, Accounts.self, Message.self, StaffAttachments.self,
                       Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self,
-                      RegisterPatient.self, ClaimCodeCommand.self, StaffWaitlist.self])
+                      RegisterPatient.self, ClaimCodeCommand.self, StaffWaitlist.self, Report.self])
+
+    struct Report: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A month of your clinic (clinic admins): bookings, cancellations and how late, no-shows, freed times refilled.",
+            discussion: "By department, by doctor and in all, in the clinic's calendar. --csv prints it as CSV (the web's download).")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The month, YYYY-MM (default: this month in the clinic's calendar).", valueName: "month"))
+        var month: String?
+        @Flag(help: "CSV instead of a table.") var csv = false
+
+        func run() throws {
+            let context = Context(global)
+            try context.asStaff { system, member in
+                let report = try system.staff.monthReport(member, month: month)
+                if csv {
+                    print(report.csv(context.language), terminator: "")
+                    return
+                }
+                try context.emit(MonthReportJSON(report, language: context.language)) { reportTable(report, context) }
+            }
+        }
+    }
 
     struct StaffVisitTypes: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -689,4 +712,23 @@ func visitTypeLines(_ types: [VisitType], _ context: Context) -> String {
         return context.text(.visitTypeLine, String(type.id), type.name(context.language), String(type.durationMinutes),
                             price + (type.isActive ? "" : "  (removed)"))
     }.joined(separator: "\n")
+}
+
+/// A month's report as tables: departments, doctors, then the clinic in all.
+func reportTable(_ report: MonthReport, _ context: Context) -> String {
+    func percent(_ value: Double?) -> String { value.map { String(format: "%.0f%%", $0 * 100) } ?? "—" }
+    let header = [context.text(.reportName), context.text(.reportBooked), context.text(.reportCompleted), context.text(.reportNoShows),
+                  context.text(.reportCancelled), context.text(.reportLate), context.text(.reportByClinic),
+                  context.text(.reportRefilled)]
+    func lines(_ rows: [ReportRow]) -> [[String]] {
+        rows.map { row in
+            [row.scope == .department ? Specialization.displayName(row.key, context.language)
+                : row.scope == .total ? context.text(.reportTotal) : row.key,
+             String(row.booked), String(row.completed), "\(row.noShows) (\(percent(row.noShowShare)))", String(row.cancelled),
+             String(row.cancelledLate), String(row.cancelledByClinic), "\(row.refilled)/\(row.freed) (\(percent(row.refilledShare)))"]
+        }
+    }
+    return [context.text(.reportTitle, report.clinicName, String(format: "%04d-%02d", report.year, report.month), report.timeZone),
+            Output.table(header, lines(report.byDepartment) + lines(report.byDoctor) + lines([report.total]), flexible: [0])]
+        .joined(separator: "\n")
 }

@@ -74,6 +74,30 @@ import Testing
         return StaffScene(session: session, cardiology: cardiology, monday: monday, booked: booked, clinic: clinic)
     }
 
+    /// `clinic staff report` (issue 46): a clinic admin's month as a table, JSON and CSV; the
+    /// others are refused; a bad month is `invalid_input`.
+    @Test func aClinicAdminReadsTheMonthAsATableJSONAndCSV() throws {
+        let cli = try CLIHarness()
+        let scene = try staffScene(cli, login: "boss-r", role: "clinic-admin")
+        let session = cli.folder.appendingPathComponent("session-boss-r").path
+        #expect(try cli.run(["staff", "login", "--login", "boss-r", "--password-stdin"], input: Self.staffPassword, session: session).status == 0)
+        let month = String(scene.monday.prefix(7))
+        let table = try cli.run(["staff", "report", "--month", month], session: session)
+        #expect(table.status == 0 && table.stdout.contains("Visits") && table.stdout.contains("Cardiology")
+                && table.stdout.contains("Freed times refilled"), "\(table.stdout)\(table.stderr)")
+        let json = try #require(try cli.run(["staff", "report", "--month", month, "--json"], session: session).json() as? [String: Any])
+        #expect((json["total"] as? [String: Any])?["booked"] as? Int == 1 && json["month"] as? String == month, "\(json)")
+        let csv = try cli.run(["staff", "report", "--month", month, "--csv"], session: session)
+        let lines = csv.stdout.split(separator: "\r\n").map(String.init)
+        #expect(lines.first?.hasPrefix("scope,name,booked,") == true && lines.last?.hasPrefix("total,,1,0,0,") == true, "\(csv.stdout)")
+        #expect(try cli.run(["staff", "report", "--month", "2026-13", "--json"], session: session).errorCode == "invalid_input")
+        let desk = cli.folder.appendingPathComponent("session-desk-r").path
+        #expect(try cli.run(["admin", "staff", "add", "--login", "desk-r", "--name", "Kim", "--surname", "Park", "--role", "receptionist",
+                             "--clinic", String(scene.clinic), "--password-stdin"], input: Self.staffPassword).status == 0)
+        #expect(try cli.run(["staff", "login", "--login", "desk-r", "--password-stdin"], input: Self.staffPassword, session: desk).status == 0)
+        #expect(try cli.run(["staff", "report", "--json"], session: desk).errorCode == "forbidden")
+    }
+
     /// Every staff command with every role: no staff session (a patient's only) is exit 3
     /// `not_logged_in`; another clinic's data exit 4 `not_found`; outside the role exit 3
     /// `forbidden`. The refusals are checked (the allowed paths are the other tests').

@@ -1632,3 +1632,45 @@ def test_deleting_the_account_says_what_happens_and_asks_once_more(site, tmp_pat
         assert own.run("login", "--login", "webdel", "--password-stdin", stdin=PASSWORD + "\n", check=False).returncode != 0
     finally:
         driver.quit()
+
+
+def test_a_clinic_admin_reads_the_month_and_downloads_it_as_csv(site):
+    """Issue 46's reports: "Reports" in a clinic admin's menu (not a receptionist's), the month
+    by department and doctor with its total, the months around it, the CSV; axe at both widths
+    and in Russian."""
+    clinic, server = site
+    clinic_id, _ = front_desk(clinic, server, "webreport", "desk-report")
+    clinic.staff("admin-report", "clinic-admin", clinic_id)
+    import time as _time
+    department = clinic.json("departments", str(clinic_id))[0]["id"]
+    day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
+    slot = clinic.free_slot(department, day, days=7)
+    clinic.json("book", "--department", str(department), "--at", slot["start"])
+    month = slot["start"][:7]
+    for size in [(1280, 800), (390, 844)]:
+        driver, page = staff_browser(server.url, "admin-report", size=size)
+        try:
+            go(driver, driver.find_element(By.CSS_SELECTOR, "header a[href='/staff/report']"))
+            page.get(server.url + "/staff/report?month=" + month)
+            total = driver.find_element(By.ID, "report-total").text
+            assert total.startswith("All") and re.search(r"\b[1-9]\d*\b", total), total
+            assert driver.find_elements(By.CSS_SELECTOR, "#report th[scope=row]")
+            csv_link = driver.find_element(By.ID, "report-csv").get_attribute("href")
+            cookie = "; ".join("%s=%s" % (c["name"], c["value"]) for c in driver.get_cookies())
+            with urllib.request.urlopen(urllib.request.Request(csv_link, headers={"Cookie": cookie})) as answer:
+                assert answer.headers["Content-Type"].startswith("text/csv")
+                assert "attachment" in answer.headers["Content-Disposition"]
+                body = answer.read().decode()
+            assert body.startswith("scope,name,booked,") and "\r\ntotal,," in body, body[:300]
+            go(driver, driver.find_element(By.ID, "switch-language"))
+            assert "Отчёты" in driver.find_element(By.TAG_NAME, "h1").text
+            page.audit()
+        finally:
+            driver.quit()
+    driver, page = staff_browser(server.url, "desk-report")
+    try:
+        assert not driver.find_elements(By.CSS_SELECTOR, "header a[href='/staff/report']")
+        driver.get(server.url + "/staff/report")
+        assert driver.find_elements(By.CSS_SELECTOR, "p.error"), driver.page_source[:1000]
+    finally:
+        driver.quit()

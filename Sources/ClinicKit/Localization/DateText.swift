@@ -37,6 +37,14 @@ public enum DateText {
         format(date, timeZone, language, en: "EEE, MMM d, yyyy", ru: "EEEEEE, dd.MM.yyyy")
     }
 
+    /// A month: "November 2026" (en), "ноябрь 2026" (ru).
+    public static func monthName(year: Int, month: Int, language: Language) -> String {
+        guard let middle = LocalDateTime(year: year, month: month, day: 15, hour: 12)?.firstInstant(in: .gmt) else {
+            return String(format: "%04d-%02d", year, month)
+        }
+        return format(middle, .gmt, language, en: "LLLL yyyy", ru: "LLLL yyyy")
+    }
+
     /// A time of day: "9:20 AM" (en), "09:20" (ru).
     public static func time(_ date: Date, timeZone: TimeZone, language: Language) -> String {
         format(date, timeZone, language, en: "h:mm a", ru: "HH:mm")

@@ -105,3 +105,29 @@ public struct ClaimCodeJSON: Encodable, Sendable {
         patientId = code.patientId; self.code = code.code; expiresAt = DateText.iso8601(code.expiresAt); emailed = code.emailed
     }
 }
+
+/// A month's report (`clinic staff report --json`, the web page's data).
+public struct MonthReportJSON: Encodable, Sendable {
+    public struct Row: Encodable, Sendable {
+        public let scope: String, name: String, booked: Int, completed: Int, noShows: Int, cancelled: Int
+        public let cancelledUnder24h: Int, cancelledByClinic: Int, open: Int, freed: Int, refilled: Int
+        public let noShowShare: Double?, refilledShare: Double?
+
+        init(_ row: ReportRow, _ language: Language) {
+            scope = row.scope.rawValue
+            name = row.scope == .department ? Specialization.displayName(row.key, language) : row.key
+            booked = row.booked; completed = row.completed; noShows = row.noShows; cancelled = row.cancelled
+            cancelledUnder24h = row.cancelledLate; cancelledByClinic = row.cancelledByClinic; open = row.open
+            freed = row.freed; refilled = row.refilled; noShowShare = row.noShowShare; refilledShare = row.refilledShare
+        }
+    }
+    public let clinic: String, timeZone: String, month: String
+    public let departments: [Row], doctors: [Row], total: Row
+
+    public init(_ report: MonthReport, language: Language) {
+        clinic = report.clinicName; timeZone = report.timeZone; month = String(format: "%04d-%02d", report.year, report.month)
+        departments = report.byDepartment.map { Row($0, language) }
+        doctors = report.byDoctor.map { Row($0, language) }
+        total = Row(report.total, language)
+    }
+}

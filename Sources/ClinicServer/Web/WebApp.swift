@@ -246,6 +246,7 @@ extension ServerDependencies {
             context["frontDesk"] = staff.runsTheFrontDesk
             if context["backHref"] == nil { context["backHref"] = "/staff" }
         }
+        if let staff = web.staff { context["clinicAdmin"] = staff.role == .clinicAdmin }
         if let patient = web.patient {
             context["patient"] = ["name": patient.name, "login": patient.login]
             context["unread"] = web.unread > 0 ? web.unread : false

@@ -17,6 +17,49 @@ struct WebCalendarPages {
         staff.get("/staff/calendar", use: calendar)
         staff.get("/staff/book", use: bookPage)
         staff.post("/staff/holds/:id/release", use: releaseHold)
+        staff.get("/staff/report", use: report)
+        staff.get("/staff/report.csv", use: reportCSV)
+    }
+
+    /// `/staff/report?month=YYYY-MM` (clinic admins): the month by department, by doctor and in
+    /// all — `StaffController.monthReport`, the CLI's `staff report` — with the months around it
+    /// and its CSV.
+    @Sendable func report(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let month = request.query("month")
+        let report = try await dependencies.work(web) { [system] in try system.staff.monthReport(member, month: month) }
+        let json = MonthReportJSON(report, language: web.language)
+        func percent(_ value: Double?) -> String { value.map { String(format: "%.0f %%", $0 * 100) } ?? "—" }
+        func rows(_ list: [MonthReportJSON.Row]) -> [[String: Any]] {
+            list.map { row in
+                ["name": row.name, "booked": row.booked, "completed": row.completed, "noShows": row.noShows,
+                 "noShowShare": percent(row.noShowShare), "cancelled": row.cancelled, "late": row.cancelledUnder24h,
+                 "byClinic": row.cancelledByClinic, "open": row.open, "freed": row.freed, "refilled": row.refilled,
+                 "refilledShare": percent(row.refilledShare)]
+            }
+        }
+        let previous = report.month == 1 ? (report.year - 1, 12) : (report.year, report.month - 1)
+        let next = report.month == 12 ? (report.year + 1, 1) : (report.year, report.month + 1)
+        return dependencies.page("staff-report", web, [
+            "clinic": report.clinicName, "timeZone": report.timeZone, "month": json.month,
+            "monthName": DateText.monthName(year: report.year, month: report.month, language: web.language),
+            "previous": String(format: "%04d-%02d", previous.0, previous.1), "next": String(format: "%04d-%02d", next.0, next.1),
+            "departments": rows(json.departments), "doctors": rows(json.doctors), "total": rows([json.total]),
+            "empty": report.total.booked == 0,
+        ])
+    }
+
+    /// `/staff/report.csv?month=YYYY-MM`: the same report as CSV, for a spreadsheet.
+    @Sendable func reportCSV(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest()
+        guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
+        let month = request.query("month")
+        let report = try await dependencies.work(web) { [system] in try system.staff.monthReport(member, month: month) }
+        let name = String(format: "report-%04d-%02d.csv", report.year, report.month)
+        return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(name)\"",
+                                               .cacheControl: "private, no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: report.csv(web.language))))
     }
 
     /// `POST /staff/holds/{id}/release` (the calendar's "Release" beside a held time), back to

@@ -53,6 +53,8 @@ struct WebStaffSession: RouterMiddleware {
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         var context = context
         if let web = context.web { context.staffMember = await dependencies.staffMember(web) }
+        // The pages' menu knows the member too (a clinic admin's has "Reports").
+        if let member = context.staffMember { context.web?.staff = member }
         do {
             return try await next(request, context)
         } catch {

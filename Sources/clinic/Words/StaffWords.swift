@@ -1,6 +1,16 @@
 /// Words of the staff commands.
 extension TerminalWords {
     static let staff: [TerminalKey: (en: String, ru: String)] = [
+        .reportTitle: ("{0} — {1} ({2})", "{0} — {1} ({2})"),
+        .reportName: ("Department / doctor", "Отделение / врач"),
+        .reportBooked: ("Visits", "Визиты"),
+        .reportCompleted: ("Seen", "Приняты"),
+        .reportNoShows: ("No-shows", "Неявки"),
+        .reportCancelled: ("Cancelled", "Отменены"),
+        .reportLate: ("Under 24 h", "Менее 24 ч"),
+        .reportByClinic: ("By the clinic", "Клиникой"),
+        .reportRefilled: ("Freed times refilled", "Освободившееся время занято"),
+        .reportTotal: ("All", "Всего"),
         .staffAdded: ("Staff account {0} ({1}) added for clinic {2}.",
                       "Учётная запись сотрудника {0} ({1}) добавлена в клинику {2}."),
         .staffLoggedIn: ("Logged in as {0} {1}, {2} at clinic {3}.",

@@ -27,6 +27,8 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case waitlistNone, waitlistLine, waitlistJoined, waitlistLeft, waitlistOffersNone, waitlistDeclined, waitlistHeldUntil
     case waitlistEarlierThan, waitlistWorked, staffWaitlistNone, staffWaitlistLine
     // StaffWords.swift
+    case reportTitle, reportName, reportBooked, reportCompleted, reportNoShows, reportCancelled, reportLate, reportByClinic
+    case reportRefilled, reportTotal
     case staffAdded, staffLoggedIn, staffLoggedOut, staffWhoami, staffDayHeader, staffDayEmpty, staffDayLine
     case staffActed, staffRescheduled, staffCalendarDoctor, staffCalendarFree, staffPatientsNone, staffPatientLine, staffWalkInRegistered, staffClaimCode, claimed, staffActionsNone, staffActionsLine, staffDisabled, staffAccountLine, staffHoursSet, staffHoursLine, staffDoctorLine, staffBooked
     // MessageWords.swift

@@ -1,0 +1,154 @@
+import Foundation
+
+/// One line of a month's report: a department, a doctor, or the clinic in all.
+public struct ReportRow: Sendable, Equatable {
+    public enum Scope: String, Sendable { case department, doctor, total }
+    public let scope: Scope
+    /// The department's specialization key, the doctor's name, or "" for the total.
+    public let key: String
+    /// Visits of the month (by their time, in the clinic's zone), whatever became of them.
+    public var booked = 0
+    public var completed = 0
+    public var noShows = 0
+    public var cancelled = 0
+    /// Cancelled less than `MonthReport.lateHours` before the visit (by the patient or the clinic).
+    public var cancelledLate = 0
+    /// Cancelled by the clinic's staff (not by the patient).
+    public var cancelledByClinic = 0
+    /// Times given up before they came (visits cancelled ahead of their time), and how many of
+    /// those someone booked again.
+    public var freed = 0
+    public var refilled = 0
+    /// Booked and not yet seen (scheduled, confirmed, arrived, in progress).
+    public var open = 0
+
+    public var noShowShare: Double? { booked - cancelled == 0 ? nil : Double(noShows) / Double(booked - cancelled) }
+    public var refilledShare: Double? { freed == 0 ? nil : Double(refilled) / Double(freed) }
+}
+
+/// A clinic's month as its admin reads it (issue 46): bookings, cancellations and how late,
+/// no-shows by doctor and department, and the share of freed times booked again; computed
+/// here, in the clinic's zone, for the web page, the CSV and `clinic staff report` alike.
+public struct MonthReport: Sendable, Equatable {
+    public let clinicName: String
+    public let timeZone: String
+    public let year: Int
+    public let month: Int
+    public let byDepartment: [ReportRow]
+    public let byDoctor: [ReportRow]
+    public let total: ReportRow
+    /// A cancellation this close to the visit is late.
+    public static let lateHours = 24
+
+    /// The report as CSV (RFC 4180, a header line, `scope,name,…`): department names are the
+    /// specialization's in `language`, shares are fractions with three decimals (empty when
+    /// there is nothing to divide by).
+    public func csv(_ language: Language) -> String {
+        let header = ["scope", "name", "booked", "completed", "no_shows", "no_show_share", "cancelled", "cancelled_under_24h",
+                      "cancelled_by_clinic", "open", "freed", "refilled", "refilled_share"]
+        func share(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "" }
+        func field(_ text: String) -> String {
+            // A name that starts like a formula is not one to a spreadsheet (CSV injection).
+            var text = text
+            if let first = text.first, "=+-@\t\r".contains(first) { text = "'" + text }
+            return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        let rows = (byDepartment + byDoctor + [total]).map { row -> String in
+            let name = row.scope == .department ? Specialization.displayName(row.key, language) : row.key
+            return [row.scope.rawValue, field(name), String(row.booked), String(row.completed), String(row.noShows),
+                    share(row.noShowShare), String(row.cancelled), String(row.cancelledLate), String(row.cancelledByClinic),
+                    String(row.open), String(row.freed), String(row.refilled), share(row.refilledShare)].joined(separator: ",")
+        }
+        return ([header.joined(separator: ",")] + rows).joined(separator: "\r\n") + "\r\n"
+    }
+}
+
+extension StaffController {
+    /// The report of a month given as `YYYY-MM` (a bad one is `invalid_input`), or of this month
+    /// in the clinic's calendar when nil.
+    public func monthReport(_ member: StaffMember, month text: String?) throws -> MonthReport {
+        guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+            let zone = try database.reading { tx in try tx.clinic(id: member.clinicId)?.zone } ?? .gmt
+            let today = LocalDateTime.of(now(), in: zone)
+            return try monthReport(member, year: today.year, month: today.month)
+        }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]), let month = Int(parts[1]) else {
+            throw ClinicError.invalid(.invalidDay, text)
+        }
+        return try monthReport(member, year: year, month: month)
+    }
+
+    /// The report of `year`-`month` (the clinic's calendar) for a clinic admin (`forbidden` for
+    /// the others). A time is freed when its visit is cancelled before it starts; it is refilled
+    /// when another visit holds that doctor's time then (booked after the cancellation, by anyone:
+    /// the waitlist, the desk, the patient). Nothing personal is read: counts only.
+    public func monthReport(_ member: StaffMember, year: Int, month: Int) throws -> MonthReport {
+        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        guard (2000...9998).contains(year), (1...12).contains(month),
+              let first = LocalDateTime(year: year, month: month, day: 1),
+              let next = month == 12 ? LocalDateTime(year: year + 1, month: 1, day: 1) : LocalDateTime(year: year, month: month + 1, day: 1)
+        else { throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d", year, month)) }
+        return try database.reading { tx in
+            guard let clinic = try tx.clinic(id: member.clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+            }
+            let zone = clinic.zone
+            guard let start = first.firstInstant(in: zone), let end = next.firstInstant(in: zone) else {
+                throw ClinicError.invalid(.invalidDay, first.dayText)
+            }
+            let visits = try tx.storedAppointments(ofClinic: member.clinicId, startingIn: start..<end, departmentId: nil, doctorId: nil)
+            let events = try AppointmentController.events(tx, of: visits.compactMap(\.id))
+            let departments = Dictionary(try tx.departments(ofClinic: member.clinicId).map { ($0.id ?? 0, $0.specialization) }) { a, _ in a }
+            // Who holds each doctor's time, and since when (the booking or the move to it).
+            var holders: [String: [(id: Int64, since: Date)]] = [:]
+            for visit in visits where visit.status != .cancelled {
+                let since = (events[visit.id ?? 0] ?? []).last { $0.event == "booked" || $0.event == "rescheduled" }?.at ?? visit.createdAt
+                holders["\(visit.doctorId)@\(visit.startsAt.seconds)", default: []].append((visit.id ?? 0, since))
+            }
+            var byDepartment: [String: ReportRow] = [:], byDoctor: [String: ReportRow] = [:]
+            var total = ReportRow(scope: .total, key: "")
+            for visit in visits {
+                let department = departments[visit.departmentId] ?? ""
+                var change = ReportRow(scope: .total, key: "")
+                change.booked = 1
+                switch visit.status {
+                case .completed: change.completed = 1
+                case .noShow: change.noShows = 1
+                case .cancelled:
+                    change.cancelled = 1
+                    let cancel = (events[visit.id ?? 0] ?? []).last { $0.event == AppointmentStatus.cancelled.rawValue }
+                    let at = cancel?.at ?? visit.updatedAt
+                    if visit.startsAt.timeIntervalSince(at) < Double(MonthReport.lateHours * 3600) { change.cancelledLate = 1 }
+                    if cancel?.staffId != nil { change.cancelledByClinic = 1 }
+                    if at < visit.startsAt {
+                        change.freed = 1
+                        let after = holders["\(visit.doctorId)@\(visit.startsAt.seconds)"] ?? []
+                        if after.contains(where: { $0.since >= at }) { change.refilled = 1 }
+                    }
+                default: change.open = 1
+                }
+                total.add(change)
+                byDepartment[department, default: ReportRow(scope: .department, key: department)].add(change)
+                byDoctor[visit.doctorName, default: ReportRow(scope: .doctor, key: visit.doctorName)].add(change)
+            }
+            return MonthReport(clinicName: clinic.name, timeZone: clinic.timeZone, year: year, month: month,
+                               byDepartment: byDepartment.values.sorted { $0.key < $1.key },
+                               byDoctor: byDoctor.values.sorted { $0.key < $1.key }, total: total)
+        }
+    }
+}
+
+extension ReportRow {
+    init(scope: Scope, key: String) {
+        self.scope = scope
+        self.key = key
+    }
+
+    mutating func add(_ other: ReportRow) {
+        booked += other.booked; completed += other.completed; noShows += other.noShows; cancelled += other.cancelled
+        cancelledLate += other.cancelledLate; cancelledByClinic += other.cancelledByClinic; freed += other.freed
+        refilled += other.refilled; open += other.open
+    }
+}
