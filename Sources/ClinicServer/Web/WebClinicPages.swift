@@ -52,6 +52,17 @@ struct WebClinicPages {
             return page
         }
         let point = search.point, found = search.found
+        // A name several places share ("Paris"): the one searched from is named, and the others
+        // are links to search from them instead (issue 46; the CLI lists them too).
+        if let geocoded = search.geocoded, geocoded.isAmbiguous {
+            values["placeShown"] = geocoded.placeName ?? geocoded.query
+            values["otherPlaces"] = geocoded.alternatives.map { other -> [String: Any] in
+                var query = "/clinics/nearest?address=" + URLEncodedForm.encode(other.hint ?? other.name)
+                if pediatric { query += "&pediatric=1" }
+                if hospital { query += "&hospital=1" }
+                return ["name": other.name, "href": query]
+            }
+        }
         values["lat"] = String(point.latitude)
         values["lon"] = String(point.longitude)
         values["searched"] = true

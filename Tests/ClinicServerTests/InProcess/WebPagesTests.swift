@@ -192,6 +192,13 @@ import Testing
         try await InProcessServer.run { server in
             let found = try await server.web(.GET, "/clinics/nearest?address=1600+Pennsylvania+Ave+NW,+Washington,+DC", cookies: [:])
             #expect(found.status == 200 && found.text.contains("id=\"nearest-list\""), "\(found.text)")
+            #expect(!found.text.contains("id=\"other-places\""), "one place: no other to offer")
+            // A name several places share: the one searched from is named, the others are links
+            // to search from them (issue 46: "Paris" picked Paris, TX and said nothing).
+            let paris = try await server.web(.GET, "/clinics/nearest?address=Paris&pediatric=1", cookies: [:])
+            #expect(paris.status == 200 && paris.text.contains("id=\"other-places\""), "\(paris.text)")
+            let others = paris.text.matches(of: #/href="(/clinics/nearest\?address=Paris[^"]*)"/#).map { String($0.output.1) }
+            #expect(others.count >= 3 && others.allSatisfy { $0.hasSuffix("&amp;pediatric=1") || $0.hasSuffix("&pediatric=1") }, "\(others)")
             let unknown = "address=1+Main+St,+Qwertyuiopville,+NV"
             for path in ["/clinics/nearest?" + unknown, "/find?specialization=therapy&" + unknown] {
                 let page = try await server.web(.GET, path, cookies: [:])
