@@ -698,6 +698,15 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
         go(driver, driver.find_element(By.CSS_SELECTOR, "header a[href='/staff/calendar']"))
         page.audit()
         page.get(server.url + "/staff/calendar?from=%s&days=7" % day)
+        # Issue 46: the week is a grid a doctor, the seven days as columns named by weekday.
+        weeks = driver.find_elements(By.CSS_SELECTOR, "section.calendar-week table.week")
+        assert weeks and not driver.find_elements(By.CSS_SELECTOR, "section.calendar-day"), driver.page_source[:2000]
+        heads = [th.text for th in weeks[0].find_elements(By.CSS_SELECTOR, "thead th")]
+        assert len(heads) == 8 and all(re.match(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), ", h) for h in heads[1:]), heads
+        assert {th.get_attribute("data-date") for th in weeks[0].find_elements(By.CSS_SELECTOR, "thead th[data-date]")} \
+            == {(datetime.date.fromisoformat(day) + datetime.timedelta(days=n)).isoformat() for n in range(7)}
+        rows = weeks[0].find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert rows and all(len(r.find_elements(By.TAG_NAME, "td")) == 7 for r in rows)
         links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
         assert links, driver.page_source[:2000]
         href = links[0].get_attribute("href")
@@ -779,9 +788,15 @@ def test_a_receptionist_drags_an_appointment_to_a_free_time_without_a_reload(sit
         slot = target.get_attribute("data-slot")
         drag_to(target)
         page.audit()  # the dialog open
+        scrolled = driver.execute_script("return window.scrollY")
         driver.find_element(By.ID, "move-reason").send_keys("The doctor is in surgery")
         driver.find_element(By.ID, "move-confirm").click()
         WebDriverWait(driver, 30).until(lambda d: calendar_status(d)[0].startswith("Moved"))
+        # The patient has an account: told. The page stays where it was scrolled (issue 46).
+        assert calendar_status(driver)[0] == "Moved. The patient is told."
+        # (Within a line: the status line above the grid gains its text after the reload.)
+        assert scrolled > 200 and abs(driver.execute_script("return window.scrollY") - scrolled) < 100, \
+            (scrolled, driver.execute_script("return window.scrollY"))
         assert driver.execute_script("return window.sameDocument") == 42, "the move was a full reload"
         moved = driver.find_element(By.CSS_SELECTOR, "td.taken[data-id='%d']" % booked["id"])
         assert moved.get_attribute("data-id") and not driver.find_elements(By.CSS_SELECTOR, "td.free[data-slot='%s']" % slot)

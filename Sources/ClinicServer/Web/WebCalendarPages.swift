@@ -95,54 +95,90 @@ struct WebCalendarPages {
             if let doctorId { text += "&doctor=\(doctorId)" }
             return text
         }
-        let dayViews = (0..<calendar.days).map { offset -> [String: Any] in
-            let day = calendar.from.adding(days: offset)
-            func local(_ date: Date) -> LocalDateTime { LocalDateTime.of(date, in: zone) }
+        func local(_ date: Date) -> LocalDateTime { LocalDateTime.of(date, in: zone) }
+        // One doctor's cell at one time: their appointment, a hold, a free time (a link for the
+        // front desk, a word for a doctor), a time not bookable, or none of their hours.
+        func cell(_ column: CalendarColumn, _ time: Date, _ day: LocalDateTime) -> [String: Any] {
+            if let entry = column.occupying.first(where: { $0.appointment.startsAt == time }) {
+                let appointment = entry.appointment
+                return ["entry": ["id": appointment.id ?? 0, "patient": entry.patientName ?? "—",
+                                  "status": appointment.status.text(web.language),
+                                  "minutes": Int(appointment.endsAt.timeIntervalSince(appointment.startsAt) / 60),
+                                  "department": appointment.departmentId,
+                                  "when": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
+                                  "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]]
+            }
+            if let hold = column.holds.first(where: { $0.startsAt <= time && $0.endsAt > time }) {
+                return ["held": ["id": hold.id ?? 0, "canRelease": member.runsTheFrontDesk,
+                                 "until": DateText.time(hold.expiresAt, timeZone: zone, language: web.language)] as [String: Any]]
+            }
+            if let slot = column.slots.first(where: { $0.start == time }) {
+                // A doctor sees their free times as free (not a link: the front desk books).
+                if slot.isAvailable, slot.start > now, !member.runsTheFrontDesk { return ["openTime": true] }
+                if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
+                    return ["free": ["href": "/staff/book?department=\(column.department.id ?? 0)&doctor=\(column.doctor.id ?? 0)"
+                                     + "&start=" + DateText.iso8601(slot.start),
+                                     "label": "\(DateText.day(time, timeZone: zone, language: web.language)) "
+                                        + "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
+                                     // What dragging an appointment here posts to `/staff/move/{id}` (the move page's value).
+                                     "slot": "\(DateText.iso8601(slot.start))|\(column.doctor.id ?? 0)",
+                                     "department": column.department.id ?? 0, "date": day.dayText]]
+                }
+                return ["busy": true]
+            }
+            return ["closed": true]
+        }
+        // Cancelled visits of some days, struck through: their times are offered as free above.
+        func cancelledVisits(_ columns: [CalendarColumn], _ days: Set<String>) -> [[String: Any]] {
+            columns.flatMap { column in
+                column.cancelled.filter { days.contains(local($0.appointment.startsAt).dayText) }.map { (column, $0) }
+            }.sorted { $0.1.appointment.startsAt < $1.1.appointment.startsAt }.map { column, entry -> [String: Any] in
+                ["id": entry.appointment.id ?? 0, "patient": entry.patientName ?? "—", "doctor": column.doctor.name,
+                 "time": (days.count > 1 ? DateText.day(entry.appointment.startsAt, timeZone: zone, language: web.language) + " " : "")
+                    + DateText.time(entry.appointment.startsAt, timeZone: zone, language: web.language)]
+            }
+        }
+        let allDays = (0..<calendar.days).map { calendar.from.adding(days: $0) }
+        func dayName(_ day: LocalDateTime) -> String {
+            day.at(minuteOfDay: 720).firstInstant(in: zone).map { DateText.day($0, timeZone: zone, language: web.language) } ?? day.dayText
+        }
+        // The day view: the doctors side by side.
+        let dayViews = calendar.days == 7 ? [] : allDays.map { day -> [String: Any] in
             var times: [Date] = []
             for column in calendar.columns {
                 times += column.slots.filter { local($0.start).dayText == day.dayText }.map(\.start)
                 times += column.occupying.filter { local($0.appointment.startsAt).dayText == day.dayText }.map(\.appointment.startsAt)
             }
             let rows = Array(Set(times)).sorted().map { time -> [String: Any] in
-                let cells = calendar.columns.map { column -> [String: Any] in
-                    if let entry = column.occupying.first(where: { $0.appointment.startsAt == time }) {
-                        let appointment = entry.appointment
-                        return ["entry": ["id": appointment.id ?? 0, "patient": entry.patientName ?? "—",
-                                          "status": appointment.status.text(web.language),
-                                          "minutes": Int(appointment.endsAt.timeIntervalSince(appointment.startsAt) / 60),
-                                          "department": appointment.departmentId,
-                                          "when": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
-                                          "canMove": member.rescheduleRefusal(on: appointment) == nil] as [String: Any]]
-                    }
-                    if let hold = column.holds.first(where: { $0.startsAt <= time && $0.endsAt > time }) {
-                        return ["held": ["id": hold.id ?? 0, "canRelease": member.runsTheFrontDesk,
-                                         "until": DateText.time(hold.expiresAt, timeZone: zone, language: web.language)] as [String: Any]]
-                    }
-                    if let slot = column.slots.first(where: { $0.start == time }) {
-                        // A doctor sees their free times as free (not a link: the front desk books).
-                        if slot.isAvailable, slot.start > now, !member.runsTheFrontDesk { return ["openTime": true] }
-                        if slot.isAvailable, slot.start > now, member.runsTheFrontDesk {
-                            return ["free": ["href": "/staff/book?department=\(column.department.id ?? 0)&doctor=\(column.doctor.id ?? 0)"
-                                             + "&start=" + DateText.iso8601(slot.start),
-                                             "label": "\(DateText.time(time, timeZone: zone, language: web.language)) \(column.doctor.name)",
-                                             // What dragging an appointment here posts to `/staff/move/{id}` (the move page's value).
-                                             "slot": "\(DateText.iso8601(slot.start))|\(column.doctor.id ?? 0)",
-                                             "department": column.department.id ?? 0, "date": day.dayText]]
-                        }
-                        return ["busy": true]
-                    }
-                    return ["closed": true]
-                }
-                return ["time": DateText.time(time, timeZone: zone, language: web.language), "cells": cells]
+                ["time": DateText.time(time, timeZone: zone, language: web.language),
+                 "cells": calendar.columns.map { cell($0, time, day) }]
             }
-            // Cancelled visits under the grid, struck through: their times are offered as free above.
-            let cancelled = calendar.columns.flatMap { column in
-                column.cancelled.filter { local($0.appointment.startsAt).dayText == day.dayText }.map { (column, $0) }
-            }.sorted { $0.1.appointment.startsAt < $1.1.appointment.startsAt }.map { column, entry -> [String: Any] in
-                ["id": entry.appointment.id ?? 0, "patient": entry.patientName ?? "—", "doctor": column.doctor.name,
-                 "time": DateText.time(entry.appointment.startsAt, timeZone: zone, language: web.language)]
+            let cancelled = cancelledVisits(calendar.columns, [day.dayText])
+            return ["date": day.dayText, "dayName": dayName(day), "rows": rows, "empty": rows.isEmpty, "cancelled": cancelled,
+                    "hasCancelled": !cancelled.isEmpty]
+        }
+        // The week (issue 46): as calendars show one, the days as columns (named by their
+        // weekday), a grid a doctor; each row a time of day.
+        let weekViews = calendar.days != 7 ? [] : calendar.columns.map { column -> [String: Any] in
+            var starts: [String: Date] = [:], minutes: Set<Int> = []
+            for time in column.slots.map(\.start) + column.occupying.map(\.appointment.startsAt) {
+                let at = local(time)
+                starts["\(at.dayText) \(at.hour * 60 + at.minute)"] = time
+                minutes.insert(at.hour * 60 + at.minute)
             }
-            return ["date": day.dayText, "rows": rows, "empty": rows.isEmpty, "cancelled": cancelled, "hasCancelled": !cancelled.isEmpty]
+            let rows = minutes.sorted().map { minute -> [String: Any] in
+                let label = allDays.compactMap { starts["\($0.dayText) \(minute)"] }.first
+                    .map { DateText.time($0, timeZone: zone, language: web.language) } ?? ""
+                return ["time": label, "cells": allDays.map { day -> [String: Any] in
+                    guard let time = starts["\(day.dayText) \(minute)"] else { return ["closed": true] }
+                    return cell(column, time, day)
+                }]
+            }
+            let cancelled = cancelledVisits([column], Set(allDays.map(\.dayText)))
+            return ["doctor": column.doctor.name, "doctorId": column.doctor.id ?? 0,
+                    "department": Specialization.displayName(column.department.specialization, web.language),
+                    "days": allDays.map { ["date": $0.dayText, "dayName": dayName($0)] }, "rows": rows, "empty": rows.isEmpty,
+                    "cancelled": cancelled, "hasCancelled": !cancelled.isEmpty]
         }
         let today = LocalDateTime.of(now, in: zone)
         // A booking picked here comes back saying what was booked (issue 46).
@@ -171,7 +207,7 @@ struct WebCalendarPages {
             "doctors": calendar.columns.map { ["id": $0.doctor.id ?? 0, "name": $0.doctor.name, "selected": $0.doctor.id == doctorId] as [String: Any] },
             "columns": calendar.columns.map { ["name": $0.doctor.name,
                                                "department": Specialization.displayName($0.department.specialization, web.language)] },
-            "dayViews": dayViews, "here": query(calendar.from, calendar.days),
+            "dayViews": dayViews, "weekViews": weekViews, "here": query(calendar.from, calendar.days),
         ])
     }
 
