@@ -925,6 +925,9 @@ def test_a_walk_in_is_registered_booked_and_later_claims_the_account(site):
         driver.find_element(By.ID, "q").send_keys("555 zam")
         go(driver, driver.find_element(By.CSS_SELECTOR, "#find button[type=submit]"))
         assert "Zamyatina" in driver.find_element(By.ID, "patients").text, driver.page_source[:3000]
+        # Namesakes are told apart by the date of birth, and nothing unknown leaves a stray "·".
+        found = driver.find_element(By.ID, "patients").text
+        assert "born 1958-03-09" in found and "· ·" not in found and not found.rstrip().endswith("·"), found
         go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
         assert [c for c in driver.find_elements(By.CSS_SELECTOR, "td.taken") if "Zamyatina" in c.text], driver.page_source[:3000]
         # Issue 46: the booking says what was booked.

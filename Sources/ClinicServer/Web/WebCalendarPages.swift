@@ -236,9 +236,14 @@ struct WebCalendarPages {
                 let matches = try await dependencies.work(web) { [system] in
                     try system.staff.findPatients(member, query: query, requestId: requestId)
                 }
+                // What tells namesakes apart: the date of birth first, then the login or phone and
+                // the e-mail, only those known (no stray "·").
+                let words = WebText.labels(web.language)
                 found["patients"] = matches.enumerated().map { index, match in
-                    ["id": match.id, "name": "\(match.surname) \(match.name)", "login": match.login ?? match.phone ?? "", "email": match.email ?? "",
-                     "checked": index == 0] as [String: Any]
+                    let details = [match.birthDate.map { "\(words["born"] ?? "") \($0)" }, match.login ?? match.phone, match.email]
+                        .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " · ")
+                    return ["id": match.id, "name": "\(match.surname) \(match.name)", "details": WebFormat.section(details),
+                            "checked": index == 0] as [String: Any]
                 }
                 found["none"] = matches.isEmpty
                 found["hasPatients"] = !matches.isEmpty
