@@ -33,6 +33,8 @@ def main():
              if s["isAvailable"] and s["start"] > slot["start"]][0]
     clinic.run("admin", "staff", "add", "--login", "desk", "--name", "Kim", "--surname", "Park", "--role", "receptionist",
                "--clinic", str(nearest["id"]), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
+    clinic.run("admin", "staff", "add", "--login", "boss", "--name", "Ann", "--surname", "Wu", "--role", "clinic-admin",
+               "--clinic", str(nearest["id"]), "--password-stdin", stdin=STAFF_PASSWORD + "\n")
     with open(clinic.env["CLINIC_SESSION"]) as handle:
         token = handle.read().strip()
     server = Server(clinic)
@@ -40,7 +42,12 @@ def main():
         for width, height in [(390, 844), (1280, 800)]:
             driver = browser(size=(width, height))
             try:
-                driver.set_window_size(width, height)  # the command line's size is raised to headless Chromium's minimum
+                driver.set_window_size(max(width, 500), height)
+                # Headless Chromium lays out no narrower than 500 px: a phone's width is emulated.
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                       {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+                driver.get(server.url + "/register")
+                driver.save_screenshot(os.path.join(OUT, "register-%d.png" % width))
                 driver.get(server.url + "/")
                 driver.add_cookie({"name": "clinic_session", "value": token, "path": "/"})
                 pages = [
@@ -51,24 +58,38 @@ def main():
                     ("booking-summary", "/clinics/%d/book/summary?department=%d&doctor=%d&start=%s"
                      % (nearest["id"], department, later["doctorId"], later["start"])),
                     ("appointment", "/appointments/%d?booked=1" % booked["id"]),
+                    ("appointment-reschedule", "/appointments/%d#reschedule" % booked["id"]),
                     ("profile", "/profile"),
                     ("messages", "/messages"),
                 ]
                 for name, path in pages:
                     driver.get(server.url + path)
                     if name == "nearest-map":
-                        WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-drawn"))
-                        time.sleep(3)  # the detail of the states in view (county lines, place names)
+                        # The detail of the states in view (county lines, place names), labelled.
+                        WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-labelled"))
                     driver.save_screenshot(os.path.join(OUT, "%s-%d.png" % (name, width)))
                 driver.delete_all_cookies()
                 driver.get(server.url + "/staff")
                 driver.find_element(By.ID, "login").send_keys("desk")
                 driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
                 driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
+                # Signed in once the log-in form is gone (the next address would beat the post).
+                WebDriverWait(driver, 30).until(lambda d: not d.find_elements(By.ID, "login"))
                 driver.get(server.url + "/staff?date=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-day-%d.png" % width))
                 driver.get(server.url + "/staff/calendar?from=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-calendar-%d.png" % width))
+                driver.get(server.url + "/staff/calendar?days=7&from=" + slot["start"][:10])
+                driver.save_screenshot(os.path.join(OUT, "staff-week-%d.png" % width))
+                driver.delete_all_cookies()
+                driver.get(server.url + "/staff")
+                driver.find_element(By.ID, "login").send_keys("boss")
+                driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+                driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
+                # Signed in once the log-in form is gone (the next address would beat the post).
+                WebDriverWait(driver, 30).until(lambda d: not d.find_elements(By.ID, "login"))
+                driver.get(server.url + "/staff/report?month=" + slot["start"][:7])
+                driver.save_screenshot(os.path.join(OUT, "staff-report-%d.png" % width))
             finally:
                 driver.quit()
     finally:
