@@ -18,6 +18,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "screenshots")
 
 
+def staff_login(driver, server, login):
+    """A staff member signed in, in place of whoever was (the cookies cleared first)."""
+    driver.delete_all_cookies()
+    driver.get(server.url + "/staff")
+    driver.find_element(By.ID, "login").send_keys(login)
+    driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
+    # Signed in once the log-in form is gone (the next address would beat the post).
+    WebDriverWait(driver, 30).until(lambda d: not d.find_elements(By.ID, "login"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="clinic-shots-")
@@ -68,26 +79,14 @@ def main():
                         # The detail of the states in view (county lines, place names), labelled.
                         WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "map").get_attribute("data-labelled"))
                     driver.save_screenshot(os.path.join(OUT, "%s-%d.png" % (name, width)))
-                driver.delete_all_cookies()
-                driver.get(server.url + "/staff")
-                driver.find_element(By.ID, "login").send_keys("desk")
-                driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
-                driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
-                # Signed in once the log-in form is gone (the next address would beat the post).
-                WebDriverWait(driver, 30).until(lambda d: not d.find_elements(By.ID, "login"))
+                staff_login(driver, server, "desk")
                 driver.get(server.url + "/staff?date=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-day-%d.png" % width))
                 driver.get(server.url + "/staff/calendar?from=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-calendar-%d.png" % width))
                 driver.get(server.url + "/staff/calendar?days=7&from=" + slot["start"][:10])
                 driver.save_screenshot(os.path.join(OUT, "staff-week-%d.png" % width))
-                driver.delete_all_cookies()
-                driver.get(server.url + "/staff")
-                driver.find_element(By.ID, "login").send_keys("boss")
-                driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
-                driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button").click()
-                # Signed in once the log-in form is gone (the next address would beat the post).
-                WebDriverWait(driver, 30).until(lambda d: not d.find_elements(By.ID, "login"))
+                staff_login(driver, server, "boss")
                 driver.get(server.url + "/staff/report?month=" + slot["start"][:7])
                 driver.save_screenshot(os.path.join(OUT, "staff-report-%d.png" % width))
             finally:

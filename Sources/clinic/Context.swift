@@ -189,6 +189,8 @@ struct Context {
             return line
         }
         guard terminal.stdinIsTerminal else { throw TerminalError.invalid(.passwordNeeded) }
+        // A new password (asked twice): its rules before it is typed, not after a refusal.
+        if confirm { FileHandle.standardOutput.write(Data((Validator.passwordRules(language) + "\n").utf8)) }
         let password = terminal.askSecret(text(prompt)) ?? ""
         if confirm, password != (terminal.askSecret(text(.promptPasswordAgain)) ?? "") { throw ClinicError.invalid(.passwordsDiffer) }
         return password

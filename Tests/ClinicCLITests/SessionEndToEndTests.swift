@@ -157,6 +157,8 @@ final class PseudoTerminal: @unchecked Sendable {
         try terminal.expect("Privacy policy")
         try terminal.expect("Do you accept the privacy policy? [y/N]: ")
         terminal.type("y")
+        // Issue 46: the password's rules come before it is typed, not after a refusal.
+        try terminal.expect("At least 10 characters")
         try terminal.expect("Password: ")
         terminal.type("short")
         try terminal.expect("Password again: ")

@@ -85,6 +85,12 @@ def log_in(tmux, login):
     tmux.wait_for("Choose 1–10 [1]:")
 
 
+def recalls(tmux, line, whose):
+    """Up at the address prompt brings `line` back."""
+    tmux.keys("Up")
+    wait_until(lambda: tmux.last_line().endswith("Address or place: " + line), 10, whose + ": " + tmux.last_line())
+
+
 def to_address_prompt(tmux, times_before):
     """Main menu → nearest clinics → another address; waits for the address's prompt number
     `times_before + 1` (the screen keeps the earlier ones)."""
@@ -121,8 +127,7 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     tmux.wait_for("Choose 1–10 [1]:")
     # Up brings the address back.
     to_address_prompt(tmux, 1)
-    tmux.keys("Up")
-    wait_until(lambda: tmux.last_line().endswith("Address or place: Reno, NV 89501"), 10, "history: " + tmux.last_line())
+    recalls(tmux, "Reno, NV 89501", "history")
     # Ctrl-C gives the line up and goes back, as before.
     tmux.keys("C-c")
     wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 3, 10, "back to the menu")
@@ -143,8 +148,7 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     tmux.start("two")
     tmux.wait_for("Choose 1–10 [1]:")
     to_address_prompt(tmux, 0)
-    tmux.keys("Up")
-    wait_until(lambda: tmux.last_line().endswith("Address or place: Reno, NV 89501"), 10, "tina's history: " + tmux.last_line())
+    recalls(tmux, "Reno, NV 89501", "tina's history")
     tmux.keys("C-c")
     wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "back to the menu")
     # Theo's history is his own: Up brings nothing back (the "z" typed after it is the line).

@@ -1290,7 +1290,8 @@ def test_every_page_in_russian_has_no_english_label(site, size):
         log_in(driver, server.url, login)
         pages = ["/", "/clinics/nearest?me=1", "/clinics/%d" % clinic_id, "/clinics/%d/book?department=%d" % (clinic_id, department),
                  "/appointments", "/appointments/%d" % booked["id"], "/appointments/%d?cancel=1" % booked["id"], "/messages",
-                 "/profile", "/profile/access-log", "/find?specialization=therapy", "/clinics/99999999"]
+                 "/profile", "/profile/access-log", "/find?specialization=therapy", "/clinics/99999999",
+                 "/profile/delete", "/clinics/nearest?address=Paris"]
         for path in pages:
             page.get(server.url + path)
             if path.startswith("/clinics/nearest"):
@@ -1302,6 +1303,11 @@ def test_every_page_in_russian_has_no_english_label(site, size):
         go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")[0])
         page.audit()
         assert not english_on_page(), ("summary", english_on_page())
+        # Issue 46's move summary, in Russian too.
+        page.get(server.url + "/appointments/%d" % booked["id"])
+        go(driver, driver.find_elements(By.CSS_SELECTOR, "#move-times a.slot")[0])
+        page.audit()
+        assert not english_on_page(), ("move summary", english_on_page())
     finally:
         driver.quit()
 
@@ -1571,15 +1577,20 @@ def own_patient(clinic, tmp_path, login):
     return own
 
 
+def patient_browser(url, login):
+    """Chromium at a phone's size with a patient signed in: (driver, axe-checked pages)."""
+    driver = browser()
+    log_in(driver, url, login)
+    return driver, Checked(driver)
+
+
 def test_the_profile_gives_a_calendar_address_to_subscribe_to(site, tmp_path):
     """Issue 46: the private calendar feed on the web: made on the profile, a webcal:// link to
     subscribe, the address to copy, a new address that ends the old one, and stopping it."""
     clinic, server = site
     own_patient(clinic, tmp_path, "webfeed")
-    driver = browser()
-    page = Checked(driver)
+    driver, page = patient_browser(server.url, "webfeed")
     try:
-        log_in(driver, server.url, "webfeed")
         page.get(server.url + "/profile#calendar")
         go(driver, driver.find_element(By.CSS_SELECTOR, "#calendar-make button"))
         subscribe = driver.find_element(By.ID, "calendar-subscribe").get_attribute("href")
@@ -1621,10 +1632,8 @@ def test_deleting_the_account_says_what_happens_and_asks_once_more(site, tmp_pat
     day = _time.strftime("%Y-%m-%d", _time.gmtime(_time.time() + 3 * 86400))
     slot = own.free_slot(department, day, days=7)
     own.json("book", "--department", str(department), "--at", slot["start"])
-    driver = browser()
-    page = Checked(driver)
+    driver, page = patient_browser(server.url, "webdel")
     try:
-        log_in(driver, server.url, "webdel")
         page.get(server.url + "/profile")
         go(driver, driver.find_element(By.ID, "delete-account"))
         page.audit()

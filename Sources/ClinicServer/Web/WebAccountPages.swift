@@ -38,10 +38,7 @@ struct WebAccountPages {
                 _ = try system.clients.logOut(token: token)
             }
         }
-        group.get("/register") { _, context in
-            let web = try context.webRequest()
-            return dependencies.page("register", web, ["passwordRules": Validator.passwordRules(web.language)])
-        }
+        group.get("/register") { _, context in dependencies.page("register", try context.webRequest()) }
         group.post("/register", use: register)
     }
 
@@ -53,7 +50,7 @@ struct WebAccountPages {
         let web = try context.webRequest()
         let form = try await dependencies.form(request, context, web)
         try dependencies.checkAuthRate(context, web.language)
-        var values: [String: Any] = ["passwordRules": Validator.passwordRules(web.language)]
+        var values: [String: Any] = [:]
         for key in ["login", "name", "surname", "street", "house", "city"] { values[key] = form[key] ?? "" }
         values["acceptPrivacy"] = form["acceptPrivacy"] == "yes"
         // "None of these" is an empty choice: the city is typed again, more exactly.

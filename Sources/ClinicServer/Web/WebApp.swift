@@ -236,6 +236,9 @@ extension ServerDependencies {
         context["otherLang"] = web.language == .en ? "ru" : "en"
         context["otherLangName"] = web.language == .en ? "Русский" : "English"
         context["csrf"] = web.csrf
+        // A new password's rules, said beside every field that takes one (registration, the
+        // profile, claiming an account) before anything is sent.
+        context["passwordRules"] = Validator.passwordRules(web.language)
         context["asset"] = assets?.paths ?? [:]
         if let tiles = settings.tiles { context["tiles"] = ["url": tiles.url, "attribution": tiles.attribution] }
         // The staff's pages have the staff's menu, never the patients' log-in and registration.

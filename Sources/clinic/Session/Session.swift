@@ -175,6 +175,8 @@ final class Session {
         }
         let name = values[.name] ?? "", surname = values[.surname] ?? "", login = values[.login] ?? ""
         var password: String?
+        // The rules before the password is typed (issue 46), not only after a refusal.
+        prompt.say(prompt.style.dim(Validator.passwordRules(language)))
         while password == nil {
             guard let first = prompt.secret(text(.labelPassword)), let second = prompt.secret(text(.labelPasswordAgain)) else {
                 return

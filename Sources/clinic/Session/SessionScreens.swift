@@ -381,6 +381,7 @@ extension Session {
 
     func changePassword() throws {
         guard let old = prompt.secret(text(.labelOldPassword)) else { return }
+        prompt.say(prompt.style.dim(Validator.passwordRules(language)))
         guard let new = prompt.secret(text(.labelPassword)), let again = prompt.secret(text(.labelPasswordAgain)) else { return }
         guard new == again else { prompt.problem(text(.passwordsDiffer)); return }
         try system.clients.changePassword(clientId: clientId, old: old, new: new, keeping: token)
