@@ -707,6 +707,12 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
             == {(datetime.date.fromisoformat(day) + datetime.timedelta(days=n)).isoformat() for n in range(7)}
         rows = weeks[0].find_elements(By.CSS_SELECTOR, "tbody tr")
         assert rows and all(len(r.find_elements(By.TAG_NAME, "td")) == 7 for r in rows)
+        # Printed, the week keeps its grid and loses the menu and the filters.
+        assert driver.find_element(By.ID, "print-calendar").is_displayed()
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        assert not driver.find_element(By.CSS_SELECTOR, "form.filters").is_displayed()
+        assert not driver.find_element(By.CSS_SELECTOR, "header.bar").is_displayed() and weeks[0].is_displayed()
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         links = driver.find_elements(By.CSS_SELECTOR, "table.calendar a.free-slot")
         assert links, driver.page_source[:2000]
         href = links[0].get_attribute("href")
