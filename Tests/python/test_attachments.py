@@ -338,6 +338,9 @@ def test_in_a_phones_browser_a_photo_reaches_the_front_desk(world, tmp_path):
         staff.audit()
         entry = desk.find_element(By.XPATH, f"//ul[@class='threads']/li[a[@href='/staff/appointments/{visit}#thread']]")
         assert entry.find_element(By.CSS_SELECTOR, ".badge").text.startswith("1")
+        # Issue 46: each conversation names its patient and quotes the first words of the latest message.
+        assert entry.find_element(By.CSS_SELECTOR, ".thread-patient").text == "Anna Smith"
+        assert entry.find_element(By.CSS_SELECTOR, ".thread-preview").text == "May I bring my daughter?"
         go(desk, entry.find_element(By.TAG_NAME, "a"))
         staff.audit()
         assert desk.find_element(By.ID, "patient-name").text == "Anna Smith"

@@ -98,7 +98,7 @@ struct WebStaffPages {
         let closed = request.query("state") == "closed"
         let requestId = context.requestId
         let list = try await dependencies.work(web) { [system] in
-            try system.attachments.threads(member, state: closed ? .closed : .open, requestId: requestId)
+            try system.attachments.threads(member, state: closed ? .closed : .open, named: true, requestId: requestId)
         }
         let zone = list.zone
         return dependencies.page("staff-threads", web, [

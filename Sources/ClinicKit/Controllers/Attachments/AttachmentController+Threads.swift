@@ -103,37 +103,52 @@ extension AttachmentController {
     }
 
     /// The front desk's conversations of its clinic in a state, the latest first.
-    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200, requestId: String? = nil) throws -> ThreadList {
+    /// With `named`, each conversation carries its patient's name and the first words of its
+    /// latest message (the web's inbox), and each patient named is a read in the audit trail they
+    /// see; without, neither is read (the API's and the CLI's lists).
+    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200, named: Bool = false,
+                        requestId: String? = nil) throws -> ThreadList {
         try member.checkFrontDesk()
-        let now = self.now()
-        // A write: each patient named in the list is a read in the audit trail they see.
-        return try database.writing { tx in
-            let cipher = try database.cipher(tx)
-            var named: Set<Int64> = []
-            let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
-                try tx.appointment(id: thread.appointmentId).map { appointment in
-                    var item = ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
-                                             lastAt: thread.lastAt, startsAt: appointment.startsAt, doctorName: appointment.doctorName)
-                    if let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) {
-                        item.patientName = "\(client.name) \(client.surname)"
-                        if named.insert(clientId).inserted {
-                            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
-                                                detail: "the front desk's inbox", now: now)
-                        }
-                    }
-                    if let latest = try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: 1).first {
-                        let text = try Self.open(tx, [latest], of: thread.appointmentId, cipher: cipher).first?.text ?? ""
-                        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-                        item.preview = line.count > ThreadSummary.previewLength ? String(line.prefix(ThreadSummary.previewLength)) + "…" : line
-                    }
-                    return item
-                }
-            }
-            let open = state == .open ? items.map(\.unread)
-                : try tx.threads(ofClinic: member.clinicId, state: .open, limit: 500).map(\.staffUnread)
-            let zone = try Self.zone(tx, member.clinicId)
-            return ThreadList(items: items, unread: open.reduce(0, +), zone: zone)
+        guard named else {
+            return try database.reading { tx in try threadList(tx, member, state: state, limit: limit, named: false).list }
         }
+        let now = self.now()
+        return try database.writing { tx in
+            let (list, patients) = try threadList(tx, member, state: state, limit: limit, named: true)
+            for clientId in patients.sorted() {
+                try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
+                                    detail: "the front desk's inbox", now: now)
+            }
+            return list
+        }
+    }
+
+    /// The list of `threads`, and the patients it names.
+    private func threadList(_ tx: any StoreReading, _ member: StaffMember, state: StoredThread.State, limit: Int, named: Bool) throws
+        -> (list: ThreadList, patients: Set<Int64>) {
+        let cipher = try database.cipher(tx)
+        var patients: Set<Int64> = []
+        let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
+            try tx.appointment(id: thread.appointmentId).map { appointment in
+                var item = ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
+                                         lastAt: thread.lastAt, startsAt: appointment.startsAt, doctorName: appointment.doctorName)
+                guard named else { return item }
+                if let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) {
+                    item.patientName = "\(client.name) \(client.surname)"
+                    patients.insert(clientId)
+                }
+                if let latest = try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: 1).first {
+                    let text = try Self.open(tx, [latest], of: thread.appointmentId, cipher: cipher).first?.text ?? ""
+                    let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                    item.preview = line.count > ThreadSummary.previewLength ? String(line.prefix(ThreadSummary.previewLength)) + "…" : line
+                }
+                return item
+            }
+        }
+        let open = state == .open ? items.map(\.unread)
+            : try tx.threads(ofClinic: member.clinicId, state: .open, limit: 500).map(\.staffUnread)
+        let zone = try Self.zone(tx, member.clinicId)
+        return (ThreadList(items: items, unread: open.reduce(0, +), zone: zone), patients)
     }
 
     /// The front desk reads an appointment's conversation (an audit event, `thread.read`, the
