@@ -50,6 +50,9 @@ import Testing
         let doctors = try #require(try cli.run(["doctors", String(departmentId), "--json"]).json() as? [[String: Any]])
         #expect(doctors.count == 2)
         #expect((doctors[0]["hours"] as? [[String: Any]])?.count == 10)
+        // The table says the ten intervals as one line (issue 46), not ten.
+        let table = try cli.run(["doctors", String(departmentId)])
+        #expect(table.stdout.contains("Mon–Fri 08:00–12:00 and 13:00–17:00 (20 min)") && !table.stdout.contains("Tue 08:00"), "\(table.stdout)")
 
         let monday = nextMonday()
         let booked = try cli.run(["book", "--department", String(departmentId), "--at", "\(monday) 09:20",

@@ -223,6 +223,8 @@ def test_a_patients_journey(site):
         origin = (float(map_element.get_attribute("data-lat")), float(map_element.get_attribute("data-lon")))
         assert abs(origin[0] - 39.80) < 0.1 and abs(origin[1] + 89.64) < 0.1, origin  # Springfield, Illinois
         items = driver.find_elements(By.CSS_SELECTOR, "#nearest-list li")
+        # "1.8 mi" never wraps between number and unit at a phone's width (issue 46).
+        assert driver.execute_script("return getComputedStyle(document.querySelector('#nearest-list .distance')).whiteSpace") == "nowrap"
         metres = [int(item.get_attribute("data-metres")) for item in items]
         assert len(items) == 10 and metres == sorted(metres)
         with urllib.request.urlopen(server.url + "/clinics/map.json") as answer:
