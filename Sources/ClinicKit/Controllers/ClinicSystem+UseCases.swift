@@ -94,6 +94,15 @@ public struct BookingChoices: Sendable {
     public static let days = 14
 }
 
+/// What `moveChoice` finds: where the appointment is and the time it would move to.
+public struct MoveChoice: Sendable {
+    public let appointment: Appointment
+    public let clinic: Clinic
+    public let department: Department
+    public let day: LocalDateTime
+    public let slot: Slot?
+}
+
 /// An appointment with its history, its clinic, and the free times of a day to move it to.
 public struct AppointmentDetails: Sendable {
     public let appointment: Appointment
@@ -107,6 +116,12 @@ public struct AppointmentDetails: Sendable {
     /// `BookingChoices.days` with a time to move to (the day picker marks the others).
     public var rescheduleDay: LocalDateTime?
     public var rescheduleFreeDays: Set<String> = []
+    /// Whether the patient may still move or cancel it: booked, not checked in, not begun.
+    public var patientMayChange = false
+
+    static func patientMayChange(_ appointment: Appointment, now: Date) -> Bool {
+        appointment.status.isPatientChangeable && appointment.startsAt > now
+    }
     /// The appointment's files and conversation (the clinic's answers are read now).
     public let folder: AppointmentFolder
     /// The appointment's department, and its visit type when it has one.
@@ -129,7 +144,9 @@ extension ClinicSystem {
     /// (its first `InboxEntry.quoteLength` characters), read without marking the conversation read.
     public func inbox(clientId: Int64) throws -> [InboxEntry] {
         let messages = try clients.messages(clientId: clientId)
-        let answers = messages.contains { $0.kind == .clinic } ? try attachments.answers(clientId: clientId) : [:]
+        // Only the conversations a clinic's message announced an answer in are opened.
+        let answered = Set(messages.filter { $0.kind == .clinic }.compactMap(\.appointmentId))
+        let answers = try attachments.answers(clientId: clientId, appointmentIds: answered)
         return messages.map { message in
             guard message.kind == .clinic, let appointment = message.appointmentId,
                   let answer = answers[appointment]?.last(where: { $0.at <= message.createdAt }) else {
@@ -167,17 +184,22 @@ extension ClinicSystem {
         let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
         let clinic = try clinics.getClinicById(appointment.clinicId)
         var times: [Slot] = [], freeDays: Set<String> = [], chosen = day
-        if appointment.status.isPatientChangeable {
-            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+        let mayChange = AppointmentDetails.patientMayChange(appointment, now: now)
+        if mayChange {
+            let zone = clinic.zone
+            func dayText(_ slot: Slot) -> String { LocalDateTime.of(slot.start, in: zone).dayText }
+            let today = LocalDateTime.of(now, in: zone).at(minuteOfDay: 0)
             let ahead = try appointments.rescheduleTimes(appointment, from: today, days: BookingChoices.days)
-            freeDays = Set(ahead.map { LocalDateTime.of($0.start, in: clinic.zone).dayText })
-            if let day {
+            freeDays = Set(ahead.map(dayText))
+            let horizon = (0..<BookingChoices.days).map { today.adding(days: $0).dayText }
+            if let day, horizon.contains(day.dayText) {
+                // A day of the look-ahead: its own times, no second query.
+                times = ahead.filter { dayText($0) == day.dayText }
+            } else if let day {
                 times = try appointments.rescheduleTimes(appointment, from: day)
             } else if let first = ahead.first {
-                // The look-ahead's own times of its first free day: no second query.
-                let firstDay = LocalDateTime.of(first.start, in: clinic.zone).dayText
-                chosen = LocalDateTime.of(first.start, in: clinic.zone).at(minuteOfDay: 0)
-                times = ahead.filter { LocalDateTime.of($0.start, in: clinic.zone).dayText == firstDay }
+                chosen = LocalDateTime.of(first.start, in: zone).at(minuteOfDay: 0)
+                times = ahead.filter { dayText($0) == dayText(first) }
             }
         }
         let folder = try attachments.folder(clientId: clientId, appointmentId: id, cursor: threadCursor)
@@ -185,11 +207,25 @@ extension ClinicSystem {
                                          folder: folder)
         details.rescheduleDay = chosen
         details.rescheduleFreeDays = freeDays
+        details.patientMayChange = mayChange
         details.department = try departments.getDepartmentById(appointment.departmentId)
         if let visitTypeId = appointment.visitTypeId {
             details.visitType = try departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == visitTypeId }
         }
         return details
+    }
+
+    /// A move of a patient's appointment to `start`, as its summary shows it: the appointment,
+    /// its clinic and department, the local day of `start`, and the free time it would take
+    /// (nil when that time is not free to move to now, or the appointment cannot move).
+    public func moveChoice(_ id: Int64, ofPatient clientId: Int64, to start: Date, now: Date = Date()) throws -> MoveChoice {
+        let appointment = try appointments.getAppointmentById(id, clientId: clientId)
+        let clinic = try clinics.getClinicById(appointment.clinicId)
+        let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
+        let slot = AppointmentDetails.patientMayChange(appointment, now: now)
+            ? try appointments.rescheduleTimes(appointment, from: day).first { $0.start == start } : nil
+        return MoveChoice(appointment: appointment, clinic: clinic, department: try departments.getDepartmentById(appointment.departmentId),
+                          day: day, slot: slot)
     }
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is

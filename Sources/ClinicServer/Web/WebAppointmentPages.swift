@@ -163,7 +163,7 @@ struct WebAppointmentPages {
         let now = Date()
         let today = LocalDateTime.of(now, in: clinic.zone)
         let upcoming = appointment.status.isActive && appointment.startsAt > now
-        let active = appointment.status.isPatientChangeable && appointment.startsAt > now
+        let active = details.patientMayChange
         var values: [String: Any] = [
             "id": id, "clinic": clinic.name, "clinicId": clinic.id ?? 0, "departmentId": appointment.departmentId,
             "doctor": appointment.doctorName,
@@ -227,24 +227,20 @@ struct WebAppointmentPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
-        let first = try await dependencies.work(web) { [system] in try system.appointmentDetails(id, ofPatient: patient.id ?? 0) }
-        let clinic = first.clinic, zone = clinic.zone
-        let day = LocalDateTime.of(start, in: zone).at(minuteOfDay: 0)
-        let details = try await dependencies.work(web) { [system] in
-            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day)
-        }
-        let back = "/appointments/\(id)?day=\(day.dayText)#reschedule"
-        guard let slot = details.rescheduleTimes.first(where: { $0.start == start }) else {
+        let choice = try await dependencies.work(web) { [system] in try system.moveChoice(id, ofPatient: patient.id ?? 0, to: start) }
+        let clinic = choice.clinic, zone = clinic.zone
+        let back = "/appointments/\(id)?day=\(choice.day.dayText)#reschedule"
+        guard let slot = choice.slot else {
             return dependencies.page("error", web, ["message": WebText.labels(web.language)["slotGone"] ?? "", "backHref": back],
                                      status: .conflict)
         }
-        let appointment = details.appointment
+        let appointment = choice.appointment
         return dependencies.page("move-summary", web, [
             "id": id, "clinic": clinic.name,
             "from": DateText.dateTime(appointment.startsAt, timeZone: zone, language: web.language),
             "to": DateText.dateTime(start, timeZone: zone, language: web.language),
             "zoneName": DateText.zoneName(start, timeZone: zone, language: web.language), "timeZone": clinic.timeZone,
-            "departmentName": details.department.map { Specialization.displayName($0.specialization, web.language) } ?? "",
+            "departmentName": Specialization.displayName(choice.department.specialization, web.language),
             "doctor": slot.doctorName, "otherDoctor": slot.doctorId != appointment.doctorId,
             "start": DateText.iso8601(start), "backHref": back,
         ])
