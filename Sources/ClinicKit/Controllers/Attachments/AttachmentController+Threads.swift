@@ -303,13 +303,15 @@ extension AttachmentController {
         return (files, conversations)
     }
 
-    /// The clinic's answers in the patient's conversations, by appointment, each with when it
-    /// was written (the latest `ThreadLimits.pageDefault` of each): the inbox quotes the one its
-    /// message announced (`ClinicSystem.inbox`). Read-only: nothing is marked read.
-    public func answers(clientId: Int64) throws -> [Int64: [(at: Date, text: String)]] {
-        try database.reading { tx in
+    /// The clinic's answers in the patient's conversations about `appointmentIds`, by
+    /// appointment, each with when it was written (the latest `ThreadLimits.pageDefault` of
+    /// each): the inbox quotes the one its message announced (`ClinicSystem.inbox`). Read-only:
+    /// nothing is marked read.
+    public func answers(clientId: Int64, appointmentIds: Set<Int64>) throws -> [Int64: [(at: Date, text: String)]] {
+        guard !appointmentIds.isEmpty else { return [:] }
+        return try database.reading { tx in
             var answers: [Int64: [(at: Date, text: String)]] = [:]
-            for thread in try tx.threads(ofClient: clientId) where thread.clientId == clientId {
+            for thread in try tx.threads(ofClient: clientId) where thread.clientId == clientId && appointmentIds.contains(thread.appointmentId) {
                 let latest = try page(tx, thread, limit: ThreadLimits.pageDefault, cursor: nil).messages
                 answers[thread.appointmentId] = latest.filter { $0.author == .staff }.map { ($0.createdAt, $0.text) }
             }
