@@ -62,11 +62,10 @@ struct WebWalkInPages {
 
     func patientValues(_ member: StaffMember, _ id: Int64, _ context: APIContext, _ web: WebRequest) async throws -> [String: Any] {
         let requestId = context.requestId
-        let (patient, visits, clinic) = try await dependencies.work(web) { [system] in
-            (try system.staff.patient(member, id: id, requestId: requestId),
-             try system.staff.patientVisits(member, id: id, requestId: requestId),
-             try system.clinics.getClinicById(member.clinicId))
+        let (page, clinic) = try await dependencies.work(web) { [system] in
+            (try system.staff.patientPage(member, id: id, requestId: requestId), try system.clinics.getClinicById(member.clinicId))
         }
+        let patient = page.patient, visits = page.visits
         let zone = clinic.zone, now = Date()
         func visit(_ item: (appointment: Appointment, history: [AppointmentEvent])) -> [String: Any] {
             let appointment = item.appointment

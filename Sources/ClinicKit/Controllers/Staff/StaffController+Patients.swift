@@ -70,36 +70,36 @@ extension StaffController {
 
     /// One patient of the member's clinic (`isPatient`), as the search shows them: a
     /// `patient.read` row in their access log. Another clinic's patient is `not_found`.
-    /// The patient's visits at the member's clinic, the latest first (upcoming, then past and
-    /// cancelled), each with its history; appointments at other clinics stay unseen. Front desk
-    /// only, as the patient's page; the read is in the audit trail the patient sees.
-    public func patientVisits(_ member: StaffMember, id: Int64, requestId: String? = nil) throws
-        -> [(appointment: Appointment, history: [AppointmentEvent])] {
+    /// The patient's page at the front desk: the patient, and their visits at the member's
+    /// clinic, the latest first, each with its history (appointments at other clinics stay
+    /// unseen). One read in the audit trail the patient sees, as `patient`.
+    public func patientPage(_ member: StaffMember, id: Int64, requestId: String? = nil) throws
+        -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
         try member.checkFrontDesk()
         let now = self.now()
         return try database.writing { tx in
-            guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId) else {
-                throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
-            }
+            let patient = try Self.readPatient(tx, database, member, id, requestId: requestId, now: now)
             let visits = try tx.appointments(ofClient: id).filter { $0.clinicId == member.clinicId }
                 .sorted { $0.startsAt > $1.startsAt }
             let events = try AppointmentController.events(tx, of: visits.compactMap(\.id))
-            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
-                                detail: "the patient's visits", now: now)
-            return visits.map { ($0, events[$0.id ?? 0] ?? []) }
+            return (patient, visits.map { ($0, events[$0.id ?? 0] ?? []) })
         }
+    }
+
+    /// A patient of the member's clinic, the read written to the audit trail ("the patient's page").
+    static func readPatient(_ tx: any StoreWriting, _ database: any ClinicStore, _ member: StaffMember, _ id: Int64,
+                            requestId: String?, now: Date) throws -> PatientMatch {
+        guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {
+            throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
+        }
+        try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
+                            detail: "the patient's page", now: now)
+        return PatientMatch(client, id: id)
     }
 
     public func patient(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> PatientMatch {
         try member.checkFrontDesk()
         let now = self.now()
-        return try database.writing { tx in
-            guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {
-                throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
-            }
-            try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
-                                detail: "the patient's page", now: now)
-            return PatientMatch(client, id: id)
-        }
+        return try database.writing { tx in try Self.readPatient(tx, database, member, id, requestId: requestId, now: now) }
     }
 }
