@@ -7,7 +7,6 @@ import os
 import shutil
 import stat
 import subprocess
-import time
 
 import pytest
 
@@ -125,12 +124,25 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     tmux.wait_for("Choose 1–5 [q]:")
     tmux.keys("Enter")
     tmux.wait_for("Choose 1–10 [1]:")
-    # Up brings the address back.
+    # Unicode is edited by letters, not bytes: "Мнск", two lefts, "и" is "Минск" (libedit
+    # through the session's UTF-8 decoding).
     to_address_prompt(tmux, 1)
+    tmux.type("Мнск")
+    tmux.keys("Left", "Left", "Left")
+    tmux.type("и")
+    wait_until(lambda: tmux.last_line().endswith("Address or place: Минск"), 10, "the Cyrillic line: " + tmux.last_line())
+    tmux.keys("Enter")
+    tmux.wait_for("Choose 1–5 [q]:")
+    wait_until(lambda: tmux.screen().count("Choose 1–5 [q]:") >= 2, 20, "Minsk's nearest clinics")
+    tmux.keys("Enter")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 3, 10, "the menu")
+    # Up brings the addresses back, the latest first.
+    to_address_prompt(tmux, 2)
+    recalls(tmux, "Минск", "history")
     recalls(tmux, "Reno, NV 89501", "history")
     # Ctrl-C gives the line up and goes back, as before.
     tmux.keys("C-c")
-    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 3, 10, "back to the menu")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 4, 10, "back to the menu")
     tmux.type("q")
     tmux.keys("Enter")
     tmux.wait_for("Goodbye.")
@@ -148,7 +160,7 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     tmux.start("two")
     tmux.wait_for("Choose 1–10 [1]:")
     to_address_prompt(tmux, 0)
-    recalls(tmux, "Reno, NV 89501", "tina's history")
+    recalls(tmux, "Минск", "tina's history")
     tmux.keys("C-c")
     wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "back to the menu")
     # Theo's history is his own: Up brings nothing back (the "z" typed after it is the line).

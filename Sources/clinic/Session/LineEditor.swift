@@ -83,7 +83,7 @@ final class LineEditor {
         let path = folder + "/" + name
         // Never through a link another user placed: such a file is not read or written.
         var status = stat()
-        if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG || (lstat(path, &status) == 0 && status.st_uid != getuid()) {
+        if lstat(path, &status) == 0, (status.st_mode & S_IFMT) != S_IFREG || status.st_uid != getuid() {
             file = nil
             _ = clinic_editor_load(editor, "/nonexistent")
             return
