@@ -30,11 +30,12 @@ public final class ClinicSystem: Sendable {
     ///   - resources: where Data/ is; without it there is no gazetteer and no zone data (some
     ///     tests): clinic time zones are then the import file's, else `ZoneApproximation`'s.
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
+    ///   - codeLimits: how many confirmation codes go out and where texts may go (`CodeLimits.from(environment:)`).
     ///   - images: what decodes and writes photos again (ClinicImages' libvips); nil: photos are
     ///     refused as attachments (`unsupported_type`), PDFs are taken.
     public init(store database: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
                 remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                codeLimits: CodeLimits = .standard, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.fileStore = database as? any StoreFileOperations
         self.resources = resources
@@ -47,9 +48,9 @@ public final class ClinicSystem: Sendable {
         departments = DepartmentController(database: database)
         let data = resources?.data
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
-                                   commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] })
+                                   commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] }, codeLimits: codeLimits)
         appointments = AppointmentController(database: database, now: now)
-        outbox = Outbox(database: database, now: now)
+        outbox = Outbox(database: database, textCountries: codeLimits.textCountries, now: now)
         attachments = AttachmentController(database: database, images: images, now: now)
         waitlist = WaitlistController(database: database, appointments: appointments, now: now)
         texts = TextController(database: database, appointments: appointments, now: now)

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -74,6 +75,25 @@ struct ServerDependencies: Sendable {
         do {
             return try await pool.run(body)
         } catch let error as ClinicError {
+            throw APIFailure.hidingOthers(error, language: language)
+        }
+    }
+
+    /// Sends a confirmation code (a text or an e-mail; the library counts it against
+    /// `CodeLimits`), then wakes the outbox, since the patient waits for it. The deployment's
+    /// daily budget spent is the operator's to know: counted in `clinic_codes_refused_total`
+    /// and logged, once a refusal.
+    func sendCode<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            let result = try await pool.run(body)
+            outboxWakeup.signal()
+            return result
+        } catch let error as ClinicError {
+            if error.code == .rateLimited { metrics.codeRefused(error.key) }
+            if error.key == .textCodeBudgetSpent || error.key == .mailCodeBudgetSpent {
+                Logger(label: "clinic.codes").warning("the daily budget of confirmation codes is spent: codes are refused until it renews",
+                                                      metadata: ["budget": .string(error.key == .textCodeBudgetSpent ? "text" : "mail")])
+            }
             throw APIFailure.hidingOthers(error, language: language)
         }
     }

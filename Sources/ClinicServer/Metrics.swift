@@ -52,5 +52,19 @@ final class ServerMetrics: Sendable {
         registry.makeCounter(name: "clinic_texts_total", labels: [("event", event)]).increment(by: Int64(count))
     }
 
+    /// A confirmation code refused by `CodeLimits`: `reason` is the limit (`budget_text`,
+    /// `budget_mail`, `per_day`, `per_hour`, `too_soon`).
+    func codeRefused(_ key: MessageKey) {
+        let reason: String
+        switch key {
+        case .textCodeBudgetSpent: reason = "budget_text"
+        case .mailCodeBudgetSpent: reason = "budget_mail"
+        case .codesPerDaySpent: reason = "per_day"
+        case .codesPerHourSpent: reason = "per_hour"
+        default: reason = "too_soon"
+        }
+        registry.makeCounter(name: "clinic_codes_refused_total", labels: [("reason", reason)]).increment()
+    }
+
     func text() -> String { registry.emitToString() }
 }

@@ -137,6 +137,8 @@ public enum StoreCopy {
             table("settings", identity: false, orderBy: "key", [("key", .text), ("value", .text)]),
             table("login_attempts", identity: false, orderBy: "login_key",
                   [("login_key", .text), ("failures", .int), ("first_failure_at", .instant)]),
+            table("send_counts", identity: false, orderBy: "key",
+                  [("key", .text), ("window_start", .instant), ("count", .int)]),
             table("clinic_zone_changes", [("id", .int), ("clinic_id", .int), ("old_zone", .text), ("new_zone", .text),
                                           ("changed_at", .instant)]),
             table("idempotency_keys", identity: false, orderBy: "client_id, key",

@@ -163,7 +163,7 @@ struct BookingGatherStatement: HotStatement {
                     FROM working_hours h WHERE h.doctor_id IN (\(doctorsOf))) AS hours,
                    (\(PostgresTransaction.exceptionsJSON(of: doctorsOf, first: "$5", last: "$6"))) AS exceptions,
                    (\(PostgresTransaction.takenList(of: doctorsOf, lower: "$7", upper: "$8", now: "$9", exceptAppointment: "$10",
-                                                    exceptHold: "$11"))) AS taken,
+                                                    exceptHold: "$11", exceptHoldsOf: "$3::bigint"))) AS taken,
                    (SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
                                                || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
                     FROM appointments a WHERE a.client_id = $3::bigint AND \(AppointmentStatus.activeCondition)

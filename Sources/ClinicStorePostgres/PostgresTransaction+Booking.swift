@@ -96,12 +96,12 @@ extension PostgresTransaction {
     }
 
     /// The times taken of the doctors `doctors` (a query of their ids) overlapping `lower`..<`upper`:
-    /// active appointments but `exceptAppointment` and holds live at `now` but `exceptHold`
-    /// (all parameters), as a text list (`takenByDoctor`). Each doctor's rows are looked up
+    /// active appointments but `exceptAppointment` and holds live at `now` but `exceptHold` and
+    /// those of the patient `client` (whose own holds never stand in their way; all parameters), as a text list (`takenByDoctor`). Each doctor's rows are looked up
     /// through the doctor (`LATERAL`), so both tables' indexes are entered with the doctor and
     /// the span.
     static func takenList(of doctors: String, lower: String, upper: String, now: String, exceptAppointment: String,
-                          exceptHold: String) -> String {
+                          exceptHold: String, exceptHoldsOf client: String = "NULL::bigint") -> String {
         """
         SELECT coalesce(string_agg(t.doctor_id || ' ' || t.s || ' ' || t.e, ',' ORDER BY t.s), '')
         FROM (\(doctors)) d (id) CROSS JOIN LATERAL (
@@ -112,7 +112,8 @@ extension PostgresTransaction {
             UNION ALL
             SELECT doctor_id, floor(extract(epoch FROM starts_at))::bigint, floor(extract(epoch FROM ends_at))::bigint
             FROM slot_holds
-            WHERE doctor_id = d.id AND \(overlapping(lower, upper)) AND expires_at > \(now) AND id <> \(exceptHold)) t
+            WHERE doctor_id = d.id AND \(overlapping(lower, upper)) AND expires_at > \(now) AND id <> \(exceptHold)
+                  AND client_id IS DISTINCT FROM \(client)) t
         """
     }
 

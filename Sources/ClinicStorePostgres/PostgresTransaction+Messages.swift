@@ -209,12 +209,12 @@ extension PostgresTransaction {
     }
 
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
-        // A final report (delivered, failed, rejected) is not replaced by one that is not:
-        // the network's reports of one text come in any order.
+        // The first final report (delivered, failed, rejected) stays: the network's reports of
+        // one text come in any order, and a replayed report cannot rewrite the outcome.
         try execute("""
             UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code')
-            AND ($4 OR report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
-            """, [report.rawValue, now, deliveryId, report.isFinal])
+            AND (report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
+            """, [report.rawValue, now, deliveryId])
         return try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = $1 AND purpose IN ('text', 'text_code'))",
                          [deliveryId]) ?? false
     }

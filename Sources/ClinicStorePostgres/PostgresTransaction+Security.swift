@@ -117,6 +117,24 @@ extension PostgresTransaction {
                              windowStart: try row.instant("first_failure_at", in: table, key: "login_key"))
     }
 
+    /// One upsert: its row lock holds until the transaction ends, so parallel counts of one key
+    /// on any server wait and add to the committed count.
+    func countSend(key: String, window: Int64, at: Date) throws -> Int {
+        try execute("DELETE FROM send_counts WHERE window_start <= $1",
+                    [Date(seconds: at.seconds - 86_400 - window)])
+        let windowEnded = Date(seconds: at.seconds - window)
+        guard let count = try value(Int64.self, """
+            INSERT INTO send_counts (key, window_start, count) VALUES ($1, $2, 1)
+            ON CONFLICT (key) DO UPDATE SET
+                count = CASE WHEN send_counts.window_start <= $3 THEN 1 ELSE send_counts.count + 1 END,
+                window_start = CASE WHEN send_counts.window_start <= $3 THEN EXCLUDED.window_start ELSE send_counts.window_start END
+            RETURNING count
+            """, [key, Date(seconds: at.seconds), windowEnded]) else {
+            throw ClinicError(.storage, .storageFailure, "send_counts: no row returned")
+        }
+        return Int(count)
+    }
+
     /// The name's row is locked first (`FOR UPDATE`), so that the count it decides on (the last
     /// attempt: delete; otherwise one fewer) is not changed by a concurrent count or withdrawal
     /// before this transaction ends.

@@ -129,6 +129,10 @@ extension PostgresTransaction {
         return offer
     }
 
+    func lockWaitlistOffer(id: Int64) throws -> WaitlistOffer? {
+        try row("SELECT * FROM waitlist_offers WHERE id = $1 FOR UPDATE", [id]).map(WaitlistOffer.init(row:))
+    }
+
     func closeWaitlistOffer(id: Int64, as status: WaitlistOfferStatus, appointmentId: Int64?, at now: Date) throws -> Bool {
         try value(Int64.self, """
             UPDATE waitlist_offers SET status = $2, appointment_id = $3, closed_at = $4 WHERE id = $1 AND status = 'open' RETURNING id

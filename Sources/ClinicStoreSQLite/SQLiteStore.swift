@@ -3,8 +3,13 @@ import Crypto
 import Foundation
 import GRDB
 
+/// The UML's `DatabaseManager`: the name the specification's class diagram gives the one type
+/// that owns the database and its storage operations. Here that is the embedded store,
+/// `SQLiteStore`; PostgreSQL's is `PostgresStore`, and ClinicKit sees both as `ClinicStore`.
+public typealias DatabaseManager = SQLiteStore
+
 /// Owns the database connection (a WAL `DatabasePool` for files, a `DatabaseQueue` in memory
-/// for tests) and holds the UML's storage operations. Each operation takes the `Database` of
+/// for tests) and holds the UML's storage operations (the UML's `DatabaseManager`, a typealias). Each operation takes the `Database` of
 /// a transaction that the calling controller opened, so one use case is one transaction.
 public final class SQLiteStore: Sendable {
     public let writer: any DatabaseWriter

@@ -212,12 +212,12 @@ extension SQLiteTransaction {
     }
 
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
-        // A final report (delivered, failed, rejected) is not replaced by one that is not:
-        // the network's reports of one text come in any order.
+        // The first final report (delivered, failed, rejected) stays: the network's reports of
+        // one text come in any order, and a replayed report cannot rewrite the outcome.
         try db.execute(sql: """
             UPDATE deliveries SET report = ?, reported_at = ? WHERE id = ? AND purpose IN ('text', 'text_code')
-            AND (? OR report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
-            """, arguments: [report.rawValue, now.seconds, deliveryId, report.isFinal])
+            AND (report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
+            """, arguments: [report.rawValue, now.seconds, deliveryId])
         return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ? AND purpose IN ('text', 'text_code'))",
                                  arguments: [deliveryId]) ?? false
     }

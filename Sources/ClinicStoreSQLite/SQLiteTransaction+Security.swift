@@ -118,6 +118,20 @@ extension SQLiteSecurityStatements {
         return counted ?? LoginAttempts(count: 1, windowStart: Date(seconds: at.seconds))
     }
 
+    func countSend(key: String, window: Int64, at: Date) throws -> Int {
+        // Serialised like every SQLite write (IMMEDIATE, under the writer lock).
+        try db.execute(sql: "DELETE FROM send_counts WHERE window_start <= ?", arguments: [at.seconds - 86_400 - window])
+        let row = try Row.fetchOne(db, sql: """
+            INSERT INTO send_counts (key, window_start, count) VALUES (?, ?, 1)
+            ON CONFLICT (key) DO UPDATE SET
+                count = CASE WHEN window_start <= ? THEN 1 ELSE count + 1 END,
+                window_start = CASE WHEN window_start <= ? THEN excluded.window_start ELSE window_start END
+            RETURNING count
+            """, arguments: [key, at.seconds, at.seconds - window, at.seconds - window])
+        guard let row else { throw ClinicError(.storage, .storageFailure, "send_counts: no row returned") }
+        return try row.decode(Int.self, forColumn: "count")
+    }
+
     func withdrawLoginAttempt(loginKey: String, windowStart: Date) throws {
         try db.execute(sql: "DELETE FROM login_attempts WHERE login_key = ? AND first_failure_at = ? AND failures <= 1",
                        arguments: [loginKey, windowStart.seconds])

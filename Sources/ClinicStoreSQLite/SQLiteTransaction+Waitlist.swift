@@ -131,6 +131,8 @@ extension SQLiteTransaction {
         return offer
     }
 
+    func lockWaitlistOffer(id: Int64) throws -> WaitlistOffer? { try waitlistOffer(id: id) }
+
     func closeWaitlistOffer(id: Int64, as status: WaitlistOfferStatus, appointmentId: Int64?, at now: Date) throws -> Bool {
         try db.execute(sql: """
             UPDATE waitlist_offers SET status = ?, appointment_id = ?, closed_at = ? WHERE id = ? AND status = 'open'

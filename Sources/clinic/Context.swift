@@ -63,7 +63,8 @@ struct Context {
         let resources = try Resources.locate(environment: environment)
         if case .postgres(let url) = try storeLocation() {
             let store = try PostgresAdmin.open(self, url, resources: resources, connections: connections, migrate: migrate)
-            let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder(), images: VipsImageProcessor())
+            let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder(), images: VipsImageProcessor(),
+                                      codeLimits: try CodeLimits.from(environment: environment))
             try initializeIfNew(system, initialize)
             return system
         }
@@ -71,7 +72,7 @@ struct Context {
         let database = try SQLiteStore.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
         let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: remoteGeocoder(),
-                                  images: VipsImageProcessor())
+                                  images: VipsImageProcessor(), codeLimits: try CodeLimits.from(environment: environment))
         noteZoneChanges(system)
         try initializeIfNew(system, initialize)
         if migrate && !database.isReadOnly {

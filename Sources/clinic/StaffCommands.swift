@@ -722,8 +722,7 @@ func reportTable(_ report: MonthReport, _ context: Context) -> String {
                   context.text(.reportRefilled)]
     func lines(_ rows: [ReportRow]) -> [[String]] {
         rows.map { row in
-            [row.scope == .department ? Specialization.displayName(row.key, context.language)
-                : row.scope == .total ? context.text(.reportTotal) : row.key,
+            [row.scope == .total ? context.text(.reportTotal) : row.label(context.language),
              String(row.booked), String(row.completed), "\(row.noShows) (\(percent(row.noShowShare)))", String(row.cancelled),
              String(row.cancelledLate), String(row.cancelledByClinic), "\(row.refilled)/\(row.freed) (\(percent(row.refilledShare)))"]
         }

@@ -161,6 +161,9 @@ import Testing
             (ClinicInput(externalId: String(repeating: "x", count: 65), name: "Long id", coordinate: point), .importEmptyId),
             (ClinicInput(externalId: "X4", name: "Long phone", phone: String(repeating: "1", count: 501), coordinate: point), .importFieldTooLong),
             (ClinicInput(externalId: "X5", name: "Zone", coordinate: point, timeZone: "Mars/Olympus"), .importBadTimeZone),
+            // Issue 55 (A6): a name that shows nothing, or a stack of combining marks.
+            (ClinicInput(externalId: "X6", name: "\u{3164}", coordinate: point), .importNameInvalid),
+            (ClinicInput(externalId: "X7", name: "H" + String(repeating: "\u{0301}", count: 5000), coordinate: point), .importNameInvalid),
         ]
         for (input, key) in refused {
             #expect(expectError(.invalidInput) { _ = try system.clinics.addClinic(input) }?.key == key, "\(input.name)")

@@ -8,6 +8,23 @@ import Testing
 @Suite struct HoldTests {
     let monday0920 = utc("2026-11-23T17:20:00Z")
 
+    /// Issue 55 (C19): a patient's own hold never stands in their own way: booking the held
+    /// time directly (FHIR's proposed appointment, /v1, the web) books it, for them only.
+    @Test func aPatientsOwnHoldDoesNotBlockTheirBookingOfThatTime() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna"), bob = try register(system, "bob")
+        let therapy = try department(system, "LA1", "therapy")
+        let doctorId = try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0)[0].id ?? 0
+        _ = try system.appointments.holdSlot(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, doctorId: doctorId, at: monday0920)
+        #expect(expectError(.slotTaken) {
+            _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy.id ?? 0,
+                                                          at: .instant(monday0920), doctorId: doctorId)
+        } != nil, "held for everyone else")
+        let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0,
+                                                               at: .instant(monday0920), doctorId: doctorId)
+        #expect(booked.startsAt == monday0920 && booked.doctorId == doctorId)
+    }
+
     @Test func aHeldSlotIsTakenUntilItExpiresAndItsPatientBooksIt() throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)

@@ -52,8 +52,8 @@ import Testing
         #expect(abs(noShowShare - 1.0 / 3) < 1e-9)
         // The CSV: a header, a line a department and a doctor, and the total.
         let csv = report.csv(.en).split(separator: "\r\n").map(String.init)
-        #expect(csv.first == "scope,name,booked,completed,no_shows,no_show_share,cancelled,cancelled_under_24h,cancelled_by_clinic,open,freed,refilled,refilled_share")
-        #expect(csv.last == "total,,5,0,1,0.333,2,1,1,2,2,1,0.500", "\(csv)")
+        #expect(csv.first == "scope,name,booked,completed,no_shows,no_show_share,cancelled,cancelled_under_24h,cancelled_by_clinic,open,freed,refilled,refilled_share,department,doctor_id")
+        #expect(csv.last == "total,,5,0,1,0.333,2,1,1,2,2,1,0.500,,", "\(csv)")
         #expect(csv.contains { $0.hasPrefix("department,Therapy,5,") })
         #expect(report.csv(.ru).contains("department,Терапия,5,"))
         // Another month is empty; a bad one is refused; only a clinic admin reads it.
@@ -69,5 +69,34 @@ import Testing
         let report = MonthReport(clinicName: "C", timeZone: "UTC", year: 2026, month: 11, byDepartment: [], byDoctor: [row],
                                  total: ReportRow(scope: .total, key: ""))
         #expect(report.csv(.en).contains("doctor,\"'=HYPERLINK(\"\"x\"\")\",1,"))
+        // Issue 55 (A10): a semicolon separates fields in many locales' spreadsheets.
+        let semicolon = MonthReport(clinicName: "C", timeZone: "UTC", year: 2026, month: 11, byDepartment: [],
+                                    byDoctor: [ReportRow(scope: .doctor, key: ";Smith")], total: ReportRow(scope: .total, key: ""))
+        #expect(semicolon.csv(.en).contains("doctor,\";Smith\",0,"))
+    }
+
+    /// Issue 55 (A7): two doctors of one name are two rows, told apart by their department
+    /// (and id) on every front; the CSV carries the id.
+    @Test func doctorsWhoShareANameAreTwoRows() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let la1 = try clinic(system, "LA1").id ?? 0
+        let admin = try system.staff.addStaff(StaffInput(login: "admin-n", name: "Sam", surname: "Lee", role: .clinicAdmin, clinicId: la1,
+                                                         password: "staff-passphrase-77"))
+        let hours = (1...5).map { WorkingHours(doctorId: 0, weekday: $0, startMinute: 9 * 60, endMinute: 12 * 60, slotMinutes: 20) }
+        let therapy = try department(system, "LA1", "therapy"), cardiology = try department(system, "LA1", "cardiology")
+        let first = try system.staff.addDoctor(admin, departmentId: therapy.id ?? 0, name: "John Smith", hours: hours)
+        let second = try system.staff.addDoctor(admin, departmentId: cardiology.id ?? 0, name: "John Smith", hours: hours)
+        for (index, (doctor, department)) in [(first, therapy), (second, cardiology)].enumerated() {
+            let patient = try register(system, "namesake\(index)")
+            _ = try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: department.id ?? 0, at: at(9, 20),
+                                                          doctorId: doctor.id)
+        }
+        let report = try system.staff.monthReport(admin, month: nil)
+        let smiths = report.byDoctor.filter { $0.key == "John Smith" }
+        #expect(smiths.count == 2 && smiths.allSatisfy { $0.booked == 1 && $0.namesake }, "\(report.byDoctor)")
+        #expect(Set(smiths.map { $0.label(.en) }) == ["John Smith (Therapy, \(first.id ?? 0))", "John Smith (Cardiology, \(second.id ?? 0))"])
+        #expect(report.csv(.en).contains(",Cardiology,\(second.id ?? 0)\r\n"))
+        #expect(MonthReportJSON(report, language: .en).doctors.filter { $0.doctorId == first.id }.count == 1)
     }
 }

@@ -204,6 +204,14 @@ final class MemorySecurityStore: SecurityWriting {
 
     func clearLoginAttempts(loginKey: String) throws { attempts[loginKey] = nil }
 
+    private var sends: [String: (start: Int64, count: Int)] = [:]
+
+    func countSend(key: String, window: Int64, at: Date) throws -> Int {
+        let counted = sends[key].flatMap { $0.start > at.seconds - window ? ($0.start, $0.count + 1) : nil } ?? (at.seconds, 1)
+        sends[key] = counted
+        return counted.1
+    }
+
     func hasAuditTrail() throws -> Bool { true }
     func auditChainHead() throws -> AuditChainHead? { head }
     func lockAuditChainHead() throws -> AuditChainHead? { head }

@@ -454,6 +454,12 @@ import Testing
         #expect(expectError(.notFound) {
             _ = try w.system.staff.addDoctor(w.adminB, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
         } != nil)
+        // Issue 55 (A6): a doctor's name shows what it is, in one script a word.
+        for name in ["\u{3164}", "Аda Park", "A" + String(repeating: "\u{0301}", count: 300)] {
+            #expect(expectError(.invalidInput) {
+                _ = try w.system.staff.addDoctor(w.adminA, departmentId: w.booked.departmentId, name: name, hours: hours)
+            }?.key == .doctorNameInvalid)
+        }
         let doctor = try w.system.staff.addDoctor(w.adminA, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
         #expect(try w.system.staff.doctors(w.receptionA).contains { $0.doctor.id == doctor.id })
         #expect(!(try w.system.staff.doctors(w.adminB).contains { $0.doctor.id == doctor.id }))

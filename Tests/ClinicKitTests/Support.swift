@@ -93,8 +93,9 @@ func twoSystemsOnOneStore(sqliteFile path: String, clock: TestClock = TestClock(
 /// An in-memory system with a small directory: two clinics in Los Angeles (one pediatric),
 /// one in São Paulo, one in New York, one in Minsk, each with demo departments and hours.
 func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHasher, images: (any ImageProcessing)? = nil,
-                store: (any ClinicStore)? = nil) throws -> ClinicSystem {
-    let system = ClinicSystem(store: try store ?? TestStore.make(), resources: nil, hasher: hasher, images: images, now: { clock.now })
+                store: (any ClinicStore)? = nil, codeLimits: CodeLimits = .standard) throws -> ClinicSystem {
+    let system = ClinicSystem(store: try store ?? TestStore.make(), resources: nil, hasher: hasher, images: images,
+                              codeLimits: codeLimits, now: { clock.now })
     let csv = """
         external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
         LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,

@@ -88,7 +88,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     @Test func aNumberIsTakenInInternationalFormAndOnlyWhenItCanTakeTexts() throws {
         #expect(try PhoneNumber.checked("+1 (202) 555-0143") == "+12025550143")
         #expect(try PhoneNumber.checked("+7 912 345-67-89") == "+79123456789")
-        #expect(try PhoneNumber.checked("+44 7700 900123") == "+447700900123")
+        #expect(try PhoneNumber.checked("+44 7700 900123", countries: TextCountries(setting: "+44")) == "+447700900123")
         for bad in ["2025550143", "+1 202 555 014", "+0123456789", "+1202555014x", "", "+1234567890123456", "+١٢٠٢٥٥٥٠١٤٣"] {
             #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked(bad) }?.key == .phoneInvalid, "\(bad)")
         }
@@ -96,6 +96,87 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         for landline in ["+18005550143", "+19005550143", "+12115550143", "+74951234567", "+10125550143"] {
             #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked(landline) }?.key == .phoneNotMobile, "\(landline)")
         }
+    }
+
+    /// Issue 55 (A1): only the deployment's countries, never a premium, satellite, personal or
+    /// unassigned range; the Caribbean's +1 codes only when listed by their own prefix.
+    @Test func textsGoOnlyToTheListedCountriesAndNeverToPremiumOrSatelliteRanges() throws {
+        for fraud in ["+979123456789", "+881612345678", "+882345678901", "+6991234567", "+447700900123", "+449091234567",
+                      "+18765550143", "+18095550143", "+15005550143", "+15335550143", "+15665550143", "+12029765555",
+                      "+14565550143", "+17105550143", "+13705550143"] {
+            #expect(throws: ClinicError.self, "\(fraud)") { _ = try PhoneNumber.checked(fraud) }
+        }
+        #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked("+979123456789") }?.key == .phoneNotMobile)
+        #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked("+6991234567") }?.key == .phoneCountry)
+        #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked("+18765550143") }?.key == .phoneCountry)
+        // Puerto Rico and Guam are the United States'.
+        #expect(try PhoneNumber.checked("+1 787 555 0143") == "+17875550143")
+        let uk = try TextCountries(setting: "+1, +44 +1876")
+        #expect(try PhoneNumber.checked("+44 7700 900123", countries: uk) == "+447700900123")
+        #expect(try PhoneNumber.checked("+1 876 555 0143", countries: uk) == "+18765550143")
+        for premium in ["+449091234567", "+447012345678", "+447612345678", "+448712345678"] {
+            #expect(expectError(.invalidInput) { _ = try PhoneNumber.checked(premium, countries: uk) }?.key == .phoneNotMobile, "\(premium)")
+        }
+        for bad in ["", "44", "+0", "+12345", "+881", "+979", "+1,+x"] {
+            #expect(expectError(.invalidInput) { _ = try TextCountries(setting: bad) }?.key == .smsSettingInvalid, "\(bad)")
+        }
+        #expect(try CodeLimits.from(environment: ["CLINIC_SMS_COUNTRIES": "+7", "CLINIC_SMS_DAILY_CODES": "3"]).textCodesPerDay == 3)
+        #expect(throws: ClinicError.self) { _ = try CodeLimits.from(environment: ["CLINIC_SMS_DAILY_CODES": "0"]) }
+    }
+
+    /// Issue 55 (A1): codes are counted per account a day, per number a day, per network an
+    /// hour and against the deployment's daily budget, in the store, so that a stranger cannot
+    /// pump texts; nothing is queued for a refused code.
+    @Test func codesAreCountedPerAccountPerNumberPerNetworkAndAgainstTheDailyBudget() throws {
+        let s = try scene()
+        var texted = 0
+        func ask(_ client: Int64, _ number: String, from address: String? = nil) throws {
+            _ = try s.system.clients.setPhone(clientId: client, number: number, from: address)
+            texted += 1
+            s.clock.advance(61)
+            try deliver(s)
+        }
+        for index in 0..<5 { try ask(s.anna, "+1202555014\(index)") }
+        #expect(expectError(.rateLimited) { try ask(s.anna, "+12025550149") }?.key == .codesPerDaySpent, "five a day per account")
+        // The same number from other accounts: five a day in all.
+        let others = try (0..<6).map { try register(s.system, "pump\($0)").id ?? 0 }
+        for index in 0..<4 { try ask(others[index], "+12025550144") }
+        #expect(expectError(.rateLimited) { try ask(others[4], "+12025550144") }?.key == .codesPerDaySpent, "five a day per number")
+        // One network: ten an hour, whichever account and number (an IPv6 /64 is one network).
+        s.clock.advance(3600)
+        let crowd = try (0..<12).map { try register(s.system, "crowd\($0)").id ?? 0 }
+        for index in 0..<10 { try ask(crowd[index], "+1303555\(1000 + index)", from: "2001:db8:1:2:\(index)::1") }
+        #expect(expectError(.rateLimited) { try ask(crowd[10], "+13035552000", from: "2001:db8:1:2::99") }?.key == .codesPerHourSpent)
+        try ask(crowd[10], "+13035552000", from: "2001:db8:1:3::1")
+        #expect(texted == 5 + 4 + 11)
+        try deliver(s)
+        #expect(s.texter.texts.count == texted, "a refused code queued nothing")
+        // A minute apart at most: a second request at once is refused, one code goes.
+        #expect(expectError(.rateLimited) { _ = try s.system.clients.setPhone(clientId: crowd[11], number: "+13035553000")
+            _ = try s.system.clients.setPhone(clientId: crowd[11], number: "+13035553001") }?.key == .phoneCodeTooSoon)
+    }
+
+    @Test func theDeploymentsDailyBudgetStopsCodesButNotReminders() throws {
+        let clock = TestClock()
+        var limits = CodeLimits()
+        limits.textCodesPerDay = 2
+        let system = try makeSystem(clock: clock, codeLimits: limits)
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let texter = RecordingTexter()
+        let ids = try (0..<3).map { try register(system, "budget\($0)").id ?? 0 }
+        _ = try system.clients.setPhone(clientId: ids[0], number: "+12025550140")
+        _ = try system.clients.setPhone(clientId: ids[1], number: "+12025550141")
+        #expect(expectError(.rateLimited) { _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142") }?.key
+                == .textCodeBudgetSpent)
+        _ = try system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
+        _ = try system.clients.confirmPhone(clientId: ids[0], code: String(try #require(texter.texts[0].body.firstMatch(of: /\d{6}/)).output))
+        _ = try system.appointments.createAppointment(clientId: ids[0], departmentId: therapy, at: .instant(monday0920))
+        clock.advance(6 * 3600)
+        #expect(try system.outbox.createReminders() == 1)
+        #expect(try system.outbox.run(mailer: nil, from: "", texter: texter, site: site).texts == 1, "a reminder is no code")
+        // A day later the budget renews.
+        clock.advance(86_400)
+        _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142")
     }
 
     // MARK: Confirming a number
@@ -226,6 +307,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         #expect(text.to == "+12025550144" && text.body.hasPrefix("Adventist Medical Center: a time is free for you, Nov 23, 2026 at 9:20 AM PST."))
+        // Issue 55 (A10): until when, with the day and the zone (now is Nov 22, 12:00 UTC; 15 minutes).
+        #expect(text.body.contains("Held for you until Nov 22, 2026 at 4:15 AM PST:"), "\(text.body)")
         let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
         #expect(text.body.contains(site + "/o/" + token))
 
@@ -319,6 +402,27 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(TextController.command("C 2") == .confirm(2))
         #expect(TextController.command("C0") == .unknown && TextController.command("Cx") == .unknown)
         #expect(TextController.command("старт") == .start)
+        #expect(TextController.command(" x ") == .cancel(nil) && TextController.command("X 12") == .cancel(12))
+    }
+
+    /// Issue 55 (A5): only exactly C, X, C<n> or X<n> changes a visit; punctuation or another
+    /// sign is not read past, and "X?" is a question, answered with the help.
+    @Test func aReplyWithAnythingMoreThanTheLetterAndNumberChangesNothing() {
+        for text in ["X?", "X.", "x!!", "X:1", "X-1", "X+1", "X#1", "X/1", "X_1", "Xmas", "X1?", "C?", "XX", "X 1 please", "x1.", "C123"] {
+            #expect(TextController.command(text) == .unknown, "\(text)")
+        }
+    }
+
+    @Test func aQuestionMarkCancelsNothingAndOneVisitIsNamedInTheSingular() throws {
+        let s = try scene()
+        try confirm(s, s.anna, "+12025550143")
+        let visit = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                doctorId: s.doctor)
+        #expect(try s.system.texts.receive(from: "+12025550143", text: "X?") == Strings.text(.textNotUnderstood, .en))
+        #expect(try s.system.appointments.getAppointmentById(visit.id ?? 0, clientId: s.anna).status == .scheduled)
+        let one = try #require(try s.system.texts.receive(from: "+12025550143", text: "X3"))
+        #expect(one == "You have one appointment soon: Nov 23, 2026 at 9:20 AM PST. Reply C to confirm it or X to cancel it.")
+        #expect(try s.system.appointments.getAppointmentById(visit.id ?? 0, clientId: s.anna).status == .scheduled)
     }
 
     // MARK: Delivery reports
@@ -335,6 +439,10 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try storedRows(s.system, "SELECT report, state FROM deliveries WHERE id = \(id)").first?.columns
                 == ["report": "delivered", "state": "sent"], "and the sent text's body is not kept")
         #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE id = \(id) AND payload IS NULL") == 1)
+        // Issue 55 (A8): a final report is the first one's for good; a replayed report (the
+        // gateway's log holds every signed address) cannot turn "delivered" into "failed".
+        _ = try s.system.texts.report(deliveryId: id, status: 2)
+        #expect(try storedRows(s.system, "SELECT report FROM deliveries WHERE id = \(id)").first?.columns == ["report": "delivered"])
         #expect(expectError(.notFound) { try s.system.texts.report(deliveryId: id + 100, status: 1) }?.key == .textReportUnknown)
         #expect(expectError(.invalidInput) { try s.system.texts.report(deliveryId: id, status: 3) } != nil)
     }

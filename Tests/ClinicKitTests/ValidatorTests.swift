@@ -77,4 +77,25 @@ import Testing
         #expect(!validator.isValidStreet("123"))
         #expect(!validator.isValidStreet("Main\u{0000}Street"))
     }
+
+    /// Issue 55 (A6): a name's limit counts code points and bytes, not what a screen shows as
+    /// one character; a name must show letters; look-alike scripts are not mixed in a word.
+    @Test func namesAreBoundedInCodePointsAndShowWhatTheyAre() {
+        let bomb = "A" + String(repeating: "\u{0301}", count: 20_000)
+        let refused = [bomb, "\u{3164}", "\u{FFA0}", "\u{3164}Anna", "An\u{200D}na", "\u{0301}\u{0301}", "\u{0410}nna",
+                       "Ma\u{0301}\u{0301}\u{0301}\u{0301}\u{0301}ria", String(repeating: "ab", count: 51), "\u{2800}"]
+        for name in refused {
+            #expect(validator.problem(.name, name)?.key == .fieldLettersOnly, "\(name.unicodeScalars.count) scalars")
+        }
+        // NFD spelling, Vietnamese's two marks, a Persian name with its non-joiner, Russian, and
+        // a name of each of two scripts in two words are all fine.
+        for name in ["Jose\u{0301}", "Nguy\u{1EC5}n", "Vi\u{1EC7}t", "\u{0645}\u{06CC}\u{200C}\u{0646}\u{0627}", "Пётр",
+                     "Anna Анна", String(repeating: "a", count: 100)] {
+            #expect(validator.problem(.name, name) == nil, "\(name)")
+        }
+        #expect(Text.checkedPersonName("Dr. Иван Petrov", maximum: 200) != nil)
+        #expect(Text.checkedPersonName("Dr. Иvan", maximum: 200) == nil)
+        #expect(Text.checkedLabel("\u{3164}", maximum: 100) == nil && Text.checkedLabel("30 min", maximum: 100) == "30 min")
+        #expect(Text.checkedLabel("Cafe\u{0301}", maximum: 100) == "Caf\u{00E9}", "stored in NFC")
+    }
 }

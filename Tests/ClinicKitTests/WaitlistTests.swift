@@ -135,6 +135,39 @@ import Testing
         #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == wednesday1000)
     }
 
+    /// Issue 55 (A4): an "earlier time" offer goes when its appointment moves to before the
+    /// offered time or ends: its time is free at once, and accepting it neither moves the visit
+    /// later nor books a new one.
+    @Test func anEarlierTimeOfferIsWithdrawnWhenItsAppointmentMovesEarlierOrEnds() throws {
+        for ending in [false, true] {
+            let s = try scene()
+            let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                    doctorId: s.doctor)
+            let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: s.therapy, at: .instant(wednesday1000),
+                                                                   doctorId: s.doctor)
+            _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
+            _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+            _ = try s.system.appointments.cancelAppointment(annas.id ?? 0, clientId: s.anna)
+            try s.system.waitlist.work()
+            let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+            #expect(offer.startsAt == monday0920)
+            if ending {
+                _ = try s.system.appointments.cancelAppointment(bobs.id ?? 0, clientId: s.bob)
+            } else {
+                // Monday 09:00, before the offered 09:20.
+                _ = try s.system.appointments.rescheduleAppointment(bobs.id ?? 0, clientId: s.bob, to: .instant(monday0920.addingTimeInterval(-1200)))
+            }
+            #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .withdrawn, "ending: \(ending)")
+            #expect(expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) } != nil)
+            let visits = try s.system.appointments.getAppointmentsByClientId(s.bob)
+            #expect(visits.count == (ending ? 0 : 1) && visits.allSatisfy { $0.startsAt < monday0920 }, "\(visits)")
+            // The time is free at once: nobody's hold stands in the way of a booking.
+            let daves = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(monday0920),
+                                                                    doctorId: s.doctor)
+            #expect(daves.startsAt == monday0920)
+        }
+    }
+
     @Test func aTimeOutsideTheEntrysDaysHoursOrWeekdaysIsNotOffered() throws {
         let s = try scene()
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
@@ -166,6 +199,7 @@ import Testing
             (.invalidInput, .init(departmentId: s.therapy, hoursFrom: "09:00")),
             (.invalidInput, .init(departmentId: s.therapy, hoursFrom: "9", hoursTo: "10:00")),
             (.invalidInput, .init(departmentId: s.therapy, weekdays: [0, 8])),
+            (.invalidInput, .init(departmentId: s.therapy, weekdays: [])),  // issue 55 (A10): none is not every day
             (.notFound, .init(departmentId: 999_999)),
             (.notFound, .init(departmentId: s.therapy, doctorId: 999_999)),
             (.invalidInput, .init(departmentId: s.therapy, appointmentId: 999_999)),
@@ -299,5 +333,43 @@ import Testing
         _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology))
         _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         #expect(try s.system.waitlist.entries(clientId: s.bob).count == 2, "the two that were over neither count nor block")
+    }
+
+    /// Issue 55 (A2): a decline and an accept of one offer at once (on PostgreSQL, two
+    /// connections): the first answer wins and the other is `invalid_transition`; the offer
+    /// ends as the one that was answered "yes" says, never declined and booked both.
+    @Test func aDeclineAndAnAcceptAtOnceHaveOneWinnerAndTheLoserIsTold() throws {
+        let s = try scene()
+        for round in 0..<4 {
+            let start = monday0920.addingTimeInterval(TimeInterval(round * 20 * 60))
+            let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(start),
+                                                                     doctorId: s.doctor)
+            let waiting = try register(s.system, "racer\(round)").id ?? 0
+            _ = try s.system.waitlist.join(clientId: waiting, .init(departmentId: s.therapy))
+            _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+            #expect(try s.system.waitlist.work() >= 1)
+            let offer = try #require(try s.system.waitlist.offers(clientId: waiting).first)
+            let outcomes = LockedBox<[String: String]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                let outcome: String
+                do {
+                    if index == 0 { try s.system.waitlist.decline(offer.id ?? 0, clientId: waiting) } else {
+                        _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: waiting)
+                    }
+                    outcome = "yes"
+                } catch let error as ClinicError {
+                    outcome = error.code.rawValue
+                } catch {
+                    outcome = "\(error)"
+                }
+                outcomes.withLock { $0[index == 0 ? "decline" : "accept"] = outcome }
+            }
+            let result = outcomes.current
+            #expect(Set(result.values) == ["yes", "invalid_transition"], "round \(round): \(result)")
+            let status = try s.system.waitlist.offer(offer.id ?? 0, clientId: waiting).status
+            #expect(status == (result["accept"] == "yes" ? .accepted : .declined), "round \(round): \(result), \(status)")
+            let visits = try s.system.appointments.getAppointmentsByClientId(waiting)
+            #expect(visits.count == (status == .accepted ? 1 : 0), "round \(round)")
+        }
     }
 }

@@ -21,7 +21,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case copySchemaDiffers, copyRowRefused, copyCountMismatch, copySameStore, copyUnsupported, copyKeyConflict
     // The clinic directory and its import (DirectoryStrings.swift)
     case importNoHeader, importMissingColumns, importInvalidUTF8, importUnterminatedQuote, importBadQuote
-    case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName
+    case importDuplicateId, importColumnCount, importControlCharacter, importEmptyId, importEmptyName, importNameInvalid
     case importFieldTooLong, importBadCoordinates, importBadFlag, importBadTimeZone, importRejected, clinicExists
     case limitRange, clinicNotFound, specializationInvalid, specializationUnknown, departmentExists, doctorNameInvalid
     case workingHoursInvalid, departmentNotFound, doctorNotFound, fileUnreadable, importBadHeader, clinicNameShared
@@ -60,6 +60,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case textKeyWrong, textReportUnknown, smsSettingInvalid, smsFailed, offerLinkInvalid, textCode, textReminder, textOffer
     case textClinicCancelled, textStopped, textStarted, textConfirmed, textCancelled, textWhich, textNothingDue
     case textNotUnderstood, textCannotCancel, reminderCantCome, cannotConfirm
+    case phoneCountry, textCodeBudgetSpent, mailCodeBudgetSpent, codesPerDaySpent, codesPerHourSpent, textWhichOne
     // Messages to patients, e-mail and calendars (MessageStrings.swift)
     case messageDetails, messageBookedSubject, messageBookedBody, messageRescheduledSubject, messageRescheduledBody, messageClinicRescheduledBody
     case messageCancelledSubject, messageCancelledBody, messageClinicCancelledSubject, messageClinicCancelledBody

@@ -24,12 +24,16 @@ public final class Outbox: Sendable {
     let now: @Sendable () -> Date
     /// This worker's name in its claims (several servers may share one store).
     let claimant: String
+    /// Where texts may go: a number confirmed before the deployment narrowed its countries, or
+    /// stored by an older version that took premium ranges, is texted nothing.
+    let textCountries: TextCountries
 
     /// A delivery not sent this long after it was written is given up.
     public static let giveUpAfter: Int64 = 86_400
 
-    public init(database: any ClinicStore, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any ClinicStore, textCountries: TextCountries = .standard, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
+        self.textCountries = textCountries
         self.now = now
         claimant = "outbox-" + SessionManager.newToken().prefix(16).lowercased()
     }
@@ -114,7 +118,7 @@ public final class Outbox: Sendable {
 
     /// The text of a claimed delivery; nil when it has nowhere to go any more: a code whose
     /// number was confirmed or changed meanwhile, a text to a number no longer confirmed, or
-    /// after a STOP.
+    /// after a STOP, or to a number outside the deployment's countries or in a premium range.
     func composeText(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, site: String) throws -> Outgoing? {
         guard let phone = try tx.phone(ofClient: delivery.clientId) else { return nil }
         let sealed: Data?
@@ -127,7 +131,9 @@ public final class Outbox: Sendable {
         let cipher = try database.cipher(tx)
         let body = String(decoding: try cipher.open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
             .replacingOccurrences(of: Texts.siteMark, with: site)
-        return .text(to: try Texts.number(phone, cipher: cipher), TextMessage(body))
+        let number = try Texts.number(phone, cipher: cipher)
+        guard PhoneNumber.mobileCapable(number), textCountries.allows(number) else { return nil }
+        return .text(to: number, TextMessage(body))
     }
 
     /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient

@@ -112,10 +112,14 @@ public struct MonthReportJSON: Encodable, Sendable {
         public let scope: String, name: String, booked: Int, completed: Int, noShows: Int, cancelled: Int
         public let cancelledUnder24h: Int, cancelledByClinic: Int, open: Int, freed: Int, refilled: Int
         public let noShowShare: Double?, refilledShare: Double?
+        /// A doctor's row: the doctor, and their department's name.
+        public let doctorId: Int64?, department: String?
 
         init(_ row: ReportRow, _ language: Language) {
             scope = row.scope.rawValue
-            name = row.scope == .department ? Specialization.displayName(row.key, language) : row.key
+            name = row.label(language)
+            doctorId = row.doctorId
+            department = row.department.map { Specialization.displayName($0, language) }
             booked = row.booked; completed = row.completed; noShows = row.noShows; cancelled = row.cancelled
             cancelledUnder24h = row.cancelledLate; cancelledByClinic = row.cancelledByClinic; open = row.open
             freed = row.freed; refilled = row.refilled; noShowShare = row.noShowShare; refilledShare = row.refilledShare

@@ -46,6 +46,8 @@ public struct ClinicInput: Sendable, Equatable {
         guard !id.isEmpty, id.count <= 64 else { return (.importEmptyId, []) }
         guard !name.isEmpty else { return (.importEmptyName, []) }
         guard name.count <= 200 else { return (.importFieldTooLong, ["name"]) }
+        // Shows what it is: no blank letters, no stack of combining marks, bounded in bytes.
+        guard Text.checkedText(name, maximum: 200) != nil else { return (.importNameInvalid, []) }
         if let zone = timeZone, TimeZone(identifier: zone) == nil { return (.importBadTimeZone, [zone]) }
         if let field = textFields.dropFirst(2).first(where: { $0.column != "time_zone" && $0.value.count > 500 }) {
             return (.importFieldTooLong, [field.column])

@@ -47,15 +47,12 @@ extension Text {
         }
     }
 
-    /// The one check of a name or label that is stored and shown again (a doctor's name, a
-    /// visit type's names, a specialization): trimmed, 1 to `maximum` characters, and no
-    /// `isForbiddenControl` character, which would reach a terminal as an escape sequence, an
-    /// e-mail or an `.ics` file as a line break, or any page as reversed text. Nil when it fails.
-    static func checkedLabel(_ text: String, maximum: Int) -> String? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= maximum, !hasForbiddenControl(trimmed) else { return nil }
-        return trimmed
-    }
+    /// The one check of a label that is stored and shown again (a visit type's names, a
+    /// specialization): `checkedText` (NFC, trimmed, 1 to `maximum` characters and bounded in
+    /// code points and bytes, something that shows), with no `isForbiddenControl` character,
+    /// which would reach a terminal as an escape sequence, an e-mail or an `.ics` file as a
+    /// line break, or any page as reversed text. Nil when it fails.
+    static func checkedLabel(_ text: String, maximum: Int) -> String? { checkedText(text, maximum: maximum) }
 
     /// Whether the text holds an `isForbiddenControl` character other than those allowed.
     static func hasForbiddenControl(_ text: String, allowing allowed: Set<Unicode.Scalar> = []) -> Bool {

@@ -163,7 +163,12 @@ public struct Validator: Sendable {
             return isValidLogin(value.trimmingCharacters(in: .whitespaces)) ? nil : .invalid(.loginInvalid)
         case .name, .surname:
             if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
-            return value.count <= 100 && containsOnlyLetters(value) ? nil : .invalid(.fieldLettersOnly, field.rawValue)
+            // NFC, bounded in code points and bytes, no blank letters or mixed look-alike
+            // scripts (`Text.checkedPersonName`), and then letters only.
+            guard let normal = Text.checkedPersonName(value, maximum: 100), containsOnlyLetters(normal) else {
+                return .invalid(.fieldLettersOnly, field.rawValue)
+            }
+            return nil
         case .street:
             if isEmpty(value) { return .invalid(.fieldEmpty, field.rawValue) }
             return isValidStreet(value) ? nil : .invalid(.streetInvalid)

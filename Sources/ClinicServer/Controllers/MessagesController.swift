@@ -51,10 +51,10 @@ struct MessagesController {
     @Sendable func setEmail(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let body = try await RequestBody.decode(EmailBody.self, from: request, context: context)
-        let status = try await dependencies.work(patient.language) { [system] in
-            try system.clients.setEmail(clientId: patient.id, address: body.address)
+        let from = context.clientAddress
+        let status = try await dependencies.sendCode(patient.language) { [system] in
+            try system.clients.setEmail(clientId: patient.id, address: body.address, from: from)
         }
-        dependencies.outboxWakeup.signal() // the patient waits for the code
         return try HTTPMapping.json(EmailJSON(status), status: .accepted)
     }
 

@@ -34,10 +34,10 @@ struct PhoneRoutes {
     @Sendable func setPhone(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let body = try await RequestBody.decode(PhoneBody.self, from: request, context: context)
-        let status = try await dependencies.work(patient.language) { [system] in
-            try system.clients.setPhone(clientId: patient.id, number: body.phone)
+        let address = context.clientAddress
+        let status = try await dependencies.sendCode(patient.language) { [system] in
+            try system.clients.setPhone(clientId: patient.id, number: body.phone, from: address)
         }
-        dependencies.outboxWakeup.signal() // the patient waits for the code
         return try HTTPMapping.json(PhoneJSON(status), status: .accepted)
     }
 

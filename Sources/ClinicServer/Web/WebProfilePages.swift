@@ -230,8 +230,10 @@ struct WebProfilePages {
         let form = try await dependencies.form(request, context, web)
         let address = form["address"] ?? ""
         do {
-            let status = try await dependencies.work(web) { [system] in try system.clients.setEmail(clientId: patient.id ?? 0, address: address) }
-            dependencies.outboxWakeup.signal() // the patient waits for the code
+            let from = context.clientAddress
+            let status = try await dependencies.sendCode(web.language) { [system] in
+                try system.clients.setEmail(clientId: patient.id ?? 0, address: address, from: from)
+            }
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: "\(words["codeSent"] ?? "") \(status.pending ?? address)")
         } catch let failure as APIFailure {
@@ -265,8 +267,10 @@ struct WebProfilePages {
         let form = try await dependencies.form(request, context, web)
         let number = form["phone"] ?? ""
         do {
-            let status = try await dependencies.work(web) { [system] in try system.clients.setPhone(clientId: patient.id ?? 0, number: number) }
-            dependencies.outboxWakeup.signal() // the patient waits for the code
+            let from = context.clientAddress
+            let status = try await dependencies.sendCode(web.language) { [system] in
+                try system.clients.setPhone(clientId: patient.id ?? 0, number: number, from: from)
+            }
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: status.confirmed ? words["saved"] : "\(words["textCodeSent"] ?? "") \(status.number ?? number)")
         } catch let failure as APIFailure {

@@ -60,17 +60,20 @@ extension ClientController {
 
     /// Sets an address to confirm: a six-digit code goes to it through the outbox (the address
     /// in use, if any, stays until the new one is confirmed). A new code at most once a minute.
-    public func setEmail(clientId: Int64, address: String) throws -> EmailStatus {
+    public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) throws -> EmailStatus {
         let address = try Mail.checkedAddress(address)
         let now = self.now()
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
         return try database.writing { tx in
             guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            if let waiting = try tx.emailConfirmation(ofClient: clientId),
-               now.seconds < waiting.expiresAt.seconds - Self.emailCodeMinutes * 60 + 60 {
+            // At most one code a minute, counted in one statement (requests at once get one
+            // code, the others `rate_limited`), and within `CodeLimits`.
+            if try tx.countSend(key: "code:mail:minute:\(clientId)", window: 60, at: now) > 1 {
                 throw ClinicError(.rateLimited, .emailCodeTooSoon, "60")
             }
+            try codeLimits.count(tx, channel: .mail, clientId: clientId, destination: CodeLimits.mailKey(address),
+                                 from: clientAddress, now: now)
             client.pendingEmail = address
             try database.updateClient(tx, client)
             try tx.replaceEmailConfirmation(ofClient: clientId, codeHash: Self.codeHash(code, clientId: clientId),

@@ -34,10 +34,14 @@ extension ClientController {
     }
 
     /// Sets a mobile number to confirm: a six-digit code goes to it by text through the outbox
-    /// (nothing else is texted to it before it is confirmed). The number already confirmed is
-    /// left as it is (no code). A new code at most once a minute.
-    public func setPhone(clientId: Int64, number text: String) throws -> PhoneStatus {
-        let number = try PhoneNumber.checked(text)
+    /// (nothing else is texted to it before it is confirmed). The number must be in a country
+    /// the deployment texts and no premium or non-geographic range (`PhoneNumber.checked`). The
+    /// number already confirmed is left as it is (no code). A new code at most once a minute,
+    /// and within `CodeLimits` (per account, per client `address`, per number, per day for the
+    /// whole deployment), counted in the same transaction so that requests at once on several
+    /// servers get one code and the rest `rate_limited`.
+    public func setPhone(clientId: Int64, number text: String, from address: String? = nil) throws -> PhoneStatus {
+        let number = try PhoneNumber.checked(text, countries: codeLimits.textCountries)
         let now = self.now()
         var generator = SystemRandomNumberGenerator()
         let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
@@ -47,9 +51,10 @@ extension ClientController {
             let key = Texts.numberKey(number, cipher: cipher)
             let had = try tx.phone(ofClient: clientId)
             if let had, had.confirmed, had.numberKey == key { return Self.status(had, number: number) }
-            if let sent = had?.codeSentAt, now.seconds < sent.seconds + Self.phoneCodeInterval {
+            if try tx.countSend(key: "code:text:minute:\(clientId)", window: Self.phoneCodeInterval, at: now) > 1 {
                 throw ClinicError(.rateLimited, .phoneCodeTooSoon, String(Self.phoneCodeInterval))
             }
+            try codeLimits.count(tx, channel: .text, clientId: clientId, destination: key, from: address, now: now)
             let phone = StoredPhone(
                 clientId: clientId, numberSealed: try cipher.seal(bytes: Data(number.utf8), context: Texts.numberContext(clientId)),
                 numberKey: key, confirmed: false, codeHash: Self.phoneCodeHash(code, clientId: clientId),

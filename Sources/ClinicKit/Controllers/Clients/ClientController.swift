@@ -47,11 +47,15 @@ public final class ClientController: Sendable {
     let clinics: ClinicController
     /// The common-password list, when there is a Data/ folder to read it from.
     let commonPasswords: @Sendable () throws -> Set<String>
+    /// How many confirmation codes may go out, and to which countries texts go.
+    public let codeLimits: CodeLimits
 
     public init(database: any ClinicStore, hasher: PasswordHasher = PasswordHasher(),
                 now: @escaping @Sendable () -> Date = { Date() }, geocoding: GeocodingService? = nil,
-                clinics: ClinicController? = nil, commonPasswords: @escaping @Sendable () throws -> Set<String> = { [] }) {
+                clinics: ClinicController? = nil, commonPasswords: @escaping @Sendable () throws -> Set<String> = { [] },
+                codeLimits: CodeLimits = .standard) {
         self.database = database
+        self.codeLimits = codeLimits
         self.hasher = hasher
         self.now = now
         self.commonPasswords = commonPasswords

@@ -28,19 +28,25 @@ public final class TextController: Sendable {
     static let stopWords: Set<String> = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "СТОП", "ОТПИСАТЬСЯ"]
     static let startWords: Set<String> = ["START", "UNSTOP", "СТАРТ"]
 
+    /// What a reply asks. STOP and START are read leniently (the first word, punctuation
+    /// dropped: an opt-out must never be missed). C and X change an appointment, so they are
+    /// read strictly: exactly `C`, `X`, `C<n>` or `X<n>` (n 1–99; Cyrillic С and Х too), with
+    /// spaces around or between and nothing else: "X?", "X.", "X-1" or "Xmas" are `unknown`.
     public static func command(_ text: String) -> Command {
-        // Cyrillic С and Х look like C and X on a phone's keyboard.
-        let word = String(text.uppercased().map { $0 == "С" ? "C" : $0 == "Х" ? "X" : $0 }
-            .filter { $0.isLetter || $0.isNumber || $0 == " " }).trimmingCharacters(in: .whitespaces)
+        let upper = text.uppercased()
+        let word = String(upper.filter { $0.isLetter || $0.isNumber || $0 == " " }).trimmingCharacters(in: .whitespaces)
         let first = word.split(separator: " ").first.map(String.init) ?? ""
         if stopWords.contains(first.replacingOccurrences(of: "C", with: "С")) || stopWords.contains(first) { return .stop }
         if startWords.contains(first.replacingOccurrences(of: "C", with: "С")) || startWords.contains(first) { return .start }
-        let compact = word.replacingOccurrences(of: " ", with: "")
+        // Cyrillic С and Х look like C and X on a phone's keyboard.
+        let compact = String(upper.map { $0 == "С" ? "C" : $0 == "Х" ? "X" : $0 }.filter { !$0.isWhitespace })
         guard let letter = compact.first, letter == "C" || letter == "X" else { return .unknown }
         let rest = compact.dropFirst()
         let index: Int?
         if rest.isEmpty { index = nil } else {
-            guard rest.count <= 2, let number = Int(rest), number >= 1 else { return .unknown }
+            guard rest.count <= 2, rest.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(rest), number >= 1 else {
+                return .unknown
+            }
             index = number
         }
         return letter == "C" ? .confirm(index) : .cancel(index)
@@ -128,7 +134,8 @@ public final class TextController: Sendable {
     }
 
     static func which(_ times: [String], _ language: Language) -> String {
-        Strings.text(.textWhich, language, [String(times.count),
+        if times.count == 1 { return Strings.text(.textWhichOne, language, [times[0]]) }
+        return Strings.text(.textWhich, language, [String(times.count),
                                             times.enumerated().map { "\($0.offset + 1)) \($0.element)" }.joined(separator: "; ")])
     }
 

@@ -23,7 +23,7 @@ public final class DepartmentController: Sendable {
 
     /// A doctor with weekly working hours (intervals in local minutes, per ISO weekday).
     public func addDoctor(departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
-        guard let name = Text.checkedLabel(name, maximum: 200) else { throw ClinicError.invalid(.doctorNameInvalid) }
+        guard let name = Text.checkedPersonName(name, maximum: 200) else { throw ClinicError.invalid(.doctorNameInvalid) }
         // Valid intervals, none overlapping another of the same weekday (a start would belong
         // to two intervals, and its slot length to whichever came first).
         let intervals = hours.map { (weekday: $0.weekday, interval: DoctorSchedule.Interval(

@@ -6,6 +6,12 @@ public struct ReportRow: Sendable, Equatable {
     public let scope: Scope
     /// The department's specialization key, the doctor's name, or "" for the total.
     public let key: String
+    /// A doctor's row: the doctor (rows are per doctor, not per name: two "John Smith" are two
+    /// rows) and their department's specialization key.
+    public var doctorId: Int64? = nil
+    public var department: String? = nil
+    /// Another doctor of the report has this doctor's name: `label` tells them apart.
+    public var namesake = false
     /// Visits of the month (by their time, in the clinic's zone), whatever became of them.
     public var booked = 0
     public var completed = 0
@@ -21,6 +27,22 @@ public struct ReportRow: Sendable, Equatable {
     public var refilled = 0
     /// Booked and not yet seen (scheduled, confirmed, arrived, in progress).
     public var open = 0
+
+    public init(scope: Scope, key: String, doctorId: Int64? = nil, department: String? = nil) {
+        self.scope = scope; self.key = key; self.doctorId = doctorId; self.department = department
+    }
+
+    /// The row's name as every front shows it: a department's in `language`, a doctor's name,
+    /// with their department (and id, when that is not enough) beside a namesake's.
+    public func label(_ language: Language) -> String {
+        switch scope {
+        case .department: return Specialization.displayName(key, language)
+        case .total: return key
+        case .doctor:
+            guard namesake else { return key }
+            return "\(key) (\(Specialization.displayName(department ?? "", language)), \(doctorId ?? 0))"
+        }
+    }
 
     public var noShowShare: Double? { booked - cancelled == 0 ? nil : Double(noShows) / Double(booked - cancelled) }
     public var refilledShare: Double? { freed == 0 ? nil : Double(refilled) / Double(freed) }
@@ -45,20 +67,22 @@ public struct MonthReport: Sendable, Equatable {
     /// there is nothing to divide by).
     public func csv(_ language: Language) -> String {
         let header = ["scope", "name", "booked", "completed", "no_shows", "no_show_share", "cancelled", "cancelled_under_24h",
-                      "cancelled_by_clinic", "open", "freed", "refilled", "refilled_share"]
+                      "cancelled_by_clinic", "open", "freed", "refilled", "refilled_share", "department", "doctor_id"]
         func share(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "" }
         func field(_ text: String) -> String {
-            // A name that starts like a formula is not one to a spreadsheet (CSV injection).
+            // A name that starts like a formula is not one to a spreadsheet (CSV injection);
+            // a semicolon is the separator of spreadsheets in many locales (Russian among them).
             var text = text
             if let first = text.first, "=+-@\t\r".contains(first) { text = "'" + text }
-            return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+            return text.contains(where: { $0 == "," || $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         }
         let rows = (byDepartment + byDoctor + [total]).map { row -> String in
-            let name = row.scope == .department ? Specialization.displayName(row.key, language) : row.key
-            return [row.scope.rawValue, field(name), String(row.booked), String(row.completed), String(row.noShows),
+            return [row.scope.rawValue, field(row.scope == .doctor ? row.key : row.label(language)), String(row.booked), String(row.completed), String(row.noShows),
                     share(row.noShowShare), String(row.cancelled), String(row.cancelledLate), String(row.cancelledByClinic),
-                    String(row.open), String(row.freed), String(row.refilled), share(row.refilledShare)].joined(separator: ",")
+                    String(row.open), String(row.freed), String(row.refilled), share(row.refilledShare),
+                    field(row.department.map { Specialization.displayName($0, language) } ?? ""),
+                    row.doctorId.map(String.init) ?? ""].joined(separator: ",")
         }
         return ([header.joined(separator: ",")] + rows).joined(separator: "\r\n") + "\r\n"
     }
@@ -107,7 +131,7 @@ extension StaffController {
                 let since = (events[visit.id ?? 0] ?? []).last { $0.event == "booked" || $0.event == "rescheduled" }?.at ?? visit.createdAt
                 holders["\(visit.doctorId)@\(visit.startsAt.seconds)", default: []].append((visit.id ?? 0, since))
             }
-            var byDepartment: [String: ReportRow] = [:], byDoctor: [String: ReportRow] = [:]
+            var byDepartment: [String: ReportRow] = [:], byDoctor: [Int64: ReportRow] = [:]
             var total = ReportRow(scope: .total, key: "")
             for visit in visits {
                 let department = departments[visit.departmentId] ?? ""
@@ -131,11 +155,14 @@ extension StaffController {
                 }
                 total.add(change)
                 byDepartment[department, default: ReportRow(scope: .department, key: department)].add(change)
-                byDoctor[visit.doctorName, default: ReportRow(scope: .doctor, key: visit.doctorName)].add(change)
+                byDoctor[visit.doctorId, default: ReportRow(scope: .doctor, key: visit.doctorName, doctorId: visit.doctorId,
+                                                            department: department)].add(change)
             }
+            var doctors = byDoctor.values.sorted { ($0.key, $0.doctorId ?? 0) < ($1.key, $1.doctorId ?? 0) }
+            let names = Dictionary(doctors.map { ($0.key, 1) }, uniquingKeysWith: +)
+            for index in doctors.indices { doctors[index].namesake = (names[doctors[index].key] ?? 0) > 1 }
             return MonthReport(clinicName: clinic.name, timeZone: clinic.timeZone, year: year, month: month,
-                               byDepartment: byDepartment.values.sorted { $0.key < $1.key },
-                               byDoctor: byDoctor.values.sorted { $0.key < $1.key }, total: total)
+                               byDepartment: byDepartment.values.sorted { $0.key < $1.key }, byDoctor: doctors, total: total)
         }
     }
 }

@@ -201,7 +201,9 @@ public final class WaitlistController: Sendable {
     }
 
     func accept(_ tx: any StoreWriting, _ id: Int64, clientId: Int64, now: Date) throws -> Appointment {
-            let offer = try owned(offer: id, tx, clientId)
+            // Locked first: a decline or the link's answer on another server at once waits,
+            // then finds the offer closed (the first answer wins, the other `invalid_transition`).
+            let offer = try ownedLocked(offer: id, tx, clientId)
             guard offer.status == .open else {
                 throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
             }
@@ -210,8 +212,13 @@ public final class WaitlistController: Sendable {
                 throw ClinicError(.notFound, .waitlistEntryNotFound, String(offer.entryId))
             }
             let appointment: Appointment
-            if let laterId = entry.beforeAppointmentId, let later = try tx.appointment(id: laterId), later.status.isActive,
-               later.clientId == clientId {
+            if let laterId = entry.beforeAppointmentId {
+                // Checked again (the store withdraws such an offer when its appointment ends or
+                // moves earlier): never a new visit, never a move later.
+                guard let later = try tx.appointment(id: laterId), later.status.isActive, later.clientId == clientId,
+                      offer.startsAt < later.startsAt else {
+                    throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.withdrawn.rawValue)
+                }
                 appointment = try appointments.relocate(tx, later, to: .instant(offer.startsAt), doctorId: offer.doctorId,
                                                         policy: try BookingPolicy.load(tx), now: now, staffId: nil, reason: nil,
                                                         hold: offer.holdId)
@@ -253,10 +260,11 @@ public final class WaitlistController: Sendable {
         let now = self.now()
         let answer = { try self.database.writing { tx -> (offer: WaitlistOffer, appointment: Appointment?) in
             guard let offerId = try tx.useOfferLink(hash: Texts.linkHash(token), at: now),
-                  let offer = try tx.waitlistOffer(id: offerId) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+                  let offer = try tx.lockWaitlistOffer(id: offerId) else { throw ClinicError(.notFound, .offerLinkInvalid) }
             if accept { return (offer, try self.accept(tx, offerId, clientId: offer.clientId, now: now)) }
-            guard offer.status == .open else { throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue) }
-            try self.close(tx, offer, as: .declined, now: now)
+            guard offer.status == .open, try self.close(tx, offer, as: .declined, now: now) else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
+            }
             return (offer, nil)
         } }
         return accept ? try appointments.changes.count("book", answer) : try answer()
@@ -267,11 +275,10 @@ public final class WaitlistController: Sendable {
     public func decline(_ id: Int64, clientId: Int64) throws {
         let now = self.now()
         try database.writing { tx in
-            let offer = try owned(offer: id, tx, clientId)
-            guard offer.status == .open else {
+            let offer = try ownedLocked(offer: id, tx, clientId)
+            guard offer.status == .open, try close(tx, offer, as: .declined, now: now) else {
                 throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
             }
-            try close(tx, offer, as: .declined, now: now)
         }
     }
 
@@ -395,9 +402,10 @@ public final class WaitlistController: Sendable {
     }
 
     /// Closes an open offer as `status`: its hold released, its entry waiting again (unless it
-    /// left), its time queued for the next in line. Nothing when it was closed meanwhile.
-    func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws {
-        guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return }
+    /// left), its time queued for the next in line. Nothing (false) when it was closed meanwhile.
+    @discardableResult
+    func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws -> Bool {
+        guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return false }
         if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
         if status != .withdrawn, let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
             try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
@@ -406,6 +414,7 @@ public final class WaitlistController: Sendable {
             try tx.queueFreedTime(departmentId: offer.departmentId, doctorId: offer.doctorId, span: offer.startsAt..<offer.endsAt,
                                   at: now)
         }
+        return true
     }
 
     /// The message that offers a time, in the patient's language.
@@ -428,13 +437,21 @@ public final class WaitlistController: Sendable {
         let zone = Clinic.zone(named: context.timeZone)
         return Strings.text(.textOffer, language, [
             context.clinicName, DateText.dateTimeWithZone(offer.startsAt, timeZone: zone, language: language),
-            DateText.time(offer.expiresAt, timeZone: zone, language: language), link])
+            // The hold's end with its day and zone: the text may be read the next morning.
+            DateText.dateTimeWithZone(offer.expiresAt, timeZone: zone, language: language), link])
     }
 
     func owned(offer id: Int64, _ tx: any StoreReading, _ clientId: Int64) throws -> WaitlistOffer {
-        guard let offer = try tx.waitlistOffer(id: id), offer.clientId == clientId else {
-            throw ClinicError(.notFound, .waitlistOfferNotFound, String(id))
-        }
+        try Self.owned(try tx.waitlistOffer(id: id), id, clientId)
+    }
+
+    /// `owned`, its row locked to the transaction's end (`lockWaitlistOffer`): for an answer.
+    func ownedLocked(offer id: Int64, _ tx: any StoreWriting, _ clientId: Int64) throws -> WaitlistOffer {
+        try Self.owned(try tx.lockWaitlistOffer(id: id), id, clientId)
+    }
+
+    static func owned(_ found: WaitlistOffer?, _ id: Int64, _ clientId: Int64) throws -> WaitlistOffer {
+        guard let offer = found, offer.clientId == clientId else { throw ClinicError(.notFound, .waitlistOfferNotFound, String(id)) }
         return offer
     }
 
@@ -458,10 +475,11 @@ public final class WaitlistController: Sendable {
         return start..<end
     }
 
-    /// ISO weekdays as `WaitlistEntry.weekdays`' bits; none: every day.
+    /// ISO weekdays as `WaitlistEntry.weekdays`' bits; not given: every day. An empty list is
+    /// refused as the message says ("at least one"), not read as every day.
     static func weekdays(_ days: [Int]?) throws -> Int {
-        guard let days, !days.isEmpty else { return WaitlistEntry.everyDay }
-        guard days.allSatisfy({ (1...7).contains($0) }) else {
+        guard let days else { return WaitlistEntry.everyDay }
+        guard !days.isEmpty, days.allSatisfy({ (1...7).contains($0) }) else {
             throw ClinicError.invalid(.waitlistWeekdaysInvalid, days.map(String.init).joined(separator: ","))
         }
         return days.reduce(0) { $0 | 1 << ($1 - 1) }

@@ -164,8 +164,16 @@ extension BookingFacts {
             if !weekly.isEmpty { hours[id] = weekly }
             let days = try tx.workingExceptions(ofDoctor: id, from: ask.days.lowerBound, through: ask.days.upperBound)
             if !days.isEmpty { exceptions[id] = days }
-            let spans = try tx.takenSpans(doctorId: id, overlapping: ask.span, at: ask.now, exceptAppointment: ask.exceptAppointment,
+            var spans = try tx.takenSpans(doctorId: id, overlapping: ask.span, at: ask.now, exceptAppointment: ask.exceptAppointment,
                                           exceptHold: ask.exceptHold)
+            // The patient's own holds do not stand in their way (issue 55): each takes one span
+            // off the list, as the one statement of a shared store leaves them out.
+            if let clientId = ask.clientId {
+                for own in try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now)
+                where own.clientId == clientId && own.id != ask.exceptHold {
+                    if let index = spans.firstIndex(of: own.startsAt..<own.endsAt) { spans.remove(at: index) }
+                }
+            }
             if !spans.isEmpty { taken[id] = spans }
             if ask.holds { holds += try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now) }
         }

@@ -198,8 +198,8 @@ public protocol MessageWriting: MessageReading, InboxWriting {
     /// else a text to the confirmed number, of inbox message `messageId` if any); its sealed body
     /// is set after by `setDeliveryPayload`. Returns its id.
     func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64
-    /// Records the gateway's delivery report of a text delivery (a final one is not replaced by
-    /// one that is not); false when there is no such text delivery (nothing changed).
+    /// Records the gateway's delivery report of a text delivery (the first final one is never
+    /// replaced); false when there is no such text delivery (nothing changed).
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool
     /// Stores a delivery's sealed content (a confirmation code).
     func setDeliveryPayload(_ sealed: Data, ofDelivery deliveryId: Int64) throws

@@ -96,6 +96,16 @@ public protocol SecurityWriting: SecurityReading {
     /// never a read followed by a separate write, which lets parallel guesses all pass.
     func countLoginAttempt(loginKey: String, at: Date) throws -> LoginAttempts
 
+    // MARK: Counted sends (confirmation codes, issue 55)
+
+    /// Counts one send under `key` in a fixed window of `window` seconds and returns the sends
+    /// of that window including this one: a key without a row, or whose window started at or
+    /// before `at - window`, starts a new window at `at` with 1. Rows of windows that ended a day
+    /// or more ago are forgotten. Atomic like `countLoginAttempt` (one upsert, its row lock
+    /// held to the end of the transaction): parallel sends of one key all count. A caller that
+    /// refuses a send over its limit throws, and the count rolls back with the transaction.
+    func countSend(key: String, window: Int64, at: Date) throws -> Int
+
     /// Gives back one attempt counted in the window that started at `windowStart`: the count
     /// goes down by one, and the row goes when it was the last. Nothing happens when the name's
     /// window is another (that window ended and a new one began: not this attempt's to undo).

@@ -48,6 +48,10 @@ public protocol WaitlistWriting {
     /// Stores an offer and returns it with its id; nil when the entry has an open offer already
     /// or was offered that time before.
     func insertWaitlistOffer(_ offer: WaitlistOffer) throws -> WaitlistOffer?
+    /// The offer, its row locked until the transaction ends (PostgreSQL: `FOR UPDATE`; SQLite's
+    /// write transactions are serialised already), so that an answer decides on the status no
+    /// other server's answer can change before this one commits; nil for none.
+    func lockWaitlistOffer(id: Int64) throws -> WaitlistOffer?
     /// Closes an open offer (`status` is not `.open`), with the appointment it became; false
     /// when it was not open (closed meanwhile by another transaction: it is then left as it is).
     func closeWaitlistOffer(id: Int64, as status: WaitlistOfferStatus, appointmentId: Int64?, at now: Date) throws -> Bool
