@@ -60,7 +60,14 @@ extension PostgresTransaction {
         try execute("DELETE FROM phones WHERE client_id = $1", [clientId])
     }
 
+    /// Two patients confirming one number at once on two servers: the number's advisory lock
+    /// (to the end of the transaction) puts one after the other, so the second's delete sees the
+    /// first's committed confirmation and takes the number over (whoever confirms last holds
+    /// the phone), instead of both inserting and the second failing on `phones_confirmed` (a
+    /// 500, issue 55). The lock is a statement of its own: under READ COMMITTED the delete's
+    /// snapshot is then taken after the wait.
     func releaseConfirmedNumber(numberKey: String, exceptClient clientId: Int64) throws {
+        try execute("SELECT pg_advisory_xact_lock(hashtextextended('phone-number:' || $1, 0))", [numberKey])
         try execute("DELETE FROM phones WHERE number_key = $1 AND confirmed AND client_id <> $2", [numberKey, clientId])
     }
 

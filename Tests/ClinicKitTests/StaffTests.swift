@@ -158,6 +158,9 @@ import Testing
         #expect(column.occupying.isEmpty)
         #expect(column.cancelled.map(\.appointment.id) == [w.booked.id])
         #expect(column.slots.first { $0.start == w.booked.startsAt }?.isAvailable == true)
+        // Issue 55: the API's and the CLI's JSON list it apart too, not among the appointments.
+        let json = try #require(CalendarJSON(calendar).doctors.first { $0.doctorId == w.booked.doctorId })
+        #expect(json.appointments.isEmpty && json.cancelled.count == 1)
     }
 
     /// Issue 42: a check-in only on the visit's day in the clinic's zone (days early it is

@@ -181,6 +181,34 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     // MARK: Confirming a number
 
+    /// Issue 55 (C22): two patients confirming one number at once (on PostgreSQL, two
+    /// connections) are put one after the other: both are answered, no storage error, and the
+    /// number ends with one of them.
+    @Test func twoPatientsConfirmingOneNumberAtOnceAreBothAnswered() throws {
+        let s = try scene()
+        let number = "+12025550150"
+        for client in [s.anna, s.bob] { _ = try s.system.clients.setPhone(clientId: client, number: number) }
+        try deliver(s)
+        let codes = s.texter.texts.filter { $0.to == number }.map { String($0.body.firstMatch(of: /\d{6}/)?.output ?? "") }
+        #expect(codes.count == 2)
+        let outcomes = LockedBox<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let outcome: String
+            do {
+                _ = try s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index])
+                outcome = "confirmed"
+            } catch let error as ClinicError {
+                outcome = error.code.rawValue
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(outcomes.current == ["confirmed", "confirmed"], "\(outcomes.current)")
+        let holders = try [s.anna, s.bob].filter { try s.system.clients.phone(clientId: $0).confirmed }
+        #expect(holders.count == 1, "whoever confirmed last holds the number")
+    }
+
     @Test func aNumberIsConfirmedByTheCodeTextedToItAndNothingElseGoesBefore() throws {
         let s = try scene()
         let pending = try s.system.clients.setPhone(clientId: s.anna, number: "+1 202 555 0143")

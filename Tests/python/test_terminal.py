@@ -171,3 +171,71 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     tmux.keys("Up")
     tmux.type("z")
     wait_until(lambda: tmux.last_line().endswith("Address or place: z"), 10, "theo's empty history: " + tmux.last_line())
+
+
+def test_only_answers_that_found_something_are_kept_each_kind_at_its_own_prompt(terminal):
+    """Issue 55 (A9, B16): a search that found nothing is not kept (a sentence typed at the
+    place prompt stays out of the file); a numbered menu has no history; the clinic number's
+    prompt recalls clinic numbers only."""
+    tmux, state = terminal
+    tmux.start("kinds")
+    log_in(tmux, "tina")
+    to_address_prompt(tmux, 0)
+    tmux.type("Qwzxq Vvvbnm")
+    tmux.keys("Enter")
+    wait_until(lambda: tmux.screen().count("Address or place:") >= 2, 20, "asked again after nothing was found")
+    tmux.type("Reno, NV 89501")
+    tmux.keys("Enter")
+    tmux.wait_for("Found: Reno, NV 89501")
+    tmux.wait_for("Choose 1–5 [q]:")
+    tmux.keys("Enter")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "the menu")
+    # At the numbered menu, Up brings nothing back.
+    tmux.keys("Up")
+    tmux.type("z")
+    wait_until(lambda: tmux.last_line().endswith("Choose 1–10 [1]: z"), 10, "the menu's empty history: " + tmux.last_line())
+    tmux.keys("BSpace")
+    to_address_prompt(tmux, 1)
+    recalls(tmux, "Reno, NV 89501", "the place found")
+    tmux.keys("Up")
+    wait_until(lambda: tmux.last_line().endswith("Address or place: Reno, NV 89501"), 10, "nothing older: " + tmux.last_line())
+    tmux.keys("C-c")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 3, 10, "back to the menu")
+    tmux.type("q")
+    tmux.keys("Enter")
+    tmux.wait_for("Goodbye.")
+    folder = os.path.join(state, "clinic", "history")
+    contents = b"".join(open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder))
+    assert b"89501" in contents and b"Qwzxq" not in contents and b"Vvvbnm" not in contents, contents
+
+
+@pytest.mark.parametrize("unsafe", ["open", "link"])
+def test_a_history_folder_open_to_others_or_a_link_keeps_no_history(terminal, tmp_path, unsafe):
+    """Issue 55 (A9): CLI.md promises 0600 files in a 0700 folder; a folder made 0777, or a
+    link to another folder, is refused with a word, and nothing is written into it."""
+    tmux, state = terminal
+    folder = os.path.join(state, "clinic", "history")
+    os.makedirs(os.path.dirname(folder), mode=0o700)
+    target = str(tmp_path / "elsewhere")
+    if unsafe == "open":
+        os.makedirs(folder)
+        os.chmod(folder, 0o777)
+        target = folder
+    else:
+        os.makedirs(target, mode=0o755)
+        os.symlink(target, folder)
+    tmux.start("unsafe")
+    tmux.wait_for("No line history is kept")
+    log_in(tmux, "tina")
+    to_address_prompt(tmux, 0)
+    tmux.type("Reno, NV 89501")
+    tmux.keys("Enter")
+    tmux.wait_for("Found: Reno, NV 89501")
+    tmux.wait_for("Choose 1–5 [q]:")
+    tmux.keys("Enter")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "the menu")
+    tmux.type("q")
+    tmux.keys("Enter")
+    tmux.wait_for("Goodbye.")
+    assert os.listdir(target) == [], os.listdir(target)
+    assert tmux.screen().count("No line history is kept") == 1, "said once"

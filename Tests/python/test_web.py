@@ -1250,7 +1250,8 @@ def web_labels(language):
     """The web app's label table of a language, read from WebText.swift."""
     source = open(os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "ClinicServer", "Web", "WebText.swift"),
                   encoding="utf-8").read()
-    start = source.index("static let %s: [String: String] = [" % language)
+    name = {"en": "englishPairs", "ru": "russianPairs"}[language]
+    start = source.index("static let %s: KeyValuePairs<String, String> = [" % name)
     end = source.index("\n    ]", start)
     return dict(re.findall(r'"(\w+)": "((?:[^"\\]|\\.)*)"', source[start:end]))
 

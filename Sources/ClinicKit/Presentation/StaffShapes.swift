@@ -52,7 +52,9 @@ public struct CalendarJSON: Encodable, Sendable {
         public let departmentId: Int64
         public let specialization: String
         public let slots: [SlotJSON]
+        /// The visits that hold the doctor's time; the cancelled ones are apart (issue 55).
         public let appointments: [DayEntryJSON]
+        public let cancelled: [DayEntryJSON]
     }
     public let from: String
     public let days: Int
@@ -64,7 +66,7 @@ public struct CalendarJSON: Encodable, Sendable {
         doctors = calendar.columns.map { column in
             Column(doctorId: column.doctor.id ?? 0, doctorName: column.doctor.name, departmentId: column.department.id ?? 0,
                    specialization: column.department.specialization, slots: column.slots.map(SlotJSON.init),
-                   appointments: column.entries.map(DayEntryJSON.init))
+                   appointments: column.occupying.map(DayEntryJSON.init), cancelled: column.cancelled.map(DayEntryJSON.init))
         }
     }
 }

@@ -5,7 +5,24 @@ import ClinicKit
 enum WebText {
     static func labels(_ language: Language) -> [String: String] { language == .ru ? ru : en }
 
-    static let en: [String: String] = [
+    static let en = table(englishPairs)
+    static let ru = table(russianPairs)
+
+    /// A table of pairs: a key written twice keeps its first text. Written as pairs, not a
+    /// dictionary literal, whose repeated key traps at first use in a running server (issue
+    /// 55); `duplicates` names them, and a test asserts there are none.
+    static func table(_ pairs: KeyValuePairs<String, String>) -> [String: String] {
+        Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The keys written more than once.
+    static func duplicates(_ pairs: KeyValuePairs<String, String>) -> [String] {
+        var seen = Set<String>(), repeated: [String] = []
+        for (key, _) in pairs where !seen.insert(key).inserted { repeated.append(key) }
+        return repeated
+    }
+
+    static let englishPairs: KeyValuePairs<String, String> = [
         "appointmentMoved": "Moved to", "cancelledBanner": "Cancelled. The time is free for others now.", "bookAgain": "Book again",
         "noFreeTimesAhead": "No free time in the next two weeks.", "keepAppointment": "No, keep it",
         "moveTitle": "Check and move", "movedFrom": "From", "movedTo": "To", "confirmMove": "Move the appointment",
@@ -129,7 +146,7 @@ enum WebText {
         "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
 
-    static let ru: [String: String] = [
+    static let russianPairs: KeyValuePairs<String, String> = [
         "appointmentMoved": "Перенесено на", "cancelledBanner": "Запись отменена. Время теперь свободно для других.", "bookAgain": "Записаться снова",
         "noFreeTimesAhead": "В ближайшие две недели свободного времени нет.", "keepAppointment": "Нет, оставить",
         "moveTitle": "Проверьте и перенесите", "movedFrom": "Было", "movedTo": "Стало", "confirmMove": "Перенести запись",

@@ -6,20 +6,33 @@ import Foundation
 /// The reader libedit takes its bytes from (one session at a time has a terminal).
 nonisolated(unsafe) private var editedReader: LineReader?
 
+/// What a prompt's answers are: Up brings back answers of the same kind only (a place at a
+/// place prompt, a clinic's number at a clinic prompt), and nothing at a numbered menu.
+enum HistoryKind: String {
+    case place, clinic
+}
+
 /// Line editing and history for the interactive session on a terminal (issue 46), with
 /// libedit: arrows, Home/End and Ctrl-A/E move along the line, Up and Down go through the lines
 /// typed before. Only on a terminal: piped input is read as before (`LineReader`), and so are
 /// passwords, which never reach the editor or its history.
 ///
 /// The history is kept per account (the signed-in patient's login, hashed into the file's name;
-/// "guest" before a log-in) in `$XDG_STATE_HOME/clinic/history/`, mode 0600, the last 500
-/// lines; only answers a prompt marks worth recalling (a place searched, a clinic's number)
-/// are added: never a password, a name or an address of a registration or a profile.
+/// "guest" before a log-in) and per kind of prompt (`HistoryKind`) in
+/// `$XDG_STATE_HOME/clinic/history/`, files of mode 0600 in a folder of mode 0700, the last 500
+/// lines of each; only answers that found something at a prompt that marks them worth recalling
+/// (a place that was found, a clinic that exists) are added: never a password, a name or an
+/// address of a registration or a profile, nor a search that failed (issue 55). A folder that
+/// is a link, is not the user's, or is open to others keeps no history (the session says so).
 final class LineEditor {
     private let editor: OpaquePointer
     private let reader: LineReader
     private let folder: String
-    private var file: String?
+    /// The account's part of the files' names; nil: no history kept (the folder is unsafe).
+    private var account: String?
+    /// The kind whose history libedit holds now (`.some(nil)`: none, a numbered menu).
+    private var loaded: HistoryKind??
+    private var warned = false
 
     /// Nil where there is no terminal to edit on (or libedit cannot start).
     init?(reader: LineReader, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -33,8 +46,10 @@ final class LineEditor {
 
     deinit { clinic_editor_close(editor) }
 
-    /// A line typed with editing; `.interrupted` for Ctrl-C, `.end` for Ctrl-D on an empty line.
-    func line(_ prompt: String) -> LineReader.Line {
+    /// A line typed with editing, Up and Down going through `kind`'s history (none: nothing to
+    /// go through); `.interrupted` for Ctrl-C, `.end` for Ctrl-D on an empty line.
+    func line(_ prompt: String, history kind: HistoryKind?) -> LineReader.Line {
+        load(kind)
         var length: Int32 = 0
         let pointer = clinic_editor_line(editor, prompt, &length)
         if reader.takeEditInterrupt() { return .interrupted }
@@ -47,11 +62,13 @@ final class LineEditor {
         return .unreadable
     }
 
-    /// Keeps a line for Up to bring back, in this account's history file.
-    func remember(_ line: String) {
+    /// Keeps a line that found something for Up to bring back at prompts of `kind`, in this
+    /// account's file of that kind.
+    func remember(_ line: String, as kind: HistoryKind) {
         guard !line.isEmpty else { return }
+        load(kind)
         clinic_editor_remember(editor, line)
-        guard let file else { return }
+        guard let file = file(kind), safeFile(file) else { return }
         _ = clinic_editor_save(editor, file)
         chmod(file, 0o600)
     }
@@ -63,32 +80,52 @@ final class LineEditor {
         } ?? "guest"
     }
 
-    /// A deleted account's history goes with it; the guest's from then on.
-    func forget(_ login: String) {
-        unlink(folder + "/" + Self.name(login))
-        useHistory(of: nil)
+    /// `kind`'s file of the account (places keep the name they had before kinds).
+    private func file(_ kind: HistoryKind) -> String? {
+        account.map { folder + "/" + $0 + (kind == .place ? "" : "." + kind.rawValue) }
     }
 
-    /// The history of `login` (nil: before a log-in) from now on.
-    func useHistory(of login: String?) {
-        let name = Self.name(login)
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            file = nil  // no history kept, editing still works
-            _ = clinic_editor_load(editor, "/nonexistent")
-            return
-        }
-        let path = folder + "/" + name
-        // Never through a link another user placed: such a file is not read or written.
-        var status = stat()
-        if lstat(path, &status) == 0, (status.st_mode & S_IFMT) != S_IFREG || status.st_uid != getuid() {
-            file = nil
-            _ = clinic_editor_load(editor, "/nonexistent")
-            return
-        }
-        file = path
+    /// Loads `kind`'s history into libedit, unless it holds it already.
+    private func load(_ kind: HistoryKind?) {
+        if let loaded, loaded == kind { return }
+        let path = kind.flatMap(file).flatMap { safeFile($0) ? $0 : nil } ?? "/nonexistent"
         _ = clinic_editor_load(editor, path)
+        loaded = .some(kind)
+    }
+
+    /// Never through a link another user placed: such a file is not read or written.
+    private func safeFile(_ path: String) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return errno == ENOENT }
+        return (status.st_mode & S_IFMT) == S_IFREG && status.st_uid == getuid()
+    }
+
+    /// A deleted account's history goes with it; the guest's from then on.
+    func forget(_ login: String) {
+        let name = Self.name(login)
+        for kind in [HistoryKind.place, .clinic] {
+            unlink(folder + "/" + name + (kind == .place ? "" : "." + kind.rawValue))
+        }
+        _ = useHistory(of: nil)
+    }
+
+    /// The history of `login` (nil: before a log-in) from now on. The folder is made 0700 when
+    /// missing; one that is a link, not the user's, or open to group or others keeps no history,
+    /// and the first time that is found the folder is returned, for the session to say so.
+    @discardableResult
+    func useHistory(of login: String?) -> String? {
+        loaded = nil
+        account = nil
+        try? FileManager.default.createDirectory(atPath: (folder as NSString).deletingLastPathComponent,
+                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST { return nil }  // no history kept, editing still works
+        var status = stat()
+        guard lstat(folder, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR, status.st_uid == getuid(),
+              status.st_mode & 0o077 == 0 else {
+            defer { warned = true }
+            return warned ? nil : folder
+        }
+        account = Self.name(login)
+        return nil
     }
 }

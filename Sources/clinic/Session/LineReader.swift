@@ -173,18 +173,22 @@ final class Prompt {
 
     func success(_ text: String) { say(style.green(text)) }
 
+    /// Records an answer that found something (a place found, a clinic that exists) for Up to
+    /// bring back at prompts of `kind`.
+    func keep(_ answer: String, as kind: HistoryKind) { editor?.remember(answer, as: kind) }
+
     /// "q" alone, or "й" (the same key on a Russian keyboard), means back.
     static func isBack(_ answer: String) -> Bool {
         ["q", "й", "quit", "back", "выход", "назад"].contains(answer.lowercased())
     }
 
-    /// The next answer, trimmed; nil to go back. Empty answers are returned as "". With
-    /// `remember`, the answer goes into the line editor's history.
-    private func answer(_ prompt: String, remember: Bool = false) -> String? {
+    /// The next answer, trimmed; nil to go back. Empty answers are returned as "". Up and Down
+    /// go through `history`'s answers (none at a numbered menu).
+    private func answer(_ prompt: String, history: HistoryKind? = nil) -> String? {
         while true {
             let next: LineReader.Line
             if let editor {
-                next = editor.line(prompt)
+                next = editor.line(prompt, history: history)
             } else {
                 write(prompt)
                 next = reader.next()
@@ -199,18 +203,18 @@ final class Prompt {
                 problem(text(.answerUnreadable))
             case .text(let line):
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if remember && !Self.isBack(trimmed) { editor?.remember(trimmed) }
                 return Self.isBack(trimmed) ? nil : trimmed
             }
         }
     }
 
     /// A line of text; Enter takes `defaultValue` when there is one, else asks again.
-    /// `remember`: worth recalling with Up later (a place searched), never personal data.
-    func line(_ label: String, default defaultValue: String? = nil, remember: Bool = false) -> String? {
+    /// `history`: Up brings back earlier answers of that kind, which `keep` recorded once they
+    /// found something; never personal data.
+    func line(_ label: String, default defaultValue: String? = nil, history: HistoryKind? = nil) -> String? {
         let prompt = label + (defaultValue.map { " [" + $0 + "]" } ?? "") + ": "
         while true {
-            guard let answer = answer(prompt, remember: remember) else { return nil }
+            guard let answer = answer(prompt, history: history) else { return nil }
             if !answer.isEmpty { return answer }
             if let defaultValue { return defaultValue }
             problem(text(.answerEmpty))

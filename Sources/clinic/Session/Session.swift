@@ -55,7 +55,7 @@ final class Session {
 
     func run() throws {
         LineReader.catchInterrupts()
-        prompt.editor?.useHistory(of: nil)
+        useHistory(of: nil)
         if let token = try? context.sessionFile.read(), let client = try? system.clients.currentUser(token: token) {
             signedIn(client, token)
         }
@@ -65,10 +65,16 @@ final class Session {
         prompt.say(text(.sessionBye))
     }
 
+    /// The line history of `login` (nil: the guest's) from now on; a history folder that is a
+    /// link or open to others keeps none, and the session says so once.
+    func useHistory(of login: String?) {
+        if let folder = prompt.editor?.useHistory(of: login) { prompt.problem(text(.historyFolderUnsafe, folder)) }
+    }
+
     func signedIn(_ client: Client, _ token: String) {
         self.client = client
         self.token = token
-        prompt.editor?.useHistory(of: client.login)
+        useHistory(of: client.login)
         use(requestedLanguage ?? client.language)
     }
 
@@ -83,7 +89,7 @@ final class Session {
             prompt.problem(text(.sessionEnded))
             client = nil
             token = nil
-            prompt.editor?.useHistory(of: nil)
+            useHistory(of: nil)
         } catch let error as ClinicError {
             prompt.problem(error.message(in: language))
         } catch {
@@ -243,7 +249,7 @@ final class Session {
         context.sessionFile.delete()
         client = nil
         token = nil
-        prompt.editor?.useHistory(of: nil)
+        useHistory(of: nil)
         prompt.success(text(.loggedOut))
     }
 }

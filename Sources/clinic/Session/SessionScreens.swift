@@ -28,9 +28,10 @@ extension Session {
         if let mine, choice == 0 { return mine }
         if items[choice] == text(.originAddress) {
             while true {
-                guard let address = prompt.line(text(.labelAddress), remember: true) else { return nil }
+                guard let address = prompt.line(text(.labelAddress), history: .place) else { return nil }
                 do {
                     let result = try system.geocoding.geocode(address)
+                    prompt.keep(address, as: .place)
                     prompt.say(prompt.style.dim(result.isAmbiguous ? context.ambiguityText(result)
                                                 : text(.foundPlace, result.placeName ?? result.query)))
                     return result.coordinate
@@ -42,8 +43,12 @@ extension Session {
             }
         }
         while true {
-            guard let answer = prompt.line(text(.labelCoordinates), remember: true) else { return nil }
-            do { return try CoordinateParser.parse(answer) } catch let error as ClinicError {
+            guard let answer = prompt.line(text(.labelCoordinates), history: .place) else { return nil }
+            do {
+                let point = try CoordinateParser.parse(answer)
+                prompt.keep(answer, as: .place)
+                return point
+            } catch let error as ClinicError {
                 prompt.problem(error.message(in: language))
             } catch {
                 prompt.problem(text(.internalError, String(describing: error)))
@@ -69,9 +74,13 @@ extension Session {
             return nearby[index].clinic
         }
         while true {
-            guard let answer = prompt.line(text(.labelClinicId), remember: true) else { return nil }
+            guard let answer = prompt.line(text(.labelClinicId), history: .clinic) else { return nil }
             guard let id = Int64(answer), id > 0 else { prompt.problem(text(.invalidId, answer)); continue }
-            do { return try system.clinics.getClinicById(id) } catch let error as ClinicError {
+            do {
+                let clinic = try system.clinics.getClinicById(id)
+                prompt.keep(answer, as: .clinic)
+                return clinic
+            } catch let error as ClinicError {
                 prompt.problem(error.message(in: language))
             }
         }

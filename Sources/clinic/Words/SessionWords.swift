@@ -77,6 +77,8 @@ extension TerminalWords {
                            "Своя клиника"),
         .labelLanguage: ("Language",
                          "Язык"),
+        .historyFolderUnsafe: ("No line history is kept: {0} is a link, is not yours, or others may open it (it must be your own folder, chmod 700).",
+                               "История строк не ведётся: {0} — ссылка, чужая папка или папка, открытая другим (нужна ваша собственная папка, chmod 700)."),
         .answerTooLong: ("That answer is too long (at most {0} characters). Please try again.",
                          "Слишком длинный ответ (не больше {0} символов). Попробуйте ещё раз."),
         .answerUnreadable: ("That answer has characters that cannot be read (control keys or broken text). Please type it again.",

@@ -45,6 +45,7 @@ enum TerminalKey: String, Sendable, CaseIterable {
     case menuAppointments, menuReschedule, menuCancel, menuProfile, menuLogOut, menuPassword, menuDeleteAccount
     case labelLogin, labelPassword, labelPasswordAgain, labelOldPassword, labelName, labelSurname, labelStreet
     case labelHouse, labelCity, labelCityHint, labelAddress, labelCoordinates, labelClinicId, labelHomeClinic
+    case historyFolderUnsafe
     case labelLanguage, answerTooLong, answerUnreadable, answerEmpty, answerYesNo, answerDefaultYes, answerDefaultNo
     case pickOne, pickNumber, pickInvalid, registerTitle, registeredSession, privacyDeclined, askAcceptPrivacy
     case chooseHomeClinic, originTitle, originMine, originAddress, originCoordinates, foundPlace, nearestTitle
