@@ -77,11 +77,20 @@ extension PostgresTransaction {
         // Locked in their order (no SKIP: the next in line is the next, whoever else looks).
         try rows("""
             SELECT * FROM waitlist_entries e
-            WHERE e.department_id = $1 AND e.status = 'waiting' AND (e.doctor_id IS NULL OR e.doctor_id = $2)
+            WHERE e.department_id = $1 AND e.status = 'waiting' AND e.lapses < \(WaitlistEntry.lapsesToPause)
+                  AND (e.doctor_id IS NULL OR e.doctor_id = $2)
                   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.doctor_id = $2 AND o.starts_at = $3)
-            ORDER BY e.priority DESC, e.created_at, e.id LIMIT $4
+            ORDER BY e.priority DESC, coalesce(e.queued_at, e.created_at), e.id LIMIT $4
             FOR UPDATE
             """, [departmentId, doctorId, startsAt, limit]).map(WaitlistEntry.init(row:))
+    }
+
+    func recordWaitlistLapse(entryId: Int64, at now: Date) throws {
+        try execute("UPDATE waitlist_entries SET lapses = lapses + 1, queued_at = $1, updated_at = $1 WHERE id = $2", [now, entryId])
+    }
+
+    func resumeWaitlistEntry(id: Int64, at now: Date) throws {
+        try execute("UPDATE waitlist_entries SET lapses = 0, queued_at = $1, updated_at = $1 WHERE id = $2", [now, id])
     }
 
     func takeFreedTime() throws -> FreedTime? {

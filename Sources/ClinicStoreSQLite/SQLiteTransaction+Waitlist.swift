@@ -83,10 +83,21 @@ extension SQLiteTransaction {
     func waitingEntries(departmentId: Int64, doctorId: Int64, notOfferedAt startsAt: Date, limit: Int) throws -> [WaitlistEntry] {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM waitlist_entries e
-            WHERE e.department_id = ? AND e.status = 'waiting' AND (e.doctor_id IS NULL OR e.doctor_id = ?)
+            WHERE e.department_id = ? AND e.status = 'waiting' AND e.lapses < \(WaitlistEntry.lapsesToPause)
+                  AND (e.doctor_id IS NULL OR e.doctor_id = ?)
                   AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.doctor_id = ? AND o.starts_at = ?)
-            ORDER BY e.priority DESC, e.created_at, e.id LIMIT ?
+            ORDER BY e.priority DESC, coalesce(e.queued_at, e.created_at), e.id LIMIT ?
             """), arguments: [departmentId, doctorId, doctorId, startsAt.seconds, limit]).map { try WaitlistEntry(row: SQLiteRow($0)) }
+    }
+
+    func recordWaitlistLapse(entryId: Int64, at now: Date) throws {
+        try db.execute(sql: "UPDATE waitlist_entries SET lapses = lapses + 1, queued_at = ?, updated_at = ? WHERE id = ?",
+                       arguments: [now.seconds, now.seconds, entryId])
+    }
+
+    func resumeWaitlistEntry(id: Int64, at now: Date) throws {
+        try db.execute(sql: "UPDATE waitlist_entries SET lapses = 0, queued_at = ?, updated_at = ? WHERE id = ?",
+                       arguments: [now.seconds, now.seconds, id])
     }
 
     func takeFreedTime() throws -> FreedTime? {

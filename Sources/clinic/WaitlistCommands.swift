@@ -12,7 +12,7 @@ struct WaitlistCommand: ParsableCommand {
             address is confirmed) and held for you for a while (booking.waitlist_offer_minutes, 15 by default): accept it \
             to book it, or decline it, and it goes to the next person waiting.
             """,
-        subcommands: [List.self, Join.self, Leave.self, Offers.self, Accept.self, Decline.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Join.self, Leave.self, Resume.self, Offers.self, Accept.self, Decline.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Your waitlist entries and the times offered to you.")
@@ -58,6 +58,20 @@ struct WaitlistCommand: ParsableCommand {
             let (system, client) = try context.signedIn()
             try system.waitlist.leave(entryId, clientId: client.id ?? 0)
             try context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+        }
+    }
+
+    struct Resume: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait again after two offers ran out unanswered (the entry was paused); back in line, at its end.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Waitlist entry id.") var entryId: Int64
+
+        func run() throws {
+            let context = Context(global)
+            let (system, client) = try context.signedIn()
+            let entry = try system.waitlist.resume(entryId, clientId: client.id ?? 0)
+            try context.emit(WaitlistEntryJSON(entry)) { try entryLine(entry, system, context) }
         }
     }
 
@@ -156,7 +170,7 @@ func entryLine(_ entry: WaitlistEntry, _ system: ClinicSystem, _ context: Contex
         when += ", " + entry.weekdayList.map { names.indices.contains($0 - 1) ? names[$0 - 1] : String($0) }.joined(separator: " ")
     }
     if let earlier = entry.beforeAppointmentId { when += ", " + context.text(.waitlistEarlierThan, String(earlier)) }
-    return context.text(.waitlistLine, String(entry.id ?? 0), entry.status.text(context.language), clinic.name,
+    return context.text(.waitlistLine, String(entry.id ?? 0), entry.statusText(context.language), clinic.name,
                         department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
                         doctor, when)
 }

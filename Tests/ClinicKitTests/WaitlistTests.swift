@@ -372,4 +372,72 @@ import Testing
             #expect(visits.count == (status == .accepted ? 1 : 0), "round \(round)")
         }
     }
+
+    /// Issue 55 (A3): an entry whose offer lapses goes to the back of its line; after two lapses
+    /// it is paused (no time offered to it, nobody's time held for it) until its patient
+    /// resumes it.
+    @Test func anUnansweredOfferSendsItsEntryBackAndTwoPauseIt() throws {
+        let s = try scene()
+        func freed(_ start: Date) throws {
+            let visit = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(start),
+                                                                    doctorId: s.doctor)
+            _ = try s.system.appointments.cancelAppointment(visit.id ?? 0, clientId: s.anna)
+            try s.system.waitlist.work()
+        }
+        func lapse() throws {
+            s.clock.advance(16 * 60)
+            try s.system.waitlist.work()
+        }
+        let bobs = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        try freed(monday0920)
+        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920, "Bob joined first")
+        try lapse()
+        let carols = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        try s.system.waitlist.decline(carols.id ?? 0, clientId: s.carol)
+        // The next time: Carol first now, Bob having gone to the back of the line.
+        try freed(monday0920.addingTimeInterval(40 * 60))
+        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920.addingTimeInterval(40 * 60))
+        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty)
+        let second = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        _ = try s.system.waitlist.accept(second.id ?? 0, clientId: s.carol)
+        // Bob's second lapse pauses his entry: a third time is held for nobody.
+        try freed(monday0920.addingTimeInterval(80 * 60))
+        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+        try lapse()
+        let paused = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        #expect(paused.isPaused && paused.lapses == 2 && WaitlistEntryJSON(paused).paused)
+        try freed(monday0920.addingTimeInterval(120 * 60))
+        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty, "paused: nothing offered")
+        let walkIn = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy,
+                                                                 at: .instant(monday0920.addingTimeInterval(120 * 60)), doctorId: s.doctor)
+        #expect(walkIn.clientId == s.dave, "and the time is free for anyone at once")
+        // Bob says he still wants a time: back in line, and offered the next one.
+        let resumed = try s.system.waitlist.resume(bobs.id ?? 0, clientId: s.bob)
+        #expect(!resumed.isPaused && resumed.lapses == 0)
+        #expect(expectError(.notFound) { _ = try s.system.waitlist.resume(bobs.id ?? 0, clientId: s.carol) } != nil)
+        try freed(monday0920.addingTimeInterval(140 * 60))
+        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920.addingTimeInterval(140 * 60))
+    }
+
+    /// Issue 55 (A3): the front desk can always book a time an offer holds; the offer is
+    /// withdrawn, its patient waits again and is told.
+    @Test func theFrontDeskBooksATimeAnOfferHoldsAndThePatientOfferedItIsTold() throws {
+        let s = try scene()
+        let la1 = try clinic(s.system, "LA1").id ?? 0
+        let desk = try s.system.staff.addStaff(StaffInput(login: "desk-w", name: "Sam", surname: "Lee", role: .receptionist,
+                                                          clinicId: la1, doctorId: nil, password: "correct-horse-42"))
+        let visit = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                doctorId: s.doctor)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.appointments.cancelAppointment(visit.id ?? 0, clientId: s.anna)
+        try s.system.waitlist.work()
+        let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+        let booked = try s.system.staff.book(desk, patientLogin: "dave", departmentId: s.therapy, at: .instant(monday0920),
+                                             doctorId: s.doctor)
+        #expect(booked.clientId == s.dave && booked.startsAt == monday0920)
+        #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .withdrawn)
+        #expect(try s.system.waitlist.entries(clientId: s.bob).first?.status == .waiting)
+        #expect(try messages(s.system, s.bob).contains { $0.subject == "The time offered to you was booked by the clinic" })
+    }
 }

@@ -37,6 +37,13 @@ public enum DateText {
         format(date, timeZone, language, en: "EEE, MMM d, yyyy", ru: "EEEEEE, dd.MM.yyyy")
     }
 
+    /// A day given by its key "YYYY-MM-DD" as the pages say a date: "Nov 30, 2026" (en),
+    /// "30.11.2026" (ru); the key as it is when it is not a day.
+    public static func day(key: String, language: Language) -> String {
+        guard let local = try? TimeInput.parseDay(key), let noon = local.at(minuteOfDay: 720).firstInstant(in: .gmt) else { return key }
+        return format(noon, .gmt, language, en: "MMM d, yyyy", ru: "dd.MM.yyyy")
+    }
+
     /// A month: "November 2026" (en), "ноябрь 2026" (ru).
     public static func monthName(year: Int, month: Int, language: Language) -> String {
         guard let middle = LocalDateTime(year: year, month: month, day: 15, hour: 12)?.firstInstant(in: .gmt) else {

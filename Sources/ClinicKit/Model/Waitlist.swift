@@ -73,8 +73,21 @@ public struct WaitlistEntry: Sendable, Equatable {
     public var status: WaitlistEntryStatus
     public var createdAt: Date
     public var updatedAt: Date
+    /// Offers of this entry that ran out unanswered since its patient last acted (issue 55).
+    public var lapses = 0
 
     public static let everyDay = 127
+
+    /// Lapses that pause an entry: it is left out of the line until its patient acts.
+    public static let lapsesToPause = 2
+
+    /// Waiting, but left out of the line after `lapsesToPause` offers ran out unanswered.
+    public var isPaused: Bool { status == .waiting && lapses >= Self.lapsesToPause }
+
+    /// The entry's status as every front names it: "paused" for a paused one.
+    public func statusText(_ language: Language) -> String {
+        isPaused ? Strings.text(.waitlistStatusPaused, language) : status.text(language)
+    }
 
     public init(id: Int64? = nil, clientId: Int64, clinicId: Int64, departmentId: Int64, doctorId: Int64?, visitTypeId: Int64?,
                 firstDay: String, lastDay: String, fromMinute: Int?, toMinute: Int?, weekdays: Int, beforeAppointmentId: Int64?,
@@ -102,6 +115,7 @@ public struct WaitlistEntry: Sendable, Equatable {
         }
         self.status = known
         createdAt = try row.instant("created_at", in: table); updatedAt = try row.instant("updated_at", in: table)
+        lapses = try row.value("lapses", in: table)
     }
 
     /// The ISO weekdays (1 = Monday … 7 = Sunday) of `weekdays`.

@@ -18,12 +18,16 @@ public struct WaitlistEntryJSON: Encodable, Sendable {
     public let appointmentId: Int64?
     public let priority: Int
     public let createdAt: String
+    /// Left out of the line after offers ran out unanswered, until the patient resumes it
+    /// (`POST /v1/waitlist/{id}/resume`).
+    public let paused: Bool
 
     public init(_ entry: WaitlistEntry) {
         id = entry.id ?? 0; status = entry.status.rawValue; clinicId = entry.clinicId; departmentId = entry.departmentId
         doctorId = entry.doctorId; visitTypeId = entry.visitTypeId; from = entry.firstDay; to = entry.lastDay
         hoursFrom = entry.fromMinute.map(Self.clock); hoursTo = entry.toMinute.map(Self.clock); weekdays = entry.weekdayList
         appointmentId = entry.beforeAppointmentId; priority = entry.priority; createdAt = DateText.iso8601(entry.createdAt)
+        paused = entry.isPaused
     }
 
     /// Minutes of the day as "HH:MM" (1440 is "24:00").

@@ -23,6 +23,7 @@ struct WaitlistRoutes {
         patient.post("offers/:id/accept", use: accept)
         patient.post("offers/:id/decline", use: decline)
         patient.delete(":id", use: leave)
+        patient.post(":id/resume", use: resume)
     }
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
@@ -51,6 +52,16 @@ struct WaitlistRoutes {
             try system.waitlist.leave(id, clientId: patient.id)
         }
         return Response(status: .noContent)
+    }
+
+    /// `POST /v1/waitlist/{id}/resume`: a paused entry back in line (issue 55).
+    @Sendable func resume(_ request: Request, context: APIContext) async throws -> Response {
+        let patient = try context.signedInPatient()
+        let id = try context.parameters.id("id")
+        let entry = try await dependencies.work(patient.language) { [system = dependencies.system] in
+            try system.waitlist.resume(id, clientId: patient.id)
+        }
+        return try HTTPMapping.json(WaitlistEntryJSON(entry))
     }
 
     @Sendable func offers(_ request: Request, context: APIContext) async throws -> Response {

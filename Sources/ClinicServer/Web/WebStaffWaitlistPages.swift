@@ -40,7 +40,7 @@ struct WebStaffWaitlistPages {
                 var shown: [String: Any] = [
                     "id": entry.id ?? 0, "patient": item.patientName, "department": names[entry.departmentId] ?? "",
                     "days": entry.firstDay == entry.lastDay ? entry.firstDay : "\(entry.firstDay) – \(entry.lastDay)",
-                    "priority": entry.priority, "status": entry.status.text(web.language), "note": item.note ?? "",
+                    "priority": entry.priority, "status": entry.statusText(web.language), "note": item.note ?? "",
                     "offered": entry.status == .offered]
                 if let from = entry.fromMinute, let to = entry.toMinute {
                     shown["hours"] = WaitlistEntryJSON.clock(from) + "–" + WaitlistEntryJSON.clock(to)

@@ -143,6 +143,7 @@ enum WebText {
         "signOut": "Sign out", "thisDevice": "this device", "email": "E-mail", "lastUsed": "Last used",
         "firstUsed": "Signed in", "webBrowser": "Web browser", "signOutOthers": "Sign out everywhere else",
         "signedOutOthers": "Signed out everywhere else.",
+        "keepWaiting": "I still want a time",
         "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
 
@@ -269,6 +270,7 @@ enum WebText {
         "signOut": "Выйти", "thisDevice": "это устройство", "email": "Эл. почта", "lastUsed": "Последний вход",
         "firstUsed": "Вход", "webBrowser": "Браузер", "signOutOthers": "Выйти на всех других устройствах",
         "signedOutOthers": "Вы вышли на всех других устройствах.",
+        "keepWaiting": "Время ещё нужно",
         "noResults": "Свободного времени не найдено.", "csrf": "Форма устарела: обновите страницу и попробуйте снова."
     ]
 }

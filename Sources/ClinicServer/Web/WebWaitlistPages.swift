@@ -15,6 +15,7 @@ struct WebWaitlistPages {
         patient.get("/waitlist", use: list)
         patient.post("/waitlist", use: join)
         patient.post("/waitlist/:id/leave", use: leave)
+        patient.post("/waitlist/:id/resume", use: resume)
         patient.post("/waitlist/offers/:id/accept", use: accept)
         patient.post("/waitlist/offers/:id/decline", use: decline)
         // A text's one-tap link: the link is the patient's key to that one offer.
@@ -74,7 +75,8 @@ struct WebWaitlistPages {
             var item = place(offer.departmentId)
             if let (clinic, _) = places[offer.departmentId] {
                 item["when"] = WebFormat.clinicTime(offer.startsAt, clinic, web.language)
-                item["until"] = DateText.time(offer.expiresAt, timeZone: clinic.zone, language: web.language)
+                // With its day and zone, as the offer's text says it (issue 55).
+                item["until"] = DateText.dateTimeWithZone(offer.expiresAt, timeZone: clinic.zone, language: web.language)
             }
             item["id"] = offer.id ?? 0
             return item
@@ -82,8 +84,10 @@ struct WebWaitlistPages {
         let shownEntries = entries.map { entry -> [String: Any] in
             var item = place(entry.departmentId)
             item["id"] = entry.id ?? 0
-            item["status"] = entry.status.text(web.language)
-            item["days"] = entry.firstDay == entry.lastDay ? entry.firstDay : "\(entry.firstDay) – \(entry.lastDay)"
+            item["status"] = entry.statusText(web.language)
+            item["paused"] = entry.isPaused
+            let first = DateText.day(key: entry.firstDay, language: web.language)
+            item["days"] = entry.firstDay == entry.lastDay ? first : "\(first) – \(DateText.day(key: entry.lastDay, language: web.language))"
             if let from = entry.fromMinute, let to = entry.toMinute {
                 item["hours"] = WaitlistEntryJSON.clock(from) + "–" + WaitlistEntryJSON.clock(to)
             }
@@ -110,6 +114,15 @@ struct WebWaitlistPages {
             try system.waitlist.join(clientId: patient.id ?? 0, .init(departmentId: department, appointmentId: appointment))
         }
         return dependencies.redirect("/waitlist?joined=1", web)
+    }
+
+    /// A paused entry back in line (issue 55).
+    @Sendable func resume(_ request: Request, context: APIContext) async throws -> Response {
+        let web = try context.webRequest(), patient = try context.webPatient()
+        let id = try context.parameters.id("id")
+        _ = try await dependencies.form(request, context, web)
+        _ = try await dependencies.work(web) { [system] in try system.waitlist.resume(id, clientId: patient.id ?? 0) }
+        return dependencies.redirect("/waitlist", web)
     }
 
     @Sendable func leave(_ request: Request, context: APIContext) async throws -> Response {

@@ -109,6 +109,12 @@ extension StaffController {
                 }
                 let clientId = try frontDeskPatient(tx, member, login: patientLogin, id: patientId)
                 found = clientId
+                // A time a waitlist offer holds is the desk's to book (issue 55): the offer goes
+                // and its patient is told. Another patient's own hold ($hold) still stands.
+                if let doctorId, let zone = try tx.clinic(id: department.clinicId)?.zone,
+                   let start = try? TimeInput.resolve(time, in: zone) {
+                    try waitlist.withdrawOffers(tx, holding: doctorId, span: start..<start.addingTimeInterval(60), now: now)
+                }
                 let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
                                                                 doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
                 try AuditLog.append(tx, by: member.auditActor, action: .appointmentBook, clientId: clientId,

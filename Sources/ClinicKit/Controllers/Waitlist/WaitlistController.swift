@@ -178,6 +178,21 @@ public final class WaitlistController: Sendable {
         }
     }
 
+    /// Puts a paused entry back in line (issue 55): an entry whose offers ran out unanswered
+    /// `WaitlistEntry.lapsesToPause` times is left out of the line until its patient says they
+    /// still want a time; it goes to the back of the line, its lapses forgotten.
+    public func resume(_ id: Int64, clientId: Int64) throws -> WaitlistEntry {
+        let now = self.now()
+        return try database.writing { tx in
+            guard let entry = try tx.waitlistEntry(id: id), entry.clientId == clientId,
+                  entry.status == .waiting || entry.status == .offered else {
+                throw ClinicError(.notFound, .waitlistEntryNotFound, String(id))
+            }
+            try tx.resumeWaitlistEntry(id: id, at: now)
+            return try tx.waitlistEntry(id: id) ?? entry
+        }
+    }
+
     // MARK: Offers
 
     /// The patient's open offers still within their time, by id.
@@ -407,6 +422,9 @@ public final class WaitlistController: Sendable {
     func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws -> Bool {
         guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return false }
         if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
+        // Unanswered: to the back of the line, and paused after `lapsesToPause` (issue 55), so
+        // that silent accounts do not hold each freed time in turn.
+        if status == .lapsed { try tx.recordWaitlistLapse(entryId: offer.entryId, at: now) }
         if status != .withdrawn, let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
             try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
         }
@@ -415,6 +433,25 @@ public final class WaitlistController: Sendable {
                                   at: now)
         }
         return true
+    }
+
+    /// The front desk books a time that an offer holds (issue 55: the desk can always book a
+    /// held time): the offer of the doctor's `span` is withdrawn, its patient waits again (that
+    /// time is not offered to them again) and is told, in the booking's transaction.
+    func withdrawOffers(_ tx: any StoreWriting, holding doctorId: Int64, span: Range<Date>, now: Date) throws {
+        for hold in try tx.liveSlotHolds(doctorId: doctorId, overlapping: span, at: now) {
+            guard let offer = try tx.openWaitlistOffers(ofClient: hold.clientId).first(where: { $0.holdId == hold.id }),
+                  try close(tx, offer, as: .withdrawn, now: now) else { continue }
+            if let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
+                try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
+            }
+            let language = try database.client(tx, id: offer.clientId)?.language ?? .en
+            let clinic = try tx.clinic(id: offer.clinicId)
+            let when = DateText.dateTimeWithZone(offer.startsAt, timeZone: clinic?.zone ?? .gmt, language: language)
+            _ = try Inbox.post(tx, clientId: offer.clientId, kind: .waitlist, subject: Strings.text(.waitlistOfferTakenSubject, language),
+                               body: Strings.text(.waitlistOfferTakenBody, language, [when, clinic?.name ?? ""]), clinicId: offer.clinicId,
+                               now: now)
+        }
     }
 
     /// The message that offers a time, in the patient's language.

@@ -32,10 +32,17 @@ public protocol WaitlistWriting {
     func insertWaitlistEntry(_ entry: WaitlistEntry) throws -> WaitlistEntry?
     func setWaitlistEntryStatus(id: Int64, to status: WaitlistEntryStatus, at now: Date) throws
     func setWaitlistEntryPriority(id: Int64, to priority: Int, at now: Date) throws
+    /// An offer of the entry ran out unanswered: one more lapse, and the entry goes to the back
+    /// of its line (`queued_at = now`).
+    func recordWaitlistLapse(entryId: Int64, at now: Date) throws
+    /// The patient acted on a paused entry: no lapses, at the back of the line.
+    func resumeWaitlistEntry(id: Int64, at now: Date) throws
     /// The entries waiting at the department for that doctor or any doctor, that were never
     /// offered the time starting at `startsAt` with that doctor, in their order: priority
     /// (higher first), when they joined, id. At most `limit`. A shared store locks them.
     func waitingEntries(departmentId: Int64, doctorId: Int64, notOfferedAt startsAt: Date, limit: Int) throws -> [WaitlistEntry]
+    // (Issue 55: in the line's order, priority first, then `coalesce(queued_at, created_at)`;
+    // paused entries, `lapses >= WaitlistEntry.lapsesToPause`, are not in it.)
     /// Takes one queued freed time out of the queue (the oldest not taken by another
     /// transaction at once); nil when there is none. Taken in the caller's transaction: if it
     /// rolls back, the time is queued again.
