@@ -20,6 +20,11 @@ import Testing
             #expect(joined.object["status"] as? String == "waiting")
             let entry = try #require(joined.object["id"] as? Int)
             #expect(try await server.send(.get, "/v1/waitlist", token: bob).object["items"].map { ($0 as? [Any])?.count } == 1)
+            #expect(joined.object["paused"] as? Bool == false)
+            // Issue 55: resuming is the entry's patient's alone; it answers the entry.
+            let resumed = try await server.send(.post, "/v1/waitlist/\(entry)/resume", token: bob)
+            #expect(resumed.status == 200 && resumed.object["paused"] as? Bool == false, "\(resumed.text)")
+            #expect(try await server.send(.post, "/v1/waitlist/\(entry)/resume", token: anna).status == 404)
 
             // Refusals: twice at one department, a window in the past, hours across midnight, no such department.
             let before = try server.fingerprint()
