@@ -21,13 +21,22 @@ import GRDB
 enum WaitlistSimulation {
     struct Outcome {
         var freed = 0, refilled = 0, offers = 0, accepted = 0, declined = 0, lapsed = 0
+        /// Of the freed times, those that some waiting patient who takes offers wanted when the
+        /// time was freed (issue 55: "where demand exists"), and how many of those were refilled.
+        var wanted = 0, wantedRefilled = 0
         var toOffer: [Double] = [], toBooking: [Double] = []
     }
 
+    /// The mean minutes a patient takes to answer an offer: by text with its one-tap link (the
+    /// phone at hand: a few minutes), or through the inbox and e-mail (issue 45's model).
+    static let textAnswerMinutes = 5.0
+    static let inboxAnswerMinutes = 20.0
+
     static func run(folder: URL, quick: Bool) throws -> String {
         let days = quick ? 14 : 28
-        let with = try simulate(waitlist: true, days: days, folder: folder)
-        let without = try simulate(waitlist: false, days: days, folder: folder)
+        let with = try simulate(waitlist: true, days: days, folder: folder, answerMinutes: textAnswerMinutes)
+        let inbox = try simulate(waitlist: true, days: days, folder: folder, answerMinutes: inboxAnswerMinutes)
+        let without = try simulate(waitlist: false, days: days, folder: folder, answerMinutes: textAnswerMinutes)
         func percentile(_ values: [Double], _ p: Double) -> String {
             guard !values.isEmpty else { return "-" }
             let sorted = values.sorted()
@@ -37,24 +46,34 @@ enum WaitlistSimulation {
             String(format: "%d of %d (%.0f %%)", outcome.refilled, outcome.freed,
                    outcome.freed == 0 ? 0 : 100 * Double(outcome.refilled) / Double(outcome.freed))
         }
-        var lines = ["waitlist-month: a department's \(days) days, simulated minute by minute (same seed both runs)"]
-        func row(_ name: String, _ a: String, _ b: String) {
-            lines.append(name.padding(toLength: 44, withPad: " ", startingAt: 0)
-                         + String(repeating: " ", count: max(1, 25 - a.count)) + a + String(repeating: " ", count: max(1, 25 - b.count)) + b)
+        func wantedShare(_ outcome: Outcome) -> String {
+            guard outcome.wanted > 0 else { return "-" }
+            return String(format: "%d of %d (%.0f %%)", outcome.wantedRefilled, outcome.wanted,
+                   outcome.wanted == 0 ? 0 : 100 * Double(outcome.wantedRefilled) / Double(outcome.wanted))
         }
-        row("", "with the waitlist", "without")
-        row("freed times booked again before their start", share(with), share(without))
-        row("cancellation → first offer, p50 / p99 (min)", "\(percentile(with.toOffer, 0.5)) / \(percentile(with.toOffer, 0.99))", "-")
+        var lines = ["waitlist-month: a department's \(days) days, simulated minute by minute (same seed both runs)"]
+        func row(_ name: String, _ a: String, _ b: String, _ c: String) {
+            lines.append(name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                         + [a, b, c].map { String(repeating: " ", count: max(1, 25 - $0.count)) + $0 }.joined())
+        }
+        func offers(_ outcome: Outcome) -> String { "\(outcome.offers) / \(outcome.accepted) / \(outcome.declined) / \(outcome.lapsed)" }
+        row("", "waitlist, by text", "waitlist, by inbox", "without")
+        row("freed times booked again before their start", share(with), share(inbox), share(without))
+        row("… of those a waiting patient wanted", wantedShare(with), wantedShare(inbox), wantedShare(without))
+        row("cancellation → first offer, p50 / p99 (min)", "\(percentile(with.toOffer, 0.5)) / \(percentile(with.toOffer, 0.99))",
+            "\(percentile(inbox.toOffer, 0.5)) / \(percentile(inbox.toOffer, 0.99))", "-")
         row("cancellation → new booking, p50 / p99 (min)",
             "\(percentile(with.toBooking, 0.5)) / \(percentile(with.toBooking, 0.99))",
+            "\(percentile(inbox.toBooking, 0.5)) / \(percentile(inbox.toBooking, 0.99))",
             "\(percentile(without.toBooking, 0.5)) / \(percentile(without.toBooking, 0.99))")
-        row("offers made / accepted / declined / lapsed", "\(with.offers) / \(with.accepted) / \(with.declined) / \(with.lapsed)", "-")
+        row("offers made / accepted / declined / lapsed", offers(with), offers(inbox), "-")
         return lines.joined(separator: "\n")
     }
 
-    static func simulate(waitlist: Bool, days: Int, folder: URL) throws -> Outcome {
+    static func simulate(waitlist: Bool, days: Int, folder: URL, answerMinutes: Double) throws -> Outcome {
         var random = SeededGenerator(seed: 45)
-        let database = try DatabaseBenchmarks.bookingDatabase(folder, name: "waitlist-\(waitlist).sqlite", clinics: 1, patients: 1200)
+        let database = try DatabaseBenchmarks.bookingDatabase(folder, name: "waitlist-\(waitlist)-\(Int(answerMinutes)).sqlite", clinics: 1,
+                                                              patients: 1200)
         let zone = TimeZone(identifier: "America/Chicago") ?? .gmt
         // Monday 2027-03-01, 06:00 in the clinic's zone.
         let start = LocalDateTime(year: 2027, month: 3, day: 1, hour: 6)?.firstInstant(in: zone) ?? Date()
@@ -114,11 +133,15 @@ enum WaitlistSimulation {
                     departmentId: department, doctorId: doctor, from: firstDay.adding(days: from).dayText,
                     to: firstDay.adding(days: min(days - 1, from + length)).dayText, hoursFrom: hours?.0, hoursTo: hours?.1))
                 let roll = Double.random(in: 0..<1, using: &random)
-                answers[client] = (-log(1 - Double.random(in: 0..<1, using: &random)) * 20 * 60, roll < 0.6, roll >= 0.6 && roll < 0.75)
+                answers[client] = (-log(1 - Double.random(in: 0..<1, using: &random)) * answerMinutes * 60, roll < 0.6, roll >= 0.6 && roll < 0.75)
             }
         }
 
         var outcome = Outcome()
+        // The freed times some waiting patient who takes offers wanted when they were freed (the
+        // same patients and windows in both runs: measured in the run without the waitlist too).
+        var wantedTimes = Set<Int64>()
+        let takers = answers.filter { $0.value.accept }.map(\.key)
         var pending: [(at: Date, offer: Int64, client: Int64, accept: Bool)] = []
         var seenOffers = Set<Int64>()
         var cancelIndex = 0, demandIndex = 0
@@ -128,6 +151,16 @@ enum WaitlistSimulation {
             while cancelIndex < cancellations.count, cancellations[cancelIndex].at <= now {
                 let cancellation = cancellations[cancelIndex]
                 cancelIndex += 1
+                if waitlist, cancellation.start > now {
+                    let end = cancellation.start.addingTimeInterval(20 * 60)
+                    let wanted = try takers.contains { client in
+                        try system.waitlist.entries(clientId: client).contains {
+                            $0.status == .waiting && ($0.doctorId == nil || $0.doctorId == cancellation.doctor)
+                                && $0.fits(start: cancellation.start, end: end, zone: zone, before: nil)
+                        }
+                    }
+                    if wanted { wantedTimes.insert(cancellation.appointment) }
+                }
                 _ = try? system.appointments.cancelAppointment(cancellation.appointment, clientId: cancellation.client)
             }
             while demandIndex < demand.count, demand[demandIndex].at <= now {
@@ -167,8 +200,11 @@ enum WaitlistSimulation {
                     SELECT min(created_at) FROM appointments WHERE doctor_id = ? AND starts_at = ? AND id <> ?
                     AND status IN ('scheduled', 'confirmed', 'arrived', 'in_progress', 'completed')
                     """, arguments: [cancellation.doctor, cancellation.start.seconds, cancellation.appointment])
+                let wanted = wantedTimes.contains(cancellation.appointment)
+                if wanted { outcome.wanted += 1 }
                 if let rebooked {
                     outcome.refilled += 1
+                    if wanted { outcome.wantedRefilled += 1 }
                     outcome.toBooking.append(Double(rebooked - cancellation.at.seconds) / 60)
                 }
                 if let offered = try Int64.fetchOne(db, sql: """

@@ -19,6 +19,9 @@ extension ClinicServer {
     static func buildApplication(system: ClinicSystem, settings: ServerSettings, logger: Logger,
                                  onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
         try settings.validate()
+        // A server with a gateway says so before it listens, so that no patient is told "texts
+        // are not available" while its first outbox round is still to come (issue 55).
+        if settings.sms != nil || settings.textSender != nil { try system.outbox.noteTextGateway() }
         let dependencies = try makeDependencies(system: system, settings: settings)
         let router = buildRouter(dependencies)
 

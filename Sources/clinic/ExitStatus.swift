@@ -10,7 +10,8 @@ extension ClinicError.Code {
         case .notLoggedIn, .invalidCredentials, .forbidden, .insecureSessionFile, .accountLocked, .rateLimited: return 3
         case .notFound, .geocodeFailed: return 4
         case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
-             .limitReached, .patientUnavailable, .idempotencyKeyReused, .hoursConflict, .storeNotEmpty, .alreadyWaiting: return 5
+             .limitReached, .patientUnavailable, .idempotencyKeyReused, .hoursConflict, .storeNotEmpty, .alreadyWaiting,
+             .textsUnavailable: return 5
         case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError, .storeUnreachable, .storeAuthFailed,
              .storeDatabaseMissing: return 6
         case .internalError: return 70

@@ -59,12 +59,19 @@ import Testing
         _ = try system.departments.addDoctor(departmentId: night.id ?? 0, name: "Dr Night", hours: [
             WorkingHours(id: nil, doctorId: 0, weekday: 7, startMinute: 0, endMinute: 240, slotMinutes: 30)])
         let zone = try #require(TimeZone(identifier: "America/New_York"))
-        // 2026-11-01: 01:00-01:59 happens twice; each wall time is offered once, at its first occurrence.
+        // 2026-11-01: 01:00-01:59 happens twice, and the doctor works it twice (issue 55: the
+        // repeated hour had no slots): both occurrences are offered, in time order.
         let fallBack = try system.appointments.slots(departmentId: night.id ?? 0, from: try day("2026-11-01"), days: 1)
         #expect(fallBack.map { LocalDateTime.of($0.start, in: zone).description.suffix(5) }
-                == ["00:00", "00:30", "01:00", "01:30", "02:00", "02:30", "03:00", "03:30"])
+                == ["00:00", "00:30", "01:00", "01:30", "01:00", "01:30", "02:00", "02:30", "03:00", "03:30"])
         #expect(fallBack[2].start == utc("2026-11-01T05:00:00Z") && fallBack[3].start == utc("2026-11-01T05:30:00Z"))
-        #expect(Set(fallBack.map(\.start)).count == 8)
+        #expect(fallBack[4].start == utc("2026-11-01T06:00:00Z") && fallBack[5].start == utc("2026-11-01T06:30:00Z"))
+        #expect(Set(fallBack.map(\.start)).count == 10)
+        // The second 01:30 (EST) is booked by its instant, as any slot.
+        let patient = try register(system, "owl")
+        let second = try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: night.id ?? 0,
+                                                               at: .instant(utc("2026-11-01T06:30:00Z")))
+        #expect(second.startsAt == utc("2026-11-01T06:30:00Z") && second.endsAt == utc("2026-11-01T07:00:00Z"))
         // 2027-03-14: 02:00-02:59 does not exist.
         let springClock = TestClock(utc("2027-03-01T12:00:00Z"))
         let spring = AppointmentController(database: system.database, now: { springClock.now })

@@ -43,6 +43,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let therapy = try department(system, "LA1", "therapy").id ?? 0
+        // A gateway's process has said it sends texts (the outbox with a texter does).
+        try system.outbox.noteTextGateway()
         return Scene(clock: clock, system: system, therapy: therapy,
                      doctor: try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0,
                      anna: try register(system, "anna").id ?? 0, bob: try register(system, "bob").id ?? 0)
@@ -144,6 +146,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(expectError(.rateLimited) { try ask(others[4], "+12025550144") }?.key == .codesPerDaySpent, "five a day per number")
         // One network: ten an hour, whichever account and number (an IPv6 /64 is one network).
         s.clock.advance(3600)
+        try deliver(s)  // the gateway's server runs its outbox meanwhile
         let crowd = try (0..<12).map { try register(s.system, "crowd\($0)").id ?? 0 }
         for index in 0..<10 { try ask(crowd[index], "+1303555\(1000 + index)", from: "2001:db8:1:2:\(index)::1") }
         #expect(expectError(.rateLimited) { try ask(crowd[10], "+13035552000", from: "2001:db8:1:2::99") }?.key == .codesPerHourSpent)
@@ -163,6 +166,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let system = try makeSystem(clock: clock, codeLimits: limits)
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let texter = RecordingTexter()
+        try system.outbox.noteTextGateway()
         let ids = try (0..<3).map { try register(system, "budget\($0)").id ?? 0 }
         _ = try system.clients.setPhone(clientId: ids[0], number: "+12025550140")
         _ = try system.clients.setPhone(clientId: ids[1], number: "+12025550141")
@@ -176,7 +180,26 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try system.outbox.run(mailer: nil, from: "", texter: texter, site: site).texts == 1, "a reminder is no code")
         // A day later the budget renews.
         clock.advance(86_400)
+        _ = try system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
         _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142")
+    }
+
+    /// Issue 55 (B11): with no gateway anywhere (no process with one said so within the hour),
+    /// a number is refused with `texts_unavailable` rather than promised a code that never goes.
+    @Test func withoutAGatewayNoCodeIsPromised() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna").id ?? 0
+        #expect(try !system.clients.textsAvailable())
+        #expect(expectError(.textsUnavailable) { _ = try system.clients.setPhone(clientId: anna, number: "+12025550143") } != nil)
+        #expect(try system.clients.phone(clientId: anna) == PhoneStatus(number: nil, confirmed: false, textReminders: false,
+                                                                          textOffers: false, stopped: false), "nothing kept")
+        // A process with a gateway runs the outbox: codes go, until it is gone for an hour.
+        _ = try system.outbox.run(mailer: nil, from: "", texter: RecordingTexter(), site: site)
+        #expect(try system.clients.textsAvailable())
+        _ = try system.clients.setPhone(clientId: anna, number: "+12025550143")
+        clock.advance(3601)
+        #expect(try !system.clients.textsAvailable())
     }
 
     // MARK: Confirming a number

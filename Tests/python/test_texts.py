@@ -18,16 +18,18 @@ import http.server
 import json
 import os
 import re
+import subprocess
 import threading
 import time
 import urllib.parse
+import urllib.request
 import uuid
 from datetime import datetime, timezone
 
 import pytest
 
 from conftest import Server, api_patient, call, wait_until
-from kannel import gsm7, kannel  # noqa: F401 (kannel: the fixture)
+from kannel import free_ports, gsm7, kannel  # noqa: F401 (kannel: the fixture)
 
 
 class StandIn:
@@ -460,3 +462,30 @@ def test_a_text_written_while_the_gateway_is_down_arrives_once_when_it_is_back(c
         assert len(kannel.phone.received_by(PHONE_B)) == 1
     finally:
         server.stop()
+
+
+def test_the_trial_script_runs_kannel_without_an_operator(tmp_path):
+    """Issue 55 (B17): scripts/kannel-trial.sh starts bearerbox, smsbox and fakesmsc for a
+    trial (fakesmsc kept alive without a terminal), prints the settings for `clinic serve`, a
+    text sent through its sendsms reaches the fake phones' log, and `stop` ends every process."""
+    folder = str(tmp_path / "trial")
+    ports = free_ports(4)
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "kannel-trial.sh")
+    env = dict(os.environ, KANNEL_TRIAL_PORTS=" ".join(str(port) for port in ports))
+    started = subprocess.run([script, "start", folder, "http://127.0.0.1:9"], env=env, capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL)
+    try:
+        assert started.returncode == 0, started.stderr
+        settings = dict(re.findall(r"(CLINIC_SMS_\w+)=(\S+)", started.stdout))
+        assert settings["CLINIC_SMS_URL"] == f"http://127.0.0.1:{ports[2]}/cgi-bin/sendsms", started.stdout
+        query = urllib.parse.urlencode({"username": settings["CLINIC_SMS_USER"], "password": settings["CLINIC_SMS_PASSWORD"],
+                                        "from": "+15550100", "to": "+12025550188", "text": "Hello from the trial"})
+        with urllib.request.urlopen(settings["CLINIC_SMS_URL"] + "?" + query, timeout=10) as answer:
+            assert answer.status == 202
+        log = os.path.join(folder, "phones.log")
+        wait_until(lambda: "<+15550100 +12025550188 text Hello from the trial>" in open(log, encoding="utf-8").read(), 15,
+                   "the text on the fake phone")
+    finally:
+        stopped = subprocess.run([script, "stop", folder], env=env, capture_output=True, text=True, timeout=60)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not any(name.endswith(".pid") for name in os.listdir(folder))

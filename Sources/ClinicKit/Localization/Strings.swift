@@ -53,6 +53,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case waitlistEntryNotFound, waitlistOfferNotFound, waitlistAlreadyWaiting, waitlistEntriesLimit, waitlistWindowInvalid
     case waitlistWindowBeyondHorizon, waitlistHoursInvalid, waitlistWeekdaysInvalid, waitlistNoDoctor, waitlistAppointmentInvalid
     case waitlistOfferClosed, waitlistOfferLapsed, waitlistOfferSubject, waitlistOfferBody, waitlistStatusWaiting
+    case textsUnavailable
     case waitlistStatusPaused, waitlistOfferTakenSubject, waitlistOfferTakenBody
     case waitlistStatusOffered, waitlistStatusBooked, waitlistStatusLeft, waitlistAnyDoctor, waitlistEveryDay
     case waitlistPriorityInvalid, waitlistOfferOpen, waitlistOfferAccepted, waitlistOfferDeclined, waitlistOfferLapsedStatus, waitlistOfferWithdrawn

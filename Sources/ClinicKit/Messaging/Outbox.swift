@@ -38,6 +38,28 @@ public final class Outbox: Sendable {
         claimant = "outbox-" + SessionManager.newToken().prefix(16).lowercased()
     }
 
+    /// When a process with an SMS gateway last said so (`noteTextGateway`), in the settings:
+    /// what tells every server and the command line whether a texted code would be sent.
+    static let textGatewayKey = "texts.gateway_seen_at"
+    /// A gateway not heard of for this long is taken to be gone.
+    static let textGatewayFreshness: Int64 = 3600
+
+    /// Says that this process has an SMS gateway and will send texts (a server with
+    /// `CLINIC_SMS_URL` at start and each outbox round, `clinic admin deliver` with it): one
+    /// read, and a write at most every five minutes.
+    public func noteTextGateway() throws {
+        let now = self.now()
+        let seen = try database.reading { tx in try tx.setting(Self.textGatewayKey).flatMap { Int64($0) } }
+        guard seen.map({ now.seconds - $0 >= 300 || $0 > now.seconds }) ?? true else { return }
+        try database.writing { tx in try tx.setSetting(Self.textGatewayKey, to: String(now.seconds)) }
+    }
+
+    /// Whether a process with a gateway said so within `textGatewayFreshness` (in `tx`).
+    static func textsAvailable(_ tx: any StoreReading, now: Date) throws -> Bool {
+        guard let seen = try tx.setting(textGatewayKey).flatMap({ Int64($0) }) else { return false }
+        return now.seconds - seen < textGatewayFreshness
+    }
+
     /// Seconds before the next attempt after `attempt` attempts: 1, 2, 4 … minutes, at most an hour.
     static func backoff(after attempt: Int) -> Int64 { min(3600, 60 << Int64(min(max(attempt - 1, 0), 6))) }
 
@@ -47,6 +69,7 @@ public final class Outbox: Sendable {
     public func run(mailer: (any Mailer)?, from: String, texter: (any TextSender)? = nil, site: String = "", limit: Int = 50,
                     shouldStop: () -> Bool = { false }) throws -> DeliveryReport {
         var report = DeliveryReport()
+        if texter != nil { try noteTextGateway() }
         report.reminders = try createReminders()
         var channels = Set<DeliveryChannel>()
         if mailer != nil { channels.insert(.email) }

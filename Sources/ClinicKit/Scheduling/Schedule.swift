@@ -88,7 +88,9 @@ public struct DoctorSchedule: Sendable {
     }
 
     /// The slots of a local date as instants, earliest first. A wall time the zone skips is not
-    /// offered; one it shows twice is offered once, at its first occurrence. With `duration`
+    /// offered; one it shows twice is offered at both occurrences (issue 55: a doctor who works
+    /// by the wall clock through the fall-back change is there for the repeated hour too, and
+    /// the two are told apart by their zone's name, "1:20 AM PDT" and "1:20 AM PST"). With `duration`
     /// (a visit type's minutes), a visit starts on a slot boundary and must end within the
     /// same interval, and only intervals whose slot length divides the duration offer it.
     public func slots(on day: LocalDateTime, zone: TimeZone, duration: Int? = nil) -> [(start: Date, end: Date)] {
@@ -98,22 +100,22 @@ public struct DoctorSchedule: Sendable {
             guard length > 0, length % interval.slotMinutes == 0 else { continue }
             var minute = interval.startMinute
             while minute + length <= interval.endMinute {
-                if let start = day.at(minuteOfDay: minute).firstInstant(in: zone) {
+                for start in day.at(minuteOfDay: minute).instants(in: zone) {
                     result.append((start, start.addingTimeInterval(TimeInterval(length * 60))))
                 }
                 minute += interval.slotMinutes
             }
         }
-        return result
+        return result.sorted { $0.start < $1.start }
     }
 
-    /// The slot's end if a slot starts at `start`: on a whole minute, at the first occurrence
-    /// of its wall time, on a slot boundary of that date's intervals.
+    /// The slot's end if a slot starts at `start`: on a whole minute, at an occurrence of its
+    /// wall time, on a slot boundary of that date's intervals.
     public func slotEnd(startingAt start: Date, zone: TimeZone, duration: Int? = nil) -> Date? {
         let seconds = start.timeIntervalSince1970
         guard seconds == seconds.rounded(.down), Int64(seconds) % 60 == 0 else { return nil }
         let local = LocalDateTime.of(start, in: zone)
-        guard local.firstInstant(in: zone) == start else { return nil }
+        guard local.instants(in: zone).contains(start) else { return nil }
         let minute = local.minuteOfDay
         guard let interval = intervals(on: local).first(where: { $0.hasSlot(startingAt: minute) }) else { return nil }
         let length = duration ?? interval.slotMinutes

@@ -54,6 +54,8 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedType = "unsupported_type"
         /// The patient is on that department's waitlist already.
         case alreadyWaiting = "already_waiting"
+        /// No server of the deployment has an SMS gateway: a code would never be sent (issue 55).
+        case textsUnavailable = "texts_unavailable"
     }
 
     public let code: Code

@@ -337,11 +337,11 @@ struct WebProfilePages {
         -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
-        let (client, sessions, zone, phone, feed) = try await dependencies.work(web) { [system] in
+        let (client, sessions, zone, phone, feed, texts) = try await dependencies.work(web) { [system] in
             let client = try system.clients.getUserById(patient.id ?? 0)
             return (client, try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token),
                     system.clients.timeZone(of: client), try system.clients.phone(clientId: patient.id ?? 0),
-                    try system.clients.existingCalendarToken(clientId: patient.id ?? 0))
+                    try system.clients.existingCalendarToken(clientId: patient.id ?? 0), try system.clients.textsAvailable())
         }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
@@ -365,6 +365,8 @@ struct WebProfilePages {
             "pendingPhone": WebFormat.section(phone.confirmed ? nil : phone.number),
             "hasPhone": phone.number != nil, "textReminders": phone.textReminders, "textOffers": phone.textOffers,
             "textsStopped": phone.stopped,
+            // No gateway anywhere: the page says texts are not sent, and offers no number (issue 55).
+            "textsAvailable": texts,
         ]
         if let feed {
             // The same address as `GET /v1/me/calendar-token`; `webcal://` opens the calendar app's

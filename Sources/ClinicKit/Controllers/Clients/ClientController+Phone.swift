@@ -51,6 +51,8 @@ extension ClientController {
             let key = Texts.numberKey(number, cipher: cipher)
             let had = try tx.phone(ofClient: clientId)
             if let had, had.confirmed, had.numberKey == key { return Self.status(had, number: number) }
+            // Never a promise nobody keeps: without a gateway anywhere the code would wait for ever.
+            guard try Outbox.textsAvailable(tx, now: now) else { throw ClinicError(.textsUnavailable, .textsUnavailable) }
             if try tx.countSend(key: "code:text:minute:\(clientId)", window: Self.phoneCodeInterval, at: now) > 1 {
                 throw ClinicError(.rateLimited, .phoneCodeTooSoon, String(Self.phoneCodeInterval))
             }
@@ -99,6 +101,13 @@ extension ClientController {
         case .wrong: throw ClinicError.invalid(.phoneCodeWrong)
         case .none: throw ClinicError(.notFound, .phoneNoPending)
         }
+    }
+
+    /// Whether a texted code would be sent: a process with an SMS gateway said so within the
+    /// last hour (`Outbox.noteTextGateway`). The profile pages offer a number only then.
+    public func textsAvailable() throws -> Bool {
+        let now = self.now()
+        return try database.reading { tx in try Outbox.textsAvailable(tx, now: now) }
     }
 
     /// Forgets the number; texts not yet sent are dropped.
