@@ -28,14 +28,22 @@ from kannel import kannel  # noqa: F401 (the fixture)
 
 
 def browser(javascript=True, size=(390, 844), zone="UTC"):
+    """Chromium at `size`. A headless window is at least 500 px wide, so a phone's narrower
+    width is emulated (as test_map.py's phone does): "390 px" pages were laid out 500 px wide
+    before (issue 55), and a page wider than the phone went unseen."""
     options = Options()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=%d,%d" % size, "--lang=en-US"]:
+    window = (max(size[0], 500), size[1])
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=%d,%d" % window, "--lang=en-US"]:
         options.add_argument(argument)
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), env=dict(os.environ, TZ=zone))
-    return webdriver.Chrome(options=options, service=service)
+    driver = webdriver.Chrome(options=options, service=service)
+    if size[0] < 500:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": True})
+    return driver
 
 
 @pytest.fixture(scope="module")
