@@ -159,6 +159,28 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
             _ = try s.system.clients.setPhone(clientId: crowd[11], number: "+13035553001") }?.key == .phoneCodeTooSoon)
     }
 
+    /// Issue 55 (A10): six requests for a code at once (on PostgreSQL, six connections) send one
+    /// code and answer the others `rate_limited`: the answer says what was done.
+    @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() throws {
+        let s = try scene()
+        let outcomes = LockedBox<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { index in
+            let outcome: String
+            do {
+                _ = try s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)")
+                outcome = "sent"
+            } catch let error as ClinicError {
+                outcome = error.code.rawValue
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(outcomes.current.sorted() == ["rate_limited", "rate_limited", "rate_limited", "rate_limited", "rate_limited", "sent"],
+                "\(outcomes.current)")
+        #expect(try deliver(s).texts == 1, "one code sent")
+    }
+
     @Test func theDeploymentsDailyBudgetStopsCodesButNotReminders() throws {
         let clock = TestClock()
         var limits = CodeLimits()

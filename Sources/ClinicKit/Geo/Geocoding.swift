@@ -25,6 +25,15 @@ public struct GeocodeResult: Sendable, Equatable {
     public let precision: String
     /// `input`, `gazetteer`, `directory` or `nominatim`.
     public let source: String
+    /// A street address was typed ("1120 SW 5th Ave, Portland, OR 97204") but only its ZIP code,
+    /// city or region was found (the offline sources know no streets): the search is from
+    /// that area's centre, and the fronts say so (issue 55).
+    public var streetNotFound: Bool {
+        guard ["postcode", "city", "region"].contains(precision) else { return false }
+        let first = query.split(separator: " ").first ?? ""
+        return first.first?.isNumber == true && query.split(separator: " ").count > 2
+    }
+
     /// Whether it came from the geocode cache.
     public let cached: Bool
     /// The place's display name when the source knows it ("Vincennes, Indiana, US").

@@ -54,8 +54,14 @@ struct WebClinicPages {
         let point = search.point, found = search.found
         // A name several places share ("Paris"): the one searched from is named, and the others
         // are links to search from them instead (issue 46; the CLI lists them too).
-        if let geocoded = search.geocoded, geocoded.isAmbiguous {
+        // The place searched from is always named, as the CLI's "Found: …" does, and a street
+        // that was not found is said (issue 55).
+        if let geocoded = search.geocoded {
             values["placeShown"] = geocoded.placeName ?? geocoded.query
+            values["streetNotFound"] = geocoded.streetNotFound
+        }
+        if let geocoded = search.geocoded, geocoded.isAmbiguous {
+            values["ambiguous"] = true
             values["otherPlaces"] = geocoded.alternatives.map { other -> [String: Any] in
                 var query = "/clinics/nearest?address=" + URLEncodedForm.encode(other.hint ?? other.name)
                 if pediatric { query += "&pediatric=1" }

@@ -144,6 +144,7 @@ enum WebText {
         "firstUsed": "Signed in", "webBrowser": "Web browser", "signOutOthers": "Sign out everywhere else",
         "signedOutOthers": "Signed out everywhere else.",
         "keepWaiting": "I still want a time",
+        "streetNotFound": "The street itself was not found: the distances are from that area's centre.",
         "textsUnavailable": "Text messages are not sent by this service at the moment: your inbox and e-mail carry every message.",
         "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
@@ -272,6 +273,7 @@ enum WebText {
         "firstUsed": "Вход", "webBrowser": "Браузер", "signOutOthers": "Выйти на всех других устройствах",
         "signedOutOthers": "Вы вышли на всех других устройствах.",
         "keepWaiting": "Время ещё нужно",
+        "streetNotFound": "Сама улица не найдена: расстояния — от центра этого района.",
         "textsUnavailable": "Сейчас сервис не отправляет SMS: все сообщения приходят во входящие и на эл. почту.",
         "noResults": "Свободного времени не найдено.", "csrf": "Форма устарела: обновите страницу и попробуйте снова."
     ]

@@ -195,6 +195,12 @@ import Testing
             let found = try await server.web(.GET, "/clinics/nearest?address=1600+Pennsylvania+Ave+NW,+Washington,+DC", cookies: [:])
             #expect(found.status == 200 && found.text.contains("id=\"nearest-list\""), "\(found.text)")
             #expect(!found.text.contains("id=\"other-places\""), "one place: no other to offer")
+            // Issue 55 (B12): the page names the place searched from, and says when the street
+            // itself was not found (the offline gazetteer knows cities and ZIP codes).
+            #expect(found.text.contains("id=\"searched-from\"") && found.text.contains("The street itself was not found"),
+                    "\(found.text)")
+            let city = try await server.web(.GET, "/clinics/nearest?address=Reno,+NV", cookies: [:])
+            #expect(city.text.contains("id=\"searched-from\"") && !city.text.contains("The street itself was not found"))
             // A name several places share: the one searched from is named, the others are links
             // to search from them (issue 46: "Paris" picked Paris, TX and said nothing).
             let paris = try await server.web(.GET, "/clinics/nearest?address=Paris&pediatric=1", cookies: [:])
