@@ -223,6 +223,25 @@ func storedInt(_ system: ClinicSystem, _ sql: String) throws -> Int? {
     try storedRows(system, sql).first?.columns.values.first.flatMap { Int($0) }
 }
 
+/// Runs `body(0) … body(count - 1)` at once (on PostgreSQL, each on a connection of its own)
+/// and gives each one's outcome by its index: "ok", or the code of the `ClinicError` it threw.
+func atOnce(_ count: Int, _ body: @Sendable (Int) throws -> Void) -> [String] {
+    let outcomes = LockedBox<[Int: String]>([:])
+    DispatchQueue.concurrentPerform(iterations: count) { index in
+        let outcome: String
+        do {
+            try body(index)
+            outcome = "ok"
+        } catch let error as ClinicError {
+            outcome = error.code.rawValue
+        } catch {
+            outcome = "\(error)"
+        }
+        outcomes.withLock { $0[index] = outcome }
+    }
+    return (0..<count).map { outcomes.current[$0] ?? "" }
+}
+
 func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicError? {
     do {
         try body()

@@ -163,21 +163,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     /// code and answer the others `rate_limited`: the answer says what was done.
     @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() throws {
         let s = try scene()
-        let outcomes = LockedBox<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 6) { index in
-            let outcome: String
-            do {
-                _ = try s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)")
-                outcome = "sent"
-            } catch let error as ClinicError {
-                outcome = error.code.rawValue
-            } catch {
-                outcome = "\(error)"
-            }
-            outcomes.withLock { $0.append(outcome) }
-        }
-        #expect(outcomes.current.sorted() == ["rate_limited", "rate_limited", "rate_limited", "rate_limited", "rate_limited", "sent"],
-                "\(outcomes.current)")
+        let outcomes = atOnce(6) { index in _ = try s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)") }
+        #expect(outcomes.sorted() == ["ok", "rate_limited", "rate_limited", "rate_limited", "rate_limited", "rate_limited"], "\(outcomes)")
         #expect(try deliver(s).texts == 1, "one code sent")
     }
 
@@ -236,20 +223,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         try deliver(s)
         let codes = s.texter.texts.filter { $0.to == number }.map { String($0.body.firstMatch(of: /\d{6}/)?.output ?? "") }
         #expect(codes.count == 2)
-        let outcomes = LockedBox<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 2) { index in
-            let outcome: String
-            do {
-                _ = try s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index])
-                outcome = "confirmed"
-            } catch let error as ClinicError {
-                outcome = error.code.rawValue
-            } catch {
-                outcome = "\(error)"
-            }
-            outcomes.withLock { $0.append(outcome) }
-        }
-        #expect(outcomes.current == ["confirmed", "confirmed"], "\(outcomes.current)")
+        let outcomes = atOnce(2) { index in _ = try s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index]) }
+        #expect(outcomes == ["ok", "ok"], "\(outcomes)")
         let holders = try [s.anna, s.bob].filter { try s.system.clients.phone(clientId: $0).confirmed }
         #expect(holders.count == 1, "whoever confirmed last holds the number")
     }

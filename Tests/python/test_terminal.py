@@ -173,6 +173,16 @@ def test_lines_are_edited_with_arrows_and_ctrl_keys_and_remembered_per_account(t
     wait_until(lambda: tmux.last_line().endswith("Address or place: z"), 10, "theo's empty history: " + tmux.last_line())
 
 
+def search_reno_and_go_back(tmux):
+    """At the address prompt: Reno found, its clinics listed, back to the menu (its second)."""
+    tmux.type("Reno, NV 89501")
+    tmux.keys("Enter")
+    tmux.wait_for("Found: Reno, NV 89501")
+    tmux.wait_for("Choose 1–5 [q]:")
+    tmux.keys("Enter")
+    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "the menu")
+
+
 def test_only_answers_that_found_something_are_kept_each_kind_at_its_own_prompt(terminal):
     """Issue 55 (A9, B16): a search that found nothing is not kept (a sentence typed at the
     place prompt stays out of the file); a numbered menu has no history; the clinic number's
@@ -184,12 +194,7 @@ def test_only_answers_that_found_something_are_kept_each_kind_at_its_own_prompt(
     tmux.type("Qwzxq Vvvbnm")
     tmux.keys("Enter")
     wait_until(lambda: tmux.screen().count("Address or place:") >= 2, 20, "asked again after nothing was found")
-    tmux.type("Reno, NV 89501")
-    tmux.keys("Enter")
-    tmux.wait_for("Found: Reno, NV 89501")
-    tmux.wait_for("Choose 1–5 [q]:")
-    tmux.keys("Enter")
-    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "the menu")
+    search_reno_and_go_back(tmux)
     # At the numbered menu, Up brings nothing back.
     tmux.keys("Up")
     tmux.type("z")
@@ -228,12 +233,7 @@ def test_a_history_folder_open_to_others_or_a_link_keeps_no_history(terminal, tm
     tmux.wait_for("No line history is kept")
     log_in(tmux, "tina")
     to_address_prompt(tmux, 0)
-    tmux.type("Reno, NV 89501")
-    tmux.keys("Enter")
-    tmux.wait_for("Found: Reno, NV 89501")
-    tmux.wait_for("Choose 1–5 [q]:")
-    tmux.keys("Enter")
-    wait_until(lambda: tmux.screen().count("Choose 1–10 [1]:") >= 2, 10, "the menu")
+    search_reno_and_go_back(tmux)
     tmux.type("q")
     tmux.keys("Enter")
     tmux.wait_for("Goodbye.")
