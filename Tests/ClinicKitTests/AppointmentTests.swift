@@ -194,14 +194,19 @@ import Testing
         // Sundays 00:00-04:00 local, 30-minute slots: the clock changes inside these hours.
         _ = try system.departments.addDoctor(departmentId: night.id ?? 0, name: "Dr Night", hours: [
             WorkingHours(id: nil, doctorId: 0, weekday: 7, startMinute: 0, endMinute: 240, slotMinutes: 30)])
-        // Fall back, 2026-11-01: 01:30 happens twice; the slot is its first occurrence only.
+        // Fall back, 2026-11-01: 01:30 happens twice. A local time is its first occurrence; the
+        // second is a slot of its own (issue 55: the doctor works the repeated hour too), booked
+        // by its instant.
         let first = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: night.id ?? 0,
                                                               at: local("2026-11-01 01:30"))
         #expect(first.startsAt == utc("2026-11-01T05:30:00Z"))
+        let second = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: night.id ?? 0,
+                                                               at: .instant(utc("2026-11-01T06:30:00Z")))
+        #expect(second.startsAt == utc("2026-11-01T06:30:00Z") && second.id != first.id, "the second 01:30 is another slot")
         #expect(expectError(.slotUnavailable) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: night.id ?? 0,
-                                                          at: .instant(utc("2026-11-01T06:30:00Z")))
-        } != nil, "the second 01:30 is not another slot")
+                                                          at: .instant(utc("2026-11-01T06:15:00Z")))
+        } != nil, "not a slot boundary of either hour")
         let later = TestClock(utc("2027-03-01T12:00:00Z"))
         let spring = AppointmentController(database: system.database, now: { later.now })
         // Spring forward, 2027-03-14: 02:00-02:59 does not exist.
