@@ -168,6 +168,17 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try deliver(s).texts == 1, "one code sent")
     }
 
+    /// A network is counted as one: an IPv6 /64, an IPv4 address whole, and the same IPv4
+    /// address whether a socket gives it plain or IPv4-mapped (a dual-stack listener) — never
+    /// every IPv4 client in one bucket.
+    @Test func aClientAddressIsCountedByItsNetwork() {
+        #expect(CodeLimits.addressKey("2001:db8:1:2::1") == CodeLimits.addressKey("2001:DB8:1:2:ffff::9"))
+        #expect(CodeLimits.addressKey("2001:db8:1:2::1") != CodeLimits.addressKey("2001:db8:1:3::1"))
+        #expect(CodeLimits.addressKey("::ffff:192.0.2.7") == CodeLimits.addressKey("192.0.2.7"))
+        #expect(CodeLimits.addressKey("::ffff:192.0.2.7") != CodeLimits.addressKey("::ffff:192.0.2.8"))
+        #expect(CodeLimits.addressKey("192.0.2.7") != CodeLimits.addressKey("192.0.2.8"))
+    }
+
     @Test func theDeploymentsDailyBudgetStopsCodesButNotReminders() throws {
         let clock = TestClock()
         var limits = CodeLimits()

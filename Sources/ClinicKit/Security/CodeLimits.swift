@@ -67,10 +67,14 @@ public struct CodeLimits: Sendable, Equatable {
     }
 
     /// A client address as it is counted: an IPv6 address by its /64 (one subscriber's whole
-    /// network), an IPv4 address whole; hashed, so the table holds no address.
+    /// network), an IPv4 address whole — also as a dual-stack socket gives it, IPv4-mapped
+    /// (`::ffff:192.0.2.7`), which would otherwise count every IPv4 client in one /64 —
+    /// and hashed, so the table holds no address.
     static func addressKey(_ address: String) -> String {
         var text = address.lowercased()
-        if text.contains(":") {
+        if let last = text.split(separator: ":").last, last.contains(".") {
+            text = String(last)
+        } else if text.contains(":") {
             var groups = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             if let gap = groups.firstIndex(of: ""), text.contains("::") {
                 let present = groups.filter { !$0.isEmpty }

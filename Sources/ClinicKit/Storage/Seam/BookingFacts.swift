@@ -166,16 +166,15 @@ extension BookingFacts {
             if !days.isEmpty { exceptions[id] = days }
             var spans = try tx.takenSpans(doctorId: id, overlapping: ask.span, at: ask.now, exceptAppointment: ask.exceptAppointment,
                                           exceptHold: ask.exceptHold)
-            // The patient's own holds do not stand in their way (issue 55): each takes one span
-            // off the list, as the one statement of a shared store leaves them out.
-            if let clientId = ask.clientId {
-                for own in try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now)
-                where own.clientId == clientId && own.id != ask.exceptHold {
-                    if let index = spans.firstIndex(of: own.startsAt..<own.endsAt) { spans.remove(at: index) }
-                }
+            // The doctor's live holds, read once: the patient's own do not stand in their way
+            // (issue 55), each taking one span off the list, as the one statement of a shared
+            // store leaves them out; a hold's gather reports them all.
+            let live = ask.clientId != nil || ask.holds ? try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now) : []
+            for own in live where own.clientId == ask.clientId && own.id != ask.exceptHold {
+                if let index = spans.firstIndex(of: own.startsAt..<own.endsAt) { spans.remove(at: index) }
             }
             if !spans.isEmpty { taken[id] = spans }
-            if ask.holds { holds += try tx.liveSlotHolds(doctorId: id, overlapping: ask.span, at: ask.now) }
+            if ask.holds { holds += live }
         }
         var patient: [PatientSpan] = [], count = 0, context: AppointmentMessageContext?
         if let clientId = ask.clientId, clientExists {
