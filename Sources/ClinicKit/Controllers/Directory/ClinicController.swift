@@ -61,13 +61,17 @@ public final class ClinicController: Sendable {
     /// The clock (the system's): when an import records a zone change.
     let now: @Sendable () -> Date
     /// Built on the first search; built again when the directory's version changed (this
-    /// process or another one changed the clinics). With it, the clinics themselves when the
-    /// directory is small enough to keep (a search then reads only the version).
+    /// process or another one changed the clinics). From the second search of a version on,
+    /// with it the clinics themselves when the directory is small enough to keep (a search
+    /// then reads only the version). The first search reads only the clinics it returns: a
+    /// one-shot `clinic clinics nearest` does not read 7,146 rows to show five (issue 55).
     private let finderCache = LockedBox<Directory?>(nil)
     struct Directory: Sendable {
         let finder: NearestClinicFinder
         let version: Int64
         let clinics: [Int64: Clinic]?
+        /// Nothing more to read for this version: the clinics are kept, or too many to keep.
+        var complete: Bool { clinics != nil || finder.count > ClinicController.keptClinics }
     }
     /// Directories up to this many clinics are kept in memory with the finder (7,146 by
     /// default, a few MB); larger ones are read per search.
@@ -89,15 +93,23 @@ public final class ClinicController: Sendable {
         // (see `DirectoryReading.directoryVersion()`): one read tells whether the kept finder
         // still describes the table.
         let version = try known ?? database.reading { tx in try tx.directoryVersion() }
-        if let current = finderCache.current, current.version == version { return current }
+        if let current = finderCache.current, current.version == version, current.complete { return current }
         return try finderCache.withLock { cached in
-            if let cached, cached.version == version { return cached }
-            // The version is read again in the transaction that reads the clinics.
+            if let kept = cached, kept.version == version {
+                if kept.complete { return kept }
+                // The second search of this version: this process searches more than once,
+                // so the clinics are kept beside the finder. The version is read again with them.
+                let (rows, read) = try database.reading { tx in (try tx.allClinics(), try tx.directoryVersion()) }
+                if read == version {
+                    let clinics = Dictionary(rows.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
+                    let directory = Directory(finder: kept.finder, version: version, clinics: clinics)
+                    cached = directory
+                    return directory
+                }
+            }
+            // The version is read again in the transaction that reads the points.
             let directory = try database.reading { tx -> Directory in
-                let finder = try Self.finder(tx.clinicPoints())
-                let clinics = finder.count <= Self.keptClinics
-                    ? Dictionary(try tx.allClinics().map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first }) : nil
-                return Directory(finder: finder, version: try tx.directoryVersion(), clinics: clinics)
+                Directory(finder: try Self.finder(tx.clinicPoints()), version: try tx.directoryVersion(), clinics: nil)
             }
             cached = directory
             return directory
