@@ -78,6 +78,16 @@ public struct ServerSettings: Sendable {
     /// How often the waitlist worker offers freed times and closes lapsed offers
     /// (`CLINIC_WAITLIST_INTERVAL`, milliseconds, 100–60000): a freed time is offered within about this.
     public var waitlistInterval: Duration = .seconds(1)
+    /// How long a web session may sit unused (issue 55): a shared screen at a front desk or in
+    /// a library must not stay signed in. A patient's (`CLINIC_WEB_IDLE_MINUTES`, 1–1440): 30
+    /// minutes; with "Keep me signed in on this device" ticked (`CLINIC_WEB_KEEP_DAYS`, 1–30): 30
+    /// days; a staff member's (`CLINIC_STAFF_WEB_IDLE_MINUTES`, 1–720): 15 minutes. The API's
+    /// and the apps' tokens keep their own rules (`SessionManager.idleLimit`, `StaffController.idleLimit`).
+    public var webIdleMinutes = 30
+    public var webKeepDays = 30
+    public var staffWebIdleMinutes = 15
+    /// A patient's web session's idle limit, in seconds.
+    public func webSessionSeconds(keptSignedIn: Bool) -> Int { keptSignedIn ? webKeepDays * 86_400 : webIdleMinutes * 60 }
     /// The address calendar apps reach this server at (`CLINIC_PUBLIC_URL`), else the request's Host.
     public var publicURL: String?
     /// A street map under the web app's own base layer (`CLINIC_TILE_URL`, an `https://` URL
@@ -177,6 +187,11 @@ public struct ServerSettings: Sendable {
             handshakeTimeout = .seconds(seconds)
         }
         if let total = try Self.integer(environment, "CLINIC_MAX_CONNECTIONS", 1...1_000_000) { maximumConnections = total }
+        if let minutes = try Self.integer(environment, "CLINIC_WEB_IDLE_MINUTES", 1...1440, unit: " (minutes)") { webIdleMinutes = minutes }
+        if let days = try Self.integer(environment, "CLINIC_WEB_KEEP_DAYS", 1...30, unit: " (days)") { webKeepDays = days }
+        if let minutes = try Self.integer(environment, "CLINIC_STAFF_WEB_IDLE_MINUTES", 1...720, unit: " (minutes)") {
+            staffWebIdleMinutes = minutes
+        }
         if let pool = try Self.integer(environment, "CLINIC_STORE_CONNECTIONS", 2...1000) { storeConnections = pool }
         if let mebibytes = try Self.integer(environment, "CLINIC_UPLOAD_MIB_IN_FLIGHT", 11...4096) {
             uploadBytesInFlight = mebibytes * 1024 * 1024

@@ -62,7 +62,7 @@ final class HotStatementTypes: Sendable {
 /// A bearer token's look-up (`PostgresTransaction.signedInPatient`): $1 the token's hash, $2 the key check's setting.
 struct SignedInPatientStatement: HotStatement {
     static let sql = """
-        SELECT s.id AS session_id, s.client_id AS session_client_id, s.token_hash, s.last_used_at, c.*,
+        SELECT s.id AS session_id, s.client_id AS session_client_id, s.token_hash, s.last_used_at, s.idle_seconds, c.*,
                (SELECT value FROM settings WHERE key = $2) AS personal_key_check
         FROM sessions s JOIN clients c ON c.id = s.client_id
         WHERE s.token_hash = $1
@@ -71,10 +71,11 @@ struct SignedInPatientStatement: HotStatement {
     init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }
 }
 
-/// A staff token's look-up (`activeStaffMemberAndLastUse`): $1 the token's hash.
+/// A staff token's look-up (`activeStaffSession`): $1 the token's hash.
 struct SignedInStaffStatement: HotStatement {
     static let sql = """
-        SELECT staff_accounts.*, staff_sessions.last_used_at AS session_last_used_at
+        SELECT staff_accounts.*, staff_sessions.last_used_at AS session_last_used_at,
+               staff_sessions.idle_seconds AS session_idle_seconds
         FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
         WHERE staff_sessions.token_hash = $1 AND staff_accounts.is_active
         """

@@ -39,7 +39,7 @@ final class KeptLookups: Sendable {
     static let searchLimit = 256
 
     struct Patient { let facts: SignedInPatientFacts; let keptAt: NIODeadline }
-    struct Staff { let member: StaffMember; let lastUsedAt: Date; let keptAt: NIODeadline }
+    struct Staff { let session: StaffSessionLookup; let keptAt: NIODeadline }
 
     private struct State {
         var patients: [String: Patient] = [:]
@@ -68,15 +68,26 @@ final class KeptLookups: Sendable {
         }
     }
 
-    /// The kept staff member of a staff token, if it may be used now and the session was last
-    /// used at or after `lastUsedSince` (as the look-up it stands for requires).
-    func staff(_ tokenHash: String, lastUsedSince: Date) -> StaffMember? {
+    /// The kept staff session of a staff token, if it may be used now.
+    func staff(_ tokenHash: String) -> StaffSessionLookup? {
         let now = NIODeadline.now()
         return state.withLock { state in
-            guard Self.usable(state, at: now), let kept = state.staff[tokenHash], now - kept.keptAt <= Self.lifetime,
-                  kept.lastUsedAt >= lastUsedSince else { return nil }
-            return kept.member
+            guard Self.usable(state, at: now), let kept = state.staff[tokenHash], now - kept.keptAt <= Self.lifetime else { return nil }
+            return kept.session
         }
+    }
+
+    /// Whether a session last used at `lastUsedAt` may be kept: not when it is near its idle
+    /// limit, where a use on another server may have renewed it and the kept last use would end
+    /// it early. Near is the last day of a patient's 30 days (`standard`, a session without a
+    /// limit of its own), and the last quarter of a web session's own limit (`idleSeconds`:
+    /// minutes, against the `lifetime` of a kept look-up). A staff session without a limit of
+    /// its own (`standard` nil: the staff API's 12 hours) is always kept.
+    static func worthKeeping(lastUsedAt: Date, idleSeconds: Int?, standard: TimeInterval?) -> Bool {
+        let idle = Date().timeIntervalSince(lastUsedAt)
+        if let idleSeconds { return idle < TimeInterval(idleSeconds) * 0.75 }
+        guard let standard else { return true }
+        return idle < standard - 86_400
     }
 
     /// The kept facts of a nearest search, if they may be used now.
@@ -102,9 +113,8 @@ final class KeptLookups: Sendable {
         keep(Patient(facts: facts, keptAt: .now()), at: tokenHash, in: \.patients, limit: Self.limit, readIn: generation)
     }
 
-    func keep(_ member: StaffMember, lastUsedAt: Date, tokenHash: String, readIn generation: UInt64) {
-        keep(Staff(member: member, lastUsedAt: lastUsedAt, keptAt: .now()), at: tokenHash, in: \.staff, limit: Self.limit,
-             readIn: generation)
+    func keep(_ session: StaffSessionLookup, tokenHash: String, readIn generation: UInt64) {
+        keep(Staff(session: session, keptAt: .now()), at: tokenHash, in: \.staff, limit: Self.limit, readIn: generation)
     }
 
     /// Keeps `value` unless something was forgotten since `generation` (what was read may be
@@ -128,7 +138,7 @@ final class KeptLookups: Sendable {
             case ("p", _) where !rest.isEmpty: state.patients[rest] = nil
             case ("s", _) where !rest.isEmpty: state.staff[rest] = nil
             case ("c", let id?): state.patients = state.patients.filter { $0.value.facts.session.clientId != id }
-            case ("a", let id?): state.staff = state.staff.filter { $0.value.member.id != id }
+            case ("a", let id?): state.staff = state.staff.filter { $0.value.session.member.id != id }
             case ("d", _) where rest.isEmpty: state.searches.removeAll()
             case ("S", _) where rest.isEmpty:
                 state.patients.removeAll()
@@ -235,21 +245,22 @@ extension PostgresStore {
         let generation = joined ? nil : keptLookups.generation()
         let facts = try oneStatement { tx in try tx.signedInPatient(tokenHash: tokenHash) }
         // A session near its idle limit is not kept: a use elsewhere may have renewed it.
-        if let facts, let generation,
-           Date().timeIntervalSince(facts.session.lastUsedAt) < SessionManager.idleLimit - 86_400 {
+        if let facts, let generation, KeptLookups.worthKeeping(lastUsedAt: facts.session.lastUsedAt,
+                                                               idleSeconds: facts.session.idleSeconds, standard: SessionManager.idleLimit) {
             keptLookups.keep(facts, tokenHash: tokenHash, readIn: generation)
         }
         return facts
     }
 
-    public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
+    public func signedInStaff(tokenHash: String) throws -> StaffSessionLookup? {
         let joined = JoinedPostgresTransaction.current(self) != nil
-        if !joined, let member = keptLookups.staff(tokenHash, lastUsedSince: lastUsedSince) { return member }
+        if !joined, let session = keptLookups.staff(tokenHash) { return session }
         let generation = joined ? nil : keptLookups.generation()
-        guard let (member, lastUsedAt) = try oneStatement({ tx in try tx.activeStaffMemberAndLastUse(sessionTokenHash: tokenHash) }),
-              lastUsedAt >= lastUsedSince
-        else { return nil }
-        if let generation { keptLookups.keep(member, lastUsedAt: lastUsedAt, tokenHash: tokenHash, readIn: generation) }
-        return member
+        guard let session = try oneStatement({ tx in try tx.activeStaffSession(tokenHash: tokenHash) }) else { return nil }
+        if let generation, KeptLookups.worthKeeping(lastUsedAt: session.lastUsedAt, idleSeconds: session.idleSeconds,
+                                                    standard: nil) {
+            keptLookups.keep(session, tokenHash: tokenHash, readIn: generation)
+        }
+        return session
     }
 }

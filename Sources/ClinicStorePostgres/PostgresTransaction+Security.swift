@@ -27,12 +27,13 @@ extension PostgresTransaction {
 
 extension PostgresTransaction {
     func session(tokenHash: String) throws -> SessionLookup? {
-        guard let row = try row("SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = $1",
+        guard let row = try row("SELECT id, client_id, token_hash, last_used_at, idle_seconds FROM sessions WHERE token_hash = $1",
                                 [tokenHash]) else { return nil }
         return SessionLookup(id: try row.value("id", in: "sessions"),
                              clientId: try row.value("client_id", in: "sessions"),
                              tokenHash: try row.value("token_hash", in: "sessions"),
-                             lastUsedAt: try row.instant("last_used_at", in: "sessions"))
+                             lastUsedAt: try row.instant("last_used_at", in: "sessions"),
+                             idleSeconds: try row.value("idle_seconds", in: "sessions"))
     }
 
     /// The session, its patient and the key check in one statement (`PostgresStore.signedInPatient`).
@@ -41,37 +42,30 @@ extension PostgresTransaction {
         let session = SessionLookup(id: try row.value("session_id", in: "sessions"),
                                     clientId: try row.value("session_client_id", in: "sessions"),
                                     tokenHash: try row.value("token_hash", in: "sessions"),
-                                    lastUsedAt: try row.instant("last_used_at", in: "sessions"))
+                                    lastUsedAt: try row.instant("last_used_at", in: "sessions"),
+                                    idleSeconds: try row.value("idle_seconds", in: "sessions"))
         return SignedInPatientFacts(session: session, client: try Self.storedClientOfRow(row),
                                     personalDataKeyCheck: try row.value("personal_key_check", in: "settings"))
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
         try rows("""
-            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
+            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
+                   idle_seconds
             FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
-            """, [clientId, lastUsedSince]).map { row in
-            let table = "sessions"
-            let name: String? = try row.value("device_name", in: table)
-            let platform: String? = try row.value("device_platform", in: table)
-            let version: String? = try row.value("device_app_version", in: table)
-            return StoredSession(id: try row.value("id", in: table), clientId: try row.value("client_id", in: table),
-                                 tokenHash: try row.value("token_hash", in: table),
-                                 createdAt: try row.instant("created_at", in: table),
-                                 lastUsedAt: try row.instant("last_used_at", in: table),
-                                 device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
-        }
+            """, [clientId, lastUsedSince]).map(StoredSession.init(row:))
     }
 
     func deleteSessions(lastUsedBefore: Date) throws {
         try execute("DELETE FROM sessions WHERE last_used_at < $1", [lastUsedBefore])
     }
 
-    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws {
+    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?, idleSeconds: Int?) throws {
         try execute("""
-            INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version)
-            VALUES ($1, $2, $3, $3, $4, $5, $6)
-            """, [clientId, tokenHash, at, device?.name, device?.platform, device?.appVersion])
+            INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
+                                  idle_seconds)
+            VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
+            """, [clientId, tokenHash, at, device?.name, device?.platform, device?.appVersion, idleSeconds])
     }
 
     func touchSession(tokenHash: String, at: Date) throws {

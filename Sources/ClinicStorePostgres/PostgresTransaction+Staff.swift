@@ -20,18 +20,13 @@ extension PostgresTransaction {
         return (try staffMember(row: found), try found.value("password_hash", in: "staff_accounts") as String)
     }
 
-    func activeStaffMember(sessionTokenHash tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
-        try row("""
-            SELECT staff_accounts.* FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
-            WHERE staff_sessions.token_hash = $1 AND staff_sessions.last_used_at >= $2 AND staff_accounts.is_active
-            """, [tokenHash, lastUsedSince]).map(staffMember(row:))
-    }
-
-    /// The active staff account of a staff session with the session's last use, whenever that
-    /// was (`PostgresStore.signedInStaff` compares it, and keeps both).
-    func activeStaffMemberAndLastUse(sessionTokenHash tokenHash: String) throws -> (StaffMember, Date)? {
+    /// The active staff account of a staff session with the session's last use and idle limit,
+    /// whatever its age (`StaffController.current` decides; `PostgresStore.signedInStaff` keeps it).
+    func activeStaffSession(tokenHash: String) throws -> StaffSessionLookup? {
         guard let row = try row(SignedInStaffStatement([tokenHash])) else { return nil }
-        return (try staffMember(row: row), try row.instant("session_last_used_at", in: "staff_sessions"))
+        return StaffSessionLookup(member: try staffMember(row: row),
+                                  lastUsedAt: try row.instant("session_last_used_at", in: "staff_sessions"),
+                                  idleSeconds: try row.value("session_idle_seconds", in: "staff_sessions"))
     }
 
     func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
@@ -94,9 +89,10 @@ extension PostgresTransaction {
         try execute("UPDATE staff_accounts SET is_active = false WHERE id = $1", [id])
     }
 
-    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date) throws {
-        try execute("INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at) VALUES ($1, $2, $3, $3)",
-                    [staffId, tokenHash, at])
+    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date, idleSeconds: Int?) throws {
+        try execute("""
+            INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at, idle_seconds) VALUES ($1, $2, $3, $3, $4)
+            """, [staffId, tokenHash, at, idleSeconds])
     }
 
     func touchStaffSession(tokenHash: String, at: Date) throws {

@@ -46,16 +46,18 @@ extension SQLiteStore {
 extension SQLiteSecurityStatements {
     func session(tokenHash: String) throws -> SessionLookup? {
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT id, client_id, token_hash, last_used_at FROM sessions WHERE token_hash = ?"),
+            db.cachedStatement(sql: "SELECT id, client_id, token_hash, last_used_at, idle_seconds FROM sessions WHERE token_hash = ?"),
             arguments: [tokenHash]) else { return nil }
         return SessionLookup(id: try row.value("id", in: "sessions"), clientId: try row.value("client_id", in: "sessions"),
                              tokenHash: try row.value("token_hash", in: "sessions"),
-                             lastUsedAt: try row.instant("last_used_at", in: "sessions"))
+                             lastUsedAt: try row.instant("last_used_at", in: "sessions"),
+                             idleSeconds: try row.value("idle_seconds", in: "sessions"))
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
         try Row.fetchAll(db, sql: """
-            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version
+            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
+                   idle_seconds
             FROM sessions WHERE client_id = ? AND last_used_at >= ? ORDER BY id
             """, arguments: [clientId, lastUsedSince.seconds]).map(StoredSession.init(row:))
     }
@@ -64,13 +66,13 @@ extension SQLiteSecurityStatements {
         try db.execute(sql: "DELETE FROM sessions WHERE last_used_at < ?", arguments: [lastUsedBefore.seconds])
     }
 
-    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws {
+    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?, idleSeconds: Int?) throws {
         try db.execute(
             sql: """
                 INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform,
-                                      device_app_version) VALUES (?, ?, ?, ?, ?, ?, ?)
+                                      device_app_version, idle_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [clientId, tokenHash, at.seconds, at.seconds, device?.name, device?.platform, device?.appVersion])
+            arguments: [clientId, tokenHash, at.seconds, at.seconds, device?.name, device?.platform, device?.appVersion, idleSeconds])
     }
 
     func touchSession(tokenHash: String, at: Date) throws {

@@ -23,11 +23,16 @@ extension SQLiteTransaction {
         return (try StaffMember(row: row), try row.value("password_hash", in: "staff_accounts") as String)
     }
 
-    func activeStaffMember(sessionTokenHash tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
-        try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT staff_accounts.* FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
-            WHERE staff_sessions.token_hash = ? AND staff_sessions.last_used_at >= ? AND staff_accounts.is_active = 1
-            """), arguments: [tokenHash, lastUsedSince.seconds]).map(StaffMember.init(row:))
+    func activeStaffSession(tokenHash: String) throws -> StaffSessionLookup? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT staff_accounts.*, staff_sessions.last_used_at AS session_last_used_at,
+                   staff_sessions.idle_seconds AS session_idle_seconds
+            FROM staff_sessions JOIN staff_accounts ON staff_accounts.id = staff_sessions.staff_id
+            WHERE staff_sessions.token_hash = ? AND staff_accounts.is_active = 1
+            """), arguments: [tokenHash]) else { return nil }
+        return StaffSessionLookup(member: try StaffMember(row: row),
+                                  lastUsedAt: try row.instant("session_last_used_at", in: "staff_sessions"),
+                                  idleSeconds: try row.value("session_idle_seconds", in: "staff_sessions"))
     }
 
     func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
@@ -97,9 +102,10 @@ extension SQLiteTransaction {
         try db.execute(sql: "UPDATE staff_accounts SET is_active = 0 WHERE id = ?", arguments: [id])
     }
 
-    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date) throws {
-        try db.execute(sql: "INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?)",
-                       arguments: [staffId, tokenHash, at.seconds, at.seconds])
+    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date, idleSeconds: Int?) throws {
+        try db.execute(sql: """
+            INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at, idle_seconds) VALUES (?, ?, ?, ?, ?)
+            """, arguments: [staffId, tokenHash, at.seconds, at.seconds, idleSeconds])
     }
 
     func touchStaffSession(tokenHash: String, at: Date) throws {

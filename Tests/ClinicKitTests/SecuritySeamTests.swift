@@ -151,7 +151,8 @@ final class MemorySecurityStore: SecurityWriting {
 
     func session(tokenHash: String) throws -> SessionLookup? {
         sessionRows.first { $0.tokenHash == tokenHash }
-            .map { SessionLookup(id: $0.id, clientId: $0.clientId, tokenHash: $0.tokenHash, lastUsedAt: $0.lastUsedAt) }
+            .map { SessionLookup(id: $0.id, clientId: $0.clientId, tokenHash: $0.tokenHash, lastUsedAt: $0.lastUsedAt,
+                                 idleSeconds: $0.idleSeconds) }
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
@@ -160,9 +161,9 @@ final class MemorySecurityStore: SecurityWriting {
 
     func deleteSessions(lastUsedBefore: Date) throws { sessionRows.removeAll { $0.lastUsedAt < lastUsedBefore } }
 
-    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws {
+    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?, idleSeconds: Int?) throws {
         sessionRows.append(StoredSession(id: nextSessionId, clientId: clientId, tokenHash: tokenHash, createdAt: at, lastUsedAt: at,
-                                         device: device))
+                                         device: device, idleSeconds: idleSeconds))
         nextSessionId += 1
     }
 
@@ -170,7 +171,7 @@ final class MemorySecurityStore: SecurityWriting {
         sessionRows = sessionRows.map { row in
             guard row.tokenHash == tokenHash else { return row }
             return StoredSession(id: row.id, clientId: row.clientId, tokenHash: row.tokenHash, createdAt: row.createdAt,
-                                 lastUsedAt: max(row.lastUsedAt, at), device: row.device)
+                                 lastUsedAt: max(row.lastUsedAt, at), device: row.device, idleSeconds: row.idleSeconds)
         }
     }
 

@@ -143,6 +143,38 @@ import Testing
         #expect(try storedInt(system, "SELECT count(*) FROM sessions") == 1)
     }
 
+    /// A web session carries its own idle limit (issue 55: 30 minutes for a patient who did not
+    /// tick "Keep me signed in", 15 for staff), counted from its last use; the API's and the
+    /// CLI's sessions keep theirs. On both stores.
+    @Test func webSessionsEndAfterTheirOwnIdleLimit() throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna")
+        let (_, web) = try system.clients.logIn(login: "anna", password: "correct-horse-42", idleSeconds: 1800)
+        let (_, app) = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+        clock.advance(1800)
+        #expect(try system.clients.currentUser(token: web).login == "anna", "idle for exactly its limit: still live")
+        try system.clients.touchSession(token: web)
+        clock.advance(1800)
+        #expect(try system.clients.currentUser(token: web).login == "anna", "a use renews it")
+        clock.advance(1)
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: web) } != nil)
+        #expect(try system.clients.currentUser(token: app).login == "anna", "the app's session keeps its 30 days")
+        #expect(try system.clients.signedInSessions(clientId: anna.id ?? 0, current: app).count == 1,
+                "an ended web session is not listed among the devices")
+
+        let la1 = try clinic(system, "LA1").id ?? 0
+        _ = try system.staff.addStaff(StaffInput(login: "desk", name: "Sam", surname: "Lee", role: .receptionist, clinicId: la1,
+                                                 password: "staff-passphrase-77"))
+        let (_, desk) = try system.staff.logIn(login: "desk", password: "staff-passphrase-77", idleSeconds: 900)
+        let (_, deskApp) = try system.staff.logIn(login: "desk", password: "staff-passphrase-77")
+        clock.advance(900)
+        #expect(try system.staff.current(token: desk).login == "desk")
+        clock.advance(1)
+        #expect(expectError(.notLoggedIn) { _ = try system.staff.current(token: desk) } != nil)
+        #expect(try system.staff.current(token: deskApp).login == "desk", "the staff API's session keeps its 12 hours")
+    }
+
     @Test func logoutEndsTheSessionAndBadTokensAreRefused() throws {
         let system = try makeSystem()
         _ = try register(system, "anna")

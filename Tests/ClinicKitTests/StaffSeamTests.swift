@@ -61,22 +61,26 @@ import Testing
             try tx.touchStaffSession(tokenHash: "h1", at: later)
             try tx.touchStaffSession(tokenHash: "h1", at: start) // the earlier one commits last
         }
-        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: later) } == desk)
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h1").flatMap { $0.lastUsedAt >= later ? $0.member : nil } } == desk)
         #expect(try system.database.reading { tx in
-            try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: later.addingTimeInterval(1))
+            try tx.activeStaffSession(tokenHash: "h1").flatMap { $0.lastUsedAt >= later.addingTimeInterval(1) ? $0.member : nil }
         } == nil)
-        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h2").flatMap { $0.lastUsedAt >= start ? $0.member : nil } } == nil)
+        // A web session's own idle limit is kept with it (issue 55); the API's has none.
+        try system.database.writing { tx in try tx.insertStaffSession(staffId: desk.id, tokenHash: "web", at: start, idleSeconds: 900) }
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "web") }?.idleSeconds == 900)
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h1") }?.idleSeconds == nil)
 
         // The cutoff: a session last used at it is kept, one used before it is forgotten.
         try system.database.writing { tx in
             try tx.insertStaffSession(staffId: desk.id, tokenHash: "h2", at: start)
             try tx.deleteStaffSessions(lastUsedBefore: later)
         }
-        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h2", lastUsedSince: start) } == nil)
-        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == desk)
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h2").flatMap { $0.lastUsedAt >= start ? $0.member : nil } } == nil)
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h1").flatMap { $0.lastUsedAt >= start ? $0.member : nil } } == desk)
 
         try system.database.writing { tx in try tx.deactivateStaffMember(id: desk.id) }
-        #expect(try system.database.reading { tx in try tx.activeStaffMember(sessionTokenHash: "h1", lastUsedSince: start) } == nil,
+        #expect(try system.database.reading { tx in try tx.activeStaffSession(tokenHash: "h1").flatMap { $0.lastUsedAt >= start ? $0.member : nil } } == nil,
                 "a disabled account's session names no one")
         #expect(try system.database.reading { tx in try tx.staffMember(id: desk.id) }?.isActive == false)
         #expect(try system.database.writing { tx in try tx.deleteStaffSession(tokenHash: "h1") })

@@ -594,26 +594,26 @@ import Testing
                 }
                 try store.writeTransaction { tx in
                     // Used at or after the bound.
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: t0) == admin)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: t0.addingTimeInterval(1)) == nil)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "nope", lastUsedSince: .distantPast) == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= t0 ? $0.member : nil } == admin)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(1) ? $0.member : nil } == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "nope").flatMap { $0.lastUsedAt >= .distantPast ? $0.member : nil } == nil)
 
                     // A use moves the last use forward, never back.
                     try tx.touchStaffSession(tokenHash: "tok-a1", at: t0.addingTimeInterval(100))
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: t0.addingTimeInterval(100)) == admin)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(100) ? $0.member : nil } == admin)
                     try tx.touchStaffSession(tokenHash: "tok-a1", at: t0.addingTimeInterval(50))
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: t0.addingTimeInterval(100)) == admin)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: t0.addingTimeInterval(101)) == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(100) ? $0.member : nil } == admin)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(101) ? $0.member : nil } == nil)
 
                     // A disabled account's sessions are not active.
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-d1", lastUsedSince: t0) == desk)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-d1").flatMap { $0.lastUsedAt >= t0 ? $0.member : nil } == desk)
                     try tx.deactivateStaffMember(id: desk.id)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-d1", lastUsedSince: t0) == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-d1").flatMap { $0.lastUsedAt >= t0 ? $0.member : nil } == nil)
 
                     // Forgetting the sessions last used before a cutoff: tok-a2 (t0+10) and tok-d1 (t0+20), not tok-a1.
                     try tx.deleteStaffSessions(lastUsedBefore: t0.addingTimeInterval(21))
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a2", lastUsedSince: .distantPast) == nil)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: .distantPast) == admin)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a2").flatMap { $0.lastUsedAt >= .distantPast ? $0.member : nil } == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= .distantPast ? $0.member : nil } == admin)
                     #expect(try tx.value(Int64.self, "SELECT count(*) FROM staff_sessions") == 1)
 
                     // Ending one, then every one of an account.
@@ -622,15 +622,19 @@ import Testing
                     #expect(try tx.deleteStaffSession(tokenHash: "tok-a3"))
                     #expect(try !tx.deleteStaffSession(tokenHash: "tok-a3"))
                     try tx.deleteStaffSessions(ofStaff: admin.id)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-a1", lastUsedSince: .distantPast) == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-a1").flatMap { $0.lastUsedAt >= .distantPast ? $0.member : nil } == nil)
                     #expect(try tx.values(String.self, "SELECT token_hash FROM staff_sessions") == ["tok-d2"])
                 }
                 // Stored instants are whole seconds: a touch at t0+100.9 counts as t0+100.
                 try store.writeTransaction { tx in
                     try tx.insertStaffSession(staffId: admin.id, tokenHash: "tok-f", at: t0)
                     try tx.touchStaffSession(tokenHash: "tok-f", at: t0.addingTimeInterval(100.9))
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-f", lastUsedSince: t0.addingTimeInterval(100)) == admin)
-                    #expect(try tx.activeStaffMember(sessionTokenHash: "tok-f", lastUsedSince: t0.addingTimeInterval(101)) == nil)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-f").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(100) ? $0.member : nil } == admin)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-f").flatMap { $0.lastUsedAt >= t0.addingTimeInterval(101) ? $0.member : nil } == nil)
+                    // A web session's own idle limit is kept with it (issue 55); the API's has none.
+                    try tx.insertStaffSession(staffId: admin.id, tokenHash: "tok-web", at: t0, idleSeconds: 900)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-web")?.idleSeconds == 900)
+                    #expect(try tx.activeStaffSession(tokenHash: "tok-f")?.idleSeconds == nil)
                 }
             }
         }

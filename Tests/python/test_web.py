@@ -552,6 +552,71 @@ def test_a_receptionist_checks_a_patient_in(site):
         driver.quit()
 
 
+def session_cookie(server, path, fields):
+    """Signs in through a form with a fresh CSRF token; the Set-Cookie header of the session's
+    cookie as the server wrote it (the redirect is not followed)."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    form_page = server.url + ("/staff" if path.startswith("/staff") else "/login")
+    token = re.search(r'name="csrf" value="([0-9a-f]{64})"', opener.open(form_page).read().decode()).group(1)
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+    stay = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), Stay)
+    try:
+        answer = stay.open(server.url + path, urllib.parse.urlencode(dict(fields, csrf=token)).encode())
+    except urllib.error.HTTPError as error:
+        answer = error
+    name = "clinic_staff" if path.startswith("/staff") else "clinic_session"
+    return next(c for c in answer.headers.get_all("Set-Cookie") if c.startswith(name + "="))
+
+
+def test_web_sessions_end_when_idle_and_a_timed_out_staff_form_is_kept(site):
+    """Issue 55: a web session is not a 30-day key on a shared screen. Unticked, the patient's
+    cookie lasts while the browser is open (the server ends the session after 30 minutes
+    unused, `SessionTests.webSessionsEndAfterTheirOwnIdleLimit`); "Keep me signed in" gives 30
+    days. The staff's cookie never outlives the browser, and a form sent after the session
+    ended is kept behind the sign-in and sent once the receptionist is back."""
+    clinic, server = site
+    reno_patient(clinic)
+    short = session_cookie(server, "/login", {"login": "webben", "password": PASSWORD})
+    assert "Max-Age" not in short, short
+    kept = session_cookie(server, "/login", {"login": "webben", "password": PASSWORD, "keep": "yes"})
+    assert "Max-Age=2592000" in kept, kept
+    clinic_id = clinic.json("clinics", "nearest", "--me", "--limit", "1")[0]["id"]
+    clinic.staff("desk-idle", "receptionist", clinic_id)
+    staff = session_cookie(server, "/staff/login", {"login": "desk-idle", "password": STAFF_PASSWORD})
+    assert "Max-Age" not in staff, staff
+
+    driver, page = staff_browser(server.url, "desk-idle", size=(390, 844))
+    try:
+        page.get(server.url + "/staff/waitlist")
+        driver.find_element(By.ID, "patient").send_keys("webben")
+        driver.find_element(By.ID, "note").send_keys("Afternoons after three")
+        # The session ends behind the screen's back (as 15 idle minutes would end it).
+        cookie = driver.get_cookie("clinic_staff")["value"]
+        opener = urllib.request.build_opener()
+        opener.addheaders = [("Cookie", "clinic_staff=" + cookie)]
+        token = re.search(r'name="csrf" value="([0-9a-f]{64})"', opener.open(server.url + "/staff").read().decode()).group(1)
+        opener.open(server.url + "/staff/logout", urllib.parse.urlencode({"csrf": token}).encode())
+        go(driver, driver.find_element(By.CSS_SELECTOR, "#add button"))
+        assert "typed is kept" in driver.find_element(By.CSS_SELECTOR, "[role=status]").text
+        page.audit()
+        driver.find_element(By.ID, "login").send_keys("desk-idle")
+        driver.find_element(By.ID, "password").send_keys(STAFF_PASSWORD)
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/login'] button"))
+        assert "Afternoons after three" in driver.find_element(By.CSS_SELECTOR, "ul.kept").text
+        assert not driver.find_elements(By.CSS_SELECTOR, "#waitlist input[value='Afternoons after three']")
+        page.audit()
+        go(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/staff/waitlist'] button"))
+        assert driver.find_elements(By.CSS_SELECTOR, "#waitlist input[value='Afternoons after three']"), driver.page_source[:2000]
+        go(driver, driver.find_element(By.XPATH, "//form[contains(@action, '/remove')]//button"))
+        assert driver.find_element(By.ID, "nobody").is_displayed()
+    finally:
+        driver.quit()
+
+
 def test_without_javascript_a_patient_books(site):
     clinic, server = site
     reno_patient(clinic)

@@ -140,7 +140,8 @@ extension StoredSession {
                   tokenHash: try row.value("token_hash", in: "sessions"),
                   createdAt: try row.instant("created_at", in: "sessions"),
                   lastUsedAt: try row.instant("last_used_at", in: "sessions"),
-                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") })
+                  device: name.map { Device(name: $0, platform: platform ?? "", appVersion: version ?? "") },
+                  idleSeconds: try row.value("idle_seconds", in: "sessions"))
     }
 }
 

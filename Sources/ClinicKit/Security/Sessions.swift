@@ -19,21 +19,32 @@ public struct SessionManager: Sendable {
     }
 
     /// Creates a session for the client and returns its token. Sessions idle for longer than
-    /// `idleLimit` (anyone's) are purged on the way.
-    public func create(_ tx: any SecurityWriting, clientId: Int64, now: Date, device: Device? = nil) throws -> String {
+    /// `idleLimit` (anyone's) are purged on the way. `idleSeconds`: the session's own, shorter
+    /// idle limit (a web session's, `WebSessionLimits`); nil: `idleLimit`.
+    public func create(_ tx: any SecurityWriting, clientId: Int64, now: Date, device: Device? = nil,
+                       idleSeconds: Int? = nil) throws -> String {
         let token = Self.newToken()
         try tx.deleteSessions(lastUsedBefore: Date(seconds: now.seconds - Int64(Self.idleLimit)))
-        try tx.insertSession(clientId: clientId, tokenHash: Self.hash(token), at: now, device: device)
+        try tx.insertSession(clientId: clientId, tokenHash: Self.hash(token), at: now, device: device,
+                             idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) })
         return token
     }
 
     /// A patient's live sessions, oldest first, marking the one `token` belongs to.
     public func list(_ tx: any SecurityReading, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
         let currentHash = token.map(Self.hash)
-        return try tx.sessions(ofClient: clientId, lastUsedSince: Date(seconds: now.seconds - Int64(Self.idleLimit))).map { session in
-            SessionInfo(id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, device: session.device,
-                        isCurrent: currentHash == session.tokenHash)
-        }
+        return try tx.sessions(ofClient: clientId, lastUsedSince: Date(seconds: now.seconds - Int64(Self.idleLimit)))
+            .filter { Self.isLive(lastUsedAt: $0.lastUsedAt, idleSeconds: $0.idleSeconds, now: now) }
+            .map { session in
+                SessionInfo(id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, device: session.device,
+                            isCurrent: currentHash == session.tokenHash)
+            }
+    }
+
+    /// Whether a session last used at `lastUsedAt` is still live at `now`: idle for at most its
+    /// own limit (`idleSeconds`), else `idleLimit`.
+    static func isLive(lastUsedAt: Date, idleSeconds: Int?, now: Date) -> Bool {
+        now.seconds - lastUsedAt.seconds <= Int64(idleSeconds ?? Int(idleLimit))
     }
 
     /// Ends one of a patient's sessions by its id; false when the patient has none by that id.
@@ -66,7 +77,8 @@ public struct SessionManager: Sendable {
     /// in constant time (the look-up was by hash, and the decision must not depend on how much
     /// of the value matched), and a session idle for longer than `idleLimit` has ended.
     func accepts(_ session: SessionLookup, tokenHash hash: String, now: Date) -> Bool {
-        Self.constantTimeEquals(session.tokenHash, hash) && Double(now.seconds - session.lastUsedAt.seconds) <= Self.idleLimit
+        Self.constantTimeEquals(session.tokenHash, hash)
+            && Self.isLive(lastUsedAt: session.lastUsedAt, idleSeconds: session.idleSeconds, now: now)
     }
 
     /// Records a use of the session, which keeps it alive for another `idleLimit`.

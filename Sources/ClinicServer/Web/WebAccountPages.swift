@@ -27,9 +27,13 @@ struct WebAccountPages {
         }
         group.post("/login") { [system] request, context in
             let device = Device.webBrowser(userAgent: request.headers[.userAgent])
+            let settings = dependencies.settings
+            // Unticked, the cookie lasts while the browser is open and the session 30 minutes unused.
             return try await dependencies.signIn(request, context, try context.webRequest(), form: "login",
-                                          cookie: ServerDependencies.sessionCookie, maxAge: 30 * 86_400, home: "/") { login, password in
-                try system.clients.logIn(login: login, password: password, device: device).token
+                                                 cookie: ServerDependencies.sessionCookie, home: "/") { login, password, keep in
+                let idle = settings.webSessionSeconds(keptSignedIn: keep)
+                return (try system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle).token,
+                        keep ? idle : nil)
             }
         }
         group.post("/logout") { [system] request, context in
@@ -71,11 +75,11 @@ struct WebAccountPages {
                 _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
                 let login = registration.login, password = registration.password
                 let device = Device.webBrowser(userAgent: request.headers[.userAgent])
+                let idle = dependencies.settings.webSessionSeconds(keptSignedIn: false)
                 let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                    try system.clients.logIn(login: login, password: password, device: device)
+                    try system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle)
                 }
-                return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token,
-                                                                                          maxAge: 30 * 86_400)])
+                return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token)])
             } catch let failure as APIFailure {
                 // Refused at the write (a login taken meanwhile): said as the one problem.
                 values["error"] = failure.message(in: web.language)

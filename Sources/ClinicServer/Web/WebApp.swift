@@ -121,7 +121,7 @@ struct WebRequest: Sendable {
     /// session (a patient's, else a staff member's) or, before any log-in, the `clinic_csrf`
     /// cookie's random value. A token made up with a cookie to match is refused, and a log-in
     /// (a new session) gives a new one.
-    let csrf: String
+    var csrf: String
     /// The `clinic_csrf` cookie's value, and whether it is new (to be set on the response).
     let csrfNonce: String
     let newCSRF: Bool
@@ -293,22 +293,33 @@ extension ServerDependencies {
 
     /// A log-in form (patients' and staff's): the per-address limit, the password checked on
     /// the password workers, then the session's cookie and `home`; a refusal shows the form
-    /// again with the reason.
+    /// again with the reason. `logIn` gets the login, the password and whether "Keep me signed
+    /// in" was ticked, and gives the token and the cookie's `Max-Age` (nil: until the browser
+    /// closes). A staff form kept through a sign-out (`resumable`) is offered again after it.
     func signIn(_ request: Request, _ context: APIContext, _ web: WebRequest, form template: String, cookie name: String,
-                maxAge: Int, home: String, _ logIn: @escaping @Sendable (String, String) throws -> String) async throws -> Response {
+                home: String, resumable: Bool = false,
+                _ logIn: @escaping @Sendable (String, String, Bool) throws -> (token: String, maxAge: Int?)) async throws -> Response {
         let form = try await form(request, context, web)
         try checkAuthRate(context, web.language)
-        let login = form["login"] ?? "", password = form["password"] ?? ""
+        let login = form["login"] ?? "", password = form["password"] ?? "", keep = form["keep"] == "yes"
+        let kept = resumable ? KeptForm(form) : nil
         do {
-            let token = try await passwordWork(web.language) { try logIn(login, password) }
+            let (token, maxAge) = try await passwordWork(web.language) { try logIn(login, password, keep) }
             // A new session, and a new cookie for the forms of the next anonymous visit: a token
             // seen before the log-in is good for nothing after it. Then the page that asked for
             // the log-in, if it was one of ours.
-            return redirect(URLEncodedForm.localPath(form["next"]) ?? home, web, extraCookies: [cookie(name, token, maxAge: maxAge),
-                                                      cookie(Self.csrfCookie, SessionManager.newToken())])
+            let cookies = [cookie(name, token, maxAge: maxAge), cookie(Self.csrfCookie, SessionManager.newToken())]
+            if let kept {
+                // The form's token for the new session (a patient's session in the same browser binds first).
+                var resumed = web
+                resumed.csrf = csrfToken("session:" + (web.sessionToken ?? token))
+                return page("staff-resume", resumed, kept.values, extraCookies: cookies)
+            }
+            return redirect(URLEncodedForm.localPath(form["next"]) ?? home, web, extraCookies: cookies)
         } catch let failure as APIFailure {
             var values: [String: Any] = ["error": failure.message(in: web.language), "login": login]
             values["next"] = URLEncodedForm.localPath(form["next"])
+            if let kept { values.merge(kept.values) { $1 } }
             return page(template, web, values, status: failure.status)
         }
     }

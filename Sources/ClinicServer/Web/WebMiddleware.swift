@@ -43,7 +43,7 @@ struct WebPatientRequired: RouterMiddleware {
 }
 
 /// The staff pages: the staff member of the staff cookie (nil when signed out, and the page
-/// decides); the page is a use of the session (12 hours idle). A refusal on a signed-in
+/// decides); the page is a use of the session (15 minutes idle on the web). A refusal on a signed-in
 /// member's page is answered here, with the staff's header (`WebRequest.staff`): the pages'
 /// middleware further out no longer knows the member and showed a patient's "Log in".
 struct WebStaffSession: RouterMiddleware {
@@ -55,6 +55,8 @@ struct WebStaffSession: RouterMiddleware {
         if let web = context.web { context.staffMember = await dependencies.staffMember(web) }
         // The pages' menu knows the member too (a clinic admin's has "Reports").
         if let member = context.staffMember { context.web?.staff = member }
+        // A form sent after the session ended: kept behind the sign-in page, not lost.
+        if let kept = try await dependencies.keptStaffForm(request, context) { return kept }
         do {
             return try await next(request, context)
         } catch {
@@ -113,11 +115,58 @@ extension ServerDependencies {
         return page("error", web, ["message": message], status: status)
     }
 
-    /// The staff member of the staff cookie; the page is a use of the session (12 hours idle).
+    /// The staff member of the staff cookie; the page is a use of the session (`ServerSettings.staffWebIdleMinutes`).
     func staffMember(_ web: WebRequest) async -> StaffMember? {
         guard let token = web.cookies[Self.staffCookie], token.count == 64,
               let member = try? await pool.run({ [system] in try system.staff.current(token: token) }) else { return nil }
         await touch(token: token) { [system] in try system.staff.touch(token: token) }
         return member
+    }
+}
+
+/// A staff form sent after its session ended (issue 55: 15 minutes idle at a shared front desk):
+/// what was typed rides, in hidden fields, through the sign-in page (`kept.NAME`), and is then
+/// offered for sending to the page it was meant for (`resume`, a staff path). The CSRF check
+/// of the form as sent came first, so nothing another site posts is carried.
+struct KeptForm {
+    let resume: String
+    let fields: [(name: String, value: String)]
+
+    /// A form's fields to keep, with the path it was sent to (a staff page of ours).
+    init?(resume path: String, fields form: [String: String]) {
+        guard let path = URLEncodedForm.localPath(path), path.hasPrefix("/staff/") else { return nil }
+        resume = path
+        fields = form.filter { $0.key != "csrf" && $0.key != "password" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The kept form as the sign-in page carries it; nil when it carries none.
+    init?(_ signIn: [String: String]) {
+        var kept: [String: String] = [:]
+        for (key, value) in signIn where key.hasPrefix("kept.") { kept[String(key.dropFirst(5))] = value }
+        guard let path = signIn["resume"] else { return nil }
+        self.init(resume: path, fields: kept)
+    }
+
+    /// The pages' values: the path, the fields, and what of them is words (a note, a reason)
+    /// shown to the person deciding whether to send it again.
+    var values: [String: Any] {
+        let shown = fields.map(\.value).filter { $0.unicodeScalars.contains(where: CharacterSet.letters.contains) }
+        return ["resume": resume, "kept": fields.map { ["name": $0.name, "value": $0.value] }, "shown": shown,
+                "shownAny": !shown.isEmpty]
+    }
+}
+
+extension ServerDependencies {
+    /// A staff page's form whose session has ended (the browser still sends the staff cookie):
+    /// the sign-in page, keeping what was typed (`KeptForm`); nil for anything else.
+    func keptStaffForm(_ request: Request, _ context: APIContext) async throws -> Response? {
+        guard context.staffMember == nil, request.method == .post, let web = context.web,
+              web.cookies[Self.staffCookie].map({ $0.count == 64 }) == true,
+              request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
+              request.uri.path.hasPrefix("/staff/")
+        else { return nil }
+        let fields = try await form(request, context, web)
+        guard let kept = KeptForm(resume: request.uri.path, fields: fields) else { return nil }
+        return page("staff-login", web, kept.values, status: .unauthorized)
     }
 }

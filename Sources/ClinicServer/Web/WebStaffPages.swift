@@ -20,9 +20,11 @@ struct WebStaffPages {
             return try await staffDay(member, request, context, web)
         }
         group.post("/staff/login") { [system] request, context in
-            try await dependencies.signIn(request, context, try context.webRequest(), form: "staff-login",
-                                          cookie: ServerDependencies.staffCookie, maxAge: 12 * 3600, home: "/staff") { login, password in
-                try system.staff.logIn(login: login, password: password).token
+            let idle = dependencies.settings.staffWebIdleMinutes * 60
+            // The cookie lasts while the browser is open; the session ends after `idle` unused.
+            return try await dependencies.signIn(request, context, try context.webRequest(), form: "staff-login",
+                                                 cookie: ServerDependencies.staffCookie, home: "/staff", resumable: true) { login, password, _ in
+                (try system.staff.logIn(login: login, password: password, idleSeconds: idle).token, nil)
             }
         }
         group.post("/staff/logout") { [system] request, context in

@@ -146,6 +146,12 @@ enum WebText {
         "keepWaiting": "I still want a time",
         "streetNotFound": "The street itself was not found: the distances are from that area's centre.",
         "textsUnavailable": "Text messages are not sent by this service at the moment: your inbox and e-mail carry every message.",
+        "keepSignedIn": "Keep me signed in on this device",
+        "keepSignedInHint": "Only on your own phone or computer. Otherwise you are signed out after 30 minutes without use.",
+        "staffTimedOut": "You were signed out after a while without use. Sign in again: what you typed is kept.",
+        "staffResumeTitle": "Send what you typed",
+        "staffResumeText": "You are signed in again. What you typed before the sign-out is below: send it, or leave it.",
+        "staffResumeSend": "Send", "staffResumeDrop": "Leave it and go to the day",
         "noResults": "No free slot found.", "csrf": "The form has expired: reload the page and try again."
     ]
 
@@ -275,6 +281,12 @@ enum WebText {
         "keepWaiting": "Время ещё нужно",
         "streetNotFound": "Сама улица не найдена: расстояния — от центра этого района.",
         "textsUnavailable": "Сейчас сервис не отправляет SMS: все сообщения приходят во входящие и на эл. почту.",
+        "keepSignedIn": "Не выходить на этом устройстве",
+        "keepSignedInHint": "Только на своём телефоне или компьютере. Иначе вход закончится через 30 минут без действий.",
+        "staffTimedOut": "Вход закончился после перерыва. Войдите снова: введённое сохранено.",
+        "staffResumeTitle": "Отправить введённое",
+        "staffResumeText": "Вы снова вошли. Ниже то, что было введено до выхода: отправьте или оставьте.",
+        "staffResumeSend": "Отправить", "staffResumeDrop": "Не отправлять и перейти ко дню",
         "noResults": "Свободного времени не найдено.", "csrf": "Форма устарела: обновите страницу и попробуйте снова."
     ]
 }

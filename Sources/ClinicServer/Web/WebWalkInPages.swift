@@ -130,11 +130,12 @@ struct WebWalkInPages {
                 try system.clients.claim(code: code, login: login, password: password, confirmPassword: again)
             }
             let device = Device.webBrowser(userAgent: request.headers[.userAgent])
+            let idle = dependencies.settings.webSessionSeconds(keptSignedIn: false)
             let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.logIn(login: login, password: password, device: device)
+                try system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle)
             }
             return dependencies.redirect("/appointments", web, extraCookies: [
-                dependencies.cookie(ServerDependencies.sessionCookie, token, maxAge: 30 * 86_400)])
+                dependencies.cookie(ServerDependencies.sessionCookie, token)])
         } catch let failure as APIFailure {
             return dependencies.page("claim", web, values.merging(["error": failure.message(in: web.language)]) { $1 },
                                      status: failure.status)

@@ -194,8 +194,10 @@ public final class ClientController: Sendable {
     /// A patient who accepted an older version of the privacy policy must accept the current
     /// one (`acceptPrivacy`) to log in; otherwise `privacy_not_accepted`, after the password
     /// was checked (so it says nothing to someone without it), and no failure is counted.
+    /// `idleSeconds`: the session's own, shorter idle limit (the web's, `WebSessionLimits`);
+    /// nil: `SessionManager.idleLimit`.
     public func logIn(login: String, password: String, acceptPrivacy: Bool = false,
-                      device: Device? = nil) throws -> (client: Client, token: String) {
+                      device: Device? = nil, idleSeconds: Int? = nil) throws -> (client: Client, token: String) {
         let device = try device?.validated()
         // A name no account can have (too long, a control character) is not looked up.
         guard Client.couldExist(login: login) else {
@@ -228,7 +230,7 @@ public final class ClientController: Sendable {
                 current.privacyVersion = PrivacyPolicy.version
                 current.privacyAcceptedAt = Date(seconds: now.seconds)
             }
-            let token = try sessions.create(tx, clientId: client.id ?? -1, now: now, device: device)
+            let token = try sessions.create(tx, clientId: client.id ?? -1, now: now, device: device, idleSeconds: idleSeconds)
             return (current, token)
         }
     }

@@ -99,7 +99,8 @@ public final class StaffController: Sendable {
 
     /// Checks the password (Argon2id, throttled per login name like patients' log-ins, in
     /// the same table under a `staff:` key) and opens a session; returns its token.
-    public func logIn(login: String, password: String) throws -> (member: StaffMember, token: String) {
+    /// `idleSeconds`: the session's own, shorter idle limit (the web's, `WebSessionLimits`); nil: `idleLimit`.
+    public func logIn(login: String, password: String, idleSeconds: Int? = nil) throws -> (member: StaffMember, token: String) {
         guard Client.couldExist(login: login) else {
             _ = hasher.verify(password, against: ClientController.decoyHash(hasher))
             throw ClinicError(.invalidCredentials, .invalidCredentials)
@@ -119,7 +120,8 @@ public final class StaffController: Sendable {
             try ClientController.releaseAttempt(tx, key, window: window)
             try tx.deleteStaffSessions(lastUsedBefore: Self.idleCutoff(now))
             let token = SessionManager.newToken()
-            try tx.insertStaffSession(staffId: member.id, tokenHash: SessionManager.hash(token), at: now)
+            try tx.insertStaffSession(staffId: member.id, tokenHash: SessionManager.hash(token), at: now,
+                                      idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) })
             return (member, token)
         }
     }
@@ -129,9 +131,10 @@ public final class StaffController: Sendable {
     public func current(token: String?) throws -> StaffMember {
         guard let token, SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         let now = self.now()
-        guard let member = try database.signedInStaff(tokenHash: SessionManager.hash(token), lastUsedSince: Self.idleCutoff(now))
+        guard let session = try database.signedInStaff(tokenHash: SessionManager.hash(token)),
+              now.seconds - session.lastUsedAt.seconds <= Int64(session.idleSeconds ?? Int(Self.idleLimit))
         else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
-        return member
+        return session.member
     }
 
     /// Keeps a staff session alive after a command made with it succeeded.

@@ -60,7 +60,7 @@ public protocol SecurityWriting: SecurityReading {
 
     /// Inserts a session created and last used `at`. The hash is unique in the store (a
     /// collision of 256-bit tokens is a storage error, not a second session).
-    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws
+    func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?, idleSeconds: Int?) throws
 
     /// Records a use of the session: its last use becomes `at` unless it is later already (a
     /// slow request finishing after a newer one never moves it back: on PostgreSQL
@@ -168,10 +168,13 @@ public struct StoredSession: Sendable, Equatable {
     public let createdAt: Date
     public let lastUsedAt: Date
     public let device: Device?
+    /// The session's own idle limit in seconds (a web session's); nil: `SessionManager.idleLimit`.
+    public let idleSeconds: Int?
 
-    public init(id: Int64, clientId: Int64, tokenHash: String, createdAt: Date, lastUsedAt: Date, device: Device?) {
+    public init(id: Int64, clientId: Int64, tokenHash: String, createdAt: Date, lastUsedAt: Date, device: Device?,
+                idleSeconds: Int? = nil) {
         self.id = id; self.clientId = clientId; self.tokenHash = tokenHash
-        self.createdAt = createdAt; self.lastUsedAt = lastUsedAt; self.device = device
+        self.createdAt = createdAt; self.lastUsedAt = lastUsedAt; self.device = device; self.idleSeconds = idleSeconds
     }
 }
 
@@ -182,9 +185,12 @@ public struct SessionLookup: Sendable, Equatable {
     /// SHA-256 of the token, 64 lowercase hex digits.
     public let tokenHash: String
     public let lastUsedAt: Date
+    /// The session's own idle limit in seconds (a web session's); nil: `SessionManager.idleLimit`.
+    public let idleSeconds: Int?
 
-    public init(id: Int64, clientId: Int64, tokenHash: String, lastUsedAt: Date) {
+    public init(id: Int64, clientId: Int64, tokenHash: String, lastUsedAt: Date, idleSeconds: Int? = nil) {
         self.id = id; self.clientId = clientId; self.tokenHash = tokenHash; self.lastUsedAt = lastUsedAt
+        self.idleSeconds = idleSeconds
     }
 }
 
@@ -217,5 +223,12 @@ public struct KeptResponse: Sendable, Equatable {
 
     public init(fingerprint: String, status: Int, body: Data) {
         self.fingerprint = fingerprint; self.status = status; self.body = body
+    }
+}
+
+extension SecurityWriting {
+    /// A session with the idle limit of its kind (the API's and the CLI's).
+    public func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?) throws {
+        try insertSession(clientId: clientId, tokenHash: tokenHash, at: at, device: device, idleSeconds: nil)
     }
 }

@@ -20,9 +20,9 @@ public protocol StaffReading {
     /// The account with this login key (`Client.key(forLogin:)`), active or not, with its
     /// password hash: what a log-in checks the password against.
     func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)?
-    /// The account of the session whose token hashes to `tokenHash`, when the session was last
-    /// used at or after `lastUsedSince` and the account is active; nil otherwise.
-    func activeStaffMember(sessionTokenHash tokenHash: String, lastUsedSince: Date) throws -> StaffMember?
+    /// The session whose token hashes to `tokenHash` with its account, when the account is
+    /// active, whatever the session's age (`StaffController.current` decides); nil otherwise.
+    func activeStaffSession(tokenHash: String) throws -> StaffSessionLookup?
 
     /// A clinic's appointments (any status) starting in `span`, optionally of one department
     /// and of one doctor, by start then id.
@@ -59,7 +59,8 @@ public protocol StaffWriting: StaffReading {
 
     /// Opens a session for an account; the token is never stored, only its hash, which is
     /// unique among sessions.
-    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date) throws
+    /// `idleSeconds`: the session's own idle limit (a web session's); nil: `StaffController.idleLimit`.
+    func insertStaffSession(staffId: Int64, tokenHash: String, at: Date, idleSeconds: Int?) throws
     /// Records a use of a session. The last use never moves back: of two servers touching the
     /// same session at once, the later instant wins whatever order they commit in.
     func touchStaffSession(tokenHash: String, at: Date) throws
@@ -75,4 +76,23 @@ public protocol StaffWriting: StaffReading {
     /// Replaces a doctor's weekly hours on one ISO weekday (1 Monday … 7 Sunday) with these
     /// intervals (none: not working that day), in local minutes.
     func replaceWorkingHours(ofDoctor doctorId: Int64, weekday: Int, with intervals: [DoctorSchedule.Interval]) throws
+}
+
+/// A staff session as a token's look-up reads it: its active account, its last use and its own
+/// idle limit (nil: `StaffController.idleLimit`).
+public struct StaffSessionLookup: Sendable, Equatable {
+    public let member: StaffMember
+    public let lastUsedAt: Date
+    public let idleSeconds: Int?
+
+    public init(member: StaffMember, lastUsedAt: Date, idleSeconds: Int?) {
+        self.member = member; self.lastUsedAt = lastUsedAt; self.idleSeconds = idleSeconds
+    }
+}
+
+extension StaffWriting {
+    /// A session with the idle limit of its kind (the API's and the CLI's).
+    public func insertStaffSession(staffId: Int64, tokenHash: String, at: Date) throws {
+        try insertStaffSession(staffId: staffId, tokenHash: tokenHash, at: at, idleSeconds: nil)
+    }
 }

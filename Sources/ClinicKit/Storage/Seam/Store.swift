@@ -82,10 +82,10 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// statement is a consistent snapshot by itself); the rules (is the token well formed, is
     /// the session idle too long) are `SessionManager`'s.
     func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts?
-    /// The active staff account of the staff session whose token hashes to `tokenHash`, when the
-    /// session was last used at or after `lastUsedSince` (`StaffReading.activeStaffMember`), in
-    /// one round trip where the store can: the hot path of every staff request.
-    func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember?
+    /// The staff session whose token hashes to `tokenHash` with its active account
+    /// (`StaffReading.activeStaffSession`), in one round trip where the store can: the hot path
+    /// of every staff request. Whether the session is still live is `StaffController`'s rule.
+    func signedInStaff(tokenHash: String) throws -> StaffSessionLookup?
     /// What a nearest-clinic search reads besides the finder it keeps: the directory's version
     /// (`DirectoryReading.directoryVersion`), and for a specialization key the clinics with a
     /// department of it (`departmentsByClinic`), in one round trip where the store can.
@@ -179,8 +179,8 @@ extension ClinicStore {
     }
 
     /// The look-up as a read of its own (a store in this process: no round trips to save).
-    public func signedInStaff(tokenHash: String, lastUsedSince: Date) throws -> StaffMember? {
-        try reading { tx in try tx.activeStaffMember(sessionTokenHash: tokenHash, lastUsedSince: lastUsedSince) }
+    public func signedInStaff(tokenHash: String) throws -> StaffSessionLookup? {
+        try reading { tx in try tx.activeStaffSession(tokenHash: tokenHash) }
     }
     public func truncateLog() {}
 }
