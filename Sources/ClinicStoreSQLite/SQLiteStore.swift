@@ -67,10 +67,15 @@ public final class SQLiteStore: Sendable {
     public static func open(path: String, migrations: [Migration], migrate: Bool = true,
                             zones: (any ZoneResolver)? = nil) throws -> SQLiteStore {
         let url = URL(fileURLWithPath: path)
+        // The folder is made only when it is missing: every command opens the store, and
+        // Foundation's attributes cost a process 2 ms of type look-ups the first time (issue 55).
+        var folder = stat()
+        let folderExists = stat(url.deletingLastPathComponent().path, &folder) == 0 && folder.st_mode & S_IFMT == S_IFDIR
         do {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
+            if !folderExists {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            }
         } catch {
             // Say which part of the path is in the way, not Foundation's error domain and code.
             var blocker = url.deletingLastPathComponent()

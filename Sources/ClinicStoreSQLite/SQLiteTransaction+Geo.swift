@@ -1,4 +1,5 @@
 import ClinicKit
+import CSQLite
 import Foundation
 import GRDB
 
@@ -17,6 +18,15 @@ extension SQLiteTransaction {
     }
 
     /// A stored number as a Double; nil for text or a blob (a value edited in past the checks).
+    /// A column of the row a statement is on, when it holds a number.
+    static func number(_ statement: OpaquePointer?, _ index: Int32) -> Double? {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_FLOAT: sqlite3_column_double(statement, index)
+        case SQLITE_INTEGER: Double(sqlite3_column_int64(statement, index))
+        default: nil
+        }
+    }
+
     static func number(_ value: DatabaseValue) -> Double? {
         switch value.storage {
         case .double(let number): number

@@ -15,26 +15,30 @@ public struct Migration: Sendable, Equatable {
     static let downMarker = "-- migrate:down"
 
     public init(version: Int, name: String, contents: String) throws {
-        let lines = contents.components(separatedBy: "\n")
         var upLines: [Substring] = []
         var downLines: [Substring] = []
         enum Part { case preamble, up, down }
         var part = Part.preamble
         var sawUp = false, sawDown = false
-        for line in lines {
-            let trimmed = line.trimmingCharacters(in: .whitespaces).lowercased()
-            if trimmed == Self.upMarker {
+        // Split on the byte "\n" (a "\r\n" is one Character), and only a short line that starts
+        // with "--" is looked at as a marker (not the comments): every command opens the
+        // migrations (issue 55).
+        for bytes in contents.utf8.split(separator: 10, omittingEmptySubsequences: false) {
+            let line = Substring(bytes)
+            let marker = bytes.count <= 64 && bytes.drop(while: { $0 == 32 || $0 == 9 }).starts(with: "--".utf8)
+                ? line.trimmingCharacters(in: .whitespaces).lowercased() : nil
+            if marker == Self.upMarker {
                 guard !sawUp, !sawDown else { throw Self.malformed(version, name) }
                 sawUp = true; part = .up; continue
             }
-            if trimmed == Self.downMarker {
+            if marker == Self.downMarker {
                 guard sawUp, !sawDown else { throw Self.malformed(version, name) }
                 sawDown = true; part = .down; continue
             }
             switch part {
             case .preamble: break
-            case .up: upLines.append(Substring(line))
-            case .down: downLines.append(Substring(line))
+            case .up: upLines.append(line)
+            case .down: downLines.append(line)
             }
         }
         guard sawUp, sawDown else { throw Self.malformed(version, name) }
