@@ -24,6 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import PASSWORD, STAFF_PASSWORD, Server, call, wait_until
+from icscheck import starts
 from kannel import kannel  # noqa: F401 (the fixture)
 
 
@@ -341,7 +342,8 @@ def test_a_patients_journey(site):
         request = urllib.request.Request(link, headers={"Cookie": "clinic_session=" + session})
         with urllib.request.urlopen(request) as answer:
             assert answer.headers["Content-Type"].startswith("text/calendar")
-            assert "BEGIN:VEVENT" in answer.read().decode()
+            first_ics = answer.read().decode()
+            assert "BEGIN:VEVENT" in first_ics
         # The clinic's zone is the browser's: its name is not shown.
         zone = driver.find_element(By.CSS_SELECTOR, "#when .zone")
         assert zone.get_attribute("data-offset") in ("-360", "-300") and not zone.is_displayed()
@@ -373,6 +375,17 @@ def test_a_patients_journey(site):
         new_when = driver.find_element(By.ID, "move-to").text
         go(driver, driver.find_element(By.CSS_SELECTOR, "#confirm-move button[type=submit]"))
         assert driver.find_element(By.ID, "moved").text.startswith("✓ Moved to ")
+        # The moved page offers the updated calendar file (issue 55): the same event (UID), a
+        # higher SEQUENCE and the new time, as `icalendar` reads them.
+        assert "subscribed" in driver.find_element(By.ID, "moved-calendar").text
+        updated = urllib.request.Request(driver.find_element(By.ID, "updated-ics").get_attribute("href"),
+                                         headers={"Cookie": "clinic_session=" + session})
+        with urllib.request.urlopen(updated) as answer:
+            before, after = starts(first_ics), starts(answer.read().decode())
+        assert list(before) == list(after), (before, after)
+        (old_start, old_sequence, _), = before.values()
+        (new_start, new_sequence, _), = after.values()
+        assert new_sequence > old_sequence and new_start != old_start
         assert driver.find_element(By.ID, "when").text != first_when
         assert new_when.split(" (")[0] in driver.find_element(By.ID, "when").text
         assert "rescheduled" in driver.page_source
@@ -380,6 +393,9 @@ def test_a_patients_journey(site):
         appointment_url = driver.current_url.split("?")[0]
         history = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#history li")]
         assert history and not any("()" in line for line in history), history
+        # The move gives the old and the new time, never the visit's reason as its own (issue 55).
+        moved_line = [line for line in history if "rescheduled" in line]
+        assert moved_line and "→" in moved_line[0] and "(" not in moved_line[0], history
         page.audit()
         # Cancel, asked once more, the question where the button was.
         go(driver, driver.find_element(By.ID, "cancel-button"))

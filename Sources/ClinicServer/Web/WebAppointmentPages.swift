@@ -179,10 +179,17 @@ struct WebAppointmentPages {
             // Directions: the phone's maps app, by the clinic's point (RFC 5870) and its name.
             "directions": "geo:\(clinic.lat),\(clinic.lon)?q=\(clinic.lat),\(clinic.lon)("
                 + URLEncodedForm.encode(clinic.name) + ")",
-            "history": history.map { event in
+            "history": zip(history, AppointmentEvent.previousStarts(history)).map { event, before in
+                // Every key set, false when empty: a missing one would be looked up in the page
+                // (the visit's reason shown as the move's, issue 55).
                 var item: [String: Any] = ["event": event.text(web.language),
-                                           "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language)]
+                                           "at": DateText.dateTime(event.at, timeZone: clinic.zone, language: web.language),
+                                           "reason": false, "moved": false]
                 if let reason = event.reason, !reason.isEmpty { item["reason"] = reason }
+                if event.event == "rescheduled", let before, let after = event.startsAt {
+                    item["moved"] = DateText.dateTime(before, timeZone: clinic.zone, language: web.language) + " → "
+                        + DateText.dateTime(after, timeZone: clinic.zone, language: web.language)
+                }
                 return item
             },
             "days": (0..<BookingChoices.days).map { offset -> [String: Any] in

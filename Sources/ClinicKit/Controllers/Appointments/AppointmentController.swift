@@ -21,6 +21,16 @@ public enum ChangedBy: String, Sendable {
 
 /// One entry of an appointment's history.
 extension AppointmentEvent {
+    /// For each entry of a history (oldest first), the time the appointment had before it: a
+    /// `rescheduled` entry moved it from there to its own `startsAt`.
+    public static func previousStarts(_ history: [AppointmentEvent]) -> [Date?] {
+        var last: Date?
+        return history.map { event in
+            defer { if let start = event.startsAt { last = start } }
+            return last
+        }
+    }
+
     /// What happened, in words: "booked", "rescheduled", or the status it moved to.
     public func text(_ language: Language) -> String {
         switch event {
