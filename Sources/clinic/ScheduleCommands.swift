@@ -156,7 +156,7 @@ extension Admin {
                 let system = try context.system()
                 let appointment = try system.appointments.setStatus(appointmentId, to: status)
                 try context.emit(AppointmentJSON(appointment)) {
-                    context.text(.statusSet, String(appointment.id ?? 0), appointment.status.rawValue)
+                    context.text(.statusSet, String(appointment.id ?? 0), appointment.status.text(context.language))
                 }
             }
         }

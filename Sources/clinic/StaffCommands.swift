@@ -492,7 +492,7 @@ struct StaffCommand: ParsableCommand {
                     if entries.isEmpty { lines.append(context.text(.staffDayEmpty)) }
                     for entry in entries {
                         let time = DateText.time(entry.appointment.startsAt, timeZone: zone, language: context.language)
-                        lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.rawValue,
+                        lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0), entry.appointment.status.text(context.language),
                                                   entry.appointment.doctorName, entry.patientName ?? "—"))
                     }
                     return lines.joined(separator: "\n")
@@ -530,7 +530,7 @@ struct StaffCommand: ParsableCommand {
                         for entry in column.entries {
                             let time = DateText.dateTime(entry.appointment.startsAt, timeZone: zone, language: context.language)
                             lines.append(context.text(.staffDayLine, time, String(entry.appointment.id ?? 0),
-                                                      entry.appointment.status.rawValue, entry.appointment.doctorName, entry.patientName ?? "—"))
+                                                      entry.appointment.status.text(context.language), entry.appointment.doctorName, entry.patientName ?? "—"))
                         }
                     }
                     return lines.joined(separator: "\n")

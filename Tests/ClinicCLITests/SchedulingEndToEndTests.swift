@@ -213,7 +213,7 @@ import Testing
         #expect((arrived.json() as? [String: Any])?["status"] as? String == "arrived", "\(arrived.stderr)")
         // A check-in by mistake is undone (back to scheduled), told as the screens say it; then done again.
         let undone = try cli.run(["staff", "appointment", "undo-check-in", String(id)], session: session)
-        #expect(undone.status == 0 && undone.stdout.contains("scheduled"), "\(undone.stderr)")
+        #expect(undone.status == 0 && undone.stdout.contains("booked"), "\(undone.stderr)")
         let again = try cli.run(["staff", "appointment", "check-in", String(id)], session: session)
         #expect(again.stdout.contains("checked in") && !again.stdout.contains("arrived"), "\(again.stdout)")
         let start = try cli.run(["staff", "appointment", "start", String(id), "--json"], session: session)

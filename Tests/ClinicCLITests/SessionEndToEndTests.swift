@@ -204,7 +204,7 @@ final class PseudoTerminal: @unchecked Sendable {
         terminal.type("5")
         // Issue 46: "My appointments" opens one visit by its number.
         let listed = try terminal.expect("Choose 1 [q]: ")
-        #expect(listed.contains("Upcoming · 1 appointment") && listed.contains("scheduled") && listed.contains("opens that visit"))
+        #expect(listed.contains("Upcoming · 1 appointment") && listed.contains("booked") && listed.contains("opens that visit"))
         terminal.type("1")
         let visit = try terminal.expect("Choose 1–2 [q]: ")
         #expect(visit.contains("Back pain since Monday") && visit.contains("booked") && visit.contains("Reschedule it")

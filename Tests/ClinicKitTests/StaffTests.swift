@@ -213,7 +213,7 @@ import Testing
         _ = try staff.act(w.receptionA, .checkIn, appointmentId: id)
         _ = try staff.act(w.doctorA, .start, appointmentId: id)
         let started = try #require(expectError(.invalidTransition) { _ = try staff.act(w.adminA, .undoCheckIn, appointmentId: id) })
-        #expect(started.message(in: .en) == "An appointment that is in progress cannot become scheduled.")
+        #expect(started.message(in: .en) == "An appointment that is in progress cannot become booked.")
         #expect(try auditIsSound(w.system))
     }
 

@@ -89,6 +89,10 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     @Test func aNumberIsTakenInInternationalFormAndOnlyWhenItCanTakeTexts() throws {
         #expect(try PhoneNumber.checked("+1 (202) 555-0143") == "+12025550143")
+        // Shown as people write it (issue 55: "+15035550142" on the profile).
+        #expect(PhoneNumber.display("+15035550142") == "+1 503-555-0142")
+        #expect(PhoneNumber.display("+79123456789") == "+7 912 345-67-89")
+        #expect(PhoneNumber.display("+447700900123") == "+447700900123")
         #expect(try PhoneNumber.checked("+7 912 345-67-89") == "+79123456789")
         #expect(try PhoneNumber.checked("+44 7700 900123", countries: TextCountries(setting: "+44")) == "+447700900123")
         for bad in ["2025550143", "+1 202 555 014", "+0123456789", "+1202555014x", "", "+1234567890123456", "+١٢٠٢٥٥٥٠١٤٣"] {

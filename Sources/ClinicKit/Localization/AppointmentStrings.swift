@@ -71,11 +71,11 @@ extension Strings {
         .booked: "Booked appointment {0}: {1}, {2}, with {3}.",
         .rescheduled: "Appointment {0} moved to {1}, with {2}.",
         .cancelled: "Appointment {0} is cancelled.",
-        .statusScheduled: "scheduled",
+        .statusScheduled: "booked",
         .statusConfirmed: "confirmed",
         .statusCompleted: "completed",
         .statusCancelled: "cancelled",
-        .statusNoShow: "no show",
+        .statusNoShow: "did not come",
         .statusArrived: "checked in",
         .statusInProgress: "in progress",
     ]

@@ -85,6 +85,19 @@ public enum PhoneNumber {
         return number
     }
 
+    /// A stored number as people write it: North America's `+1 503-555-0142`, Russia's and
+    /// Kazakhstan's `+7 912 345-67-89`; any other as stored.
+    public static func display(_ number: String) -> String {
+        let digits = Array(number.dropFirst())
+        guard number.hasPrefix("+"), digits.count == 11, digits.allSatisfy(\.isASCII) else { return number }
+        func part(_ range: Range<Int>) -> String { String(digits[range]) }
+        switch digits[0] {
+        case "1": return "+1 \(part(1..<4))-\(part(4..<7))-\(part(7..<11))"
+        case "7": return "+7 \(part(1..<4)) \(part(4..<7))-\(part(7..<9))-\(part(9..<11))"
+        default: return number
+        }
+    }
+
     /// International ranges that are no country's: texts to them are billed at premium or
     /// satellite rates and are the usual toll-fraud destinations (ITU-T E.164 assignments):
     /// freephone and shared cost (+800, +808), Inmarsat (+870), UPT (+878), satellite and

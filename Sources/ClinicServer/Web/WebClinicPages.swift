@@ -154,6 +154,8 @@ struct WebClinicPages {
             values["visitTypes"] = choices.visitTypes.map { type in
                 ["id": type.id, "name": Self.visitTypeLabel(type, web.language), "selected": type.id == visitTypeId] as [String: Any]
             }
+            // A department without visit types has no list to choose from (it held only "—").
+            values["hasVisitTypes"] = !choices.visitTypes.isEmpty
             values["doctors"] = choices.doctors.map { ["id": $0.id ?? 0, "name": $0.name, "selected": $0.id == doctorId] as [String: Any] }
             // No free time in the horizon, or none on the day shown: the waitlist tells when one frees up.
             if choices.freeDays.isEmpty || (day != nil && choices.freeSlots.isEmpty) { values["waitDepartment"] = departmentId }

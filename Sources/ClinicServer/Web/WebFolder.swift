@@ -27,7 +27,9 @@ enum WebFolder {
             var thread: [String: Any] = [
                 "closed": conversation.state == .closed,
                 "messages": conversation.messages.map { message -> [String: Any] in
-                    let author = message.author == .patient ? labels["patient"] ?? "" : message.staffName ?? labels["clinic"] ?? ""
+                    // The patient reads their own messages as "You"; the staff, as the patient's.
+                    let patientLabel = folder.patientName == nil ? labels["you"] : labels["patient"]
+                    let author = message.author == .patient ? patientLabel ?? "" : message.staffName ?? labels["clinic"] ?? ""
                     return ["author": author, "fromPatient": message.author == .patient, "text": message.text,
                             "at": DateText.dateTime(message.createdAt, timeZone: folder.zone, language: language)]
                 },

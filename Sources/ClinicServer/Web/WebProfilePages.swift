@@ -361,8 +361,8 @@ struct WebProfilePages {
                  "current": session.isCurrent] as [String: Any]
             },
             "others": sessions.contains { !$0.isCurrent },
-            "phone": WebFormat.section(phone.confirmed ? phone.number : nil),
-            "pendingPhone": WebFormat.section(phone.confirmed ? nil : phone.number),
+            "phone": WebFormat.section(phone.confirmed ? phone.number.map(PhoneNumber.display) : nil),
+            "pendingPhone": WebFormat.section(phone.confirmed ? nil : phone.number.map(PhoneNumber.display)),
             "hasPhone": phone.number != nil, "textReminders": phone.textReminders, "textOffers": phone.textOffers,
             "textsStopped": phone.stopped,
             // No gateway anywhere: the page says texts are not sent, and offers no number (issue 55).
