@@ -26,7 +26,7 @@ extension ClinicServer {
         let router = buildRouter(dependencies)
 
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionCloseHandler()],
+            additionalChannelHandlers: [ConnectionCloseHandler(), MalformedRequestHandler()],
             idleTimeout: .seconds(settings.idleTimeout.components.seconds),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
         // Every connection, plain or TLS, is counted against the caps first; a TLS one also has

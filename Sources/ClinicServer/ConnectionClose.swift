@@ -1,5 +1,8 @@
+import ClinicKit
+import Foundation
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// A response with `Connection: close` ends its HTTP/1.1 connection: Hummingbird only looks at
@@ -66,4 +69,53 @@ final class ConnectionCloseHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.write(data, promise: promise)
         }
     }
+}
+
+/// A request whose head cannot be read (an address or a header over 16 KiB, bytes that are not
+/// HTTP/1.1) is answered as every other refusal is: `400 invalid_input` in JSON with an
+/// `X-Request-Id`, then the connection closes. Hummingbird's own answer was an empty 400.
+/// Only between requests: a body cut short or malformed while a request runs is its handler's
+/// to answer (`ErrorMiddleware`). Placed after `ConnectionCloseHandler`, whose close its
+/// answer goes through.
+final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// A request's head has been read and its response has not ended.
+    private var inRequest = false
+    private var answered = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { inRequest = true }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { inRequest = false }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !inRequest, !answered else {
+            context.fireErrorCaught(error)
+            return
+        }
+        answered = true
+        let body = ByteBuffer(bytes: Self.body)
+        let head = HTTPResponse(status: .badRequest, headerFields: [
+            .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .connection: "close",
+            .xRequestId: UUID().uuidString.lowercased(), .cacheControl: "no-store",
+        ])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// The refusal's body, in English: nothing of the request was read, its language included.
+    static let body: [UInt8] = {
+        let failure = APIFailure(ServerError.invalid(.bodyInvalid, "its head (the address and headers) is over 16 KiB, or it is not HTTP/1.1"))
+        return Array((try? Shapes.encoder(pretty: false).encode(failure.body(in: .en))) ?? Data())
+    }()
 }

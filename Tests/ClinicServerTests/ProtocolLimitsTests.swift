@@ -191,6 +191,24 @@ import Darwin
     /// 80 KiB in 8 KiB chunks, past the 64 KiB limit without a declared length.
     static let chunks = [String](repeating: String(repeating: "a", count: 8 * 1024), count: 10)
 
+    /// An address over the head's 16 KiB limit is refused as every other bad request is (issue
+    /// 55): JSON with its code and a request id, then the connection closes. And a request
+    /// before it on the same connection is answered as usual.
+    @Test func anAddressOverTheLimitIsAJSON400WithARequestId() throws {
+        let server = try ServerHarness()
+        let connection = try RawConnection(port: try Self.port(server))
+        connection.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(connection.readResponse().hasPrefix("HTTP/1.1 200"))
+        connection.write("GET /v1/clinics?q=" + String(repeating: "a", count: 20 * 1024) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let (bytes, closed) = connection.readUntilClosed(within: 30)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 400"), "\(text)")
+        #expect(text.lowercased().contains("\r\nx-request-id: "), "\(text)")
+        #expect(text.lowercased().contains("content-type: application/json"), "\(text)")
+        #expect(text.contains("\"code\":\"invalid_input\"") && text.contains("16 KiB"), "\(text)")
+        #expect(closed, "the connection stays open after a head it could not read")
+    }
+
     @Test func aChunkedBodyOverTheLimitIs413AndClosesTheConnection() throws {
         let server = try ServerHarness()
         let connection = try RawConnection(port: try Self.port(server))
