@@ -810,6 +810,12 @@ def test_a_receptionist_books_by_clicking_a_free_slot_in_the_calendar(site):
         go(driver, links[0])
         page.audit()
         picked = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+        # The page names the doctor picked (issue 55), and refuses one of another department at once.
+        assert driver.find_element(By.ID, "picked-doctor").text
+        other = href.replace("doctor=" + picked["doctor"][0], "doctor=999999")
+        page.get(other)
+        assert "There is no doctor 999999" in driver.find_element(By.TAG_NAME, "main").text, driver.page_source[:2000]
+        driver.back()
         driver.find_element(By.ID, "patient").send_keys("webcal")
         go(driver, driver.find_element(By.CSS_SELECTOR, "#book button[type=submit]"))
         assert "/staff/calendar" in driver.current_url

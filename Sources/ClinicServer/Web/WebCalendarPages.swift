@@ -222,8 +222,10 @@ struct WebCalendarPages {
         let doctorId = request.query("doctor").flatMap(Int64.init)
         let start = request.query("start") ?? ""
         let instant = try TimeInput.resolve(TimeInput.parse(start), in: .gmt)
+        // A doctor of another department (or clinic) is refused here, before a patient is
+        // searched for and the booking refuses it (issue 55).
         let choices = try await dependencies.work(web) { [system] in
-            try system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId)
+            try system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId, doctorId: doctorId)
         }
         let zone = choices.clinic.zone
         // The patient: found by the first letters of their name (the blind index's search), or by login.
@@ -256,6 +258,7 @@ struct WebCalendarPages {
             "department": departmentId, "doctor": doctorId.map(String.init) ?? "", "start": DateText.iso8601(instant),
             "date": LocalDateTime.of(instant, in: zone).dayText,
             "when": DateText.dateTime(instant, timeZone: zone, language: web.language),
+            "doctorName": WebFormat.section(choices.doctors.first { $0.id == doctorId }?.name),
             "departmentName": choices.departments.first { $0.id == departmentId }
                 .map { Specialization.displayName($0.specialization, web.language) } ?? "",
             "hasVisitTypes": !choices.visitTypes.isEmpty,
