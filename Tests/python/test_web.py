@@ -1403,6 +1403,9 @@ def test_every_page_in_russian_has_no_english_label(site, size):
                 options = [o.text for o in Select(driver.find_element(By.ID, "filter-specialization")).options]
                 assert "Терапия" in options and "Therapy" not in options, options
             assert not english_on_page(), (path, english_on_page())
+            # Russian's longer words fit the phone too (issue 55: the error page was 500 px wide).
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            assert width <= size[0], (path, width)
         page.get(server.url + "/clinics/%d/book?department=%d" % (clinic_id, department))
         go(driver, driver.find_elements(By.CSS_SELECTOR, "ul.slots a.slot")[0])
         page.audit()
