@@ -14,6 +14,9 @@ struct Register: ParsableCommand {
     @Option(help: "Street.") var street: String?
     @Option(help: "House number.") var house: String?
     @Option(help: "City, optionally with its state or country (\"Hanford\", \"Portland, ME\", \"Минск\").") var city: String?
+    @Option(help: "Date of birth, YYYY-MM-DD (optional; the clinic's desk and records use it).") var birthDate: String?
+    @Option(help: "A phone the clinic may call, 7 to 15 digits (optional; texts need the mobile number confirmed with `profile phone`).")
+    var phone: String?
     @Option(help: "Home clinic id (default: the clinic nearest to your city; on a terminal you choose among the five nearest).")
     var clinic: Int64?
     @Flag(help: "Accept the privacy policy (see: clinic privacy).") var acceptPrivacy = false
@@ -53,7 +56,7 @@ struct Register: ParsableCommand {
         let client = try system.clients.registerUser(RegistrationRequest(
             login: login, password: password, name: name, surname: surname,
             street: street, house: house, city: city, clinicId: homeClinic, language: context.language,
-            acceptedPrivacy: accepted))
+            acceptedPrivacy: accepted, birthDate: birthDate, phone: phone))
         try context.emit(ClientJSON(client)) {
             context.text(.registered, client.login, String(client.id ?? 0))
         }

@@ -82,3 +82,31 @@ import Testing
         _ = try register(system, "zedlogin")
     }
 }
+
+/// Registration takes the date of birth and a phone (issue 55: the desk's printed day had
+/// blanks for every online patient); each is checked as the front desk checks a walk-in's,
+/// stored sealed, and optional unless the front asks for it (the web does).
+@Suite struct RegistrationDetailsTests {
+    func request(birthDate: String?, phone: String?) -> RegistrationRequest {
+        RegistrationRequest(login: "dora", password: "correct-horse-42", name: "Dora", surname: "Diaz", street: "Main Street",
+                            house: "12", city: "Los Angeles", acceptedPrivacy: true, birthDate: birthDate, phone: phone)
+    }
+
+    @Test func theDateOfBirthAndAPhoneAreCheckedAndKeptSealed() throws {
+        let system = try makeSystem()
+        let problems = try system.clients.registrationProblems(request(birthDate: "2999-01-01", phone: "12"))
+        #expect(Set(problems.map(\.field)) == ["birthDate", "phone"])
+        var required = request(birthDate: nil, phone: nil)
+        required.birthDateRequired = true
+        #expect(try system.clients.registrationProblems(required).map(\.field) == ["birthDate"])
+        #expect(try system.clients.registrationProblems(request(birthDate: nil, phone: nil)).isEmpty, "optional for the API and CLI")
+
+        let dora = try system.clients.registerUser(request(birthDate: "1990-02-01", phone: "(503) 555-0142"))
+        let stored = try system.clients.getUserById(dora.id ?? 0)
+        #expect(stored.birthDate == "1990-02-01" && stored.phone == "(503) 555-0142")
+        #expect(ClientJSON(stored).birthDate == "1990-02-01")
+        let rows = try storedRows(system, "SELECT * FROM clients WHERE id = \(dora.id ?? 0)")
+        let raw = rows.map { $0.columns.values.joined(separator: "|") }.joined()
+        #expect(!raw.contains("1990-02-01") && !raw.contains("555-0142"), "sealed, not stored in the clear")
+    }
+}

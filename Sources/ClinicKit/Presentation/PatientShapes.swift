@@ -27,6 +27,8 @@ public struct ClientJSON: Encodable, Sendable {
     public let textOffers: Bool?
     /// The patient replied STOP: nothing is texted until they reply START.
     public let textsStopped: Bool?
+    /// Date of birth (YYYY-MM-DD), absent when not given.
+    public let birthDate: String?
 
     public init(_ client: Client, unreadMessages: Int? = nil, phone status: PhoneStatus? = nil) {
         id = client.id ?? 0; login = client.login; name = client.name; surname = client.surname
@@ -42,6 +44,7 @@ public struct ClientJSON: Encodable, Sendable {
         textReminders = status?.textReminders
         textOffers = status?.textOffers
         textsStopped = status?.stopped
+        birthDate = client.birthDate
     }
 }
 

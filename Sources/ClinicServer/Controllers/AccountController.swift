@@ -11,6 +11,8 @@ struct AccountController {
         let clinicId: Int64?
         let language: Language?
         let acceptPrivacy: Bool
+        let birthDate: String?
+        let phone: String?
     }
     struct LogInBody: Decodable, Sendable {
         struct DeviceBody: Decodable, Sendable { let name: String; let platform: String; let appVersion: String }
@@ -70,7 +72,7 @@ struct AccountController {
         let registration = RegistrationRequest(
             login: body.login, password: body.password, name: body.name, surname: body.surname, street: body.street,
             house: body.house, city: body.city, clinicId: body.clinicId, language: body.language ?? asked,
-            acceptedPrivacy: body.acceptPrivacy)
+            acceptedPrivacy: body.acceptPrivacy, birthDate: body.birthDate, phone: body.phone)
         let client = try await dependencies.passwordWork(asked) { [system] in try system.clients.registerUser(registration) }
         return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)), status: .created)
     }

@@ -55,15 +55,25 @@ struct WebAccountPages {
         let form = try await dependencies.form(request, context, web)
         try dependencies.checkAuthRate(context, web.language)
         var values: [String: Any] = [:]
-        for key in ["login", "name", "surname", "street", "house", "city"] { values[key] = form[key] ?? "" }
+        for key in ["login", "name", "surname", "street", "house", "city", "state", "zip", "birthDate", "phone"] {
+            values[key] = form[key] ?? ""
+        }
         values["acceptPrivacy"] = form["acceptPrivacy"] == "yes"
-        // "None of these" is an empty choice: the city is typed again, more exactly.
+        // "None of these" is an empty choice: the city is typed again, more exactly. A U.S.
+        // address's state and ZIP code go with the city to the geocoder ("Portland, OR 97204").
         let chosen = form["cityChoice"].flatMap { $0.isEmpty ? nil : $0 }
-        let city = chosen ?? form["city"] ?? ""
-        let registration = RegistrationRequest(
+        let region = [form["state"], form["zip"]].compactMap { $0?.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: " ")
+        let typedCity = (form["city"] ?? "").trimmingCharacters(in: .whitespaces)
+        let city = chosen ?? (region.isEmpty || typedCity.isEmpty ? typedCity : typedCity + ", " + region)
+        var typed = RegistrationRequest(
             login: form["login"] ?? "", password: form["password"] ?? "", confirmPassword: form["passwordAgain"] ?? "",
             name: form["name"] ?? "", surname: form["surname"] ?? "", street: form["street"] ?? "", house: form["house"] ?? "",
-            city: city, language: web.language, acceptedPrivacy: form["acceptPrivacy"] == "yes")
+            city: city, language: web.language, acceptedPrivacy: form["acceptPrivacy"] == "yes",
+            birthDate: form["birthDate"], phone: form["phone"])
+        // The web's form asks the date of birth (the desk, the family rules and FHIR need it).
+        typed.birthDateRequired = true
+        let registration = typed
         let problems = try await dependencies.work(web) { [system] in try system.clients.registrationProblems(registration) }
         // A city several places share: the patient chooses, none is chosen for them.
         let question = form["cityChoice"] == nil && !problems.contains { $0.field == "city" }

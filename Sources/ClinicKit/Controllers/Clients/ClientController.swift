@@ -14,14 +14,24 @@ public struct RegistrationRequest: Sendable {
     public var clinicId: Int64?
     public var language: Language
     public var acceptedPrivacy: Bool
+    /// Date of birth (YYYY-MM-DD, past, from 1900) and a phone the clinic may call (7 to 15
+    /// digits): optional, sealed with the other personal fields, as the front desk takes them
+    /// for a walk-in (issue 55: the desk's printed day had blanks for every online patient).
+    public var birthDate: String?
+    public var phone: String?
+    /// The date of birth must be given (the web's form asks it; the API and the CLI keep it
+    /// optional for the apps and scripts written before it).
+    public var birthDateRequired = false
 
     public init(login: String, password: String, confirmPassword: String? = nil, name: String, surname: String,
                 street: String, house: String, city: String, clinicId: Int64? = nil,
-                language: Language = .en, acceptedPrivacy: Bool) {
+                language: Language = .en, acceptedPrivacy: Bool, birthDate: String? = nil, phone: String? = nil) {
         self.login = login; self.password = password; self.confirmPassword = confirmPassword
         self.name = name; self.surname = surname; self.street = street; self.house = house
         self.city = city; self.clinicId = clinicId; self.language = language
         self.acceptedPrivacy = acceptedPrivacy
+        self.birthDate = birthDate.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        self.phone = phone.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
     }
 }
 
@@ -102,6 +112,19 @@ public final class ClientController: Sendable {
         if !request.acceptedPrivacy {
             problems.append(FieldProblem(field: "acceptPrivacy", error: ClinicError(.privacyNotAccepted, .privacyRequired)))
         }
+        if request.birthDateRequired && request.birthDate == nil {
+            problems.append(FieldProblem(field: "birthDate", error: ClinicError.invalid(.walkInBirthDate)))
+        }
+        if let birthDate = request.birthDate {
+            do { _ = try StaffController.checkedBirthDate(birthDate, now: now()) } catch let error as ClinicError {
+                problems.append(FieldProblem(field: "birthDate", error: error))
+            }
+        }
+        if let phone = request.phone {
+            do { _ = try StaffController.checkedPhone(phone) } catch let error as ClinicError {
+                problems.append(FieldProblem(field: "phone", error: error))
+            }
+        }
         if !problems.contains(where: { $0.field == RegistrationField.city.rawValue }) {
             do { _ = try resolveCity(request.city) } catch let error as ClinicError {
                 problems.append(FieldProblem(field: RegistrationField.city.rawValue, error: error))
@@ -129,6 +152,8 @@ public final class ClientController: Sendable {
         if let first = try registrationProblems(request).first { throw first.error }
         let place = try resolveCity(request.city)
         let nearest = request.clinicId == nil ? try clinics.nearest(to: place.coordinate).first?.clinic.id : nil
+        let birthDate = try request.birthDate.map { try StaffController.checkedBirthDate($0, now: self.now()) }
+        let phone = try request.phone.map(StaffController.checkedPhone)
 
         // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
         let hash = try hasher.hash(request.password)
@@ -145,7 +170,7 @@ public final class ClientController: Sendable {
                 homeClinic = nearest
             }
             try geocoding.record(tx, place)
-            let client = Client(
+            var client = Client(
                 id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
                 name: request.name.trimmingCharacters(in: .whitespaces),
                 surname: request.surname.trimmingCharacters(in: .whitespaces),
@@ -155,6 +180,8 @@ public final class ClientController: Sendable {
                 lat: place.coordinate.latitude, lon: place.coordinate.longitude,
                 homeClinicId: homeClinic, preferredLanguage: request.language.rawValue,
                 privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
+            client.birthDate = birthDate
+            client.phone = phone
             return try database.addClient(tx, client)
         }
     }
