@@ -19,3 +19,27 @@ import Testing
         }
     }
 }
+
+/// Everyday hospitals (issue 55): near a children's hospital, an adult is shown the nearest
+/// general one and a child the children's; every kind is there when asked. Exact all the same.
+@Suite struct EverydayHospitalTests {
+    @Test func aChildrensHospitalIsForChildrenAndEveryKindWhenAsked() throws {
+        let system = try makeSystem()
+        let nextToLA2 = try #require(Coordinate(latitude: 34.099, longitude: -118.289))
+        var adult = NearestQuery(limit: 2)
+        adult.everydayOnly = true
+        #expect(try system.clinics.nearest(to: nextToLA2, adult).map(\.clinic.externalId) == ["LA1", "NY1"])
+        var child = NearestQuery(limit: 1, pediatricOnly: true)
+        child.everydayOnly = true
+        #expect(try system.clinics.nearest(to: nextToLA2, child).map(\.clinic.externalId) == ["LA2"])
+        #expect(try system.clinics.nearest(to: nextToLA2, NearestQuery(limit: 2)).map(\.clinic.externalId) == ["LA2", "LA1"])
+        // Far from any everyday hospital but one, the search widens until it has enough.
+        let minsk = try #require(Coordinate(latitude: 53.9, longitude: 27.56))
+        var everyday = NearestQuery(limit: 1)
+        everyday.everydayOnly = true
+        #expect(try system.clinics.nearest(to: minsk, everyday).first?.clinic.kind?.servesEveryday(child: false) == true)
+        #expect(ClinicKind(category: "children").map { $0.text(.en) } == "children's hospital")
+        #expect(ClinicKind(category: "PSYCHIATRIC")?.text(.ru) == "психиатрическая больница")
+        #expect(ClinicKind(category: "CLINIC") == nil)
+    }
+}

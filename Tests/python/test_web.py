@@ -644,6 +644,29 @@ def test_web_sessions_end_when_idle_and_a_timed_out_staff_form_is_kept(site):
         driver.quit()
 
 
+def test_the_nearest_page_shows_each_hospitals_kind_and_leaves_out_those_not_for_everyone(site):
+    """Issue 55: "1120 SW 5th Ave, Portland, OR 97204" listed a children's hospital and a
+    transplant service first for an adult. The list names each hospital's kind, leaves out the
+    military, psychiatric, long-term, rehabilitation, specialty and children's ones, says so, and
+    lists every kind on request (keeping the search)."""
+    clinic, server = site
+    restricted = ("children's hospital", "military hospital", "psychiatric hospital", "long-term care", "rehabilitation",
+                  "specialty hospital", "chronic disease hospital")
+
+    def kinds(query):
+        page = urllib.request.urlopen(server.url + "/clinics/nearest?" + query).read().decode()
+        return page, re.findall(r'<div class="meta kind">([^<]+)</div>', page)
+
+    page, shown = kinds("address=" + urllib.parse.quote("Boston, MA 02115"))
+    assert len(shown) == 10 and not [k for k in shown if k.replace("&#39;", "'") in restricted], shown
+    assert "left out" in page and 'id="every-kind"' in page
+    every = re.search(r'<a href="([^"]+)" id="every-kind"', page).group(1).replace("&amp;", "&")
+    assert "all=1" in every and "address=" in every, every
+    page, shown = kinds(every.split("?", 1)[1])
+    assert any(k.replace("&#39;", "'") in restricted for k in shown), shown
+    assert "Every kind of hospital is listed" in page
+
+
 def test_without_javascript_a_patient_books(site):
     clinic, server = site
     reno_patient(clinic)
@@ -1390,7 +1413,9 @@ def test_every_page_in_russian_has_no_english_label(site, size):
 
     def english_on_page():
         text = driver.execute_script(
-            "var parts = [document.body.innerText, document.title];"
+            "var body = document.body.cloneNode(true);"
+            "body.querySelectorAll('[translate=no]').forEach(function (e) { e.remove(); });"
+            "var parts = [body.textContent, document.title];"
             "document.querySelectorAll('[aria-label], [placeholder], [title], option').forEach(function (e) {"
             "  parts.push(e.getAttribute('aria-label') || '', e.getAttribute('placeholder') || '', e.getAttribute('title') || '',"
             "             e.tagName === 'OPTION' ? e.textContent : ''); });"

@@ -25,6 +25,8 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case importFieldTooLong, importBadCoordinates, importBadFlag, importBadTimeZone, importRejected, clinicExists
     case limitRange, clinicNotFound, specializationInvalid, specializationUnknown, departmentExists, doctorNameInvalid
     case workingHoursInvalid, departmentNotFound, doctorNotFound, fileUnreadable, importBadHeader, clinicNameShared
+    case kindGeneral, kindCriticalAccess, kindWomen, kindChildren, kindPsychiatric, kindLongTermCare, kindRehabilitation
+    case kindMilitary, kindSpecial, kindChronicDisease
     // Accounts, sessions, passwords and privacy (AccountStrings.swift)
     case sessionFileLink, sessionFileUnwritable, sessionFileInsecure, notLoggedIn, invalidCredentials, loginInvalid
     case fieldEmpty, fieldLettersOnly, streetInvalid, houseInvalid, cityUnknown, passwordsDiffer, passwordTooShort

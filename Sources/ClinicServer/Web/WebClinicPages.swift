@@ -39,7 +39,11 @@ struct WebClinicPages {
         }
         let patient = web.patient
         if me && patient == nil { throw WebRedirect.login }
-        let query = NearestQuery(limit: 10, pediatricOnly: pediatric, hospitalOnly: hospital)
+        // Hospitals a patient walks in to, unless every kind is asked for (`all=1`); the page says so.
+        let everyday = request.query("all") != "1"
+        let query = { var query = NearestQuery(limit: 10, pediatricOnly: pediatric, hospitalOnly: hospital)
+                      query.everydayOnly = everyday
+                      return query }()
         let owner: @Sendable () throws -> Client = {
             guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             return patient
@@ -72,14 +76,28 @@ struct WebClinicPages {
         values["lat"] = String(point.latitude)
         values["lon"] = String(point.longitude)
         values["searched"] = true
+        values["everydayOnly"] = everyday
+        values["everyKindHref"] = Self.withParameter(request, "all", everyday ? "1" : nil)
         values["nearestId"] = found.first.map { String($0.clinic.id ?? 0) } ?? ""
         values["clinics"] = found.enumerated().map { index, item in
             ["id": item.clinic.id ?? 0, "name": item.clinic.name, "address": item.clinic.address, "city": item.clinic.city,
              "state": item.clinic.state, "distance": DistanceText.text(item.distance, web.language),
              "metres": String(Int(item.distance.rounded())), "nearest": index == 0,
-             "lat": String(item.clinic.lat), "lon": String(item.clinic.lon)] as [String: Any]
+             "lat": String(item.clinic.lat), "lon": String(item.clinic.lon),
+             "kind": WebFormat.section(item.clinic.kind?.text(web.language))] as [String: Any]
         }
         return dependencies.page("nearest", web, values)
+    }
+
+    /// This page's own address with one parameter set to `value` (removed when nil), the others kept.
+    static func withParameter(_ request: Request, _ name: String, _ value: String?) -> String {
+        var items = URLComponents(string: "?" + (request.uri.query ?? ""))?.queryItems ?? []
+        items.removeAll { $0.name == name }
+        if let value { items.append(URLQueryItem(name: name, value: value)) }
+        var components = URLComponents()
+        components.path = request.uri.path
+        components.queryItems = items.isEmpty ? nil : items
+        return components.string ?? request.uri.path
     }
 
     /// A typed place that cannot be found (or cannot be an address): said on the search's own

@@ -26,6 +26,10 @@ public struct NearestQuery: Sendable, Equatable {
     /// A specialization key or its English or Russian name; nil for any.
     public var specialization: String?
     public var withinKilometres: Double?
+    /// Only hospitals a patient walks in to for an everyday visit (`Clinic.servesEveryday`): no
+    /// military, psychiatric, long-term, rehabilitation or specialty ones, and a children's
+    /// hospital only when `pediatricOnly` (issue 55). The nearest of those, still exact.
+    public var everydayOnly = false
 
     public static let maximumLimit = 100
 
@@ -172,12 +176,23 @@ public final class ClinicController: Sendable {
             let inState = Set(all.filter { $0.state.uppercased() == code }.compactMap(\.id))
             filter.clinicIds = filter.clinicIds.map { $0.intersection(inState) } ?? inState
         }
-        let matches = try directory.finder.nearest(to: point, limit: reach, filter: filter)
-        let clinics = try directory.clinics ?? database.reading { tx in
-            try Dictionary(tx.clinics(ids: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
-                           uniquingKeysWith: { first, _ in first })
+        // Everyday hospitals only: the kind is the clinic row's, so the finder is asked for more
+        // (twice as many each round, at most `maximumReach`) until enough of them are found.
+        var asked = reach
+        while true {
+            let matches = try directory.finder.nearest(to: point, limit: asked, filter: filter)
+            let clinics = try directory.clinics ?? database.reading { tx in
+                try Dictionary(tx.clinics(ids: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
+                               uniquingKeysWith: { first, _ in first })
+            }
+            let found = matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
+            guard query.everydayOnly else { return found }
+            let everyday = found.filter { $0.clinic.servesEveryday(child: query.pediatricOnly) }
+            if everyday.count >= reach || matches.count < asked || asked >= Self.maximumReach {
+                return Array(everyday.prefix(reach))
+            }
+            asked = min(asked * 2, Self.maximumReach)
         }
-        return matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
     }
 
     /// A clinic's time zone comes from where it is: the time-zone boundaries at its point
