@@ -15,7 +15,11 @@ struct WebAccountPages {
     func addRoutes(to group: RouterGroup<APIContext>) {
         group.get("/") { _, context in
             let web = try context.webRequest()
-            return dependencies.page(web.patient == nil ? "start" : "menu", web)
+            guard web.patient != nil else { return dependencies.page("start", web) }
+            // The next free times near home in one tap (issue 55: 3 taps from here to "Booked").
+            return dependencies.page("menu", web, ["specializations": Specialization.all.map { item in
+                ["key": item.key, "name": web.language == .ru ? item.russian : item.english, "selected": item.key == "therapy"] as [String: Any]
+            }])
         }
         group.get("/privacy") { _, context in
             let web = try context.webRequest()
