@@ -85,11 +85,38 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// A request's head has been read and its response has not ended.
     private var inRequest = false
+    /// A request's head has been read and its body has not ended.
+    private var bodyOpen = false
     private var answered = false
+    private var failed = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { inRequest = true }
+        switch unwrapInboundIn(data) {
+        case .head: inRequest = true; bodyOpen = true
+        case .end: bodyOpen = false
+        case .body: break
+        }
         context.fireChannelRead(data)
+    }
+
+    /// The client closed with a request's body unfinished: the request fails now, as the
+    /// decoder's own end-of-input error makes it fail. Should that error not reach the
+    /// handler reading the body, it would wait for the idle timeout (issue 55: a cut-short
+    /// request was counted 60 s late beside the test suite).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed { failOpenBody(context) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failOpenBody(context)
+        context.fireChannelInactive()
+    }
+
+    private func failOpenBody(_ context: ChannelHandlerContext) {
+        guard bodyOpen, !failed else { return }
+        failed = true
+        context.fireErrorCaught(HTTPParserError.invalidEOFState)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -99,6 +126,7 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard error is HTTPParserError, !inRequest, !answered else {
+            if bodyOpen { failed = true }
             context.fireErrorCaught(error)
             return
         }

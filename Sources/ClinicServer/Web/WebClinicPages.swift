@@ -70,6 +70,7 @@ struct WebClinicPages {
                 var query = "/clinics/nearest?address=" + URLEncodedForm.encode(other.hint ?? other.name)
                 if pediatric { query += "&pediatric=1" }
                 if hospital { query += "&hospital=1" }
+                if !everyday { query += "&all=1" }
                 return ["name": other.name, "href": query]
             }
         }

@@ -13,7 +13,7 @@ import Testing
             let registered = try await server.web(.post, "/register", cookies: cookies, form: [
                 "csrf": try #require(form.csrf), "login": "wl-web", "password": InProcessServer.password,
                 "passwordAgain": InProcessServer.password, "name": "Paula", "surname": "Page", "street": "Main St", "house": "5",
-                "cityChoice": "Boston", "acceptPrivacy": "yes"])
+                "cityChoice": "Boston", "acceptPrivacy": "yes", "birthDate": "1984-05-06"])
             #expect(registered.status == 303, "\(registered.text)")
             cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
             let menu = try await server.web(.get, "/", cookies: cookies)
