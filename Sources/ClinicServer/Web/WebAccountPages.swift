@@ -17,9 +17,7 @@ struct WebAccountPages {
             let web = try context.webRequest()
             guard web.patient != nil else { return dependencies.page("start", web) }
             // The next free times near home in one tap (issue 55: 3 taps from here to "Booked").
-            return dependencies.page("menu", web, ["specializations": Specialization.all.map { item in
-                ["key": item.key, "name": web.language == .ru ? item.russian : item.english, "selected": item.key == "therapy"] as [String: Any]
-            }])
+            return dependencies.page("menu", web, ["specializations": WebFormat.specializations(web.language, selected: "therapy")])
         }
         group.get("/privacy") { _, context in
             let web = try context.webRequest()

@@ -268,9 +268,7 @@ struct WebClinicPages {
         let address = request.query("address")?.trimmingCharacters(in: .whitespaces) ?? ""
         var values: [String: Any] = [
             "address": address,
-            "specializations": Specialization.all.map { item in
-                ["key": item.key, "name": web.language == .ru ? item.russian : item.english, "selected": item.key == wanted] as [String: Any]
-            },
+            "specializations": WebFormat.specializations(web.language, selected: wanted),
         ]
         guard !wanted.isEmpty else { return dependencies.page("find", web, values) }
         let patient = web.patient
@@ -310,6 +308,13 @@ struct WebClinicPages {
 
 /// How the pages write clinic times (distances: `DistanceText`).
 enum WebFormat {
+    /// The specializations as a select's options, in the reader's language, `selected` chosen.
+    static func specializations(_ language: Language, selected: String) -> [[String: Any]] {
+        Specialization.all.map { item in
+            ["key": item.key, "name": language == .ru ? item.russian : item.english, "selected": item.key == selected]
+        }
+    }
+
     /// A value a template shows in a section (`{{#key}}…{{/key}}`): none or an empty text is
     /// `false`, which hides it (mustache shows a section for any text, even an empty one).
     static func section(_ text: String?) -> Any {
