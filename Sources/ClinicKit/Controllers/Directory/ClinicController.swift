@@ -178,13 +178,18 @@ public final class ClinicController: Sendable {
         }
         // Everyday hospitals only: the kind is the clinic row's, so the finder is asked for more
         // (twice as many each round, at most `maximumReach`) until enough of them are found.
+        // Rows read in an earlier round are not read again.
         var asked = reach
+        var read: [Int64: Clinic] = [:]
         while true {
             let matches = try directory.finder.nearest(to: point, limit: asked, filter: filter)
-            let clinics = try directory.clinics ?? database.reading { tx in
-                try Dictionary(tx.clinics(ids: matches.map(\.clinicId)).map { ($0.id ?? 0, $0) },
-                               uniquingKeysWith: { first, _ in first })
-            }
+            let clinics = try directory.clinics ?? {
+                let missing = matches.map(\.clinicId).filter { read[$0] == nil }
+                if !missing.isEmpty {
+                    for clinic in try database.reading({ tx in try tx.clinics(ids: missing) }) { read[clinic.id ?? 0] = clinic }
+                }
+                return read
+            }()
             let found = matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
             guard query.everydayOnly else { return found }
             let everyday = found.filter { $0.clinic.servesEveryday(child: query.pediatricOnly) }
