@@ -186,6 +186,10 @@ let package = Package(
             name: "ClinicImagesTests",
             dependencies: ["ClinicImages", "ClinicKit"],
             exclude: ["Fixtures"]),
+        // The rules on plain facts (issue 56): ClinicKit alone, no store, no file.
+        .testTarget(
+            name: "ClinicRulesTests",
+            dependencies: ["ClinicKit"]),
         .testTarget(
             name: "ClinicKitTests",
             dependencies: ["ClinicKit", "ClinicStoreSQLite", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",

@@ -86,7 +86,7 @@ enum HTTPMapping {
         case .forbidden, .privacyNotAccepted, .insecureSessionFile: .forbidden
         case .notFound: .notFound
         case .slotTaken, .loginTaken, .overlappingAppointment, .patientUnavailable, .hoursConflict, .storeNotEmpty,
-             .alreadyWaiting, .textsUnavailable: .conflict
+             .alreadyWaiting, .textsUnavailable, .tooClose: .conflict
         case .slotUnavailable, .weakPassword, .limitReached, .idempotencyKeyReused, .invalidTransition, .tooLate,
              .geocodeFailed: .unprocessableContent
         case .accountLocked, .rateLimited: .tooManyRequests

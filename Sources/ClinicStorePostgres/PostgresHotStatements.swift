@@ -152,6 +152,8 @@ struct BookingGatherStatement: HotStatement {
     static let candidates = "x.department_id = $1 AND x.is_active AND ($2::bigint IS NULL OR x.id = $2::bigint)"
     static let sql: String = {
         let doctorsOf = "SELECT x.id FROM doctors x WHERE \(candidates)"
+        // `BookingFactsRequest.departmentSpan`'s widening.
+        let reach = "interval '\(Int(BookingFactsRequest.departmentReach / 86_400)) days'"
         return """
             SELECT EXISTS (SELECT 1 FROM clients WHERE id = $3::bigint) AS client_exists,
                    (SELECT preferred_language FROM clients WHERE id = $3::bigint) AS language,
@@ -185,7 +187,14 @@ struct BookingGatherStatement: HotStatement {
                        FROM slot_holds h
                        WHERE h.doctor_id IN (\(doctorsOf)) AND \(PostgresTransaction.overlapping("$7", "$8", alias: "h."))
                              AND h.expires_at > $9)
-                   END AS holds
+                   END AS holds,
+                   CASE WHEN coalesce((SELECT value FROM settings WHERE key = 'booking.department_days_between'), '0') <> '0' THEN (
+                       SELECT coalesce(string_agg(a.id || ' ' || floor(extract(epoch FROM a.starts_at))::bigint || ' '
+                                                  || floor(extract(epoch FROM a.ends_at))::bigint, ',' ORDER BY a.starts_at, a.id), '')
+                       FROM appointments a WHERE a.client_id = $3::bigint AND a.department_id = $1
+                            AND \(AppointmentStatus.activeCondition)
+                            AND \(PostgresTransaction.overlapping("($7 - \(reach))", "($8 + \(reach))", alias: "a.")))
+                   END AS department_visits
             """
     }()
     let bindings: PostgresBindings, types: [PostgresDataType]

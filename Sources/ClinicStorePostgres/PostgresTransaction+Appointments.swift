@@ -232,12 +232,13 @@ extension PostgresTransaction {
         }
     }
 
-    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan] {
+    func activeAppointmentSpans(ofClient clientId: Int64, inDepartment departmentId: Int64?, overlapping span: Range<Date>) throws -> [PatientSpan] {
         try rows("""
             SELECT id, starts_at, ends_at FROM appointments
             WHERE client_id = $1 AND \(AppointmentStatus.activeCondition) AND \(Self.overlapping("$3", "$2"))
+                  AND ($4::bigint IS NULL OR department_id = $4::bigint)
             ORDER BY starts_at, id
-            """, [clientId, span.upperBound, span.lowerBound]).map { row in
+            """, [clientId, span.upperBound, span.lowerBound, departmentId]).map { row in
             let start = try row.instant("starts_at", in: "appointments"), end = try row.instant("ends_at", in: "appointments")
             return PatientSpan(appointmentId: try row.value("id", in: "appointments"), span: start..<max(start, end))
         }

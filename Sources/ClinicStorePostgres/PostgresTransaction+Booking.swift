@@ -71,7 +71,10 @@ extension PostgresTransaction {
             activeCount: try row.value("active_count", in: "booking facts"),
             bookingSettings: try JSONRows.decode([String: String].self, try text("settings")),
             messageContext: context, appointmentId: appointmentId, personalDataKeyCheck: check,
-            holds: try optionalText("holds").map { try JSONRows.rows($0).map(SlotHold.init(row:)) } ?? [])
+            holds: try optionalText("holds").map { try JSONRows.rows($0).map(SlotHold.init(row:)) } ?? [],
+            departmentVisits: try optionalText("department_visits").map {
+                try Self.spans($0, column: "department_visits").map { PatientSpan(appointmentId: $0.0, span: $0.1) }
+            } ?? [])
     }
 
     /// The exceptions of the doctors `doctors` (a query of their ids) on the days `first`

@@ -204,12 +204,13 @@ extension SQLiteTransaction {
         return Date(seconds: start)..<Date(seconds: max(start, end))
     }
 
-    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan] {
+    func activeAppointmentSpans(ofClient clientId: Int64, inDepartment departmentId: Int64?, overlapping span: Range<Date>) throws -> [PatientSpan] {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT id, starts_at, ends_at FROM appointments
             WHERE client_id = ? AND \(AppointmentStatus.activeCondition) AND starts_at < ? AND ends_at > ?
+                  AND (? IS NULL OR department_id = ?)
             ORDER BY starts_at, id
-            """), arguments: [clientId, span.upperBound.seconds, span.lowerBound.seconds]).map { row in
+            """), arguments: [clientId, span.upperBound.seconds, span.lowerBound.seconds, departmentId, departmentId]).map { row in
             PatientSpan(appointmentId: try row.value("id", in: "appointments"), span: try Self.span(row))
         }
     }

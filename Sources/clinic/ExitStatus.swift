@@ -11,7 +11,7 @@ extension ClinicError.Code {
         case .notFound, .geocodeFailed: return 4
         case .loginTaken, .slotTaken, .slotUnavailable, .overlappingAppointment, .invalidTransition, .tooLate,
              .limitReached, .patientUnavailable, .idempotencyKeyReused, .hoursConflict, .storeNotEmpty, .alreadyWaiting,
-             .textsUnavailable: return 5
+             .textsUnavailable, .tooClose: return 5
         case .migrationMismatch, .databaseTooNew, .busy, .storage, .keyError, .storeUnreachable, .storeAuthFailed,
              .storeDatabaseMissing: return 6
         case .internalError: return 70

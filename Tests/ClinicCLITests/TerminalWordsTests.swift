@@ -59,7 +59,7 @@ import Testing
             .notFound: 4, .geocodeFailed: 4,
             .loginTaken: 5, .slotTaken: 5, .slotUnavailable: 5, .overlappingAppointment: 5, .invalidTransition: 5, .tooLate: 5,
             .limitReached: 5, .patientUnavailable: 5, .idempotencyKeyReused: 5, .hoursConflict: 5, .storeNotEmpty: 5, .alreadyWaiting: 5,
-            .textsUnavailable: 5,
+            .textsUnavailable: 5, .tooClose: 5,
             .migrationMismatch: 6, .databaseTooNew: 6, .busy: 6, .storage: 6, .keyError: 6,
             .storeUnreachable: 6, .storeAuthFailed: 6, .storeDatabaseMissing: 6,
             .internalError: 70,

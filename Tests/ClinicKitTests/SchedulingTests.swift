@@ -270,4 +270,42 @@ import Testing
         #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.max_active", to: "0") } != nil)
         #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.colour", to: "1") } != nil)
     }
+
+    /// The department spacing rule through the store (issue 56): the gather brings the
+    /// patient's other visits in the department, booking and moving are refused with the
+    /// other visit's date, and nothing changes. Its edge cases are `DepartmentSpacingTests`'.
+    @Test func visitsInOneDepartmentKeepTheirSpacingWhenSet() throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna"), id = anna.id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0
+        let first = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-24 09:00"))
+        // Off by default: the next day is fine.
+        let next = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-25 09:00"))
+        _ = try system.appointments.cancelAppointment(next.id ?? 0, clientId: id)
+        try system.appointments.setBookingRule("booking.department_days_between", to: "6")
+        let before = try fingerprint(system)
+        let refused = expectError(.tooClose) {
+            _ = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-27 09:00"))
+        }
+        #expect(refused?.arguments == ["2026-11-24", "6"])
+        #expect(try fingerprint(system) == before)
+        // Another department is another matter; six days later is far enough.
+        _ = try system.appointments.createAppointment(clientId: id, departmentId: cardiology, at: local("2026-11-25 09:00"))
+        let later = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-30 09:00"))
+        // A move is measured against the other visits, not itself.
+        let moving = try fingerprint(system)
+        #expect(expectError(.tooClose) {
+            _ = try system.appointments.rescheduleAppointment(later.id ?? 0, clientId: id, to: local("2026-11-26 09:00"))
+        }?.arguments == ["2026-11-24", "6"])
+        #expect(expectError(.tooClose) {
+            _ = try system.appointments.rescheduleAppointment(first.id ?? 0, clientId: id, to: local("2026-11-25 10:00"))
+        }?.arguments == ["2026-11-30", "6"])
+        #expect(try fingerprint(system) == moving)
+        _ = try system.appointments.rescheduleAppointment(first.id ?? 0, clientId: id, to: local("2026-11-23 09:00"))
+        // A cancelled visit no longer counts.
+        _ = try system.appointments.cancelAppointment(first.id ?? 0, clientId: id)
+        _ = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-24 10:00"))
+        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.department_days_between", to: "366") } != nil)
+    }
 }

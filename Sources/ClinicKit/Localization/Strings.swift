@@ -37,7 +37,7 @@ public enum MessageKey: String, Sendable, CaseIterable, Codable {
     case visitTypePriceInvalid, cannotReschedule, cannotCancel, notesTooLong, notesControl, appointmentNotFound
     case notYourAppointment, resourceNotFound, holdNotFound, holdsPerDoctorDay, attachmentUndecodable, attachmentPixels, attachmentDecodeWork, attachmentEmpty, attachmentTooLarge, attachmentUnsupported, attachmentTypeMismatch, attachmentNameInvalid, attachmentPDFActive, attachmentTooLate, attachmentNotFound, attachmentNotYours, attachmentLimit, attachmentOutputExists, attachmentOutputUnwritable, threadNotFound, threadAnswerSubject, threadAnswerBody, potentialWhere, potentialNearHome, potentialWindow, slotInPast, slotTaken, slotOutsideHours, overlapping, overlappingUnknown, slotTooSoon
     case threadTooFast, threadLimit, threadClosedAfterCancel
-    case slotTooFar, tooLate, limitReached, transitionRefused, notStartedYet, checkInNotToday, daysRange, settingUnknown, settingRange
+    case slotTooFar, tooLate, tooClose, limitReached, transitionRefused, notStartedYet, checkInNotToday, daysRange, settingUnknown, settingRange
     case exceptionInvalid, exceptionNotFound, eventBooked, eventRescheduled, findVisitTooLong, findIncomplete
     case beforeInPast, doctorUnknown, exceptionOverlaps, timeHasSeconds, booked, rescheduled, cancelled
     case statusScheduled, statusConfirmed, statusCompleted, statusCancelled, statusNoShow, statusArrived

@@ -156,6 +156,9 @@ public struct BookingPolicy: Sendable, Equatable {
     public var waitlistOfferMinutes = 15
     /// How many waitlists (one per department) a patient may be on at once.
     public var waitlistEntries = 5
+    /// How many days apart (by the clinic's calendar) a patient's active visits in one
+    /// department must be, by booking or by moving (`too_close`); 0: no such rule.
+    public var departmentDaysBetween = 0
     var horizon: TimeInterval { TimeInterval(horizonDays) * 86_400 }
 
     public init() {}
@@ -172,6 +175,7 @@ public struct BookingPolicy: Sendable, Equatable {
         ("booking.thread_days_after_cancel", \.threadDaysAfterCancel, 0...3650),
         ("booking.waitlist_offer_minutes", \.waitlistOfferMinutes, 1...1440),
         ("booking.waitlist_entries", \.waitlistEntries, 1...100),
+        ("booking.department_days_between", \.departmentDaysBetween, 0...365),
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {

@@ -56,6 +56,9 @@ public struct ClinicError: Error, Equatable, Sendable, CustomStringConvertible {
         case alreadyWaiting = "already_waiting"
         /// No server of the deployment has an SMS gateway: a code would never be sent (issue 55).
         case textsUnavailable = "texts_unavailable"
+        /// The patient has another active visit in the department fewer than
+        /// `booking.department_days_between` days away.
+        case tooClose = "too_close"
     }
 
     public let code: Code

@@ -19,7 +19,7 @@ enum FHIROutcome {
         case "forbidden", "privacy_not_accepted": "forbidden"
         case "not_found": "not-found"
         case "slot_taken", "login_taken", "overlapping_appointment", "patient_unavailable", "hours_conflict": "conflict"
-        case "slot_unavailable", "limit_reached", "invalid_transition", "too_late", "weak_password", "geocode_failed":
+        case "slot_unavailable", "limit_reached", "invalid_transition", "too_late", "weak_password", "geocode_failed", "too_close":
             "business-rule"
         case "idempotency_key_reused", "precondition_failed": "conflict"
         case "account_locked", "rate_limited": "throttled"

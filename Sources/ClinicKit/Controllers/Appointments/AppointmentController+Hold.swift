@@ -23,34 +23,8 @@ extension AppointmentController {
             let gathered = try tx.holdFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
                                                               onlyDoctorId: doctorId, at: .instant(start), exceptAppointment: nil,
                                                               exceptHold: nil, now: now))
-            let facts = gathered.facts
-            guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let policy = BookingPolicy(settings: facts.bookingSettings)
-            let (department, clinic) = try Self.departmentAndClinic(facts, departmentId)
-            let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
-            let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start, preferred: doctorId,
-                                               strict: true, now: now, policy: policy, duration: visit?.durationMinutes)
-            try Self.checkPatient(facts, start: start, end: choice.end, excluding: nil, policy: policy)
-            // Holding is free: a bound on how many of the doctor's times of the day others hold
-            // (gathered under the doctor's lock on PostgreSQL), in the doctor's day in the
-            // clinic's zone (within the gather's span, a day either side of the time).
-            let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
-            let dayStart = day.firstInstant(in: clinic.zone) ?? start.addingTimeInterval(-86_400)
-            let dayEnd = day.adding(days: 1).firstInstant(in: clinic.zone) ?? start.addingTimeInterval(86_400)
-            let others = facts.holds.filter {
-                $0.doctorId == doctorId && $0.clientId != clientId && $0.startsAt < dayEnd && $0.endsAt > dayStart
-            }
-            guard others.count < policy.holdsPerDoctorDay else {
-                throw ClinicError(.limitReached, .holdsPerDoctorDay, String(policy.holdsPerDoctorDay))
-            }
-            // Holding the same time again does not renew the hold: it keeps its first expiry.
-            var expires = now.addingTimeInterval(TimeInterval(policy.holdSeconds))
-            if let earlier = gathered.released.first(where: { $0.startsAt < choice.end && $0.endsAt > start }) {
-                expires = min(expires, earlier.expiresAt)
-            }
-            return try tx.insertSlotHold(SlotHold(
-                clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId, doctorId: doctorId,
-                visitTypeId: visit?.id, startsAt: start, endsAt: choice.end, expiresAt: expires, createdAt: now))
+            return try tx.insertSlotHold(try BookingRules.hold(gathered, clientId: clientId, departmentId: departmentId,
+                                                               doctorId: doctorId, start: start, visitTypeId: visitTypeId, now: now))
         } }
     }
 

@@ -121,36 +121,32 @@ public final class AppointmentController: Sendable {
         let facts = try tx.bookingFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
                                                           onlyDoctorId: doctorId, at: time, exceptAppointment: nil, exceptHold: hold,
                                                           now: now))
-        guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        let policy = BookingPolicy(settings: facts.bookingSettings)
-        let (department, clinic) = try Self.departmentAndClinic(facts, departmentId)
-        let start = try TimeInput.resolve(time, in: clinic.zone)
-        let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
-        let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start, preferred: doctorId,
-                                           strict: doctorId != nil, now: now, policy: policy, duration: visit?.durationMinutes)
-        try Self.checkPatient(facts, start: start, end: choice.end, excluding: nil, policy: policy)
-        var appointment = Appointment(
-            id: facts.appointmentId, clientId: clientId, clinicId: clinic.id ?? 0, departmentId: departmentId,
-            doctorId: choice.doctor.id ?? 0, doctorName: choice.doctor.name, startsAt: start,
-            endsAt: choice.end, status: .scheduled, notes: notes, createdAt: now, updatedAt: now, visitTypeId: visit?.id)
-        let actor: ChangedBy = staffId == nil ? .patient : .staff
+        let decision = try BookingRules.book(facts, BookingAsk(clientId: clientId, departmentId: departmentId, time: time,
+                                                               doctorId: doctorId, notes: notes, staffId: staffId,
+                                                               visitTypeId: visitTypeId), now: now)
+        return try Self.write(tx, decision, facts: facts)
+    }
+
+    /// A booking's decision written: in one write where the facts gave the id (the notes
+    /// sealed to it, the message about it), else the seam's writes one by one.
+    static func write(_ tx: any StoreWriting, _ decision: BookingDecision, facts: BookingFacts) throws -> Appointment {
+        var appointment = decision.appointment
+        let notes = appointment.notes
         guard let id = facts.appointmentId else {
-            // A store that gives the id as it writes: the seam's writes one by one.
+            // A store that gives the id as it writes.
             let booked = try tx.insertAppointment(appointment)
-            try Self.record(tx, booked, "booked", actor, now, staffId: staffId)
-            try Inbox.about(tx, booked, kind: .booked, staffId: staffId, now: now, context: facts.messageContext)
+            var event = decision.event
+            event.appointmentId = booked.id ?? 0
+            try tx.insertAppointmentEvent(event)
+            try Inbox.about(tx, booked, kind: .booked, staffId: decision.event.staffId, now: decision.event.at,
+                            context: facts.messageContext)
             return booked
         }
-        // The id is known before the write: notes sealed to it, the message written about it, all in one write.
         if !notes.isEmpty {
             appointment.notes = try AppointmentNotes.seal(notes, appointmentId: id,
                                                        cipher: try AppointmentNotes.sealingCipher(tx, keyCheck: facts.personalDataKeyCheck))
         }
-        let message = facts.messageContext.flatMap { context in
-            Inbox.message(about: appointment, kind: .booked, context: context, staffId: staffId)
-        }
-        var booked = try tx.insertBooking(appointment, event: Self.event(appointment, "booked", actor, now, staffId: staffId),
-                                          message: message)
+        var booked = try tx.insertBooking(appointment, event: decision.event, message: decision.message)
         booked.notes = notes
         return booked
     }
@@ -180,53 +176,28 @@ public final class AppointmentController: Sendable {
     public func rescheduleAppointment(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) throws -> Appointment {
         let now = self.now()
         return try changes.count("reschedule") { try database.writing { tx in
-            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
-            let policy = BookingPolicy(settings: facts.bookingSettings)
+            let (facts, policy) = try BookingRules.patientMayChange(try tx.appointmentChangeFacts(id: id), id: id, clientId: clientId,
+                                                                     refusal: .cannotReschedule, now: now)
             let appointment = try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
-            // Once checked in, the visit is the clinic's to change.
-            guard appointment.status.isPatientChangeable else {
-                throw ClinicError(.invalidTransition, .cannotReschedule, appointment.status.rawValue)
-            }
-            try checkCutoff(appointment, now: now, policy: policy)
             return try relocate(tx, appointment, to: time, doctorId: nil, policy: policy, now: now, staffId: nil, reason: nil)
         } }
     }
 
     /// Moves an appointment to another time (and, with `doctorId`, to that doctor) in one
-    /// change: the slot's rules as for a booking, the patient's other appointments, the visit's
-    /// length kept; the history says who moved it (`staffId`) and why, and the patient is told
-    /// in the inbox. The same time with the same doctor changes nothing.
+    /// change (`BookingRules.move`); the history says who moved it (`staffId`) and why, and the
+    /// patient is told in the inbox. The same time with the same doctor changes nothing.
     /// `hold`: a hold of the new time for this patient (a waitlist offer's), which does not
     /// stand in the move's way.
     func relocate(_ tx: any StoreWriting, _ appointment: Appointment, to time: TimeInput.Parsed, doctorId: Int64?,
                   policy: BookingPolicy, now: Date, staffId: Int64?, reason: String?, hold: Int64? = nil) throws -> Appointment {
-        var appointment = appointment
         let facts = try tx.bookingFacts(Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
                                                           visitTypeId: appointment.visitTypeId, onlyDoctorId: doctorId, at: time,
                                                           exceptAppointment: appointment.id, exceptHold: hold, now: now))
-        let (department, clinic) = try Self.departmentAndClinic(facts, appointment.departmentId)
-        let start = try TimeInput.resolve(time, in: clinic.zone)
-        guard start != appointment.startsAt || (doctorId != nil && doctorId != appointment.doctorId) else { return appointment }
-        // A visit keeps its length: its visit type's (even one no longer offered).
-        let choice = try Self.chooseDoctor(facts, department: department, clinic: clinic, start: start,
-                                           preferred: doctorId ?? appointment.doctorId, strict: doctorId != nil, now: now,
-                                           policy: policy, duration: facts.visitType?.durationMinutes)
-        if appointment.clientId != nil {
-            try Self.checkPatient(facts, start: start, end: choice.end, excluding: appointment.id, policy: policy)
-        }
-        appointment.doctorId = choice.doctor.id ?? 0
-        appointment.doctorName = choice.doctor.name
-        appointment.startsAt = start
-        appointment.endsAt = choice.end
-        appointment.updatedAt = now
-        let moved = appointment
-        let message = facts.messageContext.flatMap {
-            Inbox.message(about: moved, kind: .rescheduled, context: $0, reason: reason, staffId: staffId)
-        }
-        try tx.changeAppointment(moved, event: Self.event(moved, "rescheduled", staffId == nil ? .patient : .staff, now, reason: reason,
-                                                          staffId: staffId),
-                                 message: message)
-        return moved
+        guard let decision = try BookingRules.move(facts, MoveAsk(appointment: appointment, time: time, doctorId: doctorId,
+                                                                  staffId: staffId, reason: reason), policy: policy, now: now)
+        else { return appointment }
+        try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        return decision.appointment
     }
 
     /// A patient cancels: the status becomes `cancelled` (the row stays) and the slot is free.
@@ -234,19 +205,10 @@ public final class AppointmentController: Sendable {
     public func cancelAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
         return try changes.count("cancel") { try database.writing { tx in
-            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
-            let policy = BookingPolicy(settings: facts.bookingSettings)
-            var cancelled = facts.appointment
-            guard cancelled.status.isPatientChangeable else {
-                throw ClinicError(.invalidTransition, .cannotCancel, cancelled.status.rawValue)
-            }
-            try checkCutoff(cancelled, now: now, policy: policy)
-            cancelled.status = .cancelled
-            cancelled.updatedAt = now
-            let message = facts.messageContext.flatMap { Inbox.message(about: cancelled, kind: .cancelled, context: $0) }
-            try tx.changeAppointment(cancelled, event: Self.event(cancelled, AppointmentStatus.cancelled.rawValue, .patient, now),
-                                     message: message)
-            return try AppointmentNotes.opened(cancelled, tx, keyCheck: facts.personalDataKeyCheck)
+            let facts = try tx.appointmentChangeFacts(id: id)
+            let decision = try BookingRules.cancel(facts, id: id, clientId: clientId, now: now)
+            try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+            return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts?.personalDataKeyCheck)
         } }
     }
 
@@ -255,17 +217,12 @@ public final class AppointmentController: Sendable {
     public func confirmAppointment(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
         return try database.writing { tx in
-            let facts = try Self.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
-            var confirmed = facts.appointment
-            guard confirmed.status != .confirmed else { return try AppointmentNotes.opened(confirmed, tx, keyCheck: facts.personalDataKeyCheck) }
-            guard confirmed.status == .scheduled else {
-                throw ClinicError(.invalidTransition, .cannotConfirm, confirmed.status.rawValue)
+            let facts = try BookingRules.owned(try tx.appointmentChangeFacts(id: id), id, clientId)
+            guard let decision = try BookingRules.confirm(facts.appointment, now: now) else {
+                return try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
             }
-            confirmed.status = .confirmed
-            confirmed.updatedAt = now
-            try tx.changeAppointment(confirmed, event: Self.event(confirmed, AppointmentStatus.confirmed.rawValue, .patient, now),
-                                     message: nil)
-            return try AppointmentNotes.opened(confirmed, tx, keyCheck: facts.personalDataKeyCheck)
+            try tx.changeAppointment(decision.appointment, event: decision.event, message: nil)
+            return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts.personalDataKeyCheck)
         }
     }
 
@@ -475,20 +432,6 @@ public final class AppointmentController: Sendable {
         return (department, clinic)
     }
 
-    /// The department and its clinic, from the gathered facts.
-    static func departmentAndClinic(_ facts: BookingFacts, _ departmentId: Int64) throws -> (Department, Clinic) {
-        guard let department = facts.department else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
-        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(department.clinicId)) }
-        return (department, clinic)
-    }
-
-    /// The gathered facts of an appointment, if it exists and belongs to the patient.
-    static func owned(_ facts: AppointmentChangeFacts?, _ id: Int64, _ clientId: Int64) throws -> AppointmentChangeFacts {
-        guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
-        guard facts.appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
-        return facts
-    }
-
     /// The appointment, if it exists and belongs to the patient.
     static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
         guard let appointment = try tx.appointment(id: id) else {
@@ -496,65 +439,6 @@ public final class AppointmentController: Sendable {
         }
         guard appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
         return appointment
-    }
-
-    func checkCutoff(_ appointment: Appointment, now: Date, policy: BookingPolicy) throws {
-        if appointment.startsAt.timeIntervalSince(now) < TimeInterval(policy.cutoffMinutes * 60) {
-            throw ClinicError(.tooLate, .tooLate, String(policy.cutoffMinutes))
-        }
-    }
-
-    /// Picks the doctor for a start. `strict`: only `preferred` will do. Otherwise `preferred`
-    /// first (if it is in the department), then the others by id. The rule over the gathered
-    /// facts (the doctors, their hours and exceptions, the taken times), no store in sight.
-    static func chooseDoctor(_ facts: BookingFacts, department: Department, clinic: Clinic, start: Date, preferred: Int64?,
-                             strict: Bool, now: Date, policy: BookingPolicy, duration: Int? = nil) throws -> (doctor: Doctor, end: Date) {
-        guard start > now else { throw ClinicError(.slotUnavailable, .slotInPast) }
-        guard start >= now.addingTimeInterval(TimeInterval(policy.leadMinutes * 60)) else {
-            throw ClinicError(.slotUnavailable, .slotTooSoon, String(policy.leadMinutes))
-        }
-        // The booking horizon: no appointment years ahead (nor in year 9999, whose end is no
-        // longer a valid RFC 3339 time).
-        guard start <= now.addingTimeInterval(policy.horizon) else {
-            throw ClinicError(.slotUnavailable, .slotTooFar, String(policy.horizonDays))
-        }
-        var doctors = facts.doctors
-        if let preferred {
-            if strict {
-                doctors = doctors.filter { $0.id == preferred }
-                guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(preferred)) }
-            } else if let index = doctors.firstIndex(where: { $0.id == preferred }) {
-                doctors.insert(doctors.remove(at: index), at: 0)
-            }
-        }
-        let day = LocalDateTime.of(start, in: clinic.zone)
-        var someoneWorks = false
-        for doctor in doctors {
-            let id = doctor.id ?? 0
-            let schedule = DoctorSchedule(weekly: facts.hours[id] ?? [], exceptions: facts.exceptions[id] ?? [])
-            guard let end = schedule.slotEnd(startingAt: start, zone: clinic.zone, duration: duration) else { continue }
-            someoneWorks = true
-            // Any active appointment of the doctor overlapping the slot takes it (hours may have
-            // changed since it was booked); a live hold takes it too, unless it is the hold this
-            // booking books (left out of the facts). The stores' constraints back this.
-            let taken = (facts.taken[id] ?? []).contains { $0.lowerBound < end && $0.upperBound > start }
-            if !taken { return (doctor, end) }
-        }
-        if someoneWorks { throw ClinicError(.slotTaken, .slotTaken) }
-        throw ClinicError(.slotUnavailable, .slotOutsideHours, day.description, clinic.timeZone)
-    }
-
-    /// The patient holds no overlapping active appointment (other than `excluding`, the one
-    /// being moved) and, for a new one, stays within the limit of active future appointments.
-    static func checkPatient(_ facts: BookingFacts, start: Date, end: Date, excluding: Int64?, policy: BookingPolicy) throws {
-        let span = start..<max(start, end)
-        if let overlapping = facts.patientAppointments.first(where: {
-            $0.appointmentId != excluding && $0.span.lowerBound < span.upperBound && $0.span.upperBound > span.lowerBound }) {
-            throw ClinicError(.overlappingAppointment, .overlapping, String(overlapping.appointmentId))
-        }
-        if excluding == nil, facts.activeCount >= policy.maxActive {
-            throw ClinicError(.limitReached, .limitReached, String(policy.maxActive))
-        }
     }
 
     func move(_ tx: any StoreWriting, _ appointment: Appointment, to status: AppointmentStatus, by actor: ChangedBy, now: Date,
@@ -580,15 +464,7 @@ public final class AppointmentController: Sendable {
 
     static func record(_ tx: any StoreWriting, _ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date,
                        reason: String? = nil, staffId: Int64? = nil) throws {
-        try tx.insertAppointmentEvent(Self.event(appointment, event, actor, now, reason: reason, staffId: staffId))
+        try tx.insertAppointmentEvent(BookingRules.event(appointment, event, actor, now, reason: reason, staffId: staffId))
     }
 
-    /// An appointment's history entry: `booked` and `rescheduled` name the slot.
-    static func event(_ appointment: Appointment, _ event: String, _ actor: ChangedBy, _ now: Date, reason: String? = nil,
-                      staffId: Int64? = nil) -> AppointmentEvent {
-        let withSlot = event == "booked" || event == "rescheduled"
-        return AppointmentEvent(id: nil, appointmentId: appointment.id ?? 0, event: event, actor: actor.rawValue, at: now,
-                                startsAt: withSlot ? appointment.startsAt : nil,
-                                doctorId: withSlot ? appointment.doctorId : nil, reason: reason, staffId: staffId)
-    }
 }

@@ -350,7 +350,7 @@ public final class WaitlistController: Sendable {
             let chosen: (clinic: Clinic, end: Date, policy: BookingPolicy)
             do {
                 let policy = BookingPolicy(settings: facts.bookingSettings)
-                let (department, clinic) = try AppointmentController.departmentAndClinic(facts, freed.departmentId)
+                let (department, clinic) = try BookingRules.departmentAndClinic(facts, freed.departmentId)
                 let duration: Int?
                 if before != nil {
                     duration = facts.visitType?.durationMinutes
@@ -359,11 +359,11 @@ public final class WaitlistController: Sendable {
                         try VisitType.offered(facts.visitType, id: $0, departmentId: freed.departmentId)
                     }?.durationMinutes
                 }
-                let choice = try AppointmentController.chooseDoctor(
+                let choice = try BookingRules.chooseDoctor(
                     facts, department: department, clinic: clinic, start: freed.startsAt, preferred: freed.doctorId, strict: true,
                     now: now, policy: policy, duration: duration)
-                try AppointmentController.checkPatient(facts, start: freed.startsAt, end: choice.end,
-                                                       excluding: entry.beforeAppointmentId, policy: policy)
+                try BookingRules.checkPatient(facts, start: freed.startsAt, end: choice.end, excluding: entry.beforeAppointmentId,
+                                              policy: policy, zone: clinic.zone)
                 chosen = (clinic, choice.end, policy)
             } catch is ClinicError {
                 // Not for this patient (their own overlap or limit, a visit longer than the

@@ -53,8 +53,9 @@ public protocol AppointmentReading {
     /// the hold `exceptHold` (a move's own time, a booked hold's).
     func takenSpans(doctorId: Int64, overlapping span: Range<Date>, at now: Date, exceptAppointment: Int64?,
                     exceptHold: Int64?) throws -> [Range<Date>]
-    /// The patient's active appointments overlapping `span`, by start.
-    func activeAppointmentSpans(ofClient clientId: Int64, overlapping span: Range<Date>) throws -> [PatientSpan]
+    /// The patient's active appointments overlapping `span`, by start; with `departmentId`,
+    /// only those in that department.
+    func activeAppointmentSpans(ofClient clientId: Int64, inDepartment departmentId: Int64?, overlapping span: Range<Date>) throws -> [PatientSpan]
     /// Whether the doctor is taken during `span`: an active appointment other than
     /// `exceptAppointment`, or a hold live at `now` other than `exceptHold` (one query: it is
     /// on every booking's path).

@@ -28,6 +28,15 @@ public struct BookingFactsRequest: Sendable, Equatable {
     /// Whether the candidate doctors' live holds within the span are gathered too (`BookingFacts.holds`).
     public var holds: Bool
 
+    /// The instants within which the patient's other visits in the department are gathered
+    /// (`BookingFacts.departmentVisits`): the span widened by a year and a day each way, more
+    /// than `booking.department_days_between` can ask for.
+    public var departmentSpan: Range<Date> {
+        span.lowerBound.addingTimeInterval(-Self.departmentReach)..<span.upperBound.addingTimeInterval(Self.departmentReach)
+    }
+
+    public static let departmentReach: TimeInterval = 367 * 86_400
+
     public init(clientId: Int64?, departmentId: Int64, visitTypeId: Int64?, onlyDoctorId: Int64?, days: ClosedRange<String>,
                 span: Range<Date>, exceptAppointment: Int64?, exceptHold: Int64?, now: Date, holds: Bool = false) {
         self.clientId = clientId; self.departmentId = departmentId; self.visitTypeId = visitTypeId
@@ -75,17 +84,21 @@ public struct BookingFacts: Sendable, Equatable {
     /// The candidate doctors' live holds within the span, by doctor, then start (when asked
     /// for, `BookingFactsRequest.holds`; empty otherwise).
     public var holds: [SlotHold]
+    /// The patient's active appointments in the department within `departmentSpan`, by
+    /// start, when `booking.department_days_between` is set (empty otherwise): the department
+    /// spacing rule's facts.
+    public var departmentVisits: [PatientSpan]
 
     public init(clientExists: Bool, department: Department?, clinic: Clinic?, visitType: VisitType?, doctors: [Doctor],
                 hours: [Int64: [WorkingHours]], exceptions: [Int64: [WorkingException]], taken: [Int64: [Range<Date>]],
                 patientAppointments: [PatientSpan], activeCount: Int, bookingSettings: [String: String],
                 messageContext: AppointmentMessageContext?, appointmentId: Int64?, personalDataKeyCheck: String? = nil,
-                holds: [SlotHold] = []) {
+                holds: [SlotHold] = [], departmentVisits: [PatientSpan] = []) {
         self.clientExists = clientExists; self.department = department; self.clinic = clinic; self.visitType = visitType
         self.doctors = doctors; self.hours = hours; self.exceptions = exceptions; self.taken = taken
         self.patientAppointments = patientAppointments; self.activeCount = activeCount; self.bookingSettings = bookingSettings
         self.messageContext = messageContext; self.appointmentId = appointmentId
-        self.personalDataKeyCheck = personalDataKeyCheck; self.holds = holds
+        self.personalDataKeyCheck = personalDataKeyCheck; self.holds = holds; self.departmentVisits = departmentVisits
     }
 }
 
@@ -176,9 +189,13 @@ extension BookingFacts {
             if !spans.isEmpty { taken[id] = spans }
             if ask.holds { holds += live }
         }
-        var patient: [PatientSpan] = [], count = 0, context: AppointmentMessageContext?
+        let settings = try tx.settings(prefix: "booking.")
+        var patient: [PatientSpan] = [], visits: [PatientSpan] = [], count = 0, context: AppointmentMessageContext?
         if let clientId = ask.clientId, clientExists {
-            patient = try tx.activeAppointmentSpans(ofClient: clientId, overlapping: ask.span)
+            patient = try tx.activeAppointmentSpans(ofClient: clientId, inDepartment: nil, overlapping: ask.span)
+            if BookingPolicy(settings: settings).departmentDaysBetween > 0 {
+                visits = try tx.activeAppointmentSpans(ofClient: clientId, inDepartment: ask.departmentId, overlapping: ask.departmentSpan)
+            }
             count = try tx.activeAppointmentCount(ofClient: clientId, startingFrom: ask.now)
             if let department, try tx.keepsInboxes() {
                 context = try tx.messageContext(client: clientId, clinic: department.clinicId, department: ask.departmentId)
@@ -187,8 +204,8 @@ extension BookingFacts {
         return BookingFacts(clientExists: clientExists, department: department, clinic: clinic,
                             visitType: try ask.visitTypeId.map { try tx.visitType(id: $0) } ?? nil,
                             doctors: doctors, hours: hours, exceptions: exceptions, taken: taken, patientAppointments: patient,
-                            activeCount: count, bookingSettings: try tx.settings(prefix: "booking."), messageContext: context,
-                            appointmentId: nil, holds: holds)
+                            activeCount: count, bookingSettings: settings, messageContext: context,
+                            appointmentId: nil, holds: holds, departmentVisits: visits)
     }
 }
 
