@@ -84,15 +84,20 @@ let package = Package(
                 "CSQLite",
                 "CArgon2",
                 "CGEOS",
-                "CCurl",
                 "CZlib",
                 "CQPDF",
             ]),
+        // The transports behind ClinicKit's ports (issue 56): e-mail over SMTP and texts
+        // through Kannel on libcurl, the HTTP geocoder. The fronts compose them.
+        .target(
+            name: "ClinicTransports",
+            dependencies: ["ClinicKit", "CCurl"]),
         // The HTTP front: routes, middleware and the mapping of ClinicKit's errors to HTTP;
         // no SQL and no business rules.
         .target(
             name: "ClinicServer",
             dependencies: [
+                "ClinicTransports",
                 "ClinicKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -149,6 +154,7 @@ let package = Package(
             name: "clinic",
             dependencies: [
                 "ClinicKit",
+                "ClinicTransports",
                 "ClinicImages",
                 "ClinicServer",
                 // The composition root (Context) chooses a store: these two.
@@ -192,7 +198,7 @@ let package = Package(
             dependencies: ["ClinicKit"]),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit", "ClinicStoreSQLite", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",
+            dependencies: ["ClinicKit", "ClinicTransports", "ClinicStoreSQLite", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",
                            .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ClinicStorePostgresTests",
@@ -216,6 +222,7 @@ let package = Package(
             name: "ClinicServerTests",
             dependencies: [
                 "ClinicKit",
+                "ClinicTransports",
                 "ClinicStoreSQLite",
                 "ClinicServer",
                 "clinic",

@@ -66,12 +66,7 @@ extension ClinicSystem {
     /// A secret every server of this database shares (created on first use), by name.
     public func sharedSecret(_ name: String) throws -> [UInt8] { try database.sharedSecret(name) }
 
-    /// The writer that commits many changes in one transaction (a server's bookings).
-    public func makeGroupCommitter(maximumBatch: Int, report: @escaping @Sendable (GroupCommitter.BatchReport) -> Void = { _ in }) -> GroupCommitter {
-        GroupCommitter(database: database, maximumBatch: maximumBatch, report: report)
-    }
-
-    /// Idempotency keys' stored responses, shared by every server of this database.
+    /// The kept answers of idempotent requests (`Idempotency-Key`).
     public func makeIdempotencyStore() -> IdempotencyStore { IdempotencyStore(database: database) }
 }
 

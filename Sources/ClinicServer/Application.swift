@@ -67,7 +67,7 @@ extension ClinicServer {
             server: server,
             configuration: .init(address: .hostname(host, port: settings.port), serverName: nil, reuseAddress: true),
             // Shut down in reverse: the HTTP server, the waitlist, the outbox, the map cache, the committer.
-            services: [CommitterService(committer: dependencies.committer, pool: dependencies.pool), dependencies.mapCache, outbox,
+            services: [CommitterService(database: system.database, pool: dependencies.pool), dependencies.mapCache, outbox,
                        waitlist],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.port
@@ -79,15 +79,15 @@ extension ClinicServer {
 
     /// The shared services: the blocking pool (its own `NIOThreadPool`, started here), the
     /// metrics (every appointment change of every front counted where it happens, in
-    /// ClinicKit), the group committer on the database, the gates and limits.
+    /// ClinicKit), the store's writers (group commit on SQLite), the gates and limits.
     static func makeDependencies(system: ClinicSystem, settings: ServerSettings) throws -> ServerDependencies {
         let threads = NIOThreadPool(numberOfThreads: max(settings.blockingThreads, settings.passwordWorkers + 2))
         threads.start()
         let pool = BlockingPool(pool: threads)
         let metrics = ServerMetrics()
         system.appointments.changes.observe { operation, outcome in metrics.change(operation, outcome: outcome) }
-        let committer = system.makeGroupCommitter(maximumBatch: settings.maximumBatch, report: metrics.batch)
-        return ServerDependencies(system: system, pool: pool, committer: committer, metrics: metrics, settings: settings,
+        system.database.startWriters(maximumBatch: settings.maximumBatch, report: metrics.batch)
+        return ServerDependencies(system: system, pool: pool, metrics: metrics, settings: settings,
                                   csrfKey: SymmetricKey(data: try system.sharedSecret("web_csrf")))
     }
 

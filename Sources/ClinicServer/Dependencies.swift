@@ -34,7 +34,6 @@ struct ServerDependencies: Sendable {
     /// protects is this server's decoding (two at a time), and each server has its own.
     let uploadLimiter: RateLimiter
     let idempotency: IdempotencyStore
-    let committer: GroupCommitter
     let metrics: ServerMetrics
     let settings: ServerSettings
     /// The web app's templates and static files (nil without the project's `Web/` folder).
@@ -48,12 +47,11 @@ struct ServerDependencies: Sendable {
     /// Wakes the outbox: a code someone waits for, an offer just made (`OutboxWakeup`).
     let outboxWakeup = OutboxWakeup()
 
-    init(system: ClinicSystem, pool: BlockingPool, committer: GroupCommitter, metrics: ServerMetrics, settings: ServerSettings,
+    init(system: ClinicSystem, pool: BlockingPool, metrics: ServerMetrics, settings: ServerSettings,
          csrfKey: SymmetricKey) {
         self.system = system
         self.csrfKey = csrfKey
         self.pool = pool
-        self.committer = committer
         self.metrics = metrics
         self.settings = settings
         assets = system.resources.flatMap { try? WebAssets.load(root: $0.root) }
@@ -98,11 +96,22 @@ struct ServerDependencies: Sendable {
         }
     }
 
-    /// A change to appointments, in the next group-committed batch: answered once its batch
-    /// committed (`GroupCommitter`). Every front's appointment change goes here (ARCHITECTURE.md).
+    /// A use case the store runs as one awaited operation (issue 56), its errors said in
+    /// `language`: awaited here, on the request's task, with no hop to the pool.
+    func awaited<T: Sendable>(_ language: Language, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ClinicError {
+            throw APIFailure.hidingOthers(error, language: language)
+        }
+    }
+
+    /// A change to appointments, handed to the store's writers (`ClinicStore.commit`: on SQLite
+    /// the next group-committed batch) and answered once it committed. Every front's
+    /// appointment change that is not yet a use case of the store's own goes here (ARCHITECTURE.md).
     func commit<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
-            return try await committer.perform(body)
+            return try await system.database.commit(body)
         } catch let error as ClinicError {
             throw APIFailure.hidingOthers(error, language: language)
         }

@@ -26,7 +26,7 @@ final class ServerMetrics: Sendable {
             .increment()
     }
 
-    func batch(_ report: GroupCommitter.BatchReport) {
+    func batch(_ report: WriteBatchReport) {
         registry.makeValueHistogram(name: "clinic_commit_batch_size", buckets: [1, 2, 4, 8, 16, 32, 64]).record(Double(report.size))
         registry.makeDurationHistogram(name: "clinic_commit_duration_seconds", buckets: Self.durationBuckets)
             .record(.nanoseconds(Int64(report.seconds * 1e9)))

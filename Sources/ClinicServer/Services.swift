@@ -1,4 +1,5 @@
 import ClinicKit
+import ClinicTransports
 import Crypto
 import Foundation
 import Logging
@@ -9,23 +10,23 @@ import ServiceLifecycle
 // The server's long-lived pieces, run by the application's ServiceGroup beside the HTTP
 // server. The group shuts its services down in the reverse of their order, the HTTP server
 // first: the requests in flight finish, then the outbox's round ends (an e-mail being sent
-// is marked sent), then the map cache is dropped, then the committer commits the last batch
+// is marked sent), then the map cache is dropped, then the store's writers commit the last batch
 // (`buildApplication` lists them committer, map cache, outbox).
 
-/// The group committer's lifetime: it runs from the start; on shutdown, once the HTTP
-/// server and the outbox have stopped, it is stopped and drained — what is queued commits
-/// before the process exits.
+/// The store's writers' lifetime (`ClinicStore.startWriters`: SQLite's group commit,
+/// PostgreSQL's writer threads): they run from the start; on shutdown, once the HTTP server and
+/// the outbox have stopped, they are drained — what is queued commits before the process exits.
 struct CommitterService: Service {
-    let committer: GroupCommitter
+    let database: any ClinicStore
     let pool: BlockingPool
 
     func run() async {
         // Returns at graceful shutdown, throws when the group is cancelled: drain either way.
         try? await gracefulShutdown()
-        let committer = self.committer, pool = self.pool
+        let database = self.database, pool = self.pool
         // A task of its own, so that a cancelled group still drains (`runIfActive` does not
         // start work for a cancelled task).
-        await Task { _ = try? await pool.run { committer.drain() } }.value
+        await Task { _ = try? await pool.run { database.drainWriters() } }.value
     }
 }
 

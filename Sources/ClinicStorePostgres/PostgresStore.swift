@@ -36,9 +36,11 @@ public final class PostgresStore: Sendable {
     /// How `open` connected once, alone: run again to learn why the pool has no connection.
     let probe: PostgresConnection.Configuration
     let logger: Logger
-    /// Every statement this store sent through a blocking connection, `BEGIN` and `COMMIT`
-    /// included: the round trips the tests hold a request's budget to (issue 44).
+    /// Every statement this store sent through a blocking connection or an awaited use case
+    /// (`BEGIN` and `COMMIT` included; not those of `transaction`'s own bodies): the round trips the tests hold a request's budget to (issue 44).
     package let statementsSent = LockedBox<Int>(0)
+    /// The writer threads of awaited writes (`ClinicStore.commit`, PostgresWriters.swift).
+    let writers = LockedBox<PostgresWriters?>(nil)
     /// Each department's schedule as last read, with its version (`slotFacts`).
     let keptSchedules = KeptSchedules()
     /// The signed-in sessions and nearest searches kept while the store listens for their changes (`keepLookups`).
@@ -210,13 +212,13 @@ public final class PostgresStore: Sendable {
     /// start after a serialization failure or deadlock, at most `attempts` times (`busy` then).
     public func transaction<T: Sendable>(attempts: Int = 3,
                                          _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
-        let logger = self.logger
+        let logger = self.logger, sent = statementsSent
         var attempt = 1
         while true {
             do {
                 return try await withConnection { connection in
                     do {
-                        return try await Self.inTransaction(connection, logger: logger, body)
+                        return try await Self.inTransaction(connection, logger: logger, sent: sent, body)
                     } catch {
                         // Decided here, before `withConnection` maps the error to the domain's.
                         if case .retry = PostgresErrorMapping.outcome(error) { throw RetryNeeded() }
@@ -231,11 +233,14 @@ public final class PostgresStore: Sendable {
     }
 
     /// Errors keep their PSQLError (the caller maps them, once).
-    static func inTransaction<T: Sendable>(_ connection: PostgresConnection, logger: Logger,
+    /// `sent`: where its BEGIN and COMMIT are counted (`statementsSent`).
+    static func inTransaction<T: Sendable>(_ connection: PostgresConnection, logger: Logger, sent: LockedBox<Int>? = nil,
                                            _ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        sent?.withLock { $0 += 1 }
         try await connection.query("BEGIN", logger: logger)
         do {
             let result = try await body(connection, logger)
+            sent?.withLock { $0 += 1 }
             try await connection.query("COMMIT", logger: logger)
             return result
         } catch {

@@ -54,18 +54,24 @@ extension PostgresTransaction {
     }
 
     func doctorIsBooked(_ doctorId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Bool {
-        try value(Bool.self, """
-            SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
-                           AND \(Self.overlapping("$3", "$2")) AND id <> $4)
-            """, [doctorId, span.upperBound, span.lowerBound, except ?? -1]) ?? true
+        try value(Bool.self, Self.doctorIsBookedSQL, [doctorId, span.upperBound, span.lowerBound, except ?? -1]) ?? true
     }
 
+    /// $1 the doctor, $3..<$2 the span, $4 an appointment left out or -1.
+    static let doctorIsBookedSQL = """
+        SELECT EXISTS (SELECT 1 FROM appointments WHERE doctor_id = $1 AND \(AppointmentStatus.activeCondition)
+                       AND \(overlapping("$3", "$2")) AND id <> $4)
+        """
+
     func activeAppointment(ofClient clientId: Int64, overlapping span: Range<Date>, except: Int64?) throws -> Int64? {
-        try value(Int64.self, """
-            SELECT id FROM appointments WHERE client_id = $1 AND \(AppointmentStatus.activeCondition)
-            AND \(Self.overlapping("$3", "$2")) AND id <> $4 LIMIT 1
-            """, [clientId, span.upperBound, span.lowerBound, except ?? -1])
+        try value(Int64.self, Self.activeAppointmentSQL, [clientId, span.upperBound, span.lowerBound, except ?? -1])
     }
+
+    /// $1 the patient, $3..<$2 the span, $4 an appointment left out or -1.
+    static let activeAppointmentSQL = """
+        SELECT id FROM appointments WHERE client_id = $1 AND \(AppointmentStatus.activeCondition)
+        AND \(overlapping("$3", "$2")) AND id <> $4 LIMIT 1
+        """
 
     func activeAppointmentCount(ofClient clientId: Int64, startingFrom start: Date) throws -> Int {
         if isWrite {

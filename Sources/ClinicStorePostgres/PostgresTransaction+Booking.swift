@@ -36,20 +36,33 @@ extension PostgresTransaction {
         //    time are one after the other: two tables, which no exclusion constraint spans),
         //    then the patient's (the active-appointment limit is counted under it). And the id
         //    the appointment will have, so that its notes and message are written with it.
-        try value(Int64.self, BookingLocksStatement([ask.departmentId, ask.onlyDoctorId, ask.clientId, reservingId]))
+        try value(Int64.self, BookingLocksStatement(Self.bookingLocksBinds(ask, reservingId: reservingId)))
     }
 
     func bookingGather(_ ask: BookingFactsRequest, appointmentId: Int64?) throws -> BookingFacts {
         // 2. The gather.
-        guard let row = try row(BookingGatherStatement([
-            ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
-            ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
-            Self.clientsKeyCheckSetting, ask.holds]))
+        guard let row = try row(BookingGatherStatement(Self.bookingGatherBinds(ask)))
         else { throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row") }
+        let facts = try Self.bookingFacts(row, appointmentId: appointmentId)
+        keyCheck.withLock { $0 = .some(facts.personalDataKeyCheck) }
+        return facts
+    }
+
+    static func bookingLocksBinds(_ ask: BookingFactsRequest, reservingId: Bool) -> [any PostgresBindable] {
+        [ask.departmentId, ask.onlyDoctorId, ask.clientId, reservingId]
+    }
+
+    static func bookingGatherBinds(_ ask: BookingFactsRequest) -> [any PostgresBindable] {
+        [ask.departmentId, ask.onlyDoctorId, ask.clientId, ask.visitTypeId, ask.days.lowerBound, ask.days.upperBound,
+         ask.span.lowerBound, ask.span.upperBound, ask.now, ask.exceptAppointment ?? -1, ask.exceptHold ?? -1,
+         clientsKeyCheckSetting, ask.holds]
+    }
+
+    /// The gather's row as the facts.
+    static func bookingFacts(_ row: StoredRowValues, appointmentId: Int64?) throws -> BookingFacts {
         func text(_ column: String) throws -> String { try row.value(column, in: "booking facts") }
         func optionalText(_ column: String) throws -> String? { try row.value(column, in: "booking facts") }
         let check = try optionalText("key_check")
-        keyCheck.withLock { $0 = .some(check) }
 
         let department = try optionalText("department").map { try Department(row: try JSONRows.row($0)) }
         let clinic = try optionalText("clinic").map { try Clinic(row: try JSONRows.row($0)) }
@@ -153,6 +166,19 @@ extension PostgresTransaction {
         }
     }
 
+    static func changeAppointmentBinds(_ appointment: Appointment, _ event: AppointmentEvent,
+                                       _ message: NewInboxMessage?) -> [any PostgresBindable] {
+        [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
+         appointment.status.rawValue, appointment.updatedAt] + historyAndMessageBinds(event, message)
+    }
+
+    static func insertBookingBinds(_ id: Int64, _ appointment: Appointment, _ event: AppointmentEvent,
+                                   _ message: NewInboxMessage?) -> [any PostgresBindable] {
+        [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
+         appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
+         appointment.updatedAt, appointment.visitTypeId] + historyAndMessageBinds(event, message)
+    }
+
     /// The booking's one write: the appointment with the id the gather gave, its history entry,
     /// the message and its delivery. A refusal by the exclusion constraints (`ON CONFLICT DO
     /// NOTHING` takes them as arbiters) writes nothing, and the transaction asks which slot is
@@ -162,10 +188,7 @@ extension PostgresTransaction {
             // No id reserved: the seam's writes one by one.
             return try insertBookingOneByOne(appointment, event: event, message: message)
         }
-        let written = try value(Int64.self, InsertBookingStatement(
-            [id, appointment.clientId, appointment.clinicId, appointment.departmentId, appointment.doctorId, appointment.doctorName,
-             appointment.startsAt, appointment.endsAt, appointment.status.rawValue, appointment.notes, appointment.createdAt,
-             appointment.updatedAt, appointment.visitTypeId] + Self.historyAndMessageBinds(event, message)))
+        let written = try value(Int64.self, InsertBookingStatement(Self.insertBookingBinds(id, appointment, event, message)))
         guard written != nil else {
             let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
             if try doctorIsBooked(appointment.doctorId, overlapping: span, except: nil) { throw ClinicError(.slotTaken, .slotTaken) }
@@ -186,6 +209,11 @@ extension PostgresTransaction {
     func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts? {
         guard let row = try row(AppointmentChangeFactsStatement([id, Self.clientsKeyCheckSetting]))
         else { return nil }
+        return try Self.changeFacts(row)
+    }
+
+    /// `AppointmentChangeFactsStatement`'s row as the facts.
+    static func changeFacts(_ row: StoredRowValues) throws -> AppointmentChangeFacts {
         let appointment = try Appointment(row: row)
         var context: AppointmentMessageContext?
         if appointment.clientId != nil, let clinicName: String = try row.value("message_clinic_name", in: "clinics") {
@@ -212,9 +240,7 @@ extension PostgresTransaction {
     func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws {
         let changed: Int64?
         do {
-            changed = try value(Int64.self, ChangeAppointmentStatement(
-                [appointment.id, appointment.doctorId, appointment.doctorName, appointment.startsAt, appointment.endsAt,
-                 appointment.status.rawValue, appointment.updatedAt] + Self.historyAndMessageBinds(event, message)))
+            changed = try value(Int64.self, ChangeAppointmentStatement(Self.changeAppointmentBinds(appointment, event, message)))
         } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
             throw PostgresErrorMapping.clinicError(error)
         }

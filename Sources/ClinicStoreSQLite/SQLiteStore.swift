@@ -35,6 +35,11 @@ public final class SQLiteStore: Sendable {
     /// about some of them).
     public var migrationsRun: [Int] { ran.current }
     private let ran = LockedBox<[Int]>([])
+    /// The process's writer of awaited writes (`ClinicStore.commit`): group commit, started
+    /// on first use or by `startWriters`.
+    let committer = LockedBox<GroupCommitter?>(nil)
+
+    deinit { committer.current?.stop() }
 
     init(writer: any DatabaseWriter, runner: MigrationRunner, path: String?, key: SymmetricKey? = nil, readOnly: Bool = false,
          zones: (any ZoneResolver)? = nil) {

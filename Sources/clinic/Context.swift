@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClinicImages
 import ClinicKit
+import ClinicTransports
 import ClinicStoreSQLite
 import Foundation
 

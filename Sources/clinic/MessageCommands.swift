@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClinicKit
+import ClinicTransports
 import Foundation
 
 /// `clinic messages`: the inbox.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import ClinicKit
+@testable import ClinicTransports
 @testable import ClinicStoreSQLite
 
 @Suite struct CoordinateParserTests {

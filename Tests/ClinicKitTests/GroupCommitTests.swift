@@ -7,7 +7,13 @@ import Testing
 /// Group commit: writes queued at a moment share one transaction; a member's refusal undoes
 /// only its own savepoint; an error that spoils the transaction fails every member and keeps
 /// nothing; nobody hears "done" before the COMMIT.
-@Suite struct GroupCommitTests {
+@Suite(.sqliteOnly) struct GroupCommitTests {
+    /// The SQLite store underneath (group commit is its own device).
+    func sqliteStore(_ system: ClinicSystem) throws -> SQLiteStore {
+        guard let store = system.database as? SQLiteStore else { throw ClinicError(.internalError, .internalError, "not SQLite") }
+        return store
+    }
+
     /// Monday 2026-11-23 in Los Angeles, `minute` minutes after 9:00.
     func monday(_ minute: Int) -> TimeInput.Parsed {
         .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9 + minute / 60, minute: minute % 60)!)
@@ -15,10 +21,10 @@ import Testing
 
     final class Reports: @unchecked Sendable {
         private let lock = NSLock()
-        private var all: [GroupCommitter.BatchReport] = []
-        func add(_ report: GroupCommitter.BatchReport) { lock.withLock { all.append(report) } }
+        private var all: [WriteBatchReport] = []
+        func add(_ report: WriteBatchReport) { lock.withLock { all.append(report) } }
         var sizes: [Int] { lock.withLock { all.map(\.size) } }
-        var reports: [GroupCommitter.BatchReport] { lock.withLock { all } }
+        var reports: [WriteBatchReport] { lock.withLock { all } }
     }
 
     /// Holds the committer in a first batch until `release`, while `count` more writes queue.
@@ -60,7 +66,7 @@ import Testing
     @Test func writesQueuedTogetherCommitInOneBatchAndARefusalUndoesOnlyItself() throws {
         let system = try makeSystem()
         let reports = Reports()
-        let committer = GroupCommitter(database: system.database, report: reports.add)
+        let committer = GroupCommitter(store: try sqliteStore(system), report: reports.add)
         defer { committer.drain() }
         let therapy = try department(system, "LA1", "therapy")
         let patients = try (0..<8).map { try register(system, "patient\($0)") }
@@ -90,7 +96,7 @@ import Testing
     @Test func aWriteThatSpoilsTheTransactionFailsTheWholeBatchAndKeepsNothing() throws {
         let system = try makeSystem()
         let reports = Reports()
-        let committer = GroupCommitter(database: system.database, report: reports.add)
+        let committer = GroupCommitter(store: try sqliteStore(system), report: reports.add)
         defer { committer.drain() }
         let therapy = try department(system, "LA1", "therapy")
         let patients = try (0..<3).map { try register(system, "patient\($0)") }
@@ -112,7 +118,7 @@ import Testing
 
     @Test func aLoneWriteIsNotKeptWaitingAndStopRefusesLaterOnes() async throws {
         let system = try makeSystem()
-        let committer = GroupCommitter(database: system.database)
+        let committer = GroupCommitter(store: try sqliteStore(system))
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         let booked = try await committer.perform {

@@ -199,12 +199,12 @@ import Testing
         let migrations = try TestPostgres.migrations()
         try await TestPostgres.withStore { store, _ in
             try await store.migrate(migrations)
-            let reports = NIOLockedValueBox<[GroupCommitter.BatchReport]>([])
-            let committer = GroupCommitter(database: store, maximumBatch: 64) { report in reports.withLockedValue { $0.append(report) } }
-            #expect(committer.writers == 4 && committer.maximumBatch == 1)
+            let reports = NIOLockedValueBox<[WriteBatchReport]>([])
+            store.startWriters(maximumBatch: 64) { report in reports.withLockedValue { $0.append(report) } }
+            #expect(store.concurrentWriters == 4)
             let second = DispatchSemaphore(value: 0)
-            async let first = committer.perform { second.wait(timeout: .now() + 60) == .success }
-            async let other: Bool = committer.perform {
+            async let first = store.commit { second.wait(timeout: .now() + 60) == .success }
+            async let other: Bool = store.commit {
                 try store.writing { tx in try tx.setSetting("test.side_by_side", to: "1") }
                 second.signal()
                 return true
@@ -213,10 +213,10 @@ import Testing
             #expect(waited, "the first write waited out its minute: the second never ran beside it")
             #expect(wrote)
             let refused = await #expect(throws: ClinicError.self) {
-                try await committer.perform { () -> Bool in throw ClinicError(.slotTaken, .slotTaken) }
+                try await store.commit { () -> Bool in throw ClinicError(.slotTaken, .slotTaken) }
             }
             #expect(refused?.code == .slotTaken)
-            committer.drain()
+            store.drainWriters()
             let seen = reports.withLockedValue { $0 }
             #expect(seen.count == 3 && seen.allSatisfy { $0.size == 1 && $0.committed }, "\(seen)")
             #expect(seen.map(\.failed).reduce(0, +) == 1)

@@ -236,6 +236,15 @@ import Testing
                 #expect(full.taken.values.joined().count >= 3 && full.patientAppointments.count == 1 && full.hours.count == 2
                         && full.exceptions.count == 2 && full.messageContext?.clinicName == "Adventist Medical Center"
                         && full.personalDataKeyCheck != nil && full.activeCount == 1)
+                // With the department spacing rule set, the patient's visits in the department come
+                // along in the same statement (no round trip more), as the seam's reads find them.
+                try system.appointments.setBookingRule("booking.department_days_between", to: "6")
+                for ask in asks {
+                    let (gathered, read) = try store.writing { tx in (try tx.bookingFacts(ask), try BookingFacts.read(tx, ask)) }
+                    #expect(gathered.departmentVisits == read.departmentVisits)
+                }
+                #expect(try store.writing { tx in try tx.bookingFacts(asks[0]) }.departmentVisits.isEmpty == false)
+                try system.appointments.setBookingRule("booking.department_days_between", to: "0")
 
                 // The slots' gather reads what the seam's reads read (`SlotFacts.read`), the kept
                 // schedule included, for the department with its visit type, another

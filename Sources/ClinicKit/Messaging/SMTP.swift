@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 
 /// Where e-mail goes: `CLINIC_SMTP_URL=smtp[s]://user:pass@host:port` and `CLINIC_MAIL_FROM`.
@@ -42,28 +41,4 @@ public struct SMTPSettings: Sendable, Equatable {
 /// Sends one e-mail; returns the server's reply once it has accepted the message.
 public protocol Mailer: Sendable {
     func send(from: String, to: String, message: Data) throws -> String
-}
-
-/// libcurl's SMTP client.
-public struct SMTPMailer: Mailer {
-    let settings: SMTPSettings
-    public init(settings: SMTPSettings) { self.settings = settings }
-
-    private static let initialized: Bool = { clinic_curl_global_init(); return true }()
-
-    public func send(from: String, to: String, message: Data) throws -> String {
-        _ = Self.initialized
-        var response = 0
-        var error = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
-        let code = message.withUnsafeBytes { bytes in
-            clinic_smtp_send(settings.url, settings.user, settings.password, settings.requireTLS ? 1 : 0, settings.caFile ?? "",
-                             "<\(from)>", "<\(to)>", bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count,
-                             30, &response, &error)
-        }
-        guard code == 0 else {
-            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ClinicError(.storage, .mailFailed, response > 0 ? "\(response) \(reason)" : reason)
-        }
-        return String(response)
-    }
 }

@@ -51,6 +51,13 @@ public final class PersonalDataKey: Sendable {
         return cipher
     }
 
+    /// The cipher of a database with no key check yet, with the check to store: for a store
+    /// whose awaited write stores it itself (then reads it back, as `sealingCipher` does).
+    package func cipherWithNewCheck() throws -> (cipher: FieldCipher, check: String) {
+        let cipher = try cipher(keyCheck: nil)
+        return (cipher, KeyFile.check(cipher.key))
+    }
+
     package func cipher(keyCheck check: String?) throws -> FieldCipher {
         if let key = cached.current {
             if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }

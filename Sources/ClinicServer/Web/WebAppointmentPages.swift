@@ -89,9 +89,9 @@ struct WebAppointmentPages {
         let time = try TimeInput.parse(start)
         let visitType = form["visitType"].flatMap(Int64.init), doctor = form["doctor"].flatMap(Int64.init)
         let reason = form["reason"] ?? ""
-        let booked = try await dependencies.commit(web.language) { [system] in
-            try system.appointments.createAppointment(clientId: patient.id ?? 0, departmentId: department, at: time,
-                                                      doctorId: doctor, notes: reason, visitTypeId: visitType)
+        let booked = try await dependencies.awaited(web.language) { [system] in
+            try await system.appointments.book(clientId: patient.id ?? 0, departmentId: department, at: time, doctorId: doctor,
+                                               notes: reason, visitTypeId: visitType)
         }
         return dependencies.redirect("/appointments/\(booked.id ?? 0)?booked=1", web)
     }
@@ -101,8 +101,8 @@ struct WebAppointmentPages {
         let id = try context.parameters.id("id")
         let form = try await dependencies.form(request, context, web)
         let time = try TimeInput.parse(form["start"] ?? "")
-        _ = try await dependencies.commit(web.language) { [system] in
-            try system.appointments.rescheduleAppointment(id, clientId: patient.id ?? 0, to: time)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.appointments.reschedule(id, clientId: patient.id ?? 0, to: time)
         }
         return dependencies.redirect("/appointments/\(id)?moved=1", web)
     }
@@ -113,8 +113,8 @@ struct WebAppointmentPages {
         let form = try await dependencies.form(request, context, web)
         // The question lands where it is asked: the page's cancel section, not its top.
         guard form["confirm"] == "yes" else { return dependencies.redirect("/appointments/\(id)?cancel=1#cancel", web) }
-        _ = try await dependencies.commit(web.language) { [system] in
-            try system.appointments.cancelAppointment(id, clientId: patient.id ?? 0)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.appointments.cancel(id, clientId: patient.id ?? 0)
         }
         return dependencies.redirect("/appointments/\(id)?cancelled=1", web)
     }

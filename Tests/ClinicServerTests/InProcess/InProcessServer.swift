@@ -7,6 +7,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 @testable import ClinicKit
+import ClinicTransports
 @testable import ClinicStoreSQLite
 @testable import ClinicServer
 

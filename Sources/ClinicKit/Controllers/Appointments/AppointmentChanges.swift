@@ -14,6 +14,19 @@ public final class AppointmentChanges: Sendable {
     /// Who is told from now on (one observer: the process's metrics).
     public func observe(_ body: @escaping Observer) { observer.withLock { $0 = body } }
 
+    /// `count` of a change awaited.
+    func count<T>(_ operation: String, _ change: () async throws -> T) async throws -> T {
+        let tell = observer.current
+        do {
+            let result = try await change()
+            tell?(operation, "ok")
+            return result
+        } catch let error as ClinicError {
+            tell?(operation, error.code.rawValue)
+            throw error
+        }
+    }
+
     /// Runs a change and tells its outcome.
     func count<T>(_ operation: String, _ change: () throws -> T) throws -> T {
         let tell = observer.current

@@ -102,6 +102,49 @@ public final class AppointmentController: Sendable {
         }
     }
 
+    /// `createAppointment` as the store's one async operation (issue 56): the store gathers the
+    /// facts, `BookingRules.book` decides, the store writes, in one transaction the caller
+    /// awaits (on SQLite in the next group-committed batch; on PostgreSQL with no thread
+    /// blocked). What a server's request does.
+    public func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64? = nil, notes: String = "",
+                     staffId: Int64? = nil, visitTypeId: Int64? = nil) async throws -> Appointment {
+        let notes = try Self.checkedNotes(notes)
+        let now = self.now()
+        let request = Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId, onlyDoctorId: doctorId,
+                                        at: time, exceptAppointment: nil, exceptHold: nil, now: now)
+        let ask = BookingAsk(clientId: clientId, departmentId: departmentId, time: time, doctorId: doctorId, notes: notes,
+                             staffId: staffId, visitTypeId: visitTypeId)
+        return try await changes.count("book") {
+            try await database.book(request) { facts in try BookingRules.book(facts, ask, now: now) }
+        }
+    }
+
+    /// `cancelAppointment` as the store's one awaited operation (issue 56).
+    public func cancel(_ id: Int64, clientId: Int64) async throws -> Appointment {
+        let now = self.now()
+        return try await changes.count("cancel") {
+            try await database.changeAppointment(id: id) { facts in try BookingRules.cancel(facts, id: id, clientId: clientId, now: now) }
+        }
+    }
+
+    /// `rescheduleAppointment` as the store's one awaited operation (issue 56): the patient's
+    /// checks on the appointment's facts, then the move's on the new time's.
+    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) async throws -> Appointment {
+        let now = self.now()
+        return try await changes.count("reschedule") {
+            try await database.moveAppointment(id: id, plan: { facts in
+                let appointment = try BookingRules.patientMayChange(facts, id: id, clientId: clientId, refusal: .cannotReschedule,
+                                                                    now: now).0.appointment
+                return Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
+                                         visitTypeId: appointment.visitTypeId, onlyDoctorId: nil, at: time,
+                                         exceptAppointment: appointment.id, exceptHold: nil, now: now)
+            }, decide: { change, facts in
+                try BookingRules.move(facts, MoveAsk(appointment: change.appointment, time: time),
+                                      policy: BookingPolicy(settings: change.bookingSettings), now: now)
+            })
+        }
+    }
+
     private func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?, notes: String,
                       staffId: Int64?, visitTypeId: Int64?) throws -> Appointment {
         let notes = try Self.checkedNotes(notes)
@@ -118,37 +161,13 @@ public final class AppointmentController: Sendable {
     /// patient's message at once (`insertBooking`).
     func book(_ tx: any StoreWriting, clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?,
               notes: String, staffId: Int64?, visitTypeId: Int64?, now: Date, hold: Int64? = nil) throws -> Appointment {
-        let facts = try tx.bookingFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
-                                                          onlyDoctorId: doctorId, at: time, exceptAppointment: nil, exceptHold: hold,
-                                                          now: now))
-        let decision = try BookingRules.book(facts, BookingAsk(clientId: clientId, departmentId: departmentId, time: time,
-                                                               doctorId: doctorId, notes: notes, staffId: staffId,
-                                                               visitTypeId: visitTypeId), now: now)
-        return try Self.write(tx, decision, facts: facts)
-    }
-
-    /// A booking's decision written: in one write where the facts gave the id (the notes
-    /// sealed to it, the message about it), else the seam's writes one by one.
-    static func write(_ tx: any StoreWriting, _ decision: BookingDecision, facts: BookingFacts) throws -> Appointment {
-        var appointment = decision.appointment
-        let notes = appointment.notes
-        guard let id = facts.appointmentId else {
-            // A store that gives the id as it writes.
-            let booked = try tx.insertAppointment(appointment)
-            var event = decision.event
-            event.appointmentId = booked.id ?? 0
-            try tx.insertAppointmentEvent(event)
-            try Inbox.about(tx, booked, kind: .booked, staffId: decision.event.staffId, now: decision.event.at,
-                            context: facts.messageContext)
-            return booked
+        let ask = BookingAsk(clientId: clientId, departmentId: departmentId, time: time, doctorId: doctorId, notes: notes,
+                             staffId: staffId, visitTypeId: visitTypeId)
+        return try BookingDecision.book(tx, Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
+                                                              onlyDoctorId: doctorId, at: time, exceptAppointment: nil,
+                                                              exceptHold: hold, now: now)) { facts in
+            try BookingRules.book(facts, ask, now: now)
         }
-        if !notes.isEmpty {
-            appointment.notes = try AppointmentNotes.seal(notes, appointmentId: id,
-                                                       cipher: try AppointmentNotes.sealingCipher(tx, keyCheck: facts.personalDataKeyCheck))
-        }
-        var booked = try tx.insertBooking(appointment, event: decision.event, message: decision.message)
-        booked.notes = notes
-        return booked
     }
 
     /// What `bookingFacts` is asked for a start given as `time`, before the clinic's zone is

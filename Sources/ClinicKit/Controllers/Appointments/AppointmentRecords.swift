@@ -11,7 +11,7 @@ package enum AppointmentNotes {
 
     static func context(_ appointmentId: Int64) -> String { "notes:\(appointmentId)" }
 
-    static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(mark) }
+    package static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(mark) }
 
     /// The notes as stored: "" stays "", and a value sealed already is left as it is.
     static func seal(_ text: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
@@ -20,7 +20,7 @@ package enum AppointmentNotes {
     }
 
     /// The notes in clear (a value from before the migration is returned as it is).
-    static func open(_ stored: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
+    package static func open(_ stored: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
         guard isSealed(stored) else { return stored }
         guard let box = Data(base64Encoded: String(stored.dropFirst(mark.count))),
               let text = String(data: try cipher.open(bytes: box, context: context(appointmentId)), encoding: .utf8)

@@ -53,6 +53,72 @@ public struct BookingDecision: Sendable, Equatable {
     }
 }
 
+extension BookingDecision {
+    /// A booking's decision written in the caller's transaction: in one write where the facts
+    /// gave the id (the notes sealed to it, the message about it, `StoreWriting.insertBooking`),
+    /// else the seam's writes one by one. The appointment as written, its notes in clear.
+    public func write(_ tx: any StoreWriting, facts: BookingFacts) throws -> Appointment {
+        guard facts.appointmentId != nil else {
+            // A store that gives the id as it writes.
+            let booked = try tx.insertAppointment(appointment)
+            var entry = event
+            entry.appointmentId = booked.id ?? 0
+            try tx.insertAppointmentEvent(entry)
+            try Inbox.about(tx, booked, kind: .booked, staffId: event.staffId, now: event.at, context: facts.messageContext)
+            return booked
+        }
+        let cipher = appointment.notes.isEmpty ? nil : try AppointmentNotes.sealingCipher(tx, keyCheck: facts.personalDataKeyCheck)
+        var booked = try tx.insertBooking(try sealed(cipher), event: event, message: message)
+        booked.notes = appointment.notes
+        return booked
+    }
+
+    /// The appointment as stored: its notes sealed under `cipher` to its id (nil: no notes to seal).
+    package func sealed(_ cipher: FieldCipher?) throws -> Appointment {
+        var stored = appointment
+        if let cipher, let id = appointment.id, !appointment.notes.isEmpty {
+            stored.notes = try AppointmentNotes.seal(appointment.notes, appointmentId: id, cipher: cipher)
+        }
+        return stored
+    }
+
+    /// A whole change of one appointment's status in the caller's write transaction (what a
+    /// store whose transactions run synchronously does for `ClinicStore.changeAppointment`).
+    package static func change(_ tx: any StoreWriting, id: Int64,
+                               decide: (AppointmentChangeFacts?) throws -> BookingDecision?) throws -> Appointment {
+        let facts = try tx.appointmentChangeFacts(id: id)
+        guard let decision = try decide(facts) else {
+            guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+            return try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
+        }
+        try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts?.personalDataKeyCheck)
+    }
+
+    /// A whole move in the caller's write transaction (`ClinicStore.moveAppointment` on a
+    /// store whose transactions run synchronously).
+    package static func move(_ tx: any StoreWriting, id: Int64, plan: (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+                             decide: (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) throws -> Appointment {
+        let change = try tx.appointmentChangeFacts(id: id)
+        let ask = try plan(change)
+        guard let change else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        let facts = try tx.bookingFacts(ask)
+        guard let decision = try decide(change, facts) else {
+            return try AppointmentNotes.opened(change.appointment, tx, keyCheck: change.personalDataKeyCheck)
+        }
+        try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: change.personalDataKeyCheck)
+    }
+
+    /// A whole booking in the caller's write transaction: gather, decide, write (what a store
+    /// whose transactions run synchronously does for `ClinicStore.book`).
+    package static func book(_ tx: any StoreWriting, _ ask: BookingFactsRequest,
+                             decide: (BookingFacts) throws -> BookingDecision) throws -> Appointment {
+        let facts = try tx.bookingFacts(ask)
+        return try decide(facts).write(tx, facts: facts)
+    }
+}
+
 public enum BookingRules {
     // MARK: Decisions
 

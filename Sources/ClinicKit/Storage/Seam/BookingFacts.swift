@@ -2,7 +2,7 @@ import Foundation
 
 // A booking's storage work as a gather, a decision and one write (issue 44): the store reads
 // what the rules need at once (`StoreWriting.bookingFacts`), ClinicKit decides over those facts
-// alone (`AppointmentController.decideBooking`), and the store writes the appointment, its
+// alone (`BookingRules.book`, a pure function: issue 56), and the store writes the appointment, its
 // history entry and the patient's message (with its e-mail delivery) at once
 // (`StoreWriting.insertBooking`). The defaults below are the seam's reads and writes one by
 // one, what a store in this process does (no round trips to save); PostgreSQL gathers in one

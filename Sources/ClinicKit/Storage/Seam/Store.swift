@@ -4,12 +4,15 @@ import Foundation
 // permissions, audit, inbox, outbox, idempotency, settings, directory import) live in
 // ClinicKit; what they need from a store is one transaction at a time that offers named reads
 // and writes ("appointments of doctor D overlapping [a, b)", "insert an appointment", "claim
-// outbox rows"), never SQL. Each store (SQLite now, PostgreSQL next) implements these
-// protocols in its own code and turns its own constraint violations into the domain's errors.
+// outbox rows"), never SQL. Each store (SQLite, PostgreSQL) implements these protocols in its
+// own code and turns its own constraint violations into the domain's errors.
 //
 // A transaction's body is synchronous domain code: each store runs it on threads of its own
 // (SQLite on its driver's writer and reader queues), never on an event loop or a cooperative
-// thread. See docs/ARCHITECTURE.md, "The storage seam".
+// thread. The use cases moving to awaited operations of the store (issue 56: `ClinicStore.book`,
+// `changeAppointment`, `moveAppointment`) gather, let ClinicKit decide (`BookingRules`), and
+// write in one transaction the caller awaits: on PostgreSQL with no thread blocked. See
+// docs/ARCHITECTURE.md, "The storage seam".
 //
 // The operations are grouped by area, one protocol per area in its own file of Storage/Seam/;
 // a store's transaction conforms to all of them. Each store is a target of its own
@@ -71,10 +74,48 @@ public protocol ClinicStore: AnyObject, Sendable {
     var isReadOnly: Bool { get }
     /// The schema version of the store and the newest this program has (a server's readiness).
     func schemaStatus() throws -> (current: Int, latest: Int)
-    /// How many write transactions of one process are best run at once (`GroupCommitter`): 1
-    /// where the store has a single writer and a batch saves commits (SQLite), more where writes
-    /// run side by side (PostgreSQL, one per pooled connection it spares for writing).
+    /// How many write transactions of one process are best run at once: 1 where the store has
+    /// a single writer and a batch saves commits (SQLite), more where writes run side by side
+    /// (PostgreSQL, one per pooled connection it spares for writing).
     var concurrentWriters: Int { get }
+
+    // MARK: Writes a process awaits (issue 56)
+
+    /// Starts the store's writers (a server does, once, before its first write; otherwise the
+    /// first `commit` starts them with the defaults). How they write is the store's: SQLite
+    /// batches the writes waiting at a moment in one transaction of at most `maximumBatch`
+    /// (group commit, `ClinicStoreSQLite/GroupCommit.swift`); PostgreSQL runs each alone,
+    /// `concurrentWriters` at once. `report` hears of every batch, before its writes are answered.
+    func startWriters(maximumBatch: Int, report: @escaping @Sendable (WriteBatchReport) -> Void)
+    /// Runs a write's synchronous work (the controllers' `writing` inside it joins the
+    /// transaction the store runs it in) and answers once that transaction committed.
+    func commit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T
+    /// Writes waiting for a writer.
+    var queuedWrites: Int { get }
+    /// Finishes the writes queued and stops the writers (a server's shutdown); a later
+    /// `commit` starts new ones. Blocks the calling thread until they are done.
+    func drainWriters()
+
+    // MARK: Use cases as one async operation each (issue 56)
+
+    /// A booking (or a booked hold) in one transaction: the store gathers `BookingFacts` for
+    /// `ask` under the locks that keep them true, `decide` (a pure function of them,
+    /// `BookingRules.book`) says what to write, and the store writes it
+    /// (`BookingDecision.write`: the appointment, its history entry, the patient's message).
+    /// Returns the appointment as written, its notes in clear.
+    func book(_ ask: BookingFactsRequest, decide: @escaping @Sendable (BookingFacts) throws -> BookingDecision) async throws -> Appointment
+    /// A change of one appointment's status in one transaction (a patient's cancellation or
+    /// confirmation): the store gathers `AppointmentChangeFacts` for `id` (nil: no such
+    /// appointment), `decide` says what to write (nil: nothing to change), the store writes it
+    /// (`StoreWriting.changeAppointment`). Returns the appointment as it then is, its notes opened.
+    func changeAppointment(id: Int64, decide: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?) async throws -> Appointment
+    /// A patient's move of one appointment in one transaction: the store gathers
+    /// `AppointmentChangeFacts` for `id`, `plan` checks them and says what booking facts the new
+    /// time is decided on, the store gathers those under the booking's locks, `decide` says
+    /// what to write (nil: the same time, nothing to change), the store writes it. Returns the
+    /// appointment as it then is, its notes opened.
+    func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+                         decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment
     /// What a bearer token's look-up needs, gathered at once: the session whose token hashes to
     /// `tokenHash`, its patient as stored and the personal-data key check (nil when the
     /// patient's row has nothing sealed). Nil when no session has that hash. This is the hot
@@ -102,6 +143,30 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// reader in the way leaves the log as it is (what it holds opens under no key that is left,
     /// `FieldCipher.newAttachmentKey`). PostgreSQL's WAL is the server's: nothing to do.
     func truncateLog()
+}
+
+/// What one batch of writes did (`ClinicStore.startWriters`), for a server's metrics: how
+/// many writes it held, how many of them failed, whether it committed, how long it took.
+public struct WriteBatchReport: Sendable {
+    public let size: Int
+    public let failed: Int
+    public let committed: Bool
+    public let seconds: Double
+
+    public init(size: Int, failed: Int, committed: Bool, seconds: Double) {
+        self.size = size; self.failed = failed; self.committed = committed; self.seconds = seconds
+    }
+}
+
+/// Errors after which a write transaction cannot be trusted to commit its other writes (a
+/// group commit's batch): storage (I/O, full disk), busy, the personal-data key, anything internal.
+extension ClinicError {
+    public var spoilsTheTransaction: Bool {
+        switch code {
+        case .storage, .busy, .keyError, .internalError, .migrationMismatch, .databaseTooNew: true
+        default: false
+        }
+    }
 }
 
 /// What `ClinicStore.slotFacts` gathers: the department, its clinic, its active doctors (by id)

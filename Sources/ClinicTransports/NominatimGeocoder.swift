@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,3 +1,4 @@
+import ClinicKit
 import Foundation
 
 /// Group commit: the writes waiting at a moment run in **one** IMMEDIATE transaction, each in a
@@ -15,20 +16,11 @@ import Foundation
 /// Each write is one controller call: its `database.write` joins the batch's transaction
 /// (`SQLiteStore.writeJoined`) on the committer's own thread.
 ///
-/// That is for a store with one writer (`ClinicStore.concurrentWriters` 1: SQLite). On a store
-/// whose writes run side by side (PostgreSQL), a batch would only serialise them on one
-/// connection and make the batches of several servers wait on each other's row locks (a
-/// deadlock between two batches refuses both whole). There the committer runs
-/// `concurrentWriters` threads, each write alone in its own transaction: same queue, same
-/// answer-after-COMMIT, same drain at shutdown.
-public final class GroupCommitter: @unchecked Sendable {
-    /// What one batch did, for metrics.
-    public struct BatchReport: Sendable {
-        public let size: Int
-        public let failed: Int
-        public let committed: Bool
-        public let seconds: Double
-    }
+/// It is this store's own device (issue 56): SQLite has one writer and an fsync per commit, so a
+/// batch saves commits. The server hands every change to `ClinicStore.commit`; the store runs it
+/// here. (PostgreSQL writes side by side and needs none: `PostgresWriters`.)
+final class GroupCommitter: @unchecked Sendable {
+    typealias BatchReport = WriteBatchReport
 
     private final class Job {
         let work: () throws -> Any
@@ -40,41 +32,36 @@ public final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// The most writes one transaction holds (1 where writes run side by side).
-    public let maximumBatch: Int
-    /// Threads committing at once: 1 batching thread, or the store's concurrent writers.
-    public let writers: Int
-    private let database: any ClinicStore
+    /// The most writes one transaction holds.
+    let maximumBatch: Int
+    /// The store the batches are written to (not kept alive by its writers).
+    private weak var store: SQLiteStore?
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
-    private var running = 0
+    private var running = 1
     private let report: @Sendable (BatchReport) -> Void
 
-    public init(database: any ClinicStore, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
-        self.database = database
-        writers = max(1, database.concurrentWriters)
-        self.maximumBatch = writers > 1 ? 1 : max(1, maximumBatch)
+    init(store: SQLiteStore, maximumBatch: Int = 64, report: @escaping @Sendable (BatchReport) -> Void = { _ in }) {
+        self.store = store
+        self.maximumBatch = max(1, maximumBatch)
         self.report = report
-        running = writers
-        for index in 0..<writers {
-            let thread = Thread { [weak self] in self?.loop() }
-            thread.name = "clinic.group-commit.\(index)"
-            thread.start()
-        }
+        let thread = Thread { [weak self] in self?.loop() }
+        thread.name = "clinic.group-commit"
+        thread.start()
     }
 
     deinit { stop() }
 
     /// Writes waiting for a batch.
-    public var queued: Int {
+    var queued: Int {
         condition.lock()
         defer { condition.unlock() }
         return queue.count
     }
 
     /// Runs `work` in the next batch and returns its result once that batch committed.
-    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
             enqueue(work) { result in
                 switch result {
@@ -89,7 +76,7 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     /// The blocking form, for threads that may wait.
-    public func performBlocking<T>(_ work: @escaping () throws -> T) throws -> T {
+    func performBlocking<T>(_ work: @escaping () throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         var outcome: Result<Any, Error>?
         enqueue(work) { result in
@@ -119,7 +106,7 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     /// Finishes the writes already queued, then stops; later writes get `busy`.
-    public func stop() {
+    func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()
@@ -127,7 +114,7 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     /// Waits until the queue is empty and the committer has stopped.
-    public func drain() {
+    func drain() {
         stop()
         condition.lock()
         while running > 0 { condition.wait() }
@@ -155,20 +142,13 @@ public final class GroupCommitter: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         var failure: Error?
         do {
-            if writers > 1, batch.count == 1 {
-                do { // alone: its own transaction
-                    batch[0].result = .success(try batch[0].work())
-                } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
-                    batch[0].result = .failure(error)
-                }
-            } else {
-                try database.writingJoined { _ in
-                    for job in batch {
-                        do {
-                            job.result = .success(try job.work())
-                        } catch let error as ClinicError where !Self.spoilsTheBatch(error) {
-                            job.result = .failure(error) // its savepoint was rolled back; the others go on
-                        }
+            guard let store else { throw ClinicError(.busy, .databaseBusy) }
+            try store.writingJoined { _ in
+                for job in batch {
+                    do {
+                        job.result = .success(try job.work())
+                    } catch let error as ClinicError where !error.spoilsTheTransaction {
+                        job.result = .failure(error) // its savepoint was rolled back; the others go on
                     }
                 }
             }
@@ -184,14 +164,5 @@ public final class GroupCommitter: @unchecked Sendable {
         let failed = results.filter { if case .failure = $0 { return true } else { return false } }.count
         report(BatchReport(size: batch.count, failed: failed, committed: failure == nil, seconds: seconds))
         for (job, result) in zip(batch, results) { job.finish(result) }
-    }
-
-    /// Errors after which the transaction cannot be trusted to commit the others: storage
-    /// (I/O, full disk), busy, the personal-data key, anything internal.
-    static func spoilsTheBatch(_ error: ClinicError) -> Bool {
-        switch error.code {
-        case .storage, .busy, .keyError, .internalError, .migrationMismatch, .databaseTooNew: return true
-        default: return false
-        }
     }
 }

@@ -1,0 +1,174 @@
+import ClinicKit
+import Foundation
+import Logging
+import PostgresNIO
+
+// The use cases as awaited transactions (issue 56): a connection is leased from the pool by the
+// calling task, and each statement is sent and awaited on it, as hummingbird-examples'
+// `todos-postgres-tutorial` does: no thread waits for PostgreSQL. The statements are the
+// booking's own (PostgresHotStatements.swift), shared with the seam's transactions; the
+// decision between the gather and the write is ClinicKit's (`BookingRules`).
+
+/// A connection in an awaited transaction: statements sent and awaited, rows in SQLite's form
+/// (`PostgresTransaction.row`), as `PostgresTransaction` reads them.
+struct AwaitedConnection {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// The store's count of statements sent (`PostgresStore.statementsSent`).
+    let sent: LockedBox<Int>
+
+    /// A hot statement's rows, prepared once per connection. A failure that may have been the
+    /// preparation's closes the connection, as `BlockingConnection.prepared` does: postgres-nio
+    /// would remember it as failed for the connection's life.
+    func rows(_ statement: some HotStatement) async throws -> [PostgresRow] {
+        sent.withLock { $0 += 1 }
+        do {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        } catch {
+            if BlockingConnection.mayHaveFailedToPrepare(error) { try? await connection.close() }
+            throw error
+        }
+    }
+
+    /// A statement's rows.
+    func rows(_ sql: String, _ binds: [any PostgresBindable]) async throws -> [PostgresRow] {
+        sent.withLock { $0 += 1 }
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(PostgresTransaction.query(sql, binds), logger: logger) { rows.append(row) }
+        return rows
+    }
+
+    /// The first column of the first row (nil for no row or NULL).
+    func value<T: StoredCellValue>(_ type: T.Type, _ rows: [PostgresRow]) throws -> T? {
+        guard let row = rows.first else { return nil }
+        return try PostgresTransaction.first(row, as: T.self)
+    }
+}
+
+extension PostgresStore {
+    /// A booking in four awaited round trips and COMMIT, the same as the seam's: BEGIN, the
+    /// locks with the new appointment's id, the gather, the decision, the one write.
+    public func book(_ ask: BookingFactsRequest, decide: @escaping @Sendable (BookingFacts) throws -> BookingDecision) async throws -> Appointment {
+        let sent = statementsSent, key = personalDataKey
+        let stored = try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let locks = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: true)))
+            guard let id = try tx.value(Int64.self, locks) else {
+                throw ClinicError(.storage, .storageFailure, "the booking's locks gave no id")
+            }
+            guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
+                throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
+            }
+            let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: id)
+            let decision = try decide(facts)
+            let cipher = decision.appointment.notes.isEmpty ? nil : try await Self.sealingCipher(key, stored: facts.personalDataKeyCheck, tx)
+            let appointment = try decision.sealed(cipher)
+            let written = try await tx.rows(InsertBookingStatement(
+                PostgresTransaction.insertBookingBinds(id, appointment, decision.event, decision.message)))
+            guard try tx.value(Int64.self, written) != nil else { throw try await Self.whyRefused(appointment, tx) }
+            var booked = appointment
+            booked.notes = decision.appointment.notes
+            return (booked, cipher != nil && facts.personalDataKeyCheck == nil)
+        }
+        // A key check stored by this booking: the sessions this store keeps were read without it.
+        if stored.1 { keptLookups.forgetSessions() }
+        return stored.0
+    }
+
+    /// A change of one appointment's status in three awaited round trips and COMMIT: BEGIN,
+    /// the appointment with what its change is decided on, the decision, the one write.
+    public func changeAppointment(id: Int64, decide: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?) async throws -> Appointment {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let facts = try await Self.changeFacts(id, tx)
+            guard let decision = try decide(facts) else {
+                guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+                return try Self.opened(facts.appointment, key: key, check: facts.personalDataKeyCheck)
+            }
+            try await Self.write(decision, tx)
+            return try Self.opened(decision.appointment, key: key, check: facts?.personalDataKeyCheck)
+        }
+    }
+
+    /// A patient's move in five awaited round trips and COMMIT: BEGIN, the appointment with
+    /// what its change is decided on, the booking's locks (no id) and gather for the new time,
+    /// the decision, the one write.
+    public func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+                                decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let change = try await Self.changeFacts(id, tx)
+            let ask = try plan(change)
+            guard let change else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+            _ = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: false)))
+            guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
+                throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
+            }
+            let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: nil)
+            guard let decision = try decide(change, facts) else {
+                return try Self.opened(change.appointment, key: key, check: change.personalDataKeyCheck)
+            }
+            try await Self.write(decision, tx)
+            return try Self.opened(decision.appointment, key: key, check: change.personalDataKeyCheck)
+        }
+    }
+
+    static func changeFacts(_ id: Int64, _ tx: AwaitedConnection) async throws -> AppointmentChangeFacts? {
+        let rows = try await tx.rows(AppointmentChangeFactsStatement([id, PostgresTransaction.clientsKeyCheckSetting]))
+        return try rows.first.map { try PostgresTransaction.changeFacts(try PostgresTransaction.row($0)) }
+    }
+
+    /// A change's one write; a refusal by the exclusion constraints is `slot_taken` or
+    /// `overlapping_appointment`, as the seam's `changeAppointment` says.
+    static func write(_ decision: BookingDecision, _ tx: AwaitedConnection) async throws {
+        let changed: Int64?
+        do {
+            changed = try tx.value(Int64.self, try await tx.rows(ChangeAppointmentStatement(
+                PostgresTransaction.changeAppointmentBinds(decision.appointment, decision.event, decision.message))))
+        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
+            throw PostgresErrorMapping.clinicError(error)
+        }
+        if changed == nil {
+            throw ClinicError(.storage, .storageFailure,
+                              "appointments row \(decision.appointment.id.map(String.init) ?? "without an id") not found")
+        }
+    }
+
+    /// The appointment with its notes opened under the stored key check.
+    static func opened(_ appointment: Appointment, key: PersonalDataKey, check: String?) throws -> Appointment {
+        guard let id = appointment.id, AppointmentNotes.isSealed(appointment.notes) else { return appointment }
+        var opened = appointment
+        opened.notes = try AppointmentNotes.open(appointment.notes, appointmentId: id, cipher: try key.cipher(keyCheck: check))
+        return opened
+    }
+
+    /// The cipher notes are sealed with: under the stored key check, or, on a database with
+    /// none yet, a new one stored and read back (another server's stored first wins, and then
+    /// this key is the wrong one: `key_wrong`), as `PersonalDataKey.sealingCipher` does.
+    static func sealingCipher(_ key: PersonalDataKey, stored: String?, _ tx: AwaitedConnection) async throws -> FieldCipher {
+        if let stored { return try key.cipher(keyCheck: stored) }
+        let new = try key.cipherWithNewCheck()
+        let setting = PostgresTransaction.clientsKeyCheckSetting
+        _ = try await tx.rows("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [setting, new.check])
+        let kept = try tx.value(String.self, try await tx.rows("SELECT value FROM settings WHERE key = $1", [setting]))
+        guard kept == new.check else { throw ClinicError(.keyError, .keyWrong, key.filePath ?? "memory") }
+        return new.cipher
+    }
+
+    /// Why the exclusion constraints refused the appointment (`ON CONFLICT DO NOTHING` wrote
+    /// nothing): the doctor's time is taken, or the patient has another appointment then.
+    static func whyRefused(_ appointment: Appointment, _ tx: AwaitedConnection) async throws -> ClinicError {
+        let span = appointment.startsAt..<max(appointment.startsAt, appointment.endsAt)
+        let doctor = try await tx.rows(PostgresTransaction.doctorIsBookedSQL, [appointment.doctorId, span.upperBound, span.lowerBound, Int64(-1)])
+        if try tx.value(Bool.self, doctor) ?? true { return ClinicError(.slotTaken, .slotTaken) }
+        if let client = appointment.clientId {
+            let other = try await tx.rows(PostgresTransaction.activeAppointmentSQL, [client, span.upperBound, span.lowerBound, Int64(-1)])
+            if try tx.value(Int64.self, other) != nil { return ClinicError(.overlappingAppointment, .overlappingUnknown) }
+        }
+        return ClinicError(.storage, .storageFailure, "an appointment was neither stored nor refused by a held slot")
+    }
+}

@@ -1,0 +1,53 @@
+import ClinicKit
+import Foundation
+
+// The writes a process awaits (issue 56), on SQLite: group commit (`GroupCommitter`) batches
+// the writes waiting at a moment in one transaction on its own thread, and each use case is
+// one synchronous write transaction inside a batch: gather, decide, write, as GRDB's
+// `writer.write { db in … }` runs any. Synchronous inside, async at the edge.
+
+extension SQLiteStore {
+    public func startWriters(maximumBatch: Int, report: @escaping @Sendable (WriteBatchReport) -> Void) {
+        committer.withLock { current in
+            if current == nil { current = GroupCommitter(store: self, maximumBatch: maximumBatch, report: report) }
+        }
+    }
+
+    /// The committer, started with the defaults if nobody started it.
+    private var runningCommitter: GroupCommitter {
+        committer.withLock { current in
+            if let running = current { return running }
+            let started = GroupCommitter(store: self)
+            current = started
+            return started
+        }
+    }
+
+    public func commit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await runningCommitter.perform(work)
+    }
+
+    public var queuedWrites: Int { committer.current?.queued ?? 0 }
+
+    /// Finishes the queued writes and stops the committer; a later write starts another.
+    public func drainWriters() {
+        let running = committer.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        running?.drain()
+    }
+
+    public func book(_ ask: BookingFactsRequest, decide: @escaping @Sendable (BookingFacts) throws -> BookingDecision) async throws -> Appointment {
+        try await commit { try self.writing { tx in try BookingDecision.book(tx, ask, decide: decide) } }
+    }
+
+    public func changeAppointment(id: Int64, decide: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?) async throws -> Appointment {
+        try await commit { try self.writing { tx in try BookingDecision.change(tx, id: id, decide: decide) } }
+    }
+
+    public func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+                                decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment {
+        try await commit { try self.writing { tx in try BookingDecision.move(tx, id: id, plan: plan, decide: decide) } }
+    }
+}
