@@ -140,10 +140,7 @@ extension PostgresStore {
 
     /// The appointment with its notes opened under the stored key check.
     static func opened(_ appointment: Appointment, key: PersonalDataKey, check: String?) throws -> Appointment {
-        guard let id = appointment.id, AppointmentNotes.isSealed(appointment.notes) else { return appointment }
-        var opened = appointment
-        opened.notes = try AppointmentNotes.open(appointment.notes, appointmentId: id, cipher: try key.cipher(keyCheck: check))
-        return opened
+        try AppointmentNotes.opened(appointment) { try key.cipher(keyCheck: check) }
     }
 
     /// The cipher notes are sealed with: under the stored key check, or, on a database with

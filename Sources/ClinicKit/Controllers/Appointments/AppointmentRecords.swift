@@ -11,7 +11,7 @@ package enum AppointmentNotes {
 
     static func context(_ appointmentId: Int64) -> String { "notes:\(appointmentId)" }
 
-    package static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(mark) }
+    static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(mark) }
 
     /// The notes as stored: "" stays "", and a value sealed already is left as it is.
     static func seal(_ text: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
@@ -20,7 +20,7 @@ package enum AppointmentNotes {
     }
 
     /// The notes in clear (a value from before the migration is returned as it is).
-    package static func open(_ stored: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
+    static func open(_ stored: String, appointmentId: Int64, cipher: FieldCipher) throws -> String {
         guard isSealed(stored) else { return stored }
         guard let box = Data(base64Encoded: String(stored.dropFirst(mark.count))),
               let text = String(data: try cipher.open(bytes: box, context: context(appointmentId)), encoding: .utf8)
@@ -42,11 +42,18 @@ package enum AppointmentNotes {
     /// The appointment with its notes opened, under the stored key check when the caller
     /// gathered it (read here otherwise, and only when the notes are sealed).
     static func opened(_ appointment: Appointment, _ tx: any StoreReading, keyCheck: String?) throws -> Appointment {
+        try opened(appointment) {
+            guard let key = tx.personalDataKey else { throw ClinicError(.keyError, .keyMissing, "transaction") }
+            return try keyCheck.map { try key.cipher(keyCheck: $0) } ?? key.cipher(tx)
+        }
+    }
+
+    /// The appointment with its notes opened under the cipher `cipher` gives, asked for only
+    /// when the notes are sealed (a store's awaited use case, which has no seam transaction).
+    package static func opened(_ appointment: Appointment, cipher: () throws -> FieldCipher) throws -> Appointment {
         guard let id = appointment.id, isSealed(appointment.notes) else { return appointment }
-        guard let key = tx.personalDataKey else { throw ClinicError(.keyError, .keyMissing, "transaction") }
         var opened = appointment
-        opened.notes = try open(appointment.notes, appointmentId: id,
-                                cipher: try keyCheck.map { try key.cipher(keyCheck: $0) } ?? key.cipher(tx))
+        opened.notes = try open(appointment.notes, appointmentId: id, cipher: try cipher())
         return opened
     }
 
