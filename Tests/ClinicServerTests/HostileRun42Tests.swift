@@ -22,21 +22,14 @@ import Darwin
         connection.write("POST /v1/patients HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"login\":\"")
         #expect(shutdown(connection.descriptor, Int32(SHUT_RDWR)) == 0)
 
-        // The request is counted once the server has seen the connection close. Beside the rest
-        // of the suite on two cores this async test waits its turn on the two cooperative
-        // threads that synchronous tests hold: one sleep of 100 ms once ended two minutes later,
-        // past the deadline, and the loop ended on the first scrape's empty answer (issue 55,
-        // "counted 60 s late"). So the poll always scrapes once more after its last sleep, and
-        // ends at the first count.
-        let deadline = Date().addingTimeInterval(120)
-        var counted: [String] = []
-        while true {
+        // The request is counted once the server has seen the connection close: polled (Poll
+        // says why its deadline is read before each scrape).
+        let counted = try await Poll.until(seconds: 120) { () async throws -> [String]? in
             let scrape = try await server.get("/metrics")
-            counted = scrape.text.split(separator: "\n").map(String.init)
+            let lines = scrape.text.split(separator: "\n").map(String.init)
                 .filter { $0.hasPrefix("http_requests_total{") && $0.contains("method=\"POST\"") }
-            if !counted.isEmpty || Date() >= deadline { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+            return lines.isEmpty ? nil : lines
+        } ?? []
         #expect(counted.count == 1 && counted.allSatisfy { $0.contains("status=\"400\"") }, "\(counted)")
         #expect(!(counted.contains { $0.contains("status=\"5") }), "\(counted)")
         let log = server.serverLog

@@ -158,15 +158,10 @@ import Darwin
             // Once they close, a new client is served again (polled: the server counts a closed
             // connection out when it sees it close).
             for connection in held { shutdown(connection.descriptor, Int32(SHUT_RDWR)) }
-            let deadline = Date().addingTimeInterval(30)
-            var status = 0
-            // Asked once more after the last sleep: an async test's sleep can end past the
-            // deadline beside the suite's synchronous tests (HostileRun42Tests says more).
-            while true {
-                status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
-                if status == 200 || Date() >= deadline { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let status = try await Poll.until(seconds: 30) { () async throws -> Int? in
+                let status = (try? await server.send(.GET, "/healthz"))?.status ?? 0
+                return status == 200 ? status : nil
+            } ?? 0
             #expect(status == 200, "\(setting): no request was served after the held connections closed")
             #expect(server.serverLog.contains("connections refused") && server.serverLog.contains("cap=\(cap)"), "\(server.serverLog)")
         }
