@@ -250,6 +250,37 @@ struct ServerDependencies: Sendable {
                 }
             }
         }
+        return Self.answer(response)
+    }
+
+    /// A patient's change with the answer to its `Idempotency-Key` kept in the change's own
+    /// transaction, awaited (issue 56: `ClinicStore.perform(_:keeping:answer:)`, no hop to the
+    /// pool): `change` runs the use case with the keeping made here; `answer` says the
+    /// appointment changed, and a refusal is kept as the API says it.
+    func kept<Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data, key: String,
+                                          answer: @escaping @Sendable (Appointment) throws -> (HTTPResponse.Status, Body),
+                                          _ change: (AnswerKeeping) async throws -> IdempotencyStore.Response) async throws -> Response {
+        let language = patient.language
+        let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
+                                                        Self.canonical(body)])
+        let keeping = AnswerKeeping(store: idempotency, key: key, fingerprint: fingerprint) { outcome in
+            switch outcome {
+            case .success(let appointment):
+                let (status, value) = try answer(appointment)
+                return IdempotencyStore.Response(status: Int(status.code), body: try Self.encode(value))
+            case .failure(let error):
+                // A refusal is the answer too: the same retry gets the same refusal.
+                guard HTTPMapping.status(error.code).code < 500 else { return nil }
+                let failure = APIFailure.hidingOthers(error, language: language)
+                return IdempotencyStore.Response(status: Int(failure.status.code),
+                                                 body: try Shapes.encoder(pretty: false).encode(failure.body(in: language)))
+            }
+        }
+        return Self.answer(try await awaited(language) { try await change(keeping) })
+    }
+
+    /// A kept (or just made) answer as the response: `Idempotent-Replayed: true` when replayed.
+    static func answer(_ response: IdempotencyStore.Response) -> Response {
         var headers: HTTPFields = [:]
         if response.replayed { headers[.idempotentReplayed] = "true" }
         if response.status == 401 { headers[.wwwAuthenticate] = "Bearer" }

@@ -51,9 +51,95 @@ extension PostgresStore {
     /// A booking in four awaited round trips and COMMIT, the same as the seam's: BEGIN, the
     /// locks with the new appointment's id, the gather, the decision, the one write.
     public func book(_ ask: BookingFactsRequest, decide: @escaping @Sendable (BookingFacts) throws -> BookingDecision) async throws -> Appointment {
+        try await run(.book(ask, decide: decide))
+    }
+
+    /// A change of one appointment's status in three awaited round trips and COMMIT: BEGIN,
+    /// the appointment with what its change is decided on, the decision, the one write.
+    public func changeAppointment(id: Int64, decide: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?) async throws -> Appointment {
+        try await run(.change(id: id, decide: decide))
+    }
+
+    /// A patient's move in five awaited round trips and COMMIT: BEGIN, the appointment with
+    /// what its change is decided on, the booking's locks (no id) and gather for the new time,
+    /// the decision, the one write.
+    public func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+                                decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment {
+        try await run(.move(id: id, plan: plan, decide: decide))
+    }
+
+    /// A change in a transaction of its own.
+    private func run(_ change: AwaitedChange) async throws -> Appointment {
         let sent = statementsSent, key = personalDataKey
-        let stored = try await transaction { connection, logger in
+        let done = try await transaction { connection, logger in
+            try await Self.run(change, AwaitedConnection(connection: connection, logger: logger, sent: sent), key: key)
+        }
+        // A key check stored by this booking: the sessions this store keeps were read without it.
+        if done.storedKeyCheck { keptLookups.forgetSessions() }
+        return done.appointment
+    }
+
+    /// A change with its answer kept, in one transaction: BEGIN, the purge when due, the
+    /// (patient, key) pair's advisory lock (a second copy of the request waits here, then finds
+    /// what the first kept), the kept answer with the key check, then either the replay or a
+    /// savepoint, the change and the answer kept; COMMIT. A change refused keeps its refusal:
+    /// the savepoint is rolled back to first (a refusal by a constraint ends PostgreSQL's
+    /// transaction otherwise).
+    public func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
+                        answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response {
+        let sent = statementsSent, key = personalDataKey
+        let done = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            if let before = request.forgetBefore {
+                _ = try await tx.rows("DELETE FROM idempotency_keys WHERE created_at < $1", [before])
+            }
+            // Two statements: one statement's snapshot is taken before its lock is granted.
+            _ = try await tx.rows("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text || ':' || $3, 0))",
+                                  [PostgresTransaction.idempotencyLockNamespace, request.clientId, request.key])
+            guard let found = try await tx.rows("""
+                SELECT k.fingerprint, k.status, k.body, s.value AS key_check FROM (SELECT 1) AS one
+                LEFT JOIN idempotency_keys k ON k.client_id = $1 AND k.key = $2 LEFT JOIN settings s ON s.key = $3
+                """, [request.clientId, request.key, PostgresTransaction.clientsKeyCheckSetting]).first else {
+                throw ClinicError(.storage, .storageFailure, "the kept answer's look-up returned no row")
+            }
+            let row = try PostgresTransaction.row(found), table = "idempotency_keys"
+            let check: String? = try row.value("key_check", in: "settings", key: "key")
+            if let fingerprint = try row.value("fingerprint", in: table, key: "client_id") as String? {
+                let kept = KeptResponse(fingerprint: fingerprint, status: try row.value("status", in: table, key: "client_id"),
+                                        body: try row.value("body", in: table, key: "client_id"))
+                return (try request.replay(kept) { try key.cipher(keyCheck: check) }, false)
+            }
+            _ = try await tx.rows("SAVEPOINT kept_answer", [])
+            let outcome: Result<Appointment, any Error>
+            var storedKeyCheck = false
+            do {
+                let done = try await Self.run(change, tx, key: key)
+                outcome = .success(done.appointment)
+                storedKeyCheck = done.storedKeyCheck
+            } catch let error as ClinicError {
+                // The domain's refusals (the rules', the constraints' as `write` says them); a
+                // driver's error (a lost connection, a serialization failure the transaction is
+                // run again for) goes on as it is.
+                outcome = .failure(error)
+                _ = try await tx.rows("ROLLBACK TO SAVEPOINT kept_answer", [])
+            }
+            let response = try IdempotentRequest.answer(outcome, answer)
+            let cipher = try await Self.sealingCipher(key, stored: check, tx)
+            let kept = try request.kept(response, cipher: cipher)
+            _ = try await tx.rows("""
+                INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+                """, [request.clientId, request.key, kept.fingerprint, Int64(kept.status), kept.body, request.now])
+            return (response, storedKeyCheck || check == nil)
+        }
+        if done.1 { keptLookups.forgetSessions() }
+        return done.0
+    }
+
+    /// One change on a transaction's connection; whether it stored the database's first key check.
+    static func run(_ change: AwaitedChange, _ tx: AwaitedConnection,
+                    key: PersonalDataKey) async throws -> (appointment: Appointment, storedKeyCheck: Bool) {
+        switch change {
+        case .book(let ask, let decide):
             let locks = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: true)))
             guard let id = try tx.value(Int64.self, locks) else {
                 throw ClinicError(.storage, .storageFailure, "the booking's locks gave no id")
@@ -63,45 +149,24 @@ extension PostgresStore {
             }
             let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: id)
             let decision = try decide(facts)
-            let cipher = decision.appointment.notes.isEmpty ? nil : try await Self.sealingCipher(key, stored: facts.personalDataKeyCheck, tx)
+            let cipher = decision.appointment.notes.isEmpty ? nil : try await sealingCipher(key, stored: facts.personalDataKeyCheck, tx)
             let appointment = try decision.sealed(cipher)
             let written = try await tx.rows(InsertBookingStatement(
                 PostgresTransaction.insertBookingBinds(id, appointment, decision.event, decision.message)))
-            guard try tx.value(Int64.self, written) != nil else { throw try await Self.whyRefused(appointment, tx) }
+            guard try tx.value(Int64.self, written) != nil else { throw try await whyRefused(appointment, tx) }
             var booked = appointment
             booked.notes = decision.appointment.notes
             return (booked, cipher != nil && facts.personalDataKeyCheck == nil)
-        }
-        // A key check stored by this booking: the sessions this store keeps were read without it.
-        if stored.1 { keptLookups.forgetSessions() }
-        return stored.0
-    }
-
-    /// A change of one appointment's status in three awaited round trips and COMMIT: BEGIN,
-    /// the appointment with what its change is decided on, the decision, the one write.
-    public func changeAppointment(id: Int64, decide: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?) async throws -> Appointment {
-        let sent = statementsSent, key = personalDataKey
-        return try await transaction { connection, logger in
-            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let facts = try await Self.changeFacts(id, tx)
+        case .change(let id, let decide):
+            let facts = try await changeFacts(id, tx)
             guard let decision = try decide(facts) else {
                 guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
-                return try Self.opened(facts.appointment, key: key, check: facts.personalDataKeyCheck)
+                return (try opened(facts.appointment, key: key, check: facts.personalDataKeyCheck), false)
             }
-            try await Self.write(decision, tx)
-            return try Self.opened(decision.appointment, key: key, check: facts?.personalDataKeyCheck)
-        }
-    }
-
-    /// A patient's move in five awaited round trips and COMMIT: BEGIN, the appointment with
-    /// what its change is decided on, the booking's locks (no id) and gather for the new time,
-    /// the decision, the one write.
-    public func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
-                                decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment {
-        let sent = statementsSent, key = personalDataKey
-        return try await transaction { connection, logger in
-            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let change = try await Self.changeFacts(id, tx)
+            try await write(decision, tx)
+            return (try opened(decision.appointment, key: key, check: facts?.personalDataKeyCheck), false)
+        case .move(let id, let plan, let decide):
+            let change = try await changeFacts(id, tx)
             let ask = try plan(change)
             guard let change else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
             _ = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: false)))
@@ -110,10 +175,10 @@ extension PostgresStore {
             }
             let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: nil)
             guard let decision = try decide(change, facts) else {
-                return try Self.opened(change.appointment, key: key, check: change.personalDataKeyCheck)
+                return (try opened(change.appointment, key: key, check: change.personalDataKeyCheck), false)
             }
-            try await Self.write(decision, tx)
-            return try Self.opened(decision.appointment, key: key, check: change.personalDataKeyCheck)
+            try await write(decision, tx)
+            return (try opened(decision.appointment, key: key, check: change.personalDataKeyCheck), false)
         }
     }
 

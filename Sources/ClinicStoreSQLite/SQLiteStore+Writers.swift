@@ -51,3 +51,25 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try BookingDecision.move(tx, id: id, plan: plan, decide: decide) } }
     }
 }
+
+extension SQLiteStore {
+    /// The change and its kept answer in one write of the next batch: the change's writes join
+    /// the transaction in a savepoint of their own, so that a refused change keeps its refusal
+    /// and nothing of itself.
+    public func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
+                        answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response {
+        try await commit {
+            try self.writingJoined { tx in
+                try request.keep(tx, store: self) {
+                    let outcome: Result<Appointment, any Error>
+                    do {
+                        outcome = .success(try self.writing { inner in try change.run(inner) })
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    return try IdempotentRequest.answer(outcome, answer)
+                }
+            }
+        }
+    }
+}

@@ -66,4 +66,72 @@ import Testing
         }
         #expect(lateMove?.code == .tooLate)
     }
+
+    /// A change with an `Idempotency-Key` as the store's one awaited transaction (`ClinicStore.perform(_:keeping:answer:)`):
+    /// made once and its answer kept; the same request again replayed, changing nothing; another
+    /// request under the key refused; a refusal kept with nothing of the change; two copies at
+    /// once make one booking; the outcome is counted once, not at a replay.
+    @Test func keptAnswersAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, boris = try register(system, "boris").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let told = LockedBox<[String]>([])
+        system.appointments.changes.observe { operation, outcome in told.withLock { $0.append(operation + " " + outcome) } }
+        let store = system.makeIdempotencyStore()
+        func keeping(_ key: String, _ fingerprint: String = "f") -> AnswerKeeping {
+            AnswerKeeping(store: store, key: key, fingerprint: fingerprint) { outcome in
+                switch outcome {
+                case .success(let appointment):
+                    return .init(status: 201, body: Data("\(appointment.id ?? 0) \(appointment.status.rawValue) \(appointment.notes)".utf8))
+                case .failure(let error):
+                    return error.code == .busy ? nil : .init(status: 409, body: Data(error.code.rawValue.utf8))
+                }
+            }
+        }
+        func book(_ client: Int64, _ key: String, at time: String, doctor: Int64? = nil) async throws -> IdempotencyStore.Response {
+            try await system.appointments.book(clientId: client, departmentId: therapy, at: local(time), doctorId: doctor,
+                                               notes: "Knee, left", keeping: keeping(key))
+        }
+
+        let first = try await book(anna, "k1", at: "2026-11-24 09:00")
+        #expect(first.status == 201 && !first.replayed)
+        let id = try #require(Int64(String(decoding: first.body, as: UTF8.self).split(separator: " ")[0]))
+        let booked = try system.appointments.getAppointmentById(id, clientId: anna)
+        #expect(String(decoding: first.body, as: UTF8.self) == "\(id) scheduled Knee, left")
+        // Kept sealed: the notes are not in the stored answer.
+        let kept = try #require(try system.database.writing { tx in try tx.idempotentResponse(ofClient: anna, key: "k1") })
+        #expect(kept.body.first == 1 && kept.body.range(of: Data("Knee".utf8)) == nil)
+
+        let unchanged = try fingerprint(system)
+        let replay = try await book(anna, "k1", at: "2026-11-24 09:00")
+        #expect(replay.replayed && replay.status == 201 && replay.body == first.body)
+        let reused = await #expect(throws: ClinicError.self) {
+            _ = try await system.appointments.cancel(id, clientId: anna, keeping: keeping("k1", "other"))
+        }
+        #expect(reused?.code == .idempotencyKeyReused)
+        #expect(try fingerprint(system) == unchanged)
+
+        // Boris is refused the same doctor's time: the refusal is kept and nothing else is
+        // written; once the time is free again his retry still gets the refusal.
+        let beforeRefusal = try fingerprint(system, excluding: ["idempotency_keys"])
+        let refused = try await book(boris, "b1", at: "2026-11-24 09:00", doctor: booked.doctorId)
+        #expect(refused.status == 409 && String(decoding: refused.body, as: UTF8.self) == "slot_taken" && !refused.replayed)
+        #expect(try fingerprint(system, excluding: ["idempotency_keys"]) == beforeRefusal)
+        #expect(try system.database.writing { tx in try tx.idempotentResponse(ofClient: boris, key: "b1") } != nil)
+        let moved = try await system.appointments.reschedule(id, clientId: anna, to: local("2026-11-25 10:00"), keeping: keeping("k2"))
+        #expect(moved.status == 201 && !moved.replayed)
+        #expect(try system.appointments.getAppointmentById(id, clientId: anna).startsAt != booked.startsAt)
+        let stillRefused = try await book(boris, "b1", at: "2026-11-24 09:00", doctor: booked.doctorId)
+        #expect(stillRefused.replayed && stillRefused.body == refused.body)
+        #expect(try system.appointments.getAppointmentsByClientId(boris, scope: .all).isEmpty)
+
+        // Two copies of one cancellation at once: one cancels, the other replays its answer.
+        async let one = system.appointments.cancel(id, clientId: anna, keeping: keeping("k3"))
+        async let two = system.appointments.cancel(id, clientId: anna, keeping: keeping("k3"))
+        let both = try await [one, two]
+        #expect(both.filter(\.replayed).count == 1 && both[0].body == both[1].body)
+        #expect(String(decoding: both[0].body, as: UTF8.self) == "\(id) cancelled Knee, left")
+        #expect(try system.appointments.history(id, clientId: anna).map(\.event) == ["booked", "rescheduled", "cancelled"])
+        #expect(told.current == ["book ok", "book slot_taken", "reschedule ok", "cancel ok"])
+    }
 }

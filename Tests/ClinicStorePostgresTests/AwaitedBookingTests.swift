@@ -101,6 +101,42 @@ import Testing
             // Another patient's appointment is not theirs to change, and nothing changes.
             let notYours = await clinicError { _ = try await setup.system.appointments.cancel(id, clientId: boris) }
             #expect(notYours?.key == .notYourAppointment)
+
+            // With an Idempotency-Key, in the same awaited transaction: BEGIN, the purge (the
+            // first request's), the key's lock, the kept answer's look-up with the key check,
+            // a savepoint, the booking's locks, gather and write, the answer kept, COMMIT. A
+            // retry: BEGIN, the lock, the look-up, COMMIT.
+            let idempotency = IdempotencyStore(database: store, now: { Self.now })
+            let keeping = AnswerKeeping(store: idempotency, key: "book-1", fingerprint: "f") { outcome in
+                .init(status: 201, body: Data(String(describing: try outcome.get().id ?? 0).utf8))
+            }
+            let keyed = try #require(setup.free.first { $0.doctorId != slot.doctorId && $0.start > target.start.addingTimeInterval(7200) })
+            func bookKeyed() async throws -> IdempotencyStore.Response {
+                try await setup.system.appointments.book(clientId: boris, departmentId: setup.therapy, at: .instant(keyed.start),
+                                                         doctorId: keyed.doctorId, keeping: keeping)
+            }
+            sentBefore = store.statementsSent.current
+            let first = try await bookKeyed()
+            #expect(store.statementsSent.current - sentBefore == 10)
+            sentBefore = store.statementsSent.current
+            let replay = try await bookKeyed()
+            #expect(store.statementsSent.current - sentBefore == 4)
+            #expect(!first.replayed && replay.replayed && replay.body == first.body)
+            let borisBooked = try await onOwnThread { try store.reading { tx in try tx.storedAppointments(ofClient: boris) } }
+            #expect(borisBooked.map { String($0.id ?? 0) } == [String(decoding: first.body, as: UTF8.self)])
+            // A refusal by the rules is kept after the savepoint is rolled back to: a second
+            // request for the same time under another key, by Anna.
+            let other = AnswerKeeping(store: idempotency, key: "book-2", fingerprint: "f") { outcome in
+                switch outcome {
+                case .success: .init(status: 201, body: Data())
+                case .failure(let error): .init(status: 409, body: Data(error.code.rawValue.utf8))
+                }
+            }
+            for expectReplay in [false, true] {
+                let refused = try await setup.system.appointments.book(clientId: anna, departmentId: setup.therapy, at: .instant(keyed.start),
+                                                                       doctorId: keyed.doctorId, keeping: other)
+                #expect(refused.status == 409 && refused.body == Data("slot_taken".utf8) && refused.replayed == expectReplay)
+            }
         }
     }
 

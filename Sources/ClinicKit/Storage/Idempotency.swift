@@ -61,29 +61,29 @@ public struct IdempotencyStore: Sendable {
         return hash.finalize().hexString
     }
 
+    /// What a request with `key` is kept under now (`key_invalid` for a key that is not 1 to
+    /// 255 visible ASCII characters), with the purge of expired keys when one is due.
+    public func request(clientId: Int64, key: String, fingerprint: String) throws -> IdempotentRequest {
+        guard Self.isValidKey(key) else { throw ClinicError.invalid(.idempotencyKeyInvalid) }
+        let now = self.now()
+        return IdempotentRequest(clientId: clientId, key: key, fingerprint: fingerprint, now: now,
+                                 forgetBefore: purgeIsDue(at: now) ? Date(seconds: now.seconds - Int64(Self.lifetime)) : nil)
+    }
+
     /// Runs `work` once per key and keeps its response, in the transaction that the
     /// controllers' writes made by `work` join. An error `work` throws (an answer a retry may
     /// change, such as `busy`) keeps nothing: the transaction rolls back with it.
     public func perform(clientId: Int64, key: String, fingerprint: String,
                         _ work: () throws -> Response) throws -> Response {
-        guard Self.isValidKey(key) else { throw ClinicError.invalid(.idempotencyKeyInvalid) }
-        let now = self.now()
-        return try database.writingJoined { tx in
-            if purgeIsDue(at: now) {
-                try tx.forgetIdempotentResponses(createdBefore: Date(seconds: now.seconds - Int64(Self.lifetime)))
-            }
-            if let kept = try tx.idempotentResponse(ofClient: clientId, key: key) {
-                guard kept.fingerprint == fingerprint else { throw ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest) }
-                let body = Self.isSealed(kept.body)
-                    ? try database.cipher(tx).open(bytes: Data(kept.body.dropFirst()), context: Self.context(clientId, key)) : kept.body
-                return Response(status: kept.status, body: body, replayed: true)
-            }
-            let response = try work()
-            let sealed = Self.sealMark + (try database.sealingCipher(tx).seal(bytes: response.body, context: Self.context(clientId, key)))
-            try tx.keepIdempotentResponse(ofClient: clientId, key: key,
-                                          KeptResponse(fingerprint: fingerprint, status: response.status, body: sealed), at: now)
-            return response
-        }
+        let request = try request(clientId: clientId, key: key, fingerprint: fingerprint)
+        return try database.writingJoined { tx in try request.keep(tx, store: database, work) }
+    }
+
+    /// A patient's change with its answer kept, as the store's one awaited transaction (issue
+    /// 56; `ClinicStore.perform(_:keeping:answer:)`).
+    public func perform(_ change: AwaitedChange, clientId: Int64, key: String, fingerprint: String,
+                        answer: @escaping IdempotentRequest.Answer) async throws -> Response {
+        try await database.perform(change, keeping: try request(clientId: clientId, key: key, fingerprint: fingerprint), answer: answer)
     }
 
     // A kept response is sealed under the personal-data key, bound to its patient and key: it

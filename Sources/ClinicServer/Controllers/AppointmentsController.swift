@@ -39,20 +39,19 @@ struct AppointmentsController {
         let patient = try context.signedInPatient()
         let (body, raw) = try await dependencies.decodeKeeping(BookingBody.self, request, context)
         let time = try dependencies.parsedTime(body.start, patient.language)
-        guard request.headers[.idempotencyKey] != nil else {
-            // The store's own use case, awaited (issue 56); with a key, the kept answer is
-            // written in the booking's transaction, through the store's writers.
+        // The store's own use case, awaited (issue 56); with a key, its answer is kept in the
+        // booking's transaction.
+        guard let key = request.headers[.idempotencyKey] else {
             let booked = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
                 try await system.appointments.book(clientId: patient.id, departmentId: body.departmentId, at: time,
                                                    doctorId: body.doctorId, notes: body.notes ?? "", visitTypeId: body.visitTypeId)
             }
             return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
         }
-        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
-            let booked = try system.appointments.createAppointment(clientId: patient.id, departmentId: body.departmentId, at: time,
-                                                                   doctorId: body.doctorId, notes: body.notes ?? "",
-                                                                   visitTypeId: body.visitTypeId)
-            return (.created, AppointmentJSON(booked))
+        return try await dependencies.kept(request, patient, body: raw, key: key, answer: { (.created, AppointmentJSON($0)) }) {
+            [system = dependencies.system] keeping in
+            try await system.appointments.book(clientId: patient.id, departmentId: body.departmentId, at: time, doctorId: body.doctorId,
+                                               notes: body.notes ?? "", visitTypeId: body.visitTypeId, keeping: keeping)
         }
     }
 
@@ -80,14 +79,15 @@ struct AppointmentsController {
         let id = try context.parameters.id("id")
         let (body, raw) = try await dependencies.decodeKeeping(RescheduleBody.self, request, context)
         let time = try dependencies.parsedTime(body.start, patient.language)
-        guard request.headers[.idempotencyKey] != nil else {
+        guard let key = request.headers[.idempotencyKey] else {
             let moved = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
                 try await system.appointments.reschedule(id, clientId: patient.id, to: time)
             }
             return try HTTPMapping.json(AppointmentJSON(moved))
         }
-        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
-            (.ok, AppointmentJSON(try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: time)))
+        return try await dependencies.kept(request, patient, body: raw, key: key, answer: { (.ok, AppointmentJSON($0)) }) {
+            [system = dependencies.system] keeping in
+            try await system.appointments.reschedule(id, clientId: patient.id, to: time, keeping: keeping)
         }
     }
 
@@ -96,14 +96,15 @@ struct AppointmentsController {
         let id = try context.parameters.id("id")
         var request = request
         let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-        guard request.headers[.idempotencyKey] != nil else {
+        guard let key = request.headers[.idempotencyKey] else {
             let cancelled = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
                 try await system.appointments.cancel(id, clientId: patient.id)
             }
             return try HTTPMapping.json(AppointmentJSON(cancelled))
         }
-        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
-            (.ok, AppointmentJSON(try system.appointments.cancelAppointment(id, clientId: patient.id)))
+        return try await dependencies.kept(request, patient, body: raw, key: key, answer: { (.ok, AppointmentJSON($0)) }) {
+            [system = dependencies.system] keeping in
+            try await system.appointments.cancel(id, clientId: patient.id, keeping: keeping)
         }
     }
 }

@@ -14,6 +14,14 @@ public final class AppointmentChanges: Sendable {
     /// Who is told from now on (one observer: the process's metrics).
     public func observe(_ body: @escaping Observer) { observer.withLock { $0 = body } }
 
+    /// Tells a change's outcome once it is known.
+    func tell(_ operation: String, _ outcome: Result<Appointment, ClinicError>) {
+        switch outcome {
+        case .success: observer.current?(operation, "ok")
+        case .failure(let error): observer.current?(operation, error.code.rawValue)
+        }
+    }
+
     /// `count` of a change awaited.
     func count<T>(_ operation: String, _ change: () async throws -> T) async throws -> T {
         let tell = observer.current

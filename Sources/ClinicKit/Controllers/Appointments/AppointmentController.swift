@@ -108,40 +108,85 @@ public final class AppointmentController: Sendable {
     /// blocked). What a server's request does.
     public func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64? = nil, notes: String = "",
                      staffId: Int64? = nil, visitTypeId: Int64? = nil) async throws -> Appointment {
+        let change = try booking(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: notes,
+                                 staffId: staffId, visitTypeId: visitTypeId)
+        return try await changes.count("book") { try await database.run(change) }
+    }
+
+    /// `book` with the answer to its `Idempotency-Key` kept in the booking's own transaction
+    /// (`ClinicStore.perform(_:keeping:answer:)`): the kept answer when there is one, else the
+    /// booking's, made by `keeping.answer`.
+    public func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64? = nil, notes: String = "",
+                     visitTypeId: Int64? = nil, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+        let change = try booking(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: notes,
+                                 staffId: nil, visitTypeId: visitTypeId)
+        return try await perform("book", change, clientId: clientId, keeping: keeping)
+    }
+
+    /// `cancelAppointment` as the store's one awaited operation (issue 56).
+    public func cancel(_ id: Int64, clientId: Int64) async throws -> Appointment {
+        let change = cancellation(id, clientId: clientId)
+        return try await changes.count("cancel") { try await database.run(change) }
+    }
+
+    /// `cancel` with the answer to its `Idempotency-Key` kept in the same transaction.
+    public func cancel(_ id: Int64, clientId: Int64, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+        try await perform("cancel", cancellation(id, clientId: clientId), clientId: clientId, keeping: keeping)
+    }
+
+    /// `rescheduleAppointment` as the store's one awaited operation (issue 56): the patient's
+    /// checks on the appointment's facts, then the move's on the new time's.
+    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) async throws -> Appointment {
+        let change = move(id, clientId: clientId, to: time)
+        return try await changes.count("reschedule") { try await database.run(change) }
+    }
+
+    /// `reschedule` with the answer to its `Idempotency-Key` kept in the same transaction.
+    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+        try await perform("reschedule", move(id, clientId: clientId, to: time), clientId: clientId, keeping: keeping)
+    }
+
+    // The patient's three changes as the store runs them: the facts asked for and the rules
+    // that decide on them (`BookingRules`).
+
+    private func booking(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?, notes: String,
+                         staffId: Int64?, visitTypeId: Int64?) throws -> AwaitedChange {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
         let request = Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId, onlyDoctorId: doctorId,
                                         at: time, exceptAppointment: nil, exceptHold: nil, now: now)
         let ask = BookingAsk(clientId: clientId, departmentId: departmentId, time: time, doctorId: doctorId, notes: notes,
                              staffId: staffId, visitTypeId: visitTypeId)
-        return try await changes.count("book") {
-            try await database.book(request) { facts in try BookingRules.book(facts, ask, now: now) }
-        }
+        return .book(request) { facts in try BookingRules.book(facts, ask, now: now) }
     }
 
-    /// `cancelAppointment` as the store's one awaited operation (issue 56).
-    public func cancel(_ id: Int64, clientId: Int64) async throws -> Appointment {
+    private func cancellation(_ id: Int64, clientId: Int64) -> AwaitedChange {
         let now = self.now()
-        return try await changes.count("cancel") {
-            try await database.changeAppointment(id: id) { facts in try BookingRules.cancel(facts, id: id, clientId: clientId, now: now) }
-        }
+        return .change(id: id) { facts in try BookingRules.cancel(facts, id: id, clientId: clientId, now: now) }
     }
 
-    /// `rescheduleAppointment` as the store's one awaited operation (issue 56): the patient's
-    /// checks on the appointment's facts, then the move's on the new time's.
-    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) async throws -> Appointment {
+    private func move(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed) -> AwaitedChange {
         let now = self.now()
-        return try await changes.count("reschedule") {
-            try await database.moveAppointment(id: id, plan: { facts in
-                let appointment = try BookingRules.patientMayChange(facts, id: id, clientId: clientId, refusal: .cannotReschedule,
-                                                                    now: now).0.appointment
-                return Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
-                                         visitTypeId: appointment.visitTypeId, onlyDoctorId: nil, at: time,
-                                         exceptAppointment: appointment.id, exceptHold: nil, now: now)
-            }, decide: { change, facts in
-                try BookingRules.move(facts, MoveAsk(appointment: change.appointment, time: time),
-                                      policy: BookingPolicy(settings: change.bookingSettings), now: now)
-            })
+        return .move(id: id, plan: { facts in
+            let appointment = try BookingRules.patientMayChange(facts, id: id, clientId: clientId, refusal: .cannotReschedule,
+                                                                now: now).0.appointment
+            return Self.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
+                                     visitTypeId: appointment.visitTypeId, onlyDoctorId: nil, at: time,
+                                     exceptAppointment: appointment.id, exceptHold: nil, now: now)
+        }, decide: { change, facts in
+            try BookingRules.move(facts, MoveAsk(appointment: change.appointment, time: time),
+                                  policy: BookingPolicy(settings: change.bookingSettings), now: now)
+        })
+    }
+
+    /// A change with its answer kept; its outcome is counted when it is made, not when a kept
+    /// answer is replayed.
+    private func perform(_ operation: String, _ change: AwaitedChange, clientId: Int64,
+                         keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+        let changes = self.changes
+        return try await keeping.store.perform(change, clientId: clientId, key: keeping.key, fingerprint: keeping.fingerprint) { outcome in
+            changes.tell(operation, outcome)
+            return try keeping.answer(outcome)
         }
     }
 

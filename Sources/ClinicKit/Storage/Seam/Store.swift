@@ -116,6 +116,14 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// appointment as it then is, its notes opened.
     func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
                          decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment
+    /// One of the patient's changes with the answer to its `Idempotency-Key`, in one
+    /// transaction: expired keys forgotten when `request` says so; the answer kept for the key
+    /// replayed (changing nothing); else the change run as its own operation above does, and
+    /// `answer`'s answer to its outcome kept (a refusal's too, with nothing of the change
+    /// written). An answer is sealed under the personal-data key (`IdempotentRequest.kept`).
+    /// Two copies of one request at once: the second waits for the first and replays its answer.
+    func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
+                 answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response
     /// What a bearer token's look-up needs, gathered at once: the session whose token hashes to
     /// `tokenHash`, its patient as stored and the personal-data key check (nil when the
     /// patient's row has nothing sealed). Nil when no session has that hash. This is the hot
