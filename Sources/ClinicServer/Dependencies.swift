@@ -169,7 +169,8 @@ struct ServerDependencies: Sendable {
         guard let token = request.bearerToken else { throw APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: asked) }
         let client: Client
         do {
-            client = try await pool.run { [system] in try system.clients.currentUser(token: token) }
+            // Awaited (issue 56): no hop to the pool, no thread waiting for the store.
+            client = try await system.clients.signedInPatient(token: token)
         } catch let error as ClinicError where error.code == .notLoggedIn {
             throw APIFailure(ServerError(.notLoggedIn, .notLoggedIn), language: asked)
         } catch let error as ClinicError {
@@ -183,7 +184,7 @@ struct ServerDependencies: Sendable {
     func staffMember(_ request: Request) async throws -> StaffIdentity {
         let asked = language(of: request)
         guard let token = request.bearerToken else { throw APIFailure(ClinicError(.notLoggedIn, .staffNotLoggedIn), language: asked) }
-        let member = try await work(asked) { [system] in try system.staff.current(token: token) }
+        let member = try await awaited(asked) { [system] in try await system.staff.signedIn(token: token) }
         return StaffIdentity(member: member, token: token)
     }
 

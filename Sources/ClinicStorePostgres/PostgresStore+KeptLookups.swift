@@ -264,3 +264,41 @@ extension PostgresStore {
         return session
     }
 }
+
+// The same look-ups awaited (issue 56): the kept answer, else the one statement sent and
+// awaited on a connection the calling task leases, no thread waiting.
+extension PostgresStore {
+    public func lookUpPatientSession(tokenHash: String) async throws -> SignedInPatientFacts? {
+        if let facts = keptLookups.patient(tokenHash) { return facts }
+        let generation = keptLookups.generation()
+        let facts = try await awaitedStatement(SignedInPatientStatement(PostgresTransaction.signedInPatientBinds(tokenHash)))
+            .map(PostgresTransaction.signedInPatientFacts)
+        if let facts, let generation, KeptLookups.worthKeeping(lastUsedAt: facts.session.lastUsedAt,
+                                                               idleSeconds: facts.session.idleSeconds, standard: SessionManager.idleLimit) {
+            keptLookups.keep(facts, tokenHash: tokenHash, readIn: generation)
+        }
+        return facts
+    }
+
+    public func lookUpStaffSession(tokenHash: String) async throws -> StaffSessionLookup? {
+        if let session = keptLookups.staff(tokenHash) { return session }
+        let generation = keptLookups.generation()
+        guard let session = try await awaitedStatement(SignedInStaffStatement([tokenHash])).map(PostgresTransaction.staffSessionLookup)
+        else { return nil }
+        if let generation, KeptLookups.worthKeeping(lastUsedAt: session.lastUsedAt, idleSeconds: session.idleSeconds, standard: nil) {
+            keptLookups.keep(session, tokenHash: tokenHash, readIn: generation)
+        }
+        return session
+    }
+
+    /// One hot statement's first row, outside a transaction (one statement is a snapshot by
+    /// itself), awaited.
+    func awaitedStatement<Statement: HotStatement & Sendable>(_ statement: Statement) async throws -> StoredRowValues? {
+        let sent = statementsSent
+        let row = try await withConnection { connection in
+            try await AwaitedConnection(connection: connection, logger: self.logger, sent: sent).rows(statement).first
+                .map(PostgresTransaction.row)
+        }
+        return row
+    }
+}

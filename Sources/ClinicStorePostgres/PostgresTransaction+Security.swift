@@ -38,7 +38,13 @@ extension PostgresTransaction {
 
     /// The session, its patient and the key check in one statement (`PostgresStore.signedInPatient`).
     func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
-        guard let row = try row(SignedInPatientStatement([tokenHash, Self.clientsKeyCheckSetting])) else { return nil }
+        try row(SignedInPatientStatement(Self.signedInPatientBinds(tokenHash))).map(Self.signedInPatientFacts)
+    }
+
+    static func signedInPatientBinds(_ tokenHash: String) -> [any PostgresBindable] { [tokenHash, clientsKeyCheckSetting] }
+
+    /// `SignedInPatientStatement`'s row.
+    static func signedInPatientFacts(_ row: StoredRowValues) throws -> SignedInPatientFacts {
         let session = SessionLookup(id: try row.value("session_id", in: "sessions"),
                                     clientId: try row.value("session_client_id", in: "sessions"),
                                     tokenHash: try row.value("token_hash", in: "sessions"),

@@ -8,23 +8,27 @@ import PostgresNIO
 
 extension PostgresTransaction {
     func staffMember(id: Int64) throws -> StaffMember? {
-        try row("SELECT * FROM staff_accounts WHERE id = $1", [id]).map(staffMember(row:))
+        try row("SELECT * FROM staff_accounts WHERE id = $1", [id]).map(Self.staffMember(row:))
     }
 
     func staffMembers(ofClinic clinicId: Int64) throws -> [StaffMember] {
-        try rows("SELECT * FROM staff_accounts WHERE clinic_id = $1 ORDER BY id", [clinicId]).map(staffMember(row:))
+        try rows("SELECT * FROM staff_accounts WHERE clinic_id = $1 ORDER BY id", [clinicId]).map(Self.staffMember(row:))
     }
 
     func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)? {
         guard let found = try row("SELECT * FROM staff_accounts WHERE login_key = $1", [loginKey]) else { return nil }
-        return (try staffMember(row: found), try found.value("password_hash", in: "staff_accounts") as String)
+        return (try Self.staffMember(row: found), try found.value("password_hash", in: "staff_accounts") as String)
     }
 
     /// The active staff account of a staff session with the session's last use and idle limit,
     /// whatever its age (`StaffController.current` decides; `PostgresStore.signedInStaff` keeps it).
     func activeStaffSession(tokenHash: String) throws -> StaffSessionLookup? {
-        guard let row = try row(SignedInStaffStatement([tokenHash])) else { return nil }
-        return StaffSessionLookup(member: try staffMember(row: row),
+        try row(SignedInStaffStatement([tokenHash])).map(Self.staffSessionLookup)
+    }
+
+    /// `SignedInStaffStatement`'s row.
+    static func staffSessionLookup(_ row: StoredRowValues) throws -> StaffSessionLookup {
+        StaffSessionLookup(member: try staffMember(row: row),
                                   lastUsedAt: try row.instant("session_last_used_at", in: "staff_sessions"),
                                   idleSeconds: try row.value("session_idle_seconds", in: "staff_sessions"))
     }
@@ -81,7 +85,7 @@ extension PostgresTransaction {
             """, [login, loginKey, passwordHash, name, surname, role.rawValue, clinicId, doctorId, createdAt]) else {
             throw ClinicError(.loginTaken, .loginTaken, login)
         }
-        return try staffMember(row: inserted)
+        return try Self.staffMember(row: inserted)
     }
 
     func deactivateStaffMember(id: Int64) throws {
@@ -125,7 +129,7 @@ extension PostgresTransaction {
 
     /// A `staff_accounts` row (ClinicKit's `StaffMember.init(row:)` is internal to it); an
     /// unknown role is `staffRowInvalid` (a newer version's row).
-    private func staffMember(row: StoredRowValues) throws -> StaffMember {
+    static func staffMember(row: StoredRowValues) throws -> StaffMember {
         let table = "staff_accounts"
         let id: Int64 = try row.value("id", in: table)
         guard let role = StaffRole(rawValue: try row.value("role", in: table)) else {

@@ -66,15 +66,20 @@ extension SQLiteStore {
     func mapErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as ClinicError {
-            throw error
-        } catch let error as DatabaseError {
-            throw Self.map(error)
-        } catch is RowDecodingError {
-            // A throwing read (`Int64.fetchOne`, `row.decode`) of a value of another type than
-            // expected, not named by `Row.value(_:in:)`: a storage error too. Its own text is
-            // not passed on (it lists the whole row).
-            throw ClinicError(.storage, .storageFailure, "a stored value has another type than expected")
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// An error of SQLite's or GRDB's as the domain's; others as they are.
+    static func mapped(_ error: any Error) -> any Error {
+        switch error {
+        case let error as DatabaseError: map(error)
+        // A throwing read (`Int64.fetchOne`, `row.decode`) of a value of another type than
+        // expected, not named by `Row.value(_:in:)`: a storage error too. Its own text is not
+        // passed on (it lists the whole row).
+        case is RowDecodingError: ClinicError(.storage, .storageFailure, "a stored value has another type than expected")
+        default: error
         }
     }
 

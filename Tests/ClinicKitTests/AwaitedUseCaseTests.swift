@@ -134,4 +134,39 @@ import Testing
         #expect(try system.appointments.history(id, clientId: anna).map(\.event) == ["booked", "rescheduled", "cancelled"])
         #expect(told.current == ["book ok", "book slot_taken", "reschedule ok", "cancel ok"])
     }
+
+    /// The sessions' look-ups awaited (`ClinicStore.lookUpPatientSession`, `lookUpStaffSession`)
+    /// answer as the synchronous ones: the patient with the sealed fields opened, the staff
+    /// member; a malformed, unknown, ended or idle session is `not_logged_in`.
+    @Test func sessionLookUpsAwaited() async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        _ = try register(system, "anna")
+        let token = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let awaited = try await system.clients.signedInPatient(token: token)
+        #expect(awaited == (try system.clients.currentUser(token: token)))
+        #expect(awaited.name == "Anna" && awaited.street == "Main Street")
+        for bad in ["x", String(repeating: "a", count: 64)] {
+            let refused = await #expect(throws: ClinicError.self) { _ = try await system.clients.signedInPatient(token: bad) }
+            #expect(refused?.code == .notLoggedIn)
+        }
+
+        let la1 = try clinic(system, "LA1").id ?? 0
+        _ = try system.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist, clinicId: la1,
+                                                 password: "counter-shift-73"))
+        let staffToken = try system.staff.logIn(login: "dana", password: "counter-shift-73").token
+        let member = try await system.staff.signedIn(token: staffToken)
+        #expect(member == (try system.staff.current(token: staffToken)) && member.login == "dana")
+        // A patient's token is not a staff member's, nor the other way round.
+        #expect(await (try? system.staff.signedIn(token: token)) == nil)
+        #expect(await (try? system.clients.signedInPatient(token: staffToken)) == nil)
+
+        // Idle past the limit: both refused.
+        clock.advance(StaffController.idleLimit + 1)
+        let idle = await #expect(throws: ClinicError.self) { _ = try await system.staff.signedIn(token: staffToken) }
+        #expect(idle?.code == .notLoggedIn)
+        clock.advance(SessionManager.idleLimit)
+        let ended = await #expect(throws: ClinicError.self) { _ = try await system.clients.signedInPatient(token: token) }
+        #expect(ended?.code == .notLoggedIn)
+    }
 }

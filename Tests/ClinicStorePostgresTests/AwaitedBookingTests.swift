@@ -174,4 +174,30 @@ import Testing
             #expect(Set(stored.compactMap(\.id)) == Set(booked.compactMap(\.id)))
         }
     }
+
+    /// A session's look-up awaited: the one statement the synchronous one sends, outside a
+    /// transaction, on a connection the task leases; the same answers.
+    @Test func aSessionsLookUpAwaitedIsOneStatement() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await Self.setUp(store, patients: 1)
+            let token = try await onOwnThread { try setup.system.clients.logIn(login: "patient0", password: "correct-horse-42").token }
+            let before = store.statementsSent.current
+            let client = try await setup.system.clients.signedInPatient(token: token)
+            #expect(store.statementsSent.current - before == 1)
+            #expect(client.id == setup.patients[0] && client.name == "Pat")
+            let unknown = await clinicError { _ = try await setup.system.clients.signedInPatient(token: String(repeating: "b", count: 64)) }
+            #expect(unknown?.code == .notLoggedIn)
+            let clinicId = try #require(try await onOwnThread { try store.reading { tx in try tx.clinic(externalId: "LA1")?.id } })
+            let staffToken = try await onOwnThread {
+                _ = try setup.system.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist,
+                                                               clinicId: clinicId, password: "counter-shift-73"))
+                return try setup.system.staff.logIn(login: "dana", password: "counter-shift-73").token
+            }
+            let staffBefore = store.statementsSent.current
+            let member = try await setup.system.staff.signedIn(token: staffToken)
+            #expect(store.statementsSent.current - staffBefore == 1)
+            #expect(member.login == "dana" && member.clinicId == clinicId)
+        }
+    }
 }

@@ -73,6 +73,15 @@ public struct SessionManager: Sendable {
         return facts
     }
 
+    /// `signedIn` awaited (`ClinicStore.lookUpPatientSession`): what a server's request does.
+    public func signedIn(awaiting store: any ClinicStore, token: String, now: Date) async throws -> SignedInPatientFacts? {
+        guard Self.isWellFormed(token) else { return nil }
+        let hash = Self.hash(token)
+        guard let facts = try await store.lookUpPatientSession(tokenHash: hash), accepts(facts.session, tokenHash: hash, now: now)
+        else { return nil }
+        return facts
+    }
+
     /// Whether a session found by a token's hash lets its holder in: the hash is compared again
     /// in constant time (the look-up was by hash, and the decision must not depend on how much
     /// of the value matched), and a session idle for longer than `idleLimit` has ended.

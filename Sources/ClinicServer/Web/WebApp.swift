@@ -173,10 +173,8 @@ extension ServerDependencies {
         var patient: Client?
         var unread = 0
         let token = cookies[Self.sessionCookie].flatMap { $0.count == 64 ? $0 : nil }
-        if let token, let (client, count) = try? await pool.run({ [system] in
-            let client = try system.clients.currentUser(token: token)
-            return (client, try system.clients.unreadCount(clientId: client.id ?? 0))
-        }) {
+        if let token, let client = try? await system.clients.signedInPatient(token: token),
+           let count = try? await pool.run({ [system] in try system.clients.unreadCount(clientId: client.id ?? 0) }) {
             patient = client
             unread = count
             // A page is a use of the session, as an API request is (at most a write a minute).

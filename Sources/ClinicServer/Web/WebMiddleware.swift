@@ -118,7 +118,7 @@ extension ServerDependencies {
     /// The staff member of the staff cookie; the page is a use of the session (`ServerSettings.staffWebIdleMinutes`).
     func staffMember(_ web: WebRequest) async -> StaffMember? {
         guard let token = web.cookies[Self.staffCookie], token.count == 64,
-              let member = try? await pool.run({ [system] in try system.staff.current(token: token) }) else { return nil }
+              let member = try? await system.staff.signedIn(token: token) else { return nil }
         await touch(token: token) { [system] in try system.staff.touch(token: token) }
         return member
     }

@@ -303,9 +303,18 @@ public final class ClientController: Sendable {
     /// The patient a session token belongs to; `not_logged_in` for none, unknown or expired.
     public func currentUser(token: String?) throws -> Client {
         guard let token else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        guard let facts = try sessions.signedIn(database, token: token, now: now()) else {
-            throw ClinicError(.notLoggedIn, .notLoggedIn)
-        }
+        return try opened(try sessions.signedIn(database, token: token, now: now()))
+    }
+
+    /// `currentUser` awaited (issue 56): the session looked up with no thread waiting for the
+    /// store; what a server's signed-in request does first.
+    public func signedInPatient(token: String) async throws -> Client {
+        try opened(try await sessions.signedIn(awaiting: database, token: token, now: now()))
+    }
+
+    /// The patient of a live session with the personal fields opened; `not_logged_in` for none.
+    private func opened(_ facts: SignedInPatientFacts?) throws -> Client {
+        guard let facts else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         guard facts.client.personal != nil else { return facts.client.client }
         return try facts.client.opened(with: database.personalDataKey.cipher(keyCheck: facts.personalDataKeyCheck))
     }

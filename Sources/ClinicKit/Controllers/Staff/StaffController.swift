@@ -130,9 +130,18 @@ public final class StaffController: Sendable {
     /// disabled account, a patient's token).
     public func current(token: String?) throws -> StaffMember {
         guard let token, SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
-        let now = self.now()
-        guard let session = try database.signedInStaff(tokenHash: SessionManager.hash(token)),
-              now.seconds - session.lastUsedAt.seconds <= Int64(session.idleSeconds ?? Int(Self.idleLimit))
+        return try live(try database.signedInStaff(tokenHash: SessionManager.hash(token)), now: now())
+    }
+
+    /// `current` awaited (issue 56): the session looked up with no thread waiting for the store.
+    public func signedIn(token: String) async throws -> StaffMember {
+        guard SessionManager.isWellFormed(token) else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
+        return try live(try await database.lookUpStaffSession(tokenHash: SessionManager.hash(token)), now: now())
+    }
+
+    /// The member of a session still live at `now`; `not_logged_in` otherwise.
+    private func live(_ session: StaffSessionLookup?, now: Date) throws -> StaffMember {
+        guard let session, now.seconds - session.lastUsedAt.seconds <= Int64(session.idleSeconds ?? Int(Self.idleLimit))
         else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         return session.member
     }

@@ -135,6 +135,12 @@ public protocol ClinicStore: AnyObject, Sendable {
     /// (`StaffReading.activeStaffSession`), in one round trip where the store can: the hot path
     /// of every staff request. Whether the session is still live is `StaffController`'s rule.
     func signedInStaff(tokenHash: String) throws -> StaffSessionLookup?
+    /// `signedInPatient` awaited (issue 56): what every signed-in request of a server does
+    /// first, with no thread waiting for the store (SQLite: a read on its reader queue; PostgreSQL:
+    /// the statement awaited on a leased connection, or the look-up kept).
+    func lookUpPatientSession(tokenHash: String) async throws -> SignedInPatientFacts?
+    /// `signedInStaff` awaited (issue 56), as `lookUpPatientSession`.
+    func lookUpStaffSession(tokenHash: String) async throws -> StaffSessionLookup?
     /// What a nearest-clinic search reads besides the finder it keeps: the directory's version
     /// (`DirectoryReading.directoryVersion`), and for a specialization key the clinics with a
     /// department of it (`departmentsByClinic`), in one round trip where the store can.
@@ -223,17 +229,22 @@ public struct SignedInPatientFacts: Sendable {
     }
 }
 
+extension SignedInPatientFacts {
+    /// The gather as reads of the seam, in the caller's snapshot.
+    public static func read(_ tx: any StoreReading, tokenHash: String) throws -> SignedInPatientFacts? {
+        guard let session = try tx.session(tokenHash: tokenHash), let client = try tx.storedClient(id: session.clientId)
+        else { return nil }
+        return SignedInPatientFacts(session: session, client: client,
+                                    personalDataKeyCheck: client.personal == nil ? nil : try tx.personalDataKeyCheck())
+    }
+}
+
 extension ClinicStore {
     public var concurrentWriters: Int { 1 }
 
     /// The gather as reads of one snapshot (a store in this process: no round trips to save).
     public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
-        try reading { tx in
-            guard let session = try tx.session(tokenHash: tokenHash), let client = try tx.storedClient(id: session.clientId)
-            else { return nil }
-            return SignedInPatientFacts(session: session, client: client,
-                                        personalDataKeyCheck: client.personal == nil ? nil : try tx.personalDataKeyCheck())
-        }
+        try reading { tx in try SignedInPatientFacts.read(tx, tokenHash: tokenHash) }
     }
 
     /// The reads of one snapshot (a store in this process: no round trips to save).
