@@ -1,5 +1,6 @@
 import ClinicKit
 import Foundation
+import PostgresNIO
 
 // A department's slots on PostgreSQL in one round trip (issue 44; twelve for two doctors
 // before): what changes with every booking (the days' exceptions, the taken times, the
@@ -54,7 +55,32 @@ extension PostgresStore {
             if !joined { keptSchedules.keep(read) }
             schedule = read
         }
-        // Every doctor's entry, an empty one included, as the seam's reads give them.
+        return Self.slotFacts(day, schedule)
+    }
+
+    /// `slotFacts` awaited (issue 56): the same statements, each sent and awaited on a
+    /// connection the calling task leases.
+    public func gatherSlotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
+                                at now: Date) async throws -> SlotFacts? {
+        guard let dayRow = try await awaitedStatement(SlotDayStatement(PostgresTransaction.slotDayBinds(departmentId, visitTypeId, days,
+                                                                                                           takenSpan, now)))
+        else { throw ClinicError(.storage, .storageFailure, "the slots' gather returned no row") }
+        let day = try PostgresTransaction.slotDayFacts(dayRow)
+        let schedule: KeptSchedule
+        if let kept = keptSchedules.schedule(of: departmentId, at: day.version) {
+            schedule = kept
+        } else {
+            guard let row = try await awaitedStatement(DepartmentScheduleStatement([departmentId])) else { return nil }
+            let read = try PostgresTransaction.departmentSchedule(row)
+            keptSchedules.keep(read)
+            schedule = read
+        }
+        return Self.slotFacts(day, schedule)
+    }
+
+    /// The facts from the day's statement and the department's schedule, every doctor's entry
+    /// there (an empty one included), as the seam's reads give them.
+    static func slotFacts(_ day: SlotDayFacts, _ schedule: KeptSchedule) -> SlotFacts {
         func ofEachDoctor<T>(_ entries: [Int64: [T]]) -> [Int64: [T]] {
             Dictionary(schedule.doctors.map { ($0.id ?? 0, entries[$0.id ?? 0] ?? []) }, uniquingKeysWith: { first, _ in first })
         }
@@ -79,9 +105,18 @@ extension PostgresTransaction {
     /// the visit type `visitTypeId` (whatever department it is of, as `SlotFacts` says).
     func slotDayFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
                       at now: Date) throws -> SlotDayFacts {
-        guard let row = try row(SlotDayStatement([departmentId, days.lowerBound, days.upperBound, takenSpan.lowerBound,
-                                                  takenSpan.upperBound, now, visitTypeId]))
+        guard let row = try row(SlotDayStatement(Self.slotDayBinds(departmentId, visitTypeId, days, takenSpan, now)))
         else { throw ClinicError(.storage, .storageFailure, "the slots' gather returned no row") }
+        return try Self.slotDayFacts(row)
+    }
+
+    static func slotDayBinds(_ departmentId: Int64, _ visitTypeId: Int64?, _ days: ClosedRange<String>, _ takenSpan: Range<Date>,
+                             _ now: Date) -> [any PostgresBindable] {
+        [departmentId, days.lowerBound, days.upperBound, takenSpan.lowerBound, takenSpan.upperBound, now, visitTypeId]
+    }
+
+    /// `SlotDayStatement`'s row.
+    static func slotDayFacts(_ row: StoredRowValues) throws -> SlotDayFacts {
         func text(_ column: String) throws -> String { try row.value(column, in: "slot facts") }
         let visitType: String? = try row.value("visit_type", in: "slot facts")
         return SlotDayFacts(
@@ -94,8 +129,11 @@ extension PostgresTransaction {
     /// One statement: the department's schedule with the version it is of; nil when there is
     /// no such department.
     func departmentSchedule(departmentId: Int64) throws -> KeptSchedule? {
-        guard let row = try row(DepartmentScheduleStatement([departmentId]))
-        else { return nil }
+        try row(DepartmentScheduleStatement([departmentId])).map(Self.departmentSchedule)
+    }
+
+    /// `DepartmentScheduleStatement`'s row.
+    static func departmentSchedule(_ row: StoredRowValues) throws -> KeptSchedule {
         func text(_ column: String) throws -> String { try row.value(column, in: "department schedule") }
         let clinic: String? = try row.value("clinic", in: "department schedule")
         return KeptSchedule(

@@ -1,4 +1,5 @@
 import ClinicKit
+import Foundation
 import GRDB
 
 // The hot reads a server awaits (issue 56): run on GRDB's reader queue with its async `read`,
@@ -20,5 +21,12 @@ extension SQLiteStore {
 
     public func lookUpStaffSession(tokenHash: String) async throws -> StaffSessionLookup? {
         try await readAwaited { tx in try tx.activeStaffSession(tokenHash: tokenHash) }
+    }
+
+    public func gatherSlotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
+                                at now: Date) async throws -> SlotFacts? {
+        try await readAwaited { tx in
+            try SlotFacts.read(tx, departmentId: departmentId, visitTypeId: visitTypeId, days: days, takenSpan: takenSpan, at: now)
+        }
     }
 }

@@ -169,4 +169,26 @@ import Testing
         let ended = await #expect(throws: ClinicError.self) { _ = try await system.clients.signedInPatient(token: token) }
         #expect(ended?.code == .notLoggedIn)
     }
+
+    /// A department's slots from the facts gathered awaited (`ClinicStore.gatherSlotFacts`) are
+    /// the synchronous ones, a booked time and a doctor's day off included; the refusals are the same.
+    @Test func slotsAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let booked = try await system.appointments.book(clientId: anna, departmentId: therapy, at: local("2026-11-24 09:00"))
+        let from = try #require(LocalDateTime(year: 2026, month: 11, day: 23, hour: 0, minute: 0))
+        for (doctor, days, start) in [(nil, nil, nil), (booked.doctorId, 3, from), (nil, 1, from.adding(days: 1))] as [(Int64?, Int?, LocalDateTime?)] {
+            let awaited = try await system.slotsAwaited(departmentId: therapy, doctorId: doctor, from: start, days: days)
+            let blocking = try system.slots(departmentId: therapy, doctorId: doctor, from: start, days: days)
+            #expect(awaited.clinic == blocking.clinic && awaited.slots == blocking.slots)
+            #expect(!awaited.slots.isEmpty)
+        }
+        let day = try await system.slotsAwaited(departmentId: therapy, doctorId: booked.doctorId, from: from.adding(days: 1), days: 1).slots
+        #expect(day.contains { $0.start == booked.startsAt && !$0.isAvailable })
+        for (department, days, code) in [(999_999, 7, ClinicError.Code.notFound), (therapy, 32, .invalidInput)] as [(Int64, Int, ClinicError.Code)] {
+            let refused = await #expect(throws: ClinicError.self) { _ = try await system.slotsAwaited(departmentId: department, days: days) }
+            #expect(refused?.code == code)
+        }
+    }
 }

@@ -200,4 +200,30 @@ import Testing
             #expect(member.login == "dana" && member.clinicId == clinicId)
         }
     }
+
+    /// A department's slots awaited: the day's one statement, and the schedule's once (kept
+    /// after); the same slots as the synchronous gather's.
+    @Test func slotsAwaitedAreOneStatementOnceTheScheduleIsKept() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await Self.setUp(store, patients: 1)
+            // Another department than the set-up's, whose schedule no request has read yet.
+            let found = try await onOwnThread {
+                try store.reading { tx in
+                    try tx.departments(ofClinic: tx.clinic(externalId: "LA1")?.id ?? 0).first { $0.id != setup.therapy }?.id
+                }
+            }
+            let other = try #require(found)
+            var before = store.statementsSent.current
+            let first = try await setup.system.slotsAwaited(departmentId: other).slots
+            #expect(store.statementsSent.current - before == 2)
+            before = store.statementsSent.current
+            let again = try await setup.system.slotsAwaited(departmentId: other).slots
+            #expect(store.statementsSent.current - before == 1)
+            let blocking = try await onOwnThread { try setup.system.slots(departmentId: other).slots }
+            #expect(!first.isEmpty && first == again && again == blocking)
+            let therapy = try await setup.system.slotsAwaited(departmentId: setup.therapy).slots
+            #expect(therapy.filter(\.isAvailable) == setup.free)
+        }
+    }
 }

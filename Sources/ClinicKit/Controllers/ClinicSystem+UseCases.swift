@@ -285,6 +285,13 @@ extension ClinicSystem {
         try appointments.slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
                                          visitTypeId: visitTypeId)
     }
+
+    /// `slots` with the facts gathered awaited (issue 56): what a server's request does.
+    public func slotsAwaited(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
+                             visitTypeId: Int64? = nil) async throws -> (clinic: Clinic, slots: [Slot]) {
+        try await appointments.slotsAwaited(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
+                                            visitTypeId: visitTypeId)
+    }
 }
 
 /// The front desk's page of a day: the day's list (`StaffController.schedule`) with the clinic

@@ -393,37 +393,64 @@ public final class AppointmentController: Sendable {
     /// of the store (`ClinicStore.slotFacts`: one round trip on PostgreSQL).
     public func slotsWithClinic(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
                                 visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {
-        let days = days ?? Self.defaultSlotDays
-        guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
-        // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
-        if let from, from.year > 9999 || (from.year == 9999 && from.month > 11) {
-            throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d-%02d", from.year, from.month, from.day))
+        let ask = try SlotsAsk(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId, now: now())
+        return try ask.slots(try database.slotFacts(departmentId: departmentId, visitTypeId: visitTypeId, days: ask.factDays,
+                                                    takenSpan: ask.takenSpan, at: ask.now))
+    }
+
+    /// `slotsWithClinic` with the facts gathered awaited (issue 56, `ClinicStore.gatherSlotFacts`):
+    /// what a server's request does, with no thread waiting for the store.
+    public func slotsAwaited(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
+                             visitTypeId: Int64? = nil) async throws -> (clinic: Clinic, slots: [Slot]) {
+        let ask = try SlotsAsk(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId, now: now())
+        return try ask.slots(try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
+                                                                days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now))
+    }
+
+    /// A request for slots checked, with the facts it needs; `slots` computes them from those.
+    struct SlotsAsk {
+        let departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int, visitTypeId: Int64?, now: Date
+        /// The days asked of the store: those today can be anywhere on Earth (UTC's day ± 1),
+        /// since the clinic's zone comes with the facts.
+        let factDays: ClosedRange<String>
+        let takenSpan: Range<Date>
+
+        init(departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int?, visitTypeId: Int64?, now: Date) throws {
+            let days = days ?? AppointmentController.defaultSlotDays
+            guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
+            // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
+            if let from, from.year > 9999 || (from.year == 9999 && from.month > 11) {
+                throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d-%02d", from.year, from.month, from.day))
+            }
+            let earliest = (from ?? LocalDateTime.of(now, in: AppointmentController.utc).adding(days: -1)).at(minuteOfDay: 0)
+            let latest = (from.map { $0.at(minuteOfDay: 0) } ?? earliest.adding(days: 2)).adding(days: days - 1)
+            self.departmentId = departmentId; self.doctorId = doctorId; self.from = from; self.days = days
+            self.visitTypeId = visitTypeId; self.now = now
+            factDays = DoctorSchedule.dayKey(earliest)...DoctorSchedule.dayKey(latest)
+            takenSpan = AppointmentController.takenSpan(first: earliest, last: latest)
         }
-        let now = self.now()
-        // The first day is today in the clinic's zone unless given, and the zone is the
-        // clinic's, which the gather brings: it asks for the days today can be anywhere on
-        // Earth (UTC's day ± 1), and the rule below keeps the ones it needs.
-        let earliest = (from ?? LocalDateTime.of(now, in: Self.utc).adding(days: -1)).at(minuteOfDay: 0)
-        let latest = (from.map { $0.at(minuteOfDay: 0) } ?? earliest.adding(days: 2)).adding(days: days - 1)
-        guard let facts = try database.slotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
-                                                 days: DoctorSchedule.dayKey(earliest)...DoctorSchedule.dayKey(latest),
-                                                 takenSpan: Self.takenSpan(first: earliest, last: latest), at: now)
-        else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
-        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(facts.department.clinicId)) }
-        var doctors = facts.doctors
-        if let doctorId {
-            doctors = doctors.filter { $0.id == doctorId }
-            guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+
+        /// The slots from the gathered facts (nil: no such department): the first day is today
+        /// in the clinic's zone unless given.
+        func slots(_ gathered: SlotFacts?) throws -> (clinic: Clinic, slots: [Slot]) {
+            guard let facts = gathered else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
+            guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(facts.department.clinicId)) }
+            var doctors = facts.doctors
+            if let doctorId {
+                doctors = doctors.filter { $0.id == doctorId }
+                guard !doctors.isEmpty else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+            }
+            let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
+            let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
+            let doctorFacts = doctors.map { doctor in
+                let id = doctor.id ?? 0
+                return (doctor, DoctorSchedule(weekly: facts.hours[id] ?? [], exceptions: facts.exceptions[id] ?? []),
+                        (facts.taken[id] ?? []).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
+            }
+            return (clinic, AppointmentController.slots(doctorFacts, zone: clinic.zone, first: first, days: days, now: now,
+                                                        policy: BookingPolicy(settings: facts.bookingSettings),
+                                                        duration: visit?.durationMinutes))
         }
-        let visit = try visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: departmentId) }
-        let first = (from ?? LocalDateTime.of(now, in: clinic.zone)).at(minuteOfDay: 0)
-        let doctorFacts = doctors.map { doctor in
-            let id = doctor.id ?? 0
-            return (doctor, DoctorSchedule(weekly: facts.hours[id] ?? [], exceptions: facts.exceptions[id] ?? []),
-                    (facts.taken[id] ?? []).map { ($0.lowerBound.seconds, $0.upperBound.seconds) })
-        }
-        return (clinic, Self.slots(doctorFacts, zone: clinic.zone, first: first, days: days, now: now,
-                                   policy: BookingPolicy(settings: facts.bookingSettings), duration: visit?.durationMinutes))
     }
 
     static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current

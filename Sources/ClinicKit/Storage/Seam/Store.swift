@@ -141,6 +141,9 @@ public protocol ClinicStore: AnyObject, Sendable {
     func lookUpPatientSession(tokenHash: String) async throws -> SignedInPatientFacts?
     /// `signedInStaff` awaited (issue 56), as `lookUpPatientSession`.
     func lookUpStaffSession(tokenHash: String) async throws -> StaffSessionLookup?
+    /// `slotFacts` awaited (issue 56), as `lookUpPatientSession`.
+    func gatherSlotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
+                         at now: Date) async throws -> SlotFacts?
     /// What a nearest-clinic search reads besides the finder it keeps: the directory's version
     /// (`DirectoryReading.directoryVersion`), and for a specialization key the clinics with a
     /// department of it (`departmentsByClinic`), in one round trip where the store can.
