@@ -85,8 +85,11 @@ let package = Package(
                 "CArgon2",
                 "CGEOS",
                 "CZlib",
-                "CQPDF",
             ]),
+        // The PDF check behind ClinicKit's port (`PDFChecking`) on libqpdf: the programs compose it.
+        .target(
+            name: "ClinicPDF",
+            dependencies: ["ClinicKit", "CQPDF"]),
         // The transports behind ClinicKit's ports (issue 56): e-mail over SMTP and texts
         // through Kannel on libcurl, the HTTP geocoder. The fronts compose them.
         .target(
@@ -156,6 +159,7 @@ let package = Package(
                 "ClinicKit",
                 "ClinicTransports",
                 "ClinicImages",
+                "ClinicPDF",
                 "ClinicServer",
                 // The composition root (Context) chooses a store: these two.
                 "ClinicStoreSQLite",
@@ -198,7 +202,7 @@ let package = Package(
             dependencies: ["ClinicKit"]),
         .testTarget(
             name: "ClinicKitTests",
-            dependencies: ["ClinicKit", "ClinicTransports", "ClinicStoreSQLite", "ClinicImages", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",
+            dependencies: ["ClinicKit", "ClinicTransports", "ClinicStoreSQLite", "ClinicImages", "ClinicPDF", "CArgon2", "ClinicStorePostgres", "ClinicTestPostgres",
                            .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ClinicStorePostgresTests",
@@ -223,6 +227,7 @@ let package = Package(
             dependencies: [
                 "ClinicKit",
                 "ClinicTransports",
+                "ClinicPDF",
                 "ClinicStoreSQLite",
                 "ClinicServer",
                 "clinic",

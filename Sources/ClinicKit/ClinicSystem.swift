@@ -32,9 +32,11 @@ public final class ClinicSystem: Sendable {
     ///   - remoteGeocoder: an HTTP geocoder to ask last (`CLINIC_GEOCODER_URL`), nil for none.
     ///   - codeLimits: how many confirmation codes go out and where texts may go (`CodeLimits.from(environment:)`).
     ///   - images: what decodes and writes photos again (ClinicImages' libvips); nil: photos are
-    ///     refused as attachments (`unsupported_type`), PDFs are taken.
+    ///     refused as attachments (`unsupported_type`).
+    ///   - pdfs: what checks a PDF for active content (ClinicPDF's libqpdf); nil: PDFs are
+    ///     refused as attachments (`unsupported_type`).
     public init(store database: any ClinicStore, resources: Resources?, hasher: PasswordHasher = PasswordHasher(),
-                remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil,
+                remoteGeocoder: (any Geocoder)? = nil, images: (any ImageProcessing)? = nil, pdfs: (any PDFChecking)? = nil,
                 codeLimits: CodeLimits = .standard, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.fileStore = database as? any StoreFileOperations
@@ -51,7 +53,7 @@ public final class ClinicSystem: Sendable {
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] }, codeLimits: codeLimits)
         appointments = AppointmentController(database: database, now: now)
         outbox = Outbox(database: database, textCountries: codeLimits.textCountries, now: now)
-        attachments = AttachmentController(database: database, images: images, now: now)
+        attachments = AttachmentController(database: database, images: images, pdfs: pdfs, now: now)
         waitlist = WaitlistController(database: database, appointments: appointments, now: now)
         texts = TextController(database: database, appointments: appointments, now: now)
         staff = StaffController(database: database, hasher: hasher, now: now, appointments: appointments, waitlist: waitlist) { [clients] password, login, name, surname in

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClinicImages
+import ClinicPDF
 import ClinicKit
 import ClinicTransports
 import ClinicStoreSQLite
@@ -65,7 +66,7 @@ struct Context {
         if case .postgres(let url) = try storeLocation() {
             let store = try PostgresAdmin.open(self, url, resources: resources, connections: connections, migrate: migrate)
             let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder(), images: VipsImageProcessor(),
-                                      codeLimits: try CodeLimits.from(environment: environment))
+                                      pdfs: QPDFChecker(), codeLimits: try CodeLimits.from(environment: environment))
             try initializeIfNew(system, initialize)
             return system
         }
@@ -73,7 +74,8 @@ struct Context {
         let database = try SQLiteStore.open(path: databasePath, migrations: migrations, migrate: migrate,
                                                 zones: LazyZones(data: resources.data))
         let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: remoteGeocoder(),
-                                  images: VipsImageProcessor(), codeLimits: try CodeLimits.from(environment: environment))
+                                  images: VipsImageProcessor(), pdfs: QPDFChecker(),
+                                  codeLimits: try CodeLimits.from(environment: environment))
         noteZoneChanges(system)
         try initializeIfNew(system, initialize)
         if migrate && !database.isReadOnly {

@@ -162,6 +162,17 @@ import Testing
         #expect(bytes.range(of: Data("<script>".utf8)) == nil)
     }
 
+    /// The PDF check is a port (`PDFChecking`, ClinicPDF's libqpdf composed by the programs):
+    /// a system given none refuses every PDF, a harmless one included, and stores nothing.
+    @Test func withoutAPDFCheckAPDFIsRefused() throws {
+        let system = try makeSystem(pdfs: nil)
+        let upload = AttachmentUpload(data: try fixture("tiny.pdf"), declaredType: "application/pdf", name: "letter.pdf")
+        let refused = expectError(.unsupportedType) { _ = try system.attachments.prepare(upload) }
+        #expect(refused?.key == .attachmentUnsupported)
+        let checked = try makeSystem().attachments.prepare(upload)
+        #expect(checked.contentType == "application/pdf" && checked.name == "letter.pdf")
+    }
+
     @Test func theClinicOpensFilesEachOpeningInTheAccessLogAndOnlyItsOwn() throws {
         let w = try world()
         let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")

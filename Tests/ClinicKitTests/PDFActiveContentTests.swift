@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ClinicKit
+@testable import ClinicPDF
 
 /// The PDF check's bypasses of issue 42 (item 8), each built here as a small valid PDF: a script
 /// in an object stream under every filter a viewer decodes (ASCIIHex, ASCII85, Flate after

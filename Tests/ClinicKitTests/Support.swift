@@ -6,6 +6,7 @@ import PostgresNIO
 import Testing
 @testable import ClinicKit
 @testable import ClinicStoreSQLite
+import ClinicPDF
 
 /// The store this run of the suite is on: SQLite in memory (the default), or a database of its
 /// own on the tests' PostgreSQL per system when `CLINIC_TEST_STORE=postgres` (scripts/test.sh
@@ -93,8 +94,9 @@ func twoSystemsOnOneStore(sqliteFile path: String, clock: TestClock = TestClock(
 /// An in-memory system with a small directory: two clinics in Los Angeles (one pediatric),
 /// one in São Paulo, one in New York, one in Minsk, each with demo departments and hours.
 func makeSystem(clock: TestClock = TestClock(), hasher: PasswordHasher = fastHasher, images: (any ImageProcessing)? = nil,
-                store: (any ClinicStore)? = nil, codeLimits: CodeLimits = .standard) throws -> ClinicSystem {
-    let system = ClinicSystem(store: try store ?? TestStore.make(), resources: nil, hasher: hasher, images: images,
+                pdfs: (any PDFChecking)? = QPDFChecker(), store: (any ClinicStore)? = nil,
+                codeLimits: CodeLimits = .standard) throws -> ClinicSystem {
+    let system = ClinicSystem(store: try store ?? TestStore.make(), resources: nil, hasher: hasher, images: images, pdfs: pdfs,
                               codeLimits: codeLimits, now: { clock.now })
     let csv = """
         external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone

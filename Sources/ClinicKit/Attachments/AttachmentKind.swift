@@ -87,3 +87,19 @@ public enum ImageLimits {
 public protocol ImageProcessing: Sendable {
     func process(_ data: Data, kind: AttachmentKind) throws -> ProcessedImage
 }
+
+/// What a PDF from outside is checked for before it is kept: content that acts by itself
+/// (scripts, actions that run on opening, embedded files). ClinicPDF implements it with libqpdf
+/// (`QPDFChecker`).
+public protocol PDFChecking: Sendable {
+    /// The first thing found that makes `data` refused, nil when it may be kept.
+    func check(_ data: Data) -> PDFFinding?
+}
+
+/// What a PDF check found.
+public enum PDFFinding: Equatable, Sendable {
+    /// Active content, named as in the file (`/JavaScript`, `/URI in /OpenAction`).
+    case active(String)
+    /// The file, or a part of it that matters, cannot be read or would take too much work.
+    case unreadable(String)
+}

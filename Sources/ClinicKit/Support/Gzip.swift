@@ -44,7 +44,7 @@ public enum Gzip {
 
     /// How many bytes `input` inflates to, counting past `limit` no further than one buffer; the
     /// bytes are counted, not kept (`PDFActiveContent` measures a PDF's streams against a budget).
-    static func inflatedCount(_ input: [UInt8], windowBits: Int32, limit: Int) -> Int {
+    package static func inflatedCount(_ input: [UInt8], windowBits: Int32, limit: Int) -> Int {
         inflated(input, windowBits: windowBits, limit: limit, keep: false).count
     }
 

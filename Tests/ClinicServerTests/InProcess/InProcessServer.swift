@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 @testable import ClinicKit
 import ClinicTransports
+import ClinicPDF
 @testable import ClinicStoreSQLite
 @testable import ClinicServer
 
@@ -47,7 +48,7 @@ struct InProcessServer: TestServer {
             guard let url = URL(string: text) else { throw InProcessError.failed("not a URL: \(text)") }
             return NominatimGeocoder(baseURL: url, timeout: 5, rateFile: path + ".geocoder")
         }
-        let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: geocoder)
+        let system = ClinicSystem(store: database, resources: resources, remoteGeocoder: geocoder, pdfs: QPDFChecker())
         var settings = ServerSettings(host: "127.0.0.1", port: 0)
         settings.authBurst = authBurst
         settings.authPerMinute = authPerMinute

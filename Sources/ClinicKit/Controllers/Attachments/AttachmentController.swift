@@ -13,18 +13,20 @@ import Foundation
 ///
 /// A file is decided by its bytes (`AttachmentKind`); photos are decoded and written again
 /// (`ImageProcessing`: upright, no EXIF or GPS, at most 3,000 px, a thumbnail); PDFs are kept as
-/// sent unless they hold scripts or other active content (`PDFActiveContent`, on libqpdf). Bytes
+/// sent unless they hold scripts or other active content (`PDFChecking`: ClinicPDF's libqpdf). Bytes
 /// are sealed a chunk at a time under the file's own key, kept wrapped under the personal-data
 /// key in the file's row (`FieldCipher.newAttachmentKey`: deleting the row leaves any copies of
 /// the chunks unreadable), and stored in one transaction: a failure stores nothing.
 public final class AttachmentController: Sendable {
     let database: any ClinicStore
     let images: (any ImageProcessing)?
+    let pdfs: (any PDFChecking)?
     let now: @Sendable () -> Date
 
-    init(database: any ClinicStore, images: (any ImageProcessing)?, now: @escaping @Sendable () -> Date) {
+    init(database: any ClinicStore, images: (any ImageProcessing)?, pdfs: (any PDFChecking)?, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.images = images
+        self.pdfs = pdfs
         self.now = now
     }
 
@@ -51,7 +53,9 @@ public final class AttachmentController: Sendable {
                                       width: image.width, height: image.height, name: name,
                                       sha256: AttachmentFile.sha256(image.image))
         }
-        switch PDFActiveContent.check(upload.data) {
+        // Without a check a PDF is refused as a photo is without a decoder: it cannot be known safe.
+        guard let pdfs else { throw ClinicError(.unsupportedType, .attachmentUnsupported) }
+        switch pdfs.check(upload.data) {
         case .active(let found): throw ClinicError.invalid(.attachmentPDFActive, found)
         case .unreadable: throw ClinicError.invalid(.attachmentUndecodable)
         case nil: break

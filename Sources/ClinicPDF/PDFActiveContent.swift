@@ -1,3 +1,4 @@
+import ClinicKit
 import CQPDF
 import Foundation
 
@@ -44,12 +45,7 @@ enum PDFActiveContent {
     }
 
     /// What the check found, nil when nothing.
-    enum Finding: Equatable, Sendable {
-        /// Active content, named as in the file (`/JavaScript`, `/URI in /OpenAction`).
-        case active(String)
-        /// The file, or a part of it that matters, cannot be read or would take too much work.
-        case unreadable(String)
-    }
+    typealias Finding = PDFFinding
 
     /// Objects a PDF may declare (its trailer's `/Size`), checked before any is read; a letter
     /// or a scan has a few hundred.
@@ -304,4 +300,12 @@ enum PDFActiveContent {
         default: false
         }
     }
+}
+
+/// The PDF check on libqpdf (`PDFActiveContent`), as ClinicKit's port: what the programs give
+/// `ClinicSystem` (issue 56: ClinicKit itself no longer links libqpdf).
+public struct QPDFChecker: PDFChecking {
+    public init() {}
+
+    public func check(_ data: Data) -> PDFFinding? { PDFActiveContent.check(data) }
 }
