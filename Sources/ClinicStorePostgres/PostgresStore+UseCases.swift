@@ -20,12 +20,15 @@ struct AwaitedConnection {
     /// A hot statement's rows, prepared once per connection. A failure that may have been the
     /// preparation's closes the connection, as `BlockingConnection.prepared` does: postgres-nio
     /// would remember it as failed for the connection's life.
-    func rows(_ statement: some HotStatement) async throws -> [PostgresRow] {
+    func rows<Statement: HotStatement & Sendable>(_ statement: Statement) async throws -> [PostgresRow] {
         sent.withLock { $0 += 1 }
+        let connection = self.connection, logger = self.logger
         do {
-            var rows: [PostgresRow] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+            return try await ClosedConnectionGuard.run(connection) {
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                return rows
+            }
         } catch {
             if BlockingConnection.mayHaveFailedToPrepare(error) { try? await connection.close() }
             throw error
@@ -35,9 +38,12 @@ struct AwaitedConnection {
     /// A statement's rows.
     func rows(_ sql: String, _ binds: [any PostgresBindable]) async throws -> [PostgresRow] {
         sent.withLock { $0 += 1 }
-        var rows: [PostgresRow] = []
-        for try await row in try await connection.query(PostgresTransaction.query(sql, binds), logger: logger) { rows.append(row) }
-        return rows
+        let connection = self.connection, logger = self.logger, query = PostgresTransaction.query(sql, binds)
+        return try await ClosedConnectionGuard.run(connection) {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            return rows
+        }
     }
 
     /// The first column of the first row (nil for no row or NULL).

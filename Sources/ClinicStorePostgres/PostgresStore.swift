@@ -236,15 +236,21 @@ public final class PostgresStore: Sendable {
     /// `sent`: where its BEGIN and COMMIT are counted (`statementsSent`).
     static func inTransaction<T: Sendable>(_ connection: PostgresConnection, logger: Logger, sent: LockedBox<Int>? = nil,
                                            _ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        // Each awaited beside the connection's close (`ClosedConnectionGuard`).
+        func send(_ command: String) async throws {
+            _ = try await ClosedConnectionGuard.run(connection) {
+                try await connection.query(PostgresQuery(unsafeSQL: command), logger: logger).collect().count
+            }
+        }
         sent?.withLock { $0 += 1 }
-        try await connection.query("BEGIN", logger: logger)
+        try await send("BEGIN")
         do {
             let result = try await body(connection, logger)
             sent?.withLock { $0 += 1 }
-            try await connection.query("COMMIT", logger: logger)
+            try await send("COMMIT")
             return result
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await send("ROLLBACK")
             throw error
         }
     }

@@ -226,4 +226,41 @@ import Testing
             #expect(therapy.filter(\.isAvailable) == setup.free)
         }
     }
+
+    /// A statement on a connection that closes while it waits is answered `busy`
+    /// (`ClosedConnectionGuard`): postgres-nio would never answer one whose connection closed
+    /// before its handler took it, which left bookings unanswered through a failover (CI).
+    @Test func aStatementWhoseConnectionClosesIsAnsweredBusy() async throws {
+        try await TestPostgres.withStore { store, _ in
+            let outcome = try await store.withConnection { connection in
+                // Closed by someone else a moment after the statement went out.
+                Task {
+                    try await Task.sleep(for: .milliseconds(200))
+                    try await connection.close()
+                }
+                do {
+                    _ = try await ClosedConnectionGuard.run(connection) { () async throws -> Int in
+                        // A statement never answered.
+                        while true { try await Task.sleep(for: .seconds(3600)) }
+                    }
+                    return "answered"
+                } catch let error as ClinicError {
+                    return error.key == .storeConnectionLost ? "busy" : error.code.rawValue
+                }
+            }
+            #expect(outcome == "busy")
+            // Closed before: refused at once, and an awaited statement on it too.
+            let closed = try await store.withConnection { connection in
+                try await connection.close()
+                let tx = AwaitedConnection(connection: connection, logger: TestPostgres.logger, sent: store.statementsSent)
+                do {
+                    _ = try await tx.rows(SignedInStaffStatement([String(repeating: "a", count: 64)]))
+                    return "answered"
+                } catch let error as ClinicError {
+                    return error.key == .storeConnectionLost ? "busy" : error.code.rawValue
+                }
+            }
+            #expect(closed == "busy")
+        }
+    }
 }
