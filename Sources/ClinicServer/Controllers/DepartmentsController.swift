@@ -30,11 +30,12 @@ struct DepartmentsController {
         let days = try request.queryInt("days"), doctorId = try request.queryInt("doctorId").map(Int64.init)
         let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
         let from = request.query("from")
-        // Awaited (issue 56): the facts gathered with no hop to the pool; the slots computed
-        // from them on this task (a week of a department: well under a millisecond).
-        let slots = try await dependencies.awaited(context.language) { [system = dependencies.system] in
-            try await system.appointments.slotsAwaited(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay),
-                                                       days: days, visitTypeId: visitTypeId).slots
+        // On the pool, not awaited (`slotsAwaited`): computing a week of slots on this machine's
+        // two cooperative threads cost a third of the throughput and multiplied PostgreSQL's p99
+        // by five under load (Benchmarks/http-load.sh, BENCHMARKS.md, issue 56).
+        let slots = try await dependencies.work(context.language) { [system = dependencies.system] in
+            try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
+                                          visitTypeId: visitTypeId)
         }
         return try HTTPMapping.json(slots.map(SlotJSON.init))
     }
