@@ -97,10 +97,10 @@ extension PostgresStore {
         let done = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             if let before = request.forgetBefore {
-                _ = try await tx.rows("DELETE FROM idempotency_keys WHERE created_at < $1", [before])
+                _ = try await tx.rows(PostgresTransaction.forgetIdempotentSQL, [before])
             }
             // Two statements: one statement's snapshot is taken before its lock is granted.
-            _ = try await tx.rows("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text || ':' || $3, 0))",
+            _ = try await tx.rows(PostgresTransaction.idempotencyLockSQL,
                                   [PostgresTransaction.idempotencyLockNamespace, request.clientId, request.key])
             guard let found = try await tx.rows("""
                 SELECT k.fingerprint, k.status, k.body, s.value AS key_check FROM (SELECT 1) AS one
@@ -132,9 +132,8 @@ extension PostgresStore {
             let response = try IdempotentRequest.answer(outcome, answer)
             let cipher = try await Self.sealingCipher(key, stored: check, tx)
             let kept = try request.kept(response, cipher: cipher)
-            _ = try await tx.rows("""
-                INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-                """, [request.clientId, request.key, kept.fingerprint, Int64(kept.status), kept.body, request.now])
+            _ = try await tx.rows(PostgresTransaction.keepIdempotentSQL,
+                                  [request.clientId, request.key, kept.fingerprint, Int64(kept.status), kept.body, request.now])
             return (response, storedKeyCheck || check == nil)
         }
         if done.1 { keptLookups.forgetSessions() }

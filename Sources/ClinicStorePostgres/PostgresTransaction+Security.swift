@@ -253,8 +253,15 @@ extension PostgresTransaction {
 // MARK: Idempotency keys
 
 extension PostgresTransaction {
+    // The statements of idempotency keys, shared with the awaited path (`PostgresStore.perform`).
+    static let forgetIdempotentSQL = "DELETE FROM idempotency_keys WHERE created_at < $1"
+    static let idempotencyLockSQL = "SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text || ':' || $3, 0))"
+    static let keepIdempotentSQL = """
+        INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+        """
+
     func forgetIdempotentResponses(createdBefore: Date) throws {
-        try execute("DELETE FROM idempotency_keys WHERE created_at < $1", [createdBefore])
+        try execute(Self.forgetIdempotentSQL, [createdBefore])
     }
 
     /// In a write transaction the (patient, key) pair's advisory lock is taken first and held
@@ -262,8 +269,7 @@ extension PostgresTransaction {
     /// first kept (there is no row to lock before the first keeps one).
     func idempotentResponse(ofClient clientId: Int64, key: String) throws -> KeptResponse? {
         if isWrite {
-            try execute("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text || ':' || $3, 0))",
-                        [Self.idempotencyLockNamespace, clientId, key])
+            try execute(Self.idempotencyLockSQL, [Self.idempotencyLockNamespace, clientId, key])
         }
         guard let row = try row("SELECT client_id, fingerprint, status, body FROM idempotency_keys WHERE client_id = $1 AND key = $2",
                                 [clientId, key]) else { return nil }
@@ -274,9 +280,7 @@ extension PostgresTransaction {
     }
 
     func keepIdempotentResponse(ofClient clientId: Int64, key: String, _ response: KeptResponse, at: Date) throws {
-        try execute("""
-            INSERT INTO idempotency_keys (client_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-            """, [clientId, key, response.fingerprint, response.status, response.body, at])
+        try execute(Self.keepIdempotentSQL, [clientId, key, response.fingerprint, response.status, response.body, at])
     }
 }
 
