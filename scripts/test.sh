@@ -26,10 +26,10 @@ if [ $# -eq 0 ]; then
   # The ClinicKit suite and the CLI's end-to-end tests once more, each system or `clinic` run
   # on a PostgreSQL database of its own (the tests start the server themselves; tests of the
   # SQLite file itself are `.sqliteOnly`; the argument fuzzer parses command lines and stays
-  # with the first pass). One test at a time: a test body is synchronous code blocking the
-  # thread it runs on, and the store's pool needs one of Swift's cooperative threads free now
-  # and then (its timers wake there): two CLI tests at once on two cores waited forever.
-  timed env CLINIC_TEST_STORE=postgres swift test --skip-build --no-parallel --filter ClinicKitTests --filter ClinicCLITests \
+  # with the first pass). In parallel, as the first pass: the test support never waits for a
+  # pool's end from a synchronous body (`PostgresStore.stop`), which needed a cooperative
+  # thread free that such bodies hold.
+  timed env CLINIC_TEST_STORE=postgres swift test --skip-build --filter ClinicKitTests --filter ClinicCLITests \
     --skip ArgumentFuzzTests
   timed ./scripts/python-tests.sh
   timed env CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py

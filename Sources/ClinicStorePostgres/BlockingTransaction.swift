@@ -219,11 +219,20 @@ final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = StoreTaskExecutor()
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
+    private var thread: Thread?
 
     private init() {
         let thread = Thread { [unowned self] in self.run() }
         thread.name = "clinic.postgres.tasks"
+        self.thread = thread
         thread.start()
+    }
+
+    /// This executor where the caller runs on it, else nil: the preference for a task started
+    /// from here, which would otherwise run on Swift's global executor (an unstructured task
+    /// does not inherit its creator's preference), whose threads a blocked caller may hold.
+    static var here: StoreTaskExecutor? {
+        Thread.current === shared.thread ? shared : nil
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

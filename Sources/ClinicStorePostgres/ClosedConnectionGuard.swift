@@ -9,21 +9,24 @@ import PostgresNIO
 /// got no answer within 20 s). `BlockingConnection.prepared` looks every second whether its
 /// connection has closed; the awaited statements do the same here: each runs beside a watcher
 /// that fails it `busy` (`storeConnectionLost`) once the connection is closed, and is cancelled
-/// as soon as the statement is answered.
+/// as soon as the statement is answered. Both run where the caller runs: on the store's own
+/// executor for the blocking bridge and its callers (`StoreTaskExecutor.here`), else on Swift's
+/// global executor, as a server's handlers do.
 enum ClosedConnectionGuard {
     static func run<T: Sendable>(_ connection: PostgresConnection,
                                  _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         if connection.isClosed { throw ClinicError(.busy, .storeConnectionLost) }
+        let executor = StoreTaskExecutor.here
         return try await withCheckedThrowingContinuation { continuation in
             let once = ResumeOnce(continuation)
-            let watcher = Task {
+            let watcher = Task(executorPreference: executor) {
                 while !connection.isClosed {
                     // Cancelled: the statement was answered.
                     do { try await PostgresStore.sleep(.seconds(1)) } catch { return }
                 }
                 once.resume(.failure(ClinicError(.busy, .storeConnectionLost)))
             }
-            Task {
+            Task(executorPreference: executor) {
                 let result: Result<T, any Error>
                 do { result = .success(try await body()) } catch { result = .failure(error) }
                 watcher.cancel()

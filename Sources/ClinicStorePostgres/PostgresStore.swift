@@ -149,6 +149,19 @@ public final class PostgresStore: Sendable {
         await runner.value
     }
 
+    /// Stops the pool without waiting for it to end: its connections close in the background.
+    /// For a caller that holds one of Swift's cooperative threads while it waits (a synchronous
+    /// test's body, through `waitFor`): the pool's run ends only once its timers' tasks have
+    /// woken, and they wake on Swift's global executor, whose threads such callers may all hold
+    /// (two synchronous tests at once on two cores waited there forever).
+    public func stop() {
+        listener.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        runner.cancel()
+    }
+
     /// A connection from the pool for `body`. The lease waits at most the connect timeout: the
     /// pool would otherwise wait forever for a server that went away (`busy` then, as for any
     /// lease the pool refuses: after a minute of failed connections its circuit breaker fails

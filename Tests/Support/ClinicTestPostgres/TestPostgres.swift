@@ -128,10 +128,10 @@ public enum TestPostgres {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
             }
         } catch {
-            await admin.shutdown()
+            admin.stop()
             throw error
         }
-        await admin.shutdown()
+        admin.stop()
         return (server, server.url(database: name))
     }
 
@@ -192,10 +192,10 @@ public enum TestPostgres {
             let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
             do {
                 let result = try await store.withConnection(body)
-                await store.shutdown()
+                store.stop()
                 return result
             } catch {
-                await store.shutdown()
+                store.stop()
                 throw error
             }
         }
@@ -251,13 +251,26 @@ public enum TestPostgres {
                 let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
                 do {
                     _ = try await store.migrate(migrations)
-                    await store.shutdown()
+                    store.stop()
                 } catch {
-                    await store.shutdown()
+                    store.stop()
                     throw error
                 }
             }
-            return .success(url.database ?? "")
+            // The migrating pool's connection closes in the background (`stop`), and PostgreSQL
+            // copies no template that has a connection open: wait until it has none.
+            let name = url.database ?? ""
+            for _ in 0..<600 {
+                let open = try onConnection(to: server.url) { connection in
+                    var count = 0
+                    for try await _ in try await connection.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE datname = \(name)", logger: logger) { count += 1 }
+                    return count
+                }
+                if open == 0 { break }
+                usleep(50_000)
+            }
+            return .success(name)
         } catch {
             return .failure(StartFailed(description: "the template database could not be made: \(error)"))
         }
