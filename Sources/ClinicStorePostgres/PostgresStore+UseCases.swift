@@ -76,9 +76,9 @@ extension PostgresStore {
 
     /// A change in a transaction of its own.
     private func run(_ change: AwaitedChange) async throws -> Appointment {
-        let sent = statementsSent, key = personalDataKey
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
         let done = try await transaction { connection, logger in
-            try await Self.run(change, AwaitedConnection(connection: connection, logger: logger, sent: sent), key: key)
+            try await Self.run(change, AwaitedConnection(connection: connection, logger: logger, sent: sent), key: key, ring: ring)
         }
         // A key check stored by this booking: the sessions this store keeps were read without it.
         if done.storedKeyCheck { keptLookups.forgetSessions() }
@@ -93,7 +93,7 @@ extension PostgresStore {
     /// transaction otherwise).
     public func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
                         answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response {
-        let sent = statementsSent, key = personalDataKey
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
         let done = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             if let before = request.forgetBefore {
@@ -119,7 +119,7 @@ extension PostgresStore {
             let outcome: Result<Appointment, any Error>
             var storedKeyCheck = false
             do {
-                let done = try await Self.run(change, tx, key: key)
+                let done = try await Self.run(change, tx, key: key, ring: ring)
                 outcome = .success(done.appointment)
                 storedKeyCheck = done.storedKeyCheck
             } catch let error as ClinicError {
@@ -141,8 +141,8 @@ extension PostgresStore {
     }
 
     /// One change on a transaction's connection; whether it stored the database's first key check.
-    static func run(_ change: AwaitedChange, _ tx: AwaitedConnection,
-                    key: PersonalDataKey) async throws -> (appointment: Appointment, storedKeyCheck: Bool) {
+    static func run(_ change: AwaitedChange, _ tx: AwaitedConnection, key: PersonalDataKey,
+                    ring: AuditKeyRing) async throws -> (appointment: Appointment, storedKeyCheck: Bool) {
         switch change {
         case .book(let ask, let decide):
             let locks = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: true)))
@@ -168,7 +168,7 @@ extension PostgresStore {
                 guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
                 return (try opened(facts.appointment, key: key, check: facts.personalDataKeyCheck), false)
             }
-            try await write(decision, tx)
+            try await write(decision, tx, ring: ring)
             return (try opened(decision.appointment, key: key, check: facts?.personalDataKeyCheck), false)
         case .move(let id, let plan, let decide):
             let change = try await changeFacts(id, tx)
@@ -182,7 +182,7 @@ extension PostgresStore {
             guard let decision = try decide(change, facts) else {
                 return (try opened(change.appointment, key: key, check: change.personalDataKeyCheck), false)
             }
-            try await write(decision, tx)
+            try await write(decision, tx, ring: ring)
             return (try opened(decision.appointment, key: key, check: change.personalDataKeyCheck), false)
         }
     }
@@ -194,7 +194,7 @@ extension PostgresStore {
 
     /// A change's one write; a refusal by the exclusion constraints is `slot_taken` or
     /// `overlapping_appointment`, as the seam's `changeAppointment` says.
-    static func write(_ decision: BookingDecision, _ tx: AwaitedConnection) async throws {
+    static func write(_ decision: BookingDecision, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
         let changed: Int64?
         do {
             changed = try tx.value(Int64.self, try await tx.rows(ChangeAppointmentStatement(
@@ -206,6 +206,32 @@ extension PostgresStore {
             throw ClinicError(.storage, .storageFailure,
                               "appointments row \(decision.appointment.id.map(String.init) ?? "without an id") not found")
         }
+        if let audit = decision.audit { try await append(audit, tx, ring: ring) }
+    }
+
+    /// The audit trail's row of a change, after its write: the head locked, read with the
+    /// trail's key marker in one statement; the key (`AuditKeyRing.forAppending(marker:head:)`)
+    /// and the marker stored when this process had not used the key yet; the row and the head
+    /// moved to it in one statement (`appendAuditSQL`), as the seam's `AuditLog.append` does.
+    static func append(_ ask: AuditAsk, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
+        let found = try await tx.rows("""
+            SELECT last_id, hash, (SELECT value FROM settings WHERE key = $1) AS marker FROM audit_head WHERE id = 1 FOR UPDATE
+            """, [AuditKey.checkSetting])
+        var head: AuditChainHead?, marker: String?
+        if let first = found.first {
+            let row = try PostgresTransaction.row(first)
+            head = try PostgresTransaction.auditHead(row)
+            marker = try row.value("marker", in: "settings", key: "key")
+        } else {
+            // A database whose head row is missing (the write below makes it).
+            marker = try tx.value(String.self, try await tx.rows("SELECT value FROM settings WHERE key = $1", [AuditKey.checkSetting]))
+        }
+        let keyFound = try ring.forAppending(marker: marker, head: head)
+        if keyFound.storeMarker {
+            _ = try await tx.rows(PostgresTransaction.setSettingSQL, [AuditKey.checkSetting, keyFound.key.check])
+        }
+        _ = try await tx.rows(PostgresTransaction.appendAuditSQL,
+                              PostgresTransaction.auditEntryBinds(AuditLog.entry(ask, after: head, key: keyFound.key)))
     }
 
     /// The appointment with its notes opened under the stored key check.

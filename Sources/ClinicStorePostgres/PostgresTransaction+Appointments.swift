@@ -341,7 +341,9 @@ extension PostgresTransaction {
     }
 
     func setSetting(_ key: String, to value: String) throws {
-        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    [key, value])
+        try execute(Self.setSettingSQL, [key, value])
     }
+
+    /// A setting stored: $1 its key, $2 its value.
+    static let setSettingSQL = "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 }

@@ -230,7 +230,8 @@ extension PostgresTransaction {
         return AppointmentChangeFacts(
             appointment: appointment,
             bookingSettings: try JSONRows.decode([String: String].self, try row.value("booking_settings", in: "settings")),
-            messageContext: context, personalDataKeyCheck: try row.value("key_check", in: "settings"))
+            messageContext: context, personalDataKeyCheck: try row.value("key_check", in: "settings"),
+            clinicTimeZone: try row.value("message_time_zone", in: "clinics"))
     }
 
     /// The change's one write: the appointment's time, doctor and status (not its notes), its

@@ -178,15 +178,7 @@ extension PostgresTransaction {
         guard let row = try row("SELECT last_id, hash FROM audit_head WHERE id = 1" + (locked ? " FOR UPDATE" : "")) else {
             return nil
         }
-        let lastId: Int64, hash: String
-        do {
-            lastId = try AuditEntry.column(row, "last_id", id: nil)
-            hash = try AuditEntry.column(row, "hash", id: nil)
-        } catch let unreadable as UnreadableAuditRow {
-            throw unreadable.error
-        }
-        if lastId == 0 && hash == Self.emptyAuditChainHash { return nil }
-        return AuditChainHead(lastId: lastId, hash: hash)
+        return try Self.auditHead(row)
     }
 
     func auditKeyForAppending() throws -> AuditKey {
@@ -194,23 +186,40 @@ extension PostgresTransaction {
     }
 
     /// The entry's own id goes into the identity column (OVERRIDING SYSTEM VALUE); the head
-    /// row, locked by `lockAuditChainHead`, moves to it.
+    /// row, locked by `lockAuditChainHead`, moves to it (made, on a database whose head row is
+    /// missing: not made by migration 0002). One statement, `appendAuditSQL`.
     func appendAuditEntry(_ entry: AuditEntry) throws {
-        try execute("""
+        try execute(Self.appendAuditSQL, Self.auditEntryBinds(entry))
+    }
+
+    /// A row of the trail and the head moved to it, in one statement: $1…$12 `auditEntryBinds`.
+    static let appendAuditSQL = """
+        WITH e AS (
             INSERT INTO audit_events (id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id,
                                       request_id, detail, hash)
             OVERRIDING SYSTEM VALUE
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            """, [entry.id, entry.at, entry.actor, entry.staffId, entry.role, entry.clinicId, entry.action,
-                  entry.clientId, entry.appointmentId, entry.requestId, entry.detail, entry.hash])
-        let moved = try execute("UPDATE audit_head SET last_id = $1, hash = $2 WHERE id = 1", [entry.id, entry.hash])
-        if moved == 0 {
-            // A database whose head row is missing (not made by migration 0002): made now.
-            try execute("""
-                INSERT INTO audit_head (id, last_id, hash) VALUES (1, $1, $2)
-                ON CONFLICT (id) DO UPDATE SET last_id = EXCLUDED.last_id, hash = EXCLUDED.hash
-                """, [entry.id, entry.hash])
+            RETURNING id, hash)
+        INSERT INTO audit_head (id, last_id, hash) SELECT 1, id, hash FROM e
+        ON CONFLICT (id) DO UPDATE SET last_id = EXCLUDED.last_id, hash = EXCLUDED.hash
+        """
+
+    static func auditEntryBinds(_ entry: AuditEntry) -> [any PostgresBindable] {
+        [entry.id, entry.at, entry.actor, entry.staffId, entry.role, entry.clinicId, entry.action,
+         entry.clientId, entry.appointmentId, entry.requestId, entry.detail, entry.hash]
+    }
+
+    /// The head as `auditHead` reads it, from a row of `last_id` and `hash`.
+    static func auditHead(_ row: StoredRowValues) throws -> AuditChainHead? {
+        let lastId: Int64, hash: String
+        do {
+            lastId = try AuditEntry.column(row, "last_id", id: nil)
+            hash = try AuditEntry.column(row, "hash", id: nil)
+        } catch let unreadable as UnreadableAuditRow {
+            throw unreadable.error
         }
+        if lastId == 0 && hash == emptyAuditChainHash { return nil }
+        return AuditChainHead(lastId: lastId, hash: hash)
     }
 
     /// Read in pages of `auditPageSize` rows by id (keyset), never the whole trail at once.

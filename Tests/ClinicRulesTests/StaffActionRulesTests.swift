@@ -101,4 +101,27 @@ import Testing
         let days = Self.refusal(.checkIn, by: desk, on: Self.visit(.scheduled), now: Fixture.now)
         #expect(days.map { $0.0 == .invalidTransition && $0.1 == .checkInNotToday } == true)
     }
+
+    @Test func theDecisionCarriesTheHistoryEntryAndTheAuditRow() throws {
+        let desk = Self.member(.receptionist), now = Self.start.addingTimeInterval(15 * 60)
+        let facts = AppointmentChangeFacts(appointment: Self.visit(.scheduled), bookingSettings: [:], messageContext: Fixture.context,
+                                           personalDataKeyCheck: nil, clinicTimeZone: "America/New_York")
+        let cancel = try StaffRules.act(facts, id: 900, member: desk, action: .cancel, reason: "Doctor ill", requestId: "r-1", now: now)
+        #expect(cancel.appointment.status == .cancelled && cancel.appointment.updatedAt == now)
+        #expect(cancel.event.event == "cancelled" && cancel.event.reason == "Doctor ill" && cancel.event.staffId == 40)
+        #expect(cancel.message == nil, "the clinic's cancellation is told by the synchronous act, with its text")
+        #expect(cancel.audit == AuditAsk(by: desk.auditActor, action: .appointment(.cancel), clientId: 7, appointmentId: 900,
+                                         requestId: "r-1", detail: "scheduled -> cancelled: Doctor ill", now: now))
+        let noShow = try StaffRules.act(facts, id: 900, member: desk, action: .noShow, reason: "ignored", requestId: nil, now: now)
+        #expect(noShow.event.reason == nil && noShow.audit?.detail == "scheduled -> no_show")
+        // An appointment that is not there, or whose clinic is gone, is not found.
+        #expect(refused(.notFound, .appointmentNotFound) {
+            try StaffRules.act(nil, id: 900, member: desk, action: .noShow, reason: nil, requestId: nil, now: now)
+        })
+        var orphan = facts
+        orphan.clinicTimeZone = nil
+        #expect(refused(.notFound, .clinicNotFound) {
+            try StaffRules.act(orphan, id: 900, member: desk, action: .noShow, reason: nil, requestId: nil, now: now)
+        })
+    }
 }

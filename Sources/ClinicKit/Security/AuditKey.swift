@@ -95,6 +95,17 @@ public final class AuditKeyRing: Sendable {
     public func forAppending(_ tx: any StoreWriting) throws -> AuditKey {
         let marker = try tx.setting(AuditKey.checkSetting)
         if let cached = cached.current, cached.check == marker { return cached }
+        let found = try forAppending(marker: marker, head: try tx.auditChainHead())
+        if found.storeMarker { try tx.setSetting(AuditKey.checkSetting, to: found.key.check) }
+        return found.key
+    }
+
+    /// `forAppending` on facts a store gathered in the appending transaction: the trail's key
+    /// marker (the `AuditKey.checkSetting` setting) and its head, locked. `storeMarker`: the
+    /// store sets the marker to the key's check in the same transaction.
+    public func forAppending(marker: String?, head found: AuditChainHead?) throws -> (key: AuditKey, storeMarker: Bool) {
+        if let cached = cached.current, cached.check == marker { return (cached, false) }
+        let head = found ?? AuditChainHead(lastId: 0, hash: AuditLog.genesis)
         let key: AuditKey
         if let stored = try stored() {
             if let marker {
@@ -102,7 +113,6 @@ public final class AuditKeyRing: Sendable {
             } else {
                 // Left by a transaction that created the key and then rolled back: the trail
                 // still ends where the key took over.
-                let head = try AuditLog.head(tx)
                 guard head.lastId == stored.anchorId, head.hash == stored.anchorHash else {
                     throw ClinicError(.keyError, .auditKeyMismatch, location)
                 }
@@ -110,7 +120,6 @@ public final class AuditKeyRing: Sendable {
             key = stored
         } else {
             guard marker == nil else { throw ClinicError(.keyError, .auditKeyMissing, location) }
-            let head = try AuditLog.head(tx)
             key = AuditKey(key: KeyFile.newKey(), anchorId: head.lastId, anchorHash: head.hash)
             if let file {
                 try KeyFile.write(text: key.fileText, to: file.path, exclusive: true)
@@ -118,9 +127,8 @@ public final class AuditKeyRing: Sendable {
                 memory.withLock { $0 = key }
             }
         }
-        try tx.setSetting(AuditKey.checkSetting, to: key.check)
         cached.withLock { $0 = key }
-        return key
+        return (key, true)
     }
 
     /// What `check` verifies a trail with: the key, whether the trail is keyed, or why it cannot

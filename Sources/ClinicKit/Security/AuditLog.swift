@@ -67,6 +67,26 @@ public struct UnreadableAuditRow: Error, Sendable, Equatable {
     }
 }
 
+/// A row of the audit trail as a decision asks for it: who did what, to whom, when. Its id and
+/// hash are the store's to give, from the head it locks (`AuditLog.entry`).
+public struct AuditAsk: Sendable, Equatable {
+    public var actor: AuditActor
+    public var action: AuditAction
+    public var clientId: Int64?
+    public var appointmentId: Int64?
+    /// The clinic concerned; nil: the actor's.
+    public var clinicId: Int64?
+    public var requestId: String?
+    public var detail: String
+    public var now: Date
+
+    public init(by actor: AuditActor, action: AuditAction, clientId: Int64? = nil, appointmentId: Int64? = nil,
+                clinicId: Int64? = nil, requestId: String? = nil, detail: String = "", now: Date) {
+        self.actor = actor; self.action = action; self.clientId = clientId; self.appointmentId = appointmentId
+        self.clinicId = clinicId; self.requestId = requestId; self.detail = detail; self.now = now
+    }
+}
+
 /// The append-only audit trail, chained by HMAC-SHA256 under the audit key (kept outside the
 /// database, see `AuditKey`): each row's hash covers the previous row's hash and every field
 /// of its own (its id included), and the head (last id and hash) is kept in `audit_head`. An
@@ -86,22 +106,35 @@ public enum AuditLog {
     public static func append(_ tx: any SecurityWriting, by actor: AuditActor, action: AuditAction, clientId: Int64? = nil,
                               appointmentId: Int64? = nil, clinicId: Int64? = nil, requestId: String? = nil,
                               detail: String = "", now: Date) throws {
+        try append(tx, AuditAsk(by: actor, action: action, clientId: clientId, appointmentId: appointmentId, clinicId: clinicId,
+                                requestId: requestId, detail: detail, now: now))
+    }
+
+    /// `append` of a row decided before (a use case's decision carries it to the store's write).
+    public static func append(_ tx: any SecurityWriting, _ ask: AuditAsk) throws {
         guard try tx.hasAuditTrail() else { return }
         // The head first: its lock also orders the first appends of several servers, so that
         // only one of them makes the trail's key.
-        let head = try tx.lockAuditChainHead() ?? AuditChainHead(lastId: 0, hash: genesis)
-        let key = try tx.auditKeyForAppending()
+        let head = try tx.lockAuditChainHead()
+        try tx.appendAuditEntry(entry(ask, after: head, key: try tx.auditKeyForAppending()))
+    }
+
+    /// The row `ask` appends after `head` (nil: the empty chain), chained under `key`: what a
+    /// store whose statements are awaited writes, with the head it locked and the key
+    /// `AuditKeyRing.forAppending(marker:head:)` gave.
+    public static func entry(_ ask: AuditAsk, after head: AuditChainHead?, key: AuditKey) -> AuditEntry {
+        let head = head ?? AuditChainHead(lastId: 0, hash: genesis)
         let id = head.lastId + 1
-        let at = Int64(now.timeIntervalSince1970.rounded(.down))
-        let clinic = clinicId ?? actor.clinicId
+        let at = Int64(ask.now.timeIntervalSince1970.rounded(.down))
+        let clinic = ask.clinicId ?? ask.actor.clinicId
         let hash = key.mac(previous: head.hash, fields: [
-            String(id), String(at), actor.kind, actor.staffId.map(String.init) ?? "", actor.role.rawValue,
-            clinic.map(String.init) ?? "", action.rawValue, clientId.map(String.init) ?? "", appointmentId.map(String.init) ?? "",
-            requestId ?? "", detail])
-        try tx.appendAuditEntry(AuditEntry(
-            id: id, at: Date(timeIntervalSince1970: TimeInterval(at)), actor: actor.kind, staffId: actor.staffId,
-            role: actor.role.rawValue, clinicId: clinic, action: action.rawValue, clientId: clientId, appointmentId: appointmentId,
-            requestId: requestId, detail: detail, hash: hash))
+            String(id), String(at), ask.actor.kind, ask.actor.staffId.map(String.init) ?? "", ask.actor.role.rawValue,
+            clinic.map(String.init) ?? "", ask.action.rawValue, ask.clientId.map(String.init) ?? "",
+            ask.appointmentId.map(String.init) ?? "", ask.requestId ?? "", ask.detail])
+        return AuditEntry(
+            id: id, at: Date(timeIntervalSince1970: TimeInterval(at)), actor: ask.actor.kind, staffId: ask.actor.staffId,
+            role: ask.actor.role.rawValue, clinicId: clinic, action: ask.action.rawValue, clientId: ask.clientId,
+            appointmentId: ask.appointmentId, requestId: ask.requestId, detail: ask.detail, hash: hash)
     }
 
     /// The recorded head: the last row's id and hash (0 and the genesis hash before any row).

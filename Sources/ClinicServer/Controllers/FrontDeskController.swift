@@ -140,7 +140,7 @@ struct FrontDeskController {
         return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
     }
 
-    /// A status change: in the group committer's next batch, as every appointment change is.
+    /// A status change: the store's awaited use case (`StaffController.act`).
     @Sendable func act(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
@@ -152,8 +152,8 @@ struct FrontDeskController {
             reason = try await RequestBody.decode(CancelBody.self, from: request, context: context).reason
         }
         let requestId = context.requestId
-        let changed = try await dependencies.commit(context.language) { [system, reason] in
-            try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+        let changed = try await dependencies.awaited(context.language) { [system, reason] in
+            try await system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
         }
         return try HTTPMapping.json(AppointmentJSON(changed))
     }

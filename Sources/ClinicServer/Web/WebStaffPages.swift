@@ -179,7 +179,7 @@ struct WebStaffPages {
         return dependencies.redirect("/staff/threads", web)
     }
 
-    /// A status change: in the group committer's next batch, as every appointment change is.
+    /// A status change: the store's awaited use case (`StaffController.act`).
     @Sendable func act(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
@@ -190,8 +190,8 @@ struct WebStaffPages {
         let form = try await dependencies.form(request, context, web)
         let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }
         let requestId = context.requestId
-        _ = try await dependencies.commit(web.language) { [system] in
-            try system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.act(member, action, appointmentId: id, reason: reason, requestId: requestId)
         }
         return dependencies.redirect("/staff?date=" + Self.dayParameter(form["date"]), web)
     }

@@ -47,9 +47,11 @@ public struct BookingDecision: Sendable, Equatable {
     public var appointment: Appointment
     public var event: AppointmentEvent
     public var message: NewInboxMessage?
+    /// The audit trail's row, for a change the staff make (written in the same transaction).
+    public var audit: AuditAsk?
 
-    public init(appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) {
-        self.appointment = appointment; self.event = event; self.message = message
+    public init(appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?, audit: AuditAsk? = nil) {
+        self.appointment = appointment; self.event = event; self.message = message; self.audit = audit
     }
 }
 
@@ -92,6 +94,7 @@ extension BookingDecision {
             return try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
         }
         try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        if let audit = decision.audit { try AuditLog.append(tx, audit) }
         return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts?.personalDataKeyCheck)
     }
 
@@ -107,6 +110,7 @@ extension BookingDecision {
             return try AppointmentNotes.opened(change.appointment, tx, keyCheck: change.personalDataKeyCheck)
         }
         try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        if let audit = decision.audit { try AuditLog.append(tx, audit) }
         return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: change.personalDataKeyCheck)
     }
 

@@ -70,24 +70,33 @@ extension StaffController {
         if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
         let now = self.now()
         return try database.writing { tx in
-            guard let appointment = try tx.appointment(id: appointmentId) else {
-                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
+            let moved = try BookingDecision.change(tx, id: appointmentId) { facts in
+                try StaffRules.act(facts, id: appointmentId, member: member, action: action, reason: reason, requestId: requestId,
+                                   now: now)
             }
-            if let refusal = action.refusal(by: member, on: appointment, now: now, zone: try Self.zone(tx, of: appointment)) {
-                throw refusal
-            }
-            let status = action.status
-            let moved = try AppointmentController.move(tx, appointment, to: status, by: .staff, now: now,
-                                                       reason: action == .cancel ? reason : nil, staffId: member.id)
-            try AuditLog.append(tx, by: member.auditActor, action: .appointment(action), clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId,
-                                detail: "\(appointment.status.rawValue) -> \(status.rawValue)" + (action == .cancel ? ": \(reason ?? "")" : ""),
-                                now: now)
             if action == .cancel {
                 try Inbox.about(tx, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now)
             }
             return moved
         }
+    }
+
+    /// `act` as the store's one awaited operation (issue 56): the store gathers the appointment
+    /// with its clinic's zone, `StaffRules.act` decides, the store writes the change and the
+    /// audit trail's row (on PostgreSQL with no thread blocked). A cancellation, whose message
+    /// goes by text too, is still the synchronous `act`'s, in the store's writers.
+    public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
+                    requestId: String? = nil) async throws -> Appointment {
+        if action == .cancel {
+            return try await database.commit { [self] in
+                try act(member, action, appointmentId: appointmentId, reason: reason, requestId: requestId)
+            }
+        }
+        let reason = try Self.checkedReason(reason), now = self.now()
+        let change = AwaitedChange.change(id: appointmentId) { facts in
+            try StaffRules.act(facts, id: appointmentId, member: member, action: action, reason: reason, requestId: requestId, now: now)
+        }
+        return try await appointments.changes.count(action.rawValue) { try await database.run(change) }
     }
 
     /// Books for a patient (by login, or by id for a patient of the clinic: one with an

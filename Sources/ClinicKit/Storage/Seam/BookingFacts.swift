@@ -122,11 +122,13 @@ public struct AppointmentChangeFacts: Sendable, Equatable {
     public var bookingSettings: [String: String]
     public var messageContext: AppointmentMessageContext?
     public var personalDataKeyCheck: String?
+    /// The appointment's clinic's time zone (its identifier); nil when the clinic is gone.
+    public var clinicTimeZone: String?
 
     public init(appointment: Appointment, bookingSettings: [String: String], messageContext: AppointmentMessageContext?,
-                personalDataKeyCheck: String?) {
+                personalDataKeyCheck: String?, clinicTimeZone: String? = nil) {
         self.appointment = appointment; self.bookingSettings = bookingSettings; self.messageContext = messageContext
-        self.personalDataKeyCheck = personalDataKeyCheck
+        self.personalDataKeyCheck = personalDataKeyCheck; self.clinicTimeZone = clinicTimeZone
     }
 
     /// The gather as the seam's reads, in the caller's transaction (the default of
@@ -138,7 +140,8 @@ public struct AppointmentChangeFacts: Sendable, Equatable {
             context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
         }
         return AppointmentChangeFacts(appointment: appointment, bookingSettings: try tx.settings(prefix: "booking."),
-                                      messageContext: context, personalDataKeyCheck: nil)
+                                      messageContext: context, personalDataKeyCheck: nil,
+                                      clinicTimeZone: try tx.clinic(id: appointment.clinicId)?.timeZone)
     }
 }
 

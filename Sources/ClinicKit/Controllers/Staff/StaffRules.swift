@@ -1,0 +1,32 @@
+import Foundation
+
+// The staff's transitions as a decision on plain facts (issue 56), as `BookingRules` are the
+// patient's: the store gathers the appointment with its clinic's zone
+// (`AppointmentChangeFacts`), `StaffRules.act` decides, the store writes the change and the
+// audit trail's row in one transaction.
+
+public enum StaffRules {
+    /// A staff action on appointment `id`: refused as `StaffAction.refusal` says (an unknown
+    /// appointment is `not_found`, as one of another clinic is), else the appointment in its
+    /// new status, its history entry (a cancellation's with its reason) and the audit trail's
+    /// row. The patient's message about a clinic's cancellation is not in it: it goes by text
+    /// too (`Inbox.about`), which `StaffController.act` writes.
+    public static func act(_ facts: AppointmentChangeFacts?, id: Int64, member: StaffMember, action: StaffAction,
+                           reason: String?, requestId: String?, now: Date) throws -> BookingDecision {
+        guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        let appointment = facts.appointment
+        guard let zone = facts.clinicTimeZone else { throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId)) }
+        if let refusal = action.refusal(by: member, on: appointment, now: now, zone: Clinic.zone(named: zone)) { throw refusal }
+        let status = action.status, cancel = action == .cancel
+        var moved = appointment
+        moved.status = status
+        moved.updatedAt = now
+        let detail = "\(appointment.status.rawValue) -> \(status.rawValue)" + (cancel ? ": \(reason ?? "")" : "")
+        return BookingDecision(
+            appointment: moved,
+            event: BookingRules.event(moved, status.rawValue, .staff, now, reason: cancel ? reason : nil, staffId: member.id),
+            message: nil,
+            audit: AuditAsk(by: member.auditActor, action: .appointment(action), clientId: appointment.clientId, appointmentId: id,
+                            requestId: requestId, detail: detail, now: now))
+    }
+}
