@@ -71,6 +71,19 @@ struct SignedInPatientStatement: HotStatement {
     init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }
 }
 
+/// What `GET /v1/me` shows besides the patient (`accountFacts`): $1 the patient, $2 the
+/// personal-data key check's setting. One row: the phone's columns (NULL for none).
+struct AccountFactsStatement: HotStatement {
+    static let sql = """
+        SELECT p.*, EXISTS (SELECT 1 FROM clients WHERE id = $1)::int AS client_exists,
+               (SELECT count(*) FROM messages WHERE client_id = $1 AND read_at IS NULL) AS unread_count,
+               (SELECT value FROM settings WHERE key = $2) AS key_check
+        FROM (SELECT 1) AS one LEFT JOIN phones p ON p.client_id = $1
+        """
+    let bindings: PostgresBindings, types: [PostgresDataType]
+    init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }
+}
+
 /// A staff token's look-up (`activeStaffSession`): $1 the token's hash.
 struct SignedInStaffStatement: HotStatement {
     static let sql = """

@@ -293,6 +293,18 @@ extension PostgresStore {
 
     /// One hot statement's first row, outside a transaction (one statement is a snapshot by
     /// itself), awaited.
+    /// `GET /v1/me`'s facts in one awaited statement (`AccountFactsStatement`).
+    public func accountFacts(clientId: Int64) async throws -> AccountFacts {
+        guard let row = try await awaitedStatement(AccountFactsStatement([clientId, PostgresTransaction.clientsKeyCheckSetting])) else {
+            throw ClinicError(.storage, .storageFailure, "the account's look-up returned no row")
+        }
+        let phoneOwner: Int64? = try row.value("client_id", in: "phones", key: "client_id")
+        return AccountFacts(clientExists: (try row.value("client_exists", in: "clients") as Int64) != 0,
+                            unreadMessages: Int(try row.value("unread_count", in: "messages") as Int64),
+                            phone: phoneOwner == nil ? nil : try StoredPhone(row: row),
+                            personalDataKeyCheck: try row.value("key_check", in: "settings", key: "key"))
+    }
+
     func awaitedStatement<Statement: HotStatement & Sendable>(_ statement: Statement) async throws -> StoredRowValues? {
         let sent = statementsSent
         let row = try await withConnection { connection in

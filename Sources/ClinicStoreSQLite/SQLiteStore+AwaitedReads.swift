@@ -23,6 +23,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try tx.activeStaffSession(tokenHash: tokenHash) }
     }
 
+    public func accountFacts(clientId: Int64) async throws -> AccountFacts {
+        try await readAwaited { tx in try AccountFacts.read(tx, clientId: clientId) }
+    }
+
     public func gatherSlotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
                                 at now: Date) async throws -> SlotFacts? {
         try await readAwaited { tx in

@@ -191,4 +191,28 @@ import Testing
             #expect(refused?.code == code)
         }
     }
+
+    /// `GET /v1/me`'s one awaited read (`ClientController.account`): the same unread count and
+    /// phone status as `unreadCount` and `phone`, the number opened under the stored key check.
+    @Test func theAccountsUnreadMessagesAndPhoneAwaited() async throws {
+        let texts = TextTests(), s = try texts.scene()
+        let none = try await s.system.clients.account(clientId: s.anna)
+        #expect(none.unreadMessages == 0 && none.phone == PhoneStatus.none)
+        _ = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: local("2026-11-24 09:00"))
+        _ = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: local("2026-11-24 10:00"))
+        try texts.confirm(s, s.anna, "+13035550123")
+        let account = try await s.system.clients.account(clientId: s.anna)
+        let unread = try s.system.clients.unreadCount(clientId: s.anna), phone = try s.system.clients.phone(clientId: s.anna)
+        #expect(account.unreadMessages == 2 && account.unreadMessages == unread)
+        #expect(account.phone == phone)
+        #expect(account.phone.number == "+13035550123" && account.phone.confirmed)
+        let first = try #require(try s.system.clients.messages(clientId: s.anna).first)
+        try s.system.clients.markRead(clientId: s.anna, messageId: first.id)
+        #expect(try await s.system.clients.account(clientId: s.anna).unreadMessages == 1)
+        // Bob's are his own; a patient who is not there is not signed in.
+        #expect(try await s.system.clients.account(clientId: s.bob).unreadMessages == 0)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) {
+            _ = try await s.system.clients.account(clientId: s.bob + 1000)
+        }
+    }
 }

@@ -142,8 +142,8 @@ struct AccountController {
 
     @Sendable func me(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let (unread, phone) = try await dependencies.work(patient.language) { [system] in
-            (try system.clients.unreadCount(clientId: patient.id), try system.clients.phone(clientId: patient.id))
+        let (unread, phone) = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.account(clientId: patient.id)
         }
         return try HTTPMapping.json(ClientJSON(patient.client, unreadMessages: unread, phone: phone))
     }

@@ -141,6 +141,8 @@ public protocol ClinicStore: AnyObject, Sendable {
     func lookUpPatientSession(tokenHash: String) async throws -> SignedInPatientFacts?
     /// `signedInStaff` awaited (issue 56), as `lookUpPatientSession`.
     func lookUpStaffSession(tokenHash: String) async throws -> StaffSessionLookup?
+    /// The patient's unread messages, phone and key check in one awaited read (`GET /v1/me`).
+    func accountFacts(clientId: Int64) async throws -> AccountFacts
     /// `slotFacts` awaited (issue 56), as `lookUpPatientSession`.
     func gatherSlotFacts(departmentId: Int64, visitTypeId: Int64?, days: ClosedRange<String>, takenSpan: Range<Date>,
                          at now: Date) async throws -> SlotFacts?
