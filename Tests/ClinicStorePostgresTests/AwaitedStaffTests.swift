@@ -1,0 +1,63 @@
+import ClinicKit
+import ClinicTestPostgres
+import Foundation
+import Testing
+@testable import ClinicStorePostgres
+
+/// The staff's transition and `GET /v1/me` as awaited operations on PostgreSQL (issue 56): their
+/// round trips, and the audit row the transition chains in its own transaction.
+@Suite struct AwaitedStaffTests {
+    @Test func aStaffTransitionAwaitedIsSixStatementsWithItsAuditRow() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await AwaitedBookingTests.setUp(store, patients: 1)
+            let slot = try #require(setup.free.first), anna = setup.patients[0]
+            let booked = try await setup.system.appointments.book(clientId: anna, departmentId: setup.therapy, at: .instant(slot.start),
+                                                                  doctorId: slot.doctorId)
+            let id = try #require(booked.id)
+            // The clinic's clock ten minutes after the visit's start: a no-show may be marked.
+            let later = slot.start.addingTimeInterval(600)
+            let clinic = ClinicSystem(store: store, resources: nil,
+                                      hasher: PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1)),
+                                      now: { later })
+            let desk = try await onOwnThread {
+                let clinicId = try #require(try store.reading { tx in try tx.clinic(externalId: "LA1")?.id })
+                return try clinic.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist,
+                                                            clinicId: clinicId, password: "counter-shift-73"))
+            }
+            // A refusal: BEGIN, the appointment's facts, then a ROLLBACK (which `statementsSent`
+            // does not count); nothing written.
+            var before = store.statementsSent.current
+            let refused = await clinicError { _ = try await clinic.staff.act(desk, .start, appointmentId: id) }
+            #expect(refused?.code == .forbidden)
+            #expect(store.statementsSent.current - before == 2)
+            // BEGIN, the appointment's facts (with its clinic's zone), the one write, the audit
+            // head locked with the key's marker, the row and the head moved, COMMIT. (The key
+            // is this process's already: the account's creation was audited.)
+            before = store.statementsSent.current
+            let marked = try await clinic.staff.act(desk, .noShow, appointmentId: id)
+            #expect(store.statementsSent.current - before == 6)
+            #expect(marked.status == .noShow)
+            let (events, actions, check) = try await onOwnThread {
+                (try clinic.appointments.history(id, clientId: anna).map(\.event),
+                 try clinic.clients.accessLog(clientId: anna).map(\.action), try clinic.auditCheck())
+            }
+            #expect(events == ["booked", "no_show"])
+            #expect(actions == ["appointment.no-show"])
+            #expect(check.problem == nil && check.broken == [])
+        }
+    }
+
+    @Test func theAccountsFactsAreOneStatement() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await AwaitedBookingTests.setUp(store, patients: 1)
+            let slot = try #require(setup.free.first), anna = setup.patients[0]
+            _ = try await setup.system.appointments.book(clientId: anna, departmentId: setup.therapy, at: .instant(slot.start))
+            let before = store.statementsSent.current
+            let account = try await setup.system.clients.account(clientId: anna)
+            #expect(store.statementsSent.current - before == 1)
+            #expect(account.unreadMessages == 1 && account.phone.number == nil)
+        }
+    }
+}
