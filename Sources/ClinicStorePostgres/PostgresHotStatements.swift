@@ -250,14 +250,15 @@ struct AppointmentChangeFactsStatement: HotStatement {
 }
 
 /// A change's one write (`changeAppointment`): $1…$7 the appointment's new time, doctor and
-/// status, then `historyAndMessageBinds`.
+/// status, then `historyAndMessageBinds`. Returns the appointment's id (no row: not found) and
+/// the message's (NULL: none).
 struct ChangeAppointmentStatement: HotStatement {
     static let sql = """
         WITH u AS (
             UPDATE appointments SET doctor_id = $2, doctor_name = $3, starts_at = $4, ends_at = $5, status = $6, updated_at = $7
             WHERE id = $1 RETURNING id),
         \(PostgresTransaction.historyAndMessage(of: "u", parametersFrom: 8))
-        SELECT id FROM u
+        SELECT id, (SELECT id FROM m) AS message_id FROM u
         """
     let bindings: PostgresBindings, types: [PostgresDataType]
     init(_ binds: [any PostgresBindable]) { let bound = Self.bound(binds); bindings = bound.0; types = bound.1 }

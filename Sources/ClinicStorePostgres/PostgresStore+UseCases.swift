@@ -168,7 +168,7 @@ extension PostgresStore {
                 guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
                 return (try opened(facts.appointment, key: key, check: facts.personalDataKeyCheck), false)
             }
-            try await write(decision, tx, ring: ring)
+            try await write(decision, tx, ring: ring, key: key, keyCheck: facts?.personalDataKeyCheck)
             return (try opened(decision.appointment, key: key, check: facts?.personalDataKeyCheck), false)
         case .move(let id, let plan, let decide):
             let change = try await changeFacts(id, tx)
@@ -182,7 +182,7 @@ extension PostgresStore {
             guard let decision = try decide(change, facts) else {
                 return (try opened(change.appointment, key: key, check: change.personalDataKeyCheck), false)
             }
-            try await write(decision, tx, ring: ring)
+            try await write(decision, tx, ring: ring, key: key, keyCheck: change.personalDataKeyCheck)
             return (try opened(decision.appointment, key: key, check: change.personalDataKeyCheck), false)
         }
     }
@@ -194,19 +194,33 @@ extension PostgresStore {
 
     /// A change's one write; a refusal by the exclusion constraints is `slot_taken` or
     /// `overlapping_appointment`, as the seam's `changeAppointment` says.
-    static func write(_ decision: BookingDecision, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
-        let changed: Int64?
+    static func write(_ decision: BookingDecision, _ tx: AwaitedConnection, ring: AuditKeyRing, key: PersonalDataKey,
+                      keyCheck: String?) async throws {
+        let changed: [PostgresRow]
         do {
-            changed = try tx.value(Int64.self, try await tx.rows(ChangeAppointmentStatement(
-                PostgresTransaction.changeAppointmentBinds(decision.appointment, decision.event, decision.message))))
+            changed = try await tx.rows(ChangeAppointmentStatement(
+                PostgresTransaction.changeAppointmentBinds(decision.appointment, decision.event, decision.message)))
         } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
             throw PostgresErrorMapping.clinicError(error)
         }
-        if changed == nil {
-            throw ClinicError(.storage, .storageFailure,
-                              "appointments row \(decision.appointment.id.map(String.init) ?? "without an id") not found")
-        }
+        let messageId = try PostgresTransaction.changedMessageId(try changed.first.map(PostgresTransaction.row), decision.appointment)
+        if let text = decision.text, let messageId { try await queue(text, messageId: messageId, at: decision.event.at, tx, key: key, keyCheck: keyCheck) }
         if let audit = decision.audit { try await append(audit, tx, ring: ring) }
+    }
+
+    /// A text about a message, as `Texts.queue` writes it: to a patient who takes texts of its
+    /// topic (`TextAsk.isTaken` on their phone, read here), its body sealed to its delivery.
+    static func queue(_ text: TextAsk, messageId: Int64, at now: Date, _ tx: AwaitedConnection, key: PersonalDataKey,
+                      keyCheck: String?) async throws {
+        let phone = try await tx.rows("SELECT * FROM phones WHERE client_id = $1", [text.clientId]).first
+            .map { try StoredPhone(row: try PostgresTransaction.row($0)) }
+        guard text.isTaken(by: phone) else { return }
+        guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueTextSQL,
+                                                                  [text.clientId, messageId, "text", now])) else {
+            throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
+        }
+        let sealed = try text.sealedBody(deliveryId: id, cipher: try await sealingCipher(key, stored: keyCheck, tx))
+        _ = try await tx.rows(PostgresTransaction.deliveryPayloadSQL, [sealed, id])
     }
 
     /// The audit trail's row of a change, after its write: the head locked, read with the

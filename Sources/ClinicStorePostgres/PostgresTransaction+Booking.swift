@@ -238,16 +238,24 @@ extension PostgresTransaction {
     /// history entry, the message and its delivery. A refusal by the exclusion constraints
     /// fails the statement, and with it the transaction, as `slot_taken` or
     /// `overlapping_appointment`.
-    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws {
-        let changed: Int64?
+    @discardableResult
+    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Int64? {
+        let changed: StoredRowValues?
         do {
-            changed = try value(Int64.self, ChangeAppointmentStatement(Self.changeAppointmentBinds(appointment, event, message)))
+            changed = try row(ChangeAppointmentStatement(Self.changeAppointmentBinds(appointment, event, message)))
         } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "23P01" {
             throw PostgresErrorMapping.clinicError(error)
         }
-        if changed == nil {
+        return try Self.changedMessageId(changed, appointment)
+    }
+
+    /// The message id `ChangeAppointmentStatement` returned; its row missing is the
+    /// appointment's (`storage_failure`).
+    static func changedMessageId(_ row: StoredRowValues?, _ appointment: Appointment) throws -> Int64? {
+        guard let row else {
             throw ClinicError(.storage, .storageFailure, "appointments row \(appointment.id.map(String.init) ?? "without an id") not found")
         }
+        return try row.value("message_id", in: "messages")
     }
 }
 

@@ -184,8 +184,15 @@ extension PostgresTransaction {
     }
 
     func setDeliveryPayload(_ sealed: Data, ofDelivery deliveryId: Int64) throws {
-        try execute("UPDATE deliveries SET payload = $1 WHERE id = $2", [sealed, deliveryId])
+        try execute(Self.deliveryPayloadSQL, [sealed, deliveryId])
     }
+
+    /// A delivery's sealed payload: $1 the payload, $2 the delivery.
+    static let deliveryPayloadSQL = "UPDATE deliveries SET payload = $1 WHERE id = $2"
+    /// A text's delivery: $1 the patient, $2 the message (or NULL), $3 the purpose, $4 now; its id.
+    static let enqueueTextSQL = """
+        INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $4) RETURNING id
+        """
 
     func dropPendingEmailCodes(ofClient clientId: Int64) throws {
         try execute("UPDATE deliveries SET state = 'dropped' WHERE client_id = $1 AND purpose = 'email_code' AND state = 'pending'",
@@ -200,9 +207,7 @@ extension PostgresTransaction {
     }
 
     func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64 {
-        guard let id = try value(Int64.self, """
-            INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $4) RETURNING id
-            """, [clientId, messageId, code ? "text_code" : "text", now]) else {
+        guard let id = try value(Int64.self, Self.enqueueTextSQL, [clientId, messageId, code ? "text_code" : "text", now]) else {
             throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
         }
         return id

@@ -109,11 +109,15 @@ import Testing
         let cancel = try StaffRules.act(facts, id: 900, member: desk, action: .cancel, reason: "Doctor ill", requestId: "r-1", now: now)
         #expect(cancel.appointment.status == .cancelled && cancel.appointment.updatedAt == now)
         #expect(cancel.event.event == "cancelled" && cancel.event.reason == "Doctor ill" && cancel.event.staffId == 40)
-        #expect(cancel.message == nil, "the clinic's cancellation is told by the synchronous act, with its text")
+        #expect(cancel.message?.kind == .clinicCancelled && cancel.message?.clientId == 7 && cancel.message?.staffId == 40)
+        #expect(cancel.message?.body.contains("Doctor ill") == true)
+        #expect(cancel.text?.clientId == 7 && cancel.text?.topic == .reminder)
+        #expect(cancel.text?.body.hasPrefix("Harbor Clinic cancelled your appointment") == true)
         #expect(cancel.audit == AuditAsk(by: desk.auditActor, action: .appointment(.cancel), clientId: 7, appointmentId: 900,
                                          requestId: "r-1", detail: "scheduled -> cancelled: Doctor ill", now: now))
         let noShow = try StaffRules.act(facts, id: 900, member: desk, action: .noShow, reason: "ignored", requestId: nil, now: now)
         #expect(noShow.event.reason == nil && noShow.audit?.detail == "scheduled -> no_show")
+        #expect(noShow.message == nil && noShow.text == nil)
         // An appointment that is not there, or whose clinic is gone, is not found.
         #expect(refused(.notFound, .appointmentNotFound) {
             try StaffRules.act(nil, id: 900, member: desk, action: .noShow, reason: nil, requestId: nil, now: now)

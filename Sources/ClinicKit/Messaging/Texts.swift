@@ -1,14 +1,36 @@
 import Crypto
 import Foundation
 
+/// What a text is about, for the patient's choices.
+public enum TextTopic: Sendable, Equatable { case reminder, offer }
+
+/// A text a decision asks for, about the inbox message written with it: sent only where the
+/// patient takes texts of its topic (`Texts.takes`), its body sealed to its delivery.
+public struct TextAsk: Sendable, Equatable {
+    public var clientId: Int64
+    public var topic: TextTopic
+    public var body: String
+
+    public init(clientId: Int64, topic: TextTopic, body: String) {
+        self.clientId = clientId; self.topic = topic; self.body = body
+    }
+
+    /// Whether the patient with this phone takes it (`Texts.takes`).
+    package func isTaken(by phone: StoredPhone?) -> Bool { Texts.takes(phone, topic) }
+
+    /// Its body as its delivery keeps it (`Texts.sealed`).
+    package func sealedBody(deliveryId: Int64, cipher: FieldCipher) throws -> Data {
+        try Texts.sealed(body, deliveryId: deliveryId, cipher: cipher)
+    }
+}
+
 /// What is texted, to whom: the rules every front shares (issue 45). A text goes only to a
 /// number its patient confirmed, who has not replied STOP, and chose that kind of text; it says
 /// nothing personal beyond the clinic's name, the time and a link. Its body is written when the
 /// change happens (in that change's transaction, in the patient's language) and sealed in the
 /// outbox's delivery like a code; the outbox sends it through the gateway (`TextSender`).
 enum Texts {
-    /// What a text is about, for the patient's choices.
-    enum Topic { case reminder, offer }
+    typealias Topic = TextTopic
 
     /// The place in a text's body where the site's address goes when it is sent (the outbox
     /// knows the address, `Outbox.run(linkBase:)`): a body is written before.
@@ -37,20 +59,30 @@ enum Texts {
     /// none queued). `messageId`: the inbox message the text tells of.
     @discardableResult
     static func queue(_ tx: any StoreWriting, clientId: Int64, topic: Topic, body: String, messageId: Int64?, now: Date) throws -> Int64? {
-        guard let phone = try tx.phone(ofClient: clientId), phone.confirmed, !phone.stopped else { return nil }
-        switch topic {
-        case .reminder: guard phone.textReminders else { return nil }
-        case .offer: guard phone.textOffers else { return nil }
-        }
+        guard takes(try tx.phone(ofClient: clientId), topic) else { return nil }
         return try enqueue(tx, clientId: clientId, code: false, body: body, messageId: messageId, now: now)
+    }
+
+    /// Whether a patient with this phone takes texts of `topic`: a confirmed number, no STOP,
+    /// and that kind of text chosen.
+    static func takes(_ phone: StoredPhone?, _ topic: Topic) -> Bool {
+        guard let phone, phone.confirmed, !phone.stopped else { return false }
+        switch topic {
+        case .reminder: return phone.textReminders
+        case .offer: return phone.textOffers
+        }
     }
 
     /// Writes a text delivery with its body sealed under the personal-data key.
     static func enqueue(_ tx: any StoreWriting, clientId: Int64, code: Bool, body: String, messageId: Int64?, now: Date) throws -> Int64 {
         let id = try tx.enqueueTextDelivery(toClient: clientId, code: code, messageId: messageId, at: now)
-        try tx.setDeliveryPayload(try AppointmentNotes.sealingCipher(tx).seal(bytes: Data(body.utf8), context: "delivery:\(id)"),
-                                  ofDelivery: id)
+        try tx.setDeliveryPayload(try sealed(body, deliveryId: id, cipher: AppointmentNotes.sealingCipher(tx)), ofDelivery: id)
         return id
+    }
+
+    /// A text's body as its delivery keeps it: sealed under the personal-data key, to the delivery.
+    static func sealed(_ body: String, deliveryId: Int64, cipher: FieldCipher) throws -> Data {
+        try cipher.seal(bytes: Data(body.utf8), context: "delivery:\(deliveryId)")
     }
 
     /// The text of a reminder or of a clinic's cancellation (nil for other kinds of message).

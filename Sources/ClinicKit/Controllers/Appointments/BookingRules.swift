@@ -49,9 +49,21 @@ public struct BookingDecision: Sendable, Equatable {
     public var message: NewInboxMessage?
     /// The audit trail's row, for a change the staff make (written in the same transaction).
     public var audit: AuditAsk?
+    /// The text about the message (a clinic's cancellation), for a patient who takes them.
+    public var text: TextAsk?
 
-    public init(appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?, audit: AuditAsk? = nil) {
-        self.appointment = appointment; self.event = event; self.message = message; self.audit = audit
+    public init(appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?, audit: AuditAsk? = nil,
+                text: TextAsk? = nil) {
+        self.appointment = appointment; self.event = event; self.message = message; self.audit = audit; self.text = text
+    }
+
+    /// The rest of a change's write after the appointment's, in the caller's transaction: the
+    /// text about the message written with it (`messageId`), then the audit row.
+    package func writeFollowing(_ tx: any StoreWriting, messageId: Int64?) throws {
+        if let text, let messageId {
+            try Texts.queue(tx, clientId: text.clientId, topic: text.topic, body: text.body, messageId: messageId, now: event.at)
+        }
+        if let audit { try AuditLog.append(tx, audit) }
     }
 }
 
@@ -93,8 +105,8 @@ extension BookingDecision {
             guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
             return try AppointmentNotes.opened(facts.appointment, tx, keyCheck: facts.personalDataKeyCheck)
         }
-        try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
-        if let audit = decision.audit { try AuditLog.append(tx, audit) }
+        let messageId = try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        try decision.writeFollowing(tx, messageId: messageId)
         return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts?.personalDataKeyCheck)
     }
 
@@ -109,8 +121,8 @@ extension BookingDecision {
         guard let decision = try decide(change, facts) else {
             return try AppointmentNotes.opened(change.appointment, tx, keyCheck: change.personalDataKeyCheck)
         }
-        try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
-        if let audit = decision.audit { try AuditLog.append(tx, audit) }
+        let messageId = try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+        try decision.writeFollowing(tx, messageId: messageId)
         return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: change.personalDataKeyCheck)
     }
 

@@ -66,37 +66,36 @@ extension StaffController {
 
     private func act(_ member: StaffMember, _ action: StaffAction, _ appointmentId: Int64, reason: String?,
                      requestId: String?) throws -> Appointment {
-        let reason = try Self.checkedReason(reason)
-        if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
-        let now = self.now()
+        let reason = try Self.reason(reason, of: action), now = self.now()
         return try database.writing { tx in
-            let moved = try BookingDecision.change(tx, id: appointmentId) { facts in
+            try BookingDecision.change(tx, id: appointmentId) { facts in
                 try StaffRules.act(facts, id: appointmentId, member: member, action: action, reason: reason, requestId: requestId,
                                    now: now)
             }
-            if action == .cancel {
-                try Inbox.about(tx, moved, kind: .clinicCancelled, reason: reason, staffId: member.id, now: now)
-            }
-            return moved
         }
     }
 
+    /// The reason given for an action, checked; a cancellation needs one.
+    static func reason(_ reason: String?, of action: StaffAction) throws -> String? {
+        let reason = try checkedReason(reason)
+        if action == .cancel && reason == nil { throw ClinicError.invalid(.staffReasonRequired) }
+        return reason
+    }
+
     /// `act` as the store's one awaited operation (issue 56): the store gathers the appointment
-    /// with its clinic's zone, `StaffRules.act` decides, the store writes the change and the
-    /// audit trail's row (on PostgreSQL with no thread blocked). A cancellation, whose message
-    /// goes by text too, is still the synchronous `act`'s, in the store's writers.
+    /// with its clinic's zone, `StaffRules.act` decides, the store writes the change, the
+    /// patient's message and text of a cancellation, and the audit trail's row (on PostgreSQL
+    /// with no thread blocked).
     public func act(_ member: StaffMember, _ action: StaffAction, appointmentId: Int64, reason: String? = nil,
                     requestId: String? = nil) async throws -> Appointment {
-        if action == .cancel {
-            return try await database.commit { [self] in
-                try act(member, action, appointmentId: appointmentId, reason: reason, requestId: requestId)
-            }
+        let now = self.now()
+        return try await appointments.changes.count(action == .cancel ? "staff-cancel" : action.rawValue) {
+            let reason = try Self.reason(reason, of: action)
+            return try await database.run(.change(id: appointmentId) { facts in
+                try StaffRules.act(facts, id: appointmentId, member: member, action: action, reason: reason, requestId: requestId,
+                                   now: now)
+            })
         }
-        let reason = try Self.checkedReason(reason), now = self.now()
-        let change = AwaitedChange.change(id: appointmentId) { facts in
-            try StaffRules.act(facts, id: appointmentId, member: member, action: action, reason: reason, requestId: requestId, now: now)
-        }
-        return try await appointments.changes.count(action.rawValue) { try await database.run(change) }
     }
 
     /// Books for a patient (by login, or by id for a patient of the clinic: one with an

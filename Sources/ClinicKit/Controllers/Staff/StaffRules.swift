@@ -8,9 +8,9 @@ import Foundation
 public enum StaffRules {
     /// A staff action on appointment `id`: refused as `StaffAction.refusal` says (an unknown
     /// appointment is `not_found`, as one of another clinic is), else the appointment in its
-    /// new status, its history entry (a cancellation's with its reason) and the audit trail's
-    /// row. The patient's message about a clinic's cancellation is not in it: it goes by text
-    /// too (`Inbox.about`), which `StaffController.act` writes.
+    /// new status, its history entry (a cancellation's with its reason), the audit trail's
+    /// row, and for a cancellation the patient's message and its text (sent where they take
+    /// reminders by text).
     public static func act(_ facts: AppointmentChangeFacts?, id: Int64, member: StaffMember, action: StaffAction,
                            reason: String?, requestId: String?, now: Date) throws -> BookingDecision {
         guard let facts else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
@@ -22,11 +22,19 @@ public enum StaffRules {
         moved.status = status
         moved.updatedAt = now
         let detail = "\(appointment.status.rawValue) -> \(status.rawValue)" + (cancel ? ": \(reason ?? "")" : "")
+        var message: NewInboxMessage?, text: TextAsk?
+        if cancel, let context = facts.messageContext {
+            message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, reason: reason, staffId: member.id)
+            if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
+                text = TextAsk(clientId: clientId, topic: topic, body: body)
+            }
+        }
         return BookingDecision(
             appointment: moved,
             event: BookingRules.event(moved, status.rawValue, .staff, now, reason: cancel ? reason : nil, staffId: member.id),
-            message: nil,
+            message: message,
             audit: AuditAsk(by: member.auditActor, action: .appointment(action), clientId: appointment.clientId, appointmentId: id,
-                            requestId: requestId, detail: detail, now: now))
+                            requestId: requestId, detail: detail, now: now),
+            text: text)
     }
 }

@@ -253,18 +253,20 @@ extension StoreWriting {
 
     /// The write as the seam's writes, one by one: the appointment rewritten (its notes sealed
     /// if they are in clear), its history entry, the message and its delivery.
-    public func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws {
+    @discardableResult
+    public func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Int64? {
         try updateAppointment(appointment)
         try insertAppointmentEvent(event)
-        try insert(message, appointmentId: appointment.id, at: event.at)
+        return try insert(message, appointmentId: appointment.id, at: event.at)
     }
 
-    /// The message and, when it is e-mailed, its delivery.
-    func insert(_ message: NewInboxMessage?, appointmentId: Int64?, at now: Date) throws {
-        guard let message else { return }
-        try Inbox.post(self, clientId: message.clientId, kind: message.kind, subject: message.subject, body: message.body,
-                       appointmentId: appointmentId, clinicId: message.clinicId, staffId: message.staffId,
-                       emailConfirmed: message.emailed, now: now)
+    /// The message and, when it is e-mailed, its delivery; the message's id.
+    @discardableResult
+    func insert(_ message: NewInboxMessage?, appointmentId: Int64?, at now: Date) throws -> Int64? {
+        guard let message else { return nil }
+        return try Inbox.post(self, clientId: message.clientId, kind: message.kind, subject: message.subject, body: message.body,
+                              appointmentId: appointmentId, clinicId: message.clinicId, staffId: message.staffId,
+                              emailConfirmed: message.emailed, now: now)
     }
 
     /// The write as the seam's writes, one by one: the appointment (with the id the facts

@@ -50,8 +50,9 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
     func appointmentChangeFacts(id: Int64) throws -> AppointmentChangeFacts?
     /// Writes a change of an appointment's time, doctor or status (its notes are left as they
     /// are stored), its history entry and the patient's message with its delivery, together,
-    /// under the same constraints as `updateStoredAppointment`.
-    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws
+    /// under the same constraints as `updateStoredAppointment`; the message's id (nil: none).
+    @discardableResult
+    func changeAppointment(_ appointment: Appointment, event: AppointmentEvent, message: NewInboxMessage?) throws -> Int64?
 }
 
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
