@@ -89,4 +89,32 @@ import Testing
         #expect(Set(told) == [first.id, second.id].compactMap { $0 }.reduce(into: Set<Int64>()) { $0.insert($1) })
         #expect(try s.system.clients.messages(clientId: s.bob).contains { $0.kind == .clinicCancelled && $0.appointmentId == third.id })
     }
+
+    /// A front desk's move awaited: the synchronous `reschedule`'s refusals (another patient's
+    /// visit then told as `patient_unavailable`), its history, message and audit row.
+    @Test func aFrontDesksMoveAwaited() async throws {
+        let w = try StaffTests().world()
+        let id = try #require(w.booked.id), anna = try #require(w.anna.id), staff = w.system.staff
+        let monday1000 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 10, minute: 0)!)
+        #expect(await refusal { try await staff.reschedule(w.doctorA, appointmentId: id, to: monday1000) } == .forbidden)
+        #expect(await refusal { try await staff.reschedule(w.adminB, appointmentId: id, to: monday1000) } == .notFound)
+        #expect(await refusal { try await staff.reschedule(w.receptionA, appointmentId: id + 1000, to: monday1000) } == .notFound)
+        let other = try #require(try w.system.departments.getDepartmentsByClinicId(try clinic(w.system, "LA2").id ?? 0).first)
+        let elsewhere = try w.system.appointments.createAppointment(clientId: anna, departmentId: other.id ?? 0, at: monday1000)
+        #expect(await refusal { try await staff.reschedule(w.receptionA, appointmentId: id, to: monday1000) } == .patientUnavailable)
+        _ = try await w.system.appointments.cancel(try #require(elsewhere.id), clientId: anna)
+        #expect(try w.system.appointments.history(id, clientId: anna).map(\.event) == ["booked"], "refusals change nothing")
+
+        let moved = try await staff.reschedule(w.receptionA, appointmentId: id, to: monday1000, reason: "The doctor is late")
+        #expect(moved.startsAt == w.booked.startsAt.addingTimeInterval(40 * 60) && moved.status == .scheduled)
+        let last = try #require(try w.system.appointments.history(id, clientId: anna).last)
+        #expect(last.event == "rescheduled" && last.staffId == w.receptionA.id && last.reason == "The doctor is late")
+        #expect(try w.system.clients.messages(clientId: anna).first?.body.contains("The doctor is late") == true)
+        #expect(try w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
+        // The same time again changes nothing, and writes no audit row.
+        let rows = try w.system.clients.accessLog(clientId: anna).count
+        #expect(try await staff.reschedule(w.receptionA, appointmentId: id, to: monday1000) == moved)
+        #expect(try w.system.clients.accessLog(clientId: anna).count == rows)
+        #expect(try w.system.auditCheck().broken == [])
+    }
 }

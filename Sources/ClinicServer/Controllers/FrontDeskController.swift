@@ -41,16 +41,16 @@ struct FrontDeskController {
         staff.post("messages", use: message)
     }
 
-    /// Moves an appointment to another time (and doctor): in the group committer's next batch.
+    /// Moves an appointment to another time (and doctor): the store's awaited use case.
     @Sendable func reschedule(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(RescheduleBody.self, from: request, context: context)
         let time = try dependencies.parsedTime(body.start, context.language)
         let requestId = context.requestId
-        let moved = try await dependencies.commit(context.language) { [system] in
-            try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: body.doctorId, reason: body.reason,
-                                        requestId: requestId)
+        let moved = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.reschedule(member, appointmentId: id, to: time, doctorId: body.doctorId, reason: body.reason,
+                                              requestId: requestId)
         }
         return try HTTPMapping.json(AppointmentJSON(moved))
     }

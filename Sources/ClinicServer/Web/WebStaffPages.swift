@@ -81,8 +81,8 @@ struct WebStaffPages {
         guard choice.count == 2, let doctor = Int64(choice[1]) else { throw ServerError.invalid(.fieldRequired, "slot") }
         let time = try TimeInput.parse(choice[0])
         let reason = form["reason"].flatMap { $0.isEmpty ? nil : $0 }, requestId = context.requestId
-        _ = try await dependencies.commit(web.language) { [system] in
-            try system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
         }
         let told = try await dependencies.work(web) { [system] in try system.staff.patientIsTold(member, appointmentId: id) }
         // The calendar's drag asks in JSON what to say: "The patient is told" only when they are.

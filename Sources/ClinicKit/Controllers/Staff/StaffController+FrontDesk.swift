@@ -183,27 +183,43 @@ extension StaffController {
         try member.checkFrontDesk()
         let reason = try Self.checkedReason(reason)
         let now = self.now()
+        let (plan, decide) = Self.move(member, appointmentId, to: time, doctorId: doctorId, reason: reason, requestId: requestId,
+                                       now: now)
         do {
             return try appointments.changes.count("staff-reschedule") {
-                try database.writing { tx in
-                    guard let appointment = try tx.appointment(id: appointmentId) else {
-                        throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
-                    }
-                    if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
-                    let moved = try appointments.relocate(tx, appointment, to: time, doctorId: doctorId, policy: BookingPolicy.load(tx),
-                                                          now: now, staffId: member.id, reason: reason)
-                    if moved != appointment {
-                        try AuditLog.append(tx, by: member.auditActor, action: .appointmentReschedule, clientId: appointment.clientId,
-                                            appointmentId: appointmentId, requestId: requestId,
-                                            detail: "\(DateText.iso8601(appointment.startsAt)) -> \(DateText.iso8601(moved.startsAt))"
-                                                + (reason.map { ": \($0)" } ?? ""), now: now)
-                    }
-                    return moved
-                }
+                try database.writing { tx in try BookingDecision.move(tx, id: appointmentId, plan: plan, decide: decide) }
             }
         } catch let error as ClinicError {
             throw Self.staffFacing(error)
         }
+    }
+
+    /// `reschedule` as the store's one awaited operation (issue 56), what a server runs.
+    public func reschedule(_ member: StaffMember, appointmentId: Int64, to time: TimeInput.Parsed, doctorId: Int64? = nil,
+                           reason: String? = nil, requestId: String? = nil) async throws -> Appointment {
+        try member.checkFrontDesk()
+        let reason = try Self.checkedReason(reason)
+        let (plan, decide) = Self.move(member, appointmentId, to: time, doctorId: doctorId, reason: reason, requestId: requestId,
+                                       now: self.now())
+        do {
+            return try await appointments.changes.count("staff-reschedule") {
+                try await database.run(.move(id: appointmentId, plan: plan, decide: decide))
+            }
+        } catch let error as ClinicError {
+            throw Self.staffFacing(error)
+        }
+    }
+
+    /// A staff move's plan and decision (`StaffRules.reschedulePlan`, `StaffRules.reschedule`).
+    static func move(_ member: StaffMember, _ id: Int64, to time: TimeInput.Parsed, doctorId: Int64?, reason: String?,
+                     requestId: String?, now: Date)
+        -> (plan: @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
+            decide: @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) {
+        ({ facts in try StaffRules.reschedulePlan(facts, id: id, member: member, time: time, doctorId: doctorId, now: now) },
+         { change, facts in
+             try StaffRules.reschedule(change, facts, member: member, time: time, doctorId: doctorId, reason: reason,
+                                       requestId: requestId, now: now)
+         })
     }
 
     /// What the member may do to an appointment of their clinic now (`StaffMember.offers`):

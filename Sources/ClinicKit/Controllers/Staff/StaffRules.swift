@@ -37,4 +37,34 @@ public enum StaffRules {
                             requestId: requestId, detail: detail, now: now),
             text: text)
     }
+
+    /// What a staff member's move of appointment `id` to `time` (with `doctorId`, to that
+    /// doctor) is decided on: refused as `StaffMember.rescheduleRefusal` says, else the
+    /// booking's facts for the new time, the appointment itself set aside.
+    public static func reschedulePlan(_ facts: AppointmentChangeFacts?, id: Int64, member: StaffMember, time: TimeInput.Parsed,
+                                      doctorId: Int64?, now: Date) throws -> BookingFactsRequest {
+        guard let appointment = facts?.appointment else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
+        return AppointmentController.factsRequest(clientId: appointment.clientId, departmentId: appointment.departmentId,
+                                                  visitTypeId: appointment.visitTypeId, onlyDoctorId: doctorId, at: time,
+                                                  exceptAppointment: appointment.id, exceptHold: nil, now: now)
+    }
+
+    /// The move itself: the slot's rules and the patient's other visits as for the patient's
+    /// own move (`BookingRules.move`), not the patient's cutoff (the clinic moves it); the
+    /// history names the staff account and the reason, the patient's message carries it, and
+    /// the audit trail has the move. Nil: the same time with the same doctor.
+    public static func reschedule(_ change: AppointmentChangeFacts, _ facts: BookingFacts, member: StaffMember,
+                                  time: TimeInput.Parsed, doctorId: Int64?, reason: String?, requestId: String?,
+                                  now: Date) throws -> BookingDecision? {
+        let before = change.appointment
+        guard var decision = try BookingRules.move(facts, MoveAsk(appointment: before, time: time, doctorId: doctorId,
+                                                                  staffId: member.id, reason: reason),
+                                                   policy: BookingPolicy(settings: change.bookingSettings), now: now) else { return nil }
+        decision.audit = AuditAsk(by: member.auditActor, action: .appointmentReschedule, clientId: before.clientId,
+                                  appointmentId: before.id, requestId: requestId,
+                                  detail: "\(DateText.iso8601(before.startsAt)) -> \(DateText.iso8601(decision.appointment.startsAt))"
+                                      + (reason.map { ": \($0)" } ?? ""), now: now)
+        return decision
+    }
 }
