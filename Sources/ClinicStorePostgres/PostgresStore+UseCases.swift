@@ -204,7 +204,9 @@ extension PostgresStore {
             throw PostgresErrorMapping.clinicError(error)
         }
         let messageId = try PostgresTransaction.changedMessageId(try changed.first.map(PostgresTransaction.row), decision.appointment)
-        if let text = decision.text, let messageId { try await queue(text, messageId: messageId, at: decision.event.at, tx, key: key, keyCheck: keyCheck) }
+        if let text = decision.text, let messageId {
+            try await queue(text, messageId: messageId, at: decision.event.at, tx, key: key, keyCheck: keyCheck)
+        }
         if let audit = decision.audit { try await append(audit, tx, ring: ring) }
     }
 
@@ -212,7 +214,7 @@ extension PostgresStore {
     /// topic (`TextAsk.isTaken` on their phone, read here), its body sealed to its delivery.
     static func queue(_ text: TextAsk, messageId: Int64, at now: Date, _ tx: AwaitedConnection, key: PersonalDataKey,
                       keyCheck: String?) async throws {
-        let phone = try await tx.rows("SELECT * FROM phones WHERE client_id = $1", [text.clientId]).first
+        let phone = try await tx.rows(PostgresTransaction.phoneSQL, [text.clientId]).first
             .map { try StoredPhone(row: try PostgresTransaction.row($0)) }
         guard text.isTaken(by: phone) else { return }
         guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueTextSQL,
@@ -238,7 +240,7 @@ extension PostgresStore {
             marker = try row.value("marker", in: "settings", key: "key")
         } else {
             // A database whose head row is missing (the write below makes it).
-            marker = try tx.value(String.self, try await tx.rows("SELECT value FROM settings WHERE key = $1", [AuditKey.checkSetting]))
+            marker = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [AuditKey.checkSetting]))
         }
         let keyFound = try ring.forAppending(marker: marker, head: head)
         if keyFound.storeMarker {
@@ -261,7 +263,7 @@ extension PostgresStore {
         let new = try key.cipherWithNewCheck()
         let setting = PostgresTransaction.clientsKeyCheckSetting
         _ = try await tx.rows("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [setting, new.check])
-        let kept = try tx.value(String.self, try await tx.rows("SELECT value FROM settings WHERE key = $1", [setting]))
+        let kept = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [setting]))
         guard kept == new.check else { throw ClinicError(.keyError, .keyWrong, key.filePath ?? "memory") }
         return new.cipher
     }

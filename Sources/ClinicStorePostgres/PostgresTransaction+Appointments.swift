@@ -161,7 +161,7 @@ extension PostgresTransaction {
     }
 
     func setting(_ key: String) throws -> String? {
-        try value(String.self, "SELECT value FROM settings WHERE key = $1", [key])
+        try value(String.self, Self.settingSQL, [key])
     }
 
     // MARK: Writes
@@ -344,6 +344,8 @@ extension PostgresTransaction {
         try execute(Self.setSettingSQL, [key, value])
     }
 
+    /// A setting's value: $1 its key.
+    static let settingSQL = "SELECT value FROM settings WHERE key = $1"
     /// A setting stored: $1 its key, $2 its value.
     static let setSettingSQL = "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 }

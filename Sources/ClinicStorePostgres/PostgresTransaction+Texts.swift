@@ -7,8 +7,11 @@ import Foundation
 
 extension PostgresTransaction {
     func phone(ofClient clientId: Int64) throws -> StoredPhone? {
-        try row("SELECT * FROM phones WHERE client_id = $1", [clientId]).map(StoredPhone.init(row:))
+        try row(Self.phoneSQL, [clientId]).map(StoredPhone.init(row:))
     }
+
+    /// A patient's phone: $1 the patient.
+    static let phoneSQL = "SELECT * FROM phones WHERE client_id = $1"
 
     func confirmedPhone(numberKey: String) throws -> StoredPhone? {
         try row("SELECT * FROM phones WHERE number_key = $1 AND confirmed", [numberKey]).map(StoredPhone.init(row:))
