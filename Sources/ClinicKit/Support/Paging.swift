@@ -28,8 +28,12 @@ public struct PagePosition: Sendable, Equatable, Codable {
 
     public init(key: String, id: Int64) { self.key = key; self.id = id }
 
+    /// The same text for the same position: its keys sorted (Foundation's encoder otherwise
+    /// writes them in any order, so that two reads of one page gave two cursors).
     public var cursor: String {
-        let data = (try? JSONEncoder().encode(self)) ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(self)) ?? Data()
         return data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
