@@ -248,6 +248,7 @@ public final class PostgresStore: Sendable {
     /// Errors keep their PSQLError (the caller maps them, once).
     /// `sent`: where its BEGIN and COMMIT are counted (`statementsSent`).
     static func inTransaction<T: Sendable>(_ connection: PostgresConnection, logger: Logger, sent: LockedBox<Int>? = nil,
+                                           begin: String = "BEGIN",
                                            _ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         // Each awaited beside the connection's close (`ClosedConnectionGuard`).
         func send(_ command: String) async throws {
@@ -256,7 +257,7 @@ public final class PostgresStore: Sendable {
             }
         }
         sent?.withLock { $0 += 1 }
-        try await send("BEGIN")
+        try await send(begin)
         do {
             let result = try await body(connection, logger)
             sent?.withLock { $0 += 1 }

@@ -90,18 +90,18 @@ extension PostgresTransaction {
     }
 
     func clinic(id: Int64) throws -> Clinic? {
-        try row("SELECT * FROM clinics WHERE id = $1", [id]).map(Clinic.init(row:))
+        try row(Self.clinicSQL, [id]).map(Clinic.init(row:))
     }
 
     func department(id: Int64) throws -> Department? {
-        try row("SELECT * FROM departments WHERE id = $1", [id]).map(Department.init(row:))
+        try row(Self.departmentSQL, [id]).map(Department.init(row:))
     }
 
     /// In a write (a booking, a move): the doctors' rows are share-locked, so a change of their
     /// hours or exceptions on another server (`lockDoctor`) waits for this booking to commit,
     /// and this booking waits for such a change and then reads the new hours.
     func activeDoctors(inDepartment departmentId: Int64) throws -> [Doctor] {
-        try rows("SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id" + (isWrite ? " FOR SHARE" : ""),
+        try rows(Self.activeDoctorsSQL + (isWrite ? " FOR SHARE" : ""),
                  [departmentId]).map(Doctor.init(row:))
     }
 
@@ -147,8 +147,16 @@ extension PostgresTransaction {
     }
 
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType] {
-        try rows("SELECT * FROM visit_types WHERE department_id = $1" + (includingInactive ? "" : " AND is_active")
-                 + " ORDER BY duration_minutes, id", [departmentId]).map(VisitType.init(row:))
+        try rows(Self.visitTypesSQL(includingInactive: includingInactive), [departmentId]).map(VisitType.init(row:))
+    }
+
+    static let clinicSQL = "SELECT * FROM clinics WHERE id = $1"
+    static let departmentSQL = "SELECT * FROM departments WHERE id = $1"
+    /// A department's active doctors (`$1`), by id.
+    static let activeDoctorsSQL = "SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id"
+    /// A department's (`$1`) visit types, the shortest first.
+    static func visitTypesSQL(includingInactive: Bool) -> String {
+        "SELECT * FROM visit_types WHERE department_id = $1" + (includingInactive ? "" : " AND is_active") + " ORDER BY duration_minutes, id"
     }
 
     func settings(prefix: String) throws -> [String: String] {

@@ -122,9 +122,11 @@ extension PostgresTransaction {
     }
 
     func departments(ofClinic clinicId: Int64) throws -> [Department] {
-        try rows("SELECT * FROM departments WHERE clinic_id = $1 ORDER BY specialization COLLATE \"C\", id", [clinicId])
-            .map(Department.init(row:))
+        try rows(Self.departmentsOfClinicSQL, [clinicId]).map(Department.init(row:))
     }
+
+    /// A clinic's (`$1`) departments by specialization (bytewise, as SQLite orders text), then id.
+    static let departmentsOfClinicSQL = "SELECT * FROM departments WHERE clinic_id = $1 ORDER BY specialization COLLATE \"C\", id"
 
     func departmentExists(clinicId: Int64, specialization key: String) throws -> Bool {
         try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM departments WHERE clinic_id = $1 AND specialization = $2)",

@@ -70,9 +70,12 @@ extension PostgresTransaction {
     }
 
     func markMessageRead(_ messageId: Int64, ofClient clientId: Int64, at now: Date) throws -> InboxMessage? {
-        try row("UPDATE messages SET read_at = coalesce(read_at, $1) WHERE id = $2 AND client_id = $3 RETURNING *",
-                [now, messageId, clientId]).map(InboxMessage.init(row:))
+        try row(Self.markReadSQL, [now, messageId, clientId]).map(InboxMessage.init(row:))
     }
+
+    /// A patient's message marked read (`$1` when, `$2` the message, `$3` the patient) unless it
+    /// was, as it then is; no row for another patient's.
+    static let markReadSQL = "UPDATE messages SET read_at = coalesce(read_at, $1) WHERE id = $2 AND client_id = $3 RETURNING *"
 }
 
 // MARK: The outbox and the address confirmations

@@ -80,13 +80,18 @@ extension PostgresTransaction {
 
     func deleteSession(tokenHash: String) throws -> Bool {
         noteSessionsChanged()
-        return try execute("DELETE FROM sessions WHERE token_hash = $1", [tokenHash]) > 0
+        return try execute(Self.deleteSessionSQL, [tokenHash]) > 0
     }
 
     func deleteSession(id: Int64, ofClient clientId: Int64) throws -> Bool {
         noteSessionsChanged()
-        return try execute("DELETE FROM sessions WHERE id = $1 AND client_id = $2", [id, clientId]) > 0
+        return try execute(Self.deleteSessionOfClientSQL, [id, clientId]) > 0
     }
+
+    /// A patient's session ended by its token's hash; its id returned.
+    static let deleteSessionSQL = "DELETE FROM sessions WHERE token_hash = $1 RETURNING id"
+    /// A patient's session ended by its id (`$1`) and patient (`$2`); its id returned.
+    static let deleteSessionOfClientSQL = "DELETE FROM sessions WHERE id = $1 AND client_id = $2 RETURNING id"
 
     func deleteSessions(ofClient clientId: Int64, except tokenHash: String?) throws -> Int {
         noteSessionsChanged()

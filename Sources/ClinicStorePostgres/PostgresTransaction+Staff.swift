@@ -105,8 +105,11 @@ extension PostgresTransaction {
 
     func deleteStaffSession(tokenHash: String) throws -> Bool {
         noteSessionsChanged()
-        return try execute("DELETE FROM staff_sessions WHERE token_hash = $1", [tokenHash]) > 0
+        return try execute(Self.deleteStaffSessionSQL, [tokenHash]) > 0
     }
+
+    /// A staff session ended by its token's hash; its id returned.
+    static let deleteStaffSessionSQL = "DELETE FROM staff_sessions WHERE token_hash = $1 RETURNING id"
 
     func deleteStaffSessions(ofStaff staffId: Int64) throws {
         noteSessionsChanged()

@@ -34,3 +34,74 @@ extension SQLiteStore {
         }
     }
 }
+
+// MARK: The inbox (`InboxStore`): reads on the reader queue, changes in the next batch
+
+extension SQLiteStore {
+    public func inbox(clientId: Int64, unreadOnly: Bool, limit: Int) async throws -> [InboxMessage]? {
+        try await readAwaited { tx in
+            try tx.clientExists(id: clientId) ? try Inbox.messages(tx, clientId: clientId, unreadOnly: unreadOnly, limit: limit) : nil
+        }
+    }
+
+    public func markRead(messageId: Int64, clientId: Int64, at now: Date) async throws -> InboxMessage? {
+        try await commit { try self.writing { tx in try tx.markMessageRead(messageId, ofClient: clientId, at: now) } }
+    }
+
+    public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
+        try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
+    }
+}
+
+// MARK: Sessions ended (`SessionStore`), in the next batch
+
+extension SQLiteStore {
+    public func endPatientSession(tokenHash: String) async throws -> Bool {
+        try await commit { try self.writing { tx in try tx.deleteSession(tokenHash: tokenHash) } }
+    }
+
+    public func endPatientSession(id: Int64, clientId: Int64) async throws -> Bool {
+        try await commit { try self.writing { tx in try tx.deleteSession(id: id, ofClient: clientId) } }
+    }
+
+    public func endStaffSession(tokenHash: String) async throws -> Bool {
+        try await commit { try self.writing { tx in try tx.deleteStaffSession(tokenHash: tokenHash) } }
+    }
+}
+
+// MARK: A patient's appointments (`PatientAppointmentsStore`), on the reader queue
+
+extension SQLiteStore {
+    public func patientAppointments(clientId: Int64) async throws -> [Appointment] {
+        try await readAwaited { tx in try tx.appointments(ofClient: clientId) }
+    }
+
+    public func appointmentWithHistory(id: Int64) async throws -> (appointment: Appointment, history: [AppointmentEvent])? {
+        try await readAwaited { tx in
+            guard let appointment = try tx.appointment(id: id) else { return nil }
+            return (appointment, try tx.appointmentEvents(of: [id]))
+        }
+    }
+}
+
+// MARK: The directory (`DirectoryReadsStore`), on the reader queue
+
+extension SQLiteStore {
+    public func clinicWithDepartments(id: Int64) async throws -> (clinic: Clinic, departments: [Department])? {
+        try await readAwaited { tx in
+            guard let clinic = try tx.clinic(id: id) else { return nil }
+            return (clinic, try tx.departments(ofClinic: id))
+        }
+    }
+
+    public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
+        try await readAwaited { tx in try DoctorWithHours.read(tx, departmentId: id) }
+    }
+
+    public func departmentVisitTypes(id: Int64) async throws -> [VisitType]? {
+        try await readAwaited { tx in
+            guard try tx.department(id: id) != nil else { return nil }
+            return try tx.visitTypes(ofDepartment: id, includingInactive: false)
+        }
+    }
+}

@@ -49,7 +49,7 @@ import Testing
         #expect(try system.appointments.history(id, clientId: anna).map(\.event) == ["booked", "rescheduled", "cancelled"])
         let again = await #expect(throws: ClinicError.self) { _ = try await system.appointments.cancel(id, clientId: anna) }
         #expect(again?.code == .invalidTransition)
-        let messages = try system.clients.messages(clientId: anna).map(\.kind)
+        let messages = try await system.clients.messages(clientId: anna).map(\.kind)
         #expect(messages.filter { [.booked, .rescheduled, .cancelled].contains($0) }.count == 3)
     }
 
@@ -206,13 +206,152 @@ import Testing
         #expect(account.unreadMessages == 2 && account.unreadMessages == unread)
         #expect(account.phone == phone)
         #expect(account.phone.number == "+13035550123" && account.phone.confirmed)
-        let first = try #require(try s.system.clients.messages(clientId: s.anna).first)
-        try s.system.clients.markRead(clientId: s.anna, messageId: first.id)
+        let first = try #require(try await s.system.clients.messages(clientId: s.anna).first)
+        try await s.system.clients.markRead(clientId: s.anna, messageId: first.id)
         #expect(try await s.system.clients.account(clientId: s.anna).unreadMessages == 1)
         // Bob's are his own; a patient who is not there is not signed in.
         #expect(try await s.system.clients.account(clientId: s.bob).unreadMessages == 0)
         await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) {
             _ = try await s.system.clients.account(clientId: s.bob + 1000)
         }
+    }
+
+    /// The inbox awaited (`InboxStore`): the same lists as the synchronous reads, a message read
+    /// once keeps its first time, another patient's is not found and changes nothing, "all read"
+    /// counts what it marked, a patient with no messages has an empty inbox and one who is gone
+    /// is not signed in.
+    @Test func theInboxAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, boris = try register(system, "boris").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        for time in ["2026-11-24 09:00", "2026-11-24 10:00", "2026-11-24 11:00"] {
+            _ = try await system.appointments.book(clientId: anna, departmentId: therapy, at: local(time))
+        }
+        let synchronous = try Self.synchronousInbox(system, anna)
+        let awaited = try await system.clients.messages(clientId: anna)
+        #expect(awaited.count == 3 && awaited == synchronous)
+        #expect(awaited.map(\.id) == awaited.map(\.id).sorted(by: >))
+        #expect(try await system.clients.messages(clientId: boris).isEmpty)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await system.clients.messages(clientId: anna + 1000) }
+
+        // Boris cannot mark Anna's message, and nothing changes.
+        let newest = try #require(awaited.first)
+        let refused = await #expect(throws: ClinicError.self) { try await system.clients.markRead(clientId: boris, messageId: newest.id) }
+        #expect(refused?.key == .messageNotFound)
+        #expect(try await system.clients.messages(clientId: anna, unreadOnly: true).count == 3)
+
+        let read = try await system.clients.markRead(clientId: anna, messageId: newest.id)
+        #expect(read.id == newest.id && read.readAt != nil)
+        let again = try await system.clients.markRead(clientId: anna, messageId: newest.id)
+        #expect(again == read)
+        let unread = try await system.clients.messages(clientId: anna, unreadOnly: true)
+        #expect(unread.map(\.id) == awaited.dropFirst().map(\.id))
+        #expect(unread == (try Self.synchronousInbox(system, anna, unreadOnly: true)))
+
+        #expect(try await system.clients.markAllRead(clientId: anna) == 2)
+        #expect(try await system.clients.markAllRead(clientId: anna) == 0)
+        #expect(try await system.clients.messages(clientId: anna, unreadOnly: true).isEmpty)
+        #expect(try system.clients.unreadCount(clientId: anna) == 0)
+        #expect(try await system.clients.messages(clientId: anna).first == read)
+    }
+
+    /// Sessions ended awaited (`SessionStore`): another patient's session is not found and stays,
+    /// an ended one no longer signs in (on PostgreSQL also when its look-up was kept), a log-out
+    /// says whether the token was a session's; a staff member's log-out the same.
+    @Test func sessionsEndedAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        _ = try register(system, "boris")
+        let first = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let second = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let boris = try system.clients.logIn(login: "boris", password: "correct-horse-42").client.id ?? 0
+        _ = try await system.clients.signedInPatient(token: second)
+        let other = try #require(try system.clients.signedInSessions(clientId: anna, current: first).first { !$0.isCurrent })
+
+        let notHis = await #expect(throws: ClinicError.self) { try await system.clients.endSession(other.id, clientId: boris) }
+        #expect(notHis?.key == .sessionNotFound)
+        #expect(try await system.clients.signedInPatient(token: second).id == anna)
+        try await system.clients.endSession(other.id, clientId: anna)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await system.clients.signedInPatient(token: second) }
+        let again = await #expect(throws: ClinicError.self) { try await system.clients.endSession(other.id, clientId: anna) }
+        #expect(again?.key == .sessionNotFound)
+
+        #expect(try await system.clients.signedInPatient(token: first).id == anna)
+        #expect(try await system.clients.logOut(token: first))
+        #expect(try await !system.clients.logOut(token: first))
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await system.clients.signedInPatient(token: first) }
+
+        let la1 = try clinic(system, "LA1").id ?? 0
+        _ = try system.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist, clinicId: la1,
+                                                 password: "counter-shift-73"))
+        let staffToken = try system.staff.logIn(login: "dana", password: "counter-shift-73").token
+        #expect(try await system.staff.signedIn(token: staffToken).login == "dana")
+        #expect(try await system.staff.logOut(token: staffToken))
+        #expect(try await !system.staff.logOut(token: staffToken))
+        let gone = await #expect(throws: ClinicError.self) { _ = try await system.staff.signedIn(token: staffToken) }
+        #expect(gone?.code == .notLoggedIn)
+    }
+
+    /// A patient's appointments awaited (`PatientAppointmentsStore`): the same pages, in each
+    /// scope and across a cursor, and the same appointment with its history as the synchronous
+    /// reads, notes opened; another patient's is `not_your_appointment`, none is `not_found`.
+    @Test func aPatientsAppointmentsAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, boris = try register(system, "boris").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        var booked: [Appointment] = []
+        for (time, notes) in [("2026-11-24 09:00", "Knee, left"), ("2026-11-24 10:00", ""), ("2026-11-25 09:00", "Back")] {
+            booked.append(try await system.appointments.book(clientId: anna, departmentId: therapy, at: local(time), notes: notes))
+        }
+        let cancelled = try #require(booked[1].id)
+        _ = try await system.appointments.cancel(cancelled, clientId: anna)
+        let his = try await system.appointments.book(clientId: boris, departmentId: therapy, at: local("2026-11-24 09:00"))
+
+        for scope in [AppointmentScope.all, .upcoming, .past] {
+            var cursor: String?, pages = 0
+            repeat {
+                let awaited = try await system.appointments.appointmentsPage(anna, scope: scope, limit: 2, cursor: cursor)
+                let synchronous = try Self.synchronousPage(system, anna, scope, cursor)
+                #expect(awaited.items == synchronous.items && awaited.nextCursor == synchronous.nextCursor,
+                        "\(scope): \(awaited.items.map(\.id)) \(String(describing: awaited.nextCursor)) against \(synchronous.items.map(\.id)) \(String(describing: synchronous.nextCursor))")
+                cursor = awaited.nextCursor
+                pages += 1
+            } while cursor != nil && pages < 5
+        }
+        let all = try await system.appointments.appointmentsPage(anna, scope: .all, limit: 100, cursor: nil).items
+        #expect(all.map(\.id) == booked.map(\.id) && all.map(\.notes) == ["Knee, left", "", "Back"])
+        #expect(try await system.appointments.appointmentsPage(anna, scope: .upcoming, limit: 100, cursor: nil).items.count == 2)
+
+        let shown = try await system.appointments.appointmentWithHistory(cancelled, clientId: anna)
+        let synchronous = try Self.synchronousHistory(system, cancelled, anna)
+        #expect(shown.appointment == synchronous.appointment && shown.history == synchronous.history)
+        #expect(shown.history.map(\.event) == ["booked", "cancelled"] && shown.appointment.status == .cancelled)
+        let first = try await system.appointments.appointmentWithHistory(try #require(booked[0].id), clientId: anna)
+        #expect(first.appointment.notes == "Knee, left" && first.history.map(\.startsAt) == [booked[0].startsAt])
+        let notYours = await #expect(throws: ClinicError.self) {
+            _ = try await system.appointments.appointmentWithHistory(try #require(his.id), clientId: anna)
+        }
+        #expect(notYours?.key == .notYourAppointment)
+        let none = await #expect(throws: ClinicError.self) { _ = try await system.appointments.appointmentWithHistory(999_999, clientId: anna) }
+        #expect(none?.key == .appointmentNotFound)
+        let badCursor = await #expect(throws: ClinicError.self) {
+            _ = try await system.appointments.appointmentsPage(anna, scope: .all, limit: 2, cursor: "x")
+        }
+        let synchronousRefusal = #expect(throws: ClinicError.self) { _ = try Self.synchronousPage(system, anna, .all, "x") }
+        #expect(badCursor != nil && badCursor?.key == synchronousRefusal?.key)
+    }
+
+    static func synchronousPage(_ system: ClinicSystem, _ clientId: Int64, _ scope: AppointmentScope, _ cursor: String?) throws -> Page<Appointment> {
+        try system.appointments.appointmentsPage(clientId, scope: scope, limit: 2, cursor: cursor)
+    }
+
+    static func synchronousHistory(_ system: ClinicSystem, _ id: Int64, _ clientId: Int64) throws
+        -> (appointment: Appointment, history: [AppointmentEvent]) {
+        try system.appointments.appointmentWithHistory(id, clientId: clientId)
+    }
+
+    /// The synchronous read of the inbox (an async caller would otherwise get the awaited one).
+    static func synchronousInbox(_ system: ClinicSystem, _ clientId: Int64, unreadOnly: Bool = false) throws -> [InboxMessage] {
+        try system.clients.messages(clientId: clientId, unreadOnly: unreadOnly)
     }
 }

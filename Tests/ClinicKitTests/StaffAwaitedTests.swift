@@ -56,7 +56,7 @@ import Testing
         #expect(cancelled.status == .cancelled)
         let last = try #require(try w.system.appointments.history(id, clientId: anna).last)
         #expect(last.event == "cancelled" && last.reason == "The doctor is ill" && last.staffId == w.receptionA.id)
-        let told = try w.system.clients.messages(clientId: anna).filter { $0.kind == .clinicCancelled }
+        let told = try await w.system.clients.messages(clientId: anna).filter { $0.kind == .clinicCancelled }
         #expect(told.map(\.appointmentId) == [id])
         #expect(try w.system.auditCheck().broken == [])
     }
@@ -85,9 +85,9 @@ import Testing
         let sent = s.texter.texts.dropFirst(before)
         #expect(sent.count == 2)
         #expect(sent.allSatisfy { $0.to == "+13035550123" && $0.body.hasPrefix(la1.name + " cancelled your appointment") })
-        let told = try s.system.clients.messages(clientId: s.anna).filter { $0.kind == .clinicCancelled }.compactMap(\.appointmentId)
+        let told = try await s.system.clients.messages(clientId: s.anna).filter { $0.kind == .clinicCancelled }.compactMap(\.appointmentId)
         #expect(Set(told) == [first.id, second.id].compactMap { $0 }.reduce(into: Set<Int64>()) { $0.insert($1) })
-        #expect(try s.system.clients.messages(clientId: s.bob).contains { $0.kind == .clinicCancelled && $0.appointmentId == third.id })
+        #expect(try await s.system.clients.messages(clientId: s.bob).contains { $0.kind == .clinicCancelled && $0.appointmentId == third.id })
     }
 
     /// A front desk's move awaited: the synchronous `reschedule`'s refusals (another patient's
@@ -109,7 +109,7 @@ import Testing
         #expect(moved.startsAt == w.booked.startsAt.addingTimeInterval(40 * 60) && moved.status == .scheduled)
         let last = try #require(try w.system.appointments.history(id, clientId: anna).last)
         #expect(last.event == "rescheduled" && last.staffId == w.receptionA.id && last.reason == "The doctor is late")
-        #expect(try w.system.clients.messages(clientId: anna).first?.body.contains("The doctor is late") == true)
+        #expect(try await w.system.clients.messages(clientId: anna).first?.body.contains("The doctor is late") == true)
         #expect(try w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
         // The same time again changes nothing, and writes no audit row.
         let rows = try w.system.clients.accessLog(clientId: anna).count

@@ -60,4 +60,40 @@ import Testing
             #expect(account.unreadMessages == 1 && account.phone.number == nil)
         }
     }
+
+    /// The inbox's use cases are one statement each: the list (with whether the patient is
+    /// there), a message marked read, all of them marked read; so are a patient's appointments
+    /// and one with its history.
+    @Test func thePatientsReadsAreOneStatementEach() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await AwaitedBookingTests.setUp(store, patients: 1)
+            let anna = setup.patients[0]
+            // Two times (the free slots of one time are each doctor's).
+            let times = setup.free.reduce(into: [Slot]()) { kept, slot in
+                if kept.count < 2, !kept.contains(where: { $0.start == slot.start }) { kept.append(slot) }
+            }
+            for slot in times {
+                _ = try await setup.system.appointments.book(clientId: anna, departmentId: setup.therapy, at: .instant(slot.start),
+                                                             doctorId: slot.doctorId)
+            }
+            var before = store.statementsSent.current
+            let messages = try await setup.system.clients.messages(clientId: anna)
+            #expect(store.statementsSent.current - before == 1 && messages.count == 2)
+            before = store.statementsSent.current
+            let read = try await setup.system.clients.markRead(clientId: anna, messageId: messages[0].id)
+            #expect(store.statementsSent.current - before == 1 && read.readAt != nil)
+            before = store.statementsSent.current
+            #expect(try await setup.system.clients.markAllRead(clientId: anna) == 1)
+            #expect(store.statementsSent.current - before == 1)
+
+            // A patient's appointments, and one with its history: one statement each too.
+            before = store.statementsSent.current
+            let page = try await setup.system.appointments.appointmentsPage(anna, scope: .all, limit: 10, cursor: nil)
+            #expect(store.statementsSent.current - before == 1 && page.items.count == 2)
+            before = store.statementsSent.current
+            let shown = try await setup.system.appointments.appointmentWithHistory(try #require(page.items[0].id), clientId: anna)
+            #expect(store.statementsSent.current - before == 1 && shown.history.map(\.event) == ["booked"])
+        }
+    }
 }

@@ -23,6 +23,17 @@ import Testing
         return nil
     }
 
+    /// One clinic (LA1, with the demo's departments and doctors) and Anna; her id.
+    static func seed(_ system: ClinicSystem) throws -> Int64 {
+        _ = try system.clinics.importClinics(Data("""
+            external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
+            LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
+            """.utf8), demo: true)
+        return try #require(try system.clients.registerUser(RegistrationRequest(
+            login: "anna", password: "correct-horse-42", name: "Anna", surname: "Smith", street: "Main Street",
+            house: "12", city: "Los Angeles", acceptedPrivacy: true)).id)
+    }
+
     @Test func keptLookupsCostNothingAndEndEverywhereAtOnce() async throws {
         try await TestPostgres.withStore { store, server in
             try await store.migrate(try TestPostgres.migrations())
@@ -35,13 +46,7 @@ import Testing
                 let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
                 let here = ClinicSystem(store: store, resources: nil, hasher: hasher, now: { now })
                 let there = ClinicSystem(store: other, resources: nil, hasher: hasher, now: { now })
-                _ = try here.clinics.importClinics(Data("""
-                    external_id,name,address,city,state,lat,lon,category,is_pediatric,is_hospital,time_zone
-                    LA1,Adventist Medical Center,115 Mall Drive,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE,0,1,America/Los_Angeles
-                    """.utf8), demo: true)
-                let anna = try #require(try here.clients.registerUser(RegistrationRequest(
-                    login: "anna", password: "correct-horse-42", name: "Anna", surname: "Smith", street: "Main Street",
-                    house: "12", city: "Los Angeles", acceptedPrivacy: true)).id)
+                let anna = try Self.seed(here)
                 try #require(Self.secondsUntil(10) { store.keptLookups.isListening && other.keptLookups.isListening } != nil)
 
                 func roundTrips(_ body: () throws -> Void) rethrows -> Int {
@@ -155,6 +160,51 @@ import Testing
                 #expect(roundTrips { client = signedIn(here, third) } == 1)
                 #expect(client != nil)
             }
+        }
+    }
+
+    /// The awaited ends of sessions (`SessionStore`) forget what this store keeps: a kept
+    /// session ended by a log-out, by its id or a staff member's log-out is refused here at once,
+    /// not when the database's notice comes back.
+    @Test func sessionsEndedAwaitedAreRefusedHereAtOnce() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            store.keepLookups()
+            let now = Self.now
+            let hasher = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1))
+            let here = ClinicSystem(store: store, resources: nil, hasher: hasher, now: { now })
+            let (anna, staffToken) = try await onOwnThread {
+                let anna = try Self.seed(here)
+                let clinicId = try #require(try store.reading { tx in try tx.clinic(externalId: "LA1")?.id })
+                _ = try here.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist,
+                                                       clinicId: clinicId, password: "counter-shift-73"))
+                try #require(Self.secondsUntil(10) { store.keptLookups.isListening } != nil)
+                return (anna, try here.staff.logIn(login: "dana", password: "counter-shift-73").token)
+            }
+            /// Signed in, and kept: the second look-up costs no round trip.
+            func kept(_ token: String) async throws -> Bool {
+                _ = try await here.clients.signedInPatient(token: token)
+                let before = store.statementsSent.current
+                _ = try await here.clients.signedInPatient(token: token)
+                return store.statementsSent.current == before
+            }
+            let first = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
+            #expect(try await kept(first))
+            #expect(try await here.clients.logOut(token: first))
+            #expect(await (try? here.clients.signedInPatient(token: first)) == nil)
+
+            let second = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
+            #expect(try await kept(second))
+            let id = try #require(try here.clients.signedInSessions(clientId: anna, current: second).first?.id)
+            try await here.clients.endSession(id, clientId: anna)
+            #expect(await (try? here.clients.signedInPatient(token: second)) == nil)
+
+            _ = try await here.staff.signedIn(token: staffToken)
+            let before = store.statementsSent.current
+            #expect(try await here.staff.signedIn(token: staffToken).login == "dana")
+            #expect(store.statementsSent.current == before)
+            #expect(try await here.staff.logOut(token: staffToken))
+            #expect(await (try? here.staff.signedIn(token: staffToken)) == nil)
         }
     }
 }

@@ -193,7 +193,8 @@ import Testing
         #expect(history.count == (try source.system.appointments.history(appointmentId, clientId: patientId)).count)
         let (client, _) = try backSystem.clients.logIn(login: "anna", password: "correct-horse-42")
         #expect(client.name == "Anna" && client.surname == "Smith")
-        #expect(try backSystem.clients.messages(clientId: patientId).count == (try source.system.clients.messages(clientId: patientId)).count)
+        let copiedMessages = try await backSystem.clients.messages(clientId: patientId).count
+        #expect(copiedMessages == (try await source.system.clients.messages(clientId: patientId)).count)
 
         // A second copy into the file is refused, and the file stays as it is.
         let again = await clinicError {

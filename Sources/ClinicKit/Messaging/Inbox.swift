@@ -109,8 +109,18 @@ public enum Inbox {
     }
 
     /// A patient's messages, newest first.
-    public static func messages(_ tx: any InboxReading, clientId: Int64, unreadOnly: Bool = false, limit: Int = 200) throws -> [InboxMessage] {
+    /// The most messages a list of the inbox shows.
+    public static let pageLimit = 200
+
+    public static func messages(_ tx: any InboxReading, clientId: Int64, unreadOnly: Bool = false, limit: Int = pageLimit) throws -> [InboxMessage] {
         try tx.inboxMessages(ofClient: clientId, unreadOnly: unreadOnly, limit: limit)
+    }
+
+    /// Marks every unread message of the patient read, in the caller's transaction; how many were.
+    public static func markAllRead(_ tx: any InboxWriting, clientId: Int64, at now: Date) throws -> Int {
+        let unread = try tx.inboxMessages(ofClient: clientId, unreadOnly: true, limit: Int(Int32.max))
+        for message in unread { _ = try tx.markMessageRead(message.id, ofClient: clientId, at: now) }
+        return unread.count
     }
 
     public static func unreadCount(_ tx: any InboxReading, clientId: Int64) throws -> Int {

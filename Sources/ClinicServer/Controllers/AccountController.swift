@@ -126,7 +126,7 @@ struct AccountController {
         let patient = try context.signedInPatient()
         switch context.parameters.get("id") {
         case "current":
-            _ = try await dependencies.work(patient.language) { [system] in try system.clients.logOut(token: patient.token) }
+            _ = try await dependencies.awaited(patient.language) { [system] in try await system.clients.logOut(token: patient.token) }
         case "others":
             _ = try await dependencies.work(patient.language) { [system] in
                 try system.clients.endOtherSessions(clientId: patient.id, keeping: patient.token)
@@ -134,7 +134,7 @@ struct AccountController {
             await dependencies.touch(patient)
         default:
             let id = try context.parameters.id("id")
-            try await dependencies.work(patient.language) { [system] in try system.clients.endSession(id, clientId: patient.id) }
+            try await dependencies.awaited(patient.language) { [system] in try await system.clients.endSession(id, clientId: patient.id) }
             await dependencies.touch(patient)
         }
         return Response(status: .noContent)

@@ -29,8 +29,8 @@ struct AppointmentsController {
             throw ServerError.invalid(.fieldChoice, "scope", "upcoming, past, all")
         }
         let limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
-        let page = try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.appointments.appointmentsPage(patient.id, scope: scope, limit: limit, cursor: cursor)
+        let page = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.appointments.appointmentsPage(patient.id, scope: scope, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(PageJSON(items: page.items.map(AppointmentJSON.init), nextCursor: page.nextCursor))
     }
@@ -68,8 +68,8 @@ struct AppointmentsController {
             return ServerDependencies.calendar(ics, filename: "appointment-\(id).ics")
         }
         let id = try context.parameters.id("id")
-        let (appointment, history) = try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.appointments.appointmentWithHistory(id, clientId: patient.id)
+        let (appointment, history) = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.appointments.appointmentWithHistory(id, clientId: patient.id)
         }
         return try HTTPMapping.json(AppointmentHistoryJSON(appointment, history))
     }

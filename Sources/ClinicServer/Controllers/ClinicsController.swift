@@ -25,17 +25,16 @@ struct ClinicsController {
 
     @Sendable func show(_ request: Request, context: APIContext) async throws -> Response {
         let id = try context.parameters.id("id")
-        let (clinic, departments) = try await dependencies.work(context.language) { [system = dependencies.system] in
-            (try system.clinics.getClinicById(id), try system.departments.getDepartmentsByClinicId(id))
+        let (clinic, departments) = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinics.clinicWithDepartments(id)
         }
         return try HTTPMapping.json(ClinicDetailJSON(clinic, departments: departments, language: context.language))
     }
 
     @Sendable func departments(_ request: Request, context: APIContext) async throws -> Response {
         let id = try context.parameters.id("id")
-        let departments = try await dependencies.work(context.language) { [system = dependencies.system] in
-            _ = try system.clinics.getClinicById(id)
-            return try system.departments.getDepartmentsByClinicId(id)
+        let departments = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinics.clinicWithDepartments(id).departments
         }
         return try HTTPMapping.json(departments.map { DepartmentJSON($0, language: context.language) })
     }

@@ -16,13 +16,10 @@ struct DepartmentsController {
 
     @Sendable func doctors(_ request: Request, context: APIContext) async throws -> Response {
         let id = try context.parameters.id("id")
-        let doctors = try await dependencies.work(context.language) { [system = dependencies.system] in
-            _ = try system.departments.getDepartmentById(id)
-            return try system.departments.getDoctorsByDepartmentId(id).map {
-                DoctorJSON($0, hours: try system.departments.getWorkingHours(doctorId: $0.id ?? 0))
-            }
+        let doctors = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.departments.doctorsWithHours(departmentId: id)
         }
-        return try HTTPMapping.json(doctors)
+        return try HTTPMapping.json(doctors.map { DoctorJSON($0.doctor, hours: $0.hours) })
     }
 
     @Sendable func slots(_ request: Request, context: APIContext) async throws -> Response {
@@ -30,20 +27,21 @@ struct DepartmentsController {
         let days = try request.queryInt("days"), doctorId = try request.queryInt("doctorId").map(Int64.init)
         let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
         let from = request.query("from")
-        // On the pool, not awaited (`slotsAwaited`): computing a week of slots on this machine's
-        // two cooperative threads cost a third of the throughput and multiplied PostgreSQL's p99
-        // by five under load (Benchmarks/http-load.sh, BENCHMARKS.md, issue 56).
-        let slots = try await dependencies.work(context.language) { [system = dependencies.system] in
-            try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
-                                          visitTypeId: visitTypeId)
+        // The facts awaited (no thread waits for the store), the computing on the pool: a week of
+        // slots computed on this machine's two cooperative threads cost a third of the
+        // throughput and multiplied PostgreSQL's p99 by five under load (BENCHMARKS.md, issue 56).
+        let gathered = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.gatherSlots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
+                                         visitTypeId: visitTypeId)
         }
+        let slots = try await dependencies.work(context.language) { try gathered.compute().slots }
         return try HTTPMapping.json(slots.map(SlotJSON.init))
     }
 
     @Sendable func visitTypes(_ request: Request, context: APIContext) async throws -> Response {
         let id = try context.parameters.id("id")
-        let types = try await dependencies.work(context.language) { [system = dependencies.system] in
-            try system.departments.visitTypes(departmentId: id)
+        let types = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.departments.visitTypes(departmentId: id)
         }
         return try HTTPMapping.json(types.map { VisitTypeJSON($0, language: context.language) })
     }

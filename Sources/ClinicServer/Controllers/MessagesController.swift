@@ -33,8 +33,8 @@ struct MessagesController {
     @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let unread = try request.queryBool("unread")
-        let messages = try await dependencies.work(patient.language) { [system] in
-            try system.clients.messages(clientId: patient.id, unreadOnly: unread)
+        let messages = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.messages(clientId: patient.id, unreadOnly: unread)
         }
         return try HTTPMapping.json(messages.map(MessageJSON.init))
     }
@@ -42,8 +42,8 @@ struct MessagesController {
     @Sendable func markRead(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        let message = try await dependencies.work(patient.language) { [system] in
-            try system.clients.markRead(clientId: patient.id, messageId: id)
+        let message = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.markRead(clientId: patient.id, messageId: id)
         }
         return try HTTPMapping.json(MessageJSON(message))
     }

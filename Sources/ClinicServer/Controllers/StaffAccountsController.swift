@@ -42,7 +42,7 @@ struct StaffAccountsController {
 
     @Sendable func logOut(_ request: Request, context: APIContext) async throws -> Response {
         let staff = try context.signedInStaff()
-        _ = try await dependencies.work(context.language) { [system] in try system.staff.logOut(token: staff.token) }
+        _ = try await dependencies.awaited(context.language) { [system] in try await system.staff.logOut(token: staff.token) }
         return Response(status: .noContent)
     }
 

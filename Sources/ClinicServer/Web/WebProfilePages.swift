@@ -89,7 +89,7 @@ struct WebProfilePages {
     @Sendable func markAllRead(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         _ = try await dependencies.form(request, context, web)
-        _ = try await dependencies.work(web) { [system] in try system.clients.markAllRead(clientId: patient.id ?? 0) }
+        _ = try await dependencies.awaited(web.language) { [system] in try await system.clients.markAllRead(clientId: patient.id ?? 0) }
         return dependencies.redirect("/messages", web)
     }
 
@@ -97,7 +97,9 @@ struct WebProfilePages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        _ = try await dependencies.work(web) { [system] in try system.clients.markRead(clientId: patient.id ?? 0, messageId: id) }
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.clients.markRead(clientId: patient.id ?? 0, messageId: id)
+        }
         return dependencies.redirect("/messages", web)
     }
 
@@ -219,7 +221,7 @@ struct WebProfilePages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.work(web) { [system] in try system.clients.endSession(id, clientId: patient.id ?? 0) }
+        try await dependencies.awaited(web.language) { [system] in try await system.clients.endSession(id, clientId: patient.id ?? 0) }
         return dependencies.redirect("/profile", web)
     }
 

@@ -351,8 +351,13 @@ public final class AppointmentController: Sendable {
     public func appointmentsPage(_ clientId: Int64, scope: AppointmentScope, limit: Int, cursor: String?) throws -> Page<Appointment> {
         try Page<Appointment>.checkLimit(limit)
         let after = try cursor.map(PagePosition.init(cursor:))
+        return Self.page(try getAppointmentsByClientId(clientId, scope: scope), limit: limit, after: after)
+    }
+
+    /// The page of `list` (in the order (start, id)) after `after`, `limit` long.
+    static func page(_ list: [Appointment], limit: Int, after: PagePosition?) -> Page<Appointment> {
         func position(_ appointment: Appointment) -> (Int64, Int64) { (appointment.startsAt.seconds, appointment.id ?? 0) }
-        let rest = try getAppointmentsByClientId(clientId, scope: scope).filter { appointment in
+        let rest = list.filter { appointment in
             guard let after else { return true }
             return position(appointment) > (Int64(after.key) ?? .min, after.id)
         }
@@ -387,9 +392,12 @@ public final class AppointmentController: Sendable {
 
     /// The appointment, if it exists and belongs to the patient.
     static func owned(_ tx: any StoreReading, _ id: Int64, _ clientId: Int64) throws -> Appointment {
-        guard let appointment = try tx.appointment(id: id) else {
-            throw ClinicError(.notFound, .appointmentNotFound, String(id))
-        }
+        try owned(try tx.appointment(id: id), id, clientId)
+    }
+
+    /// The appointment `id` as read (nil: none), if it is the patient's.
+    static func owned(_ appointment: Appointment?, _ id: Int64, _ clientId: Int64) throws -> Appointment {
+        guard let appointment else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
         guard appointment.clientId == clientId else { throw ClinicError(.forbidden, .notYourAppointment, String(id)) }
         return appointment
     }

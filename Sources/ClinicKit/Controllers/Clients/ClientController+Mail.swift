@@ -40,11 +40,32 @@ extension ClientController {
     @discardableResult
     public func markAllRead(clientId: Int64) throws -> Int {
         let now = self.now()
-        return try database.writing { tx in
-            let unread = try tx.inboxMessages(ofClient: clientId, unreadOnly: true, limit: Int(Int32.max))
-            for message in unread { _ = try tx.markMessageRead(message.id, ofClient: clientId, at: now) }
-            return unread.count
+        return try database.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) }
+    }
+
+    // MARK: Inbox, awaited (issue 56: `InboxStore`)
+
+    /// `messages` awaited: what a server's request does, with no thread waiting for the store.
+    public func messages(clientId: Int64, unreadOnly: Bool = false) async throws -> [InboxMessage] {
+        guard let messages = try await database.inbox(clientId: clientId, unreadOnly: unreadOnly, limit: Inbox.pageLimit) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
         }
+        return messages
+    }
+
+    /// `markRead` awaited.
+    @discardableResult
+    public func markRead(clientId: Int64, messageId: Int64) async throws -> InboxMessage {
+        guard let message = try await database.markRead(messageId: messageId, clientId: clientId, at: now()) else {
+            throw ClinicError(.notFound, .messageNotFound, String(messageId))
+        }
+        return message
+    }
+
+    /// `markAllRead` awaited.
+    @discardableResult
+    public func markAllRead(clientId: Int64) async throws -> Int {
+        try await database.markAllRead(clientId: clientId, at: now())
     }
 
     // MARK: E-mail address

@@ -342,6 +342,19 @@ public final class ClientController: Sendable {
         try database.writing { tx in try sessions.delete(tx, token: token) }
     }
 
+    /// `endSession` awaited (issue 56: `SessionStore`).
+    public func endSession(_ id: Int64, clientId: Int64) async throws {
+        guard try await database.endPatientSession(id: id, clientId: clientId) else {
+            throw ClinicError(.notFound, .sessionNotFound, String(id))
+        }
+    }
+
+    /// `logOut` awaited: whether the token was a session's.
+    @discardableResult
+    public func logOut(token: String) async throws -> Bool {
+        try await database.endPatientSession(tokenHash: SessionManager.hash(token))
+    }
+
     /// A valid hash of a random password, verified against when the login is unknown so that
     /// both failures cost one Argon2 run. For the default parameters it is a constant; other
     /// parameters (tests) make one per process.

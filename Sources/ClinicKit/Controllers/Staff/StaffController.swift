@@ -156,4 +156,10 @@ public final class StaffController: Sendable {
     public func logOut(token: String) throws -> Bool {
         try database.writing { tx in try tx.deleteStaffSession(tokenHash: SessionManager.hash(token)) }
     }
+
+    /// `logOut` awaited (issue 56: `SessionStore`).
+    @discardableResult
+    public func logOut(token: String) async throws -> Bool {
+        try await database.endStaffSession(tokenHash: SessionManager.hash(token))
+    }
 }

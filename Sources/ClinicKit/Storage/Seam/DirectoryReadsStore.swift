@@ -1,0 +1,34 @@
+import Foundation
+
+// The directory as a patient's app reads it, awaited (issue 56): a clinic with its departments,
+// a department's doctors with their weekly hours, its visit types. Each read is one snapshot of
+// the store (on PostgreSQL an awaited read-only transaction) with no thread waiting for it.
+
+/// The awaited reads of the directory a `ClinicStore` offers.
+public protocol DirectoryReadsStore: Sendable {
+    /// The clinic with its departments (by specialization, then id); nil when there is no such clinic.
+    func clinicWithDepartments(id: Int64) async throws -> (clinic: Clinic, departments: [Department])?
+    /// The department's active doctors (by id), each with their weekly hours (by weekday, then
+    /// start); nil when there is no such department.
+    func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]?
+    /// The department's offered (active) visit types, the shortest first; nil when there is no
+    /// such department.
+    func departmentVisitTypes(id: Int64) async throws -> [VisitType]?
+}
+
+/// A doctor with their weekly hours, as a department's list shows them.
+public struct DoctorWithHours: Sendable, Equatable {
+    public let doctor: Doctor
+    public let hours: [WorkingHours]
+
+    public init(doctor: Doctor, hours: [WorkingHours]) { self.doctor = doctor; self.hours = hours }
+
+    /// The read as the seam's, in the caller's read transaction (what SQLite runs); nil when there
+    /// is no such department.
+    public static func read(_ tx: any StoreReading, departmentId: Int64) throws -> [DoctorWithHours]? {
+        guard try tx.department(id: departmentId) != nil else { return nil }
+        return try tx.activeDoctors(inDepartment: departmentId).map { doctor in
+            DoctorWithHours(doctor: doctor, hours: try tx.workingHours(ofDoctor: doctor.id ?? 0))
+        }
+    }
+}

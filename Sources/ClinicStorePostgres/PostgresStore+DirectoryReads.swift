@@ -1,0 +1,50 @@
+import ClinicKit
+import Foundation
+
+// The directory's reads awaited (issue 56, `DirectoryReadsStore`): each in one read-only
+// snapshot (REPEATABLE READ) awaited on a leased connection, with the statements the seam's
+// reads send (PostgresTransaction+Appointments.swift, +Directory.swift).
+
+extension PostgresStore {
+    public func clinicWithDepartments(id: Int64) async throws -> (clinic: Clinic, departments: [Department])? {
+        try await readAwaited { tx in
+            guard let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [id]).first else { return nil }
+            let departments = try await tx.rows(PostgresTransaction.departmentsOfClinicSQL, [id])
+            return (try Clinic(row: try PostgresTransaction.row(clinic)),
+                    try departments.map { try Department(row: try PostgresTransaction.row($0)) })
+        }
+    }
+
+    /// The department, its active doctors, then all their hours in one statement.
+    public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
+        try await readAwaited { tx in
+            guard try await !tx.rows(PostgresTransaction.departmentSQL, [id]).isEmpty else { return nil }
+            let doctors = try await tx.rows(PostgresTransaction.activeDoctorsSQL, [id]).map { try Doctor(row: try PostgresTransaction.row($0)) }
+            guard !doctors.isEmpty else { return [] }
+            let hours = try await tx.rows("""
+                SELECT * FROM working_hours WHERE doctor_id = ANY($1::bigint[]) ORDER BY doctor_id, weekday, start_minute
+                """, [DirectoryIdArray(doctors.compactMap(\.id))]).map { try WorkingHours(row: try PostgresTransaction.row($0)) }
+            let byDoctor = Dictionary(grouping: hours, by: \.doctorId)
+            return doctors.map { DoctorWithHours(doctor: $0, hours: byDoctor[$0.id ?? 0] ?? []) }
+        }
+    }
+
+    public func departmentVisitTypes(id: Int64) async throws -> [VisitType]? {
+        try await readAwaited { tx in
+            guard try await !tx.rows(PostgresTransaction.departmentSQL, [id]).isEmpty else { return nil }
+            return try await tx.rows(PostgresTransaction.visitTypesSQL(includingInactive: false), [id])
+                .map { try VisitType(row: try PostgresTransaction.row($0)) }
+        }
+    }
+
+    /// One read-only snapshot, its statements awaited on a leased connection.
+    func readAwaited<T: Sendable>(_ body: @escaping @Sendable (AwaitedConnection) async throws -> T) async throws -> T {
+        let sent = statementsSent, logger = self.logger
+        return try await withConnection { connection in
+            try await Self.inTransaction(connection, logger: logger, sent: sent, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                connection, logger in
+                try await body(AwaitedConnection(connection: connection, logger: logger, sent: sent))
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ClinicKit
+import Foundation
+import PostgresNIO
+
+// The inbox's use cases awaited (issue 56, `InboxStore`): each one statement on a leased
+// connection, no transaction around it (one statement is one by itself).
+
+extension PostgresStore {
+    /// The patient (no row: none) with their latest messages beside it (a row whose message
+    /// columns are NULL: none), in one statement.
+    public func inbox(clientId: Int64, unreadOnly: Bool, limit: Int) async throws -> [InboxMessage]? {
+        let rows = try await awaitedRows("""
+            SELECT m.* FROM clients c LEFT JOIN LATERAL (
+                SELECT * FROM messages WHERE client_id = c.id \(unreadOnly ? "AND read_at IS NULL" : "") ORDER BY id DESC LIMIT $2
+            ) m ON true WHERE c.id = $1
+            """, [clientId, limitBind(limit)])
+        guard !rows.isEmpty else { return nil }
+        return try rows.filter { try $0.value("id", in: "messages") as Int64? != nil }.map(InboxMessage.init(row:))
+    }
+
+    public func markRead(messageId: Int64, clientId: Int64, at now: Date) async throws -> InboxMessage? {
+        try await awaitedRows(PostgresTransaction.markReadSQL, [now, messageId, clientId]).first.map(InboxMessage.init(row:))
+    }
+
+    /// One statement: the unread messages marked and counted.
+    public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
+        let rows = try await awaitedRows("""
+            WITH marked AS (UPDATE messages SET read_at = $1 WHERE client_id = $2 AND read_at IS NULL RETURNING 1)
+            SELECT count(*) AS marked FROM marked
+            """, [now, clientId])
+        return Int(try rows.first.map { try $0.value("marked", in: "messages") as Int64 } ?? 0)
+    }
+
+    /// One statement's rows, awaited on a connection of the pool, in SQLite's form.
+    func awaitedRows(_ sql: String, _ binds: [any PostgresBindable]) async throws -> [StoredRowValues] {
+        let sent = statementsSent
+        return try await withConnection { connection in
+            try await AwaitedConnection(connection: connection, logger: self.logger, sent: sent).rows(sql, binds)
+                .map(PostgresTransaction.row)
+        }
+    }
+}

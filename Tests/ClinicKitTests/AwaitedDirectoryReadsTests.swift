@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+/// The directory's reads awaited (`DirectoryReadsStore`), on both stores: a clinic with its
+/// departments, a department's active doctors with their hours, its offered visit types, the
+/// same as the synchronous reads (an inactive doctor and visit type left out, the orders kept),
+/// and the same refusals.
+@Suite struct AwaitedDirectoryReadsTests {
+    @Test func theDirectoryReadAwaitedIsTheSynchronousOne() async throws {
+        let system = try makeSystem()
+        let la1 = try clinic(system, "LA1"), therapy = try department(system, "LA1", "therapy")
+        let therapyId = try #require(therapy.id)
+        let admin = try system.staff.addStaff(StaffInput(login: "admin", name: "Sam", surname: "Lee", role: .clinicAdmin,
+                                                         clinicId: la1.id ?? 0, password: "counter-shift-73"))
+        // Visit types out of their order of creation, one of them no longer offered.
+        for (name, minutes) in [("Long", 60), ("Short", 15), ("Gone", 30)] {
+            _ = try system.staff.addVisitType(admin, departmentId: therapyId, nameEn: name, nameRu: name, durationMinutes: minutes)
+        }
+        let gone = try #require(try Self.synchronousVisitTypes(system, therapyId).first { $0.nameEn == "Gone" })
+        _ = try system.staff.removeVisitType(admin, id: gone.id)
+        // A doctor no longer offered.
+        let doctors = try system.departments.getDoctorsByDepartmentId(therapyId)
+        try #require(doctors.count >= 2)
+        try system.database.writing { tx in try tx.deactivateDoctor(id: doctors[0].id ?? 0) }
+
+        let (clinicRead, departments) = try await system.clinics.clinicWithDepartments(la1.id ?? 0)
+        #expect(clinicRead == la1)
+        #expect(departments == (try system.departments.getDepartmentsByClinicId(la1.id ?? 0)) && departments.count > 1)
+        for department in departments {
+            let id = try #require(department.id)
+            let awaited = try await system.departments.doctorsWithHours(departmentId: id)
+            let synchronous = try system.departments.getDoctorsByDepartmentId(id).map {
+                DoctorWithHours(doctor: $0, hours: try system.departments.getWorkingHours(doctorId: $0.id ?? 0))
+            }
+            #expect(awaited == synchronous)
+            #expect(try await system.departments.visitTypes(departmentId: id) == (try Self.synchronousVisitTypes(system, id)))
+        }
+        let listed = try await system.departments.doctorsWithHours(departmentId: therapyId)
+        #expect(listed.map(\.doctor.id) == doctors.dropFirst().map(\.id))
+        #expect(listed.allSatisfy { !$0.hours.isEmpty })
+        #expect(try await system.departments.visitTypes(departmentId: therapyId).map(\.nameEn) == ["Short", "Long"])
+
+        let noClinic = await #expect(throws: ClinicError.self) { _ = try await system.clinics.clinicWithDepartments(999_999) }
+        #expect(noClinic?.key == .clinicNotFound)
+        let noDoctors = await #expect(throws: ClinicError.self) { _ = try await system.departments.doctorsWithHours(departmentId: 999_999) }
+        #expect(noDoctors?.key == .departmentNotFound)
+        let noTypes = await #expect(throws: ClinicError.self) { _ = try await system.departments.visitTypes(departmentId: 999_999) }
+        #expect(noTypes?.key == .departmentNotFound)
+    }
+
+    /// The synchronous read (an async caller would otherwise get the awaited one).
+    static func synchronousVisitTypes(_ system: ClinicSystem, _ departmentId: Int64) throws -> [VisitType] {
+        try system.departments.visitTypes(departmentId: departmentId)
+    }
+}
