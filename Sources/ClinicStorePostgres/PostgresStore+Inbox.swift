@@ -12,7 +12,7 @@ extension PostgresStore {
         let rows = try await awaitedRows("""
             SELECT m.* FROM clients c LEFT JOIN LATERAL (
                 SELECT * FROM messages WHERE client_id = c.id \(unreadOnly ? "AND read_at IS NULL" : "") ORDER BY id DESC LIMIT $2
-            ) m ON true WHERE c.id = $1
+            ) m ON true WHERE c.id = $1 ORDER BY m.id DESC
             """, [clientId, limitBind(limit)])
         guard !rows.isEmpty else { return nil }
         return try rows.filter { try $0.value("id", in: "messages") as Int64? != nil }.map(InboxMessage.init(row:))

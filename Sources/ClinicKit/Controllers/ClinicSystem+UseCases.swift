@@ -286,15 +286,7 @@ extension ClinicSystem {
                                          visitTypeId: visitTypeId)
     }
 
-    /// `slots` with the facts gathered awaited (issue 56) and computed by `GatheredSlots.compute`
-    /// where the caller runs it: what a server's request does.
-    public func gatherSlots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
-                            visitTypeId: Int64? = nil) async throws -> GatheredSlots {
-        try await appointments.gatherSlots(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
-                                           visitTypeId: visitTypeId)
-    }
-
-    /// `slots` with the facts gathered awaited and computed on the calling task.
+    /// `slots` with the facts gathered awaited (issue 56): what a server's request does.
     public func slotsAwaited(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
                              visitTypeId: Int64? = nil) async throws -> (clinic: Clinic, slots: [Slot]) {
         try await appointments.slotsAwaited(departmentId: departmentId, doctorId: doctorId, from: day, days: days,

@@ -27,14 +27,15 @@ struct DepartmentsController {
         let days = try request.queryInt("days"), doctorId = try request.queryInt("doctorId").map(Int64.init)
         let visitTypeId = try request.queryInt("visitTypeId").map(Int64.init)
         let from = request.query("from")
-        // The facts awaited (no thread waits for the store), the computing on the pool: a week of
-        // slots computed on this machine's two cooperative threads cost a third of the
-        // throughput and multiplied PostgreSQL's p99 by five under load (BENCHMARKS.md, issue 56).
-        let gathered = try await dependencies.awaited(context.language) { [system = dependencies.system] in
-            try await system.gatherSlots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
-                                         visitTypeId: visitTypeId)
+        // On the pool, not awaited (`slotsAwaited`): computing a week of slots on this machine's
+        // two cooperative threads cost a third of the throughput and multiplied PostgreSQL's p99
+        // by five under load; so did the facts gathered awaited with only the computing on the
+        // pool (a hop more, and the rows decoded on those threads). Benchmarks/http-load.sh,
+        // BENCHMARKS.md, issue 56.
+        let slots = try await dependencies.work(context.language) { [system = dependencies.system] in
+            try system.appointments.slots(departmentId: id, doctorId: doctorId, from: try from.map(TimeInput.parseDay), days: days,
+                                          visitTypeId: visitTypeId)
         }
-        let slots = try await dependencies.work(context.language) { try gathered.compute().slots }
         return try HTTPMapping.json(slots.map(SlotJSON.init))
     }
 

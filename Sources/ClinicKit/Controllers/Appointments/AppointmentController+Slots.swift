@@ -41,26 +41,17 @@ extension AppointmentController {
                                                     takenSpan: ask.takenSpan, at: ask.now))
     }
 
-    /// `slotsWithClinic` with the facts gathered awaited (issue 56, `ClinicStore.gatherSlotFacts`),
-    /// computed on the calling task.
+    /// `slotsWithClinic` with the facts gathered awaited (issue 56, `ClinicStore.gatherSlotFacts`):
+    /// what a server's request does, with no thread waiting for the store.
     public func slotsAwaited(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
                              visitTypeId: Int64? = nil) async throws -> (clinic: Clinic, slots: [Slot]) {
-        try await gatherSlots(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId)
-            .compute()
-    }
-
-    /// The request checked and its facts gathered awaited, with no thread waiting for the store;
-    /// computing the slots (`GatheredSlots.compute`) is the caller's to place: a server runs it on
-    /// its pool, since a week of a busy department is about a thousand slots of CPU work.
-    public func gatherSlots(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
-                            visitTypeId: Int64? = nil) async throws -> GatheredSlots {
         let ask = try SlotsAsk(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId, now: now())
-        return GatheredSlots(ask: ask, facts: try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
-                                                                                 days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now))
+        return try ask.slots(try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
+                                                                days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now))
     }
 
     /// A request for slots checked, with the facts it needs; `slots` computes them from those.
-    struct SlotsAsk: Sendable {
+    struct SlotsAsk {
         let departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int, visitTypeId: Int64?, now: Date
         /// The days asked of the store: those today can be anywhere on Earth (UTC's day ± 1),
         /// since the clinic's zone comes with the facts.
@@ -150,15 +141,4 @@ extension AppointmentController {
         }
         return result.sorted { ($0.start, $0.doctorId) < ($1.start, $1.doctorId) }
     }
-}
-
-/// A department's slots asked for and their facts gathered (`AppointmentController.gatherSlots`):
-/// `compute` is pure CPU work on the plain values, wherever the caller runs it.
-public struct GatheredSlots: Sendable {
-    let ask: AppointmentController.SlotsAsk
-    let facts: SlotFacts?
-
-    /// The slots with their clinic; `department_not_found` (and the other refusals of `slots`)
-    /// for what the facts do not have.
-    public func compute() throws -> (clinic: Clinic, slots: [Slot]) { try ask.slots(facts) }
 }
