@@ -217,11 +217,12 @@ import Testing
     }
 
     /// The inbox awaited (`InboxStore`): the same lists as the synchronous reads, a message read
-    /// once keeps its first time, another patient's is not found and changes nothing, "all read"
+    /// again keeps its first time, another patient's is not found and changes nothing, "all read"
     /// counts what it marked, a patient with no messages has an empty inbox and one who is gone
     /// is not signed in.
     @Test func theInboxAwaited() async throws {
-        let system = try makeSystem()
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna").id ?? 0, boris = try register(system, "boris").id ?? 0
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         for time in ["2026-11-24 09:00", "2026-11-24 10:00", "2026-11-24 11:00"] {
@@ -241,7 +242,9 @@ import Testing
         #expect(try await system.clients.messages(clientId: anna, unreadOnly: true).count == 3)
 
         let read = try await system.clients.markRead(clientId: anna, messageId: newest.id)
-        #expect(read.id == newest.id && read.readAt != nil)
+        #expect(read.id == newest.id && read.readAt?.seconds == clock.now.seconds)
+        // An hour later: read again, it keeps the first time; the others take the new one.
+        clock.advance(3600)
         let again = try await system.clients.markRead(clientId: anna, messageId: newest.id)
         #expect(again == read)
         let unread = try await system.clients.messages(clientId: anna, unreadOnly: true)
@@ -249,6 +252,8 @@ import Testing
         #expect(unread == (try Self.synchronousInbox(system, anna, unreadOnly: true)))
 
         #expect(try await system.clients.markAllRead(clientId: anna) == 2)
+        let marked = try await system.clients.messages(clientId: anna).filter { $0.id != newest.id }
+        #expect(marked.count == 2 && marked.allSatisfy { $0.readAt?.seconds == clock.now.seconds })
         #expect(try await system.clients.markAllRead(clientId: anna) == 0)
         #expect(try await system.clients.messages(clientId: anna, unreadOnly: true).isEmpty)
         #expect(try system.clients.unreadCount(clientId: anna) == 0)

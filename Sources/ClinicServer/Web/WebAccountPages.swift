@@ -41,7 +41,7 @@ struct WebAccountPages {
         group.post("/logout") { [system] request, context in
             try await dependencies.signOut(request, context, try context.webRequest(), cookie: ServerDependencies.sessionCookie,
                                            home: "/") { token in
-                _ = try system.clients.logOut(token: token)
+                _ = try await system.clients.logOut(token: token)
             }
         }
         group.get("/register") { _, context in dependencies.page("register", try context.webRequest()) }

@@ -324,9 +324,10 @@ extension ServerDependencies {
 
     /// A log-out form: the session ends in the database, its cookie in the browser.
     func signOut(_ request: Request, _ context: APIContext, _ web: WebRequest, cookie name: String, home: String,
-                 _ end: @escaping @Sendable (String) throws -> Void) async throws -> Response {
+                 _ end: (String) async throws -> Void) async throws -> Response {
         _ = try await form(request, context, web)
-        if let token = web.cookies[name], token.count == 64 { _ = try? await work(web) { try end(token) } }
+        // Awaited (the store's `SessionStore`); a failure to end it still signs the browser out.
+        if let token = web.cookies[name], token.count == 64 { try? await end(token) }
         return redirect(home, web, extraCookies: [cookie(name, "", maxAge: 0), cookie(Self.csrfCookie, SessionManager.newToken())])
     }
 

@@ -30,7 +30,7 @@ struct WebStaffPages {
         group.post("/staff/logout") { [system] request, context in
             try await dependencies.signOut(request, context, try context.webRequest(), cookie: ServerDependencies.staffCookie,
                                            home: "/staff") { token in
-                _ = try system.staff.logOut(token: token)
+                _ = try await system.staff.logOut(token: token)
             }
         }
         staff.post("/staff/appointments/:id/:action", use: act)
