@@ -183,16 +183,19 @@ extension PostgresStore {
         let task = Task(executorPreference: StoreTaskExecutor.shared) {
             while !Task.isCancelled {
                 do {
-                    let connection = try await Self.withDeadline(seconds: timeout) {
-                        try await PostgresConnection.connect(configuration: probe, id: 1, logger: logger)
-                    }
+                    let connection = try await Self.connect(probe, id: 1, seconds: timeout, logger: logger)
+                    // Closed however listening ends: on cancellation (shutdown) it may return
+                    // rather than throw, and a connection dropped unclosed traps in postgres-nio.
+                    let ended: Error?
                     do {
                         try await Self.listen(connection, kept: kept, logger: logger)
+                        ended = nil
                     } catch {
-                        kept.lost()
-                        try? await connection.close()
-                        throw error
+                        ended = error
                     }
+                    kept.lost()
+                    try? await connection.close()
+                    if let ended { throw ended }
                 } catch {
                     kept.lost()
                     if Task.isCancelled { return }

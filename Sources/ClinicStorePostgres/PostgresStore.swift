@@ -125,9 +125,7 @@ public final class PostgresStore: Sendable {
 
         let probeConfiguration = probe
         do {
-            let connection = try await withDeadline(seconds: timeout) {
-                try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: logger)
-            }
+            let connection = try await connect(probeConfiguration, id: 0, seconds: timeout, logger: logger)
             try? await connection.close()
         } catch {
             throw PostgresErrorMapping.connectError(error, url: url, user: user, database: database)
@@ -210,9 +208,8 @@ public final class PostgresStore: Sendable {
     func whyNoConnection() async -> ClinicError {
         let probe = self.probe, logger = self.logger
         do {
-            let connection = try await Self.withDeadline(seconds: url.connectTimeout ?? Self.defaultConnectTimeout) {
-                try await PostgresConnection.connect(configuration: probe, id: 0, logger: logger)
-            }
+            let connection = try await Self.connect(probe, id: 0, seconds: url.connectTimeout ?? Self.defaultConnectTimeout,
+                                                    logger: logger)
             try? await connection.close()
         } catch {
             let refused = PostgresErrorMapping.connectError(error, url: url, user: user, database: database)
@@ -293,6 +290,31 @@ public final class PostgresStore: Sendable {
         } onCancel: {
             timer.cancel()
             promise.fail(CancellationError())
+        }
+    }
+
+    /// One connection of its own, or `Timeout` after `seconds`. A connection that arrives after
+    /// the deadline is closed here: postgres-nio traps on a connection dropped unclosed.
+    static func connect(_ configuration: PostgresConnection.Configuration, id: Int, seconds: Int,
+                        logger: Logger) async throws -> PostgresConnection {
+        try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
+            group.addTask { try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) }
+            group.addTask {
+                try await Self.sleep(seconds: seconds)
+                return nil
+            }
+            var outcome: Result<PostgresConnection, Error> = .failure(Timeout())
+            do {
+                if let connection = try await group.next() ?? nil { outcome = .success(connection) }
+            } catch {
+                outcome = .failure(error)
+            }
+            group.cancelAll()
+            // Whatever else finishes (a connection late, the sleep cancelled) is closed or dropped.
+            while let late = try? await group.next() {
+                if let late { try? await late.close() }
+            }
+            return try outcome.get()
         }
     }
 
