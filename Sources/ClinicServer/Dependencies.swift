@@ -191,20 +191,20 @@ struct ServerDependencies: Sendable {
     /// Records a use of a patient's session once the request has succeeded, at most once a
     /// minute per session (a write per request would make every read a write).
     func touch(_ patient: Patient) async {
-        await touch(token: patient.token) { [system] in try system.clients.touchSession(token: patient.token) }
+        await touch(token: patient.token) { [system] in try await system.clients.touchSession(token: patient.token) }
     }
 
     /// `touch` for a staff member's session.
     func touch(_ staff: StaffIdentity) async {
-        await touch(token: staff.token) { [system] in try system.staff.touch(token: staff.token) }
+        await touch(token: staff.token) { [system] in try await system.staff.touch(token: staff.token) }
     }
 
-    /// `touch` for any kind of session: `write` runs at most once a minute per token, on the
-    /// blocking pool.
-    func touch(token: String, _ write: @escaping @Sendable () throws -> Void) async {
+    /// `touch` for any kind of session: `write` runs at most once a minute per token, awaited
+    /// (issue 56: `SessionStore`), not on the blocking pool.
+    func touch(token: String, _ write: () async throws -> Void) async {
         guard touches.due(token) else { return }
         // Best effort: failing to extend a session must not fail the request it served.
-        _ = try? await pool.run(write)
+        try? await write()
     }
 
     // MARK: Idempotent changes

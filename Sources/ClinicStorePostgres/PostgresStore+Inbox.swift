@@ -31,6 +31,11 @@ extension PostgresStore {
         return Int(try rows.first.map { try $0.value("marked", in: "messages") as Int64 } ?? 0)
     }
 
+    public func unreadCount(clientId: Int64) async throws -> Int {
+        let rows = try await awaitedRows(PostgresTransaction.unreadCountSQL, [clientId])
+        return Int(try rows.first.map { try $0.value("unread", in: "messages") as Int64 } ?? 0)
+    }
+
     /// One statement's rows, awaited on a connection of the pool, in SQLite's form.
     func awaitedRows(_ sql: String, _ binds: [any PostgresBindable]) async throws -> [StoredRowValues] {
         let sent = statementsSent

@@ -20,8 +20,11 @@ extension PostgresTransaction {
     }
 
     func unreadCount(ofClient clientId: Int64) throws -> Int {
-        try value(Int.self, "SELECT count(*) FROM messages WHERE client_id = $1 AND read_at IS NULL", [clientId]) ?? 0
+        try value(Int.self, Self.unreadCountSQL, [clientId]) ?? 0
     }
+
+    /// How many of a patient's (`$1`) messages are unread, as `unread`.
+    static let unreadCountSQL = "SELECT count(*) AS unread FROM messages WHERE client_id = $1 AND read_at IS NULL"
 
     func inboxMessage(_ id: Int64) throws -> InboxMessage? {
         try row("SELECT * FROM messages WHERE id = $1", [id]).map(InboxMessage.init(row:))

@@ -55,12 +55,15 @@ extension PostgresTransaction {
     }
 
     func sessions(ofClient clientId: Int64, lastUsedSince: Date) throws -> [StoredSession] {
-        try rows("""
-            SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
-                   idle_seconds
-            FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
-            """, [clientId, lastUsedSince]).map(StoredSession.init(row:))
+        try rows(Self.sessionsOfClientSQL, [clientId, lastUsedSince]).map(StoredSession.init(row:))
     }
+
+    /// A patient's (`$1`) sessions last used at `$2` or later, oldest first.
+    static let sessionsOfClientSQL = """
+        SELECT id, client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
+               idle_seconds
+        FROM sessions WHERE client_id = $1 AND last_used_at >= $2 ORDER BY id
+        """
 
     func deleteSessions(lastUsedBefore: Date) throws {
         try execute("DELETE FROM sessions WHERE last_used_at < $1", [lastUsedBefore])
@@ -75,8 +78,11 @@ extension PostgresTransaction {
     }
 
     func touchSession(tokenHash: String, at: Date) throws {
-        try execute("UPDATE sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2", [at, tokenHash])
+        try execute(Self.touchSessionSQL, [at, tokenHash])
     }
+
+    /// A use of a patient's session at `$1` (never moving its last use back), by its token's hash (`$2`).
+    static let touchSessionSQL = "UPDATE sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2"
 
     func deleteSession(tokenHash: String) throws -> Bool {
         noteSessionsChanged()

@@ -100,8 +100,11 @@ extension PostgresTransaction {
     }
 
     func touchStaffSession(tokenHash: String, at: Date) throws {
-        try execute("UPDATE staff_sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2", [at, tokenHash])
+        try execute(Self.touchStaffSessionSQL, [at, tokenHash])
     }
+
+    /// `touchSessionSQL` for a staff session.
+    static let touchStaffSessionSQL = "UPDATE staff_sessions SET last_used_at = GREATEST(last_used_at, $1) WHERE token_hash = $2"
 
     func deleteStaffSession(tokenHash: String) throws -> Bool {
         noteSessionsChanged()

@@ -51,6 +51,10 @@ extension SQLiteStore {
     public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
         try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
     }
+
+    public func unreadCount(clientId: Int64) async throws -> Int {
+        try await readAwaited { tx in try Inbox.unreadCount(tx, clientId: clientId) }
+    }
 }
 
 // MARK: Sessions ended (`SessionStore`), in the next batch
@@ -66,6 +70,18 @@ extension SQLiteStore {
 
     public func endStaffSession(tokenHash: String) async throws -> Bool {
         try await commit { try self.writing { tx in try tx.deleteStaffSession(tokenHash: tokenHash) } }
+    }
+
+    public func touchPatientSession(tokenHash: String, at: Date) async throws {
+        try await commit { try self.writing { tx in try tx.touchSession(tokenHash: tokenHash, at: at) } }
+    }
+
+    public func touchStaffSession(tokenHash: String, at: Date) async throws {
+        try await commit { try self.writing { tx in try tx.touchStaffSession(tokenHash: tokenHash, at: at) } }
+    }
+
+    public func patientSessions(clientId: Int64, lastUsedSince: Date) async throws -> [StoredSession] {
+        try await readAwaited { tx in try tx.sessions(ofClient: clientId, lastUsedSince: lastUsedSince) }
     }
 }
 

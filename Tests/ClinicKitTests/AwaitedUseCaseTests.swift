@@ -202,7 +202,7 @@ import Testing
         _ = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: local("2026-11-24 10:00"))
         try texts.confirm(s, s.anna, "+13035550123")
         let account = try await s.system.clients.account(clientId: s.anna)
-        let unread = try s.system.clients.unreadCount(clientId: s.anna), phone = try s.system.clients.phone(clientId: s.anna)
+        let unread = try await s.system.clients.unreadCount(clientId: s.anna), phone = try s.system.clients.phone(clientId: s.anna)
         #expect(account.unreadMessages == 2 && account.unreadMessages == unread)
         #expect(account.phone == phone)
         #expect(account.phone.number == "+13035550123" && account.phone.confirmed)
@@ -256,7 +256,7 @@ import Testing
         #expect(marked.count == 2 && marked.allSatisfy { $0.readAt?.seconds == clock.now.seconds })
         #expect(try await system.clients.markAllRead(clientId: anna) == 0)
         #expect(try await system.clients.messages(clientId: anna, unreadOnly: true).isEmpty)
-        #expect(try system.clients.unreadCount(clientId: anna) == 0)
+        #expect(try await system.clients.unreadCount(clientId: anna) == 0)
         #expect(try await system.clients.messages(clientId: anna).first == read)
     }
 
@@ -271,7 +271,7 @@ import Testing
         let second = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
         let boris = try system.clients.logIn(login: "boris", password: "correct-horse-42").client.id ?? 0
         _ = try await system.clients.signedInPatient(token: second)
-        let other = try #require(try system.clients.signedInSessions(clientId: anna, current: first).first { !$0.isCurrent })
+        let other = try #require(try await system.clients.signedInSessions(clientId: anna, current: first).first { !$0.isCurrent })
 
         let notHis = await #expect(throws: ClinicError.self) { try await system.clients.endSession(other.id, clientId: boris) }
         #expect(notHis?.key == .sessionNotFound)
@@ -295,6 +295,57 @@ import Testing
         #expect(try await !system.staff.logOut(token: staffToken))
         let gone = await #expect(throws: ClinicError.self) { _ = try await system.staff.signedIn(token: staffToken) }
         #expect(gone?.code == .notLoggedIn)
+    }
+
+    /// Uses recorded awaited (`SessionStore.touchPatientSession`, `touchStaffSession`) keep a
+    /// session alive past the idle limit it would have reached, and never move its last use back;
+    /// the awaited list of a patient's sessions is the synchronous one: live sessions only, the
+    /// current one marked, another patient's not there.
+    @Test func sessionsUsedAndListedAwaited() async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna").id ?? 0
+        let boris = try register(system, "boris").id ?? 0
+        let first = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        clock.advance(60)
+        let second = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        _ = try system.clients.logIn(login: "boris", password: "correct-horse-42")
+        let listed = try await system.clients.signedInSessions(clientId: anna, current: second)
+        #expect(listed == (try Self.synchronousSessions(system, clientId: anna, current: second)))
+        #expect(listed.count == 2 && listed.map(\.isCurrent) == [false, true])
+        #expect(try await system.clients.signedInSessions(clientId: boris, current: second).map(\.isCurrent) == [false])
+
+        // Nearly idle; the first is used, the second not: past the limit only the first lives.
+        clock.advance(SessionManager.idleLimit - 120)
+        try await system.clients.touchSession(token: first)
+        let used = try #require(try await system.clients.signedInSessions(clientId: anna, current: first).first { $0.isCurrent })
+        #expect(used.lastUsedAt.seconds == clock.now.seconds)
+        clock.advance(600)
+        #expect(try await system.clients.signedInPatient(token: first).id == anna)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await system.clients.signedInPatient(token: second) }
+        #expect(try await system.clients.signedInSessions(clientId: anna, current: first).map(\.isCurrent) == [true])
+        // A use recorded with an earlier time (a slow request) does not move the last use back.
+        let later = try #require(try await system.clients.signedInSessions(clientId: anna, current: first).first)
+        try await system.clients.touchSession(token: first)
+        let touchedAgain = try #require(try await system.clients.signedInSessions(clientId: anna, current: first).first)
+        #expect(touchedAgain.lastUsedAt.seconds == clock.now.seconds && touchedAgain.lastUsedAt >= later.lastUsedAt)
+        try await system.database.touchPatientSession(tokenHash: SessionManager.hash(first), at: Date(seconds: clock.now.seconds - 3600))
+        #expect(try await system.clients.signedInSessions(clientId: anna, current: first).first?.lastUsedAt.seconds == clock.now.seconds)
+
+        // A staff session the same.
+        let la1 = try clinic(system, "LA1").id ?? 0
+        _ = try system.staff.addStaff(StaffInput(login: "dana", name: "Dana", surname: "Desk", role: .receptionist, clinicId: la1,
+                                                 password: "counter-shift-73"))
+        let staffToken = try system.staff.logIn(login: "dana", password: "counter-shift-73").token
+        clock.advance(StaffController.idleLimit - 60)
+        try await system.staff.touch(token: staffToken)
+        clock.advance(120)
+        #expect(try await system.staff.signedIn(token: staffToken).login == "dana")
+        try await system.database.touchStaffSession(tokenHash: SessionManager.hash(staffToken), at: Date(seconds: 0))
+        clock.advance(StaffController.idleLimit - 180)
+        #expect(try await system.staff.signedIn(token: staffToken).login == "dana")
+        clock.advance(120)
+        await #expect(throws: ClinicError.self) { _ = try await system.staff.signedIn(token: staffToken) }
     }
 
     /// A patient's appointments awaited (`PatientAppointmentsStore`): the same pages, in each
@@ -353,6 +404,11 @@ import Testing
     static func synchronousHistory(_ system: ClinicSystem, _ id: Int64, _ clientId: Int64) throws
         -> (appointment: Appointment, history: [AppointmentEvent]) {
         try system.appointments.appointmentWithHistory(id, clientId: clientId)
+    }
+
+    /// The synchronous list of a patient's sessions (in an async context the awaited one is chosen).
+    static func synchronousSessions(_ system: ClinicSystem, clientId: Int64, current: String?) throws -> [SessionInfo] {
+        try system.clients.signedInSessions(clientId: clientId, current: current)
     }
 
     /// The synchronous read of the inbox (an async caller would otherwise get the awaited one).

@@ -84,8 +84,22 @@ import Testing
             let read = try await setup.system.clients.markRead(clientId: anna, messageId: messages[0].id)
             #expect(store.statementsSent.current - before == 1 && read.readAt != nil)
             before = store.statementsSent.current
+            before = store.statementsSent.current
+            #expect(try await setup.system.clients.unreadCount(clientId: anna) == 1)
+            #expect(store.statementsSent.current - before == 1)
+            before = store.statementsSent.current
             #expect(try await setup.system.clients.markAllRead(clientId: anna) == 1)
             #expect(store.statementsSent.current - before == 1)
+            #expect(try await setup.system.clients.unreadCount(clientId: anna) == 0)
+
+            // A use of a session recorded, and the patient's sessions listed: one statement each.
+            let token = try await onOwnThread { try setup.system.clients.logIn(login: "patient0", password: "correct-horse-42").token }
+            before = store.statementsSent.current
+            try await setup.system.clients.touchSession(token: token)
+            #expect(store.statementsSent.current - before == 1)
+            before = store.statementsSent.current
+            let sessions = try await setup.system.clients.signedInSessions(clientId: anna, current: token)
+            #expect(store.statementsSent.current - before == 1 && sessions.map(\.isCurrent) == [true])
 
             // A patient's appointments, and one with its history: one statement each too.
             before = store.statementsSent.current

@@ -222,7 +222,7 @@ import Testing
 
             let second = try here.clients.logIn(login: "anna", password: "correct-horse-42").token
             #expect(try await kept(second))
-            let id = try #require(try here.clients.signedInSessions(clientId: anna, current: second).first?.id)
+            let id = try #require(try await here.clients.signedInSessions(clientId: anna, current: second).first?.id)
             try await here.clients.endSession(id, clientId: anna)
             #expect(await (try? here.clients.signedInPatient(token: second)) == nil)
 

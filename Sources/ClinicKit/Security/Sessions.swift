@@ -32,13 +32,24 @@ public struct SessionManager: Sendable {
 
     /// A patient's live sessions, oldest first, marking the one `token` belongs to.
     public func list(_ tx: any SecurityReading, clientId: Int64, current token: String?, now: Date) throws -> [SessionInfo] {
+        Self.live(try tx.sessions(ofClient: clientId, lastUsedSince: Self.oldestLive(now)), current: token, now: now)
+    }
+
+    /// `list` awaited (`SessionStore.patientSessions`).
+    public func list(awaiting store: any ClinicStore, clientId: Int64, current token: String?, now: Date) async throws -> [SessionInfo] {
+        Self.live(try await store.patientSessions(clientId: clientId, lastUsedSince: Self.oldestLive(now)), current: token, now: now)
+    }
+
+    /// The earliest last use a live session can have: what a list of sessions reads from.
+    static func oldestLive(_ now: Date) -> Date { Date(seconds: now.seconds - Int64(idleLimit)) }
+
+    /// The sessions read that are live at `now` (their own idle limit too), marking `token`'s.
+    static func live(_ sessions: [StoredSession], current token: String?, now: Date) -> [SessionInfo] {
         let currentHash = token.map(Self.hash)
-        return try tx.sessions(ofClient: clientId, lastUsedSince: Date(seconds: now.seconds - Int64(Self.idleLimit)))
-            .filter { Self.isLive(lastUsedAt: $0.lastUsedAt, idleSeconds: $0.idleSeconds, now: now) }
-            .map { session in
-                SessionInfo(id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, device: session.device,
-                            isCurrent: currentHash == session.tokenHash)
-            }
+        return sessions.filter { Self.isLive(lastUsedAt: $0.lastUsedAt, idleSeconds: $0.idleSeconds, now: now) }.map { session in
+            SessionInfo(id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, device: session.device,
+                        isCurrent: currentHash == session.tokenHash)
+        }
     }
 
     /// Whether a session last used at `lastUsedAt` is still live at `now`: idle for at most its

@@ -114,8 +114,8 @@ struct AccountController {
 
     @Sendable func sessions(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let sessions = try await dependencies.work(patient.language) { [system] in
-            try system.clients.signedInSessions(clientId: patient.id, current: patient.token)
+        let sessions = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.signedInSessions(clientId: patient.id, current: patient.token)
         }
         return try HTTPMapping.json(sessions.map(SessionJSON.init))
     }

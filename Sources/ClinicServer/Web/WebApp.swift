@@ -174,11 +174,11 @@ extension ServerDependencies {
         var unread = 0
         let token = cookies[Self.sessionCookie].flatMap { $0.count == 64 ? $0 : nil }
         if let token, let client = try? await system.clients.signedInPatient(token: token),
-           let count = try? await pool.run({ [system] in try system.clients.unreadCount(clientId: client.id ?? 0) }) {
+           let count = try? await system.clients.unreadCount(clientId: client.id ?? 0) as Int {
             patient = client
             unread = count
             // A page is a use of the session, as an API request is (at most a write a minute).
-            await touch(token: token) { [system] in try system.clients.touchSession(token: token) }
+            await touch(token: token) { [system] in try await system.clients.touchSession(token: token) }
         }
         let asked = language(of: request)
         // The header's language link, signed in: the profile's language too, so that the inbox

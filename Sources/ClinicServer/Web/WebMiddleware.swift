@@ -119,7 +119,7 @@ extension ServerDependencies {
     func staffMember(_ web: WebRequest) async -> StaffMember? {
         guard let token = web.cookies[Self.staffCookie], token.count == 64,
               let member = try? await system.staff.signedIn(token: token) else { return nil }
-        await touch(token: token) { [system] in try system.staff.touch(token: token) }
+        await touch(token: token) { [system] in try await system.staff.touch(token: token) }
         return member
     }
 }

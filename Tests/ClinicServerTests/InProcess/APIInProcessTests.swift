@@ -139,7 +139,11 @@ import Testing
         try await InProcessServer.run { server in
             let phone = try await server.patient("boris", device: ["name": "Phone", "platform": "ios", "appVersion": "1.0"])
             let laptop = try await server.logIn("boris", device: ["name": "Laptop", "platform": "web", "appVersion": "1.0"])
+            // A request records a use of its session (awaited, before it is answered); the other one's stays.
+            try server.execute("UPDATE sessions SET last_used_at = last_used_at - 3600")
             let sessions = try await server.send(.GET, "/v1/sessions", token: laptop)
+            #expect(try server.scalar("SELECT count(*) FROM sessions WHERE last_used_at >= unixepoch() - 600") == 1)
+            #expect(sessions.array.count == 2)
             let phoneId = try #require(sessions.array.first { ($0["device"] as? [String: Any])?["name"] as? String == "Phone" }?["id"] as? Int)
             #expect(try await server.send(.DELETE, "/v1/sessions/\(phoneId)", token: laptop).status == 204)
             #expect(try await server.send(.GET, "/v1/me", token: phone).status == 401)

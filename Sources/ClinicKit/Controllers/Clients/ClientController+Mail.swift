@@ -23,6 +23,11 @@ extension ClientController {
         try database.reading { tx in try Inbox.unreadCount(tx, clientId: clientId) }
     }
 
+    /// `unreadCount` awaited (`InboxStore.unreadCount`).
+    public func unreadCount(clientId: Int64) async throws -> Int {
+        try await database.unreadCount(clientId: clientId)
+    }
+
     /// Marks one of the patient's messages read (again: nothing changes); another patient's
     /// message is not found.
     @discardableResult

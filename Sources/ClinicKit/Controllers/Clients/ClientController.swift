@@ -349,6 +349,16 @@ public final class ClientController: Sendable {
         }
     }
 
+    /// `touchSession` awaited (`SessionStore.touchPatientSession`).
+    public func touchSession(token: String) async throws {
+        try await database.touchPatientSession(tokenHash: SessionManager.hash(token), at: now())
+    }
+
+    /// `signedInSessions` awaited (`SessionStore.patientSessions`).
+    public func signedInSessions(clientId: Int64, current token: String?) async throws -> [SessionInfo] {
+        try await sessions.list(awaiting: database, clientId: clientId, current: token, now: now())
+    }
+
     /// `logOut` awaited: whether the token was a session's.
     @discardableResult
     public func logOut(token: String) async throws -> Bool {

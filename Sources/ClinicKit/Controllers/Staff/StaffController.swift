@@ -152,6 +152,11 @@ public final class StaffController: Sendable {
         try database.writing { tx in try tx.touchStaffSession(tokenHash: SessionManager.hash(token), at: now) }
     }
 
+    /// `touch` awaited (`SessionStore.touchStaffSession`).
+    public func touch(token: String) async throws {
+        try await database.touchStaffSession(tokenHash: SessionManager.hash(token), at: now())
+    }
+
     @discardableResult
     public func logOut(token: String) throws -> Bool {
         try database.writing { tx in try tx.deleteStaffSession(tokenHash: SessionManager.hash(token)) }

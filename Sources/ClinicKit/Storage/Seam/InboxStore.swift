@@ -15,4 +15,6 @@ public protocol InboxStore: Sendable {
     func markRead(messageId: Int64, clientId: Int64, at now: Date) async throws -> InboxMessage?
     /// Marks every unread message of the patient read at `now`, together; how many were.
     func markAllRead(clientId: Int64, at now: Date) async throws -> Int
+    /// How many of the patient's messages are unread (what every web page's header shows).
+    func unreadCount(clientId: Int64) async throws -> Int
 }
