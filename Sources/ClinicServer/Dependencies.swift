@@ -117,6 +117,10 @@ struct ServerDependencies: Sendable {
         }
     }
 
+    /// Password work (Argon2) inside an awaited use case (`PasswordRunner`): behind the same
+    /// gate as `passwordWork`, on the pool; the use case's statements stay awaited.
+    var passwordRunner: GatedPasswordRunner { GatedPasswordRunner(dependencies: self) }
+
     /// Password work (Argon2): at most `passwordWorkers` at once.
     func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         metrics.passwordQueue(passwords.waiting + 1)
@@ -354,4 +358,16 @@ extension HTTPField.Name {
     /// `false` when a search for free slots stopped at its budget (`SearchBudget`) before it had
     /// looked at every clinic it should have.
     static let searchComplete = HTTPField.Name("Search-Complete")!
+}
+
+/// `ServerDependencies.passwordRunner`: Argon2 at most `passwordWorkers` at once, on the pool.
+struct GatedPasswordRunner: PasswordRunner {
+    let dependencies: ServerDependencies
+
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let metrics = dependencies.metrics, gate = dependencies.passwords, pool = dependencies.pool
+        metrics.passwordQueue(gate.waiting + 1)
+        defer { metrics.passwordQueue(gate.waiting) }
+        return try await gate.run { try await pool.run(work) }
+    }
 }

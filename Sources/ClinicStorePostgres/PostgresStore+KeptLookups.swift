@@ -50,14 +50,21 @@ final class KeptLookups: Sendable {
         var generation: UInt64 = 0
         /// The listener's last answer; nil while it is not listening.
         var heardAt: NIODeadline?
+        /// How old that answer may be (`trusted`, unless a test on a loaded machine says otherwise).
+        var trustedFor = KeptLookups.trusted
     }
 
     private let state = LockedBox(State())
 
     private static func usable(_ state: State, at now: NIODeadline) -> Bool {
         guard let heard = state.heardAt else { return false }
-        return now - heard <= trusted
+        return now - heard <= state.trustedFor
     }
+
+    /// For tests of what is kept: an answer of the listener trusted for `length`, so that a
+    /// machine too busy to run the heartbeat on time does not make every look-up read. What a
+    /// lost listener stops is unchanged (`lost` forgets its answer).
+    func trustAnswers(for length: TimeAmount) { state.withLock { $0.trustedFor = length } }
 
     /// The kept look-up of a patient's token, if it may be used now.
     func patient(_ tokenHash: String) -> SignedInPatientFacts? {

@@ -20,8 +20,11 @@ extension PostgresTransaction {
     }
 
     func storedClient(loginKey: String) throws -> StoredClient? {
-        try row("SELECT * FROM clients WHERE login_key = $1", [loginKey]).map(Self.storedClientOfRow)
+        try row(Self.clientOfLoginKeySQL, [loginKey]).map(Self.storedClientOfRow)
     }
+
+    /// The patient whose login's key is `$1`.
+    static let clientOfLoginKeySQL = "SELECT * FROM clients WHERE login_key = $1"
 
     static func storedClientOfRow(_ row: StoredRowValues) throws -> StoredClient {
         StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
@@ -118,8 +121,11 @@ extension PostgresTransaction {
 
     func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws {
         noteSessionsChanged()
-        try execute("UPDATE clients SET privacy_version = $1, privacy_accepted_at = $2 WHERE id = $3", [version, at, clientId])
+        try execute(Self.setPrivacyAcceptedSQL, [version, at, clientId])
     }
+
+    /// Version `$1` of the privacy policy accepted at `$2` by patient `$3`.
+    static let setPrivacyAcceptedSQL = "UPDATE clients SET privacy_version = $1, privacy_accepted_at = $2 WHERE id = $3"
 
     func storePersonalDataKeyCheckIfMissing(_ check: String) throws {
         noteSessionsChanged()

@@ -66,15 +66,26 @@ extension PostgresTransaction {
         """
 
     func deleteSessions(lastUsedBefore: Date) throws {
-        try execute("DELETE FROM sessions WHERE last_used_at < $1", [lastUsedBefore])
+        try execute(Self.purgeSessionsSQL, [lastUsedBefore])
     }
 
     func insertSession(clientId: Int64, tokenHash: String, at: Date, device: Device?, idleSeconds: Int?) throws {
-        try execute("""
-            INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
-                                  idle_seconds)
-            VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
-            """, [clientId, tokenHash, at, device?.name, device?.platform, device?.appVersion, idleSeconds])
+        try execute(Self.insertSessionSQL, Self.insertSessionBinds(clientId: clientId, tokenHash: tokenHash, at: at, device: device,
+                                                                  idleSeconds: idleSeconds))
+    }
+
+    /// Anyone's sessions last used before `$1`.
+    static let purgeSessionsSQL = "DELETE FROM sessions WHERE last_used_at < $1"
+    /// A new session (`insertSessionBinds`).
+    static let insertSessionSQL = """
+        INSERT INTO sessions (client_id, token_hash, created_at, last_used_at, device_name, device_platform, device_app_version,
+                              idle_seconds)
+        VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
+        """
+
+    static func insertSessionBinds(clientId: Int64, tokenHash: String, at: Date, device: Device?,
+                                   idleSeconds: Int?) -> [any PostgresBindable] {
+        [clientId, tokenHash, at, device?.name, device?.platform, device?.appVersion, idleSeconds]
     }
 
     func touchSession(tokenHash: String, at: Date) throws {
@@ -109,20 +120,28 @@ extension PostgresTransaction {
 
 extension PostgresTransaction {
     func forgetLoginAttempts(windowStartedBy: Date) throws {
-        try execute("DELETE FROM login_attempts WHERE first_failure_at <= $1", [windowStartedBy])
+        try execute(Self.forgetLoginAttemptsSQL, [windowStartedBy])
     }
+
+    /// Attempts of windows started at `$1` or earlier.
+    static let forgetLoginAttemptsSQL = "DELETE FROM login_attempts WHERE first_failure_at <= $1"
 
     /// One statement: the upsert takes the name's row lock, held until this transaction ends,
     /// so a concurrent count of the same name waits and then adds to this one's committed
     /// count (or to nothing, if this one rolled back).
     func countLoginAttempt(loginKey: String, at: Date) throws -> LoginAttempts {
-        guard let row = try row("""
-            INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ($1, 1, $2)
-            ON CONFLICT (login_key) DO UPDATE SET failures = login_attempts.failures + 1
-            RETURNING failures, first_failure_at
-            """, [loginKey, at]) else {
-            throw ClinicError(.storage, .storageFailure, "login_attempts: no row returned")
-        }
+        try Self.loginAttempts(try row(Self.countLoginAttemptSQL, [loginKey, at]))
+    }
+
+    /// One attempt of `$1` counted at `$2`: the count and its window's start returned.
+    static let countLoginAttemptSQL = """
+        INSERT INTO login_attempts (login_key, failures, first_failure_at) VALUES ($1, 1, $2)
+        ON CONFLICT (login_key) DO UPDATE SET failures = login_attempts.failures + 1
+        RETURNING failures, first_failure_at
+        """
+
+    static func loginAttempts(_ row: StoredRowValues?) throws -> LoginAttempts {
+        guard let row else { throw ClinicError(.storage, .storageFailure, "login_attempts: no row returned") }
         let table = "login_attempts"
         return LoginAttempts(count: try row.value("failures", in: table, key: "login_key"),
                              windowStart: try row.instant("first_failure_at", in: table, key: "login_key"))
@@ -150,15 +169,17 @@ extension PostgresTransaction {
     /// attempt: delete; otherwise one fewer) is not changed by a concurrent count or withdrawal
     /// before this transaction ends.
     func withdrawLoginAttempt(loginKey: String, windowStart: Date) throws {
-        guard let failures = try value(Int64.self, """
-            SELECT failures FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2 FOR UPDATE
-            """, [loginKey, windowStart]) else { return }
-        if failures <= 1 {
-            try execute("DELETE FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2", [loginKey, windowStart])
-        } else {
-            try execute("UPDATE login_attempts SET failures = failures - 1 WHERE login_key = $1 AND first_failure_at = $2",
-                        [loginKey, windowStart])
-        }
+        guard let failures = try value(Int64.self, Self.lockLoginAttemptsSQL, [loginKey, windowStart]) else { return }
+        try execute(Self.withdrawLoginAttemptSQL(last: failures <= 1), [loginKey, windowStart])
+    }
+
+    /// The count of `$1`'s window started at `$2`, its row locked until the transaction ends.
+    static let lockLoginAttemptsSQL = "SELECT failures FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2 FOR UPDATE"
+
+    /// One attempt fewer in the window locked by `lockLoginAttemptsSQL`; the row goes with the `last` one.
+    static func withdrawLoginAttemptSQL(last: Bool) -> String {
+        last ? "DELETE FROM login_attempts WHERE login_key = $1 AND first_failure_at = $2"
+            : "UPDATE login_attempts SET failures = failures - 1 WHERE login_key = $1 AND first_failure_at = $2"
     }
 
     func clearLoginAttempts(loginKey: String) throws {

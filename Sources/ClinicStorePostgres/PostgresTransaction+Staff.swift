@@ -16,8 +16,14 @@ extension PostgresTransaction {
     }
 
     func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)? {
-        guard let found = try row("SELECT * FROM staff_accounts WHERE login_key = $1", [loginKey]) else { return nil }
-        return (try Self.staffMember(row: found), try found.value("password_hash", in: "staff_accounts") as String)
+        try row(Self.staffOfLoginKeySQL, [loginKey]).map(Self.staffCredentials)
+    }
+
+    /// The staff account whose login's key is `$1`.
+    static let staffOfLoginKeySQL = "SELECT * FROM staff_accounts WHERE login_key = $1"
+
+    static func staffCredentials(_ row: StoredRowValues) throws -> (member: StaffMember, passwordHash: String) {
+        (try staffMember(row: row), try row.value("password_hash", in: "staff_accounts") as String)
     }
 
     /// The active staff account of a staff session with the session's last use and idle limit,
@@ -94,10 +100,13 @@ extension PostgresTransaction {
     }
 
     func insertStaffSession(staffId: Int64, tokenHash: String, at: Date, idleSeconds: Int?) throws {
-        try execute("""
-            INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at, idle_seconds) VALUES ($1, $2, $3, $3, $4)
-            """, [staffId, tokenHash, at, idleSeconds])
+        try execute(Self.insertStaffSessionSQL, [staffId, tokenHash, at, idleSeconds])
     }
+
+    /// A new staff session: the member `$1`, the token's hash `$2`, opened at `$3`, its own idle limit `$4`.
+    static let insertStaffSessionSQL = """
+        INSERT INTO staff_sessions (staff_id, token_hash, created_at, last_used_at, idle_seconds) VALUES ($1, $2, $3, $3, $4)
+        """
 
     func touchStaffSession(tokenHash: String, at: Date) throws {
         try execute(Self.touchStaffSessionSQL, [at, tokenHash])
@@ -120,8 +129,11 @@ extension PostgresTransaction {
     }
 
     func deleteStaffSessions(lastUsedBefore cutoff: Date) throws {
-        try execute("DELETE FROM staff_sessions WHERE last_used_at < $1", [cutoff])
+        try execute(Self.purgeStaffSessionsSQL, [cutoff])
     }
+
+    /// Staff sessions last used before `$1`.
+    static let purgeStaffSessionsSQL = "DELETE FROM staff_sessions WHERE last_used_at < $1"
 
     func deactivateDoctor(id: Int64) throws {
         try execute("UPDATE doctors SET is_active = false WHERE id = $1", [id])

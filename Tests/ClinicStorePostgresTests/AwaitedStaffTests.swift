@@ -93,7 +93,13 @@ import Testing
             #expect(try await setup.system.clients.unreadCount(clientId: anna) == 0)
 
             // A use of a session recorded, and the patient's sessions listed: one statement each.
-            let token = try await onOwnThread { try setup.system.clients.logIn(login: "patient0", password: "correct-horse-42").token }
+            // A log-in: the attempt reserved (BEGIN, the old windows, the count, the patient,
+            // COMMIT), then completed (BEGIN, the patient locked, the attempt's row locked and
+            // given back, the purge, the session, the patient read back, COMMIT).
+            before = store.statementsSent.current
+            let token = try await setup.system.clients.logIn(login: "patient0", password: "correct-horse-42",
+                                                             passwords: InlinePasswordRunner()).token
+            #expect(store.statementsSent.current - before == 13, "as many as the seam's log-in, none of them blocking a thread")
             before = store.statementsSent.current
             try await setup.system.clients.touchSession(token: token)
             #expect(store.statementsSent.current - before == 1)

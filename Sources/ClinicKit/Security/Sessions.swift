@@ -24,10 +24,18 @@ public struct SessionManager: Sendable {
     public func create(_ tx: any SecurityWriting, clientId: Int64, now: Date, device: Device? = nil,
                        idleSeconds: Int? = nil) throws -> String {
         let token = Self.newToken()
-        try tx.deleteSessions(lastUsedBefore: Date(seconds: now.seconds - Int64(Self.idleLimit)))
-        try tx.insertSession(clientId: clientId, tokenHash: Self.hash(token), at: now, device: device,
-                             idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) })
+        let session = Self.opening(token: token, now: now, device: device, idleSeconds: idleSeconds)
+        try tx.deleteSessions(lastUsedBefore: session.purgeBefore)
+        try tx.insertSession(clientId: clientId, tokenHash: session.tokenHash, at: session.at, device: session.device,
+                             idleSeconds: session.idleSeconds)
         return token
+    }
+
+    /// The session `create` opens for `token` (its own idle limit at most `idleLimit`), and the
+    /// last use before which sessions are purged on the way.
+    static func opening(token: String, now: Date, device: Device?, idleSeconds: Int?) -> NewSession {
+        NewSession(tokenHash: hash(token), at: now, device: device, idleSeconds: idleSeconds.map { min($0, Int(idleLimit)) },
+                   purgeBefore: oldestLive(now))
     }
 
     /// A patient's live sessions, oldest first, marking the one `token` belongs to.

@@ -99,9 +99,10 @@ struct AccountController {
         let device = body.device.map { Device(name: $0.name, platform: $0.platform, appVersion: $0.appVersion) }
         let client: Client, token: String
         do {
-            (client, token) = try await dependencies.passwordWork(asked) { [system] in
-                try system.clients.logIn(login: body.login, password: body.password, acceptPrivacy: body.acceptPrivacy ?? false,
-                                         device: device)
+            // Awaited (issue 56: `LogInStore`); only the Argon2 runs behind the gate, on the pool.
+            (client, token) = try await dependencies.awaited(asked) { [system, dependencies] in
+                try await system.clients.logIn(login: body.login, password: body.password, acceptPrivacy: body.acceptPrivacy ?? false,
+                                               device: device, passwords: dependencies.passwordRunner)
             }
         } catch let failure as APIFailure {
             dependencies.metrics.logInRefused(failure.code)

@@ -32,8 +32,9 @@ struct StaffAccountsController {
         let asked = context.language
         try dependencies.checkAuthRate(context, asked)
         let body = try await RequestBody.decode(LogInBody.self, from: request, context: context)
-        let (member, token) = try await dependencies.passwordWork(asked) { [system] in
-            try system.staff.logIn(login: body.login, password: body.password)
+        // Awaited (issue 56: `LogInStore`); only the Argon2 runs behind the gate, on the pool.
+        let (member, token) = try await dependencies.awaited(asked) { [system, dependencies] in
+            try await system.staff.logIn(login: body.login, password: body.password, passwords: dependencies.passwordRunner)
         }
         let expires = Date().addingTimeInterval(StaffController.idleLimit)
         return try HTTPMapping.json(SessionCreated(token: token, expiresAt: DateText.iso8601(expires), staff: StaffJSON(member)),

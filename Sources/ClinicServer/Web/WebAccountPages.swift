@@ -34,7 +34,9 @@ struct WebAccountPages {
             return try await dependencies.signIn(request, context, try context.webRequest(), form: "login",
                                                  cookie: ServerDependencies.sessionCookie, home: "/") { login, password, keep in
                 let idle = settings.webSessionSeconds(keptSignedIn: keep)
-                return (try system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle).token,
+                // Awaited (`LogInStore`); only the Argon2 runs behind the gate, on the pool.
+                return (try await system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle,
+                                                       passwords: dependencies.passwordRunner).token,
                         keep ? idle : nil)
             }
         }

@@ -296,13 +296,13 @@ extension ServerDependencies {
     /// closes). A staff form kept through a sign-out (`resumable`) is offered again after it.
     func signIn(_ request: Request, _ context: APIContext, _ web: WebRequest, form template: String, cookie name: String,
                 home: String, resumable: Bool = false,
-                _ logIn: @escaping @Sendable (String, String, Bool) throws -> (token: String, maxAge: Int?)) async throws -> Response {
+                _ logIn: (String, String, Bool) async throws -> (token: String, maxAge: Int?)) async throws -> Response {
         let form = try await form(request, context, web)
         try checkAuthRate(context, web.language)
         let login = form["login"] ?? "", password = form["password"] ?? "", keep = form["keep"] == "yes"
         let kept = resumable ? KeptForm(form) : nil
         do {
-            let (token, maxAge) = try await passwordWork(web.language) { try logIn(login, password, keep) }
+            let (token, maxAge) = try await awaited(web.language) { try await logIn(login, password, keep) }
             // A new session, and a new cookie for the forms of the next anonymous visit: a token
             // seen before the log-in is good for nothing after it. Then the page that asked for
             // the log-in, if it was one of ours.

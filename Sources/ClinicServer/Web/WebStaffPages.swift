@@ -24,7 +24,8 @@ struct WebStaffPages {
             // The cookie lasts while the browser is open; the session ends after `idle` unused.
             return try await dependencies.signIn(request, context, try context.webRequest(), form: "staff-login",
                                                  cookie: ServerDependencies.staffCookie, home: "/staff", resumable: true) { login, password, _ in
-                (try system.staff.logIn(login: login, password: password, idleSeconds: idle).token, nil)
+                (try await system.staff.logIn(login: login, password: password, idleSeconds: idle,
+                                              passwords: dependencies.passwordRunner).token, nil)
             }
         }
         group.post("/staff/logout") { [system] request, context in

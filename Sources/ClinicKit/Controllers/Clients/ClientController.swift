@@ -283,15 +283,25 @@ public final class ClientController: Sendable {
     static func reserveAttempt<Account>(_ key: String, store: any ClinicStore, now: Date,
                                         read: (any StoreWriting) throws -> Account?) throws -> (account: Account?, window: Int64) {
         try store.writing { tx in
-            try tx.forgetLoginAttempts(windowStartedBy: Date(seconds: now.seconds - Int64(Self.throttleWindow)))
+            try tx.forgetLoginAttempts(windowStartedBy: forgottenWindows(now))
             let attempts = try tx.countLoginAttempt(loginKey: key, at: now)
-            if attempts.count > Self.throttleLimit {
-                let until = attempts.windowStart.addingTimeInterval(Self.throttleWindow)
-                throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(until),
-                                  String(Int((until.timeIntervalSince(now) / 60).rounded(.up))))
-            }
+            try refuseIfLocked(attempts, now: now)
             return (try read(tx), attempts.windowStart.seconds)
         }
+    }
+
+    /// The lock: a name whose window holds more than `throttleLimit` attempts, this one counted,
+    /// is `account_locked` until the window ends.
+    static func refuseIfLocked(_ attempts: LoginAttempts, now: Date) throws {
+        guard attempts.count > throttleLimit else { return }
+        let until = attempts.windowStart.addingTimeInterval(throttleWindow)
+        throw ClinicError(.accountLocked, .accountLocked, DateText.iso8601(until),
+                          String(Int((until.timeIntervalSince(now) / 60).rounded(.up))))
+    }
+
+    /// The start of the oldest window still counting at `now`: windows started then or earlier are forgotten.
+    static func forgottenWindows(_ now: Date) -> Date {
+        Date(seconds: now.seconds - Int64(throttleWindow))
     }
 
     /// Gives back the check `reserveAttempt` reserved for this attempt, in the window it was

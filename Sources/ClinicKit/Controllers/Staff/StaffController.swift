@@ -126,6 +126,37 @@ public final class StaffController: Sendable {
         }
     }
 
+    /// `logIn` awaited (issue 56: `LogInStore`): the same rules and answers, each transaction
+    /// awaited and the Argon2 runs on `passwords`.
+    public func logIn(login: String, password: String, idleSeconds: Int? = nil,
+                      passwords: some PasswordRunner) async throws -> (member: StaffMember, token: String) {
+        let hasher = self.hasher
+        guard Client.couldExist(login: login) else {
+            _ = try await passwords.run { hasher.verify(password, against: ClientController.decoyHash(hasher)) }
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let loginKey = Client.key(forLogin: login), attemptKey = "staff:" + loginKey, now = self.now()
+        let reserved = try await database.reserveStaffLogIn(attemptKey: attemptKey, loginKey: loginKey, at: now,
+                                                            forgetBefore: ClientController.forgottenWindows(now)) { attempts in
+            try ClientController.refuseIfLocked(attempts, now: now)
+        }
+        let stored = reserved.passwordHash
+        let matched = try await passwords.run {
+            stored.map { hasher.verify(password, against: $0) }
+                ?? { _ = hasher.verify(password, against: ClientController.decoyHash(hasher)); return false }()
+        }
+        // A disabled account fails as a wrong password does: no telling which accounts exist.
+        guard let member = reserved.member, matched, member.isActive else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let token = SessionManager.newToken()
+        try await database.completeStaffLogIn(StaffLogInCompletion(
+            staffId: member.id, attemptKey: attemptKey, window: reserved.window,
+            session: NewSession(tokenHash: SessionManager.hash(token), at: now, device: nil,
+                                idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) }, purgeBefore: Self.idleCutoff(now))))
+        return (member, token)
+    }
+
     /// The staff member of a live session; `not_logged_in` otherwise (an expired session, a
     /// disabled account, a patient's token).
     public func current(token: String?) throws -> StaffMember {
