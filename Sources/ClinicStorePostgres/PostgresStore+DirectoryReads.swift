@@ -6,6 +6,12 @@ import Foundation
 // reads send (PostgresTransaction+Appointments.swift, +Directory.swift).
 
 extension PostgresStore {
+    /// One statement.
+    public func clinics(matching filter: ClinicFilter) async throws -> [Clinic] {
+        let (sql, binds) = PostgresTransaction.clinicsQuery(filter)
+        return try await awaitedRows(sql, binds).map(Clinic.init(row:))
+    }
+
     public func clinicWithDepartments(id: Int64) async throws -> (clinic: Clinic, departments: [Department])? {
         try await readAwaited { tx in
             guard let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [id]).first else { return nil }

@@ -9,6 +9,12 @@ import PostgresNIO
 
 extension PostgresTransaction {
     func clinics(matching filter: ClinicFilter) throws -> [Clinic] {
+        let (sql, binds) = Self.clinicsQuery(filter)
+        return try rows(sql, binds).map(Clinic.init(row:))
+    }
+
+    /// The statement of `clinics(matching:)` and its binds.
+    static func clinicsQuery(_ filter: ClinicFilter) -> (sql: String, binds: [any PostgresBindable]) {
         var conditions: [String] = []
         var binds: [any PostgresBindable] = []
         func placeholder(_ value: any PostgresBindable) -> String {
@@ -27,7 +33,7 @@ extension PostgresTransaction {
         sql += " ORDER BY name COLLATE \"C\", id"
         // SQLite takes a negative limit for none; PostgreSQL refuses one.
         if let limit = filter.limit, limit >= 0 { sql += " LIMIT " + placeholder(Int64(limit)) }
-        return try rows(sql, binds).map(Clinic.init(row:))
+        return (sql, binds)
     }
 
     func allClinics() throws -> [Clinic] {

@@ -103,6 +103,10 @@ extension SQLiteStore {
 // MARK: The directory (`DirectoryReadsStore`), on the reader queue
 
 extension SQLiteStore {
+    public func clinics(matching filter: ClinicFilter) async throws -> [Clinic] {
+        try await readAwaited { tx in try tx.clinics(matching: filter) }
+    }
+
     public func clinicWithDepartments(id: Int64) async throws -> (clinic: Clinic, departments: [Department])? {
         try await readAwaited { tx in
             guard let clinic = try tx.clinic(id: id) else { return nil }

@@ -49,6 +49,36 @@ import Testing
         #expect(noTypes?.key == .departmentNotFound)
     }
 
+    /// The directory's pages awaited (`DirectoryReadsStore.clinics(matching:)`): walked to the
+    /// end, the synchronous pages, in (name, id) order; a city's; a bad limit or cursor refused.
+    @Test func theDirectorysPagesAwaitedAreTheSynchronousOnes() async throws {
+        let system = try makeSystem()
+        var cursor: String?
+        var walked: [Clinic] = []
+        repeat {
+            let page = try await system.clinics.clinicsPage(limit: 2, cursor: cursor)
+            let synchronous = try Self.synchronousPage(system, city: nil, limit: 2, cursor: cursor)
+            #expect(page.items == synchronous.items && page.nextCursor == synchronous.nextCursor)
+            #expect(page.items.count <= 2)
+            walked += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        let all = try system.clinics.getAllClinics().map(\.externalId)
+        #expect(walked.count == 5 && walked.map(\.externalId) == all)
+        let names = walked.map(\.name)
+        #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        let angeles = try await system.clinics.clinicsPage(city: "los angeles", limit: 10, cursor: nil)
+        #expect(angeles.items.map(\.externalId).sorted() == ["LA1", "LA2"] && angeles.nextCursor == nil)
+        for (limit, cursor) in [(0, nil), (101, nil), (10, "not a cursor")] as [(Int, String?)] {
+            let refused = await #expect(throws: ClinicError.self) { _ = try await system.clinics.clinicsPage(limit: limit, cursor: cursor) }
+            #expect(refused?.code == .invalidInput, "\(limit) \(cursor ?? "")")
+        }
+    }
+
+    static func synchronousPage(_ system: ClinicSystem, city: String?, limit: Int, cursor: String?) throws -> Page<Clinic> {
+        try system.clinics.clinicsPage(city: city, limit: limit, cursor: cursor)
+    }
+
     /// The synchronous read (an async caller would otherwise get the awaited one).
     static func synchronousVisitTypes(_ system: ClinicSystem, _ departmentId: Int64) throws -> [VisitType] {
         try system.departments.visitTypes(departmentId: departmentId)

@@ -107,6 +107,11 @@ import Testing
             let sessions = try await setup.system.clients.signedInSessions(clientId: anna, current: token)
             #expect(store.statementsSent.current - before == 1 && sessions.map(\.isCurrent) == [true])
 
+            // A page of the directory: one statement.
+            before = store.statementsSent.current
+            let clinics = try await setup.system.clinics.clinicsPage(limit: 5, cursor: nil)
+            #expect(store.statementsSent.current - before == 1 && !clinics.items.isEmpty)
+
             // A patient's appointments, and one with its history: one statement each too.
             before = store.statementsSent.current
             let page = try await setup.system.appointments.appointmentsPage(anna, scope: .all, limit: 10, cursor: nil)

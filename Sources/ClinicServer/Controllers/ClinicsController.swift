@@ -17,8 +17,8 @@ struct ClinicsController {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let city = request.query("city"), limit = try request.queryInt("limit") ?? 20, cursor = request.query("cursor")
-        let page = try await dependencies.work(context.language) { [system = dependencies.system] in
-            try system.clinics.clinicsPage(city: city, limit: limit, cursor: cursor)
+        let page = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinics.clinicsPage(city: city, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(PageJSON(items: page.items.map(ClinicJSON.init), nextCursor: page.nextCursor))
     }

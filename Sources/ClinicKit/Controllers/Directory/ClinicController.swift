@@ -229,9 +229,25 @@ public final class ClinicController: Sendable {
 
     /// One page of the directory in the order (name, id), `limit` long (1 to 100).
     public func clinicsPage(city: String? = nil, limit: Int, cursor: String?) throws -> Page<Clinic> {
+        let filter = try Self.pageFilter(city: city, limit: limit, cursor: cursor)
+        return Self.page(try getAllClinics(filter), limit: limit)
+    }
+
+    /// `clinicsPage` awaited (issue 56: `DirectoryReadsStore.clinics(matching:)`).
+    public func clinicsPage(city: String? = nil, limit: Int, cursor: String?) async throws -> Page<Clinic> {
+        let filter = try Self.pageFilter(city: city, limit: limit, cursor: cursor)
+        return Self.page(try await database.clinics(matching: filter), limit: limit)
+    }
+
+    /// What a page reads: one more than `limit`, after the cursor's position (a bad limit or
+    /// cursor refused before anything is read).
+    static func pageFilter(city: String?, limit: Int, cursor: String?) throws -> ClinicFilter {
         try Page<Clinic>.checkLimit(limit)
-        let after = try cursor.map(PagePosition.init(cursor:))
-        let found = try getAllClinics(ClinicFilter(city: city, limit: limit + 1, after: after))
+        return ClinicFilter(city: city, limit: limit + 1, after: try cursor.map(PagePosition.init(cursor:)))
+    }
+
+    /// The page of what `pageFilter` read: `limit` clinics, and a cursor when there are more.
+    static func page(_ found: [Clinic], limit: Int) -> Page<Clinic> {
         let items = Array(found.prefix(limit))
         let next = found.count > limit ? items.last.map { PagePosition(key: $0.name, id: $0.id ?? 0).cursor } : nil
         return Page(items: items, nextCursor: next)

@@ -14,6 +14,8 @@ public protocol DirectoryReadsStore: Sendable {
     /// The department's offered (active) visit types, the shortest first; nil when there is no
     /// such department.
     func departmentVisitTypes(id: Int64) async throws -> [VisitType]?
+    /// The clinics `filter` matches, in its order (name, then id), as `StoreReading.clinics(matching:)`.
+    func clinics(matching filter: ClinicFilter) async throws -> [Clinic]
 }
 
 /// A doctor with their weekly hours, as a department's list shows them.
