@@ -13,17 +13,11 @@ extension PostgresStore {
     /// that parallel attempts of one name count one after another), the decision, the patient; COMMIT.
     public func reservePatientLogIn(loginKey: String, at now: Date, forgetBefore: Date,
                                     decide: @escaping @Sendable (LoginAttempts) throws -> Void) async throws -> ReservedLogIn {
-        let sent = statementsSent
-        return try await transaction { connection, logger in
-            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            _ = try await tx.rows(PostgresTransaction.forgetLoginAttemptsSQL, [forgetBefore])
-            let counted = try await tx.rows(PostgresTransaction.countLoginAttemptSQL, [loginKey, now])
-            let attempts = try PostgresTransaction.loginAttempts(try counted.first.map(PostgresTransaction.row))
-            try decide(attempts)
-            let client = try await tx.rows(PostgresTransaction.clientOfLoginKeySQL, [loginKey]).first
+        let (client, window) = try await reserve(attemptKey: loginKey, at: now, forgetBefore: forgetBefore, decide: decide) { tx in
+            try await tx.rows(PostgresTransaction.clientOfLoginKeySQL, [loginKey]).first
                 .map { try PostgresTransaction.storedClientOfRow(try PostgresTransaction.row($0)) }
-            return ReservedLogIn(client: client, window: attempts.windowStart)
         }
+        return ReservedLogIn(client: client, window: window)
     }
 
     public func withdrawLogInAttempt(loginKey: String, window: Date) async throws {
@@ -69,6 +63,18 @@ extension PostgresStore {
     /// `reservePatientLogIn` for a staff member: BEGIN, the old windows, the count, the account; COMMIT.
     public func reserveStaffLogIn(attemptKey: String, loginKey: String, at now: Date, forgetBefore: Date,
                                   decide: @escaping @Sendable (LoginAttempts) throws -> Void) async throws -> ReservedStaffLogIn {
+        let (found, window) = try await reserve(attemptKey: attemptKey, at: now, forgetBefore: forgetBefore, decide: decide) { tx in
+            try await tx.rows(PostgresTransaction.staffOfLoginKeySQL, [loginKey]).first
+                .map { try PostgresTransaction.staffCredentials(try PostgresTransaction.row($0)) }
+        }
+        return ReservedStaffLogIn(member: found?.member, passwordHash: found?.passwordHash, window: window)
+    }
+
+    /// The reserving transaction: the old windows forgotten, the attempt counted, `decide` on
+    /// the count (a throw rolls it back), the account `read`; with the window's start.
+    private func reserve<Account: Sendable>(attemptKey: String, at now: Date, forgetBefore: Date,
+                                            decide: @escaping @Sendable (LoginAttempts) throws -> Void,
+                                            read: @escaping @Sendable (AwaitedConnection) async throws -> Account?) async throws -> (Account?, Date) {
         let sent = statementsSent
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
@@ -76,9 +82,7 @@ extension PostgresStore {
             let counted = try await tx.rows(PostgresTransaction.countLoginAttemptSQL, [attemptKey, now])
             let attempts = try PostgresTransaction.loginAttempts(try counted.first.map(PostgresTransaction.row))
             try decide(attempts)
-            let found = try await tx.rows(PostgresTransaction.staffOfLoginKeySQL, [loginKey]).first
-                .map { try PostgresTransaction.staffCredentials(try PostgresTransaction.row($0)) }
-            return ReservedStaffLogIn(member: found?.member, passwordHash: found?.passwordHash, window: attempts.windowStart)
+            return (try await read(tx), attempts.windowStart)
         }
     }
 
