@@ -10,9 +10,16 @@ extension PostgresStore {
             SELECT a.*, (SELECT value FROM settings WHERE key = $2) AS key_check
             FROM appointments a WHERE a.client_id = $1 ORDER BY a.starts_at, a.id
             """, [clientId, PostgresTransaction.clientsKeyCheckSetting])
+        // One cipher for the list, made at the first sealed note (as the seam's `openedNotes`).
         let key = personalDataKey
+        var cipher: FieldCipher?
         return try rows.map { row in
-            try Self.opened(try Appointment(row: row), key: key, check: try row.value("key_check", in: "settings", key: "key"))
+            try AppointmentNotes.opened(try Appointment(row: row)) {
+                if let cipher { return cipher }
+                let made = try key.cipher(keyCheck: try row.value("key_check", in: "settings", key: "key"))
+                cipher = made
+                return made
+            }
         }
     }
 
