@@ -123,7 +123,7 @@ import Testing
         #expect(try system.appointments.getAppointmentById(id, clientId: anna).startsAt != booked.startsAt)
         let stillRefused = try await book(boris, "b1", at: "2026-11-24 09:00", doctor: booked.doctorId)
         #expect(stillRefused.replayed && stillRefused.body == refused.body)
-        #expect(try system.appointments.getAppointmentsByClientId(boris, scope: .all).isEmpty)
+        #expect(try await system.appointments.getAppointmentsByClientId(boris, scope: .all).isEmpty)
 
         // Two copies of one cancellation at once: one cancels, the other replays its answer.
         async let one = system.appointments.cancel(id, clientId: anna, keeping: keeping("k3"))
@@ -374,6 +374,14 @@ import Testing
                 pages += 1
             } while cursor != nil && pages < 5
         }
+        // With their places, as the web's pages show them: the synchronous read's.
+        for scope in [AppointmentScope.all, .upcoming] {
+            let placed = try await system.appointments(ofPatient: anna, scope: scope)
+            let synchronous = try Self.synchronousPlaces(system, anna, scope)
+            #expect(placed.map(\.appointment) == synchronous.map(\.appointment) && placed.map(\.clinic) == synchronous.map(\.clinic)
+                    && placed.map(\.department) == synchronous.map(\.department) && !placed.isEmpty)
+            #expect(placed.allSatisfy { $0.clinic.externalId == "LA1" && $0.department.id == therapy })
+        }
         let all = try await system.appointments.appointmentsPage(anna, scope: .all, limit: 100, cursor: nil).items
         #expect(all.map(\.id) == booked.map(\.id) && all.map(\.notes) == ["Knee, left", "", "Back"])
         #expect(try await system.appointments.appointmentsPage(anna, scope: .upcoming, limit: 100, cursor: nil).items.count == 2)
@@ -409,6 +417,11 @@ import Testing
     /// The synchronous list of a patient's sessions (in an async context the awaited one is chosen).
     static func synchronousSessions(_ system: ClinicSystem, clientId: Int64, current: String?) throws -> [SessionInfo] {
         try system.clients.signedInSessions(clientId: clientId, current: current)
+    }
+
+    /// The synchronous appointments with their places.
+    static func synchronousPlaces(_ system: ClinicSystem, _ clientId: Int64, _ scope: AppointmentScope) throws -> [AppointmentAtClinic] {
+        try system.appointments(ofPatient: clientId, scope: scope)
     }
 
     /// The synchronous read of the inbox (an async caller would otherwise get the awaited one).

@@ -186,8 +186,8 @@ import Testing
         let backSystem = ClinicSystem(store: backDatabase, resources: nil,
                                       hasher: PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1)),
                                       now: { now })
-        let original = try source.system.appointments(ofPatient: patientId, scope: .all).map(\.appointment)
-        let copy = try backSystem.appointments(ofPatient: patientId, scope: .all).map(\.appointment)
+        let original = try await source.system.appointments(ofPatient: patientId, scope: .all).map(\.appointment)
+        let copy = try await backSystem.appointments(ofPatient: patientId, scope: .all).map(\.appointment)
         #expect(!original.isEmpty && copy == original)
         let history = try backSystem.appointments.history(appointmentId, clientId: patientId)
         #expect(history.count == (try source.system.appointments.history(appointmentId, clientId: patientId)).count)

@@ -163,6 +163,32 @@ extension ClinicSystem {
         return try withPlaces(list)
     }
 
+    /// `appointments(ofPatient:scope:)` awaited (issue 56): the patient's appointments
+    /// (`PatientAppointmentsStore`) with their places (`DirectoryReadsStore`).
+    public func appointments(ofPatient clientId: Int64, scope: AppointmentScope) async throws -> [AppointmentAtClinic] {
+        try await withPlaces(try await appointments.getAppointmentsByClientId(clientId, scope: scope))
+    }
+
+    /// `withPlaces` awaited: each clinic read once, with its departments, in one snapshot.
+    public func withPlaces(_ list: [Appointment]) async throws -> [AppointmentAtClinic] {
+        var read: [Int64: (clinic: Clinic, departments: [Department])] = [:]
+        var placed: [AppointmentAtClinic] = []
+        for appointment in list {
+            let place: (clinic: Clinic, departments: [Department])
+            if let known = read[appointment.clinicId] {
+                place = known
+            } else {
+                place = try await clinics.clinicWithDepartments(appointment.clinicId)
+                read[appointment.clinicId] = place
+            }
+            guard let department = place.departments.first(where: { $0.id == appointment.departmentId }) else {
+                throw ClinicError(.notFound, .departmentNotFound, String(appointment.departmentId))
+            }
+            placed.append(AppointmentAtClinic(appointment: appointment, clinic: place.clinic, department: department))
+        }
+        return placed
+    }
+
     /// Appointments, each with its clinic and department (each read once).
     public func withPlaces(_ list: [Appointment]) throws -> [AppointmentAtClinic] {
         var clinicsRead: [Int64: Clinic] = [:], departmentsRead: [Int64: Department] = [:]

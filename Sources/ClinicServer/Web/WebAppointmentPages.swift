@@ -123,7 +123,9 @@ struct WebAppointmentPages {
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         let patient = try context.webPatient()
-        let list = try await dependencies.work(web) { [system] in try system.appointments(ofPatient: patient.id ?? 0, scope: .all) }
+        let list = try await dependencies.awaited(web.language) { [system] in
+            try await system.appointments(ofPatient: patient.id ?? 0, scope: .all)
+        }
         let now = Date()
         func row(_ item: AppointmentAtClinic) -> [String: Any] {
             let appointment = item.appointment

@@ -165,7 +165,9 @@ struct WebProfilePages {
 
     func deletePage(_ web: WebRequest, _ patient: Client, error: String? = nil, understoodError: Bool = false,
                     status: HTTPResponse.Status = .ok) async throws -> Response {
-        let upcoming = try await dependencies.work(web) { [system] in try system.appointments(ofPatient: patient.id ?? 0, scope: .upcoming) }
+        let upcoming = try await dependencies.awaited(web.language) { [system] in
+            try await system.appointments(ofPatient: patient.id ?? 0, scope: .upcoming)
+        }
         var values: [String: Any] = [
             "upcoming": upcoming.map { item in
                 ["id": item.appointment.id ?? 0, "clinic": item.clinic.name,

@@ -8,9 +8,13 @@ extension AppointmentController {
     public func appointmentsPage(_ clientId: Int64, scope: AppointmentScope, limit: Int, cursor: String?) async throws -> Page<Appointment> {
         try Page<Appointment>.checkLimit(limit)
         let after = try cursor.map(PagePosition.init(cursor:))
+        return Self.page(try await getAppointmentsByClientId(clientId, scope: scope), limit: limit, after: after)
+    }
+
+    /// `getAppointmentsByClientId` awaited.
+    public func getAppointmentsByClientId(_ clientId: Int64, scope: AppointmentScope = .upcoming) async throws -> [Appointment] {
         let now = self.now()
-        let all = try await database.patientAppointments(clientId: clientId)
-        return Self.page(all.filter { scope.contains($0, now: now) }, limit: limit, after: after)
+        return try await database.patientAppointments(clientId: clientId).filter { scope.contains($0, now: now) }
     }
 
     /// `appointmentWithHistory` awaited (owner only).
