@@ -28,9 +28,11 @@ extension PostgresStore {
         }
     }
 
-    /// BEGIN, the patient locked against deletion (none: nothing is written), the attempt given
-    /// back, the hash and the privacy policy when due, the idle sessions purged and the new one
-    /// opened, the patient read back with the key check; COMMIT.
+    /// BEGIN, the patient read with the key check and locked against deletion and change (none:
+    /// nothing is written), the attempt given back, the hash and the privacy policy when due, the
+    /// idle sessions purged and the new one opened; COMMIT. The patient answered is the row read,
+    /// with the completion's changes (`LogInCompletion.applied`): under the lock, the row is what
+    /// the hash's compare-and-set is decided by.
     public func completePatientLogIn(_ completion: LogInCompletion) async throws -> LoggedInPatient? {
         let sent = statementsSent
         let changesPatient = completion.newHash != nil || completion.acceptedPrivacyVersion != nil
@@ -39,7 +41,10 @@ extension PostgresStore {
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let id = completion.clientId
-            guard try await !tx.rows("SELECT 1 FROM clients WHERE id = $1 FOR SHARE", [id]).isEmpty else { return nil }
+            guard let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL + " FOR SHARE OF c",
+                                              [id, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row)
+            else { return nil }
+            let stored = try PostgresTransaction.storedClientOfRow(row)
             try await Self.withdraw(loginKey: completion.loginKey, window: completion.window, tx)
             if let newHash = completion.newHash {
                 _ = try await tx.rows("UPDATE clients SET password_hash = $1 WHERE id = $2 AND password_hash = $3",
@@ -52,10 +57,7 @@ extension PostgresStore {
             _ = try await tx.rows(PostgresTransaction.purgeSessionsSQL, [session.purgeBefore])
             _ = try await tx.rows(PostgresTransaction.insertSessionSQL, PostgresTransaction.insertSessionBinds(
                 clientId: id, tokenHash: session.tokenHash, at: session.at, device: session.device, idleSeconds: session.idleSeconds))
-            guard let row = try await tx.rows("""
-                SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check FROM clients c WHERE c.id = $1
-                """, [id, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row) else { return nil }
-            return LoggedInPatient(client: try PostgresTransaction.storedClientOfRow(row),
+            return LoggedInPatient(client: completion.applied(to: stored),
                                    personalDataKeyCheck: try row.value("personal_key_check", in: "settings"))
         }
     }
@@ -100,7 +102,7 @@ extension PostgresStore {
     }
 
     /// An attempt given back, as `PostgresTransaction.withdrawLoginAttempt` does: the window's row locked, then one fewer.
-    private static func withdraw(loginKey: String, window: Date, _ tx: AwaitedConnection) async throws {
+    static func withdraw(loginKey: String, window: Date, _ tx: AwaitedConnection) async throws {
         guard let failures = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.lockLoginAttemptsSQL, [loginKey, window]))
         else { return }
         _ = try await tx.rows(PostgresTransaction.withdrawLoginAttemptSQL(last: failures <= 1), [loginKey, window])

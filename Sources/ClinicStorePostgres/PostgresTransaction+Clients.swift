@@ -26,6 +26,11 @@ extension PostgresTransaction {
     /// The patient whose login's key is `$1`.
     static let clientOfLoginKeySQL = "SELECT * FROM clients WHERE login_key = $1"
 
+    /// Patient `$1` with the personal-data key's check (`$2`: its setting) as `personal_key_check`.
+    static let clientWithKeyCheckSQL = """
+        SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check FROM clients c WHERE c.id = $1
+        """
+
     static func storedClientOfRow(_ row: StoredRowValues) throws -> StoredClient {
         StoredClient(client: try Client(row: row), personal: try row.decode(Data?.self, forColumn: "personal"))
     }
@@ -116,8 +121,11 @@ extension PostgresTransaction {
 
     func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws {
         noteSessionsChanged()
-        try execute("UPDATE clients SET password_hash = $1 WHERE id = $2", [hash, clientId])
+        try execute(Self.setPasswordHashSQL, [hash, clientId])
     }
+
+    /// Hash `$1` as patient `$2`'s password.
+    static let setPasswordHashSQL = "UPDATE clients SET password_hash = $1 WHERE id = $2"
 
     func setPrivacyAccepted(ofClient clientId: Int64, version: Int, at: Date) throws {
         noteSessionsChanged()
@@ -144,16 +152,22 @@ extension PostgresTransaction {
     }
 
     func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws {
-        try execute("""
-            INSERT INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES ($1, $2, $3, $4)
-            ON CONFLICT (client_id) DO UPDATE
-                SET token_hash = excluded.token_hash, token_sealed = excluded.token_sealed, created_at = excluded.created_at
-            """, [clientId, tokenHash, sealed, at])
+        try execute(Self.replaceCalendarTokenSQL, [clientId, tokenHash, sealed, at])
     }
 
+    /// Patient `$1`'s calendar token, its hash `$2` and sealed `$3`, made at `$4`, in place of the one there was.
+    static let replaceCalendarTokenSQL = """
+        INSERT INTO calendar_feeds (client_id, token_hash, token_sealed, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (client_id) DO UPDATE
+            SET token_hash = excluded.token_hash, token_sealed = excluded.token_sealed, created_at = excluded.created_at
+        """
+
     func deleteCalendarToken(ofClient clientId: Int64) throws {
-        try execute("DELETE FROM calendar_feeds WHERE client_id = $1", [clientId])
+        try execute(Self.deleteCalendarTokenSQL, [clientId])
     }
+
+    /// Patient `$1`'s calendar token ended.
+    static let deleteCalendarTokenSQL = "DELETE FROM calendar_feeds WHERE client_id = $1"
 
     func replaceSearchTokens(ofClient clientId: Int64, with tokens: [Data]) throws {
         try execute("DELETE FROM patient_search WHERE client_id = $1", [clientId])

@@ -72,6 +72,15 @@ extension PostgresTransaction {
             """, [clientId, messageId, now])
     }
 
+    /// A message (no dedupe key) to patient `$1` of kind `$2`, subject `$3` and body `$4` at `$5`,
+    /// queued for e-mail too when `$6` (their address is confirmed): `Inbox.post` in one statement.
+    static let postMessageSQL = """
+        WITH m AS (INSERT INTO messages (client_id, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id),
+             d AS (INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
+                   SELECT $1, id, 'message', $5, $5 FROM m WHERE $6)
+        SELECT id FROM m
+        """
+
     func markMessageRead(_ messageId: Int64, ofClient clientId: Int64, at now: Date) throws -> InboxMessage? {
         try row(Self.markReadSQL, [now, messageId, clientId]).map(InboxMessage.init(row:))
     }

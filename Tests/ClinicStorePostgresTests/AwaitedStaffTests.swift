@@ -94,18 +94,32 @@ import Testing
 
             // A use of a session recorded, and the patient's sessions listed: one statement each.
             // A log-in: the attempt reserved (BEGIN, the old windows, the count, the patient,
-            // COMMIT), then completed (BEGIN, the patient locked, the attempt's row locked and
-            // given back, the purge, the session, the patient read back, COMMIT).
+            // COMMIT), then completed (BEGIN, the patient read and locked, the attempt's row
+            // locked and given back, the purge, the session, COMMIT).
             before = store.statementsSent.current
             let token = try await setup.system.clients.logIn(login: "patient0", password: "correct-horse-42",
                                                              passwords: InlinePasswordRunner()).token
-            #expect(store.statementsSent.current - before == 13, "as many as the seam's log-in, none of them blocking a thread")
+            #expect(store.statementsSent.current - before == 12, "one fewer than the seam's log-in, none of them blocking a thread")
             before = store.statementsSent.current
             try await setup.system.clients.touchSession(token: token)
             #expect(store.statementsSent.current - before == 1)
             before = store.statementsSent.current
             let sessions = try await setup.system.clients.signedInSessions(clientId: anna, current: token)
             #expect(store.statementsSent.current - before == 1 && sessions.map(\.isCurrent) == [true])
+
+            // The calendar address: shown in one statement; made in BEGIN, the patient with
+            // their token and the key check, the token, COMMIT. "Sign out everywhere else" with
+            // one: BEGIN, the patient locked, the sessions, the new token, the message, COMMIT.
+            before = store.statementsSent.current
+            #expect(try await setup.system.clients.existingCalendarToken(clientId: anna) == nil)
+            #expect(store.statementsSent.current - before == 1)
+            before = store.statementsSent.current
+            let calendar = try await setup.system.clients.calendarToken(clientId: anna)
+            #expect(store.statementsSent.current - before == 4)
+            before = store.statementsSent.current
+            #expect(try await setup.system.clients.endOtherSessions(clientId: anna, keeping: token) == 0)
+            #expect(store.statementsSent.current - before == 6)
+            #expect(try await setup.system.clients.existingCalendarToken(clientId: anna) != calendar)
 
             // A page of the directory: one statement.
             before = store.statementsSent.current

@@ -35,43 +35,44 @@ extension ClientController {
             guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             let cipher = try database.sealingCipher(tx)
             if !rotate, let sealed = try tx.sealedCalendarToken(ofClient: clientId) {
-                return String(decoding: try cipher.open(bytes: sealed, context: "calendar:\(clientId)"), as: UTF8.self)
+                return try CalendarAddress.opened(sealed, clientId: clientId, cipher: cipher)
             }
-            return try Self.issueCalendarToken(tx, cipher: cipher, clientId: clientId, now: now)
+            let token = SessionManager.newToken()
+            try CalendarAddress.store(tx, token, clientId: clientId, cipher: cipher, now: now)
+            return token
         }
     }
 
-    /// A new calendar token for the patient, replacing the one there was, in the caller's transaction.
-    static func issueCalendarToken(_ tx: any StoreWriting, cipher: FieldCipher, clientId: Int64, now: Date) throws -> String {
-        let token = SessionManager.newToken()
-        try tx.replaceCalendarToken(ofClient: clientId, tokenHash: SessionManager.hash(token),
-                                    sealed: try cipher.seal(bytes: Data(token.utf8), context: "calendar:\(clientId)"), at: now)
+    /// `calendarToken` awaited (issue 56: `AccountSecurityStore`).
+    public func calendarToken(clientId: Int64, rotate: Bool = false) async throws -> String {
+        guard let token = try await database.calendarToken(ofClient: clientId, issuing: SessionManager.newToken(), rotate: rotate,
+                                                           at: now()) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
+        }
         return token
-    }
-
-    /// After a password change or "sign out everywhere else": a calendar address handed out
-    /// before is as much a key to the appointments as a session, so it is replaced too, and the
-    /// patient is told (in their inbox, and by e-mail) that calendars subscribed to the old one
-    /// must subscribe again. Nothing happens for a patient without a calendar address.
-    func renewCalendarAddress(_ tx: any StoreWriting, clientId: Int64, language: Language, now: Date) throws {
-        guard try tx.sealedCalendarToken(ofClient: clientId) != nil else { return }
-        _ = try Self.issueCalendarToken(tx, cipher: try database.sealingCipher(tx), clientId: clientId, now: now)
-        try Inbox.post(tx, clientId: clientId, kind: .account,
-                       subject: Strings.text(.messageCalendarRenewedSubject, language),
-                       body: Strings.text(.messageCalendarRenewedBody, language), now: now)
     }
 
     /// The patient's calendar token, nil when there is none.
     public func existingCalendarToken(clientId: Int64) throws -> String? {
         try database.reading { tx in
             guard let sealed = try tx.sealedCalendarToken(ofClient: clientId) else { return nil }
-            return String(decoding: try database.cipher(tx).open(bytes: sealed, context: "calendar:\(clientId)"), as: UTF8.self)
+            return try CalendarAddress.opened(sealed, clientId: clientId, cipher: try database.cipher(tx))
         }
+    }
+
+    /// `existingCalendarToken` awaited (issue 56: `AccountSecurityStore`).
+    public func existingCalendarToken(clientId: Int64) async throws -> String? {
+        try await database.existingCalendarToken(ofClient: clientId)
     }
 
     /// Ends the calendar address: calendars subscribed to it get 404 from now on.
     public func revokeCalendarToken(clientId: Int64) throws {
         try database.writing { tx in try tx.deleteCalendarToken(ofClient: clientId) }
+    }
+
+    /// `revokeCalendarToken` awaited (issue 56: `AccountSecurityStore`).
+    public func revokeCalendarToken(clientId: Int64) async throws {
+        try await database.revokeCalendarToken(ofClient: clientId)
     }
 
     /// Every appointment of the patient the token belongs to (cancelled ones too, so that

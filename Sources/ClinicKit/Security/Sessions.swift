@@ -14,7 +14,7 @@ public struct SessionManager: Sendable {
         return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.hexString
     }
 
-    static func hash(_ token: String) -> String {
+    package static func hash(_ token: String) -> String {
         SHA256.hash(data: Data(token.utf8)).hexString
     }
 

@@ -129,8 +129,8 @@ struct AccountController {
         case "current":
             _ = try await dependencies.awaited(patient.language) { [system] in try await system.clients.logOut(token: patient.token) }
         case "others":
-            _ = try await dependencies.work(patient.language) { [system] in
-                try system.clients.endOtherSessions(clientId: patient.id, keeping: patient.token)
+            _ = try await dependencies.awaited(patient.language) { [system] in
+                try await system.clients.endOtherSessions(clientId: patient.id, keeping: patient.token)
             }
             await dependencies.touch(patient)
         default:
@@ -166,9 +166,10 @@ struct AccountController {
         let patient = try context.signedInPatient()
         try dependencies.checkAuthRate(context, patient.language) // a password guess, as a log-in is
         let body = try await RequestBody.decode(PasswordBody.self, from: request, context: context)
-        try await dependencies.passwordWork(patient.language) { [system] in
-            try system.clients.changePassword(clientId: patient.id, old: body.oldPassword, new: body.newPassword,
-                                              keeping: patient.token)
+        // Awaited (issue 56: `AccountSecurityStore`); only the Argon2 runs behind the gate, on the pool.
+        try await dependencies.awaited(patient.language) { [system, dependencies] in
+            try await system.clients.changePassword(clientId: patient.id, old: body.oldPassword, new: body.newPassword,
+                                                    keeping: patient.token, passwords: dependencies.passwordRunner)
         }
         return try HTTPMapping.json(ChangedJSON(changed: true))
     }

@@ -76,8 +76,8 @@ struct MessagesController {
 
     @Sendable func calendarToken(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let token = try await dependencies.work(patient.language) { [system] in
-            try system.clients.existingCalendarToken(clientId: patient.id)
+        let token = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.existingCalendarToken(clientId: patient.id)
         }
         guard let token else { throw ClinicError(.notFound, .calendarTokenInvalid) }
         return try HTTPMapping.json(CalendarTokenJSON(token: token, base: dependencies.publicBase(request)))
@@ -85,15 +85,15 @@ struct MessagesController {
 
     @Sendable func newCalendarToken(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let token = try await dependencies.work(patient.language) { [system] in
-            try system.clients.calendarToken(clientId: patient.id, rotate: true)
+        let token = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.calendarToken(clientId: patient.id, rotate: true)
         }
         return try HTTPMapping.json(CalendarTokenJSON(token: token, base: dependencies.publicBase(request)), status: .created)
     }
 
     @Sendable func revokeCalendarToken(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        try await dependencies.work(patient.language) { [system] in try system.clients.revokeCalendarToken(clientId: patient.id) }
+        try await dependencies.awaited(patient.language) { [system] in try await system.clients.revokeCalendarToken(clientId: patient.id) }
         return Response(status: .noContent)
     }
 

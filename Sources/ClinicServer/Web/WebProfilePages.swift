@@ -138,8 +138,9 @@ struct WebProfilePages {
         try dependencies.checkAuthRate(context, web.language)
         let old = form["oldPassword"] ?? "", new = form["newPassword"] ?? "", again = form["newPasswordAgain"] ?? "", token = web.sessionToken
         do {
-            try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.changePassword(clientId: patient.id ?? 0, old: old, new: new, confirmNew: again, keeping: token)
+            try await dependencies.awaited(web.language) { [system, dependencies] in
+                try await system.clients.changePassword(clientId: patient.id ?? 0, old: old, new: new, confirmNew: again, keeping: token,
+                                                        passwords: dependencies.passwordRunner)
             }
         } catch let failure as APIFailure {
             return try await profilePage(web, error: failure.message(in: web.language))
@@ -208,13 +209,15 @@ struct WebProfilePages {
         let words = WebText.labels(web.language)
         switch form["action"] {
         case "stop":
-            try await dependencies.work(web) { [system] in try system.clients.revokeCalendarToken(clientId: patient.id ?? 0) }
+            try await dependencies.awaited(web.language) { [system] in try await system.clients.revokeCalendarToken(clientId: patient.id ?? 0) }
             return try await profilePage(web, notice: words["calendarStopped"])
         case "renew":
-            _ = try await dependencies.work(web) { [system] in try system.clients.calendarToken(clientId: patient.id ?? 0, rotate: true) }
+            _ = try await dependencies.awaited(web.language) { [system] in
+                try await system.clients.calendarToken(clientId: patient.id ?? 0, rotate: true)
+            }
             return try await profilePage(web, notice: words["calendarRenewed"])
         default:
-            _ = try await dependencies.work(web) { [system] in try system.clients.calendarToken(clientId: patient.id ?? 0) }
+            _ = try await dependencies.awaited(web.language) { [system] in try await system.clients.calendarToken(clientId: patient.id ?? 0) }
             return try await profilePage(web, notice: words["calendarMade"])
         }
     }
@@ -322,7 +325,9 @@ struct WebProfilePages {
         let web = try context.webRequest(), patient = try context.webPatient()
         _ = try await dependencies.form(request, context, web)
         let token = web.sessionToken
-        try await dependencies.work(web) { [system] in try system.clients.endOtherSessions(clientId: patient.id ?? 0, keeping: token) }
+        try await dependencies.awaited(web.language) { [system] in
+            try await system.clients.endOtherSessions(clientId: patient.id ?? 0, keeping: token)
+        }
         return try await profilePage(web, notice: WebText.labels(web.language)["signedOutOthers"])
     }
 

@@ -46,7 +46,12 @@ extension ClientController {
         guard let done = try await database.completePatientLogIn(completion) else {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
-        guard done.client.personal != nil else { return (done.client.client, token) }
-        return (try done.client.opened(with: database.personalDataKey.cipher(keyCheck: done.personalDataKeyCheck)), token)
+        return (try Self.opened(done, key: database.personalDataKey), token)
+    }
+
+    /// The patient logged in, with the personal fields opened (rows from before encryption have none).
+    static func opened(_ done: LoggedInPatient, key: PersonalDataKey) throws -> Client {
+        guard done.client.personal != nil else { return done.client.client }
+        return try done.client.opened(with: key.cipher(keyCheck: done.personalDataKeyCheck))
     }
 }

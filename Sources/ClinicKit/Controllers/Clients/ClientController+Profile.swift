@@ -76,7 +76,7 @@ extension ClientController {
 
     /// Changes the password: the old one is required, the new one must meet the policy, and
     /// every other session of the patient ends (the one in use, `keeping`, stays).
-    /// The calendar address is renewed as well (`renewCalendarAddress`).
+    /// The calendar address is renewed as well (`SessionsEnding`).
     /// The old password is checked under log-in's lock (`checkOwnPassword`).
     public func changePassword(clientId: Int64, old: String, new: String, confirmNew: String? = nil, keeping token: String?) throws {
         // The new password typed twice (the web's form) must match, before the old one is tried.
@@ -92,26 +92,20 @@ extension ClientController {
             try? database.writing { tx in try Self.releaseAttempt(tx, client.loginKey, window: window) }
             throw error
         }
-        let now = self.now()
-        try database.writing { tx in
-            try Self.releaseAttempt(tx, client.loginKey, window: window)
-            try tx.setPasswordHash(hash, ofClient: clientId)
-            _ = try tx.deleteSessions(ofClient: clientId, except: token.map(SessionManager.hash))
-            try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
-        }
+        let change = PasswordChange(loginKey: client.loginKey, window: Date(seconds: window), newHash: hash,
+                                    ending: SessionsEnding(clientId: clientId, keeping: token, now: now()))
+        try database.writing { tx in try change.apply(tx, store: database) }
     }
 
     /// "Sign out everywhere else": every session of the patient but `token`'s ends, and the
-    /// calendar address is renewed (`renewCalendarAddress`). Returns how many sessions ended.
+    /// calendar address is renewed (`SessionsEnding`). Returns how many sessions ended.
     @discardableResult
     public func endOtherSessions(clientId: Int64, keeping token: String?) throws -> Int {
-        let now = self.now()
-        return try database.writing { tx in
-            guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let ended = try tx.deleteSessions(ofClient: clientId, except: token.map(SessionManager.hash))
-            try renewCalendarAddress(tx, clientId: clientId, language: client.language, now: now)
-            return ended
+        let ending = SessionsEnding(clientId: clientId, keeping: token, now: now())
+        guard let ended = try database.writing({ tx in try ending.apply(tx, store: database) }) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
         }
+        return ended
     }
 
     /// A password the signed-in patient types to confirm a change (password change, account

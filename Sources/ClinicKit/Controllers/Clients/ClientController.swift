@@ -242,24 +242,15 @@ public final class ClientController: Sendable {
             throw ClinicError(.privacyNotAccepted, .privacyChanged, String(PrivacyPolicy.version))
         }
         let newHash = match == .raw || hasher.needsRehash(client.passwordHash) ? try hasher.hash(password) : nil
-        let now = self.now()
-        return try database.writing { tx in
-            try Self.releaseAttempt(tx, key, window: window)
-            guard var current = try database.client(tx, id: client.id ?? -1) else {
-                throw ClinicError(.invalidCredentials, .invalidCredentials)
-            }
-            if let newHash, current.passwordHash == client.passwordHash {
-                current.passwordHash = newHash
-                try tx.setPasswordHash(newHash, ofClient: current.id ?? -1)
-            }
-            if outdatedConsent {
-                try tx.setPrivacyAccepted(ofClient: current.id ?? -1, version: PrivacyPolicy.version, at: now)
-                current.privacyVersion = PrivacyPolicy.version
-                current.privacyAcceptedAt = Date(seconds: now.seconds)
-            }
-            let token = try sessions.create(tx, clientId: client.id ?? -1, now: now, device: device, idleSeconds: idleSeconds)
-            return (current, token)
+        let now = self.now(), token = SessionManager.newToken()
+        let completion = LogInCompletion(
+            clientId: client.id ?? -1, loginKey: key, window: Date(seconds: window), newHash: newHash.map { ($0, client.passwordHash) },
+            acceptedPrivacyVersion: outdatedConsent ? PrivacyPolicy.version : nil, now: now,
+            session: SessionManager.opening(token: token, now: now, device: device, idleSeconds: idleSeconds))
+        guard let done = try database.writing({ tx in try completion.apply(tx) }) else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
+        return (try Self.opened(done, key: database.personalDataKey), token)
     }
 
     /// Reserves one password check for a login name, in one write transaction: windows that

@@ -115,15 +115,18 @@ public final class StaffController: Sendable {
         guard let (member, _) = found, matched, member.isActive else {
             throw ClinicError(.invalidCredentials, .invalidCredentials)
         }
-        let now = self.now()
-        return try database.writing { tx in
-            try ClientController.releaseAttempt(tx, key, window: window)
-            try tx.deleteStaffSessions(lastUsedBefore: Self.idleCutoff(now))
-            let token = SessionManager.newToken()
-            try tx.insertStaffSession(staffId: member.id, tokenHash: SessionManager.hash(token), at: now,
-                                      idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) })
-            return (member, token)
-        }
+        let token = SessionManager.newToken()
+        let completion = StaffLogInCompletion(staffId: member.id, attemptKey: key, window: Date(seconds: window),
+                                              session: Self.opening(token: token, now: now(), idleSeconds: idleSeconds))
+        try database.writing { tx in try completion.apply(tx) }
+        return (member, token)
+    }
+
+    /// The session a log-in opens for `token` (its own idle limit at most `idleLimit`), and the
+    /// last use before which staff sessions are purged on the way: `SessionManager.opening`'s twin.
+    static func opening(token: String, now: Date, idleSeconds: Int?) -> NewSession {
+        NewSession(tokenHash: SessionManager.hash(token), at: now, device: nil, idleSeconds: idleSeconds.map { min($0, Int(idleLimit)) },
+                   purgeBefore: idleCutoff(now))
     }
 
     /// `logIn` awaited (issue 56: `LogInStore`): the same rules and answers, each transaction
@@ -152,8 +155,7 @@ public final class StaffController: Sendable {
         let token = SessionManager.newToken()
         try await database.completeStaffLogIn(StaffLogInCompletion(
             staffId: member.id, attemptKey: attemptKey, window: reserved.window,
-            session: NewSession(tokenHash: SessionManager.hash(token), at: now, device: nil,
-                                idleSeconds: idleSeconds.map { min($0, Int(Self.idleLimit)) }, purgeBefore: Self.idleCutoff(now))))
+            session: Self.opening(token: token, now: now, idleSeconds: idleSeconds)))
         return (member, token)
     }
 

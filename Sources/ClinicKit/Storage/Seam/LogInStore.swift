@@ -102,8 +102,19 @@ public struct LogInCompletion: Sendable {
         try tx.deleteSessions(lastUsedBefore: session.purgeBefore)
         try tx.insertSession(clientId: clientId, tokenHash: session.tokenHash, at: session.at, device: session.device,
                              idleSeconds: session.idleSeconds)
-        guard let client = try tx.storedClient(id: clientId) else { return nil }
-        return LoggedInPatient(client: client, personalDataKeyCheck: try tx.personalDataKeyCheck())
+        return LoggedInPatient(client: applied(to: stored), personalDataKeyCheck: try tx.personalDataKeyCheck())
+    }
+
+    /// The patient as this completion leaves them, from their row as read before its writes (in
+    /// the same transaction, so the hash's compare-and-set is decided by that row).
+    package func applied(to stored: StoredClient) -> StoredClient {
+        var client = stored
+        if let newHash, stored.client.passwordHash == newHash.replacing { client.client.passwordHash = newHash.hash }
+        if let acceptedPrivacyVersion {
+            client.client.privacyVersion = acceptedPrivacyVersion
+            client.client.privacyAcceptedAt = Date(seconds: now.seconds)
+        }
+        return client
     }
 }
 

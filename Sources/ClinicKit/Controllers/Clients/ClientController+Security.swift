@@ -1,0 +1,51 @@
+import Foundation
+
+// A patient's password change and "sign out everywhere else" awaited (issue 56:
+// `AccountSecurityStore`): the same rules and answers as the synchronous ones
+// (ClientController+Profile.swift), each transaction awaited and the password work (Argon2) on
+// the caller's `PasswordRunner`.
+
+extension ClientController {
+    /// `endOtherSessions` awaited: every session of the patient but `token`'s ends and the
+    /// calendar address is renewed, in one transaction. Returns how many sessions ended.
+    @discardableResult
+    public func endOtherSessions(clientId: Int64, keeping token: String?) async throws -> Int {
+        guard let ended = try await database.endOtherSessions(SessionsEnding(clientId: clientId, keeping: token, now: now())) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
+        }
+        return ended
+    }
+
+    /// `changePassword` awaited: the new password typed twice must match; the old one is checked
+    /// under log-in's lock (the attempt reserved in one transaction, a locked login refused
+    /// unchecked); the new one must meet the policy; then the attempt is given back, the hash
+    /// set, every other session ended and the calendar address renewed, in a second transaction.
+    /// A right old password whose new one is refused gives its attempt back too.
+    public func changePassword(clientId: Int64, old: String, new: String, confirmNew: String? = nil, keeping token: String?,
+                               passwords: some PasswordRunner) async throws {
+        if let confirmNew, !Validator().passwordsMatch(new, confirmNew) { throw ClinicError.invalid(.passwordsDiffer) }
+        let now = self.now(), hasher = self.hasher
+        guard let reserved = try await database.reservePasswordCheck(clientId: clientId, at: now, forgetBefore: Self.forgottenWindows(now), decide: {
+            attempts in try Self.refuseIfLocked(attempts, now: now)
+        }) else {
+            throw ClinicError(.notFound, .clientNotFound, String(clientId))
+        }
+        let stored = reserved.client.client
+        guard try await passwords.run({ hasher.verify(old, against: stored.passwordHash) }) else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        let hash: String
+        do {
+            let client = try reserved.client.opened(with: database.personalDataKey.cipher(keyCheck: reserved.personalDataKeyCheck))
+            if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
+            hash = try await passwords.run { try hasher.hash(new) }
+        } catch {
+            // The old password was right: its check is given back, as a log-in's would be.
+            try? await database.withdrawLogInAttempt(loginKey: stored.loginKey, window: reserved.window)
+            throw error
+        }
+        try await database.completePasswordChange(PasswordChange(
+            loginKey: stored.loginKey, window: reserved.window, newHash: hash,
+            ending: SessionsEnding(clientId: clientId, keeping: token, now: now)))
+    }
+}

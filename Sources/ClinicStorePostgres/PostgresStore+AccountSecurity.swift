@@ -1,0 +1,140 @@
+import ClinicKit
+import Foundation
+import PostgresNIO
+
+// A patient's keys to their account awaited (issue 56: `AccountSecurityStore`): each change one
+// transaction on a leased connection, each statement awaited. What is written is ClinicKit's
+// decision (`SessionsEnding`, `PasswordChange`); the token is sealed here, under the stored key
+// check (`CalendarAddress`). A change of sessions or of the password's hash forgets the
+// signed-in look-ups this store keeps, before and after, as `noteSessionsChanged` does for the
+// seam's writes; other servers hear the database's notice.
+
+extension PostgresStore {
+    /// BEGIN, whether the patient is, their token and the key check; the new token stored when
+    /// due; COMMIT.
+    public func calendarToken(ofClient clientId: Int64, issuing token: String, rotate: Bool, at now: Date) async throws -> String? {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let found = try await tx.rows("""
+                SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1) AS found,
+                       (SELECT token_sealed FROM calendar_feeds WHERE client_id = $1) AS token_sealed,
+                       (SELECT value FROM settings WHERE key = $2) AS key_check
+                """, [clientId, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row),
+                  try found.value("found", in: "clients") as Bool else { return nil }
+            let check: String? = try found.value("key_check", in: "settings", key: "key")
+            if !rotate, let sealed = try found.value("token_sealed", in: "calendar_feeds", key: "client_id") as Data? {
+                return try CalendarAddress.opened(sealed, clientId: clientId, cipher: try key.cipher(keyCheck: check))
+            }
+            try await Self.store(token, clientId: clientId, cipher: try await Self.sealingCipher(key, stored: check, tx), at: now, tx)
+            return token
+        }
+    }
+
+    /// One statement: the sealed token with the key check.
+    public func existingCalendarToken(ofClient clientId: Int64) async throws -> String? {
+        guard let row = try await awaitedRows("""
+            SELECT f.token_sealed, (SELECT value FROM settings WHERE key = $2) AS key_check FROM calendar_feeds f WHERE f.client_id = $1
+            """, [clientId, PostgresTransaction.clientsKeyCheckSetting]).first else { return nil }
+        let sealed: Data = try row.value("token_sealed", in: "calendar_feeds", key: "client_id")
+        return try CalendarAddress.opened(sealed, clientId: clientId,
+                                          cipher: try personalDataKey.cipher(keyCheck: try row.value("key_check", in: "settings", key: "key")))
+    }
+
+    public func revokeCalendarToken(ofClient clientId: Int64) async throws {
+        _ = try await awaitedRows(PostgresTransaction.deleteCalendarTokenSQL, [clientId])
+    }
+
+    /// BEGIN, the patient locked against deletion with what the ending needs, the sessions
+    /// ended; for a patient with a calendar address the new one stored and the message posted
+    /// (and queued for e-mail); COMMIT.
+    public func endOtherSessions(_ ending: SessionsEnding) async throws -> Int? {
+        let sent = statementsSent, key = personalDataKey
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let patient = try await Self.lockForEnding(ending, tx) else { return nil }
+            return try await Self.end(ending, patient, key: key, tx)
+        }
+    }
+
+    /// BEGIN, the patient with the key check (none: nothing counted), the old windows forgotten,
+    /// the attempt counted (its row locked until COMMIT), the decision; COMMIT.
+    public func reservePasswordCheck(clientId: Int64, at now: Date, forgetBefore: Date,
+                                     decide: @escaping @Sendable (LoginAttempts) throws -> Void) async throws -> ReservedPasswordCheck? {
+        let sent = statementsSent
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL, [clientId, PostgresTransaction.clientsKeyCheckSetting])
+                .first.map(PostgresTransaction.row) else { return nil }
+            let client = try PostgresTransaction.storedClientOfRow(row)
+            _ = try await tx.rows(PostgresTransaction.forgetLoginAttemptsSQL, [forgetBefore])
+            let counted = try await tx.rows(PostgresTransaction.countLoginAttemptSQL, [client.client.loginKey, now])
+            let attempts = try PostgresTransaction.loginAttempts(try counted.first.map(PostgresTransaction.row))
+            try decide(attempts)
+            return ReservedPasswordCheck(client: client, personalDataKeyCheck: try row.value("personal_key_check", in: "settings"),
+                                         window: attempts.windowStart)
+        }
+    }
+
+    /// BEGIN, the patient locked (none: nothing written), the attempt given back, the hash set,
+    /// then the ending's writes; COMMIT.
+    public func completePasswordChange(_ change: PasswordChange) async throws {
+        let sent = statementsSent, key = personalDataKey
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let patient = try await Self.lockForEnding(change.ending, tx) else { return }
+            try await Self.withdraw(loginKey: change.loginKey, window: change.window, tx)
+            _ = try await tx.rows(PostgresTransaction.setPasswordHashSQL, [change.newHash, change.ending.clientId])
+            _ = try await Self.end(change.ending, patient, key: key, tx)
+        }
+    }
+
+    /// What an ending is decided on: the patient's language, whether their e-mail is confirmed
+    /// and whether they have a calendar address, with the key check.
+    private struct EndingPatient {
+        let language: Language
+        let emailConfirmed: Bool
+        let hasCalendar: Bool
+        let keyCheck: String?
+    }
+
+    /// The patient locked against deletion (`FOR SHARE`) with what the ending needs; nil for none.
+    private static func lockForEnding(_ ending: SessionsEnding, _ tx: AwaitedConnection) async throws -> EndingPatient? {
+        guard let row = try await tx.rows("""
+            SELECT c.preferred_language, c.email_confirmed,
+                   EXISTS (SELECT 1 FROM calendar_feeds WHERE client_id = c.id) AS has_calendar,
+                   (SELECT value FROM settings WHERE key = $2) AS key_check
+            FROM clients c WHERE c.id = $1 FOR SHARE OF c
+            """, [ending.clientId, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row) else { return nil }
+        let language: String = try row.value("preferred_language", in: "clients")
+        return EndingPatient(language: Language(rawValue: language) ?? .en, emailConfirmed: try row.value("email_confirmed", in: "clients"),
+                             hasCalendar: try row.value("has_calendar", in: "calendar_feeds"),
+                             keyCheck: try row.value("key_check", in: "settings", key: "key"))
+    }
+
+    /// The ending's writes, as `SessionsEnding.apply` makes them: the sessions ended (how many),
+    /// and for a patient with a calendar address the new one and the message.
+    private static func end(_ ending: SessionsEnding, _ patient: EndingPatient, key: PersonalDataKey,
+                            _ tx: AwaitedConnection) async throws -> Int {
+        let ended = try await tx.rows("""
+            WITH ended AS (DELETE FROM sessions WHERE client_id = $1 AND token_hash <> $2 RETURNING 1) SELECT count(*) AS ended FROM ended
+            """, [ending.clientId, ending.keepingTokenHash ?? ""])
+        guard patient.hasCalendar else { return Int(try tx.value(Int64.self, ended) ?? 0) }
+        let cipher = try await sealingCipher(key, stored: patient.keyCheck, tx)
+        try await store(ending.newCalendarToken, clientId: ending.clientId, cipher: cipher, at: ending.now, tx)
+        let message = ending.renewalMessage(patient.language)
+        _ = try await tx.rows(PostgresTransaction.postMessageSQL, [ending.clientId, MessageKind.account.rawValue, message.subject,
+                                                                   message.body, ending.now, patient.emailConfirmed])
+        return Int(try tx.value(Int64.self, ended) ?? 0)
+    }
+
+    /// `token` as the patient's calendar token, in place of the one there was.
+    private static func store(_ token: String, clientId: Int64, cipher: FieldCipher, at now: Date, _ tx: AwaitedConnection) async throws {
+        _ = try await tx.rows(PostgresTransaction.replaceCalendarTokenSQL, [
+            clientId, SessionManager.hash(token), try CalendarAddress.sealed(token, clientId: clientId, cipher: cipher), now])
+    }
+}

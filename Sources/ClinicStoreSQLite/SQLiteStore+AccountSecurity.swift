@@ -1,0 +1,55 @@
+import ClinicKit
+import Foundation
+
+// A patient's keys to their account awaited (issue 56: `AccountSecurityStore`), on SQLite:
+// reads on the reader queue, changes each one write of the next batch, the seam's statements
+// inside and ClinicKit's writes (`SessionsEnding`, `PasswordChange`, `CalendarAddress`).
+
+extension SQLiteStore {
+    public func calendarToken(ofClient clientId: Int64, issuing token: String, rotate: Bool, at now: Date) async throws -> String? {
+        try await commit {
+            try self.writing { tx in
+                guard try tx.clientExists(id: clientId) else { return nil }
+                let cipher = try self.sealingCipher(tx)
+                if !rotate, let sealed = try tx.sealedCalendarToken(ofClient: clientId) {
+                    return try CalendarAddress.opened(sealed, clientId: clientId, cipher: cipher)
+                }
+                try CalendarAddress.store(tx, token, clientId: clientId, cipher: cipher, now: now)
+                return token
+            }
+        }
+    }
+
+    public func existingCalendarToken(ofClient clientId: Int64) async throws -> String? {
+        try await readAwaited { tx in
+            guard let sealed = try tx.sealedCalendarToken(ofClient: clientId) else { return nil }
+            return try CalendarAddress.opened(sealed, clientId: clientId, cipher: try self.cipher(tx))
+        }
+    }
+
+    public func revokeCalendarToken(ofClient clientId: Int64) async throws {
+        try await commit { try self.writing { tx in try tx.deleteCalendarToken(ofClient: clientId) } }
+    }
+
+    public func endOtherSessions(_ ending: SessionsEnding) async throws -> Int? {
+        try await commit { try self.writing { tx in try ending.apply(tx, store: self) } }
+    }
+
+    public func reservePasswordCheck(clientId: Int64, at now: Date, forgetBefore: Date,
+                                     decide: @escaping @Sendable (LoginAttempts) throws -> Void) async throws -> ReservedPasswordCheck? {
+        try await commit {
+            try self.writing { tx in
+                guard let client = try tx.storedClient(id: clientId) else { return nil }
+                try tx.forgetLoginAttempts(windowStartedBy: forgetBefore)
+                let attempts = try tx.countLoginAttempt(loginKey: client.client.loginKey, at: now)
+                try decide(attempts)
+                return ReservedPasswordCheck(client: client, personalDataKeyCheck: try tx.personalDataKeyCheck(),
+                                             window: attempts.windowStart)
+            }
+        }
+    }
+
+    public func completePasswordChange(_ change: PasswordChange) async throws {
+        try await commit { try self.writing { tx in try change.apply(tx, store: self) } }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+/// A patient's keys to their account (issue 56: `AccountSecurityStore`), on both stores and by
+/// both paths, the synchronous seam's and the awaited one: the private calendar address,
+/// "sign out everywhere else" and the password change, with what they renew and tell.
+@Suite struct AwaitedAccountSecurityTests {
+    enum Path: String, CaseIterable, CustomTestStringConvertible {
+        case seam, awaited
+        var testDescription: String { rawValue }
+    }
+
+    let passwords = InlinePasswordRunner()
+
+    /// A synchronous call, made where no async overload can be chosen for it.
+    static func seam<T>(_ body: () throws -> T) throws -> T { try body() }
+
+    func calendarToken(_ system: ClinicSystem, _ id: Int64, rotate: Bool = false, _ path: Path) async throws -> String {
+        switch path {
+        case .seam: try Self.seam { try system.clients.calendarToken(clientId: id, rotate: rotate) }
+        case .awaited: try await system.clients.calendarToken(clientId: id, rotate: rotate)
+        }
+    }
+
+    func existing(_ system: ClinicSystem, _ id: Int64, _ path: Path) async throws -> String? {
+        switch path {
+        case .seam: try Self.seam { try system.clients.existingCalendarToken(clientId: id) }
+        case .awaited: try await system.clients.existingCalendarToken(clientId: id)
+        }
+    }
+
+    func endOthers(_ system: ClinicSystem, _ id: Int64, keeping token: String?, _ path: Path) async throws -> Int {
+        switch path {
+        case .seam: try Self.seam { try system.clients.endOtherSessions(clientId: id, keeping: token) }
+        case .awaited: try await system.clients.endOtherSessions(clientId: id, keeping: token)
+        }
+    }
+
+    func changePassword(_ system: ClinicSystem, _ id: Int64, old: String, new: String, confirm: String? = nil,
+                        keeping token: String?, _ path: Path) async throws {
+        switch path {
+        case .seam: try system.clients.changePassword(clientId: id, old: old, new: new, confirmNew: confirm, keeping: token)
+        case .awaited:
+            try await system.clients.changePassword(clientId: id, old: old, new: new, confirmNew: confirm, keeping: token,
+                                                    passwords: passwords)
+        }
+    }
+
+    func renewalMessages(_ system: ClinicSystem, _ id: Int64) throws -> Int {
+        try system.clients.messages(clientId: id).filter { $0.subject == Strings.text(.messageCalendarRenewedSubject, .en) }.count
+    }
+
+    @Test(arguments: Path.allCases) func theCalendarAddressIsMadeShownRenewedAndEnded(_ path: Path) async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        #expect(try await existing(system, anna, path) == nil)
+        let token = try await calendarToken(system, anna, path)
+        #expect(try await calendarToken(system, anna, path) == token, "the one there is")
+        let bySeam = try await existing(system, anna, .seam), awaited = try await existing(system, anna, .awaited)
+        #expect(bySeam == token && awaited == token)
+        #expect(try system.clients.calendarFeed(token: token).contains("BEGIN:VCALENDAR"))
+        #expect(try fingerprint(system).contains(token) == false, "sealed, and found by its hash")
+
+        let rotated = try await calendarToken(system, anna, rotate: true, path)
+        let shown = try await existing(system, anna, path)
+        #expect(rotated != token && shown == rotated)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: token) } != nil)
+        #expect(try system.clients.calendarFeed(token: rotated).contains("BEGIN:VCALENDAR"))
+
+        switch path {
+        case .seam: try Self.seam { try system.clients.revokeCalendarToken(clientId: anna) }
+        case .awaited: try await system.clients.revokeCalendarToken(clientId: anna)
+        }
+        #expect(try await existing(system, anna, path) == nil)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: rotated) } != nil)
+
+        let before = try fingerprint(system)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await calendarToken(system, 99_999, path) }
+        #expect(try fingerprint(system) == before, "nothing made for no one")
+    }
+
+    /// The sessions but the one in use end; a calendar address is renewed and the patient told,
+    /// in the inbox and by e-mail when their address is confirmed; without one nothing is made.
+    @Test(arguments: Path.allCases) func signingOutEverywhereElseRenewsTheCalendarAddress(_ path: Path) async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        let mine = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let others = try (0..<2).map { _ in try system.clients.logIn(login: "anna", password: "correct-horse-42").token }
+
+        // No calendar address: the sessions end, and nothing else is written.
+        #expect(try await endOthers(system, anna, keeping: mine, path) == 2)
+        #expect(try system.clients.currentUser(token: mine).id == anna)
+        for other in others { #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: other) } != nil) }
+        #expect(try await existing(system, anna, path) == nil)
+        #expect(try renewalMessages(system, anna) == 0)
+
+        // With one, and a confirmed e-mail address.
+        var client = try system.clients.getUserById(anna)
+        client.email = "anna@example.org"
+        try system.database.writing { tx in try system.database.updateClient(tx, client) }
+        let token = try await calendarToken(system, anna, path)
+        let other = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let deliveries = try #require(try storedInt(system, "SELECT count(*) FROM deliveries"))
+        #expect(try await endOthers(system, anna, keeping: mine, path) == 1)
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: other) } != nil)
+        let renewed = try #require(try await existing(system, anna, path))
+        #expect(renewed != token)
+        #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: token) } != nil)
+        #expect(try system.clients.calendarFeed(token: renewed).contains("BEGIN:VCALENDAR"))
+        #expect(try renewalMessages(system, anna) == 1)
+        #expect(try storedInt(system, "SELECT count(*) FROM deliveries") == deliveries + 1, "e-mailed too")
+
+        // Keeping none ends them all; a patient gone is not signed in, and nothing is written.
+        #expect(try await endOthers(system, anna, keeping: nil, path) == 1)
+        let before = try fingerprint(system)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await endOthers(system, 99_999, keeping: nil, path) }
+        #expect(try fingerprint(system) == before)
+    }
+
+    /// The old password is needed and checked under log-in's lock; the new one typed twice must
+    /// match and meet the policy (a refusal gives the right old one's attempt back); then the
+    /// other sessions end and the calendar address is renewed, in one transaction.
+    @Test(arguments: Path.allCases) func changingThePasswordAwaitedAsTheSeam(_ path: Path) async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna").id ?? 0
+        let mine = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let other = try system.clients.logIn(login: "anna", password: "correct-horse-42").token
+        let token = try await calendarToken(system, anna, path)
+
+        await #expect(throws: ClinicError.invalid(.passwordsDiffer)) {
+            try await changePassword(system, anna, old: "correct-horse-42", new: "purple-monkey-dishwasher", confirm: "purple-monkey",
+                                     keeping: mine, path)
+        }
+        #expect(try storedInt(system, "SELECT count(*) FROM login_attempts") == 0, "not tried")
+        await #expect(throws: ClinicError(.invalidCredentials, .invalidCredentials)) {
+            try await changePassword(system, anna, old: "wrong-horse-42", new: "purple-monkey-dishwasher", keeping: mine, path)
+        }
+        #expect(try storedInt(system, "SELECT failures FROM login_attempts") == 1, "a wrong one is counted")
+        let weak = await #expect(throws: ClinicError.self) {
+            try await changePassword(system, anna, old: "correct-horse-42", new: "short", keeping: mine, path)
+        }
+        #expect(weak?.code == .weakPassword)
+        #expect(try storedInt(system, "SELECT failures FROM login_attempts") == 1, "a right one is given back")
+        #expect(try system.clients.currentUser(token: other).id == anna)
+        #expect(try await existing(system, anna, path) == token, "nothing changed")
+
+        try await changePassword(system, anna, old: "correct-horse-42", new: "purple-monkey-dishwasher", keeping: mine, path)
+        #expect(try system.clients.currentUser(token: mine).id == anna)
+        #expect(expectError(.notLoggedIn) { _ = try system.clients.currentUser(token: other) } != nil)
+        #expect(try await existing(system, anna, path) != token)
+        #expect(try renewalMessages(system, anna) == 1)
+        #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "correct-horse-42") } != nil)
+        #expect(try system.clients.logIn(login: "anna", password: "purple-monkey-dishwasher").client.id == anna)
+
+        // The lock: four more wrong ones fill the window, and then even the right one is refused unchecked.
+        for _ in 0..<3 {
+            await #expect(throws: ClinicError(.invalidCredentials, .invalidCredentials)) {
+                try await changePassword(system, anna, old: "wrong-horse-42", new: "purple-monkey-dishwasher", keeping: mine, path)
+            }
+        }
+        let locked = await #expect(throws: ClinicError.self) {
+            try await changePassword(system, anna, old: "purple-monkey-dishwasher", new: "green-monkey-dishwasher", keeping: mine, path)
+        }
+        #expect(locked?.code == .accountLocked)
+        #expect(try storedInt(system, "SELECT failures FROM login_attempts") == 5)
+        clock.advance(ClientController.throttleWindow)
+        try await changePassword(system, anna, old: "purple-monkey-dishwasher", new: "green-monkey-dishwasher", keeping: mine, path)
+
+        await #expect(throws: ClinicError.self) {
+            try await changePassword(system, 99_999, old: "x", new: "purple-monkey-dishwasher", keeping: nil, path)
+        }
+    }
+}
