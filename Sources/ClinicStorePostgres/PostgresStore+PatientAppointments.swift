@@ -41,4 +41,22 @@ extension PostgresStore {
         let history = try JSONRows.rows(try row.value("history", in: "appointment_events")).map(AppointmentEvent.init(row:))
         return (appointment, history)
     }
+
+    /// One statement: the token's patient with each of their appointments (none: one row whose
+    /// appointment columns are NULL) and its count of changes.
+    public func calendarFeed(tokenHash: String) async throws -> CalendarFeedFacts? {
+        let rows = try await awaitedRows("""
+            SELECT c.preferred_language, a.*,
+                   (SELECT count(*) FROM appointment_events e
+                    WHERE e.appointment_id = a.id AND e.event IN ('rescheduled', 'cancelled')) AS changes
+            FROM calendar_feeds f JOIN clients c ON c.id = f.client_id LEFT JOIN appointments a ON a.client_id = f.client_id
+            WHERE f.token_hash = $1 ORDER BY a.starts_at, a.id
+            """, [tokenHash])
+        guard let first = rows.first else { return nil }
+        let language: String = try first.value("preferred_language", in: "clients")
+        let appointments = try rows.filter { try $0.value("id", in: "appointments") as Int64? != nil }.map { row in
+            (try Appointment(row: row), Int(try row.value("changes", in: "appointment_events") as Int64))
+        }
+        return CalendarFeedFacts(language: Language(rawValue: language) ?? .en, appointments: appointments)
+    }
 }

@@ -98,6 +98,10 @@ extension SQLiteStore {
             return (appointment, try tx.appointmentEvents(of: [id]))
         }
     }
+
+    public func calendarFeed(tokenHash: String) async throws -> CalendarFeedFacts? {
+        try await readAwaited { tx in try CalendarFeedFacts.read(tx, tokenHash: tokenHash) }
+    }
 }
 
 // MARK: The directory (`DirectoryReadsStore`), on the reader queue

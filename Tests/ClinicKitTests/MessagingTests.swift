@@ -425,6 +425,33 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
                              date: testNow).allSatisfy { $0 < 128 }, "headers and body are 7-bit (encoded words, base64)")
     }
 
+    /// The feed awaited (`PatientAppointmentsStore.calendarFeed`, what a subscribed calendar
+    /// polls) is the synchronous one, byte for byte: every appointment, cancelled ones too, each
+    /// with its sequence; an unknown or overlong token is not found; no appointments, no event.
+    @Test func theCalendarFeedAwaitedIsTheSeams() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        let token = try await system.clients.calendarToken(clientId: anna)
+        func bySeam() throws -> String { try system.clients.calendarFeed(token: token) }
+        let empty = try await system.calendarFeed(token: token)
+        #expect(try empty == bySeam() && !empty.contains("BEGIN:VEVENT") && empty.contains("BEGIN:VCALENDAR"))
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let a = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: monday0920)
+        let b = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: monday1000)
+        _ = try system.appointments.rescheduleAppointment(a.id ?? 0, clientId: anna,
+                                                          to: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 11, minute: 0)!))
+        func cancel() throws { _ = try system.appointments.cancelAppointment(a.id ?? 0, clientId: anna) }
+        try cancel()
+        let feed = try await system.calendarFeed(token: token)
+        #expect(try feed == bySeam())
+        #expect(feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
+        #expect(feed.contains("UID:" + ICalendar.uid(b)) && feed.contains("SEQUENCE:0\r\n"))
+        #expect(feed.contains("SEQUENCE:2\r\n") && feed.contains("STATUS:CANCELLED\r\n"), "moved, then cancelled")
+        for wrong in ["", "nope", String(repeating: "a", count: 201)] {
+            await #expect(throws: ClinicError(.notFound, .calendarTokenInvalid)) { _ = try await system.calendarFeed(token: wrong) }
+        }
+    }
+
     @Test func theCalendarAddressIsPrivateAndRevocable() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")

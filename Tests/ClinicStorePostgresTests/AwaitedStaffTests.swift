@@ -119,7 +119,13 @@ import Testing
             before = store.statementsSent.current
             #expect(try await setup.system.clients.endOtherSessions(clientId: anna, keeping: token) == 0)
             #expect(store.statementsSent.current - before == 6)
-            #expect(try await setup.system.clients.existingCalendarToken(clientId: anna) != calendar)
+            let renewed = try #require(try await setup.system.clients.existingCalendarToken(clientId: anna))
+            #expect(renewed != calendar)
+            // The feed a subscribed calendar polls: the appointments with their changes in one
+            // statement, then their one clinic with its departments (a read-only snapshot: 4).
+            before = store.statementsSent.current
+            let feed = try await setup.system.calendarFeed(token: renewed)
+            #expect(store.statementsSent.current - before == 5 && feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
 
             // A page of the directory: one statement.
             before = store.statementsSent.current

@@ -80,13 +80,35 @@ extension ClientController {
     public func calendarFeed(token: String) throws -> String {
         let now = self.now()
         return try database.reading { tx in
-            guard token.utf8.count <= 200,
-                  let clientId = try tx.calendarTokenOwner(tokenHash: SessionManager.hash(token)),
-                  let client = try database.client(tx, id: clientId) else {
+            guard token.utf8.count <= 200, let facts = try CalendarFeedFacts.read(tx, tokenHash: SessionManager.hash(token)) else {
                 throw ClinicError(.notFound, .calendarTokenInvalid)
             }
-            let events = try tx.appointments(ofClient: clientId).compactMap { try CalendarEvent.load(tx, $0) }
-            return ICalendar.document(events, language: client.language, now: now, name: "Clinic appointments")
+            let events = try facts.appointments.compactMap { item -> CalendarEvent? in
+                guard let clinic = try tx.clinic(id: item.appointment.clinicId) else { return nil }
+                let specialization = try tx.department(id: item.appointment.departmentId)?.specialization ?? ""
+                return CalendarEvent(appointment: item.appointment, clinic: clinic, specialization: specialization, sequence: item.changes)
+            }
+            return ICalendar.document(events, language: facts.language, now: now, name: Self.feedName)
         }
+    }
+
+    /// The name a calendar app shows for the feed.
+    static let feedName = "Clinic appointments"
+}
+
+extension ClinicSystem {
+    /// `ClientController.calendarFeed` awaited (issue 56: `PatientAppointmentsStore.calendarFeed`):
+    /// the patient's appointments with their changes in one read, then each clinic they are at
+    /// with its departments once (`withPlaces`). What a subscribed calendar polls.
+    public func calendarFeed(token: String) async throws -> String {
+        guard token.utf8.count <= 200, let facts = try await database.calendarFeed(tokenHash: SessionManager.hash(token)) else {
+            throw ClinicError(.notFound, .calendarTokenInvalid)
+        }
+        let placed = try await withPlaces(facts.appointments.map(\.appointment))
+        let events = zip(placed, facts.appointments).map { place, item in
+            CalendarEvent(appointment: item.appointment, clinic: place.clinic, specialization: place.department.specialization,
+                          sequence: item.changes)
+        }
+        return ICalendar.document(events, language: facts.language, now: clients.now(), name: ClientController.feedName)
     }
 }

@@ -100,7 +100,7 @@ struct MessagesController {
     /// The calendar app's request: the feed's own token in the query, no session.
     @Sendable func calendarFeed(_ request: Request, context: APIContext) async throws -> Response {
         let token = request.query("token") ?? ""
-        let text = try await dependencies.work(context.language) { [system] in try system.clients.calendarFeed(token: token) }
+        let text = try await dependencies.awaited(context.language) { [system] in try await system.calendarFeed(token: token) }
         return ServerDependencies.calendar(text, filename: "appointments.ics")
     }
 }

@@ -90,8 +90,9 @@ struct WebAccountPages {
                 let login = registration.login, password = registration.password
                 let device = Device.webBrowser(userAgent: request.headers[.userAgent])
                 let idle = dependencies.settings.webSessionSeconds(keptSignedIn: false)
-                let (_, token) = try await dependencies.passwordWork(web.language) { [system] in
-                    try system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle)
+                let (_, token) = try await dependencies.awaited(web.language) { [system, dependencies] in
+                    try await system.clients.logIn(login: login, password: password, device: device, idleSeconds: idle,
+                                                   passwords: dependencies.passwordRunner)
                 }
                 return dependencies.redirect("/", web, extraCookies: [dependencies.cookie(ServerDependencies.sessionCookie, token)])
             } catch let failure as APIFailure {
