@@ -450,6 +450,17 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         for wrong in ["", "nope", String(repeating: "a", count: 201)] {
             await #expect(throws: ClinicError(.notFound, .calendarTokenInvalid)) { _ = try await system.calendarFeed(token: wrong) }
         }
+
+        // One appointment's file, awaited, is the synchronous one; another patient's is refused alike.
+        let client = try system.clients.getUserById(anna)
+        func fileBySeam(_ id: Int64) throws -> String { try system.appointments.calendarFile(id, clientId: anna) }
+        for id in [a.id ?? 0, b.id ?? 0] {
+            let file = try await system.calendarFile(id, of: client)
+            #expect(try file == fileBySeam(id) && file.contains("UID:" + ICalendar.uid(id == a.id ? a : b)))
+        }
+        let ben = try register(system, "ben")
+        let others = await #expect(throws: ClinicError.self) { _ = try await system.calendarFile(a.id ?? 0, of: ben) }
+        #expect(others != nil && others == expectError(.forbidden) { _ = try system.appointments.calendarFile(a.id ?? 0, clientId: ben.id ?? 0) })
     }
 
     @Test func theCalendarAddressIsPrivateAndRevocable() throws {

@@ -5,7 +5,7 @@ extension CalendarEvent {
     static func load(_ tx: any StoreReading, _ appointment: Appointment) throws -> CalendarEvent? {
         guard let clinic = try tx.clinic(id: appointment.clinicId) else { return nil }
         let specialization = try tx.department(id: appointment.departmentId)?.specialization ?? ""
-        let changes = try tx.appointmentEvents(of: [appointment.id ?? 0]).filter { ["rescheduled", "cancelled"].contains($0.event) }.count
+        let changes = try tx.appointmentEvents(of: [appointment.id ?? 0]).filter(\.changesTheEvent).count
         return CalendarEvent(appointment: appointment, clinic: clinic, specialization: specialization, sequence: changes)
     }
 
@@ -97,6 +97,16 @@ extension ClientController {
 }
 
 extension ClinicSystem {
+    /// `AppointmentController.calendarFile` awaited: the appointment with its history in one read
+    /// (the patient's own only), then its clinic with its departments; in `patient`'s language.
+    public func calendarFile(_ id: Int64, of patient: Client) async throws -> String {
+        let (appointment, history) = try await appointments.appointmentWithHistory(id, clientId: patient.id ?? 0)
+        guard let place = try await withPlaces([appointment]).first else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        let event = CalendarEvent(appointment: appointment, clinic: place.clinic, specialization: place.department.specialization,
+                                  sequence: history.filter(\.changesTheEvent).count)
+        return ICalendar.document([event], language: patient.language, now: clients.now())
+    }
+
     /// `ClientController.calendarFeed` awaited (issue 56: `PatientAppointmentsStore.calendarFeed`):
     /// the patient's appointments with their changes in one read, then each clinic they are at
     /// with its departments once (`withPlaces`). What a subscribed calendar polls.

@@ -62,8 +62,8 @@ struct AppointmentsController {
             guard let id = Int64(text.dropLast(4)), id > 0 else {
                 throw ServerError(.notFound, .routeNotFound, text)
             }
-            let ics = try await dependencies.work(patient.language) { [system = dependencies.system] in
-                try system.appointments.calendarFile(id, clientId: patient.id)
+            let ics = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+                try await system.calendarFile(id, of: patient.client)
             }
             return ServerDependencies.calendar(ics, filename: "appointment-\(id).ics")
         }

@@ -151,7 +151,7 @@ struct WebAppointmentPages {
         if let text = context.parameters.get("id"), text.hasSuffix(".ics") {
             let patient = try context.webPatient()
             guard let id = Int64(text.dropLast(4)), id > 0 else { throw ServerError(.notFound, .routeNotFound, text) }
-            let ics = try await dependencies.work(web) { [system] in try system.appointments.calendarFile(id, clientId: patient.id ?? 0) }
+            let ics = try await dependencies.awaited(web.language) { [system] in try await system.calendarFile(id, of: patient) }
             return ServerDependencies.calendar(ics, filename: "appointment-\(id).ics")
         }
         let id = try context.parameters.id("id")
