@@ -93,6 +93,20 @@ extension PostgresStore {
         }
     }
 
+    /// One statement: the patient locked against deletion, their number deleted and their
+    /// pending texts dropped (`deletePhone`, `dropPendingDeliveries` of the seam), whether they are.
+    public func removePhone(ofClient clientId: Int64) async throws -> Bool {
+        let rows = try await awaitedRows("""
+            WITH c AS (SELECT id FROM clients WHERE id = $1 FOR SHARE),
+                 p AS (DELETE FROM phones WHERE client_id IN (SELECT id FROM c)),
+                 d AS (UPDATE deliveries SET state = 'dropped', payload = NULL
+                       WHERE client_id IN (SELECT id FROM c) AND state = 'pending' AND purpose IN (\(DeliveryChannel.purposeList([.text]))))
+            SELECT count(*) AS found FROM c
+            """, [clientId])
+        let found: Int64 = try rows.first?.value("found", in: "clients") ?? 0
+        return found > 0
+    }
+
     /// What an ending is decided on: the patient's language, whether their e-mail is confirmed
     /// and whether they have a calendar address, with the key check.
     private struct EndingPatient {

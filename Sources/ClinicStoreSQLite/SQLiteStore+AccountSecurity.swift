@@ -52,4 +52,8 @@ extension SQLiteStore {
     public func completePasswordChange(_ change: PasswordChange) async throws {
         try await commit { try self.writing { tx in try change.apply(tx, store: self) } }
     }
+
+    public func removePhone(ofClient clientId: Int64) async throws -> Bool {
+        try await commit { try self.writing { tx in try ClientController.removePhone(tx, clientId: clientId) } }
+    }
 }

@@ -172,4 +172,28 @@ import Testing
             try await changePassword(system, 99_999, old: "x", new: "purple-monkey-dishwasher", keeping: nil, path)
         }
     }
+
+    /// Removing the number: the phone is forgotten and its texts not yet sent are dropped, the
+    /// e-mail ones kept; a patient gone is not signed in, and nothing changes.
+    @Test(arguments: Path.allCases) func removingTheNumberDropsItsPendingTexts(_ path: Path) async throws {
+        let texts = TextTests(), s = try texts.scene()
+        try texts.confirm(s, s.anna, "+13035550123")
+        s.clock.advance(61) // past the minute between two codes
+        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: "+13035550199") }
+        let pending = "SELECT count(*) FROM deliveries WHERE state = 'pending' AND purpose IN ('text', 'text_code')"
+        #expect(try storedInt(s.system, pending) == 1, "the new number's code waits")
+        func remove(_ id: Int64) async throws {
+            switch path {
+            case .seam: try Self.seam { try s.system.clients.removePhone(clientId: id) }
+            case .awaited: try await s.system.clients.removePhone(clientId: id)
+            }
+        }
+        try await remove(s.anna)
+        #expect(try await s.system.clients.phone(clientId: s.anna) == PhoneStatus.none)
+        #expect(try storedInt(s.system, pending) == 0)
+        #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE state = 'dropped'") == 1)
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try await remove(99_999) }
+        #expect(try fingerprint(s.system) == before)
+    }
 }

@@ -127,6 +127,11 @@ import Testing
             let feed = try await setup.system.calendarFeed(token: renewed)
             #expect(store.statementsSent.current - before == 5 && feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
 
+            // A number removed, with its pending texts: one statement.
+            before = store.statementsSent.current
+            try await setup.system.clients.removePhone(clientId: anna)
+            #expect(store.statementsSent.current - before == 1)
+
             // A page of the directory: one statement.
             before = store.statementsSent.current
             let clinics = try await setup.system.clinics.clinicsPage(limit: 5, cursor: nil)

@@ -27,7 +27,7 @@ struct PhoneRoutes {
 
     @Sendable func phone(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let status = try await dependencies.work(patient.language) { [system] in try system.clients.phone(clientId: patient.id) }
+        let status = try await dependencies.awaited(patient.language) { [system] in try await system.clients.phone(clientId: patient.id) }
         return try HTTPMapping.json(PhoneJSON(status))
     }
 
@@ -53,7 +53,7 @@ struct PhoneRoutes {
 
     @Sendable func removePhone(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        try await dependencies.work(patient.language) { [system] in try system.clients.removePhone(clientId: patient.id) }
+        try await dependencies.awaited(patient.language) { [system] in try await system.clients.removePhone(clientId: patient.id) }
         return Response(status: .noContent)
     }
 

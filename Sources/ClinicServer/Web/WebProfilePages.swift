@@ -316,7 +316,7 @@ struct WebProfilePages {
     @Sendable func removePhone(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.work(web) { [system] in try system.clients.removePhone(clientId: patient.id ?? 0) }
+        try await dependencies.awaited(web.language) { [system] in try await system.clients.removePhone(clientId: patient.id ?? 0) }
         return try await profilePage(web, notice: WebText.labels(web.language)["phoneRemoved"])
     }
 

@@ -112,11 +112,28 @@ extension ClientController {
 
     /// Forgets the number; texts not yet sent are dropped.
     public func removePhone(clientId: Int64) throws {
-        try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            try tx.deletePhone(ofClient: clientId)
-            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.text])
+        guard try database.writing({ tx in try Self.removePhone(tx, clientId: clientId) }) else {
+            throw ClinicError(.notLoggedIn, .notLoggedIn)
         }
+    }
+
+    /// `removePhone` awaited (issue 56: `AccountSecurityStore`).
+    public func removePhone(clientId: Int64) async throws {
+        guard try await database.removePhone(ofClient: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+    }
+
+    /// The number forgotten and the texts not yet sent dropped, in the caller's transaction;
+    /// false, and nothing written, for no such patient.
+    package static func removePhone(_ tx: any StoreWriting, clientId: Int64) throws -> Bool {
+        guard try tx.clientExists(id: clientId) else { return false }
+        try tx.deletePhone(ofClient: clientId)
+        try tx.dropPendingDeliveries(ofClient: clientId, channels: [.text])
+        return true
+    }
+
+    /// The patient's phone status awaited, from the read `GET /v1/me` makes (`account`).
+    public func phone(clientId: Int64) async throws -> PhoneStatus {
+        try await account(clientId: clientId).phone
     }
 
     func language(_ tx: any StoreReading, _ clientId: Int64) throws -> Language {

@@ -1,7 +1,7 @@
 import Foundation
 
 // A patient's keys to their account as awaited operations of a store (issue 56): the private
-// calendar address, "sign out everywhere else" and the password change. The rules are
+// calendar address, "sign out everywhere else", the password change, and the number texts go to. The rules are
 // ClinicKit's (`ClientController+Security`): what a change writes is decided before the store
 // is called (`SessionsEnding`, `PasswordChange`), and the store writes it in one transaction,
 // with the calendar token sealed under its personal-data key (`CalendarAddress`).
@@ -27,6 +27,9 @@ public protocol AccountSecurityStore: Sendable {
     /// One transaction: the attempt given back, the new hash, and `change.ending` (nothing when
     /// the patient is gone).
     func completePasswordChange(_ change: PasswordChange) async throws
+    /// One transaction: the patient's number forgotten and their texts not yet sent dropped;
+    /// false, and nothing written, for no such patient.
+    func removePhone(ofClient clientId: Int64) async throws -> Bool
 }
 
 /// A patient's password check reserved: the patient as stored, the key check to open their
