@@ -23,9 +23,11 @@ extension PostgresTransaction {
     }
 
     func openWaitlistOffers(ofClient clientId: Int64) throws -> [WaitlistOffer] {
-        try rows("SELECT * FROM waitlist_offers WHERE client_id = $1 AND status = 'open' ORDER BY id", [clientId])
-            .map(WaitlistOffer.init(row:))
+        try rows(Self.openOffersOfClientSQL, [clientId]).map(WaitlistOffer.init(row:))
     }
+
+    /// Patient `$1`'s open offers, by id.
+    static let openOffersOfClientSQL = "SELECT * FROM waitlist_offers WHERE client_id = $1 AND status = 'open' ORDER BY id"
 
     func waitlistEntries(ofClinic clinicId: Int64, departmentId: Int64?) throws -> [WaitlistEntry] {
         try rows("""

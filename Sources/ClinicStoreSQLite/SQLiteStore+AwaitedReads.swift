@@ -102,6 +102,10 @@ extension SQLiteStore {
     public func calendarFeed(tokenHash: String) async throws -> CalendarFeedFacts? {
         try await readAwaited { tx in try CalendarFeedFacts.read(tx, tokenHash: tokenHash) }
     }
+
+    public func patientWaitlist(clientId: Int64) async throws -> PatientWaitlistFacts {
+        try await readAwaited { tx in try PatientWaitlistFacts.read(tx, clientId: clientId) }
+    }
 }
 
 // MARK: The directory (`DirectoryReadsStore`), on the reader queue

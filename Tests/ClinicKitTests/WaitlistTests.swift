@@ -115,6 +115,46 @@ import Testing
         #expect(anyone.startsAt == monday0920)
     }
 
+    /// A patient's waitlist read awaited (`WaitlistReadsStore`) is the synchronous one: entries,
+    /// offers and the overview's places, while an offer is open, once an entry's last day is past
+    /// and once the appointment an entry waits to come before is cancelled.
+    @Test func theWaitlistReadAwaitedIsTheSeams() async throws {
+        let s = try scene()
+        func bySeam(_ id: Int64) throws -> ([WaitlistEntry], [WaitlistOffer], WaitlistController.Overview) {
+            (try s.system.waitlist.entries(clientId: id), try s.system.waitlist.offers(clientId: id), try s.system.waitlist.overview(clientId: id))
+        }
+        func same(_ id: Int64, _ note: Comment) async throws {
+            let (entries, offers, overview) = try bySeam(id)
+            #expect(try await s.system.waitlist.entries(clientId: id) == entries, note)
+            #expect(try await s.system.waitlist.offers(clientId: id) == offers, note)
+            let awaited = try await s.system.waitlist.overview(clientId: id)
+            #expect(awaited.entries == overview.entries && awaited.offers == overview.offers, note)
+            #expect(awaited.places.mapValues { [$0.department.id, $0.clinic.id] } == overview.places.mapValues { [$0.department.id, $0.clinic.id] },
+                    note)
+        }
+        func cancel(_ id: Int64?, _ clientId: Int64) throws { _ = try s.system.appointments.cancelAppointment(id ?? 0, clientId: clientId) }
+        func work() throws { _ = try s.system.waitlist.work() }
+        let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                doctorId: s.doctor)
+        let daves = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(wednesday1000),
+                                                                doctorId: s.doctor)
+        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
+        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, appointmentId: daves.id))
+        for patient in [s.anna, s.bob, s.carol, s.dave] { try await same(patient, "waiting") }
+        try cancel(annas.id, s.anna)
+        try work()
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
+        for patient in [s.bob, s.carol, s.dave] { try await same(patient, "an offer open") }
+        // Tuesday: Carol's last day is past; Dave's appointment cancelled: nothing comes before it.
+        s.clock.advance(2 * 86_400)
+        try cancel(daves.id, s.dave)
+        #expect(try await s.system.waitlist.entries(clientId: s.carol).isEmpty)
+        #expect(try await s.system.waitlist.entries(clientId: s.dave).isEmpty)
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).isEmpty, "the offer ran out")
+        for patient in [s.bob, s.carol, s.dave] { try await same(patient, "over") }
+    }
+
     @Test func anEarlierTimeMovesTheLaterAppointmentAndFreesItForTheNext() throws {
         let s = try scene()
         let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),

@@ -132,6 +132,11 @@ import Testing
             try await setup.system.clients.removePhone(clientId: anna)
             #expect(store.statementsSent.current - before == 1)
 
+            // A patient's waitlist: the entries with their facts and the offers, in one snapshot.
+            before = store.statementsSent.current
+            #expect(try await setup.system.waitlist.entries(clientId: anna).isEmpty)
+            #expect(store.statementsSent.current - before == 4)
+
             // A page of the directory: one statement.
             before = store.statementsSent.current
             let clinics = try await setup.system.clinics.clinicsPage(limit: 5, cursor: nil)

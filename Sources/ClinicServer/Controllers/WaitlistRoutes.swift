@@ -28,8 +28,8 @@ struct WaitlistRoutes {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let entries = try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.waitlist.entries(clientId: patient.id)
+        let entries = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.waitlist.entries(clientId: patient.id)
         }
         return try HTTPMapping.json(ItemsJSON(items: entries.map(WaitlistEntryJSON.init)))
     }
@@ -66,8 +66,8 @@ struct WaitlistRoutes {
 
     @Sendable func offers(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let offers = try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.waitlist.offers(clientId: patient.id)
+        let offers = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.waitlist.offers(clientId: patient.id)
         }
         return try HTTPMapping.json(ItemsJSON(items: offers.map(WaitlistOfferJSON.init)))
     }

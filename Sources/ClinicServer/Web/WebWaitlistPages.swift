@@ -64,7 +64,7 @@ struct WebWaitlistPages {
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let clientId = patient.id ?? 0
-        let overview = try await dependencies.work(web) { [system] in try system.waitlist.overview(clientId: clientId) }
+        let overview = try await dependencies.awaited(web.language) { [system] in try await system.waitlist.overview(clientId: clientId) }
         let entries = overview.entries, offers = overview.offers
         let places = overview.places.mapValues { ($0.clinic, $0.department.specialization) }
         func place(_ departmentId: Int64) -> [String: Any] {

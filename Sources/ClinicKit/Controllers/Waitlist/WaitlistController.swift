@@ -137,8 +137,7 @@ public final class WaitlistController: Sendable {
     public func overview(clientId: Int64) throws -> Overview {
         let now = self.now()
         return try database.reading { tx in
-            let entries = try tx.activeWaitlistEntries(ofClient: clientId).filter { try !isOver($0, tx, now: now) }
-            let offers = try tx.openWaitlistOffers(ofClient: clientId).filter { $0.expiresAt > now }
+            let (entries, offers) = Self.shown(try PatientWaitlistFacts.read(tx, clientId: clientId), now: now)
             var places: [Int64: (department: Department, clinic: Clinic)] = [:]
             for departmentId in Set(entries.map(\.departmentId) + offers.map(\.departmentId)) {
                 places[departmentId] = try appointments.departmentAndClinic(tx, departmentId)
@@ -151,15 +150,13 @@ public final class WaitlistController: Sendable {
     /// last day is past, or whose appointment is gone, is not shown (`join` ends it).
     public func entries(clientId: Int64) throws -> [WaitlistEntry] {
         let now = self.now()
-        return try database.reading { tx in try tx.activeWaitlistEntries(ofClient: clientId).filter { try !isOver($0, tx, now: now) } }
+        return try database.reading { tx in Self.shown(try PatientWaitlistFacts.read(tx, clientId: clientId), now: now).entries }
     }
 
     /// Whether nothing can be offered to an entry any more: its last day is past in its
     /// clinic's zone, or the appointment it waits to come before is no longer active.
     func isOver(_ entry: WaitlistEntry, _ tx: any StoreReading, now: Date) throws -> Bool {
-        if let before = entry.beforeAppointmentId, try tx.storedAppointment(id: before)?.status.isActive != true { return true }
-        let zone = try tx.clinic(id: entry.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
-        return LocalDateTime.of(now, in: zone).dayText > entry.lastDay
+        try WaitlistEntryFacts.read(tx, entry).isOver(now: now)
     }
 
     /// Takes the patient off a waitlist; an open offer of that entry is withdrawn and its time
@@ -198,7 +195,7 @@ public final class WaitlistController: Sendable {
     /// The patient's open offers still within their time, by id.
     public func offers(clientId: Int64) throws -> [WaitlistOffer] {
         let now = self.now()
-        return try database.reading { tx in try tx.openWaitlistOffers(ofClient: clientId).filter { $0.expiresAt > now } }
+        return try database.reading { tx in Self.shown(try PatientWaitlistFacts.read(tx, clientId: clientId), now: now).offers }
     }
 
     /// One of the patient's offers, whatever its state.
