@@ -170,8 +170,7 @@ import Testing
     @Test func tlsPerSSLMode() async throws {
         let server = try TestPostgres.server()
         func open(_ query: String, host: String = "localhost") async throws -> PostgresStore {
-            // 30 s: the handshakes that succeed must not time out while the parallel pass loads both cores.
-            let url = try PostgresURL(parsing: "postgresql://clinic_test@\(host):\(server.port)/clinic_test?connect_timeout=30&" + query)
+            let url = try PostgresURL(parsing: "postgresql://clinic_test@\(host):\(server.port)/clinic_test?connect_timeout=5&" + query)
             return try await PostgresStore.open(url, environment: server.environment, logger: logger)
         }
         func usesTLS(_ store: PostgresStore) async throws -> Bool {
