@@ -171,22 +171,13 @@ extension ClinicSystem {
 
     /// `withPlaces` awaited: each clinic read once, with its departments, in one snapshot.
     public func withPlaces(_ list: [Appointment]) async throws -> [AppointmentAtClinic] {
-        var read: [Int64: (clinic: Clinic, departments: [Department])] = [:]
-        var placed: [AppointmentAtClinic] = []
-        for appointment in list {
-            let place: (clinic: Clinic, departments: [Department])
-            if let known = read[appointment.clinicId] {
-                place = known
-            } else {
-                place = try await clinics.clinicWithDepartments(appointment.clinicId)
-                read[appointment.clinicId] = place
-            }
-            guard let department = place.departments.first(where: { $0.id == appointment.departmentId }) else {
+        let places = try await database.departmentsWithClinics(list.map { ($0.clinicId, $0.departmentId) })
+        return try list.map { appointment in
+            guard let place = places[appointment.departmentId] else {
                 throw ClinicError(.notFound, .departmentNotFound, String(appointment.departmentId))
             }
-            placed.append(AppointmentAtClinic(appointment: appointment, clinic: place.clinic, department: department))
+            return AppointmentAtClinic(appointment: appointment, clinic: place.clinic, department: place.department)
         }
-        return placed
     }
 
     /// Appointments, each with its clinic and department (each read once).

@@ -31,3 +31,31 @@ extension DepartmentController {
         return types
     }
 }
+
+extension ClinicStore {
+    /// Each department of `places` with its clinic, awaited: each clinic read once, with its
+    /// departments (`clinic_not_found`, `department_not_found` for one gone). What a list of
+    /// appointments or waitlist entries is shown with.
+    package func departmentsWithClinics(_ places: [(clinicId: Int64, departmentId: Int64)]) async throws
+        -> [Int64: (department: Department, clinic: Clinic)] {
+        var read: [Int64: (clinic: Clinic, departments: [Department])] = [:]
+        var found: [Int64: (department: Department, clinic: Clinic)] = [:]
+        for (clinicId, departmentId) in places where found[departmentId] == nil {
+            let clinic: (clinic: Clinic, departments: [Department])
+            if let known = read[clinicId] {
+                clinic = known
+            } else {
+                guard let known = try await clinicWithDepartments(id: clinicId) else {
+                    throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+                }
+                clinic = known
+                read[clinicId] = clinic
+            }
+            guard let department = clinic.departments.first(where: { $0.id == departmentId }) else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            found[departmentId] = (department, clinic.clinic)
+        }
+        return found
+    }
+}

@@ -18,25 +18,8 @@ extension WaitlistController {
     /// `overview` awaited: the entries and offers, and the department and clinic of each.
     public func overview(clientId: Int64) async throws -> Overview {
         let (entries, offers) = Self.shown(try await database.patientWaitlist(clientId: clientId), now: now())
-        var places: [Int64: (department: Department, clinic: Clinic)] = [:]
-        var read: [Int64: (clinic: Clinic, departments: [Department])] = [:]
-        for (departmentId, clinicId) in entries.map({ ($0.departmentId, $0.clinicId) }) + offers.map({ ($0.departmentId, $0.clinicId) })
-        where places[departmentId] == nil {
-            let clinic: (clinic: Clinic, departments: [Department])
-            if let known = read[clinicId] {
-                clinic = known
-            } else {
-                guard let found = try await database.clinicWithDepartments(id: clinicId) else {
-                    throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
-                }
-                clinic = found
-                read[clinicId] = found
-            }
-            guard let department = clinic.departments.first(where: { $0.id == departmentId }) else {
-                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-            }
-            places[departmentId] = (department, clinic.clinic)
-        }
+        let places = try await database.departmentsWithClinics(
+            entries.map { ($0.clinicId, $0.departmentId) } + offers.map { ($0.clinicId, $0.departmentId) })
         return Overview(entries: entries, offers: offers, places: places)
     }
 
