@@ -37,8 +37,11 @@ extension ClientController {
         let hash: String
         do {
             let client = try reserved.client.opened(with: database.personalDataKey.cipher(keyCheck: reserved.personalDataKeyCheck))
-            if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
-            hash = try await passwords.run { try hasher.hash(new) }
+            // The policy on the runner too: its common-password list is read from a file once per process.
+            hash = try await passwords.run { [self] in
+                if let problem = try passwordProblem(new, login: client.login, name: client.name, surname: client.surname) { throw problem }
+                return try hasher.hash(new)
+            }
         } catch {
             // The old password was right: its check is given back, as a log-in's would be.
             try? await database.withdrawLogInAttempt(loginKey: stored.loginKey, window: reserved.window)
