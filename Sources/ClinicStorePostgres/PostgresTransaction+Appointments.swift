@@ -302,8 +302,11 @@ extension PostgresTransaction {
     }
 
     func deleteSlotHold(id: Int64) throws {
-        try execute("DELETE FROM slot_holds WHERE id = $1", [id])
+        try execute(Self.deleteHoldSQL, [id])
     }
+
+    /// Hold `$1` deleted.
+    static let deleteHoldSQL = "DELETE FROM slot_holds WHERE id = $1"
 
     func deleteSlotHolds(ofClient clientId: Int64) throws {
         if isWrite {

@@ -68,8 +68,11 @@ extension PostgresTransaction {
     }
 
     func setWaitlistEntryStatus(id: Int64, to status: WaitlistEntryStatus, at now: Date) throws {
-        try execute("UPDATE waitlist_entries SET status = $2, updated_at = $3 WHERE id = $1", [id, status.rawValue, now])
+        try execute(Self.setEntryStatusSQL, [id, status.rawValue, now])
     }
+
+    /// Entry `$1`'s status set to `$2` at `$3`.
+    static let setEntryStatusSQL = "UPDATE waitlist_entries SET status = $2, updated_at = $3 WHERE id = $1"
 
     func setWaitlistEntryPriority(id: Int64, to priority: Int, at now: Date) throws {
         try execute("UPDATE waitlist_entries SET priority = $2, updated_at = $3 WHERE id = $1", [id, priority, now])
@@ -88,12 +91,18 @@ extension PostgresTransaction {
     }
 
     func recordWaitlistLapse(entryId: Int64, at now: Date) throws {
-        try execute("UPDATE waitlist_entries SET lapses = lapses + 1, queued_at = $1, updated_at = $1 WHERE id = $2", [now, entryId])
+        try execute(Self.recordLapseSQL, [now, entryId])
     }
 
+    /// Entry `$2` lapsed once more at `$1`, to the back of its line.
+    static let recordLapseSQL = "UPDATE waitlist_entries SET lapses = lapses + 1, queued_at = $1, updated_at = $1 WHERE id = $2"
+
     func resumeWaitlistEntry(id: Int64, at now: Date) throws {
-        try execute("UPDATE waitlist_entries SET lapses = 0, queued_at = $1, updated_at = $1 WHERE id = $2", [now, id])
+        try execute(Self.resumeEntrySQL, [now, id])
     }
+
+    /// Entry `$2` resumed at `$1`: no lapses, at the back of its line.
+    static let resumeEntrySQL = "UPDATE waitlist_entries SET lapses = 0, queued_at = $1, updated_at = $1 WHERE id = $2"
 
     func takeFreedTime() throws -> FreedTime? {
         try row("""
@@ -104,10 +113,11 @@ extension PostgresTransaction {
     }
 
     func queueFreedTime(departmentId: Int64, doctorId: Int64, span: Range<Date>, at now: Date) throws {
-        try execute("""
-            INSERT INTO waitlist_freed (department_id, doctor_id, starts_at, ends_at, freed_at) VALUES ($1, $2, $3, $4, $5)
-            """, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
+        try execute(Self.queueFreedSQL, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
     }
+
+    /// A freed time queued: department `$1`, doctor `$2`, `$3`..<`$4`, at `$5`.
+    static let queueFreedSQL = "INSERT INTO waitlist_freed (department_id, doctor_id, starts_at, ends_at, freed_at) VALUES ($1, $2, $3, $4, $5)"
 
     func insertOfferHold(_ hold: SlotHold) throws -> SlotHold {
         // The holds' exclusion constraint is the arbiter: a time held (for an offer or a
@@ -145,10 +155,13 @@ extension PostgresTransaction {
     }
 
     func closeWaitlistOffer(id: Int64, as status: WaitlistOfferStatus, appointmentId: Int64?, at now: Date) throws -> Bool {
-        try value(Int64.self, """
-            UPDATE waitlist_offers SET status = $2, appointment_id = $3, closed_at = $4 WHERE id = $1 AND status = 'open' RETURNING id
-            """, [id, status.rawValue, appointmentId, now]) != nil
+        try value(Int64.self, Self.closeOfferSQL, [id, status.rawValue, appointmentId, now]) != nil
     }
+
+    /// Offer `$1` closed as `$2` (appointment `$3`) at `$4` if it is open; its id when it was.
+    static let closeOfferSQL = """
+        UPDATE waitlist_offers SET status = $2, appointment_id = $3, closed_at = $4 WHERE id = $1 AND status = 'open' RETURNING id
+        """
 
     func lapsedWaitlistOffers(at now: Date, limit: Int) throws -> [WaitlistOffer] {
         try rows("""

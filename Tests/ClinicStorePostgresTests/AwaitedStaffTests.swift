@@ -151,4 +151,43 @@ import Testing
             #expect(store.statementsSent.current - before == 1 && shown.history.map(\.event) == ["booked"])
         }
     }
+
+    /// A patient's waitlist changes awaited (`WaitlistChangesStore`): one transaction each, the
+    /// gather's locks first, each write one statement.
+    @Test func theWaitlistsChangesAreOneTransactionEach() async throws {
+        try await TestPostgres.withStore { store, _ in
+            try await store.migrate(try TestPostgres.migrations())
+            let setup = try await AwaitedBookingTests.setUp(store, patients: 2)
+            let slot = try #require(setup.free.first), anna = setup.patients[0], boris = setup.patients[1]
+            let system = setup.system, therapy = setup.therapy
+            // Boris's visit is cancelled and its time offered to Anna, who waits.
+            let entry = try await onOwnThread {
+                let entry = try system.waitlist.join(clientId: anna, .init(departmentId: therapy))
+                let visit = try system.appointments.createAppointment(clientId: boris, departmentId: therapy, at: .instant(slot.start),
+                                                                      doctorId: slot.doctorId)
+                _ = try system.appointments.cancelAppointment(visit.id ?? 0, clientId: boris)
+                _ = try system.waitlist.work()
+                return entry
+            }
+            let offer = try #require(try await system.waitlist.offers(clientId: anna).first)
+            #expect(offer.holdId != nil)
+            // Declined: BEGIN, the offer locked with its entry's status, the offer closed, its
+            // hold deleted, the entry waiting again, the time queued, COMMIT.
+            var before = store.statementsSent.current
+            try await system.waitlist.decline(offer.id ?? 0, clientId: anna)
+            #expect(store.statementsSent.current - before == 7)
+            // Resumed: BEGIN, the entry locked, its open offers locked (none), the entry, COMMIT.
+            before = store.statementsSent.current
+            let resumed = try await system.waitlist.resume(entry.id ?? 0, clientId: anna)
+            #expect(store.statementsSent.current - before == 5 && resumed.status == .waiting && resumed.lapses == 0)
+            // Left: the same, the entry left. Left again, refused: BEGIN, the entry, its offers, ROLLBACK.
+            before = store.statementsSent.current
+            try await system.waitlist.leave(entry.id ?? 0, clientId: anna)
+            #expect(store.statementsSent.current - before == 5)
+            before = store.statementsSent.current
+            let refused = await clinicError { try await system.waitlist.leave(entry.id ?? 0, clientId: anna) }
+            #expect(refused?.code == .notFound && store.statementsSent.current - before == 3)
+            #expect(try await system.waitlist.entries(clientId: anna).isEmpty)
+        }
+    }
 }

@@ -5,7 +5,8 @@ import Hummingbird
 
 /// The signed-in patient's waitlist (issue 45's pinned paths): join, list, leave; the times
 /// offered, accepted or declined. Joining and accepting go through `idempotent` (a retried
-/// request books once), so through the group committer; the rules are `WaitlistController`'s.
+/// request books once), so through the group committer; leaving, resuming and declining are the
+/// store's awaited changes (`WaitlistChangesStore`); the rules are `WaitlistController`'s.
 struct WaitlistRoutes {
     struct JoinBody: Decodable, Sendable {
         let departmentId: Int64; let doctorId: Int64?; let visitTypeId: Int64?; let from: String?; let to: String?
@@ -48,8 +49,8 @@ struct WaitlistRoutes {
     @Sendable func leave(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.waitlist.leave(id, clientId: patient.id)
+        try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.waitlist.leave(id, clientId: patient.id)
         }
         return Response(status: .noContent)
     }
@@ -58,8 +59,8 @@ struct WaitlistRoutes {
     @Sendable func resume(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        let entry = try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.waitlist.resume(id, clientId: patient.id)
+        let entry = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.waitlist.resume(id, clientId: patient.id)
         }
         return try HTTPMapping.json(WaitlistEntryJSON(entry))
     }
@@ -85,8 +86,8 @@ struct WaitlistRoutes {
     @Sendable func decline(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        try await dependencies.work(patient.language) { [system = dependencies.system] in
-            try system.waitlist.decline(id, clientId: patient.id)
+        try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            try await system.waitlist.decline(id, clientId: patient.id)
         }
         return Response(status: .noContent)
     }

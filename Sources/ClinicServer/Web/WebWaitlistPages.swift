@@ -121,7 +121,7 @@ struct WebWaitlistPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        _ = try await dependencies.work(web) { [system] in try system.waitlist.resume(id, clientId: patient.id ?? 0) }
+        _ = try await dependencies.awaited(web.language) { [system] in try await system.waitlist.resume(id, clientId: patient.id ?? 0) }
         return dependencies.redirect("/waitlist", web)
     }
 
@@ -129,7 +129,7 @@ struct WebWaitlistPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.commit(web.language) { [system] in try system.waitlist.leave(id, clientId: patient.id ?? 0) }
+        try await dependencies.awaited(web.language) { [system] in try await system.waitlist.leave(id, clientId: patient.id ?? 0) }
         return dependencies.redirect("/waitlist", web)
     }
 
@@ -147,7 +147,7 @@ struct WebWaitlistPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.commit(web.language) { [system] in try system.waitlist.decline(id, clientId: patient.id ?? 0) }
+        try await dependencies.awaited(web.language) { [system] in try await system.waitlist.decline(id, clientId: patient.id ?? 0) }
         return dependencies.redirect("/waitlist?declined=1", web)
     }
 }

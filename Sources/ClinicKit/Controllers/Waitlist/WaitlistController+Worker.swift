@@ -126,17 +126,11 @@ extension WaitlistController {
     /// left), its time queued for the next in line. Nothing (false) when it was closed meanwhile.
     @discardableResult
     func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws -> Bool {
+        // The close first: whether it closed anything decides whether the rest is written.
         guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return false }
-        if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
-        // Unanswered: to the back of the line, and paused after `lapsesToPause` (issue 55), so
-        // that silent accounts do not hold each freed time in turn.
-        if status == .lapsed { try tx.recordWaitlistLapse(entryId: offer.entryId, at: now) }
-        if status != .withdrawn, let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
-            try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
-        }
-        if offer.startsAt > now {
-            try tx.queueFreedTime(departmentId: offer.departmentId, doctorId: offer.doctorId, span: offer.startsAt..<offer.endsAt,
-                                  at: now)
+        let entryStatus = status == .withdrawn ? nil : try tx.waitlistEntry(id: offer.entryId)?.status
+        for write in Self.closing(offer, as: status, entryStatus: entryStatus, now: now).dropFirst() {
+            try WaitlistDecision<Void>.apply(write, tx, now: now)
         }
         return true
     }

@@ -164,14 +164,7 @@ public final class WaitlistController: Sendable {
     public func leave(_ id: Int64, clientId: Int64) throws {
         let now = self.now()
         try database.writing { tx in
-            guard let entry = try tx.waitlistEntry(id: id), entry.clientId == clientId,
-                  entry.status == .waiting || entry.status == .offered else {
-                throw ClinicError(.notFound, .waitlistEntryNotFound, String(id))
-            }
-            for offer in try tx.openWaitlistOffers(ofClient: clientId) where offer.entryId == id {
-                try close(tx, offer, as: .withdrawn, now: now)
-            }
-            try tx.setWaitlistEntryStatus(id: id, to: .left, at: now)
+            try Self.leaving(try WaitlistEntryState.read(tx, id: id), id: id, clientId: clientId, now: now).apply(tx)
         }
     }
 
@@ -181,12 +174,9 @@ public final class WaitlistController: Sendable {
     public func resume(_ id: Int64, clientId: Int64) throws -> WaitlistEntry {
         let now = self.now()
         return try database.writing { tx in
-            guard let entry = try tx.waitlistEntry(id: id), entry.clientId == clientId,
-                  entry.status == .waiting || entry.status == .offered else {
-                throw ClinicError(.notFound, .waitlistEntryNotFound, String(id))
-            }
-            try tx.resumeWaitlistEntry(id: id, at: now)
-            return try tx.waitlistEntry(id: id) ?? entry
+            let decision = try Self.resuming(try WaitlistEntryState.read(tx, id: id), id: id, clientId: clientId, now: now)
+            try decision.apply(tx)
+            return decision.result
         }
     }
 
@@ -274,9 +264,8 @@ public final class WaitlistController: Sendable {
             guard let offerId = try tx.useOfferLink(hash: Texts.linkHash(token), at: now),
                   let offer = try tx.lockWaitlistOffer(id: offerId) else { throw ClinicError(.notFound, .offerLinkInvalid) }
             if accept { return (offer, try self.accept(tx, offerId, clientId: offer.clientId, now: now)) }
-            guard offer.status == .open, try self.close(tx, offer, as: .declined, now: now) else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
-            }
+            let state = WaitlistOfferState(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status)
+            try Self.declining(state, id: offerId, clientId: offer.clientId, now: now).apply(tx)
             return (offer, nil)
         } }
         return accept ? try appointments.changes.count("book", answer) : try answer()
@@ -287,10 +276,7 @@ public final class WaitlistController: Sendable {
     public func decline(_ id: Int64, clientId: Int64) throws {
         let now = self.now()
         try database.writing { tx in
-            let offer = try ownedLocked(offer: id, tx, clientId)
-            guard offer.status == .open, try close(tx, offer, as: .declined, now: now) else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
-            }
+            try Self.declining(try WaitlistOfferState.read(tx, id: id), id: id, clientId: clientId, now: now).apply(tx)
         }
     }
 

@@ -1,0 +1,30 @@
+import ClinicKit
+import Foundation
+
+// A patient's waitlist changes awaited (issue 56: `WaitlistChangesStore`), on SQLite: each one
+// write of the next batch, gathered and written with the seam's statements around ClinicKit's
+// decision. SQLite's write transactions are serialised, so the gather's facts hold until COMMIT.
+
+extension SQLiteStore {
+    public func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
+        async throws -> T {
+        try await commit {
+            try self.writing { tx in
+                let decision = try decide(try WaitlistEntryState.read(tx, id: id))
+                try decision.apply(tx)
+                return decision.result
+            }
+        }
+    }
+
+    public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
+        async throws -> T {
+        try await commit {
+            try self.writing { tx in
+                let decision = try decide(try WaitlistOfferState.read(tx, id: id))
+                try decision.apply(tx)
+                return decision.result
+            }
+        }
+    }
+}
