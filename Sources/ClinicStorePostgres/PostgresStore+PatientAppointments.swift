@@ -64,21 +64,27 @@ extension PostgresStore {
     /// the status of the appointment each waits to come before, then the open offers.
     public func patientWaitlist(clientId: Int64) async throws -> PatientWaitlistFacts {
         try await readAwaited { tx in
-            let entries = try await tx.rows("""
-                SELECT e.*, c.time_zone AS clinic_zone, a.status AS before_status FROM waitlist_entries e
-                LEFT JOIN clinics c ON c.id = e.clinic_id LEFT JOIN appointments a ON a.id = e.before_appointment_id
-                WHERE e.client_id = $1 AND e.status IN ('waiting', 'offered') ORDER BY e.id
-                """, [clientId]).map { raw in
-                let row = try PostgresTransaction.row(raw), entry = try WaitlistEntry(row: row)
-                let before: String? = try row.value("before_status", in: "appointments")
-                return WaitlistEntryFacts(entry: entry, clinicZone: try row.value("clinic_zone", in: "clinics"),
-                                          beforeIsActive: entry.beforeAppointmentId.map { _ in
-                                              before.flatMap(AppointmentStatus.init(rawValue:))?.isActive == true
-                                          })
-            }
+            let entries = try await Self.waitlistEntryFacts(ofClient: clientId, tx)
             let offers = try await tx.rows(PostgresTransaction.openOffersOfClientSQL, [clientId])
                 .map { try WaitlistOffer(row: try PostgresTransaction.row($0)) }
             return PatientWaitlistFacts(entries: entries, offers: offers)
+        }
+    }
+
+    /// The patient's entries still waiting or offered, by id, with their clinic's zone and the
+    /// status of the appointment each waits to come before: one statement.
+    static func waitlistEntryFacts(ofClient clientId: Int64, _ tx: AwaitedConnection) async throws -> [WaitlistEntryFacts] {
+        try await tx.rows("""
+            SELECT e.*, c.time_zone AS clinic_zone, a.status AS before_status FROM waitlist_entries e
+            LEFT JOIN clinics c ON c.id = e.clinic_id LEFT JOIN appointments a ON a.id = e.before_appointment_id
+            WHERE e.client_id = $1 AND e.status IN ('waiting', 'offered') ORDER BY e.id
+            """, [clientId]).map { raw in
+            let row = try PostgresTransaction.row(raw), entry = try WaitlistEntry(row: row)
+            let before: String? = try row.value("before_status", in: "appointments")
+            return WaitlistEntryFacts(entry: entry, clinicZone: try row.value("clinic_zone", in: "clinics"),
+                                      beforeIsActive: entry.beforeAppointmentId.map { _ in
+                                          before.flatMap(AppointmentStatus.init(rawValue:))?.isActive == true
+                                      })
         }
     }
 }

@@ -53,18 +53,25 @@ extension PostgresTransaction {
     }
 
     func insertWaitlistEntry(_ entry: WaitlistEntry) throws -> WaitlistEntry? {
-        guard let id = try value(Int64.self, """
-            INSERT INTO waitlist_entries (client_id, clinic_id, department_id, doctor_id, visit_type_id, first_day, last_day,
-                                          from_minute, to_minute, weekdays, before_appointment_id, priority, staff_id, status,
-                                          created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-            ON CONFLICT DO NOTHING RETURNING id
-            """, [entry.clientId, entry.clinicId, entry.departmentId, entry.doctorId, entry.visitTypeId, entry.firstDay, entry.lastDay,
-                  entry.fromMinute, entry.toMinute, entry.weekdays, entry.beforeAppointmentId, entry.priority, entry.staffId,
-                  entry.status.rawValue, entry.createdAt, entry.updatedAt]) else { return nil }
+        guard let id = try value(Int64.self, Self.insertEntrySQL, Self.insertEntryBinds(entry)) else { return nil }
         var entry = entry
         entry.id = id
         return entry
+    }
+
+    /// An entry stored, its id returned; none when the patient waits at the department already.
+    static let insertEntrySQL = """
+        INSERT INTO waitlist_entries (client_id, clinic_id, department_id, doctor_id, visit_type_id, first_day, last_day,
+                                      from_minute, to_minute, weekdays, before_appointment_id, priority, staff_id, status,
+                                      created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
+    static func insertEntryBinds(_ entry: WaitlistEntry) -> [any PostgresBindable] {
+        [entry.clientId, entry.clinicId, entry.departmentId, entry.doctorId, entry.visitTypeId, entry.firstDay, entry.lastDay,
+         entry.fromMinute, entry.toMinute, entry.weekdays, entry.beforeAppointmentId, entry.priority, entry.staffId,
+         entry.status.rawValue, entry.createdAt, entry.updatedAt]
     }
 
     func setWaitlistEntryStatus(id: Int64, to status: WaitlistEntryStatus, at now: Date) throws {

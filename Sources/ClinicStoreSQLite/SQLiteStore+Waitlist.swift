@@ -27,4 +27,9 @@ extension SQLiteStore {
             }
         }
     }
+
+    public func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin) async throws
+        -> WaitlistEntry {
+        try await commit { try self.writing { tx in try decide(try WaitlistJoinFacts.read(tx, ask)).apply(tx) } }
+    }
 }

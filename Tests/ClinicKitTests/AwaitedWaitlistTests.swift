@@ -2,100 +2,16 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-/// A patient's waitlist changes (issue 56: `WaitlistChangesStore`): the rules on plain facts,
-/// with no store; then leaving, resuming and declining on the store under test, by both paths,
-/// the synchronous seam's and the awaited one.
+/// A patient's waitlist changes (issue 56: `WaitlistChangesStore`) on the store under test, by
+/// both paths, the synchronous seam's and the awaited one: joining, leaving, resuming and
+/// declining. Their rules on plain facts are `ClinicRulesTests/WaitlistRulesTests.swift`'s.
 @Suite struct AwaitedWaitlistTests {
     enum Path: String, CaseIterable, CustomTestStringConvertible {
         case seam, awaited
         var testDescription: String { rawValue }
     }
 
-    static let now = utc("2026-11-22T12:00:00Z")
     static let later = utc("2026-11-23T17:20:00Z")
-
-    static func entry(id: Int64 = 7, clientId: Int64 = 1, status: WaitlistEntryStatus = .offered) -> WaitlistEntry {
-        WaitlistEntry(id: id, clientId: clientId, clinicId: 3, departmentId: 4, doctorId: nil, visitTypeId: nil, firstDay: "2026-11-22",
-                      lastDay: "2026-12-22", fromMinute: nil, toMinute: nil, weekdays: WaitlistEntry.everyDay, beforeAppointmentId: nil,
-                      priority: 0, staffId: nil, status: status, createdAt: now, updatedAt: now)
-    }
-
-    static func offer(id: Int64 = 9, entryId: Int64 = 7, clientId: Int64 = 1, hold: Int64? = 11, startsAt: Date = later,
-                      status: WaitlistOfferStatus = .open) -> WaitlistOffer {
-        WaitlistOffer(id: id, entryId: entryId, clientId: clientId, holdId: hold, clinicId: 3, departmentId: 4, doctorId: 5,
-                      startsAt: startsAt, endsAt: startsAt.addingTimeInterval(1_200), expiresAt: now.addingTimeInterval(900),
-                      status: status, appointmentId: nil, createdAt: now, closedAt: nil)
-    }
-
-    // MARK: The rules on plain facts
-
-    @Test func closingAnOfferWritesWhatItsStatusAndTimeAsk() {
-        let freed = WaitlistWrite.queueFreedTime(departmentId: 4, doctorId: 5, span: Self.later..<Self.later.addingTimeInterval(1_200))
-        #expect(WaitlistController.closing(Self.offer(), as: .declined, entryStatus: .offered, now: Self.now) == [
-            .closeOffer(id: 9, status: .declined, appointmentId: nil), .deleteHold(id: 11), .setEntryStatus(id: 7, status: .waiting), freed])
-        #expect(WaitlistController.closing(Self.offer(), as: .lapsed, entryStatus: .offered, now: Self.now) == [
-            .closeOffer(id: 9, status: .lapsed, appointmentId: nil), .deleteHold(id: 11), .recordLapse(entryId: 7),
-            .setEntryStatus(id: 7, status: .waiting), freed])
-        // Withdrawn (the entry leaves, or the desk books the time): the entry's status is the caller's.
-        #expect(WaitlistController.closing(Self.offer(hold: nil), as: .withdrawn, entryStatus: .offered, now: Self.now) == [
-            .closeOffer(id: 9, status: .withdrawn, appointmentId: nil), freed])
-        // A time begun is not queued; an entry no longer offered is left as it is.
-        #expect(WaitlistController.closing(Self.offer(startsAt: Self.now), as: .declined, entryStatus: .left, now: Self.now) == [
-            .closeOffer(id: 9, status: .declined, appointmentId: nil), .deleteHold(id: 11)])
-        #expect(WaitlistController.closing(Self.offer(), as: .declined, entryStatus: nil, now: Self.now).count == 3, "the entry gone")
-    }
-
-    @Test func leavingWithdrawsTheEntrysOpenOffersAndOnlyTheOwnersWaitingEntryLeaves() throws {
-        let state = WaitlistEntryState(entry: Self.entry(), openOffers: [Self.offer()])
-        let leaving = try WaitlistController.leaving(state, id: 7, clientId: 1, now: Self.now)
-        #expect(leaving.writes.first == .closeOffer(id: 9, status: .withdrawn, appointmentId: nil))
-        #expect(leaving.writes.contains(.deleteHold(id: 11)))
-        #expect(leaving.writes.last == .setEntryStatus(id: 7, status: .left))
-        #expect(!leaving.writes.contains(.setEntryStatus(id: 7, status: .waiting)), "a withdrawn offer does not send it back to waiting")
-        #expect(try WaitlistController.leaving(WaitlistEntryState(entry: Self.entry(status: .waiting), openOffers: []), id: 7,
-                                               clientId: 1, now: Self.now).writes == [.setEntryStatus(id: 7, status: .left)])
-        for (state, note) in [(nil, "no such entry"), (WaitlistEntryState(entry: Self.entry(clientId: 2), openOffers: []), "another's"),
-                              (WaitlistEntryState(entry: Self.entry(status: .left), openOffers: []), "left already"),
-                              (WaitlistEntryState(entry: Self.entry(status: .booked), openOffers: []), "booked")] as [(WaitlistEntryState?, Comment)] {
-            #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, "7"), note) {
-                _ = try WaitlistController.leaving(state, id: 7, clientId: 1, now: Self.now)
-            }
-            #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, "7"), note) {
-                _ = try WaitlistController.resuming(state, id: 7, clientId: 1, now: Self.now)
-            }
-        }
-    }
-
-    @Test func resumingForgetsTheLapsesAndAnswersTheEntryAsWritten() throws {
-        var paused = Self.entry(status: .waiting)
-        paused.lapses = WaitlistEntry.lapsesToPause
-        #expect(paused.isPaused)
-        let resuming = try WaitlistController.resuming(WaitlistEntryState(entry: paused, openOffers: []), id: 7, clientId: 1,
-                                                       now: Self.later)
-        #expect(resuming.writes == [.resumeEntry(id: 7)] && resuming.now == Self.later)
-        #expect(!resuming.result.isPaused && resuming.result.lapses == 0 && resuming.result.updatedAt == Self.later)
-    }
-
-    @Test func decliningTakesOnlyTheOwnersOpenOffer() throws {
-        let declining = try WaitlistController.declining(WaitlistOfferState(offer: Self.offer(), entryStatus: .offered), id: 9,
-                                                         clientId: 1, now: Self.now)
-        #expect(declining.writes == WaitlistController.closing(Self.offer(), as: .declined, entryStatus: .offered, now: Self.now))
-        #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, "9")) {
-            _ = try WaitlistController.declining(nil, id: 9, clientId: 1, now: Self.now)
-        }
-        #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, "9"), "another patient's") {
-            _ = try WaitlistController.declining(WaitlistOfferState(offer: Self.offer(clientId: 2), entryStatus: .offered), id: 9,
-                                                 clientId: 1, now: Self.now)
-        }
-        for status in [WaitlistOfferStatus.accepted, .declined, .lapsed, .withdrawn] {
-            #expect(throws: ClinicError(.invalidTransition, .waitlistOfferClosed, status.rawValue)) {
-                _ = try WaitlistController.declining(WaitlistOfferState(offer: Self.offer(status: status), entryStatus: .waiting), id: 9,
-                                                     clientId: 1, now: Self.now)
-            }
-        }
-    }
-
-    // MARK: On the store, by both paths
 
     /// A synchronous call, made where no async overload can be chosen for it.
     static func seam<T>(_ body: () throws -> T) throws -> T { try body() }
@@ -123,6 +39,50 @@ import Testing
         case .seam: try Self.seam { try system.waitlist.decline(id, clientId: clientId) }
         case .awaited: try await system.waitlist.decline(id, clientId: clientId)
         }
+    }
+
+    func join(_ system: ClinicSystem, _ clientId: Int64, _ request: WaitlistController.Request, _ path: Path) async throws -> WaitlistEntry {
+        switch path {
+        case .seam: try Self.seam { try system.waitlist.join(clientId: clientId, request) }
+        case .awaited: try await system.waitlist.join(clientId: clientId, request)
+        }
+    }
+
+    @Test(arguments: Path.allCases) func aJoinIsStoredOnceAndEndsTheEntriesThatAreOver(_ path: Path) async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy").id ?? 0, cardiology = try department(system, "LA1", "cardiology").id ?? 0
+        let anna = try register(system, "anna").id ?? 0
+        let before = try fingerprint(system)
+        for (request, code) in [(WaitlistController.Request(departmentId: 999_999), ClinicError.Code.notFound),
+                                (.init(departmentId: therapy, hoursFrom: "09:00"), .invalidInput),
+                                (.init(departmentId: therapy, appointmentId: 424_242), .invalidInput)] {
+            do {
+                _ = try await join(system, anna, request, path)
+                Issue.record("\(request) was stored")
+            } catch let error as ClinicError {
+                #expect(error.code == code, "\(request)")
+            }
+        }
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await join(system, 99_999, .init(departmentId: therapy), path) }
+        #expect(try fingerprint(system) == before, "a refusal writes nothing")
+
+        // Until tomorrow (Monday) at therapy, with the hours of a morning.
+        let first = try await join(system, anna, .init(departmentId: therapy, to: "2026-11-23", hoursFrom: "09:00", hoursTo: "12:00"), path)
+        #expect(first.id != nil && first.firstDay == "2026-11-22" && first.lastDay == "2026-11-23" && first.fromMinute == 540)
+        #expect(try Self.entries(system, anna) == [first], "answered as stored")
+        let twice = try fingerprint(system)
+        await #expect(throws: ClinicError(.alreadyWaiting, .waitlistAlreadyWaiting)) { _ = try await join(system, anna, .init(departmentId: therapy), path) }
+        #expect(try fingerprint(system) == twice, "the second entry at a department is refused and writes nothing")
+        // Two days on, that entry is over: a join with a limit of one ends it and is stored.
+        _ = try system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
+        clock.advance(2 * 86_400)
+        let second = try await join(system, anna, .init(departmentId: cardiology), path)
+        #expect(try Self.entries(system, anna) == [second])
+        await #expect(throws: ClinicError(.limitReached, .waitlistEntriesLimit, "1")) {
+            _ = try await join(system, anna, .init(departmentId: therapy), path)
+        }
+        #expect(try system.database.reading { tx in try tx.waitlistEntry(id: first.id ?? 0)?.status } == .left)
     }
 
     /// Bob and Carol wait at therapy; Anna's cancelled visit frees Monday 09:20 (LA), offered to Bob.

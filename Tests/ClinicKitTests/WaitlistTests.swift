@@ -134,13 +134,14 @@ import Testing
         }
         func cancel(_ id: Int64?, _ clientId: Int64) throws { _ = try s.system.appointments.cancelAppointment(id ?? 0, clientId: clientId) }
         func work() throws { _ = try s.system.waitlist.work() }
+        func join(_ clientId: Int64, _ request: WaitlistController.Request) throws { _ = try s.system.waitlist.join(clientId: clientId, request) }
         let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
         let daves = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(wednesday1000),
                                                                 doctorId: s.doctor)
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
-        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, appointmentId: daves.id))
+        try join(s.bob, .init(departmentId: s.therapy))
+        try join(s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
+        try join(s.dave, .init(departmentId: s.therapy, appointmentId: daves.id))
         for patient in [s.anna, s.bob, s.carol, s.dave] { try await same(patient, "waiting") }
         try cancel(annas.id, s.anna)
         try work()

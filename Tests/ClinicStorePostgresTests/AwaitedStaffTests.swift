@@ -188,6 +188,14 @@ import Testing
             let refused = await clinicError { try await system.waitlist.leave(entry.id ?? 0, clientId: anna) }
             #expect(refused?.code == .notFound && store.statementsSent.current - before == 3)
             #expect(try await system.waitlist.entries(clientId: anna).isEmpty)
+            // Joined again: BEGIN, the patient's lock with the directory's rows and the settings,
+            // the patient's entries under it, the entry, COMMIT. Twice: refused at the insert.
+            before = store.statementsSent.current
+            let again = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy))
+            #expect(store.statementsSent.current - before == 5 && again.id != nil && again.id != entry.id)
+            let twice = await clinicError { _ = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy)) }
+            #expect(twice?.code == .alreadyWaiting)
+            #expect(try await system.waitlist.entries(clientId: anna) == [again])
         }
     }
 }

@@ -110,8 +110,8 @@ struct WebWaitlistPages {
             guard let id = Int64(text) else { throw ServerError.invalid(.fieldWholeNumber, "appointmentId") }
             return id
         }
-        _ = try await dependencies.commit(web.language) { [system] in
-            try system.waitlist.join(clientId: patient.id ?? 0, .init(departmentId: department, appointmentId: appointment))
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.waitlist.join(clientId: patient.id ?? 0, .init(departmentId: department, appointmentId: appointment))
         }
         return dependencies.redirect("/waitlist?joined=1", web)
     }

@@ -60,69 +60,89 @@ public final class WaitlistController: Sendable {
     /// second entry at the department, or more entries than `booking.waitlist_entries`.
     public func join(clientId: Int64, _ request: Request, staffId: Int64? = nil) throws -> WaitlistEntry {
         let now = self.now()
+        let input = try Self.checkedInput(request, staffId: staffId)
+        return try database.writing { tx in
+            let facts = try WaitlistJoinFacts.read(tx, Self.ask(clientId, request))
+            return try Self.joining(facts, request, clientId: clientId, staffId: staffId, input: input, now: now).apply(tx)
+        }
+    }
+
+    /// `join` awaited: one transaction of the store (`joinWaitlist`).
+    public func join(clientId: Int64, _ request: Request, staffId: Int64? = nil) async throws -> WaitlistEntry {
+        let now = self.now()
+        let input = try Self.checkedInput(request, staffId: staffId)
+        return try await database.joinWaitlist(Self.ask(clientId, request)) { facts in
+            try Self.joining(facts, request, clientId: clientId, staffId: staffId, input: input, now: now)
+        }
+    }
+
+    static func ask(_ clientId: Int64, _ request: Request) -> WaitlistJoinAsk {
+        WaitlistJoinAsk(clientId: clientId, departmentId: request.departmentId, visitTypeId: request.visitTypeId,
+                        appointmentId: request.appointmentId)
+    }
+
+    /// A join's input as checked before any store is asked: the hours as minutes of the day, the
+    /// weekdays as bits, the front desk's priority within what `prioritizeWaitlistEntry` takes
+    /// (a patient's own entry has 0).
+    public struct JoinInput: Sendable, Equatable {
+        public let hours: Range<Int>?
+        public let weekdays: Int
+    }
+
+    public static func checkedInput(_ request: Request, staffId: Int64?) throws -> JoinInput {
         let hours = try Self.hours(request.hoursFrom, request.hoursTo)
-        // The front desk's priority, within what `prioritizeWaitlistEntry` takes (a patient's own entry has 0).
         if staffId != nil, !Self.priorities.contains(request.priority) {
             throw ClinicError.invalid(.waitlistPriorityInvalid, String(request.priority))
         }
-        let weekdays = try Self.weekdays(request.weekdays)
-        return try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let (department, clinic) = try appointments.departmentAndClinic(tx, request.departmentId)
-            let doctors = try tx.activeDoctors(inDepartment: request.departmentId)
-            if let doctorId = request.doctorId, !doctors.contains(where: { $0.id == doctorId }) {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
-            }
-            guard !doctors.isEmpty else { throw ClinicError(.slotUnavailable, .waitlistNoDoctor) }
-            let visit = try request.visitTypeId.map {
-                try VisitType.offered(try tx.visitType(id: $0), id: $0, departmentId: request.departmentId)
-            }
-            let policy = try BookingPolicy.load(tx)
-            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
-            let lastBookable = LocalDateTime.of(now.addingTimeInterval(policy.horizon), in: clinic.zone).at(minuteOfDay: 0)
-            var last = try request.to.map(TimeInput.parseDay) ?? lastBookable
-            if let appointmentId = request.appointmentId {
-                guard let appointment = try tx.appointment(id: appointmentId), appointment.clientId == clientId,
-                      appointment.departmentId == request.departmentId, appointment.status.isActive, appointment.startsAt > now
-                else { throw ClinicError(.invalidInput, .waitlistAppointmentInvalid, String(appointmentId)) }
-                last = min(last, LocalDateTime.of(appointment.startsAt, in: clinic.zone).at(minuteOfDay: 0))
-            }
-            let first = max(try request.from.map(TimeInput.parseDay) ?? today, today)
-            if let from = request.from, let to = request.to, try TimeInput.parseDay(from) > TimeInput.parseDay(to) {
-                throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText)
-            }
-            guard last >= today, first <= last else { throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText) }
-            guard last <= lastBookable else {
-                throw ClinicError.invalid(.waitlistWindowBeyondHorizon, String(policy.horizonDays), lastBookable.dayText)
-            }
-            // The patient's entries are counted under their lock; the second entry at a
-            // department is refused by the store's unique index, whoever writes it.
-            try tx.lockWaitlist(ofClient: clientId)
-            // Entries that can no longer be offered anything (their last day is past, or the
-            // appointment they were to come before is gone) end here: they neither count nor
-            // stand in the way of a new entry at their department.
-            var current = 0
-            for entry in try tx.activeWaitlistEntries(ofClient: clientId) {
-                if try isOver(entry, tx, now: now), let id = entry.id, entry.status == .waiting {
-                    try tx.setWaitlistEntryStatus(id: id, to: .left, at: now)
-                } else {
-                    current += 1
-                }
-            }
-            guard current < policy.waitlistEntries else {
-                throw ClinicError(.limitReached, .waitlistEntriesLimit, String(policy.waitlistEntries))
-            }
-            let entry = WaitlistEntry(
-                clientId: clientId, clinicId: clinic.id ?? department.clinicId, departmentId: request.departmentId,
-                doctorId: request.doctorId, visitTypeId: visit?.id, firstDay: first.dayText, lastDay: last.dayText,
-                fromMinute: hours?.lowerBound, toMinute: hours?.upperBound, weekdays: weekdays,
-                beforeAppointmentId: request.appointmentId, priority: staffId == nil ? 0 : request.priority, staffId: staffId,
-                status: .waiting, createdAt: now, updatedAt: now)
-            guard let stored = try tx.insertWaitlistEntry(entry) else {
-                throw ClinicError(.alreadyWaiting, .waitlistAlreadyWaiting)
-            }
-            return stored
+        return JoinInput(hours: hours, weekdays: try Self.weekdays(request.weekdays))
+    }
+
+    /// The join decided on its facts: the patient, the department with its clinic and doctors,
+    /// the visit type, the window (from today, within the booking horizon, not after the
+    /// appointment it is to come before), and the patient's entries: those that can no longer
+    /// be offered anything (their last day past, their appointment gone) end and neither count
+    /// nor stand in the way; the rest count against `booking.waitlist_entries`.
+    public static func joining(_ facts: WaitlistJoinFacts, _ request: Request, clientId: Int64, staffId: Int64?, input: JoinInput,
+                               now: Date) throws -> WaitlistJoin {
+        guard facts.clientExists else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        guard let department = facts.department else { throw ClinicError(.notFound, .departmentNotFound, String(request.departmentId)) }
+        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(department.clinicId)) }
+        if let doctorId = request.doctorId, !facts.doctorIds.contains(doctorId) {
+            throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
         }
+        guard !facts.doctorIds.isEmpty else { throw ClinicError(.slotUnavailable, .waitlistNoDoctor) }
+        let visit = try request.visitTypeId.map { try VisitType.offered(facts.visitType, id: $0, departmentId: request.departmentId) }
+        let policy = BookingPolicy(settings: facts.bookingSettings)
+        let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
+        let lastBookable = LocalDateTime.of(now.addingTimeInterval(policy.horizon), in: clinic.zone).at(minuteOfDay: 0)
+        var last = try request.to.map(TimeInput.parseDay) ?? lastBookable
+        if let appointmentId = request.appointmentId {
+            guard let appointment = facts.before, appointment.clientId == clientId, appointment.departmentId == request.departmentId,
+                  appointment.status.isActive, appointment.startsAt > now
+            else { throw ClinicError(.invalidInput, .waitlistAppointmentInvalid, String(appointmentId)) }
+            last = min(last, LocalDateTime.of(appointment.startsAt, in: clinic.zone).at(minuteOfDay: 0))
+        }
+        let first = max(try request.from.map(TimeInput.parseDay) ?? today, today)
+        if let from = request.from, let to = request.to, try TimeInput.parseDay(from) > TimeInput.parseDay(to) {
+            throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText)
+        }
+        guard last >= today, first <= last else { throw ClinicError.invalid(.waitlistWindowInvalid, today.dayText) }
+        guard last <= lastBookable else {
+            throw ClinicError.invalid(.waitlistWindowBeyondHorizon, String(policy.horizonDays), lastBookable.dayText)
+        }
+        var ended: [Int64] = [], current = 0
+        for facts in facts.entries {
+            if facts.isOver(now: now), let id = facts.entry.id, facts.entry.status == .waiting { ended.append(id) } else { current += 1 }
+        }
+        guard current < policy.waitlistEntries else {
+            throw ClinicError(.limitReached, .waitlistEntriesLimit, String(policy.waitlistEntries))
+        }
+        return WaitlistJoin(ended: ended, entry: WaitlistEntry(
+            clientId: clientId, clinicId: clinic.id ?? department.clinicId, departmentId: request.departmentId,
+            doctorId: request.doctorId, visitTypeId: visit?.id, firstDay: first.dayText, lastDay: last.dayText,
+            fromMinute: input.hours?.lowerBound, toMinute: input.hours?.upperBound, weekdays: input.weekdays,
+            beforeAppointmentId: request.appointmentId, priority: staffId == nil ? 0 : request.priority, staffId: staffId,
+            status: .waiting, createdAt: now, updatedAt: now))
     }
 
     /// What a patient's waitlist page shows: their entries, their open offers within their
@@ -151,12 +171,6 @@ public final class WaitlistController: Sendable {
     public func entries(clientId: Int64) throws -> [WaitlistEntry] {
         let now = self.now()
         return try database.reading { tx in Self.shown(try PatientWaitlistFacts.read(tx, clientId: clientId), now: now).entries }
-    }
-
-    /// Whether nothing can be offered to an entry any more: its last day is past in its
-    /// clinic's zone, or the appointment it waits to come before is no longer active.
-    func isOver(_ entry: WaitlistEntry, _ tx: any StoreReading, now: Date) throws -> Bool {
-        try WaitlistEntryFacts.read(tx, entry).isOver(now: now)
     }
 
     /// Takes the patient off a waitlist; an open offer of that entry is withdrawn and its time

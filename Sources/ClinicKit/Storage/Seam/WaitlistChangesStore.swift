@@ -1,10 +1,11 @@
 import Foundation
 
-// A patient's changes of their waitlist awaited (issue 56): leaving, resuming an entry and
-// declining an offer, each one transaction the caller awaits. The store gathers the facts under
+// A patient's changes of their waitlist awaited (issue 56): joining, leaving, resuming an entry
+// and declining an offer, each one transaction the caller awaits. The store gathers the facts under
 // the locks that keep them true (the entry with its open offers, or the offer with its entry's
-// status), ClinicKit decides on them (`WaitlistController`'s pure `leaving`, `resuming`,
-// `declining`), and the store writes the decision's `WaitlistWrite`s, in order.
+// status; for a join the patient's lock, then `WaitlistJoinFacts`), ClinicKit decides on them
+// (`WaitlistController`'s pure `joining`, `leaving`, `resuming`, `declining`), and the store
+// writes the decision (`WaitlistJoin`, or the `WaitlistWrite`s in order).
 
 /// The awaited waitlist changes a `ClinicStore` offers.
 public protocol WaitlistChangesStore: Sendable {
@@ -16,6 +17,83 @@ public protocol WaitlistChangesStore: Sendable {
     /// COMMIT with its entry's status, `decide`, the writes.
     func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T
+    /// A join in one transaction: the patient's lock (their joins one after the other), then
+    /// `WaitlistJoinFacts` for `ask`, `decide`, the entries it ends left and the new one
+    /// stored, returned with its id. Refused (`already_waiting`), and nothing written, when the
+    /// patient already waits at the department (the store's unique index, whoever wrote the other).
+    func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin) async throws -> WaitlistEntry
+}
+
+/// What a join's facts are gathered for.
+public struct WaitlistJoinAsk: Sendable, Equatable {
+    public var clientId: Int64
+    public var departmentId: Int64
+    public var visitTypeId: Int64?
+    /// The appointment the patient waits to come before.
+    public var appointmentId: Int64?
+
+    public init(clientId: Int64, departmentId: Int64, visitTypeId: Int64?, appointmentId: Int64?) {
+        self.clientId = clientId; self.departmentId = departmentId; self.visitTypeId = visitTypeId; self.appointmentId = appointmentId
+    }
+}
+
+/// Everything a join is decided on, read under the patient's lock.
+public struct WaitlistJoinFacts: Sendable, Equatable {
+    public var clientExists: Bool
+    public var department: Department?
+    /// The department's clinic (nil: none, or no department).
+    public var clinic: Clinic?
+    /// The department's active doctors' ids.
+    public var doctorIds: [Int64]
+    /// The visit type asked for, whatever department it is of (nil: none asked, or no such type).
+    public var visitType: VisitType?
+    /// The stored `booking.` settings (`BookingPolicy`).
+    public var bookingSettings: [String: String]
+    /// The appointment asked to come before, as stored (nil: none asked, or no such appointment).
+    public var before: Appointment?
+    /// The patient's entries waiting or offered a time, by id, with their facts.
+    public var entries: [WaitlistEntryFacts]
+
+    public init(clientExists: Bool, department: Department?, clinic: Clinic?, doctorIds: [Int64], visitType: VisitType?,
+                bookingSettings: [String: String], before: Appointment?, entries: [WaitlistEntryFacts]) {
+        self.clientExists = clientExists; self.department = department; self.clinic = clinic; self.doctorIds = doctorIds
+        self.visitType = visitType; self.bookingSettings = bookingSettings; self.before = before; self.entries = entries
+    }
+
+    /// The gather with the seam's reads, in the caller's write transaction: the patient's lock first.
+    package static func read(_ tx: any StoreWriting, _ ask: WaitlistJoinAsk) throws -> WaitlistJoinFacts {
+        try tx.lockWaitlist(ofClient: ask.clientId)
+        let department = try tx.department(id: ask.departmentId)
+        return WaitlistJoinFacts(
+            clientExists: try tx.clientExists(id: ask.clientId), department: department,
+            clinic: try department.flatMap { try tx.clinic(id: $0.clinicId) },
+            doctorIds: try tx.activeDoctors(inDepartment: ask.departmentId).compactMap(\.id),
+            visitType: try ask.visitTypeId.flatMap { try tx.visitType(id: $0) }, bookingSettings: try tx.settings(prefix: "booking."),
+            before: try ask.appointmentId.flatMap { try tx.storedAppointment(id: $0) },
+            entries: try tx.activeWaitlistEntries(ofClient: ask.clientId).map { try WaitlistEntryFacts.read(tx, $0) })
+    }
+}
+
+/// What a join writes: the patient's entries that are over, left; the new entry.
+public struct WaitlistJoin: Sendable, Equatable {
+    /// Entries that can no longer be offered anything, ended (`left`) before the new one is stored.
+    public let ended: [Int64]
+    /// The new entry (no id yet); its `createdAt` is the moment written.
+    public let entry: WaitlistEntry
+
+    public init(ended: [Int64], entry: WaitlistEntry) {
+        self.ended = ended; self.entry = entry
+    }
+
+    /// The writes with the seam's, in the caller's transaction, which a refusal rolls back.
+    package func apply(_ tx: any StoreWriting) throws -> WaitlistEntry {
+        for id in ended { try tx.setWaitlistEntryStatus(id: id, to: .left, at: entry.createdAt) }
+        guard let stored = try tx.insertWaitlistEntry(entry) else { throw Self.alreadyWaiting }
+        return stored
+    }
+
+    /// The refusal of a second entry at a department.
+    package static let alreadyWaiting = ClinicError(.alreadyWaiting, .waitlistAlreadyWaiting)
 }
 
 /// An entry with its open offers, as a change of it is decided on.

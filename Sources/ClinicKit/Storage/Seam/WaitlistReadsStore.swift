@@ -28,7 +28,7 @@ public struct PatientWaitlistFacts: Sendable {
 }
 
 /// An entry with what decides whether anything can still be offered to it.
-public struct WaitlistEntryFacts: Sendable {
+public struct WaitlistEntryFacts: Sendable, Equatable {
     public let entry: WaitlistEntry
     /// Its clinic's zone identifier (nil: the clinic is gone).
     public let clinicZone: String?
