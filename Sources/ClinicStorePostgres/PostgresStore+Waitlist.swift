@@ -9,10 +9,10 @@ import PostgresNIO
 // statement, the seam's own (PostgresTransaction+Waitlist.swift).
 
 extension PostgresStore {
-    /// BEGIN, the entry locked, its open offers locked, the writes; COMMIT.
+    /// BEGIN, the entry locked, its open offers locked, the writes, the audit row if any; COMMIT.
     public func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        let sent = statementsSent
+        let sent = statementsSent, ring = auditKeys
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             var state: WaitlistEntryState?
@@ -23,7 +23,7 @@ extension PostgresStore {
                                            openOffers: try offers.map { try WaitlistOffer(row: try PostgresTransaction.row($0)) })
             }
             let decision = try decide(state)
-            try await Self.write(decision.writes, at: decision.now, tx)
+            try await Self.write(decision, tx, ring: ring)
             return decision.result
         }
     }
@@ -31,7 +31,7 @@ extension PostgresStore {
     /// BEGIN, the offer locked with its entry's status, the writes; COMMIT.
     public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        let sent = statementsSent
+        let sent = statementsSent, ring = auditKeys
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let state = try await tx.rows("""
@@ -43,7 +43,7 @@ extension PostgresStore {
                 return WaitlistOfferState(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)))
             }
             let decision = try decide(state)
-            try await Self.write(decision.writes, at: decision.now, tx)
+            try await Self.write(decision, tx, ring: ring)
             return decision.result
         }
     }
@@ -95,9 +95,11 @@ extension PostgresStore {
         }
     }
 
-    /// Each write one statement, in order; an offer no longer open refuses the change.
-    static func write(_ writes: [WaitlistWrite], at now: Date, _ tx: AwaitedConnection) async throws {
-        for write in writes {
+    /// Each write one statement, in order (an offer no longer open refuses the change), then
+    /// the audit row (`append`, as a staff transition's).
+    static func write<T>(_ decision: WaitlistDecision<T>, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
+        let now = decision.now
+        for write in decision.writes {
             switch write {
             case let .closeOffer(id, status, appointmentId):
                 guard try await !tx.rows(PostgresTransaction.closeOfferSQL, [id, status.rawValue, appointmentId, now]).isEmpty else {
@@ -111,5 +113,6 @@ extension PostgresStore {
                 _ = try await tx.rows(PostgresTransaction.queueFreedSQL, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
             }
         }
+        if let audit = decision.audit { try await append(audit, tx, ring: ring) }
     }
 }

@@ -174,4 +174,38 @@ import Testing
             _ = try await resume(s.system, s.bob.id ?? 0, s.carol.clientId, path)
         }
     }
+
+    @Test(arguments: Path.allCases) func theFrontDeskTakesAnEntryOffWithItsOfferAndAuditsIt(_ path: Path) async throws {
+        let s = try scene()
+        func desk(_ login: String, _ clinic: String) throws -> StaffMember {
+            try s.system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist,
+                                                   clinicId: try ClinicKitTests.clinic(s.system, clinic).id ?? 0, doctorId: nil,
+                                                   password: "correct-horse-42"))
+        }
+        let here = try desk("desk-a", "LA1"), elsewhere = try desk("desk-b", "LA2")
+        func remove(_ member: StaffMember, _ id: Int64) async throws {
+            switch path {
+            case .seam: try Self.seam { try s.system.staff.removeFromWaitlist(member, entryId: id, requestId: "req-1") }
+            case .awaited: try await s.system.staff.removeFromWaitlist(member, entryId: id, requestId: "req-1")
+            }
+        }
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "another clinic's entry") {
+            try await remove(elsewhere, s.bob.id ?? 0)
+        }
+        await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, "99999")) { try await remove(here, 99_999) }
+        #expect(try fingerprint(s.system) == before, "a refusal writes nothing, no audit row either")
+
+        try await remove(here, s.bob.id ?? 0)
+        #expect(try Self.entries(s.system, s.bob.clientId).isEmpty)
+        #expect(try s.system.waitlist.offer(s.offer.id ?? 0, clientId: s.bob.clientId).status == .withdrawn)
+        #expect(try s.system.waitlist.work() == 1)
+        #expect(try Self.offers(s.system, s.carol.clientId).first?.startsAt == Self.later, "the time goes to the next in line")
+        let log = try s.system.clients.accessLog(clientId: s.bob.clientId)
+        #expect(log.map(\.action) == ["waitlist.remove"])
+        #expect(try s.system.auditCheck().problem == nil && s.system.auditCheck().broken.isEmpty, "the chain holds")
+        await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "off already") {
+            try await remove(here, s.bob.id ?? 0)
+        }
+    }
 }

@@ -68,8 +68,8 @@ struct StaffWaitlistRoutes {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        try await dependencies.work(context.language) { [system] in
-            try system.staff.removeFromWaitlist(member, entryId: id, requestId: requestId)
+        try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.removeFromWaitlist(member, entryId: id, requestId: requestId)
         }
         return Response(status: .noContent)
     }

@@ -89,7 +89,9 @@ struct WebStaffWaitlistPages {
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
         let requestId = context.requestId
-        try await dependencies.work(web) { [system] in try system.staff.removeFromWaitlist(member, entryId: id, requestId: requestId) }
+        try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.removeFromWaitlist(member, entryId: id, requestId: requestId)
+        }
         return dependencies.redirect("/staff/waitlist", web)
     }
 

@@ -114,12 +114,30 @@ extension StaffController {
     public func removeFromWaitlist(_ member: StaffMember, entryId: Int64, requestId: String? = nil) throws {
         try member.checkFrontDesk()
         let now = self.now()
-        try writingJoined { tx in
-            let entry = try clinicEntry(tx, member, entryId)
-            try waitlist.leave(entryId, clientId: entry.clientId)
-            try AuditLog.append(tx, by: member.auditActor, action: .waitlistRemove, clientId: entry.clientId,
-                                clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId)", now: now)
+        try database.writing { tx in
+            try Self.removing(try WaitlistEntryState.read(tx, id: entryId), member, entryId: entryId, requestId: requestId, now: now).apply(tx)
         }
+    }
+
+    /// `removeFromWaitlist` awaited: one transaction of the store (`changeWaitlistEntry`), its
+    /// audit row in it.
+    public func removeFromWaitlist(_ member: StaffMember, entryId: Int64, requestId: String? = nil) async throws {
+        try member.checkFrontDesk()
+        let now = self.now()
+        try await database.changeWaitlistEntry(id: entryId) { state in
+            try Self.removing(state, member, entryId: entryId, requestId: requestId, now: now)
+        }
+    }
+
+    /// The front desk's removal decided: the patient's leaving (`WaitlistController.leaving`)
+    /// of an entry of the member's clinic (any other is `not_found`), with its audit row.
+    public static func removing(_ state: WaitlistEntryState?, _ member: StaffMember, entryId: Int64, requestId: String?,
+                                now: Date) throws -> WaitlistDecision<Void> {
+        guard let state, state.entry.clinicId == member.clinicId else { throw ClinicError(.notFound, .waitlistEntryNotFound, String(entryId)) }
+        let leaving = try WaitlistController.leaving(state, id: entryId, clientId: state.entry.clientId, now: now)
+        return WaitlistDecision(writes: leaving.writes, now: now, result: (), audit: AuditAsk(
+            by: member.auditActor, action: .waitlistRemove, clientId: state.entry.clientId, clinicId: member.clinicId,
+            requestId: requestId, detail: "entry \(entryId)", now: now))
     }
 
     /// An entry of the member's clinic that is waiting or offered a time; any other is `not_found`.

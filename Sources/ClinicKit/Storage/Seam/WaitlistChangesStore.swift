@@ -154,15 +154,19 @@ public struct WaitlistDecision<Result: Sendable>: Sendable {
     /// The moment written as the rows' `updated_at`, `closed_at`, `queued_at`.
     public let now: Date
     public let result: Result
+    /// The audit trail's row, for a change the staff make (written after the writes).
+    public let audit: AuditAsk?
 
-    public init(writes: [WaitlistWrite], now: Date, result: Result) {
-        self.writes = writes; self.now = now; self.result = result
+    public init(writes: [WaitlistWrite], now: Date, result: Result, audit: AuditAsk? = nil) {
+        self.writes = writes; self.now = now; self.result = result; self.audit = audit
     }
 
-    /// The writes with the seam's, in the caller's transaction. An offer that was no longer
-    /// open refuses the change (`waitlist_offer_closed`): the caller's transaction rolls back.
+    /// The writes with the seam's, in the caller's transaction, then the audit row. An offer
+    /// that was no longer open refuses the change (`waitlist_offer_closed`): the caller's
+    /// transaction rolls back.
     package func apply(_ tx: any StoreWriting) throws {
         for write in writes { try Self.apply(write, tx, now: now) }
+        if let audit { try AuditLog.append(tx, audit) }
     }
 
     package static func apply(_ write: WaitlistWrite, _ tx: any StoreWriting, now: Date) throws {
