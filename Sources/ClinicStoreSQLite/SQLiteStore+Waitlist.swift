@@ -8,20 +8,20 @@ import Foundation
 extension SQLiteStore {
     public func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        try await commit {
-            try self.writing { tx in
-                let decision = try decide(try WaitlistEntryState.read(tx, id: id))
-                try decision.apply(tx)
-                return decision.result
-            }
-        }
+        try await change({ tx in try WaitlistEntryState.read(tx, id: id) }, decide)
     }
 
     public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T {
+        try await change({ tx in try WaitlistOfferState.read(tx, id: id) }, decide)
+    }
+
+    /// One write of the next batch: the facts gathered, `decide`, the decision applied.
+    private func change<State, T: Sendable>(_ gather: @escaping @Sendable (any StoreWriting) throws -> State,
+                                            _ decide: @escaping @Sendable (State) throws -> WaitlistDecision<T>) async throws -> T {
         try await commit {
             try self.writing { tx in
-                let decision = try decide(try WaitlistOfferState.read(tx, id: id))
+                let decision = try decide(try gather(tx))
                 try decision.apply(tx)
                 return decision.result
             }
