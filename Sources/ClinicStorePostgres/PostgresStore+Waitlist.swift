@@ -87,7 +87,7 @@ extension PostgresStore {
                 _ = try await tx.rows(PostgresTransaction.setEntryStatusSQL, [id, WaitlistEntryStatus.left.rawValue, join.entry.createdAt])
             }
             let entry = join.entry
-            guard let id = try await tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertEntrySQL, PostgresTransaction.insertEntryBinds(entry)))
+            guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertEntrySQL, PostgresTransaction.insertEntryBinds(entry)))
             else { throw WaitlistJoin.alreadyWaiting }
             var stored = entry
             stored.id = id

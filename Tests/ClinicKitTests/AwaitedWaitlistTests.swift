@@ -83,6 +83,14 @@ import Testing
             _ = try await join(system, anna, .init(departmentId: therapy), path)
         }
         #expect(try system.database.reading { tx in try tx.waitlistEntry(id: first.id ?? 0)?.status } == .left)
+        // An earlier time than a visit of hers: the window ends on the visit's day in the clinic's
+        // zone (Wednesday 10:00 in Los Angeles), the visit read from the store as the facts.
+        _ = try system.appointments.setBookingRule("booking.waitlist_entries", to: "5")
+        let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
+        let visit = try system.appointments.createAppointment(clientId: anna, departmentId: therapy,
+                                                              at: .instant(utc("2026-11-25T18:00:00Z")), doctorId: doctor)
+        let earlier = try await join(system, anna, .init(departmentId: therapy, appointmentId: visit.id), path)
+        #expect(earlier.lastDay == "2026-11-25" && earlier.beforeAppointmentId == visit.id && earlier.firstDay == "2026-11-24")
     }
 
     /// Bob and Carol wait at therapy; Anna's cancelled visit frees Monday 09:20 (LA), offered to Bob.
