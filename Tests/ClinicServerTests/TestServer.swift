@@ -76,11 +76,20 @@ extension TestServer {
     /// The clinic's local date ("YYYY-MM-DD") of an instant the API gave ("…Z"): a slot on a
     /// U.S. evening is the next day in UTC, so the UTC date is not the day to name.
     func localDay(of start: String, clinicId: Int) async throws -> String {
+        let zone = try await zone(ofClinic: clinicId)
+        guard let instant = ISO8601DateFormatter().date(from: start) else { throw TestServerFailure(description: "no instant: \(start)") }
+        return Self.day(of: instant, in: zone)
+    }
+
+    func zone(ofClinic clinicId: Int) async throws -> TimeZone {
         let clinic = try await get("/v1/clinics/\(clinicId)")
-        guard let zone = (clinic.object["timeZone"] as? String).flatMap(TimeZone.init(identifier:)),
-              let instant = ISO8601DateFormatter().date(from: start) else {
-            throw TestServerFailure(description: "no zone or instant: \(clinic.text) \(start)")
+        guard let zone = (clinic.object["timeZone"] as? String).flatMap(TimeZone.init(identifier:)) else {
+            throw TestServerFailure(description: "no zone: \(clinic.text)")
         }
+        return zone
+    }
+
+    static func day(of instant: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let date = calendar.dateComponents([.year, .month, .day], from: instant)
@@ -89,12 +98,29 @@ extension TestServer {
 
     /// A free slot of a department, each time once, `skipping` the first ones.
     func freeSlot(_ department: Int, skipping: Int = 0) async throws -> String {
+        let distinct = try await freeSlots(department)
+        guard distinct.count > skipping else { throw TestServerFailure(description: "no free slot of department \(department)") }
+        return distinct[skipping]
+    }
+
+    /// The first free slot of a department on a day after today's at its clinic: a visit whose
+    /// day has not come, whatever the hour the tests run at (a slot six hours ahead is today's
+    /// at a U.S. clinic on a European morning).
+    func freeSlotAfterToday(_ department: Int, clinicId: Int) async throws -> String {
+        let zone = try await zone(ofClinic: clinicId), today = Self.day(of: Date(), in: zone)
+        let formatter = ISO8601DateFormatter()
+        guard let start = try await freeSlots(department).first(where: { start in
+            formatter.date(from: start).map { Self.day(of: $0, in: zone) > today } ?? false
+        }) else { throw TestServerFailure(description: "no free slot after today in department \(department)") }
+        return start
+    }
+
+    /// The department's free slots of the next 14 days far enough ahead, each time once.
+    private func freeSlots(_ department: Int) async throws -> [String] {
         let slots = try await get("/v1/departments/\(department)/slots?days=14")
         let free = slots.array.filter { $0["isAvailable"] as? Bool == true }.compactMap { $0["start"] as? String }
             .filter(isFarEnoughAhead)
-        let distinct = Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
-        guard distinct.count > skipping else { throw TestServerFailure(description: "no free slot: \(slots.text)") }
-        return distinct[skipping]
+        return Array(NSOrderedSet(array: free)).compactMap { $0 as? String }
     }
 
     /// Every row of every table but `excluding`: equal fingerprints mean nothing changed.
