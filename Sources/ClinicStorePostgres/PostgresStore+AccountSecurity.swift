@@ -107,6 +107,40 @@ extension PostgresStore {
         return found > 0
     }
 
+    /// BEGIN, the phone locked (`FOR UPDATE`: guesses at once are decided one after the
+    /// other, so no more than the allowed wrong ones are ever tried) with whether the patient is
+    /// and the key check, the decision; for a confirmation the number's lock, its release by
+    /// another patient and the phone saved, for a wrong guess its count; COMMIT.
+    public func confirmPhoneCode(ofClient clientId: Int64, decide: @escaping @Sendable (StoredPhone?) throws -> PhoneCodeDecision)
+        async throws -> (decision: PhoneCodeDecision, number: String?)? {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger -> (decision: PhoneCodeDecision, number: String?)? in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let row = try await tx.rows("""
+                WITH p AS (SELECT * FROM phones WHERE client_id = $1 FOR UPDATE)
+                SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1) AS client_exists,
+                       (SELECT value FROM settings WHERE key = $2) AS key_check, p.*
+                FROM (SELECT 1) AS one LEFT JOIN p ON true
+                """, [clientId, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row),
+                  try row.value("client_exists", in: "clients") as Bool else { return nil }
+            let owner: Int64? = try row.value("client_id", in: "phones", key: "client_id")
+            let decision = try decide(owner == nil ? nil : try StoredPhone(row: row))
+            switch decision {
+            case .confirm(let phone, let now):
+                _ = try await tx.rows(PostgresTransaction.numberLockSQL, [phone.numberKey])
+                _ = try await tx.rows(PostgresTransaction.releaseNumberSQL, [phone.numberKey, clientId])
+                _ = try await tx.rows(PostgresTransaction.savePhoneSQL, PostgresTransaction.savePhoneBinds(phone, at: now))
+                let check: String? = try row.value("key_check", in: "settings", key: "key")
+                return (decision, try phone.number(cipher: try key.cipher(keyCheck: check)))
+            case .countWrong:
+                _ = try await tx.rows(PostgresTransaction.countWrongPhoneCodeSQL, [clientId])
+            case .none:
+                break
+            }
+            return (decision, nil)
+        }
+    }
+
     /// What an ending is decided on: the patient's language, whether their e-mail is confirmed
     /// and whether they have a calendar address, with the key check.
     private struct EndingPatient {

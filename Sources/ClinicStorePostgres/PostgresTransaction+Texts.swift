@@ -1,5 +1,6 @@
 import ClinicKit
 import Foundation
+import PostgresNIO
 
 // Mobile numbers and one-tap links on PostgreSQL (Migrations/postgres/0013_texts.sql). One
 // patient per confirmed number is the unique index's; a link is used once by the UPDATE that
@@ -42,22 +43,32 @@ extension PostgresTransaction {
     }
 
     func savePhone(_ phone: StoredPhone, at now: Date) throws {
-        try execute("""
-            INSERT INTO phones (client_id, number_sealed, number_key, confirmed, code_hash, code_expires_at, code_attempts,
-                                code_sent_at, text_reminders, text_offers, stopped, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-            ON CONFLICT (client_id) DO UPDATE SET number_sealed = EXCLUDED.number_sealed, number_key = EXCLUDED.number_key,
-                confirmed = EXCLUDED.confirmed, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
-                code_attempts = EXCLUDED.code_attempts, code_sent_at = EXCLUDED.code_sent_at,
-                text_reminders = EXCLUDED.text_reminders, text_offers = EXCLUDED.text_offers, stopped = EXCLUDED.stopped,
-                updated_at = EXCLUDED.updated_at
-            """, [phone.clientId, phone.numberSealed, phone.numberKey, phone.confirmed, phone.codeHash, phone.codeExpiresAt,
-                  phone.codeAttempts, phone.codeSentAt, phone.textReminders, phone.textOffers, phone.stopped, now])
+        try execute(Self.savePhoneSQL, Self.savePhoneBinds(phone, at: now))
+    }
+
+    /// A patient's phone inserted or replaced: `savePhoneBinds`.
+    static let savePhoneSQL = """
+        INSERT INTO phones (client_id, number_sealed, number_key, confirmed, code_hash, code_expires_at, code_attempts,
+                            code_sent_at, text_reminders, text_offers, stopped, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        ON CONFLICT (client_id) DO UPDATE SET number_sealed = EXCLUDED.number_sealed, number_key = EXCLUDED.number_key,
+            confirmed = EXCLUDED.confirmed, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
+            code_attempts = EXCLUDED.code_attempts, code_sent_at = EXCLUDED.code_sent_at,
+            text_reminders = EXCLUDED.text_reminders, text_offers = EXCLUDED.text_offers, stopped = EXCLUDED.stopped,
+            updated_at = EXCLUDED.updated_at
+        """
+
+    static func savePhoneBinds(_ phone: StoredPhone, at now: Date) -> [any PostgresBindable] {
+        [phone.clientId, phone.numberSealed, phone.numberKey, phone.confirmed, phone.codeHash, phone.codeExpiresAt,
+         phone.codeAttempts, phone.codeSentAt, phone.textReminders, phone.textOffers, phone.stopped, now]
     }
 
     func countWrongPhoneCode(ofClient clientId: Int64) throws {
-        try execute("UPDATE phones SET code_attempts = code_attempts + 1 WHERE client_id = $1", [clientId])
+        try execute(Self.countWrongPhoneCodeSQL, [clientId])
     }
+
+    /// A wrong guess at a number's code counted: $1 the patient.
+    static let countWrongPhoneCodeSQL = "UPDATE phones SET code_attempts = code_attempts + 1 WHERE client_id = $1"
 
     func deletePhone(ofClient clientId: Int64) throws {
         try execute("DELETE FROM phones WHERE client_id = $1", [clientId])
@@ -70,9 +81,14 @@ extension PostgresTransaction {
     /// 500, issue 55). The lock is a statement of its own: under READ COMMITTED the delete's
     /// snapshot is then taken after the wait.
     func releaseConfirmedNumber(numberKey: String, exceptClient clientId: Int64) throws {
-        try execute("SELECT pg_advisory_xact_lock(hashtextextended('phone-number:' || $1, 0))", [numberKey])
-        try execute("DELETE FROM phones WHERE number_key = $1 AND confirmed AND client_id <> $2", [numberKey, clientId])
+        try execute(Self.numberLockSQL, [numberKey])
+        try execute(Self.releaseNumberSQL, [numberKey, clientId])
     }
+
+    /// The number's advisory lock to the end of the transaction: $1 its key.
+    static let numberLockSQL = "SELECT pg_advisory_xact_lock(hashtextextended('phone-number:' || $1, 0))"
+    /// The number taken from another patient who confirmed it: $1 its key, $2 the patient confirming.
+    static let releaseNumberSQL = "DELETE FROM phones WHERE number_key = $1 AND confirmed AND client_id <> $2"
 
     func setOfferLink(offerId: Int64, hash: String) throws {
         try execute("UPDATE waitlist_offers SET link_hash = $1 WHERE id = $2", [hash, offerId])

@@ -56,4 +56,17 @@ extension SQLiteStore {
     public func removePhone(ofClient clientId: Int64) async throws -> Bool {
         try await commit { try self.writing { tx in try ClientController.removePhone(tx, clientId: clientId) } }
     }
+
+    public func confirmPhoneCode(ofClient clientId: Int64, decide: @escaping @Sendable (StoredPhone?) throws -> PhoneCodeDecision)
+        async throws -> (decision: PhoneCodeDecision, number: String?)? {
+        try await commit {
+            try self.writing { tx -> (decision: PhoneCodeDecision, number: String?)? in
+                guard try tx.clientExists(id: clientId) else { return nil }
+                let decision = try decide(try tx.phone(ofClient: clientId))
+                try decision.apply(tx, clientId: clientId)
+                guard case .confirm(let phone, _) = decision else { return (decision, nil) }
+                return (decision, try phone.number(cipher: try self.cipher(tx)))
+            }
+        }
+    }
 }

@@ -196,4 +196,49 @@ import Testing
         await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try await remove(99_999) }
         #expect(try fingerprint(s.system) == before)
     }
+
+    /// Confirming a number by its code: a wrong guess is counted and refused (after the fifth
+    /// even the right code is), nothing waiting writes nothing, and the right code confirms the
+    /// number and takes it from another patient who had confirmed it, on both paths.
+    @Test(arguments: Path.allCases) func aNumberIsConfirmedByItsCodeAndWrongGuessesAreCounted(_ path: Path) async throws {
+        let texts = TextTests(), s = try texts.scene()
+        func confirm(_ id: Int64, _ code: String) async throws -> PhoneStatus {
+            switch path {
+            case .seam: try Self.seam { try s.system.clients.confirmPhone(clientId: id, code: code) }
+            case .awaited: try await s.system.clients.confirmPhone(clientId: id, code: code)
+            }
+        }
+        let number = "+12025550143"
+        try texts.confirm(s, s.bob, number)
+        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: number) }
+        try texts.deliver(s)
+        let right = try texts.code(s, to: number)
+        let wrong = right == "000000" ? "111111" : "000000"
+        let attempts = "SELECT code_attempts FROM phones WHERE client_id = \(s.anna)"
+
+        await #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { _ = try await confirm(s.anna, wrong) }
+        #expect(try storedInt(s.system, attempts) == 1, "counted, though refused")
+        let confirmed = try await confirm(s.anna, " \(right) ")
+        #expect(confirmed == PhoneStatus(number: number, confirmed: true, textReminders: true, textOffers: true, stopped: false))
+        #expect(try await s.system.clients.phone(clientId: s.anna) == confirmed)
+        #expect(try storedInt(s.system, attempts) == 0)
+        #expect(try await s.system.clients.phone(clientId: s.bob) == PhoneStatus.none, "whoever holds the phone confirms")
+
+        // Nothing waits now: nothing is written; nor for a patient gone.
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notFound, .phoneNoPending)) { _ = try await confirm(s.anna, right) }
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await confirm(99_999, right) }
+        #expect(try fingerprint(s.system) == before)
+
+        // Five wrong guesses, and the right code no longer confirms.
+        s.clock.advance(61)
+        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.bob, number: "+12025550144") }
+        try texts.deliver(s)
+        let bobs = try texts.code(s, to: "+12025550144")
+        for _ in 0..<5 {
+            await #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { _ = try await confirm(s.bob, bobs == "000000" ? "111111" : "000000") }
+        }
+        await #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { _ = try await confirm(s.bob, bobs) }
+        #expect(try await s.system.clients.phone(clientId: s.bob).confirmed == false)
+    }
 }

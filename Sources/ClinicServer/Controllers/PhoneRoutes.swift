@@ -45,8 +45,8 @@ struct PhoneRoutes {
         let patient = try context.signedInPatient()
         try dependencies.checkAuthRate(context, patient.language) // a code guess, as a log-in is
         let body = try await RequestBody.decode(CodeBody.self, from: request, context: context)
-        let status = try await dependencies.work(patient.language) { [system] in
-            try system.clients.confirmPhone(clientId: patient.id, code: body.code)
+        let status = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.confirmPhone(clientId: patient.id, code: body.code)
         }
         return try HTTPMapping.json(PhoneJSON(status))
     }

@@ -291,7 +291,9 @@ struct WebProfilePages {
         let form = try await dependencies.form(request, context, web)
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
         do {
-            _ = try await dependencies.work(web) { [system] in try system.clients.confirmPhone(clientId: patient.id ?? 0, code: code) }
+            _ = try await dependencies.awaited(web.language) { [system] in
+                try await system.clients.confirmPhone(clientId: patient.id ?? 0, code: code)
+            }
             return try await profilePage(web, notice: WebText.labels(web.language)["phoneConfirmed"])
         } catch let failure as APIFailure {
             return try await profilePage(web, error: failure.message(in: web.language))

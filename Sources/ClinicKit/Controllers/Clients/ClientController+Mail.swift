@@ -120,9 +120,9 @@ extension ClientController {
         let outcome = try database.writing { tx -> Outcome in
             guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             guard let pending = client.pendingEmail, let waiting = try tx.emailConfirmation(ofClient: clientId) else { return .none }
-            let given = code.trimmingCharacters(in: .whitespaces)
-            guard waiting.wrongAttempts < Self.emailCodeAttempts, now.seconds < waiting.expiresAt.seconds, given.count == 6,
-                  Self.codeHash(given, clientId: clientId) == waiting.codeHash else {
+            let sent = WaitingCode(hash: waiting.codeHash, expiresAt: waiting.expiresAt, wrongAttempts: waiting.wrongAttempts)
+            guard CodeCheck.of(code, against: sent, attempts: Self.emailCodeAttempts, now: now,
+                               hash: { Self.codeHash($0, clientId: clientId) }) == .right else {
                 // The wrong guess is counted even though the confirmation fails.
                 try tx.countWrongEmailCode(ofClient: clientId)
                 return .wrong

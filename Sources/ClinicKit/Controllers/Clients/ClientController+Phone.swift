@@ -75,32 +75,14 @@ extension ClientController {
     /// patient who had confirmed the same number loses it (whoever holds the phone confirms).
     public func confirmPhone(clientId: Int64, code: String) throws -> PhoneStatus {
         let now = self.now()
-        enum Outcome { case confirmed(PhoneStatus), wrong, none }
-        let outcome = try database.writing { tx -> Outcome in
+        let (decision, number) = try database.writing { tx -> (PhoneCodeDecision, String?) in
             guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            guard var phone = try tx.phone(ofClient: clientId), !phone.confirmed, let hash = phone.codeHash,
-                  let expires = phone.codeExpiresAt else { return .none }
-            let given = code.trimmingCharacters(in: .whitespaces)
-            guard phone.codeAttempts < Self.phoneCodeAttempts, now.seconds < expires.seconds, given.count == 6,
-                  Self.phoneCodeHash(given, clientId: clientId) == hash else {
-                // The wrong guess is counted (in one statement: guesses at once all count) even
-                // though the confirmation fails.
-                try tx.countWrongPhoneCode(ofClient: clientId)
-                return .wrong
-            }
-            phone.confirmed = true
-            phone.codeHash = nil
-            phone.codeExpiresAt = nil
-            phone.codeAttempts = 0
-            try tx.releaseConfirmedNumber(numberKey: phone.numberKey, exceptClient: clientId)
-            try tx.savePhone(phone, at: now)
-            return .confirmed(Self.status(phone, number: try Texts.number(phone, cipher: AppointmentNotes.cipher(tx))))
+            let decision = Self.confirmingPhone(try tx.phone(ofClient: clientId), code: code, clientId: clientId, now: now)
+            try decision.apply(tx, clientId: clientId)
+            guard case .confirm(let phone, _) = decision else { return (decision, nil) }
+            return (decision, try Texts.number(phone, cipher: AppointmentNotes.cipher(tx)))
         }
-        switch outcome {
-        case .confirmed(let status): return status
-        case .wrong: throw ClinicError.invalid(.phoneCodeWrong)
-        case .none: throw ClinicError(.notFound, .phoneNoPending)
-        }
+        return try Self.confirmedPhone(decision) { number ?? "" }
     }
 
     /// Whether a texted code would be sent: a process with an SMS gateway said so within the

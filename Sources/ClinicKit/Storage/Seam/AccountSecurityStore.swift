@@ -1,7 +1,7 @@
 import Foundation
 
 // A patient's keys to their account as awaited operations of a store (issue 56): the private
-// calendar address, "sign out everywhere else", the password change, and the number texts go to. The rules are
+// calendar address, "sign out everywhere else", the password change, and the number texts go to (removed, or confirmed by its code). The rules are
 // ClinicKit's (`ClientController+Security`): what a change writes is decided before the store
 // is called (`SessionsEnding`, `PasswordChange`), and the store writes it in one transaction,
 // with the calendar token sealed under its personal-data key (`CalendarAddress`).
@@ -30,6 +30,11 @@ public protocol AccountSecurityStore: Sendable {
     /// One transaction: the patient's number forgotten and their texts not yet sent dropped;
     /// false, and nothing written, for no such patient.
     func removePhone(ofClient clientId: Int64) async throws -> Bool
+    /// One transaction: the patient's phone (nil: none) read with its row locked until COMMIT,
+    /// `decide` on it, the decision written (`PhoneCodeDecision.apply`); the decision, with the
+    /// number opened when it confirms one. Nil, and nothing written, for no such patient.
+    func confirmPhoneCode(ofClient clientId: Int64, decide: @escaping @Sendable (StoredPhone?) throws -> PhoneCodeDecision)
+        async throws -> (decision: PhoneCodeDecision, number: String?)?
 }
 
 /// A patient's password check reserved: the patient as stored, the key check to open their

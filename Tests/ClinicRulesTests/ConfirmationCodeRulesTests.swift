@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import ClinicKit
+
+// A code typed to confirm a number or an address, on plain facts (issue 56): `CodeCheck` and
+// what confirming a number writes. The stores' gather and write are
+// `ClinicKitTests/AwaitedAccountSecurityTests.swift`'s.
+
+@Suite struct ConfirmationCodeRulesTests {
+    static let now = Fixture.now
+    static func hash(_ code: String) -> String { "hash:" + code }
+    static func waiting(expires: Date = now.addingTimeInterval(60), wrong: Int = 0) -> WaitingCode {
+        WaitingCode(hash: hash("123456"), expiresAt: expires, wrongAttempts: wrong)
+    }
+
+    static func check(_ given: String, _ waiting: WaitingCode?) -> CodeCheck {
+        CodeCheck.of(given, against: waiting, attempts: 5, now: now, hash: hash)
+    }
+
+    @Test func aCodeIsRightOnlyWhileItWaitsIsWithinItsTimeAndItsGuesses() {
+        #expect(Self.check("123456", Self.waiting()) == .right)
+        #expect(Self.check(" 123456 ", Self.waiting()) == .right, "spaces around it are not the code")
+        #expect(Self.check("123457", Self.waiting()) == .wrong)
+        #expect(Self.check("12345", Self.waiting()) == .wrong)
+        #expect(Self.check("1234567", Self.waiting()) == .wrong)
+        #expect(Self.check("", Self.waiting()) == .wrong)
+        // Its time: the second it runs out it is wrong.
+        #expect(Self.check("123456", Self.waiting(expires: Self.now.addingTimeInterval(1))) == .right)
+        #expect(Self.check("123456", Self.waiting(expires: Self.now)) == .wrong)
+        // Its guesses: after the fifth wrong one even the right code is wrong.
+        #expect(Self.check("123456", Self.waiting(wrong: 4)) == .right)
+        #expect(Self.check("123456", Self.waiting(wrong: 5)) == .wrong)
+        #expect(Self.check("123456", nil) == .nothingWaits)
+    }
+
+    static func phone(confirmed: Bool = false, code: String? = "123456", expires: Date = now.addingTimeInterval(60),
+                      attempts: Int = 0) -> StoredPhone {
+        StoredPhone(clientId: 1, numberSealed: Data([1, 2]), numberKey: "key", confirmed: confirmed,
+                    codeHash: code.map { ClientController.phoneCodeHash($0, clientId: 1) }, codeExpiresAt: code == nil ? nil : expires,
+                    codeAttempts: attempts, codeSentAt: now, textReminders: true, textOffers: false, stopped: false)
+    }
+
+    static func confirming(_ phone: StoredPhone?, _ code: String) -> PhoneCodeDecision {
+        ClientController.confirmingPhone(phone, code: code, clientId: 1, now: now)
+    }
+
+    @Test func theRightCodeConfirmsTheNumberAndClearsItsCode() {
+        var confirmed = Self.phone()
+        confirmed.confirmed = true
+        confirmed.codeHash = nil
+        confirmed.codeExpiresAt = nil
+        #expect(Self.confirming(Self.phone(), "123456") == .confirm(confirmed, now: Self.now))
+        var guessed = Self.phone(attempts: 3)
+        guessed.confirmed = true
+        guessed.codeHash = nil
+        guessed.codeExpiresAt = nil
+        guessed.codeAttempts = 0
+        #expect(Self.confirming(Self.phone(attempts: 3), "123456") == .confirm(guessed, now: Self.now), "the wrong guesses forgotten")
+    }
+
+    @Test func aWrongCodeIsCountedAndNothingWaitingWritesNothing() {
+        #expect(Self.confirming(Self.phone(), "654321") == .countWrong)
+        #expect(Self.confirming(Self.phone(attempts: 5), "123456") == .countWrong)
+        #expect(Self.confirming(Self.phone(expires: Self.now), "123456") == .countWrong)
+        // The code is bound to its patient: another's hash is not this one's.
+        #expect(ClientController.confirmingPhone(Self.phone(), code: "123456", clientId: 2, now: Self.now) == .countWrong)
+        #expect(Self.confirming(nil, "123456") == PhoneCodeDecision.none)
+        #expect(Self.confirming(Self.phone(confirmed: true), "123456") == PhoneCodeDecision.none, "confirmed already")
+        #expect(Self.confirming(Self.phone(code: nil), "123456") == PhoneCodeDecision.none)
+    }
+
+    @Test func theAnswerIsTheStatusOrTheRefusal() throws {
+        let confirmed = Self.confirming(Self.phone(), "123456")
+        let status = try ClientController.confirmedPhone(confirmed) { "+12025550143" }
+        #expect(status == PhoneStatus(number: "+12025550143", confirmed: true, textReminders: true, textOffers: false, stopped: false))
+        #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { try ClientController.confirmedPhone(.countWrong) { "" } }
+        #expect(throws: ClinicError(.notFound, .phoneNoPending)) { try ClientController.confirmedPhone(.none) { "" } }
+    }
+}
