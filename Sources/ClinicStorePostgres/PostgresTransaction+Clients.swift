@@ -1,5 +1,6 @@
 import ClinicKit
 import Foundation
+import PostgresNIO
 
 // The client area of the seam on PostgreSQL (SQLiteTransaction+Clients.swift's behaviour).
 
@@ -104,19 +105,28 @@ extension PostgresTransaction {
 
     func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws {
         noteSessionsChanged()
-        // As GRDB's `update` on SQLite: every column of the model, the sealed fields, and whether
-        // mail may go to the patient; a row that is gone is an error.
-        let changed = try execute("""
-            UPDATE clients SET login = $2, login_key = $3, password_hash = $4, name = $5, surname = $6, street = $7, house = $8,
-                city = $9, lat = $10, lon = $11, home_clinic_id = $12, preferred_language = $13, privacy_accepted_at = $14,
-                privacy_version = $15, created_at = $16, personal = $17, email_confirmed = $18
-            WHERE id = $1
-            """, [client.id, client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street,
-                  client.house, client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage,
-                  client.privacyAcceptedAt, client.privacyVersion, client.createdAt, personal, hasEmail])
-        if changed == 0 {
-            throw ClinicError(.storage, .storageFailure, "clients row \(client.id.map(String.init) ?? "without an id") not found")
-        }
+        let changed = try execute(Self.updateClientSQL, Self.updateClientBinds(client, personal: personal, hasEmail: hasEmail))
+        if changed == 0 { throw Self.clientRowGone(client.id) }
+    }
+
+    /// As GRDB's `update` on SQLite: every column of the model, the sealed fields, and whether
+    /// mail may go to the patient (`updateClientBinds`); returns the id, no row for a row gone.
+    static let updateClientSQL = """
+        UPDATE clients SET login = $2, login_key = $3, password_hash = $4, name = $5, surname = $6, street = $7, house = $8,
+            city = $9, lat = $10, lon = $11, home_clinic_id = $12, preferred_language = $13, privacy_accepted_at = $14,
+            privacy_version = $15, created_at = $16, personal = $17, email_confirmed = $18
+        WHERE id = $1 RETURNING id
+        """
+
+    static func updateClientBinds(_ client: Client, personal: Data, hasEmail: Bool) -> [any PostgresBindable] {
+        [client.id, client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street,
+         client.house, client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage,
+         client.privacyAcceptedAt, client.privacyVersion, client.createdAt, personal, hasEmail]
+    }
+
+    /// A patient's row to rewrite is gone: an error, as GRDB's on SQLite.
+    static func clientRowGone(_ id: Int64?) -> ClinicError {
+        ClinicError(.storage, .storageFailure, "clients row \(id.map(String.init) ?? "without an id") not found")
     }
 
     func setPasswordHash(_ hash: String, ofClient clientId: Int64) throws {
@@ -170,11 +180,18 @@ extension PostgresTransaction {
     static let deleteCalendarTokenSQL = "DELETE FROM calendar_feeds WHERE client_id = $1"
 
     func replaceSearchTokens(ofClient clientId: Int64, with tokens: [Data]) throws {
-        try execute("DELETE FROM patient_search WHERE client_id = $1", [clientId])
+        try execute(Self.deleteSearchTokensSQL, [clientId])
         guard !tokens.isEmpty else { return }
-        // One statement for all of them (a patient has a few dozen).
-        let marks = (0..<tokens.count).map { "($\($0 + 2)::bytea, $1)" }.joined(separator: ", ")
-        try execute("INSERT INTO patient_search (token, client_id) VALUES \(marks) ON CONFLICT DO NOTHING", [clientId] + tokens)
+        try execute(Self.insertSearchTokensSQL(tokens.count), [clientId] + tokens)
+    }
+
+    /// A patient's search tokens deleted: $1 the patient.
+    static let deleteSearchTokensSQL = "DELETE FROM patient_search WHERE client_id = $1"
+
+    /// `count` search tokens of patient $1 inserted in one statement (a patient has a few dozen): $2… the tokens.
+    static func insertSearchTokensSQL(_ count: Int) -> String {
+        let marks = (0..<count).map { "($\($0 + 2)::bytea, $1)" }.joined(separator: ", ")
+        return "INSERT INTO patient_search (token, client_id) VALUES \(marks) ON CONFLICT DO NOTHING"
     }
 
     func clearSearchIndex() throws {

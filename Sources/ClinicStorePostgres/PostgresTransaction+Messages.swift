@@ -118,14 +118,18 @@ extension PostgresTransaction {
     }
 
     func emailConfirmation(ofClient clientId: Int64) throws -> EmailConfirmation? {
+        try row("SELECT client_id, code_hash, expires_at, attempts FROM email_confirmations WHERE client_id = $1",
+                [clientId]).flatMap(Self.emailConfirmation(of:))
+    }
+
+    /// The confirmation in a row with its `code_hash`, `expires_at` and `attempts`; nil when
+    /// `code_hash` is NULL (none, in an outer join).
+    static func emailConfirmation(of row: StoredRowValues) throws -> EmailConfirmation? {
         let table = "email_confirmations", key = "client_id"
-        return try row("SELECT client_id, code_hash, expires_at, attempts FROM email_confirmations WHERE client_id = $1",
-                       [clientId]).map { row in
-            EmailConfirmation(codeHash: try row.value("code_hash", in: table, key: key),
-                              expiresAt: Date(timeIntervalSince1970: TimeInterval(
-                                  try row.value("expires_at", in: table, key: key) as Int64)),
-                              wrongAttempts: try row.value("attempts", in: table, key: key))
-        }
+        guard let hash = try row.value("code_hash", in: table, key: key) as String? else { return nil }
+        return EmailConfirmation(codeHash: hash,
+                                 expiresAt: Date(timeIntervalSince1970: TimeInterval(try row.value("expires_at", in: table, key: key) as Int64)),
+                                 wrongAttempts: try row.value("attempts", in: table, key: key))
     }
 
     func giveUpDeliveries(dueAt now: Date, writtenNoLaterThan cutoff: Date) throws -> Int {
@@ -215,10 +219,15 @@ extension PostgresTransaction {
     }
 
     func dropPendingDeliveries(ofClient clientId: Int64, channels: Set<DeliveryChannel>) throws {
-        try execute("""
-            UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = $1 AND state = 'pending'
-            AND purpose IN (\(DeliveryChannel.purposeList(channels)))
-            """, [clientId])
+        try execute(Self.dropPendingDeliveriesSQL(channels), [clientId])
+    }
+
+    /// The deliveries of `channels` not yet sent to patient $1 dropped.
+    static func dropPendingDeliveriesSQL(_ channels: Set<DeliveryChannel>) -> String {
+        """
+        UPDATE deliveries SET state = 'dropped', payload = NULL WHERE client_id = $1 AND state = 'pending'
+        AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+        """
     }
 
     func enqueueTextDelivery(toClient clientId: Int64, code: Bool, messageId: Int64?, at now: Date) throws -> Int64 {
@@ -247,10 +256,16 @@ extension PostgresTransaction {
     }
 
     func countWrongEmailCode(ofClient clientId: Int64) throws {
-        try execute("UPDATE email_confirmations SET attempts = attempts + 1 WHERE client_id = $1", [clientId])
+        try execute(Self.countWrongEmailCodeSQL, [clientId])
     }
 
+    /// A wrong guess at the e-mail code counted: $1 the patient.
+    static let countWrongEmailCodeSQL = "UPDATE email_confirmations SET attempts = attempts + 1 WHERE client_id = $1"
+
     func deleteEmailConfirmation(ofClient clientId: Int64) throws {
-        try execute("DELETE FROM email_confirmations WHERE client_id = $1", [clientId])
+        try execute(Self.deleteEmailConfirmationSQL, [clientId])
     }
+
+    /// The e-mail confirmation ended: $1 the patient.
+    static let deleteEmailConfirmationSQL = "DELETE FROM email_confirmations WHERE client_id = $1"
 }

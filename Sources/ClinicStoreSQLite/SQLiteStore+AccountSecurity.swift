@@ -1,7 +1,8 @@
 import ClinicKit
 import Foundation
 
-// A patient's keys to their account awaited (issue 56: `AccountSecurityStore`), on SQLite:
+// A patient's keys to their account awaited (issue 56: `AccountSecurityStore`, and
+// `ClientChangesStore`: their record's changes), on SQLite:
 // reads on the reader queue, changes each one write of the next batch, the seam's statements
 // inside and ClinicKit's writes (`SessionsEnding`, `PasswordChange`, `CalendarAddress`).
 
@@ -68,5 +69,10 @@ extension SQLiteStore {
                 return (decision, try phone.number(cipher: try self.cipher(tx)))
             }
         }
+    }
+
+    public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+        async throws -> T {
+        try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, decide) } }
     }
 }

@@ -241,4 +241,62 @@ import Testing
         await #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { _ = try await confirm(s.bob, bobs) }
         #expect(try await s.system.clients.phone(clientId: s.bob).confirmed == false)
     }
+
+    /// The e-mail address confirmed by its code and removed, on both paths: a wrong guess is
+    /// counted and refused, the right code confirms the waiting address and the patient is found
+    /// by it (the record sealed again, its search tokens made again); removing forgets both
+    /// addresses, ends the code and drops the mail not yet sent; a patient gone changes nothing.
+    @Test(arguments: Path.allCases) func anAddressIsConfirmedByItsCodeAndRemoved(_ path: Path) async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let anna = try register(system, "anna").id ?? 0
+        let mailer = RecordingMailer()
+        func code() throws -> String {
+            let mail = try #require(mailer.messages.last)
+            return String(try #require(MessagingTests().decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
+        }
+        func confirm(_ id: Int64, _ code: String) async throws -> EmailStatus {
+            switch path {
+            case .seam: try Self.seam { try system.clients.confirmEmail(clientId: id, code: code) }
+            case .awaited: try await system.clients.confirmEmail(clientId: id, code: code)
+            }
+        }
+        func remove(_ id: Int64) async throws {
+            switch path {
+            case .seam: try Self.seam { try system.clients.removeEmail(clientId: id) }
+            case .awaited: try await system.clients.removeEmail(clientId: id)
+            }
+        }
+        let tokens = "SELECT count(*) FROM patient_search WHERE client_id = \(anna)"
+        let unaddressed = try #require(try storedInt(system, tokens))
+        _ = try Self.seam { try system.clients.setEmail(clientId: anna, address: "anna@example.org") }
+        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        let right = try code(), wrong = right == "000000" ? "111111" : "000000"
+
+        await #expect(throws: ClinicError.invalid(.emailCodeWrong)) { _ = try await confirm(anna, wrong) }
+        #expect(try storedInt(system, "SELECT attempts FROM email_confirmations") == 1, "counted, though refused")
+        #expect(try await confirm(anna, right) == EmailStatus(confirmed: "anna@example.org", pending: nil))
+        #expect(try system.clients.email(clientId: anna) == EmailStatus(confirmed: "anna@example.org", pending: nil))
+        #expect(try storedInt(system, "SELECT count(*) FROM email_confirmations") == 0)
+        #expect(try #require(try storedInt(system, tokens)) > unaddressed, "found by the address too")
+        #expect(try fingerprint(system).contains("anna@example.org") == false, "sealed")
+
+        let before = try fingerprint(system)
+        await #expect(throws: ClinicError(.notFound, .emailNoPending)) { _ = try await confirm(anna, right) }
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await confirm(99_999, right) }
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try await remove(99_999) }
+        #expect(try fingerprint(system) == before, "nothing written")
+
+        // A new address waits, its code not yet sent: removing forgets both and drops the code's mail.
+        clock.advance(61)
+        _ = try Self.seam { try system.clients.setEmail(clientId: anna, address: "anna@example.net") }
+        let pending = "SELECT count(*) FROM deliveries WHERE state = 'pending'"
+        #expect(try storedInt(system, pending) == 1)
+        try await remove(anna)
+        #expect(try system.clients.email(clientId: anna) == EmailStatus(confirmed: nil, pending: nil))
+        #expect(try storedInt(system, pending) == 0)
+        #expect(try storedInt(system, "SELECT count(*) FROM email_confirmations") == 0)
+        #expect(try storedInt(system, tokens) == unaddressed)
+    }
 }
+

@@ -76,4 +76,47 @@ import Testing
         #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { try ClientController.confirmedPhone(.countWrong) { "" } }
         #expect(throws: ClinicError(.notFound, .phoneNoPending)) { try ClientController.confirmedPhone(.none) { "" } }
     }
+
+    // MARK: The e-mail address
+
+    static func anna(email: String? = "anna@example.org", pending: String? = "anna@example.net") -> Client {
+        Client(id: 1, login: "anna", loginKey: "anna", passwordHash: "x", name: "Anna", surname: "Smith", street: "", house: "",
+               city: "", lat: nil, lon: nil, homeClinicId: nil, preferredLanguage: "en", privacyAcceptedAt: nil, privacyVersion: nil,
+               createdAt: now, email: email, pendingEmail: pending)
+    }
+
+    static func facts(_ client: Client = anna(), code: String? = "123456", wrong: Int = 0) -> ClientChangeFacts {
+        ClientChangeFacts(client: client, emailConfirmation: code.map {
+            EmailConfirmation(codeHash: ClientController.codeHash($0, clientId: 1), expiresAt: now.addingTimeInterval(60), wrongAttempts: wrong)
+        })
+    }
+
+    @Test func theRightEmailCodeConfirmsTheWaitingAddressAndEndsTheCode() throws {
+        let change = try ClientController.confirmingEmail(Self.facts(), code: "123456", now: Self.now)
+        #expect(change.writes == [.rewrite(Self.anna(email: "anna@example.net", pending: nil)), .deleteEmailConfirmation])
+        #expect(change.result == .confirmed(EmailStatus(confirmed: "anna@example.net", pending: nil)))
+    }
+
+    @Test func aWrongEmailCodeIsCountedAndNothingWaitingWritesNothing() throws {
+        for (facts, code) in [(Self.facts(), "654321"), (Self.facts(wrong: 5), "123456")] {
+            let change = try ClientController.confirmingEmail(facts, code: code, now: Self.now)
+            #expect(change.writes == [.countWrongEmailCode] && change.result == .wrong)
+        }
+        let expired = try ClientController.confirmingEmail(Self.facts(), code: "123456", now: Self.now.addingTimeInterval(60))
+        #expect(expired.result == .wrong)
+        for facts in [Self.facts(code: nil), Self.facts(Self.anna(pending: nil))] {
+            let change = try ClientController.confirmingEmail(facts, code: "123456", now: Self.now)
+            #expect(change.writes.isEmpty && change.result == .nothingWaits)
+        }
+        #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try ClientController.confirmingEmail(nil, code: "123456", now: Self.now) }
+        #expect(throws: ClinicError.invalid(.emailCodeWrong)) { try ClientController.confirmedEmail(.wrong) }
+        #expect(throws: ClinicError(.notFound, .emailNoPending)) { try ClientController.confirmedEmail(.nothingWaits) }
+    }
+
+    @Test func removingTheAddressForgetsBothEndsTheCodeAndDropsUnsentMail() throws {
+        let change = try ClientController.removingEmail(Self.facts())
+        #expect(change.writes == [.rewrite(Self.anna(email: nil, pending: nil)), .deleteEmailConfirmation, .dropPendingDeliveries([.email])])
+        #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try ClientController.removingEmail(nil) }
+    }
 }
+

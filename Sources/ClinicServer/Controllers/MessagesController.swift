@@ -62,15 +62,15 @@ struct MessagesController {
         let patient = try context.signedInPatient()
         try dependencies.checkAuthRate(context, patient.language) // a guess at a code, as a log-in is
         let body = try await RequestBody.decode(EmailCodeBody.self, from: request, context: context)
-        let status = try await dependencies.work(patient.language) { [system] in
-            try system.clients.confirmEmail(clientId: patient.id, code: body.code)
+        let status = try await dependencies.awaited(patient.language) { [system] in
+            try await system.clients.confirmEmail(clientId: patient.id, code: body.code)
         }
         return try HTTPMapping.json(EmailJSON(status))
     }
 
     @Sendable func removeEmail(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        try await dependencies.work(patient.language) { [system] in try system.clients.removeEmail(clientId: patient.id) }
+        try await dependencies.awaited(patient.language) { [system] in try await system.clients.removeEmail(clientId: patient.id) }
         return Response(status: .noContent)
     }
 

@@ -250,10 +250,13 @@ struct WebProfilePages {
 
     @Sendable func confirmEmail(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
+        try dependencies.checkAuthRate(context, web.language) // a guess at a code, as a log-in is (and as the API's)
         let form = try await dependencies.form(request, context, web)
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
         do {
-            _ = try await dependencies.work(web) { [system] in try system.clients.confirmEmail(clientId: patient.id ?? 0, code: code) }
+            _ = try await dependencies.awaited(web.language) { [system] in
+                try await system.clients.confirmEmail(clientId: patient.id ?? 0, code: code)
+            }
             return try await profilePage(web, notice: WebText.labels(web.language)["emailConfirmed"])
         } catch let failure as APIFailure {
             return try await profilePage(web, error: failure.message(in: web.language))
@@ -263,7 +266,7 @@ struct WebProfilePages {
     @Sendable func removeEmail(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.work(web) { [system] in try system.clients.removeEmail(clientId: patient.id ?? 0) }
+        try await dependencies.awaited(web.language) { [system] in try await system.clients.removeEmail(clientId: patient.id ?? 0) }
         return try await profilePage(web, notice: WebText.labels(web.language)["emailRemoved"])
     }
 

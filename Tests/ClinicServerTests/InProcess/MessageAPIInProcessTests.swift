@@ -129,6 +129,38 @@ import Testing
         }
     }
 
+    /// The profile page's address: a wrong code is counted and said on the page, and removing
+    /// forgets the address waiting and drops its code's mail (the right code is
+    /// `AwaitedAccountSecurityTests`'s, on both stores).
+    @Test func anEmailAddressOnTheProfilePage() async throws {
+        try await InProcessServer.run { server in
+            let form = try await server.web(.get, "/register", cookies: [:])
+            var cookies = ["clinic_csrf": try #require(form.cookie("clinic_csrf"))]
+            let registered = try await server.web(.post, "/register", cookies: cookies, form: [
+                "csrf": try #require(form.csrf), "login": "mail-web", "password": InProcessServer.password,
+                "passwordAgain": InProcessServer.password, "name": "Mara", "surname": "Page", "street": "Main St", "house": "5",
+                "cityChoice": "Boston", "acceptPrivacy": "yes", "birthDate": "1984-05-06"])
+            #expect(registered.status == 303, "\(registered.text)")
+            cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
+            let csrf = try #require(try await server.web(.get, "/profile", cookies: cookies).csrf)
+
+            let set = try await server.web(.post, "/profile/email", cookies: cookies, form: ["csrf": csrf, "address": "mara@example.org"])
+            #expect(set.status == 200 && set.text.contains("A code was sent to mara@example.org"), "\(set.text)")
+            let wrong = try await server.web(.post, "/profile/email/confirm", cookies: cookies, form: ["csrf": csrf, "code": "12345x"])
+            #expect(wrong.status == 400 && wrong.text.contains("The code is wrong or has expired."), "\(wrong.text)")
+            #expect(try server.scalar("SELECT attempts FROM email_confirmations") == 1, "the guess is counted")
+            #expect(try server.scalar("SELECT count(*) FROM deliveries WHERE purpose = 'email_code' AND state = 'pending'") == 1)
+
+            let removed = try await server.web(.post, "/profile/email/remove", cookies: cookies, form: ["csrf": csrf])
+            #expect(removed.status == 200 && removed.text.contains("The address is removed."), "\(removed.text)")
+            #expect(!removed.text.contains("mara@example.org"))
+            #expect(try server.scalar("SELECT count(*) FROM email_confirmations") == 0)
+            #expect(try server.scalar("SELECT count(*) FROM deliveries WHERE state = 'pending'") == 0)
+            let none = try await server.web(.post, "/profile/email/confirm", cookies: cookies, form: ["csrf": csrf, "code": "123456"])
+            #expect(none.status == 400 && none.text.contains("No e-mail address waits for a code"), "\(none.text)")
+        }
+    }
+
     @Test func staffWriteToTheirPatients() async throws {
         try await InProcessServer.run { server in
             let anna = try await server.patient("staffmsg-anna")

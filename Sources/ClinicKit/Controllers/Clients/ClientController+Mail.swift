@@ -116,39 +116,77 @@ extension ClientController {
     /// Confirms the waiting address with its code; from then on messages are e-mailed too.
     public func confirmEmail(clientId: Int64, code: String) throws -> EmailStatus {
         let now = self.now()
-        enum Outcome { case confirmed(EmailStatus), wrong, none }
-        let outcome = try database.writing { tx -> Outcome in
-            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            guard let pending = client.pendingEmail, let waiting = try tx.emailConfirmation(ofClient: clientId) else { return .none }
-            let sent = WaitingCode(hash: waiting.codeHash, expiresAt: waiting.expiresAt, wrongAttempts: waiting.wrongAttempts)
-            guard CodeCheck.of(code, against: sent, attempts: Self.emailCodeAttempts, now: now,
-                               hash: { Self.codeHash($0, clientId: clientId) }) == .right else {
-                // The wrong guess is counted even though the confirmation fails.
-                try tx.countWrongEmailCode(ofClient: clientId)
-                return .wrong
-            }
-            client.email = pending
-            client.pendingEmail = nil
-            try database.updateClient(tx, client)
-            try tx.deleteEmailConfirmation(ofClient: clientId)
-            return .confirmed(EmailStatus(confirmed: pending, pending: nil))
-        }
-        switch outcome {
-        case .confirmed(let status): return status
-        case .wrong: throw ClinicError.invalid(.emailCodeWrong)
-        case .none: throw ClinicError(.notFound, .emailNoPending)
-        }
+        return try Self.confirmedEmail(try changingClient(clientId) { facts in try Self.confirmingEmail(facts, code: code, now: now) })
+    }
+
+    /// `confirmEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`).
+    public func confirmEmail(clientId: Int64, code: String) async throws -> EmailStatus {
+        let now = self.now()
+        return try Self.confirmedEmail(try await database.changeClient(id: clientId) { facts in
+            try Self.confirmingEmail(facts, code: code, now: now)
+        })
     }
 
     /// Forgets both addresses; e-mail not yet sent is dropped, the inbox stays.
     public func removeEmail(clientId: Int64) throws {
-        try database.writing { tx in
-            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            client.email = nil
+        try changingClient(clientId, Self.removingEmail)
+    }
+
+    /// `removeEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`).
+    public func removeEmail(clientId: Int64) async throws {
+        try await database.changeClient(id: clientId, decide: Self.removingEmail)
+    }
+
+    /// A change of the patient's record on the seam's synchronous path: the same facts, decision and writes.
+    private func changingClient<T: Sendable>(_ clientId: Int64, _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
+        try database.writing { tx in try ClientChangeFacts.change(tx, store: database, id: clientId, decide) }
+    }
+
+    /// What a typed e-mail code is found to be, once its decision is written.
+    public enum EmailCodeOutcome: Sendable, Equatable {
+        case confirmed(EmailStatus)
+        /// A wrong guess, counted.
+        case wrong
+        /// No address waits to be confirmed.
+        case nothingWaits
+    }
+
+    /// What `code` does to the patient's record: the waiting address confirmed (the code ends),
+    /// a wrong guess counted, or nothing; `not_logged_in` for a patient gone.
+    public static func confirmingEmail(_ facts: ClientChangeFacts?, code: String, now: Date) throws -> ClientChange<EmailCodeOutcome> {
+        guard let facts else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        var client = facts.client
+        guard let pending = client.pendingEmail, let waiting = facts.emailConfirmation, let clientId = client.id else {
+            return ClientChange(writes: [], result: .nothingWaits)
+        }
+        let sent = WaitingCode(hash: waiting.codeHash, expiresAt: waiting.expiresAt, wrongAttempts: waiting.wrongAttempts)
+        switch CodeCheck.of(code, against: sent, attempts: emailCodeAttempts, now: now, hash: { codeHash($0, clientId: clientId) }) {
+        case .right:
+            client.email = pending
             client.pendingEmail = nil
-            try database.updateClient(tx, client)
-            try tx.deleteEmailConfirmation(ofClient: clientId)
-            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.email])
+            return ClientChange(writes: [.rewrite(client), .deleteEmailConfirmation],
+                                result: .confirmed(EmailStatus(confirmed: pending, pending: nil)))
+        case .wrong, .nothingWaits:
+            // The wrong guess is counted even though the confirmation fails.
+            return ClientChange(writes: [.countWrongEmailCode], result: .wrong)
+        }
+    }
+
+    /// Both addresses forgotten, the code waiting ended and the e-mail not yet sent dropped;
+    /// `not_logged_in` for a patient gone.
+    public static func removingEmail(_ facts: ClientChangeFacts?) throws -> ClientChange<Void> {
+        guard var client = facts?.client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        client.email = nil
+        client.pendingEmail = nil
+        return ClientChange(writes: [.rewrite(client), .deleteEmailConfirmation, .dropPendingDeliveries([.email])], result: ())
+    }
+
+    /// The answer to a typed code: the address's status, or the refusal (after the wrong guess was counted).
+    static func confirmedEmail(_ outcome: EmailCodeOutcome) throws -> EmailStatus {
+        switch outcome {
+        case .confirmed(let status): return status
+        case .wrong: throw ClinicError.invalid(.emailCodeWrong)
+        case .nothingWaits: throw ClinicError(.notFound, .emailNoPending)
         }
     }
 

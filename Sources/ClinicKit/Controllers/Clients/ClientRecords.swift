@@ -39,26 +39,19 @@ extension ClinicStore {
     /// Stores a patient with the personal fields sealed in `personal` and blank in the plain
     /// columns, and their search tokens (`PatientIndex`).
     func addClient(_ tx: any StoreWriting, _ client: Client) throws -> Client {
-        let cipher = try sealingCipher(tx)
-        let sealed = try cipher.seal(client.personal, loginKey: client.loginKey)
+        let sealed = try SealedClient(client, cipher: try sealingCipher(tx))
         var added = client
-        added.id = try tx.insertClient(Self.blank(client), personal: sealed)
-        try PatientIndex.index(tx, added, cipher: cipher)
+        let id = try tx.insertClient(sealed.row, personal: sealed.personal)
+        added.id = id
+        try tx.replaceSearchTokens(ofClient: id, with: sealed.tokens)
         return added
     }
 
     /// Rewrites a patient's row, personal fields sealed again, and their search tokens.
     func updateClient(_ tx: any StoreWriting, _ client: Client) throws {
-        let cipher = try sealingCipher(tx)
-        let sealed = try cipher.seal(client.personal, loginKey: client.loginKey)
-        try tx.updateClient(Self.blank(client), personal: sealed, hasEmail: client.email != nil)
-        try PatientIndex.index(tx, client, cipher: cipher)
-    }
-
-    static func blank(_ client: Client) -> Client {
-        var stored = client
-        stored.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
-        return stored
+        let sealed = try SealedClient(client, cipher: try sealingCipher(tx))
+        try tx.updateClient(sealed.row, personal: sealed.personal, hasEmail: sealed.hasEmail)
+        if let id = client.id { try tx.replaceSearchTokens(ofClient: id, with: sealed.tokens) }
     }
 }
 

@@ -1,0 +1,92 @@
+import Foundation
+
+// A change of a patient's own record awaited (issue 56): the store reads the patient with their
+// row locked, their personal fields opened, and the e-mail confirmation waiting; ClinicKit
+// decides on them (`ClientController`'s pure `confirmingEmail`, `removingEmail`); the store
+// writes the decision (`ClientWrite`s in order: the record sealed again with its search tokens,
+// the confirmation's end or its wrong guess counted, the mail not yet sent dropped).
+
+/// The awaited changes of a patient's record a `ClinicStore` offers.
+public protocol ClientChangesStore: Sendable {
+    /// One change in one transaction: the patient (nil: no such patient) locked until COMMIT,
+    /// `decide`, the writes; `decide`'s result.
+    func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>) async throws -> T
+}
+
+/// What a change of a patient's record is decided on.
+public struct ClientChangeFacts: Sendable, Equatable {
+    /// The patient, personal fields opened.
+    public let client: Client
+    /// The code waiting for the address to confirm (`Client.pendingEmail`), if one was sent.
+    public let emailConfirmation: EmailConfirmation?
+
+    public init(client: Client, emailConfirmation: EmailConfirmation?) {
+        self.client = client; self.emailConfirmation = emailConfirmation
+    }
+
+    /// The whole change in the caller's write transaction (the seam's path, and SQLite's): the
+    /// facts read, `decide`, its writes; its result.
+    package static func change<T>(_ tx: any StoreWriting, store: any ClinicStore, id: Int64,
+                                  _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
+        let change = try decide(try read(tx, store: store, id: id))
+        try change.apply(tx, store: store, clientId: id)
+        return change.result
+    }
+
+    /// The facts in the caller's transaction.
+    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64) throws -> ClientChangeFacts? {
+        guard let stored = try tx.storedClient(id: id) else { return nil }
+        return ClientChangeFacts(client: try store.opened(tx, stored), emailConfirmation: try tx.emailConfirmation(ofClient: id))
+    }
+}
+
+/// One write of a change of a patient's record.
+public enum ClientWrite: Sendable, Equatable {
+    /// The record as it is here: personal fields sealed again under the store's key, the search
+    /// tokens made again, and whether mail may go to the patient.
+    case rewrite(Client)
+    /// The e-mail confirmation ended.
+    case deleteEmailConfirmation
+    /// A wrong guess at the e-mail code counted (in one statement).
+    case countWrongEmailCode
+    /// The patient's deliveries of `channels` not yet sent dropped.
+    case dropPendingDeliveries([DeliveryChannel])
+}
+
+/// A change of a patient's record: its writes, in order, and the caller's answer.
+public struct ClientChange<Result: Sendable>: Sendable {
+    public let writes: [ClientWrite]
+    public let result: Result
+
+    public init(writes: [ClientWrite], result: Result) { self.writes = writes; self.result = result }
+
+    /// The writes in the caller's transaction (the seam's path, and SQLite's).
+    package func apply(_ tx: any StoreWriting, store: any ClinicStore, clientId: Int64) throws {
+        for write in writes {
+            switch write {
+            case .rewrite(let client): try store.updateClient(tx, client)
+            case .deleteEmailConfirmation: try tx.deleteEmailConfirmation(ofClient: clientId)
+            case .countWrongEmailCode: try tx.countWrongEmailCode(ofClient: clientId)
+            case .dropPendingDeliveries(let channels): try tx.dropPendingDeliveries(ofClient: clientId, channels: Set(channels))
+            }
+        }
+    }
+}
+
+/// A patient's record as a store writes it: the plain columns with the personal fields blank,
+/// those fields sealed, whether mail may go to them, and their search tokens (`PatientIndex`).
+package struct SealedClient: Sendable {
+    package let row: Client
+    package let personal: Data
+    package let hasEmail: Bool
+    package let tokens: [Data]
+
+    package init(_ client: Client, cipher: FieldCipher) throws {
+        var row = client
+        row.take(FieldCipher.Personal(name: "", surname: "", street: "", house: "", lat: nil, lon: nil))
+        self.row = row
+        personal = try cipher.seal(client.personal, loginKey: client.loginKey)
+        hasEmail = client.email != nil
+        tokens = PatientIndex.tokens(client, key: PatientIndex.key(cipher))
+    }
+}

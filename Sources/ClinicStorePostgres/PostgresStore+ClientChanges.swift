@@ -1,0 +1,61 @@
+import ClinicKit
+import Foundation
+import PostgresNIO
+
+// A change of a patient's own record awaited (issue 56: `ClientChangesStore`): one transaction
+// on a leased connection, each statement awaited. What is written is ClinicKit's decision
+// (`ClientWrite`s); the record is sealed here under the stored key check (`SealedClient`), with
+// the seam's own statements. The signed-in look-ups this store keeps carry the patient's record,
+// so they are forgotten before and after, as `updateClient` does; other servers hear the
+// database's notice.
+
+extension PostgresStore {
+    /// BEGIN, the patient's row locked (`FOR UPDATE`: their changes one after the other, so a
+    /// code's guesses at once are decided in turn) with the e-mail confirmation and the key
+    /// check, the decision, its writes in order; COMMIT.
+    public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+        async throws -> T {
+        let sent = statementsSent, key = personalDataKey
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let row = try await tx.rows("""
+                SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check, e.code_hash, e.expires_at, e.attempts
+                FROM clients c LEFT JOIN email_confirmations e ON e.client_id = c.id WHERE c.id = $1 FOR UPDATE OF c
+                """, [id, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row)
+            let check: String? = try row?.value("personal_key_check", in: "settings")
+            let facts = try row.map { row in
+                let stored = try PostgresTransaction.storedClientOfRow(row)
+                return ClientChangeFacts(client: stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check)),
+                                         emailConfirmation: try PostgresTransaction.emailConfirmation(of: row))
+            }
+            let change = try decide(facts)
+            for write in change.writes { try await Self.write(write, clientId: id, tx, key: key, keyCheck: check) }
+            return change.result
+        }
+    }
+
+    /// One write of a change of a patient's record: a rewrite is the row's UPDATE (an error for
+    /// a row gone) and the search tokens made again; the others one statement each.
+    static func write(_ write: ClientWrite, clientId: Int64, _ tx: AwaitedConnection, key: PersonalDataKey,
+                      keyCheck: String?) async throws {
+        switch write {
+        case .rewrite(let client):
+            let sealed = try SealedClient(client, cipher: try await sealingCipher(key, stored: keyCheck, tx))
+            let updated = try await tx.rows(PostgresTransaction.updateClientSQL,
+                                            PostgresTransaction.updateClientBinds(sealed.row, personal: sealed.personal, hasEmail: sealed.hasEmail))
+            guard !updated.isEmpty else { throw PostgresTransaction.clientRowGone(client.id) }
+            _ = try await tx.rows(PostgresTransaction.deleteSearchTokensSQL, [clientId])
+            if !sealed.tokens.isEmpty {
+                _ = try await tx.rows(PostgresTransaction.insertSearchTokensSQL(sealed.tokens.count), [clientId] + sealed.tokens)
+            }
+        case .deleteEmailConfirmation:
+            _ = try await tx.rows(PostgresTransaction.deleteEmailConfirmationSQL, [clientId])
+        case .countWrongEmailCode:
+            _ = try await tx.rows(PostgresTransaction.countWrongEmailCodeSQL, [clientId])
+        case .dropPendingDeliveries(let channels):
+            _ = try await tx.rows(PostgresTransaction.dropPendingDeliveriesSQL(Set(channels)), [clientId])
+        }
+    }
+}
