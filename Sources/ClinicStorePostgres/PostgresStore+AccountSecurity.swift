@@ -141,6 +141,11 @@ extension PostgresStore {
         }
     }
 
+    /// One statement (a snapshot by itself); rows that cannot be read are left out, as the seam's.
+    public func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry] {
+        try AuditEntry.read(try await awaitedRows(PostgresTransaction.accessLogSQL, [clientId, limitBind(limit)])).entries
+    }
+
     /// What an ending is decided on: the patient's language, whether their e-mail is confirmed
     /// and whether they have a calendar address, with the key check.
     private struct EndingPatient {

@@ -277,12 +277,16 @@ extension PostgresTransaction {
     }
 
     func auditEntries(ofClient clientId: Int64, limit: Int) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        try AuditEntry.read(try rows("""
-            SELECT \(Self.auditColumns) FROM audit_events
-            WHERE client_id = $1 AND at >= (SELECT created_at FROM clients WHERE id = $1)
-            ORDER BY id DESC LIMIT $2
-            """, [clientId, limitBind(limit)]))
+        try AuditEntry.read(try rows(Self.accessLogSQL, [clientId, limitBind(limit)]))
     }
+
+    /// A patient's audit rows from their account's own lifetime, the latest first: $1 the
+    /// patient, $2 the limit.
+    static let accessLogSQL = """
+        SELECT \(auditColumns) FROM audit_events
+        WHERE client_id = $1 AND at >= (SELECT created_at FROM clients WHERE id = $1)
+        ORDER BY id DESC LIMIT $2
+        """
 
     func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
         try AuditEntry.read(try rows("SELECT \(Self.auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id", [since]))

@@ -75,4 +75,8 @@ extension SQLiteStore {
         async throws -> T {
         try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, decide) } }
     }
+
+    public func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry] {
+        try await readAwaited { tx in try AuditLog.entries(tx, clientId: clientId, limit: limit) }
+    }
 }

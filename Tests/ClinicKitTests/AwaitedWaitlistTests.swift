@@ -209,7 +209,7 @@ import Testing
         #expect(try s.system.waitlist.offer(s.offer.id ?? 0, clientId: s.bob.clientId).status == .withdrawn)
         #expect(try s.system.waitlist.work() == 1)
         #expect(try Self.offers(s.system, s.carol.clientId).first?.startsAt == Self.later, "the time goes to the next in line")
-        let log = try s.system.clients.accessLog(clientId: s.bob.clientId)
+        let log = try await s.system.clients.accessLog(clientId: s.bob.clientId)
         #expect(log.map(\.action) == ["waitlist.remove"])
         #expect(try s.system.auditCheck().problem == nil && s.system.auditCheck().broken.isEmpty, "the chain holds")
         await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "off already") {

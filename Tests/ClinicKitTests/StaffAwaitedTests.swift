@@ -40,9 +40,14 @@ import Testing
         let history = try w.system.appointments.history(id, clientId: w.anna.id ?? 0)
         #expect(history.map(\.event) == ["booked", "arrived", "scheduled", "arrived", "in_progress", "completed"])
         #expect(history.map(\.staffId) == [nil, w.receptionA.id, w.receptionA.id, w.receptionA.id, w.doctorA.id, w.doctorA.id])
-        let actions = try w.system.clients.accessLog(clientId: w.anna.id ?? 0).map(\.action)
-        #expect(actions == ["appointment.complete", "appointment.start", "appointment.check-in", "appointment.undo-check-in",
-                            "appointment.check-in"])
+        let log = try await w.system.clients.accessLog(clientId: w.anna.id ?? 0)
+        #expect(log.map(\.action) == ["appointment.complete", "appointment.start", "appointment.check-in", "appointment.undo-check-in",
+                                      "appointment.check-in"])
+        // The access log awaited is the seam's, and its limit is the store's (the latest first).
+        let system = w.system, anna = w.anna.id ?? 0
+        #expect(try Self.seamLog(system, anna) == log)
+        #expect(try await system.database.accessLog(ofClient: anna, limit: 2) == Array(log.prefix(2)))
+        #expect(try await system.database.accessLog(ofClient: 99_999, limit: 10) == [])
         let check = try w.system.auditCheck()
         #expect(check.problem == nil)
         #expect(check.broken == [])
@@ -110,11 +115,16 @@ import Testing
         let last = try #require(try w.system.appointments.history(id, clientId: anna).last)
         #expect(last.event == "rescheduled" && last.staffId == w.receptionA.id && last.reason == "The doctor is late")
         #expect(try await w.system.clients.messages(clientId: anna).first?.body.contains("The doctor is late") == true)
-        #expect(try w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
+        #expect(try await w.system.clients.accessLog(clientId: anna).first?.action == "appointment.reschedule")
         // The same time again changes nothing, and writes no audit row.
-        let rows = try w.system.clients.accessLog(clientId: anna).count
+        let rows = try await w.system.clients.accessLog(clientId: anna).count
         #expect(try await staff.reschedule(w.receptionA, appointmentId: id, to: monday1000) == moved)
-        #expect(try w.system.clients.accessLog(clientId: anna).count == rows)
+        #expect(try await w.system.clients.accessLog(clientId: anna).count == rows)
         #expect(try w.system.auditCheck().broken == [])
+    }
+
+    /// The access log on the seam's synchronous path (where no async overload can be chosen).
+    static func seamLog(_ system: ClinicSystem, _ clientId: Int64) throws -> [AuditEntry] {
+        try system.clients.accessLog(clientId: clientId)
     }
 }

@@ -227,7 +227,10 @@ public enum AuditLog {
     /// A patient's rows, newest first: who read or changed their data. A row that cannot be
     /// read (edited in the file) is left out: the patient sees the rest, and `clinic admin
     /// check` names the row to the operator.
-    public static func entries(_ tx: any SecurityReading, clientId: Int64, limit: Int = 500) throws -> [AuditEntry] {
+    /// How many rows a patient's access log shows.
+    public static let accessLogLimit = 500
+
+    public static func entries(_ tx: any SecurityReading, clientId: Int64, limit: Int = accessLogLimit) throws -> [AuditEntry] {
         guard try tx.hasAuditTrail() else { return [] }
         // Only rows from the account's own lifetime: ids are never given twice (migration 14),
         // and a database that gave one twice before that still shows no one the rows of an

@@ -176,7 +176,7 @@ struct AccountController {
 
     @Sendable func accessLog(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let entries = try await dependencies.work(patient.language) { [system] in try system.clients.accessLog(clientId: patient.id) }
+        let entries = try await dependencies.awaited(patient.language) { [system] in try await system.clients.accessLog(clientId: patient.id) }
         return try HTTPMapping.json(entries.map(AccessLogEntryJSON.init))
     }
 

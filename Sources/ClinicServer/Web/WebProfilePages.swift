@@ -41,9 +41,9 @@ struct WebProfilePages {
     /// `/profile/access-log`: who at a clinic read or changed the patient's data, the latest first.
     @Sendable func accessLog(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let (entries, zone) = try await dependencies.work(web) { [system] in
-            (try system.clients.accessLog(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
-        }
+        let entries = try await dependencies.awaited(web.language) { [system] in try await system.clients.accessLog(clientId: patient.id ?? 0) }
+        // The zone of the patient's home: GEOS's work (the boundaries loaded once), on the pool.
+        let zone = try await dependencies.work(web) { [system] in system.clients.timeZone(of: patient) }
         let labels = WebText.labels(web.language)
         return dependencies.page("access-log", web, [
             "empty": entries.isEmpty,

@@ -126,6 +126,11 @@ extension ClientController {
         try database.reading { tx in try AuditLog.entries(tx, clientId: clientId) }
     }
 
+    /// `accessLog` awaited (issue 56: `AccountSecurityStore.accessLog`).
+    public func accessLog(clientId: Int64) async throws -> [AuditEntry] {
+        try await database.accessLog(ofClient: clientId, limit: AuditLog.accessLogLimit)
+    }
+
     public func export(clientId: Int64) throws -> PersonalExport {
         try database.reading { tx in
             guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }

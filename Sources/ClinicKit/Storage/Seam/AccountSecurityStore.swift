@@ -1,7 +1,8 @@
 import Foundation
 
 // A patient's keys to their account as awaited operations of a store (issue 56): the private
-// calendar address, "sign out everywhere else", the password change, and the number texts go to (removed, or confirmed by its code). The rules are
+// calendar address, "sign out everywhere else", the password change, the number texts go to (removed, or confirmed by its code), and who read or
+// changed their data (the access log). The rules are
 // ClinicKit's (`ClientController+Security`): what a change writes is decided before the store
 // is called (`SessionsEnding`, `PasswordChange`), and the store writes it in one transaction,
 // with the calendar token sealed under its personal-data key (`CalendarAddress`).
@@ -35,6 +36,9 @@ public protocol AccountSecurityStore: Sendable {
     /// number opened when it confirms one. Nil, and nothing written, for no such patient.
     func confirmPhoneCode(ofClient clientId: Int64, decide: @escaping @Sendable (StoredPhone?) throws -> PhoneCodeDecision)
         async throws -> (decision: PhoneCodeDecision, number: String?)?
+    /// The patient's access log: the audit rows about them from their account's own lifetime,
+    /// the latest first, at most `limit` (`AuditLog.entries`; a row that cannot be read is left out).
+    func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry]
 }
 
 /// A patient's password check reserved: the patient as stored, the key check to open their
