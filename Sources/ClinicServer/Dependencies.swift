@@ -260,18 +260,19 @@ struct ServerDependencies: Sendable {
 
     /// A patient's change with the answer to its `Idempotency-Key` kept in the change's own
     /// transaction, awaited (issue 56: `ClinicStore.perform(_:keeping:answer:)`, no hop to the
-    /// pool): `change` runs the use case with the keeping made here; `answer` says the
-    /// appointment changed, and a refusal is kept as the API says it.
-    func kept<Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data, key: String,
-                                          answer: @escaping @Sendable (Appointment) throws -> (HTTPResponse.Status, Body),
-                                          _ change: (AnswerKeeping) async throws -> IdempotencyStore.Response) async throws -> Response {
+    /// pool): `change` runs the use case with the keeping made here; `answer` says what it
+    /// changed (the appointment, the waitlist's entry), and a refusal is kept as the API says it.
+    func kept<Value: Sendable, Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data, key: String,
+                                                           answer: @escaping @Sendable (Value) throws -> (HTTPResponse.Status, Body),
+                                                           _ change: (AnswerKeeping<Value>) async throws -> IdempotencyStore.Response)
+        async throws -> Response {
         let language = patient.language
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
-        let keeping = AnswerKeeping(store: idempotency, key: key, fingerprint: fingerprint) { outcome in
+        let keeping = AnswerKeeping<Value>(store: idempotency, key: key, fingerprint: fingerprint) { outcome in
             switch outcome {
-            case .success(let appointment):
-                let (status, value) = try answer(appointment)
+            case .success(let done):
+                let (status, value) = try answer(done)
                 return IdempotencyStore.Response(status: Int(status.code), body: try Self.encode(value))
             case .failure(let error):
                 // A refusal is the answer too: the same retry gets the same refusal.

@@ -92,8 +92,21 @@ extension PostgresStore {
     /// the savepoint is rolled back to first (a refusal by a constraint ends PostgreSQL's
     /// transaction otherwise).
     public func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
-                        answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response {
-        let sent = statementsSent, key = personalDataKey, ring = auditKeys
+                        answer: @escaping IdempotentRequest.Answer<Appointment>) async throws -> IdempotencyStore.Response {
+        let key = personalDataKey, ring = auditKeys
+        return try await keeping(request, answer) { tx in try await Self.run(change, tx, key: key, ring: ring) }
+    }
+
+    /// `run` with its answer kept under `request`'s key, in one transaction: BEGIN, the purge
+    /// when due, the (patient, key) pair's advisory lock (a second copy of the request waits
+    /// here, then finds what the first kept), the kept answer with the key check, then either
+    /// the replay or a savepoint, `run` and the answer kept; COMMIT. A refusal keeps its
+    /// refusal: the savepoint is rolled back to first (a refusal by a constraint ends
+    /// PostgreSQL's transaction otherwise). `run` says whether it stored the first key check.
+    func keeping<Value: Sendable>(_ request: IdempotentRequest, _ answer: @escaping IdempotentRequest.Answer<Value>,
+                                  _ run: @escaping @Sendable (AwaitedConnection) async throws -> (Value, storedKeyCheck: Bool))
+        async throws -> IdempotencyStore.Response {
+        let sent = statementsSent, key = personalDataKey
         let done = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             if let before = request.forgetBefore {
@@ -116,11 +129,11 @@ extension PostgresStore {
                 return (try request.replay(kept) { try key.cipher(keyCheck: check) }, false)
             }
             _ = try await tx.rows("SAVEPOINT kept_answer", [])
-            let outcome: Result<Appointment, any Error>
+            let outcome: Result<Value, any Error>
             var storedKeyCheck = false
             do {
-                let done = try await Self.run(change, tx, key: key, ring: ring)
-                outcome = .success(done.appointment)
+                let done = try await run(tx)
+                outcome = .success(done.0)
                 storedKeyCheck = done.storedKeyCheck
             } catch let error as ClinicError {
                 // The domain's refusals (the rules', the constraints' as `write` says them); a

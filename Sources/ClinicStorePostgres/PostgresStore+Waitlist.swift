@@ -56,43 +56,57 @@ extension PostgresStore {
         -> WaitlistEntry {
         let sent = statementsSent
         return try await transaction { connection, logger in
-            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            guard let found = try await tx.rows("""
-                SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))::text AS locked,
-                       EXISTS (SELECT 1 FROM clients WHERE id = $2) AS client_exists,
-                       (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $3) AS department,
-                       (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $3)) AS clinic,
-                       (SELECT coalesce(json_agg(x.id ORDER BY x.id), '[]')::text FROM doctors x
-                        WHERE x.department_id = $3 AND x.is_active) AS doctors,
-                       (SELECT row_to_json(v)::text FROM visit_types v WHERE v.id = $4::bigint) AS visit_type,
-                       (\(PostgresTransaction.bookingSettingsJSON)) AS settings
-                """, [PostgresTransaction.clientAdvisoryLockNamespace, ask.clientId, ask.departmentId, ask.visitTypeId]).first
-            else { throw ClinicError(.storage, .storageFailure, "the waitlist's gather returned no row") }
-            let row = try PostgresTransaction.row(found)
-            func json(_ column: String) throws -> String? { try row.value(column, in: "waitlist facts") }
-            var before: Appointment?
-            if let id = ask.appointmentId {
-                before = try await tx.rows("SELECT * FROM appointments WHERE id = $1", [id]).first.map { try Appointment(row: try PostgresTransaction.row($0)) }
-            }
-            let facts = WaitlistJoinFacts(
-                clientExists: try row.value("client_exists", in: "clients"),
-                department: try json("department").map { try Department(row: try JSONRows.row($0)) },
-                clinic: try json("clinic").map { try Clinic(row: try JSONRows.row($0)) },
-                doctorIds: try JSONRows.decode([Int64].self, try json("doctors") ?? "[]"),
-                visitType: try json("visit_type").map { try VisitType(row: try JSONRows.row($0)) },
-                bookingSettings: try JSONRows.decode([String: String].self, try json("settings") ?? "{}"), before: before,
-                entries: try await Self.waitlistEntryFacts(ofClient: ask.clientId, tx))
-            let join = try decide(facts)
-            for id in join.ended {
-                _ = try await tx.rows(PostgresTransaction.setEntryStatusSQL, [id, WaitlistEntryStatus.left.rawValue, join.entry.createdAt])
-            }
-            let entry = join.entry
-            guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertEntrySQL, PostgresTransaction.insertEntryBinds(entry)))
-            else { throw WaitlistJoin.alreadyWaiting }
-            var stored = entry
-            stored.id = id
-            return stored
+            try await Self.join(ask, decide, AwaitedConnection(connection: connection, logger: logger, sent: sent))
         }
+    }
+
+    /// The join with its answer kept (`keeping`: the kept answer's look-up, then the join in a savepoint).
+    public func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin,
+                             keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<WaitlistEntry>) async throws
+        -> IdempotencyStore.Response {
+        try await keeping(request, answer) { tx in (try await Self.join(ask, decide, tx), false) }
+    }
+
+    /// A join on a transaction's connection: the patient's lock with the directory rows and the
+    /// settings in one statement, the visit it comes before, the patient's entries, the
+    /// decision, the entries it ends left and the new one inserted (none: `already_waiting`).
+    static func join(_ ask: WaitlistJoinAsk, _ decide: @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin,
+                     _ tx: AwaitedConnection) async throws -> WaitlistEntry {
+        guard let found = try await tx.rows("""
+            SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::text, 0))::text AS locked,
+                   EXISTS (SELECT 1 FROM clients WHERE id = $2) AS client_exists,
+                   (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $3) AS department,
+                   (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $3)) AS clinic,
+                   (SELECT coalesce(json_agg(x.id ORDER BY x.id), '[]')::text FROM doctors x
+                    WHERE x.department_id = $3 AND x.is_active) AS doctors,
+                   (SELECT row_to_json(v)::text FROM visit_types v WHERE v.id = $4::bigint) AS visit_type,
+                   (\(PostgresTransaction.bookingSettingsJSON)) AS settings
+            """, [PostgresTransaction.clientAdvisoryLockNamespace, ask.clientId, ask.departmentId, ask.visitTypeId]).first
+        else { throw ClinicError(.storage, .storageFailure, "the waitlist's gather returned no row") }
+        let row = try PostgresTransaction.row(found)
+        func json(_ column: String) throws -> String? { try row.value(column, in: "waitlist facts") }
+        var before: Appointment?
+        if let id = ask.appointmentId {
+            before = try await tx.rows("SELECT * FROM appointments WHERE id = $1", [id]).first.map { try Appointment(row: try PostgresTransaction.row($0)) }
+        }
+        let facts = WaitlistJoinFacts(
+            clientExists: try row.value("client_exists", in: "clients"),
+            department: try json("department").map { try Department(row: try JSONRows.row($0)) },
+            clinic: try json("clinic").map { try Clinic(row: try JSONRows.row($0)) },
+            doctorIds: try JSONRows.decode([Int64].self, try json("doctors") ?? "[]"),
+            visitType: try json("visit_type").map { try VisitType(row: try JSONRows.row($0)) },
+            bookingSettings: try JSONRows.decode([String: String].self, try json("settings") ?? "{}"), before: before,
+            entries: try await Self.waitlistEntryFacts(ofClient: ask.clientId, tx))
+        let join = try decide(facts)
+        for id in join.ended {
+            _ = try await tx.rows(PostgresTransaction.setEntryStatusSQL, [id, WaitlistEntryStatus.left.rawValue, join.entry.createdAt])
+        }
+        let entry = join.entry
+        guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertEntrySQL, PostgresTransaction.insertEntryBinds(entry)))
+        else { throw WaitlistJoin.alreadyWaiting }
+        var stored = entry
+        stored.id = id
+        return stored
     }
 
     /// Each write one statement, in order (an offer no longer open refuses the change), then

@@ -57,13 +57,25 @@ extension SQLiteStore {
     /// the transaction in a savepoint of their own, so that a refused change keeps its refusal
     /// and nothing of itself.
     public func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
-                        answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response {
+                        answer: @escaping IdempotentRequest.Answer<Appointment>) async throws -> IdempotencyStore.Response {
+        try await keeping(request, answer) { tx in try change.run(tx) }
+    }
+
+    public func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin,
+                             keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<WaitlistEntry>) async throws
+        -> IdempotencyStore.Response {
+        try await keeping(request, answer) { tx in try decide(try WaitlistJoinFacts.read(tx, ask)).apply(tx) }
+    }
+
+    /// `run` with its answer kept under `request`'s key, in one write of the next batch.
+    private func keeping<Value: Sendable>(_ request: IdempotentRequest, _ answer: @escaping IdempotentRequest.Answer<Value>,
+                                          _ run: @escaping @Sendable (any StoreWriting) throws -> Value) async throws -> IdempotencyStore.Response {
         try await commit {
             try self.writingJoined { tx in
                 try request.keep(tx, store: self) {
-                    let outcome: Result<Appointment, any Error>
+                    let outcome: Result<Value, any Error>
                     do {
-                        outcome = .success(try self.writing { inner in try change.run(inner) })
+                        outcome = .success(try self.writing { inner in try run(inner) })
                     } catch {
                         outcome = .failure(error)
                     }

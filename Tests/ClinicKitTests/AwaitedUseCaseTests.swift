@@ -78,7 +78,7 @@ import Testing
         let told = LockedBox<[String]>([])
         system.appointments.changes.observe { operation, outcome in told.withLock { $0.append(operation + " " + outcome) } }
         let store = system.makeIdempotencyStore()
-        func keeping(_ key: String, _ fingerprint: String = "f") -> AnswerKeeping {
+        func keeping(_ key: String, _ fingerprint: String = "f") -> AnswerKeeping<Appointment> {
             AnswerKeeping(store: store, key: key, fingerprint: fingerprint) { outcome in
                 switch outcome {
                 case .success(let appointment):

@@ -48,6 +48,45 @@ import Testing
         }
     }
 
+    /// A join with an `Idempotency-Key` (the API's), awaited: made once and its answer kept in
+    /// its transaction; a retry replays it; a refusal is kept as the refusal (and writes
+    /// nothing of itself); the key with another request is `idempotency_key_reused`.
+    @Test func aKeyedJoinIsMadeOnceAndItsAnswerOrRefusalKept() async throws {
+        let system = try makeSystem(clock: TestClock())
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let anna = try register(system, "anna").id ?? 0
+        let store = system.makeIdempotencyStore()
+        func keeping(_ key: String, _ fingerprint: String = "f") -> AnswerKeeping<WaitlistEntry> {
+            AnswerKeeping(store: store, key: key, fingerprint: fingerprint) { outcome in
+                switch outcome {
+                case .success(let entry): .init(status: 201, body: Data("entry \(entry.id ?? 0)".utf8))
+                case .failure(let error): .init(status: 409, body: Data(error.code.rawValue.utf8))
+                }
+            }
+        }
+        let first = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy), keeping: keeping("j1"))
+        let stored = try Self.entries(system, anna)
+        #expect(first.status == 201 && !first.replayed && stored.count == 1)
+        #expect(String(decoding: first.body, as: UTF8.self) == "entry \(stored[0].id ?? 0)")
+        let again = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy), keeping: keeping("j1"))
+        #expect(again.replayed && again.body == first.body)
+        #expect(try Self.entries(system, anna) == stored, "made once")
+
+        // Another key: refused (already waiting), the refusal kept, nothing else written.
+        let refused = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy), keeping: keeping("j2"))
+        #expect(refused.status == 409 && String(decoding: refused.body, as: UTF8.self) == "already_waiting" && !refused.replayed)
+        #expect(try Self.entries(system, anna) == stored)
+        #expect(try await system.waitlist.join(clientId: anna, .init(departmentId: therapy), keeping: keeping("j2")).replayed)
+        await #expect(throws: ClinicError(.idempotencyKeyReused, .idempotencyKeyOtherRequest)) {
+            _ = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy), keeping: keeping("j1", "other"))
+        }
+        // A request refused before any store is asked keeps nothing.
+        await #expect(throws: ClinicError.self) {
+            _ = try await system.waitlist.join(clientId: anna, .init(departmentId: therapy, hoursFrom: "09:00"), keeping: keeping("j3"))
+        }
+        #expect(try storedInt(system, "SELECT count(*) FROM idempotency_keys") == 2)
+    }
+
     @Test(arguments: Path.allCases) func aJoinIsStoredOnceAndEndsTheEntriesThatAreOver(_ path: Path) async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)

@@ -107,7 +107,7 @@ import Testing
             // a savepoint, the booking's locks, gather and write, the answer kept, COMMIT. A
             // retry: BEGIN, the lock, the look-up, COMMIT.
             let idempotency = IdempotencyStore(database: store, now: { Self.now })
-            let keeping = AnswerKeeping(store: idempotency, key: "book-1", fingerprint: "f") { outcome in
+            let keeping = AnswerKeeping<Appointment>(store: idempotency, key: "book-1", fingerprint: "f") { outcome in
                 .init(status: 201, body: Data(String(describing: try outcome.get().id ?? 0).utf8))
             }
             let keyed = try #require(setup.free.first { $0.doctorId != slot.doctorId && $0.start > target.start.addingTimeInterval(7200) })
@@ -126,7 +126,7 @@ import Testing
             #expect(borisBooked.map { String($0.id ?? 0) } == [String(decoding: first.body, as: UTF8.self)])
             // A refusal by the rules is kept after the savepoint is rolled back to: a second
             // request for the same time under another key, by Anna.
-            let other = AnswerKeeping(store: idempotency, key: "book-2", fingerprint: "f") { outcome in
+            let other = AnswerKeeping<Appointment>(store: idempotency, key: "book-2", fingerprint: "f") { outcome in
                 switch outcome {
                 case .success: .init(status: 201, body: Data())
                 case .failure(let error): .init(status: 409, body: Data(error.code.rawValue.utf8))

@@ -82,7 +82,7 @@ public struct IdempotencyStore: Sendable {
     /// A patient's change with its answer kept, as the store's one awaited transaction (issue
     /// 56; `ClinicStore.perform(_:keeping:answer:)`).
     public func perform(_ change: AwaitedChange, clientId: Int64, key: String, fingerprint: String,
-                        answer: @escaping IdempotentRequest.Answer) async throws -> Response {
+                        answer: @escaping IdempotentRequest.Answer<Appointment>) async throws -> Response {
         try await database.perform(change, keeping: try request(clientId: clientId, key: key, fingerprint: fingerprint), answer: answer)
     }
 

@@ -38,11 +38,17 @@ struct WaitlistRoutes {
     @Sendable func join(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let (body, raw) = try await dependencies.decodeKeeping(JoinBody.self, request, context)
-        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
-            let entry = try system.waitlist.join(clientId: patient.id, .init(
-                departmentId: body.departmentId, doctorId: body.doctorId, visitTypeId: body.visitTypeId, from: body.from, to: body.to,
-                hoursFrom: body.hoursFrom, hoursTo: body.hoursTo, weekdays: body.weekdays, appointmentId: body.appointmentId))
-            return (.created, WaitlistEntryJSON(entry))
+        let join = WaitlistController.Request(
+            departmentId: body.departmentId, doctorId: body.doctorId, visitTypeId: body.visitTypeId, from: body.from, to: body.to,
+            hoursFrom: body.hoursFrom, hoursTo: body.hoursTo, weekdays: body.weekdays, appointmentId: body.appointmentId)
+        let system = dependencies.system
+        // One awaited transaction of the store, with the answer to an `Idempotency-Key` kept in it.
+        guard let key = request.headers[.idempotencyKey] else {
+            let entry = try await dependencies.awaited(patient.language) { try await system.waitlist.join(clientId: patient.id, join) }
+            return try HTTPMapping.json(WaitlistEntryJSON(entry), status: .created)
+        }
+        return try await dependencies.kept(request, patient, body: raw, key: key, answer: { (.created, WaitlistEntryJSON($0)) }) { keeping in
+            try await system.waitlist.join(clientId: patient.id, join, keeping: keeping)
         }
     }
 

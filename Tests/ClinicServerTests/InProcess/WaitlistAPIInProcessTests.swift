@@ -69,9 +69,18 @@ import Testing
             #expect((try await server.send(.get, "/v1/waitlist", token: bob).object["items"] as? [Any])?.isEmpty == true)
 
             // Leaving: Anna joins and leaves; a second leave is not found.
+            // With an `Idempotency-Key` (issue 56: kept in the join's own transaction): a retry
+            // replays the entry, the key with another body is refused.
             let annas = try await server.send(.post, "/v1/waitlist", json: ["departmentId": department, "weekdays": [1, 2, 3]],
-                                              token: anna)
+                                              token: anna, headers: ["Idempotency-Key": "wl-join-1"])
             #expect(annas.status == 201 && (annas.object["weekdays"] as? [Int]) == [1, 2, 3], "\(annas.text)")
+            let retried = try await server.send(.post, "/v1/waitlist", json: ["departmentId": department, "weekdays": [1, 2, 3]],
+                                                token: anna, headers: ["Idempotency-Key": "wl-join-1"])
+            #expect(retried.status == 201 && retried.headers["Idempotent-Replayed"].first == "true", "\(retried.text)")
+            #expect(retried.object["id"] as? Int == annas.object["id"] as? Int)
+            let reused = try await server.send(.post, "/v1/waitlist", json: ["departmentId": department], token: anna,
+                                               headers: ["Idempotency-Key": "wl-join-1"])
+            #expect(reused.errorCode == "idempotency_key_reused", "\(reused.text)")
             let annasId = try #require(annas.object["id"] as? Int)
             #expect(try await server.send(.delete, "/v1/waitlist/\(annasId)", token: bob).status == 404)
             #expect(try await server.send(.delete, "/v1/waitlist/\(annasId)", token: anna).status == 204)

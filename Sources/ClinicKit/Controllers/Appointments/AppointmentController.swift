@@ -117,7 +117,7 @@ public final class AppointmentController: Sendable {
     /// (`ClinicStore.perform(_:keeping:answer:)`): the kept answer when there is one, else the
     /// booking's, made by `keeping.answer`.
     public func book(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64? = nil, notes: String = "",
-                     visitTypeId: Int64? = nil, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+                     visitTypeId: Int64? = nil, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         let change = try booking(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: notes,
                                  staffId: nil, visitTypeId: visitTypeId)
         return try await perform("book", change, clientId: clientId, keeping: keeping)
@@ -130,7 +130,7 @@ public final class AppointmentController: Sendable {
     }
 
     /// `cancel` with the answer to its `Idempotency-Key` kept in the same transaction.
-    public func cancel(_ id: Int64, clientId: Int64, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+    public func cancel(_ id: Int64, clientId: Int64, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         try await perform("cancel", cancellation(id, clientId: clientId), clientId: clientId, keeping: keeping)
     }
 
@@ -142,7 +142,7 @@ public final class AppointmentController: Sendable {
     }
 
     /// `reschedule` with the answer to its `Idempotency-Key` kept in the same transaction.
-    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed, keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+    public func reschedule(_ id: Int64, clientId: Int64, to time: TimeInput.Parsed, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         try await perform("reschedule", move(id, clientId: clientId, to: time), clientId: clientId, keeping: keeping)
     }
 
@@ -182,7 +182,7 @@ public final class AppointmentController: Sendable {
     /// A change with its answer kept; its outcome is counted when it is made, not when a kept
     /// answer is replayed.
     private func perform(_ operation: String, _ change: AwaitedChange, clientId: Int64,
-                         keeping: AnswerKeeping) async throws -> IdempotencyStore.Response {
+                         keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         let changes = self.changes
         return try await keeping.store.perform(change, clientId: clientId, key: keeping.key, fingerprint: keeping.fingerprint) { outcome in
             changes.tell(operation, outcome)

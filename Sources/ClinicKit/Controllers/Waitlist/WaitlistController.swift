@@ -76,6 +76,17 @@ public final class WaitlistController: Sendable {
         }
     }
 
+    /// `join` awaited with the answer to its `Idempotency-Key` kept in the same transaction.
+    public func join(clientId: Int64, _ request: Request, keeping: AnswerKeeping<WaitlistEntry>) async throws
+        -> IdempotencyStore.Response {
+        let now = self.now()
+        let input = try Self.checkedInput(request, staffId: nil)
+        let ask = try keeping.store.request(clientId: clientId, key: keeping.key, fingerprint: keeping.fingerprint)
+        return try await database.joinWaitlist(Self.ask(clientId, request), decide: { facts in
+            try Self.joining(facts, request, clientId: clientId, staffId: nil, input: input, now: now)
+        }, keeping: ask, answer: keeping.answer)
+    }
+
     static func ask(_ clientId: Int64, _ request: Request) -> WaitlistJoinAsk {
         WaitlistJoinAsk(clientId: clientId, departmentId: request.departmentId, visitTypeId: request.visitTypeId,
                         appointmentId: request.appointmentId)

@@ -37,7 +37,7 @@ public struct IdempotentRequest: Sendable {
     /// The answer to a change's outcome that is kept: the appointment's, or a refusal's. Nil
     /// for a failure whose answer a retry may change (`busy`, a storage failure): nothing is
     /// kept, the error is thrown and the transaction rolls back.
-    public typealias Answer = @Sendable (Result<Appointment, ClinicError>) throws -> IdempotencyStore.Response?
+    public typealias Answer<Value> = @Sendable (Result<Value, ClinicError>) throws -> IdempotencyStore.Response?
 
     /// A kept answer, replayed: the same request (`idempotency_key_reused` for another), its
     /// body opened (`cipher`: the store's, for a body sealed).
@@ -55,10 +55,10 @@ public struct IdempotentRequest: Sendable {
     }
 
     /// The answer to keep for an outcome: `answer`'s, or the failure thrown when it keeps none.
-    package static func answer(_ outcome: Result<Appointment, any Error>, _ answer: Answer) throws -> IdempotencyStore.Response {
+    package static func answer<Value>(_ outcome: Result<Value, any Error>, _ answer: Answer<Value>) throws -> IdempotencyStore.Response {
         switch outcome {
-        case .success(let appointment):
-            guard let response = try answer(.success(appointment)) else {
+        case .success(let value):
+            guard let response = try answer(.success(value)) else {
                 throw ClinicError(.internalError, .internalError, "an answer to keep for a change made")
             }
             return response
@@ -85,14 +85,15 @@ public struct IdempotentRequest: Sendable {
 }
 
 /// How a front keeps the answer to a patient's change with an `Idempotency-Key`: the process's
-/// `IdempotencyStore`, the key, the request's fingerprint and the answer to the outcome.
-public struct AnswerKeeping: Sendable {
+/// `IdempotencyStore`, the key, the request's fingerprint and the answer to the outcome (the
+/// change's `Value`: an appointment, a waitlist entry).
+public struct AnswerKeeping<Value: Sendable>: Sendable {
     public let store: IdempotencyStore
     public let key: String
     public let fingerprint: String
-    public let answer: IdempotentRequest.Answer
+    public let answer: IdempotentRequest.Answer<Value>
 
-    public init(store: IdempotencyStore, key: String, fingerprint: String, answer: @escaping IdempotentRequest.Answer) {
+    public init(store: IdempotencyStore, key: String, fingerprint: String, answer: @escaping IdempotentRequest.Answer<Value>) {
         self.store = store; self.key = key; self.fingerprint = fingerprint; self.answer = answer
     }
 }

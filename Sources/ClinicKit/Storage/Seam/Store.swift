@@ -125,7 +125,7 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     /// written). An answer is sealed under the personal-data key (`IdempotentRequest.kept`).
     /// Two copies of one request at once: the second waits for the first and replays its answer.
     func perform(_ change: AwaitedChange, keeping request: IdempotentRequest,
-                 answer: @escaping IdempotentRequest.Answer) async throws -> IdempotencyStore.Response
+                 answer: @escaping IdempotentRequest.Answer<Appointment>) async throws -> IdempotencyStore.Response
     /// What a bearer token's look-up needs, gathered at once: the session whose token hashes to
     /// `tokenHash`, its patient as stored and the personal-data key check (nil when the
     /// patient's row has nothing sealed). Nil when no session has that hash. This is the hot

@@ -22,6 +22,13 @@ public protocol WaitlistChangesStore: Sendable {
     /// stored, returned with its id. Refused (`already_waiting`), and nothing written, when the
     /// patient already waits at the department (the store's unique index, whoever wrote the other).
     func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin) async throws -> WaitlistEntry
+    /// `joinWaitlist` with the answer to its `Idempotency-Key` kept in the same transaction, as
+    /// `ClinicStore.perform(_:keeping:answer:)` keeps a booking's: the kept answer replayed, or
+    /// the join made (in a savepoint: a refusal keeps its refusal and nothing of itself) and
+    /// its answer kept.
+    func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin,
+                      keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<WaitlistEntry>) async throws
+        -> IdempotencyStore.Response
 }
 
 /// What a join's facts are gathered for.
