@@ -133,6 +133,23 @@ struct InProcessServer: TestServer {
         return Page(status: Int(response.status.code), headers: Headers(fields: response.headers), text: String(buffer: response.body))
     }
 
+    /// A patient registered by the web's form as `login`, signed in: the browser's cookies
+    /// (the session and the form nonce).
+    func webPatient(_ login: String) async throws -> [String: String] {
+        let form = try await web(.get, "/register", cookies: [:])
+        guard let nonce = form.cookie("clinic_csrf"), let csrf = form.csrf else { throw TestServerFailure(description: "no form: \(form.text)") }
+        var cookies = ["clinic_csrf": nonce]
+        let registered = try await web(.post, "/register", cookies: cookies, form: [
+            "csrf": csrf, "login": login, "password": Self.password, "passwordAgain": Self.password, "name": "Paula",
+            "surname": "Page", "street": "Main St", "house": "5", "cityChoice": "Boston", "acceptPrivacy": "yes",
+            "birthDate": "1984-05-06"])
+        guard registered.status == 303, let session = registered.cookie("clinic_session") else {
+            throw TestServerFailure(description: "not registered: \(registered.status) \(registered.text)")
+        }
+        cookies["clinic_session"] = session
+        return cookies
+    }
+
     func get(_ path: String) async throws -> Reply { try await send(.get, path) }
     func post(_ path: String, json: [String: Any]) async throws -> Reply { try await send(.post, path, json: json) }
 

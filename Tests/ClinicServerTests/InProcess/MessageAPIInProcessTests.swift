@@ -134,14 +134,7 @@ import Testing
     /// `AwaitedAccountSecurityTests`'s, on both stores).
     @Test func anEmailAddressOnTheProfilePage() async throws {
         try await InProcessServer.run { server in
-            let form = try await server.web(.get, "/register", cookies: [:])
-            var cookies = ["clinic_csrf": try #require(form.cookie("clinic_csrf"))]
-            let registered = try await server.web(.post, "/register", cookies: cookies, form: [
-                "csrf": try #require(form.csrf), "login": "mail-web", "password": InProcessServer.password,
-                "passwordAgain": InProcessServer.password, "name": "Mara", "surname": "Page", "street": "Main St", "house": "5",
-                "cityChoice": "Boston", "acceptPrivacy": "yes", "birthDate": "1984-05-06"])
-            #expect(registered.status == 303, "\(registered.text)")
-            cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
+            let cookies = try await server.webPatient("mail-web")
             let csrf = try #require(try await server.web(.get, "/profile", cookies: cookies).csrf)
 
             let set = try await server.web(.post, "/profile/email", cookies: cookies, form: ["csrf": csrf, "address": "mara@example.org"])

@@ -8,14 +8,7 @@ import Testing
 @Suite struct WaitlistWebTestsInProcess {
     @Test func aPatientWaitsOnTheWebAndBooksTheOfferedTime() async throws {
         try await InProcessServer.run(environment: ["CLINIC_WAITLIST_INTERVAL": "100"]) { server in
-            let form = try await server.web(.get, "/register", cookies: [:])
-            var cookies = ["clinic_csrf": try #require(form.cookie("clinic_csrf"))]
-            let registered = try await server.web(.post, "/register", cookies: cookies, form: [
-                "csrf": try #require(form.csrf), "login": "wl-web", "password": InProcessServer.password,
-                "passwordAgain": InProcessServer.password, "name": "Paula", "surname": "Page", "street": "Main St", "house": "5",
-                "cityChoice": "Boston", "acceptPrivacy": "yes", "birthDate": "1984-05-06"])
-            #expect(registered.status == 303, "\(registered.text)")
-            cookies["clinic_session"] = try #require(registered.cookie("clinic_session"))
+            let cookies = try await server.webPatient("wl-web")
             let menu = try await server.web(.get, "/", cookies: cookies)
             #expect(menu.text.contains("href=\"/waitlist\""), "the menu links the waitlist")
             let csrf = try #require(menu.csrf)
