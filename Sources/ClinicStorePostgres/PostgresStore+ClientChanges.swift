@@ -31,18 +31,24 @@ extension PostgresStore {
                                          emailConfirmation: try PostgresTransaction.emailConfirmation(of: row))
             }
             let change = try decide(facts)
-            for write in change.writes { try await Self.write(write, clientId: id, tx, key: key, keyCheck: check) }
+            // Sealed under one cipher: with no key check stored yet, the first sealing stores it.
+            var cipher: FieldCipher?
+            for write in change.writes {
+                if case .rewrite = write, cipher == nil { cipher = try await Self.sealingCipher(key, stored: check, tx) }
+                try await Self.write(write, clientId: id, tx, cipher: cipher)
+            }
             return change.result
         }
     }
 
     /// One write of a change of a patient's record: a rewrite is the row's UPDATE (an error for
-    /// a row gone) and the search tokens made again; the others one statement each.
-    static func write(_ write: ClientWrite, clientId: Int64, _ tx: AwaitedConnection, key: PersonalDataKey,
-                      keyCheck: String?) async throws {
+    /// a row gone) and the search tokens made again, sealed under `cipher`; the others one
+    /// statement each.
+    static func write(_ write: ClientWrite, clientId: Int64, _ tx: AwaitedConnection, cipher: FieldCipher?) async throws {
         switch write {
         case .rewrite(let client):
-            let sealed = try SealedClient(client, cipher: try await sealingCipher(key, stored: keyCheck, tx))
+            guard let cipher else { throw ClinicError(.storage, .storageFailure, "a patient's record to seal without a cipher") }
+            let sealed = try SealedClient(client, cipher: cipher)
             let updated = try await tx.rows(PostgresTransaction.updateClientSQL,
                                             PostgresTransaction.updateClientBinds(sealed.row, personal: sealed.personal, hasEmail: sealed.hasEmail))
             guard !updated.isEmpty else { throw PostgresTransaction.clientRowGone(client.id) }
