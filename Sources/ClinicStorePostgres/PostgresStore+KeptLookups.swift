@@ -50,6 +50,8 @@ final class KeptLookups: Sendable {
         var generation: UInt64 = 0
         /// The listener's last answer; nil while it is not listening.
         var heardAt: NIODeadline?
+        /// The last echo heard (an `e` notice): notices arrive in the order they were sent.
+        var lastEcho: String?
         /// How old that answer may be (`trusted`, unless a test on a loaded machine says otherwise).
         var trustedFor = KeptLookups.trusted
     }
@@ -140,6 +142,11 @@ final class KeptLookups: Sendable {
     func heard(notice payload: String) {
         let kind = payload.first, rest = String(payload.dropFirst())
         state.withLock { state in
+            // An echo changes nothing: it says every notice sent before it was heard (`caughtUp`).
+            if kind == "e" {
+                state.lastEcho = rest
+                return
+            }
             state.generation &+= 1
             switch (kind, Int64(rest)) {
             case ("p", _) where !rest.isEmpty: state.patients[rest] = nil
@@ -157,6 +164,9 @@ final class KeptLookups: Sendable {
             }
         }
     }
+
+    /// The last echo heard (`PostgresStore.echo`).
+    var lastEcho: String? { state.withLock { $0.lastEcho } }
 
     /// Forgets everything (the listener (re)connected).
     func forgetAll() { heard(notice: "*") }
