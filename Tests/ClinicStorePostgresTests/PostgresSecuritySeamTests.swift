@@ -129,7 +129,15 @@ import Testing
                 try first.writeTransaction { tx in
                     _ = try first.personalDataKey.sealingCipher(tx)
                     firstSealed.signal()
-                    Thread.sleep(forTimeInterval: 0.5) // the second reaches its insert and waits on this row
+                    // Until the second reaches its insert and waits on this row (not a fixed
+                    // time: on a loaded machine 0.5 s was not always enough, and the second then
+                    // began after this COMMIT and found no key of its own, `key_missing`).
+                    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                    let start = Date()
+                    while try first.reading({ tx in try (tx as? PostgresTransaction)?.value(Int64.self, waiting) ?? 0 }) == 0 {
+                        guard Date().timeIntervalSince(start) < 30 else { throw ClinicError(.busy, .storeConnectionLost, "the second never waited") }
+                        Thread.sleep(forTimeInterval: 0.01)
+                    }
                     return try tx.personalDataKeyCheck()
                 }
             }
