@@ -75,7 +75,7 @@ extension PostgresStore {
     }
 
     /// A change in a transaction of its own.
-    private func run(_ change: AwaitedChange) async throws -> Appointment {
+    func run(_ change: AwaitedChange) async throws -> Appointment {
         let sent = statementsSent, key = personalDataKey, ring = auditKeys
         let done = try await transaction { connection, logger in
             try await Self.run(change, AwaitedConnection(connection: connection, logger: logger, sent: sent), key: key, ring: ring)
@@ -158,23 +158,8 @@ extension PostgresStore {
                     ring: AuditKeyRing) async throws -> (appointment: Appointment, storedKeyCheck: Bool) {
         switch change {
         case .book(let ask, let decide):
-            let locks = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: true)))
-            guard let id = try tx.value(Int64.self, locks) else {
-                throw ClinicError(.storage, .storageFailure, "the booking's locks gave no id")
-            }
-            guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
-                throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
-            }
-            let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: id)
-            let decision = try decide(facts)
-            let cipher = decision.appointment.notes.isEmpty ? nil : try await sealingCipher(key, stored: facts.personalDataKeyCheck, tx)
-            let appointment = try decision.sealed(cipher)
-            let written = try await tx.rows(InsertBookingStatement(
-                PostgresTransaction.insertBookingBinds(id, appointment, decision.event, decision.message)))
-            guard try tx.value(Int64.self, written) != nil else { throw try await whyRefused(appointment, tx) }
-            var booked = appointment
-            booked.notes = decision.appointment.notes
-            return (booked, cipher != nil && facts.personalDataKeyCheck == nil)
+            let (id, facts) = try await bookingFacts(ask, reservingId: true, tx)
+            return try await insert(try decide(facts), facts: facts, id: id, tx, key: key)
         case .change(let id, let decide):
             let facts = try await changeFacts(id, tx)
             guard let decision = try decide(facts) else {
@@ -187,17 +172,76 @@ extension PostgresStore {
             let change = try await changeFacts(id, tx)
             let ask = try plan(change)
             guard let change else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
-            _ = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: false)))
-            guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
-                throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
-            }
-            let facts = try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: nil)
+            let facts = try await bookingFacts(ask, reservingId: false, tx).facts
             guard let decision = try decide(change, facts) else {
                 return (try opened(change.appointment, key: key, check: change.personalDataKeyCheck), false)
             }
             try await write(decision, tx, ring: ring, key: key, keyCheck: change.personalDataKeyCheck)
             return (try opened(decision.appointment, key: key, check: change.personalDataKeyCheck), false)
+        case .acceptOffer(let id, let plan, let decide):
+            let found = try await offerAcceptanceFacts(id, tx)
+            let ask = try plan(found)
+            guard let found else { throw ClinicError(.notFound, .waitlistOfferNotFound, String(id)) }
+            // A move reserves no id: the appointment moved keeps its own.
+            let moves = found.entry?.beforeAppointmentId != nil
+            let (newId, facts) = try await bookingFacts(ask, reservingId: !moves, tx)
+            let acceptance = try decide(found, facts)
+            let done: (appointment: Appointment, storedKeyCheck: Bool)
+            if acceptance.moves {
+                let check = found.later?.personalDataKeyCheck
+                try await write(acceptance.booking, tx, ring: ring, key: key, keyCheck: check)
+                done = (try opened(acceptance.booking.appointment, key: key, check: check), false)
+            } else {
+                done = try await insert(acceptance.booking, facts: facts, id: newId, tx, key: key)
+            }
+            try await write(acceptance.writes(appointmentId: done.appointment.id), now: acceptance.now, tx)
+            return done
         }
+    }
+
+    /// The booking's locks (with the new appointment's id when `reservingId`) and its gather:
+    /// two round trips.
+    static func bookingFacts(_ ask: BookingFactsRequest, reservingId: Bool,
+                             _ tx: AwaitedConnection) async throws -> (id: Int64?, facts: BookingFacts) {
+        let locks = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: reservingId)))
+        var id: Int64?
+        if reservingId {
+            guard let reserved = try tx.value(Int64.self, locks) else {
+                throw ClinicError(.storage, .storageFailure, "the booking's locks gave no id")
+            }
+            id = reserved
+        }
+        guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
+            throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
+        }
+        return (id, try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: id))
+    }
+
+    /// A new appointment's one write (its notes sealed to its id), refused by the exclusion
+    /// constraints as `whyRefused` says; whether it stored the database's first key check.
+    static func insert(_ decision: BookingDecision, facts: BookingFacts, id: Int64?, _ tx: AwaitedConnection,
+                       key: PersonalDataKey) async throws -> (appointment: Appointment, storedKeyCheck: Bool) {
+        guard let id else { throw ClinicError(.storage, .storageFailure, "the booking's locks gave no id") }
+        let cipher = decision.appointment.notes.isEmpty ? nil : try await sealingCipher(key, stored: facts.personalDataKeyCheck, tx)
+        let appointment = try decision.sealed(cipher)
+        let written = try await tx.rows(InsertBookingStatement(
+            PostgresTransaction.insertBookingBinds(id, appointment, decision.event, decision.message)))
+        guard try tx.value(Int64.self, written) != nil else { throw try await whyRefused(appointment, tx) }
+        var booked = appointment
+        booked.notes = decision.appointment.notes
+        return (booked, cipher != nil && facts.personalDataKeyCheck == nil)
+    }
+
+    /// What an offer's acceptance is decided on: the offer locked, its entry, the later
+    /// appointment's change facts for "an earlier time" (three round trips at most).
+    static func offerAcceptanceFacts(_ id: Int64, _ tx: AwaitedConnection) async throws -> OfferAcceptanceFacts? {
+        guard let found = try await tx.rows("SELECT * FROM waitlist_offers WHERE id = $1 FOR UPDATE", [id]).first else { return nil }
+        let offer = try WaitlistOffer(row: try PostgresTransaction.row(found))
+        let entry = try await tx.rows("SELECT * FROM waitlist_entries WHERE id = $1", [offer.entryId]).first
+            .map { try WaitlistEntry(row: try PostgresTransaction.row($0)) }
+        var later: AppointmentChangeFacts?
+        if let laterId = entry?.beforeAppointmentId { later = try await changeFacts(laterId, tx) }
+        return OfferAcceptanceFacts(offer: offer, entry: entry, later: later)
     }
 
     static func changeFacts(_ id: Int64, _ tx: AwaitedConnection) async throws -> AppointmentChangeFacts? {

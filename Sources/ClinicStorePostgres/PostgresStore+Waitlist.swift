@@ -48,6 +48,14 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN, the offer locked with its entry (and the later appointment for "an earlier
+    /// time"), the booking's locks and gather, the booking's write, the offer's; COMMIT.
+    public func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+                                    decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws
+        -> Appointment {
+        try await run(.acceptOffer(id: id, plan: plan, decide: decide))
+    }
+
     /// BEGIN; the patient's lock with the facts it does not guard (the directory's rows and the
     /// settings: one statement); the appointment asked to come before, if any; the patient's
     /// entries with their facts, read under the lock; the entries that are over left; the new
@@ -112,8 +120,13 @@ extension PostgresStore {
     /// Each write one statement, in order (an offer no longer open refuses the change), then
     /// the audit row (`append`, as a staff transition's).
     static func write<T>(_ decision: WaitlistDecision<T>, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
-        let now = decision.now
-        for write in decision.writes {
+        try await write(decision.writes, now: decision.now, tx)
+        if let audit = decision.audit { try await append(audit, tx, ring: ring) }
+    }
+
+    /// Each write one statement, in order (an offer no longer open refuses the change).
+    static func write(_ writes: [WaitlistWrite], now: Date, _ tx: AwaitedConnection) async throws {
+        for write in writes {
             switch write {
             case let .closeOffer(id, status, appointmentId):
                 guard try await !tx.rows(PostgresTransaction.closeOfferSQL, [id, status.rawValue, appointmentId, now]).isEmpty else {
@@ -127,6 +140,5 @@ extension PostgresStore {
                 _ = try await tx.rows(PostgresTransaction.queueFreedSQL, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
             }
         }
-        if let audit = decision.audit { try await append(audit, tx, ring: ring) }
     }
 }

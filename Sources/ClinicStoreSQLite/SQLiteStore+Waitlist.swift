@@ -16,6 +16,12 @@ extension SQLiteStore {
         try await change({ tx in try WaitlistOfferState.read(tx, id: id) }, decide)
     }
 
+    public func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+                                    decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws
+        -> Appointment {
+        try await commit { try self.writing { tx in try OfferAcceptance.run(tx, id: id, plan: plan, decide: decide) } }
+    }
+
     /// One write of the next batch: the facts gathered, `decide`, the decision applied.
     private func change<State, T: Sendable>(_ gather: @escaping @Sendable (any StoreWriting) throws -> State,
                                             _ decide: @escaping @Sendable (State) throws -> WaitlistDecision<T>) async throws -> T {

@@ -3,8 +3,8 @@ import Testing
 @testable import ClinicKit
 
 /// A patient's waitlist changes (issue 56: `WaitlistChangesStore`) on the store under test, by
-/// both paths, the synchronous seam's and the awaited one: joining, leaving, resuming and
-/// declining. Their rules on plain facts are `ClinicRulesTests/WaitlistRulesTests.swift`'s.
+/// both paths, the synchronous seam's and the awaited one: joining, leaving, resuming,
+/// declining and accepting. Their rules on plain facts are `ClinicRulesTests/WaitlistRulesTests.swift`'s.
 @Suite struct AwaitedWaitlistTests {
     enum Path: String, CaseIterable, CustomTestStringConvertible {
         case seam, awaited
@@ -38,6 +38,13 @@ import Testing
         switch path {
         case .seam: try Self.seam { try system.waitlist.decline(id, clientId: clientId) }
         case .awaited: try await system.waitlist.decline(id, clientId: clientId)
+        }
+    }
+
+    func accept(_ system: ClinicSystem, _ id: Int64, _ clientId: Int64, _ path: Path) async throws -> Appointment {
+        switch path {
+        case .seam: try Self.seam { try system.waitlist.accept(id, clientId: clientId) }
+        case .awaited: try await system.waitlist.accept(id, clientId: clientId)
         }
     }
 
@@ -201,7 +208,7 @@ import Testing
         for round in 1...WaitlistEntry.lapsesToPause {
             if round > 1 {
                 let carols = try #require(try Self.offers(s.system, s.carol.clientId).first, "round \(round)")
-                _ = try s.system.waitlist.accept(carols.id ?? 0, clientId: s.carol.clientId)
+                _ = try await accept(s.system, carols.id ?? 0, s.carol.clientId, path)
                 let anna = try register(s.system, "anna\(round)").id ?? 0
                 let start = Self.later.addingTimeInterval(TimeInterval(round) * 2_400)
                 let visit = try s.system.appointments.createAppointment(clientId: anna, departmentId: s.therapy, at: .instant(start),
@@ -254,5 +261,84 @@ import Testing
         await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "off already") {
             try await remove(here, s.bob.id ?? 0)
         }
+    }
+
+    @Test(arguments: Path.allCases) func anAcceptedOfferIsBookedOnceAndClosesItsEntryAndHold(_ path: Path) async throws {
+        let s = try scene()
+        let before = try fingerprint(s.system)
+        // Refusals change nothing: another's offer, an unknown one.
+        await #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, String(s.offer.id ?? 0))) {
+            _ = try await accept(s.system, s.offer.id ?? 0, s.carol.clientId, path)
+        }
+        await #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, "99999")) { _ = try await accept(s.system, 99_999, s.bob.clientId, path) }
+        #expect(try fingerprint(s.system) == before, "a refusal writes nothing")
+
+        let booked = try await accept(s.system, s.offer.id ?? 0, s.bob.clientId, path)
+        #expect(booked.id != nil && booked.clientId == s.bob.clientId && booked.startsAt == Self.later && booked.doctorId == s.doctor)
+        #expect(booked.status == .scheduled && booked.departmentId == s.therapy)
+        let offer = try s.system.waitlist.offer(s.offer.id ?? 0, clientId: s.bob.clientId)
+        #expect(offer.status == .accepted && offer.appointmentId == booked.id)
+        #expect(try s.system.database.reading { tx in try tx.waitlistEntry(id: s.bob.id ?? 0)?.status } == .booked)
+        #expect(try storedInt(s.system, "SELECT count(*) FROM slot_holds") == 0, "the hold stood in the booking's place, and is gone")
+        #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob.clientId).map(\.id) == [booked.id])
+        let once = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.invalidTransition, .waitlistOfferClosed, "accepted"), "twice") {
+            _ = try await accept(s.system, s.offer.id ?? 0, s.bob.clientId, path)
+        }
+        #expect(try fingerprint(s.system) == once)
+        #expect(try s.system.waitlist.work() == 0, "nothing freed: the time is Bob's")
+    }
+
+    @Test(arguments: Path.allCases) func anOfferPastItsTimeIsRefusedAndChangesNothing(_ path: Path) async throws {
+        let s = try scene()
+        s.clock.advance(s.offer.expiresAt.timeIntervalSince(s.clock.now) + 1)
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.tooLate, .waitlistOfferLapsed)) { _ = try await accept(s.system, s.offer.id ?? 0, s.bob.clientId, path) }
+        #expect(try fingerprint(s.system) == before)
+    }
+
+    /// An earlier time than Bob's Wednesday visit: accepting moves that visit (its notes kept)
+    /// rather than booking another, by both paths.
+    @Test(arguments: Path.allCases) func anEarlierTimeAcceptedMovesTheLaterVisit(_ path: Path) async throws {
+        let clock = TestClock()
+        let system = try makeSystem(clock: clock)
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
+        let anna = try register(system, "anna").id ?? 0, bob = try register(system, "bob").id ?? 0
+        let annas = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: .instant(Self.later), doctorId: doctor)
+        let bobs = try system.appointments.createAppointment(clientId: bob, departmentId: therapy, at: .instant(utc("2026-11-25T18:00:00Z")),
+                                                             doctorId: doctor, notes: "knee")
+        _ = try await system.waitlist.join(clientId: bob, .init(departmentId: therapy, appointmentId: bobs.id))
+        _ = try system.appointments.cancelAppointment(annas.id ?? 0, clientId: anna)
+        _ = try system.waitlist.work()
+        let offer = try #require(try Self.offers(system, bob).first)
+        let moved = try await accept(system, offer.id ?? 0, bob, path)
+        #expect(moved.id == bobs.id && moved.startsAt == Self.later && moved.notes == "knee", "the same appointment, moved")
+        #expect(try await system.appointments.getAppointmentsByClientId(bob).map(\.id) == [bobs.id])
+        #expect(try system.waitlist.offer(offer.id ?? 0, clientId: bob).appointmentId == bobs.id)
+    }
+
+    /// An acceptance with an `Idempotency-Key` (the API's): made once, a retry replayed; a
+    /// refusal kept as the refusal.
+    @Test func aKeyedAcceptanceIsMadeOnceAndItsAnswerKept() async throws {
+        let s = try scene()
+        let store = s.system.makeIdempotencyStore()
+        func keeping(_ key: String) -> AnswerKeeping<Appointment> {
+            AnswerKeeping(store: store, key: key, fingerprint: "f") { outcome in
+                switch outcome {
+                case .success(let appointment): .init(status: 201, body: Data("appointment \(appointment.id ?? 0)".utf8))
+                case .failure(let error): .init(status: 409, body: Data(error.code.rawValue.utf8))
+                }
+            }
+        }
+        let first = try await s.system.waitlist.accept(s.offer.id ?? 0, clientId: s.bob.clientId, keeping: keeping("a1"))
+        let visits = try await s.system.appointments.getAppointmentsByClientId(s.bob.clientId)
+        #expect(first.status == 201 && !first.replayed && visits.count == 1)
+        #expect(String(decoding: first.body, as: UTF8.self) == "appointment \(visits[0].id ?? 0)")
+        let again = try await s.system.waitlist.accept(s.offer.id ?? 0, clientId: s.bob.clientId, keeping: keeping("a1"))
+        #expect(again.replayed && again.body == first.body)
+        let refused = try await s.system.waitlist.accept(s.offer.id ?? 0, clientId: s.bob.clientId, keeping: keeping("a2"))
+        #expect(refused.status == 409 && String(decoding: refused.body, as: UTF8.self) == "invalid_transition" && !refused.replayed)
+        #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob.clientId) == visits, "booked once")
     }
 }

@@ -84,8 +84,16 @@ struct WaitlistRoutes {
         let id = try context.parameters.id("id")
         var request = request
         let raw = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-        return try await dependencies.idempotent(request, patient, body: raw) { [system = dependencies.system] in
-            (.created, AppointmentJSON(try system.waitlist.accept(id, clientId: patient.id)))
+        // One awaited transaction of the store, with the answer to an `Idempotency-Key` kept in it.
+        guard let key = request.headers[.idempotencyKey] else {
+            let booked = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+                try await system.waitlist.accept(id, clientId: patient.id)
+            }
+            return try HTTPMapping.json(AppointmentJSON(booked), status: .created)
+        }
+        return try await dependencies.kept(request, patient, body: raw, key: key, answer: { (.created, AppointmentJSON($0)) }) {
+            [system = dependencies.system] keeping in
+            try await system.waitlist.accept(id, clientId: patient.id, keeping: keeping)
         }
     }
 

@@ -137,8 +137,8 @@ struct WebWaitlistPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
-        let booked = try await dependencies.commit(web.language) { [system] in
-            try system.waitlist.accept(id, clientId: patient.id ?? 0)
+        let booked = try await dependencies.awaited(web.language) { [system] in
+            try await system.waitlist.accept(id, clientId: patient.id ?? 0)
         }
         return dependencies.redirect("/appointments/\(booked.id ?? 0)?booked=1", web)
     }

@@ -58,6 +58,73 @@ extension WaitlistController {
         return WaitlistDecision(writes: closing(offer, as: .declined, entryStatus: state?.entryStatus, now: now), now: now, result: ())
     }
 
+    /// What accepting the patient's offer books, checked on its facts: the offer theirs
+    /// (`waitlist_offer_not_found`), open (`invalid_transition`) and within its time
+    /// (`too_late`), its entry there; for "an earlier time", the later appointment still
+    /// active, theirs and later than the offer (the store withdraws such an offer when it ends
+    /// or moves earlier; checked again: never a new visit, never a move later). The booking's
+    /// facts are asked for the offered start with the offered doctor, the offer's hold not in
+    /// the way (nor, for a move, the appointment moved).
+    public static func acceptancePlan(_ facts: OfferAcceptanceFacts?, id: Int64, clientId: Int64, now: Date) throws -> BookingFactsRequest {
+        let offer = try owned(facts?.offer, id, clientId)
+        guard offer.status == .open else { throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue) }
+        guard offer.expiresAt > now else { throw ClinicError(.tooLate, .waitlistOfferLapsed) }
+        guard let entry = facts?.entry else { throw ClinicError(.notFound, .waitlistEntryNotFound, String(offer.entryId)) }
+        var moved: Appointment?
+        if entry.beforeAppointmentId != nil {
+            guard let later = facts?.later?.appointment, later.status.isActive, later.clientId == clientId,
+                  offer.startsAt < later.startsAt else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.withdrawn.rawValue)
+            }
+            moved = later
+        }
+        return AppointmentController.factsRequest(
+            clientId: clientId, departmentId: moved?.departmentId ?? offer.departmentId,
+            visitTypeId: moved == nil ? entry.visitTypeId : moved?.visitTypeId, onlyDoctorId: offer.doctorId, at: .instant(offer.startsAt),
+            exceptAppointment: moved?.id, exceptHold: offer.holdId, now: now)
+    }
+
+    /// The acceptance decided on the booking's facts, every booking rule applying (a time
+    /// meanwhile booked by staff, an overlap, the limit refuse it): the later appointment moved
+    /// to the offered time (`BookingRules.move`), or a new one booked (`BookingRules.book`).
+    public static func accepting(_ facts: OfferAcceptanceFacts, _ booking: BookingFacts, clientId: Int64,
+                                 now: Date) throws -> OfferAcceptance {
+        let offer = facts.offer, time = TimeInput.Parsed.instant(offer.startsAt)
+        if facts.entry?.beforeAppointmentId != nil, let later = facts.later {
+            guard let decision = try BookingRules.move(booking, MoveAsk(appointment: later.appointment, time: time, doctorId: offer.doctorId),
+                                                       policy: BookingPolicy(settings: later.bookingSettings), now: now) else {
+                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.withdrawn.rawValue)
+            }
+            return OfferAcceptance(booking: decision, moves: true, offer: offer, now: now)
+        }
+        let ask = BookingAsk(clientId: clientId, departmentId: offer.departmentId, time: time, doctorId: offer.doctorId, notes: "",
+                             staffId: nil, visitTypeId: facts.entry?.visitTypeId)
+        return OfferAcceptance(booking: try BookingRules.book(booking, ask, now: now), moves: false, offer: offer, now: now)
+    }
+
+    /// An acceptance as the store runs it.
+    static func acceptance(_ id: Int64, clientId: Int64, now: Date) -> AwaitedChange {
+        .acceptOffer(id: id, plan: { try acceptancePlan($0, id: id, clientId: clientId, now: now) },
+                     decide: { try accepting($0, $1, clientId: clientId, now: now) })
+    }
+
+    /// `accept` awaited: one transaction of the store (`acceptWaitlistOffer`).
+    public func accept(_ id: Int64, clientId: Int64) async throws -> Appointment {
+        let change = Self.acceptance(id, clientId: clientId, now: now())
+        return try await appointments.changes.count("book") { try await database.run(change) }
+    }
+
+    /// `accept` with the answer to its `Idempotency-Key` kept in the same transaction; the
+    /// outcome counted when it is made, not when a kept answer is replayed.
+    public func accept(_ id: Int64, clientId: Int64, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
+        let changes = appointments.changes
+        return try await keeping.store.perform(Self.acceptance(id, clientId: clientId, now: now()), clientId: clientId, key: keeping.key,
+                                               fingerprint: keeping.fingerprint) { outcome in
+            changes.tell("book", outcome)
+            return try keeping.answer(outcome)
+        }
+    }
+
     /// `leave` awaited: one transaction of the store (`changeWaitlistEntry`).
     public func leave(_ id: Int64, clientId: Int64) async throws {
         let now = self.now()

@@ -227,39 +227,9 @@ public final class WaitlistController: Sendable {
         return try appointments.changes.count("book") { try database.writing { tx in try accept(tx, id, clientId: clientId, now: now) } }
     }
 
+    /// An acceptance in the caller's transaction (after a link's use, `answer(link:accept:)`).
     func accept(_ tx: any StoreWriting, _ id: Int64, clientId: Int64, now: Date) throws -> Appointment {
-            // Locked first: a decline or the link's answer on another server at once waits,
-            // then finds the offer closed (the first answer wins, the other `invalid_transition`).
-            let offer = try ownedLocked(offer: id, tx, clientId)
-            guard offer.status == .open else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, offer.status.rawValue)
-            }
-            guard offer.expiresAt > now else { throw ClinicError(.tooLate, .waitlistOfferLapsed) }
-            guard let entry = try tx.waitlistEntry(id: offer.entryId) else {
-                throw ClinicError(.notFound, .waitlistEntryNotFound, String(offer.entryId))
-            }
-            let appointment: Appointment
-            if let laterId = entry.beforeAppointmentId {
-                // Checked again (the store withdraws such an offer when its appointment ends or
-                // moves earlier): never a new visit, never a move later.
-                guard let later = try tx.appointment(id: laterId), later.status.isActive, later.clientId == clientId,
-                      offer.startsAt < later.startsAt else {
-                    throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.withdrawn.rawValue)
-                }
-                appointment = try appointments.relocate(tx, later, to: .instant(offer.startsAt), doctorId: offer.doctorId,
-                                                        policy: try BookingPolicy.load(tx), now: now, staffId: nil, reason: nil,
-                                                        hold: offer.holdId)
-            } else {
-                appointment = try appointments.book(tx, clientId: clientId, departmentId: offer.departmentId,
-                                                    at: .instant(offer.startsAt), doctorId: offer.doctorId, notes: "", staffId: nil,
-                                                    visitTypeId: entry.visitTypeId, now: now, hold: offer.holdId)
-            }
-            if let hold = offer.holdId { try tx.deleteSlotHold(id: hold) }
-            guard try tx.closeWaitlistOffer(id: id, as: .accepted, appointmentId: appointment.id, at: now) else {
-                throw ClinicError(.invalidTransition, .waitlistOfferClosed, WaitlistOfferStatus.accepted.rawValue)
-            }
-            try tx.setWaitlistEntryStatus(id: entry.id ?? offer.entryId, to: .booked, at: now)
-            return appointment
+        try Self.acceptance(id, clientId: clientId, now: now).run(tx)
     }
 
     // MARK: One-tap links

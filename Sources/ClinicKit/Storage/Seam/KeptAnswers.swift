@@ -5,13 +5,15 @@ import Foundation
 // change's own transaction, so that a retry finds both or neither.
 
 /// One of the patient's changes a store runs as one awaited transaction: what
-/// `ClinicStore.book`, `changeAppointment` and `moveAppointment` take, as one value, for
+/// `ClinicStore.book`, `changeAppointment`, `moveAppointment` and `acceptWaitlistOffer` take, as one value, for
 /// `ClinicStore.perform(_:keeping:answer:)`.
 public enum AwaitedChange: Sendable {
     case book(BookingFactsRequest, decide: @Sendable (BookingFacts) throws -> BookingDecision)
     case change(id: Int64, decide: @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?)
     case move(id: Int64, plan: @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
               decide: @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?)
+    case acceptOffer(id: Int64, plan: @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+                     decide: @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance)
 
     /// The change in the caller's write transaction (a store whose transactions run
     /// synchronously): gather, decide, write.
@@ -20,6 +22,7 @@ public enum AwaitedChange: Sendable {
         case .book(let ask, let decide): try BookingDecision.book(tx, ask, decide: decide)
         case .change(let id, let decide): try BookingDecision.change(tx, id: id, decide: decide)
         case .move(let id, let plan, let decide): try BookingDecision.move(tx, id: id, plan: plan, decide: decide)
+        case .acceptOffer(let id, let plan, let decide): try OfferAcceptance.run(tx, id: id, plan: plan, decide: decide)
         }
     }
 }
@@ -105,6 +108,7 @@ extension ClinicStore {
         case .book(let ask, let decide): try await book(ask, decide: decide)
         case .change(let id, let decide): try await changeAppointment(id: id, decide: decide)
         case .move(let id, let plan, let decide): try await moveAppointment(id: id, plan: plan, decide: decide)
+        case .acceptOffer(let id, let plan, let decide): try await acceptWaitlistOffer(id: id, plan: plan, decide: decide)
         }
     }
 }

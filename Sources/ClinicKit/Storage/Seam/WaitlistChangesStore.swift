@@ -17,6 +17,14 @@ public protocol WaitlistChangesStore: Sendable {
     /// COMMIT with its entry's status, `decide`, the writes.
     func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T
+    /// An offer's acceptance in one transaction: the offer locked until COMMIT with its entry
+    /// and, for "an earlier time", the later appointment's change facts (`OfferAcceptanceFacts`;
+    /// nil: no such offer); `plan` checks them and says what booking facts the offered time is
+    /// decided on; the store gathers those under the booking's locks; `decide` says what to
+    /// write (`OfferAcceptance`); the store writes the booking (a new appointment, or the later
+    /// one moved), then the offer's own writes. Returns the appointment, its notes opened.
+    func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+                             decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws -> Appointment
     /// A join in one transaction: the patient's lock (their joins one after the other), then
     /// `WaitlistJoinFacts` for `ask`, `decide`, the entries it ends left and the new one
     /// stored, returned with its id. Refused (`already_waiting`), and nothing written, when the
@@ -138,6 +146,73 @@ public struct WaitlistOfferState: Sendable, Equatable {
     package static func read(_ tx: any StoreWriting, id: Int64) throws -> WaitlistOfferState? {
         guard let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
         return WaitlistOfferState(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status)
+    }
+}
+
+/// What an offer's acceptance is decided on, gathered under the offer's lock.
+public struct OfferAcceptanceFacts: Sendable, Equatable {
+    public let offer: WaitlistOffer
+    /// The offer's entry (nil: gone).
+    public let entry: WaitlistEntry?
+    /// For an entry waiting for an earlier time than its appointment: that appointment with
+    /// what its move is decided on (nil: none asked, or gone).
+    public let later: AppointmentChangeFacts?
+
+    public init(offer: WaitlistOffer, entry: WaitlistEntry?, later: AppointmentChangeFacts?) {
+        self.offer = offer; self.entry = entry; self.later = later
+    }
+
+    /// The gather with the seam's reads, in the caller's write transaction: the offer locked.
+    package static func read(_ tx: any StoreWriting, id: Int64) throws -> OfferAcceptanceFacts? {
+        guard let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
+        let entry = try tx.waitlistEntry(id: offer.entryId)
+        return OfferAcceptanceFacts(offer: offer, entry: entry,
+                                    later: try entry?.beforeAppointmentId.flatMap { try tx.appointmentChangeFacts(id: $0) })
+    }
+}
+
+/// What an offer's acceptance writes: the booking (`moves`: the later appointment moved to the
+/// offered time; else a new appointment), then the offer accepted with its appointment, its
+/// hold deleted and its entry booked (`writes(appointmentId:)`).
+public struct OfferAcceptance: Sendable, Equatable {
+    public let booking: BookingDecision
+    public let moves: Bool
+    public let offer: WaitlistOffer
+    public let now: Date
+
+    public init(booking: BookingDecision, moves: Bool, offer: WaitlistOffer, now: Date) {
+        self.booking = booking; self.moves = moves; self.offer = offer; self.now = now
+    }
+
+    /// The offer's writes once the booking is written as `appointmentId`: its hold deleted (the
+    /// booking stood in its place), the offer accepted (none closed, as when another answer
+    /// came first, refuses the whole), its entry booked.
+    public func writes(appointmentId: Int64?) -> [WaitlistWrite] {
+        guard let id = offer.id else { return [] }
+        return (offer.holdId.map { [WaitlistWrite.deleteHold(id: $0)] } ?? [])
+            + [.closeOffer(id: id, status: .accepted, appointmentId: appointmentId), .setEntryStatus(id: offer.entryId, status: .booked)]
+    }
+
+    /// The whole acceptance in the caller's write transaction (a store whose transactions run
+    /// synchronously): gather, plan, the booking's facts, decide, write.
+    package static func run(_ tx: any StoreWriting, id: Int64, plan: (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+                            decide: (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) throws -> Appointment {
+        let found = try OfferAcceptanceFacts.read(tx, id: id)
+        let ask = try plan(found)
+        guard let facts = found else { throw ClinicError(.notFound, .waitlistOfferNotFound, String(id)) }
+        let booking = try tx.bookingFacts(ask)
+        let acceptance = try decide(facts, booking)
+        let appointment: Appointment
+        if acceptance.moves {
+            let decision = acceptance.booking
+            let messageId = try tx.changeAppointment(decision.appointment, event: decision.event, message: decision.message)
+            try decision.writeFollowing(tx, messageId: messageId)
+            appointment = try AppointmentNotes.opened(decision.appointment, tx, keyCheck: facts.later?.personalDataKeyCheck)
+        } else {
+            appointment = try acceptance.booking.write(tx, facts: booking)
+        }
+        for write in acceptance.writes(appointmentId: appointment.id) { try WaitlistDecision<Void>.apply(write, tx, now: acceptance.now) }
+        return appointment
     }
 }
 
