@@ -203,6 +203,74 @@ import Testing
             _ = try Self.joining(Self.joinFacts(entries: [waiting(1), waiting(2, lastDay: "2026-03-01", status: .offered)], settings: limit))
         }
     }
+
+    // MARK: Accepting an offer
+
+    /// An offer of Fixture's Tuesday 10:00 with Dr. Avery to patient 7, held (hold 11), its
+    /// entry (7) waiting for any time or, with `before`, for an earlier time than that visit.
+    static func acceptance(before: Appointment? = nil, offerStatus: WaitlistOfferStatus = .open,
+                           entryGone: Bool = false) -> OfferAcceptanceFacts {
+        let offer = WaitlistOffer(id: 9, entryId: 7, clientId: 7, holdId: 11, clinicId: 10, departmentId: 20, doctorId: 1,
+                                  startsAt: Fixture.tuesday10, endsAt: Fixture.tuesday10.addingTimeInterval(1_800),
+                                  expiresAt: Fixture.now.addingTimeInterval(900), status: offerStatus, appointmentId: nil,
+                                  createdAt: Fixture.now, closedAt: nil)
+        var entry = Self.entry(clientId: 7)
+        entry.beforeAppointmentId = before?.id
+        return OfferAcceptanceFacts(offer: offer, entry: entryGone ? nil : entry, later: before.map { Fixture.changeFacts($0) })
+    }
+
+    @Test func acceptingChecksTheOfferAndAsksForItsTimeWithItsHoldOutOfTheWay() throws {
+        let plan = try WaitlistController.acceptancePlan(Self.acceptance(), id: 9, clientId: 7, now: Fixture.now)
+        #expect(plan.clientId == 7 && plan.departmentId == 20 && plan.onlyDoctorId == 1 && plan.exceptHold == 11)
+        #expect(plan.exceptAppointment == nil && plan.now == Fixture.now)
+        #expect(plan.span.contains(Fixture.tuesday10), "the offered start is within the facts asked for")
+        for (facts, clientId, error, note) in [
+            (nil, 7, ClinicError(.notFound, .waitlistOfferNotFound, "9"), "no such offer"),
+            (Self.acceptance(), 8, ClinicError(.notFound, .waitlistOfferNotFound, "9"), "another's"),
+            (Self.acceptance(offerStatus: .declined), 7, ClinicError(.invalidTransition, .waitlistOfferClosed, "declined"), "closed"),
+            (Self.acceptance(entryGone: true), 7, ClinicError(.notFound, .waitlistEntryNotFound, "7"), "its entry gone"),
+        ] as [(OfferAcceptanceFacts?, Int64, ClinicError, Comment)] {
+            #expect(throws: error, note) { _ = try WaitlistController.acceptancePlan(facts, id: 9, clientId: clientId, now: Fixture.now) }
+        }
+        #expect(throws: ClinicError(.tooLate, .waitlistOfferLapsed), "past its time") {
+            _ = try WaitlistController.acceptancePlan(Self.acceptance(), id: 9, clientId: 7, now: Fixture.now.addingTimeInterval(900))
+        }
+    }
+
+    @Test func anEarlierTimeMovesOnlyAnActiveLaterVisitOfTheOwner() throws {
+        let wednesday = Fixture.at(2026, 3, 4, 11)
+        let later = Fixture.appointment(id: 900, start: wednesday)
+        let plan = try WaitlistController.acceptancePlan(Self.acceptance(before: later), id: 9, clientId: 7, now: Fixture.now)
+        #expect(plan.exceptAppointment == 900 && plan.exceptHold == 11, "the visit moved is not in its own way")
+        let withdrawn = ClinicError(.invalidTransition, .waitlistOfferClosed, "withdrawn")
+        for (visit, note) in [(Fixture.appointment(id: 900, start: wednesday, status: .cancelled), "cancelled"),
+                              (Fixture.appointment(id: 900, start: Fixture.at(2026, 3, 3, 9)), "earlier than the offer"),
+                              (Fixture.appointment(id: 900, start: wednesday, client: 8), "another's")] as [(Appointment, Comment)] {
+            #expect(throws: withdrawn, note) {
+                _ = try WaitlistController.acceptancePlan(Self.acceptance(before: visit), id: 9, clientId: 7, now: Fixture.now)
+            }
+        }
+        // The visit gone: never a new booking instead.
+        var gone = Self.acceptance(before: later)
+        gone = OfferAcceptanceFacts(offer: gone.offer, entry: gone.entry, later: nil)
+        #expect(throws: withdrawn) { _ = try WaitlistController.acceptancePlan(gone, id: 9, clientId: 7, now: Fixture.now) }
+
+        let moving = try WaitlistController.accepting(Self.acceptance(before: later), Fixture.facts(), clientId: 7, now: Fixture.now)
+        #expect(moving.moves && moving.booking.appointment.id == 900 && moving.booking.appointment.startsAt == Fixture.tuesday10)
+        #expect(moving.booking.appointment.doctorId == 1)
+    }
+
+    @Test func acceptingBooksTheOfferedTimeAndClosesTheOfferWithIt() throws {
+        let accepted = try WaitlistController.accepting(Self.acceptance(), Fixture.facts(), clientId: 7, now: Fixture.now)
+        #expect(!accepted.moves && accepted.booking.appointment.id == 500 && accepted.booking.appointment.clientId == 7)
+        #expect(accepted.booking.appointment.startsAt == Fixture.tuesday10 && accepted.booking.appointment.doctorId == 1)
+        #expect(accepted.writes(appointmentId: 500) == [.deleteHold(id: 11), .closeOffer(id: 9, status: .accepted, appointmentId: 500),
+                                                         .setEntryStatus(id: 7, status: .booked)])
+        // Every booking rule applies: the time taken meanwhile by staff refuses it.
+        var taken = Fixture.facts()
+        taken.taken = [1: [Fixture.tuesday10..<Fixture.tuesday10.addingTimeInterval(1_800)]]
+        #expect(refused(.slotTaken, .slotTaken) { try WaitlistController.accepting(Self.acceptance(), taken, clientId: 7, now: Fixture.now) })
+    }
 }
 
 /// An instant written in ISO 8601 ("2026-03-03T02:00:00Z").
