@@ -194,7 +194,7 @@ extension PostgresStore {
             } else {
                 done = try await insert(acceptance.booking, facts: facts, id: newId, tx, key: key)
             }
-            try await write(acceptance.writes(appointmentId: done.appointment.id), now: acceptance.now, tx)
+            try await write(acceptance.writes(appointmentId: done.appointment.id), now: acceptance.now, tx, key: key)
             return done
         }
     }

@@ -12,7 +12,7 @@ extension PostgresStore {
     /// BEGIN, the entry locked, its open offers locked, the writes, the audit row if any; COMMIT.
     public func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        let sent = statementsSent, ring = auditKeys
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             var state: WaitlistEntryState?
@@ -23,7 +23,7 @@ extension PostgresStore {
                                            openOffers: try offers.map { try WaitlistOffer(row: try PostgresTransaction.row($0)) })
             }
             let decision = try decide(state)
-            try await Self.write(decision, tx, ring: ring)
+            try await Self.write(decision, tx, ring: ring, key: key)
             return decision.result
         }
     }
@@ -31,7 +31,7 @@ extension PostgresStore {
     /// BEGIN, the offer locked with its entry's status, the writes; COMMIT.
     public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        let sent = statementsSent, ring = auditKeys
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let state = try await tx.rows("""
@@ -43,7 +43,7 @@ extension PostgresStore {
                 return WaitlistOfferState(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)))
             }
             let decision = try decide(state)
-            try await Self.write(decision, tx, ring: ring)
+            try await Self.write(decision, tx, ring: ring, key: key)
             return decision.result
         }
     }
@@ -119,13 +119,13 @@ extension PostgresStore {
 
     /// Each write one statement, in order (an offer no longer open refuses the change), then
     /// the audit row (`append`, as a staff transition's).
-    static func write<T>(_ decision: WaitlistDecision<T>, _ tx: AwaitedConnection, ring: AuditKeyRing) async throws {
-        try await write(decision.writes, now: decision.now, tx)
-        if let audit = decision.audit { try await append(audit, tx, ring: ring) }
+    static func write<T>(_ decision: WaitlistDecision<T>, _ tx: AwaitedConnection, ring: AuditKeyRing, key: PersonalDataKey) async throws {
+        try await write(decision.writes, now: decision.now, tx, key: key)
+        for audit in decision.audits { try await append(audit, tx, ring: ring) }
     }
 
     /// Each write one statement, in order (an offer no longer open refuses the change).
-    static func write(_ writes: [WaitlistWrite], now: Date, _ tx: AwaitedConnection) async throws {
+    static func write(_ writes: [WaitlistWrite], now: Date, _ tx: AwaitedConnection, key: PersonalDataKey) async throws {
         for write in writes {
             switch write {
             case let .closeOffer(id, status, appointmentId):
@@ -138,6 +138,15 @@ extension PostgresStore {
             case let .resumeEntry(id): _ = try await tx.rows(PostgresTransaction.resumeEntrySQL, [now, id])
             case let .queueFreedTime(departmentId, doctorId, span):
                 _ = try await tx.rows(PostgresTransaction.queueFreedSQL, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
+            case let .setPriority(id, priority): _ = try await tx.rows(PostgresTransaction.setEntryPrioritySQL, [id, priority, now])
+            case let .setNote(entryId, note):
+                var sealed: Data?
+                if !note.isEmpty {
+                    let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                            [PostgresTransaction.clientsKeyCheckSetting]))
+                    sealed = try StaffController.sealedNote(note, entryId: entryId, cipher: try await sealingCipher(key, stored: check, tx))
+                }
+                _ = try await tx.rows(PostgresTransaction.setNoteSQL, [sealed, entryId])
             }
         }
     }

@@ -39,8 +39,11 @@ extension PostgresTransaction {
     }
 
     func setWaitlistNote(entryId: Int64, sealed: Data?) throws {
-        try execute("UPDATE waitlist_entries SET note = $1 WHERE id = $2", [sealed, entryId])
+        try execute(Self.setNoteSQL, [sealed, entryId])
     }
+
+    static let setNoteSQL = "UPDATE waitlist_entries SET note = $1 WHERE id = $2"
+
 
     func savePhone(_ phone: StoredPhone, at now: Date) throws {
         try execute(Self.savePhoneSQL, Self.savePhoneBinds(phone, at: now))

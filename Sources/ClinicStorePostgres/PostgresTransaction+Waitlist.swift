@@ -82,8 +82,11 @@ extension PostgresTransaction {
     static let setEntryStatusSQL = "UPDATE waitlist_entries SET status = $2, updated_at = $3 WHERE id = $1"
 
     func setWaitlistEntryPriority(id: Int64, to priority: Int, at now: Date) throws {
-        try execute("UPDATE waitlist_entries SET priority = $2, updated_at = $3 WHERE id = $1", [id, priority, now])
+        try execute(Self.setEntryPrioritySQL, [id, priority, now])
     }
+
+    static let setEntryPrioritySQL = "UPDATE waitlist_entries SET priority = $2, updated_at = $3 WHERE id = $1"
+
 
     func waitingEntries(departmentId: Int64, doctorId: Int64, notOfferedAt startsAt: Date, limit: Int) throws -> [WaitlistEntry] {
         // Locked in their order (no SKIP: the next in line is the next, whoever else looks).

@@ -341,4 +341,44 @@ import Testing
         #expect(refused.status == 409 && String(decoding: refused.body, as: UTF8.self) == "invalid_transition" && !refused.replayed)
         #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob.clientId) == visits, "booked once")
     }
+
+    @Test(arguments: Path.allCases) func theFrontDeskChangesAnEntrysPriorityAndNoteWithTheirAuditRows(_ path: Path) async throws {
+        let s = try scene()
+        func desk(_ login: String, _ clinic: String) throws -> StaffMember {
+            try s.system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist,
+                                                   clinicId: try ClinicKitTests.clinic(s.system, clinic).id ?? 0, doctorId: nil,
+                                                   password: "correct-horse-42"))
+        }
+        let here = try desk("desk-a", "LA1"), elsewhere = try desk("desk-b", "LA2")
+        func change(_ member: StaffMember, _ id: Int64, priority: Int?, note: String?) async throws -> WaitlistEntry {
+            switch path {
+            case .seam: try Self.seam { try s.system.staff.changeWaitlistEntry(member, entryId: id, priority: priority, note: note, requestId: "r") }
+            case .awaited: try await s.system.staff.changeWaitlistEntry(member, entryId: id, priority: priority, note: note, requestId: "r")
+            }
+        }
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "another clinic's entry") {
+            _ = try await change(elsewhere, s.bob.id ?? 0, priority: 5, note: nil)
+        }
+        await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, "99999")) { _ = try await change(here, 99_999, priority: 5, note: nil) }
+        await #expect(throws: ClinicError.invalid(.waitlistPriorityInvalid, "1001")) {
+            _ = try await change(here, s.bob.id ?? 0, priority: 1_001, note: "calls back")
+        }
+        #expect(try fingerprint(s.system) == before, "a refusal writes nothing, no audit row either")
+
+        s.clock.advance(60)
+        let changed = try await change(here, s.bob.id ?? 0, priority: 5, note: "prefers mornings")
+        #expect(changed.id == s.bob.id && changed.priority == 5 && changed.updatedAt == s.clock.now)
+        let listed = try #require(try s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id })
+        #expect(listed.entry == changed && listed.note == "prefers mornings", "answered as stored, the note opened")
+        #expect(try storedInt(s.system, "SELECT count(*) FROM waitlist_entries WHERE note IS NOT NULL") == 1)
+        let log = try await s.system.clients.accessLog(clientId: s.bob.clientId)
+        #expect(log.filter { $0.action == "waitlist.priority" }.count == 2, "the priority's row and the note's")
+        // The note alone, then removed: the priority kept.
+        let noteOnly = try await change(here, s.bob.id ?? 0, priority: nil, note: "")
+        #expect(noteOnly.priority == 5)
+        #expect(try s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id }?.note == nil)
+        #expect(try s.system.auditCheck().problem == nil && s.system.auditCheck().broken.isEmpty, "the chain holds")
+    }
 }
+

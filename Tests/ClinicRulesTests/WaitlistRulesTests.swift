@@ -271,7 +271,30 @@ import Testing
         taken.taken = [1: [Fixture.tuesday10..<Fixture.tuesday10.addingTimeInterval(1_800)]]
         #expect(refused(.slotTaken, .slotTaken) { try WaitlistController.accepting(Self.acceptance(), taken, clientId: 7, now: Fixture.now) })
     }
+
+    // MARK: The front desk's change
+
+    @Test func theFrontDesksChangeIsOfItsClinicsWaitingEntryWithARowPerChange() throws {
+        let desk = StaffActionRulesTests.member(.receptionist, clinic: 3)
+        let state = WaitlistEntryState(entry: Self.entry(status: .waiting), openOffers: [])
+        let both = try StaffController.changing(state, desk, entryId: 7, priority: 5, note: "mornings", requestId: "r", now: Self.later)
+        #expect(both.writes == [.setPriority(id: 7, priority: 5), .setNote(entryId: 7, note: "mornings")])
+        #expect(both.audits.map(\.detail) == ["entry 7 priority 5", "entry 7 note"] && both.audits.allSatisfy { $0.clientId == 1 })
+        #expect(both.result.priority == 5 && both.result.updatedAt == Self.later)
+        let noteOnly = try StaffController.changing(state, desk, entryId: 7, priority: nil, note: "", requestId: nil, now: Self.later)
+        #expect(noteOnly.writes == [.setNote(entryId: 7, note: "")] && noteOnly.result == state.entry, "the entry as it was")
+        for (state, member, note) in [
+            (nil, desk, "no such entry"),
+            (state, StaffActionRulesTests.member(.receptionist, clinic: 4), "another clinic's"),
+            (WaitlistEntryState(entry: Self.entry(status: .booked), openOffers: []), desk, "booked already"),
+        ] as [(WaitlistEntryState?, StaffMember, Comment)] {
+            #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, "7"), note) {
+                _ = try StaffController.changing(state, member, entryId: 7, priority: 1, note: nil, requestId: nil, now: Self.now)
+            }
+        }
+    }
 }
+
 
 /// An instant written in ISO 8601 ("2026-03-03T02:00:00Z").
 private func utc(_ text: String) -> Date { (try? Date(text, strategy: .iso8601)) ?? .distantPast }

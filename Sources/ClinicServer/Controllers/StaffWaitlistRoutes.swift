@@ -58,8 +58,8 @@ struct StaffWaitlistRoutes {
         let body = try await RequestBody.decode(ChangeBody.self, from: request, context: context)
         guard body.priority != nil || body.note != nil else { throw ServerError.invalid(.fieldRequired, "priority") }
         let requestId = context.requestId
-        let entry = try await dependencies.work(context.language) { [system] in
-            try system.staff.changeWaitlistEntry(member, entryId: id, priority: body.priority, note: body.note, requestId: requestId)
+        let entry = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.changeWaitlistEntry(member, entryId: id, priority: body.priority, note: body.note, requestId: requestId)
         }
         return try HTTPMapping.json(WaitlistEntryJSON(entry))
     }

@@ -77,8 +77,8 @@ struct WebStaffWaitlistPages {
         let priority = try Self.priority(form["priority"])
         let note = form["note"]
         let requestId = context.requestId
-        _ = try await dependencies.work(web) { [system] in
-            try system.staff.changeWaitlistEntry(member, entryId: id, priority: priority, note: note, requestId: requestId)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.changeWaitlistEntry(member, entryId: id, priority: priority, note: note, requestId: requestId)
         }
         return dependencies.redirect("/staff/waitlist", web)
     }

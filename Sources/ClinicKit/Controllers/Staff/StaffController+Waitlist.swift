@@ -49,9 +49,12 @@ extension StaffController {
 
     /// Seals and stores an entry's note (empty: none), checked as an appointment's notes are.
     func setNote(_ tx: any StoreWriting, entryId: Int64, _ note: String) throws {
-        let checked = try AppointmentController.checkedNotes(note)
-        try tx.setWaitlistNote(entryId: entryId, sealed: checked.isEmpty ? nil : try AppointmentNotes.sealingCipher(tx)
-            .seal(bytes: Data(checked.utf8), context: Self.noteContext(entryId)))
+        try WaitlistDecision<Void>.apply(.setNote(entryId: entryId, note: try AppointmentController.checkedNotes(note)), tx, now: now())
+    }
+
+    /// An entry's note as stored: sealed under `cipher` to its entry.
+    public static func sealedNote(_ note: String, entryId: Int64, cipher: FieldCipher) throws -> Data {
+        try cipher.seal(bytes: Data(note.utf8), context: noteContext(entryId))
     }
 
     /// Puts a patient (by login, or by id for a patient of the clinic) on a waitlist of one of
@@ -85,29 +88,62 @@ extension StaffController {
     /// the front desk's note (nil: kept; empty: removed).
     public func changeWaitlistEntry(_ member: StaffMember, entryId: Int64, priority: Int?, note: String?,
                                     requestId: String? = nil) throws -> WaitlistEntry {
+        let now = self.now()
+        let checked = try Self.checkedChange(member, priority: priority, note: note)
+        return try database.writing { tx in
+            let decision = try Self.changing(try WaitlistEntryState.read(tx, id: entryId), member, entryId: entryId, priority: priority,
+                                             note: checked, requestId: requestId, now: now)
+            try decision.apply(tx)
+            return decision.result
+        }
+    }
+
+    /// `changeWaitlistEntry` awaited: one transaction of the store (`changeWaitlistEntry`), its
+    /// audit rows in it.
+    public func changeWaitlistEntry(_ member: StaffMember, entryId: Int64, priority: Int?, note: String?,
+                                    requestId: String? = nil) async throws -> WaitlistEntry {
+        let now = self.now()
+        let checked = try Self.checkedChange(member, priority: priority, note: note)
+        return try await database.changeWaitlistEntry(id: entryId) { state in
+            try Self.changing(state, member, entryId: entryId, priority: priority, note: checked, requestId: requestId, now: now)
+        }
+    }
+
+    /// A change's input checked before any store is asked: the member at the front desk, the
+    /// priority within `WaitlistController.priorities`, the note as an appointment's notes are
+    /// (returned checked).
+    static func checkedChange(_ member: StaffMember, priority: Int?, note: String?) throws -> String? {
         try member.checkFrontDesk()
         if let priority, !WaitlistController.priorities.contains(priority) {
             throw ClinicError.invalid(.waitlistPriorityInvalid, String(priority))
         }
-        if let note { _ = try AppointmentController.checkedNotes(note) }
-        let now = self.now()
-        return try database.writing { tx in
-            var entry = try clinicEntry(tx, member, entryId)
-            if let priority {
-                try tx.setWaitlistEntryPriority(id: entryId, to: priority, at: now)
-                try AuditLog.append(tx, by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId,
-                                    clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId) priority \(priority)",
-                                    now: now)
-                entry.priority = priority
-                entry.updatedAt = now
-            }
-            if let note {
-                try setNote(tx, entryId: entryId, note)
-                try AuditLog.append(tx, by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId,
-                                    clinicId: member.clinicId, requestId: requestId, detail: "entry \(entryId) note", now: now)
-            }
-            return entry
+        return try note.map { try AppointmentController.checkedNotes($0) }
+    }
+
+    /// The front desk's change of an entry decided: an entry of the member's clinic waiting or
+    /// offered a time (any other is `not_found`); the priority set (the entry answered with it)
+    /// and the note stored, each with its audit row.
+    public static func changing(_ state: WaitlistEntryState?, _ member: StaffMember, entryId: Int64, priority: Int?, note: String?,
+                                requestId: String?, now: Date) throws -> WaitlistDecision<WaitlistEntry> {
+        guard var entry = state?.entry, entry.clinicId == member.clinicId, entry.status == .waiting || entry.status == .offered else {
+            throw ClinicError(.notFound, .waitlistEntryNotFound, String(entryId))
         }
+        var writes: [WaitlistWrite] = [], audits: [AuditAsk] = []
+        func audit(_ detail: String) -> AuditAsk {
+            AuditAsk(by: member.auditActor, action: .waitlistPriority, clientId: entry.clientId, clinicId: member.clinicId,
+                     requestId: requestId, detail: detail, now: now)
+        }
+        if let priority {
+            writes.append(.setPriority(id: entryId, priority: priority))
+            audits.append(audit("entry \(entryId) priority \(priority)"))
+            entry.priority = priority
+            entry.updatedAt = now
+        }
+        if let note {
+            writes.append(.setNote(entryId: entryId, note: note))
+            audits.append(audit("entry \(entryId) note"))
+        }
+        return WaitlistDecision(writes: writes, now: now, result: entry, audits: audits)
     }
 
     /// Takes an entry of the member's clinic off the list; an open offer of it goes to the next in line.
@@ -135,17 +171,8 @@ extension StaffController {
                                 now: Date) throws -> WaitlistDecision<Void> {
         guard let state, state.entry.clinicId == member.clinicId else { throw ClinicError(.notFound, .waitlistEntryNotFound, String(entryId)) }
         let leaving = try WaitlistController.leaving(state, id: entryId, clientId: state.entry.clientId, now: now)
-        return WaitlistDecision(writes: leaving.writes, now: now, result: (), audit: AuditAsk(
+        return WaitlistDecision(writes: leaving.writes, now: now, result: (), audits: [AuditAsk(
             by: member.auditActor, action: .waitlistRemove, clientId: state.entry.clientId, clinicId: member.clinicId,
-            requestId: requestId, detail: "entry \(entryId)", now: now))
-    }
-
-    /// An entry of the member's clinic that is waiting or offered a time; any other is `not_found`.
-    private func clinicEntry(_ tx: any StoreReading, _ member: StaffMember, _ entryId: Int64) throws -> WaitlistEntry {
-        guard let entry = try tx.waitlistEntry(id: entryId), entry.clinicId == member.clinicId,
-              entry.status == .waiting || entry.status == .offered else {
-            throw ClinicError(.notFound, .waitlistEntryNotFound, String(entryId))
-        }
-        return entry
+            requestId: requestId, detail: "entry \(entryId)", now: now)])
     }
 }

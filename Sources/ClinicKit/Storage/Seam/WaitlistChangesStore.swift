@@ -228,6 +228,11 @@ public enum WaitlistWrite: Sendable, Equatable {
     case resumeEntry(id: Int64)
     /// The time free again, for the next in line (`queueFreedTime`).
     case queueFreedTime(departmentId: Int64, doctorId: Int64, span: Range<Date>)
+    /// The order in which times are offered (`setWaitlistEntryPriority`).
+    case setPriority(id: Int64, priority: Int)
+    /// The front desk's note, checked (empty: none); the store seals it under the personal-data
+    /// key to its entry (`StaffController.noteContext`) and stores it (`setWaitlistNote`).
+    case setNote(entryId: Int64, note: String)
 }
 
 /// What a waitlist change writes, and what its caller is answered.
@@ -236,11 +241,11 @@ public struct WaitlistDecision<Result: Sendable>: Sendable {
     /// The moment written as the rows' `updated_at`, `closed_at`, `queued_at`.
     public let now: Date
     public let result: Result
-    /// The audit trail's row, for a change the staff make (written after the writes).
-    public let audit: AuditAsk?
+    /// The audit trail's rows, for a change the staff make (written after the writes, in order).
+    public let audits: [AuditAsk]
 
-    public init(writes: [WaitlistWrite], now: Date, result: Result, audit: AuditAsk? = nil) {
-        self.writes = writes; self.now = now; self.result = result; self.audit = audit
+    public init(writes: [WaitlistWrite], now: Date, result: Result, audits: [AuditAsk] = []) {
+        self.writes = writes; self.now = now; self.result = result; self.audits = audits
     }
 
     /// The writes with the seam's, in the caller's transaction, then the audit row. An offer
@@ -248,7 +253,7 @@ public struct WaitlistDecision<Result: Sendable>: Sendable {
     /// transaction rolls back.
     package func apply(_ tx: any StoreWriting) throws {
         for write in writes { try Self.apply(write, tx, now: now) }
-        if let audit { try AuditLog.append(tx, audit) }
+        for audit in audits { try AuditLog.append(tx, audit) }
     }
 
     package static func apply(_ write: WaitlistWrite, _ tx: any StoreWriting, now: Date) throws {
@@ -263,6 +268,10 @@ public struct WaitlistDecision<Result: Sendable>: Sendable {
         case let .resumeEntry(id): try tx.resumeWaitlistEntry(id: id, at: now)
         case let .queueFreedTime(departmentId, doctorId, span):
             try tx.queueFreedTime(departmentId: departmentId, doctorId: doctorId, span: span, at: now)
+        case let .setPriority(id, priority): try tx.setWaitlistEntryPriority(id: id, to: priority, at: now)
+        case let .setNote(entryId, note):
+            try tx.setWaitlistNote(entryId: entryId, sealed: note.isEmpty ? nil : try StaffController.sealedNote(
+                note, entryId: entryId, cipher: try AppointmentNotes.sealingCipher(tx)))
         }
     }
 }
