@@ -178,10 +178,11 @@ extension PostgresStore {
             }
             try await write(decision, tx, ring: ring, key: key, keyCheck: change.personalDataKeyCheck)
             return (try opened(decision.appointment, key: key, check: change.personalDataKeyCheck), false)
-        case .acceptOffer(let id, let plan, let decide):
-            let found = try await offerAcceptanceFacts(id, tx)
+        case .acceptOffer(let choice, let plan, let decide):
+            var found: OfferAcceptanceFacts?
+            if let id = try await offerId(choice, tx) { found = try await offerAcceptanceFacts(id, tx) }
             let ask = try plan(found)
-            guard let found else { throw ClinicError(.notFound, .waitlistOfferNotFound, String(id)) }
+            guard let found else { throw choice.notFound }
             // A move reserves no id: the appointment moved keeps its own.
             let moves = found.entry?.beforeAppointmentId != nil
             let (newId, facts) = try await bookingFacts(ask, reservingId: !moves, tx)

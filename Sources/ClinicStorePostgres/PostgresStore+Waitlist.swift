@@ -28,19 +28,20 @@ extension PostgresStore {
         }
     }
 
-    /// BEGIN, the offer locked with its entry's status, the writes; COMMIT.
-    public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
+    /// BEGIN, the link used up (for one), the offer locked with its entry's status, the writes; COMMIT.
+    public func answerWaitlistOffer<T: Sendable>(_ choice: OfferChoice, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T {
         let sent = statementsSent, ring = auditKeys, key = personalDataKey
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let state = try await tx.rows("""
+            var state: WaitlistOfferState?
+            if let id = try await Self.offerId(choice, tx), let found = try await tx.rows("""
                 SELECT o.*, e.status AS entry_status FROM waitlist_offers o LEFT JOIN waitlist_entries e ON e.id = o.entry_id
                 WHERE o.id = $1 FOR UPDATE OF o
-                """, [id]).first.map { found in
+                """, [id]).first {
                 let row = try PostgresTransaction.row(found)
                 let status: String? = try row.value("entry_status", in: "waitlist_entries")
-                return WaitlistOfferState(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)))
+                state = WaitlistOfferState(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)))
             }
             let decision = try decide(state)
             try await Self.write(decision, tx, ring: ring, key: key)
@@ -50,10 +51,18 @@ extension PostgresStore {
 
     /// BEGIN, the offer locked with its entry (and the later appointment for "an earlier
     /// time"), the booking's locks and gather, the booking's write, the offer's; COMMIT.
-    public func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+    public func acceptWaitlistOffer(_ choice: OfferChoice, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                                     decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws
         -> Appointment {
-        try await run(.acceptOffer(id: id, plan: plan, decide: decide))
+        try await run(.acceptOffer(choice, plan: plan, decide: decide))
+    }
+
+    /// The chosen offer's id: a link used up (nil: no such link unused).
+    static func offerId(_ choice: OfferChoice, _ tx: AwaitedConnection) async throws -> Int64? {
+        switch choice {
+        case .id(let id): id
+        case .link(let hash, let at): try tx.value(Int64.self, try await tx.rows(PostgresTransaction.useOfferLinkSQL, [hash, at]))
+        }
     }
 
     /// BEGIN; the patient's lock with the facts it does not guard (the directory's rows and the

@@ -98,8 +98,9 @@ extension PostgresTransaction {
     }
 
     func useOfferLink(hash: String, at now: Date) throws -> Int64? {
-        try value(Int64.self, """
-            UPDATE waitlist_offers SET link_used_at = $2 WHERE link_hash = $1 AND link_used_at IS NULL RETURNING id
-            """, [hash, now])
+        try value(Int64.self, Self.useOfferLinkSQL, [hash, now])
     }
+
+    static let useOfferLinkSQL = "UPDATE waitlist_offers SET link_used_at = $2 WHERE link_hash = $1 AND link_used_at IS NULL RETURNING id"
+
 }

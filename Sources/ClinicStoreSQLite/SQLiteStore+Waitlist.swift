@@ -11,15 +11,15 @@ extension SQLiteStore {
         try await change({ tx in try WaitlistEntryState.read(tx, id: id) }, decide)
     }
 
-    public func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
+    public func answerWaitlistOffer<T: Sendable>(_ choice: OfferChoice, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T {
-        try await change({ tx in try WaitlistOfferState.read(tx, id: id) }, decide)
+        try await change({ tx in try WaitlistOfferState.read(tx, choice) }, decide)
     }
 
-    public func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+    public func acceptWaitlistOffer(_ choice: OfferChoice, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                                     decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws
         -> Appointment {
-        try await commit { try self.writing { tx in try OfferAcceptance.run(tx, id: id, plan: plan, decide: decide) } }
+        try await commit { try self.writing { tx in try OfferAcceptance.run(tx, choice, plan: plan, decide: decide) } }
     }
 
     /// One write of the next batch: the facts gathered, `decide`, the decision applied.

@@ -359,12 +359,12 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     // MARK: A waitlist offer and its link
 
-    @Test func anOfferIsTextedWithALinkThatOpensItAndBooksOnceForThatPatient() throws {
+    @Test func anOfferIsTextedWithALinkThatOpensItAndBooksOnceForThatPatient() async throws {
         let s = try scene()
         try confirm(s, s.bob, "+12025550144")
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
         #expect(try s.system.waitlist.work() == 1)
         #expect(try deliver(s).texts == 1)
@@ -380,11 +380,48 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: String(repeating: "0", count: 32)) }?.key == .offerLinkInvalid)
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: "../../etc/passwd") } != nil)
 
-        let (_, appointment) = try s.system.waitlist.answer(link: token, accept: true)
-        #expect(appointment?.clientId == s.bob && appointment?.startsAt == monday0920)
-        #expect(expectError(.notFound) { _ = try s.system.waitlist.answer(link: token, accept: true) }?.key == .offerLinkInvalid,
-                "a link works once")
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notFound, .offerLinkInvalid), "a link never made") {
+            _ = try await s.system.waitlist.answer(link: String(repeating: "0", count: 32), accept: true)
+        }
+        #expect(try fingerprint(s.system) == before, "a refusal uses nothing")
+        let answer = try await s.system.waitlist.answer(link: token, accept: true)
+        #expect(answer.appointment?.clientId == s.bob && answer.appointment?.startsAt == monday0920)
+        #expect(answer.clientId == s.bob && answer.startsAt == monday0920 && answer.clinicId == offer.clinicId)
+        await #expect(throws: ClinicError(.notFound, .offerLinkInvalid), "a link works once") {
+            _ = try await s.system.waitlist.answer(link: token, accept: true)
+        }
+        await #expect(throws: ClinicError(.notFound, .offerLinkInvalid), "declined neither") {
+            _ = try await s.system.waitlist.answer(link: token, accept: false)
+        }
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: token) } != nil)
+    }
+
+    @Test func anOffersLinkDeclinesItOnceAndItsTimeGoesToTheNext() async throws {
+        let s = try scene()
+        try confirm(s, s.bob, "+12025550144")
+        let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                 doctorId: s.doctor)
+        let entry = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+        #expect(try s.system.waitlist.work() == 1)
+        #expect(try deliver(s).texts == 1)
+        let text = try #require(s.texter.texts.last)
+        let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
+        let offer = try s.system.waitlist.offer(link: token).offer
+
+        let answer = try await s.system.waitlist.answer(link: token, accept: false)
+        #expect(answer.appointment == nil && answer.clientId == s.bob && answer.startsAt == monday0920 && answer.clinicId == offer.clinicId)
+        #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .declined)
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).map(\.status) == [.waiting] && entry.id != nil, "the entry waits again")
+        let used = try fingerprint(s.system)
+        for accept in [false, true] {
+            await #expect(throws: ClinicError(.notFound, .offerLinkInvalid), "a link works once (accept: \(accept))") {
+                _ = try await s.system.waitlist.answer(link: token, accept: accept)
+            }
+        }
+        #expect(try fingerprint(s.system) == used, "a refusal changes nothing")
+        #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob).isEmpty)
     }
 
     @Test func aPatientWhoTakesNoOffersByTextGetsTheInboxOnly() throws {

@@ -47,17 +47,19 @@ struct WebWaitlistPages {
         let web = try context.webRequest()
         let token = context.parameters.get("token") ?? ""
         _ = try await dependencies.form(request, context, web)
-        let (offer, booked) = try await dependencies.commit(web.language) { [system] in
-            try system.waitlist.answer(link: token, accept: accept)
+        let answer = try await dependencies.awaited(web.language) { [system] in
+            try await system.waitlist.answer(link: token, accept: accept)
         }
         // Signed in as that patient: their appointment's page, as from the waitlist.
-        if let booked, let id = booked.id, web.patient?.id == offer.clientId {
+        if let booked = answer.appointment, let id = booked.id, web.patient?.id == answer.clientId {
             return dependencies.redirect("/appointments/\(id)?booked=1", web)
         }
-        let clinic = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(offer.clinicId) }
+        let clinic = try await dependencies.awaited(web.language) { [system] in
+            try await system.clinics.clinicWithDepartments(answer.clinicId).clinic
+        }
         return dependencies.page("offer-link", web, [
-            "booked": booked != nil, "declined": booked == nil, "clinic": clinic.name,
-            "when": WebFormat.clinicTime(offer.startsAt, clinic, web.language)])
+            "booked": answer.appointment != nil, "declined": answer.appointment == nil, "clinic": clinic.name,
+            "when": WebFormat.clinicTime(answer.startsAt, clinic, web.language)])
     }
 
     /// `/waitlist`: the times offered now (first), then the entries.

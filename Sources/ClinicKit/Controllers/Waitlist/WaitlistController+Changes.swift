@@ -102,15 +102,18 @@ extension WaitlistController {
         return OfferAcceptance(booking: try BookingRules.book(booking, ask, now: now), moves: false, offer: offer, now: now)
     }
 
-    /// An acceptance as the store runs it.
-    static func acceptance(_ id: Int64, clientId: Int64, now: Date) -> AwaitedChange {
-        .acceptOffer(id: id, plan: { try acceptancePlan($0, id: id, clientId: clientId, now: now) },
-                     decide: { try accepting($0, $1, clientId: clientId, now: now) })
+    /// An acceptance as the store runs it: of the patient's offer by id; by a link, of the
+    /// offer it was made for, as its patient (nil `clientId`).
+    static func acceptance(_ choice: OfferChoice, clientId: Int64?, now: Date) -> AwaitedChange {
+        .acceptOffer(choice, plan: { facts in
+            guard let facts else { throw choice.notFound }
+            return try acceptancePlan(facts, id: facts.offer.id ?? 0, clientId: clientId ?? facts.offer.clientId, now: now)
+        }, decide: { facts, booking in try accepting(facts, booking, clientId: clientId ?? facts.offer.clientId, now: now) })
     }
 
     /// `accept` awaited: one transaction of the store (`acceptWaitlistOffer`).
     public func accept(_ id: Int64, clientId: Int64) async throws -> Appointment {
-        let change = Self.acceptance(id, clientId: clientId, now: now())
+        let change = Self.acceptance(.id(id), clientId: clientId, now: now())
         return try await appointments.changes.count("book") { try await database.run(change) }
     }
 
@@ -118,7 +121,7 @@ extension WaitlistController {
     /// outcome counted when it is made, not when a kept answer is replayed.
     public func accept(_ id: Int64, clientId: Int64, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         let changes = appointments.changes
-        return try await keeping.store.perform(Self.acceptance(id, clientId: clientId, now: now()), clientId: clientId, key: keeping.key,
+        return try await keeping.store.perform(Self.acceptance(.id(id), clientId: clientId, now: now()), clientId: clientId, key: keeping.key,
                                                fingerprint: keeping.fingerprint) { outcome in
             changes.tell("book", outcome)
             return try keeping.answer(outcome)
@@ -140,6 +143,27 @@ extension WaitlistController {
     /// `decline` awaited: one transaction of the store (`answerWaitlistOffer`).
     public func decline(_ id: Int64, clientId: Int64) async throws {
         let now = self.now()
-        try await database.answerWaitlistOffer(id: id) { try Self.declining($0, id: id, clientId: clientId, now: now) }
+        try await database.answerWaitlistOffer(.id(id)) { try Self.declining($0, id: id, clientId: clientId, now: now) }
+    }
+
+    /// Accepts (or declines) the offer through its link, for the patient it was made to: the
+    /// link used up, then the offer accepted or declined, in one transaction of the store, so
+    /// that it works once (a failure uses nothing). Answered with the offer's patient, time and
+    /// clinic, and the appointment booked (nil: declined).
+    public func answer(link token: String, accept: Bool) async throws
+        -> (clientId: Int64, startsAt: Date, clinicId: Int64, appointment: Appointment?) {
+        guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+        let now = self.now(), choice = OfferChoice.link(hash: Texts.linkHash(token), at: now)
+        if accept {
+            let change = Self.acceptance(choice, clientId: nil, now: now)
+            let booked = try await appointments.changes.count("book") { try await database.run(change) }
+            return (booked.clientId ?? 0, booked.startsAt, booked.clinicId, booked)
+        }
+        let offer = try await database.answerWaitlistOffer(choice) { state in
+            guard let offer = state?.offer else { throw choice.notFound }
+            let declining = try Self.declining(state, id: offer.id ?? 0, clientId: offer.clientId, now: now)
+            return WaitlistDecision(writes: declining.writes, now: now, result: offer)
+        }
+        return (offer.clientId, offer.startsAt, offer.clinicId, nil)
     }
 }

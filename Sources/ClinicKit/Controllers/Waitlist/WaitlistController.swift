@@ -224,12 +224,9 @@ public final class WaitlistController: Sendable {
     /// same transaction. Refused when the offer is not open, or past its time.
     public func accept(_ id: Int64, clientId: Int64) throws -> Appointment {
         let now = self.now()
-        return try appointments.changes.count("book") { try database.writing { tx in try accept(tx, id, clientId: clientId, now: now) } }
-    }
-
-    /// An acceptance in the caller's transaction (after a link's use, `answer(link:accept:)`).
-    func accept(_ tx: any StoreWriting, _ id: Int64, clientId: Int64, now: Date) throws -> Appointment {
-        try Self.acceptance(id, clientId: clientId, now: now).run(tx)
+        return try appointments.changes.count("book") {
+            try database.writing { tx in try Self.acceptance(.id(id), clientId: clientId, now: now).run(tx) }
+        }
     }
 
     // MARK: One-tap links
@@ -250,28 +247,12 @@ public final class WaitlistController: Sendable {
         }
     }
 
-    /// Accepts (or declines) the offer through its link, for the patient it was made to: the
-    /// link is used up in the same transaction, so it works once (a failure uses nothing).
-    public func answer(link token: String, accept: Bool) throws -> (offer: WaitlistOffer, appointment: Appointment?) {
-        guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
-        let now = self.now()
-        let answer = { try self.database.writing { tx -> (offer: WaitlistOffer, appointment: Appointment?) in
-            guard let offerId = try tx.useOfferLink(hash: Texts.linkHash(token), at: now),
-                  let offer = try tx.lockWaitlistOffer(id: offerId) else { throw ClinicError(.notFound, .offerLinkInvalid) }
-            if accept { return (offer, try self.accept(tx, offerId, clientId: offer.clientId, now: now)) }
-            let state = WaitlistOfferState(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status)
-            try Self.declining(state, id: offerId, clientId: offer.clientId, now: now).apply(tx)
-            return (offer, nil)
-        } }
-        return accept ? try appointments.changes.count("book", answer) : try answer()
-    }
-
     /// Declines an offer: its time goes to the next in line, and the entry waits again (that
     /// time is not offered to it again).
     public func decline(_ id: Int64, clientId: Int64) throws {
         let now = self.now()
         try database.writing { tx in
-            try Self.declining(try WaitlistOfferState.read(tx, id: id), id: id, clientId: clientId, now: now).apply(tx)
+            try Self.declining(try WaitlistOfferState.read(tx, .id(id)), id: id, clientId: clientId, now: now).apply(tx)
         }
     }
 

@@ -12,7 +12,7 @@ public enum AwaitedChange: Sendable {
     case change(id: Int64, decide: @Sendable (AppointmentChangeFacts?) throws -> BookingDecision?)
     case move(id: Int64, plan: @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
               decide: @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?)
-    case acceptOffer(id: Int64, plan: @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+    case acceptOffer(OfferChoice, plan: @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                      decide: @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance)
 
     /// The change in the caller's write transaction (a store whose transactions run
@@ -22,7 +22,7 @@ public enum AwaitedChange: Sendable {
         case .book(let ask, let decide): try BookingDecision.book(tx, ask, decide: decide)
         case .change(let id, let decide): try BookingDecision.change(tx, id: id, decide: decide)
         case .move(let id, let plan, let decide): try BookingDecision.move(tx, id: id, plan: plan, decide: decide)
-        case .acceptOffer(let id, let plan, let decide): try OfferAcceptance.run(tx, id: id, plan: plan, decide: decide)
+        case .acceptOffer(let choice, let plan, let decide): try OfferAcceptance.run(tx, choice, plan: plan, decide: decide)
         }
     }
 }
@@ -108,7 +108,7 @@ extension ClinicStore {
         case .book(let ask, let decide): try await book(ask, decide: decide)
         case .change(let id, let decide): try await changeAppointment(id: id, decide: decide)
         case .move(let id, let plan, let decide): try await moveAppointment(id: id, plan: plan, decide: decide)
-        case .acceptOffer(let id, let plan, let decide): try await acceptWaitlistOffer(id: id, plan: plan, decide: decide)
+        case .acceptOffer(let choice, let plan, let decide): try await acceptWaitlistOffer(choice, plan: plan, decide: decide)
         }
     }
 }

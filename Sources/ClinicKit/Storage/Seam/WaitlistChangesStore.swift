@@ -13,17 +13,19 @@ public protocol WaitlistChangesStore: Sendable {
     /// offers, locked until COMMIT on a store shared by several servers, `decide`, the writes.
     func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
         async throws -> T
-    /// One answer to an offer in one transaction: the offer (nil: no such offer) locked until
-    /// COMMIT with its entry's status, `decide`, the writes.
-    func answerWaitlistOffer<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
+    /// One answer to an offer in one transaction: the offer chosen (its link used up first; nil:
+    /// no such offer, or no such link unused) locked until COMMIT with its entry's status,
+    /// `decide`, the writes.
+    func answerWaitlistOffer<T: Sendable>(_ choice: OfferChoice, decide: @escaping @Sendable (WaitlistOfferState?) throws -> WaitlistDecision<T>)
         async throws -> T
-    /// An offer's acceptance in one transaction: the offer locked until COMMIT with its entry
+    /// An offer's acceptance in one transaction: the offer chosen (its link used up first)
+    /// locked until COMMIT with its entry
     /// and, for "an earlier time", the later appointment's change facts (`OfferAcceptanceFacts`;
     /// nil: no such offer); `plan` checks them and says what booking facts the offered time is
     /// decided on; the store gathers those under the booking's locks; `decide` says what to
     /// write (`OfferAcceptance`); the store writes the booking (a new appointment, or the later
     /// one moved), then the offer's own writes. Returns the appointment, its notes opened.
-    func acceptWaitlistOffer(id: Int64, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+    func acceptWaitlistOffer(_ choice: OfferChoice, plan: @escaping @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                              decide: @escaping @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) async throws -> Appointment
     /// A join in one transaction: the patient's lock (their joins one after the other), then
     /// `WaitlistJoinFacts` for `ask`, `decide`, the entries it ends left and the new one
@@ -37,6 +39,31 @@ public protocol WaitlistChangesStore: Sendable {
     func joinWaitlist(_ ask: WaitlistJoinAsk, decide: @escaping @Sendable (WaitlistJoinFacts) throws -> WaitlistJoin,
                       keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<WaitlistEntry>) async throws
         -> IdempotencyStore.Response
+}
+
+/// Which offer an answer is to: by its id (a signed-in patient's), or by the one-tap link of a
+/// text, which the answer's transaction uses up first (nobody need be signed in: the link is
+/// the patient's), so that it works once and a failure uses nothing.
+public enum OfferChoice: Sendable, Equatable {
+    case id(Int64)
+    /// The link's hash (`Texts.linkHash`), used up at `at`.
+    case link(hash: String, at: Date)
+
+    /// The refusal when there is no such offer, or no such link unused (alike, whatever the cause).
+    public var notFound: ClinicError {
+        switch self {
+        case .id(let id): ClinicError(.notFound, .waitlistOfferNotFound, String(id))
+        case .link: ClinicError(.notFound, .offerLinkInvalid)
+        }
+    }
+
+    /// The offer's id with the seam's statements, in the caller's write transaction (a link used up).
+    package func offerId(_ tx: any StoreWriting) throws -> Int64? {
+        switch self {
+        case .id(let id): id
+        case .link(let hash, let at): try tx.useOfferLink(hash: hash, at: at)
+        }
+    }
 }
 
 /// What a join's facts are gathered for.
@@ -143,8 +170,8 @@ public struct WaitlistOfferState: Sendable, Equatable {
     }
 
     /// The gather with the seam's reads, in the caller's write transaction: the offer locked.
-    package static func read(_ tx: any StoreWriting, id: Int64) throws -> WaitlistOfferState? {
-        guard let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
+    package static func read(_ tx: any StoreWriting, _ choice: OfferChoice) throws -> WaitlistOfferState? {
+        guard let id = try choice.offerId(tx), let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
         return WaitlistOfferState(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status)
     }
 }
@@ -163,8 +190,8 @@ public struct OfferAcceptanceFacts: Sendable, Equatable {
     }
 
     /// The gather with the seam's reads, in the caller's write transaction: the offer locked.
-    package static func read(_ tx: any StoreWriting, id: Int64) throws -> OfferAcceptanceFacts? {
-        guard let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
+    package static func read(_ tx: any StoreWriting, _ choice: OfferChoice) throws -> OfferAcceptanceFacts? {
+        guard let id = try choice.offerId(tx), let offer = try tx.lockWaitlistOffer(id: id) else { return nil }
         let entry = try tx.waitlistEntry(id: offer.entryId)
         return OfferAcceptanceFacts(offer: offer, entry: entry,
                                     later: try entry?.beforeAppointmentId.flatMap { try tx.appointmentChangeFacts(id: $0) })
@@ -195,11 +222,11 @@ public struct OfferAcceptance: Sendable, Equatable {
 
     /// The whole acceptance in the caller's write transaction (a store whose transactions run
     /// synchronously): gather, plan, the booking's facts, decide, write.
-    package static func run(_ tx: any StoreWriting, id: Int64, plan: (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
+    package static func run(_ tx: any StoreWriting, _ choice: OfferChoice, plan: (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                             decide: (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance) throws -> Appointment {
-        let found = try OfferAcceptanceFacts.read(tx, id: id)
+        let found = try OfferAcceptanceFacts.read(tx, choice)
         let ask = try plan(found)
-        guard let facts = found else { throw ClinicError(.notFound, .waitlistOfferNotFound, String(id)) }
+        guard let facts = found else { throw choice.notFound }
         let booking = try tx.bookingFacts(ask)
         let acceptance = try decide(facts, booking)
         let appointment: Appointment
