@@ -71,6 +71,23 @@ extension PostgresStore {
         }
     }
 
+    /// One statement: the offer of an unused link with its department and clinic.
+    public func offerByLink(hash: String) async throws -> OfferLinkFacts? {
+        try await readAwaited { tx in
+            try await tx.rows("""
+                SELECT o.*, row_to_json(p)::text AS department, row_to_json(c)::text AS clinic FROM waitlist_offers o
+                LEFT JOIN departments p ON p.id = o.department_id LEFT JOIN clinics c ON c.id = p.clinic_id
+                WHERE o.link_hash = $1 AND o.link_used_at IS NULL
+                """, [hash]).first.map { found in
+                let row = try PostgresTransaction.row(found)
+                func json(_ column: String) throws -> String? { try row.value(column, in: "offer link") }
+                return OfferLinkFacts(offer: try WaitlistOffer(row: row),
+                                      department: try json("department").map { try Department(row: try JSONRows.row($0)) },
+                                      clinic: try json("clinic").map { try Clinic(row: try JSONRows.row($0)) })
+            }
+        }
+    }
+
     /// The patient's entries still waiting or offered, by id, with their clinic's zone and the
     /// status of the appointment each waits to come before: one statement.
     static func waitlistEntryFacts(ofClient clientId: Int64, _ tx: AwaitedConnection) async throws -> [WaitlistEntryFacts] {

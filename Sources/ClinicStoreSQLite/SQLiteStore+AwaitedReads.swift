@@ -106,6 +106,10 @@ extension SQLiteStore {
     public func patientWaitlist(clientId: Int64) async throws -> PatientWaitlistFacts {
         try await readAwaited { tx in try PatientWaitlistFacts.read(tx, clientId: clientId) }
     }
+
+    public func offerByLink(hash: String) async throws -> OfferLinkFacts? {
+        try await readAwaited { tx in try OfferLinkFacts.read(tx, hash: hash) }
+    }
 }
 
 // MARK: The directory (`DirectoryReadsStore`), on the reader queue

@@ -375,7 +375,9 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
         #expect(text.body.contains(site + "/o/" + token))
 
-        let (offer, department, clinic) = try s.system.waitlist.offer(link: token)
+        let (offer, department, clinic) = try await s.system.waitlist.offer(link: token)
+        let seam: (offer: WaitlistOffer, department: Department, clinic: Clinic) = try { try s.system.waitlist.offer(link: token) }()
+        #expect(seam.offer == offer && seam.department == department && seam.clinic == clinic, "the seam's read and the awaited one agree")
         #expect(offer.clientId == s.bob && offer.startsAt == monday0920 && department.id == s.therapy && clinic.externalId == "LA1")
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: String(repeating: "0", count: 32)) }?.key == .offerLinkInvalid)
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: "../../etc/passwd") } != nil)
@@ -408,7 +410,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
-        let offer = try s.system.waitlist.offer(link: token).offer
+        let offer = try await s.system.waitlist.offer(link: token).offer
 
         let answer = try await s.system.waitlist.answer(link: token, accept: false)
         #expect(answer.appointment == nil && answer.clientId == s.bob && answer.startsAt == monday0920 && answer.clinicId == offer.clinicId)
@@ -421,6 +423,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
             }
         }
         #expect(try fingerprint(s.system) == used, "a refusal changes nothing")
+        await #expect(throws: ClinicError(.notFound, .offerLinkInvalid), "its page neither") { _ = try await s.system.waitlist.offer(link: token) }
         #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob).isEmpty)
     }
 

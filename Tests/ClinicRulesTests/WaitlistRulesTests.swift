@@ -272,6 +272,22 @@ import Testing
         #expect(refused(.slotTaken, .slotTaken) { try WaitlistController.accepting(Self.acceptance(), taken, clientId: 7, now: Fixture.now) })
     }
 
+    @Test func aLinksPageShowsOnlyAnOpenOfferWithinItsTime() throws {
+        let offer = Self.acceptance().offer
+        let facts = OfferLinkFacts(offer: offer, department: Fixture.department, clinic: Fixture.clinic)
+        let shown = try WaitlistController.linkOffer(facts, now: Fixture.now)
+        #expect(shown.offer == offer && shown.department == Fixture.department && shown.clinic == Fixture.clinic)
+        let closed = Self.acceptance(offerStatus: .accepted).offer
+        for (facts, now, note) in [
+            (nil, Fixture.now, "no such link, or used"),
+            (facts, offer.expiresAt, "past its time"),
+            (OfferLinkFacts(offer: closed, department: Fixture.department, clinic: Fixture.clinic), Fixture.now, "answered already"),
+            (OfferLinkFacts(offer: offer, department: nil, clinic: nil), Fixture.now, "its department gone"),
+        ] as [(OfferLinkFacts?, Date, Comment)] {
+            #expect(throws: ClinicError(.notFound, .offerLinkInvalid), note) { _ = try WaitlistController.linkOffer(facts, now: now) }
+        }
+    }
+
     // MARK: The front desk's change
 
     @Test func theFrontDesksChangeIsOfItsClinicsWaitingEntryWithARowPerChange() throws {

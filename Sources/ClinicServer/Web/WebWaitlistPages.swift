@@ -28,7 +28,9 @@ struct WebWaitlistPages {
     @Sendable func linked(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest()
         let token = context.parameters.get("token") ?? ""
-        let (offer, department, clinic) = try await dependencies.work(web) { [system] in try system.waitlist.offer(link: token) }
+        let (offer, department, clinic) = try await dependencies.awaited(web.language) { [system] in
+            try await system.waitlist.offer(link: token)
+        }
         return dependencies.page("offer-link", web, [
             "open": true, "token": token, "when": WebFormat.clinicTime(offer.startsAt, clinic, web.language),
             "until": DateText.time(offer.expiresAt, timeZone: clinic.zone, language: web.language), "clinic": clinic.name,

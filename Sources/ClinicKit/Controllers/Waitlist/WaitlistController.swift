@@ -237,14 +237,24 @@ public final class WaitlistController: Sendable {
     public func offer(link token: String) throws -> (offer: WaitlistOffer, department: Department, clinic: Clinic) {
         guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
         let now = self.now()
-        return try database.reading { tx in
-            guard let link = try tx.offerLink(hash: Texts.linkHash(token)), link.usedAt == nil,
-                  let offer = try tx.waitlistOffer(id: link.offerId), offer.status == .open, offer.expiresAt > now else {
-                throw ClinicError(.notFound, .offerLinkInvalid)
-            }
-            let (department, clinic) = try appointments.departmentAndClinic(tx, offer.departmentId)
-            return (offer, department, clinic)
+        return try Self.linkOffer(try database.reading { tx in try OfferLinkFacts.read(tx, hash: Texts.linkHash(token)) }, now: now)
+    }
+
+    /// `offer(link:)` awaited: one read of the store (`offerByLink`).
+    public func offer(link token: String) async throws -> (offer: WaitlistOffer, department: Department, clinic: Clinic) {
+        guard Texts.isLinkToken(token) else { throw ClinicError(.notFound, .offerLinkInvalid) }
+        let now = self.now()
+        return try Self.linkOffer(try await database.offerByLink(hash: Texts.linkHash(token)), now: now)
+    }
+
+    /// What a link's page shows: the offer while it is open and within its time, with its
+    /// department and clinic; refused alike (`offer_link_invalid`) otherwise.
+    public static func linkOffer(_ facts: OfferLinkFacts?, now: Date) throws -> (offer: WaitlistOffer, department: Department, clinic: Clinic) {
+        guard let facts, facts.offer.status == .open, facts.offer.expiresAt > now, let department = facts.department,
+              let clinic = facts.clinic else {
+            throw ClinicError(.notFound, .offerLinkInvalid)
         }
+        return (facts.offer, department, clinic)
     }
 
     /// Declines an offer: its time goes to the next in line, and the entry waits again (that

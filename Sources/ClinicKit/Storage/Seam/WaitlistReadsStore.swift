@@ -9,6 +9,30 @@ public protocol WaitlistReadsStore: Sendable {
     /// The patient's entries still waiting or offered, by id, each with its facts, and their
     /// open offers, by id.
     func patientWaitlist(clientId: Int64) async throws -> PatientWaitlistFacts
+    /// The offer whose text's link hashes to `hash` while the link is unused (nil: no such
+    /// link, or used), with its department and clinic: what the link's page shows.
+    func offerByLink(hash: String) async throws -> OfferLinkFacts?
+}
+
+/// An offer as its link's page is decided on.
+public struct OfferLinkFacts: Sendable, Equatable {
+    public let offer: WaitlistOffer
+    /// Nil only if gone (the schema's foreign keys forbid it).
+    public let department: Department?
+    public let clinic: Clinic?
+
+    public init(offer: WaitlistOffer, department: Department?, clinic: Clinic?) {
+        self.offer = offer; self.department = department; self.clinic = clinic
+    }
+
+    /// The gather as the seam's reads, in the caller's read transaction (what SQLite runs).
+    package static func read(_ tx: any StoreReading, hash: String) throws -> OfferLinkFacts? {
+        guard let link = try tx.offerLink(hash: hash), link.usedAt == nil, let offer = try tx.waitlistOffer(id: link.offerId) else {
+            return nil
+        }
+        let department = try tx.department(id: offer.departmentId)
+        return OfferLinkFacts(offer: offer, department: department, clinic: try department.flatMap { try tx.clinic(id: $0.clinicId) })
+    }
 }
 
 /// A patient's waitlist as stored, with what its rules are decided on.
