@@ -229,14 +229,19 @@ import Testing
         }
     }
 
+    /// A receptionist of the scene's clinic (LA1) and one of another (LA2).
+    static func desks(_ system: ClinicSystem) throws -> (here: StaffMember, elsewhere: StaffMember) {
+        func desk(_ login: String, _ clinic: String) throws -> StaffMember {
+            try system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist,
+                                                 clinicId: try ClinicKitTests.clinic(system, clinic).id ?? 0, doctorId: nil,
+                                                 password: "correct-horse-42"))
+        }
+        return (try desk("desk-a", "LA1"), try desk("desk-b", "LA2"))
+    }
+
     @Test(arguments: Path.allCases) func theFrontDeskTakesAnEntryOffWithItsOfferAndAuditsIt(_ path: Path) async throws {
         let s = try scene()
-        func desk(_ login: String, _ clinic: String) throws -> StaffMember {
-            try s.system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist,
-                                                   clinicId: try ClinicKitTests.clinic(s.system, clinic).id ?? 0, doctorId: nil,
-                                                   password: "correct-horse-42"))
-        }
-        let here = try desk("desk-a", "LA1"), elsewhere = try desk("desk-b", "LA2")
+        let (here, elsewhere) = try Self.desks(s.system)
         func remove(_ member: StaffMember, _ id: Int64) async throws {
             switch path {
             case .seam: try Self.seam { try s.system.staff.removeFromWaitlist(member, entryId: id, requestId: "req-1") }
@@ -344,12 +349,7 @@ import Testing
 
     @Test(arguments: Path.allCases) func theFrontDeskChangesAnEntrysPriorityAndNoteWithTheirAuditRows(_ path: Path) async throws {
         let s = try scene()
-        func desk(_ login: String, _ clinic: String) throws -> StaffMember {
-            try s.system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist,
-                                                   clinicId: try ClinicKitTests.clinic(s.system, clinic).id ?? 0, doctorId: nil,
-                                                   password: "correct-horse-42"))
-        }
-        let here = try desk("desk-a", "LA1"), elsewhere = try desk("desk-b", "LA2")
+        let (here, elsewhere) = try Self.desks(s.system)
         func change(_ member: StaffMember, _ id: Int64, priority: Int?, note: String?) async throws -> WaitlistEntry {
             switch path {
             case .seam: try Self.seam { try s.system.staff.changeWaitlistEntry(member, entryId: id, priority: priority, note: note, requestId: "r") }
