@@ -183,9 +183,9 @@ extension PostgresStore {
             if let id = try await offerId(choice, tx) { found = try await offerAcceptanceFacts(id, tx) }
             let ask = try plan(found)
             guard let found else { throw choice.notFound }
-            // A move reserves no id: the appointment moved keeps its own.
-            let moves = found.entry?.beforeAppointmentId != nil
-            let (newId, facts) = try await bookingFacts(ask, reservingId: !moves, tx)
+            // A move (the plan asks for facts without the appointment it moves) reserves no id:
+            // the appointment moved keeps its own.
+            let (newId, facts) = try await bookingFacts(ask, reservingId: ask.exceptAppointment == nil, tx)
             let acceptance = try decide(found, facts)
             let done: (appointment: Appointment, storedKeyCheck: Bool)
             if acceptance.moves {
