@@ -266,23 +266,35 @@ struct ServerDependencies: Sendable {
                                                            answer: @escaping @Sendable (Value) throws -> (HTTPResponse.Status, Body),
                                                            _ change: (AnswerKeeping<Value>) async throws -> IdempotencyStore.Response)
         async throws -> Response {
+        Self.answer(try await kept(request, patient, body: body, key: key, answer: { value in
+            let (status, body) = try answer(value)
+            return (status, try Self.encode(body))
+        }, refusal: { failure, language in try Shapes.encoder(pretty: false).encode(failure.body(in: language)) }, change))
+    }
+
+    /// `kept` with the answer already encoded and the shape a refusal is kept in (the FHIR
+    /// front keeps an OperationOutcome): the kept (or just made) answer as it was kept.
+    func kept<Value: Sendable>(_ request: Request, _ patient: Patient, body: Data, key: String,
+                               answer: @escaping @Sendable (Value) throws -> (HTTPResponse.Status, Data),
+                               refusal: @escaping @Sendable (APIFailure, Language) throws -> Data,
+                               _ change: (AnswerKeeping<Value>) async throws -> IdempotencyStore.Response)
+        async throws -> IdempotencyStore.Response {
         let language = patient.language
         let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
                                                         Self.canonical(body)])
         let keeping = AnswerKeeping<Value>(store: idempotency, key: key, fingerprint: fingerprint) { outcome in
             switch outcome {
             case .success(let done):
-                let (status, value) = try answer(done)
-                return IdempotencyStore.Response(status: Int(status.code), body: try Self.encode(value))
+                let (status, data) = try answer(done)
+                return IdempotencyStore.Response(status: Int(status.code), body: data)
             case .failure(let error):
                 // A refusal is the answer too: the same retry gets the same refusal.
                 guard HTTPMapping.status(error.code).code < 500 else { return nil }
                 let failure = APIFailure.hidingOthers(error, language: language)
-                return IdempotencyStore.Response(status: Int(failure.status.code),
-                                                 body: try Shapes.encoder(pretty: false).encode(failure.body(in: language)))
+                return IdempotencyStore.Response(status: Int(failure.status.code), body: try refusal(failure, language))
             }
         }
-        return Self.answer(try await awaited(language) { try await change(keeping) })
+        return try await awaited(language) { try await change(keeping) }
     }
 
     /// A kept (or just made) answer as the response: `Idempotent-Replayed: true` when replayed.

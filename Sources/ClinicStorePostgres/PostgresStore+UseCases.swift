@@ -74,6 +74,15 @@ extension PostgresStore {
         try await run(.move(id: id, plan: plan, decide: decide))
     }
 
+    /// A hold booked in five awaited round trips and COMMIT: BEGIN, the hold, the booking's
+    /// locks with the new id and its gather, the one write, the hold deleted. The hold is read
+    /// as the seam reads it, unlocked: a second booking of it waits on the booking's own locks
+    /// and then finds the first's appointment in its way.
+    public func bookHold(id: Int64, plan: @escaping @Sendable (SlotHold?) throws -> BookingFactsRequest,
+                         decide: @escaping @Sendable (SlotHold, BookingFacts) throws -> BookingDecision) async throws -> Appointment {
+        try await run(.bookHold(id: id, plan: plan, decide: decide))
+    }
+
     /// A change in a transaction of its own.
     func run(_ change: AwaitedChange) async throws -> Appointment {
         let sent = statementsSent, key = personalDataKey, ring = auditKeys
@@ -196,6 +205,14 @@ extension PostgresStore {
                 done = try await insert(acceptance.booking, facts: facts, id: newId, tx, key: key)
             }
             try await write(acceptance.writes(appointmentId: done.appointment.id), now: acceptance.now, tx, key: key)
+            return done
+        case .bookHold(let id, let plan, let decide):
+            let hold = try await tx.rows(PostgresTransaction.slotHoldSQL, [id]).first.map { try SlotHold(row: try PostgresTransaction.row($0)) }
+            let ask = try plan(hold)
+            guard let hold else { throw ClinicError(.notFound, .holdNotFound, String(id)) }
+            let (newId, facts) = try await bookingFacts(ask, reservingId: true, tx)
+            let done = try await insert(try decide(hold, facts), facts: facts, id: newId, tx, key: key)
+            _ = try await tx.rows(PostgresTransaction.deleteHoldSQL, [id])
             return done
         }
     }

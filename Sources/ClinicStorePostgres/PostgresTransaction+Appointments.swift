@@ -279,7 +279,7 @@ extension PostgresTransaction {
     }
 
     func slotHold(id: Int64) throws -> SlotHold? {
-        try row("SELECT * FROM slot_holds WHERE id = $1", [id]).map(SlotHold.init(row:))
+        try row(Self.slotHoldSQL, [id]).map(SlotHold.init(row:))
     }
 
     func liveSlotHolds(doctorId: Int64, overlapping span: Range<Date>, at now: Date) throws -> [SlotHold] {
@@ -306,6 +306,7 @@ extension PostgresTransaction {
     }
 
     /// Hold `$1` deleted.
+    static let slotHoldSQL = "SELECT * FROM slot_holds WHERE id = $1"
     static let deleteHoldSQL = "DELETE FROM slot_holds WHERE id = $1"
 
     func deleteSlotHolds(ofClient clientId: Int64) throws {

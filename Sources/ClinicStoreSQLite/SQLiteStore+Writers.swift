@@ -50,6 +50,11 @@ extension SQLiteStore {
                                 decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment {
         try await commit { try self.writing { tx in try BookingDecision.move(tx, id: id, plan: plan, decide: decide) } }
     }
+
+    public func bookHold(id: Int64, plan: @escaping @Sendable (SlotHold?) throws -> BookingFactsRequest,
+                         decide: @escaping @Sendable (SlotHold, BookingFacts) throws -> BookingDecision) async throws -> Appointment {
+        try await commit { try self.writing { tx in try BookingDecision.bookHold(tx, id: id, plan: plan, decide: decide) } }
+    }
 }
 
 extension SQLiteStore {

@@ -64,6 +64,61 @@ import Testing
         #expect(expectError(.notFound) { _ = try system.appointments.slotHold(hold.id ?? 0, clientId: anna.id ?? 0) } != nil)
     }
 
+    /// A hold's booking decided on plain facts (issue 56): the plan refuses a hold that is not
+    /// there or is another patient's, and asks for its own time's facts with the hold itself
+    /// out of the way.
+    @Test func aHoldsBookingIsPlannedOnPlainFacts() throws {
+        let system = try makeSystem()
+        guard case .bookHold(let id, let plan, _) = try system.appointments.holdBooking(7, clientId: 1, notes: "") else {
+            Issue.record("not a hold's booking"); return
+        }
+        #expect(id == 7)
+        let hold = SlotHold(id: 7, clientId: 1, clinicId: 2, departmentId: 3, doctorId: 4, visitTypeId: 5, startsAt: monday0920,
+                            endsAt: monday0920.addingTimeInterval(1200), expiresAt: monday0920, createdAt: monday0920)
+        #expect(expectError(.notFound) { _ = try plan(nil) }?.key == .holdNotFound)
+        var others = hold
+        others.clientId = 2
+        #expect(expectError(.notFound) { _ = try plan(others) }?.key == .holdNotFound)
+        let ask = try plan(hold)
+        #expect(ask.exceptHold == 7 && ask.onlyDoctorId == 4 && ask.departmentId == 3 && ask.visitTypeId == 5 && ask.clientId == 1)
+        #expect(ask.exceptAppointment == nil)
+    }
+
+    /// `book(hold:)` as the store's one awaited operation, with and without a kept answer, on
+    /// either store: another patient's hold refused with nothing changed, the patient's booked
+    /// and ended, the same request replayed, the hold gone for a request without a key.
+    @Test func aHoldIsBookedAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, bob = try register(system, "bob").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let doctorId = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
+        let hold = try system.appointments.holdSlot(clientId: anna, departmentId: therapy, doctorId: doctorId, at: monday0920)
+        let holdId = try #require(hold.id)
+        let before = try fingerprint(system)
+        let notHis = await #expect(throws: ClinicError.self) { _ = try await system.appointments.book(hold: holdId, clientId: bob) }
+        #expect(notHis?.key == .holdNotFound)
+        #expect(try fingerprint(system) == before)
+
+        let store = system.makeIdempotencyStore()
+        let keeping = AnswerKeeping<Appointment>(store: store, key: "h1", fingerprint: "f") { outcome in
+            switch outcome {
+            case .success(let appointment): .init(status: 200, body: Data("\(appointment.id ?? 0) \(appointment.notes)".utf8))
+            case .failure(let error): .init(status: 404, body: Data(error.key.rawValue.utf8))
+            }
+        }
+        let first = try await system.appointments.book(hold: holdId, clientId: anna, notes: "from FHIR", keeping: keeping)
+        #expect(first.status == 200 && !first.replayed)
+        let id = try #require(Int64(String(decoding: first.body, as: UTF8.self).split(separator: " ")[0]))
+        let booked = try system.appointments.getAppointmentById(id, clientId: anna)
+        #expect(booked.doctorId == doctorId && booked.startsAt == monday0920 && booked.notes == "from FHIR")
+        #expect(expectError(.notFound) { _ = try system.appointments.slotHold(holdId, clientId: anna) } != nil, "the hold ended")
+        let replay = try await system.appointments.book(hold: holdId, clientId: anna, notes: "from FHIR", keeping: keeping)
+        #expect(replay.replayed && replay.body == first.body)
+        let gone = await #expect(throws: ClinicError.self) { _ = try await system.appointments.book(hold: holdId, clientId: anna) }
+        #expect(gone?.key == .holdNotFound)
+        #expect(try system.appointments.history(id, clientId: anna).map(\.event) == ["booked"])
+    }
+
     @Test func aHoldExpiresByItselfAndOnePatientHasOneHold() throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)

@@ -1,6 +1,6 @@
 import Foundation
 
-public enum AppointmentStatus: String, Sendable, CaseIterable {
+public enum AppointmentStatus: String, Sendable, CaseIterable, Codable {
     case scheduled
     case confirmed
     /// Checked in at the front desk (migration 11).
@@ -22,7 +22,9 @@ public enum AppointmentStatus: String, Sendable, CaseIterable {
     public static let activeCondition = "status IN (" + allCases.filter(\.isActive).map { "'" + $0.rawValue + "'" }.joined(separator: ", ") + ")"
 }
 
-public struct Appointment: Hashable, Sendable {
+/// Codable: a front may keep an appointment as the answer to an `Idempotency-Key` and show it
+/// later (FHIR's changes, whose answer is shown with its place read after the change).
+public struct Appointment: Hashable, Sendable, Codable {
 
     public var id: Int64?
     /// Nil once the patient deleted their account: the clinic keeps the record.

@@ -5,8 +5,8 @@ import Hummingbird
 import NIOCore
 
 // IHE ITI Scheduling on the domain: $find (ITI-115) → `findPotentialAppointments`, $hold
-// (ITI-116) → `holdSlot`, $book (ITI-117) → `bookHold` / `createAppointment` /
-// `rescheduleAppointment` / `cancelAppointment`, Find Existing Appointments (ITI-118) → the
+// (ITI-116) → `holdSlot`, $book (ITI-117) → `book(hold:)` / `book` /
+// `reschedule` / `cancel`, Find Existing Appointments (ITI-118) → the
 // patient's appointments (or a staff member's clinic day, audited).
 
 extension FHIRController {
@@ -256,32 +256,83 @@ extension FHIRController {
         }
     }
 
-    /// One change, through the group committer (and the patient's idempotency keys), answered
-    /// as a Bundle with the appointment.
+    /// One change as the store's own awaited use case (issue 56), answered as a Bundle with the
+    /// appointment (or the appointment alone). With an `Idempotency-Key`, the appointment is kept
+    /// in the change's own transaction (a refusal as its OperationOutcome), and shown, first
+    /// time and replayed alike, with its clinic, department and visit type read after it.
     func apply(_ change: AppointmentChange, request: Request, patient: Patient, raw: Data, selfLink: String,
                bundle: Bool = true) async throws -> Response {
-        let language = patient.language
-        let controller = self
-        let response = try await dependencies.idempotent(request, patient, body: raw, refusal: { FHIROutcome.data($0, $1) }) {
-            [system = dependencies.system] in
-            let appointment: Appointment
-            switch change {
-            case .bookHold(let id, let notes): appointment = try system.appointments.bookHold(id, clientId: patient.id, notes: notes)
-            case .bookProposed(let proposed, let notes):
-                appointment = try system.appointments.createAppointment(
-                    clientId: patient.id, departmentId: proposed.departmentId, at: .instant(proposed.start),
-                    doctorId: proposed.doctorId, notes: notes, visitTypeId: proposed.visitTypeId)
-            case .reschedule(let id, let start):
-                appointment = try system.appointments.rescheduleAppointment(id, clientId: patient.id, to: .instant(start))
-            case .cancel(let id): appointment = try system.appointments.cancelAppointment(id, clientId: patient.id)
-            case .acceptOffer(let id): appointment = try system.waitlist.accept(id, clientId: patient.id)
-            }
-            let resource = try controller.resource(appointment, system, language)
-            guard bundle else { return (.ok, resource.data) }
-            return (.ok, FHIRResources.bundle([controller.entry(request, resource, type: "Appointment")], total: 1, selfLink: selfLink,
-                                              profile: true).data)
+        let language = patient.language, clientId = patient.id
+        let system = dependencies.system
+        guard let key = request.headers[.idempotencyKey] else {
+            let appointment = try await dependencies.awaited(language) { try await Self.run(change, system, clientId: clientId) }
+            return try await answer(appointment, request: request, language: language, selfLink: selfLink, bundle: bundle,
+                                    replayed: false)
         }
-        return Self.fhir(response)
+        let kept = try await dependencies.kept(request, patient, body: raw, key: key,
+                                               answer: { (.ok, try JSONEncoder().encode($0)) },
+                                               refusal: { FHIROutcome.data($0, $1) }) { keeping in
+            try await Self.run(change, system, clientId: clientId, keeping: keeping)
+        }
+        // A refusal kept as its OperationOutcome, or an answer an older version kept whole.
+        guard (200..<300).contains(kept.status), let appointment = try? JSONDecoder().decode(Appointment.self, from: kept.body) else {
+            return Self.fhir(ServerDependencies.answer(kept))
+        }
+        return try await answer(appointment, request: request, language: language, selfLink: selfLink, bundle: bundle,
+                                replayed: kept.replayed)
+    }
+
+    /// The change run by its use case with its answer kept.
+    static func run(_ change: AppointmentChange, _ system: ClinicSystem, clientId: Int64,
+                    keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
+        let appointments = system.appointments
+        return switch change {
+        case .bookHold(let id, let notes): try await appointments.book(hold: id, clientId: clientId, notes: notes, keeping: keeping)
+        case .bookProposed(let proposed, let notes):
+            try await appointments.book(clientId: clientId, departmentId: proposed.departmentId, at: .instant(proposed.start),
+                                        doctorId: proposed.doctorId, notes: notes, visitTypeId: proposed.visitTypeId, keeping: keeping)
+        case .reschedule(let id, let start): try await appointments.reschedule(id, clientId: clientId, to: .instant(start), keeping: keeping)
+        case .cancel(let id): try await appointments.cancel(id, clientId: clientId, keeping: keeping)
+        case .acceptOffer(let id): try await system.waitlist.accept(id, clientId: clientId, keeping: keeping)
+        }
+    }
+
+    /// The change run by its use case.
+    static func run(_ change: AppointmentChange, _ system: ClinicSystem, clientId: Int64) async throws -> Appointment {
+        let appointments = system.appointments
+        return switch change {
+        case .bookHold(let id, let notes): try await appointments.book(hold: id, clientId: clientId, notes: notes)
+        case .bookProposed(let proposed, let notes):
+            try await appointments.book(clientId: clientId, departmentId: proposed.departmentId, at: .instant(proposed.start),
+                                        doctorId: proposed.doctorId, notes: notes, visitTypeId: proposed.visitTypeId)
+        case .reschedule(let id, let start): try await appointments.reschedule(id, clientId: clientId, to: .instant(start))
+        case .cancel(let id): try await appointments.cancel(id, clientId: clientId)
+        case .acceptOffer(let id): try await system.waitlist.accept(id, clientId: clientId)
+        }
+    }
+
+    /// The appointment changed, as a Bundle or alone; `Idempotent-Replayed` when it was replayed.
+    func answer(_ appointment: Appointment, request: Request, language: Language, selfLink: String, bundle: Bool,
+                replayed: Bool) async throws -> Response {
+        let system = dependencies.system
+        let resource = try await dependencies.awaited(language) { try await Self.resource(appointment, system, language) }
+        let data = bundle ? FHIRResources.bundle([entry(request, resource, type: "Appointment")], total: 1, selfLink: selfLink,
+                                                 profile: true).data : resource.data
+        var response = Self.fhir(HTTPMapping.raw(data, status: .ok))
+        if replayed { response.headers[.idempotentReplayed] = "true" }
+        return response
+    }
+
+    /// The appointment's resource with its clinic, department and visit type, read awaited.
+    static func resource(_ appointment: Appointment, _ system: ClinicSystem, _ language: Language) async throws -> FHIRJSON {
+        guard let place = try await system.withPlaces([appointment]).first else {
+            throw ClinicError(.notFound, .departmentNotFound, String(appointment.departmentId))
+        }
+        var visit: VisitType?
+        if let id = appointment.visitTypeId {
+            visit = try await system.departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == id }
+        }
+        return FHIRResources.appointment(appointment, clinic: place.clinic, department: place.department, visit: visit, language)
     }
 
     func resource(_ appointment: Appointment, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {

@@ -46,22 +46,46 @@ extension AppointmentController {
     /// of a booking checked again, in one transaction that ends the hold. An expired hold still
     /// books while nobody else took the slot.
     public func bookHold(_ id: Int64, clientId: Int64, notes: String = "") throws -> Appointment {
+        let change = try holdBooking(id, clientId: clientId, notes: notes)
+        return try changes.count("book") { try database.writing { tx in try change.run(tx) } }
+    }
+
+    /// `bookHold` as the store's one awaited operation (issue 56: `ClinicStore.bookHold`).
+    public func book(hold id: Int64, clientId: Int64, notes: String = "") async throws -> Appointment {
+        let change = try holdBooking(id, clientId: clientId, notes: notes)
+        return try await changes.count("book") { try await database.run(change) }
+    }
+
+    /// `book(hold:)` with the answer to its `Idempotency-Key` kept in the same transaction.
+    public func book(hold id: Int64, clientId: Int64, notes: String = "",
+                     keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
+        try await perform("book", try holdBooking(id, clientId: clientId, notes: notes), clientId: clientId, keeping: keeping)
+    }
+
+    /// A hold's booking as the store runs it: the hold must be the patient's (another's is
+    /// `hold_not_found`, as one that does not exist); its time is decided as a booking's, with
+    /// the hold itself out of the way.
+    func holdBooking(_ id: Int64, clientId: Int64, notes: String) throws -> AwaitedChange {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()
-        return try changes.count("book") { try database.writing { tx in
-            let hold = try owned(hold: id, tx, clientId)
-            let booked = try book(tx, clientId: clientId, departmentId: hold.departmentId, at: .instant(hold.startsAt),
-                                  doctorId: hold.doctorId, notes: notes, staffId: nil, visitTypeId: hold.visitTypeId, now: now,
-                                  hold: id)
-            try tx.deleteSlotHold(id: id)
-            return booked
-        } }
+        return .bookHold(id: id, plan: { hold in
+            let hold = try Self.owned(hold, id: id, clientId: clientId)
+            return Self.factsRequest(clientId: clientId, departmentId: hold.departmentId, visitTypeId: hold.visitTypeId,
+                                     onlyDoctorId: hold.doctorId, at: .instant(hold.startsAt), exceptAppointment: nil,
+                                     exceptHold: id, now: now)
+        }, decide: { hold, facts in
+            try BookingRules.book(facts, BookingAsk(clientId: clientId, departmentId: hold.departmentId, time: .instant(hold.startsAt),
+                                                    doctorId: hold.doctorId, notes: notes, staffId: nil,
+                                                    visitTypeId: hold.visitTypeId), now: now)
+        })
+    }
+
+    static func owned(_ hold: SlotHold?, id: Int64, clientId: Int64) throws -> SlotHold {
+        guard let hold, hold.clientId == clientId else { throw ClinicError(.notFound, .holdNotFound, String(id)) }
+        return hold
     }
 
     func owned(hold id: Int64, _ tx: any StoreReading, _ clientId: Int64) throws -> SlotHold {
-        guard let hold = try tx.slotHold(id: id), hold.clientId == clientId else {
-            throw ClinicError(.notFound, .holdNotFound, String(id))
-        }
-        return hold
+        try Self.owned(try tx.slotHold(id: id), id: id, clientId: clientId)
     }
 }

@@ -181,7 +181,7 @@ public final class AppointmentController: Sendable {
 
     /// A change with its answer kept; its outcome is counted when it is made, not when a kept
     /// answer is replayed.
-    private func perform(_ operation: String, _ change: AwaitedChange, clientId: Int64,
+    func perform(_ operation: String, _ change: AwaitedChange, clientId: Int64,
                          keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         let changes = self.changes
         return try await keeping.store.perform(change, clientId: clientId, key: keeping.key, fingerprint: keeping.fingerprint) { outcome in
@@ -200,17 +200,16 @@ public final class AppointmentController: Sendable {
         }
     }
 
-    /// A booking in the caller's transaction; `hold`: the patient's hold of the slot, which
-    /// does not stand in this booking's way. The store gathers the facts (`bookingFacts`), the
+    /// A booking in the caller's transaction. The store gathers the facts (`bookingFacts`), the
     /// rules decide over them alone, and the store writes the appointment, its history and the
     /// patient's message at once (`insertBooking`).
     func book(_ tx: any StoreWriting, clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?,
-              notes: String, staffId: Int64?, visitTypeId: Int64?, now: Date, hold: Int64? = nil) throws -> Appointment {
+              notes: String, staffId: Int64?, visitTypeId: Int64?, now: Date) throws -> Appointment {
         let ask = BookingAsk(clientId: clientId, departmentId: departmentId, time: time, doctorId: doctorId, notes: notes,
                              staffId: staffId, visitTypeId: visitTypeId)
         return try BookingDecision.book(tx, Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
                                                               onlyDoctorId: doctorId, at: time, exceptAppointment: nil,
-                                                              exceptHold: hold, now: now)) { facts in
+                                                              exceptHold: nil, now: now)) { facts in
             try BookingRules.book(facts, ask, now: now)
         }
     }

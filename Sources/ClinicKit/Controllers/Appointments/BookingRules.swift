@@ -126,6 +126,20 @@ extension BookingDecision {
         return try AppointmentNotes.opened(decision.appointment, tx, keyCheck: change.personalDataKeyCheck)
     }
 
+    /// A hold booked in the caller's write transaction (`ClinicStore.bookHold` on a store whose
+    /// transactions run synchronously): the hold, `plan`, the booking's facts, `decide`, the
+    /// booking written and the hold ended.
+    package static func bookHold(_ tx: any StoreWriting, id: Int64, plan: (SlotHold?) throws -> BookingFactsRequest,
+                                 decide: (SlotHold, BookingFacts) throws -> BookingDecision) throws -> Appointment {
+        let hold = try tx.slotHold(id: id)
+        let ask = try plan(hold)
+        guard let hold else { throw ClinicError(.notFound, .holdNotFound, String(id)) }
+        let facts = try tx.bookingFacts(ask)
+        let booked = try decide(hold, facts).write(tx, facts: facts)
+        try tx.deleteSlotHold(id: id)
+        return booked
+    }
+
     /// A whole booking in the caller's write transaction: gather, decide, write (what a store
     /// whose transactions run synchronously does for `ClinicStore.book`).
     package static func book(_ tx: any StoreWriting, _ ask: BookingFactsRequest,

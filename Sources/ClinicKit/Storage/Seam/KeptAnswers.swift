@@ -14,6 +14,9 @@ public enum AwaitedChange: Sendable {
               decide: @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?)
     case acceptOffer(OfferChoice, plan: @Sendable (OfferAcceptanceFacts?) throws -> BookingFactsRequest,
                      decide: @Sendable (OfferAcceptanceFacts, BookingFacts) throws -> OfferAcceptance)
+    /// A patient's hold booked (`ClinicStore.bookHold`).
+    case bookHold(id: Int64, plan: @Sendable (SlotHold?) throws -> BookingFactsRequest,
+                  decide: @Sendable (SlotHold, BookingFacts) throws -> BookingDecision)
 
     /// The change in the caller's write transaction (a store whose transactions run
     /// synchronously): gather, decide, write.
@@ -23,6 +26,7 @@ public enum AwaitedChange: Sendable {
         case .change(let id, let decide): try BookingDecision.change(tx, id: id, decide: decide)
         case .move(let id, let plan, let decide): try BookingDecision.move(tx, id: id, plan: plan, decide: decide)
         case .acceptOffer(let choice, let plan, let decide): try OfferAcceptance.run(tx, choice, plan: plan, decide: decide)
+        case .bookHold(let id, let plan, let decide): try BookingDecision.bookHold(tx, id: id, plan: plan, decide: decide)
         }
     }
 }
@@ -109,6 +113,7 @@ extension ClinicStore {
         case .change(let id, let decide): try await changeAppointment(id: id, decide: decide)
         case .move(let id, let plan, let decide): try await moveAppointment(id: id, plan: plan, decide: decide)
         case .acceptOffer(let choice, let plan, let decide): try await acceptWaitlistOffer(choice, plan: plan, decide: decide)
+        case .bookHold(let id, let plan, let decide): try await bookHold(id: id, plan: plan, decide: decide)
         }
     }
 }

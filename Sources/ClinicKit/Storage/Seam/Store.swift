@@ -118,6 +118,13 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     /// appointment as it then is, its notes opened.
     func moveAppointment(id: Int64, plan: @escaping @Sendable (AppointmentChangeFacts?) throws -> BookingFactsRequest,
                          decide: @escaping @Sendable (AppointmentChangeFacts, BookingFacts) throws -> BookingDecision?) async throws -> Appointment
+    /// A patient's hold booked in one transaction: the store reads the hold (nil: no such
+    /// hold), `plan` checks it is the patient's and says what booking facts its time is decided
+    /// on (the hold itself out of the way), the store gathers those under the booking's locks,
+    /// `decide` says what to write, and the store writes the booking and deletes the hold.
+    /// Returns the appointment as written, its notes in clear.
+    func bookHold(id: Int64, plan: @escaping @Sendable (SlotHold?) throws -> BookingFactsRequest,
+                  decide: @escaping @Sendable (SlotHold, BookingFacts) throws -> BookingDecision) async throws -> Appointment
     /// One of the patient's changes with the answer to its `Idempotency-Key`, in one
     /// transaction: expired keys forgotten when `request` says so; the answer kept for the key
     /// replayed (changing nothing); else the change run as its own operation above does, and
