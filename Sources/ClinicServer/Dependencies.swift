@@ -213,51 +213,6 @@ struct ServerDependencies: Sendable {
 
     // MARK: Idempotent changes
 
-    /// Runs a change once per `Idempotency-Key`: a retry with the same key and body gets the
-    /// first response (status and body, `Idempotent-Replayed: true`) and changes nothing.
-    func idempotent<Body: Encodable & Sendable>(_ request: Request, _ patient: Patient, body: Data,
-                                                _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Body)) async throws -> Response {
-        guard request.headers[.idempotencyKey] != nil else {
-            // Encoded after the commit, off the single writer.
-            let (status, value) = try await commit(patient.language, change)
-            return HTTPMapping.raw(try Self.encode(value), status: status)
-        }
-        return try await idempotent(request, patient, body: body, refusal: { failure, language in
-            try Shapes.encoder(pretty: false).encode(failure.body(in: language))
-        }) {
-            let (status, value) = try change()
-            return (status, try Self.encode(value))
-        }
-    }
-
-    /// `idempotent` for a body already encoded, with the shape a refusal is kept in (the FHIR
-    /// front keeps an OperationOutcome).
-    func idempotent(_ request: Request, _ patient: Patient, body: Data,
-                    refusal: @escaping @Sendable (APIFailure, Language) throws -> Data,
-                    _ change: @escaping @Sendable () throws -> (HTTPResponse.Status, Data)) async throws -> Response {
-        let language = patient.language
-        guard let key = request.headers[.idempotencyKey] else {
-            let (status, data) = try await commit(language, change)
-            return HTTPMapping.raw(data, status: status)
-        }
-        let fingerprint = IdempotencyStore.fingerprint([Data(request.method.rawValue.utf8), Data(request.uri.path.utf8),
-                                                        Self.canonical(body)])
-        let store = idempotency
-        let response = try await commit(language) {
-            try store.perform(clientId: patient.id, key: key, fingerprint: fingerprint) {
-                do {
-                    let (status, data) = try change()
-                    return IdempotencyStore.Response(status: Int(status.code), body: data)
-                } catch let error as ClinicError where HTTPMapping.status(error.code).code < 500 {
-                    let failure = APIFailure.hidingOthers(error, language: language)
-                    // A refusal is the answer too: the same retry gets the same refusal.
-                    return IdempotencyStore.Response(status: Int(failure.status.code), body: try refusal(failure, language))
-                }
-            }
-        }
-        return Self.answer(response)
-    }
-
     /// A patient's change with the answer to its `Idempotency-Key` kept in the change's own
     /// transaction, awaited (issue 56: `ClinicStore.perform(_:keeping:answer:)`, no hop to the
     /// pool): `change` runs the use case with the keeping made here; `answer` says what it

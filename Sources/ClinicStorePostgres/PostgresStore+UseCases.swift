@@ -83,6 +83,38 @@ extension PostgresStore {
         try await run(.bookHold(id: id, plan: plan, decide: decide))
     }
 
+    /// A hold in four awaited round trips and COMMIT: BEGIN, the booking's locks, the holds
+    /// released, the gather, the insert.
+    public func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold) async throws -> SlotHold {
+        let sent = statementsSent
+        return try await transaction { connection, logger in
+            try await Self.hold(ask, decide: decide, AwaitedConnection(connection: connection, logger: logger, sent: sent))
+        }
+    }
+
+    /// `hold` with its answer kept in the same transaction (`keeping`).
+    public func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold,
+                     keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<SlotHold>) async throws
+        -> IdempotencyStore.Response {
+        try await keeping(request, answer) { tx in (try await Self.hold(ask, decide: decide, tx), false) }
+    }
+
+    /// The hold's statements: the same as the seam's `holdFacts` and `insertSlotHold`.
+    static func hold(_ ask: BookingFactsRequest, decide: @Sendable (HoldFacts) throws -> SlotHold,
+                     _ tx: AwaitedConnection) async throws -> SlotHold {
+        var ask = ask
+        ask.holds = true
+        _ = try await tx.rows(BookingLocksStatement(PostgresTransaction.bookingLocksBinds(ask, reservingId: false)))
+        let released = try await tx.rows(ReleaseHoldsStatement([ask.clientId, ask.now])).map { try SlotHold(row: try PostgresTransaction.row($0)) }
+        let facts = HoldFacts(facts: try await gather(ask, appointmentId: nil, tx), released: HoldFacts.reported(released, ask))
+        var hold = try decide(facts)
+        guard let id = try tx.value(Int64.self, try await tx.rows(InsertHoldStatement(PostgresTransaction.insertHoldBinds(hold)))) else {
+            throw ClinicError(.slotTaken, .slotTaken)
+        }
+        hold.id = id
+        return hold
+    }
+
     /// A change in a transaction of its own.
     func run(_ change: AwaitedChange) async throws -> Appointment {
         let sent = statementsSent, key = personalDataKey, ring = auditKeys
@@ -229,10 +261,15 @@ extension PostgresStore {
             }
             id = reserved
         }
+        return (id, try await gather(ask, appointmentId: id, tx))
+    }
+
+    /// The booking's gather: one round trip.
+    static func gather(_ ask: BookingFactsRequest, appointmentId: Int64?, _ tx: AwaitedConnection) async throws -> BookingFacts {
         guard let row = try await tx.rows(BookingGatherStatement(PostgresTransaction.bookingGatherBinds(ask))).first else {
             throw ClinicError(.storage, .storageFailure, "the booking's gather returned no row")
         }
-        return (id, try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: id))
+        return try PostgresTransaction.bookingFacts(try PostgresTransaction.row(row), appointmentId: appointmentId)
     }
 
     /// A new appointment's one write (its notes sealed to its id), refused by the exclusion

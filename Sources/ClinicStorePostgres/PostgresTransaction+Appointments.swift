@@ -291,9 +291,7 @@ extension PostgresTransaction {
     /// The exclusion constraint is the arbiter, as for appointments: a concurrent hold of an
     /// overlapping slot makes this one write nothing.
     func insertSlotHold(_ hold: SlotHold) throws -> SlotHold {
-        guard let id = try value(Int64.self, InsertHoldStatement(
-            [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
-             hold.expiresAt, hold.createdAt])) else {
+        guard let id = try value(Int64.self, InsertHoldStatement(Self.insertHoldBinds(hold))) else {
             throw ClinicError(.slotTaken, .slotTaken)
         }
         var hold = hold
@@ -305,7 +303,13 @@ extension PostgresTransaction {
         try execute(Self.deleteHoldSQL, [id])
     }
 
-    /// Hold `$1` deleted.
+    /// `InsertHoldStatement`'s binds: the hold's fields.
+    static func insertHoldBinds(_ hold: SlotHold) -> [any PostgresBindable] {
+        [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
+         hold.expiresAt, hold.createdAt]
+    }
+
+    /// Hold `$1` read; hold `$1` deleted.
     static let slotHoldSQL = "SELECT * FROM slot_holds WHERE id = $1"
     static let deleteHoldSQL = "DELETE FROM slot_holds WHERE id = $1"
 

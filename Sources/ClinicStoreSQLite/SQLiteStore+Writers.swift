@@ -51,6 +51,16 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try BookingDecision.move(tx, id: id, plan: plan, decide: decide) } }
     }
 
+    public func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold) async throws -> SlotHold {
+        try await commit { try self.writing { tx in try BookingDecision.hold(tx, ask, decide: decide) } }
+    }
+
+    public func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold,
+                     keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<SlotHold>) async throws
+        -> IdempotencyStore.Response {
+        try await keeping(request, answer) { tx in try BookingDecision.hold(tx, ask, decide: decide) }
+    }
+
     public func bookHold(id: Int64, plan: @escaping @Sendable (SlotHold?) throws -> BookingFactsRequest,
                          decide: @escaping @Sendable (SlotHold, BookingFacts) throws -> BookingDecision) async throws -> Appointment {
         try await commit { try self.writing { tx in try BookingDecision.bookHold(tx, id: id, plan: plan, decide: decide) } }

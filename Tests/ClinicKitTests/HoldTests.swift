@@ -119,6 +119,43 @@ import Testing
         #expect(try system.appointments.history(id, clientId: anna).map(\.event) == ["booked"])
     }
 
+    /// `hold` as the store's one awaited operation, on either store: as `holdSlot` decides (a
+    /// second hold releases the first, a refused one keeps it and changes nothing), and with
+    /// an `Idempotency-Key` its answer kept and replayed.
+    @Test func aSlotIsHeldAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, bob = try register(system, "bob").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let doctorId = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
+        let first = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: monday0920)
+        #expect(first.id != nil && first.clientId == anna && first.startsAt == monday0920)
+        #expect(try system.appointments.slotHold(first.id ?? 0, clientId: anna) == first)
+        let before = try fingerprint(system)
+        let taken = await #expect(throws: ClinicError.self) {
+            _ = try await system.appointments.hold(clientId: bob, departmentId: therapy, doctorId: doctorId, at: monday0920)
+        }
+        #expect(taken?.code == .slotTaken)
+        #expect(try fingerprint(system) == before, "a refusal changes nothing")
+
+        let store = system.makeIdempotencyStore()
+        let keeping = AnswerKeeping<SlotHold>(store: store, key: "k", fingerprint: "f") { outcome in
+            switch outcome {
+            case .success(let hold): .init(status: 200, body: Data("\(hold.id ?? 0)".utf8))
+            case .failure(let error): .init(status: 409, body: Data(error.code.rawValue.utf8))
+            }
+        }
+        let later = monday0920.addingTimeInterval(20 * 60)
+        let kept = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: later, keeping: keeping)
+        #expect(kept.status == 200 && !kept.replayed)
+        let id = try #require(Int64(String(decoding: kept.body, as: UTF8.self)))
+        #expect(try system.appointments.slotHold(id, clientId: anna).startsAt == later)
+        #expect(expectError(.notFound) { _ = try system.appointments.slotHold(first.id ?? 0, clientId: anna) } != nil,
+                "the second hold released the first")
+        let replay = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: later, keeping: keeping)
+        #expect(replay.replayed && replay.body == kept.body)
+        #expect(try system.appointments.slotHold(id, clientId: anna).startsAt == later, "the replay changed nothing")
+    }
+
     @Test func aHoldExpiresByItselfAndOnePatientHasOneHold() throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)

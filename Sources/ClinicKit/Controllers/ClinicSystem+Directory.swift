@@ -27,6 +27,21 @@ extension ClinicSystem {
         }
     }
 
+    /// A hold's doctor with their department, clinic and hours, awaited (issue 56: two reads of
+    /// `DirectoryReadsStore`, the clinic with its departments and the department's active
+    /// doctors): what a hold is shown with.
+    public func doctorPlace(of hold: SlotHold) async throws -> DoctorPlace {
+        let (clinic, held) = try await clinics.clinicWithDepartments(hold.clinicId)
+        guard let department = held.first(where: { $0.id == hold.departmentId }) else {
+            throw ClinicError(.notFound, .departmentNotFound, String(hold.departmentId))
+        }
+        guard let doctor = try await departments.doctorsWithHours(departmentId: hold.departmentId)
+            .first(where: { $0.doctor.id == hold.doctorId }) else {
+            throw ClinicError(.notFound, .doctorNotFound, String(hold.doctorId))
+        }
+        return DoctorPlace(doctor: doctor.doctor, department: department, clinic: clinic, hours: doctor.hours)
+    }
+
     /// The doctors of a department with their hours.
     public func doctorPlaces(departmentId: Int64) throws -> [DoctorPlace] {
         try database.reading { tx in

@@ -4,7 +4,7 @@ import Foundation
 /// a booking: until `expiresAt` nobody else can book or hold it (FHIR's `Appointment/$hold`).
 /// A hold is not an appointment: no history, no inbox message; it ends by itself, when its
 /// patient books it, releases it, or holds another slot (one hold per patient at a time).
-public struct SlotHold: Hashable, Sendable {
+public struct SlotHold: Hashable, Sendable, Codable {
     public var id: Int64?
     public var clientId: Int64
     public var clinicId: Int64

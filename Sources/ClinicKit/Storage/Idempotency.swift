@@ -86,6 +86,14 @@ public struct IdempotencyStore: Sendable {
         try await database.perform(change, keeping: try request(clientId: clientId, key: key, fingerprint: fingerprint), answer: answer)
     }
 
+    /// A patient's hold with its answer kept, as the store's one awaited transaction
+    /// (`ClinicStore.hold(_:decide:keeping:answer:)`).
+    public func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold, clientId: Int64,
+                     key: String, fingerprint: String, answer: @escaping IdempotentRequest.Answer<SlotHold>) async throws -> Response {
+        try await database.hold(ask, decide: decide, keeping: try request(clientId: clientId, key: key, fingerprint: fingerprint),
+                                answer: answer)
+    }
+
     // A kept response is sealed under the personal-data key, bound to its patient and key: it
     // is an appointment as the API answered it, the patient's reason for the visit included.
     // Sealed bodies start with 0x01 (a JSON body never does); one kept in clear before sealing

@@ -5,7 +5,7 @@ import Hummingbird
 import NIOCore
 
 // IHE ITI Scheduling on the domain: $find (ITI-115) → `findPotentialAppointments`, $hold
-// (ITI-116) → `holdSlot`, $book (ITI-117) → `book(hold:)` / `book` /
+// (ITI-116) → `hold`, $book (ITI-117) → `book(hold:)` / `book` /
 // `reschedule` / `cancel`, Find Existing Appointments (ITI-118) → the
 // patient's appointments (or a staff member's clinic day, audited).
 
@@ -153,18 +153,44 @@ extension FHIRController {
         guard let proposed = FHIRResources.proposed(Self.appointmentId(reference)) else {
             throw ClinicError(.notFound, .resourceNotFound, "Appointment", reference)
         }
-        let language = patient.language
-        let base = self
-        let response = try await dependencies.idempotent(request, patient, body: raw, refusal: { FHIROutcome.data($0, $1) }) {
-            [system = dependencies.system] in
-            let hold = try system.appointments.holdSlot(clientId: patient.id, departmentId: proposed.departmentId,
-                                                        doctorId: proposed.doctorId, at: proposed.start,
-                                                        visitTypeId: proposed.visitTypeId)
-            let resource = try base.heldResource(hold, system, language)
-            return (.ok, FHIRResources.bundle([base.entry(request, resource, type: "Appointment")], total: 1,
-                                              selfLink: base.base(request) + "/Appointment/$hold", profile: true).data)
+        let language = patient.language, clientId = patient.id
+        let system = dependencies.system
+        let selfLink = base(request) + "/Appointment/$hold"
+        guard let key = request.headers[.idempotencyKey] else {
+            let hold = try await dependencies.awaited(language) {
+                try await system.appointments.hold(clientId: clientId, departmentId: proposed.departmentId, doctorId: proposed.doctorId,
+                                                   at: proposed.start, visitTypeId: proposed.visitTypeId)
+            }
+            return try await answer(hold, request: request, language: language, selfLink: selfLink, replayed: false)
         }
-        return Self.fhir(response)
+        // As a change's: the hold kept, shown with its place read after it.
+        let kept = try await dependencies.kept(request, patient, body: raw, key: key,
+                                               answer: { (.ok, try JSONEncoder().encode($0)) },
+                                               refusal: { FHIROutcome.data($0, $1) }) { keeping in
+            try await system.appointments.hold(clientId: clientId, departmentId: proposed.departmentId, doctorId: proposed.doctorId,
+                                               at: proposed.start, visitTypeId: proposed.visitTypeId, keeping: keeping)
+        }
+        guard (200..<300).contains(kept.status), let hold = try? JSONDecoder().decode(SlotHold.self, from: kept.body) else {
+            return Self.fhir(ServerDependencies.answer(kept))
+        }
+        return try await answer(hold, request: request, language: language, selfLink: selfLink, replayed: kept.replayed)
+    }
+
+    /// The hold as a Bundle with its pending appointment; `Idempotent-Replayed` when replayed.
+    func answer(_ hold: SlotHold, request: Request, language: Language, selfLink: String, replayed: Bool) async throws -> Response {
+        let system = dependencies.system
+        let resource = try await dependencies.awaited(language) {
+            let place = try await system.doctorPlace(of: hold)
+            var visit: VisitType?
+            if let id = hold.visitTypeId {
+                visit = try await system.departments.visitTypes(departmentId: hold.departmentId).first { $0.id == id }
+            }
+            return FHIRResources.held(hold, place: place, visit: visit, language)
+        }
+        var response = Self.fhir(HTTPMapping.raw(FHIRResources.bundle([entry(request, resource, type: "Appointment")], total: 1,
+                                                                      selfLink: selfLink, profile: true).data, status: .ok))
+        if replayed { response.headers[.idempotentReplayed] = "true" }
+        return response
     }
 
     func heldResource(_ hold: SlotHold, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// FHIR's changes as the store's awaited use cases (issue 56): `$book` of a hold with an
+/// FHIR's changes as the store's awaited use cases (issue 56): `$hold` kept under its key; `$book` of a hold with an
 /// `Idempotency-Key` books once and answers a retry with the same Bundle, marked replayed; a
 /// refusal is kept as its OperationOutcome; the hold is gone once booked.
 @Suite struct FHIRChangesTestsInProcess {
@@ -21,8 +21,20 @@ import Testing
             let start = try #require(slot["start"] as? String)
             let instant = try #require(ISO8601DateFormatter().date(from: start))
             let proposal = "p-\(s.department)-\(s.otherDoctor)-\(Int(instant.timeIntervalSince1970))"
-            let held = try await server.send(.POST, "/fhir/r4/Appointment/$hold", json: Self.parameters(proposal, comment: false), token: holder)
-            #expect(held.status == 200, "\(held.text)")
+            let held = try await server.send(.POST, "/fhir/r4/Appointment/$hold", json: Self.parameters(proposal, comment: false),
+                                             token: holder, headers: ["Idempotency-Key": "hold-1"])
+            #expect(held.status == 200 && held.headers.first(name: "Idempotent-Replayed") == nil, "\(held.text)")
+            let heldAgain = try await server.send(.POST, "/fhir/r4/Appointment/$hold", json: Self.parameters(proposal, comment: false),
+                                                  token: holder, headers: ["Idempotency-Key": "hold-1"])
+            #expect(heldAgain.status == 200 && heldAgain.headers.first(name: "Idempotent-Replayed") == "true")
+            func resource(_ reply: InProcessServer.Reply) -> NSDictionary? {
+                ((reply.object["entry"] as? [[String: Any]])?.first?["resource"] as? [String: Any]).map { NSDictionary(dictionary: $0) }
+            }
+            #expect(resource(heldAgain) != nil && resource(heldAgain) == resource(held), "the same hold, its expiry unchanged")
+            // Held for everyone else, awaited and kept alike.
+            let taken = try await server.send(.POST, "/fhir/r4/Appointment/$hold", json: Self.parameters(proposal, comment: false),
+                                              token: other, headers: ["Idempotency-Key": "hold-2"])
+            #expect(taken.status == 409 && taken.object["resourceType"] as? String == "OperationOutcome", "\(taken.text)")
             let hold = try #require(((held.object["entry"] as? [[String: Any]])?.first?["resource"] as? [String: Any])?["id"] as? String)
 
             // Another patient's hold is not found, kept so under their key.

@@ -15,7 +15,7 @@ public final class AppointmentChanges: Sendable {
     public func observe(_ body: @escaping Observer) { observer.withLock { $0 = body } }
 
     /// Tells a change's outcome once it is known.
-    func tell(_ operation: String, _ outcome: Result<Appointment, ClinicError>) {
+    func tell<T>(_ operation: String, _ outcome: Result<T, ClinicError>) {
         switch outcome {
         case .success: observer.current?(operation, "ok")
         case .failure(let error): observer.current?(operation, error.code.rawValue)

@@ -15,17 +15,45 @@ extension AppointmentController {
     /// accounts held a whole day, renewing their holds, so it never came free).
     public func holdSlot(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date,
                          visitTypeId: Int64? = nil) throws -> SlotHold {
+        let (ask, decide) = holding(clientId: clientId, departmentId: departmentId, doctorId: doctorId, at: start,
+                                    visitTypeId: visitTypeId)
+        return try changes.count("hold") { try database.writing { tx in try BookingDecision.hold(tx, ask, decide: decide) } }
+    }
+
+    /// `holdSlot` as the store's one awaited operation (issue 56: `ClinicStore.hold`).
+    public func hold(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date,
+                     visitTypeId: Int64? = nil) async throws -> SlotHold {
+        let (ask, decide) = holding(clientId: clientId, departmentId: departmentId, doctorId: doctorId, at: start,
+                                    visitTypeId: visitTypeId)
+        return try await changes.count("hold") { try await database.hold(ask, decide: decide) }
+    }
+
+    /// `hold` with the answer to its `Idempotency-Key` kept in the same transaction; its
+    /// outcome counted when it is made, not when a kept answer is replayed.
+    public func hold(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date, visitTypeId: Int64? = nil,
+                     keeping: AnswerKeeping<SlotHold>) async throws -> IdempotencyStore.Response {
+        let (ask, decide) = holding(clientId: clientId, departmentId: departmentId, doctorId: doctorId, at: start,
+                                    visitTypeId: visitTypeId)
+        let changes = self.changes
+        return try await keeping.store.hold(ask, decide: decide, clientId: clientId, key: keeping.key,
+                                            fingerprint: keeping.fingerprint) { outcome in
+            changes.tell("hold", outcome)
+            return try keeping.answer(outcome)
+        }
+    }
+
+    /// A hold as the store runs it: the patient's holds (one may be of this very time) and
+    /// every expired one are released first (a patient has one hold, and their own does not
+    /// stand in the way of the new one); `BookingRules.hold` decides on the facts.
+    func holding(clientId: Int64, departmentId: Int64, doctorId: Int64, at start: Date,
+                 visitTypeId: Int64?) -> (BookingFactsRequest, @Sendable (HoldFacts) throws -> SlotHold) {
         let now = self.now()
-        return try changes.count("hold") { try database.writing { tx in
-            // The patient's holds (one may be of this very time) and every expired one are
-            // released first: a patient has one hold, and their own does not stand in the way
-            // of the new one.
-            let gathered = try tx.holdFacts(Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId,
-                                                              onlyDoctorId: doctorId, at: .instant(start), exceptAppointment: nil,
-                                                              exceptHold: nil, now: now))
-            return try tx.insertSlotHold(try BookingRules.hold(gathered, clientId: clientId, departmentId: departmentId,
-                                                               doctorId: doctorId, start: start, visitTypeId: visitTypeId, now: now))
-        } }
+        let ask = Self.factsRequest(clientId: clientId, departmentId: departmentId, visitTypeId: visitTypeId, onlyDoctorId: doctorId,
+                                    at: .instant(start), exceptAppointment: nil, exceptHold: nil, now: now)
+        return (ask, { facts in
+            try BookingRules.hold(facts, clientId: clientId, departmentId: departmentId, doctorId: doctorId, start: start,
+                                  visitTypeId: visitTypeId, now: now)
+        })
     }
 
     /// The patient's own hold, live or expired (another patient's is `not_found`, as one that

@@ -140,6 +140,14 @@ extension BookingDecision {
         return booked
     }
 
+    /// A hold in the caller's write transaction (`ClinicStore.hold` on a store whose
+    /// transactions run synchronously): the holds released and the facts gathered, `decide`,
+    /// the hold inserted.
+    package static func hold(_ tx: any StoreWriting, _ ask: BookingFactsRequest,
+                             decide: (HoldFacts) throws -> SlotHold) throws -> SlotHold {
+        try tx.insertSlotHold(try decide(try tx.holdFacts(ask)))
+    }
+
     /// A whole booking in the caller's write transaction: gather, decide, write (what a store
     /// whose transactions run synchronously does for `ClinicStore.book`).
     package static func book(_ tx: any StoreWriting, _ ask: BookingFactsRequest,

@@ -125,6 +125,17 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     /// Returns the appointment as written, its notes in clear.
     func bookHold(id: Int64, plan: @escaping @Sendable (SlotHold?) throws -> BookingFactsRequest,
                   decide: @escaping @Sendable (SlotHold, BookingFacts) throws -> BookingDecision) async throws -> Appointment
+    /// A patient's hold of a time in one transaction: under the booking's locks, every expired
+    /// hold and the patient's own released, the booking's facts gathered with the holds
+    /// (`HoldFacts`), `decide` (`BookingRules.hold`) says which hold to keep, the store inserts
+    /// it (`slot_taken` when another hold or booking took the time meanwhile). Returns the hold
+    /// with its id. A refusal keeps the patient's earlier hold.
+    func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold) async throws -> SlotHold
+    /// `hold` with the answer to its `Idempotency-Key` kept in the same transaction, as
+    /// `perform(_:keeping:answer:)` keeps a booking's.
+    func hold(_ ask: BookingFactsRequest, decide: @escaping @Sendable (HoldFacts) throws -> SlotHold,
+              keeping request: IdempotentRequest, answer: @escaping IdempotentRequest.Answer<SlotHold>) async throws
+        -> IdempotencyStore.Response
     /// One of the patient's changes with the answer to its `Idempotency-Key`, in one
     /// transaction: expired keys forgotten when `request` says so; the answer kept for the key
     /// replayed (changing nothing); else the change run as its own operation above does, and
