@@ -84,3 +84,29 @@ import Testing
         try system.departments.visitTypes(departmentId: departmentId)
     }
 }
+
+/// FHIR's Location read awaited: a clinic's opening hours per weekday, from its active
+/// doctors' hours (the earliest start to the latest end).
+@Suite struct OpeningHoursTests {
+    @Test func openingHoursSpanEachWeekdaysHours() {
+        let hours = [WorkingHours(doctorId: 1, weekday: 1, startMinute: 540, endMinute: 780, slotMinutes: 20),
+                     WorkingHours(doctorId: 2, weekday: 1, startMinute: 720, endMinute: 1080, slotMinutes: 20),
+                     WorkingHours(doctorId: 2, weekday: 3, startMinute: 600, endMinute: 660, slotMinutes: 30)]
+        #expect(OpeningHours.of(hours) == [OpeningHours(weekday: 1, startMinute: 540, endMinute: 1080),
+                                           OpeningHours(weekday: 3, startMinute: 600, endMinute: 660)])
+        #expect(OpeningHours.of([]).isEmpty)
+    }
+
+    @Test func aClinicsOpeningHoursAwaited() async throws {
+        let system = try makeSystem()
+        let therapy = try department(system, "LA1", "therapy")
+        let (clinic, hours) = try await system.clinicWithOpeningHours(therapy.clinicId)
+        #expect(clinic.id == therapy.clinicId)
+        let doctors = try await system.departments.doctorsWithHours(departmentId: therapy.id ?? 0)
+        let monday = doctors.flatMap(\.hours).filter { $0.weekday == 1 }
+        let open = try #require(hours.first { $0.weekday == 1 })
+        #expect(!monday.isEmpty && monday.allSatisfy { open.startMinute <= $0.startMinute && $0.endMinute <= open.endMinute })
+        let missing = await #expect(throws: ClinicError.self) { _ = try await system.clinicWithOpeningHours(999_999) }
+        #expect(missing?.key == .clinicNotFound)
+    }
+}

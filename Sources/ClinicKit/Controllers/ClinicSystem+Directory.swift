@@ -53,22 +53,28 @@ extension ClinicSystem {
         }
     }
 
-    /// When a clinic is open, per weekday, from its active doctors' weekly hours.
-    public func openingHours(clinicId: Int64) throws -> [OpeningHours] {
-        try database.reading { tx in
-            var days: [Int: (Int, Int)] = [:]
-            for department in try tx.departments(ofClinic: clinicId) {
-                for doctor in try tx.activeDoctors(inDepartment: department.id ?? 0) {
-                    for hours in try tx.workingHours(ofDoctor: doctor.id ?? 0) {
-                        let current = days[hours.weekday] ?? (hours.startMinute, hours.endMinute)
-                        days[hours.weekday] = (min(current.0, hours.startMinute), max(current.1, hours.endMinute))
-                    }
-                }
-            }
-            return days.keys.sorted().compactMap { day in
-                days[day].map { OpeningHours(weekday: day, startMinute: $0.0, endMinute: $0.1) }
-            }
+    /// When a clinic is open, per weekday, from its active doctors' weekly hours, with the
+    /// clinic itself (`clinic_not_found`): awaited reads of `DirectoryReadsStore`, the clinic with
+    /// its departments, then each department's doctors with their hours.
+    public func clinicWithOpeningHours(_ clinicId: Int64) async throws -> (clinic: Clinic, hours: [OpeningHours]) {
+        let (clinic, list) = try await clinics.clinicWithDepartments(clinicId)
+        var hours: [WorkingHours] = []
+        for department in list {
+            hours += try await departments.doctorsWithHours(departmentId: department.id ?? 0).flatMap(\.hours)
         }
+        return (clinic, OpeningHours.of(hours))
+    }
+}
+
+extension OpeningHours {
+    /// Per weekday, from the earliest start to the latest end of `hours`, by weekday.
+    public static func of(_ hours: [WorkingHours]) -> [OpeningHours] {
+        var days: [Int: (Int, Int)] = [:]
+        for hours in hours {
+            let current = days[hours.weekday] ?? (hours.startMinute, hours.endMinute)
+            days[hours.weekday] = (min(current.0, hours.startMinute), max(current.1, hours.endMinute))
+        }
+        return days.keys.sorted().compactMap { day in days[day].map { OpeningHours(weekday: day, startMinute: $0.0, endMinute: $0.1) } }
     }
 }
 

@@ -104,8 +104,8 @@ struct FHIRController {
     @Sendable func readLocation(_ request: Request, context: APIContext) async throws -> Response {
         _ = try parameters(request, allowed: [])
         let id = try id(context, type: "Location")
-        let (clinic, hours) = try await dependencies.work(context.language) { [system = dependencies.system] in
-            (try system.clinics.getClinicById(id), try system.openingHours(clinicId: id))
+        let (clinic, hours) = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinicWithOpeningHours(id)
         }
         return respond(FHIRResources.location(clinic, hours: hours))
     }
@@ -113,7 +113,9 @@ struct FHIRController {
     @Sendable func readOrganization(_ request: Request, context: APIContext) async throws -> Response {
         _ = try parameters(request, allowed: [])
         let id = try id(context, type: "Organization")
-        let clinic = try await dependencies.work(context.language) { [system = dependencies.system] in try system.clinics.getClinicById(id) }
+        let clinic = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinics.clinicWithDepartments(id).clinic
+        }
         return respond(FHIRResources.organization(clinic))
     }
 
@@ -136,10 +138,13 @@ struct FHIRController {
         let count = try parameters.count(), offset = try parameters.offset()
         if let ids = parameters.first("_id") {
             let list = try ids.split(separator: ",").map { try FHIRParameters.id(String($0), type: type, parameter: "_id") }
-            let clinics = try await dependencies.work(context.language) { [system = dependencies.system] in
-                try list.compactMap { id -> Clinic? in
-                    do { return try system.clinics.getClinicById(id) } catch let error as ClinicError where error.code == .notFound { return nil }
+            let clinics = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+                var found: [Clinic] = []
+                for id in list {
+                    do { found.append(try await system.clinics.clinicWithDepartments(id).clinic) }
+                    catch let error as ClinicError where error.code == .notFound { continue }
                 }
+                return found
             }
             return searchset(request, parameters, clinics.map { entry(request, map($0), type: type) }, total: clinics.count)
         }
@@ -171,8 +176,8 @@ struct FHIRController {
             throw ServerError.invalid(.fhirParameterMissing, "near")
         }
         let cursor = parameters.first("_cursor")
-        let page = try await dependencies.work(context.language) { [system = dependencies.system] in
-            try system.clinics.clinicsPage(city: city, limit: count, cursor: cursor)
+        let page = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.clinics.clinicsPage(city: city, limit: count, cursor: cursor)
         }
         let (selfLink, _) = links(request, parameters, offset: 0, count: count, more: false)
         let next = page.nextCursor.map { cursor in
