@@ -21,6 +21,29 @@ extension PostgresStore {
         }
     }
 
+    /// Two statements in one snapshot: the department, its clinic.
+    public func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)? {
+        try await readAwaited { tx in
+            guard let department = try await tx.rows(PostgresTransaction.departmentSQL, [id]).first
+                .map({ try Department(row: try PostgresTransaction.row($0)) }),
+                  let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [department.clinicId]).first else { return nil }
+            return (department, try Clinic(row: try PostgresTransaction.row(clinic)))
+        }
+    }
+
+    /// The doctor, their department, its clinic, the doctor's hours: four statements in one snapshot.
+    public func doctorPlace(id: Int64) async throws -> DoctorPlace? {
+        try await readAwaited { tx in
+            guard let doctor = try await tx.rows(PostgresTransaction.doctorSQL, [id]).first.map({ try Doctor(row: try PostgresTransaction.row($0)) }),
+                  let department = try await tx.rows(PostgresTransaction.departmentSQL, [doctor.departmentId]).first
+                    .map({ try Department(row: try PostgresTransaction.row($0)) }),
+                  let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [department.clinicId]).first
+                    .map({ try Clinic(row: try PostgresTransaction.row($0)) }) else { return nil }
+            let hours = try await tx.rows(PostgresTransaction.doctorHoursSQL, [id]).map { try WorkingHours(row: try PostgresTransaction.row($0)) }
+            return DoctorPlace(doctor: doctor, department: department, clinic: clinic, hours: hours)
+        }
+    }
+
     /// The department, its active doctors, then all their hours in one statement.
     public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
         try await readAwaited { tx in

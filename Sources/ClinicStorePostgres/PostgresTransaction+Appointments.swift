@@ -133,7 +133,7 @@ extension PostgresTransaction {
     }
 
     func workingHours(ofDoctor doctorId: Int64) throws -> [WorkingHours] {
-        try rows("SELECT * FROM working_hours WHERE doctor_id = $1 ORDER BY weekday, start_minute", [doctorId]).map(WorkingHours.init(row:))
+        try rows(Self.doctorHoursSQL, [doctorId]).map(WorkingHours.init(row:))
     }
 
     func workingExceptions(ofDoctor doctorId: Int64, from first: String, through last: String) throws -> [WorkingException] {
@@ -151,6 +151,9 @@ extension PostgresTransaction {
     }
 
     static let clinicSQL = "SELECT * FROM clinics WHERE id = $1"
+    static let doctorSQL = "SELECT * FROM doctors WHERE id = $1"
+    /// A doctor's (`$1`) weekly hours, by weekday, then start.
+    static let doctorHoursSQL = "SELECT * FROM working_hours WHERE doctor_id = $1 ORDER BY weekday, start_minute"
     static let departmentSQL = "SELECT * FROM departments WHERE id = $1"
     /// A department's active doctors (`$1`), by id.
     static let activeDoctorsSQL = "SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id"

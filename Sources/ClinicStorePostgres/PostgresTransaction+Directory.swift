@@ -140,7 +140,7 @@ extension PostgresTransaction {
     }
 
     func doctor(id: Int64) throws -> Doctor? {
-        try row("SELECT * FROM doctors WHERE id = $1", [id]).map(Doctor.init(row:))
+        try row(Self.doctorSQL, [id]).map(Doctor.init(row:))
     }
 
     func clinicId(ofDoctor doctorId: Int64) throws -> Int64? {

@@ -126,6 +126,17 @@ extension SQLiteStore {
         }
     }
 
+    public func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)? {
+        try await readAwaited { tx in
+            guard let department = try tx.department(id: id), let clinic = try tx.clinic(id: department.clinicId) else { return nil }
+            return (department, clinic)
+        }
+    }
+
+    public func doctorPlace(id: Int64) async throws -> DoctorPlace? {
+        try await readAwaited { tx in try DoctorPlace.read(tx, doctorId: id) }
+    }
+
     public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
         try await readAwaited { tx in try DoctorWithHours.read(tx, departmentId: id) }
     }

@@ -110,3 +110,35 @@ import Testing
         #expect(missing?.key == .clinicNotFound)
     }
 }
+
+/// A doctor's place and a department's clinic awaited (`DirectoryReadsStore.doctorPlace`,
+/// `departmentWithClinic`), what FHIR's Practitioner, Schedule, Slot and HealthcareService
+/// reads are answered with, on both stores: an inactive doctor still has a place (their
+/// appointments name them), a department's list leaves them out, and none is `not_found`.
+@Suite struct AwaitedPlacesTests {
+    @Test func aDoctorsPlaceAndADepartmentsClinicAwaited() async throws {
+        let system = try makeSystem()
+        let la1 = try clinic(system, "LA1"), therapy = try department(system, "LA1", "therapy")
+        let therapyId = try #require(therapy.id)
+        let doctors = try system.departments.getDoctorsByDepartmentId(therapyId)
+        try #require(doctors.count >= 2)
+        let gone = try #require(doctors[0].id)
+        try system.database.writing { tx in try tx.deactivateDoctor(id: gone) }
+
+        let place = try await system.doctorPlace(gone)
+        #expect(place.doctor.id == gone && !place.doctor.isActive && place.department == therapy && place.clinic == la1)
+        #expect(place.hours == (try system.departments.getWorkingHours(doctorId: gone)) && !place.hours.isEmpty)
+        let listed = try await system.doctorPlaces(departmentId: therapyId)
+        #expect(listed.map(\.doctor.id) == doctors.dropFirst().map(\.id))
+        #expect(listed.allSatisfy { $0.department == therapy && $0.clinic == la1 })
+
+        let (department, clinic) = try await system.departmentWithClinic(therapyId)
+        #expect(department == therapy && clinic == la1)
+        let noDoctor = await #expect(throws: ClinicError.self) { _ = try await system.doctorPlace(999_999) }
+        #expect(noDoctor?.key == .doctorNotFound)
+        let noDepartment = await #expect(throws: ClinicError.self) { _ = try await system.departmentWithClinic(999_999) }
+        #expect(noDepartment?.key == .departmentNotFound)
+        let noList = await #expect(throws: ClinicError.self) { _ = try await system.doctorPlaces(departmentId: 999_999) }
+        #expect(noList?.key == .departmentNotFound)
+    }
+}

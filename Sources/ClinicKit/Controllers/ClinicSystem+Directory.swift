@@ -7,6 +7,18 @@ public struct DoctorPlace: Sendable {
     public let clinic: Clinic
     /// The doctor's weekly hours.
     public let hours: [WorkingHours]
+
+    public init(doctor: Doctor, department: Department, clinic: Clinic, hours: [WorkingHours]) {
+        self.doctor = doctor; self.department = department; self.clinic = clinic; self.hours = hours
+    }
+
+    /// `DirectoryReadsStore.doctorPlace` as the seam's reads, in the caller's read transaction
+    /// (what SQLite runs).
+    public static func read(_ tx: any StoreReading, doctorId: Int64) throws -> DoctorPlace? {
+        guard let doctor = try tx.doctor(id: doctorId), let department = try tx.department(id: doctor.departmentId),
+              let clinic = try tx.clinic(id: department.clinicId) else { return nil }
+        return DoctorPlace(doctor: doctor, department: department, clinic: clinic, hours: try tx.workingHours(ofDoctor: doctorId))
+    }
 }
 
 /// The hours a clinic is open on a weekday: from the earliest start of any of its active
@@ -18,39 +30,27 @@ public struct OpeningHours: Sendable, Equatable {
 }
 
 extension ClinicSystem {
-    /// A doctor, their department and clinic, and their weekly hours (`not_found` for none).
-    public func doctorPlace(_ id: Int64) throws -> DoctorPlace {
-        try database.reading { tx in
-            guard let doctor = try tx.doctor(id: id) else { throw ClinicError(.notFound, .doctorNotFound, String(id)) }
-            let (department, clinic) = try appointments.departmentAndClinic(tx, doctor.departmentId)
-            return DoctorPlace(doctor: doctor, department: department, clinic: clinic, hours: try tx.workingHours(ofDoctor: id))
+    /// A doctor, their department and clinic, and their weekly hours (`doctor_not_found` for
+    /// none), awaited (`DirectoryReadsStore.doctorPlace`).
+    public func doctorPlace(_ id: Int64) async throws -> DoctorPlace {
+        guard let place = try await database.doctorPlace(id: id) else { throw ClinicError(.notFound, .doctorNotFound, String(id)) }
+        return place
+    }
+
+    /// The active doctors of a department with their hours, awaited.
+    public func doctorPlaces(departmentId: Int64) async throws -> [DoctorPlace] {
+        let (department, clinic) = try await departmentWithClinic(departmentId)
+        return try await departments.doctorsWithHours(departmentId: departmentId).map { found in
+            DoctorPlace(doctor: found.doctor, department: department, clinic: clinic, hours: found.hours)
         }
     }
 
-    /// A hold's doctor with their department, clinic and hours, awaited (issue 56: two reads of
-    /// `DirectoryReadsStore`, the clinic with its departments and the department's active
-    /// doctors): what a hold is shown with.
-    public func doctorPlace(of hold: SlotHold) async throws -> DoctorPlace {
-        let (clinic, held) = try await clinics.clinicWithDepartments(hold.clinicId)
-        guard let department = held.first(where: { $0.id == hold.departmentId }) else {
-            throw ClinicError(.notFound, .departmentNotFound, String(hold.departmentId))
+    /// A department with its clinic (`department_not_found`), awaited.
+    public func departmentWithClinic(_ id: Int64) async throws -> (department: Department, clinic: Clinic) {
+        guard let found = try await database.departmentWithClinic(id: id) else {
+            throw ClinicError(.notFound, .departmentNotFound, String(id))
         }
-        guard let doctor = try await departments.doctorsWithHours(departmentId: hold.departmentId)
-            .first(where: { $0.doctor.id == hold.doctorId }) else {
-            throw ClinicError(.notFound, .doctorNotFound, String(hold.doctorId))
-        }
-        return DoctorPlace(doctor: doctor.doctor, department: department, clinic: clinic, hours: doctor.hours)
-    }
-
-    /// The doctors of a department with their hours.
-    public func doctorPlaces(departmentId: Int64) throws -> [DoctorPlace] {
-        try database.reading { tx in
-            let (department, clinic) = try appointments.departmentAndClinic(tx, departmentId)
-            return try tx.activeDoctors(inDepartment: departmentId).map { doctor in
-                DoctorPlace(doctor: doctor, department: department, clinic: clinic,
-                            hours: try tx.workingHours(ofDoctor: doctor.id ?? 0))
-            }
-        }
+        return found
     }
 
     /// When a clinic is open, per weekday, from its active doctors' weekly hours, with the

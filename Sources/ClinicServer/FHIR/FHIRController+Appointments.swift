@@ -178,27 +178,24 @@ extension FHIRController {
 
     /// The hold as a Bundle with its pending appointment; `Idempotent-Replayed` when replayed.
     func answer(_ hold: SlotHold, request: Request, language: Language, selfLink: String, replayed: Bool) async throws -> Response {
-        let system = dependencies.system
-        let resource = try await dependencies.awaited(language) {
-            let place = try await system.doctorPlace(of: hold)
-            var visit: VisitType?
-            if let id = hold.visitTypeId {
-                visit = try await system.departments.visitTypes(departmentId: hold.departmentId).first { $0.id == id }
-            }
-            return FHIRResources.held(hold, place: place, visit: visit, language)
-        }
+        let resource = try await heldResource(hold, language)
         var response = Self.fhir(HTTPMapping.raw(FHIRResources.bundle([entry(request, resource, type: "Appointment")], total: 1,
                                                                       selfLink: selfLink, profile: true).data, status: .ok))
         if replayed { response.headers[.idempotentReplayed] = "true" }
         return response
     }
 
-    func heldResource(_ hold: SlotHold, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {
-        let place = try system.doctorPlace(hold.doctorId)
-        let visit = try hold.visitTypeId.flatMap { id in
-            try system.departments.visitTypes(departmentId: hold.departmentId).first { $0.id == id }
+    /// The hold as a pending appointment, with its doctor's place and visit type read awaited.
+    func heldResource(_ hold: SlotHold, _ language: Language) async throws -> FHIRJSON {
+        let system = dependencies.system
+        return try await dependencies.awaited(language) {
+            let place = try await system.doctorPlace(hold.doctorId)
+            var visit: VisitType?
+            if let id = hold.visitTypeId {
+                visit = try await system.departments.visitTypes(departmentId: hold.departmentId).first { $0.id == id }
+            }
+            return FHIRResources.held(hold, place: place, visit: visit, language)
         }
-        return FHIRResources.held(hold, place: place, visit: visit, language)
     }
 
     /// The id in `Appointment/ID`, `ID` or a full URL.
@@ -359,15 +356,6 @@ extension FHIRController {
             visit = try await system.departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == id }
         }
         return FHIRResources.appointment(appointment, clinic: place.clinic, department: place.department, visit: visit, language)
-    }
-
-    func resource(_ appointment: Appointment, _ system: ClinicSystem, _ language: Language) throws -> FHIRJSON {
-        let department = try system.departments.getDepartmentById(appointment.departmentId)
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
-        let visit = try appointment.visitTypeId.flatMap { id in
-            try system.departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == id }
-        }
-        return FHIRResources.appointment(appointment, clinic: clinic, department: department, visit: visit, language)
     }
 
     // MARK: Update: PUT and PATCH

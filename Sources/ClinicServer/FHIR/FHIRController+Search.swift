@@ -35,18 +35,20 @@ extension FHIRController {
             }
         }
         let wanted = references
-        let found = try await dependencies.work(language) { [system = dependencies.system] in
-            try wanted.compactMap { reference -> (FHIRJSON, String)? in
+        let found = try await dependencies.awaited(language) { [system = dependencies.system] in
+            var found: [(FHIRJSON, String)] = []
+            for reference in wanted {
                 let parts = reference.split(separator: "/")
-                guard parts.count == 2, let id = Int64(parts[1]) else { return nil }
+                guard parts.count == 2, let id = Int64(parts[1]) else { continue }
                 switch parts[0] {
-                case "Practitioner": return (FHIRResources.practitioner(try system.doctorPlace(id)), "Practitioner")
-                case "Location": return (FHIRResources.location(try system.clinics.getClinicById(id)), "Location")
+                case "Practitioner": found.append((FHIRResources.practitioner(try await system.doctorPlace(id)), "Practitioner"))
+                case "Location": found.append((FHIRResources.location(try await system.clinics.clinicWithDepartments(id).clinic), "Location"))
                 default:
-                    guard let patient, patient.id == id else { return nil }
-                    return (FHIRResources.patient(patient.client), "Patient")
+                    guard let patient, patient.id == id else { continue }
+                    found.append((FHIRResources.patient(patient.client), "Patient"))
                 }
             }
+            return found
         }
         return found.map { resource, type in
             var item = entry(request, resource, type: type)
@@ -87,20 +89,26 @@ extension FHIRController {
         let language = patient.language
         let waiting = waitlist ? try await waitlistAppointments(patient: patient, dates: dates, statuses: statuses, ids: ids,
                                                                 doctor: doctor, clinic: clinic) : []
-        return try await waiting + dependencies.work(language) { [system = dependencies.system] in
-            let list = try system.appointments(ofPatient: patient.id, scope: .all).filter { item in
+        return try await waiting + dependencies.awaited(language) { [system = dependencies.system] in
+            let list = try await system.appointments(ofPatient: patient.id, scope: .all).filter { item in
                 let appointment = item.appointment
                 return dates.allSatisfy { $0.contains(appointment.startsAt) }
                     && (statuses.isEmpty || statuses.contains(FHIRResources.status(appointment.status)))
                     && (ids.isEmpty || ids.contains(String(appointment.id ?? 0)))
                     && (doctor == nil || appointment.doctorId == doctor) && (clinic == nil || appointment.clinicId == clinic)
             }
-            return try list.map { item in
-                let visit = try item.appointment.visitTypeId.flatMap { id in
-                    try system.departments.visitTypes(departmentId: item.department.id ?? 0).first { $0.id == id }
+            var visits: [Int64: [VisitType]] = [:]
+            var resources: [FHIRJSON] = []
+            for item in list {
+                var visit: VisitType?
+                if let id = item.appointment.visitTypeId, let department = item.department.id {
+                    if visits[department] == nil { visits[department] = try await system.departments.visitTypes(departmentId: department) }
+                    visit = visits[department]?.first { $0.id == id }
                 }
-                return FHIRResources.appointment(item.appointment, clinic: item.clinic, department: item.department, visit: visit, language)
+                resources.append(FHIRResources.appointment(item.appointment, clinic: item.clinic, department: item.department,
+                                                           visit: visit, language))
             }
+            return resources
         }
     }
 
@@ -146,18 +154,16 @@ extension FHIRController {
         }
         let patient = try context.signedInPatient()
         if let hold = FHIRResources.hold(text) {
-            let controller = self
-            let held = try await dependencies.work(patient.language) { [system = dependencies.system] () throws -> FHIRJSON in
-                try controller.heldResource(try system.appointments.slotHold(hold, clientId: patient.id), system, patient.language)
+            let held = try await dependencies.work(patient.language) { [system = dependencies.system] in
+                try system.appointments.slotHold(hold, clientId: patient.id)
             }
-            return respond(held)
+            return respond(try await heldResource(held, patient.language))
         }
         if let waiting = try await readWaitlistAppointment(text, patient: patient) { return respond(waiting) }
         guard let id = Int64(text), id > 0 else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", text) }
-        let controller = self
-        let found = try await dependencies.work(patient.language) { [system = dependencies.system] () throws -> FHIRJSON in
-            let appointment = try system.appointments.getAppointmentById(id, clientId: patient.id)
-            return try controller.resource(appointment, system, patient.language)
+        let found = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+            let appointment = try await system.appointments.appointmentWithHistory(id, clientId: patient.id).appointment
+            return try await Self.resource(appointment, system, patient.language)
         }
         return respond(found)
     }

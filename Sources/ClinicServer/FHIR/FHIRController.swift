@@ -194,9 +194,9 @@ struct FHIRController {
         _ = try parameters(request, allowed: [])
         let id = try id(context, type: "HealthcareService")
         let language = context.language
-        let (department, clinic, visits) = try await dependencies.work(language) { [system = dependencies.system] in
-            let department = try system.departments.getDepartmentById(id)
-            return (department, try system.clinics.getClinicById(department.clinicId), try system.departments.visitTypes(departmentId: id))
+        let (department, clinic, visits) = try await dependencies.awaited(language) { [system = dependencies.system] in
+            let (department, clinic) = try await system.departmentWithClinic(id)
+            return (department, clinic, try await system.departments.visitTypes(departmentId: id))
         }
         return respond(FHIRResources.healthcareService(department, clinic: clinic, visits: visits, language))
     }
@@ -212,16 +212,19 @@ struct FHIRController {
             try FHIRParameters.id($0, type: parameters.first("location") != nil ? "Location" : "Organization", parameter: "location")
         }
         let specialty = try parameters.first("specialty").map(FHIRParameters.specialization)
-        let found = try await dependencies.work(language) { [system = dependencies.system] in
+        let found = try await dependencies.awaited(language) { [system = dependencies.system] in
             var list: [(Department, Clinic, [VisitType])] = []
-            let departments: [Department]
-            if let ids { departments = [try system.departments.getDepartmentById(ids)] }
-            else { departments = try system.departments.getDepartmentsByClinicId(clinicId ?? 0) }
-            for department in departments {
+            let places: [(Department, Clinic)]
+            if let ids {
+                places = [try await system.departmentWithClinic(ids)]
+            } else {
+                let (clinic, departments) = try await system.clinics.clinicWithDepartments(clinicId ?? 0)
+                places = departments.map { ($0, clinic) }
+            }
+            for (department, clinic) in places {
                 if let clinicId, department.clinicId != clinicId { continue }
                 if let specialty, department.specialization != specialty { continue }
-                list.append((department, try system.clinics.getClinicById(department.clinicId),
-                             try system.departments.visitTypes(departmentId: department.id ?? 0)))
+                list.append((department, clinic, try await system.departments.visitTypes(departmentId: department.id ?? 0)))
             }
             return list
         }
@@ -233,7 +236,7 @@ struct FHIRController {
 
     func doctor(_ context: APIContext, type: String) async throws -> DoctorPlace {
         let id = try id(context, type: type)
-        return try await dependencies.work(context.language) { [system = dependencies.system] in try system.doctorPlace(id) }
+        return try await dependencies.awaited(context.language) { [system = dependencies.system] in try await system.doctorPlace(id) }
     }
 
     @Sendable func readPractitioner(_ request: Request, context: APIContext) async throws -> Response {
@@ -261,8 +264,8 @@ struct FHIRController {
             if text.hasPrefix("Location/") || text.hasPrefix("HealthcareService/") {
                 return try await doctors(ofPlace: text, id: id, language)
             }
-            return try await dependencies.work(language) {
-                do { return [try system.doctorPlace(id)] } catch let error as ClinicError where error.code == .notFound { return [] }
+            return try await dependencies.awaited(language) {
+                do { return [try await system.doctorPlace(id)] } catch let error as ClinicError where error.code == .notFound { return [] }
             }
         }
         if let service = parameters.first("service") {
@@ -277,9 +280,13 @@ struct FHIRController {
     }
 
     func doctors(ofPlace text: String, id: Int64, _ language: Language) async throws -> [DoctorPlace] {
-        try await dependencies.work(language) { [system = dependencies.system] in
-            if text.hasPrefix("HealthcareService/") { return try system.doctorPlaces(departmentId: id) }
-            return try system.departments.getDepartmentsByClinicId(id).flatMap { try system.doctorPlaces(departmentId: $0.id ?? 0) }
+        try await dependencies.awaited(language) { [system = dependencies.system] in
+            if text.hasPrefix("HealthcareService/") { return try await system.doctorPlaces(departmentId: id) }
+            var places: [DoctorPlace] = []
+            for department in try await system.clinics.clinicWithDepartments(id).departments {
+                places += try await system.doctorPlaces(departmentId: department.id ?? 0)
+            }
+            return places
         }
     }
 
@@ -337,15 +344,15 @@ struct FHIRController {
         let specialty = try parameters.first("specialty").map(FHIRParameters.specialization)
         let language = context.language
         let found = window
-        let (place, slots) = try await dependencies.work(language) { [system = dependencies.system] in
-            let place = try system.doctorPlace(doctorId)
+        let (place, slots) = try await dependencies.awaited(language) { [system = dependencies.system] in
+            let place = try await system.doctorPlace(doctorId)
             if let specialty, place.department.specialization != specialty { return (place, [Slot]()) }
             let zone = place.clinic.zone
             let first = LocalDateTime.of(found.lowerBound, in: zone).at(minuteOfDay: 0)
             let last = LocalDateTime.of(found.upperBound, in: zone)
             let days = Int(min(last.daysSinceEpoch - first.daysSinceEpoch + 1, Int64(PotentialQuery.maximumDays)))
-            let slots = try system.appointments.slots(departmentId: place.department.id ?? 0, doctorId: doctorId, from: first,
-                                                      days: days, visitTypeId: visitType)
+            let slots = try await system.slotsAwaited(departmentId: place.department.id ?? 0, doctorId: doctorId, from: first,
+                                                      days: days, visitTypeId: visitType).slots
             return (place, slots.filter { $0.start >= found.lowerBound && $0.start < found.upperBound })
         }
         let resources = slots.map { FHIRResources.slot($0, department: place.department, language) }
@@ -362,10 +369,10 @@ struct FHIRController {
             throw ClinicError(.notFound, .resourceNotFound, "Slot", text)
         }
         let language = context.language
-        let (place, slot) = try await dependencies.work(language) { [system = dependencies.system] in
-            let place = try system.doctorPlace(doctorId)
+        let (place, slot) = try await dependencies.awaited(language) { [system = dependencies.system] in
+            let place = try await system.doctorPlace(doctorId)
             let day = LocalDateTime.of(start, in: place.clinic.zone).at(minuteOfDay: 0)
-            let slots = try system.appointments.slots(departmentId: place.department.id ?? 0, doctorId: doctorId, from: day, days: 1)
+            let slots = try await system.slotsAwaited(departmentId: place.department.id ?? 0, doctorId: doctorId, from: day, days: 1).slots
             return (place, slots.first { $0.start == start })
         }
         guard let slot else { throw ClinicError(.notFound, .resourceNotFound, "Slot", text) }

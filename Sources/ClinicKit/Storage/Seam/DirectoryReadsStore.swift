@@ -16,6 +16,11 @@ public protocol DirectoryReadsStore: Sendable {
     func departmentVisitTypes(id: Int64) async throws -> [VisitType]?
     /// The clinics `filter` matches, in its order (name, then id), as `StoreReading.clinics(matching:)`.
     func clinics(matching filter: ClinicFilter) async throws -> [Clinic]
+    /// The department with its clinic; nil when there is no such department.
+    func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)?
+    /// The doctor (active or not) with their department, its clinic and their weekly hours;
+    /// nil when there is no such doctor.
+    func doctorPlace(id: Int64) async throws -> DoctorPlace?
 }
 
 /// A doctor with their weekly hours, as a department's list shows them.
