@@ -83,11 +83,17 @@ extension FHIRController {
         let wantsOffers = statuses.isEmpty || statuses.contains("pending")
         guard wantsEntries || wantsOffers else { return [] }
         let language = patient.language
-        return try await dependencies.work(language) { [system = dependencies.system] in
-            let overview = try system.waitlist.overview(clientId: patient.id)
-            func doctorName(_ departmentId: Int64, _ doctorId: Int64?) throws -> String? {
+        return try await dependencies.awaited(language) { [system = dependencies.system] in
+            let overview = try await system.waitlist.overview(clientId: patient.id)
+            // Each department's doctors read once (a department's active doctors, as before).
+            var doctors: [Int64: [DoctorWithHours]] = [:]
+            for departmentId in Set(overview.entries.compactMap { $0.doctorId == nil ? nil : $0.departmentId }
+                                    + overview.offers.map(\.departmentId)) {
+                doctors[departmentId] = try await system.departments.doctorsWithHours(departmentId: departmentId)
+            }
+            func doctorName(_ departmentId: Int64, _ doctorId: Int64?) -> String? {
                 guard let doctorId else { return nil }
-                return try system.departments.getDoctorsByDepartmentId(departmentId).first { $0.id == doctorId }?.name
+                return doctors[departmentId]?.first { $0.doctor.id == doctorId }?.doctor.name
             }
             var found: [FHIRJSON] = []
             if wantsEntries {
@@ -98,7 +104,7 @@ extension FHIRController {
                     let period = FHIRResources.requested(entry, place)
                     guard dates.allSatisfy({ range in period.map { $0.overlaps(range) } ?? false }) else { continue }
                     found.append(FHIRResources.waitlistEntry(entry, clinic: place, department: department,
-                                                             doctorName: try doctorName(entry.departmentId, entry.doctorId), language))
+                                                             doctorName: doctorName(entry.departmentId, entry.doctorId), language))
                 }
             }
             if wantsOffers {
@@ -108,7 +114,7 @@ extension FHIRController {
                           doctor == nil || offer.doctorId == doctor, clinic == nil || place.id == clinic,
                           dates.allSatisfy({ $0.contains(offer.startsAt) }) else { continue }
                     found.append(FHIRResources.offered(offer, clinic: place, department: department,
-                                                       doctorName: try doctorName(offer.departmentId, offer.doctorId) ?? "", language))
+                                                       doctorName: doctorName(offer.departmentId, offer.doctorId) ?? "", language))
                 }
             }
             return found
