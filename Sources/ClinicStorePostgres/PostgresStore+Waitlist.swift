@@ -57,6 +57,50 @@ extension PostgresStore {
         try await run(.acceptOffer(choice, plan: plan, decide: decide))
     }
 
+    /// BEGIN; the department asked, the clinic's entries, their patients (opened), the entries'
+    /// notes (opened): four statements, and the key check when there is anything to open; the
+    /// decision; its audit rows; COMMIT.
+    public func staffWaitlist<T: Sendable>(clinicId: Int64, departmentId: Int64?,
+                                           decide: @escaping @Sendable (StaffWaitlistFacts) throws -> WaitlistDecision<T>) async throws -> T {
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            var department: Department?
+            if let departmentId {
+                department = try await tx.rows(PostgresTransaction.departmentSQL, [departmentId]).first
+                    .map { try Department(row: try PostgresTransaction.row($0)) }
+            }
+            let entries = try await tx.rows(PostgresTransaction.clinicWaitlistSQL, [clinicId, departmentId])
+                .map { try WaitlistEntry(row: try PostgresTransaction.row($0)) }
+            var names: [Int64: String] = [:], notes: [Int64: String] = [:]
+            if !entries.isEmpty {
+                let check = try tx.value(String.self, try await tx.rows("SELECT value FROM settings WHERE key = $1",
+                                                                        [PostgresTransaction.clientsKeyCheckSetting]))
+                var cipher: FieldCipher?
+                func opening() throws -> FieldCipher {
+                    if let cipher { return cipher }
+                    let made = try key.cipher(keyCheck: check)
+                    cipher = made
+                    return made
+                }
+                for row in try await tx.rows("SELECT * FROM clients WHERE id = ANY($1::bigint[])",
+                                             [DirectoryIdArray(Array(Set(entries.map(\.clientId))))]) {
+                    let stored = try PostgresTransaction.storedClientOfRow(try PostgresTransaction.row(row))
+                    let client = stored.personal == nil ? stored.client : try stored.opened(with: try opening())
+                    names[client.id ?? 0] = "\(client.name) \(client.surname)"
+                }
+                for row in try await tx.rows(PostgresTransaction.waitlistNotesSQL, [DirectoryIdArray(entries.compactMap(\.id))]) {
+                    let found = try PostgresTransaction.row(row)
+                    let id: Int64 = try found.value("id", in: "waitlist_entries")
+                    notes[id] = try StaffController.openedNote(try found.value("note", in: "waitlist_entries"), entryId: id, cipher: try opening())
+                }
+            }
+            let decision = try decide(StaffWaitlistFacts(department: department, entries: entries, names: names, notes: notes))
+            try await Self.write(decision, tx, ring: ring, key: key)
+            return decision.result
+        }
+    }
+
     /// The chosen offer's id: a link used up (nil: no such link unused).
     static func offerId(_ choice: OfferChoice, _ tx: AwaitedConnection) async throws -> Int64? {
         switch choice {

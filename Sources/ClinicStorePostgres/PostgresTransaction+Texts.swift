@@ -31,12 +31,14 @@ extension PostgresTransaction {
     func waitlistNotes(entryIds: [Int64]) throws -> [Int64: Data] {
         guard !entryIds.isEmpty else { return [:] }
         var notes: [Int64: Data] = [:]
-        for row in try rows("SELECT id, note FROM waitlist_entries WHERE note IS NOT NULL AND id = ANY($1::bigint[])",
-                            ["{" + entryIds.map(String.init).joined(separator: ",") + "}"]) {
+        for row in try rows(Self.waitlistNotesSQL, ["{" + entryIds.map(String.init).joined(separator: ",") + "}"]) {
             notes[try row.value("id", in: "waitlist_entries")] = try row.value("note", in: "waitlist_entries")
         }
         return notes
     }
+
+    /// The sealed notes of the entries `$1` (an array of ids) that have one.
+    static let waitlistNotesSQL = "SELECT id, note FROM waitlist_entries WHERE note IS NOT NULL AND id = ANY($1::bigint[])"
 
     func setWaitlistNote(entryId: Int64, sealed: Data?) throws {
         try execute(Self.setNoteSQL, [sealed, entryId])

@@ -30,12 +30,16 @@ extension PostgresTransaction {
     static let openOffersOfClientSQL = "SELECT * FROM waitlist_offers WHERE client_id = $1 AND status = 'open' ORDER BY id"
 
     func waitlistEntries(ofClinic clinicId: Int64, departmentId: Int64?) throws -> [WaitlistEntry] {
-        try rows("""
-            SELECT * FROM waitlist_entries WHERE clinic_id = $1 AND ($2::bigint IS NULL OR department_id = $2::bigint)
-                                             AND status IN ('waiting', 'offered')
-            ORDER BY department_id, priority DESC, created_at, id
-            """, [clinicId, departmentId]).map(WaitlistEntry.init(row:))
+        try rows(Self.clinicWaitlistSQL, [clinicId, departmentId]).map(WaitlistEntry.init(row:))
     }
+
+    /// A clinic's (`$1`) entries waiting or offered a time, of one department (`$2`) or all, in
+    /// the order they are offered times.
+    static let clinicWaitlistSQL = """
+        SELECT * FROM waitlist_entries WHERE clinic_id = $1 AND ($2::bigint IS NULL OR department_id = $2::bigint)
+                                         AND status IN ('waiting', 'offered')
+        ORDER BY department_id, priority DESC, created_at, id
+        """
 
     func hasWaitlistWork(at now: Date) throws -> Bool {
         try value(Bool.self, """

@@ -22,6 +22,11 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try OfferAcceptance.run(tx, choice, plan: plan, decide: decide) } }
     }
 
+    public func staffWaitlist<T: Sendable>(clinicId: Int64, departmentId: Int64?,
+                                           decide: @escaping @Sendable (StaffWaitlistFacts) throws -> WaitlistDecision<T>) async throws -> T {
+        try await change({ tx in try StaffWaitlistFacts.read(tx, store: self, clinicId: clinicId, departmentId: departmentId) }, decide)
+    }
+
     /// One write of the next batch: the facts gathered, `decide`, the decision applied.
     private func change<State, T: Sendable>(_ gather: @escaping @Sendable (any StoreWriting) throws -> State,
                                             _ decide: @escaping @Sendable (State) throws -> WaitlistDecision<T>) async throws -> T {

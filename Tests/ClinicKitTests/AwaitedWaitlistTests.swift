@@ -347,6 +347,36 @@ import Testing
         #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob.clientId) == visits, "booked once")
     }
 
+    /// The front desk's list (a read that writes the audit trail) by either path: the clinic's
+    /// entries in the order they are offered times, with names and the note opened; one audit
+    /// row per patient shown; another clinic's department refused with nothing written.
+    @Test(arguments: Path.allCases) func theFrontDesksListShowsItsClinicsEntriesWithTheirAuditRows(_ path: Path) async throws {
+        let s = try scene()
+        let (here, elsewhere) = try Self.desks(s.system)
+        _ = try await s.system.staff.changeWaitlistEntry(here, entryId: s.carol.id ?? 0, priority: 3, note: "calls after 5", requestId: nil)
+        func list(_ member: StaffMember, _ department: Int64?) async throws -> [StaffWaitlistEntry] {
+            switch path {
+            case .seam: try Self.seam { try s.system.staff.waitlist(member, departmentId: department, requestId: "r") }
+            case .awaited: try await s.system.staff.waitlist(member, departmentId: department, requestId: "r")
+            }
+        }
+        let before = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notFound, .departmentNotFound, String(s.therapy))) { _ = try await list(elsewhere, s.therapy) }
+        await #expect(throws: ClinicError(.notFound, .departmentNotFound, "99999")) { _ = try await list(here, 99_999) }
+        #expect(try fingerprint(s.system) == before, "a refusal writes nothing, no audit row either")
+        #expect(try await list(elsewhere, nil).isEmpty, "another clinic sees nobody")
+
+        let listed = try await list(here, s.therapy)
+        #expect(listed.map(\.entry.id) == [s.carol.id, s.bob.id], "the higher priority first")
+        #expect(listed.map(\.patientName) == ["Anna Smith", "Anna Smith"], "the names opened")
+        #expect(listed.map(\.note) == ["calls after 5", nil])
+        for clientId in [s.bob.clientId, s.carol.clientId] {
+            let log = try await s.system.clients.accessLog(clientId: clientId)
+            #expect(log.filter { $0.action == "patient.read" }.count == 1, "one row for the patient shown")
+        }
+        #expect(try s.system.auditCheck().problem == nil && s.system.auditCheck().broken.isEmpty, "the chain holds")
+    }
+
     @Test(arguments: Path.allCases) func theFrontDeskChangesAnEntrysPriorityAndNoteWithTheirAuditRows(_ path: Path) async throws {
         let s = try scene()
         let (here, elsewhere) = try Self.desks(s.system)
@@ -369,7 +399,7 @@ import Testing
         s.clock.advance(60)
         let changed = try await change(here, s.bob.id ?? 0, priority: 5, note: "prefers mornings")
         #expect(changed.id == s.bob.id && changed.priority == 5 && changed.updatedAt == s.clock.now)
-        let listed = try #require(try s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id })
+        let listed = try #require(try await s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id })
         #expect(listed.entry == changed && listed.note == "prefers mornings", "answered as stored, the note opened")
         #expect(try storedInt(s.system, "SELECT count(*) FROM waitlist_entries WHERE note IS NOT NULL") == 1)
         let log = try await s.system.clients.accessLog(clientId: s.bob.clientId)
@@ -377,7 +407,7 @@ import Testing
         // The note alone, then removed: the priority kept.
         let noteOnly = try await change(here, s.bob.id ?? 0, priority: nil, note: "")
         #expect(noteOnly.priority == 5)
-        #expect(try s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id }?.note == nil)
+        #expect(try await s.system.staff.waitlist(here).first { $0.entry.id == s.bob.id }?.note == nil)
         #expect(try s.system.auditCheck().problem == nil && s.system.auditCheck().broken.isEmpty, "the chain holds")
     }
 }

@@ -309,6 +309,34 @@ import Testing
             }
         }
     }
+
+    // MARK: The front desk's list
+
+    @Test func theFrontDesksListShowsItsClinicsEntriesAndAuditsEachPatientShown() throws {
+        let desk = StaffActionRulesTests.member(.receptionist, clinic: 3)
+        let entries = [Self.entry(id: 7, clientId: 2, status: .waiting), Self.entry(id: 8, clientId: 1), Self.entry(id: 9, clientId: 2),
+                       Self.entry(id: 10, clientId: 5, status: .waiting)]
+        let facts = StaffWaitlistFacts(department: Department(id: 4, clinicId: 3, specialization: "therapy", isDemo: false),
+                                       entries: entries, names: [1: "Anna Lee", 2: "Boris Ivanov"], notes: [8: "mornings"])
+        let shown = try StaffController.shownWaitlist(facts, desk, departmentId: 4, requestId: "r", now: Self.later)
+        #expect(shown.writes.isEmpty && shown.result.map(\.entry) == entries, "in the order the store read them")
+        #expect(shown.result.map(\.patientName) == ["Boris Ivanov", "Anna Lee", "Boris Ivanov", ""], "a record gone shows no name")
+        #expect(shown.result.map(\.note) == [nil, "mornings", nil, nil])
+        // One row per patient shown, by id; the patient whose record is gone is not audited.
+        #expect(shown.audits.map(\.clientId) == [1, 2])
+        #expect(shown.audits.allSatisfy { $0.action == .patientRead && $0.detail == "waitlist" && $0.requestId == "r" && $0.now == Self.later })
+        #expect(try StaffController.shownWaitlist(StaffWaitlistFacts(department: nil, entries: [], names: [:], notes: [:]), desk,
+                                                  departmentId: nil, requestId: nil, now: Self.now).audits.isEmpty)
+        // A department asked must be the member's clinic's.
+        for (department, note) in [(nil, "no such department"),
+                                    (Department(id: 4, clinicId: 6, specialization: "therapy", isDemo: false), "another clinic's")]
+            as [(Department?, Comment)] {
+            #expect(throws: ClinicError(.notFound, .departmentNotFound, "4"), note) {
+                _ = try StaffController.shownWaitlist(StaffWaitlistFacts(department: department, entries: entries, names: [:], notes: [:]),
+                                                      desk, departmentId: 4, requestId: nil, now: Self.now)
+            }
+        }
+    }
 }
 
 

@@ -31,8 +31,8 @@ struct StaffWaitlistRoutes {
         let member = try context.signedInStaff().member
         let department = try request.queryInt("departmentId").map(Int64.init)
         let requestId = context.requestId
-        let entries = try await dependencies.work(context.language) { [system] in
-            try system.staff.waitlist(member, departmentId: department, requestId: requestId)
+        let entries = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.waitlist(member, departmentId: department, requestId: requestId)
         }
         return try HTTPMapping.json(ItemsJSON(items: entries.map(StaffWaitlistEntryJSON.init)))
     }

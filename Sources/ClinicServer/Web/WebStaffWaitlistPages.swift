@@ -25,9 +25,9 @@ struct WebStaffWaitlistPages {
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let department = request.query("department").flatMap { $0.isEmpty ? nil : Int64($0) }
         let requestId = context.requestId
-        let (entries, departments) = try await dependencies.work(web) { [system] in
-            (try system.staff.waitlist(member, departmentId: department, requestId: requestId),
-             try system.departments.getDepartmentsByClinicId(member.clinicId))
+        let (entries, departments) = try await dependencies.awaited(web.language) { [system] in
+            (try await system.staff.waitlist(member, departmentId: department, requestId: requestId),
+             try await system.clinics.clinicWithDepartments(member.clinicId).departments)
         }
         let names = Dictionary(departments.map { ($0.id ?? 0, Specialization.displayName($0.specialization, web.language)) },
                                uniquingKeysWith: { first, _ in first })

@@ -13,36 +13,85 @@ public struct StaffWaitlistEntry: Sendable, Equatable {
     public var note: String? = nil
 }
 
+/// What the front desk's waitlist is decided on (`WaitlistChangesStore.staffWaitlist`): the
+/// department asked (nil when none was asked or there is no such department), the clinic's
+/// entries waiting or offered a time in the order they are offered times, their patients'
+/// names ("Name Surname", opened) and the entries' notes (opened).
+public struct StaffWaitlistFacts: Sendable {
+    public let department: Department?
+    public let entries: [WaitlistEntry]
+    public let names: [Int64: String]
+    public let notes: [Int64: String]
+
+    public init(department: Department?, entries: [WaitlistEntry], names: [Int64: String], notes: [Int64: String]) {
+        self.department = department; self.entries = entries; self.names = names; self.notes = notes
+    }
+
+    /// The facts as the seam's reads, in the caller's transaction (what SQLite runs).
+    public static func read(_ tx: any StoreReading, store: any ClinicStore, clinicId: Int64, departmentId: Int64?) throws
+        -> StaffWaitlistFacts {
+        let department = try departmentId.flatMap { try tx.department(id: $0) }
+        let entries = try tx.waitlistEntries(ofClinic: clinicId, departmentId: departmentId)
+        var names: [Int64: String] = [:]
+        for clientId in Set(entries.map(\.clientId)) {
+            guard let client = try store.client(tx, id: clientId) else { continue }
+            names[clientId] = "\(client.name) \(client.surname)"
+        }
+        let sealed = try tx.waitlistNotes(entryIds: entries.compactMap(\.id))
+        let cipher = sealed.isEmpty ? nil : try AppointmentNotes.cipher(tx)
+        var notes: [Int64: String] = [:]
+        for (id, data) in sealed {
+            if let cipher { notes[id] = try StaffController.openedNote(data, entryId: id, cipher: cipher) }
+        }
+        return StaffWaitlistFacts(department: department, entries: entries, names: names, notes: notes)
+    }
+}
+
 extension StaffController {
     /// The entries waiting (or offered a time) at the member's clinic, optionally at one of its
     /// departments, in the order they are offered times: department, priority (higher first),
     /// joining. Receptionists and clinic admins.
     public func waitlist(_ member: StaffMember, departmentId: Int64? = nil, requestId: String? = nil) throws -> [StaffWaitlistEntry] {
         try member.checkFrontDesk()
-        let now = self.now()
+        let now = self.now(), store = database
         return try database.writing { tx in
-            if let departmentId {
-                guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-                }
-            }
-            let entries = try tx.waitlistEntries(ofClinic: member.clinicId, departmentId: departmentId)
-            var names: [Int64: String] = [:]
-            for clientId in Set(entries.map(\.clientId)).sorted() {
-                guard let client = try database.client(tx, id: clientId) else { continue }
-                names[clientId] = "\(client.name) \(client.surname)"
-                try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
-                                    detail: "waitlist", now: now)
-            }
-            let sealed = try tx.waitlistNotes(entryIds: entries.compactMap(\.id))
-            let cipher = sealed.isEmpty ? nil : try AppointmentNotes.cipher(tx)
-            return try entries.map { entry in
-                let note = try sealed[entry.id ?? 0].flatMap { data in
-                    try cipher.map { String(decoding: try $0.open(bytes: data, context: Self.noteContext(entry.id ?? 0)), as: UTF8.self) }
-                }
-                return StaffWaitlistEntry(entry: entry, patientName: names[entry.clientId] ?? "", note: note)
+            let decision = try Self.shownWaitlist(try StaffWaitlistFacts.read(tx, store: store, clinicId: member.clinicId,
+                                                                               departmentId: departmentId),
+                                                  member, departmentId: departmentId, requestId: requestId, now: now)
+            try decision.apply(tx)
+            return decision.result
+        }
+    }
+
+    /// `waitlist` awaited: one transaction of the store (`WaitlistChangesStore.staffWaitlist`),
+    /// its audit rows in it.
+    public func waitlist(_ member: StaffMember, departmentId: Int64? = nil, requestId: String? = nil) async throws
+        -> [StaffWaitlistEntry] {
+        try member.checkFrontDesk()
+        let now = self.now()
+        return try await database.staffWaitlist(clinicId: member.clinicId, departmentId: departmentId) { facts in
+            try Self.shownWaitlist(facts, member, departmentId: departmentId, requestId: requestId, now: now)
+        }
+    }
+
+    /// What the front desk is shown, on the facts: a department asked must be of the member's
+    /// clinic (another's is `department_not_found`, as one that does not exist); each entry with
+    /// its patient's name and note; one audit row per patient shown (a patient whose record is
+    /// gone is shown without a name and not audited).
+    public static func shownWaitlist(_ facts: StaffWaitlistFacts, _ member: StaffMember, departmentId: Int64?, requestId: String?,
+                                     now: Date) throws -> WaitlistDecision<[StaffWaitlistEntry]> {
+        if let departmentId {
+            guard let department = facts.department, department.id == departmentId, department.clinicId == member.clinicId else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
         }
+        let audits = Set(facts.entries.map(\.clientId)).sorted().filter { facts.names[$0] != nil }.map { clientId in
+            AuditAsk(by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId, detail: "waitlist", now: now)
+        }
+        let shown = facts.entries.map { entry in
+            StaffWaitlistEntry(entry: entry, patientName: facts.names[entry.clientId] ?? "", note: facts.notes[entry.id ?? 0])
+        }
+        return WaitlistDecision(writes: [], now: now, result: shown, audits: audits)
     }
 
     static func noteContext(_ entryId: Int64) -> String { "waitlist-note:\(entryId)" }
@@ -50,6 +99,11 @@ extension StaffController {
     /// Seals and stores an entry's note (empty: none), checked as an appointment's notes are.
     func setNote(_ tx: any StoreWriting, entryId: Int64, _ note: String) throws {
         try WaitlistDecision<Void>.apply(.setNote(entryId: entryId, note: try AppointmentController.checkedNotes(note)), tx, now: now())
+    }
+
+    /// An entry's note as stored, opened with `cipher`.
+    public static func openedNote(_ sealed: Data, entryId: Int64, cipher: FieldCipher) throws -> String {
+        String(decoding: try cipher.open(bytes: sealed, context: noteContext(entryId)), as: UTF8.self)
     }
 
     /// An entry's note as stored: sealed under `cipher` to its entry.

@@ -13,6 +13,11 @@ public protocol WaitlistChangesStore: Sendable {
     /// offers, locked until COMMIT on a store shared by several servers, `decide`, the writes.
     func changeWaitlistEntry<T: Sendable>(id: Int64, decide: @escaping @Sendable (WaitlistEntryState?) throws -> WaitlistDecision<T>)
         async throws -> T
+    /// The front desk's waitlist of a clinic in one transaction (a read that writes the audit
+    /// trail): `StaffWaitlistFacts` for the clinic and the department asked (nil: all), `decide`
+    /// (`StaffController.shownWaitlist`), its audit rows written.
+    func staffWaitlist<T: Sendable>(clinicId: Int64, departmentId: Int64?,
+                                    decide: @escaping @Sendable (StaffWaitlistFacts) throws -> WaitlistDecision<T>) async throws -> T
     /// One answer to an offer in one transaction: the offer chosen (its link used up first; nil:
     /// no such offer, or no such link unused) locked until COMMIT with its entry's status,
     /// `decide`, the writes.
