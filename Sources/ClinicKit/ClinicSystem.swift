@@ -44,7 +44,6 @@ public final class ClinicSystem: Sendable {
         let gazetteer = resources.map { LazyGazetteer(data: $0.data) }
         let zones = resources.map { LazyZones(data: $0.data) }
         geocoding = GeocodingService(database: database, gazetteer: gazetteer,
-                                     offline: [DirectoryCities(database: database, gazetteer: gazetteer)],
                                      remote: remoteGeocoder, zones: zones, now: now)
         clinics = ClinicController(database: database, zones: zones, now: now)
         departments = DepartmentController(database: database)

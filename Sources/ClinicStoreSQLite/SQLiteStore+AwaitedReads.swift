@@ -148,3 +148,13 @@ extension SQLiteStore {
         }
     }
 }
+
+extension SQLiteStore {
+    public func geocodeFacts(_ ask: GeocodeFactsRequest) async throws -> GeocodeFacts {
+        try await readAwaited { tx in try GeocodeFacts.read(tx, ask) }
+    }
+
+    public func recordGeocode(_ write: GeocodeCacheWrite) async throws {
+        try await commit { try self.writing { tx in try write.apply(tx) } }
+    }
+}

@@ -252,6 +252,7 @@ struct MisconfiguredGeocoder: Geocoder {
     let error: ClinicError
     var source: String { "nominatim" }
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? { throw error }
+    func lookUp(_ query: String) async throws -> (coordinate: Coordinate, precision: String, name: String?)? { throw error }
 }
 
 /// The logged-in patient's saved language, once known: it outranks the environment (but not

@@ -41,7 +41,6 @@ import Testing
     func service(_ system: ClinicSystem, remote: (any Geocoder)? = nil) throws -> GeocodingService {
         let gazetteer = LazyGazetteer(data: projectData)
         return GeocodingService(database: system.database, gazetteer: gazetteer,
-                                offline: [DirectoryCities(database: system.database, gazetteer: gazetteer)],
                                 remote: remote, zones: LazyZones(data: projectData), now: { testNow })
     }
 

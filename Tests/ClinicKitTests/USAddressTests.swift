@@ -95,8 +95,7 @@ import Testing
     func service() throws -> GeocodingService {
         let system = try makeSystem()
         let gazetteer = LazyGazetteer(data: projectData)
-        return GeocodingService(database: system.database, gazetteer: gazetteer,
-                                offline: [DirectoryCities(database: system.database, gazetteer: gazetteer)], now: { testNow })
+        return GeocodingService(database: system.database, gazetteer: gazetteer, now: { testNow })
     }
 
     @Test func streetAddressesInTheLargestCitiesFindTheirCity() throws {

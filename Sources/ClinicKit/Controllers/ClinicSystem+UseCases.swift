@@ -46,6 +46,13 @@ extension ClinicSystem {
         return LocatedPlace(point: point, geocoded: geocoded)
     }
 
+    /// `locate` awaited: an address looked up with no thread waiting for the store or the
+    /// HTTP geocoder.
+    public func locate(_ place: PlaceChoice, patient: () throws -> Client) async throws -> LocatedPlace {
+        let (point, geocoded) = try await place.resolving(geocoding, patient: patient)
+        return LocatedPlace(point: point, geocoded: geocoded)
+    }
+
     /// `findFreeSlots(from:)` from a place already located; the address is remembered once the
     /// search succeeded.
     public func findFreeSlots(at place: LocatedPlace, specialization: String, before: Date? = nil, limit: Int = 1,

@@ -55,11 +55,13 @@ public struct GeocodeResult: Sendable, Equatable {
     }
 }
 
-/// One source of the geocoder chain. Returns nil when it does not know the query; throws only
-/// when it could not be asked (a network failure, a timeout).
+/// The chain's remote source (a Nominatim server). Returns nil when it does not know the query;
+/// throws only when it could not be asked (a network failure, a timeout). `geocode` blocks its
+/// thread (the CLI's commands); `lookUp` suspends the task (a server's requests).
 public protocol Geocoder: Sendable {
     var source: String { get }
     func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)?
+    func lookUp(_ query: String) async throws -> (coordinate: Coordinate, precision: String, name: String?)?
 }
 
 /// The chain: typed coordinates, then the offline gazetteer (which names every place the
@@ -68,11 +70,13 @@ public protocol Geocoder: Sendable {
 /// an indexed file, as fast as the cache, and its answers carry the alternatives a cached row
 /// would lose; so the cache keeps only what the later sources found. `resolve` only reads;
 /// `record` stores what was found (or counts a cache hit) in the caller's transaction, so a
-/// command that fails afterwards leaves no trace.
+/// command that fails afterwards leaves no trace. Each step decides on what was read
+/// (`GeocodeFacts`); `resolve` runs them synchronously (the CLI), its `async` overload awaits
+/// the store and the remote geocoder (a server).
 public final class GeocodingService: Sendable {
     let database: any ClinicStore
     let gazetteer: LazyGazetteer?
-    let offline: [any Geocoder]
+    let directory: DirectoryCities
     let remote: (any Geocoder)?
     let zones: LazyZones?
     let now: @Sendable () -> Date
@@ -85,19 +89,14 @@ public final class GeocodingService: Sendable {
     /// How many other places a result names at most.
     public static let alternativeCount = 5
 
-    init(database: any ClinicStore, gazetteer: LazyGazetteer?, offline: [any Geocoder], remote: (any Geocoder)? = nil,
+    init(database: any ClinicStore, gazetteer: LazyGazetteer?, remote: (any Geocoder)? = nil,
          zones: LazyZones? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.gazetteer = gazetteer
-        self.offline = offline
+        self.directory = DirectoryCities(gazetteer: gazetteer)
         self.remote = remote
         self.zones = zones
         self.now = now
-    }
-
-    public convenience init(database: any ClinicStore, offline: [any Geocoder], remote: (any Geocoder)? = nil,
-                            now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(database: database, gazetteer: nil, offline: offline, remote: remote, now: now)
     }
 
     /// The cache key: folded, with commas and spaces normalized.
@@ -113,49 +112,111 @@ public final class GeocodingService: Sendable {
         return wanted ? try zoned(result) : result
     }
 
+    /// `resolve`'s awaited form: the same steps, the store's reads and the remote geocoder awaited.
+    public func resolve(_ query: String, zones wanted: Bool = false) async throws -> GeocodeResult {
+        let result = try await locating(query)
+        return wanted ? try zoned(result) : result
+    }
+
+    // The chain's order, once blocking (`locate`) and once awaited (`locating`): the steps are
+    // shared and decide on what was read; only how it is read differs.
+
     func locate(_ query: String) throws -> GeocodeResult {
+        let (typed, trimmed, key) = try prepare(query)
+        if let typed { return typed }
+        let read = { (ask: GeocodeFactsRequest) in try self.database.reading { tx in try GeocodeFacts.read(tx, ask) } }
+        if asksStreetFirst(trimmed) {
+            if let cached = try cachedResult(key, read(GeocodeFactsRequest(cacheKey: key)).cached) { return cached }
+            if let found = (try? remoteResult(trimmed, key: key)) ?? nil { return found }
+        }
+        let countries = try directoryCountries.current ?? learnCountries(gazetteer == nil ? [] : try read(GeocodeFactsRequest(states: true)).states)
+        let (found, suggestion) = try gazetteerResult(trimmed, key: key, countries: countries)
+        if let found { return found }
+        let past = try pastGazetteer(trimmed, key: key)
+        if let found = try offlineResult(key, past, try read(past.ask)) { return found }
+        if let found = try remoteResult(trimmed, key: key) { return found }
+        throw Self.failure(trimmed, suggestion)
+    }
+
+    func locating(_ query: String) async throws -> GeocodeResult {
+        let (typed, trimmed, key) = try prepare(query)
+        if let typed { return typed }
+        if asksStreetFirst(trimmed) {
+            if let cached = try cachedResult(key, try await database.geocodeFacts(GeocodeFactsRequest(cacheKey: key)).cached) { return cached }
+            if let found = (try? await remoteAnswer(trimmed, key: key)) ?? nil { return found }
+        }
+        var countries = directoryCountries.current
+        if countries == nil {
+            countries = try learnCountries(gazetteer == nil ? [] : try await database.geocodeFacts(GeocodeFactsRequest(states: true)).states)
+        }
+        let (found, suggestion) = try gazetteerResult(trimmed, key: key, countries: countries ?? [])
+        if let found { return found }
+        let past = try pastGazetteer(trimmed, key: key)
+        if let found = try offlineResult(key, past, try await database.geocodeFacts(past.ask)) { return found }
+        if let found = try await remoteAnswer(trimmed, key: key) { return found }
+        throw Self.failure(trimmed, suggestion)
+    }
+
+    /// The query checked: typed coordinates are the answer; otherwise it trimmed and its cache key.
+    func prepare(_ query: String) throws -> (typed: GeocodeResult?, trimmed: String, key: String) {
         let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= 300, !Text.hasForbiddenControl(trimmed)
         else { throw ClinicError.invalid(.addressInvalid) }
         if let coordinate = try? CoordinateParser.parse(trimmed) {
-            return GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
-                                 cached: false, placeName: nil)
+            return (GeocodeResult(query: trimmed, coordinate: coordinate, precision: "coordinates", source: "input",
+                                  cached: false, placeName: nil), trimmed, "")
         }
-        let key = Self.normalize(trimmed)
-        // A street address goes to the street-level geocoder first, when there is one (and its
-        // answer to the cache): the gazetteer knows ZIP codes and towns, and the nearest clinic
-        // from a ZIP's centre is often not the nearest to the patient's door. Offline, or when
-        // it cannot be asked, the gazetteer answers at its own precision, which the result says.
-        if remote != nil, Self.hasStreetPart(trimmed), let found = try streetLevel(trimmed, key: key) { return found }
-        var suggestion: Gazetteer.Place?
-        if let gazetteer = try gazetteer?.load() {
-            let answer = try gazetteer.lookup(trimmed, preferring: { try countries(gazetteer) })
-            if let first = answer.places.first {
-                let shown = Array(answer.places.prefix(Self.alternativeCount + 1))
-                let hints = shown.count > 1 ? try gazetteer.hints(shown) : []
-                var result = GeocodeResult(query: key, coordinate: first.coordinate, precision: first.precision, source: "gazetteer",
-                                           cached: false, placeName: first.displayName, admin1: first.admin1Name.nonEmpty,
-                                           country: first.country, hint: hints.first)
-                result.alternatives = zip(shown.dropFirst(), hints.dropFirst()).map { place, hint in
-                    GeocodeCandidate(coordinate: place.coordinate, precision: place.precision, name: place.displayName,
-                                     admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint)
-                }
-                return result
-            }
-            suggestion = answer.suggestion
+        return (nil, trimmed, Self.normalize(trimmed))
+    }
+
+    /// A street address goes to the street-level geocoder first, when there is one (and its
+    /// answer to the cache): the gazetteer knows ZIP codes and towns, and the nearest clinic
+    /// from a ZIP's centre is often not the nearest to the patient's door. Offline, or when
+    /// it cannot be asked, the gazetteer answers at its own precision, which the result says.
+    func asksStreetFirst(_ trimmed: String) -> Bool { remote != nil && Self.hasStreetPart(trimmed) }
+
+    /// The gazetteer's places for the query, those of the directory's `countries` first; nil,
+    /// with the place it suggests instead (if any), when it knows none.
+    func gazetteerResult(_ trimmed: String, key: String, countries: Set<String>) throws
+        -> (result: GeocodeResult?, suggestion: Gazetteer.Place?) {
+        guard let gazetteer = try gazetteer?.load() else { return (nil, nil) }
+        let answer = try gazetteer.lookup(trimmed, preferring: { countries })
+        guard let first = answer.places.first else { return (nil, answer.suggestion) }
+        let shown = Array(answer.places.prefix(Self.alternativeCount + 1))
+        let hints = shown.count > 1 ? try gazetteer.hints(shown) : []
+        var result = GeocodeResult(query: key, coordinate: first.coordinate, precision: first.precision, source: "gazetteer",
+                                   cached: false, placeName: first.displayName, admin1: first.admin1Name.nonEmpty,
+                                   country: first.country, hint: hints.first)
+        result.alternatives = zip(shown.dropFirst(), hints.dropFirst()).map { place, hint in
+            GeocodeCandidate(coordinate: place.coordinate, precision: place.precision, name: place.displayName,
+                             admin1: place.admin1Name.nonEmpty, country: place.country, hint: hint)
         }
-        if let cached = try cachedResult(key) { return cached }
-        for geocoder in offline {
-            if let found = try geocoder.geocode(trimmed) {
-                return GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
-                                     source: geocoder.source, cached: false, placeName: found.name)
-            }
-        }
-        if let answer = try remoteResult(trimmed, key: key) { return answer }
+        return (result, nil)
+    }
+
+    /// What the steps past the gazetteer read (the cache's row, the directory's cities of the
+    /// query's city) and how a city's state is checked against the query's qualifiers.
+    func pastGazetteer(_ trimmed: String, key: String) throws
+        -> (ask: GeocodeFactsRequest, admits: ((String) throws -> Bool)?) {
+        let city = try directory.cityAndQualifiers(trimmed)
+        return (GeocodeFactsRequest(cacheKey: key, cityKey: city?.city), city?.admits)
+    }
+
+    /// The cache's answer, then the directory's.
+    func offlineResult(_ key: String, _ past: (ask: GeocodeFactsRequest, admits: ((String) throws -> Bool)?),
+                       _ facts: GeocodeFacts) throws -> GeocodeResult? {
+        if let cached = try cachedResult(key, facts.cached) { return cached }
+        guard let admits = past.admits, let found = try directory.pick(facts.cities, admits: admits) else { return nil }
+        return GeocodeResult(query: key, coordinate: found.coordinate, precision: "city", source: directory.source,
+                             cached: false, placeName: found.name)
+    }
+
+    /// No source knew the query: the gazetteer's suggestion, if it had one.
+    static func failure(_ trimmed: String, _ suggestion: Gazetteer.Place?) -> ClinicError {
         if let suggestion {
-            throw ClinicError(.geocodeFailed, .geocodeSuggestion, trimmed, suggestion.displayName, suggestion.hint(among: []))
+            return ClinicError(.geocodeFailed, .geocodeSuggestion, trimmed, suggestion.displayName, suggestion.hint(among: []))
         }
-        throw ClinicError(.geocodeFailed, .geocodeFailed, trimmed)
+        return ClinicError(.geocodeFailed, .geocodeFailed, trimmed)
     }
 
     /// Whether a query starts with a street address: a first comma-separated part that holds
@@ -172,17 +233,9 @@ public final class GeocodingService: Sendable {
         return words.count >= 2 && first.contains(where: \.isNumber) && first.contains(where: \.isLetter)
     }
 
-    /// The cache's or the remote geocoder's answer for a street address, nil when neither
-    /// knows it or the geocoder cannot be asked now (the offline sources answer then).
-    func streetLevel(_ query: String, key: String) throws -> GeocodeResult? {
-        if let cached = try cachedResult(key) { return cached }
-        return (try? remoteResult(query, key: key)) ?? nil
-    }
-
-    /// The geocode cache's answer for a normalized query, nil when it has none.
-    func cachedResult(_ key: String) throws -> GeocodeResult? {
-        guard let cached = try database.reading({ tx in try tx.cachedGeocode(query: key) }),
-              let coordinate = Coordinate(latitude: cached.latitude, longitude: cached.longitude) else { return nil }
+    /// The geocode cache's row as an answer, nil when it has none.
+    func cachedResult(_ key: String, _ cached: CachedGeocode?) throws -> GeocodeResult? {
+        guard let cached, let coordinate = Coordinate(latitude: cached.latitude, longitude: cached.longitude) else { return nil }
         return GeocodeResult(query: key, coordinate: coordinate, precision: cached.precision, source: cached.source, cached: true,
                              placeName: nil)
     }
@@ -192,7 +245,20 @@ public final class GeocodingService: Sendable {
     func remoteResult(_ query: String, key: String) throws -> GeocodeResult? {
         guard let remote else { return nil }
         if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
-        guard let found = try remote.geocode(query) else { return nil }
+        return remembered(try remote.geocode(query), from: remote, key: key)
+    }
+
+    /// `remoteResult` awaited.
+    func remoteAnswer(_ query: String, key: String) async throws -> GeocodeResult? {
+        guard let remote else { return nil }
+        if let answer = remoteAnswers.withLock({ $0[key] }) { return answer }
+        return remembered(try await remote.lookUp(query), from: remote, key: key)
+    }
+
+    /// The remote geocoder's answer, kept for this process.
+    func remembered(_ found: (coordinate: Coordinate, precision: String, name: String?)?, from remote: any Geocoder,
+                    key: String) -> GeocodeResult? {
+        guard let found else { return nil }
         let answer = GeocodeResult(query: key, coordinate: found.coordinate, precision: found.precision,
                                    source: remote.source, cached: false, placeName: found.name)
         remoteAnswers.withLock { $0[key] = answer }
@@ -211,11 +277,10 @@ public final class GeocodingService: Sendable {
     }
 
     /// The countries of the directory's clinics (their `state` codes: a U.S. state, or a
-    /// territory's ISO code), which rank first among places of the same name.
-    func countries(_ gazetteer: Gazetteer) throws -> Set<String> {
-        if let known = directoryCountries.current { return known }
-        let states = try database.reading { tx in try tx.clinicStates() }
-        let found = Set(try states.compactMap { try gazetteer.country(ofState: $0) })
+    /// territory's ISO code), which rank first among places of the same name; read once per process.
+    func learnCountries(_ states: [String]) throws -> Set<String> {
+        var found: Set<String> = []
+        if let gazetteer = try gazetteer?.load() { found = Set(try states.compactMap { try gazetteer.country(ofState: $0) }) }
         directoryCountries.withLock { $0 = found }
         return found
     }
@@ -226,15 +291,17 @@ public final class GeocodingService: Sendable {
         result.source != "input" && result.source != "gazetteer"
     }
 
+    /// The cache's write for a result: a new one kept, a cached one's hit counted; nil for none.
+    func cacheWrite(_ result: GeocodeResult) -> GeocodeCacheWrite? {
+        guard Self.isCached(result) else { return nil }
+        if result.cached { return .hit(query: result.query) }
+        return .insert(query: result.query, CachedGeocode(latitude: result.coordinate.latitude, longitude: result.coordinate.longitude,
+                                                          precision: result.precision, source: result.source), at: now())
+    }
+
     /// Stores a new result in the cache, or counts a hit of a cached one.
     func record(_ tx: any StoreWriting, _ result: GeocodeResult) throws {
-        guard Self.isCached(result) else { return }
-        if result.cached {
-            try tx.countGeocodeHit(query: result.query)
-        } else {
-            try tx.insertGeocode(query: result.query, CachedGeocode(latitude: result.coordinate.latitude, longitude: result.coordinate.longitude,
-                                                                    precision: result.precision, source: result.source), at: now())
-        }
+        try cacheWrite(result)?.apply(tx)
     }
 
     /// Records a result in its own transaction: for a command that resolves first and keeps
@@ -245,18 +312,30 @@ public final class GeocodingService: Sendable {
         try database.writing { tx in try record(tx, result) }
     }
 
+    /// `remember` awaited.
+    public func remember(_ result: GeocodeResult) async throws {
+        guard !database.isReadOnly, let write = cacheWrite(result) else { return }
+        try await database.recordGeocode(write)
+    }
+
     /// Resolves (with the zones, if asked) and records in one go.
     public func geocode(_ query: String, zones: Bool = false) throws -> GeocodeResult {
         let result = try resolve(query, zones: zones)
         try remember(result)
         return result
     }
+
+    /// `geocode` awaited.
+    public func geocode(_ query: String, zones: Bool = false) async throws -> GeocodeResult {
+        let result = try await resolve(query, zones: zones)
+        try await remember(result)
+        return result
+    }
 }
 
 /// Cities of the clinic directory, for towns too small for the gazetteer: the mean position of
 /// the clinics of a city (in the state given, if any).
-struct DirectoryCities: Geocoder {
-    let database: any ClinicStore
+struct DirectoryCities: Sendable {
     /// For reading a state or country at the end of the query.
     let gazetteer: LazyGazetteer?
     var source: String { "directory" }
@@ -278,13 +357,12 @@ struct DirectoryCities: Geocoder {
         return (last, { _ in true })
     }
 
-    func geocode(_ query: String) throws -> (coordinate: Coordinate, precision: String, name: String?)? {
-        guard let (city, admits) = try cityAndQualifiers(query) else { return nil }
-        let cities = try database.reading { tx in try tx.directoryCities(cityKey: city) }
-        // Qualifiers bind: a city in another state or country is not the place asked for.
-        let found = try cities.first { try admits($0.state ?? "") }
-        guard let found, let coordinate = Coordinate(latitude: found.latitude, longitude: found.longitude) else { return nil }
-        return (coordinate, "city", found.name)
+    /// The first of the directory's cities of the name (most clinics first) whose state the
+    /// qualifiers admit: one in another state or country is not the place asked for.
+    func pick(_ cities: [DirectoryCity], admits: (String) throws -> Bool) throws -> (coordinate: Coordinate, name: String?)? {
+        guard let found = try cities.first(where: { try admits($0.state ?? "") }),
+              let coordinate = Coordinate(latitude: found.latitude, longitude: found.longitude) else { return nil }
+        return (coordinate, found.name)
     }
 }
 

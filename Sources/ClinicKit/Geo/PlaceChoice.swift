@@ -39,4 +39,11 @@ public enum PlaceChoice: Sendable, Equatable {
             return (coordinate, nil)
         }
     }
+
+    /// `resolve` with an address's look-up awaited (the other choices read nothing).
+    public func resolving(_ geocoding: GeocodingService, patient: () throws -> Client) async throws -> (Coordinate, GeocodeResult?) {
+        guard case .address(let address) = self else { return try resolve(geocoding, patient: patient) }
+        let result = try await geocoding.resolve(address)
+        return (result.coordinate, result)
+    }
 }

@@ -43,8 +43,8 @@ struct ClinicsController {
         guard let query = request.query("q") else {
             throw ServerError.invalid(.fieldRequired, "q")
         }
-        let result = try await dependencies.work(context.language) { [system = dependencies.system] in
-            try system.geocoding.geocode(query, zones: true)
+        let result = try await dependencies.awaited(context.language) { [system = dependencies.system] in
+            try await system.geocoding.geocode(query, zones: true)
         }
         return try HTTPMapping.json(GeocodeJSON(result))
     }

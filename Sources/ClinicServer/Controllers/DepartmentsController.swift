@@ -58,9 +58,11 @@ struct DepartmentsController {
         let before = try request.query("before").map { try TimeInput.resolve($0, in: TimeZone(identifier: "UTC") ?? .gmt) }
         let choice = try request.place()
         let owner = try await dependencies.placeOwner(choice, request)
-        // The address on the pool, the search in the searches' own gate (a slow geocoder must
-        // not hold a search thread).
-        let place = try await dependencies.work(language) { [system = dependencies.system] in try system.locate(choice, patient: owner) }
+        // The address awaited, the search in the searches' own gate (a slow geocoder must not
+        // hold a search thread).
+        let place = try await dependencies.awaited(language) { [system = dependencies.system] in
+            try await system.locate(choice, patient: owner)
+        }
         let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
             try system.findFreeSlots(at: place, specialization: specialization, before: before, limit: limit,
                                      pediatricOnly: pediatric, minutes: minutes).found

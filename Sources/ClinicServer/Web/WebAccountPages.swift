@@ -135,7 +135,7 @@ extension ServerDependencies {
     /// library says so when the form is sent). Registration and the profile ask alike.
     func cityQuestion(_ city: String, _ web: WebRequest) async -> [String: Any]? {
         guard !city.trimmingCharacters(in: .whitespaces).isEmpty,
-              let place = try? await work(web, { [system] in try system.geocoding.resolve(city) }), place.isAmbiguous
+              let place = try? await awaited(web.language, { [system] in try await system.geocoding.resolve(city) }), place.isAmbiguous
         else { return nil }
         return ["choices": place.choices.enumerated().map { index, choice in
                     ["name": choice.name, "typed": choice.typed, "index": index] as [String: Any]

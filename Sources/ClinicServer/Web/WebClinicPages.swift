@@ -278,10 +278,10 @@ struct WebClinicPages {
             guard let patient else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
             return patient
         }
-        // The address on the pool, the search in the searches' own gate.
+        // The address awaited, the search in the searches' own gate.
         let place: LocatedPlace
         do {
-            place = try await dependencies.work(web) { [system] in try system.locate(choice, patient: owner) }
+            place = try await dependencies.awaited(web.language) { [system] in try await system.locate(choice, patient: owner) }
         } catch {
             guard let page = placeNotFound(error, "find", web, values) else { throw error }
             return page

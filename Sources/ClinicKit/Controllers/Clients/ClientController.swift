@@ -70,7 +70,7 @@ public final class ClientController: Sendable {
         self.now = now
         self.commonPasswords = commonPasswords
         self.geocoding = geocoding ?? GeocodingService(
-            database: database, offline: [DirectoryCities(database: database, gazetteer: nil)], now: now)
+            database: database, gazetteer: nil, now: now)
         self.clinics = clinics ?? ClinicController(database: database)
     }
 

@@ -58,7 +58,7 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
 /// store, across servers) is inside one of these.
 public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppointmentsStore, DirectoryReadsStore, LogInStore,
-                            AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore {
+                            AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.
