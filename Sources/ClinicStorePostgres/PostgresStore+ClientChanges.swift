@@ -12,8 +12,8 @@ import PostgresNIO
 extension PostgresStore {
     /// BEGIN, the patient's row locked (`FOR UPDATE`: their changes one after the other, so a
     /// code's guesses at once are decided in turn) with the e-mail confirmation and the key
-    /// check, the decision, its writes in order; COMMIT.
-    public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+    /// check, their phone's row (locked too) when asked, the decision, its writes in order; COMMIT.
+    public func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
         async throws -> T {
         let sent = statementsSent, key = personalDataKey
         keptLookups.forgetSessions()
@@ -25,10 +25,13 @@ extension PostgresStore {
                 FROM clients c LEFT JOIN email_confirmations e ON e.client_id = c.id WHERE c.id = $1 FOR UPDATE OF c
                 """, [id, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row)
             let check: String? = try row?.value("personal_key_check", in: "settings")
+            let phoneRow = row != nil && phone
+                ? try await tx.rows(PostgresTransaction.phoneSQL + " FOR UPDATE", [id]).first.map(PostgresTransaction.row) : nil
             let facts = try row.map { row in
                 let stored = try PostgresTransaction.storedClientOfRow(row)
                 return ClientChangeFacts(client: stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check)),
-                                         emailConfirmation: try PostgresTransaction.emailConfirmation(of: row))
+                                         emailConfirmation: try PostgresTransaction.emailConfirmation(of: row),
+                                         phone: try phoneRow.map(StoredPhone.init(row:)))
             }
             let change = try decide(facts)
             // Sealed under one cipher: with no key check stored yet, the first sealing stores it.
@@ -62,6 +65,11 @@ extension PostgresStore {
             _ = try await tx.rows(PostgresTransaction.countWrongEmailCodeSQL, [clientId])
         case .dropPendingDeliveries(let channels):
             _ = try await tx.rows(PostgresTransaction.dropPendingDeliveriesSQL(Set(channels)), [clientId])
+        case .recordGeocode(let write):
+            let statement = PostgresTransaction.binds(write)
+            _ = try await tx.rows(statement.sql, statement.binds)
+        case .savePhone(let phone, let at):
+            _ = try await tx.rows(PostgresTransaction.savePhoneSQL, PostgresTransaction.savePhoneBinds(phone, at: at))
         }
     }
 }

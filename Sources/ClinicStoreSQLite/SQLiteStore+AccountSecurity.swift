@@ -71,9 +71,9 @@ extension SQLiteStore {
         }
     }
 
-    public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+    public func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
         async throws -> T {
-        try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, decide) } }
+        try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, phone: phone, decide) } }
     }
 
     public func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry] {

@@ -154,10 +154,10 @@ struct AccountController {
         let body = try await RequestBody.decode(ProfileBody.self, from: request, context: context)
         let changes = ProfileChanges(name: body.name, surname: body.surname, street: body.street, house: body.house,
                                      city: body.city, clinicId: body.clinicId, language: body.language)
-        let (client, phone) = try await dependencies.work(patient.language) { [system] in
-            (try system.clients.updateProfile(clientId: patient.id, changes,
-                                              texts: (reminders: body.textReminders, offers: body.textOffers)),
-             try system.clients.phone(clientId: patient.id))
+        let (client, phone) = try await dependencies.awaited(patient.language) { [system] in
+            (try await system.clients.updateProfile(clientId: patient.id, changes,
+                                                    texts: (reminders: body.textReminders, offers: body.textOffers)),
+             try await system.clients.phone(clientId: patient.id))
         }
         return try HTTPMapping.json(ClientJSON(client, phone: phone))
     }

@@ -124,7 +124,9 @@ struct WebProfilePages {
                                      house: given("house"), city: city,
                                      language: form["language"].flatMap(Language.init(rawValue:)))
         do {
-            _ = try await dependencies.work(web) { [system] in try system.clients.updateProfile(clientId: patient.id ?? 0, changes) }
+            _ = try await dependencies.awaited(web.language) { [system] in
+                try await system.clients.updateProfile(clientId: patient.id ?? 0, changes)
+            }
         } catch let failure as APIFailure {
             return try await profilePage(web, error: failure.message(in: web.language), typed: typed)
         }
@@ -309,8 +311,8 @@ struct WebProfilePages {
         let form = try await dependencies.form(request, context, web)
         let reminders = form["textReminders"] != nil, offers = form["textOffers"] != nil
         do {
-            _ = try await dependencies.work(web) { [system] in
-                try system.clients.updateProfile(clientId: patient.id ?? 0, ProfileChanges(), texts: (reminders, offers))
+            _ = try await dependencies.awaited(web.language) { [system] in
+                try await system.clients.updateProfile(clientId: patient.id ?? 0, ProfileChanges(), texts: (reminders, offers))
             }
             return try await profilePage(web, notice: WebText.labels(web.language)["saved"])
         } catch let failure as APIFailure {

@@ -39,39 +39,76 @@ extension ClientController {
     /// (`not_found`) without a mobile number.
     public func updateProfile(clientId: Int64, _ changes: ProfileChanges,
                               texts: (reminders: Bool?, offers: Bool?) = (nil, nil)) throws -> Client {
+        try Self.checkProfile(changes)
+        let place = try changes.city.map(resolveCity)
+        let now = self.now(), geocode = place.flatMap(geocoding.cacheWrite)
+        return try database.writing { tx in
+            if let clinicId = changes.clinicId, try tx.clinic(id: clinicId) == nil {
+                throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+            }
+            return try ClientChangeFacts.change(tx, store: database, id: clientId, phone: Self.changesTexts(texts)) { facts in
+                try Self.changingProfile(facts, changes, place: place, geocode: geocode, texts: texts, now: now)
+            }
+        }
+    }
+
+    /// `updateProfile` awaited (issue 56): the city looked up awaited, the home clinic's existence
+    /// read (the database's reference holds it at the write), then one change of the patient's
+    /// locked record (`ClientChangesStore.changeClient`), decided by `changingProfile`.
+    public func updateProfile(clientId: Int64, _ changes: ProfileChanges,
+                              texts: (reminders: Bool?, offers: Bool?) = (nil, nil)) async throws -> Client {
+        try Self.checkProfile(changes)
+        var place: GeocodeResult?
+        if let city = changes.city { place = try await resolveCity(city) }
+        if let clinicId = changes.clinicId, try await database.clinicWithDepartments(id: clinicId) == nil {
+            throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+        }
+        let now = self.now(), geocode = place.flatMap(geocoding.cacheWrite), known = place
+        return try await database.changeClient(id: clientId, phone: Self.changesTexts(texts)) { facts in
+            try Self.changingProfile(facts, changes, place: known, geocode: geocode, texts: texts, now: now)
+        }
+    }
+
+    /// The fields typed, each by the registration's rule.
+    static func checkProfile(_ changes: ProfileChanges) throws {
         let validator = Validator()
         let given: [(RegistrationField, String?)] = [(.name, changes.name), (.surname, changes.surname), (.street, changes.street),
                                                      (.house, changes.house), (.city, changes.city)]
         for case let (field, value?) in given {
             if let problem = validator.problem(field, value) { throw problem }
         }
-        let place = try changes.city.map(resolveCity)
-        return try database.writing { tx in
-            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            if let clinicId = changes.clinicId {
-                guard try tx.clinic(id: clinicId) != nil else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
-                client.homeClinicId = clinicId
-            }
-            client.name = changes.name?.trimmingCharacters(in: .whitespaces) ?? client.name
-            client.surname = changes.surname?.trimmingCharacters(in: .whitespaces) ?? client.surname
-            client.street = changes.street?.trimmingCharacters(in: .whitespaces) ?? client.street
-            client.house = changes.house?.trimmingCharacters(in: .whitespaces) ?? client.house
-            if let city = changes.city, let place {
-                client.city = city.trimmingCharacters(in: .whitespaces)
-                client.lat = place.coordinate.latitude
-                client.lon = place.coordinate.longitude
-                try geocoding.record(tx, place)
-            }
-            if let language = changes.language { client.preferredLanguage = language.rawValue }
-            try database.updateClient(tx, client)
-            if texts.reminders != nil || texts.offers != nil {
-                guard var phone = try tx.phone(ofClient: clientId) else { throw ClinicError(.notFound, .phoneNone) }
-                phone.textReminders = texts.reminders ?? phone.textReminders
-                phone.textOffers = texts.offers ?? phone.textOffers
-                try tx.savePhone(phone, at: now())
-            }
-            return client
+    }
+
+    static func changesTexts(_ texts: (reminders: Bool?, offers: Bool?)) -> Bool { texts.reminders != nil || texts.offers != nil }
+
+    /// A profile's change decided on the patient's record (and their phone, when what comes by
+    /// text changes): the record rewritten, the new city's geocode kept, the phone saved. No
+    /// such patient: `not_logged_in`; texts without a mobile number: `not_found`.
+    static func changingProfile(_ facts: ClientChangeFacts?, _ changes: ProfileChanges, place: GeocodeResult?,
+                                geocode: GeocodeCacheWrite?, texts: (reminders: Bool?, offers: Bool?),
+                                now: Date) throws -> ClientChange<Client> {
+        guard let facts else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        var client = facts.client
+        if let clinicId = changes.clinicId { client.homeClinicId = clinicId }
+        client.name = changes.name?.trimmingCharacters(in: .whitespaces) ?? client.name
+        client.surname = changes.surname?.trimmingCharacters(in: .whitespaces) ?? client.surname
+        client.street = changes.street?.trimmingCharacters(in: .whitespaces) ?? client.street
+        client.house = changes.house?.trimmingCharacters(in: .whitespaces) ?? client.house
+        if let city = changes.city, let place {
+            client.city = city.trimmingCharacters(in: .whitespaces)
+            client.lat = place.coordinate.latitude
+            client.lon = place.coordinate.longitude
         }
+        if let language = changes.language { client.preferredLanguage = language.rawValue }
+        var writes: [ClientWrite] = [.rewrite(client)]
+        if let geocode { writes.append(.recordGeocode(geocode)) }
+        if changesTexts(texts) {
+            guard var phone = facts.phone else { throw ClinicError(.notFound, .phoneNone) }
+            phone.textReminders = texts.reminders ?? phone.textReminders
+            phone.textOffers = texts.offers ?? phone.textOffers
+            writes.append(.savePhone(phone, at: now))
+        }
+        return ClientChange(writes: writes, result: client)
     }
 
     /// Changes the password: the old one is required, the new one must meet the policy, and

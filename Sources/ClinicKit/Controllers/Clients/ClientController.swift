@@ -91,6 +91,15 @@ public final class ClientController: Sendable {
         }
     }
 
+    /// `resolveCity` awaited.
+    func resolveCity(_ city: String) async throws -> GeocodeResult {
+        do {
+            return try await geocoding.resolve(city)
+        } catch let error as ClinicError where error.key == .geocodeFailed {
+            throw ClinicError.invalid(.cityUnknown, city)
+        }
+    }
+
     /// Every problem of a registration at once, each with the field it is about (a form shows
     /// it there), in the form's order: the fields, the password typed twice, the password's
     /// rules, the privacy policy, a city no source knows, a login taken. `registerUser` refuses

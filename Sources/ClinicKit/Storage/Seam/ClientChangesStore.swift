@@ -1,16 +1,27 @@
 import Foundation
 
 // A change of a patient's own record awaited (issue 56): the store reads the patient with their
-// row locked, their personal fields opened, and the e-mail confirmation waiting; ClinicKit
-// decides on them (`ClientController`'s pure `confirmingEmail`, `removingEmail`); the store
-// writes the decision (`ClientWrite`s in order: the record sealed again with its search tokens,
-// the confirmation's end or its wrong guess counted, the mail not yet sent dropped).
+// row locked, their personal fields opened, the e-mail confirmation waiting and, when asked,
+// their phone; ClinicKit decides on them (`ClientController`'s pure `confirmingEmail`,
+// `removingEmail`, `changingProfile`); the store writes the decision (`ClientWrite`s in order:
+// the record sealed again with its search tokens, the confirmation's end or its wrong guess
+// counted, the mail not yet sent dropped, the city's geocode kept, what comes by text saved).
 
 /// The awaited changes of a patient's record a `ClinicStore` offers.
 public protocol ClientChangesStore: Sendable {
     /// One change in one transaction: the patient (nil: no such patient) locked until COMMIT,
     /// `decide`, the writes; `decide`'s result.
-    func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>) async throws -> T
+    /// `phone`: the patient's phone is read too (locked as well).
+    func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+        async throws -> T
+}
+
+extension ClientChangesStore {
+    /// A change decided without the patient's phone.
+    public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+        async throws -> T {
+        try await changeClient(id: id, phone: false, decide: decide)
+    }
 }
 
 /// What a change of a patient's record is decided on.
@@ -19,24 +30,27 @@ public struct ClientChangeFacts: Sendable, Equatable {
     public let client: Client
     /// The code waiting for the address to confirm (`Client.pendingEmail`), if one was sent.
     public let emailConfirmation: EmailConfirmation?
+    /// The patient's phone, when the change asked for it and they have one.
+    public let phone: StoredPhone?
 
-    public init(client: Client, emailConfirmation: EmailConfirmation?) {
-        self.client = client; self.emailConfirmation = emailConfirmation
+    public init(client: Client, emailConfirmation: EmailConfirmation?, phone: StoredPhone? = nil) {
+        self.client = client; self.emailConfirmation = emailConfirmation; self.phone = phone
     }
 
     /// The whole change in the caller's write transaction (the seam's path, and SQLite's): the
     /// facts read, `decide`, its writes; its result.
-    package static func change<T>(_ tx: any StoreWriting, store: any ClinicStore, id: Int64,
+    package static func change<T>(_ tx: any StoreWriting, store: any ClinicStore, id: Int64, phone: Bool = false,
                                   _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
-        let change = try decide(try read(tx, store: store, id: id))
+        let change = try decide(try read(tx, store: store, id: id, phone: phone))
         try change.apply(tx, store: store, clientId: id)
         return change.result
     }
 
     /// The facts in the caller's transaction.
-    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64) throws -> ClientChangeFacts? {
+    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64, phone: Bool) throws -> ClientChangeFacts? {
         guard let stored = try tx.storedClient(id: id) else { return nil }
-        return ClientChangeFacts(client: try store.opened(tx, stored), emailConfirmation: try tx.emailConfirmation(ofClient: id))
+        return ClientChangeFacts(client: try store.opened(tx, stored), emailConfirmation: try tx.emailConfirmation(ofClient: id),
+                                 phone: phone ? try tx.phone(ofClient: id) : nil)
     }
 }
 
@@ -51,6 +65,10 @@ public enum ClientWrite: Sendable, Equatable {
     case countWrongEmailCode
     /// The patient's deliveries of `channels` not yet sent dropped.
     case dropPendingDeliveries([DeliveryChannel])
+    /// The geocode of the patient's new city kept (or its hit counted).
+    case recordGeocode(GeocodeCacheWrite)
+    /// The patient's phone saved as it is here, at the time given.
+    case savePhone(StoredPhone, at: Date)
 }
 
 /// A change of a patient's record: its writes, in order, and the caller's answer.
@@ -68,6 +86,8 @@ public struct ClientChange<Result: Sendable>: Sendable {
             case .deleteEmailConfirmation: try tx.deleteEmailConfirmation(ofClient: clientId)
             case .countWrongEmailCode: try tx.countWrongEmailCode(ofClient: clientId)
             case .dropPendingDeliveries(let channels): try tx.dropPendingDeliveries(ofClient: clientId, channels: Set(channels))
+            case .recordGeocode(let write): try write.apply(tx)
+            case .savePhone(let phone, let at): try tx.savePhone(phone, at: at)
             }
         }
     }
