@@ -42,6 +42,11 @@ extension PostgresStore {
         return (appointment, history)
     }
 
+    /// One statement.
+    public func slotHold(id: Int64) async throws -> SlotHold? {
+        try await awaitedRows(PostgresTransaction.slotHoldSQL, [id]).first.map(SlotHold.init(row:))
+    }
+
     /// One statement: the token's patient with each of their appointments (none: one row whose
     /// appointment columns are NULL) and its count of changes.
     public func calendarFeed(tokenHash: String) async throws -> CalendarFeedFacts? {

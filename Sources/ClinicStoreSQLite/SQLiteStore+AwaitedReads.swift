@@ -103,6 +103,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try CalendarFeedFacts.read(tx, tokenHash: tokenHash) }
     }
 
+    public func slotHold(id: Int64) async throws -> SlotHold? {
+        try await readAwaited { tx in try tx.slotHold(id: id) }
+    }
+
     public func patientWaitlist(clientId: Int64) async throws -> PatientWaitlistFacts {
         try await readAwaited { tx in try PatientWaitlistFacts.read(tx, clientId: clientId) }
     }

@@ -94,6 +94,10 @@ import Testing
         let doctorId = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
         let hold = try system.appointments.holdSlot(clientId: anna, departmentId: therapy, doctorId: doctorId, at: monday0920)
         let holdId = try #require(hold.id)
+        let read = try await system.appointments.slotHold(holdId, clientId: anna)
+        #expect(read.id == holdId && read.startsAt == monday0920 && read.doctorId == doctorId, "her hold, read awaited")
+        let othersHold = await #expect(throws: ClinicError.self) { _ = try await system.appointments.slotHold(holdId, clientId: bob) }
+        #expect(othersHold?.key == .holdNotFound, "another's hold is one that does not exist")
         let before = try fingerprint(system)
         let notHis = await #expect(throws: ClinicError.self) { _ = try await system.appointments.book(hold: holdId, clientId: bob) }
         #expect(notHis?.key == .holdNotFound)
@@ -111,7 +115,8 @@ import Testing
         let id = try #require(Int64(String(decoding: first.body, as: UTF8.self).split(separator: " ")[0]))
         let booked = try system.appointments.getAppointmentById(id, clientId: anna)
         #expect(booked.doctorId == doctorId && booked.startsAt == monday0920 && booked.notes == "from FHIR")
-        #expect(expectError(.notFound) { _ = try system.appointments.slotHold(holdId, clientId: anna) } != nil, "the hold ended")
+        let ended = await #expect(throws: ClinicError.self) { _ = try await system.appointments.slotHold(holdId, clientId: anna) }
+        #expect(ended?.key == .holdNotFound, "the hold ended")
         let replay = try await system.appointments.book(hold: holdId, clientId: anna, notes: "from FHIR", keeping: keeping)
         #expect(replay.replayed && replay.body == first.body)
         let gone = await #expect(throws: ClinicError.self) { _ = try await system.appointments.book(hold: holdId, clientId: anna) }
@@ -129,7 +134,7 @@ import Testing
         let doctorId = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
         let first = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: monday0920)
         #expect(first.id != nil && first.clientId == anna && first.startsAt == monday0920)
-        #expect(try system.appointments.slotHold(first.id ?? 0, clientId: anna) == first)
+        #expect(try await system.appointments.slotHold(first.id ?? 0, clientId: anna) == first)
         let before = try fingerprint(system)
         let taken = await #expect(throws: ClinicError.self) {
             _ = try await system.appointments.hold(clientId: bob, departmentId: therapy, doctorId: doctorId, at: monday0920)
@@ -148,12 +153,12 @@ import Testing
         let kept = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: later, keeping: keeping)
         #expect(kept.status == 200 && !kept.replayed)
         let id = try #require(Int64(String(decoding: kept.body, as: UTF8.self)))
-        #expect(try system.appointments.slotHold(id, clientId: anna).startsAt == later)
+        #expect(try await system.appointments.slotHold(id, clientId: anna).startsAt == later)
         #expect(expectError(.notFound) { _ = try system.appointments.slotHold(first.id ?? 0, clientId: anna) } != nil,
                 "the second hold released the first")
         let replay = try await system.appointments.hold(clientId: anna, departmentId: therapy, doctorId: doctorId, at: later, keeping: keeping)
         #expect(replay.replayed && replay.body == kept.body)
-        #expect(try system.appointments.slotHold(id, clientId: anna).startsAt == later, "the replay changed nothing")
+        #expect(try await system.appointments.slotHold(id, clientId: anna).startsAt == later, "the replay changed nothing")
     }
 
     @Test func aHoldExpiresByItselfAndOnePatientHasOneHold() throws {

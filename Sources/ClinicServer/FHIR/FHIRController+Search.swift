@@ -154,8 +154,8 @@ extension FHIRController {
         }
         let patient = try context.signedInPatient()
         if let hold = FHIRResources.hold(text) {
-            let held = try await dependencies.work(patient.language) { [system = dependencies.system] in
-                try system.appointments.slotHold(hold, clientId: patient.id)
+            let held = try await dependencies.awaited(patient.language) { [system = dependencies.system] in
+                try await system.appointments.slotHold(hold, clientId: patient.id)
             }
             return respond(try await heldResource(held, patient.language))
         }

@@ -62,6 +62,11 @@ extension AppointmentController {
         try database.reading { tx in try owned(hold: id, tx, clientId) }
     }
 
+    /// `slotHold` awaited.
+    public func slotHold(_ id: Int64, clientId: Int64) async throws -> SlotHold {
+        try Self.owned(try await database.slotHold(id: id), id: id, clientId: clientId)
+    }
+
     /// Lets a held slot go before its time (the patient's own hold).
     public func releaseHold(_ id: Int64, clientId: Int64) throws {
         try database.writing { tx in

@@ -14,6 +14,8 @@ public protocol PatientAppointmentsStore: Sendable {
     /// The patient whose calendar token has the hash `tokenHash`, with every appointment of
     /// theirs (cancelled ones too) and how often each changed; nil for no such token.
     func calendarFeed(tokenHash: String) async throws -> CalendarFeedFacts?
+    /// The hold `id` (anyone's, live or not); nil when there is no such hold.
+    func slotHold(id: Int64) async throws -> SlotHold?
 }
 
 /// What a patient's calendar feed is written from: their language and every appointment of
