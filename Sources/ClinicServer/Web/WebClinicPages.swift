@@ -137,6 +137,11 @@ struct WebClinicPages {
         return dependencies.page("clinic", web, values)
     }
 
+    /// What a day in the booking form was shown for: its department, visit type and doctor.
+    static func dayChoiceKey(_ departmentId: Int64?, _ visitTypeId: Int64?, _ doctorId: Int64?) -> String {
+        [departmentId, visitTypeId, doctorId].map { $0.map(String.init) ?? "" }.joined(separator: "-")
+    }
+
     /// `/clinics/{id}/book`: department, visit type (its length and price), doctor ("any" or
     /// one), a day (those without a free time marked), then the free times of that day — grouped
     /// by doctor when "any" — each a link to the summary. Every step is a GET form or a link,
@@ -148,7 +153,13 @@ struct WebClinicPages {
         let departmentId = request.query("department").flatMap(Int64.init)
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
         let doctorId = request.query("doctor").flatMap { $0.isEmpty ? nil : Int64($0) }
-        let chosenDay = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
+        // The form sends the day shown with the choices it was shown for (`dayFor`). A day shown
+        // for another department, visit type or doctor was not chosen for these: a day with a
+        // free 20-minute time may have none of 40 minutes (late in the afternoon, within the
+        // lead time), so it is chosen again. A day asked for on its own (a link) is kept.
+        let shownFor = Self.dayChoiceKey(departmentId, visitTypeId, doctorId)
+        let carried = request.query("dayFor").map { $0 != shownFor } ?? false
+        let chosenDay = carried ? nil : try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
         // No day chosen yet: the first day with a free time is (the picker marks the others).
         let choices = try await dependencies.work(web) { [system] in
             try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
@@ -170,6 +181,7 @@ struct WebClinicPages {
         ]
         if let departmentId {
             values["department"] = departmentId
+            values["dayFor"] = shownFor
             values["visitTypes"] = choices.visitTypes.map { type in
                 ["id": type.id, "name": Self.visitTypeLabel(type, web.language), "selected": type.id == visitTypeId] as [String: Any]
             }

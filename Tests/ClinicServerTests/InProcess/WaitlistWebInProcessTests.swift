@@ -22,6 +22,16 @@ import Testing
             let emptyDay = try await server.web(.get, "/clinics/\(clinicId)/book?department=\(department)&day=\(noFree)",
                                                 cookies: cookies)
             #expect(emptyDay.text.contains("id=\"wait-free\"") && emptyDay.text.contains("Tell me when a time frees up"))
+            // The same day sent by the form as shown for other choices (another doctor, a visit
+            // type of another length) is chosen again: the first day with a free time.
+            let carried = try await server.web(.get, "/clinics/\(clinicId)/book?department=\(department)&day=\(noFree)&dayFor=\(department)--1",
+                                               cookies: cookies)
+            #expect(!carried.text.contains("id=\"wait-free\"") && !carried.text.contains("value=\"\(noFree)\" selected"),
+                    "\(carried.text)")
+            #expect(carried.text.contains("name=\"dayFor\" value=\"\(department)--\""))
+            let kept = try await server.web(.get, "/clinics/\(clinicId)/book?department=\(department)&day=\(noFree)&dayFor=\(department)--",
+                                            cookies: cookies)
+            #expect(kept.text.contains("value=\"\(noFree)\" selected"), "a day chosen for these choices is kept")
             let empty = try await server.web(.get, "/waitlist", cookies: cookies)
             #expect(empty.status == 200 && empty.text.contains("You are not waiting for a time."), "\(empty.text)")
             let joined = try await server.web(.post, "/waitlist", cookies: cookies, form: ["csrf": csrf, "departmentId": String(department)])
