@@ -138,6 +138,16 @@ struct ServerDependencies: Sendable {
         }
     }
 
+    /// `searchWork` for a search the store awaits (issue 56): behind the same gate, on the
+    /// request's task, with no hop to the pool.
+    func searchAwaited<T: Sendable>(_ language: Language, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await searches.run { try await awaited(language, body) }
+        } catch let error as ClinicError {
+            throw APIFailure(error, language: language, headers: [.retryAfter: "1"])
+        }
+    }
+
     /// An upload by `account` ("patient:7", "staff:3"): within the account's rate
     /// (`uploadLimiter`, `429 rate_limited`), its body's bytes reserved before anything of it is read (`uploads`): the
     /// declared length, or the upload limit for a body that declares none (chunked, HTTP/2).

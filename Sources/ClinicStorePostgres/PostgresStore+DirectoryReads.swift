@@ -77,3 +77,48 @@ extension PostgresStore {
         }
     }
 }
+
+// The nearest-clinic search's reads awaited (`NearestSearchStore`), with the seam's statements
+// (PostgresTransaction+Directory.swift).
+extension PostgresStore {
+    /// The kept facts, else one hot statement awaited (kept as the blocking look-up's are).
+    public func searchFacts(specialization key: String?) async throws -> NearestSearchFacts {
+        if let facts = keptLookups.search(key) { return facts }
+        let generation = keptLookups.generation()
+        let facts = try PostgresTransaction.nearestSearchFacts(try await awaitedStatement(NearestSearchStatement([key])),
+                                                               specialization: key)
+        if let generation { keptLookups.keep(facts, for: key, readIn: generation) }
+        return facts
+    }
+
+    /// Two statements in one snapshot: the points, the version.
+    public func directoryPoints() async throws -> DirectorySnapshot<ClinicPoint> {
+        try await readAwaited { tx in
+            let points = try await tx.rows(PostgresTransaction.clinicPointsSQL, []).map { try PostgresTransaction.clinicPoint(PostgresTransaction.row($0)) }
+            return DirectorySnapshot(rows: points, version: try await Self.directoryVersion(tx))
+        }
+    }
+
+    /// Two statements in one snapshot: the clinics, the version.
+    public func directoryClinics() async throws -> DirectorySnapshot<Clinic> {
+        try await readAwaited { tx in
+            let clinics = try await tx.rows(PostgresTransaction.allClinicsSQL, []).map { try Clinic(row: PostgresTransaction.row($0)) }
+            return DirectorySnapshot(rows: clinics, version: try await Self.directoryVersion(tx))
+        }
+    }
+
+    public func searchedClinics(ids: [Int64]) async throws -> [Clinic] {
+        guard !ids.isEmpty else { return [] }
+        return try await awaitedRows(PostgresTransaction.clinicsOfIdsSQL, [DirectoryIdArray(ids)]).map(Clinic.init(row:))
+    }
+
+    public func knownSpecializations() async throws -> [String] {
+        try await awaitedRows(PostgresTransaction.specializationKeysSQL, []).map { row in
+            try row.value("specialization", in: "departments", key: "specialization") as String
+        }
+    }
+
+    private static func directoryVersion(_ tx: AwaitedConnection) async throws -> Int64 {
+        try tx.value(Int64.self, try await tx.rows(PostgresTransaction.directoryVersionSQL, [])) ?? 0
+    }
+}

@@ -116,7 +116,7 @@ extension PostgresTransaction {
     }
 
     func specializationKeys() throws -> [String] {
-        try values(String.self, "SELECT specialization FROM departments GROUP BY specialization ORDER BY specialization COLLATE \"C\"")
+        try values(String.self, Self.specializationKeysSQL)
     }
 
     func longestWorkingStretch(specialization key: String) throws -> Int {

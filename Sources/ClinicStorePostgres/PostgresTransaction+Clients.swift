@@ -13,8 +13,10 @@ extension PostgresTransaction {
     }
 
     func loginExists(loginKey: String) throws -> Bool {
-        try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = $1)", [loginKey]) ?? false
+        try value(Bool.self, Self.loginExistsSQL, [loginKey]) ?? false
     }
+
+    static let loginExistsSQL = "SELECT EXISTS (SELECT 1 FROM clients WHERE login_key = $1)"
 
     func storedClient(id: Int64) throws -> StoredClient? {
         try row("SELECT * FROM clients WHERE id = $1", [id]).map(Self.storedClientOfRow)
@@ -91,16 +93,23 @@ extension PostgresTransaction {
         // A taken login key inserts nothing and returns no row (a unique violation would abort
         // the transaction). One inserted by a transaction not yet committed is waited for.
         // The id is the identity's, never `client.id` (GENERATED ALWAYS).
-        let id = try value(Int64.self, """
-            INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, lat, lon, home_clinic_id,
-                                 preferred_language, privacy_accepted_at, privacy_version, created_at, personal)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-            ON CONFLICT (login_key) DO NOTHING RETURNING id
-            """, [client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street, client.house,
-                  client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage, client.privacyAcceptedAt,
-                  client.privacyVersion, client.createdAt, personal])
-        guard let id else { throw ClinicError(.loginTaken, .loginTaken, client.login) }
+        guard let id = try value(Int64.self, Self.insertClientSQL, Self.insertClientBinds(client, personal: personal)) else {
+            throw ClinicError(.loginTaken, .loginTaken, client.login)
+        }
         return id
+    }
+
+    static let insertClientSQL = """
+        INSERT INTO clients (login, login_key, password_hash, name, surname, street, house, city, lat, lon, home_clinic_id,
+                             preferred_language, privacy_accepted_at, privacy_version, created_at, personal)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+        ON CONFLICT (login_key) DO NOTHING RETURNING id
+        """
+
+    static func insertClientBinds(_ client: Client, personal: Data) -> [any PostgresBindable] {
+        [client.login, client.loginKey, client.passwordHash, client.name, client.surname, client.street, client.house,
+         client.city, client.lat, client.lon, client.homeClinicId, client.preferredLanguage, client.privacyAcceptedAt,
+         client.privacyVersion, client.createdAt, personal]
     }
 
     func updateClient(_ client: Client, personal: Data, hasEmail: Bool) throws {

@@ -37,12 +37,12 @@ extension PostgresTransaction {
     }
 
     func allClinics() throws -> [Clinic] {
-        try rows("SELECT * FROM clinics ORDER BY id").map(Clinic.init(row:))
+        try rows(Self.allClinicsSQL).map(Clinic.init(row:))
     }
 
     func clinics(ids: [Int64]) throws -> [Clinic] {
         guard !ids.isEmpty else { return [] }
-        return try rows("SELECT * FROM clinics WHERE id = ANY($1::bigint[])", [DirectoryIdArray(ids)]).map(Clinic.init(row:))
+        return try rows(Self.clinicsOfIdsSQL, [DirectoryIdArray(ids)]).map(Clinic.init(row:))
     }
 
     func clinicCount() throws -> Int {
@@ -54,13 +54,21 @@ extension PostgresTransaction {
     }
 
     func clinicPoints() throws -> [ClinicPoint] {
+        try rows(Self.clinicPointsSQL).map(Self.clinicPoint)
+    }
+
+    static let clinicPointsSQL = "SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id"
+    static let allClinicsSQL = "SELECT * FROM clinics ORDER BY id"
+    static let clinicsOfIdsSQL = "SELECT * FROM clinics WHERE id = ANY($1::bigint[])"
+    static let directoryVersionSQL = "SELECT version FROM directory_version WHERE id = 1"
+    static let specializationKeysSQL = "SELECT specialization FROM departments GROUP BY specialization ORDER BY specialization COLLATE \"C\""
+
+    static func clinicPoint(_ row: StoredRowValues) throws -> ClinicPoint {
         // The columns are double precision NOT NULL: always numbers (SQLite may hold text there).
-        try rows("SELECT id, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
-            ClinicPoint(id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
-                        longitude: try row.value("lon", in: "clinics"),
-                        isPediatric: try row.value("is_pediatric", in: "clinics"),
-                        isHospital: try row.value("is_hospital", in: "clinics"))
-        }
+        ClinicPoint(id: try row.value("id", in: "clinics"), latitude: try row.value("lat", in: "clinics"),
+                    longitude: try row.value("lon", in: "clinics"),
+                    isPediatric: try row.value("is_pediatric", in: "clinics"),
+                    isHospital: try row.value("is_hospital", in: "clinics"))
     }
 
     func clinicZones() throws -> [ClinicZone] {
@@ -87,12 +95,16 @@ extension PostgresTransaction {
     }
 
     func directoryVersion() throws -> Int64 {
-        try value(Int64.self, "SELECT version FROM directory_version WHERE id = 1") ?? 0
+        try value(Int64.self, Self.directoryVersionSQL) ?? 0
     }
 
     /// The directory's version and a specialization's clinics in one statement (`PostgresStore.nearestSearchFacts`).
     func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
-        let row = try row(NearestSearchStatement([key]))
+        try Self.nearestSearchFacts(try row(NearestSearchStatement([key])), specialization: key)
+    }
+
+    /// The facts of `NearestSearchStatement`'s row.
+    static func nearestSearchFacts(_ row: StoredRowValues?, specialization key: String?) throws -> NearestSearchFacts {
         let version = try row.flatMap { try $0.value("version", in: "directory_version") as Int64? } ?? 0
         guard key != nil else { return NearestSearchFacts(directoryVersion: version, clinicIds: nil) }
         let text: String = try row?.value("clinic_ids", in: "departments") ?? ""

@@ -76,6 +76,15 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, phone: phone, decide) } }
     }
 
+    public func loginTaken(loginKey: String) async throws -> Bool {
+        try await readAwaited { tx in try tx.loginExists(loginKey: loginKey) }
+    }
+
+    public func addClient(_ ask: RegistrationFactsRequest, decide: @escaping @Sendable (RegistrationFacts) throws -> NewClient)
+        async throws -> Client {
+        try await commit { try self.writing { tx in try NewClient.add(tx, store: self, ask, decide) } }
+    }
+
     public func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry] {
         try await readAwaited { tx in try AuditLog.entries(tx, clientId: clientId, limit: limit) }
     }

@@ -162,3 +162,27 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try write.apply(tx) } }
     }
 }
+
+// MARK: The nearest-clinic search (`NearestSearchStore`): reads on the reader queue
+
+extension SQLiteStore {
+    public func searchFacts(specialization key: String?) async throws -> NearestSearchFacts {
+        try await readAwaited { tx in try NearestSearchFacts.read(tx, specialization: key) }
+    }
+
+    public func directoryPoints() async throws -> DirectorySnapshot<ClinicPoint> {
+        try await readAwaited { tx in DirectorySnapshot(rows: try tx.clinicPoints(), version: try tx.directoryVersion()) }
+    }
+
+    public func directoryClinics() async throws -> DirectorySnapshot<Clinic> {
+        try await readAwaited { tx in DirectorySnapshot(rows: try tx.allClinics(), version: try tx.directoryVersion()) }
+    }
+
+    public func searchedClinics(ids: [Int64]) async throws -> [Clinic] {
+        try await readAwaited { tx in try tx.clinics(ids: ids) }
+    }
+
+    public func knownSpecializations() async throws -> [String] {
+        try await readAwaited { tx in try tx.specializationKeys() }
+    }
+}

@@ -27,6 +27,17 @@ extension ClinicSystem {
         return FromPlace(found: found, place: located)
     }
 
+    /// `nearestClinics` awaited (issue 56): the place located, the search and the address's
+    /// memory each awaited, with no thread waiting for the store or the HTTP geocoder.
+    public func nearestClinics(from place: PlaceChoice, _ query: NearestQuery,
+                               patient: () throws -> Client) async throws -> FromPlace<[NearbyClinic]> {
+        try query.validate()
+        let located = try await locate(place, patient: patient)
+        let found = try await clinics.nearest(to: located.point, query)
+        if let geocoded = located.geocoded { try await geocoding.remember(geocoded) }
+        return FromPlace(found: found, place: located)
+    }
+
     /// "The nearest clinics with a free slot from a place" (`clinic appointments find`,
     /// `GET /v1/find`): the place resolved as for `nearestClinics`, then the budgeted search
     /// (`AppointmentController.searchFreeSlots`).

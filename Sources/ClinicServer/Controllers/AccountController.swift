@@ -73,7 +73,10 @@ struct AccountController {
             login: body.login, password: body.password, name: body.name, surname: body.surname, street: body.street,
             house: body.house, city: body.city, clinicId: body.clinicId, language: body.language ?? asked,
             acceptedPrivacy: body.acceptPrivacy, birthDate: body.birthDate, phone: body.phone)
-        let client = try await dependencies.passwordWork(asked) { [system] in try system.clients.registerUser(registration) }
+        // Awaited (issue 56: `RegistrationStore`); only the Argon2 runs behind the gate, on the pool.
+        let client = try await dependencies.awaited(asked) { [system, dependencies] in
+            try await system.clients.registerUser(registration, passwords: dependencies.passwordRunner)
+        }
         return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)), status: .created)
     }
 

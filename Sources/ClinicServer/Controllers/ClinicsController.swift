@@ -60,8 +60,8 @@ struct ClinicsController {
                                  withinKilometres: radius)
         let choice = try request.place()
         let owner = try await dependencies.placeOwner(choice, request)
-        let found = try await dependencies.work(language) { [system = dependencies.system] in
-            try system.nearestClinics(from: choice, query, patient: owner).found
+        let found = try await dependencies.awaited(language) { [system = dependencies.system] in
+            try await system.nearestClinics(from: choice, query, patient: owner).found
         }
         return try HTTPMapping.json(found.map(NearbyClinicJSON.init))
     }

@@ -162,8 +162,8 @@ struct FHIRController {
                 query.specialization = try FHIRParameters.specialization(specialty)
             }
             let state = parameters.first("address-state"), asked = query
-            let page = try await dependencies.searchWork(context.language) { [system = dependencies.system] in
-                try system.clinics.nearestPage(to: near.point, asked, state: state, offset: offset)
+            let page = try await dependencies.searchAwaited(context.language) { [system = dependencies.system] in
+                try await system.clinics.nearestPage(to: near.point, asked, state: state, offset: offset)
             }
             let entries = page.items.map { entry(request, map($0.clinic), type: type, distance: $0.distance) }
             return searchset(request, parameters, entries, total: nil, offset: offset, count: count, more: page.more)

@@ -78,7 +78,7 @@ struct WebAccountPages {
         // The web's form asks the date of birth (the desk, the family rules and FHIR need it).
         typed.birthDateRequired = true
         let registration = typed
-        let problems = try await dependencies.work(web) { [system] in try system.clients.registrationProblems(registration) }
+        let problems = try await dependencies.awaited(web.language) { [system] in try await system.clients.registrationProblems(registration) }
         // A city several places share: the patient chooses, none is chosen for them.
         let question = form["cityChoice"] == nil && !problems.contains { $0.field == "city" }
             ? await dependencies.cityQuestion(city, web) : nil
@@ -86,7 +86,9 @@ struct WebAccountPages {
         values["cityRetyped"] = retyping
         if problems.isEmpty && question == nil && !retyping {
             do {
-                _ = try await dependencies.passwordWork(web.language) { [system] in try system.clients.registerUser(registration) }
+                _ = try await dependencies.awaited(web.language) { [system, dependencies] in
+                    try await system.clients.registerUser(registration, passwords: dependencies.passwordRunner)
+                }
                 let login = registration.login, password = registration.password
                 let device = Device.webBrowser(userAgent: request.headers[.userAgent])
                 let idle = dependencies.settings.webSessionSeconds(keptSignedIn: false)

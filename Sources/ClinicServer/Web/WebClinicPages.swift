@@ -50,7 +50,7 @@ struct WebClinicPages {
         }
         let search: FromPlace<[NearbyClinic]>
         do {
-            search = try await dependencies.work(web) { [system] in try system.nearestClinics(from: choice, query, patient: owner) }
+            search = try await dependencies.awaited(web.language) { [system] in try await system.nearestClinics(from: choice, query, patient: owner) }
         } catch {
             guard let page = placeNotFound(error, "nearest", web, values) else { throw error }
             return page

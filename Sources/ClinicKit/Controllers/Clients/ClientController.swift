@@ -107,6 +107,36 @@ public final class ClientController: Sendable {
     /// meanwhile, which its transaction refuses). The city is looked up only when typed well
     /// and the login read only when it could exist.
     public func registrationProblems(_ request: RegistrationRequest) throws -> [FieldProblem] {
+        var problems = try formProblems(request)
+        if !problems.contains(where: { $0.field == RegistrationField.city.rawValue }) {
+            do { _ = try resolveCity(request.city) } catch let error as ClinicError {
+                problems.append(FieldProblem(field: RegistrationField.city.rawValue, error: error))
+            }
+        }
+        let login = request.login.trimmingCharacters(in: .whitespaces)
+        if !problems.contains(where: { $0.field == RegistrationField.login.rawValue }), try isLoginTaken(login) {
+            problems.append(Self.loginTakenProblem(login))
+        }
+        return problems
+    }
+
+    /// `registrationProblems` awaited (issue 56): the city looked up and the login read awaited.
+    public func registrationProblems(_ request: RegistrationRequest) async throws -> [FieldProblem] {
+        var problems = try formProblems(request)
+        if !problems.contains(where: { $0.field == RegistrationField.city.rawValue }) {
+            do { _ = try await resolveCity(request.city) } catch let error as ClinicError {
+                problems.append(FieldProblem(field: RegistrationField.city.rawValue, error: error))
+            }
+        }
+        let login = request.login.trimmingCharacters(in: .whitespaces)
+        if !problems.contains(where: { $0.field == RegistrationField.login.rawValue }), try await isLoginTaken(login) {
+            problems.append(Self.loginTakenProblem(login))
+        }
+        return problems
+    }
+
+    /// The problems of a registration that need neither the store nor a geocoder.
+    func formProblems(_ request: RegistrationRequest) throws -> [FieldProblem] {
         let validator = Validator()
         let login = request.login.trimmingCharacters(in: .whitespaces)
         var problems: [FieldProblem] = RegistrationField.allCases.compactMap { field in
@@ -134,15 +164,11 @@ public final class ClientController: Sendable {
                 problems.append(FieldProblem(field: "phone", error: error))
             }
         }
-        if !problems.contains(where: { $0.field == RegistrationField.city.rawValue }) {
-            do { _ = try resolveCity(request.city) } catch let error as ClinicError {
-                problems.append(FieldProblem(field: RegistrationField.city.rawValue, error: error))
-            }
-        }
-        if !problems.contains(where: { $0.field == RegistrationField.login.rawValue }), try isLoginTaken(login) {
-            problems.append(FieldProblem(field: RegistrationField.login.rawValue, error: ClinicError(.loginTaken, .loginTaken, login)))
-        }
         return problems
+    }
+
+    static func loginTakenProblem(_ login: String) -> FieldProblem {
+        FieldProblem(field: RegistrationField.login.rawValue, error: ClinicError(.loginTaken, .loginTaken, login))
     }
 
     /// Whether a login is taken (any case), without opening anyone's personal data.
@@ -151,48 +177,82 @@ public final class ClientController: Sendable {
         return try database.reading { tx in try tx.loginExists(loginKey: Client.key(forLogin: login)) }
     }
 
+    /// `isLoginTaken` awaited (`RegistrationStore.loginTaken`).
+    public func isLoginTaken(_ login: String) async throws -> Bool {
+        guard Client.couldExist(login: login) else { return false }
+        return try await database.loginTaken(loginKey: Client.key(forLogin: login))
+    }
+
     /// Checks every field, geocodes the city (one no source knows is refused: the UML's CITIES
     /// check), then stores the patient with an Argon2id hash of the password and the city's
     /// coordinates. Only the city is looked up: the street and house are never sent to a
     /// geocoder nor kept in the geocode cache. Without `clinicId`, the home clinic is the
     /// nearest one.
     public func registerUser(_ request: RegistrationRequest) throws -> Client {
-        let login = request.login.trimmingCharacters(in: .whitespaces)
         if let first = try registrationProblems(request).first { throw first.error }
         let place = try resolveCity(request.city)
         let nearest = request.clinicId == nil ? try clinics.nearest(to: place.coordinate).first?.clinic.id : nil
-        let birthDate = try request.birthDate.map { try StaffController.checkedBirthDate($0, now: self.now()) }
-        let phone = try request.phone.map(StaffController.checkedPhone)
-
+        let checked = try Self.checkedExtras(request, now: now())
         // Hash before the write transaction: Argon2 takes tens of milliseconds by design.
         let hash = try hasher.hash(request.password)
-        let now = self.now()
+        let now = self.now(), geocode = geocoding.cacheWrite(place)
         return try database.writing { tx in
-            if try tx.loginExists(loginKey: Client.key(forLogin: login)) { throw ClinicError(.loginTaken, .loginTaken, login) }
-            var homeClinic: Int64?
-            if let clinicId = request.clinicId {
-                guard try tx.clinic(id: clinicId) != nil else {
-                    throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
-                }
-                homeClinic = clinicId
-            } else {
-                homeClinic = nearest
+            try NewClient.add(tx, store: database, Self.registrationAsk(request)) { facts in
+                try Self.registering(facts, request, place: place, nearest: nearest, extras: checked, hash: hash,
+                                     geocode: geocode, now: now)
             }
-            try geocoding.record(tx, place)
-            var client = Client(
-                id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
-                name: request.name.trimmingCharacters(in: .whitespaces),
-                surname: request.surname.trimmingCharacters(in: .whitespaces),
-                street: request.street.trimmingCharacters(in: .whitespaces),
-                house: request.house.trimmingCharacters(in: .whitespaces),
-                city: request.city.trimmingCharacters(in: .whitespaces),
-                lat: place.coordinate.latitude, lon: place.coordinate.longitude,
-                homeClinicId: homeClinic, preferredLanguage: request.language.rawValue,
-                privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
-            client.birthDate = birthDate
-            client.phone = phone
-            return try database.addClient(tx, client)
         }
+    }
+
+    /// `registerUser` awaited (issue 56): the problems and the nearest clinic read awaited, the
+    /// hash on `passwords`, then one write (`RegistrationStore.addClient`) decided by `registering`.
+    public func registerUser(_ request: RegistrationRequest, passwords: some PasswordRunner) async throws -> Client {
+        if let first = try await registrationProblems(request).first { throw first.error }
+        let place = try await resolveCity(request.city)
+        let nearest = request.clinicId == nil ? try await clinics.nearest(to: place.coordinate).first?.clinic.id : nil
+        let checked = try Self.checkedExtras(request, now: now())
+        let hasher = self.hasher, password = request.password
+        let hash = try await passwords.run { try hasher.hash(password) }
+        let now = self.now(), geocode = geocoding.cacheWrite(place)
+        return try await database.addClient(Self.registrationAsk(request)) { facts in
+            try Self.registering(facts, request, place: place, nearest: nearest, extras: checked, hash: hash, geocode: geocode, now: now)
+        }
+    }
+
+    static func registrationAsk(_ request: RegistrationRequest) -> RegistrationFactsRequest {
+        RegistrationFactsRequest(loginKey: Client.key(forLogin: request.login.trimmingCharacters(in: .whitespaces)),
+                                 homeClinicId: request.clinicId)
+    }
+
+    /// The date of birth and the phone, checked.
+    static func checkedExtras(_ request: RegistrationRequest, now: Date) throws -> (birthDate: String?, phone: String?) {
+        (try request.birthDate.map { try StaffController.checkedBirthDate($0, now: now) }, try request.phone.map(StaffController.checkedPhone))
+    }
+
+    /// A registration decided on what the store read: a login taken meanwhile is `login_taken`,
+    /// a home clinic asked for that does not exist `not_found`; otherwise the patient (the
+    /// clinic asked for, else `nearest`) and the city's geocode to keep.
+    static func registering(_ facts: RegistrationFacts, _ request: RegistrationRequest, place: GeocodeResult, nearest: Int64?,
+                            extras: (birthDate: String?, phone: String?), hash: String, geocode: GeocodeCacheWrite?,
+                            now: Date) throws -> NewClient {
+        let login = request.login.trimmingCharacters(in: .whitespaces)
+        if facts.loginTaken { throw ClinicError(.loginTaken, .loginTaken, login) }
+        if facts.homeClinicExists == false, let clinicId = request.clinicId {
+            throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+        }
+        var client = Client(
+            id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
+            name: request.name.trimmingCharacters(in: .whitespaces),
+            surname: request.surname.trimmingCharacters(in: .whitespaces),
+            street: request.street.trimmingCharacters(in: .whitespaces),
+            house: request.house.trimmingCharacters(in: .whitespaces),
+            city: request.city.trimmingCharacters(in: .whitespaces),
+            lat: place.coordinate.latitude, lon: place.coordinate.longitude,
+            homeClinicId: request.clinicId ?? nearest, preferredLanguage: request.language.rawValue,
+            privacyAcceptedAt: now, privacyVersion: PrivacyPolicy.version, createdAt: now)
+        client.birthDate = extras.birthDate
+        client.phone = extras.phone
+        return NewClient(client: client, geocode: geocode)
     }
 
     public func getUserById(_ id: Int64) throws -> Client {

@@ -105,8 +105,7 @@ public final class ClinicController: Sendable {
                 // so the clinics are kept beside the finder. The version is read again with them.
                 let (rows, read) = try database.reading { tx in (try tx.allClinics(), try tx.directoryVersion()) }
                 if read == version {
-                    let clinics = Dictionary(rows.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
-                    let directory = Directory(finder: kept.finder, version: version, clinics: clinics)
+                    let directory = Directory(finder: kept.finder, version: version, clinics: Self.byId(rows))
                     cached = directory
                     return directory
                 }
@@ -148,56 +147,102 @@ public final class ClinicController: Sendable {
     /// only clinics in that state (its two letters, any case).
     public func nearestPage(to point: Coordinate, _ query: NearestQuery, state: String? = nil,
                             offset: Int) throws -> (items: [NearbyClinic], more: Bool) {
-        try query.validate()
-        // `offset` comes from outside: compared before it is added to, so a huge one cannot overflow.
-        guard offset >= 0, offset <= Self.maximumReach - query.limit else {
-            throw ClinicError.invalid(.limitBetween, String(offset), "0", String(Self.maximumReach - query.limit))
-        }
-        let reach = offset + query.limit
+        let reach = try Self.pageReach(query, offset: offset)
         let found = try nearest(to: point, query, state: state, reach: min(reach + 1, Self.maximumReach))
         return (Array(found.dropFirst(offset).prefix(query.limit)), found.count > reach)
     }
 
+    /// How far a page reaches (its offset and its count), the query and the offset checked.
+    static func pageReach(_ query: NearestQuery, offset: Int) throws -> Int {
+        try query.validate()
+        // `offset` comes from outside: compared before it is added to, so a huge one cannot overflow.
+        guard offset >= 0, offset <= maximumReach - query.limit else {
+            throw ClinicError.invalid(.limitBetween, String(offset), "0", String(maximumReach - query.limit))
+        }
+        return offset + query.limit
+    }
+
     private func nearest(to point: Coordinate, _ query: NearestQuery, state: String?,
                          reach: Int) throws -> [NearbyClinic] {
-        var filter = NearestClinicFinder.Filter(pediatricOnly: query.pediatricOnly, hospitalOnly: query.hospitalOnly,
-                                                withinMeters: query.withinKilometres.map { $0 * 1000 })
         // The version and the specialization's clinics in one gather (one round trip on PostgreSQL).
         let facts = try database.nearestSearchFacts(specialization: query.specialization.map(Specialization.key(for:)))
-        if let specialization = query.specialization, let ids = facts.clinicIds {
+        if let specialization = query.specialization, facts.clinicIds?.isEmpty == true {
             // None: an unknown name is refused (with a suggestion); a known one no clinic has finds nothing.
-            if ids.isEmpty { _ = try database.reading { tx in try Specialization.requireKnown(specialization, tx) } }
-            filter.clinicIds = ids
+            _ = try database.reading { tx in try Specialization.requireKnown(specialization, tx) }
         }
         let directory = try directory(version: facts.directoryVersion)
-        if let state {
-            let code = state.trimmingCharacters(in: .whitespaces).uppercased()
-            let all = try directory.clinics.map { Array($0.values) } ?? database.reading { tx in try tx.allClinics() }
-            let inState = Set(all.filter { $0.state.uppercased() == code }.compactMap(\.id))
-            filter.clinicIds = filter.clinicIds.map { $0.intersection(inState) } ?? inState
-        }
-        // Everyday hospitals only: the kind is the clinic row's, so the finder is asked for more
-        // (twice as many each round, at most `maximumReach`) until enough of them are found.
-        // Rows read in an earlier round are not read again.
-        var asked = reach
-        var read: [Int64: Clinic] = [:]
+        let all = try state == nil ? nil : directory.clinics.map { Array($0.values) } ?? database.reading { tx in try tx.allClinics() }
+        var rounds = NearestRounds(query, facts: facts, state: state, clinics: all, reach: reach)
         while true {
-            let matches = try directory.finder.nearest(to: point, limit: asked, filter: filter)
-            let clinics = try directory.clinics ?? {
-                let missing = matches.map(\.clinicId).filter { read[$0] == nil }
-                if !missing.isEmpty {
-                    for clinic in try database.reading({ tx in try tx.clinics(ids: missing) }) { read[clinic.id ?? 0] = clinic }
-                }
-                return read
-            }()
-            let found = matches.compactMap { match in clinics[match.clinicId].map { NearbyClinic(clinic: $0, distance: match.distance) } }
-            guard query.everydayOnly else { return found }
-            let everyday = found.filter { $0.clinic.servesEveryday(child: query.pediatricOnly) }
-            if everyday.count >= reach || matches.count < asked || asked >= Self.maximumReach {
-                return Array(everyday.prefix(reach))
-            }
-            asked = min(asked * 2, Self.maximumReach)
+            let matches = try directory.finder.nearest(to: point, limit: rounds.asked, filter: rounds.filter)
+            let missing = directory.clinics == nil ? rounds.missing(matches) : []
+            if !missing.isEmpty { rounds.read(try database.reading { tx in try tx.clinics(ids: missing) }) }
+            if let found = rounds.answer(matches, kept: directory.clinics) { return found }
         }
+    }
+
+    /// `nearest(to:)` awaited (issue 56: `NearestSearchStore`): the same rounds, each read
+    /// awaited; the finder itself runs on the caller's task (a search is microseconds; building
+    /// it, once per directory version, about 7 ms for the 7,146 clinics, BENCHMARKS.md).
+    public func nearest(to point: Coordinate, _ query: NearestQuery = NearestQuery()) async throws -> [NearbyClinic] {
+        try query.validate()
+        return try await searching(to: point, query, state: nil, reach: query.limit)
+    }
+
+    /// `nearestPage` awaited.
+    public func nearestPage(to point: Coordinate, _ query: NearestQuery, state: String? = nil,
+                            offset: Int) async throws -> (items: [NearbyClinic], more: Bool) {
+        let reach = try Self.pageReach(query, offset: offset)
+        let found = try await searching(to: point, query, state: state, reach: min(reach + 1, Self.maximumReach))
+        return (Array(found.dropFirst(offset).prefix(query.limit)), found.count > reach)
+    }
+
+    private func searching(to point: Coordinate, _ query: NearestQuery, state: String?, reach: Int) async throws -> [NearbyClinic] {
+        let facts = try await database.searchFacts(specialization: query.specialization.map(Specialization.key(for:)))
+        if let specialization = query.specialization, facts.clinicIds?.isEmpty == true {
+            let key = Specialization.key(for: specialization), known = try await database.knownSpecializations()
+            if !known.contains(key) { throw Specialization.unknown(specialization, known: known) }
+        }
+        let directory = try await directory(awaiting: facts.directoryVersion)
+        var all = directory.clinics.map { Array($0.values) }
+        if state != nil, all == nil { all = try await database.directoryClinics().rows }
+        var rounds = NearestRounds(query, facts: facts, state: state, clinics: all, reach: reach)
+        while true {
+            let matches = try directory.finder.nearest(to: point, limit: rounds.asked, filter: rounds.filter)
+            let missing = directory.clinics == nil ? rounds.missing(matches) : []
+            if !missing.isEmpty { rounds.read(try await database.searchedClinics(ids: missing)) }
+            if let found = rounds.answer(matches, kept: directory.clinics) { return found }
+        }
+    }
+
+    /// The kept finder awaited, as `directory(version:)`: the clinics kept beside it from the
+    /// second search of a version on, the points read again when the version moved. Nothing
+    /// is held across a read: two first searches at once may both build the finder, and the
+    /// one that finishes last is kept (a complete directory is not replaced by a bare one of
+    /// the same version).
+    func directory(awaiting version: Int64) async throws -> Directory {
+        let kept = finderCache.current
+        if let kept, kept.version == version, kept.complete { return kept }
+        let directory: Directory
+        if let kept, kept.version == version, let complete = try await Self.withClinics(kept, database.directoryClinics()) {
+            directory = complete
+        } else {
+            let points = try await database.directoryPoints()
+            directory = Directory(finder: try Self.finder(points.rows), version: points.version, clinics: nil)
+        }
+        finderCache.withLock { cached in
+            if !(cached?.version == directory.version && cached?.complete == true) { cached = directory }
+        }
+        return directory
+    }
+
+    /// The kept finder with the clinics beside it, when they were read at its version.
+    private static func withClinics(_ kept: Directory, _ all: DirectorySnapshot<Clinic>) -> Directory? {
+        all.version == kept.version ? Directory(finder: kept.finder, version: kept.version, clinics: byId(all.rows)) : nil
+    }
+
+    static func byId(_ clinics: [Clinic]) -> [Int64: Clinic] {
+        Dictionary(clinics.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A clinic's time zone comes from where it is: the time-zone boundaries at its point

@@ -58,7 +58,8 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
 /// A store: transactions over it. Everything that must hold across requests (and, on a shared
 /// store, across servers) is inside one of these.
 public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppointmentsStore, DirectoryReadsStore, LogInStore,
-                            AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore {
+                            AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore,
+                            NearestSearchStore, RegistrationStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.
@@ -242,6 +243,14 @@ public struct NearestSearchFacts: Sendable, Equatable {
     }
 }
 
+extension NearestSearchFacts {
+    /// The gather as reads of the seam, in the caller's snapshot.
+    public static func read(_ tx: any StoreReading, specialization key: String?) throws -> NearestSearchFacts {
+        NearestSearchFacts(directoryVersion: try tx.directoryVersion(),
+                           clinicIds: try key.map { Set(try tx.departmentsByClinic(specialization: $0).keys) })
+    }
+}
+
 /// What `ClinicStore.signedInPatient(tokenHash:)` gathers.
 public struct SignedInPatientFacts: Sendable {
     public let session: SessionLookup
@@ -274,10 +283,7 @@ extension ClinicStore {
 
     /// The reads of one snapshot (a store in this process: no round trips to save).
     public func nearestSearchFacts(specialization key: String?) throws -> NearestSearchFacts {
-        try reading { tx in
-            NearestSearchFacts(directoryVersion: try tx.directoryVersion(),
-                               clinicIds: try key.map { Set(try tx.departmentsByClinic(specialization: $0).keys) })
-        }
+        try reading { tx in try NearestSearchFacts.read(tx, specialization: key) }
     }
 
     /// The reads of one snapshot (a store in this process: no round trips to save).
