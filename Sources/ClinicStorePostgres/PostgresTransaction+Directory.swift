@@ -156,11 +156,13 @@ extension PostgresTransaction {
     }
 
     func clinicId(ofDoctor doctorId: Int64) throws -> Int64? {
-        try value(Int64.self, """
-            SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
-            WHERE doctors.id = $1
-            """, [doctorId])
+        try value(Int64.self, Self.clinicOfDoctorSQL, [doctorId])
     }
+
+    static let clinicOfDoctorSQL = """
+        SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
+        WHERE doctors.id = $1
+        """
 
     func workingExceptions(ofDoctor doctorId: Int64) throws -> [WorkingException] {
         // A day off (NULL start) first, as SQLite orders NULLs.

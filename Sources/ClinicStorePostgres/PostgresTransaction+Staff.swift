@@ -41,11 +41,15 @@ extension PostgresTransaction {
 
     func storedAppointments(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?,
                             doctorId: Int64?) throws -> [Appointment] {
-        try rows("""
-            SELECT * FROM appointments WHERE clinic_id = $1 AND starts_at >= $2 AND starts_at < $3
-            AND ($4::bigint IS NULL OR department_id = $4) AND ($5::bigint IS NULL OR doctor_id = $5) ORDER BY starts_at, id
-            """, [clinicId, span.lowerBound, span.upperBound, departmentId, doctorId]).map(Appointment.init(row:))
+        try rows(Self.appointmentsOfClinicDaySQL, [clinicId, span.lowerBound, span.upperBound, departmentId, doctorId])
+            .map(Appointment.init(row:))
     }
+
+    /// A clinic's ($1) appointments starting in $2..<$3, of a department ($4) and a doctor ($5) when not NULL.
+    static let appointmentsOfClinicDaySQL = """
+        SELECT * FROM appointments WHERE clinic_id = $1 AND starts_at >= $2 AND starts_at < $3
+        AND ($4::bigint IS NULL OR department_id = $4) AND ($5::bigint IS NULL OR doctor_id = $5) ORDER BY starts_at, id
+        """
 
     func activePatients(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?) throws -> [Int64] {
         try values(Int64.self, """

@@ -85,6 +85,15 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try NewClient.add(tx, store: self, ask, decide) } }
     }
 
+    public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
+                        audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
+        try await commit {
+            try self.writing { tx in
+                try DeskDayFacts.read(tx, store: self, clinicId: clinicId, doctorAsked: doctorAsked, plan: plan, audit: audit)
+            }
+        }
+    }
+
     public func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry] {
         try await readAwaited { tx in try AuditLog.entries(tx, clientId: clientId, limit: limit) }
     }

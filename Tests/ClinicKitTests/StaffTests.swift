@@ -163,6 +163,50 @@ import Testing
         #expect(json.appointments.isEmpty && json.cancelled.count == 1)
     }
 
+    /// The front desk's day awaited (issue 56: `FrontDeskStore.deskDay`): the same list and
+    /// refusals as the blocking `schedule`, for each member and filter; one `patient.read` row
+    /// per patient shown, the trail sound; a refusal writes nothing. The front desk's page
+    /// (`frontDeskDay`) carries the clinic, its departments and active doctors read with it.
+    @Test func theDayAwaitedIsTheBlockingOne() async throws {
+        let w = try world()
+        let monday = try #require(LocalDateTime(year: 2026, month: 11, day: 23))
+        func entries(_ list: [DayEntry]) -> [String] {
+            list.map { "\($0.appointment.id ?? 0) \($0.patientName ?? "-") \($0.patientLogin ?? "-") \($0.patientBirthDate ?? "-") "
+                + "\($0.actions.map(\.rawValue))" }
+        }
+        func blocking(_ member: StaffMember, _ department: Int64?, _ doctor: Int64?) -> String {
+            do {
+                return entries(try w.system.staff.schedule(member, day: monday, departmentId: department, doctorId: doctor).entries)
+                    .joined(separator: "; ")
+            } catch { return "\(error)" }
+        }
+        let cases: [(StaffMember, Int64?, Int64?)] = [
+            (w.receptionA, nil, nil), (w.adminB, nil, nil), (w.doctorA, nil, nil), (w.otherDoctorA, nil, nil),
+            (w.otherDoctorA, nil, w.booked.doctorId), (w.adminB, w.booked.departmentId, nil), (w.adminB, nil, w.booked.doctorId),
+            (w.receptionA, w.booked.departmentId, w.booked.doctorId), (w.receptionA, nil, 99_999),
+        ]
+        for (member, department, doctor) in cases {
+            let reads = try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") ?? 0
+            var awaited: String
+            do {
+                let facts = try await w.system.staff.deskDay(member, day: monday, departmentId: department, doctorId: doctor)
+                awaited = entries(StaffController.dayEntries(facts, member)).joined(separator: "; ")
+                #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") == reads + facts.patients.count,
+                        "one read row per patient shown")
+            } catch {
+                awaited = "\(error)"
+                #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") == reads, "a refusal writes nothing")
+            }
+            #expect(awaited == blocking(member, department, doctor), "\(member.role) \(department ?? 0) \(doctor ?? 0)")
+        }
+        let page = try await w.system.frontDeskDay(w.receptionA, day: monday)
+        #expect(page.entries.map(\.appointment.id) == [w.booked.id] && page.entries.first?.patientName == "Anna Smith")
+        #expect(page.clinic.externalId == "LA1" && page.zone.identifier == "America/Los_Angeles")
+        #expect(page.departments.map(\.specialization) == ["cardiology", "neurology", "ophthalmology", "surgery", "therapy"])
+        #expect(page.doctors.count == (try w.system.staff.doctors(w.receptionA)).count && page.doctors.contains { $0.doctor.id == w.booked.doctorId })
+        #expect(try auditIsSound(w.system))
+    }
+
     /// Issue 42: a check-in only on the visit's day in the clinic's zone (days early it is
     /// refused, with a message, and changes nothing); undone by the clinic's front desk until
     /// the visit starts, in the history and the audit trail; statuses named as the screens

@@ -341,14 +341,14 @@ public struct FrontDeskDay: Sendable {
 }
 
 extension ClinicSystem {
-    /// The member's clinic's day for the front desk's page (each patient shown is read into
-    /// the audit trail, as `StaffController.schedule` says).
+    /// The member's clinic's day for the front desk's page, awaited in one transaction
+    /// (`StaffController.deskDay`; each patient shown is read into the audit trail, as
+    /// `StaffController.schedule` says).
     public func frontDeskDay(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil,
-                             doctorId: Int64? = nil, requestId: String? = nil) throws -> FrontDeskDay {
-        let schedule = try staff.schedule(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
-        return FrontDeskDay(day: schedule.day, zone: schedule.zone, entries: schedule.entries,
-                            clinic: try clinics.getClinicById(member.clinicId),
-                            departments: try departments.getDepartmentsByClinicId(member.clinicId),
-                            doctors: try staff.doctors(member))
+                             doctorId: Int64? = nil, requestId: String? = nil) async throws -> FrontDeskDay {
+        let facts = try await staff.deskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
+        guard let clinic = facts.place.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        return FrontDeskDay(day: facts.plan.day, zone: facts.plan.zone, entries: StaffController.dayEntries(facts, member),
+                            clinic: clinic, departments: facts.place.departments, doctors: facts.place.doctors)
     }
 }

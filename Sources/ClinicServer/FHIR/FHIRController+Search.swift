@@ -122,15 +122,15 @@ extension FHIRController {
         let patientId = try parameters.first("patient").map { try FHIRParameters.id($0, type: "Patient", parameter: "patient") }
         let language = context.language
         let requestId = context.requestId
-        let resources = try await dependencies.work(language) { [system = dependencies.system] in
-            let page = try system.frontDeskDay(staff.member, day: day, requestId: requestId)
-            return page.entries.map(\.appointment).filter { appointment in
-                (statuses.isEmpty || statuses.contains(FHIRResources.status(appointment.status)))
-                    && (patientId == nil || appointment.clientId == patientId)
-            }.compactMap { appointment -> FHIRJSON? in
-                guard let department = page.departments.first(where: { $0.id == appointment.departmentId }) else { return nil }
-                return FHIRResources.appointment(appointment, clinic: page.clinic, department: department, visit: nil, language)
-            }
+        let page = try await dependencies.awaited(language) { [system = dependencies.system] in
+            try await system.frontDeskDay(staff.member, day: day, requestId: requestId)
+        }
+        let resources: [FHIRJSON] = page.entries.map(\.appointment).filter { appointment in
+            (statuses.isEmpty || statuses.contains(FHIRResources.status(appointment.status)))
+                && (patientId == nil || appointment.clientId == patientId)
+        }.compactMap { appointment -> FHIRJSON? in
+            guard let department = page.departments.first(where: { $0.id == appointment.departmentId }) else { return nil }
+            return FHIRResources.appointment(appointment, clinic: page.clinic, department: department, visit: nil, language)
         }
         let extra = try await included(request, parameters, resources, patient: nil, language)
         return searchset(request, parameters, resources.map { entry(request, $0, type: "Appointment") } + extra,

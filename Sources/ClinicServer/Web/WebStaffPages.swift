@@ -235,8 +235,8 @@ struct WebStaffPages {
         let departmentId = request.query("department").flatMap(Int64.init)
         let doctorId = request.query("doctor").flatMap(Int64.init)
         let requestId = context.requestId
-        let schedule = try await dependencies.work(web) { [system] in
-            try system.frontDeskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
+        let schedule = try await dependencies.awaited(web.language) { [system] in
+            try await system.frontDeskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
         }
         let clinic = schedule.clinic, departments = schedule.departments, doctors = schedule.doctors
         let words = WebText.labels(web.language)

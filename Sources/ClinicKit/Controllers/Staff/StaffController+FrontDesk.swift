@@ -10,46 +10,68 @@ extension StaffController {
     public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
                          requestId: String? = nil) throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
         let now = self.now()
-        return try database.writing { tx in
-            guard let clinic = try tx.clinic(id: member.clinicId) else {
-                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
+        let facts = try database.writing { tx in
+            try DeskDayFacts.read(tx, store: database, clinicId: member.clinicId, doctorAsked: member.role == .doctor ? nil : doctorId,
+                                  plan: { try Self.planningDay($0, member, day: day, departmentId: departmentId, doctorId: doctorId, now: now) },
+                                  audit: { Self.dayReads($0, member, requestId: requestId, now: now) })
+        }
+        return (facts.plan.day, facts.plan.zone, Self.dayEntries(facts, member))
+    }
+
+    /// `schedule` awaited (issue 56: `FrontDeskStore.deskDay`), with the clinic, its departments
+    /// and its active doctors read in the same transaction: the front desk's page.
+    public func deskDay(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
+                        requestId: String? = nil) async throws -> DeskDayFacts {
+        let now = self.now()
+        return try await database.deskDay(clinicId: member.clinicId, doctorAsked: member.role == .doctor ? nil : doctorId,
+                                          plan: { try Self.planningDay($0, member, day: day, departmentId: departmentId, doctorId: doctorId, now: now) },
+                                          audit: { Self.dayReads($0, member, requestId: requestId, now: now) })
+    }
+
+    /// The day planned on its clinic: the day asked for (default: today there) and its instants
+    /// in the clinic's zone; a department of another clinic, or a doctor of another clinic (for a
+    /// doctor: any other doctor) is `not_found`; a doctor sees their own appointments only.
+    static func planningDay(_ place: DeskDayPlace, _ member: StaffMember, day: LocalDateTime?, departmentId: Int64?, doctorId: Int64?,
+                            now: Date) throws -> DeskDayPlan {
+        guard let clinic = place.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        let zone = clinic.zone
+        let local = day ?? LocalDateTime.of(now, in: zone)
+        guard let span = instants(of: local, in: zone) else { throw ClinicError.invalid(.invalidDay, local.dayText) }
+        if let departmentId, !place.departments.contains(where: { $0.id == departmentId }) {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+        var doctor = doctorId
+        if member.role == .doctor {
+            if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+            doctor = member.doctorId ?? -1
+        } else if let doctorId, place.doctorAskedClinicId != member.clinicId {
+            throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
+        }
+        return DeskDayPlan(day: local, zone: zone, span: span, departmentId: departmentId, doctorId: doctor, now: now)
+    }
+
+    /// One `patient.read` row per patient shown, by id.
+    static func dayReads(_ facts: DeskDayFacts, _ member: StaffMember, requestId: String?, now: Date) -> [AuditAsk] {
+        facts.patients.keys.sorted().map { clientId in
+            AuditAsk(by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
+                     detail: "schedule \(facts.plan.day.dayText)", now: now)
+        }
+    }
+
+    /// The day's list: each appointment with its patient and the actions the member may take
+    /// (at the instant the day was planned).
+    public static func dayEntries(_ facts: DeskDayFacts, _ member: StaffMember) -> [DayEntry] {
+        let now = facts.plan.now
+        return facts.appointments.map { appointment in
+            let patient = appointment.clientId.flatMap { facts.patients[$0] }
+            var entry = DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
+                                 patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
+                                 actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now, zone: facts.plan.zone) })
+            if member.runsTheFrontDesk {
+                entry.patientBirthDate = patient?.birthDate
+                entry.patientPhone = patient?.phone
             }
-            let zone = clinic.zone
-            let local = day ?? LocalDateTime.of(now, in: zone)
-            guard let span = Self.instants(of: local, in: zone) else { throw ClinicError.invalid(.invalidDay, local.dayText) }
-            if let departmentId {
-                guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-                }
-            }
-            var doctor = doctorId
-            if member.role == .doctor {
-                if let doctorId, doctorId != member.doctorId { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
-                doctor = member.doctorId ?? -1
-            } else if let doctorId, try tx.clinicId(ofDoctor: doctorId) != member.clinicId {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
-            }
-            let appointments = try tx.appointments(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId,
-                                                   doctorId: doctor)
-            var patients: [Int64: Client] = [:]
-            for clientId in Set(appointments.compactMap(\.clientId)).sorted() {
-                guard let client = try database.client(tx, id: clientId) else { continue }
-                patients[clientId] = client
-                try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId,
-                                    requestId: requestId, detail: "schedule \(local.dayText)", now: now)
-            }
-            let entries = appointments.map { appointment in
-                let patient = appointment.clientId.flatMap { patients[$0] }
-                var entry = DayEntry(appointment: appointment, patientName: patient.map { "\($0.name) \($0.surname)" },
-                                     patientLogin: patient.flatMap { $0.hasOnlineAccount ? $0.login : nil },
-                                     actions: StaffAction.allCases.filter { member.may($0, on: appointment, now: now, zone: zone) })
-                if member.runsTheFrontDesk {
-                    entry.patientBirthDate = patient?.birthDate
-                    entry.patientPhone = patient?.phone
-                }
-                return entry
-            }
-            return (local, zone, entries)
+            return entry
         }
     }
 
