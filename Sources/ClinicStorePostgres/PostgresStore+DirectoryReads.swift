@@ -50,9 +50,7 @@ extension PostgresStore {
             guard try await !tx.rows(PostgresTransaction.departmentSQL, [id]).isEmpty else { return nil }
             let doctors = try await tx.rows(PostgresTransaction.activeDoctorsSQL, [id]).map { try Doctor(row: try PostgresTransaction.row($0)) }
             guard !doctors.isEmpty else { return [] }
-            let hours = try await tx.rows("""
-                SELECT * FROM working_hours WHERE doctor_id = ANY($1::bigint[]) ORDER BY doctor_id, weekday, start_minute
-                """, [DirectoryIdArray(doctors.compactMap(\.id))]).map { try WorkingHours(row: try PostgresTransaction.row($0)) }
+            let hours = try await tx.rows(PostgresTransaction.hoursOfDoctorsSQL, [DirectoryIdArray(doctors.compactMap(\.id))]).map { try WorkingHours(row: try PostgresTransaction.row($0)) }
             let byDoctor = Dictionary(grouping: hours, by: \.doctorId)
             return doctors.map { DoctorWithHours(doctor: $0, hours: byDoctor[$0.id ?? 0] ?? []) }
         }
@@ -120,5 +118,48 @@ extension PostgresStore {
 
     private static func directoryVersion(_ tx: AwaitedConnection) async throws -> Int64 {
         try tx.value(Int64.self, try await tx.rows(PostgresTransaction.directoryVersionSQL, [])) ?? 0
+    }
+}
+
+// The clinic admin's reads awaited (`ClinicAdminReadsStore`), with the seam's statements.
+extension PostgresStore {
+    /// Three statements in one snapshot: the departments, their active doctors, all their hours.
+    public func clinicDoctors(clinicId: Int64) async throws -> [ClinicDoctor] {
+        try await readAwaited { tx in
+            let departments = try await tx.rows(PostgresTransaction.departmentsOfClinicSQL, [clinicId])
+                .map { try Department(row: PostgresTransaction.row($0)) }
+            guard !departments.isEmpty else { return [] }
+            let doctors = try await tx.rows(PostgresTransaction.activeDoctorsOfDepartmentsSQL, [DirectoryIdArray(departments.compactMap(\.id))])
+                .map { try Doctor(row: PostgresTransaction.row($0)) }
+            guard !doctors.isEmpty else { return [] }
+            let hours = try await tx.rows(PostgresTransaction.hoursOfDoctorsSQL, [DirectoryIdArray(doctors.compactMap(\.id))])
+                .map { try WorkingHours(row: PostgresTransaction.row($0)) }
+            let doctorsOf = Dictionary(grouping: doctors, by: \.departmentId), hoursOf = Dictionary(grouping: hours, by: \.doctorId)
+            return departments.flatMap { department in
+                (doctorsOf[department.id ?? 0] ?? []).map { ClinicDoctor(doctor: $0, department: department, hours: hoursOf[$0.id ?? 0] ?? []) }
+            }
+        }
+    }
+
+    /// Three statements in one snapshot: the doctor's clinic, hours, exceptions.
+    public func doctorWeek(doctorId: Int64) async throws -> DoctorWeek? {
+        try await readAwaited { tx in
+            guard let clinicId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.clinicOfDoctorSQL, [doctorId])) else { return nil }
+            let hours = try await tx.rows(PostgresTransaction.doctorHoursSQL, [doctorId]).map { try WorkingHours(row: PostgresTransaction.row($0)) }
+            let exceptions = try await tx.rows(PostgresTransaction.doctorExceptionsSQL, [doctorId])
+                .map { try WorkingException(row: PostgresTransaction.row($0)) }
+            return DoctorWeek(clinicId: clinicId, hours: hours, exceptions: exceptions)
+        }
+    }
+
+    /// Two statements in one snapshot: the department, its visit types.
+    public func everyVisitType(departmentId: Int64) async throws -> (clinicId: Int64, types: [VisitType])? {
+        try await readAwaited { tx in
+            guard let department = try await tx.rows(PostgresTransaction.departmentSQL, [departmentId]).first
+                .map({ try Department(row: PostgresTransaction.row($0)) }) else { return nil }
+            let types = try await tx.rows(PostgresTransaction.visitTypesSQL(includingInactive: true), [departmentId])
+                .map { try VisitType(row: PostgresTransaction.row($0)) }
+            return (department.clinicId, types)
+        }
     }
 }

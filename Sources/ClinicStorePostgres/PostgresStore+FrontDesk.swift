@@ -19,8 +19,8 @@ extension PostgresStore {
             let departments = try await tx.rows(PostgresTransaction.departmentsOfClinicSQL, [clinicId])
                 .map { try Department(row: PostgresTransaction.row($0)) }
             let doctors = departments.isEmpty ? [] : try await tx.rows(
-                "SELECT * FROM doctors WHERE department_id = ANY($1::bigint[]) AND is_active ORDER BY id",
-                [DirectoryIdArray(departments.compactMap(\.id))]).map { try Doctor(row: PostgresTransaction.row($0)) }
+                PostgresTransaction.activeDoctorsOfDepartmentsSQL, [DirectoryIdArray(departments.compactMap(\.id))])
+                .map { try Doctor(row: PostgresTransaction.row($0)) }
             let byDepartment = Dictionary(grouping: doctors, by: \.departmentId)
             var askedClinic: Int64?
             if let doctorAsked {

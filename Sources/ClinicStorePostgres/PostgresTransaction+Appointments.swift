@@ -157,6 +157,10 @@ extension PostgresTransaction {
     static let departmentSQL = "SELECT * FROM departments WHERE id = $1"
     /// A department's active doctors (`$1`), by id.
     static let activeDoctorsSQL = "SELECT * FROM doctors WHERE department_id = $1 AND is_active ORDER BY id"
+    /// The active doctors of departments (`$1`, an array), by id.
+    static let activeDoctorsOfDepartmentsSQL = "SELECT * FROM doctors WHERE department_id = ANY($1::bigint[]) AND is_active ORDER BY id"
+    /// The weekly hours of doctors (`$1`, an array), by doctor, weekday, then start.
+    static let hoursOfDoctorsSQL = "SELECT * FROM working_hours WHERE doctor_id = ANY($1::bigint[]) ORDER BY doctor_id, weekday, start_minute"
     /// A department's (`$1`) visit types, the shortest first.
     static func visitTypesSQL(includingInactive: Bool) -> String {
         "SELECT * FROM visit_types WHERE department_id = $1" + (includingInactive ? "" : " AND is_active") + " ORDER BY duration_minutes, id"

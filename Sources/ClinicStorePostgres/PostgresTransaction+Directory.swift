@@ -166,9 +166,10 @@ extension PostgresTransaction {
 
     func workingExceptions(ofDoctor doctorId: Int64) throws -> [WorkingException] {
         // A day off (NULL start) first, as SQLite orders NULLs.
-        try rows("SELECT * FROM working_exceptions WHERE doctor_id = $1 ORDER BY day, start_minute NULLS FIRST", [doctorId])
-            .map(WorkingException.init(row:))
+        try rows(Self.doctorExceptionsSQL, [doctorId]).map(WorkingException.init(row:))
     }
+
+    static let doctorExceptionsSQL = "SELECT * FROM working_exceptions WHERE doctor_id = $1 ORDER BY day, start_minute NULLS FIRST"
 
     func workingException(id: Int64) throws -> WorkingException? {
         try row("SELECT * FROM working_exceptions WHERE id = $1", [id]).map(WorkingException.init(row:))

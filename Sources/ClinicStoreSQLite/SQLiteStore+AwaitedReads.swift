@@ -186,3 +186,22 @@ extension SQLiteStore {
         try await readAwaited { tx in try tx.specializationKeys() }
     }
 }
+
+// MARK: The clinic admin's reads (`ClinicAdminReadsStore`): reads on the reader queue
+
+extension SQLiteStore {
+    public func clinicDoctors(clinicId: Int64) async throws -> [ClinicDoctor] {
+        try await readAwaited { tx in try ClinicDoctor.read(tx, clinicId: clinicId) }
+    }
+
+    public func doctorWeek(doctorId: Int64) async throws -> DoctorWeek? {
+        try await readAwaited { tx in try DoctorWeek.read(tx, doctorId: doctorId) }
+    }
+
+    public func everyVisitType(departmentId: Int64) async throws -> (clinicId: Int64, types: [VisitType])? {
+        try await readAwaited { tx in
+            guard let department = try tx.department(id: departmentId) else { return nil }
+            return (department.clinicId, try tx.visitTypes(ofDepartment: departmentId, includingInactive: true))
+        }
+    }
+}

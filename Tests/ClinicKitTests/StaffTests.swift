@@ -207,6 +207,41 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// The clinic admin's reads awaited (issue 56: `ClinicAdminReadsStore`): the doctors with
+    /// their hours, a doctor's week (hours and exceptions) and a department's visit types, each
+    /// as the blocking reads give them, and another clinic's refused as one that does not exist.
+    @Test func theClinicAdminsReadsAwaitedAreTheBlockingOnes() async throws {
+        let w = try world()
+        let staff = w.system.staff, doctor = w.booked.doctorId
+        func blockingDoctors() throws -> [String] {
+            try staff.doctors(w.adminA).map { "\($0.doctor.id ?? 0)/\($0.department.id ?? 0) \(try staff.hours(w.adminA, doctorId: $0.doctor.id ?? 0))" }
+        }
+        let doctors = try await staff.doctorsWithHours(w.adminA).map { "\($0.doctor.id ?? 0)/\($0.department.id ?? 0) \($0.hours)" }
+        #expect(try doctors == blockingDoctors() && doctors.count > 5)
+        #expect(try await staff.doctorsWithHours(w.receptionA).count == doctors.count, "any staff member of the clinic")
+        _ = try staff.addException(w.adminA, doctorId: doctor, day: try #require(LocalDateTime(year: 2026, month: 12, day: 1)), hours: nil)
+        let week = try await staff.doctorWeek(w.adminA, doctorId: doctor)
+        func blockingWeek() throws -> ([WorkingHours], [WorkingException]) {
+            (try staff.hours(w.adminA, doctorId: doctor), try w.system.departments.exceptions(doctorId: doctor))
+        }
+        let (hours, exceptions) = try blockingWeek()
+        #expect(week.hours == hours && !hours.isEmpty && week.exceptions == exceptions && exceptions.count == 1)
+        for id in [doctor, 99_999] {
+            await #expect(throws: ClinicError(.notFound, .doctorNotFound, String(id))) {
+                _ = try await staff.doctorWeek(w.adminB, doctorId: id)
+            }
+        }
+        let therapy = w.booked.departmentId
+        let long = try staff.addVisitType(w.adminA, departmentId: therapy, nameEn: "Long visit", nameRu: "Долгий приём", durationMinutes: 40)
+        _ = try staff.removeVisitType(w.adminA, id: long.id ?? 0)
+        func blockingTypes() throws -> [VisitType] { try staff.visitTypes(w.adminA, departmentId: therapy) }
+        let types = try await staff.visitTypes(w.adminA, departmentId: therapy)
+        #expect(try types == blockingTypes() && types.contains { $0.id == long.id && !$0.isActive }, "inactive ones too")
+        await #expect(throws: ClinicError(.notFound, .departmentNotFound, String(therapy))) {
+            _ = try await staff.visitTypes(w.adminB, departmentId: therapy)
+        }
+    }
+
     /// Issue 42: a check-in only on the visit's day in the clinic's zone (days early it is
     /// refused, with a message, and changes nothing); undone by the clinic's front desk until
     /// the visit starts, in the history and the audit trail; statuses named as the screens

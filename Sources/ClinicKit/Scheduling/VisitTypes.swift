@@ -80,6 +80,14 @@ extension StaffController {
         }
     }
 
+    /// `visitTypes` awaited (issue 56: `ClinicAdminReadsStore.everyVisitType`, one snapshot).
+    public func visitTypes(_ member: StaffMember, departmentId: Int64) async throws -> [VisitType] {
+        guard let found = try await database.everyVisitType(departmentId: departmentId), found.clinicId == member.clinicId else {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+        return found.types
+    }
+
     public func addVisitType(_ member: StaffMember, departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
                              priceCents: Int? = nil, requestId: String? = nil) throws -> VisitType {
         let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)

@@ -48,10 +48,8 @@ struct ClinicAdminController {
 
     @Sendable func doctors(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
-        let doctors = try await dependencies.work(context.language) { [system] in
-            try system.staff.doctors(member).map { DoctorJSON($0.doctor, hours: try system.staff.hours(member, doctorId: $0.doctor.id ?? 0)) }
-        }
-        return try HTTPMapping.json(doctors)
+        let doctors = try await dependencies.awaited(context.language) { [system] in try await system.staff.doctorsWithHours(member) }
+        return try HTTPMapping.json(doctors.map { DoctorJSON($0.doctor, hours: $0.hours) })
     }
 
     @Sendable func addDoctor(_ request: Request, context: APIContext) async throws -> Response {
@@ -78,8 +76,8 @@ struct ClinicAdminController {
     @Sendable func hours(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
-        let hours = try await dependencies.work(context.language) { [system] in try system.staff.hours(member, doctorId: id) }
-        return try HTTPMapping.json(hours.map(DoctorJSON.Hours.init))
+        let week = try await dependencies.awaited(context.language) { [system] in try await system.staff.doctorWeek(member, doctorId: id) }
+        return try HTTPMapping.json(week.hours.map(DoctorJSON.Hours.init))
     }
 
     @Sendable func setHours(_ request: Request, context: APIContext) async throws -> Response {
@@ -100,11 +98,8 @@ struct ClinicAdminController {
     @Sendable func exceptions(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
-        let exceptions = try await dependencies.work(context.language) { [system] in
-            _ = try system.staff.hours(member, doctorId: id) // of the member's clinic, else not_found
-            return try system.departments.exceptions(doctorId: id)
-        }
-        return try HTTPMapping.json(exceptions.map(ExceptionJSON.init))
+        let week = try await dependencies.awaited(context.language) { [system] in try await system.staff.doctorWeek(member, doctorId: id) }
+        return try HTTPMapping.json(week.exceptions.map(ExceptionJSON.init))
     }
 
     @Sendable func addException(_ request: Request, context: APIContext) async throws -> Response {
@@ -137,7 +132,7 @@ struct ClinicAdminController {
     @Sendable func visitTypes(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
-        let types = try await dependencies.work(context.language) { [system] in try system.staff.visitTypes(member, departmentId: id) }
+        let types = try await dependencies.awaited(context.language) { [system] in try await system.staff.visitTypes(member, departmentId: id) }
         return try HTTPMapping.json(types.map { VisitTypeJSON($0, language: context.language) })
     }
 

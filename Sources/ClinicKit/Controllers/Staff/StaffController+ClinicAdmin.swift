@@ -20,6 +20,24 @@ extension StaffController {
         }
     }
 
+    /// The clinic's doctors with their departments and weekly hours, awaited (issue 56:
+    /// `ClinicAdminReadsStore.clinicDoctors`, one snapshot; any staff member of the clinic).
+    public func doctorsWithHours(_ member: StaffMember) async throws -> [ClinicDoctor] {
+        try await database.clinicDoctors(clinicId: member.clinicId)
+    }
+
+    /// A doctor's weekly hours and exceptions, awaited in one snapshot (`ClinicAdminReadsStore.doctorWeek`).
+    public func doctorWeek(_ member: StaffMember, doctorId: Int64) async throws -> DoctorWeek {
+        try Self.ownDoctorWeek(try await database.doctorWeek(doctorId: doctorId), member, doctorId: doctorId)
+    }
+
+    /// The week of a doctor of the member's clinic: one of another clinic is `not_found`, as one
+    /// that does not exist.
+    static func ownDoctorWeek(_ week: DoctorWeek?, _ member: StaffMember, doctorId: Int64) throws -> DoctorWeek {
+        guard let week, week.clinicId == member.clinicId else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+        return week
+    }
+
     /// A new doctor in a department of the admin's clinic, with weekly hours.
     public func addDoctor(_ member: StaffMember, departmentId: Int64, name: String, hours: [WorkingHours],
                           requestId: String? = nil) throws -> Doctor {
