@@ -152,6 +152,11 @@ extension PostgresStore {
         }
     }
 
+    /// One statement.
+    public func staffAccounts(clinicId: Int64) async throws -> [StaffMember] {
+        try await awaitedRows(PostgresTransaction.staffOfClinicSQL, [clinicId]).map(PostgresTransaction.staffMember(row:))
+    }
+
     /// Two statements in one snapshot: the department, its visit types.
     public func everyVisitType(departmentId: Int64) async throws -> (clinicId: Int64, types: [VisitType])? {
         try await readAwaited { tx in

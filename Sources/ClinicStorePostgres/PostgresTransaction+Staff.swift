@@ -12,8 +12,11 @@ extension PostgresTransaction {
     }
 
     func staffMembers(ofClinic clinicId: Int64) throws -> [StaffMember] {
-        try rows("SELECT * FROM staff_accounts WHERE clinic_id = $1 ORDER BY id", [clinicId]).map(Self.staffMember(row:))
+        try rows(Self.staffOfClinicSQL, [clinicId]).map(Self.staffMember(row:))
     }
+
+    /// A clinic's ($1) staff accounts, by id.
+    static let staffOfClinicSQL = "SELECT * FROM staff_accounts WHERE clinic_id = $1 ORDER BY id"
 
     func staffCredentials(loginKey: String) throws -> (member: StaffMember, passwordHash: String)? {
         try row(Self.staffOfLoginKeySQL, [loginKey]).map(Self.staffCredentials)

@@ -198,6 +198,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try DoctorWeek.read(tx, doctorId: doctorId) }
     }
 
+    public func staffAccounts(clinicId: Int64) async throws -> [StaffMember] {
+        try await readAwaited { tx in try tx.staffMembers(ofClinic: clinicId) }
+    }
+
     public func everyVisitType(departmentId: Int64) async throws -> (clinicId: Int64, types: [VisitType])? {
         try await readAwaited { tx in
             guard let department = try tx.department(id: departmentId) else { return nil }

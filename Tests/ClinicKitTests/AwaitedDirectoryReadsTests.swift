@@ -40,6 +40,15 @@ import Testing
         #expect(listed.map(\.doctor.id) == doctors.dropFirst().map(\.id))
         #expect(listed.allSatisfy { !$0.hours.isEmpty })
         #expect(try await system.departments.visitTypes(departmentId: therapyId).map(\.nameEn) == ["Short", "Long"])
+        // The clinic's page (`ClinicSystem.clinicWithDepartments`): each department with its active doctors, as the blocking read.
+        let page = try await system.clinicWithDepartments(la1.id ?? 0)
+        func blockingPage() throws -> [String] {
+            try system.clinicWithDepartments(la1.id ?? 0).departments.map { "\($0.department.id ?? 0) \($0.doctors.map(\.id))" }
+        }
+        let blocking = try blockingPage()
+        #expect(page.clinic == la1 && page.departments.map { "\($0.department.id ?? 0) \($0.doctors.map(\.id))" } == blocking)
+        #expect(page.departments.first { $0.department.id == therapyId }?.doctors.map(\.id) == doctors.dropFirst().map(\.id))
+        await #expect(throws: ClinicError(.notFound, .clinicNotFound, "999999")) { _ = try await system.clinicWithDepartments(999_999) }
 
         let noClinic = await #expect(throws: ClinicError.self) { _ = try await system.clinics.clinicWithDepartments(999_999) }
         #expect(noClinic?.key == .clinicNotFound)

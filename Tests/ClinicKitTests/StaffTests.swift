@@ -208,8 +208,9 @@ import Testing
     }
 
     /// The clinic admin's reads awaited (issue 56: `ClinicAdminReadsStore`): the doctors with
-    /// their hours, a doctor's week (hours and exceptions) and a department's visit types, each
-    /// as the blocking reads give them, and another clinic's refused as one that does not exist.
+    /// their hours, a doctor's week (hours and exceptions), a department's visit types and the
+    /// staff accounts, each as the blocking reads give them, and another clinic's refused as one
+    /// that does not exist.
     @Test func theClinicAdminsReadsAwaitedAreTheBlockingOnes() async throws {
         let w = try world()
         let staff = w.system.staff, doctor = w.booked.doctorId
@@ -239,6 +240,17 @@ import Testing
         #expect(try types == blockingTypes() && types.contains { $0.id == long.id && !$0.isActive }, "inactive ones too")
         await #expect(throws: ClinicError(.notFound, .departmentNotFound, String(therapy))) {
             _ = try await staff.visitTypes(w.adminB, departmentId: therapy)
+        }
+        // The staff accounts: the clinic admin's list, as the blocking one; no other role's, no other clinic's.
+        let clinicA = w.adminA.clinicId
+        func blockingAccounts() throws -> [StaffMember] { try staff.accounts(clinicId: clinicA, by: w.adminA) }
+        let accounts = try await staff.accounts(clinicId: clinicA, by: w.adminA)
+        #expect(try accounts == blockingAccounts() && accounts.map(\.login) == ["admin-a", "desk-a", "doctor-a", "doctor-a2"])
+        await #expect(throws: ClinicError(.forbidden, .staffForbidden, "receptionist")) {
+            _ = try await staff.accounts(clinicId: clinicA, by: w.receptionA)
+        }
+        await #expect(throws: ClinicError(.notFound, .clinicNotFound, String(clinicA))) {
+            _ = try await staff.accounts(clinicId: clinicA, by: w.adminB)
         }
     }
 

@@ -314,6 +314,16 @@ extension ClinicSystem {
         return (clinic, list)
     }
 
+    /// `clinicWithDepartments` awaited (issue 56): the clinic with its departments, then its
+    /// active doctors (`ClinicAdminReadsStore.clinicDoctors`). Two snapshots: a department added
+    /// between the two is shown without doctors until the page is read again.
+    public func clinicWithDepartments(_ id: Int64) async throws
+        -> (clinic: Clinic, departments: [(department: Department, doctors: [Doctor])]) {
+        let (clinic, departments) = try await clinics.clinicWithDepartments(id)
+        let doctors = Dictionary(grouping: try await database.clinicDoctors(clinicId: id), by: { $0.department.id ?? 0 })
+        return (clinic, departments.map { ($0, (doctors[$0.id ?? 0] ?? []).map(\.doctor)) })
+    }
+
     /// A department's slots with the clinic they are at (for showing them in its zone).
     public func slots(departmentId: Int64, doctorId: Int64? = nil, from day: LocalDateTime? = nil, days: Int? = nil,
                       visitTypeId: Int64? = nil) throws -> (clinic: Clinic, slots: [Slot]) {

@@ -49,8 +49,8 @@ struct StaffAccountsController {
 
     @Sendable func accounts(_ request: Request, context: APIContext) async throws -> Response {
         let member = try context.signedInStaff().member
-        let accounts = try await dependencies.work(context.language) { [system] in
-            try system.staff.accounts(clinicId: member.clinicId, by: member)
+        let accounts = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.accounts(clinicId: member.clinicId, by: member)
         }
         return try HTTPMapping.json(accounts.map(StaffJSON.init))
     }

@@ -117,7 +117,7 @@ struct WebClinicPages {
         let web = try context.webRequest()
         let id = try context.parameters.id("id")
         let patient = web.patient
-        let (clinic, departments) = try await dependencies.work(web) { [system] in try system.clinicWithDepartments(id) }
+        let (clinic, departments) = try await dependencies.awaited(web.language) { [system] in try await system.clinicWithDepartments(id) }
         var values: [String: Any] = [
             "clinicId": id, "name": clinic.name, "address": clinic.address, "city": clinic.city, "state": clinic.state, "zip": clinic.zip,
             // Shown only when known (mustache shows a section even for an empty text).
@@ -229,7 +229,7 @@ struct WebClinicPages {
         guard let doctorId = request.query("doctor").flatMap(Int64.init) else { throw ServerError.invalid(.fieldRequired, "doctor") }
         let visitTypeId = request.query("visitType").flatMap { $0.isEmpty ? nil : Int64($0) }
         let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
-        let clinicZone = try await dependencies.work(web) { [system] in try system.clinics.getClinicById(id).zone }
+        let clinicZone = try await dependencies.awaited(web.language) { [system] in try await system.clinics.clinicWithDepartments(id).clinic.zone }
         let day = LocalDateTime.of(start, in: clinicZone).at(minuteOfDay: 0)
         let choices = try await dependencies.work(web) { [system] in
             try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId, day: day)

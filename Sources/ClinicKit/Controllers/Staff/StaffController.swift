@@ -69,11 +69,22 @@ public final class StaffController: Sendable {
 
     /// A clinic's staff accounts (a clinic admin's own clinic; the operator any).
     public func accounts(clinicId: Int64, by viewer: StaffMember? = nil) throws -> [StaffMember] {
-        if let viewer {
-            guard viewer.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
-            guard viewer.clinicId == clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
-        }
+        try Self.checkAccountsViewer(viewer, clinicId: clinicId)
         return try database.reading { tx in try tx.staffMembers(ofClinic: clinicId) }
+    }
+
+    /// `accounts` awaited (issue 56: `ClinicAdminReadsStore.staffAccounts`).
+    public func accounts(clinicId: Int64, by viewer: StaffMember? = nil) async throws -> [StaffMember] {
+        try Self.checkAccountsViewer(viewer, clinicId: clinicId)
+        return try await database.staffAccounts(clinicId: clinicId)
+    }
+
+    /// Who may list a clinic's accounts: its clinic admin (another role is `forbidden`, another
+    /// clinic's admin `not_found`), or the operator (no viewer).
+    static func checkAccountsViewer(_ viewer: StaffMember?, clinicId: Int64) throws {
+        guard let viewer else { return }
+        guard viewer.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
+        guard viewer.clinicId == clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(clinicId)) }
     }
 
     /// Disables an account and ends its sessions (a clinic admin of its clinic, or the operator).

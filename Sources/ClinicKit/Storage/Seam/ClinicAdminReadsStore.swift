@@ -1,7 +1,7 @@
 import Foundation
 
 // The clinic admin's reads awaited (issue 56): the clinic's doctors with their weekly hours, one
-// doctor's hours and exceptions, a department's visit types. Each is one snapshot of the store
+// doctor's hours and exceptions, a department's visit types, the staff accounts. Each is one snapshot of the store
 // (on PostgreSQL an awaited read-only transaction) with no thread waiting for it; whether what
 // was read is of the member's clinic is `StaffController`'s rule.
 
@@ -15,6 +15,8 @@ public protocol ClinicAdminReadsStore: Sendable {
     /// A department's clinic and every visit type of it, offered or not (the shortest first);
     /// nil when there is no such department.
     func everyVisitType(departmentId: Int64) async throws -> (clinicId: Int64, types: [VisitType])?
+    /// The clinic's staff accounts (disabled ones too), by id.
+    func staffAccounts(clinicId: Int64) async throws -> [StaffMember]
 }
 
 /// A doctor of a clinic with their department and weekly hours.
