@@ -54,3 +54,46 @@ extension PostgresStore {
         }
     }
 }
+
+// The front desk's other reads awaited (`FrontDeskReadsStore`), with the seam's statements.
+extension PostgresStore {
+    /// Two statements in one snapshot (the appointment, its clinic), and a third with the
+    /// patient and the key check when asked for.
+    public func deskAppointment(id: Int64, withPatient: Bool) async throws -> DeskAppointment? {
+        let key = personalDataKey
+        return try await readAwaited { tx in
+            guard let appointment = try await tx.rows(PostgresTransaction.storedAppointmentSQL, [id]).first
+                .map({ try Appointment(row: PostgresTransaction.row($0)) }) else { return nil }
+            let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [appointment.clinicId]).first
+                .map { try Clinic(row: PostgresTransaction.row($0)) }
+            var patient: Client?
+            if withPatient, let clientId = appointment.clientId,
+               let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL, [clientId, PostgresTransaction.clientsKeyCheckSetting])
+                .first.map(PostgresTransaction.row) {
+                let stored = try PostgresTransaction.storedClientOfRow(row)
+                patient = stored.personal == nil ? stored.client
+                    : try stored.opened(with: try key.cipher(keyCheck: try row.value("personal_key_check", in: "settings")))
+            }
+            return DeskAppointment(appointment: appointment, clinic: clinic, patient: patient)
+        }
+    }
+
+    /// Four statements in one snapshot: the clinic, the month's visits, their history, the departments.
+    public func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts? {
+        try await readAwaited { tx in
+            guard let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [clinicId]).first
+                .map({ try Clinic(row: PostgresTransaction.row($0)) }) else { return nil }
+            let planned = try plan(clinic)
+            let visits = try await tx.rows(PostgresTransaction.appointmentsOfClinicDaySQL, [
+                clinicId, planned.span.lowerBound, planned.span.upperBound, Int64?.none, Int64?.none,
+            ]).map { try Appointment(row: PostgresTransaction.row($0)) }
+            let events = visits.isEmpty ? [] : try await tx.rows(PostgresTransaction.eventsOfAppointmentsSQL,
+                                                                 [DirectoryIdArray(visits.compactMap(\.id))])
+                .map { try AppointmentEvent(row: PostgresTransaction.row($0)) }
+            let departments = try await tx.rows(PostgresTransaction.departmentsOfClinicSQL, [clinicId])
+                .map { try Department(row: PostgresTransaction.row($0)) }
+            return MonthFacts(clinic: clinic, plan: planned, departments: departments, visits: visits,
+                              events: Dictionary(grouping: events, by: \.appointmentId))
+        }
+    }
+}

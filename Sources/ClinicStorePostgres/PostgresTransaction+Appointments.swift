@@ -17,8 +17,10 @@ extension PostgresTransaction {
     static let doctorAdvisoryLockNamespace = "clinic.doctor:"
 
     func storedAppointment(id: Int64) throws -> Appointment? {
-        try row("SELECT * FROM appointments WHERE id = $1", [id]).map(Appointment.init(row:))
+        try row(Self.storedAppointmentSQL, [id]).map(Appointment.init(row:))
     }
+
+    static let storedAppointmentSQL = "SELECT * FROM appointments WHERE id = $1"
 
     func storedAppointmentNotes(sealed: Bool) throws -> [(id: Int64, notes: String)] {
         // The notes in clear are looked for after every migrate (each command's start): the
@@ -37,10 +39,10 @@ extension PostgresTransaction {
 
     func appointmentEvents(of appointmentIds: [Int64]) throws -> [AppointmentEvent] {
         guard !appointmentIds.isEmpty else { return [] }
-        return try rows("SELECT * FROM appointment_events WHERE appointment_id = ANY($1::bigint[]) ORDER BY id",
-                        [DirectoryIdArray(appointmentIds)])
-            .map(AppointmentEvent.init(row:))
+        return try rows(Self.eventsOfAppointmentsSQL, [DirectoryIdArray(appointmentIds)]).map(AppointmentEvent.init(row:))
     }
+
+    static let eventsOfAppointmentsSQL = "SELECT * FROM appointment_events WHERE appointment_id = ANY($1::bigint[]) ORDER BY id"
 
     func activeAppointmentSpans(doctorId: Int64, overlapping span: Range<Date>) throws -> [Range<Date>] {
         try rows("""

@@ -209,3 +209,15 @@ extension SQLiteStore {
         }
     }
 }
+
+// MARK: The front desk's other reads (`FrontDeskReadsStore`): reads on the reader queue
+
+extension SQLiteStore {
+    public func deskAppointment(id: Int64, withPatient: Bool) async throws -> DeskAppointment? {
+        try await readAwaited { tx in try DeskAppointment.read(tx, store: self, id: id, withPatient: withPatient) }
+    }
+
+    public func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts? {
+        try await readAwaited { tx in try MonthFacts.read(tx, clinicId: clinicId, plan: plan) }
+    }
+}

@@ -10,7 +10,22 @@ import Testing
         .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: hour, minute: minute)!)
     }
 
-    @Test func aMonthCountsVisitsCancellationsNoShowsAndRefilledTimes() throws {
+    /// The awaited report (what the server runs, issue 56) is the blocking one, refusals alike.
+    @Test func aMonthCountsVisitsCancellationsNoShowsAndRefilledTimes() async throws {
+        let (system, admin, desk) = try countedMonth()
+        func blocking(_ member: StaffMember, _ month: String?) -> String {
+            do { return "\(try system.staff.monthReport(member, month: month))" } catch { return "\(error)" }
+        }
+        for (member, month) in [(admin, nil), (admin, "2026-11"), (admin, " 2026-12 "), (admin, "2026-13"), (desk, nil), (desk, "x")] {
+            var awaited: String
+            do { awaited = "\(try await system.staff.monthReport(member, month: month))" } catch { awaited = "\(error)" }
+            #expect(awaited == blocking(member, month), "\(member.role) \(month ?? "-")")
+        }
+        let awaited = try await system.staff.monthReport(admin, month: nil)
+        #expect(awaited.total.booked == 5 && awaited.total.refilled == 1)
+    }
+
+    func countedMonth() throws -> (ClinicSystem, StaffMember, StaffMember) {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let therapy = try department(system, "LA1", "therapy")
@@ -61,6 +76,7 @@ import Testing
         #expect(expectError(.invalidInput) { _ = try system.staff.monthReport(admin, month: "2026-13") } != nil)
         #expect(expectError(.invalidInput) { _ = try system.staff.monthReport(admin, month: "11-2026") } != nil)
         #expect(expectError(.forbidden) { _ = try system.staff.monthReport(desk, month: nil) } != nil)
+        return (system, admin, desk)
     }
 
     @Test func aNameThatLooksLikeAFormulaIsTextInTheCSV() {

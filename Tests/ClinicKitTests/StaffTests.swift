@@ -254,6 +254,33 @@ import Testing
         }
     }
 
+    /// Issue 56: what a member may do to an appointment, and whether its patient is told,
+    /// awaited (the server's) as blocking (the CLI's), refusals alike.
+    @Test func theActionsAndWhetherThePatientIsToldAwaitedAreTheBlockingOnes() async throws {
+        let w = try world()
+        let staff = w.system.staff, id = w.booked.id ?? 0
+        func blocking(_ member: StaffMember, _ id: Int64) -> String {
+            do { return "\(try staff.actions(member, appointmentId: id)) \(try staff.patientIsTold(member, appointmentId: id))" }
+            catch { return "\(error)" }
+        }
+        for member in [w.receptionA, w.adminA, w.doctorA, w.otherDoctorA, w.adminB] {
+            for id in [id, 99_999] {
+                var awaited: String
+                do {
+                    let actions = try await staff.actions(member, appointmentId: id)
+                    awaited = "\(actions) \(try await staff.patientIsTold(member, appointmentId: id))"
+                } catch { awaited = "\(error)" }
+                #expect(awaited == blocking(member, id), "\(member.login) \(id)")
+            }
+        }
+        #expect(try await staff.actions(w.receptionA, appointmentId: id).contains("cancel"))
+        #expect(try await staff.patientIsTold(w.receptionA, appointmentId: id), "Anna has an online account")
+        // The doctor sees the visit's actions but another doctor of the clinic does not see the visit.
+        await #expect(throws: ClinicError(.notFound, .appointmentNotFound, String(id))) {
+            _ = try await staff.actions(w.otherDoctorA, appointmentId: id)
+        }
+    }
+
     /// Issue 42: a check-in only on the visit's day in the clinic's zone (days early it is
     /// refused, with a message, and changes nothing); undone by the clinic's front desk until
     /// the visit starts, in the history and the audit trail; statuses named as the screens

@@ -112,7 +112,7 @@ struct FrontDeskController {
         guard let id = try request.queryInt("appointment").map(Int64.init), id > 0 else {
             throw APIFailure(ServerError.invalid(.fieldRequired, "appointment"), language: context.language)
         }
-        let list = try await dependencies.work(context.language) { [system] in try system.staff.actions(member, appointmentId: id) }
+        let list = try await dependencies.awaited(context.language) { [system] in try await system.staff.actions(member, appointmentId: id) }
         return try HTTPMapping.json(ActionsJSON(appointmentId: id, actions: list))
     }
 

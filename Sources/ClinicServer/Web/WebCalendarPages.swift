@@ -28,7 +28,7 @@ struct WebCalendarPages {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let month = request.query("month")
-        let report = try await dependencies.work(web) { [system] in try system.staff.monthReport(member, month: month) }
+        let report = try await dependencies.awaited(web.language) { [system] in try await system.staff.monthReport(member, month: month) }
         let json = MonthReportJSON(report, language: web.language)
         func percent(_ value: Double?) -> String { value.map { String(format: "%.0f %%", $0 * 100) } ?? "—" }
         func rows(_ list: [MonthReportJSON.Row]) -> [[String: Any]] {
@@ -55,7 +55,7 @@ struct WebCalendarPages {
         let web = try context.webRequest()
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let month = request.query("month")
-        let report = try await dependencies.work(web) { [system] in try system.staff.monthReport(member, month: month) }
+        let report = try await dependencies.awaited(web.language) { [system] in try await system.staff.monthReport(member, month: month) }
         let name = String(format: "report-%04d-%02d.csv", report.year, report.month)
         return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(name)\"",
                                                .cacheControl: "private, no-store"],

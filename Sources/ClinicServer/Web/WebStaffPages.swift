@@ -85,7 +85,7 @@ struct WebStaffPages {
         _ = try await dependencies.awaited(web.language) { [system] in
             try await system.staff.reschedule(member, appointmentId: id, to: time, doctorId: doctor, reason: reason, requestId: requestId)
         }
-        let told = try await dependencies.work(web) { [system] in try system.staff.patientIsTold(member, appointmentId: id) }
+        let told = try await dependencies.awaited(web.language) { [system] in try await system.staff.patientIsTold(member, appointmentId: id) }
         // The calendar's drag asks in JSON what to say: "The patient is told" only when they are.
         if request.headers[.accept]?.contains("application/json") == true {
             return try HTTPMapping.json(MovedJSON(moved: true, patientTold: told))

@@ -186,13 +186,24 @@ extension StaffController {
     /// e-mailed). A walk-in with neither is not told, and the front desk's pages say so (issue 46).
     /// Nothing personal is returned.
     public func patientIsTold(_ member: StaffMember, appointmentId: Int64) throws -> Bool {
-        try database.reading { tx in
-            guard let appointment = try tx.appointment(id: appointmentId), appointment.clinicId == member.clinicId else {
-                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
-            }
-            guard let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) else { return false }
-            return client.hasOnlineAccount || client.email != nil
+        try Self.isTold(try database.reading { tx in
+            try DeskAppointment.read(tx, store: database, id: appointmentId, withPatient: true)
+        }, appointmentId, member)
+    }
+
+    /// `patientIsTold` as the store's one awaited read (issue 56), what a server runs.
+    public func patientIsTold(_ member: StaffMember, appointmentId: Int64) async throws -> Bool {
+        try Self.isTold(try await database.deskAppointment(id: appointmentId, withPatient: true), appointmentId, member)
+    }
+
+    /// Whether the patient of what was read hears of a change; another clinic's appointment is
+    /// `not_found`.
+    static func isTold(_ read: DeskAppointment?, _ id: Int64, _ member: StaffMember) throws -> Bool {
+        guard let read, read.appointment.clinicId == member.clinicId else {
+            throw ClinicError(.notFound, .appointmentNotFound, String(id))
         }
+        guard let client = read.patient else { return false }
+        return client.hasOnlineAccount || client.email != nil
     }
 
     /// Moves a patient's appointment at the member's clinic to another time (with `doctorId`,
@@ -248,21 +259,27 @@ extension StaffController {
     /// the same rule the pages offer buttons by and the changes enforce.
     public func actions(_ member: StaffMember, appointmentId: Int64) throws -> [String] {
         let now = self.now()
-        return try database.reading { tx in
-            guard let appointment = try tx.appointment(id: appointmentId), appointment.clinicId == member.clinicId,
-                  member.role != .doctor || appointment.doctorId == member.doctorId else {
-                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
-            }
-            return member.offers(on: appointment, now: now, zone: try Self.zone(tx, of: appointment))
-        }
+        return try Self.offered(try database.reading { tx in
+            try DeskAppointment.read(tx, store: database, id: appointmentId, withPatient: false)
+        }, appointmentId, member, now: now)
     }
 
-    /// The zone of an appointment's clinic: which local day is the visit's (check-in's rule).
-    static func zone(_ tx: any StoreReading, of appointment: Appointment) throws -> TimeZone {
-        guard let clinic = try tx.clinic(id: appointment.clinicId) else {
-            throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))
+    /// `actions` as the store's one awaited read (issue 56), what a server runs.
+    public func actions(_ member: StaffMember, appointmentId: Int64) async throws -> [String] {
+        let now = self.now()
+        return try Self.offered(try await database.deskAppointment(id: appointmentId, withPatient: false), appointmentId, member,
+                                now: now)
+    }
+
+    /// What the member may do now to what was read: another clinic's appointment, or for a
+    /// doctor another doctor's, is `not_found`.
+    static func offered(_ read: DeskAppointment?, _ id: Int64, _ member: StaffMember, now: Date) throws -> [String] {
+        guard let read, read.appointment.clinicId == member.clinicId,
+              member.role != .doctor || read.appointment.doctorId == member.doctorId else {
+            throw ClinicError(.notFound, .appointmentNotFound, String(id))
         }
-        return clinic.zone
+        guard let clinic = read.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(read.appointment.clinicId)) }
+        return member.offers(on: read.appointment, now: now, zone: clinic.zone)
     }
 
     /// The free times an appointment of the member's clinic could move to on `day` (default:

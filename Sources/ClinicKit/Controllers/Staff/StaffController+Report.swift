@@ -90,80 +90,108 @@ public struct MonthReport: Sendable, Equatable {
 
 extension StaffController {
     /// The report of a month given as `YYYY-MM` (a bad one is `invalid_input`), or of this month
-    /// in the clinic's calendar when nil.
+    /// in the clinic's calendar when nil: one snapshot (`MonthFacts`).
     public func monthReport(_ member: StaffMember, month text: String?) throws -> MonthReport {
+        try monthReport(member, plan: try Self.monthPlanning(member, month: text, now: now()))
+    }
+
+    /// The report of `year`-`month` (the clinic's calendar) for a clinic admin (`forbidden` for
+    /// the others).
+    public func monthReport(_ member: StaffMember, year: Int, month: Int) throws -> MonthReport {
+        try monthReport(member, plan: try Self.monthPlanning(member, year: year, month: month))
+    }
+
+    private func monthReport(_ member: StaffMember, plan: (Clinic) throws -> MonthPlan) throws -> MonthReport {
+        try Self.monthReport(try database.reading { tx in try MonthFacts.read(tx, clinicId: member.clinicId, plan: plan) }, member)
+    }
+
+    /// `monthReport(_:month:)` as the store's one awaited read (issue 56), what a server runs.
+    public func monthReport(_ member: StaffMember, month text: String?) async throws -> MonthReport {
+        let plan = try Self.monthPlanning(member, month: text, now: now())
+        return try Self.monthReport(try await database.monthFacts(clinicId: member.clinicId, plan: plan), member)
+    }
+
+    /// The month a report covers, decided on the member's clinic: this month in the clinic's
+    /// calendar when `text` is nil or blank. A bad month, or a member who is not the clinic's
+    /// admin, is refused before anything is read.
+    static func monthPlanning(_ member: StaffMember, month text: String?, now: Date) throws -> @Sendable (Clinic) throws -> MonthPlan {
         guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
-            let zone = try database.reading { tx in try tx.clinic(id: member.clinicId)?.zone } ?? .gmt
-            let today = LocalDateTime.of(now(), in: zone)
-            return try monthReport(member, year: today.year, month: today.month)
+            guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+            return { clinic in
+                let today = LocalDateTime.of(now, in: clinic.zone)
+                return try monthPlanning(member, year: today.year, month: today.month)(clinic)
+            }
         }
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]), let month = Int(parts[1]) else {
             throw ClinicError.invalid(.invalidDay, text)
         }
-        return try monthReport(member, year: year, month: month)
+        return try monthPlanning(member, year: year, month: month)
     }
 
-    /// The report of `year`-`month` (the clinic's calendar) for a clinic admin (`forbidden` for
-    /// the others). A time is freed when its visit is cancelled before it starts; it is refilled
-    /// when another visit holds that doctor's time then (booked after the cancellation, by anyone:
-    /// the waitlist, the desk, the patient). Nothing personal is read: counts only.
-    public func monthReport(_ member: StaffMember, year: Int, month: Int) throws -> MonthReport {
+    /// `year`-`month` checked (the clinic admin's, a month of 2000 to 9998), its span made in
+    /// the clinic's zone.
+    static func monthPlanning(_ member: StaffMember, year: Int, month: Int) throws -> @Sendable (Clinic) throws -> MonthPlan {
         guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         guard (2000...9998).contains(year), (1...12).contains(month),
               let first = LocalDateTime(year: year, month: month, day: 1),
               let next = month == 12 ? LocalDateTime(year: year + 1, month: 1, day: 1) : LocalDateTime(year: year, month: month + 1, day: 1)
         else { throw ClinicError.invalid(.invalidDay, String(format: "%04d-%02d", year, month)) }
-        return try database.reading { tx in
-            guard let clinic = try tx.clinic(id: member.clinicId) else {
-                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
-            }
-            let zone = clinic.zone
-            guard let start = first.firstInstant(in: zone), let end = next.firstInstant(in: zone) else {
+        return { clinic in
+            guard let start = first.firstInstant(in: clinic.zone), let end = next.firstInstant(in: clinic.zone) else {
                 throw ClinicError.invalid(.invalidDay, first.dayText)
             }
-            let visits = try tx.storedAppointments(ofClinic: member.clinicId, startingIn: start..<end, departmentId: nil, doctorId: nil)
-            let events = try AppointmentController.events(tx, of: visits.compactMap(\.id))
-            let departments = Dictionary(try tx.departments(ofClinic: member.clinicId).map { ($0.id ?? 0, $0.specialization) }) { a, _ in a }
-            // Who holds each doctor's time, and since when (the booking or the move to it).
-            var holders: [String: [(id: Int64, since: Date)]] = [:]
-            for visit in visits where visit.status != .cancelled {
-                let since = (events[visit.id ?? 0] ?? []).last { $0.event == "booked" || $0.event == "rescheduled" }?.at ?? visit.createdAt
-                holders["\(visit.doctorId)@\(visit.startsAt.seconds)", default: []].append((visit.id ?? 0, since))
-            }
-            var byDepartment: [String: ReportRow] = [:], byDoctor: [Int64: ReportRow] = [:]
-            var total = ReportRow(scope: .total, key: "")
-            for visit in visits {
-                let department = departments[visit.departmentId] ?? ""
-                var change = ReportRow(scope: .total, key: "")
-                change.booked = 1
-                switch visit.status {
-                case .completed: change.completed = 1
-                case .noShow: change.noShows = 1
-                case .cancelled:
-                    change.cancelled = 1
-                    let cancel = (events[visit.id ?? 0] ?? []).last { $0.event == AppointmentStatus.cancelled.rawValue }
-                    let at = cancel?.at ?? visit.updatedAt
-                    if visit.startsAt.timeIntervalSince(at) < Double(MonthReport.lateHours * 3600) { change.cancelledLate = 1 }
-                    if cancel?.staffId != nil { change.cancelledByClinic = 1 }
-                    if at < visit.startsAt {
-                        change.freed = 1
-                        let after = holders["\(visit.doctorId)@\(visit.startsAt.seconds)"] ?? []
-                        if after.contains(where: { $0.since >= at }) { change.refilled = 1 }
-                    }
-                default: change.open = 1
-                }
-                total.add(change)
-                byDepartment[department, default: ReportRow(scope: .department, key: department)].add(change)
-                byDoctor[visit.doctorId, default: ReportRow(scope: .doctor, key: visit.doctorName, doctorId: visit.doctorId,
-                                                            department: department)].add(change)
-            }
-            var doctors = byDoctor.values.sorted { ($0.key, $0.doctorId ?? 0) < ($1.key, $1.doctorId ?? 0) }
-            let names = Dictionary(doctors.map { ($0.key, 1) }, uniquingKeysWith: +)
-            for index in doctors.indices { doctors[index].namesake = (names[doctors[index].key] ?? 0) > 1 }
-            return MonthReport(clinicName: clinic.name, timeZone: clinic.timeZone, year: year, month: month,
-                               byDepartment: byDepartment.values.sorted { $0.key < $1.key }, byDoctor: doctors, total: total)
+            return MonthPlan(year: year, month: month, span: start..<end)
         }
+    }
+
+    /// The report of what was read (nil: the member's clinic is gone). A time is freed when its
+    /// visit is cancelled before it starts; it is refilled when another visit holds that
+    /// doctor's time then (booked after the cancellation, by anyone: the waitlist, the desk, the
+    /// patient). Nothing personal is read: counts only.
+    static func monthReport(_ facts: MonthFacts?, _ member: StaffMember) throws -> MonthReport {
+        guard let facts else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        let visits = facts.visits, events = facts.events
+        let departments = Dictionary(facts.departments.map { ($0.id ?? 0, $0.specialization) }) { a, _ in a }
+        // Who holds each doctor's time, and since when (the booking or the move to it).
+        var holders: [String: [(id: Int64, since: Date)]] = [:]
+        for visit in visits where visit.status != .cancelled {
+            let since = (events[visit.id ?? 0] ?? []).last { $0.event == "booked" || $0.event == "rescheduled" }?.at ?? visit.createdAt
+            holders["\(visit.doctorId)@\(visit.startsAt.seconds)", default: []].append((visit.id ?? 0, since))
+        }
+        var byDepartment: [String: ReportRow] = [:], byDoctor: [Int64: ReportRow] = [:]
+        var total = ReportRow(scope: .total, key: "")
+        for visit in visits {
+            let department = departments[visit.departmentId] ?? ""
+            var change = ReportRow(scope: .total, key: "")
+            change.booked = 1
+            switch visit.status {
+            case .completed: change.completed = 1
+            case .noShow: change.noShows = 1
+            case .cancelled:
+                change.cancelled = 1
+                let cancel = (events[visit.id ?? 0] ?? []).last { $0.event == AppointmentStatus.cancelled.rawValue }
+                let at = cancel?.at ?? visit.updatedAt
+                if visit.startsAt.timeIntervalSince(at) < Double(MonthReport.lateHours * 3600) { change.cancelledLate = 1 }
+                if cancel?.staffId != nil { change.cancelledByClinic = 1 }
+                if at < visit.startsAt {
+                    change.freed = 1
+                    let after = holders["\(visit.doctorId)@\(visit.startsAt.seconds)"] ?? []
+                    if after.contains(where: { $0.since >= at }) { change.refilled = 1 }
+                }
+            default: change.open = 1
+            }
+            total.add(change)
+            byDepartment[department, default: ReportRow(scope: .department, key: department)].add(change)
+            byDoctor[visit.doctorId, default: ReportRow(scope: .doctor, key: visit.doctorName, doctorId: visit.doctorId,
+                                                        department: department)].add(change)
+        }
+        var doctors = byDoctor.values.sorted { ($0.key, $0.doctorId ?? 0) < ($1.key, $1.doctorId ?? 0) }
+        let names = Dictionary(doctors.map { ($0.key, 1) }, uniquingKeysWith: +)
+        for index in doctors.indices { doctors[index].namesake = (names[doctors[index].key] ?? 0) > 1 }
+        return MonthReport(clinicName: facts.clinic.name, timeZone: facts.clinic.timeZone, year: facts.plan.year,
+                           month: facts.plan.month, byDepartment: byDepartment.values.sorted { $0.key < $1.key }, byDoctor: doctors,
+                           total: total)
     }
 }
 

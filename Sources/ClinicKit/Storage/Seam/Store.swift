@@ -59,7 +59,8 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
 /// store, across servers) is inside one of these.
 public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppointmentsStore, DirectoryReadsStore, LogInStore,
                             AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore,
-                            NearestSearchStore, RegistrationStore, FrontDeskStore, ClinicAdminReadsStore {
+                            NearestSearchStore, RegistrationStore, FrontDeskStore, ClinicAdminReadsStore,
+                            FrontDeskReadsStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.

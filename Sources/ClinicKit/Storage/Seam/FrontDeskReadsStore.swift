@@ -1,0 +1,73 @@
+import Foundation
+
+// The front desk's other reads awaited (issue 56): one appointment with its clinic (what the
+// member may do to it, whether its patient hears of a change) and a clinic's month (the clinic
+// admin's report). Each is one snapshot of the store with no thread waiting for it; whether
+// what was read is the member's to see, and what it adds up to, is `StaffController`'s.
+
+/// The awaited front-desk reads a `ClinicStore` offers.
+public protocol FrontDeskReadsStore: Sendable {
+    /// The appointment (its notes as stored), its clinic, and with `withPatient` its patient
+    /// (personal fields opened); nil when there is no such appointment.
+    func deskAppointment(id: Int64, withPatient: Bool) async throws -> DeskAppointment?
+    /// The clinic, `plan` made on it, its departments, and the visits of the plan's span with
+    /// their history; nil when there is no such clinic.
+    func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts?
+}
+
+/// An appointment as the front desk decides on it.
+public struct DeskAppointment: Sendable {
+    /// Its notes as stored (sealed): nothing here shows them.
+    public let appointment: Appointment
+    /// Nil when the clinic is gone.
+    public let clinic: Clinic?
+    /// Nil when not asked for, or when the patient's account is gone.
+    public let patient: Client?
+
+    public init(appointment: Appointment, clinic: Clinic?, patient: Client?) {
+        self.appointment = appointment; self.clinic = clinic; self.patient = patient
+    }
+
+    /// The read in the caller's snapshot (the seam's path, and SQLite's).
+    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64, withPatient: Bool) throws -> DeskAppointment? {
+        guard let appointment = try tx.storedAppointment(id: id) else { return nil }
+        let patient = try withPatient ? appointment.clientId.flatMap { try store.client(tx, id: $0) } : nil
+        return DeskAppointment(appointment: appointment, clinic: try tx.clinic(id: appointment.clinicId), patient: patient)
+    }
+}
+
+/// The month a report covers: its year and month, and their instants in the clinic's zone.
+public struct MonthPlan: Sendable, Equatable {
+    public let year: Int
+    public let month: Int
+    public let span: Range<Date>
+
+    public init(year: Int, month: Int, span: Range<Date>) {
+        self.year = year; self.month = month; self.span = span
+    }
+}
+
+/// What a month's report is made of. Nothing personal: the visits' notes stay sealed.
+public struct MonthFacts: Sendable {
+    public let clinic: Clinic
+    public let plan: MonthPlan
+    /// The clinic's departments (by specialization, then id).
+    public let departments: [Department]
+    /// The visits starting in the plan's span, any status, by start then id.
+    public let visits: [Appointment]
+    /// Each visit's history, oldest first.
+    public let events: [Int64: [AppointmentEvent]]
+
+    public init(clinic: Clinic, plan: MonthPlan, departments: [Department], visits: [Appointment], events: [Int64: [AppointmentEvent]]) {
+        self.clinic = clinic; self.plan = plan; self.departments = departments; self.visits = visits; self.events = events
+    }
+
+    /// The read in the caller's snapshot (the seam's path, and SQLite's).
+    package static func read(_ tx: any StoreReading, clinicId: Int64, plan: (Clinic) throws -> MonthPlan) throws -> MonthFacts? {
+        guard let clinic = try tx.clinic(id: clinicId) else { return nil }
+        let planned = try plan(clinic)
+        let visits = try tx.storedAppointments(ofClinic: clinicId, startingIn: planned.span, departmentId: nil, doctorId: nil)
+        return MonthFacts(clinic: clinic, plan: planned, departments: try tx.departments(ofClinic: clinicId), visits: visits,
+                          events: Dictionary(grouping: try tx.appointmentEvents(of: visits.compactMap(\.id)), by: \.appointmentId))
+    }
+}
