@@ -19,10 +19,11 @@ extension PostgresStore {
     /// BEGIN, the login and the home clinic looked for, the decision, the city's geocode kept,
     /// the key check (stored first if there is none), the patient inserted (a login inserted
     /// meanwhile by another registration inserts nothing: `login_taken`) with their search
-    /// tokens; COMMIT. The home clinic's row is held by the patient's reference to it.
+    /// tokens, a walk-in's row and audit row; COMMIT. The home clinic's row is held by the
+    /// patient's reference to it.
     public func addClient(_ ask: RegistrationFactsRequest, decide: @escaping @Sendable (RegistrationFacts) throws -> NewClient)
         async throws -> Client {
-        let sent = statementsSent, key = personalDataKey
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let taken = try tx.value(Bool.self, try await tx.rows(PostgresTransaction.loginExistsSQL, [ask.loginKey])) ?? false
@@ -40,6 +41,10 @@ extension PostgresStore {
             guard let id = try tx.value(Int64.self, inserted) else { throw ClinicError(.loginTaken, .loginTaken, new.client.login) }
             if !sealed.tokens.isEmpty {
                 _ = try await tx.rows(PostgresTransaction.insertSearchTokensSQL(sealed.tokens.count), [id] + sealed.tokens)
+            }
+            if let walkIn = new.walkIn {
+                _ = try await tx.rows(PostgresTransaction.insertWalkInSQL, [id, walkIn.clinicId, walkIn.staffId, walkIn.at])
+                try await Self.append(walkIn.audit(of: id), tx, ring: ring)
             }
             var added = new.client
             added.id = id

@@ -209,9 +209,10 @@ extension PostgresTransaction {
     }
 
     func insertWalkIn(clientId: Int64, clinicId: Int64, staffId: Int64, at: Date) throws {
-        try execute("INSERT INTO walk_ins (client_id, clinic_id, staff_id, created_at) VALUES ($1, $2, $3, $4)",
-                    [clientId, clinicId, staffId, at])
+        try execute(Self.insertWalkInSQL, [clientId, clinicId, staffId, at])
     }
+
+    static let insertWalkInSQL = "INSERT INTO walk_ins (client_id, clinic_id, staff_id, created_at) VALUES ($1, $2, $3, $4)"
 
     func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws {
         try execute("""

@@ -53,6 +53,42 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// Issue 56: the awaited registration (the server's) writes what the blocking one (the CLI's)
+    /// writes — the patient sealed and searchable, the clinic's walk-in row, the audit row — and a
+    /// refusal writes nothing.
+    @Test func theAwaitedRegistrationIsTheBlockingOne() async throws {
+        let w = try world()
+        let staff = w.system.staff
+        let olga = try await staff.registerWalkIn(w.desk, self.olga, requestId: "req-walk-in")
+        let ivan = try Self.blockingRegistration(w, WalkInRequest(name: "Ivan", surname: "Petrov", birthDate: "1958-01-02",
+                                                                  phone: "7755550199"))
+        #expect(olga.login == nil && olga.name == "Olga" && olga.email == "olga@example.org" && olga.phone == "+1 (775) 555-0134")
+        #expect(try staff.findPatients(w.desk, query: "petr").map(\.id) == [ivan.id, olga.id], "both searchable, by surname")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM walk_ins WHERE client_id = \(olga.id) AND staff_id = \(w.desk.id)") == 1)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.register' AND client_id = \(olga.id)") == 1)
+        let logs = try Self.accessLogs(w, olga.id, ivan.id)
+        #expect(logs.0 == logs.1 && logs.0 == ["patient.search", "patient.register"], "\(logs)")
+        #expect(try auditIsSound(w.system))
+        let before = try fingerprint(w.system)
+        for (member, request, code) in [(w.doctor, self.olga, ClinicError.Code.forbidden),
+                                        (w.desk, WalkInRequest(name: "Ol9a", surname: "P", birthDate: "1961-04-12", phone: "7755550134"),
+                                         .invalidInput)] {
+            do {
+                _ = try await staff.registerWalkIn(member, request)
+                Issue.record("\(member.role) \(request.name) registered")
+            } catch let error as ClinicError { #expect(error.code == code) }
+        }
+        #expect(try fingerprint(w.system) == before)
+    }
+
+    static func accessLogs(_ w: World, _ a: Int64, _ b: Int64) throws -> ([String], [String]) {
+        (try w.system.clients.accessLog(clientId: a).map(\.action), try w.system.clients.accessLog(clientId: b).map(\.action))
+    }
+
+    static func blockingRegistration(_ w: World, _ request: WalkInRequest) throws -> PatientMatch {
+        try w.system.staff.registerWalkIn(w.desk, request)
+    }
+
     @Test func badFieldsAreRefusedAndChangeNothing() throws {
         let w = try world()
         var bad = [WalkInRequest]()

@@ -47,4 +47,33 @@ import Testing
                                                  now: Self.now)
         }
     }
+
+    /// A walk-in at the front desk (`StaffController.walkIn`): the fields are checked before
+    /// anything is read; the member's clinic is the patient's; the walk-in row and the audit row
+    /// name the member and, once inserted, the patient.
+    @Test func aWalkInIsTheDesksClinicsPatient() throws {
+        let desk = StaffMember(id: 40, login: "desk", name: "Dana", surname: "Reyes", role: .receptionist, clinicId: 10, doctorId: nil,
+                               isActive: true, createdAt: Self.now)
+        let request = WalkInRequest(name: " Olga ", surname: "Petrova", birthDate: "1961-04-12", phone: "+1 (775) 555-0134",
+                                    email: " ", language: .ru)
+        let (ask, decide) = try StaffController.walkIn(desk, request, requestId: "r1", now: Self.now)
+        #expect(ask.homeClinicId == 10 && ask.loginKey.hasPrefix("~walk-in-"))
+        let new = try decide(RegistrationFacts(loginTaken: false, homeClinicExists: true))
+        #expect(new.client.name == "Olga" && new.client.email == nil && new.client.passwordHash.isEmpty && new.client.homeClinicId == 10)
+        #expect(new.client.preferredLanguage == "ru" && new.client.birthDate == "1961-04-12" && new.geocode == nil)
+        let walkIn = try #require(new.walkIn)
+        #expect(walkIn.clinicId == 10 && walkIn.staffId == 40 && walkIn.at == Self.now)
+        let audit = walkIn.audit(of: 77)
+        #expect(audit.clientId == 77 && audit.action == .patientRegister && audit.requestId == "r1" && audit.actor == desk.auditActor)
+        #expect(throws: ClinicError(.notFound, .clinicNotFound, "10")) {
+            _ = try decide(RegistrationFacts(loginTaken: false, homeClinicExists: false))
+        }
+        #expect(throws: ClinicError.self) { _ = try decide(RegistrationFacts(loginTaken: true, homeClinicExists: true)) }
+        let doctor = StaffMember(id: 41, login: "doc", name: "D", surname: "R", role: .doctor, clinicId: 10, doctorId: 1, isActive: true,
+                                 createdAt: Self.now)
+        #expect(throws: ClinicError.self) { _ = try StaffController.walkIn(doctor, request, requestId: nil, now: Self.now) }
+        var bad = request
+        bad.birthDate = "2099-01-01"
+        #expect(throws: ClinicError.self) { _ = try StaffController.walkIn(desk, bad, requestId: nil, now: Self.now) }
+    }
 }

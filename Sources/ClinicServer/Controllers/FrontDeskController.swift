@@ -89,8 +89,8 @@ struct FrontDeskController {
         let walkIn = WalkInRequest(name: body.name, surname: body.surname, birthDate: body.birthDate, phone: body.phone,
                                    email: body.email, language: body.language ?? context.language)
         let requestId = context.requestId
-        let patient = try await dependencies.work(context.language) { [system] in
-            try system.staff.registerWalkIn(member, walkIn, requestId: requestId)
+        let patient = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.registerWalkIn(member, walkIn, requestId: requestId)
         }
         return try HTTPMapping.json(PatientMatchesJSON.Item(patient), status: .created)
     }

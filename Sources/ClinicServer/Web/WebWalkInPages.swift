@@ -40,7 +40,9 @@ struct WebWalkInPages {
                                    phone: form["phone"] ?? "", email: form["email"], language: language)
         let requestId = context.requestId
         do {
-            let patient = try await dependencies.work(web) { [system] in try system.staff.registerWalkIn(member, walkIn, requestId: requestId) }
+            let patient = try await dependencies.awaited(web.language) { [system] in
+                try await system.staff.registerWalkIn(member, walkIn, requestId: requestId)
+            }
             return dependencies.redirect("/staff/patients/\(patient.id)?registered=1", web)
         } catch let failure as APIFailure {
             values["error"] = failure.message(in: web.language)

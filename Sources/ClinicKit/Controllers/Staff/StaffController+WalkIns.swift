@@ -44,35 +44,49 @@ extension StaffController {
     /// they claim the account; they are the clinic's patient from now on (found, booked by id).
     /// One transaction with the audit row `patient.register`.
     public func registerWalkIn(_ member: StaffMember, _ request: WalkInRequest, requestId: String? = nil) throws -> PatientMatch {
+        let (ask, decide) = try Self.walkIn(member, request, requestId: requestId, now: now())
+        let added = try database.writing { tx in try NewClient.add(tx, store: database, ask, decide) }
+        return PatientMatch(added, id: added.id ?? -1)
+    }
+
+    /// `registerWalkIn` as the store's one awaited operation (issue 56), what a server runs.
+    public func registerWalkIn(_ member: StaffMember, _ request: WalkInRequest, requestId: String? = nil) async throws -> PatientMatch {
+        let (ask, decide) = try Self.walkIn(member, request, requestId: requestId, now: now())
+        let added = try await database.addClient(ask, decide: decide)
+        return PatientMatch(added, id: added.id ?? -1)
+    }
+
+    /// A walk-in's fields checked before anything is read, and the decision on what is: the
+    /// member's clinic must exist (it is the patient's home clinic).
+    static func walkIn(_ member: StaffMember, _ request: WalkInRequest, requestId: String?, now: Date) throws
+        -> (ask: RegistrationFactsRequest, decide: @Sendable (RegistrationFacts) throws -> NewClient) {
         try member.checkFrontDesk()
         let validator = Validator()
         for (field, value) in [(RegistrationField.name, request.name), (.surname, request.surname)] {
             if let problem = validator.problem(field, value) { throw problem }
         }
-        let now = self.now()
         let birthDate = try Self.checkedBirthDate(request.birthDate, now: now)
         let phone = try Self.checkedPhone(request.phone)
         let email = try request.email.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try Mail.checkedAddress($0) }
         // A login no one can type (registration takes letters, digits and . _ - @ only) and no
         // password: nobody logs in as a walk-in before the claim.
         let login = "~walk-in-" + Array((0..<10).map { _ in UInt8.random(in: 0...255) }).hexString
-        return try database.writing { tx in
-            guard try tx.clinic(id: member.clinicId) != nil else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
-            var client = Client(id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: "",
-                                name: request.name.trimmingCharacters(in: .whitespaces),
-                                surname: request.surname.trimmingCharacters(in: .whitespaces), street: "", house: "", city: "",
-                                lat: nil, lon: nil, homeClinicId: member.clinicId, preferredLanguage: request.language.rawValue,
-                                privacyAcceptedAt: nil, privacyVersion: nil, createdAt: now)
-            client.email = email
-            client.birthDate = birthDate
-            client.phone = phone
-            let added = try database.addClient(tx, client)
-            let id = added.id ?? -1
-            try tx.insertWalkIn(clientId: id, clinicId: member.clinicId, staffId: member.id, at: now)
-            try AuditLog.append(tx, by: member.auditActor, action: .patientRegister, clientId: id, requestId: requestId,
-                                detail: "walk-in at the front desk", now: now)
-            return PatientMatch(added, id: id)
-        }
+        var client = Client(id: nil, login: login, loginKey: Client.key(forLogin: login), passwordHash: "",
+                            name: request.name.trimmingCharacters(in: .whitespaces),
+                            surname: request.surname.trimmingCharacters(in: .whitespaces), street: "", house: "", city: "",
+                            lat: nil, lon: nil, homeClinicId: member.clinicId, preferredLanguage: request.language.rawValue,
+                            privacyAcceptedAt: nil, privacyVersion: nil, createdAt: now)
+        client.email = email
+        client.birthDate = birthDate
+        client.phone = phone
+        let walkIn = WalkInWrite(clinicId: member.clinicId, staffId: member.id, at: now,
+                                 audit: AuditAsk(by: member.auditActor, action: .patientRegister, requestId: requestId,
+                                                 detail: "walk-in at the front desk", now: now))
+        return (RegistrationFactsRequest(loginKey: client.loginKey, homeClinicId: member.clinicId), { [client] facts in
+            guard facts.homeClinicExists == true else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+            guard !facts.loginTaken else { throw ClinicError(.loginTaken, .loginTaken, client.login) }
+            return NewClient(client: client, geocode: nil, walkIn: walkIn)
+        })
     }
 
     /// A one-time code with which a walk-in of the member's clinic sets a login and a password

@@ -45,8 +45,12 @@ public struct RegistrationFacts: Sendable, Equatable {
 public struct NewClient: Sendable, Equatable {
     public let client: Client
     public let geocode: GeocodeCacheWrite?
+    /// A walk-in registered at the front desk: the clinic's record of it and the audit row.
+    public let walkIn: WalkInWrite?
 
-    public init(client: Client, geocode: GeocodeCacheWrite?) { self.client = client; self.geocode = geocode }
+    public init(client: Client, geocode: GeocodeCacheWrite?, walkIn: WalkInWrite? = nil) {
+        self.client = client; self.geocode = geocode; self.walkIn = walkIn
+    }
 
     /// The whole registration in the caller's write transaction: the facts read, `decide`, its
     /// writes; the patient with their id.
@@ -54,6 +58,32 @@ public struct NewClient: Sendable, Equatable {
                             _ decide: (RegistrationFacts) throws -> NewClient) throws -> Client {
         let new = try decide(try RegistrationFacts.read(tx, ask))
         try new.geocode?.apply(tx)
-        return try store.addClient(tx, new.client)
+        let added = try store.addClient(tx, new.client)
+        if let walkIn = new.walkIn, let id = added.id {
+            try tx.insertWalkIn(clientId: id, clinicId: walkIn.clinicId, staffId: walkIn.staffId, at: walkIn.at)
+            try AuditLog.append(tx, walkIn.audit(of: id))
+        }
+        return added
+    }
+}
+
+/// A walk-in's registration as the front desk writes it beside the patient: the patient is
+/// the clinic's from now on (`walk_ins`), and the audit row names them.
+public struct WalkInWrite: Sendable, Equatable {
+    public let clinicId: Int64
+    public let staffId: Int64
+    public let at: Date
+    /// The audit row, its patient the new one (`audit(of:)`).
+    public let audit: AuditAsk
+
+    public init(clinicId: Int64, staffId: Int64, at: Date, audit: AuditAsk) {
+        self.clinicId = clinicId; self.staffId = staffId; self.at = at; self.audit = audit
+    }
+
+    /// The audit row of the patient inserted with `id`.
+    public func audit(of id: Int64) -> AuditAsk {
+        var ask = audit
+        ask.clientId = id
+        return ask
     }
 }
