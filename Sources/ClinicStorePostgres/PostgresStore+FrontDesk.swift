@@ -97,3 +97,30 @@ extension PostgresStore {
         }
     }
 }
+
+// A staff account disabled awaited (`StaffAccountsStore`), with the seam's statements.
+extension PostgresStore {
+    /// BEGIN, the account (its row locked), the decision, the account disabled, its sessions
+    /// ended, the audit row, the account read back; COMMIT. The sessions kept by this process
+    /// are forgotten before and after (other servers hear of it: Migrations/postgres/0011).
+    public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
+        let sent = statementsSent, ring = auditKeys
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            // An unreadable row (a role this version does not know) is no account to disable.
+            let member = try await tx.rows(PostgresTransaction.staffOfIdSQL + " FOR UPDATE", [id]).first
+                .flatMap { try? PostgresTransaction.staffMember(row: PostgresTransaction.row($0)) }
+            let audit = try decide(member)
+            _ = try await tx.rows(PostgresTransaction.deactivateStaffSQL, [id])
+            _ = try await tx.rows(PostgresTransaction.deleteSessionsOfStaffSQL, [id])
+            try await Self.append(audit, tx, ring: ring)
+            guard let disabled = try await tx.rows(PostgresTransaction.staffOfIdSQL, [id]).first
+                .map({ try PostgresTransaction.staffMember(row: PostgresTransaction.row($0)) }) else {
+                throw ClinicError(.notFound, .staffNotFound, String(id))
+            }
+            return disabled
+        }
+    }
+}

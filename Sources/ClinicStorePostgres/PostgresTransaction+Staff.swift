@@ -8,8 +8,10 @@ import PostgresNIO
 
 extension PostgresTransaction {
     func staffMember(id: Int64) throws -> StaffMember? {
-        try row("SELECT * FROM staff_accounts WHERE id = $1", [id]).map(Self.staffMember(row:))
+        try row(Self.staffOfIdSQL, [id]).map(Self.staffMember(row:))
     }
+
+    static let staffOfIdSQL = "SELECT * FROM staff_accounts WHERE id = $1"
 
     func staffMembers(ofClinic clinicId: Int64) throws -> [StaffMember] {
         try rows(Self.staffOfClinicSQL, [clinicId]).map(Self.staffMember(row:))
@@ -103,8 +105,10 @@ extension PostgresTransaction {
 
     func deactivateStaffMember(id: Int64) throws {
         noteSessionsChanged()
-        try execute("UPDATE staff_accounts SET is_active = false WHERE id = $1", [id])
+        try execute(Self.deactivateStaffSQL, [id])
     }
+
+    static let deactivateStaffSQL = "UPDATE staff_accounts SET is_active = false WHERE id = $1"
 
     func insertStaffSession(staffId: Int64, tokenHash: String, at: Date, idleSeconds: Int?) throws {
         try execute(Self.insertStaffSessionSQL, [staffId, tokenHash, at, idleSeconds])
@@ -132,8 +136,10 @@ extension PostgresTransaction {
 
     func deleteStaffSessions(ofStaff staffId: Int64) throws {
         noteSessionsChanged()
-        try execute("DELETE FROM staff_sessions WHERE staff_id = $1", [staffId])
+        try execute(Self.deleteSessionsOfStaffSQL, [staffId])
     }
+
+    static let deleteSessionsOfStaffSQL = "DELETE FROM staff_sessions WHERE staff_id = $1"
 
     func deleteStaffSessions(lastUsedBefore cutoff: Date) throws {
         try execute(Self.purgeStaffSessionsSQL, [cutoff])

@@ -85,6 +85,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try NewClient.add(tx, store: self, ask, decide) } }
     }
 
+    public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
+        try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
+    }
+
     public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
                         audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
         try await commit {

@@ -58,6 +58,36 @@ import Testing
         #expect(expectError(.invalidCredentials) { _ = try w.system.staff.logIn(login: "desk-a", password: password) } != nil)
     }
 
+    /// Issue 56: an account disabled awaited (the server's) as the blocking way (the CLI's): only
+    /// its clinic's admin may, a refusal changes nothing, and its sessions end with it.
+    @Test func anAccountDisabledAwaitedEndsItsSessions() async throws {
+        let w = try world()
+        let token = try Self.logIn(w, "desk-a")
+        let before = try fingerprint(w.system)
+        for (target, viewer, code) in [(w.doctorA.id, w.receptionA, ClinicError.Code.forbidden), (w.receptionA.id, w.adminB, .notFound),
+                                       (99_999, w.adminA, .notFound)] {
+            do {
+                _ = try await w.system.staff.disable(target, by: viewer)
+                Issue.record("\(viewer.login) disabled \(target)")
+            } catch let error as ClinicError { #expect(error.code == code, "\(viewer.login) \(target)") }
+        }
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        let disabled = try await w.system.staff.disable(w.receptionA.id, by: w.adminA, requestId: "req-disable")
+        #expect(!disabled.isActive && disabled.login == "desk-a")
+        #expect(Self.current(w, token) == .notLoggedIn, "its sessions ended")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM staff_sessions WHERE staff_id = \(w.receptionA.id)") == 0)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'staff.disable' AND request_id = 'req-disable'") == 1)
+        #expect(try auditIsSound(w.system))
+    }
+
+    static func logIn(_ w: World, _ login: String) throws -> String {
+        try w.system.staff.logIn(login: login, password: "staff-passphrase-77").token
+    }
+
+    static func current(_ w: World, _ token: String) -> ClinicError.Code? {
+        do { _ = try w.system.staff.current(token: token); return nil } catch let error as ClinicError { return error.code } catch { return .storage }
+    }
+
     @Test func whoMayCreateAccounts() throws {
         let w = try world()
         let la1 = w.adminA.clinicId, la2 = w.adminB.clinicId

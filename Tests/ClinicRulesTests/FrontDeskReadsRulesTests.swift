@@ -112,4 +112,24 @@ import Testing
         #expect(report.byDoctor.first?.label(.en) == "Dr. Avery (Therapy, 1)")
         #expect(throws: ClinicError(.notFound, .clinicNotFound, "10")) { _ = try StaffController.monthReport(nil, admin) }
     }
+
+    /// Who may disable an account (`StaffController.disabling`): the operator, or the clinic
+    /// admin of its clinic; the audit row names its login and clinic.
+    @Test func anAccountIsDisabledByItsClinicsAdminOrTheOperator() throws {
+        let desk = Self.member(.receptionist)
+        let admin = StaffMember(id: 41, login: "boss", name: "B", surname: "C", role: .clinicAdmin, clinicId: 10, doctorId: nil,
+                                isActive: true, createdAt: Fixture.now)
+        let audit = try StaffController.disabling(40, by: admin, requestId: "r", now: Fixture.now)(desk)
+        #expect(audit.action == .staffDisable && audit.detail == "desk" && audit.clinicId == 10 && audit.actor == admin.auditActor)
+        #expect(try StaffController.disabling(40, by: nil, requestId: nil, now: Fixture.now)(desk).actor == .operator)
+        #expect(throws: ClinicError(.notFound, .staffNotFound, "40")) {
+            _ = try StaffController.disabling(40, by: admin, requestId: nil, now: Fixture.now)(nil)
+        }
+        #expect(throws: ClinicError(.notFound, .staffNotFound, "40")) {
+            _ = try StaffController.disabling(40, by: Self.member(.clinicAdmin, clinic: 11), requestId: nil, now: Fixture.now)(desk)
+        }
+        #expect(throws: ClinicError(.forbidden, .staffForbidden, "receptionist")) {
+            _ = try StaffController.disabling(40, by: Self.member(.receptionist), requestId: nil, now: Fixture.now)(desk)
+        }
+    }
 }

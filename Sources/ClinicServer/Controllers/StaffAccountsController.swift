@@ -71,8 +71,8 @@ struct StaffAccountsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let disabled = try await dependencies.work(context.language) { [system] in
-            try system.staff.disable(id, by: member, requestId: requestId)
+        let disabled = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.disable(id, by: member, requestId: requestId)
         }
         return try HTTPMapping.json(StaffJSON(disabled))
     }

@@ -89,20 +89,26 @@ public final class StaffController: Sendable {
 
     /// Disables an account and ends its sessions (a clinic admin of its clinic, or the operator).
     public func disable(_ id: Int64, by viewer: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
-        let now = self.now()
-        return try database.writing { tx in
-            // An unreadable row (a role this version does not know) is no account to disable.
-            guard let member = try? tx.staffMember(id: id),
-                  viewer.map({ $0.clinicId == member.clinicId }) ?? true else {
+        let decide = Self.disabling(id, by: viewer, requestId: requestId, now: now())
+        return try database.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) }
+    }
+
+    /// `disable` as the store's one awaited operation (issue 56), what a server runs.
+    public func disable(_ id: Int64, by viewer: StaffMember?, requestId: String? = nil) async throws -> StaffMember {
+        try await database.disableStaff(id: id, decide: Self.disabling(id, by: viewer, requestId: requestId, now: now()))
+    }
+
+    /// Who may disable the account read: the operator (`viewer` nil), or the clinic admin of its
+    /// clinic; another clinic's account, or none, is `not_found`. The audit row names the login.
+    static func disabling(_ id: Int64, by viewer: StaffMember?, requestId: String?, now: Date)
+        -> @Sendable (StaffMember?) throws -> AuditAsk {
+        { member in
+            guard let member, viewer.map({ $0.clinicId == member.clinicId }) ?? true else {
                 throw ClinicError(.notFound, .staffNotFound, String(id))
             }
             if let viewer, viewer.role != .clinicAdmin { throw ClinicError(.forbidden, .staffForbidden, viewer.role.rawValue) }
-            try tx.deactivateStaffMember(id: id)
-            try tx.deleteStaffSessions(ofStaff: id)
-            try AuditLog.append(tx, by: viewer?.auditActor ?? .operator, action: .staffDisable,
-                                clinicId: member.clinicId, requestId: requestId, detail: member.login, now: now)
-            guard let disabled = try tx.staffMember(id: id) else { throw ClinicError(.notFound, .staffNotFound, String(id)) }
-            return disabled
+            return AuditAsk(by: viewer?.auditActor ?? .operator, action: .staffDisable, clinicId: member.clinicId, requestId: requestId,
+                            detail: member.login, now: now)
         }
     }
 
