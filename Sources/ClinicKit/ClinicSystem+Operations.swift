@@ -36,6 +36,8 @@ extension ClinicSystem {
 
     /// For a server's readiness: the schema version of the database and the newest this program has.
     public func schemaStatus() throws -> (current: Int, latest: Int) { try database.schemaStatus() }
+    /// `schemaStatus` awaited (issue 56): a server's readiness, with no thread waiting for it.
+    public func schemaStatus() async throws -> (current: Int, latest: Int) { try await database.awaitedSchemaStatus() }
 
     /// An online backup to a new file, then verified (opened, checked, its version read):
     /// returns that version.

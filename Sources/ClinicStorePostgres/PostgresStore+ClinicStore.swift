@@ -76,6 +76,10 @@ extension PostgresStore: ClinicStore {
         return try Self.waitFor { try await self.schemaStatus(migrations) }
     }
 
+    public func awaitedSchemaStatus() async throws -> (current: Int, latest: Int) {
+        try await schemaStatus(migrations)
+    }
+
     /// Runs async work to its end from a thread that may block.
     public static func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()

@@ -12,6 +12,15 @@ extension SQLiteStore {
         (try currentVersion(), runner.latestVersion)
     }
 
+    public func awaitedSchemaStatus() async throws -> (current: Int, latest: Int) {
+        let runner = self.runner
+        do {
+            return (try await writer.read { db in try runner.verifiedVersion(db) }, runner.latestVersion)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors { try writer.read(body) }
     }

@@ -92,6 +92,15 @@ import Testing
     static func synchronousVisitTypes(_ system: ClinicSystem, _ departmentId: Int64) throws -> [VisitType] {
         try system.departments.visitTypes(departmentId: departmentId)
     }
+
+    /// A server's readiness awaited (`/readyz`): the schema's version as the blocking read says,
+    /// the newest this program has, on both stores.
+    @Test func theSchemaStatusAwaitedIsTheBlockingOne() async throws {
+        let system = try makeSystem()
+        func blocking() throws -> (current: Int, latest: Int) { try system.schemaStatus() }
+        let awaited = try await system.schemaStatus(), expected = try blocking()
+        #expect(awaited == expected && awaited.current == awaited.latest && awaited.latest > 10)
+    }
 }
 
 /// FHIR's Location read awaited: a clinic's opening hours per weekday, from its active

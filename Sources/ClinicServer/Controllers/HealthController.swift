@@ -20,7 +20,7 @@ struct HealthController {
     }
 
     func ready() async -> Response {
-        let status = try? await dependencies.pool.run { [system = dependencies.system] in try system.schemaStatus() }
+        let status = try? await dependencies.system.schemaStatus()
         let ready = status.map { $0.current == $0.latest } ?? false
         let body = ReadyJSON(status: ready ? "ready" : "unavailable", schemaVersion: status?.current, latestVersion: status?.latest)
         return (try? HTTPMapping.json(body, status: ready ? .ok : .serviceUnavailable))

@@ -78,6 +78,8 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     var isReadOnly: Bool { get }
     /// The schema version of the store and the newest this program has (a server's readiness).
     func schemaStatus() throws -> (current: Int, latest: Int)
+    /// The same, awaited (a server's readiness: `/readyz`).
+    func awaitedSchemaStatus() async throws -> (current: Int, latest: Int)
     /// How many write transactions of one process are best run at once: 1 where the store has
     /// a single writer and a batch saves commits (SQLite), more where writes run side by side
     /// (PostgreSQL, one per pooled connection it spares for writing).
