@@ -124,3 +124,31 @@ extension PostgresStore {
         }
     }
 }
+
+// The front desk's page of a patient awaited (`FrontDeskReadsStore.deskPatient`).
+extension PostgresStore {
+    /// BEGIN, whether they are the clinic's patient (not: nothing more), the patient with the key
+    /// check, the audit row, their visits at the clinic, their history, the clinic; COMMIT.
+    public func deskPatient(id: Int64, clinicId: Int64, audit: @escaping @Sendable (Int64) -> AuditAsk) async throws -> DeskPatient? {
+        guard id > 0 else { return nil }
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard try tx.value(Bool.self, try await tx.rows(PostgresTransaction.isPatientSQL, [id, clinicId])) == true,
+                  let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL, [id, PostgresTransaction.clientsKeyCheckSetting])
+                    .first.map(PostgresTransaction.row) else { return nil }
+            let check: String? = try row.value("personal_key_check", in: "settings")
+            let stored = try PostgresTransaction.storedClientOfRow(row)
+            let patient = stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check))
+            try await Self.append(audit(id), tx, ring: ring)
+            let visits = try await tx.rows(PostgresTransaction.appointmentsOfPatientAtClinicSQL, [id, clinicId])
+                .map { try Self.opened(try Appointment(row: PostgresTransaction.row($0)), key: key, check: check) }
+            let events = visits.isEmpty ? [] : try await tx.rows(PostgresTransaction.eventsOfAppointmentsSQL,
+                                                                 [DirectoryIdArray(visits.compactMap(\.id))])
+                .map { try AppointmentEvent(row: PostgresTransaction.row($0)) }
+            let history = Dictionary(grouping: events, by: \.appointmentId)
+            let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [clinicId]).first.map { try Clinic(row: PostgresTransaction.row($0)) }
+            return DeskPatient(patient: patient, clinic: clinic, visits: visits.map { ($0, history[$0.id ?? 0] ?? []) })
+        }
+    }
+}

@@ -65,11 +65,17 @@ extension PostgresTransaction {
     }
 
     func isPatient(_ clientId: Int64, ofClinic clinicId: Int64) throws -> Bool {
-        try value(Bool.self, """
-            SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)
-                OR EXISTS (SELECT 1 FROM walk_ins WHERE client_id = $1 AND clinic_id = $2)
-            """, [clientId, clinicId]) ?? false
+        try value(Bool.self, Self.isPatientSQL, [clientId, clinicId]) ?? false
     }
+
+    /// Whether $1 is a patient of the clinic $2: an appointment there, or registered there as a walk-in.
+    static let isPatientSQL = """
+        SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)
+            OR EXISTS (SELECT 1 FROM walk_ins WHERE client_id = $1 AND clinic_id = $2)
+        """
+
+    /// The appointments of the patient $1 at the clinic $2, by start then id.
+    static let appointmentsOfPatientAtClinicSQL = "SELECT * FROM appointments WHERE client_id = $1 AND clinic_id = $2 ORDER BY starts_at, id"
 
     func messageLanguage(ofClient clientId: Int64) throws -> Language? {
         try value(String.self, "SELECT preferred_language FROM clients WHERE id = $1", [clientId]).flatMap(Language.init(rawValue:))

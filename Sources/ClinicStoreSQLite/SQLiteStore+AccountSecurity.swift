@@ -85,6 +85,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try NewClient.add(tx, store: self, ask, decide) } }
     }
 
+    public func deskPatient(id: Int64, clinicId: Int64, audit: @escaping @Sendable (Int64) -> AuditAsk) async throws -> DeskPatient? {
+        try await commit { try self.writing { tx in try DeskPatient.read(tx, store: self, id: id, clinicId: clinicId, audit: audit) } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

@@ -81,6 +81,42 @@ import Testing
         #expect(try fingerprint(w.system) == before)
     }
 
+    /// Issue 56: the front desk's page of a patient awaited (the web's) is the blocking one: the
+    /// patient, their visits at the member's clinic only (the latest first, each with its
+    /// history), one `patient.read` row per page; another clinic's desk reads nothing and writes nothing.
+    @Test func thePatientsPageAwaitedIsTheBlockingOne() async throws {
+        let w = try world()
+        let olga = try await w.system.staff.registerWalkIn(w.desk, self.olga)
+        let first = try Self.bookForOlga(w, olga.id, hour: 9), second = try Self.bookForOlga(w, olga.id, hour: 10)
+        let reads = "SELECT count(*) FROM audit_events WHERE action = 'patient.read' AND client_id = \(olga.id)"
+        let page = try await w.system.staff.patientPage(w.desk, id: olga.id, requestId: "req-page")
+        #expect(try storedInt(w.system, reads) == 1)
+        let blocking = try Self.blockingPage(w, olga.id)
+        #expect(try storedInt(w.system, reads) == 2)
+        #expect(page.patient == blocking.patient && page.patient.name == "Olga" && page.clinic.id == w.desk.clinicId)
+        #expect(page.visits.map(\.appointment.id) == [second.id, first.id] && blocking.visits.map(\.appointment.id) == [second.id, first.id])
+        #expect(page.visits.map(\.history) == blocking.visits.map(\.history) && page.visits.allSatisfy { $0.history.first?.event == "booked" })
+        let before = try fingerprint(w.system)
+        for (member, id) in [(w.otherDesk, olga.id), (w.desk, 99_999), (w.desk, 0)] {
+            await #expect(throws: ClinicError(.notFound, .staffPatientIdNotFound, String(id))) {
+                _ = try await w.system.staff.patientPage(member, id: id)
+            }
+        }
+        await #expect(throws: ClinicError.self) { _ = try await w.system.staff.patientPage(w.doctor, id: olga.id) }
+        #expect(try fingerprint(w.system) == before, "a refusal writes nothing")
+        #expect(try auditIsSound(w.system))
+    }
+
+    static func bookForOlga(_ w: World, _ id: Int64, hour: Int) throws -> Appointment {
+        try w.system.staff.book(w.desk, patientId: id, departmentId: w.therapy.id ?? 0,
+                                at: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: hour, minute: 0)!))
+    }
+
+    static func blockingPage(_ w: World, _ id: Int64) throws
+        -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
+        try w.system.staff.patientPage(w.desk, id: id)
+    }
+
     static func accessLogs(_ w: World, _ a: Int64, _ b: Int64) throws -> ([String], [String]) {
         (try w.system.clients.accessLog(clientId: a).map(\.action), try w.system.clients.accessLog(clientId: b).map(\.action))
     }

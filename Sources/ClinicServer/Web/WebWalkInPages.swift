@@ -64,11 +64,11 @@ struct WebWalkInPages {
 
     func patientValues(_ member: StaffMember, _ id: Int64, _ context: APIContext, _ web: WebRequest) async throws -> [String: Any] {
         let requestId = context.requestId
-        let (page, clinic) = try await dependencies.work(web) { [system] in
-            (try system.staff.patientPage(member, id: id, requestId: requestId), try system.clinics.getClinicById(member.clinicId))
+        let page = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.patientPage(member, id: id, requestId: requestId)
         }
         let patient = page.patient, visits = page.visits
-        let zone = clinic.zone, now = Date()
+        let zone = page.clinic.zone, now = Date()
         func visit(_ item: (appointment: Appointment, history: [AppointmentEvent])) -> [String: Any] {
             let appointment = item.appointment
             return ["id": appointment.id ?? 0, "doctor": appointment.doctorName, "status": appointment.status.text(web.language),

@@ -76,14 +76,37 @@ extension StaffController {
     public func patientPage(_ member: StaffMember, id: Int64, requestId: String? = nil) throws
         -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
         try member.checkFrontDesk()
-        let now = self.now()
-        return try database.writing { tx in
-            let patient = try Self.readPatient(tx, database, member, id, requestId: requestId, now: now)
-            let visits = try tx.appointments(ofClient: id).filter { $0.clinicId == member.clinicId }
-                .sorted { $0.startsAt > $1.startsAt }
-            let events = try AppointmentController.events(tx, of: visits.compactMap(\.id))
-            return (patient, visits.map { ($0, events[$0.id ?? 0] ?? []) })
+        let audit = Self.pageRead(member, requestId: requestId, now: now())
+        let page = try Self.shown(try database.writing { tx in
+            try DeskPatient.read(tx, store: database, id: id, clinicId: member.clinicId, audit: audit)
+        }, id)
+        return (page.patient, page.visits)
+    }
+
+    /// `patientPage` as the store's one awaited operation (issue 56), with the member's clinic:
+    /// what a server runs.
+    public func patientPage(_ member: StaffMember, id: Int64, requestId: String? = nil) async throws
+        -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])], clinic: Clinic) {
+        try member.checkFrontDesk()
+        let read = try await database.deskPatient(id: id, clinicId: member.clinicId,
+                                                  audit: Self.pageRead(member, requestId: requestId, now: now()))
+        let page = try Self.shown(read, id)
+        guard let clinic = read?.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        return (page.patient, page.visits, clinic)
+    }
+
+    /// The audit row of a patient's page read by the member.
+    static func pageRead(_ member: StaffMember, requestId: String?, now: Date) -> @Sendable (Int64) -> AuditAsk {
+        { id in
+            AuditAsk(by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId, detail: "the patient's page", now: now)
         }
+    }
+
+    /// The page as shown: another clinic's patient, or none, is `not_found`; the latest visit first.
+    static func shown(_ read: DeskPatient?, _ id: Int64) throws
+        -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
+        guard let read else { throw ClinicError(.notFound, .staffPatientIdNotFound, String(id)) }
+        return (PatientMatch(read.patient, id: id), read.visits.sorted { $0.appointment.startsAt > $1.appointment.startsAt })
     }
 
     /// A patient of the member's clinic, the read written to the audit trail ("the patient's page").

@@ -13,6 +13,33 @@ public protocol FrontDeskReadsStore: Sendable {
     /// The clinic, `plan` made on it, its departments, and the visits of the plan's span with
     /// their history; nil when there is no such clinic.
     func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts?
+    /// One transaction: whether `id` is a patient of the clinic (`StaffStorage.isPatient`), the
+    /// patient opened, `audit`'s row for them appended, their visits at the clinic (notes opened)
+    /// with their history, and the clinic; nil (nothing written) when they are not its patient.
+    func deskPatient(id: Int64, clinicId: Int64, audit: @escaping @Sendable (Int64) -> AuditAsk) async throws -> DeskPatient?
+}
+
+/// A patient as the front desk's page shows them.
+public struct DeskPatient: Sendable {
+    public let patient: Client
+    /// The member's clinic (nil when gone).
+    public let clinic: Clinic?
+    /// Their visits at the clinic in the order (start, id), each with its history, oldest first.
+    public let visits: [(appointment: Appointment, history: [AppointmentEvent])]
+
+    public init(patient: Client, clinic: Clinic?, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
+        self.patient = patient; self.clinic = clinic; self.visits = visits
+    }
+
+    /// The page in the caller's write transaction (the seam's path, and SQLite's).
+    package static func read(_ tx: any StoreWriting, store: any ClinicStore, id: Int64, clinicId: Int64,
+                             audit: (Int64) -> AuditAsk) throws -> DeskPatient? {
+        guard id > 0, try tx.isPatient(id, ofClinic: clinicId), let patient = try store.client(tx, id: id) else { return nil }
+        try AuditLog.append(tx, audit(id))
+        let visits = try tx.appointments(ofClient: id).filter { $0.clinicId == clinicId }
+        let events = Dictionary(grouping: try tx.appointmentEvents(of: visits.compactMap(\.id)), by: \.appointmentId)
+        return DeskPatient(patient: patient, clinic: try tx.clinic(id: clinicId), visits: visits.map { ($0, events[$0.id ?? 0] ?? []) })
+    }
 }
 
 /// An appointment as the front desk decides on it.
