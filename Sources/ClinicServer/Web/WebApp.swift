@@ -188,9 +188,7 @@ extension ServerDependencies {
         let site = HTTPField.Name("Sec-Fetch-Site").flatMap { request.headers[$0] }?.lowercased()
         let fromHere = site == "same-origin" || site == "none"
         if fromHere, let chosen, let client = patient, client.language != chosen, let id = client.id,
-           let updated = try? await pool.run({ [system] in
-               try system.clients.updateProfile(clientId: id, ProfileChanges(language: chosen))
-           }) {
+           let updated = try? await system.clients.updateProfile(clientId: id, ProfileChanges(language: chosen)) {
             patient = updated
         }
         let chosenLanguage = chosen ?? cookies[Self.languageCookie].flatMap(Language.init(rawValue:)) ?? patient?.language ?? asked
