@@ -41,7 +41,7 @@ extension PostgresStore {
                 check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
             }
             if !clientIds.isEmpty {
-                for row in try await tx.rows("SELECT * FROM clients WHERE id = ANY($1::bigint[])", [DirectoryIdArray(clientIds)]) {
+                for row in try await tx.rows(PostgresTransaction.clientsOfIdsSQL, [DirectoryIdArray(clientIds)]) {
                     let stored = try PostgresTransaction.storedClientOfRow(PostgresTransaction.row(row))
                     let client = stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check))
                     if let id = client.id { patients[id] = client }
@@ -149,6 +149,45 @@ extension PostgresStore {
             let history = Dictionary(grouping: events, by: \.appointmentId)
             let clinic = try await tx.rows(PostgresTransaction.clinicSQL, [clinicId]).first.map { try Clinic(row: PostgresTransaction.row($0)) }
             return DeskPatient(patient: patient, clinic: clinic, visits: visits.map { ($0, history[$0.id ?? 0] ?? []) })
+        }
+    }
+}
+
+// The front desk's patient search awaited (`PatientSearchStore`), with the seam's statements.
+extension PostgresStore {
+    /// One statement: both settings.
+    public func patientIndexChecks() async throws -> PatientIndexChecks {
+        guard let row = try await awaitedRows("""
+            SELECT (SELECT value FROM settings WHERE key = $1) AS personal_check, (SELECT value FROM settings WHERE key = $2) AS index_check
+            """, [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]).first else {
+            return PatientIndexChecks(personalData: nil, index: nil)
+        }
+        return PatientIndexChecks(personalData: try row.value("personal_check", in: "settings"), index: try row.value("index_check", in: "settings"))
+    }
+
+    /// In one snapshot: a statement per word until none is left, then the patients (one statement).
+    public func searchedPatients(clinicId: Int64, wordTokens: [Data]) async throws -> [StoredClient] {
+        try await readAwaited { tx in
+            var candidates: Set<Int64>?
+            for token in wordTokens {
+                let found = Set(try await tx.rows(PostgresTransaction.patientsWithAnySearchTokenSQL(1), [clinicId, token])
+                    .map { try PostgresTransaction.row($0).decode(Int64.self, forColumn: "client_id") })
+                candidates = candidates.map { $0.intersection(found) } ?? found
+                if candidates?.isEmpty == true { break }
+            }
+            guard let ids = candidates, !ids.isEmpty else { return [] }
+            return try await tx.rows(PostgresTransaction.clientsOfIdsSQL, [DirectoryIdArray(ids.sorted())])
+                .map { try PostgresTransaction.storedClientOfRow(PostgresTransaction.row($0)) }
+        }
+    }
+
+    /// BEGIN, each row appended (the chain's head locked by the first); COMMIT.
+    public func appendAudit(_ asks: [AuditAsk]) async throws {
+        guard !asks.isEmpty else { return }
+        let sent = statementsSent, ring = auditKeys
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            for ask in asks { try await Self.append(ask, tx, ring: ring) }
         }
     }
 }

@@ -83,7 +83,7 @@ extension PostgresStore {
                     cipher = made
                     return made
                 }
-                for row in try await tx.rows("SELECT * FROM clients WHERE id = ANY($1::bigint[])",
+                for row in try await tx.rows(PostgresTransaction.clientsOfIdsSQL,
                                              [DirectoryIdArray(Array(Set(entries.map(\.clientId))))]) {
                     let stored = try PostgresTransaction.storedClientOfRow(try PostgresTransaction.row(row))
                     let client = stored.personal == nil ? stored.client : try stored.opened(with: try opening())

@@ -30,6 +30,9 @@ extension PostgresTransaction {
     static let clientOfLoginKeySQL = "SELECT * FROM clients WHERE login_key = $1"
 
     /// Patient `$1` with the personal-data key's check (`$2`: its setting) as `personal_key_check`.
+    /// The patients of the ids $1, by id.
+    static let clientsOfIdsSQL = "SELECT * FROM clients WHERE id = ANY($1::bigint[]) ORDER BY id"
+
     static let clientWithKeyCheckSQL = """
         SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check FROM clients c WHERE c.id = $1
         """
@@ -67,14 +70,20 @@ extension PostgresTransaction {
 
     func patients(withAnySearchToken tokens: [Data], atClinic clinicId: Int64) throws -> [Int64] {
         guard !tokens.isEmpty else { return [] }
-        let marks = (0..<tokens.count).map { "$\($0 + 2)" }.joined(separator: ", ")
-        return try rows("""
+        return try rows(Self.patientsWithAnySearchTokenSQL(tokens.count), [clinicId] + tokens)
+            .map { try $0.decode(Int64.self, forColumn: "client_id") }
+    }
+
+    /// The patients of the clinic $1 with any of the `count` tokens $2…, by id.
+    static func patientsWithAnySearchTokenSQL(_ count: Int) -> String {
+        let marks = (0..<count).map { "$\($0 + 2)" }.joined(separator: ", ")
+        return """
             SELECT DISTINCT s.client_id FROM patient_search s
             WHERE s.token IN (\(marks))
               AND (EXISTS (SELECT 1 FROM appointments a WHERE a.client_id = s.client_id AND a.clinic_id = $1)
                    OR EXISTS (SELECT 1 FROM walk_ins w WHERE w.client_id = s.client_id AND w.clinic_id = $1))
             ORDER BY s.client_id
-            """, [clinicId] + tokens).map { try $0.decode(Int64.self, forColumn: "client_id") }
+            """
     }
 
     func walkInClinic(ofClient clientId: Int64) throws -> Int64? {

@@ -221,3 +221,20 @@ extension SQLiteStore {
         try await readAwaited { tx in try MonthFacts.read(tx, clinicId: clinicId, plan: plan) }
     }
 }
+
+// MARK: The front desk's patient search (`PatientSearchStore`): reads on the reader queue, the
+// audit rows in the next batch
+
+extension SQLiteStore {
+    public func patientIndexChecks() async throws -> PatientIndexChecks {
+        try await readAwaited { tx in try PatientSearchReads.checks(tx) }
+    }
+
+    public func searchedPatients(clinicId: Int64, wordTokens: [Data]) async throws -> [StoredClient] {
+        try await readAwaited { tx in try PatientSearchReads.patients(tx, clinicId: clinicId, wordTokens: wordTokens) }
+    }
+
+    public func appendAudit(_ asks: [AuditAsk]) async throws {
+        try await commit { try self.writing { tx in for ask in asks { try AuditLog.append(tx, ask) } } }
+    }
+}

@@ -81,6 +81,36 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// Issue 56: the search awaited (the server's) finds what the blocking one (the CLI's) finds,
+    /// refuses what it refuses, writes one `patient.search` row per patient shown, and makes an
+    /// index missing or made under another key again before it searches.
+    @Test func theSearchAwaitedIsTheBlockingOne() async throws {
+        let w = try world()
+        func blocking(_ member: StaffMember, _ query: String) -> String {
+            do { return "\(try w.system.staff.findPatients(member, query: query).map(\.id))" } catch { return "\(error)" }
+        }
+        let searches = "SELECT count(*) FROM audit_events WHERE action = 'patient.search'"
+        for (member, query) in [(w.desk, "smi"), (w.desk, "anna smi"), (w.desk, "Ив"), (w.desk, "newc"), (w.otherDesk, "smithson"),
+                                (w.otherDesk, "john"), (w.doctor, "smi"), (w.desk, "s"), (w.desk, "a b c d e")] {
+            let before = try storedInt(w.system, searches) ?? 0
+            var awaited: String
+            do { awaited = "\(try await w.system.staff.findPatients(member, query: query, requestId: "req-search").map(\.id))" }
+            catch { awaited = "\(error)" }
+            let shown = (try storedInt(w.system, searches) ?? 0) - before
+            #expect(awaited == blocking(member, query), "\(member.login) \(query)")
+            #expect(shown * 2 == (try storedInt(w.system, searches) ?? 0) - before, "as many rows as the blocking search wrote")
+        }
+        let smiths = [w.patients["pt1"]?.id, w.patients["pt2"]?.id].compactMap { $0 }
+        #expect(try await w.system.staff.findPatients(w.desk, query: "smi").map(\.id) == smiths)
+        // No index, or one under another key: made again, then searched.
+        try w.system.database.writing { tx in try tx.clearSearchIndex() }
+        #expect(try await w.system.staff.findPatients(w.desk, query: "smi").map(\.id) == smiths)
+        try w.system.database.writing { tx in try tx.setSearchIndexCheck("0123") }
+        #expect(try await w.system.staff.findPatients(w.desk, query: "smi").map(\.id) == smiths)
+        #expect(try w.system.database.reading { tx in try tx.searchIndexCheck() } != "0123")
+        #expect(try auditIsSound(w.system))
+    }
+
     @Test func theIndexFollowsRenamesDeletionsAndMail() throws {
         let w = try world()
         let smith = try #require(w.patients["pt1"]?.id)

@@ -63,7 +63,7 @@ import Testing
         let ivan = try Self.blockingRegistration(w, WalkInRequest(name: "Ivan", surname: "Petrov", birthDate: "1958-01-02",
                                                                   phone: "7755550199"))
         #expect(olga.login == nil && olga.name == "Olga" && olga.email == "olga@example.org" && olga.phone == "+1 (775) 555-0134")
-        #expect(try staff.findPatients(w.desk, query: "petr").map(\.id) == [ivan.id, olga.id], "both searchable, by surname")
+        #expect(try await staff.findPatients(w.desk, query: "petr").map(\.id) == [ivan.id, olga.id], "both searchable, by surname")
         #expect(try storedInt(w.system, "SELECT count(*) FROM walk_ins WHERE client_id = \(olga.id) AND staff_id = \(w.desk.id)") == 1)
         #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.register' AND client_id = \(olga.id)") == 1)
         let logs = try Self.accessLogs(w, olga.id, ivan.id)

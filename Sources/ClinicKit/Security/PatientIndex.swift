@@ -142,13 +142,17 @@ extension ClinicStore {
             return (cipher, try tx.searchIndexCheck() != PatientIndex.check(cipher))
         }
         guard let state else { return nil }
-        if state.stale {
-            try writing { tx in
-                let cipher = try cipher(tx)
-                guard try tx.searchIndexCheck() != PatientIndex.check(cipher) else { return }
-                try PatientIndex.rebuild(tx, cipher: cipher) { try opened(tx, $0) }
-            }
-        }
+        if state.stale { _ = try writing { tx in try makePatientIndexCurrent(tx) } }
         return state.cipher
+    }
+
+    /// The index made again in the caller's write transaction when it was not made under the
+    /// current key; the key's cipher.
+    func makePatientIndexCurrent(_ tx: any StoreWriting) throws -> FieldCipher {
+        let cipher = try cipher(tx)
+        if try tx.searchIndexCheck() != PatientIndex.check(cipher) {
+            try PatientIndex.rebuild(tx, cipher: cipher) { try opened(tx, $0) }
+        }
+        return cipher
     }
 }

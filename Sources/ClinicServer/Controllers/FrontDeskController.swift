@@ -75,8 +75,8 @@ struct FrontDeskController {
         let member = try context.signedInStaff().member
         let query = request.query("q") ?? ""
         let requestId = context.requestId
-        let found = try await dependencies.work(context.language) { [system] in
-            try system.staff.findPatients(member, query: query, requestId: requestId)
+        let found = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.findPatients(member, query: query, requestId: requestId)
         }
         return try HTTPMapping.json(PatientMatchesJSON(found))
     }

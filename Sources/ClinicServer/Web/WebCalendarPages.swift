@@ -235,8 +235,8 @@ struct WebCalendarPages {
             found["searched"] = true
             found["q"] = query
             do {
-                let matches = try await dependencies.work(web) { [system] in
-                    try system.staff.findPatients(member, query: query, requestId: requestId)
+                let matches = try await dependencies.awaited(web.language) { [system] in
+                    try await system.staff.findPatients(member, query: query, requestId: requestId)
                 }
                 // What tells namesakes apart: the date of birth first, then the login or phone and
                 // the e-mail, only those known (no stray "·").

@@ -39,33 +39,50 @@ extension StaffController {
         let now = self.now()
         // Candidates are found and opened in a read transaction (no writer's lock held meanwhile);
         // the write records only the patients shown.
-        let shown = try database.reading { tx -> [Client] in
-            var candidates: Set<Int64>?
-            for word in words {
-                let found = Set(try tx.patients(withAnySearchToken: [PatientIndex.token(ofQueryWord: word, key: key)],
-                                                atClinic: member.clinicId))
-                candidates = candidates.map { $0.intersection(found) } ?? found
-                if candidates?.isEmpty == true { break }
-            }
-            var matches: [Client] = []
-            for id in (candidates ?? []).sorted() {
-                guard let stored = try tx.storedClient(id: id) else { continue }
-                let client = try stored.opened(with: cipher)
-                if PatientIndex.matches(client, words) { matches.append(client) }
-            }
-            return Array(matches.sorted { ($0.surname.lowercased(), $0.name.lowercased(), $0.id ?? 0)
-                < ($1.surname.lowercased(), $1.name.lowercased(), $1.id ?? 0) }
-                .prefix(Self.mostPatientsFound))
-        }
+        let shown = try Self.ranked(try database.reading { tx in
+            try PatientSearchReads.patients(tx, clinicId: member.clinicId, wordTokens: words.map { PatientIndex.token(ofQueryWord: $0, key: key) })
+        }, words, cipher: cipher)
         guard !shown.isEmpty else { return [] }
-        return try database.writing { tx in
-            try shown.compactMap { client -> PatientMatch? in
-                guard let id = client.id else { return nil }
-                try AuditLog.append(tx, by: member.auditActor, action: .patientSearch, clientId: id, requestId: requestId,
-                                    detail: "found by the front desk's search", now: now)
-                return PatientMatch(client, id: id)
-            }
+        let audits = Self.searchAudits(shown, member, requestId: requestId, now: now)
+        try database.writing { tx in for ask in audits { try AuditLog.append(tx, ask) } }
+        return shown.map { PatientMatch($0, id: $0.id ?? 0) }
+    }
+
+    /// `findPatients` awaited (issue 56): the checks, the candidates and the audit rows each one
+    /// awaited operation of the store. An index not made under the current key (after the key's
+    /// rotation) is made first, once, through the store's writers, as the blocking search does.
+    public func findPatients(_ member: StaffMember, query: String, requestId: String? = nil) async throws -> [PatientMatch] {
+        try member.checkFrontDesk()
+        let words = try PatientIndex.queryWords(query)
+        let checks = try await database.patientIndexChecks()
+        guard let keyCheck = checks.personalData else { return [] }
+        var cipher = try database.personalDataKey.cipher(keyCheck: keyCheck)
+        if checks.index != PatientIndex.check(cipher) {
+            let database = self.database
+            cipher = try await database.commit { try database.writing { tx in try database.makePatientIndexCurrent(tx) } }
         }
+        let key = PatientIndex.key(cipher), now = self.now()
+        let stored = try await database.searchedPatients(clinicId: member.clinicId,
+                                                         wordTokens: words.map { PatientIndex.token(ofQueryWord: $0, key: key) })
+        let shown = try Self.ranked(stored, words, cipher: cipher)
+        guard !shown.isEmpty else { return [] }
+        try await database.appendAudit(Self.searchAudits(shown, member, requestId: requestId, now: now))
+        return shown.map { PatientMatch($0, id: $0.id ?? 0) }
+    }
+
+    /// The candidates opened, those that match every word (the index's tokens are prefixes of
+    /// any field), by surname, name and id, at most `mostPatientsFound`.
+    static func ranked(_ stored: [StoredClient], _ words: [String], cipher: FieldCipher) throws -> [Client] {
+        let matches = try stored.map { try $0.opened(with: cipher) }.filter { $0.id != nil && PatientIndex.matches($0, words) }
+        return Array(matches.sorted { ($0.surname.lowercased(), $0.name.lowercased(), $0.id ?? 0)
+            < ($1.surname.lowercased(), $1.name.lowercased(), $1.id ?? 0) }
+            .prefix(Self.mostPatientsFound))
+    }
+
+    /// One `patient.search` row per patient shown.
+    static func searchAudits(_ shown: [Client], _ member: StaffMember, requestId: String?, now: Date) -> [AuditAsk] {
+        shown.map { AuditAsk(by: member.auditActor, action: .patientSearch, clientId: $0.id, requestId: requestId,
+                             detail: "found by the front desk's search", now: now) }
     }
 
     /// One patient of the member's clinic (`isPatient`), as the search shows them: a
