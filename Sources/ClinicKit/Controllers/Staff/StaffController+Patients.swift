@@ -85,8 +85,6 @@ extension StaffController {
                              detail: "found by the front desk's search", now: now) }
     }
 
-    /// One patient of the member's clinic (`isPatient`), as the search shows them: a
-    /// `patient.read` row in their access log. Another clinic's patient is `not_found`.
     /// The patient's page at the front desk: the patient, and their visits at the member's
     /// clinic, the latest first, each with its history (appointments at other clinics stay
     /// unseen). One read in the audit trail the patient sees, as `patient`.
@@ -124,22 +122,5 @@ extension StaffController {
         -> (patient: PatientMatch, visits: [(appointment: Appointment, history: [AppointmentEvent])]) {
         guard let read else { throw ClinicError(.notFound, .staffPatientIdNotFound, String(id)) }
         return (PatientMatch(read.patient, id: id), read.visits.sorted { $0.appointment.startsAt > $1.appointment.startsAt })
-    }
-
-    /// A patient of the member's clinic, the read written to the audit trail ("the patient's page").
-    static func readPatient(_ tx: any StoreWriting, _ database: any ClinicStore, _ member: StaffMember, _ id: Int64,
-                            requestId: String?, now: Date) throws -> PatientMatch {
-        guard id > 0, try tx.isPatient(id, ofClinic: member.clinicId), let client = try database.client(tx, id: id) else {
-            throw ClinicError(.notFound, .staffPatientIdNotFound, String(id))
-        }
-        try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: id, requestId: requestId,
-                            detail: "the patient's page", now: now)
-        return PatientMatch(client, id: id)
-    }
-
-    public func patient(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> PatientMatch {
-        try member.checkFrontDesk()
-        let now = self.now()
-        return try database.writing { tx in try Self.readPatient(tx, database, member, id, requestId: requestId, now: now) }
     }
 }
