@@ -59,7 +59,7 @@ extension ClinicServer {
         let outbox = OutboxService(system: system, smtp: settings.smtp, sms: settings.sms, textSender: settings.textSender,
                                    site: settings.publicURL ?? settings.sms?.callbackURL ?? "", interval: settings.deliveryInterval,
                                    pool: BlockingPool(pool: outboxThread), metrics: dependencies.metrics, logger: logger, wakeup: wakeup)
-        let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, pool: dependencies.pool, logger: logger,
+        let waitlist = WaitlistService(system: system, interval: settings.waitlistInterval, logger: logger,
                                        outbox: wakeup)
         let host = settings.host
         return Application(

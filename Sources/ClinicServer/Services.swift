@@ -107,11 +107,10 @@ final class OutboxWakeup: Sendable {
 /// Offers freed times from the waitlist (`WaitlistController.work`) every `interval`: a time a
 /// cancellation frees (through any front, the CLI or another server) is offered within about
 /// that long. Idle, a round is one read. On a shared store every server runs one; each freed time
-/// is taken by one of them (`WaitlistStorage.swift`).
+/// is taken by one of them (`WaitlistWorkStore.swift`). A round is awaited: no thread waits.
 struct WaitlistService: Service {
     let system: ClinicSystem
     let interval: Duration
-    let pool: BlockingPool
     let logger: Logger
     /// Told when a round offered or closed something: its messages go now.
     let outbox: OutboxWakeup
@@ -120,7 +119,7 @@ struct WaitlistService: Service {
         let rounds = Task {
             while !Task.isCancelled {
                 do {
-                    let handled = try await pool.run { [system] in try system.waitlist.work() }
+                    let handled = try await system.waitlist.work()
                     if handled > 0 {
                         logger.info("waitlist", metadata: ["handled": "\(handled)"])
                         outbox.signal()

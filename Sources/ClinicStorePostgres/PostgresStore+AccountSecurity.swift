@@ -181,7 +181,8 @@ extension PostgresStore {
         try await store(ending.newCalendarToken, clientId: ending.clientId, cipher: cipher, at: ending.now, tx)
         let message = ending.renewalMessage(patient.language)
         _ = try await tx.rows(PostgresTransaction.postMessageSQL, [ending.clientId, MessageKind.account.rawValue, message.subject,
-                                                                   message.body, ending.now, patient.emailConfirmed])
+                                                                   message.body, ending.now, patient.emailConfirmed,
+                                                                   Int64?.none])
         return Int(try tx.value(Int64.self, ended) ?? 0)
     }
 

@@ -329,6 +329,12 @@ extension PostgresStore {
         let phone = try await tx.rows(PostgresTransaction.phoneSQL, [text.clientId]).first
             .map { try StoredPhone(row: try PostgresTransaction.row($0)) }
         guard text.isTaken(by: phone) else { return }
+        try await enqueue(text, messageId: messageId, at: now, tx, key: key, keyCheck: keyCheck)
+    }
+
+    /// A text's delivery, its body sealed to it (the patient known to take it).
+    static func enqueue(_ text: TextAsk, messageId: Int64?, at now: Date, _ tx: AwaitedConnection, key: PersonalDataKey,
+                        keyCheck: String?) async throws {
         guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueTextSQL,
                                                                   [text.clientId, messageId, "text", now])) else {
             throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")

@@ -101,6 +101,88 @@ extension PostgresStore {
         }
     }
 
+    // MARK: The worker (`WaitlistWorkStore`)
+
+    /// One statement on a connection of the pool.
+    public func waitlistHasWork(at now: Date) async throws -> Bool {
+        try await awaitedRows(PostgresTransaction.hasWorkSQL, [now]).first.map { try $0.value("work", in: "waitlist") } ?? false
+    }
+
+    /// BEGIN, the holds run out deleted, the lapsed offers locked with their entries' statuses
+    /// (one statement), the decision's writes; COMMIT.
+    public func closeLapsedOffers(at now: Date, limit: Int,
+                                  decide: @escaping @Sendable ([WaitlistOfferState]) throws -> WaitlistDecision<Int>) async throws -> Int {
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            _ = try await tx.rows(PostgresTransaction.deleteExpiredHoldsSQL, [now])
+            let lapsed = try await tx.rows(PostgresTransaction.lapsedOffersSQL, [now, limit]).map { found in
+                let row = try PostgresTransaction.row(found)
+                let status: String? = try row.value("entry_status", in: "waitlist_entries")
+                return WaitlistOfferState(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)))
+            }
+            let decision = try decide(lapsed)
+            try await Self.write(decision, tx, ring: ring, key: key)
+            return decision.result
+        }
+    }
+
+    /// BEGIN, a freed time taken (none: false), and for one still to come its entries locked,
+    /// the holds run out deleted, then per entry until one is offered it: the visit it comes
+    /// before, the booking's locks and gather, `rules`' decision; the hold, the offer, the
+    /// entry offered, the message (one statement) and the text with its link; COMMIT. The same
+    /// steps as `FreedTimeRules.run`.
+    public func offerFreedTime(_ rules: FreedTimeRules) async throws -> Bool {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let freed = try await tx.rows(PostgresTransaction.takeFreedSQL, []).first
+                .map({ try FreedTime(row: try PostgresTransaction.row($0)) }) else { return false }
+            guard rules.offers(freed) else { return true }
+            let entries = try await tx.rows(PostgresTransaction.waitingEntriesSQL,
+                                            [freed.departmentId, freed.doctorId, freed.startsAt, rules.candidates])
+                .map { try WaitlistEntry(row: try PostgresTransaction.row($0)) }
+            guard !entries.isEmpty else { return true }
+            _ = try await tx.rows(PostgresTransaction.deleteExpiredHoldsSQL, [rules.now])
+            for entry in entries {
+                var before: Appointment?
+                if let id = entry.beforeAppointmentId {
+                    before = try await tx.rows(PostgresTransaction.storedAppointmentSQL, [id]).first
+                        .map { try Appointment(row: try PostgresTransaction.row($0)) }
+                }
+                guard let ask = rules.request(freed, entry, before: before) else { continue }
+                let facts = try await Self.bookingFacts(ask, reservingId: false, tx).facts
+                guard let plan = try rules.offer(freed, entry, before: before, facts: facts) else { continue }
+                // Held meanwhile (a patient's hold committed after the gather): nobody here gets it.
+                guard let holdId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertOfferHoldSQL,
+                                                                              PostgresTransaction.insertHoldBinds(plan.hold))) else {
+                    return true
+                }
+                var offer = plan.offer(holdId: holdId)
+                guard let offerId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertOfferSQL,
+                                                                               PostgresTransaction.insertOfferBinds(offer))) else {
+                    _ = try await tx.rows(PostgresTransaction.deleteHoldSQL, [holdId])
+                    continue
+                }
+                offer.id = offerId
+                _ = try await tx.rows(PostgresTransaction.setEntryStatusSQL, [offer.entryId, WaitlistEntryStatus.offered.rawValue, rules.now])
+                guard plan.context != nil else { return true }
+                let phone = try await tx.rows(PostgresTransaction.phoneSQL, [offer.clientId]).first
+                    .map { try StoredPhone(row: try PostgresTransaction.row($0)) }
+                guard let notice = rules.notice(plan, offer: offer, phone: phone) else { return true }
+                let messageId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.postMessageSQL, [
+                    offer.clientId, MessageKind.waitlist.rawValue, notice.subject, notice.body, rules.now, notice.emailConfirmed,
+                    offer.clinicId]))
+                if let text = notice.text {
+                    _ = try await tx.rows(PostgresTransaction.setOfferLinkSQL, [text.linkHash, offerId])
+                    try await Self.enqueue(text.ask, messageId: messageId, at: rules.now, tx, key: key, keyCheck: facts.personalDataKeyCheck)
+                }
+                return true
+            }
+            return true
+        }
+    }
+
     /// The chosen offer's id: a link used up (nil: no such link unused).
     static func offerId(_ choice: OfferChoice, _ tx: AwaitedConnection) async throws -> Int64? {
         switch choice {

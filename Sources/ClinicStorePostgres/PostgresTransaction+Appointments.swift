@@ -336,8 +336,11 @@ extension PostgresTransaction {
     }
 
     func deleteExpiredSlotHolds(at now: Date) throws {
-        try execute("DELETE FROM slot_holds WHERE expires_at <= $1", [now])
+        try execute(Self.deleteExpiredHoldsSQL, [now])
     }
+
+    /// The holds run out by `$1` deleted.
+    static let deleteExpiredHoldsSQL = "DELETE FROM slot_holds WHERE expires_at <= $1"
 
     func insertAppointmentEvent(_ event: AppointmentEvent) throws {
         try execute("""

@@ -96,8 +96,11 @@ extension PostgresTransaction {
     static let releaseNumberSQL = "DELETE FROM phones WHERE number_key = $1 AND confirmed AND client_id <> $2"
 
     func setOfferLink(offerId: Int64, hash: String) throws {
-        try execute("UPDATE waitlist_offers SET link_hash = $1 WHERE id = $2", [hash, offerId])
+        try execute(Self.setOfferLinkSQL, [hash, offerId])
     }
+
+    /// Offer `$2`'s one-tap link: its hash `$1`.
+    static let setOfferLinkSQL = "UPDATE waitlist_offers SET link_hash = $1 WHERE id = $2"
 
     func useOfferLink(hash: String, at now: Date) throws -> Int64? {
         try value(Int64.self, Self.useOfferLinkSQL, [hash, now])

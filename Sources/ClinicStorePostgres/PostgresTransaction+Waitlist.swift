@@ -42,13 +42,17 @@ extension PostgresTransaction {
         """
 
     func hasWaitlistWork(at now: Date) throws -> Bool {
-        try value(Bool.self, """
-            SELECT EXISTS (SELECT 1 FROM waitlist_freed)
-                OR EXISTS (SELECT 1 FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1)
-                OR EXISTS (SELECT 1 FROM slot_holds h WHERE h.expires_at <= $1 AND NOT h.for_offer
-                           AND EXISTS (SELECT 1 FROM waitlist_entries e WHERE e.department_id = h.department_id AND e.status = 'waiting'))
-            """, [now]) ?? false
+        try value(Bool.self, Self.hasWorkSQL, [now]) ?? false
     }
+
+    /// Whether the worker has anything to do at `$1`, as `work`.
+    static let hasWorkSQL = """
+        SELECT EXISTS (SELECT 1 FROM waitlist_freed)
+            OR EXISTS (SELECT 1 FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1)
+            OR EXISTS (SELECT 1 FROM slot_holds h WHERE h.expires_at <= $1 AND NOT h.for_offer
+                       AND EXISTS (SELECT 1 FROM waitlist_entries e WHERE e.department_id = h.department_id AND e.status = 'waiting'))
+            AS work
+        """
 
     func lockWaitlist(ofClient clientId: Int64) throws {
         // The patient's lock, as a booking takes it: two servers joining for one patient at once
@@ -93,16 +97,19 @@ extension PostgresTransaction {
 
 
     func waitingEntries(departmentId: Int64, doctorId: Int64, notOfferedAt startsAt: Date, limit: Int) throws -> [WaitlistEntry] {
-        // Locked in their order (no SKIP: the next in line is the next, whoever else looks).
-        try rows("""
-            SELECT * FROM waitlist_entries e
-            WHERE e.department_id = $1 AND e.status = 'waiting' AND e.lapses < \(WaitlistEntry.lapsesToPause)
-                  AND (e.doctor_id IS NULL OR e.doctor_id = $2)
-                  AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.doctor_id = $2 AND o.starts_at = $3)
-            ORDER BY e.priority DESC, coalesce(e.queued_at, e.created_at), e.id LIMIT $4
-            FOR UPDATE
-            """, [departmentId, doctorId, startsAt, limit]).map(WaitlistEntry.init(row:))
+        try rows(Self.waitingEntriesSQL, [departmentId, doctorId, startsAt, limit]).map(WaitlistEntry.init(row:))
     }
+
+    /// The entries a freed time of department `$1`, doctor `$2`, at `$3` may go to, the first
+    /// `$4` in their order, locked in it (no SKIP: the next in line is the next, whoever else looks).
+    static let waitingEntriesSQL = """
+        SELECT * FROM waitlist_entries e
+        WHERE e.department_id = $1 AND e.status = 'waiting' AND e.lapses < \(WaitlistEntry.lapsesToPause)
+              AND (e.doctor_id IS NULL OR e.doctor_id = $2)
+              AND NOT EXISTS (SELECT 1 FROM waitlist_offers o WHERE o.entry_id = e.id AND o.doctor_id = $2 AND o.starts_at = $3)
+        ORDER BY e.priority DESC, coalesce(e.queued_at, e.created_at), e.id LIMIT $4
+        FOR UPDATE
+        """
 
     func recordWaitlistLapse(entryId: Int64, at now: Date) throws {
         try execute(Self.recordLapseSQL, [now, entryId])
@@ -119,12 +126,15 @@ extension PostgresTransaction {
     static let resumeEntrySQL = "UPDATE waitlist_entries SET lapses = 0, queued_at = $1, updated_at = $1 WHERE id = $2"
 
     func takeFreedTime() throws -> FreedTime? {
-        try row("""
-            DELETE FROM waitlist_freed
-            WHERE id = (SELECT id FROM waitlist_freed ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING *
-            """, []).map(FreedTime.init(row:))
+        try row(Self.takeFreedSQL, []).map(FreedTime.init(row:))
     }
+
+    /// The first freed time taken off the queue (one another transaction took is skipped).
+    static let takeFreedSQL = """
+        DELETE FROM waitlist_freed
+        WHERE id = (SELECT id FROM waitlist_freed ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING *
+        """
 
     func queueFreedTime(departmentId: Int64, doctorId: Int64, span: Range<Date>, at now: Date) throws {
         try execute(Self.queueFreedSQL, [departmentId, doctorId, span.lowerBound, span.upperBound, now])
@@ -134,15 +144,7 @@ extension PostgresTransaction {
     static let queueFreedSQL = "INSERT INTO waitlist_freed (department_id, doctor_id, starts_at, ends_at, freed_at) VALUES ($1, $2, $3, $4, $5)"
 
     func insertOfferHold(_ hold: SlotHold) throws -> SlotHold {
-        // The holds' exclusion constraint is the arbiter: a time held (for an offer or a
-        // patient's own hold) is refused here, whichever server holds it first.
-        guard let id = try value(Int64.self, """
-            INSERT INTO slot_holds (client_id, clinic_id, department_id, doctor_id, visit_type_id, starts_at, ends_at, expires_at,
-                                    created_at, for_offer)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
-            ON CONFLICT DO NOTHING RETURNING id
-            """, [hold.clientId, hold.clinicId, hold.departmentId, hold.doctorId, hold.visitTypeId, hold.startsAt, hold.endsAt,
-                  hold.expiresAt, hold.createdAt]) else {
+        guard let id = try value(Int64.self, Self.insertOfferHoldSQL, Self.insertHoldBinds(hold)) else {
             throw ClinicError(.slotTaken, .slotTaken)
         }
         var hold = hold
@@ -150,18 +152,33 @@ extension PostgresTransaction {
         return hold
     }
 
+    /// An offer's hold (`insertHoldBinds`), its id; none when the time is held or booked: the
+    /// holds' exclusion constraint is the arbiter, whichever server holds it first.
+    static let insertOfferHoldSQL = """
+        INSERT INTO slot_holds (client_id, clinic_id, department_id, doctor_id, visit_type_id, starts_at, ends_at, expires_at,
+                                created_at, for_offer)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true)
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
     func insertWaitlistOffer(_ offer: WaitlistOffer) throws -> WaitlistOffer? {
-        guard let id = try value(Int64.self, """
-            INSERT INTO waitlist_offers (entry_id, client_id, hold_id, clinic_id, department_id, doctor_id, starts_at, ends_at,
-                                         expires_at, status, appointment_id, created_at, closed_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            ON CONFLICT DO NOTHING RETURNING id
-            """, [offer.entryId, offer.clientId, offer.holdId, offer.clinicId, offer.departmentId, offer.doctorId, offer.startsAt,
-                  offer.endsAt, offer.expiresAt, offer.status.rawValue, offer.appointmentId, offer.createdAt, offer.closedAt])
-        else { return nil }
+        guard let id = try value(Int64.self, Self.insertOfferSQL, Self.insertOfferBinds(offer)) else { return nil }
         var offer = offer
         offer.id = id
         return offer
+    }
+
+    /// An offer (`insertOfferBinds`), its id; none when the store refuses it.
+    static let insertOfferSQL = """
+        INSERT INTO waitlist_offers (entry_id, client_id, hold_id, clinic_id, department_id, doctor_id, starts_at, ends_at,
+                                     expires_at, status, appointment_id, created_at, closed_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
+    static func insertOfferBinds(_ offer: WaitlistOffer) -> [any PostgresBindable] {
+        [offer.entryId, offer.clientId, offer.holdId, offer.clinicId, offer.departmentId, offer.doctorId, offer.startsAt,
+         offer.endsAt, offer.expiresAt, offer.status.rawValue, offer.appointmentId, offer.createdAt, offer.closedAt]
     }
 
     func lockWaitlistOffer(id: Int64) throws -> WaitlistOffer? {
@@ -178,9 +195,14 @@ extension PostgresTransaction {
         """
 
     func lapsedWaitlistOffers(at now: Date, limit: Int) throws -> [WaitlistOffer] {
-        try rows("""
-            SELECT * FROM waitlist_offers WHERE status = 'open' AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2
-            FOR UPDATE SKIP LOCKED
-            """, [now, limit]).map(WaitlistOffer.init(row:))
+        try rows(Self.lapsedOffersSQL, [now, limit]).map(WaitlistOffer.init(row:))
     }
+
+    /// The open offers lapsed by `$1`, the first `$2`, each locked (one another server is
+    /// closing is skipped), with their entries' statuses (`entry_status`).
+    static let lapsedOffersSQL = """
+        SELECT o.*, e.status AS entry_status FROM waitlist_offers o LEFT JOIN waitlist_entries e ON e.id = o.entry_id
+        WHERE o.status = 'open' AND o.expires_at <= $1 ORDER BY o.expires_at, o.id LIMIT $2
+        FOR UPDATE OF o SKIP LOCKED
+        """
 }

@@ -27,6 +27,22 @@ extension SQLiteStore {
         try await change({ tx in try StaffWaitlistFacts.read(tx, store: self, clinicId: clinicId, departmentId: departmentId) }, decide)
     }
 
+    // The worker (`WaitlistWorkStore`): the read on the reader queue, each transaction one
+    // write of the next batch, with the seam's statements.
+
+    public func waitlistHasWork(at now: Date) async throws -> Bool {
+        try await readAwaited { tx in try tx.hasWaitlistWork(at: now) }
+    }
+
+    public func closeLapsedOffers(at now: Date, limit: Int,
+                                  decide: @escaping @Sendable ([WaitlistOfferState]) throws -> WaitlistDecision<Int>) async throws -> Int {
+        try await change({ tx in try WaitlistController.lapsed(tx, at: now, limit: limit) }, decide)
+    }
+
+    public func offerFreedTime(_ rules: FreedTimeRules) async throws -> Bool {
+        try await commit { try self.writing { tx in try rules.run(tx).taken } }
+    }
+
     /// One write of the next batch: the facts gathered, `decide`, the decision applied.
     private func change<State, T: Sendable>(_ gather: @escaping @Sendable (any StoreWriting) throws -> State,
                                             _ decide: @escaping @Sendable (State) throws -> WaitlistDecision<T>) async throws -> T {

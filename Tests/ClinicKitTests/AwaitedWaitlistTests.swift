@@ -176,7 +176,7 @@ import Testing
             try await decline(s.system, s.offer.id ?? 0, s.bob.clientId, path)
         }
         // The hold is gone and the time queued: the worker offers it to Carol, never to Bob again.
-        #expect(try s.system.waitlist.work() == 1)
+        #expect(try await s.system.waitlist.work() == 1)
         let carols = try #require(try Self.offers(s.system, s.carol.clientId).first)
         #expect(carols.startsAt == Self.later && carols.doctorId == s.doctor)
         #expect(try Self.offers(s.system, s.bob.clientId).isEmpty)
@@ -190,14 +190,14 @@ import Testing
         await #expect(throws: ClinicError(.notFound, .waitlistEntryNotFound, String(s.bob.id ?? 0)), "left already") {
             try await leave(s.system, s.bob.id ?? 0, s.bob.clientId, path)
         }
-        #expect(try s.system.waitlist.work() == 1, "the time queued again")
+        #expect(try await s.system.waitlist.work() == 1, "the time queued again")
         #expect(try Self.offers(s.system, s.carol.clientId).first?.startsAt == Self.later)
         // Carol leaves while waiting with no offer... after declining hers: nothing else is written.
         let carols = try #require(try Self.offers(s.system, s.carol.clientId).first)
         try await decline(s.system, carols.id ?? 0, s.carol.clientId, path)
         try await leave(s.system, s.carol.id ?? 0, s.carol.clientId, path)
         #expect(try Self.entries(s.system, s.carol.clientId).isEmpty)
-        #expect(try s.system.waitlist.work() == 1, "the declined time, once; nobody waits for it")
+        #expect(try await s.system.waitlist.work() == 1, "the declined time, once; nobody waits for it")
         let anyone = try register(s.system, "dave").id ?? 0
         #expect(try s.system.appointments.createAppointment(clientId: anyone, departmentId: s.therapy, at: .instant(Self.later),
                                                             doctorId: s.doctor).clientId == anyone, "and it is free to book")
@@ -214,10 +214,10 @@ import Testing
                 let visit = try s.system.appointments.createAppointment(clientId: anna, departmentId: s.therapy, at: .instant(start),
                                                                         doctorId: s.doctor)
                 _ = try s.system.appointments.cancelAppointment(visit.id ?? 0, clientId: anna)
-                _ = try s.system.waitlist.work()
+                _ = try await s.system.waitlist.work()
             }
             s.clock.advance(16 * 60)
-            _ = try s.system.waitlist.work()
+            _ = try await s.system.waitlist.work()
         }
         let paused = try #require(try Self.entries(s.system, s.bob.clientId).first)
         #expect(paused.isPaused)
@@ -258,7 +258,7 @@ import Testing
         try await remove(here, s.bob.id ?? 0)
         #expect(try Self.entries(s.system, s.bob.clientId).isEmpty)
         #expect(try s.system.waitlist.offer(s.offer.id ?? 0, clientId: s.bob.clientId).status == .withdrawn)
-        #expect(try s.system.waitlist.work() == 1)
+        #expect(try await s.system.waitlist.work() == 1)
         #expect(try Self.offers(s.system, s.carol.clientId).first?.startsAt == Self.later, "the time goes to the next in line")
         let log = try await s.system.clients.accessLog(clientId: s.bob.clientId)
         #expect(log.map(\.action) == ["waitlist.remove"])
@@ -291,7 +291,7 @@ import Testing
             _ = try await accept(s.system, s.offer.id ?? 0, s.bob.clientId, path)
         }
         #expect(try fingerprint(s.system) == once)
-        #expect(try s.system.waitlist.work() == 0, "nothing freed: the time is Bob's")
+        #expect(try await s.system.waitlist.work() == 0, "nothing freed: the time is Bob's")
     }
 
     @Test(arguments: Path.allCases) func anOfferPastItsTimeIsRefusedAndChangesNothing(_ path: Path) async throws {
@@ -315,7 +315,7 @@ import Testing
                                                              doctorId: doctor, notes: "knee")
         _ = try await system.waitlist.join(clientId: bob, .init(departmentId: therapy, appointmentId: bobs.id))
         _ = try system.appointments.cancelAppointment(annas.id ?? 0, clientId: anna)
-        _ = try system.waitlist.work()
+        _ = try await system.waitlist.work()
         let offer = try #require(try Self.offers(system, bob).first)
         let moved = try await accept(system, offer.id ?? 0, bob, path)
         #expect(moved.id == bobs.id && moved.startsAt == Self.later && moved.notes == "knee", "the same appointment, moved")

@@ -366,7 +366,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
                                                                  doctorId: s.doctor)
         _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        #expect(try s.system.waitlist.work() == 1)
+        #expect(try await s.system.waitlist.work() == 1)
         #expect(try deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         #expect(text.to == "+12025550144" && text.body.hasPrefix("Adventist Medical Center: a time is free for you, Nov 23, 2026 at 9:20 AM PST."))
@@ -399,6 +399,69 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(expectError(.notFound) { _ = try s.system.waitlist.offer(link: token) } != nil)
     }
 
+    /// The worker by both paths (the CLI's seam and a server's awaited `WaitlistWorkStore`) on
+    /// one story: a freed time skips the first in line, whose days it is not in, and goes to the
+    /// next, who is told in the inbox and by a text with a link; the offer lapses, is counted,
+    /// and its time queued again, which nobody else can take. Both write the same rows.
+    @Test func theWorkerAwaitedOffersTextsAndLapsesAsTheSeamDoes() async throws {
+        /// What the worker wrote, as both stores read it (the links' hashes are random).
+        func written(_ s: Scene) throws -> [String] {
+            try storedRows(s.system, """
+                SELECT 'offer ' || client_id || ' ' || status || ' ' || clinic_id || ' ' || department_id || ' ' || doctor_id
+                       || ' ' || CASE WHEN link_hash IS NULL THEN 'no link' ELSE 'link' END AS line FROM waitlist_offers
+                UNION ALL SELECT 'entry ' || client_id || ' ' || status || ' ' || lapses FROM waitlist_entries
+                UNION ALL SELECT 'message ' || client_id || ' ' || kind || ' ' || coalesce(clinic_id, 0) || ' ' || subject || ' ' || body
+                          FROM messages WHERE kind = 'waitlist'
+                UNION ALL SELECT 'delivery ' || client_id || ' ' || purpose FROM deliveries WHERE purpose IN ('text', 'message')
+                UNION ALL SELECT 'hold ' || client_id FROM slot_holds
+                UNION ALL SELECT 'freed ' || department_id FROM waitlist_freed
+                ORDER BY 1
+                """).compactMap { $0["line"] as String? }
+        }
+        func story(awaited: Bool) async throws -> (handled: [Int], rows: [[String]], text: String) {
+            func work(_ s: Scene) async throws -> Int {
+                if awaited { return try await s.system.waitlist.work() }
+                return try { try s.system.waitlist.work() }()
+            }
+            let s = try scene()
+            try confirm(s, s.bob, "+12025550144")
+            let eve = try register(s.system, "eve").id ?? 0
+            let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
+                                                                     doctorId: s.doctor)
+            _ = try await s.system.waitlist.join(clientId: eve, .init(departmentId: s.therapy, from: "2026-11-24"))
+            _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+            var handled = [try await work(s)]
+            _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
+            handled.append(try await work(s))
+            var rows = [try written(s)]
+            try deliver(s)
+            let text = try #require(s.texter.texts.last).body
+            let token = String(try #require(text.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
+            #expect(try await s.system.waitlist.offer(link: token).offer.clientId == s.bob, "the link opens Bob's offer")
+            s.clock.advance(16 * 60)
+            handled.append(try await work(s))
+            handled.append(try await work(s))
+            rows.append(try written(s))
+            return (handled, rows, text.replacing(token, with: "TOKEN"))
+        }
+        let seam = try await story(awaited: false), awaited = try await story(awaited: true)
+        #expect(awaited.handled == seam.handled && awaited.rows == seam.rows && awaited.text == seam.text, "\(awaited) \(seam)")
+        // What both wrote: nothing to do at first; the time offered once (Eve's days begin on
+        // Tuesday), then the lapse closed and its time taken again and let go (Bob had it).
+        #expect(awaited.handled == [0, 1, 2, 0])
+        let offered = awaited.rows[0], lapsed = awaited.rows[1]
+        #expect(offered.filter { $0.hasPrefix("offer ") } == offered.filter { $0.hasPrefix("offer ") && $0.contains(" open ") && $0.hasSuffix(" link") })
+        #expect(offered.filter { $0.hasPrefix("offer ") }.count == 1)
+        #expect(offered.contains { $0.hasPrefix("entry ") && $0.hasSuffix(" offered 0") } && offered.contains { $0.hasSuffix(" waiting 0") })
+        #expect(offered.filter { $0.hasPrefix("message ") && $0.contains(" waitlist ") }.count == 1)
+        #expect(offered.filter { $0.hasPrefix("delivery ") && $0.hasSuffix(" text") }.count == 1 && offered.filter { $0.hasPrefix("hold ") }.count == 1)
+        #expect(lapsed.contains { $0.hasPrefix("offer ") && $0.contains(" lapsed ") } && !lapsed.contains { $0.hasPrefix("hold ") })
+        #expect(lapsed.contains { $0.hasPrefix("entry ") && $0.hasSuffix(" waiting 1") }, "the lapse counted, the entry waiting again")
+        #expect(!lapsed.contains { $0.hasPrefix("freed ") }, "the time queued again was taken, and nobody else could have it")
+        #expect(awaited.text.hasPrefix("Adventist Medical Center: a time is free for you, Nov 23, 2026 at 9:20 AM PST.")
+                && awaited.text.hasSuffix(site + "/o/TOKEN"), "\(awaited.text)")
+    }
+
     @Test func anOffersLinkDeclinesItOnceAndItsTimeGoesToTheNext() async throws {
         let s = try scene()
         try confirm(s, s.bob, "+12025550144")
@@ -406,7 +469,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
                                                                  doctorId: s.doctor)
         let entry = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        #expect(try s.system.waitlist.work() == 1)
+        #expect(try await s.system.waitlist.work() == 1)
         #expect(try deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)

@@ -9,117 +9,48 @@ extension WaitlistController {
     /// the next in line), then offers each queued freed time to the first waiting entry it fits,
     /// one transaction per time (on a shared store several servers do this at once, each time
     /// taken by one). Returns how many lapses and freed times it handled (at most about `limit`).
-    /// Cheap when there is nothing to do: one read.
+    /// Cheap when there is nothing to do: one read. The CLI's path; a server awaits `work`.
     @discardableResult
     public func work(limit: Int = 100) throws -> Int {
         let now = self.now()
         guard try database.reading({ try $0.hasWaitlistWork(at: now) }) else { return 0 }
         var handled = try database.writing { tx in
-            // Patients' own holds that ran out: deleting them queues their times for whoever
-            // waits (the store's `slot_holds_expired` trigger).
-            try tx.deleteExpiredSlotHolds(at: now)
-            let lapsed = try tx.lapsedWaitlistOffers(at: now, limit: limit)
-            for offer in lapsed { try close(tx, offer, as: .lapsed, now: now) }
-            return lapsed.count
+            let decision = Self.closingLapsed(try Self.lapsed(tx, at: now, limit: limit), now: now)
+            try decision.apply(tx)
+            return decision.result
         }
-        while handled < limit {
-            let took = try database.writing { tx -> Bool in
-                guard let freed = try tx.takeFreedTime() else { return false }
-                _ = try offer(tx, freed, now: now)
-                return true
-            }
-            guard took else { break }
-            handled += 1
-        }
+        let rules = FreedTimeRules(now: now)
+        while handled < limit, try database.writing({ tx in try rules.run(tx).taken }) { handled += 1 }
         return handled
     }
 
-    /// Offers a freed time to the first waiting entry it fits and whose patient may take it
-    /// (the booking's rules over the gathered facts: the time still free and within the lead
-    /// time and horizon, the patient's overlap and limit); nil when nobody gets it.
-    func offer(_ tx: any StoreWriting, _ freed: FreedTime, now: Date) throws -> WaitlistOffer? {
-        guard freed.startsAt > now else { return nil }
-        let entries = try tx.waitingEntries(departmentId: freed.departmentId, doctorId: freed.doctorId, notOfferedAt: freed.startsAt,
-                                            limit: Self.candidatesPerTime)
-        guard !entries.isEmpty else { return nil }
-        // Expired holds (an offer's among them) no longer stand in the way of this one's.
+    /// `work` awaited: the read, the lapses' transaction, then one transaction per freed time
+    /// (`WaitlistWorkStore`), the same decisions.
+    @discardableResult
+    public func work(limit: Int = 100) async throws -> Int {
+        let now = self.now()
+        guard try await database.waitlistHasWork(at: now) else { return 0 }
+        var handled = try await database.closeLapsedOffers(at: now, limit: limit) { lapsed in Self.closingLapsed(lapsed, now: now) }
+        let rules = FreedTimeRules(now: now)
+        while handled < limit, try await database.offerFreedTime(rules) { handled += 1 }
+        return handled
+    }
+
+    /// What closing the lapsed offers writes (each as `closing` says, the lapse counted), and
+    /// how many they are.
+    public static func closingLapsed(_ lapsed: [WaitlistOfferState], now: Date) -> WaitlistDecision<Int> {
+        WaitlistDecision(writes: lapsed.flatMap { closing($0.offer, as: .lapsed, entryStatus: $0.entryStatus, now: now) }, now: now,
+                         result: lapsed.count)
+    }
+
+    /// The lapses' gather with the seam's statements, in the caller's write transaction: the
+    /// holds run out deleted (a patient's own queues its time for whoever waits: the store's
+    /// `slot_holds_expired` trigger), the lapsed offers (locked) with their entries' statuses.
+    package static func lapsed(_ tx: any StoreWriting, at now: Date, limit: Int) throws -> [WaitlistOfferState] {
         try tx.deleteExpiredSlotHolds(at: now)
-        for entry in entries {
-            // Its time only: the notes need not be opened to decide.
-            let before = try entry.beforeAppointmentId.flatMap { try tx.storedAppointment(id: $0) }
-            if entry.beforeAppointmentId != nil, before?.status.isActive != true { continue }
-            // A move keeps the visit's length (its visit type's, as `relocate` does).
-            let facts = try tx.bookingFacts(AppointmentController.factsRequest(
-                clientId: entry.clientId, departmentId: freed.departmentId, visitTypeId: before?.visitTypeId ?? entry.visitTypeId,
-                onlyDoctorId: freed.doctorId, at: .instant(freed.startsAt), exceptAppointment: entry.beforeAppointmentId,
-                exceptHold: nil, now: now))
-            let chosen: (clinic: Clinic, end: Date, policy: BookingPolicy)
-            do {
-                let policy = BookingPolicy(settings: facts.bookingSettings)
-                let (department, clinic) = try BookingRules.departmentAndClinic(facts, freed.departmentId)
-                let duration: Int?
-                if before != nil {
-                    duration = facts.visitType?.durationMinutes
-                } else {
-                    duration = try entry.visitTypeId.map {
-                        try VisitType.offered(facts.visitType, id: $0, departmentId: freed.departmentId)
-                    }?.durationMinutes
-                }
-                let choice = try BookingRules.chooseDoctor(
-                    facts, department: department, clinic: clinic, start: freed.startsAt, preferred: freed.doctorId, strict: true,
-                    now: now, policy: policy, duration: duration)
-                try BookingRules.checkPatient(facts, start: freed.startsAt, end: choice.end, excluding: entry.beforeAppointmentId,
-                                              policy: policy, zone: clinic.zone)
-                chosen = (clinic, choice.end, policy)
-            } catch is ClinicError {
-                // Not for this patient (their own overlap or limit, a visit longer than the
-                // free time, a visit type no longer offered): the next in line.
-                continue
-            }
-            guard entry.fits(start: freed.startsAt, end: chosen.end, zone: chosen.clinic.zone, before: before?.startsAt) else {
-                continue
-            }
-            let expires = now.addingTimeInterval(TimeInterval(chosen.policy.waitlistOfferMinutes * 60))
-            // Held meanwhile by another transaction (a patient's `$hold` committed after the
-            // gather): nobody else here can have it either. The store refuses without failing
-            // the transaction, so the queued time is done with, not retried for ever.
-            let hold: SlotHold
-            do {
-                hold = try tx.insertOfferHold(SlotHold(
-                    clientId: entry.clientId, clinicId: chosen.clinic.id ?? entry.clinicId, departmentId: freed.departmentId,
-                    doctorId: freed.doctorId, visitTypeId: entry.visitTypeId, startsAt: freed.startsAt, endsAt: chosen.end,
-                    expiresAt: expires, createdAt: now))
-            } catch let error as ClinicError where error.code == .slotTaken {
-                return nil
-            }
-            guard let offer = try tx.insertWaitlistOffer(WaitlistOffer(
-                entryId: entry.id ?? 0, clientId: entry.clientId, holdId: hold.id, clinicId: hold.clinicId,
-                departmentId: freed.departmentId, doctorId: freed.doctorId, startsAt: freed.startsAt, endsAt: chosen.end,
-                expiresAt: expires, status: .open, appointmentId: nil, createdAt: now, closedAt: nil)) else {
-                try tx.deleteSlotHold(id: hold.id ?? 0)
-                continue
-            }
-            try tx.setWaitlistEntryStatus(id: offer.entryId, to: .offered, at: now)
-            if let context = facts.messageContext {
-                let doctor = facts.doctors.first { $0.id == freed.doctorId }?.name ?? ""
-                let message = Self.message(offer, context: context, doctorName: doctor)
-                let messageId = try Inbox.post(tx, clientId: entry.clientId, kind: .waitlist, subject: message.subject,
-                                               body: message.body, clinicId: offer.clinicId, emailConfirmed: context.emailConfirmed,
-                                               now: now)
-                // By text too, to whom takes offers so: with a one-tap link that opens the offer
-                // without signing in (its token is only in the text; the offer keeps its hash).
-                if let offerId = offer.id, let phone = try tx.phone(ofClient: entry.clientId), phone.confirmed, !phone.stopped,
-                   phone.textOffers {
-                    let link = Texts.newLink()
-                    try tx.setOfferLink(offerId: offerId, hash: link.hash)
-                    try Texts.queue(tx, clientId: entry.clientId, topic: .offer,
-                                    body: Self.text(offer, context: context, link: Texts.siteMark + "/o/" + link.token),
-                                    messageId: messageId, now: now)
-                }
-            }
-            return offer
+        return try tx.lapsedWaitlistOffers(at: now, limit: limit).map { offer in
+            WaitlistOfferState(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status)
         }
-        return nil
     }
 
     /// Closes an open offer as `status`: its hold released, its entry waiting again (unless it
