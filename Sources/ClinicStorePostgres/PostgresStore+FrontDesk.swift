@@ -125,6 +125,67 @@ extension PostgresStore {
     }
 }
 
+// The front desk's booking for a patient awaited (`DeskBookingStore`).
+extension PostgresStore {
+    /// BEGIN; the department, its clinic and the patient named (one statement); the rules' say;
+    /// for a doctor's time, the open offers holding it locked with what their withdrawal is told
+    /// from (one statement), their writes and messages; the booking's locks, gather and write
+    /// (`run`, as a patient's); the audit row; COMMIT.
+    public func deskBook(_ rules: DeskBookingRules) async throws -> Appointment {
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
+        let done = try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let found = try await tx.rows("""
+                SELECT (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $1) AS department,
+                       (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $1)) AS clinic,
+                       CASE WHEN $2::bigint > 0 THEN (SELECT $2::bigint WHERE \(PostgresTransaction.isPatientCondition("$2", "$3")))
+                            ELSE (SELECT id FROM clients WHERE login_key = $4) END AS patient_id
+                """, [rules.departmentId, rules.patientId ?? 0, rules.member.clinicId, rules.patientLoginKey ?? ""]).first
+            else { throw ClinicError(.storage, .storageFailure, "the desk booking's gather returned no row") }
+            let row = try PostgresTransaction.row(found)
+            let department: String? = try row.value("department", in: "departments")
+            let clinic: String? = try row.value("clinic", in: "clinics")
+            let facts = DeskBookingFacts(
+                department: try department.map { try Department(row: try JSONRows.row($0)) },
+                clinic: try clinic.map { try Clinic(row: try JSONRows.row($0)) },
+                patientId: rules.patientId == nil && rules.patientLoginKey == nil ? nil : try row.value("patient_id", in: "clients"))
+            let clientId = try rules.patient(facts)
+            if let (doctorId, span) = rules.holding(facts) {
+                let offers = try await tx.rows("""
+                    SELECT o.*, e.status AS entry_status, c.preferred_language AS client_language, row_to_json(k)::text AS offer_clinic
+                    FROM slot_holds h JOIN waitlist_offers o ON o.hold_id = h.id AND o.client_id = h.client_id AND o.status = 'open'
+                    LEFT JOIN waitlist_entries e ON e.id = o.entry_id LEFT JOIN clients c ON c.id = o.client_id
+                    LEFT JOIN clinics k ON k.id = o.clinic_id
+                    WHERE h.doctor_id = $1 AND \(PostgresTransaction.overlapping("$3", "$2", alias: "h.")) AND h.expires_at > $4
+                    ORDER BY h.starts_at, h.id, o.id
+                    FOR UPDATE OF o
+                    """, [doctorId, span.upperBound, span.lowerBound, rules.now]).map { found in
+                    let row = try PostgresTransaction.row(found)
+                    let status: String?, language: String?, clinic: String?
+                    status = try row.value("entry_status", in: "waitlist_entries")
+                    language = try row.value("client_language", in: "clients")
+                    clinic = try row.value("offer_clinic", in: "clinics")
+                    return HoldingOffer(offer: try WaitlistOffer(row: row), entryStatus: status.flatMap(WaitlistEntryStatus.init(rawValue:)),
+                                        language: language.flatMap(Language.init(rawValue:)),
+                                        clinic: try clinic.map { try Clinic(row: try JSONRows.row($0)) })
+                }
+                let withdrawal = rules.withdrawing(offers)
+                try await Self.write(withdrawal.writes, now: rules.now, tx, key: key)
+                for message in withdrawal.messages {
+                    _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
+                        message.clientId, MessageKind.waitlist.rawValue, message.subject, message.body, rules.now, Bool?.none,
+                        message.clinicId])
+                }
+            }
+            let done = try await Self.run(try rules.booking(clientId), tx, key: key, ring: ring)
+            try await Self.append(rules.audit(done.appointment), tx, ring: ring)
+            return done
+        }
+        if done.storedKeyCheck { keptLookups.forgetSessions() }
+        return done.appointment
+    }
+}
+
 // The front desk's page of a patient awaited (`FrontDeskReadsStore.deskPatient`).
 extension PostgresStore {
     /// BEGIN, whether they are the clinic's patient (not: nothing more), the patient with the key

@@ -69,10 +69,15 @@ extension PostgresTransaction {
     }
 
     /// Whether $1 is a patient of the clinic $2: an appointment there, or registered there as a walk-in.
-    static let isPatientSQL = """
-        SELECT EXISTS (SELECT 1 FROM appointments WHERE client_id = $1 AND clinic_id = $2)
-            OR EXISTS (SELECT 1 FROM walk_ins WHERE client_id = $1 AND clinic_id = $2)
+    static let isPatientSQL = "SELECT " + isPatientCondition("$1", "$2")
+
+    /// Whether `client` is a patient of `clinic` (parameters): an appointment there, or registered there as a walk-in.
+    static func isPatientCondition(_ client: String, _ clinic: String) -> String {
         """
+        (EXISTS (SELECT 1 FROM appointments WHERE client_id = \(client) AND clinic_id = \(clinic))
+         OR EXISTS (SELECT 1 FROM walk_ins WHERE client_id = \(client) AND clinic_id = \(clinic)))
+        """
+    }
 
     /// The appointments of the patient $1 at the clinic $2, by start then id.
     static let appointmentsOfPatientAtClinicSQL = "SELECT * FROM appointments WHERE client_id = $1 AND clinic_id = $2 ORDER BY starts_at, id"

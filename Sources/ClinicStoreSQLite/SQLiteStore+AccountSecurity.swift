@@ -89,6 +89,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try DeskPatient.read(tx, store: self, id: id, clinicId: clinicId, audit: audit) } }
     }
 
+    public func deskBook(_ rules: DeskBookingRules) async throws -> Appointment {
+        try await commit { try self.writing { tx in try rules.run(tx) } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

@@ -381,49 +381,59 @@ import Testing
         #expect(last.event == "cancelled" && last.reason == "Dr. Thompson is ill" && last.staffId == w.receptionA.id)
     }
 
-    @Test func receptionistsBookForPatients() throws {
+    /// By both paths: the CLI's seam and a server's awaited store (`DeskBookingStore`).
+    @Test(arguments: [false, true]) func receptionistsBookForPatients(awaited: Bool) async throws {
         let w = try world()
+        func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
+                  at time: TimeInput.Parsed, doctorId: Int64? = nil) async throws -> Appointment {
+            if awaited {
+                return try await w.system.staff.book(member, patientLogin: patientLogin, patientId: patientId, departmentId: departmentId,
+                                                     at: time, doctorId: doctorId)
+            }
+            return try { try w.system.staff.book(member, patientLogin: patientLogin, patientId: patientId, departmentId: departmentId,
+                                                 at: time, doctorId: doctorId) }()
+        }
         let bob = try register(w.system, "bob")
         let monday0940 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 40)!)
         let before = try fingerprint(w.system)
         let beforeButAudit = try fingerprint(w.system, excluding: ["audit_events", "audit_head"])
-        #expect(expectError(.forbidden) {
-            _ = try w.system.staff.book(w.doctorA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
+        #expect(await expectError(.forbidden) {
+            _ = try await book(w.doctorA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
-        #expect(expectError(.notFound) {
-            _ = try w.system.staff.book(w.adminB, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
+        #expect(await expectError(.notFound) {
+            _ = try await book(w.adminB, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0940)
         } != nil, "another clinic's department")
-        #expect(expectError(.notFound) {
-            _ = try w.system.staff.book(w.receptionA, patientLogin: "nobody", departmentId: w.booked.departmentId, at: monday0940)
+        #expect(await expectError(.notFound) {
+            _ = try await book(w.receptionA, patientLogin: "nobody", departmentId: w.booked.departmentId, at: monday0940)
         } != nil)
         #expect(try fingerprint(w.system) == before, "refusals before the patient is looked up change nothing")
-        #expect(expectError(.slotTaken) {
-            _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0920,
+        #expect(await expectError(.slotTaken) {
+            _ = try await book(w.receptionA, patientLogin: "bob", departmentId: w.booked.departmentId, at: monday0920,
                                         doctorId: w.booked.doctorId)
         } != nil, "the patient's rules hold")
         // A refusal after the look-up writes one audit row, which the patient reads, and nothing else.
-        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book-refused"])
+        #expect(try await w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book-refused"])
         #expect(try fingerprint(w.system, excluding: ["audit_events", "audit_head"]) == beforeButAudit)
-        let booked = try w.system.staff.book(w.receptionA, patientLogin: "BOB", departmentId: w.booked.departmentId, at: monday0940)
+        let booked = try await book(w.receptionA, patientLogin: "BOB", departmentId: w.booked.departmentId, at: monday0940)
         #expect(booked.clientId == bob.id && booked.status == .scheduled)
         let history = try w.system.appointments.history(booked.id ?? 0, clientId: bob.id ?? 0)
         #expect(history.map(\.event) == ["booked"] && history.first?.actor == "staff" && history.first?.staffId == w.receptionA.id)
-        #expect(try w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book", "appointment.book-refused"])
+        #expect(try await w.system.clients.accessLog(clientId: bob.id ?? 0).map(\.action) == ["appointment.book", "appointment.book-refused"])
         #expect(try auditIsSound(w.system))
         // By id: a patient of this clinic only (ids are not to be tried one by one); login and id are one or the other.
         let carl = try register(w.system, "carl")
         let tuesday = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 40)!)
-        #expect(expectError(.notFound) {
-            _ = try w.system.staff.book(w.receptionA, patientId: carl.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
+        #expect(await expectError(.notFound) {
+            _ = try await book(w.receptionA, patientId: carl.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
         } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try w.system.staff.book(w.receptionA, patientLogin: "bob", patientId: bob.id, departmentId: w.booked.departmentId,
+        #expect(await expectError(.invalidInput) {
+            _ = try await book(w.receptionA, patientLogin: "bob", patientId: bob.id, departmentId: w.booked.departmentId,
                                         at: tuesday)
         } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try w.system.staff.book(w.receptionA, departmentId: w.booked.departmentId, at: tuesday)
+        #expect(await expectError(.invalidInput) {
+            _ = try await book(w.receptionA, departmentId: w.booked.departmentId, at: tuesday)
         } != nil)
-        let again = try w.system.staff.book(w.receptionA, patientId: bob.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
+        let again = try await book(w.receptionA, patientId: bob.id ?? 0, departmentId: w.booked.departmentId, at: tuesday)
         #expect(again.clientId == bob.id)
     }
 

@@ -244,6 +244,18 @@ func atOnce(_ count: Int, _ body: @Sendable (Int) throws -> Void) -> [String] {
     return (0..<count).map { outcomes.current[$0] ?? "" }
 }
 
+/// `expectError` of an awaited body.
+func expectError(_ code: ClinicError.Code, _ body: () async throws -> Void) async -> ClinicError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as ClinicError {
+        return error.code == code ? error : nil
+    } catch {
+        return nil
+    }
+}
+
 func expectError(_ code: ClinicError.Code, _ body: () throws -> Void) -> ClinicError? {
     do {
         try body()

@@ -134,8 +134,8 @@ struct FrontDeskController {
         let body = try await RequestBody.decode(BookingBody.self, from: request, context: context)
         let time = try dependencies.parsedTime(body.start, context.language)
         let requestId = context.requestId
-        let booked = try await dependencies.commit(context.language) { [system] in
-            try system.staff.book(member, patientLogin: body.patientLogin, patientId: body.patientId, departmentId: body.departmentId, at: time,
+        let booked = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.book(member, patientLogin: body.patientLogin, patientId: body.patientId, departmentId: body.departmentId, at: time,
                                   doctorId: body.doctorId, visitTypeId: body.visitTypeId, requestId: requestId)
         }
         return try HTTPMapping.json(AppointmentJSON(booked), status: .created)

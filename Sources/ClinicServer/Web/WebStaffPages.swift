@@ -209,8 +209,8 @@ struct WebStaffPages {
         let login = patientId == nil ? typed : nil
         let doctor = form["doctor"].flatMap(Int64.init), visitType = form["visitType"].flatMap(Int64.init)
         let requestId = context.requestId
-        let booked = try await dependencies.commit(web.language) { [system] in
-            try system.staff.book(member, patientLogin: login, patientId: patientId, departmentId: department, at: time,
+        let booked = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.book(member, patientLogin: login, patientId: patientId, departmentId: department, at: time,
                                   doctorId: doctor, visitTypeId: visitType, requestId: requestId)
         }
         // Back where the booking was picked (the calendar's day, else the day's list), which

@@ -149,7 +149,7 @@ public final class AppointmentController: Sendable {
     // The patient's three changes as the store runs them: the facts asked for and the rules
     // that decide on them (`BookingRules`).
 
-    private func booking(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?, notes: String,
+    func booking(clientId: Int64, departmentId: Int64, at time: TimeInput.Parsed, doctorId: Int64?, notes: String,
                          staffId: Int64?, visitTypeId: Int64?) throws -> AwaitedChange {
         let notes = try Self.checkedNotes(notes)
         let now = self.now()

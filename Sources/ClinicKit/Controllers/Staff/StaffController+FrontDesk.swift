@@ -127,41 +127,46 @@ extension StaffController {
     public func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
                      at time: TimeInput.Parsed, doctorId: Int64? = nil, visitTypeId: Int64? = nil,
                      requestId: String? = nil) throws -> Appointment {
+        let rules = try deskBooking(member, patientLogin: patientLogin, patientId: patientId, departmentId: departmentId, at: time,
+                                    doctorId: doctorId, visitTypeId: visitTypeId, requestId: requestId)
+        do {
+            return try appointments.changes.count("book") { try database.writing { tx in try rules.run(tx) } }
+        } catch let error as ClinicError {
+            let shown = Self.staffFacing(error)
+            if let audit = rules.refusalAudit(shown) { try database.writing { tx in try AuditLog.append(tx, audit) } }
+            throw shown
+        }
+    }
+
+    /// `book` awaited: the store's one transaction (`DeskBookingStore.deskBook`), and a refusal's
+    /// audit row in one more.
+    public func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
+                     at time: TimeInput.Parsed, doctorId: Int64? = nil, visitTypeId: Int64? = nil,
+                     requestId: String? = nil) async throws -> Appointment {
+        let rules = try deskBooking(member, patientLogin: patientLogin, patientId: patientId, departmentId: departmentId, at: time,
+                                    doctorId: doctorId, visitTypeId: visitTypeId, requestId: requestId)
+        do {
+            return try await appointments.changes.count("book") { try await database.deskBook(rules) }
+        } catch let error as ClinicError {
+            let shown = Self.staffFacing(error)
+            if let audit = rules.refusalAudit(shown) { try await database.appendAudit([audit]) }
+            throw shown
+        }
+    }
+
+    /// The desk booking's rules: receptionists and clinic admins, a patient by login or by id.
+    func deskBooking(_ member: StaffMember, patientLogin: String?, patientId: Int64?, departmentId: Int64, at time: TimeInput.Parsed,
+                     doctorId: Int64?, visitTypeId: Int64?, requestId: String?) throws -> DeskBookingRules {
         try member.checkFrontDesk()
         guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
         let now = self.now()
-        var found: Int64?
-        do {
-            // Joined: the booking (`createAppointment`, its own write) commits with the audit row.
-            return try writingJoined { tx in
-                guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-                    throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-                }
-                let clientId = try frontDeskPatient(tx, member, login: patientLogin, id: patientId)
-                found = clientId
-                // A time a waitlist offer holds is the desk's to book (issue 55): the offer goes
-                // and its patient is told. Another patient's own hold ($hold) still stands.
-                if let doctorId, let zone = try tx.clinic(id: department.clinicId)?.zone,
-                   let start = try? TimeInput.resolve(time, in: zone) {
-                    try waitlist.withdrawOffers(tx, holding: doctorId, span: start..<start.addingTimeInterval(60), now: now)
-                }
-                let booked = try appointments.createAppointment(clientId: clientId, departmentId: departmentId, at: time,
-                                                                doctorId: doctorId, staffId: member.id, visitTypeId: visitTypeId)
-                try AuditLog.append(tx, by: member.auditActor, action: .appointmentBook, clientId: clientId,
-                                    appointmentId: booked.id, requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
-                return booked
-            }
-        } catch let error as ClinicError {
-            guard let clientId = found else { throw error }
-            // The patient was looked up: the refusal is in their access log too (the one write a
-            // refused staff booking makes, on purpose), and says nothing of their other bookings.
-            let shown = Self.staffFacing(error)
-            try database.writing { tx in
-                try AuditLog.append(tx, by: member.auditActor, action: .appointmentBookRefused, clientId: clientId,
-                                    requestId: requestId, detail: shown.code.rawValue, now: now)
-            }
-            throw shown
-        }
+        let appointments = self.appointments
+        return DeskBookingRules(
+            member: member, departmentId: departmentId, patientId: patientId, patientLogin: patientLogin, doctorId: doctorId, time: time,
+            requestId: requestId, now: now, booking: { clientId in
+                try appointments.booking(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: "",
+                                         staffId: member.id, visitTypeId: visitTypeId)
+            })
     }
 
     /// The patient the front desk names: by login (any patient), or by id for a patient of the

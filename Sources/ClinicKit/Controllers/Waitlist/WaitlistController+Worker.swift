@@ -53,38 +53,6 @@ extension WaitlistController {
         }
     }
 
-    /// Closes an open offer as `status`: its hold released, its entry waiting again (unless it
-    /// left), its time queued for the next in line. Nothing (false) when it was closed meanwhile.
-    @discardableResult
-    func close(_ tx: any StoreWriting, _ offer: WaitlistOffer, as status: WaitlistOfferStatus, now: Date) throws -> Bool {
-        // The close first: whether it closed anything decides whether the rest is written.
-        guard let id = offer.id, try tx.closeWaitlistOffer(id: id, as: status, appointmentId: nil, at: now) else { return false }
-        let entryStatus = status == .withdrawn ? nil : try tx.waitlistEntry(id: offer.entryId)?.status
-        for write in Self.closing(offer, as: status, entryStatus: entryStatus, now: now).dropFirst() {
-            try WaitlistDecision<Void>.apply(write, tx, now: now)
-        }
-        return true
-    }
-
-    /// The front desk books a time that an offer holds (issue 55: the desk can always book a
-    /// held time): the offer of the doctor's `span` is withdrawn, its patient waits again (that
-    /// time is not offered to them again) and is told, in the booking's transaction.
-    func withdrawOffers(_ tx: any StoreWriting, holding doctorId: Int64, span: Range<Date>, now: Date) throws {
-        for hold in try tx.liveSlotHolds(doctorId: doctorId, overlapping: span, at: now) {
-            guard let offer = try tx.openWaitlistOffers(ofClient: hold.clientId).first(where: { $0.holdId == hold.id }),
-                  try close(tx, offer, as: .withdrawn, now: now) else { continue }
-            if let entry = try tx.waitlistEntry(id: offer.entryId), entry.status == .offered {
-                try tx.setWaitlistEntryStatus(id: offer.entryId, to: .waiting, at: now)
-            }
-            let language = try database.client(tx, id: offer.clientId)?.language ?? .en
-            let clinic = try tx.clinic(id: offer.clinicId)
-            let when = DateText.dateTimeWithZone(offer.startsAt, timeZone: clinic?.zone ?? .gmt, language: language)
-            _ = try Inbox.post(tx, clientId: offer.clientId, kind: .waitlist, subject: Strings.text(.waitlistOfferTakenSubject, language),
-                               body: Strings.text(.waitlistOfferTakenBody, language, [when, clinic?.name ?? ""]), clinicId: offer.clinicId,
-                               now: now)
-        }
-    }
-
     /// The message that offers a time, in the patient's language.
     static func message(_ offer: WaitlistOffer, context: AppointmentMessageContext, doctorName: String) -> (subject: String, body: String) {
         let language = context.language ?? .en

@@ -1,0 +1,168 @@
+import Foundation
+
+// The front desk's booking for a patient awaited (issue 56): one transaction reads the
+// department and the patient named (`DeskBookingFacts`), ClinicKit says who (`DeskBookingRules`),
+// the waitlist offers that hold the doctor's time are withdrawn and their patients told (the
+// desk can always book a held time, issue 55), the booking is made under its locks as a
+// patient's is, and its audit row written. A refusal after the patient was found is audited in
+// a transaction of its own by the caller (`StaffController.book`).
+
+/// The awaited desk booking a `ClinicStore` offers.
+public protocol DeskBookingStore: Sendable {
+    /// One transaction: `DeskBookingFacts` for the rules' ask, `rules.patient` (a refusal writes
+    /// nothing); when the rules name a doctor's time (`holding`), the open offers whose holds
+    /// overlap it (each locked) with their entries' statuses, patients' languages and clinics,
+    /// withdrawn as `rules.withdrawing` says; the booking (`rules.booking`: the booking's locks,
+    /// gather, decision, write); the audit row `rules.audit` makes of it. Returns the appointment.
+    func deskBook(_ rules: DeskBookingRules) async throws -> Appointment
+}
+
+/// What a desk booking is decided on: the department asked, its clinic, and the patient named.
+public struct DeskBookingFacts: Sendable, Equatable {
+    public var department: Department?
+    /// The department's clinic (its zone places the time).
+    public var clinic: Clinic?
+    /// The patient named: by login, any patient's id; by id, the id of a patient of the member's clinic.
+    public var patientId: Int64?
+
+    public init(department: Department?, clinic: Clinic?, patientId: Int64?) {
+        self.department = department; self.clinic = clinic; self.patientId = patientId
+    }
+
+    /// The gather with the seam's reads, in the caller's transaction.
+    package static func read(_ tx: any StoreReading, _ rules: DeskBookingRules) throws -> DeskBookingFacts {
+        let department = try tx.department(id: rules.departmentId)
+        var patientId: Int64?
+        if let id = rules.patientId {
+            patientId = try id > 0 && tx.isPatient(id, ofClinic: rules.member.clinicId) ? id : nil
+        } else if let key = rules.patientLoginKey {
+            patientId = try tx.storedClient(loginKey: key)?.client.id
+        }
+        return DeskBookingFacts(department: department, clinic: try department.flatMap { try tx.clinic(id: $0.clinicId) },
+                                patientId: patientId)
+    }
+}
+
+/// An open offer whose hold is in the way of a desk booking, with what its withdrawal is told from.
+public struct HoldingOffer: Sendable, Equatable {
+    public let offer: WaitlistOffer
+    /// Its entry's status (nil: gone).
+    public let entryStatus: WaitlistEntryStatus?
+    /// Its patient's language (nil: none stored).
+    public let language: Language?
+    /// The offer's clinic (nil: gone).
+    public let clinic: Clinic?
+
+    public init(offer: WaitlistOffer, entryStatus: WaitlistEntryStatus?, language: Language?, clinic: Clinic?) {
+        self.offer = offer; self.entryStatus = entryStatus; self.language = language; self.clinic = clinic
+    }
+}
+
+/// A message to a patient the waitlist writes (its e-mail copy queued when their address is confirmed).
+public struct WaitlistMessage: Sendable, Equatable {
+    public let clientId: Int64
+    public let clinicId: Int64
+    public let subject: String
+    public let body: String
+}
+
+/// The front desk's booking for a patient, as ClinicKit decides it around the store's reads.
+public struct DeskBookingRules: Sendable {
+    public let member: StaffMember
+    public let departmentId: Int64
+    /// The patient by id (a patient of the member's clinic only), or by login.
+    public let patientId: Int64?
+    public let patientLogin: String?
+    public let doctorId: Int64?
+    public let time: TimeInput.Parsed
+    public let requestId: String?
+    public let now: Date
+    /// The booking for the patient found (`AppointmentController`'s, with the member as its staff).
+    package let booking: @Sendable (Int64) throws -> AwaitedChange
+    /// The patient found, once `patient` found them: a refusal after is audited for them.
+    let found = LockedBox<Int64?>(nil)
+
+    /// The login's look-up key (nil: by id, or a login no patient can have).
+    public var patientLoginKey: String? {
+        guard patientId == nil, let login = patientLogin, Client.couldExist(login: login) else { return nil }
+        return Client.key(forLogin: login)
+    }
+
+    /// The patient booked for: the department must be of the member's clinic
+    /// (`department_not_found`), the patient found (`staff_patient_id_not_found` for an id that is
+    /// not the clinic's patient's, `staff_patient_not_found` for a login).
+    public func patient(_ facts: DeskBookingFacts) throws -> Int64 {
+        guard let department = facts.department, department.clinicId == member.clinicId else {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+        guard let id = facts.patientId else {
+            if let patientId { throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId)) }
+            throw ClinicError(.notFound, .staffPatientNotFound, patientLogin ?? "")
+        }
+        found.withLock { $0 = id }
+        return id
+    }
+
+    /// The doctor's time the booking takes, in the clinic's zone: the waitlist offers holding it
+    /// are withdrawn (nil: no doctor named, or a time the booking will refuse).
+    public func holding(_ facts: DeskBookingFacts) -> (doctorId: Int64, span: Range<Date>)? {
+        guard let doctorId, let zone = facts.clinic?.zone, let start = try? TimeInput.resolve(time, in: zone) else { return nil }
+        return (doctorId, start..<start.addingTimeInterval(60))
+    }
+
+    /// The offers withdrawn: each closed with its hold (`closing`), its entry waiting again (that
+    /// time is not offered to it again), its patient told in their language.
+    public func withdrawing(_ offers: [HoldingOffer]) -> (writes: [WaitlistWrite], messages: [WaitlistMessage]) {
+        var writes: [WaitlistWrite] = [], messages: [WaitlistMessage] = []
+        for holding in offers {
+            let offer = holding.offer
+            writes += WaitlistController.closing(offer, as: .withdrawn, entryStatus: nil, now: now)
+            if holding.entryStatus == .offered { writes.append(.setEntryStatus(id: offer.entryId, status: .waiting)) }
+            let language = holding.language ?? .en
+            let when = DateText.dateTimeWithZone(offer.startsAt, timeZone: holding.clinic?.zone ?? .gmt, language: language)
+            messages.append(WaitlistMessage(clientId: offer.clientId, clinicId: offer.clinicId,
+                                            subject: Strings.text(.waitlistOfferTakenSubject, language),
+                                            body: Strings.text(.waitlistOfferTakenBody, language, [when, holding.clinic?.name ?? ""])))
+        }
+        return (writes, messages)
+    }
+
+    /// The audit row of the booking made.
+    public func audit(_ booked: Appointment) -> AuditAsk {
+        AuditAsk(by: member.auditActor, action: .appointmentBook, clientId: booked.clientId, appointmentId: booked.id,
+                 requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
+    }
+
+    /// The audit row of a refusal once the patient was found (nil: not found, nothing audited):
+    /// in their access log too, and saying nothing of their other bookings (`staffFacing`).
+    func refusalAudit(_ shown: ClinicError) -> AuditAsk? {
+        guard let clientId = found.current else { return nil }
+        return AuditAsk(by: member.auditActor, action: .appointmentBookRefused, clientId: clientId, requestId: requestId,
+                        detail: shown.code.rawValue, now: now)
+    }
+
+    /// The whole booking in the caller's write transaction (a store whose transactions run
+    /// synchronously), with the seam's statements: what `DeskBookingStore.deskBook` does.
+    package func run(_ tx: any StoreWriting) throws -> Appointment {
+        let facts = try DeskBookingFacts.read(tx, self)
+        let clientId = try patient(facts)
+        if let (doctorId, span) = holding(facts) {
+            var offers: [HoldingOffer] = []
+            for hold in try tx.liveSlotHolds(doctorId: doctorId, overlapping: span, at: now) {
+                guard let offer = try tx.openWaitlistOffers(ofClient: hold.clientId).first(where: { $0.holdId == hold.id }) else { continue }
+                offers.append(HoldingOffer(offer: offer, entryStatus: try tx.waitlistEntry(id: offer.entryId)?.status,
+                                           language: try tx.storedClient(id: offer.clientId)?.client.language,
+                                           clinic: try tx.clinic(id: offer.clinicId)))
+            }
+            let withdrawal = withdrawing(offers)
+            try WaitlistDecision(writes: withdrawal.writes, now: now, result: ()).apply(tx)
+            for message in withdrawal.messages {
+                _ = try Inbox.post(tx, clientId: message.clientId, kind: .waitlist, subject: message.subject, body: message.body,
+                                   clinicId: message.clinicId, now: now)
+            }
+        }
+        let booked = try booking(clientId).run(tx)
+        try AuditLog.append(tx, audit(booked))
+        return booked
+    }
+}
