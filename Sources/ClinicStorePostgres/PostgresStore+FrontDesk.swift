@@ -125,7 +125,7 @@ extension PostgresStore {
     }
 }
 
-// The front desk's booking for a patient awaited (`DeskBookingStore`).
+// The front desk's booking for a patient awaited (`FrontDeskChangesStore`).
 extension PostgresStore {
     /// BEGIN; the department, its clinic and the patient named (one statement); the rules' say;
     /// for a doctor's time, the open offers holding it locked with what their withdrawal is told
@@ -174,7 +174,7 @@ extension PostgresStore {
                 for message in withdrawal.messages {
                     _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
                         message.clientId, MessageKind.waitlist.rawValue, message.subject, message.body, rules.now, Bool?.none,
-                        message.clinicId])
+                        message.clinicId, Int64?.none])
                 }
             }
             let done = try await Self.run(try rules.booking(clientId), tx, key: key, ring: ring)
@@ -183,6 +183,50 @@ extension PostgresStore {
         }
         if done.storedKeyCheck { keptLookups.forgetSessions() }
         return done.appointment
+    }
+
+    /// BEGIN; the clinic, the department and the patient named if they are the clinic's (one
+    /// statement); the rules' say; the recipients with their languages (one statement); each
+    /// one's message (one statement) and audit row; COMMIT.
+    public func deskMessage(_ rules: DeskMessageRules) async throws -> Int {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let found = try await tx.rows("""
+                SELECT (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = $1) AS clinic,
+                       (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $2::bigint) AS department,
+                       (SELECT x.id FROM clients x WHERE x.login_key = $3 AND \(PostgresTransaction.isPatientCondition("x.id", "$1"))) AS patient_id
+                """, [rules.member.clinicId, rules.departmentId, rules.patientLoginKey ?? ""]).first
+            else { throw ClinicError(.storage, .storageFailure, "the desk message's gather returned no row") }
+            let row = try PostgresTransaction.row(found)
+            let clinicJSON: String? = try row.value("clinic", in: "clinics"), department: String? = try row.value("department", in: "departments")
+            let facts = DeskMessageFacts(clinic: try clinicJSON.map { try Clinic(row: try JSONRows.row($0)) },
+                                         department: try department.map { try Department(row: try JSONRows.row($0)) },
+                                         patientId: rules.patientLoginKey == nil ? nil : try row.value("patient_id", in: "clients"))
+            let ids: [Int64]
+            switch try rules.target(facts) {
+            case .patient(let id): ids = [id]
+            case .day(let span, let departmentId):
+                ids = try await tx.rows(PostgresTransaction.activePatientsSQL, [rules.member.clinicId, span.lowerBound, span.upperBound,
+                                                                                departmentId])
+                    .map { try PostgresTransaction.row($0).decode(Int64.self, forColumn: "client_id") }
+            }
+            guard let clinic = facts.clinic, !ids.isEmpty else { return 0 }
+            let languages = Dictionary(uniqueKeysWithValues: try await tx.rows(
+                "SELECT id, preferred_language FROM clients WHERE id = ANY($1)", [DirectoryIdArray(ids)]).map { found in
+                let row = try PostgresTransaction.row(found)
+                let language: String? = try row.value("preferred_language", in: "clients")
+                return (try row.decode(Int64.self, forColumn: "id"), language.flatMap(Language.init(rawValue:)))
+            })
+            let written = rules.messages(ids.map { ($0, languages[$0] ?? nil) }, clinic: clinic)
+            for (message, audit) in written {
+                _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
+                    message.clientId, MessageKind.clinic.rawValue, message.subject, message.body, rules.now, Bool?.none, message.clinicId,
+                    rules.member.id])
+                try await Self.append(audit, tx, ring: ring)
+            }
+            return written.count
+        }
     }
 }
 

@@ -73,11 +73,11 @@ extension PostgresTransaction {
     }
 
     /// A message (no dedupe key) to patient `$1` of kind `$2`, subject `$3` and body `$4` at `$5`,
-    /// about clinic `$7` (or none), queued for e-mail too when `$6` says their address is
-    /// confirmed (NULL: when it is, as stored): `Inbox.post` in one statement.
+    /// about clinic `$7` (or none), from staff account `$8` (or none), queued for e-mail too when
+    /// `$6` says their address is confirmed (NULL: when it is, as stored): `Inbox.post` in one statement.
     static let postMessageSQL = """
-        WITH m AS (INSERT INTO messages (client_id, kind, subject, body, created_at, clinic_id) VALUES ($1, $2, $3, $4, $5, $7)
-                   RETURNING id),
+        WITH m AS (INSERT INTO messages (client_id, kind, subject, body, created_at, clinic_id, staff_id)
+                   VALUES ($1, $2, $3, $4, $5, $7, $8) RETURNING id),
              d AS (INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
                    SELECT $1, id, 'message', $5, $5 FROM m
                    WHERE coalesce($6::boolean, EXISTS (SELECT 1 FROM clients WHERE id = $1 AND email_confirmed)))

@@ -57,12 +57,15 @@ extension PostgresTransaction {
         """
 
     func activePatients(ofClinic clinicId: Int64, startingIn span: Range<Date>, departmentId: Int64?) throws -> [Int64] {
-        try values(Int64.self, """
-            SELECT DISTINCT client_id FROM appointments
-            WHERE clinic_id = $1 AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
-            AND starts_at >= $2 AND starts_at < $3 AND ($4::bigint IS NULL OR department_id = $4) ORDER BY client_id
-            """, [clinicId, span.lowerBound, span.upperBound, departmentId])
+        try values(Int64.self, Self.activePatientsSQL, [clinicId, span.lowerBound, span.upperBound, departmentId])
     }
+
+    /// The patients of clinic `$1` with an active appointment starting in `$2`..<`$3` (of department `$4`, or all), by id.
+    static let activePatientsSQL = """
+        SELECT DISTINCT client_id FROM appointments
+        WHERE clinic_id = $1 AND \(AppointmentStatus.activeCondition) AND client_id IS NOT NULL
+        AND starts_at >= $2 AND starts_at < $3 AND ($4::bigint IS NULL OR department_id = $4) ORDER BY client_id
+        """
 
     func isPatient(_ clientId: Int64, ofClinic clinicId: Int64) throws -> Bool {
         try value(Bool.self, Self.isPatientSQL, [clientId, clinicId]) ?? false

@@ -93,6 +93,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try rules.run(tx) } }
     }
 
+    public func deskMessage(_ rules: DeskMessageRules) async throws -> Int {
+        try await commit { try self.writing { tx in try rules.run(tx) } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

@@ -219,8 +219,13 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try system.clients.markAllRead(clientId: cleo.id ?? 0) == 0)
     }
 
-    @Test func staffWriteToAPatientOrADay() throws {
+    /// By both paths: the CLI's seam and a server's awaited store (`FrontDeskChangesStore.deskMessage`).
+    @Test(arguments: [false, true]) func staffWriteToAPatientOrADay(awaited: Bool) async throws {
         let system = try makeSystem()
+        func send(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil, text: String) async throws -> Int {
+            if awaited { return try await system.staff.message(member, patientLogin: patientLogin, day: day, text: text) }
+            return try { try system.staff.message(member, patientLogin: patientLogin, day: day, text: text) }()
+        }
         let anna = try register(system, "anna"), ben = try register(system, "ben"), cleo = try register(system, "cleo")
         let therapy = try department(system, "LA1", "therapy")
         let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
@@ -233,29 +238,29 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let desk = try add("desk", .receptionist, a.clinicId), other = try add("other", .clinicAdmin, la2)
         let doctor = try add("doc", .doctor, a.clinicId, doctor: a.doctorId)
         let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
-        #expect(try system.staff.message(desk, day: monday, text: "Dr. Thompson is ill on Monday") == 2)
-        #expect(try system.staff.message(desk, day: monday.adding(days: 1), text: "Nobody") == 0)
-        #expect(try system.staff.message(other, day: monday, text: "Not our patients") == 0)
-        #expect(try system.staff.message(desk, patientLogin: "ANNA", text: "Bring your insurance card") == 1)
+        #expect(try await send(desk, day: monday, text: "Dr. Thompson is ill on Monday") == 2)
+        #expect(try await send(desk, day: monday.adding(days: 1), text: "Nobody") == 0)
+        #expect(try await send(other, day: monday, text: "Not our patients") == 0)
+        #expect(try await send(desk, patientLogin: "ANNA", text: "Bring your insurance card") == 1)
         let before = try fingerprint(system)
         // Cleo has no appointment at the clinic: its staff cannot reach her; nor a doctor anyone.
-        #expect(expectError(.notFound) { _ = try system.staff.message(desk, patientLogin: "cleo", text: "Hello") } != nil)
-        #expect(expectError(.notFound) { _ = try system.staff.message(other, patientLogin: "anna", text: "Hello") } != nil)
-        #expect(expectError(.forbidden) { _ = try system.staff.message(doctor, patientLogin: "anna", text: "Hello") } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", text: "  ") } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", text: "a\u{7}b") } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try system.staff.message(desk, patientLogin: "anna", text: String(repeating: "x", count: 2001))
+        #expect(await expectError(.notFound) { _ = try await send(desk, patientLogin: "cleo", text: "Hello") } != nil)
+        #expect(await expectError(.notFound) { _ = try await send(other, patientLogin: "anna", text: "Hello") } != nil)
+        #expect(await expectError(.forbidden) { _ = try await send(doctor, patientLogin: "anna", text: "Hello") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await send(desk, patientLogin: "anna", text: "  ") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await send(desk, patientLogin: "anna", text: "a\u{7}b") } != nil)
+        #expect(await expectError(.invalidInput) {
+            _ = try await send(desk, patientLogin: "anna", text: String(repeating: "x", count: 2001))
         } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, patientLogin: "anna", day: monday, text: "Both") } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.staff.message(desk, text: "Neither") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await send(desk, patientLogin: "anna", day: monday, text: "Both") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await send(desk, text: "Neither") } != nil)
         #expect(try fingerprint(system) == before)
         #expect(try kinds(system, anna) == [.booked, .clinic, .clinic])
         #expect(try kinds(system, cleo) == [])
-        let latest = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        let latest = try #require(try await system.clients.messages(clientId: anna.id ?? 0).first)
         #expect(latest.subject == "Message from Adventist Medical Center" && latest.body == "Bring your insurance card")
         // Each one is in the patient's access log.
-        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).filter { $0.action == "message.send" }.count == 2)
+        #expect(try await system.clients.accessLog(clientId: anna.id ?? 0).filter { $0.action == "message.send" }.count == 2)
     }
 
     @Test func anAddressIsConfirmedByItsCode() throws {

@@ -164,8 +164,8 @@ struct FrontDeskController {
         let body = try await RequestBody.decode(MessageBody.self, from: request, context: context)
         let day = try body.date.map(TimeInput.parseDay)
         let requestId = context.requestId
-        let count = try await dependencies.work(context.language) { [system] in
-            try system.staff.message(member, patientLogin: body.patientLogin, day: day, departmentId: body.departmentId,
+        let count = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.message(member, patientLogin: body.patientLogin, day: day, departmentId: body.departmentId,
                                      text: body.text, requestId: requestId)
         }
         return try HTTPMapping.json(RecipientsJSON(recipients: count), status: .created)

@@ -138,7 +138,7 @@ extension StaffController {
         }
     }
 
-    /// `book` awaited: the store's one transaction (`DeskBookingStore.deskBook`), and a refusal's
+    /// `book` awaited: the store's one transaction (`FrontDeskChangesStore.deskBook`), and a refusal's
     /// audit row in one more.
     public func book(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil, departmentId: Int64,
                      at time: TimeInput.Parsed, doctorId: Int64? = nil, visitTypeId: Int64? = nil,
@@ -336,42 +336,25 @@ extension StaffController {
     /// many patients it went to.
     public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
                         departmentId: Int64? = nil, text: String, requestId: String? = nil) throws -> Int {
+        try database.writing { tx in try messaging(member, patientLogin: patientLogin, day: day, departmentId: departmentId, text: text,
+                                                   requestId: requestId).run(tx) }
+    }
+
+    /// `message` awaited: the store's one transaction (`FrontDeskChangesStore.deskMessage`).
+    public func message(_ member: StaffMember, patientLogin: String? = nil, day: LocalDateTime? = nil,
+                        departmentId: Int64? = nil, text: String, requestId: String? = nil) async throws -> Int {
+        try await database.deskMessage(try messaging(member, patientLogin: patientLogin, day: day, departmentId: departmentId, text: text,
+                                                     requestId: requestId))
+    }
+
+    /// The message's rules: the front desk's, to a patient by login or to a day's patients, the text checked.
+    func messaging(_ member: StaffMember, patientLogin: String?, day: LocalDateTime?, departmentId: Int64?, text: String,
+                   requestId: String?) throws -> DeskMessageRules {
         try member.checkFrontDesk()
         guard (patientLogin == nil) != (day == nil), patientLogin == nil || departmentId == nil else {
             throw ClinicError.invalid(.staffMessageTarget)
         }
-        let text = try Inbox.checkedText(text)
-        let now = self.now()
-        return try database.writing { tx in
-            guard let clinic = try tx.clinic(id: member.clinicId) else {
-                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
-            }
-            var recipients: [Int64] = []
-            if let patientLogin {
-                // Only a patient of this clinic: staff see no one else.
-                guard patientLogin.count <= 64, let patient = try database.sealedClient(tx, login: patientLogin),
-                      let clientId = patient.id, try tx.isPatient(clientId, ofClinic: member.clinicId) else {
-                    throw ClinicError(.notFound, .staffPatientNotFound, patientLogin)
-                }
-                recipients = [clientId]
-            } else if let day {
-                if let departmentId {
-                    guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-                        throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-                    }
-                }
-                guard let span = Self.instants(of: day, in: clinic.zone) else { throw ClinicError.invalid(.invalidDay, day.dayText) }
-                recipients = try tx.activePatients(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId)
-            }
-            for clientId in recipients {
-                let language = try tx.messageLanguage(ofClient: clientId) ?? .en
-                try Inbox.post(tx, clientId: clientId, kind: .clinic,
-                               subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text,
-                               clinicId: member.clinicId, staffId: member.id, now: now)
-                try AuditLog.append(tx, by: member.auditActor, action: .messageSend, clientId: clientId, requestId: requestId,
-                                    detail: String(text.prefix(200)), now: now)
-            }
-            return recipients.count
-        }
+        return DeskMessageRules(member: member, patientLogin: patientLogin, day: day, departmentId: departmentId,
+                                text: try Inbox.checkedText(text), requestId: requestId, now: now())
     }
 }

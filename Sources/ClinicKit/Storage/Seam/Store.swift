@@ -60,7 +60,7 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
 public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppointmentsStore, DirectoryReadsStore, LogInStore,
                             AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore,
                             NearestSearchStore, RegistrationStore, FrontDeskStore, ClinicAdminReadsStore,
-                            FrontDeskReadsStore, StaffAccountsStore, PatientSearchStore, WaitlistWorkStore, DeskBookingStore {
+                            FrontDeskReadsStore, StaffAccountsStore, PatientSearchStore, WaitlistWorkStore, FrontDeskChangesStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.

@@ -1,20 +1,122 @@
 import Foundation
 
-// The front desk's booking for a patient awaited (issue 56): one transaction reads the
+// The front desk's changes awaited (issue 56). Its booking for a patient: one transaction reads the
 // department and the patient named (`DeskBookingFacts`), ClinicKit says who (`DeskBookingRules`),
 // the waitlist offers that hold the doctor's time are withdrawn and their patients told (the
 // desk can always book a held time, issue 55), the booking is made under its locks as a
 // patient's is, and its audit row written. A refusal after the patient was found is audited in
-// a transaction of its own by the caller (`StaffController.book`).
+// a transaction of its own by the caller (`StaffController.book`). Its message to patients: one
+// transaction reads the clinic, the department and the patient named (`DeskMessageFacts`),
+// ClinicKit says to whom (`DeskMessageRules`), the store reads the recipients with their
+// languages, and writes each one's message and audit row.
 
-/// The awaited desk booking a `ClinicStore` offers.
-public protocol DeskBookingStore: Sendable {
+/// The awaited front desk changes a `ClinicStore` offers.
+public protocol FrontDeskChangesStore: Sendable {
     /// One transaction: `DeskBookingFacts` for the rules' ask, `rules.patient` (a refusal writes
     /// nothing); when the rules name a doctor's time (`holding`), the open offers whose holds
     /// overlap it (each locked) with their entries' statuses, patients' languages and clinics,
     /// withdrawn as `rules.withdrawing` says; the booking (`rules.booking`: the booking's locks,
     /// gather, decision, write); the audit row `rules.audit` makes of it. Returns the appointment.
     func deskBook(_ rules: DeskBookingRules) async throws -> Appointment
+    /// One transaction: `DeskMessageFacts`, `rules.target` (a refusal writes nothing), the
+    /// recipients (the patient named, or the clinic's patients with an active appointment in
+    /// the day's span, of one department or all, by id) with their languages, and for each the
+    /// message and the audit row `rules.messages` makes. Returns how many were written to.
+    func deskMessage(_ rules: DeskMessageRules) async throws -> Int
+}
+
+/// What a message from the front desk is decided on: the member's clinic, the department
+/// asked, and the patient named by login if they are the clinic's.
+public struct DeskMessageFacts: Sendable, Equatable {
+    public var clinic: Clinic?
+    public var department: Department?
+    public var patientId: Int64?
+
+    public init(clinic: Clinic?, department: Department?, patientId: Int64?) {
+        self.clinic = clinic; self.department = department; self.patientId = patientId
+    }
+
+    /// The gather with the seam's reads, in the caller's transaction.
+    package static func read(_ tx: any StoreReading, _ rules: DeskMessageRules) throws -> DeskMessageFacts {
+        var patientId: Int64?
+        if let key = rules.patientLoginKey, let id = try tx.storedClient(loginKey: key)?.client.id,
+           try tx.isPatient(id, ofClinic: rules.member.clinicId) {
+            patientId = id
+        }
+        return DeskMessageFacts(clinic: try tx.clinic(id: rules.member.clinicId),
+                                department: try rules.departmentId.flatMap { try tx.department(id: $0) }, patientId: patientId)
+    }
+}
+
+/// A message from the front desk to one patient, or to the day's patients (of one department or all).
+public struct DeskMessageRules: Sendable {
+    public let member: StaffMember
+    public let patientLogin: String?
+    public let day: LocalDateTime?
+    public let departmentId: Int64?
+    /// The message, checked.
+    public let text: String
+    public let requestId: String?
+    public let now: Date
+
+    /// Whom it goes to: one patient, or the clinic's patients with an active appointment in a span.
+    public enum Target: Sendable, Equatable {
+        case patient(Int64)
+        case day(span: Range<Date>, departmentId: Int64?)
+    }
+
+    /// The login's look-up key (nil: by day, or a login no patient can have).
+    public var patientLoginKey: String? {
+        guard let login = patientLogin, login.count <= 64, Client.couldExist(login: login) else { return nil }
+        return Client.key(forLogin: login)
+    }
+
+    /// To whom: only a patient of the member's clinic (staff see no one else:
+    /// `staff_patient_not_found`); a department of the clinic (`department_not_found`); the day
+    /// in the clinic's zone (`invalid_day` for one that has no such span).
+    public func target(_ facts: DeskMessageFacts) throws -> Target {
+        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        if let patientLogin {
+            guard let id = facts.patientId else { throw ClinicError(.notFound, .staffPatientNotFound, patientLogin) }
+            return .patient(id)
+        }
+        if let departmentId, facts.department?.clinicId != member.clinicId {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+        guard let day, let span = StaffController.instants(of: day, in: clinic.zone) else {
+            throw ClinicError.invalid(.invalidDay, day?.dayText ?? "")
+        }
+        return .day(span: span, departmentId: departmentId)
+    }
+
+    /// Each recipient's message (the subject in their language) and audit row, in order.
+    public func messages(_ recipients: [(clientId: Int64, language: Language?)], clinic: Clinic) -> [(WaitlistMessage, AuditAsk)] {
+        recipients.map { recipient in
+            let language = recipient.language ?? .en
+            return (WaitlistMessage(clientId: recipient.clientId, clinicId: member.clinicId,
+                                    subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text),
+                    AuditAsk(by: member.auditActor, action: .messageSend, clientId: recipient.clientId, requestId: requestId,
+                             detail: String(text.prefix(200)), now: now))
+        }
+    }
+
+    /// The whole message in the caller's write transaction (a store whose transactions run
+    /// synchronously), with the seam's statements: what `FrontDeskChangesStore.deskMessage` does.
+    package func run(_ tx: any StoreWriting) throws -> Int {
+        let facts = try DeskMessageFacts.read(tx, self)
+        let ids: [Int64] = switch try target(facts) {
+        case .patient(let id): [id]
+        case .day(let span, let departmentId): try tx.activePatients(ofClinic: member.clinicId, startingIn: span, departmentId: departmentId)
+        }
+        guard let clinic = facts.clinic else { return 0 }
+        let written = messages(try ids.map { ($0, try tx.messageLanguage(ofClient: $0)) }, clinic: clinic)
+        for (message, audit) in written {
+            _ = try Inbox.post(tx, clientId: message.clientId, kind: .clinic, subject: message.subject, body: message.body,
+                               clinicId: message.clinicId, staffId: member.id, now: now)
+            try AuditLog.append(tx, audit)
+        }
+        return written.count
+    }
 }
 
 /// What a desk booking is decided on: the department asked, its clinic, and the patient named.
@@ -142,7 +244,7 @@ public struct DeskBookingRules: Sendable {
     }
 
     /// The whole booking in the caller's write transaction (a store whose transactions run
-    /// synchronously), with the seam's statements: what `DeskBookingStore.deskBook` does.
+    /// synchronously), with the seam's statements: what `FrontDeskChangesStore.deskBook` does.
     package func run(_ tx: any StoreWriting) throws -> Appointment {
         let facts = try DeskBookingFacts.read(tx, self)
         let clientId = try patient(facts)
