@@ -230,6 +230,42 @@ extension PostgresStore {
     }
 }
 
+extension PostgresStore {
+    /// BEGIN; whether they are the clinic's patient (not: nothing more), the patient with the key
+    /// check, the clinic; the rules' say; the code's hash; its e-mail's delivery and sealed body;
+    /// the audit row; COMMIT.
+    public func deskClaimCode(_ rules: ClaimCodeRules) async throws -> ClaimCode {
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
+        let done = try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            var facts = ClaimCodeFacts(patient: nil, clinic: nil), check: String?
+            if rules.patientId > 0,
+               try tx.value(Bool.self, try await tx.rows(PostgresTransaction.isPatientSQL, [rules.patientId, rules.member.clinicId])) == true,
+               let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL, [rules.patientId, PostgresTransaction.clientsKeyCheckSetting])
+                .first.map(PostgresTransaction.row) {
+                check = try row.value("personal_key_check", in: "settings")
+                let stored = try PostgresTransaction.storedClientOfRow(row)
+                facts.patient = stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check))
+                facts.clinic = try await tx.rows(PostgresTransaction.clinicSQL, [rules.member.clinicId]).first
+                    .map { try Clinic(row: PostgresTransaction.row($0)) }
+            }
+            let write = try rules.decide(facts)
+            _ = try await tx.rows(PostgresTransaction.replaceClaimCodeSQL, [rules.patientId, write.hash, rules.expiresAt])
+            if let email = write.email {
+                guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueEmailCodeSQL, [rules.patientId, rules.now]))
+                else { throw ClinicError(.storage, .storageFailure, "deliveries: no id returned") }
+                let sealed = try ClaimCodeRules.sealed(email, deliveryId: id, cipher: try await Self.sealingCipher(key, stored: check, tx))
+                _ = try await tx.rows(PostgresTransaction.deliveryPayloadSQL, [sealed, id])
+            }
+            try await Self.append(write.audit, tx, ring: ring)
+            return (write.answer, write.email != nil && check == nil)
+        }
+        // A key check stored by this code's e-mail: the sessions this store keeps were read without it.
+        if done.1 { keptLookups.forgetSessions() }
+        return done.0
+    }
+}
+
 // The front desk's page of a patient awaited (`FrontDeskReadsStore.deskPatient`).
 extension PostgresStore {
     /// BEGIN, whether they are the clinic's patient (not: nothing more), the patient with the key

@@ -224,11 +224,14 @@ extension PostgresTransaction {
     static let insertWalkInSQL = "INSERT INTO walk_ins (client_id, clinic_id, staff_id, created_at) VALUES ($1, $2, $3, $4)"
 
     func replaceClaimCode(ofClient clientId: Int64, hash: String, expiresAt: Date) throws {
-        try execute("""
-            INSERT INTO claim_codes (client_id, code_hash, expires_at) VALUES ($1, $2, $3)
-            ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at
-            """, [clientId, hash, expiresAt])
+        try execute(Self.replaceClaimCodeSQL, [clientId, hash, expiresAt])
     }
+
+    /// Patient `$1`'s claim code: hash `$2`, working until `$3`, in place of any earlier one.
+    static let replaceClaimCodeSQL = """
+        INSERT INTO claim_codes (client_id, code_hash, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at
+        """
 
     func deleteClaimCode(ofClient clientId: Int64) throws {
         try execute("DELETE FROM claim_codes WHERE client_id = $1", [clientId])

@@ -197,13 +197,16 @@ extension PostgresTransaction {
     }
 
     func enqueueEmailCodeDelivery(toClient clientId: Int64, at now: Date) throws -> Int64 {
-        guard let id = try value(Int64.self, """
-            INSERT INTO deliveries (client_id, purpose, created_at, next_attempt_at) VALUES ($1, 'email_code', $2, $2) RETURNING id
-            """, [clientId, now]) else {
+        guard let id = try value(Int64.self, Self.enqueueEmailCodeSQL, [clientId, now]) else {
             throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
         }
         return id
     }
+
+    /// An e-mailed code's delivery to patient `$1` at `$2`; its id.
+    static let enqueueEmailCodeSQL = """
+        INSERT INTO deliveries (client_id, purpose, created_at, next_attempt_at) VALUES ($1, 'email_code', $2, $2) RETURNING id
+        """
 
     func setDeliveryPayload(_ sealed: Data, ofDelivery deliveryId: Int64) throws {
         try execute(Self.deliveryPayloadSQL, [sealed, deliveryId])

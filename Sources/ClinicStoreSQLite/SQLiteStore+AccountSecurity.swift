@@ -97,6 +97,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try rules.run(tx) } }
     }
 
+    public func deskClaimCode(_ rules: ClaimCodeRules) async throws -> ClaimCode {
+        try await commit { try self.writing { tx in try rules.run(tx, store: self) } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

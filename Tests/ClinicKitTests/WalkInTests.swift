@@ -177,10 +177,21 @@ import Testing
         #expect(try w.system.staff.findPatients(w.desk, query: "olga").map(\.login) == ["olga"])
     }
 
-    @Test func theCodeGoesByMailToAWalkInWithAnAddress() throws {
+    /// By both paths: the CLI's seam and a server's awaited store (`FrontDeskChangesStore.deskClaimCode`).
+    @Test(arguments: [false, true]) func theCodeGoesByMailToAWalkInWithAnAddress(awaited: Bool) async throws {
         let w = try world()
-        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
-        let code = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        func claimCode(_ member: StaffMember, _ id: Int64) async throws -> ClaimCode {
+            if awaited { return try await w.system.staff.claimCode(member, patientId: id) }
+            return try { try w.system.staff.claimCode(member, patientId: id) }()
+        }
+        let olga = try await w.system.staff.registerWalkIn(w.desk, self.olga)
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.notFound) { _ = try await claimCode(w.otherDesk, olga.id) } != nil, "another clinic's patient")
+        #expect(await expectError(.notFound) { _ = try await claimCode(w.desk, 0) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await claimCode(w.doctor, olga.id) } != nil)
+        #expect(try fingerprint(w.system) == before, "a refusal writes nothing")
+        let code = try await claimCode(w.desk, olga.id)
+        #expect(try await w.system.clients.accessLog(clientId: olga.id).map(\.action).contains("patient.claim-code"))
         #expect(code.emailed)
         let mailer = RecordingMailer()
         _ = try w.system.outbox.run(mailer: mailer, from: "clinic@example.org")
@@ -189,10 +200,10 @@ import Testing
         #expect(body.contains(code.code) && body.contains("Adventist Medical Center") && body.contains("Вас зарегистрировали"),
                 "the code and the clinic, in her language: \(body)")
         // No address, no mail; a code written but not yet sent when she claims is not sent after.
-        let ivan = try w.system.staff.registerWalkIn(w.desk, WalkInRequest(name: "Ivan", surname: "Kuzmin", birthDate: "1980-01-31",
+        let ivan = try await w.system.staff.registerWalkIn(w.desk, WalkInRequest(name: "Ivan", surname: "Kuzmin", birthDate: "1980-01-31",
                                                                            phone: "7755550142"))
-        #expect(try !w.system.staff.claimCode(w.desk, patientId: ivan.id).emailed)
-        let second = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        #expect(try await !claimCode(w.desk, ivan.id).emailed)
+        let second = try await claimCode(w.desk, olga.id)
         _ = try w.system.clients.claim(code: second.code, login: "olga", password: "my-own-pass-phrase-9")
         let later = RecordingMailer()
         _ = try w.system.outbox.run(mailer: later, from: "clinic@example.org")

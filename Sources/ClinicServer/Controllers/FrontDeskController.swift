@@ -100,8 +100,8 @@ struct FrontDeskController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let code = try await dependencies.work(context.language) { [system] in
-            try system.staff.claimCode(member, patientId: id, requestId: requestId)
+        let code = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.claimCode(member, patientId: id, requestId: requestId)
         }
         return try HTTPMapping.json(ClaimCodeJSON(code), status: .created)
     }

@@ -105,8 +105,8 @@ struct WebWalkInPages {
         _ = try await dependencies.form(request, context, web)
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let code = try await dependencies.work(web) { [system] in
-            try system.staff.claimCode(member, patientId: id, requestId: requestId)
+        let code = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.claimCode(member, patientId: id, requestId: requestId)
         }
         var values = try await patientValues(member, id, context, web)
         // The expiry in the zone of the clinic that gave the code, named.

@@ -96,35 +96,25 @@ extension StaffController {
     /// per-address limit of the claim. Only the code's SHA-256 is stored. A patient who has an
     /// online account already is `invalid_input`; another clinic's is `not_found`.
     public func claimCode(_ member: StaffMember, patientId: Int64, requestId: String? = nil) throws -> ClaimCode {
+        let rules = try claimCoding(member, patientId: patientId, requestId: requestId)
+        return try database.writing { tx in try rules.run(tx, store: database) }
+    }
+
+    /// `claimCode` awaited: the store's one transaction (`FrontDeskChangesStore.deskClaimCode`).
+    public func claimCode(_ member: StaffMember, patientId: Int64, requestId: String? = nil) async throws -> ClaimCode {
+        try await database.deskClaimCode(try claimCoding(member, patientId: patientId, requestId: requestId))
+    }
+
+    /// The code's rules: the front desk's, a new code that works for `claimCodeDays`.
+    func claimCoding(_ member: StaffMember, patientId: Int64, requestId: String?) throws -> ClaimCodeRules {
         try member.checkFrontDesk()
         let now = self.now()
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
         var generator = SystemRandomNumberGenerator()
         let raw = String((0..<12).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
         let code = [raw.prefix(4), raw.dropFirst(4).prefix(4), raw.suffix(4)].joined(separator: "-")
-        let expires = Date(seconds: now.seconds + Int64(Self.claimCodeDays) * 86_400)
-        return try database.writing { tx in
-            guard patientId > 0, try tx.isPatient(patientId, ofClinic: member.clinicId),
-                  let stored = try tx.storedClient(id: patientId) else {
-                throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
-            }
-            guard !stored.client.hasOnlineAccount else { throw ClinicError.invalid(.walkInNotWalkIn, String(patientId)) }
-            try tx.replaceClaimCode(ofClient: patientId, hash: ClientController.claimCodeHash(code), expiresAt: expires)
-            // A patient with an e-mail address gets the code by mail too (sealed until it is sent).
-            var emailed = false
-            if try database.client(tx, id: patientId)?.email != nil {
-                let id = try tx.enqueueEmailCodeDelivery(toClient: patientId, at: now)
-                try tx.setDeliveryPayload(try database.sealingCipher(tx).seal(bytes: Data((Outbox.claimCodeMark + code).utf8),
-                                                                               context: "delivery:\(id)"), ofDelivery: id)
-                emailed = true
-            }
-            try AuditLog.append(tx, by: member.auditActor, action: .patientClaimCode, clientId: patientId, requestId: requestId,
-                                detail: "a code to claim the account", now: now)
-            guard let clinic = try tx.clinic(id: member.clinicId) else {
-                throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId))
-            }
-            return ClaimCode(patientId: patientId, code: code, expiresAt: expires, emailed: emailed, zone: clinic.zone)
-        }
+        return ClaimCodeRules(member: member, patientId: patientId, code: code,
+                              expiresAt: Date(seconds: now.seconds + Int64(Self.claimCodeDays) * 86_400), requestId: requestId, now: now)
     }
 
     /// A date of birth: YYYY-MM-DD, a real date, from 1900 to yesterday or today (UTC).

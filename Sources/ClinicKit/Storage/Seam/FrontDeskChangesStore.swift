@@ -23,6 +23,80 @@ public protocol FrontDeskChangesStore: Sendable {
     /// the day's span, of one department or all, by id) with their languages, and for each the
     /// message and the audit row `rules.messages` makes. Returns how many were written to.
     func deskMessage(_ rules: DeskMessageRules) async throws -> Int
+    /// One transaction: `ClaimCodeFacts` (whether they are the clinic's patient; not: nothing
+    /// more is read), `rules.decide` (a refusal writes nothing), the code's hash in place of any
+    /// earlier one, its e-mail sealed in the outbox when `rules` says, the audit row.
+    func deskClaimCode(_ rules: ClaimCodeRules) async throws -> ClaimCode
+}
+
+/// What a walk-in's claim code is decided on: whether they are the member's clinic's patient,
+/// the patient (opened: whether they gave an address), the member's clinic.
+public struct ClaimCodeFacts: Sendable, Equatable {
+    public var patient: Client?
+    public var clinic: Clinic?
+
+    public init(patient: Client?, clinic: Clinic?) {
+        self.patient = patient; self.clinic = clinic
+    }
+
+    /// The gather with the seam's reads, in the caller's transaction (`opened` opens a patient).
+    package static func read(_ tx: any StoreReading, _ rules: ClaimCodeRules, opened: (StoredClient) throws -> Client) throws -> ClaimCodeFacts {
+        guard rules.patientId > 0, try tx.isPatient(rules.patientId, ofClinic: rules.member.clinicId) else {
+            return ClaimCodeFacts(patient: nil, clinic: nil)
+        }
+        return ClaimCodeFacts(patient: try tx.storedClient(id: rules.patientId).map(opened), clinic: try tx.clinic(id: rules.member.clinicId))
+    }
+}
+
+/// A one-time code for a walk-in of the member's clinic to claim their account (`StaffController.claimCode`).
+public struct ClaimCodeRules: Sendable {
+    public let member: StaffMember
+    public let patientId: Int64
+    /// The code, as the desk reads it out ("ABCD-EFGH-JKLM").
+    public let code: String
+    public let expiresAt: Date
+    public let requestId: String?
+    public let now: Date
+
+    /// What is written: the code's hash, whether it is e-mailed (the outbox's body, sealed by
+    /// the store to its delivery), the audit row, and the answer.
+    public struct Write: Sendable, Equatable {
+        public let hash: String
+        public let email: String?
+        public let audit: AuditAsk
+        public let answer: ClaimCode
+    }
+
+    /// Another clinic's patient, or none, is `staff_patient_id_not_found`; a patient with an
+    /// online account already `invalid_input` (`walk_in_not_walk_in`).
+    public func decide(_ facts: ClaimCodeFacts) throws -> Write {
+        guard let patient = facts.patient else { throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId)) }
+        guard !patient.hasOnlineAccount else { throw ClinicError.invalid(.walkInNotWalkIn, String(patientId)) }
+        guard let clinic = facts.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(member.clinicId)) }
+        let emailed = patient.email != nil
+        return Write(hash: ClientController.claimCodeHash(code), email: emailed ? Outbox.claimCodeMark + code : nil,
+                     audit: AuditAsk(by: member.auditActor, action: .patientClaimCode, clientId: patientId, requestId: requestId,
+                                     detail: "a code to claim the account", now: now),
+                     answer: ClaimCode(patientId: patientId, code: code, expiresAt: expiresAt, emailed: emailed, zone: clinic.zone))
+    }
+
+    /// The whole code in the caller's write transaction (a store whose transactions run
+    /// synchronously), with the seam's statements: what `FrontDeskChangesStore.deskClaimCode` does.
+    package func run(_ tx: any StoreWriting, store: any ClinicStore) throws -> ClaimCode {
+        let write = try decide(try ClaimCodeFacts.read(tx, self) { try store.opened(tx, $0) })
+        try tx.replaceClaimCode(ofClient: patientId, hash: write.hash, expiresAt: expiresAt)
+        if let email = write.email {
+            let id = try tx.enqueueEmailCodeDelivery(toClient: patientId, at: now)
+            try tx.setDeliveryPayload(try Self.sealed(email, deliveryId: id, cipher: try store.sealingCipher(tx)), ofDelivery: id)
+        }
+        try AuditLog.append(tx, write.audit)
+        return write.answer
+    }
+
+    /// The e-mail's body as its delivery keeps it: sealed under the personal-data key, to the delivery.
+    package static func sealed(_ email: String, deliveryId: Int64, cipher: FieldCipher) throws -> Data {
+        try cipher.seal(bytes: Data(email.utf8), context: "delivery:\(deliveryId)")
+    }
 }
 
 /// What a message from the front desk is decided on: the member's clinic, the department
