@@ -135,20 +135,7 @@ extension PostgresStore {
         let sent = statementsSent, key = personalDataKey, ring = auditKeys
         let done = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            guard let found = try await tx.rows("""
-                SELECT (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $1) AS department,
-                       (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $1)) AS clinic,
-                       CASE WHEN $2::bigint > 0 THEN (SELECT $2::bigint WHERE \(PostgresTransaction.isPatientCondition("$2", "$3")))
-                            ELSE (SELECT id FROM clients WHERE login_key = $4) END AS patient_id
-                """, [rules.departmentId, rules.patientId ?? 0, rules.member.clinicId, rules.patientLoginKey ?? ""]).first
-            else { throw ClinicError(.storage, .storageFailure, "the desk booking's gather returned no row") }
-            let row = try PostgresTransaction.row(found)
-            let department: String? = try row.value("department", in: "departments")
-            let clinic: String? = try row.value("clinic", in: "clinics")
-            let facts = DeskBookingFacts(
-                department: try department.map { try Department(row: try JSONRows.row($0)) },
-                clinic: try clinic.map { try Clinic(row: try JSONRows.row($0)) },
-                patientId: rules.patientId == nil && rules.patientLoginKey == nil ? nil : try row.value("patient_id", in: "clients"))
+            let facts = try await Self.deskFacts(rules.ask, tx)
             let clientId = try rules.patient(facts)
             if let (doctorId, span) = rules.holding(facts) {
                 let offers = try await tx.rows("""
@@ -183,6 +170,38 @@ extension PostgresStore {
         }
         if done.storedKeyCheck { keptLookups.forgetSessions() }
         return done.appointment
+    }
+
+    /// The department, its clinic and the patient named (one statement).
+    static func deskFacts(_ ask: DeskPatientAsk, _ tx: AwaitedConnection) async throws -> DeskBookingFacts {
+        guard let found = try await tx.rows("""
+            SELECT (SELECT row_to_json(p)::text FROM departments p WHERE p.id = $1) AS department,
+                   (SELECT row_to_json(c)::text FROM clinics c WHERE c.id = (SELECT clinic_id FROM departments WHERE id = $1)) AS clinic,
+                   CASE WHEN $2::bigint > 0 THEN (SELECT $2::bigint WHERE \(PostgresTransaction.isPatientCondition("$2", "$3")))
+                        ELSE (SELECT id FROM clients WHERE login_key = $4) END AS patient_id
+            """, [ask.departmentId, ask.patientId ?? 0, ask.member.clinicId, ask.patientLoginKey ?? ""]).first
+        else { throw ClinicError(.storage, .storageFailure, "the front desk's gather returned no row") }
+        let row = try PostgresTransaction.row(found)
+        let department: String? = try row.value("department", in: "departments")
+        let clinic: String? = try row.value("clinic", in: "clinics")
+        return DeskBookingFacts(
+            department: try department.map { try Department(row: try JSONRows.row($0)) },
+            clinic: try clinic.map { try Clinic(row: try JSONRows.row($0)) },
+            patientId: ask.patientId == nil && ask.patientLoginKey == nil ? nil : try row.value("patient_id", in: "clients"))
+    }
+
+    /// BEGIN; the department, its clinic and the patient named (one statement); the rules' say;
+    /// the join as a patient's (`join`: the patient's lock with the facts, the visit it comes
+    /// before, their entries, the writes); the note; the audit row; COMMIT.
+    public func deskJoinWaitlist(_ rules: DeskWaitlistRules) async throws -> WaitlistEntry {
+        let sent = statementsSent, key = personalDataKey, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let clientId = try rules.ask.patient(try await Self.deskFacts(rules.ask, tx))
+            let entry = try await Self.join(rules.joinAsk(clientId: clientId), { facts in try rules.joining(facts, clientId: clientId) }, tx)
+            try await Self.write(rules.after(entry), tx, ring: ring, key: key)
+            return entry
+        }
     }
 
     /// BEGIN; the clinic, the department and the patient named if they are the clinic's (one

@@ -97,6 +97,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try rules.run(tx) } }
     }
 
+    public func deskJoinWaitlist(_ rules: DeskWaitlistRules) async throws -> WaitlistEntry {
+        try await commit { try self.writing { tx in try rules.run(tx) } }
+    }
+
     public func deskClaimCode(_ rules: ClaimCodeRules) async throws -> ClaimCode {
         try await commit { try self.writing { tx in try rules.run(tx, store: self) } }
     }

@@ -322,6 +322,48 @@ import Testing
         #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 4)
     }
 
+    /// The desk's join by both paths (the CLI's seam, a server's awaited
+    /// `FrontDeskChangesStore.deskJoinWaitlist`): the same entry, note and audit row; the same
+    /// refusals, which write nothing.
+    @Test func theFrontDesksJoinAwaitedIsTheBlockingOne() async throws {
+        func story(awaited: Bool) async throws -> (entry: WaitlistEntry, note: String?, refusals: [ClinicError.Code?], audits: Int?) {
+            let s = try scene()
+            let la1 = try clinic(s.system, "LA1").id ?? 0, la2 = try clinic(s.system, "LA2").id ?? 0
+            func desk(_ login: String, _ clinicId: Int64) throws -> StaffMember {
+                try s.system.staff.addStaff(StaffInput(login: login, name: "Sam", surname: "Lee", role: .receptionist, clinicId: clinicId,
+                                                       doctorId: nil, password: "correct-horse-42"))
+            }
+            let here = try desk("desk-a", la1), elsewhere = try desk("desk-b", la2)
+            func add(_ member: StaffMember, login: String? = nil, id: Int64? = nil, _ request: WaitlistController.Request,
+                     note: String? = nil) async throws -> WaitlistEntry {
+                if awaited { return try await s.system.staff.addToWaitlist(member, patientLogin: login, patientId: id, request, note: note) }
+                return try { try s.system.staff.addToWaitlist(member, patientLogin: login, patientId: id, request, note: note) }()
+            }
+            let before = try fingerprint(s.system)
+            var refusals: [ClinicError.Code?] = []
+            for attempt in [{ _ = try await add(here, login: "dave", .init(departmentId: s.therapy, priority: Int.max)) },
+                            { _ = try await add(elsewhere, login: "dave", .init(departmentId: s.therapy)) },
+                            { _ = try await add(here, id: s.dave, .init(departmentId: s.therapy)) },
+                            { _ = try await add(here, login: "nobody", .init(departmentId: s.therapy)) },
+                            { _ = try await add(here, .init(departmentId: s.therapy)) },
+                            { _ = try await add(here, login: "dave", .init(departmentId: s.therapy), note: String(repeating: "x", count: 1001)) }]
+                as [() async throws -> Void] {
+                do { try await attempt(); refusals.append(nil) } catch let error as ClinicError { refusals.append(error.code) }
+            }
+            #expect(try fingerprint(s.system) == before, "a refusal writes nothing")
+            let entry = try await add(here, login: "carol", .init(departmentId: s.therapy, priority: 10), note: "Mornings only")
+            let note = try { try s.system.staff.waitlist(here).first?.note }()
+            return (entry, note, refusals, try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action = 'waitlist.add'"))
+        }
+        let seam = try await story(awaited: false), awaited = try await story(awaited: true)
+        #expect(awaited.entry == seam.entry && awaited.note == seam.note && awaited.refusals == seam.refusals && awaited.audits == seam.audits)
+        #expect(awaited.entry.priority == 10 && awaited.entry.status == .waiting && awaited.entry.staffId != nil)
+        #expect(awaited.note == "Mornings only" && awaited.audits == 1)
+        // A priority out of range, another clinic's department, an id that is not the clinic's
+        // patient, a login nobody has, no patient named, a note too long.
+        #expect(awaited.refusals == [.invalidInput, .notFound, .notFound, .notFound, .invalidInput, .invalidInput])
+    }
+
     @Test func newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits() throws {
         let s = try scene()
         let admin = try s.system.staff.addStaff(StaffInput(login: "boss-wl", name: "Ann", surname: "Wu", role: .clinicAdmin,

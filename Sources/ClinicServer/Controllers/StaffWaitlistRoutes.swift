@@ -41,8 +41,8 @@ struct StaffWaitlistRoutes {
         let member = try context.signedInStaff().member
         let body = try await RequestBody.decode(AddBody.self, from: request, context: context)
         let requestId = context.requestId
-        let entry = try await dependencies.work(context.language) { [system] in
-            try system.staff.addToWaitlist(member, patientLogin: body.patientLogin, patientId: body.patientId, .init(
+        let entry = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.addToWaitlist(member, patientLogin: body.patientLogin, patientId: body.patientId, .init(
                 departmentId: body.departmentId, doctorId: body.doctorId, visitTypeId: body.visitTypeId, from: body.from, to: body.to,
                 hoursFrom: body.hoursFrom, hoursTo: body.hoursTo, weekdays: body.weekdays, appointmentId: body.appointmentId,
                 priority: body.priority ?? 0), note: body.note, requestId: requestId)

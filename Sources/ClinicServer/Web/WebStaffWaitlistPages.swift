@@ -61,8 +61,8 @@ struct WebStaffWaitlistPages {
         guard !login.isEmpty else { throw ServerError.invalid(.fieldRequired, "patient") }
         let note = form["note"].flatMap { $0.isEmpty ? nil : $0 }
         let requestId = context.requestId
-        _ = try await dependencies.work(web) { [system] in
-            try system.staff.addToWaitlist(member, patientLogin: login, .init(departmentId: department, priority: priority ?? 0),
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.staff.addToWaitlist(member, patientLogin: login, .init(departmentId: department, priority: priority ?? 0),
                                            note: note, requestId: requestId)
         }
         return dependencies.redirect("/staff/waitlist?added=1", web)

@@ -169,23 +169,6 @@ extension StaffController {
             })
     }
 
-    /// The patient the front desk names: by login (any patient), or by id for a patient of the
-    /// member's clinic only (ids are not to be tried one by one). Exactly one of the two.
-    func frontDeskPatient(_ tx: any StoreReading, _ member: StaffMember, login patientLogin: String?, id patientId: Int64?) throws -> Int64 {
-        guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
-        if let patientId {
-            guard patientId > 0, try tx.isPatient(patientId, ofClinic: member.clinicId) else {
-                throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId))
-            }
-            return patientId
-        }
-        let login = patientLogin ?? ""
-        guard Client.couldExist(login: login), let patient = try database.sealedClient(tx, login: login), let id = patient.id else {
-            throw ClinicError(.notFound, .staffPatientNotFound, login)
-        }
-        return id
-    }
-
     /// Whether the patient of an appointment at the member's clinic hears of a change: they have
     /// an online account (its inbox) or a confirmed e-mail address (the inbox's messages are
     /// e-mailed). A walk-in with neither is not told, and the front desk's pages say so (issue 46).

@@ -96,11 +96,6 @@ extension StaffController {
 
     static func noteContext(_ entryId: Int64) -> String { "waitlist-note:\(entryId)" }
 
-    /// Seals and stores an entry's note (empty: none), checked as an appointment's notes are.
-    func setNote(_ tx: any StoreWriting, entryId: Int64, _ note: String) throws {
-        try WaitlistDecision<Void>.apply(.setNote(entryId: entryId, note: try AppointmentController.checkedNotes(note)), tx, now: now())
-    }
-
     /// An entry's note as stored, opened with `cipher`.
     public static func openedNote(_ sealed: Data, entryId: Int64, cipher: FieldCipher) throws -> String {
         String(decoding: try cipher.open(bytes: sealed, context: noteContext(entryId)), as: UTF8.self)
@@ -116,20 +111,26 @@ extension StaffController {
     /// of a patient's own entry holds; the patient's access log says who did it.
     public func addToWaitlist(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil,
                               _ request: WaitlistController.Request, note: String? = nil, requestId: String? = nil) throws -> WaitlistEntry {
+        try database.writing { tx in try deskWaitlist(member, patientLogin: patientLogin, patientId: patientId, request, note: note,
+                                                      requestId: requestId).run(tx) }
+    }
+
+    /// `addToWaitlist` awaited: the store's one transaction (`FrontDeskChangesStore.deskJoinWaitlist`).
+    public func addToWaitlist(_ member: StaffMember, patientLogin: String? = nil, patientId: Int64? = nil,
+                              _ request: WaitlistController.Request, note: String? = nil, requestId: String? = nil) async throws
+        -> WaitlistEntry {
+        try await database.deskJoinWaitlist(try deskWaitlist(member, patientLogin: patientLogin, patientId: patientId, request, note: note,
+                                                             requestId: requestId))
+    }
+
+    /// The desk's join's rules: the front desk's, a patient by login or by id, the note checked.
+    func deskWaitlist(_ member: StaffMember, patientLogin: String?, patientId: Int64?, _ request: WaitlistController.Request,
+                      note: String?, requestId: String?) throws -> DeskWaitlistRules {
         try member.checkFrontDesk()
-        if let note { _ = try AppointmentController.checkedNotes(note) }
-        let now = self.now()
-        return try writingJoined { tx in
-            guard let department = try tx.department(id: request.departmentId), department.clinicId == member.clinicId else {
-                throw ClinicError(.notFound, .departmentNotFound, String(request.departmentId))
-            }
-            let clientId = try frontDeskPatient(tx, member, login: patientLogin, id: patientId)
-            let entry = try waitlist.join(clientId: clientId, request, staffId: member.id)
-            if let note, let id = entry.id { try setNote(tx, entryId: id, note) }
-            try AuditLog.append(tx, by: member.auditActor, action: .waitlistAdd, clientId: clientId, clinicId: member.clinicId,
-                                requestId: requestId, detail: "department \(request.departmentId) priority \(entry.priority)", now: now)
-            return entry
-        }
+        guard (patientLogin == nil) != (patientId == nil) else { throw ClinicError.invalid(.staffPatientChoice) }
+        return DeskWaitlistRules(ask: DeskPatientAsk(member: member, departmentId: request.departmentId, patientId: patientId,
+                                                     patientLogin: patientLogin),
+                                 request: request, note: try note.map(AppointmentController.checkedNotes), requestId: requestId, now: now())
     }
 
     /// Sets an entry's priority (the order in which times are offered); the member's clinic's only.

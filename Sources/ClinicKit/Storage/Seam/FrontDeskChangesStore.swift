@@ -27,6 +27,11 @@ public protocol FrontDeskChangesStore: Sendable {
     /// more is read), `rules.decide` (a refusal writes nothing), the code's hash in place of any
     /// earlier one, its e-mail sealed in the outbox when `rules` says, the audit row.
     func deskClaimCode(_ rules: ClaimCodeRules) async throws -> ClaimCode
+    /// One transaction: `DeskBookingFacts` for the patient named, `rules.ask.patient` (a refusal
+    /// writes nothing); the join as a patient's own (`WaitlistChangesStore.joinWaitlist`: the
+    /// patient's lock, `WaitlistJoinFacts`, `rules.joining`, the entries it ends, the new one);
+    /// `rules.after`'s note and audit row. Returns the entry.
+    func deskJoinWaitlist(_ rules: DeskWaitlistRules) async throws -> WaitlistEntry
 }
 
 /// What a walk-in's claim code is decided on: whether they are the member's clinic's patient,
@@ -206,16 +211,81 @@ public struct DeskBookingFacts: Sendable, Equatable {
     }
 
     /// The gather with the seam's reads, in the caller's transaction.
-    package static func read(_ tx: any StoreReading, _ rules: DeskBookingRules) throws -> DeskBookingFacts {
-        let department = try tx.department(id: rules.departmentId)
+    package static func read(_ tx: any StoreReading, _ ask: DeskPatientAsk) throws -> DeskBookingFacts {
+        let department = try tx.department(id: ask.departmentId)
         var patientId: Int64?
-        if let id = rules.patientId {
-            patientId = try id > 0 && tx.isPatient(id, ofClinic: rules.member.clinicId) ? id : nil
-        } else if let key = rules.patientLoginKey {
+        if let id = ask.patientId {
+            patientId = try id > 0 && tx.isPatient(id, ofClinic: ask.member.clinicId) ? id : nil
+        } else if let key = ask.patientLoginKey {
             patientId = try tx.storedClient(loginKey: key)?.client.id
         }
         return DeskBookingFacts(department: department, clinic: try department.flatMap { try tx.clinic(id: $0.clinicId) },
                                 patientId: patientId)
+    }
+}
+
+/// A patient the front desk names for a department of its clinic: by id (a patient of the
+/// member's clinic only: ids are not to be tried one by one), or by login (any patient).
+public struct DeskPatientAsk: Sendable, Equatable {
+    public let member: StaffMember
+    public let departmentId: Int64
+    public let patientId: Int64?
+    public let patientLogin: String?
+
+    /// The login's look-up key (nil: by id, or a login no patient can have).
+    public var patientLoginKey: String? {
+        guard patientId == nil, let login = patientLogin, Client.couldExist(login: login) else { return nil }
+        return Client.key(forLogin: login)
+    }
+
+    /// The patient: the department must be of the member's clinic (`department_not_found`), the
+    /// patient found (`staff_patient_id_not_found` for an id that is not the clinic's patient's,
+    /// `staff_patient_not_found` for a login).
+    public func patient(_ facts: DeskBookingFacts) throws -> Int64 {
+        guard let department = facts.department, department.clinicId == member.clinicId else {
+            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+        }
+        guard let id = facts.patientId else {
+            if let patientId { throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId)) }
+            throw ClinicError(.notFound, .staffPatientNotFound, patientLogin ?? "")
+        }
+        return id
+    }
+}
+
+/// The front desk puts a patient on a department's waitlist (`StaffController.addToWaitlist`).
+public struct DeskWaitlistRules: Sendable {
+    public let ask: DeskPatientAsk
+    public let request: WaitlistController.Request
+    /// The desk's note, checked (nil: none).
+    public let note: String?
+    public let requestId: String?
+    public let now: Date
+
+    /// The join for the patient found: as a patient's own (`WaitlistController.joining`), with
+    /// the desk's priority, the staff account named.
+    public func joining(_ facts: WaitlistJoinFacts, clientId: Int64) throws -> WaitlistJoin {
+        let input = try WaitlistController.checkedInput(request, staffId: ask.member.id)
+        return try WaitlistController.joining(facts, request, clientId: clientId, staffId: ask.member.id, input: input, now: now)
+    }
+
+    public func joinAsk(clientId: Int64) -> WaitlistJoinAsk { WaitlistController.ask(clientId, request) }
+
+    /// What follows the join: the note (sealed by the store to the entry), the audit row.
+    public func after(_ entry: WaitlistEntry) -> WaitlistDecision<Void> {
+        let note = self.note.flatMap { note in entry.id.map { WaitlistWrite.setNote(entryId: $0, note: note) } }
+        return WaitlistDecision(writes: note.map { [$0] } ?? [], now: now, result: (), audits: [AuditAsk(
+            by: ask.member.auditActor, action: .waitlistAdd, clientId: entry.clientId, clinicId: ask.member.clinicId, requestId: requestId,
+            detail: "department \(request.departmentId) priority \(entry.priority)", now: now)])
+    }
+
+    /// The whole join in the caller's write transaction (a store whose transactions run
+    /// synchronously), with the seam's statements: what `FrontDeskChangesStore.deskJoinWaitlist` does.
+    package func run(_ tx: any StoreWriting) throws -> WaitlistEntry {
+        let clientId = try ask.patient(try DeskBookingFacts.read(tx, ask))
+        let entry = try joining(try WaitlistJoinFacts.read(tx, joinAsk(clientId: clientId)), clientId: clientId).apply(tx)
+        try after(entry).apply(tx)
+        return entry
     }
 }
 
@@ -258,23 +328,14 @@ public struct DeskBookingRules: Sendable {
     /// The patient found, once `patient` found them: a refusal after is audited for them.
     let found = LockedBox<Int64?>(nil)
 
-    /// The login's look-up key (nil: by id, or a login no patient can have).
-    public var patientLoginKey: String? {
-        guard patientId == nil, let login = patientLogin, Client.couldExist(login: login) else { return nil }
-        return Client.key(forLogin: login)
+    /// Whom and where (`DeskPatientAsk`).
+    public var ask: DeskPatientAsk {
+        DeskPatientAsk(member: member, departmentId: departmentId, patientId: patientId, patientLogin: patientLogin)
     }
 
-    /// The patient booked for: the department must be of the member's clinic
-    /// (`department_not_found`), the patient found (`staff_patient_id_not_found` for an id that is
-    /// not the clinic's patient's, `staff_patient_not_found` for a login).
+    /// The patient booked for (`DeskPatientAsk.patient`), remembered for a refusal's audit row.
     public func patient(_ facts: DeskBookingFacts) throws -> Int64 {
-        guard let department = facts.department, department.clinicId == member.clinicId else {
-            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-        }
-        guard let id = facts.patientId else {
-            if let patientId { throw ClinicError(.notFound, .staffPatientIdNotFound, String(patientId)) }
-            throw ClinicError(.notFound, .staffPatientNotFound, patientLogin ?? "")
-        }
+        let id = try ask.patient(facts)
         found.withLock { $0 = id }
         return id
     }
@@ -320,7 +381,7 @@ public struct DeskBookingRules: Sendable {
     /// The whole booking in the caller's write transaction (a store whose transactions run
     /// synchronously), with the seam's statements: what `FrontDeskChangesStore.deskBook` does.
     package func run(_ tx: any StoreWriting) throws -> Appointment {
-        let facts = try DeskBookingFacts.read(tx, self)
+        let facts = try DeskBookingFacts.read(tx, ask)
         let clientId = try patient(facts)
         if let (doctorId, span) = holding(facts) {
             var offers: [HoldingOffer] = []
