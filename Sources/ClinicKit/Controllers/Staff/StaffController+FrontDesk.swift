@@ -162,7 +162,8 @@ extension StaffController {
         let now = self.now()
         let appointments = self.appointments
         return DeskBookingRules(
-            member: member, departmentId: departmentId, patientId: patientId, patientLogin: patientLogin, doctorId: doctorId, time: time,
+            ask: DeskPatientAsk(member: member, departmentId: departmentId, patientId: patientId, patientLogin: patientLogin),
+            doctorId: doctorId, time: time,
             requestId: requestId, now: now, booking: { clientId in
                 try appointments.booking(clientId: clientId, departmentId: departmentId, at: time, doctorId: doctorId, notes: "",
                                          staffId: member.id, visitTypeId: visitTypeId)

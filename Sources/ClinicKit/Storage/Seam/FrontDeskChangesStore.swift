@@ -169,10 +169,10 @@ public struct DeskMessageRules: Sendable {
     }
 
     /// Each recipient's message (the subject in their language) and audit row, in order.
-    public func messages(_ recipients: [(clientId: Int64, language: Language?)], clinic: Clinic) -> [(WaitlistMessage, AuditAsk)] {
+    public func messages(_ recipients: [(clientId: Int64, language: Language?)], clinic: Clinic) -> [(PatientMessage, AuditAsk)] {
         recipients.map { recipient in
             let language = recipient.language ?? .en
-            return (WaitlistMessage(clientId: recipient.clientId, clinicId: member.clinicId,
+            return (PatientMessage(clientId: recipient.clientId, clinicId: member.clinicId,
                                     subject: Strings.text(.messageClinicSubject, language, ["", clinic.name]), body: text),
                     AuditAsk(by: member.auditActor, action: .messageSend, clientId: recipient.clientId, requestId: requestId,
                              detail: String(text.prefix(200)), now: now))
@@ -304,8 +304,8 @@ public struct HoldingOffer: Sendable, Equatable {
     }
 }
 
-/// A message to a patient the waitlist writes (its e-mail copy queued when their address is confirmed).
-public struct WaitlistMessage: Sendable, Equatable {
+/// A message to a patient that a front desk change writes (its e-mail copy queued when their address is confirmed).
+public struct PatientMessage: Sendable, Equatable {
     public let clientId: Int64
     public let clinicId: Int64
     public let subject: String
@@ -314,11 +314,8 @@ public struct WaitlistMessage: Sendable, Equatable {
 
 /// The front desk's booking for a patient, as ClinicKit decides it around the store's reads.
 public struct DeskBookingRules: Sendable {
-    public let member: StaffMember
-    public let departmentId: Int64
-    /// The patient by id (a patient of the member's clinic only), or by login.
-    public let patientId: Int64?
-    public let patientLogin: String?
+    /// Whom and where: the member, the department, the patient by id or by login.
+    public let ask: DeskPatientAsk
     public let doctorId: Int64?
     public let time: TimeInput.Parsed
     public let requestId: String?
@@ -327,11 +324,6 @@ public struct DeskBookingRules: Sendable {
     package let booking: @Sendable (Int64) throws -> AwaitedChange
     /// The patient found, once `patient` found them: a refusal after is audited for them.
     let found = LockedBox<Int64?>(nil)
-
-    /// Whom and where (`DeskPatientAsk`).
-    public var ask: DeskPatientAsk {
-        DeskPatientAsk(member: member, departmentId: departmentId, patientId: patientId, patientLogin: patientLogin)
-    }
 
     /// The patient booked for (`DeskPatientAsk.patient`), remembered for a refusal's audit row.
     public func patient(_ facts: DeskBookingFacts) throws -> Int64 {
@@ -349,15 +341,15 @@ public struct DeskBookingRules: Sendable {
 
     /// The offers withdrawn: each closed with its hold (`closing`), its entry waiting again (that
     /// time is not offered to it again), its patient told in their language.
-    public func withdrawing(_ offers: [HoldingOffer]) -> (writes: [WaitlistWrite], messages: [WaitlistMessage]) {
-        var writes: [WaitlistWrite] = [], messages: [WaitlistMessage] = []
+    public func withdrawing(_ offers: [HoldingOffer]) -> (writes: [WaitlistWrite], messages: [PatientMessage]) {
+        var writes: [WaitlistWrite] = [], messages: [PatientMessage] = []
         for holding in offers {
             let offer = holding.offer
             writes += WaitlistController.closing(offer, as: .withdrawn, entryStatus: nil, now: now)
             if holding.entryStatus == .offered { writes.append(.setEntryStatus(id: offer.entryId, status: .waiting)) }
             let language = holding.language ?? .en
             let when = DateText.dateTimeWithZone(offer.startsAt, timeZone: holding.clinic?.zone ?? .gmt, language: language)
-            messages.append(WaitlistMessage(clientId: offer.clientId, clinicId: offer.clinicId,
+            messages.append(PatientMessage(clientId: offer.clientId, clinicId: offer.clinicId,
                                             subject: Strings.text(.waitlistOfferTakenSubject, language),
                                             body: Strings.text(.waitlistOfferTakenBody, language, [when, holding.clinic?.name ?? ""])))
         }
@@ -366,7 +358,7 @@ public struct DeskBookingRules: Sendable {
 
     /// The audit row of the booking made.
     public func audit(_ booked: Appointment) -> AuditAsk {
-        AuditAsk(by: member.auditActor, action: .appointmentBook, clientId: booked.clientId, appointmentId: booked.id,
+        AuditAsk(by: ask.member.auditActor, action: .appointmentBook, clientId: booked.clientId, appointmentId: booked.id,
                  requestId: requestId, detail: DateText.iso8601(booked.startsAt), now: now)
     }
 
@@ -374,7 +366,7 @@ public struct DeskBookingRules: Sendable {
     /// in their access log too, and saying nothing of their other bookings (`staffFacing`).
     func refusalAudit(_ shown: ClinicError) -> AuditAsk? {
         guard let clientId = found.current else { return nil }
-        return AuditAsk(by: member.auditActor, action: .appointmentBookRefused, clientId: clientId, requestId: requestId,
+        return AuditAsk(by: ask.member.auditActor, action: .appointmentBookRefused, clientId: clientId, requestId: requestId,
                         detail: shown.code.rawValue, now: now)
     }
 
