@@ -123,6 +123,31 @@ extension PostgresStore {
             return disabled
         }
     }
+
+    /// BEGIN; whether the clinic exists and the doctor's clinic (one statement); the addition's
+    /// check; the account inserted (`ON CONFLICT` on the login key: `login_taken`); the audit
+    /// row; COMMIT.
+    public func addStaff(_ addition: StaffAddition) async throws -> StaffMember {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            guard let found = try await tx.rows("""
+                SELECT EXISTS (SELECT 1 FROM clinics WHERE id = $1) AS clinic_exists,
+                       (SELECT departments.clinic_id FROM doctors JOIN departments ON departments.id = doctors.department_id
+                        WHERE doctors.id = $2) AS doctor_clinic
+                """, [addition.clinicId, addition.doctorId ?? 0]).first
+            else { throw ClinicError(.storage, .storageFailure, "the staff addition's check returned no row") }
+            let row = try PostgresTransaction.row(found)
+            let exists: Bool? = try row.value("clinic_exists", in: "clinics")
+            let doctorsClinic: Int64? = try row.value("doctor_clinic", in: "doctors")
+            try addition.check(clinicExists: exists ?? false, doctorsClinic: doctorsClinic)
+            guard let inserted = try await tx.rows(PostgresTransaction.insertStaffSQL, PostgresTransaction.insertStaffBinds(addition)).first
+            else { throw ClinicError(.loginTaken, .loginTaken, addition.login) }
+            let member = try PostgresTransaction.staffMember(row: PostgresTransaction.row(inserted))
+            try await Self.append(addition.audit(member), tx, ring: ring)
+            return member
+        }
+    }
 }
 
 // The front desk's booking for a patient awaited (`FrontDeskChangesStore`).

@@ -107,14 +107,22 @@ extension PostgresTransaction {
                            role: StaffRole, clinicId: Int64, doctorId: Int64?, createdAt: Date) throws -> StaffMember {
         // A taken login key inserts nothing and returns no row: the transaction goes on (a
         // failed statement would abort it), and no other refusal is taken for this one.
-        guard let inserted = try row("""
-            INSERT INTO staff_accounts (login, login_key, password_hash, name, surname, role, clinic_id, doctor_id, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (login_key) DO NOTHING RETURNING *
-            """, [login, loginKey, passwordHash, name, surname, role.rawValue, clinicId, doctorId, createdAt]) else {
+        guard let inserted = try row(Self.insertStaffSQL, [login, loginKey, passwordHash, name, surname, role.rawValue, clinicId,
+                                                            doctorId, createdAt]) else {
             throw ClinicError(.loginTaken, .loginTaken, login)
         }
         return try Self.staffMember(row: inserted)
+    }
+
+    /// A staff account added: no row returned when its login key is taken.
+    static let insertStaffSQL = """
+        INSERT INTO staff_accounts (login, login_key, password_hash, name, surname, role, clinic_id, doctor_id, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        ON CONFLICT (login_key) DO NOTHING RETURNING *
+        """
+
+    static func insertStaffBinds(_ a: StaffAddition) -> [any PostgresBindable] {
+        [a.login, a.loginKey, a.passwordHash, a.name, a.surname, a.role.rawValue, a.clinicId, a.doctorId, a.now]
     }
 
     func deactivateStaffMember(id: Int64) throws {

@@ -109,6 +109,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }
 
+    public func addStaff(_ addition: StaffAddition) async throws -> StaffMember {
+        try await commit { try self.writing { tx in try addition.apply(tx) } }
+    }
+
     public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
                         audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
         try await commit {

@@ -88,34 +88,49 @@ import Testing
         do { _ = try w.system.staff.current(token: token); return nil } catch let error as ClinicError { return error.code } catch { return .storage }
     }
 
-    @Test func whoMayCreateAccounts() throws {
+    /// Issue 56: an account added awaited (the server's, `StaffAccountsStore.addStaff`) as the
+    /// blocking way (the CLI's): the same refusals, none of which changes anything.
+    @Test(arguments: [false, true]) func whoMayCreateAccounts(awaited: Bool) async throws {
         let w = try world()
         let la1 = w.adminA.clinicId, la2 = w.adminB.clinicId
+        func add(_ input: StaffInput, by creator: StaffMember?) async throws -> StaffMember {
+            if awaited { return try await w.system.staff.addStaff(input, by: creator, requestId: "req-add", passwords: InlinePasswordRunner()) }
+            return try { try w.system.staff.addStaff(input, by: creator, requestId: "req-add") }()
+        }
         let input = StaffInput(login: "new-desk", name: "Kim", surname: "Park", role: .receptionist, clinicId: la1, password: password)
         let before = try fingerprint(w.system)
-        #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.receptionA) } != nil)
-        #expect(expectError(.forbidden) { _ = try w.system.staff.addStaff(input, by: w.doctorA) } != nil)
-        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(input, by: w.adminB) } != nil, "another clinic's admin")
+        #expect(await expectError(.forbidden) { _ = try await add(input, by: w.receptionA) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await add(input, by: w.doctorA) } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(input, by: w.adminB) } != nil, "another clinic's admin")
         var elsewhere = input
         elsewhere.clinicId = la2
-        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(elsewhere, by: w.adminA) } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(elsewhere, by: w.adminA) } != nil)
+        var nowhere = input
+        nowhere.clinicId = 99_999
+        #expect(await expectError(.notFound) { _ = try await add(nowhere, by: nil) } != nil, "the operator names no clinic")
         var doctorOfB = input
         doctorOfB.role = .doctor
         doctorOfB.doctorId = try w.system.departments.getDoctorsByDepartmentId(try department(w.system, "LA2", "pediatrics").id ?? 0)[0].id
-        #expect(expectError(.notFound) { _ = try w.system.staff.addStaff(doctorOfB, by: w.adminA) } != nil, "a doctor of clinic B")
+        #expect(await expectError(.notFound) { _ = try await add(doctorOfB, by: w.adminA) } != nil, "a doctor of clinic B")
+        doctorOfB.doctorId = 99_999
+        #expect(await expectError(.notFound) { _ = try await add(doctorOfB, by: w.adminA) } != nil, "no such doctor")
         var weak = input
         weak.password = "short"
-        #expect(expectError(.weakPassword) { _ = try w.system.staff.addStaff(weak, by: w.adminA) } != nil)
-        #expect(expectError(.loginTaken) {
-            _ = try w.system.staff.addStaff(StaffInput(login: "Admin-A", name: "X", surname: "Y", role: .receptionist,
-                                                       clinicId: la1, password: password))
+        #expect(await expectError(.weakPassword) { _ = try await add(weak, by: w.adminA) } != nil)
+        #expect(await expectError(.loginTaken) {
+            _ = try await add(StaffInput(login: "Admin-A", name: "X", surname: "Y", role: .receptionist, clinicId: la1, password: password),
+                              by: nil)
         } != nil)
         #expect(try fingerprint(w.system) == before, "refusals change nothing")
-        let added = try w.system.staff.addStaff(input, by: w.adminA)
-        #expect(added.role == .receptionist && added.clinicId == la1)
+        let added = try await add(input, by: w.adminA)
+        #expect(added.role == .receptionist && added.clinicId == la1 && added.isActive)
+        #expect(try w.system.staff.logIn(login: "NEW-DESK", password: password).member == added, "its password is the one given")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'staff.add' AND request_id = 'req-add'") == 1)
+        #expect(try auditIsSound(w.system))
         #expect(expectError(.forbidden) { _ = try w.system.staff.accounts(clinicId: la1, by: w.receptionA) } != nil)
         #expect(expectError(.notFound) { _ = try w.system.staff.accounts(clinicId: la1, by: w.adminB) } != nil)
-        #expect(try w.system.staff.accounts(clinicId: la1, by: w.adminA).map(\.login).contains("new-desk"))
+        let listed = try await w.system.staff.accounts(clinicId: la1, by: w.adminA)
+        #expect(listed.map(\.login).contains("new-desk"))
     }
 
     @Test func theDayIsScopedToTheClinicAndTheDoctor() throws {

@@ -59,10 +59,11 @@ struct StaffAccountsController {
         let member = try context.signedInStaff().member
         let body = try await RequestBody.decode(AccountBody.self, from: request, context: context)
         let requestId = context.requestId
-        let added = try await dependencies.passwordWork(context.language) { [system] in
-            try system.staff.addStaff(StaffInput(login: body.login, name: body.name, surname: body.surname, role: body.role,
-                                                 clinicId: member.clinicId, doctorId: body.doctorId, password: body.password),
-                                      by: member, requestId: requestId)
+        // Awaited (issue 56: `StaffAccountsStore.addStaff`); only the Argon2 runs behind the gate, on the pool.
+        let added = try await dependencies.awaited(context.language) { [system, dependencies] in
+            try await system.staff.addStaff(StaffInput(login: body.login, name: body.name, surname: body.surname, role: body.role,
+                                                       clinicId: member.clinicId, doctorId: body.doctorId, password: body.password),
+                                            by: member, requestId: requestId, passwords: dependencies.passwordRunner)
         }
         return try HTTPMapping.json(StaffJSON(added), status: .created)
     }

@@ -32,6 +32,27 @@ public final class StaffController: Sendable {
     /// Creates a staff account. `by` nil is the operator (who owns the database file); a
     /// clinic admin may create accounts of their own clinic only; nobody else may.
     public func addStaff(_ input: StaffInput, by creator: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
+        let login = try adding(input, by: creator)
+        let addition = StaffAddition(input, login: login, passwordHash: try hasher.hash(input.password),
+                                     actor: creator?.auditActor ?? .operator, requestId: requestId, now: now())
+        return try database.writing { tx in try addition.apply(tx) }
+    }
+
+    /// `addStaff` awaited (issue 56): the fields checked, the hash made on `passwords`, then the
+    /// store's one transaction (`StaffAccountsStore.addStaff`).
+    public func addStaff(_ input: StaffInput, by creator: StaffMember?, requestId: String? = nil,
+                         passwords: some PasswordRunner) async throws -> StaffMember {
+        let login = try adding(input, by: creator)
+        let hasher = self.hasher, password = input.password
+        let hash = try await passwords.run { try hasher.hash(password) }
+        return try await database.addStaff(StaffAddition(input, login: login, passwordHash: hash, actor: creator?.auditActor ?? .operator,
+                                                         requestId: requestId, now: now()))
+    }
+
+    /// Who may add the account (the operator, `creator` nil, or its clinic's admin; another
+    /// role is `forbidden`, another clinic's admin `not_found`) and its fields checked, before
+    /// the password is hashed (Argon2 takes tens of milliseconds by design); the login trimmed.
+    func adding(_ input: StaffInput, by creator: StaffMember?) throws -> String {
         if let creator {
             guard creator.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, creator.role.rawValue) }
             guard creator.clinicId == input.clinicId else { throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId)) }
@@ -43,28 +64,7 @@ public final class StaffController: Sendable {
         if let problem = try passwordCheck(input.password, login, input.name, input.surname) { throw problem }
         if input.role == .doctor && input.doctorId == nil { throw ClinicError.invalid(.staffDoctorRequired) }
         if input.role != .doctor && input.doctorId != nil { throw ClinicError.invalid(.staffDoctorOnlyForDoctors) }
-        let hash = try hasher.hash(input.password)
-        let now = self.now()
-        return try database.writing { tx in
-            guard try tx.clinic(id: input.clinicId) != nil else {
-                throw ClinicError(.notFound, .clinicNotFound, String(input.clinicId))
-            }
-            if let doctorId = input.doctorId,
-               try tx.clinicId(ofDoctor: doctorId) != input.clinicId {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
-            }
-            // A login taken (any case) is refused by the store (`login_taken`), also when
-            // another server adds it at the same moment.
-            let member = try tx.insertStaffMember(login: login, loginKey: Client.key(forLogin: login), passwordHash: hash,
-                                                  name: input.name.trimmingCharacters(in: .whitespaces),
-                                                  surname: input.surname.trimmingCharacters(in: .whitespaces),
-                                                  role: input.role, clinicId: input.clinicId, doctorId: input.doctorId,
-                                                  createdAt: now)
-            try AuditLog.append(tx, by: creator?.auditActor ?? .operator, action: .staffAdd,
-                                clinicId: input.clinicId, requestId: requestId,
-                                detail: "\(member.role.rawValue) \(member.login)", now: now)
-            return member
-        }
+        return login
     }
 
     /// A clinic's staff accounts (a clinic admin's own clinic; the operator any).
