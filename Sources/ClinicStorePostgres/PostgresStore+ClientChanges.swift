@@ -73,3 +73,37 @@ extension PostgresStore {
         }
     }
 }
+
+// A walk-in's claim of their account awaited (`ClaimStore`).
+extension PostgresStore {
+    /// One statement: the code's patient with the key check, opened.
+    public func claimCodeOwner(codeHash: String, at: Date) async throws -> Client? {
+        let key = personalDataKey
+        return try await readAwaited { tx in
+            try await tx.rows(PostgresTransaction.claimCodeOwnerSQL, [codeHash, at, PostgresTransaction.clientsKeyCheckSetting]).first
+                .map { try Self.openedClient(PostgresTransaction.row($0), key: key).client }
+        }
+    }
+
+    /// BEGIN; the code used up (`DELETE … RETURNING`); its patient with the key check, their row
+    /// locked; whether the login is taken; the rules' decision; the record rewritten; COMMIT.
+    public func claimAccount(_ rules: ClaimRules) async throws -> Client {
+        let sent = statementsSent, key = personalDataKey
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let consumed = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.consumeClaimCodeSQL, [rules.codeHash, rules.now]))
+            var opened: (client: Client, check: String?)?
+            if let consumed, let row = try await tx.rows(PostgresTransaction.clientWithKeyCheckSQL + " FOR UPDATE OF c",
+                                                         [consumed, PostgresTransaction.clientsKeyCheckSetting]).first {
+                opened = try Self.openedClient(PostgresTransaction.row(row), key: key)
+            }
+            let taken = try tx.value(Bool.self, try await tx.rows(PostgresTransaction.loginExistsSQL, [rules.loginKey])) ?? false
+            let claimed = try rules.claiming(ClaimFacts(consumedBy: consumed, client: opened?.client, loginTaken: taken))
+            try await Self.write(.rewrite(claimed), clientId: consumed ?? 0, tx,
+                                 cipher: try await Self.sealingCipher(key, stored: opened?.check, tx))
+            return claimed
+        }
+    }
+}

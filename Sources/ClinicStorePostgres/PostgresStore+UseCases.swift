@@ -368,6 +368,14 @@ extension PostgresStore {
                               PostgresTransaction.auditEntryBinds(AuditLog.entry(ask, after: head, key: keyFound.key)))
     }
 
+    /// A patient of a row read with `personal_key_check` (`clientWithKeyCheckSQL`), personal
+    /// fields opened (a row from before encryption has none); the key check read with it.
+    static func openedClient(_ row: StoredRowValues, key: PersonalDataKey) throws -> (client: Client, check: String?) {
+        let check: String? = try row.value("personal_key_check", in: "settings")
+        let stored = try PostgresTransaction.storedClientOfRow(row)
+        return (stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check)), check)
+    }
+
     /// The appointment with its notes opened under the stored key check.
     static func opened(_ appointment: Appointment, key: PersonalDataKey, check: String?) throws -> Appointment {
         try AppointmentNotes.opened(appointment) { try key.cipher(keyCheck: check) }

@@ -238,9 +238,17 @@ extension PostgresTransaction {
     }
 
     func consumeClaimCode(hash: String, at now: Date) throws -> Int64? {
-        try value(Int64.self, "DELETE FROM claim_codes WHERE code_hash = $1 AND expires_at > $2 RETURNING client_id",
-                  [hash, now])
+        try value(Int64.self, Self.consumeClaimCodeSQL, [hash, now])
     }
+
+    /// The claim code of hash `$1` used up if it has not expired at `$2`: the patient it was given to.
+    static let consumeClaimCodeSQL = "DELETE FROM claim_codes WHERE code_hash = $1 AND expires_at > $2 RETURNING client_id"
+
+    /// The patient a claim code of hash `$1` not expired at `$2` was given to, with the key check (`$3`: its setting).
+    static let claimCodeOwnerSQL = """
+        SELECT c.*, (SELECT value FROM settings WHERE key = $3) AS personal_key_check
+        FROM claim_codes k JOIN clients c ON c.id = k.client_id WHERE k.code_hash = $1 AND k.expires_at > $2
+        """
 
     func setSearchIndexCheck(_ check: String) throws {
         try execute("""

@@ -113,6 +113,14 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try addition.apply(tx) } }
     }
 
+    public func claimCodeOwner(codeHash: String, at: Date) async throws -> Client? {
+        try await readAwaited { tx in try ClaimRules.owner(tx, store: self, codeHash: codeHash, at: at) }
+    }
+
+    public func claimAccount(_ rules: ClaimRules) async throws -> Client {
+        try await commit { try self.writing { tx in try rules.run(tx, store: self) } }
+    }
+
     public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
                         audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
         try await commit {

@@ -143,38 +143,48 @@ import Testing
         #expect(try w.system.staff.findPatients(w.desk, query: "petr").isEmpty, "nothing was stored")
     }
 
-    @Test func theWalkInClaimsTheAccountWithTheCodeOnly() throws {
+    /// By both paths: the CLI's seam and a server's awaited store (`ClaimStore`).
+    @Test(arguments: [false, true]) func theWalkInClaimsTheAccountWithTheCodeOnly(awaited: Bool) async throws {
         let w = try world()
-        let olga = try w.system.staff.registerWalkIn(w.desk, self.olga)
+        func claim(_ code: String, _ login: String, _ password: String, again: String? = nil) async throws -> Client {
+            if awaited {
+                return try await w.system.clients.claim(code: code, login: login, password: password, confirmPassword: again,
+                                                        passwords: InlinePasswordRunner())
+            }
+            return try { try w.system.clients.claim(code: code, login: login, password: password, confirmPassword: again) }()
+        }
+        let olga = try await w.system.staff.registerWalkIn(w.desk, self.olga)
         let password = "my-own-pass-phrase-9"
         // Nobody logs in before the claim, whatever they try.
         let stored = try #require(try w.system.database.reading { tx in try tx.storedClient(id: olga.id) })
         #expect(expectError(.invalidCredentials) { _ = try w.system.clients.logIn(login: stored.client.login, password: "") } != nil)
-        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: "AAAA-BBBB-CCCC", login: "olga", password: password) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await claim("AAAA-BBBB-CCCC", "olga", password) } != nil)
 
-        let first = try w.system.staff.claimCode(w.desk, patientId: olga.id)
-        let second = try w.system.staff.claimCode(w.desk, patientId: olga.id)
+        let first = try await w.system.staff.claimCode(w.desk, patientId: olga.id)
+        let second = try await w.system.staff.claimCode(w.desk, patientId: olga.id)
         #expect(first.code != second.code && second.code.count == 14)
-        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: first.code, login: "olga", password: password) } != nil,
+        #expect(await expectError(.invalidInput) { _ = try await claim(first.code, "olga", password) } != nil,
                 "a new code replaces the one before")
         // A weak password or a taken login is refused, and the code still works after.
         _ = try register(w.system, "taken")
-        #expect(expectError(.weakPassword) { _ = try w.system.clients.claim(code: second.code, login: "olga", password: "petrova") } != nil)
-        #expect(expectError(.loginTaken) { _ = try w.system.clients.claim(code: second.code, login: "TAKEN", password: password) } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try w.system.clients.claim(code: second.code, login: "olga", password: password, confirmPassword: password + "x")
-        } != nil, "the password typed twice differs")
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.weakPassword) { _ = try await claim(second.code, "olga", "petrova") } != nil)
+        #expect(await expectError(.loginTaken) { _ = try await claim(second.code, "TAKEN", password) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await claim(second.code, "olga", password, again: password + "x") } != nil,
+                "the password typed twice differs")
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
         // Typed in lower case and without dashes, it is the same code.
         let typed = second.code.lowercased().replacingOccurrences(of: "-", with: " ")
-        let claimed = try w.system.clients.claim(code: typed, login: "olga", password: password)
+        let claimed = try await claim(typed, "olga", password)
         #expect(claimed.id == olga.id && claimed.login == "olga" && claimed.privacyVersion == PrivacyPolicy.version)
         let (me, _) = try w.system.clients.logIn(login: "olga", password: password)
         #expect(me.id == olga.id && me.name == "Olga" && me.birthDate == "1961-04-12" && me.email == "olga@example.org")
         // Used once; and a patient with an account gets no code.
-        #expect(expectError(.invalidInput) { _ = try w.system.clients.claim(code: second.code, login: "olga2", password: password) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await claim(second.code, "olga2", password) } != nil)
         #expect(expectError(.invalidInput) { _ = try w.system.staff.claimCode(w.desk, patientId: olga.id) } != nil)
         // Found by her login now too.
-        #expect(try w.system.staff.findPatients(w.desk, query: "olga").map(\.login) == ["olga"])
+        let found = try await w.system.staff.findPatients(w.desk, query: "olga")
+        #expect(found.map(\.login) == ["olga"])
     }
 
     /// By both paths: the CLI's seam and a server's awaited store (`FrontDeskChangesStore.deskClaimCode`).

@@ -86,8 +86,9 @@ struct AccountController {
         let asked = context.language
         try dependencies.checkAuthRate(context, asked)
         let body = try await RequestBody.decode(ClaimBody.self, from: request, context: context)
-        let client = try await dependencies.passwordWork(asked) { [system] in
-            try system.clients.claim(code: body.code, login: body.login, password: body.password)
+        // Awaited (issue 56: `ClaimStore`); only the Argon2 runs behind the gate, on the pool.
+        let client = try await dependencies.awaited(asked) { [system, dependencies] in
+            try await system.clients.claim(code: body.code, login: body.login, password: body.password, passwords: dependencies.passwordRunner)
         }
         return try HTTPMapping.json(PatientEnvelope(patient: ClientJSON(client)))
     }

@@ -128,8 +128,10 @@ struct WebWalkInPages {
         let values: [String: Any] = ["code": code, "login": login]
         do {
             let again = form["passwordAgain"] ?? ""
-            _ = try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.claim(code: code, login: login, password: password, confirmPassword: again)
+            // Awaited (issue 56: `ClaimStore`); only the Argon2 runs behind the gate, on the pool.
+            _ = try await dependencies.awaited(web.language) { [system, dependencies] in
+                try await system.clients.claim(code: code, login: login, password: password, confirmPassword: again,
+                                               passwords: dependencies.passwordRunner)
             }
             let device = Device.webBrowser(userAgent: request.headers[.userAgent])
             let idle = dependencies.settings.webSessionSeconds(keptSignedIn: false)

@@ -18,36 +18,43 @@ extension ClientController {
     /// that is unknown, used or expired is one refusal (`invalid_input`), whatever it was: it
     /// says nothing of which. Nothing changes on any refusal.
     public func claim(code: String, login: String, password: String, confirmPassword: String? = nil) throws -> Client {
+        let login = try Self.checkedClaim(login: login, password: password, confirmPassword: confirmPassword)
+        let hashOfCode = Self.claimCodeHash(code)
+        let now = self.now()
+        // The patient's name is needed for the password check: looked up first, read again below.
+        let owner = try database.reading { tx in try ClaimRules.owner(tx, store: database, codeHash: hashOfCode, at: now) }
+        try checkClaimPassword(password, login: login, owner: owner)
+        let rules = ClaimRules(codeHash: hashOfCode, login: login, passwordHash: try hasher.hash(password), ownerId: owner?.id, now: now)
+        return try database.writing { tx in try rules.run(tx, store: database) }
+    }
+
+    /// `claim` awaited (issue 56): the owner read awaited (`ClaimStore.claimCodeOwner`), the hash
+    /// made on `passwords`, then the store's one transaction (`ClaimStore.claimAccount`).
+    public func claim(code: String, login: String, password: String, confirmPassword: String? = nil,
+                      passwords: some PasswordRunner) async throws -> Client {
+        let login = try Self.checkedClaim(login: login, password: password, confirmPassword: confirmPassword)
+        let hashOfCode = Self.claimCodeHash(code)
+        let now = self.now()
+        let owner = try await database.claimCodeOwner(codeHash: hashOfCode, at: now)
+        try checkClaimPassword(password, login: login, owner: owner)
+        let hasher = self.hasher
+        let hash = try await passwords.run { try hasher.hash(password) }
+        return try await database.claimAccount(ClaimRules(codeHash: hashOfCode, login: login, passwordHash: hash, ownerId: owner?.id, now: now))
+    }
+
+    /// The login (trimmed) and the confirmation checked before anything is read.
+    static func checkedClaim(login: String, password: String, confirmPassword: String?) throws -> String {
         let login = login.trimmingCharacters(in: .whitespaces)
         let validator = Validator()
         if let problem = validator.problem(.login, login) { throw problem }
         if let confirmPassword, !validator.passwordsMatch(password, confirmPassword) { throw ClinicError.invalid(.passwordsDiffer) }
-        let hashOfCode = Self.claimCodeHash(code)
-        let now = self.now()
-        // The patient's name is needed for the password check: looked up first, read again below.
-        let owner = try database.reading { tx -> Client? in
-            guard let found = try tx.claimCode(hash: hashOfCode), now < found.expiresAt else { return nil }
-            return try database.client(tx, id: found.clientId)
-        }
+        return login
+    }
+
+    /// No owner, or one with an online account already, is the code's one refusal; the password
+    /// is checked as at registration, also against the owner's name.
+    func checkClaimPassword(_ password: String, login: String, owner: Client?) throws {
         guard let owner, !owner.hasOnlineAccount else { throw ClinicError.invalid(.claimCodeWrong) }
         if let problem = try passwordProblem(password, login: login, name: owner.name, surname: owner.surname) { throw problem }
-        let hash = try hasher.hash(password)
-        return try database.writing { tx in
-            // The code is used up first, in one statement: of several claims with one code at
-            // once (on several servers), one deletes the row and the others find none. A
-            // refusal below rolls the deletion back with the rest.
-            guard let clientId = try tx.consumeClaimCode(hash: hashOfCode, at: now), clientId == owner.id,
-                  var client = try database.client(tx, id: clientId), !client.hasOnlineAccount else {
-                throw ClinicError.invalid(.claimCodeWrong)
-            }
-            if try tx.loginExists(loginKey: Client.key(forLogin: login)) { throw ClinicError(.loginTaken, .loginTaken, login) }
-            client.login = login
-            client.loginKey = Client.key(forLogin: login)
-            client.passwordHash = hash
-            client.privacyAcceptedAt = Date(seconds: now.seconds)
-            client.privacyVersion = PrivacyPolicy.version
-            try database.updateClient(tx, client)
-            return client
-        }
     }
 }

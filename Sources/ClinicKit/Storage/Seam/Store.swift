@@ -60,7 +60,8 @@ public protocol StoreWriting: StoreReading, AppointmentWriting, AttachmentWritin
 public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppointmentsStore, DirectoryReadsStore, LogInStore,
                             AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore,
                             NearestSearchStore, RegistrationStore, FrontDeskStore, ClinicAdminReadsStore,
-                            FrontDeskReadsStore, StaffAccountsStore, PatientSearchStore, WaitlistWorkStore, FrontDeskChangesStore {
+                            FrontDeskReadsStore, StaffAccountsStore, PatientSearchStore, WaitlistWorkStore, FrontDeskChangesStore,
+                            ClaimStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.
