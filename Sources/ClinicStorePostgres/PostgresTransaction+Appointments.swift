@@ -145,8 +145,10 @@ extension PostgresTransaction {
     }
 
     func visitType(id: Int64) throws -> VisitType? {
-        try row("SELECT * FROM visit_types WHERE id = $1", [id]).map(VisitType.init(row:))
+        try row(Self.visitTypeSQL, [id]).map(VisitType.init(row:))
     }
+
+    static let visitTypeSQL = "SELECT * FROM visit_types WHERE id = $1"
 
     func visitTypes(ofDepartment departmentId: Int64, includingInactive: Bool) throws -> [VisitType] {
         try rows(Self.visitTypesSQL(includingInactive: includingInactive), [departmentId]).map(VisitType.init(row:))
@@ -350,23 +352,30 @@ extension PostgresTransaction {
     }
 
     func insertVisitType(departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws -> Int64 {
-        guard let id = try value(Int64.self, """
-            INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES ($1, $2, $3, $4, $5)
-            RETURNING id
-            """, [departmentId, nameEn, nameRu, durationMinutes, priceCents]) else {
+        guard let id = try value(Int64.self, Self.insertVisitTypeSQL, [departmentId, nameEn, nameRu, durationMinutes, priceCents]) else {
             throw ClinicError(.internalError, .storageFailure, "a visit type stored without an id")
         }
         return id
     }
 
+    /// A visit type of department `$1`: its names `$2`, `$3`, duration `$4` and price `$5`; its id.
+    static let insertVisitTypeSQL = """
+        INSERT INTO visit_types (department_id, name_en, name_ru, duration_minutes, price_cents) VALUES ($1, $2, $3, $4, $5)
+        RETURNING id
+        """
+
     func updateVisitType(id: Int64, nameEn: String, nameRu: String, durationMinutes: Int, priceCents: Int?) throws {
-        try execute("UPDATE visit_types SET name_en = $1, name_ru = $2, duration_minutes = $3, price_cents = $4 WHERE id = $5",
-                    [nameEn, nameRu, durationMinutes, priceCents, id])
+        try execute(Self.updateVisitTypeSQL, [nameEn, nameRu, durationMinutes, priceCents, id])
     }
 
+    /// Visit type `$5`'s names `$1`, `$2`, duration `$3` and price `$4`.
+    static let updateVisitTypeSQL = "UPDATE visit_types SET name_en = $1, name_ru = $2, duration_minutes = $3, price_cents = $4 WHERE id = $5"
+
     func deactivateVisitType(id: Int64) throws {
-        try execute("UPDATE visit_types SET is_active = false WHERE id = $1", [id])
+        try execute(Self.deactivateVisitTypeSQL, [id])
     }
+
+    static let deactivateVisitTypeSQL = "UPDATE visit_types SET is_active = false WHERE id = $1"
 
     func setSetting(_ key: String, to value: String) throws {
         try execute(Self.setSettingSQL, [key, value])

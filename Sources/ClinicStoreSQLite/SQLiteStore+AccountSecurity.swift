@@ -121,6 +121,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try rules.run(tx, store: self) } }
     }
 
+    public func changeVisitType(_ change: VisitTypeChange) async throws -> VisitType {
+        try await commit { try self.writing { tx in try change.apply(tx) } }
+    }
+
     public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
                         audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
         try await commit {

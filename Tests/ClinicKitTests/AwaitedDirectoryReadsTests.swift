@@ -15,10 +15,10 @@ import Testing
                                                          clinicId: la1.id ?? 0, password: "counter-shift-73"))
         // Visit types out of their order of creation, one of them no longer offered.
         for (name, minutes) in [("Long", 60), ("Short", 15), ("Gone", 30)] {
-            _ = try system.staff.addVisitType(admin, departmentId: therapyId, nameEn: name, nameRu: name, durationMinutes: minutes)
+            _ = try await system.staff.addVisitType(admin, departmentId: therapyId, nameEn: name, nameRu: name, durationMinutes: minutes)
         }
         let gone = try #require(try Self.synchronousVisitTypes(system, therapyId).first { $0.nameEn == "Gone" })
-        _ = try system.staff.removeVisitType(admin, id: gone.id)
+        _ = try await system.staff.removeVisitType(admin, id: gone.id)
         // A doctor no longer offered.
         let doctors = try system.departments.getDoctorsByDepartmentId(therapyId)
         try #require(doctors.count >= 2)

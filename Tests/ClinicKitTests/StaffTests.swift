@@ -278,8 +278,8 @@ import Testing
             }
         }
         let therapy = w.booked.departmentId
-        let long = try staff.addVisitType(w.adminA, departmentId: therapy, nameEn: "Long visit", nameRu: "Долгий приём", durationMinutes: 40)
-        _ = try staff.removeVisitType(w.adminA, id: long.id ?? 0)
+        let long = try await staff.addVisitType(w.adminA, departmentId: therapy, nameEn: "Long visit", nameRu: "Долгий приём", durationMinutes: 40)
+        _ = try await staff.removeVisitType(w.adminA, id: long.id ?? 0)
         func blockingTypes() throws -> [VisitType] { try staff.visitTypes(w.adminA, departmentId: therapy) }
         let types = try await staff.visitTypes(w.adminA, departmentId: therapy)
         #expect(try types == blockingTypes() && types.contains { $0.id == long.id && !$0.isActive }, "inactive ones too")

@@ -170,30 +170,71 @@ import Testing
         }
     }
 
-    @Test func visitTypesAreCheckedAndScoped() throws {
+    /// Issue 56: by both paths, the CLI's seam and a server's awaited store
+    /// (`ClinicAdminChangesStore.changeVisitType`); a refusal changes nothing.
+    @Test(arguments: [false, true]) func visitTypesAreCheckedAndScoped(awaited: Bool) async throws {
         let system = try makeSystem()
         let therapy = try department(system, "LA1", "therapy"), other = try department(system, "NY1", "therapy")
         let admin = try system.staff.addStaff(StaffInput(login: "boss", name: "Ann", surname: "Wu", role: .clinicAdmin,
                                                          clinicId: therapy.clinicId, password: "kettle-harbor-lantern"))
         let desk = try system.staff.addStaff(StaffInput(login: "desk", name: "Sam", surname: "Lee", role: .receptionist,
                                                         clinicId: therapy.clinicId, password: "kettle-harbor-lantern"))
-        #expect(expectError(.invalidInput) { _ = try system.staff.addVisitType(admin, departmentId: therapy.id ?? 0, nameEn: "A", nameRu: "Б", durationMinutes: 7) } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.staff.addVisitType(admin, departmentId: therapy.id ?? 0, nameEn: " ", nameRu: "Б", durationMinutes: 30) } != nil)
-        #expect(expectError(.forbidden) { _ = try system.staff.addVisitType(desk, departmentId: therapy.id ?? 0, nameEn: "A", nameRu: "Б", durationMinutes: 30) } != nil)
-        #expect(expectError(.notFound) { _ = try system.staff.addVisitType(admin, departmentId: other.id ?? 0, nameEn: "A", nameRu: "Б", durationMinutes: 30) } != nil)
-        let first = try system.staff.addVisitType(admin, departmentId: therapy.id ?? 0, nameEn: "First visit", nameRu: "Первичный приём",
-                                                  durationMinutes: 40, priceCents: 12_000)
-        #expect(try system.departments.visitTypes(departmentId: therapy.id ?? 0) == [first])
-        #expect(first.name(.ru) == "Первичный приём")
+        let otherAdmin = try system.staff.addStaff(StaffInput(login: "boss-ny", name: "Ann", surname: "Wu", role: .clinicAdmin,
+                                                              clinicId: other.clinicId, password: "kettle-harbor-lantern"))
+        func add(_ member: StaffMember, _ departmentId: Int64?, _ en: String, _ ru: String, _ minutes: Int, price: Int? = nil)
+            async throws -> VisitType {
+            let id = departmentId ?? 0
+            if awaited {
+                return try await system.staff.addVisitType(member, departmentId: id, nameEn: en, nameRu: ru, durationMinutes: minutes,
+                                                           priceCents: price, requestId: "req-vt")
+            }
+            return try {
+                try system.staff.addVisitType(member, departmentId: id, nameEn: en, nameRu: ru, durationMinutes: minutes, priceCents: price,
+                                              requestId: "req-vt")
+            }()
+        }
+        func update(_ member: StaffMember, _ id: Int64, _ minutes: Int) async throws -> VisitType {
+            if awaited {
+                return try await system.staff.updateVisitType(member, id: id, nameEn: "First visit", nameRu: "Первичный приём",
+                                                              durationMinutes: minutes, priceCents: nil, requestId: "req-vt")
+            }
+            return try {
+                try system.staff.updateVisitType(member, id: id, nameEn: "First visit", nameRu: "Первичный приём", durationMinutes: minutes,
+                                                 priceCents: nil, requestId: "req-vt")
+            }()
+        }
+        func remove(_ member: StaffMember, _ id: Int64) async throws -> VisitType {
+            if awaited { return try await system.staff.removeVisitType(member, id: id, requestId: "req-vt") }
+            return try { try system.staff.removeVisitType(member, id: id, requestId: "req-vt") }()
+        }
+        let before = try fingerprint(system)
+        #expect(await expectError(.invalidInput) { _ = try await add(admin, therapy.id, "A", "Б", 7) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await add(admin, therapy.id, " ", "Б", 30) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await add(desk, therapy.id, "A", "Б", 30) } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(admin, other.id, "A", "Б", 30) } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(admin, 99_999, "A", "Б", 30) } != nil)
+        #expect(try fingerprint(system) == before, "a refusal changes nothing")
+        let first = try await add(admin, therapy.id, "First visit", "Первичный приём", 40, price: 12_000)
+        let offered = try await system.departments.visitTypes(departmentId: therapy.id ?? 0)
+        #expect(offered == [first])
+        #expect(first.name(.ru) == "Первичный приём" && first.durationMinutes == 40 && first.priceCents == 12_000 && first.isActive)
         // Slots of another department with this visit type: not found.
         #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: other.id ?? 0, visitTypeId: first.id) } != nil)
-        let updated = try system.staff.updateVisitType(admin, id: first.id, nameEn: "First visit", nameRu: "Первичный приём",
-                                                       durationMinutes: 60, priceCents: nil)
+        let added = try fingerprint(system)
+        #expect(await expectError(.notFound) { _ = try await update(admin, 99_999, 60) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await update(desk, first.id, 60) } != nil)
+        #expect(await expectError(.notFound) { _ = try await update(otherAdmin, first.id, 60) } != nil, "another clinic's admin")
+        #expect(await expectError(.notFound) { _ = try await remove(otherAdmin, first.id) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await remove(desk, first.id) } != nil)
+        #expect(try fingerprint(system) == added, "a refusal changes nothing")
+        let updated = try await update(admin, first.id, 60)
         #expect(updated.durationMinutes == 60 && updated.priceCents == nil)
-        let removed = try system.staff.removeVisitType(admin, id: first.id)
+        let removed = try await remove(admin, first.id)
         #expect(!removed.isActive)
-        #expect(try system.departments.visitTypes(departmentId: therapy.id ?? 0).isEmpty)
+        let left = try await system.departments.visitTypes(departmentId: therapy.id ?? 0)
+        #expect(left.isEmpty)
         #expect(expectError(.notFound) { _ = try system.appointments.slots(departmentId: therapy.id ?? 0, visitTypeId: first.id) } != nil)
+        #expect(try storedInt(system, "SELECT count(*) FROM audit_events WHERE action LIKE 'visit-type.%' AND request_id = 'req-vt'") == 3)
         #expect(try auditIsSound(system))
     }
 

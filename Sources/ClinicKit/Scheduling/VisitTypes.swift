@@ -63,13 +63,6 @@ extension DepartmentController {
 
 extension StaffController {
     /// The department, of the member's clinic, for a clinic admin.
-    func adminDepartment(_ tx: any StoreReading, _ member: StaffMember, _ departmentId: Int64) throws {
-        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-            throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-        }
-    }
-
     /// A department's visit types, inactive ones too (any staff member of the clinic).
     public func visitTypes(_ member: StaffMember, departmentId: Int64) throws -> [VisitType] {
         try database.reading { tx in
@@ -90,46 +83,45 @@ extension StaffController {
 
     public func addVisitType(_ member: StaffMember, departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
                              priceCents: Int? = nil, requestId: String? = nil) throws -> VisitType {
-        let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
-        let now = self.now()
-        return try database.writing { tx in
-            try adminDepartment(tx, member, departmentId)
-            let id = try tx.insertVisitType(departmentId: departmentId, nameEn: en, nameRu: ru, durationMinutes: durationMinutes,
-                                            priceCents: priceCents)
-            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeAdd, requestId: requestId,
-                                detail: "\(id) department \(departmentId) \(durationMinutes) min", now: now)
-            return try tx.visitType(id: id) ?? { throw ClinicError(.internalError, .storageFailure, "visit type") }()
-        }
+        let fields = try VisitTypeFields(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        return try changeVisitType(.add(departmentId: departmentId, fields), member, requestId: requestId)
+    }
+
+    /// `addVisitType` awaited (issue 56: `ClinicAdminChangesStore.changeVisitType`).
+    public func addVisitType(_ member: StaffMember, departmentId: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
+                             priceCents: Int? = nil, requestId: String? = nil) async throws -> VisitType {
+        let fields = try VisitTypeFields(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        return try await database.changeVisitType(VisitTypeChange(.add(departmentId: departmentId, fields), by: member, requestId: requestId,
+                                                                  now: now()))
     }
 
     /// Changes a visit type's names, duration or price; booked appointments keep their times.
     public func updateVisitType(_ member: StaffMember, id: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
                                 priceCents: Int?, requestId: String? = nil) throws -> VisitType {
-        let (en, ru) = try VisitType.checked(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
-        let now = self.now()
-        return try database.writing { tx in
-            guard let type = try tx.visitType(id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
-            do { try adminDepartment(tx, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
-                throw ClinicError(.notFound, .visitTypeNotFound, String(id))
-            }
-            try tx.updateVisitType(id: id, nameEn: en, nameRu: ru, durationMinutes: durationMinutes, priceCents: priceCents)
-            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeUpdate, requestId: requestId,
-                                detail: "\(id) \(durationMinutes) min", now: now)
-            return try tx.visitType(id: id) ?? type
-        }
+        let fields = try VisitTypeFields(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        return try changeVisitType(.update(id: id, fields), member, requestId: requestId)
+    }
+
+    /// `updateVisitType` awaited (issue 56: `ClinicAdminChangesStore.changeVisitType`).
+    public func updateVisitType(_ member: StaffMember, id: Int64, nameEn: String, nameRu: String, durationMinutes: Int,
+                                priceCents: Int?, requestId: String? = nil) async throws -> VisitType {
+        let fields = try VisitTypeFields(nameEn: nameEn, nameRu: nameRu, durationMinutes: durationMinutes, priceCents: priceCents)
+        return try await database.changeVisitType(VisitTypeChange(.update(id: id, fields), by: member, requestId: requestId, now: now()))
     }
 
     /// No longer offered (kept for the appointments that name it).
     public func removeVisitType(_ member: StaffMember, id: Int64, requestId: String? = nil) throws -> VisitType {
-        let now = self.now()
-        return try database.writing { tx in
-            guard let type = try tx.visitType(id: id) else { throw ClinicError(.notFound, .visitTypeNotFound, String(id)) }
-            do { try adminDepartment(tx, member, type.departmentId) } catch let error as ClinicError where error.code == .notFound {
-                throw ClinicError(.notFound, .visitTypeNotFound, String(id))
-            }
-            try tx.deactivateVisitType(id: id)
-            try AuditLog.append(tx, by: member.auditActor, action: .visitTypeRemove, requestId: requestId, detail: String(id), now: now)
-            return try tx.visitType(id: id) ?? type
-        }
+        try changeVisitType(.remove(id: id), member, requestId: requestId)
+    }
+
+    /// `removeVisitType` awaited (issue 56: `ClinicAdminChangesStore.changeVisitType`).
+    public func removeVisitType(_ member: StaffMember, id: Int64, requestId: String? = nil) async throws -> VisitType {
+        try await database.changeVisitType(VisitTypeChange(.remove(id: id), by: member, requestId: requestId, now: now()))
+    }
+
+    /// A visit type's change in one write (the CLI's).
+    func changeVisitType(_ kind: VisitTypeChange.Kind, _ member: StaffMember, requestId: String?) throws -> VisitType {
+        let change = VisitTypeChange(kind, by: member, requestId: requestId, now: now())
+        return try database.writing { tx in try change.apply(tx) }
     }
 }

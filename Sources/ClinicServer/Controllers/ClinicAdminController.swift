@@ -143,9 +143,9 @@ struct ClinicAdminController {
             throw ServerError.invalid(.fieldRequired, "departmentId")
         }
         let requestId = context.requestId
-        let type = try await dependencies.work(context.language) { [system] in
-            try system.staff.addVisitType(member, departmentId: department, nameEn: body.nameEn, nameRu: body.nameRu,
-                                          durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
+        let type = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.addVisitType(member, departmentId: department, nameEn: body.nameEn, nameRu: body.nameRu,
+                                                      durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
         }
         return try HTTPMapping.json(VisitTypeJSON(type, language: context.language), status: .created)
     }
@@ -155,9 +155,9 @@ struct ClinicAdminController {
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(VisitTypeBody.self, from: request, context: context)
         let requestId = context.requestId
-        let type = try await dependencies.work(context.language) { [system] in
-            try system.staff.updateVisitType(member, id: id, nameEn: body.nameEn, nameRu: body.nameRu,
-                                             durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
+        let type = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.updateVisitType(member, id: id, nameEn: body.nameEn, nameRu: body.nameRu,
+                                                   durationMinutes: body.durationMinutes, priceCents: body.priceCents, requestId: requestId)
         }
         return try HTTPMapping.json(VisitTypeJSON(type, language: context.language))
     }
@@ -166,8 +166,8 @@ struct ClinicAdminController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let type = try await dependencies.work(context.language) { [system] in
-            try system.staff.removeVisitType(member, id: id, requestId: requestId)
+        let type = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.removeVisitType(member, id: id, requestId: requestId)
         }
         return try HTTPMapping.json(VisitTypeJSON(type, language: context.language))
     }
