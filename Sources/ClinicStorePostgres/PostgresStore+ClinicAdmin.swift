@@ -5,6 +5,11 @@ import PostgresNIO
 // A clinic admin's changes awaited (issue 56: `ClinicAdminChangesStore`): one transaction on a
 // leased connection, each statement awaited; what is written is ClinicKit's decision.
 
+extension PostgresTransaction {
+    /// The clinic of department `$1`.
+    static let departmentClinicSQL = "SELECT clinic_id FROM departments WHERE id = $1"
+}
+
 extension PostgresStore {
     /// BEGIN; the type (its row locked) with its department's clinic, or a new type's
     /// department's clinic (one statement); the change's check; the insert, update or
@@ -23,7 +28,7 @@ extension PostgresStore {
                     departmentClinic = try row.value("department_clinic", in: "departments")
                 }
             } else if let departmentId = change.departmentId {
-                departmentClinic = try tx.value(Int64.self, try await tx.rows("SELECT clinic_id FROM departments WHERE id = $1", [departmentId]))
+                departmentClinic = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.departmentClinicSQL, [departmentId]))
             }
             try change.check(type: type, departmentClinic: departmentClinic)
             let id: Int64
@@ -48,6 +53,29 @@ extension PostgresStore {
                 throw ClinicError(.internalError, .storageFailure, "visit type")
             }
             return changed
+        }
+    }
+}
+
+extension PostgresStore {
+    /// BEGIN; the department's clinic; the addition's check; the doctor, their hours (one
+    /// statement, when any); the audit row; COMMIT.
+    public func addDoctor(_ addition: DoctorAddition) async throws -> Doctor {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            try addition.check(departmentClinic: try tx.value(Int64.self, try await tx.rows(PostgresTransaction.departmentClinicSQL,
+                                                                                             [addition.departmentId])))
+            guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertDoctorSQL,
+                                                                      [addition.departmentId, addition.name, false])) else {
+                throw ClinicError(.internalError, .storageFailure, "a doctor stored without an id")
+            }
+            if !addition.hours.isEmpty {
+                _ = try await tx.rows(PostgresTransaction.insertWorkingHoursSQL, PostgresTransaction.workingHoursBinds(
+                    ofDoctor: id, addition.hours.map { ($0.weekday, $0.startMinute, $0.endMinute, $0.slotMinutes) }))
+            }
+            try await Self.append(addition.audit(doctorId: id), tx, ring: ring)
+            return addition.doctor(id: id)
         }
     }
 }

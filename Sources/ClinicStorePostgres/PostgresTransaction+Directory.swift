@@ -257,14 +257,16 @@ extension PostgresTransaction {
 
     func insertDoctor(_ doctor: Doctor) throws -> Doctor {
         // As SQLite's: a new doctor is active (the column's default), whatever `isActive` says.
-        guard let id = try value(Int64.self, "INSERT INTO doctors (department_id, name, is_demo) VALUES ($1, $2, $3) RETURNING id",
-                                 [doctor.departmentId, doctor.name, doctor.isDemo]) else {
+        guard let id = try value(Int64.self, Self.insertDoctorSQL, [doctor.departmentId, doctor.name, doctor.isDemo]) else {
             throw ClinicError(.internalError, .storageFailure, "a doctor stored without an id")
         }
         var doctor = doctor
         doctor.id = id
         return doctor
     }
+
+    /// A doctor of department `$1`, named `$2`, demo or not `$3`; their id.
+    static let insertDoctorSQL = "INSERT INTO doctors (department_id, name, is_demo) VALUES ($1, $2, $3) RETURNING id"
 
     func insertWorkingHours(_ hours: [WorkingHours], ofDoctor doctorId: Int64) throws {
         try insertWorkingHourRows(ofDoctor: doctorId, hours.map { ($0.weekday, $0.startMinute, $0.endMinute, $0.slotMinutes) })
@@ -275,14 +277,22 @@ extension PostgresTransaction {
     func insertWorkingHourRows(ofDoctor doctorId: Int64,
                                _ hours: [(weekday: Int, startMinute: Int, endMinute: Int, slotMinutes: Int)]) throws {
         guard !hours.isEmpty else { return }
-        try execute("""
-            INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes)
-            SELECT $1, h.weekday, h.start_minute, h.end_minute, h.slot_minutes
-            FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
-                WITH ORDINALITY AS h (weekday, start_minute, end_minute, slot_minutes, position)
-            ORDER BY h.position
-            """, [doctorId, DirectoryIdArray(hours.map { Int64($0.weekday) }), DirectoryIdArray(hours.map { Int64($0.startMinute) }),
-                  DirectoryIdArray(hours.map { Int64($0.endMinute) }), DirectoryIdArray(hours.map { Int64($0.slotMinutes) })])
+        try execute(Self.insertWorkingHoursSQL, Self.workingHoursBinds(ofDoctor: doctorId, hours))
+    }
+
+    /// Doctor `$1`'s working hours: weekdays `$2`, starts `$3`, ends `$4` and slot lengths `$5`, in their order.
+    static let insertWorkingHoursSQL = """
+        INSERT INTO working_hours (doctor_id, weekday, start_minute, end_minute, slot_minutes)
+        SELECT $1, h.weekday, h.start_minute, h.end_minute, h.slot_minutes
+        FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
+            WITH ORDINALITY AS h (weekday, start_minute, end_minute, slot_minutes, position)
+        ORDER BY h.position
+        """
+
+    static func workingHoursBinds(ofDoctor doctorId: Int64,
+                                  _ hours: [(weekday: Int, startMinute: Int, endMinute: Int, slotMinutes: Int)]) -> [any PostgresBindable] {
+        [doctorId, DirectoryIdArray(hours.map { Int64($0.weekday) }), DirectoryIdArray(hours.map { Int64($0.startMinute) }),
+         DirectoryIdArray(hours.map { Int64($0.endMinute) }), DirectoryIdArray(hours.map { Int64($0.slotMinutes) })]
     }
 
     // The many rows of an import or a first fill, one statement per kind: each column as an

@@ -621,26 +621,35 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
-    @Test func clinicAdminsAddDoctorsToTheirOwnClinic() throws {
+    /// Issue 56: by both paths, the CLI's seam and a server's awaited store
+    /// (`ClinicAdminChangesStore.addDoctor`); a refusal changes nothing.
+    @Test(arguments: [false, true]) func clinicAdminsAddDoctorsToTheirOwnClinic(awaited: Bool) async throws {
         let w = try world()
         let hours = [WorkingHours(id: nil, doctorId: 0, weekday: 3, startMinute: 9 * 60, endMinute: 12 * 60, slotMinutes: 30)]
-        #expect(expectError(.forbidden) {
-            _ = try w.system.staff.addDoctor(w.receptionA, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
-        } != nil)
-        #expect(expectError(.notFound) {
-            _ = try w.system.staff.addDoctor(w.adminB, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
-        } != nil)
+        func add(_ member: StaffMember, _ name: String, department: Int64? = nil, hours: [WorkingHours] = hours) async throws -> Doctor {
+            let id = department ?? w.booked.departmentId
+            if awaited { return try await w.system.staff.addDoctor(member, departmentId: id, name: name, hours: hours, requestId: "req-doc") }
+            return try { try w.system.staff.addDoctor(member, departmentId: id, name: name, hours: hours, requestId: "req-doc") }()
+        }
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { _ = try await add(w.receptionA, "Ada Park") } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(w.adminB, "Ada Park") } != nil)
+        #expect(await expectError(.notFound) { _ = try await add(w.adminA, "Ada Park", department: 99_999) } != nil)
         // Issue 55 (A6): a doctor's name shows what it is, in one script a word.
         for name in ["\u{3164}", "Аda Park", "A" + String(repeating: "\u{0301}", count: 300)] {
-            #expect(expectError(.invalidInput) {
-                _ = try w.system.staff.addDoctor(w.adminA, departmentId: w.booked.departmentId, name: name, hours: hours)
-            }?.key == .doctorNameInvalid)
+            #expect(await expectError(.invalidInput) { _ = try await add(w.adminA, name) }?.key == .doctorNameInvalid)
         }
-        let doctor = try w.system.staff.addDoctor(w.adminA, departmentId: w.booked.departmentId, name: "Ada Park", hours: hours)
-        #expect(try w.system.staff.doctors(w.receptionA).contains { $0.doctor.id == doctor.id })
-        #expect(!(try w.system.staff.doctors(w.adminB).contains { $0.doctor.id == doctor.id }))
-        #expect(try w.system.staff.hours(w.doctorA, doctorId: doctor.id ?? 0).map(\.weekday) == [3])
+        let overlapping = hours + [WorkingHours(id: nil, doctorId: 0, weekday: 3, startMinute: 11 * 60, endMinute: 13 * 60, slotMinutes: 30)]
+        #expect(await expectError(.invalidInput) { _ = try await add(w.adminA, "Ada Park", hours: overlapping) }?.key == .workingHoursInvalid)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        let doctor = try await add(w.adminA, "Ada Park")
+        #expect(doctor.name == "Ada Park" && doctor.departmentId == w.booked.departmentId && doctor.isActive)
+        #expect(try { try w.system.staff.doctors(w.receptionA) }().contains { $0.doctor.id == doctor.id })
+        #expect(!(try { try w.system.staff.doctors(w.adminB) }().contains { $0.doctor.id == doctor.id }))
+        #expect(try { try w.system.staff.hours(w.doctorA, doctorId: doctor.id ?? 0) }().map(\.weekday) == [3])
         #expect(expectError(.notFound) { _ = try w.system.staff.hours(w.adminB, doctorId: doctor.id ?? 0) } != nil)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'doctor.add' AND request_id = 'req-doc'") == 1)
+        #expect(try auditIsSound(w.system))
     }
 
     /// A deactivated doctor is no longer offered; their booking refuses it unless forced.

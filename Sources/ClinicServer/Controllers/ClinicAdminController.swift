@@ -56,8 +56,8 @@ struct ClinicAdminController {
         let member = try context.signedInStaff().member
         let body = try await RequestBody.decode(DoctorBody.self, from: request, context: context)
         let requestId = context.requestId
-        let doctor = try await dependencies.work(context.language) { [system] in
-            try system.staff.addDoctor(member, departmentId: body.departmentId, name: body.name, hours: [], requestId: requestId)
+        let doctor = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.addDoctor(member, departmentId: body.departmentId, name: body.name, hours: [], requestId: requestId)
         }
         return try HTTPMapping.json(DoctorJSON(doctor, hours: []), status: .created)
     }

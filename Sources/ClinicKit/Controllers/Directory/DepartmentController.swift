@@ -23,9 +23,20 @@ public final class DepartmentController: Sendable {
 
     /// A doctor with weekly working hours (intervals in local minutes, per ISO weekday).
     public func addDoctor(departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
+        let name = try Self.checkedDoctor(name: name, hours: hours)
+        return try database.writing { tx in
+            guard try tx.department(id: departmentId) != nil else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            return try Self.insertDoctor(tx, departmentId: departmentId, name: name, hours: hours)
+        }
+    }
+
+    /// A new doctor's name (trimmed) and hours checked: valid intervals, none overlapping another
+    /// of the same weekday (a start would belong to two intervals, and its slot length to
+    /// whichever came first).
+    static func checkedDoctor(name: String, hours: [WorkingHours]) throws -> String {
         guard let name = Text.checkedPersonName(name, maximum: 200) else { throw ClinicError.invalid(.doctorNameInvalid) }
-        // Valid intervals, none overlapping another of the same weekday (a start would belong
-        // to two intervals, and its slot length to whichever came first).
         let intervals = hours.map { (weekday: $0.weekday, interval: DoctorSchedule.Interval(
             startMinute: $0.startMinute, endMinute: $0.endMinute, slotMinutes: $0.slotMinutes)) }
         for (index, item) in intervals.enumerated() {
@@ -33,14 +44,14 @@ public final class DepartmentController: Sendable {
                   !intervals[..<index].contains(where: { $0.weekday == item.weekday && $0.interval.overlaps(item.interval) })
             else { throw ClinicError.invalid(.workingHoursInvalid) }
         }
-        return try database.writing { tx in
-            guard try tx.department(id: departmentId) != nil else {
-                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-            }
-            let doctor = try tx.insertDoctor(Doctor(id: nil, departmentId: departmentId, name: name, isDemo: false))
-            try tx.insertWorkingHours(hours, ofDoctor: doctor.id ?? 0)
-            return doctor
-        }
+        return name
+    }
+
+    /// The doctor and their hours written in the caller's transaction.
+    static func insertDoctor(_ tx: any StoreWriting, departmentId: Int64, name: String, hours: [WorkingHours]) throws -> Doctor {
+        let doctor = try tx.insertDoctor(Doctor(id: nil, departmentId: departmentId, name: name, isDemo: false))
+        try tx.insertWorkingHours(hours, ofDoctor: doctor.id ?? 0)
+        return doctor
     }
 
     public func getDepartmentsByClinicId(_ clinicId: Int64) throws -> [Department] {

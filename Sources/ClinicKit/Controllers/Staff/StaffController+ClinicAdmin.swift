@@ -41,18 +41,15 @@ extension StaffController {
     /// A new doctor in a department of the admin's clinic, with weekly hours.
     public func addDoctor(_ member: StaffMember, departmentId: Int64, name: String, hours: [WorkingHours],
                           requestId: String? = nil) throws -> Doctor {
-        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        let now = self.now()
-        // Joined: `DepartmentController.addDoctor`'s own write commits with the audit row.
-        return try writingJoined { tx in
-            guard let department = try tx.department(id: departmentId), department.clinicId == member.clinicId else {
-                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-            }
-            let doctor = try DepartmentController(database: database).addDoctor(departmentId: departmentId, name: name, hours: hours)
-            try AuditLog.append(tx, by: member.auditActor, action: .doctorAdd, requestId: requestId,
-                                detail: "doctor \(doctor.id ?? 0) department \(departmentId)", now: now)
-            return doctor
-        }
+        let addition = try DoctorAddition(member, departmentId: departmentId, name: name, hours: hours, requestId: requestId, now: now())
+        return try database.writing { tx in try addition.apply(tx) }
+    }
+
+    /// `addDoctor` awaited (issue 56: `ClinicAdminChangesStore.addDoctor`).
+    public func addDoctor(_ member: StaffMember, departmentId: Int64, name: String, hours: [WorkingHours],
+                          requestId: String? = nil) async throws -> Doctor {
+        try await database.addDoctor(try DoctorAddition(member, departmentId: departmentId, name: name, hours: hours, requestId: requestId,
+                                                        now: now()))
     }
 
     /// Deactivates a doctor of the admin's clinic: no longer offered, booked or listed. Their

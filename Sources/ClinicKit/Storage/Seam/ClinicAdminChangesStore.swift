@@ -3,7 +3,9 @@ import Foundation
 // A clinic admin's changes awaited (issue 56). A visit type added, changed or no longer
 // offered: its fields checked before any transaction (`VisitTypeChange`), then one transaction
 // in which the store reads the type (its row locked) and the clinic of the department concerned,
-// `VisitTypeChange.check` decides, and the store writes the change and its audit row.
+// `VisitTypeChange.check` decides, and the store writes the change and its audit row. A doctor
+// added: the name and hours checked first (`DoctorAddition`), then the department's clinic
+// read, checked, and the doctor, their hours and the audit row written in one transaction.
 
 /// The awaited changes of a clinic admin a `ClinicStore` offers.
 public protocol ClinicAdminChangesStore: Sendable {
@@ -11,6 +13,48 @@ public protocol ClinicAdminChangesStore: Sendable {
     /// locked) and its department's clinic; `change.check`; the insert, update or deactivation;
     /// the audit row (`change.audit`); the type as it is now.
     func changeVisitType(_ change: VisitTypeChange) async throws -> VisitType
+    /// One transaction: the department's clinic, `addition.check`, the doctor and their hours,
+    /// the audit row (`addition.audit`); the doctor.
+    func addDoctor(_ addition: DoctorAddition) async throws -> Doctor
+}
+
+/// A clinic admin's new doctor, name and hours checked: decided on the department's clinic.
+public struct DoctorAddition: Sendable {
+    public let departmentId: Int64
+    public let name: String
+    public let hours: [WorkingHours]
+    let member: StaffMember
+    let requestId: String?
+    let now: Date
+
+    /// Only a clinic admin may (`forbidden`, before anything else); the name and hours checked.
+    init(_ member: StaffMember, departmentId: Int64, name: String, hours: [WorkingHours], requestId: String?, now: Date) throws {
+        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        self.name = try DepartmentController.checkedDoctor(name: name, hours: hours)
+        self.departmentId = departmentId; self.hours = hours; self.member = member; self.requestId = requestId; self.now = now
+    }
+
+    /// The department must be one of the admin's clinic (another's, or none, is `not_found`).
+    public func check(departmentClinic: Int64?) throws {
+        guard departmentClinic == member.clinicId else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
+    }
+
+    /// The doctor as added, of the id the store gave.
+    public func doctor(id: Int64) -> Doctor { Doctor(id: id, departmentId: departmentId, name: name, isDemo: false) }
+
+    /// The audit row of the doctor added.
+    public func audit(doctorId: Int64) -> AuditAsk {
+        AuditAsk(by: member.auditActor, action: .doctorAdd, requestId: requestId, detail: "doctor \(doctorId) department \(departmentId)",
+                 now: now)
+    }
+
+    /// The addition in the caller's write transaction (the blocking path, and SQLite's).
+    package func apply(_ tx: any StoreWriting) throws -> Doctor {
+        try check(departmentClinic: try tx.department(id: departmentId)?.clinicId)
+        let doctor = try DepartmentController.insertDoctor(tx, departmentId: departmentId, name: name, hours: hours)
+        try AuditLog.append(tx, audit(doctorId: doctor.id ?? 0))
+        return doctor
+    }
 }
 
 /// A visit type's fields, checked (`VisitType.checked`).
