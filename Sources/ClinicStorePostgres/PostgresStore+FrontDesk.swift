@@ -124,6 +124,18 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the hold, its row locked; the decision; the hold deleted; the audit row; COMMIT.
+    public func deskReleaseHold(id: Int64, decide: @escaping @Sendable (SlotHold?) throws -> AuditAsk) async throws {
+        let sent = statementsSent, ring = auditKeys
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let audit = try decide(try await tx.rows(PostgresTransaction.slotHoldSQL + " FOR UPDATE", [id]).first
+                .map { try SlotHold(row: PostgresTransaction.row($0)) })
+            _ = try await tx.rows(PostgresTransaction.deleteHoldSQL, [id])
+            try await Self.append(audit, tx, ring: ring)
+        }
+    }
+
     /// BEGIN; whether the clinic exists and the doctor's clinic (one statement); the addition's
     /// check; the account inserted (`ON CONFLICT` on the login key: `login_taken`); the audit
     /// row; COMMIT.

@@ -105,6 +105,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try rules.run(tx, store: self) } }
     }
 
+    public func deskReleaseHold(id: Int64, decide: @escaping @Sendable (SlotHold?) throws -> AuditAsk) async throws {
+        try await commit { try self.writing { tx in try HoldRelease.apply(tx, id: id, decide: decide) } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

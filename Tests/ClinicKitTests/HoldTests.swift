@@ -235,7 +235,8 @@ extension HoldTests {
 
     /// The front desk sees its doctors' live holds on the calendar and may release one (issue
     /// 42); another clinic's desk cannot, nor can a doctor; the patient's access log says so.
-    @Test func theFrontDeskSeesAHoldOnTheCalendarAndReleasesIt() throws {
+    /// By both paths (issue 56): the CLI's seam and a server's awaited store (`deskReleaseHold`).
+    @Test(arguments: [false, true]) func theFrontDeskSeesAHoldOnTheCalendarAndReleasesIt(awaited: Bool) async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna"), bob = try register(system, "bob")
@@ -254,16 +255,24 @@ extension HoldTests {
         let calendar = try system.frontDeskCalendar(desk, from: LocalDateTime(year: 2026, month: 11, day: 23, hour: 0, minute: 0), days: 1)
         let column = try #require(calendar.columns.first { $0.doctor.id == doctorId })
         #expect(column.holds.map(\.id) == [hold.id])
+        func release(_ member: StaffMember, _ id: Int64) async throws {
+            if awaited { return try await system.staff.releaseHold(member, holdId: id, requestId: "req-release") }
+            try { try system.staff.releaseHold(member, holdId: id, requestId: "req-release") }()
+        }
         let before = try fingerprint(system)
-        #expect(expectError(.notFound) { try system.staff.releaseHold(elsewhere, holdId: hold.id ?? 0) } != nil)
-        #expect(expectError(.forbidden) { try system.staff.releaseHold(doctor, holdId: hold.id ?? 0) } != nil)
+        #expect(await expectError(.notFound) { try await release(elsewhere, hold.id ?? 0) } != nil)
+        #expect(await expectError(.forbidden) { try await release(doctor, hold.id ?? 0) } != nil)
+        #expect(await expectError(.notFound) { try await release(desk, 99_999) } != nil)
         #expect(try fingerprint(system) == before, "refusals change nothing")
-        try system.staff.releaseHold(desk, holdId: hold.id ?? 0)
+        try await release(desk, hold.id ?? 0)
         // Free again for everyone at once; the hold is gone for its patient; the log says who.
         _ = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy.id ?? 0,
                                                       at: .instant(monday0920), doctorId: doctorId)
         #expect(expectError(.notFound) { _ = try system.appointments.slotHold(hold.id ?? 0, clientId: anna.id ?? 0) } != nil)
-        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).map(\.action).contains("hold.release"))
-        #expect(expectError(.notFound) { try system.staff.releaseHold(desk, holdId: hold.id ?? 0) } != nil)
+        let log = try await system.clients.accessLog(clientId: anna.id ?? 0)
+        #expect(log.map(\.action).contains("hold.release"))
+        #expect(try storedInt(system, "SELECT count(*) FROM audit_events WHERE action = 'hold.release' AND request_id = 'req-release'") == 1)
+        #expect(await expectError(.notFound) { try await release(desk, hold.id ?? 0) } != nil)
+        #expect(try auditIsSound(system))
     }
 }

@@ -70,7 +70,7 @@ struct WebCalendarPages {
         let id = try context.parameters.id("id")
         let form = try await dependencies.form(request, context, web)
         let requestId = context.requestId
-        try await dependencies.work(web) { [system] in try system.staff.releaseHold(member, holdId: id, requestId: requestId) }
+        try await dependencies.awaited(web.language) { [system] in try await system.staff.releaseHold(member, holdId: id, requestId: requestId) }
         let back = form["back"].flatMap { $0.hasPrefix("/staff/calendar?") ? $0 : nil } ?? "/staff/calendar"
         return dependencies.redirect(back, web)
     }

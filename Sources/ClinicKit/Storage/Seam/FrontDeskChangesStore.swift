@@ -32,6 +32,9 @@ public protocol FrontDeskChangesStore: Sendable {
     /// patient's lock, `WaitlistJoinFacts`, `rules.joining`, the entries it ends, the new one);
     /// `rules.after`'s note and audit row. Returns the entry.
     func deskJoinWaitlist(_ rules: DeskWaitlistRules) async throws -> WaitlistEntry
+    /// One transaction: the hold (its row locked; nil to `decide`: none), `decide` (the audit
+    /// row of its release), the hold deleted and the audit row appended.
+    func deskReleaseHold(id: Int64, decide: @escaping @Sendable (SlotHold?) throws -> AuditAsk) async throws
 }
 
 /// What a walk-in's claim code is decided on: whether they are the member's clinic's patient,
@@ -393,5 +396,14 @@ public struct DeskBookingRules: Sendable {
         let booked = try booking(clientId).run(tx)
         try AuditLog.append(tx, audit(booked))
         return booked
+    }
+}
+
+/// The front desk's release of a hold in the caller's write transaction (the blocking path, and SQLite's).
+package enum HoldRelease {
+    package static func apply(_ tx: any StoreWriting, id: Int64, decide: (SlotHold?) throws -> AuditAsk) throws {
+        let audit = try decide(try tx.slotHold(id: id))
+        try tx.deleteSlotHold(id: id)
+        try AuditLog.append(tx, audit)
     }
 }
