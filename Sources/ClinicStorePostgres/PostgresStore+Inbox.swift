@@ -45,3 +45,12 @@ extension PostgresStore {
         }
     }
 }
+
+// A text's delivery report awaited (`TextReportsStore`).
+extension PostgresStore {
+    /// One statement: the report recorded and whether the delivery is a text's.
+    public func recordReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) async throws -> Bool {
+        let rows = try await awaitedRows(PostgresTransaction.recordTextReportSQL, [report.rawValue, now, deliveryId])
+        return try rows.first.map { try $0.value("known", in: "deliveries") as Bool } ?? false
+    }
+}

@@ -244,15 +244,19 @@ extension PostgresTransaction {
     }
 
     func recordTextReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) throws -> Bool {
-        // The first final report (delivered, failed, rejected) stays: the network's reports of
-        // one text come in any order, and a replayed report cannot rewrite the outcome.
-        try execute("""
-            UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code')
-            AND (report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected'))
-            """, [report.rawValue, now, deliveryId])
-        return try value(Bool.self, "SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = $1 AND purpose IN ('text', 'text_code'))",
-                         [deliveryId]) ?? false
+        try value(Bool.self, Self.recordTextReportSQL, [report.rawValue, now, deliveryId]) ?? false
     }
+
+    /// Report `$1` at `$2` on the text delivery `$3`, unless a final report (delivered, failed,
+    /// rejected) stays there: the network's reports of one text come in any order, and a replayed
+    /// report cannot rewrite the outcome. Whether there is such a text delivery, in the same statement.
+    static let recordTextReportSQL = """
+        WITH recorded AS (
+            UPDATE deliveries SET report = $1, reported_at = $2 WHERE id = $3 AND purpose IN ('text', 'text_code')
+            AND (report IS NULL OR report NOT IN ('delivered', 'failed', 'rejected')) RETURNING id
+        )
+        SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = $3 AND purpose IN ('text', 'text_code')) AS known
+        """
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {
         try execute("""

@@ -48,6 +48,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try tx.markMessageRead(messageId, ofClient: clientId, at: now) } }
     }
 
+    public func recordReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) async throws -> Bool {
+        try await commit { try self.writing { tx in try tx.recordTextReport(report, ofDelivery: deliveryId, at: now) } }
+    }
+
     public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
         try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
     }

@@ -593,23 +593,30 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     // MARK: Delivery reports
 
-    @Test func aDeliveryReportIsRecordedOnItsTextAndNothingElse() throws {
+    /// By both paths (issue 56): the CLI's seam and a server's awaited store (`TextReportsStore`).
+    @Test(arguments: [false, true]) func aDeliveryReportIsRecordedOnItsTextAndNothingElse(awaited: Bool) async throws {
         let s = try scene()
+        func report(_ id: Int64, _ status: Int) async throws -> TextReport {
+            if awaited { return try await s.system.texts.report(deliveryId: id, status: status) }
+            return try { try s.system.texts.report(deliveryId: id, status: status) }()
+        }
         _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         try deliver(s)
         let id = try #require(s.texter.texts.last?.deliveryId)
-        #expect(try s.system.texts.report(deliveryId: id, status: 8) == .accepted)
-        #expect(try s.system.texts.report(deliveryId: id, status: 1) == .delivered)
+        #expect(try await report(id, 8) == .accepted)
+        #expect(try storedRows(s.system, "SELECT report FROM deliveries WHERE id = \(id)").first?.columns == ["report": "accepted"])
+        #expect(try await report(id, 1) == .delivered)
         // The operator's "accepted" coming after "delivered" does not undo it.
-        #expect(try s.system.texts.report(deliveryId: id, status: 8) == .accepted)
+        #expect(try await report(id, 8) == .accepted)
         #expect(try storedRows(s.system, "SELECT report, state FROM deliveries WHERE id = \(id)").first?.columns
                 == ["report": "delivered", "state": "sent"], "and the sent text's body is not kept")
         #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE id = \(id) AND payload IS NULL") == 1)
         // Issue 55 (A8): a final report is the first one's for good; a replayed report (the
         // gateway's log holds every signed address) cannot turn "delivered" into "failed".
-        _ = try s.system.texts.report(deliveryId: id, status: 2)
+        _ = try await report(id, 2)
         #expect(try storedRows(s.system, "SELECT report FROM deliveries WHERE id = \(id)").first?.columns == ["report": "delivered"])
-        #expect(expectError(.notFound) { try s.system.texts.report(deliveryId: id + 100, status: 1) }?.key == .textReportUnknown)
-        #expect(expectError(.invalidInput) { try s.system.texts.report(deliveryId: id, status: 3) } != nil)
+        #expect(await expectError(.notFound) { _ = try await report(id + 100, 1) }?.key == .textReportUnknown)
+        #expect(await expectError(.invalidInput) { _ = try await report(id, 3) } != nil)
+        #expect(try storedRows(s.system, "SELECT report FROM deliveries WHERE id = \(id)").first?.columns == ["report": "delivered"])
     }
 }

@@ -111,8 +111,8 @@ struct PhoneRoutes {
         // (an unknown status, a delivery gone with its account): asking again would not help.
         let status = query.get("status").flatMap(Int.init) ?? -1
         do {
-            let recorded = try await dependencies.work(context.language) { [system] in
-                try system.texts.report(deliveryId: delivery, status: status)
+            let recorded = try await dependencies.awaited(context.language) { [system] in
+                try await system.texts.report(deliveryId: delivery, status: status)
             }
             switch recorded {
             case .delivered: dependencies.metrics.texts("delivered")

@@ -143,20 +143,33 @@ public final class TextController: Sendable {
     /// 8 taken by the operator, 16 refused by the operator) recorded on the delivery.
     @discardableResult
     public func report(deliveryId: Int64, status: Int) throws -> TextReport {
-        let report: TextReport
-        switch status {
-        case 1: report = .delivered
-        case 2: report = .failed
-        case 4: report = .buffered
-        case 8: report = .accepted
-        case 16: report = .rejected
-        default: throw ClinicError.invalid(.textReportUnknown)
-        }
-        let now = self.now()
+        let report = try Self.reportOf(status: status), now = self.now()
         guard try database.writing({ tx in try tx.recordTextReport(report, ofDelivery: deliveryId, at: now) }) else {
             throw ClinicError(.notFound, .textReportUnknown)
         }
         return report
+    }
+
+    /// `report` awaited (issue 56: `TextReportsStore.recordReport`, one statement).
+    @discardableResult
+    public func report(deliveryId: Int64, status: Int) async throws -> TextReport {
+        let report = try Self.reportOf(status: status)
+        guard try await database.recordReport(report, ofDelivery: deliveryId, at: now()) else {
+            throw ClinicError(.notFound, .textReportUnknown)
+        }
+        return report
+    }
+
+    /// Kannel's status as a report; another is `invalid_input` (nothing recorded).
+    static func reportOf(status: Int) throws -> TextReport {
+        switch status {
+        case 1: .delivered
+        case 2: .failed
+        case 4: .buffered
+        case 8: .accepted
+        case 16: .rejected
+        default: throw ClinicError.invalid(.textReportUnknown)
+        }
     }
 
     /// Makes every number's lookup key again under `cipher` (the personal-data key was rotated).
