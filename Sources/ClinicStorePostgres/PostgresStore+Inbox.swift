@@ -46,11 +46,27 @@ extension PostgresStore {
     }
 }
 
-// A text's delivery report awaited (`TextReportsStore`).
+// A text's delivery report and a reply's sender awaited (`PhoneNetworkStore`).
 extension PostgresStore {
     /// One statement: the report recorded and whether the delivery is a text's.
     public func recordReport(_ report: TextReport, ofDelivery deliveryId: Int64, at now: Date) async throws -> Bool {
         let rows = try await awaitedRows(PostgresTransaction.recordTextReportSQL, [report.rawValue, now, deliveryId])
         return try rows.first.map { try $0.value("known", in: "deliveries") as Bool } ?? false
+    }
+
+    /// Two statements in one snapshot: the key check (the number's key is made under the
+    /// personal-data key), then the confirmed phone of that key with its patient's language.
+    public func replySender(number: String) async throws -> ReplySender? {
+        let key = personalDataKey
+        return try await readAwaited { tx in
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
+            let numberKey = ReplySender.numberKey(number, cipher: try key.cipher(keyCheck: check))
+            guard let row = try await tx.rows("""
+                SELECT p.*, c.preferred_language FROM phones p LEFT JOIN clients c ON c.id = p.client_id
+                WHERE p.number_key = $1 AND p.confirmed
+                """, [numberKey]).first.map(PostgresTransaction.row) else { return nil }
+            let language: String? = try row.value("preferred_language", in: "clients")
+            return ReplySender(phone: try StoredPhone(row: row), language: language.flatMap(Language.init(rawValue:)) ?? .en)
+        }
     }
 }

@@ -52,6 +52,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try tx.recordTextReport(report, ofDelivery: deliveryId, at: now) } }
     }
 
+    public func replySender(number: String) async throws -> ReplySender? {
+        try await readAwaited { tx in try ReplySender.read(tx, store: self, number: number) }
+    }
+
     public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
         try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
     }

@@ -505,13 +505,19 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     // MARK: Replies
 
-    @Test func stopStopsTextsAnsweredOnceAndStartTurnsThemBackOn() throws {
+    /// A reply handled by the CLI's seam, or awaited as a server does (issue 56).
+    static func reply(_ s: Scene, _ awaited: Bool, _ from: String, _ text: String) async throws -> String? {
+        if awaited { return try await s.system.texts.handle(from: from, text: text).reply }
+        return try { try s.system.texts.receive(from: from, text: text) }()
+    }
+
+    @Test(arguments: [false, true]) func stopStopsTextsAnsweredOnceAndStartTurnsThemBackOn(awaited: Bool) async throws {
         let s = try scene()
         try confirm(s, s.anna, "+12025550143")
-        #expect(try s.system.texts.receive(from: "+12025550143", text: " stop ") == Strings.text(.textStopped, .en))
-        #expect(try s.system.texts.receive(from: "12025550143", text: "STOP") == nil, "answered once")
-        #expect(try s.system.clients.phone(clientId: s.anna).stopped)
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "C") == nil, "nothing but START is answered after STOP")
+        #expect(try await Self.reply(s, awaited, "+12025550143", " stop ") == Strings.text(.textStopped, .en))
+        #expect(try await Self.reply(s, awaited, "12025550143", "STOP") == nil, "answered once")
+        #expect(try { try s.system.clients.phone(clientId: s.anna) }().stopped)
+        #expect(try await Self.reply(s, awaited, "+12025550143", "C") == nil, "nothing but START is answered after STOP")
         _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                         doctorId: s.doctor)
         s.clock.advance(6 * 3600)
@@ -519,45 +525,45 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let before = s.texter.texts.count
         try deliver(s)
         #expect(s.texter.texts.count == before, "nothing texted after STOP")
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "Start") == Strings.text(.textStarted, .en))
-        #expect(try s.system.clients.phone(clientId: s.anna).stopped == false)
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "СТОП") == Strings.text(.textStopped, .en))
+        #expect(try await Self.reply(s, awaited, "+12025550143", "Start") == Strings.text(.textStarted, .en))
+        #expect(try { try s.system.clients.phone(clientId: s.anna) }().stopped == false)
+        #expect(try await Self.reply(s, awaited, "+12025550143", "СТОП") == Strings.text(.textStopped, .en))
     }
 
-    @Test func aReplyFromAnUnknownNumberIsRefusedAndChangesNothing() throws {
+    @Test(arguments: [false, true]) func aReplyFromAnUnknownNumberIsRefusedAndChangesNothing(awaited: Bool) async throws {
         let s = try scene()
         _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         for from in ["+12025550143", "+19995550000", "not a number", ""] {
-            #expect(expectError(.notFound) { _ = try s.system.texts.receive(from: from, text: "STOP") }?.key == .textUnknownNumber,
+            #expect(await expectError(.notFound) { _ = try await Self.reply(s, awaited, from, "STOP") }?.key == .textUnknownNumber,
                     "\(from): a number not confirmed is unknown")
         }
-        #expect(try s.system.clients.phone(clientId: s.anna).stopped == false)
+        #expect(try { try s.system.clients.phone(clientId: s.anna) }().stopped == false)
     }
 
-    @Test func cConfirmsAndXCancelsTheNextAppointmentAndTwoAreAskedWhich() throws {
+    @Test(arguments: [false, true]) func cConfirmsAndXCancelsTheNextAppointmentAndTwoAreAskedWhich(awaited: Bool) async throws {
         let s = try scene()
         try confirm(s, s.anna, "+12025550143")
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "C") == Strings.text(.textNothingDue, .en))
+        #expect(try await Self.reply(s, awaited, "+12025550143", "C") == Strings.text(.textNothingDue, .en))
         let first = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
-        let answer = try s.system.texts.receive(from: "+12025550143", text: "c")
+        let answer = try await Self.reply(s, awaited, "+12025550143", "c")
         #expect(answer == "Thank you: your appointment of Nov 23, 2026 at 9:20 AM PST is confirmed.")
-        let (confirmed, history) = try s.system.appointments.appointmentWithHistory(first.id ?? 0, clientId: s.anna)
+        let (confirmed, history) = try await s.system.appointments.appointmentWithHistory(first.id ?? 0, clientId: s.anna)
         #expect(confirmed.status == .confirmed && history.last?.event == "confirmed" && history.last?.actor == "patient")
 
         // Two appointments soon: the answer lists them, and X2 cancels the second.
         let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
         let second = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: cardiology, at: .instant(monday1000))
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology))
-        let which = try #require(try s.system.texts.receive(from: "+12025550143", text: "X"))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology))
+        let which = try #require(try await Self.reply(s, awaited, "+12025550143", "X"))
         #expect(which.hasPrefix("You have 2 appointments soon: 1) Nov 23, 2026 at 9:20 AM PST; 2) Nov 23, 2026 at 10:00 AM PST."))
         #expect(try s.system.appointments.getAppointmentById(second.id ?? 0, clientId: s.anna).status == .scheduled)
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "X 2") == "Your appointment of Nov 23, 2026 at 10:00 AM PST is cancelled.")
+        #expect(try await Self.reply(s, awaited, "+12025550143", "X 2") == "Your appointment of Nov 23, 2026 at 10:00 AM PST is cancelled.")
         #expect(try s.system.appointments.getAppointmentById(second.id ?? 0, clientId: s.anna).status == .cancelled)
         // The freed time goes to the waitlist at once, as from any front.
-        #expect(try s.system.waitlist.work() == 1)
-        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday1000)
-        #expect(try s.system.texts.receive(from: "+12025550143", text: "hello") == Strings.text(.textNotUnderstood, .en))
+        #expect(try { try s.system.waitlist.work() }() == 1)
+        #expect(try { try s.system.waitlist.offers(clientId: s.bob) }().first?.startsAt == monday1000)
+        #expect(try await Self.reply(s, awaited, "+12025550143", "hello") == Strings.text(.textNotUnderstood, .en))
     }
 
     @Test func theCommandsAreReadAsAPhoneTypesThem() {
@@ -593,7 +599,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     // MARK: Delivery reports
 
-    /// By both paths (issue 56): the CLI's seam and a server's awaited store (`TextReportsStore`).
+    /// By both paths (issue 56): the CLI's seam and a server's awaited store (`PhoneNetworkStore`).
     @Test(arguments: [false, true]) func aDeliveryReportIsRecordedOnItsTextAndNothingElse(awaited: Bool) async throws {
         let s = try scene()
         func report(_ id: Int64, _ status: Int) async throws -> TextReport {

@@ -72,7 +72,7 @@ struct PhoneRoutes {
         let from = String((query.get("from") ?? "").prefix(40)), text = String((query.get("text") ?? "").prefix(1000))
         let answer: String?
         do {
-            let handled = try await dependencies.work(context.language) { [system] in try system.texts.handle(from: from, text: text) }
+            let handled = try await dependencies.awaited(context.language) { [system] in try await system.texts.handle(from: from, text: text) }
             answer = handled.reply
             switch handled.consent {
             case .optedOut: dependencies.metrics.texts("opted_out")

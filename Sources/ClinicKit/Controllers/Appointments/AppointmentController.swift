@@ -129,6 +129,15 @@ public final class AppointmentController: Sendable {
         return try await changes.count("cancel") { try await database.run(change) }
     }
 
+    /// `confirmAppointment` as the store's one awaited operation (issue 56): no change (one
+    /// confirmed already) answers the appointment as it is.
+    public func confirm(_ id: Int64, clientId: Int64) async throws -> Appointment {
+        let now = self.now()
+        return try await database.run(.change(id: id) { facts in
+            try BookingRules.confirm(try BookingRules.owned(facts, id, clientId).appointment, now: now)
+        })
+    }
+
     /// `cancel` with the answer to its `Idempotency-Key` kept in the same transaction.
     public func cancel(_ id: Int64, clientId: Int64, keeping: AnswerKeeping<Appointment>) async throws -> IdempotencyStore.Response {
         try await perform("cancel", cancellation(id, clientId: clientId), clientId: clientId, keeping: keeping)

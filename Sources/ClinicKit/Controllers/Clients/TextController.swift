@@ -23,7 +23,15 @@ public final class TextController: Sendable {
         self.now = now
     }
 
-    public enum Command: Equatable, Sendable { case stop, start, confirm(Int?), cancel(Int?), unknown }
+    public enum Command: Equatable, Sendable {
+        case stop, start, confirm(Int?), cancel(Int?), unknown
+
+        /// Whether it is a C (confirm).
+        var confirms: Bool {
+            if case .confirm = self { return true }
+            return false
+        }
+    }
 
     static let stopWords: Set<String> = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "СТОП", "ОТПИСАТЬСЯ"]
     static let startWords: Set<String> = ["START", "UNSTOP", "СТАРТ"]
@@ -73,64 +81,134 @@ public final class TextController: Sendable {
     public func handle(from: String, text: String) throws -> (reply: String?, consent: ConsentChange?) {
         let now = self.now()
         guard let number = Self.sender(from) else { throw ClinicError(.notFound, .textUnknownNumber) }
-        let found = try database.reading { tx -> (StoredPhone, Language)? in
-            guard let phone = try tx.confirmedPhone(numberKey: Texts.numberKey(number, cipher: AppointmentNotes.cipher(tx))) else {
-                return nil
-            }
-            return (phone, try database.client(tx, id: phone.clientId)?.language ?? .en)
+        guard let sender = try database.reading({ tx in try ReplySender.read(tx, store: database, number: number) }) else {
+            throw ClinicError(.notFound, .textUnknownNumber)
         }
-        guard let (phone, language) = found else { throw ClinicError(.notFound, .textUnknownNumber) }
+        let (phone, language) = (sender.phone, sender.language)
         let command = Self.command(text)
         switch command {
         case .stop, .start:
-            let stopping = command == .stop
-            let changed = try database.writing { tx -> Bool in
-                guard var current = try tx.phone(ofClient: phone.clientId), current.confirmed, current.stopped != stopping else { return false }
-                current.stopped = stopping
-                try tx.savePhone(current, at: now)
-                // Nothing more goes after a STOP, even what was waiting.
-                if stopping { try tx.dropPendingDeliveries(ofClient: phone.clientId, channels: [.text]) }
-                return true
+            let changed = try database.writing { tx in
+                try ClientChangeFacts.change(tx, store: database, id: phone.clientId, phone: true) { facts in
+                    Self.consenting(facts, stopping: command == .stop, now: now)
+                }
             }
-            guard changed else { return (nil, nil) }
-            return (Strings.text(stopping ? .textStopped : .textStarted, language), stopping ? .optedOut : .optedIn)
+            return Self.consentAnswer(changed, stopping: command == .stop, language)
         case .confirm(let index), .cancel(let index):
             guard !phone.stopped else { return (nil, nil) }
-            return (try answer(command, index: index, clientId: phone.clientId, language: language, now: now), nil)
+            let soon = try database.reading { tx in
+                try Self.soon(try tx.storedAppointments(ofClient: phone.clientId), now: now) { try tx.clinic(id: $0)?.zone }
+            }
+            guard let chosen = try Self.chosen(index: index, soon: soon, language: language) else {
+                return (Self.unchosen(soon: soon, language: language), nil)
+            }
+            var failure: (any Error)?
+            do {
+                _ = command.confirms ? try appointments.confirmAppointment(chosen.id, clientId: phone.clientId)
+                    : try appointments.cancelAppointment(chosen.id, clientId: phone.clientId)
+            } catch { failure = error }
+            return (try Self.replied(confirms: command.confirms, chosen, failure: failure, language), nil)
         case .unknown:
             return (phone.stopped ? nil : Strings.text(.textNotUnderstood, language), nil)
         }
     }
 
-    func answer(_ command: Command, index: Int?, clientId: Int64, language: Language, now: Date) throws -> String {
-        let soon = try database.reading { tx in
-            try tx.storedAppointments(ofClient: clientId).filter {
-                $0.status.isPatientChangeable && $0.startsAt > now && $0.startsAt.seconds <= now.seconds + Self.replyHorizon
-            }.sorted { $0.startsAt < $1.startsAt }.map { appointment -> (Appointment, String) in
-                let zone = try tx.clinic(id: appointment.clinicId)?.zone ?? TimeZone(identifier: "UTC") ?? .current
-                return (appointment, DateText.dateTimeWithZone(appointment.startsAt, timeZone: zone, language: language))
-            }
+    /// `handle` awaited (issue 56: the sender by `PhoneNetworkStore.replySender`, texts off or on
+    /// by `ClientChangesStore.changeClient`, the appointments read and changed as the patient's
+    /// own awaited reads and changes).
+    public func handle(from: String, text: String) async throws -> (reply: String?, consent: ConsentChange?) {
+        let now = self.now()
+        guard let number = Self.sender(from), let sender = try await database.replySender(number: number) else {
+            throw ClinicError(.notFound, .textUnknownNumber)
         }
-        guard !soon.isEmpty else { return Strings.text(.textNothingDue, language) }
-        let chosen: (Appointment, String)
+        let (phone, language) = (sender.phone, sender.language)
+        let command = Self.command(text)
+        switch command {
+        case .stop, .start:
+            let stopping = command == .stop
+            let changed = try await database.changeClient(id: phone.clientId, phone: true) { facts in
+                Self.consenting(facts, stopping: stopping, now: now)
+            }
+            return Self.consentAnswer(changed, stopping: stopping, language)
+        case .confirm(let index), .cancel(let index):
+            guard !phone.stopped else { return (nil, nil) }
+            let list = try await appointments.getAppointmentsByClientId(phone.clientId, scope: .upcoming)
+            let clinics = try await database.searchedClinics(ids: Array(Set(list.map { (appointment: Appointment) in appointment.clinicId })))
+            var zones: [Int64: TimeZone] = [:]
+            for clinic in clinics { if let id = clinic.id { zones[id] = clinic.zone } }
+            let soon = try Self.soon(list, now: now) { zones[$0] }
+            guard let chosen = try Self.chosen(index: index, soon: soon, language: language) else {
+                return (Self.unchosen(soon: soon, language: language), nil)
+            }
+            var failure: (any Error)?
+            do {
+                _ = command.confirms ? try await appointments.confirm(chosen.id, clientId: phone.clientId)
+                    : try await appointments.cancel(chosen.id, clientId: phone.clientId)
+            } catch { failure = error }
+            return (try Self.replied(confirms: command.confirms, chosen, failure: failure, language), nil)
+        case .unknown:
+            return (phone.stopped ? nil : Strings.text(.textNotUnderstood, language), nil)
+        }
+    }
+
+    /// STOP or START decided on the patient's record: only a confirmed phone whose texts are
+    /// not already so changes (texts off: what was waiting to go by text goes too).
+    static func consenting(_ facts: ClientChangeFacts?, stopping: Bool, now: Date) -> ClientChange<Bool> {
+        guard var current = facts?.phone, current.confirmed, current.stopped != stopping else {
+            return ClientChange(writes: [], result: false)
+        }
+        current.stopped = stopping
+        // Nothing more goes after a STOP, even what was waiting.
+        return ClientChange(writes: [.savePhone(current, at: now)] + (stopping ? [.dropPendingDeliveries([.text])] : []), result: true)
+    }
+
+    /// A STOP or START answered once: a second one gets no answer.
+    static func consentAnswer(_ changed: Bool, stopping: Bool, _ language: Language) -> (reply: String?, consent: ConsentChange?) {
+        guard changed else { return (nil, nil) }
+        return (Strings.text(stopping ? .textStopped : .textStarted, language), stopping ? .optedOut : .optedIn)
+    }
+
+    /// An appointment a C or X may answer, with its time as the answer says it.
+    struct Soon { let id: Int64; let when: String }
+
+    /// The patient's appointments a C or X may answer: changeable, starting within
+    /// `replyHorizon`, soonest first; `zone` gives a clinic's zone (UTC for none).
+    static func soon(_ list: [Appointment], now: Date, zone: (Int64) throws -> TimeZone?) throws -> [(Appointment, TimeZone)] {
+        try list.filter {
+            $0.status.isPatientChangeable && $0.startsAt > now && $0.startsAt.seconds <= now.seconds + replyHorizon
+        }.sorted { $0.startsAt < $1.startsAt }.map { ($0, try zone($0.clinicId) ?? TimeZone(identifier: "UTC") ?? .current) }
+    }
+
+    /// The appointment a C or X (C2, X1 …) answers; nil: none, or which one is not said.
+    static func chosen(index: Int?, soon: [(Appointment, TimeZone)], language: Language) throws -> Soon? {
+        let chosen: (Appointment, TimeZone)
         if let index {
-            guard index <= soon.count else { return Self.which(soon.map(\.1), language) }
+            guard index <= soon.count else { return nil }
             chosen = soon[index - 1]
         } else {
-            guard soon.count == 1 else { return Self.which(soon.map(\.1), language) }
+            guard soon.count == 1 else { return nil }
             chosen = soon[0]
         }
-        guard let id = chosen.0.id else { return Strings.text(.textNothingDue, language) }
-        if case .confirm = command {
-            _ = try appointments.confirmAppointment(id, clientId: clientId)
-            return Strings.text(.textConfirmed, language, [chosen.1])
+        guard let id = chosen.0.id else { return nil }
+        return Soon(id: id, when: DateText.dateTimeWithZone(chosen.0.startsAt, timeZone: chosen.1, language: language))
+    }
+
+    /// The answer when no appointment is chosen: none due, or the list to choose from.
+    static func unchosen(soon: [(Appointment, TimeZone)], language: Language) -> String {
+        guard !soon.isEmpty else { return Strings.text(.textNothingDue, language) }
+        return which(soon.map { DateText.dateTimeWithZone($0.0.startsAt, timeZone: $0.1, language: language) }, language)
+    }
+
+    /// The answer to a C or X once its change was tried (`failure`: its refusal, nil: made): a
+    /// cancellation too late, or of a visit under way, is said so; any other refusal is thrown.
+    static func replied(confirms: Bool, _ chosen: Soon, failure: (any Error)?, _ language: Language) throws -> String {
+        if let failure {
+            guard !confirms, let refusal = failure as? ClinicError, refusal.code == .tooLate || refusal.code == .invalidTransition else {
+                throw failure
+            }
+            return Strings.text(.textCannotCancel, language, [chosen.when])
         }
-        do {
-            _ = try appointments.cancelAppointment(id, clientId: clientId)
-        } catch let error as ClinicError where error.code == .tooLate || error.code == .invalidTransition {
-            return Strings.text(.textCannotCancel, language, [chosen.1])
-        }
-        return Strings.text(.textCancelled, language, [chosen.1])
+        return Strings.text(confirms ? .textConfirmed : .textCancelled, language, [chosen.when])
     }
 
     static func which(_ times: [String], _ language: Language) -> String {
@@ -150,7 +228,7 @@ public final class TextController: Sendable {
         return report
     }
 
-    /// `report` awaited (issue 56: `TextReportsStore.recordReport`, one statement).
+    /// `report` awaited (issue 56: `PhoneNetworkStore.recordReport`, one statement).
     @discardableResult
     public func report(deliveryId: Int64, status: Int) async throws -> TextReport {
         let report = try Self.reportOf(status: status)
