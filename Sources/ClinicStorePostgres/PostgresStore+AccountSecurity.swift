@@ -191,4 +191,18 @@ extension PostgresStore {
         _ = try await tx.rows(PostgresTransaction.replaceCalendarTokenSQL, [
             clientId, SessionManager.hash(token), try CalendarAddress.sealed(token, clientId: clientId, cipher: cipher), now])
     }
+
+    /// One statement: the patient with the key check, opened.
+    public func client(id: Int64) async throws -> Client? {
+        let key = personalDataKey
+        return try await awaitedRows(PostgresTransaction.clientWithKeyCheckSQL, [id, PostgresTransaction.clientsKeyCheckSetting]).first
+            .map { try Self.openedClient($0, key: key).client }
+    }
+
+    /// One statement: the setting.
+    public func textGatewaySeen() async throws -> Int64? {
+        let value: String? = try await awaitedRows(PostgresTransaction.settingSQL, [Outbox.textGatewaySetting]).first
+            .flatMap { try $0.value("value", in: "settings") }
+        return value.flatMap { Int64($0) }
+    }
 }

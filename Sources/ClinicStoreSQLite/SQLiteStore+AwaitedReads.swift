@@ -56,6 +56,14 @@ extension SQLiteStore {
         try await readAwaited { tx in try ReplySender.read(tx, store: self, number: number) }
     }
 
+    public func client(id: Int64) async throws -> Client? {
+        try await readAwaited { tx in try tx.storedClient(id: id).map { try self.opened(tx, $0) } }
+    }
+
+    public func textGatewaySeen() async throws -> Int64? {
+        try await readAwaited { tx in try tx.setting(Outbox.textGatewaySetting).flatMap { Int64($0) } }
+    }
+
     public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
         try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
     }

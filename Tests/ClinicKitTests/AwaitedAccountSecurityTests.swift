@@ -96,7 +96,7 @@ import Testing
         #expect(try renewalMessages(system, anna) == 0)
 
         // With one, and a confirmed e-mail address.
-        var client = try system.clients.getUserById(anna)
+        var client = try await system.clients.getUserById(anna)
         client.email = "anna@example.org"
         try system.database.writing { tx in try system.database.updateClient(tx, client) }
         let token = try await calendarToken(system, anna, path)

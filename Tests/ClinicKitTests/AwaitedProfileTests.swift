@@ -15,7 +15,7 @@ import Testing
                                                                                           language: .ru))
         #expect(updated.surname == "Ivanova" && updated.city == "Zzyzx Springs" && updated.language == .ru)
         #expect(abs((updated.lat ?? 0) - 35.14) < 1e-9, "the new city was looked up")
-        #expect(try system.clients.getUserById(id) == updated)
+        #expect(try await system.clients.getUserById(id) == updated)
         #expect(try storedInt(system, "SELECT hits FROM geocode_cache WHERE query = 'zzyzx springs'") == 0, "its geocode kept")
         let raw = try system.database.reading { tx in try tx.storedClient(id: id)?.client }
         #expect(raw?.surname == "" && raw?.name == "", "still sealed")

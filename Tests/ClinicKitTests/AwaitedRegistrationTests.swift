@@ -86,7 +86,7 @@ import Testing
         let id = try #require(anna.id)
         #expect(anna.login == "anna" && anna.city == "Zzyzx Springs" && abs((anna.lat ?? 0) - 35.14) < 1e-9)
         #expect(anna.homeClinicId == (try clinic(system, "ZZ1").id), "the nearest clinic is hers")
-        #expect(try system.clients.getUserById(id) == anna)
+        #expect(try await system.clients.getUserById(id) == anna)
         let raw = try system.database.reading { tx in try tx.storedClient(id: id)?.client }
         #expect(raw?.name == "" && raw?.street == "", "sealed")
         #expect(try storedInt(system, "SELECT count(*) FROM patient_search WHERE client_id = \(id)") ?? 0 > 0, "her search tokens")

@@ -457,7 +457,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         }
 
         // One appointment's file, awaited, is the synchronous one; another patient's is refused alike.
-        let client = try system.clients.getUserById(anna)
+        let client = try await system.clients.getUserById(anna)
         func fileBySeam(_ id: Int64) throws -> String { try system.appointments.calendarFile(id, clientId: anna) }
         for id in [a.id ?? 0, b.id ?? 0] {
             let file = try await system.calendarFile(id, of: client)

@@ -210,20 +210,27 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     /// Issue 55 (B11): with no gateway anywhere (no process with one said so within the hour),
     /// a number is refused with `texts_unavailable` rather than promised a code that never goes.
-    @Test func withoutAGatewayNoCodeIsPromised() throws {
+    /// The profile page's awaited read (issue 56: `ProfileReadsStore.textGatewaySeen`) says the same.
+    @Test func withoutAGatewayNoCodeIsPromised() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
+        func available() async throws -> Bool {
+            let blocking = try { try system.clients.textsAvailable() }()
+            let awaited = try await system.clients.textsAvailable()
+            #expect(blocking == awaited)
+            return awaited
+        }
         let anna = try register(system, "anna").id ?? 0
-        #expect(try !system.clients.textsAvailable())
+        #expect(try await !available())
         #expect(expectError(.textsUnavailable) { _ = try system.clients.setPhone(clientId: anna, number: "+12025550143") } != nil)
-        #expect(try system.clients.phone(clientId: anna) == PhoneStatus(number: nil, confirmed: false, textReminders: false,
+        #expect(try { try system.clients.phone(clientId: anna) }() == PhoneStatus(number: nil, confirmed: false, textReminders: false,
                                                                           textOffers: false, stopped: false), "nothing kept")
         // A process with a gateway runs the outbox: codes go, until it is gone for an hour.
         _ = try system.outbox.run(mailer: nil, from: "", texter: RecordingTexter(), site: site)
-        #expect(try system.clients.textsAvailable())
+        #expect(try await available())
         _ = try system.clients.setPhone(clientId: anna, number: "+12025550143")
         clock.advance(3601)
-        #expect(try !system.clients.textsAvailable())
+        #expect(try await !available())
     }
 
     // MARK: Confirming a number

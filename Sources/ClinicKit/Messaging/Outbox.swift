@@ -56,9 +56,17 @@ public final class Outbox: Sendable {
 
     /// Whether a process with a gateway said so within `textGatewayFreshness` (in `tx`).
     static func textsAvailable(_ tx: any StoreReading, now: Date) throws -> Bool {
-        guard let seen = try tx.setting(textGatewayKey).flatMap({ Int64($0) }) else { return false }
+        textsAvailable(seen: try tx.setting(textGatewayKey).flatMap { Int64($0) }, now: now)
+    }
+
+    /// Whether a gateway seen at `seen` (whole seconds; nil: never) is seen recently enough at `now`.
+    static func textsAvailable(seen: Int64?, now: Date) -> Bool {
+        guard let seen else { return false }
         return now.seconds - seen < textGatewayFreshness
     }
+
+    /// The setting holding when a process last had an SMS gateway.
+    public static var textGatewaySetting: String { textGatewayKey }
 
     /// Seconds before the next attempt after `attempt` attempts: 1, 2, 4 … minutes, at most an hour.
     static func backoff(after attempt: Int) -> Int64 { min(3600, 60 << Int64(min(max(attempt - 1, 0), 6))) }

@@ -353,12 +353,15 @@ struct WebProfilePages {
         -> Response {
         guard let patient = web.patient else { throw WebRedirect.login }
         let token = web.sessionToken
-        let (client, sessions, zone, phone, feed, texts) = try await dependencies.work(web) { [system] in
-            let client = try system.clients.getUserById(patient.id ?? 0)
-            return (client, try system.clients.signedInSessions(clientId: patient.id ?? 0, current: token),
-                    system.clients.timeZone(of: client), try system.clients.phone(clientId: patient.id ?? 0),
-                    try system.clients.existingCalendarToken(clientId: patient.id ?? 0), try system.clients.textsAvailable())
+        // Awaited (issue 56: `ProfileReadsStore` beside the account's reads); only the zone of
+        // the patient's home, GEOS's work, runs on the pool.
+        let (client, sessions, phone, feed, texts) = try await dependencies.awaited(web.language) { [system] in
+            let id = patient.id ?? 0
+            return (try await system.clients.getUserById(id), try await system.clients.signedInSessions(clientId: id, current: token),
+                    try await system.clients.phone(clientId: id), try await system.clients.existingCalendarToken(clientId: id),
+                    try await system.clients.textsAvailable())
         }
+        let zone = try await dependencies.work(web) { [system] in system.clients.timeZone(of: client) }
         var values: [String: Any] = [
             "login": client.login, "name": client.name, "surname": client.surname, "street": client.street,
             "house": client.house, "city": client.city, "email": WebFormat.section(client.email),

@@ -92,6 +92,11 @@ extension ClientController {
         return try database.reading { tx in try Outbox.textsAvailable(tx, now: now) }
     }
 
+    /// `textsAvailable` awaited (issue 56: `ProfileReadsStore.textGatewaySeen`).
+    public func textsAvailable() async throws -> Bool {
+        Outbox.textsAvailable(seen: try await database.textGatewaySeen(), now: now())
+    }
+
     /// Forgets the number; texts not yet sent are dropped.
     public func removePhone(clientId: Int64) throws {
         guard try database.writing({ tx in try Self.removePhone(tx, clientId: clientId) }) else {

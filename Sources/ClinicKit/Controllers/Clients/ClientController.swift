@@ -262,6 +262,12 @@ public final class ClientController: Sendable {
         return client
     }
 
+    /// `getUserById` awaited (issue 56: `ProfileReadsStore.client`).
+    public func getUserById(_ id: Int64) async throws -> Client {
+        guard let client = try await database.client(id: id) else { throw ClinicError(.notFound, .clientNotFound, String(id)) }
+        return client
+    }
+
     public func getUserByLogin(_ login: String) throws -> Client {
         guard Client.couldExist(login: login), let client = try database.reading({ tx in try database.client(tx, login: login) }) else {
             throw ClinicError(.notFound, .clientNotFound, login)
