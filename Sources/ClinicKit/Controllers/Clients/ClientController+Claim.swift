@@ -35,11 +35,16 @@ extension ClientController {
         let login = try Self.checkedClaim(login: login, password: password, confirmPassword: confirmPassword)
         let hashOfCode = Self.claimCodeHash(code)
         let now = self.now()
-        let owner = try await database.claimCodeOwner(codeHash: hashOfCode, at: now)
-        try checkClaimPassword(password, login: login, owner: owner)
+        guard let owner = try await database.claimCodeOwner(codeHash: hashOfCode, at: now), !owner.hasOnlineAccount else {
+            throw ClinicError.invalid(.claimCodeWrong)
+        }
+        // The policy on the runner too: its common-password list is read from a file once per process.
         let hasher = self.hasher
-        let hash = try await passwords.run { try hasher.hash(password) }
-        return try await database.claimAccount(ClaimRules(codeHash: hashOfCode, login: login, passwordHash: hash, ownerId: owner?.id, now: now))
+        let hash = try await passwords.run { [self] in
+            try checkClaimPassword(password, login: login, owner: owner)
+            return try hasher.hash(password)
+        }
+        return try await database.claimAccount(ClaimRules(codeHash: hashOfCode, login: login, passwordHash: hash, ownerId: owner.id, now: now))
     }
 
     /// The login (trimmed) and the confirmation checked before anything is read.

@@ -33,6 +33,7 @@ public final class StaffController: Sendable {
     /// clinic admin may create accounts of their own clinic only; nobody else may.
     public func addStaff(_ input: StaffInput, by creator: StaffMember? = nil, requestId: String? = nil) throws -> StaffMember {
         let login = try adding(input, by: creator)
+        if let problem = try passwordCheck(input.password, login, input.name, input.surname) { throw problem }
         let addition = StaffAddition(input, login: login, passwordHash: try hasher.hash(input.password),
                                      actor: creator?.auditActor ?? .operator, requestId: requestId, now: now())
         return try database.writing { tx in try addition.apply(tx) }
@@ -43,15 +44,19 @@ public final class StaffController: Sendable {
     public func addStaff(_ input: StaffInput, by creator: StaffMember?, requestId: String? = nil,
                          passwords: some PasswordRunner) async throws -> StaffMember {
         let login = try adding(input, by: creator)
-        let hasher = self.hasher, password = input.password
-        let hash = try await passwords.run { try hasher.hash(password) }
+        // The policy on the runner too: its common-password list is read from a file once per process.
+        let hasher = self.hasher, check = passwordCheck, (password, name, surname) = (input.password, input.name, input.surname)
+        let hash = try await passwords.run {
+            if let problem = try check(password, login, name, surname) { throw problem }
+            return try hasher.hash(password)
+        }
         return try await database.addStaff(StaffAddition(input, login: login, passwordHash: hash, actor: creator?.auditActor ?? .operator,
                                                          requestId: requestId, now: now()))
     }
 
     /// Who may add the account (the operator, `creator` nil, or its clinic's admin; another
     /// role is `forbidden`, another clinic's admin `not_found`) and its fields checked, before
-    /// the password is hashed (Argon2 takes tens of milliseconds by design); the login trimmed.
+    /// the password's policy and hash (Argon2 takes tens of milliseconds by design); the login trimmed.
     func adding(_ input: StaffInput, by creator: StaffMember?) throws -> String {
         if let creator {
             guard creator.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, creator.role.rawValue) }
@@ -61,7 +66,6 @@ public final class StaffController: Sendable {
         let login = input.login.trimmingCharacters(in: .whitespaces)
         if let problem = validator.problem(.login, login) ?? validator.problem(.name, input.name)
             ?? validator.problem(.surname, input.surname) { throw problem }
-        if let problem = try passwordCheck(input.password, login, input.name, input.surname) { throw problem }
         if input.role == .doctor && input.doctorId == nil { throw ClinicError.invalid(.staffDoctorRequired) }
         if input.role != .doctor && input.doctorId != nil { throw ClinicError.invalid(.staffDoctorOnlyForDoctors) }
         return login
