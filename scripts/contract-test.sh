@@ -40,6 +40,10 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VE
         "jsonschema==4.26.0" "PyYAML==6.0.3"
 fi
 
+# --install: only the above, so that two runs started side by side (scripts/test.sh) do not both
+# make the environment.
+[ "${1:-}" = --install ] && exit 0
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/clinic-contract.XXXXXX")
 server=""
 STORE=${CONTRACT_STORE:-sqlite}
