@@ -368,16 +368,20 @@ extension PostgresTransaction {
 
     func insertWorkingException(_ exception: WorkingException) throws -> WorkingException {
         try lockDoctor(exception.doctorId)
-        guard let id = try value(Int64.self, """
-            INSERT INTO working_exceptions (doctor_id, day, start_minute, end_minute, slot_minutes)
-            VALUES ($1, $2::date, $3, $4, $5) RETURNING id
-            """, [exception.doctorId, exception.day, exception.startMinute, exception.endMinute, exception.slotMinutes]) else {
+        guard let id = try value(Int64.self, Self.insertExceptionSQL, [exception.doctorId, exception.day, exception.startMinute, exception.endMinute, exception.slotMinutes]) else {
             throw ClinicError(.internalError, .storageFailure, "a working exception stored without an id")
         }
         var exception = exception
         exception.id = id
         return exception
     }
+
+    /// A working exception: doctor `$1`, day `$2`, `$3`…`$4` with slots of `$5` (NULLs: a day
+    /// off); returns its id.
+    static let insertExceptionSQL = """
+        INSERT INTO working_exceptions (doctor_id, day, start_minute, end_minute, slot_minutes)
+        VALUES ($1, $2::date, $3, $4, $5) RETURNING id
+        """
 
     func deleteWorkingException(id: Int64) throws {
         try execute("SELECT 1 FROM doctors WHERE id = (SELECT doctor_id FROM working_exceptions WHERE id = $1) FOR NO KEY UPDATE", [id])

@@ -171,8 +171,10 @@ extension PostgresTransaction {
     static let purgeStaffSessionsSQL = "DELETE FROM staff_sessions WHERE last_used_at < $1"
 
     func deactivateDoctor(id: Int64) throws {
-        try execute("UPDATE doctors SET is_active = false WHERE id = $1", [id])
+        try execute(Self.deactivateDoctorSQL, [id])
     }
+
+    static let deactivateDoctorSQL = "UPDATE doctors SET is_active = false WHERE id = $1"
 
     func replaceWorkingHours(ofDoctor doctorId: Int64, weekday: Int, with intervals: [DoctorSchedule.Interval]) throws {
         try lockDoctor(doctorId)

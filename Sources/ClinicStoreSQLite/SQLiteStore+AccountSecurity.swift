@@ -133,6 +133,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try addition.apply(tx) } }
     }
 
+    public func changeSchedule(_ change: ScheduleChange) async throws -> ScheduleOutcome {
+        try await commit { try self.writing { tx in try change.apply(tx) } }
+    }
+
     public func deskDay(clinicId: Int64, doctorAsked: Int64?, plan: @escaping @Sendable (DeskDayPlace) throws -> DeskDayPlan,
                         audit: @escaping @Sendable (DeskDayFacts) -> [AuditAsk]) async throws -> DeskDayFacts {
         try await commit {

@@ -89,10 +89,11 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(operatorCancel.kind == .clinicCancelled && operatorCancel.body.contains("Причина: не указана"))
     }
 
-    @Test func aForcedHoursChangeTellsThePatientInTheirLanguage() throws {
+    /// By both paths, the CLI's seam and a server's awaited store (issue 56).
+    @Test(arguments: [false, true]) func aForcedHoursChangeTellsThePatientInTheirLanguage(awaited: Bool) async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
-        _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
+        _ = try { try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru)) }()
         let therapy = try department(system, "LA1", "therapy")
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let admin = try system.staff.addStaff(StaffInput(login: "admin", name: "Sam", surname: "Lee", role: .clinicAdmin,
@@ -103,9 +104,10 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
             _ = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [])
         } != nil)
         #expect(try fingerprint(system) == before)
-        let cancelled = try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [], force: true)
+        let cancelled = awaited ? try await system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [], force: true)
+            : try { try system.staff.setHours(admin, doctorId: booked.doctorId, weekday: 1, intervals: [], force: true) }()
         #expect(cancelled.map(\.id) == [booked.id])
-        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        let last = try #require(try { try system.clients.messages(clientId: anna.id ?? 0) }().first)
         #expect(last.kind == .clinicCancelled && last.body.contains("Причина: изменились часы работы врача"))
     }
 

@@ -265,7 +265,7 @@ import Testing
         let doctors = try await staff.doctorsWithHours(w.adminA).map { "\($0.doctor.id ?? 0)/\($0.department.id ?? 0) \($0.hours)" }
         #expect(try doctors == blockingDoctors() && doctors.count > 5)
         #expect(try await staff.doctorsWithHours(w.receptionA).count == doctors.count, "any staff member of the clinic")
-        _ = try staff.addException(w.adminA, doctorId: doctor, day: try #require(LocalDateTime(year: 2026, month: 12, day: 1)), hours: nil)
+        _ = try await staff.addException(w.adminA, doctorId: doctor, day: try #require(LocalDateTime(year: 2026, month: 12, day: 1)), hours: nil)
         let week = try await staff.doctorWeek(w.adminA, doctorId: doctor)
         func blockingWeek() throws -> ([WorkingHours], [WorkingException]) {
             (try staff.hours(w.adminA, doctorId: doctor), try w.system.departments.exceptions(doctorId: doctor))
@@ -580,43 +580,62 @@ import Testing
 
     /// Hours and exceptions: a change that leaves a booked appointment outside the doctor's
     /// hours is refused with its id and changes nothing; forced, the appointment is cancelled
-    /// for the clinic with the reason.
-    @Test func hoursChangesThatStrandAppointmentsAreRefusedUnlessForced() throws {
+    /// for the clinic with the reason. Issue 56: by both paths, the CLI's seam and a server's
+    /// awaited store (`ClinicAdminChangesStore.changeSchedule`).
+    @Test(arguments: [false, true]) func hoursChangesThatStrandAppointmentsAreRefusedUnlessForced(awaited: Bool) async throws {
         let w = try world()
-        let staff = w.system.staff
+        let staff = w.system.staff, doctor = w.booked.doctorId
+        func setHours(_ member: StaffMember, weekday: Int, _ intervals: [DoctorSchedule.Interval]) async throws -> [Appointment] {
+            if awaited { return try await staff.setHours(member, doctorId: doctor, weekday: weekday, intervals: intervals, requestId: "req-h") }
+            return try { try staff.setHours(member, doctorId: doctor, weekday: weekday, intervals: intervals, requestId: "req-h") }()
+        }
+        func addException(_ member: StaffMember, _ day: LocalDateTime, force: Bool = false,
+                          reason: String? = nil) async throws -> (exception: WorkingException, cancelled: [Appointment]) {
+            if awaited { return try await staff.addException(member, doctorId: doctor, day: day, hours: nil, force: force, reason: reason) }
+            return try { try staff.addException(member, doctorId: doctor, day: day, hours: nil, force: force, reason: reason) }()
+        }
+        func removeException(_ member: StaffMember, _ id: Int64) async throws -> [Appointment] {
+            if awaited { return try await staff.removeException(member, exceptionId: id) }
+            return try { try staff.removeException(member, exceptionId: id) }()
+        }
         let id = w.booked.id ?? 0
         let monday = LocalDateTime(year: 2026, month: 11, day: 23)!
         let before = try fingerprint(w.system)
-        #expect(expectError(.forbidden) { _ = try staff.setHours(w.receptionA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
-        #expect(expectError(.notFound) { _ = try staff.setHours(w.adminB, doctorId: w.booked.doctorId, weekday: 1, intervals: []) } != nil)
-        let conflict = expectError(.hoursConflict) { _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: []) }
+        #expect(await expectError(.forbidden) { _ = try await setHours(w.receptionA, weekday: 1, []) } != nil)
+        #expect(await expectError(.notFound) { _ = try await setHours(w.adminB, weekday: 1, []) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await setHours(w.adminA, weekday: 8, []) }?.key == .workingHoursInvalid)
+        let conflict = await expectError(.hoursConflict) { _ = try await setHours(w.adminA, weekday: 1, []) }
         #expect(conflict?.arguments == [String(id)])
-        #expect(expectError(.hoursConflict) { _ = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil) } != nil)
+        #expect(await expectError(.hoursConflict) { _ = try await addException(w.adminA, monday) } != nil)
         // Afternoon hours only: 09:20 is outside them.
         let afternoon = DoctorSchedule.Interval(startMinute: 13 * 60, endMinute: 17 * 60, slotMinutes: 20)
-        #expect(expectError(.hoursConflict) {
-            _ = try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 1, intervals: [afternoon])
-        } != nil)
+        #expect(await expectError(.hoursConflict) { _ = try await setHours(w.adminA, weekday: 1, [afternoon]) } != nil)
         #expect(try fingerprint(w.system) == before, "every refusal changed nothing")
-        // Another weekday is free to change; a Tuesday day off strands nothing.
-        #expect(try staff.setHours(w.adminA, doctorId: w.booked.doctorId, weekday: 2, intervals: [afternoon]).isEmpty)
-        #expect(try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday.adding(days: 1), hours: nil).cancelled.isEmpty)
+        // Another weekday is free to change; a Tuesday day off strands nothing, and is taken back.
+        #expect(try await setHours(w.adminA, weekday: 2, [afternoon]).isEmpty)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'hours.set' AND request_id = 'req-h'") == 1)
+        let tuesday = try await addException(w.adminA, monday.adding(days: 1))
+        #expect(tuesday.cancelled.isEmpty && tuesday.exception.day == "2026-11-24" && tuesday.exception.isDayOff)
+        #expect(await expectError(.invalidInput) { _ = try await addException(w.adminA, monday.adding(days: 1)) }?.key == .exceptionOverlaps)
+        #expect(await expectError(.notFound) { _ = try await removeException(w.adminB, tuesday.exception.id ?? 0) }?.key
+                == .exceptionNotFound, "another clinic's exception is not found")
+        #expect(await expectError(.notFound) { _ = try await removeException(w.adminA, 99_999) } != nil)
+        #expect(try await removeException(w.adminA, tuesday.exception.id ?? 0).isEmpty)
+        #expect(try w.system.departments.exceptions(doctorId: doctor).isEmpty)
         // A forced change's reason is checked like a cancellation's (the change rolls back).
-        #expect(expectError(.invalidInput) {
-            _ = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil, force: true,
-                                       reason: String(repeating: "x", count: 501))
+        #expect(await expectError(.invalidInput) {
+            _ = try await addException(w.adminA, monday, force: true, reason: String(repeating: "x", count: 501))
         } != nil)
-        #expect(try w.system.departments.exceptions(doctorId: w.booked.doctorId).allSatisfy { $0.day != monday.dayText },
+        #expect(try w.system.departments.exceptions(doctorId: doctor).allSatisfy { $0.day != monday.dayText },
                 "no exception was left behind")
         // Forced: the Monday appointment is cancelled for the clinic, with the reason.
-        let cancelled = try staff.addException(w.adminA, doctorId: w.booked.doctorId, day: monday, hours: nil, force: true,
-                                               reason: "Dr. Thompson is ill").cancelled
+        let cancelled = try await addException(w.adminA, monday, force: true, reason: "Dr. Thompson is ill").cancelled
         #expect(cancelled.map(\.id) == [id] && cancelled.first?.status == .cancelled)
         let last = try #require(try w.system.appointments.history(id, clientId: w.anna.id ?? 0).last)
         #expect(last.event == "cancelled" && last.reason == "Dr. Thompson is ill" && last.staffId == w.adminA.id)
-        #expect(try w.system.clients.accessLog(clientId: w.anna.id ?? 0).first?.action == "appointment.cancel")
+        #expect(try { try w.system.clients.accessLog(clientId: w.anna.id ?? 0) }().first?.action == "appointment.cancel")
         // The slot is gone for patients too.
-        let slots = try w.system.appointments.slots(departmentId: w.booked.departmentId, doctorId: w.booked.doctorId, from: monday, days: 1)
+        let slots = try w.system.appointments.slots(departmentId: w.booked.departmentId, doctorId: doctor, from: monday, days: 1)
         #expect(slots.isEmpty)
         #expect(try auditIsSound(w.system))
     }
@@ -652,25 +671,32 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
-    /// A deactivated doctor is no longer offered; their booking refuses it unless forced.
-    @Test func deactivatingADoctor() throws {
+    /// A deactivated doctor is no longer offered; their booking refuses it unless forced. By
+    /// both paths (issue 56).
+    @Test(arguments: [false, true]) func deactivatingADoctor(awaited: Bool) async throws {
         let w = try world()
         let staff = w.system.staff
+        func deactivate(_ member: StaffMember, force: Bool = false, reason: String? = nil) async throws -> [Appointment] {
+            if awaited { return try await staff.deactivateDoctor(member, doctorId: w.booked.doctorId, force: force, reason: reason) }
+            return try { try staff.deactivateDoctor(member, doctorId: w.booked.doctorId, force: force, reason: reason) }()
+        }
         let before = try fingerprint(w.system)
-        #expect(expectError(.forbidden) { _ = try staff.deactivateDoctor(w.receptionA, doctorId: w.booked.doctorId) } != nil)
-        #expect(expectError(.notFound) { _ = try staff.deactivateDoctor(w.adminB, doctorId: w.booked.doctorId) } != nil)
-        #expect(expectError(.hoursConflict) { _ = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId) }?.arguments
-                == [String(w.booked.id ?? 0)])
+        #expect(await expectError(.forbidden) { _ = try await deactivate(w.receptionA) } != nil)
+        #expect(await expectError(.notFound) { _ = try await deactivate(w.adminB) } != nil)
+        #expect(await expectError(.hoursConflict) { _ = try await deactivate(w.adminA) }?.arguments == [String(w.booked.id ?? 0)])
         #expect(try fingerprint(w.system) == before)
-        let cancelled = try staff.deactivateDoctor(w.adminA, doctorId: w.booked.doctorId, force: true, reason: "Dr. Thompson left")
-        #expect(cancelled.map(\.id) == [w.booked.id])
-        #expect(!(try staff.doctors(w.adminA).contains { $0.doctor.id == w.booked.doctorId }))
+        let cancelled = try await deactivate(w.adminA, force: true, reason: "Dr. Thompson left")
+        #expect(cancelled.map(\.id) == [w.booked.id] && cancelled.first?.status == .cancelled)
+        #expect(!(try { try staff.doctors(w.adminA) }().contains { $0.doctor.id == w.booked.doctorId }))
         let slots = try w.system.appointments.slots(departmentId: w.booked.departmentId, from: LocalDateTime(year: 2026, month: 11, day: 23)!)
         #expect(!slots.contains { $0.doctorId == w.booked.doctorId })
         #expect(expectError(.notFound) {
             _ = try w.system.appointments.createAppointment(clientId: w.anna.id ?? 0, departmentId: w.booked.departmentId,
                                                             at: monday0920, doctorId: w.booked.doctorId)
         } != nil)
+        let last = try #require(try w.system.appointments.history(w.booked.id ?? 0, clientId: w.anna.id ?? 0).last)
+        #expect(last.event == "cancelled" && last.reason == "Dr. Thompson left" && last.staffId == w.adminA.id)
+        #expect(try auditIsSound(w.system))
     }
 
     /// A visit booked for a visit type stays inside the hours when they do not change.

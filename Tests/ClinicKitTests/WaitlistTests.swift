@@ -364,21 +364,33 @@ import Testing
         #expect(awaited.refusals == [.invalidInput, .notFound, .notFound, .notFound, .invalidInput, .invalidInput])
     }
 
-    @Test func newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits() throws {
+    /// Issue 56: the new hours by both paths, the CLI's seam and a server's awaited store.
+    @Test(arguments: [false, true]) func newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits(awaited: Bool) async throws {
         let s = try scene()
-        let admin = try s.system.staff.addStaff(StaffInput(login: "boss-wl", name: "Ann", surname: "Wu", role: .clinicAdmin,
-                                                           clinicId: try clinic(s.system, "LA1").id ?? 0, doctorId: nil,
-                                                           password: "correct-horse-42"))
+        let admin = try { try s.system.staff.addStaff(StaffInput(login: "boss-wl", name: "Ann", surname: "Wu", role: .clinicAdmin,
+                                                                 clinicId: try clinic(s.system, "LA1").id ?? 0, doctorId: nil,
+                                                                 password: "correct-horse-42")) }()
+        func setHours(weekday: Int) async throws {
+            let hours = [DoctorSchedule.Interval(startMinute: 600, endMinute: 660, slotMinutes: 30)]
+            if awaited { _ = try await s.system.staff.setHours(admin, doctorId: s.doctor, weekday: weekday, intervals: hours) } else {
+                _ = try { try s.system.staff.setHours(admin, doctorId: s.doctor, weekday: weekday, intervals: hours) }()
+            }
+        }
         // Nobody waits: new hours queue nothing.
-        _ = try s.system.staff.setHours(admin, doctorId: s.doctor, weekday: 6, intervals: [.init(startMinute: 600, endMinute: 660, slotMinutes: 30)])
+        try await setHours(weekday: 6)
         #expect(try storedInt(s.system, "SELECT count(*) FROM waitlist_freed") == 0)
 
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, doctorId: s.doctor))
+        _ = try { try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, doctorId: s.doctor)) }()
         // Sundays 10:00-11:00 are new: each new slot within the days Bob waits for is queued once,
         // the Saturdays given before are not.
-        _ = try s.system.staff.setHours(admin, doctorId: s.doctor, weekday: 7, intervals: [.init(startMinute: 600, endMinute: 660, slotMinutes: 30)])
+        try await setHours(weekday: 7)
         let queued = try storedInt(s.system, "SELECT count(*) FROM waitlist_freed") ?? 0
         #expect((2 * 8)...(2 * 10) ~= queued, "two slots on each Sunday of the next 62 days: \(queued)")
+        try { try afterTheNewHours(s) }()
+    }
+
+    /// The rest of `newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits`, on the seam.
+    func afterTheNewHours(_ s: Scene) throws {
         try s.system.waitlist.work()
         let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
         let la = try #require(TimeZone(identifier: "America/Los_Angeles"))

@@ -4,8 +4,8 @@ import HTTPTypes
 import Hummingbird
 
 /// The clinic's administration under `/v1/staff`: doctors, their hours and dated exceptions,
-/// visit types. A change that cancels appointments (deactivating a doctor, new hours, an
-/// exception) goes through the group committer.
+/// visit types. Each is a use case of the store's own, awaited (issue 56); a change that
+/// cancels appointments (deactivating a doctor, new hours, an exception) is `ScheduleChange`.
 struct ClinicAdminController {
     struct DoctorBody: Decodable, Sendable { let departmentId: Int64; let name: String }
     struct CancelOptions: Decodable, Sendable { let force: Bool?; let reason: String? }
@@ -67,8 +67,8 @@ struct ClinicAdminController {
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(CancelOptions.self, from: request, context: context)
         let requestId = context.requestId
-        let cancelled = try await dependencies.commit(context.language) { [system] in
-            try system.staff.deactivateDoctor(member, doctorId: id, force: body.force ?? false, reason: body.reason, requestId: requestId)
+        let cancelled = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.deactivateDoctor(member, doctorId: id, force: body.force ?? false, reason: body.reason, requestId: requestId)
         }
         return try HTTPMapping.json(CancelledJSON(cancelled: cancelled.map(AppointmentJSON.init)))
     }
@@ -88,8 +88,8 @@ struct ClinicAdminController {
         let interval = try body.interval()
         guard let weekday = body.weekday else { throw ServerError.invalid(.fieldRequired, "weekday") }
         let requestId = context.requestId
-        let cancelled = try await dependencies.commit(language) { [system] in
-            try system.staff.setHours(member, doctorId: id, weekday: weekday, intervals: interval.map { [$0] } ?? [],
+        let cancelled = try await dependencies.awaited(language) { [system] in
+            try await system.staff.setHours(member, doctorId: id, weekday: weekday, intervals: interval.map { [$0] } ?? [],
                                       force: body.force ?? false, reason: body.reason, requestId: requestId)
         }
         return try HTTPMapping.json(CancelledJSON(cancelled: cancelled.map(AppointmentJSON.init)))
@@ -110,8 +110,8 @@ struct ClinicAdminController {
         guard let date = body.date else { throw ServerError.invalid(.fieldRequired, "date") }
         let day = try TimeInput.parseDay(date)
         let requestId = context.requestId
-        let (exception, cancelled) = try await dependencies.commit(context.language) { [system] in
-            try system.staff.addException(member, doctorId: id, day: day, hours: interval, force: body.force ?? false,
+        let (exception, cancelled) = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.addException(member, doctorId: id, day: day, hours: interval, force: body.force ?? false,
                                           reason: body.reason, requestId: requestId)
         }
         return try HTTPMapping.json(ExceptionAddedJSON(exception: ExceptionJSON(exception), cancelled: cancelled.map(AppointmentJSON.init)),
@@ -123,8 +123,8 @@ struct ClinicAdminController {
         let id = try context.parameters.id("id")
         let force = try request.queryBool("force"), reason = request.query("reason")
         let requestId = context.requestId
-        let cancelled = try await dependencies.commit(context.language) { [system] in
-            try system.staff.removeException(member, exceptionId: id, force: force, reason: reason, requestId: requestId)
+        let cancelled = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.removeException(member, exceptionId: id, force: force, reason: reason, requestId: requestId)
         }
         return try HTTPMapping.json(ExceptionRemovedJSON(removed: id, cancelled: cancelled.map(AppointmentJSON.init)))
     }

@@ -3,14 +3,6 @@ import Foundation
 // Clinic administration: doctors, their weekly hours and exceptions (clinic admins only).
 
 extension StaffController {
-    /// A clinic admin, and the doctor is of their clinic (else `not_found`).
-    func checkAdmin(_ tx: any StoreReading, _ member: StaffMember, doctorId: Int64) throws {
-        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
-        guard try tx.clinicId(ofDoctor: doctorId) == member.clinicId else {
-            throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
-        }
-    }
-
     /// The clinic's doctors with their departments (any staff member of the clinic).
     public func doctors(_ member: StaffMember) throws -> [(doctor: Doctor, department: Department)] {
         try database.reading { tx in
@@ -54,18 +46,23 @@ extension StaffController {
 
     /// Deactivates a doctor of the admin's clinic: no longer offered, booked or listed. Their
     /// upcoming appointments refuse it (`hours_conflict`) unless `force`, which cancels them
-    /// for the clinic with the reason.
+    /// for the clinic with the reason (`ScheduleChange`).
     public func deactivateDoctor(_ member: StaffMember, doctorId: Int64, force: Bool = false, reason: String? = nil,
                                  requestId: String? = nil) throws -> [Appointment] {
-        let now = self.now()
-        return try database.writing { tx in
-            try checkAdmin(tx, member, doctorId: doctorId)
-            try tx.deactivateDoctor(id: doctorId)
-            try AuditLog.append(tx, by: member.auditActor, action: .doctorDeactivate, requestId: requestId,
-                                detail: "doctor \(doctorId)", now: now)
-            return try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now,
-                              keepingNone: true)
-        }
+        try changing(ScheduleChange(.deactivate(doctorId: doctorId), by: member, force: force, reason: reason, requestId: requestId,
+                                    now: now())).cancelled
+    }
+
+    /// `deactivateDoctor` awaited (issue 56: `ClinicAdminChangesStore.changeSchedule`).
+    public func deactivateDoctor(_ member: StaffMember, doctorId: Int64, force: Bool = false, reason: String? = nil,
+                                 requestId: String? = nil) async throws -> [Appointment] {
+        try await database.changeSchedule(ScheduleChange(.deactivate(doctorId: doctorId), by: member, force: force, reason: reason,
+                                                         requestId: requestId, now: now())).cancelled
+    }
+
+    /// A change of working time in one write transaction of the seam (the blocking path).
+    func changing(_ change: ScheduleChange) throws -> ScheduleOutcome {
+        try database.writing { tx in try change.apply(tx) }
     }
 
     /// A doctor's weekly hours (any staff member of the clinic).
@@ -81,26 +78,18 @@ extension StaffController {
     /// Replaces a doctor's hours on one weekday (`intervals` empty: not working that day).
     /// Booked appointments the new hours no longer hold refuse the change (`hours_conflict`,
     /// with their ids), unless `force`: then they are cancelled for the clinic, with a reason.
+    /// Times the new hours give are queued for the waitlist (`ScheduleChange`).
     public func setHours(_ member: StaffMember, doctorId: Int64, weekday: Int, intervals: [DoctorSchedule.Interval],
                          force: Bool = false, reason: String? = nil, requestId: String? = nil) throws -> [Appointment] {
-        guard (1...7).contains(weekday) else { throw ClinicError.invalid(.workingHoursInvalid) }
-        for (index, interval) in intervals.enumerated() {
-            guard interval.isValid, !intervals[..<index].contains(where: { $0.overlaps(interval) }) else {
-                throw ClinicError.invalid(.workingHoursInvalid)
-            }
-        }
-        let now = self.now()
-        return try database.writing { tx in
-            try checkAdmin(tx, member, doctorId: doctorId)
-            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
-            try tx.replaceWorkingHours(ofDoctor: doctorId, weekday: weekday, with: intervals)
-            let text = intervals.map { "\($0.startMinute)-\($0.endMinute)/\($0.slotMinutes)" }.joined(separator: ",")
-            try AuditLog.append(tx, by: member.auditActor, action: .hoursSet, requestId: requestId,
-                                detail: "doctor \(doctorId) weekday \(weekday) " + (text.isEmpty ? "off" : text), now: now)
-            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
-            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
-            return cancelled
-        }
+        try changing(ScheduleChange(.hours(doctorId: doctorId, weekday: weekday, intervals), by: member, force: force, reason: reason,
+                                    requestId: requestId, now: now())).cancelled
+    }
+
+    /// `setHours` awaited (issue 56: `ClinicAdminChangesStore.changeSchedule`).
+    public func setHours(_ member: StaffMember, doctorId: Int64, weekday: Int, intervals: [DoctorSchedule.Interval],
+                         force: Bool = false, reason: String? = nil, requestId: String? = nil) async throws -> [Appointment] {
+        try await database.changeSchedule(ScheduleChange(.hours(doctorId: doctorId, weekday: weekday, intervals), by: member, force: force,
+                                                         reason: reason, requestId: requestId, now: now())).cancelled
     }
 
     /// Adds an exception (a day off when `hours` is nil) for a doctor of the admin's clinic,
@@ -108,83 +97,36 @@ extension StaffController {
     public func addException(_ member: StaffMember, doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?,
                              force: Bool = false, reason: String? = nil,
                              requestId: String? = nil) throws -> (exception: WorkingException, cancelled: [Appointment]) {
-        let now = self.now()
-        // Joined: `DepartmentController.addException`'s own write commits with what `settle` does.
-        return try writingJoined { tx in
-            try checkAdmin(tx, member, doctorId: doctorId)
-            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
-            let exception = try DepartmentController(database: database).addException(doctorId: doctorId, day: day, hours: hours,
-                                                                                      by: member.auditActor)
-            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
-            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
-            return (exception, cancelled)
-        }
+        try Self.added(changing(ScheduleChange(.addException(doctorId: doctorId, day: day, hours), by: member, force: force,
+                                               reason: reason, requestId: requestId, now: now())))
+    }
+
+    /// `addException` awaited (issue 56: `ClinicAdminChangesStore.changeSchedule`).
+    public func addException(_ member: StaffMember, doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?,
+                             force: Bool = false, reason: String? = nil,
+                             requestId: String? = nil) async throws -> (exception: WorkingException, cancelled: [Appointment]) {
+        try Self.added(try await database.changeSchedule(ScheduleChange(.addException(doctorId: doctorId, day: day, hours), by: member,
+                                                                        force: force, reason: reason, requestId: requestId, now: now())))
+    }
+
+    static func added(_ outcome: ScheduleOutcome) throws -> (exception: WorkingException, cancelled: [Appointment]) {
+        guard let exception = outcome.exception else { throw ClinicError(.internalError, .storageFailure, "the exception added") }
+        return (exception, outcome.cancelled)
     }
 
     /// Removes an exception of a doctor of the admin's clinic (the same rule: extra hours it
     /// gave may hold appointments).
     public func removeException(_ member: StaffMember, exceptionId: Int64, force: Bool = false, reason: String? = nil,
                                 requestId: String? = nil) throws -> [Appointment] {
-        let now = self.now()
-        // Joined: `DepartmentController.removeException`'s own write commits with what `settle` does.
-        return try writingJoined { tx in
-            guard let doctorId = try tx.doctorId(ofWorkingException: exceptionId),
-                  try tx.clinicId(ofDoctor: doctorId) == member.clinicId else {
-                throw ClinicError(.notFound, .exceptionNotFound, String(exceptionId))
-            }
-            try checkAdmin(tx, member, doctorId: doctorId)
-            let window = try waitlist.newTimesWindow(tx, doctorId: doctorId, now: now)
-            try DepartmentController(database: database).removeException(exceptionId, by: member.auditActor)
-            let cancelled = try settle(tx, member, doctorId: doctorId, force: force, reason: reason, requestId: requestId, now: now)
-            try waitlist.queueNewTimes(tx, doctorId: doctorId, window, now: now)
-            return cancelled
-        }
+        try changing(ScheduleChange(.removeException(id: exceptionId), by: member, force: force, reason: reason, requestId: requestId,
+                                    now: now())).cancelled
     }
 
-    /// After a change to a doctor's hours, in its transaction: the doctor's active future
-    /// appointments whose slot the new schedule no longer has. None: nothing to do. Some:
-    /// `hours_conflict` with their ids (the change rolls back), or with `force` they are
-    /// cancelled for the clinic with the reason (history and audit trail).
-    func settle(_ tx: any StoreWriting, _ member: StaffMember, doctorId: Int64, force: Bool, reason: String?, requestId: String?,
-                now: Date, keepingNone: Bool = false) throws -> [Appointment] {
-        guard let clinic = try tx.clinic(id: member.clinicId) else { return [] }
-        let zone = clinic.zone
-        let future = try tx.futureActiveAppointments(ofDoctor: doctorId, from: now)
-        var outside: [Appointment] = []
-        // A visit under way (in progress) is left alone: hours change around it.
-        for appointment in future where appointment.status.canMove(to: .cancelled) {
-            let day = LocalDateTime.of(appointment.startsAt, in: zone)
-            let schedule = try DoctorSchedule.load(tx, doctorId: doctorId, from: day, through: day)
-            let duration = try appointment.visitTypeId.flatMap { try tx.visitType(id: $0)?.durationMinutes }
-            if keepingNone || schedule.slotEnd(startingAt: appointment.startsAt, zone: zone, duration: duration) != appointment.endsAt {
-                outside.append(appointment)
-            }
-        }
-        guard !outside.isEmpty else { return [] }
-        guard force else {
-            throw ClinicError(.hoursConflict, .staffHoursConflict, outside.map { String($0.id ?? 0) }.joined(separator: ", "))
-        }
-        let given = try Self.checkedReason(reason)
-        let why = given ?? Strings.text(.staffHoursChanged, .en, [])
-        return try outside.map { appointment in
-            let cancelled = try AppointmentController.move(tx, appointment, to: .cancelled, by: .staff, now: now,
-                                                           reason: why, staffId: member.id)
-            try AuditLog.append(tx, by: member.auditActor, action: .appointmentCancel, clientId: appointment.clientId,
-                                appointmentId: appointment.id, requestId: requestId, detail: "hours changed: \(why)", now: now)
-            // The patient reads the reason in their language when the clinic gave none.
-            try Inbox.about(tx, cancelled, kind: .clinicCancelled, reason: given, defaultReason: .staffHoursChanged,
-                            staffId: member.id, now: now)
-            return cancelled
-        }
-    }
-
-    /// One write transaction in which the writes other controllers open on this thread
-    /// (`DepartmentController`'s, `AppointmentController.createAppointment`) join, as savepoints,
-    /// so that they commit with what the staff use case writes beside them or not at all. Only
-    /// until those use cases take the seam's transaction themselves (issue #25): then this is
-    /// `database.writing` with them called on `tx`.
-    func writingJoined<T>(_ body: (any StoreWriting) throws -> T) throws -> T {
-        try database.writingJoined(body)
+    /// `removeException` awaited (issue 56: `ClinicAdminChangesStore.changeSchedule`).
+    public func removeException(_ member: StaffMember, exceptionId: Int64, force: Bool = false, reason: String? = nil,
+                                requestId: String? = nil) async throws -> [Appointment] {
+        try await database.changeSchedule(ScheduleChange(.removeException(id: exceptionId), by: member, force: force, reason: reason,
+                                                         requestId: requestId, now: now())).cancelled
     }
 
     /// A reason the clinic gives a patient (a cancellation, a forced hours change): trimmed,

@@ -5,7 +5,8 @@ import Foundation
 // in which the store reads the type (its row locked) and the clinic of the department concerned,
 // `VisitTypeChange.check` decides, and the store writes the change and its audit row. A doctor
 // added: the name and hours checked first (`DoctorAddition`), then the department's clinic
-// read, checked, and the doctor, their hours and the audit row written in one transaction.
+// read, checked, and the doctor, their hours and the audit row written in one transaction. A
+// doctor's working time changed, or the doctor deactivated: `ScheduleChange`.
 
 /// The awaited changes of a clinic admin a `ClinicStore` offers.
 public protocol ClinicAdminChangesStore: Sendable {
@@ -16,6 +17,12 @@ public protocol ClinicAdminChangesStore: Sendable {
     /// One transaction: the department's clinic, `addition.check`, the doctor and their hours,
     /// the audit row (`addition.audit`); the doctor.
     func addDoctor(_ addition: DoctorAddition) async throws -> Doctor
+    /// One transaction: for an exception's removal, the exception; the doctor locked against
+    /// bookings in flight and other changes of theirs; `ScheduleFacts`; `change.decide`; the
+    /// change's write and its audit row; each visit of `ScheduleDecision.cancelling` read with
+    /// its row locked (`AppointmentChangeFacts`), `change.cancellation` and its write; the new
+    /// times queued for the waitlist.
+    func changeSchedule(_ change: ScheduleChange) async throws -> ScheduleOutcome
 }
 
 /// A clinic admin's new doctor, name and hours checked: decided on the department's clinic.
