@@ -93,6 +93,30 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the patient's advisory lock (a booking of theirs in flight holds it, and is
+    /// waited for); their appointments; each cancellation's one write (`ChangeAppointmentStatement`,
+    /// no message); the appointments detached; the login's attempts deleted; the patient
+    /// deleted; COMMIT. The sessions this store keeps are forgotten before and after.
+    public func deleteAccount(_ deletion: AccountDeletion) async throws {
+        let sent = statementsSent
+        keptLookups.forgetSessions()
+        defer { keptLookups.forgetSessions() }
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            _ = try await tx.rows("SELECT pg_advisory_xact_lock(hashtextextended($1 || $2::bigint::text, 0))::text",
+                                  [PostgresTransaction.clientAdvisoryLockNamespace, deletion.clientId])
+            let appointments = try await tx.rows("SELECT * FROM appointments WHERE client_id = $1 ORDER BY starts_at, id",
+                                                 [deletion.clientId]).map { try Appointment(row: try PostgresTransaction.row($0)) }
+            for cancellation in deletion.cancellations(appointments) {
+                _ = try await tx.rows(ChangeAppointmentStatement(
+                    PostgresTransaction.changeAppointmentBinds(cancellation.appointment, cancellation.event, nil)))
+            }
+            _ = try await tx.rows(PostgresTransaction.detachAppointmentsSQL, [deletion.clientId])
+            _ = try await tx.rows(PostgresTransaction.clearLoginAttemptsSQL, [deletion.loginKey])
+            _ = try await tx.rows(PostgresTransaction.deleteClientSQL, [deletion.clientId])
+        }
+    }
+
     /// One statement: the patient locked against deletion, their number deleted and their
     /// pending texts dropped (`deletePhone`, `dropPendingDeliveries` of the seam), whether they are.
     public func removePhone(ofClient clientId: Int64) async throws -> Bool {

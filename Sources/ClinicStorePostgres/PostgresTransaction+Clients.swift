@@ -171,13 +171,18 @@ extension PostgresTransaction {
     }
 
     func detachAppointments(ofClient clientId: Int64) throws {
-        try execute("UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = $1", [clientId])
+        try execute(Self.detachAppointmentsSQL, [clientId])
     }
+
+    /// Patient `$1`'s appointments kept for the clinic with nothing personal.
+    static let detachAppointmentsSQL = "UPDATE appointments SET notes = '', client_id = NULL WHERE client_id = $1"
 
     func deleteClient(id: Int64) throws {
         noteSessionsChanged()
-        try execute("DELETE FROM clients WHERE id = $1", [id])
+        try execute(Self.deleteClientSQL, [id])
     }
+
+    static let deleteClientSQL = "DELETE FROM clients WHERE id = $1"
 
     func replaceCalendarToken(ofClient clientId: Int64, tokenHash: String, sealed: Data, at: Date) throws {
         try execute(Self.replaceCalendarTokenSQL, [clientId, tokenHash, sealed, at])

@@ -183,8 +183,10 @@ extension PostgresTransaction {
     }
 
     func clearLoginAttempts(loginKey: String) throws {
-        try execute("DELETE FROM login_attempts WHERE login_key = $1", [loginKey])
+        try execute(Self.clearLoginAttemptsSQL, [loginKey])
     }
+
+    static let clearLoginAttemptsSQL = "DELETE FROM login_attempts WHERE login_key = $1"
 }
 
 // MARK: The audit trail

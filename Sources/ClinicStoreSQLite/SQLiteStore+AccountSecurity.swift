@@ -54,6 +54,13 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try change.apply(tx, store: self) } }
     }
 
+    public func deleteAccount(_ deletion: AccountDeletion) async throws {
+        try await commit { try self.writing { tx in try deletion.apply(tx) } }
+        // The log truncated, as `truncateLog` does, on the writer but outside the group commit.
+        guard path != nil else { return }
+        _ = try? await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     public func removePhone(ofClient clientId: Int64) async throws -> Bool {
         try await commit { try self.writing { tx in try ClientController.removePhone(tx, clientId: clientId) } }
     }

@@ -100,7 +100,8 @@ import Testing
 
     // MARK: 2. Deleted accounts
 
-    @Test func deletingAnAccountCancelsItsFutureAppointmentsAndFreesTheSlots() throws {
+    /// By both paths, the CLI's seam and a server's awaited store (issue 56).
+    @Test(arguments: [false, true]) func deletingAnAccountCancelsItsFutureAppointmentsAndFreesTheSlots(awaited: Bool) async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
@@ -109,7 +110,11 @@ import Testing
         let later = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 30, hour: 9, minute: 20)!)
         let future = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: later)
         clock.advance(2 * 86_400) // the first one has started now
-        try system.clients.deleteAccount(clientId: anna.id ?? 0, password: "correct-horse-42")
+        if awaited {
+            try await system.clients.deleteAccount(clientId: anna.id ?? 0, password: "correct-horse-42", passwords: InlinePasswordRunner())
+        } else {
+            try { try system.clients.deleteAccount(clientId: anna.id ?? 0, password: "correct-horse-42") }()
+        }
 
         try system.database.reading { tx in
             let statuses = try [past.id ?? 0, future.id ?? 0].compactMap { try tx.appointment(id: $0) }
@@ -122,8 +127,8 @@ import Testing
         }
         // The slot is free again: another patient books it.
         let bob = try register(system, "bob")
-        let taken = try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy, at: later,
-                                                              doctorId: future.doctorId)
+        let taken = try { try system.appointments.createAppointment(clientId: bob.id ?? 0, departmentId: therapy, at: later,
+                                                                    doctorId: future.doctorId) }()
         #expect(taken.startsAt == future.startsAt && taken.doctorId == future.doctorId)
     }
 

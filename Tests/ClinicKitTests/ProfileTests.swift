@@ -54,8 +54,9 @@ import Testing
         #expect(data.sessions.count == 1)
     }
 
-    /// After deleting an account, no column of any table holds anything of the patient's.
-    @Test func deletingTheAccountLeavesNothingPersonalAnywhere() throws {
+    /// After deleting an account, no column of any table holds anything of the patient's. By
+    /// both paths, the CLI's seam and a server's awaited store (issue 56).
+    @Test(arguments: [false, true]) func deletingTheAccountLeavesNothingPersonalAnywhere(awaited: Bool) async throws {
         let system = try makeSystem()
         let zed = try system.clients.registerUser(RegistrationRequest(
             login: "zedlogin", password: "correct-horse-42", name: "Zebulon", surname: "Quaxley", street: "Wisteria Lane",
@@ -64,8 +65,17 @@ import Testing
         _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "zedlogin", password: "wrong-horse-42") }
         let booked = try system.appointments.createAppointment(clientId: zed.id ?? 0, departmentId: try department(system, "LA1", "therapy").id ?? 0,
                                                                at: monday, notes: "Zebulon has a cough")
-        #expect(expectError(.invalidCredentials) { try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "nope-nope-nope") } != nil)
-        try system.clients.deleteAccount(clientId: zed.id ?? 0, password: "correct-horse-42")
+        func delete(_ password: String) async throws {
+            if awaited {
+                try await system.clients.deleteAccount(clientId: zed.id ?? 0, password: password, passwords: InlinePasswordRunner())
+            } else {
+                try { try system.clients.deleteAccount(clientId: zed.id ?? 0, password: password) }()
+            }
+        }
+        #expect(await expectError(.invalidCredentials) { try await delete("nope-nope-nope") } != nil)
+        #expect(try storedInt(system, "SELECT count(*) FROM clients") == 1, "a wrong password deletes nothing")
+        try await delete("correct-horse-42")
+        #expect(await expectError(.notFound) { try await delete("correct-horse-42") } != nil, "gone")
 
         let secrets = ["zedlogin", "Zebulon", "Quaxley", "Wisteria", "4242", "cough"]
         for (table, rows) in try storedTables(system) {
@@ -79,7 +89,7 @@ import Testing
         let kept = try system.database.reading { tx in try tx.appointment(id: booked.id ?? 0) }
         #expect(kept != nil && kept?.clientId == nil && kept?.notes == "", "kept for the clinic, anonymous")
         // The login is free again.
-        _ = try register(system, "zedlogin")
+        _ = try { try register(system, "zedlogin") }()
     }
 }
 

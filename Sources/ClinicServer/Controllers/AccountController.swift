@@ -194,8 +194,8 @@ struct AccountController {
         let patient = try context.signedInPatient()
         try dependencies.checkAuthRate(context, patient.language) // a password guess, as a log-in is
         let body = try await RequestBody.decode(DeleteBody.self, from: request, context: context)
-        try await dependencies.passwordWork(patient.language) { [system] in
-            try system.clients.deleteAccount(clientId: patient.id, password: body.password)
+        try await dependencies.awaited(patient.language) { [system, dependencies] in
+            try await system.clients.deleteAccount(clientId: patient.id, password: body.password, passwords: dependencies.passwordRunner)
         }
         return try HTTPMapping.json(DeletedJSON(deleted: patient.client.login))
     }

@@ -193,8 +193,8 @@ struct WebProfilePages {
         }
         let password = form["password"] ?? ""
         do {
-            try await dependencies.passwordWork(web.language) { [system] in
-                try system.clients.deleteAccount(clientId: patient.id ?? 0, password: password)
+            try await dependencies.awaited(web.language) { [system, dependencies] in
+                try await system.clients.deleteAccount(clientId: patient.id ?? 0, password: password, passwords: dependencies.passwordRunner)
             }
         } catch let failure as APIFailure {
             return try await deletePage(web, patient, error: failure.message(in: web.language), status: failure.status)

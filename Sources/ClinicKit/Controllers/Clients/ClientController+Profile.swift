@@ -198,18 +198,26 @@ extension ClientController {
     public func deleteAccount(clientId: Int64, password: String) throws {
         let client = try getUserById(clientId)
         _ = try checkOwnPassword(client, password) // the account's attempts go with it below
-        let now = self.now()
-        try database.writing { tx in
-            // Its future appointments would hold their slots with nobody left to cancel them.
-            for appointment in try tx.appointments(ofClient: clientId)
-            where AppointmentScope.upcoming.contains(appointment, now: now) && appointment.status.canMove(to: .cancelled) {
-                _ = try AppointmentController.move(tx, appointment, to: .cancelled, by: .patient, now: now,
-                                                   reason: Self.accountDeletedReason)
-            }
-            try tx.detachAppointments(ofClient: clientId)
-            try tx.clearLoginAttempts(loginKey: client.loginKey)
-            try tx.deleteClient(id: clientId) // sessions go with it
-        }
+        let deletion = AccountDeletion(clientId: clientId, loginKey: client.loginKey, now: now())
+        try database.writing { tx in try deletion.apply(tx) }
         database.truncateLog()
+    }
+
+    /// `deleteAccount` awaited (issue 56): the password checked as a password change's is
+    /// (`AccountSecurityStore.reservePasswordCheck`, Argon2 on `passwords`), then
+    /// `AccountSecurityStore.deleteAccount`.
+    public func deleteAccount(clientId: Int64, password: String, passwords: some PasswordRunner) async throws {
+        let now = self.now(), hasher = self.hasher
+        guard let reserved = try await database.reservePasswordCheck(clientId: clientId, at: now, forgetBefore: Self.forgottenWindows(now), decide: {
+            attempts in try Self.refuseIfLocked(attempts, now: now)
+        }) else {
+            throw ClinicError(.notFound, .clientNotFound, String(clientId))
+        }
+        let stored = reserved.client.client
+        guard try await passwords.run({ hasher.verify(password, against: stored.passwordHash) }) else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        // The account's attempts go with it.
+        try await database.deleteAccount(AccountDeletion(clientId: clientId, loginKey: stored.loginKey, now: now))
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 
 // A patient's keys to their account as awaited operations of a store (issue 56): the private
-// calendar address, "sign out everywhere else", the password change, the number texts go to (removed, or confirmed by its code), and who read or
-// changed their data (the access log). The rules are
+// calendar address, "sign out everywhere else", the password change, the number texts go to
+// (removed, or confirmed by its code), who read or changed their data (the access log), and the
+// account's deletion (`AccountDeletion`). The rules are
 // ClinicKit's (`ClientController+Security`): what a change writes is decided before the store
 // is called (`SessionsEnding`, `PasswordChange`), and the store writes it in one transaction,
 // with the calendar token sealed under its personal-data key (`CalendarAddress`).
@@ -39,6 +40,46 @@ public protocol AccountSecurityStore: Sendable {
     /// The patient's access log: the audit rows about them from their account's own lifetime,
     /// the latest first, at most `limit` (`AuditLog.entries`; a row that cannot be read is left out).
     func accessLog(ofClient clientId: Int64, limit: Int) async throws -> [AuditEntry]
+    /// One transaction, its password checked before: the patient locked against a booking of
+    /// theirs in flight, their appointments read, `deletion.cancellations` written (each with
+    /// its history), every appointment kept for the clinic with nothing personal, the login's
+    /// attempts and the patient deleted (their sessions, phone, waitlist places and tokens go
+    /// with the row). SQLite's log is truncated after, so that the deleted rows leave no copy.
+    func deleteAccount(_ deletion: AccountDeletion) async throws
+}
+
+/// A patient's account deleted, the password checked (`ClientController.deleteAccount`).
+public struct AccountDeletion: Sendable {
+    public let clientId: Int64
+    public let loginKey: String
+    public let now: Date
+
+    init(clientId: Int64, loginKey: String, now: Date) { self.clientId = clientId; self.loginKey = loginKey; self.now = now }
+
+    /// The patient's upcoming visits would hold their slots with nobody left to cancel them:
+    /// each is cancelled, by the patient, with the reason "account deleted" in its history, and
+    /// without a message (nobody is left to read it). Of `appointments`, all the patient's.
+    public func cancellations(_ appointments: [Appointment]) -> [BookingDecision] {
+        appointments.filter { AppointmentScope.upcoming.contains($0, now: now) && $0.status.canMove(to: .cancelled) }.map { appointment in
+            var moved = appointment
+            moved.status = .cancelled
+            moved.updatedAt = now
+            return BookingDecision(appointment: moved, event: BookingRules.event(moved, AppointmentStatus.cancelled.rawValue, .patient, now,
+                                                                                  reason: ClientController.accountDeletedReason),
+                                   message: nil)
+        }
+    }
+
+    /// The deletion in the caller's write transaction (the blocking path, and SQLite's).
+    package func apply(_ tx: any StoreWriting) throws {
+        for cancellation in cancellations(try tx.storedAppointments(ofClient: clientId)) {
+            try tx.updateAppointment(cancellation.appointment)
+            try tx.insertAppointmentEvent(cancellation.event)
+        }
+        try tx.detachAppointments(ofClient: clientId)
+        try tx.clearLoginAttempts(loginKey: loginKey)
+        try tx.deleteClient(id: clientId) // sessions go with it
+    }
 }
 
 /// A patient's password check reserved: the patient as stored, the key check to open their
