@@ -136,6 +136,30 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the appointment read with its row locked; its conversation; the closing's
+    /// decision; the conversation saved; the audit row; COMMIT.
+    public func deskCloseThread(_ closing: ThreadClosing) async throws {
+        let sent = statementsSent, ring = auditKeys
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [closing.appointmentId]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [closing.appointmentId]).first
+                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            let (closed, audit) = try closing.decide(appointment: appointment, thread: thread)
+            _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(closed))
+            try await Self.append(audit, tx, ring: ring)
+        }
+    }
+
+    /// One statement.
+    public func unreadAnswers(clientId: Int64) async throws -> Int {
+        let rows = try await awaitedRows("SELECT coalesce(sum(patient_unread), 0)::bigint AS unread FROM threads WHERE client_id = $1",
+                                         [clientId])
+        let unread: Int64 = try rows.first?.value("unread", in: "threads") ?? 0
+        return Int(unread)
+    }
+
     /// BEGIN; whether the clinic exists and the doctor's clinic (one statement); the addition's
     /// check; the account inserted (`ON CONFLICT` on the login key: `login_taken`); the audit
     /// row; COMMIT.

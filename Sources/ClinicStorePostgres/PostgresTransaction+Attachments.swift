@@ -26,8 +26,10 @@ extension PostgresTransaction {
     }
 
     func thread(ofAppointment appointmentId: Int64) throws -> StoredThread? {
-        try row("SELECT * FROM threads WHERE appointment_id = $1", [appointmentId]).map(StoredThread.init(row:))
+        try row(Self.threadOfAppointmentSQL, [appointmentId]).map(StoredThread.init(row:))
     }
+
+    static let threadOfAppointmentSQL = "SELECT * FROM threads WHERE appointment_id = $1"
 
     func threadMessages(ofAppointment appointmentId: Int64) throws -> [StoredThreadMessage] {
         try rows("SELECT * FROM thread_messages WHERE appointment_id = $1 ORDER BY id", [appointmentId])
@@ -108,12 +110,19 @@ extension PostgresTransaction {
     }
 
     func saveThread(_ t: StoredThread) throws {
-        try execute("""
-            INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (appointment_id) DO UPDATE SET state = excluded.state, patient_unread = excluded.patient_unread,
-                staff_unread = excluded.staff_unread, last_at = excluded.last_at
-            """, [t.appointmentId, t.clientId, t.clinicId, t.state.rawValue, t.patientUnread, t.staffUnread, t.lastAt])
+        try execute(Self.saveThreadSQL, Self.saveThreadBinds(t))
+    }
+
+    /// A conversation written whole, new or in place of its row.
+    static let saveThreadSQL = """
+        INSERT INTO threads (appointment_id, client_id, clinic_id, state, patient_unread, staff_unread, last_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)
+        ON CONFLICT (appointment_id) DO UPDATE SET state = excluded.state, patient_unread = excluded.patient_unread,
+            staff_unread = excluded.staff_unread, last_at = excluded.last_at
+        """
+
+    static func saveThreadBinds(_ t: StoredThread) -> [any PostgresBindable] {
+        [t.appointmentId, t.clientId, t.clinicId, t.state.rawValue, t.patientUnread, t.staffUnread, t.lastAt]
     }
 
     func insertThreadMessage(appointmentId: Int64, author: AttachmentAuthor, staffId: Int64?, body: Data, attachmentId: Int64?,

@@ -116,6 +116,14 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try HoldRelease.apply(tx, id: id, decide: decide) } }
     }
 
+    public func deskCloseThread(_ closing: ThreadClosing) async throws {
+        try await commit { try self.writing { tx in try closing.apply(tx) } }
+    }
+
+    public func unreadAnswers(clientId: Int64) async throws -> Int {
+        try await readAwaited { tx in try tx.threads(ofClient: clientId).reduce(0) { $0 + $1.patientUnread } }
+    }
+
     public func disableStaff(id: Int64, decide: @escaping @Sendable (StaffMember?) throws -> AuditAsk) async throws -> StaffMember {
         try await commit { try self.writing { tx in try StaffDisabling.apply(tx, id: id, decide: decide) } }
     }

@@ -249,6 +249,43 @@ import Testing
         #expect(log.contains("thread.read") && log.contains("thread.answer") && log.contains("thread.close"))
     }
 
+    /// Issue 56: a conversation closed and the unread answers counted by both paths, the CLI's
+    /// seam and a server's awaited store (`FrontDeskChangesStore.deskCloseThread`,
+    /// `InboxStore.unreadAnswers`); a refusal changes nothing.
+    @Test(arguments: [false, true]) func aConversationIsClosedByTheFrontDeskOnly(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func close(_ member: StaffMember, _ id: Int64) async throws {
+            if awaited { try await files.close(member, appointmentId: id, requestId: "req-close") } else {
+                try { try files.close(member, appointmentId: id, requestId: "req-close") }()
+            }
+        }
+        func unread() async throws -> Int {
+            awaited ? try await files.unreadAnswers(clientId: w.annaId) : try { try files.unreadAnswers(clientId: w.annaId) }()
+        }
+        try {
+            _ = try files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
+            _ = try files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
+            _ = try files.answer(w.desk, appointmentId: w.visitId, text: "Bring her card too.")
+        }()
+        #expect(try await unread() == 2)
+        let noThread = try { try w.system.appointments.createAppointment(
+            clientId: w.annaId, departmentId: w.visit.departmentId,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!)) }()
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { try await close(w.doctor, w.visitId) } != nil)
+        #expect(await expectError(.notFound) { try await close(w.otherClinic, w.visitId) }?.key == .appointmentNotFound)
+        #expect(await expectError(.notFound) { try await close(w.desk, 99_999) }?.key == .appointmentNotFound)
+        #expect(await expectError(.notFound) { try await close(w.desk, noThread.id ?? 0) }?.key == .threadNotFound)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        try await close(w.desk, w.visitId)
+        #expect(try { try files.threads(w.desk, state: .closed) }().items.map(\.appointmentId) == [w.visitId])
+        #expect(try { try files.threads(w.desk, state: .open) }().items.isEmpty)
+        #expect(try await unread() == 2, "closing leaves the patient's unread answers")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'thread.close' AND request_id = 'req-close'") == 1)
+        #expect(try auditIsSound(w.system))
+    }
+
     /// The pages' one call: the patient's folder reads the clinic's answers and says whether
     /// files may still change; the clinic's is audited, and a doctor gets no conversation.
     @Test func anAppointmentsFolderForEachReader() throws {

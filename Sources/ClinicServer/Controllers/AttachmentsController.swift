@@ -128,7 +128,7 @@ struct AttachmentsController {
 
     @Sendable func patientUnread(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let unread = try await dependencies.work(patient.language) { [system] in try system.attachments.unreadAnswers(clientId: patient.id) }
+        let unread = try await dependencies.awaited(patient.language) { [system] in try await system.attachments.unreadAnswers(clientId: patient.id) }
         return try HTTPMapping.json(UnreadJSON(unread: unread))
     }
 
@@ -204,8 +204,8 @@ struct AttachmentsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        try await dependencies.work(context.language) { [system] in
-            try system.attachments.close(member, appointmentId: id, requestId: requestId)
+        try await dependencies.awaited(context.language) { [system] in
+            try await system.attachments.close(member, appointmentId: id, requestId: requestId)
         }
         return Response(status: .noContent)
     }

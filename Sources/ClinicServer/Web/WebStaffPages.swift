@@ -176,7 +176,9 @@ struct WebStaffPages {
         let id = try context.parameters.id("id")
         _ = try await dependencies.form(request, context, web)
         let requestId = context.requestId
-        try await dependencies.work(web) { [system] in try system.attachments.close(member, appointmentId: id, requestId: requestId) }
+        try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.close(member, appointmentId: id, requestId: requestId)
+        }
         return dependencies.redirect("/staff/threads", web)
     }
 

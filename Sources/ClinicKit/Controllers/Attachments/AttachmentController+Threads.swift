@@ -102,6 +102,11 @@ extension AttachmentController {
         try database.reading { tx in try tx.threads(ofClient: clientId).reduce(0) { $0 + $1.patientUnread } }
     }
 
+    /// `unreadAnswers` awaited (issue 56: `InboxStore.unreadAnswers`).
+    public func unreadAnswers(clientId: Int64) async throws -> Int {
+        try await database.unreadAnswers(clientId: clientId)
+    }
+
     /// The front desk's conversations of its clinic in a state, the latest first.
     /// With `named`, each conversation carries its patient's name and the first words of its
     /// latest message (the web's inbox), and each patient named is a read in the audit trail they
@@ -192,20 +197,13 @@ extension AttachmentController {
 
     /// The front desk closes a conversation (the patient's next message opens it again).
     public func close(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) throws {
-        try member.checkFrontDesk()
-        let now = self.now()
-        try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            guard var thread = try tx.thread(ofAppointment: appointmentId) else {
-                throw ClinicError(.notFound, .threadNotFound, String(appointmentId))
-            }
-            thread.state = .closed
-            thread.staffUnread = 0
-            try tx.saveThread(thread)
-            try AuditLog.append(tx, by: member.auditActor, action: .threadClose, clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
-        }
+        let closing = try ThreadClosing(member, appointmentId: appointmentId, requestId: requestId, now: now())
+        try database.writing { tx in try closing.apply(tx) }
+    }
+
+    /// `close` awaited (issue 56: `FrontDeskChangesStore.deskCloseThread`).
+    public func close(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil) async throws {
+        try await database.deskCloseThread(try ThreadClosing(member, appointmentId: appointmentId, requestId: requestId, now: now()))
     }
 
     // MARK: Inside a transaction

@@ -307,7 +307,12 @@ public final class AttachmentController: Sendable {
     /// An appointment of the member's clinic with a patient (a doctor: their own visits);
     /// `not_found` for any other, as if it did not exist.
     static func visible(_ tx: any StoreReading, _ id: Int64, to member: StaffMember) throws -> Appointment {
-        guard let appointment = try tx.appointment(id: id), appointment.clinicId == member.clinicId, appointment.clientId != nil,
+        try visible(try tx.appointment(id: id), id, to: member)
+    }
+
+    /// `visible` on the appointment read (nil: none).
+    static func visible(_ appointment: Appointment?, _ id: Int64, to member: StaffMember) throws -> Appointment {
+        guard let appointment, appointment.clinicId == member.clinicId, appointment.clientId != nil,
               member.role != .doctor || appointment.doctorId == member.doctorId else {
             throw ClinicError(.notFound, .appointmentNotFound, String(id))
         }

@@ -35,6 +35,44 @@ public protocol FrontDeskChangesStore: Sendable {
     /// One transaction: the hold (its row locked; nil to `decide`: none), `decide` (the audit
     /// row of its release), the hold deleted and the audit row appended.
     func deskReleaseHold(id: Int64, decide: @escaping @Sendable (SlotHold?) throws -> AuditAsk) async throws
+    /// One transaction: the appointment read with its row locked (a patient writing in the
+    /// conversation holds it, and is waited for), its conversation, `closing.decide`, the
+    /// conversation saved closed and the audit row appended.
+    func deskCloseThread(_ closing: ThreadClosing) async throws
+}
+
+/// The front desk closing the conversation about an appointment of its clinic.
+public struct ThreadClosing: Sendable {
+    public let appointmentId: Int64
+    let member: StaffMember
+    let requestId: String?
+    let now: Date
+
+    /// Only the front desk closes conversations (`forbidden`, before anything is read).
+    init(_ member: StaffMember, appointmentId: Int64, requestId: String?, now: Date) throws {
+        try member.checkFrontDesk()
+        self.member = member; self.appointmentId = appointmentId; self.requestId = requestId; self.now = now
+    }
+
+    /// Decided on the appointment (nil: none) and its conversation (nil: none): an appointment
+    /// the member may not see is `not_found`, as none; no conversation is `thread_not_found`.
+    /// The conversation closed, nothing left unread for the clinic, and the audit row.
+    public func decide(appointment: Appointment?, thread: StoredThread?) throws -> (thread: StoredThread, audit: AuditAsk) {
+        let visible = try AttachmentController.visible(appointment, appointmentId, to: member)
+        guard var thread else { throw ClinicError(.notFound, .threadNotFound, String(appointmentId)) }
+        thread.state = .closed
+        thread.staffUnread = 0
+        return (thread, AuditAsk(by: member.auditActor, action: .threadClose, clientId: visible.clientId, appointmentId: appointmentId,
+                                 requestId: requestId, detail: "", now: now))
+    }
+
+    /// The closing in the caller's write transaction (the blocking path, and SQLite's).
+    package func apply(_ tx: any StoreWriting) throws {
+        try tx.lockAppointment(id: appointmentId)
+        let (thread, audit) = try decide(appointment: try tx.appointment(id: appointmentId), thread: try tx.thread(ofAppointment: appointmentId))
+        try tx.saveThread(thread)
+        try AuditLog.append(tx, audit)
+    }
 }
 
 /// What a walk-in's claim code is decided on: whether they are the member's clinic's patient,

@@ -17,4 +17,6 @@ public protocol InboxStore: Sendable {
     func markAllRead(clientId: Int64, at now: Date) async throws -> Int
     /// How many of the patient's messages are unread (what every web page's header shows).
     func unreadCount(clientId: Int64) async throws -> Int
+    /// How many of the clinic's answers in the patient's conversations are unread (one statement).
+    func unreadAnswers(clientId: Int64) async throws -> Int
 }
