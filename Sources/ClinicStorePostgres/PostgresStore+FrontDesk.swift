@@ -136,6 +136,64 @@ extension PostgresStore {
         }
     }
 
+    /// The conversations (1 statement), their appointments (1), for a named list their patients
+    /// and latest messages (2), for a list of closed ones the open ones' unread counts (1), the
+    /// clinic's zone with the key check (1): in one read-only snapshot, or for a named list in a
+    /// transaction with its audit rows.
+    public func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts {
+        guard ask.named else { return try await readAwaited { tx in try await Self.threadListFacts(ask, tx) } }
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let facts = try await Self.threadListFacts(ask, tx)
+            for row in audit(facts) { try await Self.append(row, tx, ring: ring) }
+            return facts
+        }
+    }
+
+    static func threadListFacts(_ ask: ThreadListAsk, _ tx: AwaitedConnection) async throws -> ThreadListFacts {
+        let threads = try await tx.rows(PostgresTransaction.clinicThreadsSQL, [ask.clinicId, ask.state.rawValue, ask.limit])
+            .map { try StoredThread(row: PostgresTransaction.row($0)) }
+        let ids = DirectoryIdArray(threads.map(\.appointmentId))
+        var appointments: [Int64: Appointment] = [:]
+        for raw in try await tx.rows("SELECT * FROM appointments WHERE id = ANY($1)", [ids]) {
+            let appointment = try Appointment(row: PostgresTransaction.row(raw))
+            appointments[appointment.id ?? 0] = appointment
+        }
+        var clients: [Int64: StoredClient] = [:], latest: [Int64: StoredThreadMessage] = [:]
+        if ask.named {
+            let patients = DirectoryIdArray(Array(Set(appointments.values.compactMap(\.clientId))).sorted())
+            for raw in try await tx.rows("SELECT * FROM clients WHERE id = ANY($1)", [patients]) {
+                let client = try PostgresTransaction.storedClientOfRow(PostgresTransaction.row(raw))
+                clients[client.client.id ?? 0] = client
+            }
+            for raw in try await tx.rows("""
+                SELECT DISTINCT ON (appointment_id) * FROM thread_messages WHERE appointment_id = ANY($1) ORDER BY appointment_id, id DESC
+                """, [ids]) {
+                let message = try StoredThreadMessage(row: PostgresTransaction.row(raw))
+                latest[message.appointmentId] = message
+            }
+        }
+        var openUnread: [Int] = []
+        if ask.state != .open {
+            openUnread = try await tx.rows(PostgresTransaction.clinicThreadsSQL, [ask.clinicId, StoredThread.State.open.rawValue, 500])
+                .map { try StoredThread(row: PostgresTransaction.row($0)).staffUnread }
+        }
+        guard let found = try await tx.rows("""
+            SELECT (SELECT time_zone FROM clinics WHERE id = $1) AS time_zone, (SELECT value FROM settings WHERE key = $2) AS key_check
+            """, [ask.clinicId, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row) else {
+            throw ClinicError(.storage, .storageFailure, "the clinic's zone: no row")
+        }
+        let items = threads.map { thread in
+            let appointment = appointments[thread.appointmentId]
+            return ThreadListFacts.Item(thread: thread, appointment: appointment,
+                                        client: ask.named ? appointment?.clientId.flatMap { clients[$0] } : nil,
+                                        latest: ask.named && appointment != nil ? latest[thread.appointmentId] : nil)
+        }
+        return ThreadListFacts(items: items, openUnread: openUnread, timeZone: try found.value("time_zone", in: "clinics"),
+                               personalDataKeyCheck: ask.named ? try found.value("key_check", in: "settings", key: "key") : nil)
+    }
+
     /// BEGIN; the appointment read with its row locked; its conversation; the closing's
     /// decision; the conversation saved; the audit row; COMMIT.
     public func deskCloseThread(_ closing: ThreadClosing) async throws {

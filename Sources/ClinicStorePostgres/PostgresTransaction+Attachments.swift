@@ -55,10 +55,13 @@ extension PostgresTransaction {
     }
 
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
-        try rows("""
-            SELECT * FROM threads WHERE clinic_id = $1 AND state = $2 ORDER BY last_at DESC, appointment_id DESC LIMIT $3
-            """, [clinicId, state.rawValue, limitBind(limit)]).map(StoredThread.init(row:))
+        try rows(Self.clinicThreadsSQL, [clinicId, state.rawValue, limitBind(limit)]).map(StoredThread.init(row:))
     }
+
+    /// Clinic `$1`'s conversations in state `$2`, the latest first, at most `$3`.
+    static let clinicThreadsSQL = """
+        SELECT * FROM threads WHERE clinic_id = $1 AND state = $2 ORDER BY last_at DESC, appointment_id DESC LIMIT $3
+        """
 
     func threads(ofClient clientId: Int64) throws -> [StoredThread] {
         try rows("SELECT * FROM threads WHERE client_id = $1 ORDER BY last_at DESC, appointment_id DESC", [clientId])

@@ -116,6 +116,17 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try HoldRelease.apply(tx, id: id, decide: decide) } }
     }
 
+    public func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts {
+        guard ask.named else { return try await readAwaited { tx in try ThreadListFacts.read(tx, ask) } }
+        return try await commit {
+            try self.writing { tx in
+                let facts = try ThreadListFacts.read(tx, ask)
+                for row in audit(facts) { try AuditLog.append(tx, row) }
+                return facts
+            }
+        }
+    }
+
     public func deskCloseThread(_ closing: ThreadClosing) async throws {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }

@@ -249,6 +249,37 @@ import Testing
         #expect(log.contains("thread.read") && log.contains("thread.answer") && log.contains("thread.close"))
     }
 
+    /// Issue 56: the front desk's list of conversations by both paths, the CLI's seam and a
+    /// server's awaited store (`FrontDeskReadsStore.deskThreads`): named, with the patient's
+    /// name and the latest message's first line, each patient named a read in the audit trail;
+    /// unnamed, neither; the unread count of the open ones on the list of closed ones too.
+    @Test(arguments: [false, true]) func theFrontDesksListOfConversations(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func list(_ member: StaffMember, _ state: StoredThread.State, named: Bool) async throws -> ThreadList {
+            if awaited { return try await files.threads(member, state: state, named: named, requestId: "req-list") }
+            return try { try files.threads(member, state: state, named: named, requestId: "req-list") }()
+        }
+        let long = String(repeating: "word ", count: 40) + "\nsecond line"
+        try { _ = try files.write(clientId: w.annaId, appointmentId: w.visitId, text: long) }()
+        #expect(await expectError(.forbidden) { _ = try await list(w.doctor, .open, named: true) } != nil)
+        let reads = "SELECT count(*) FROM audit_events WHERE action = 'patient.read' AND request_id = 'req-list'"
+        let plain = try await list(w.desk, .open, named: false)
+        #expect(plain.items.map(\.appointmentId) == [w.visitId] && plain.unread == 1)
+        #expect(plain.items.allSatisfy { $0.patientName == nil && $0.preview == nil })
+        #expect(try storedInt(w.system, reads) == 0, "an unnamed list reads no patient")
+        let named = try await list(w.desk, .open, named: true)
+        let item = try #require(named.items.first)
+        #expect(item.patientName == "Anna Smith" && item.unread == 1 && named.zone.identifier == "America/Los_Angeles")
+        #expect(item.preview?.hasPrefix("word word") == true && item.preview?.hasSuffix("…") == true
+                && item.preview?.contains("second") == false, "\(item.preview ?? "")")
+        #expect(try storedInt(w.system, reads) == 1)
+        #expect(try await list(w.otherClinic, .open, named: true).items.isEmpty)
+        let closed = try await list(w.desk, .closed, named: false)
+        #expect(closed.items.isEmpty && closed.unread == 1, "the open ones' unread count on the closed list")
+        #expect(try auditIsSound(w.system))
+    }
+
     /// Issue 56: a conversation closed and the unread answers counted by both paths, the CLI's
     /// seam and a server's awaited store (`FrontDeskChangesStore.deskCloseThread`,
     /// `InboxStore.unreadAnswers`); a refusal changes nothing.

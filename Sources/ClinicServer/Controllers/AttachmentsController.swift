@@ -216,7 +216,7 @@ struct AttachmentsController {
         guard let state = StoredThread.State(rawValue: text) else {
             throw APIFailure(ServerError.invalid(.fieldChoice, "state", "open, closed"), language: context.language)
         }
-        let list = try await dependencies.work(context.language) { [system] in try system.attachments.threads(member, state: state) }
+        let list = try await dependencies.awaited(context.language) { [system] in try await system.attachments.threads(member, state: state) }
         return try HTTPMapping.json(ThreadListJSON(list))
     }
 

@@ -100,8 +100,8 @@ struct WebStaffPages {
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let closed = request.query("state") == "closed"
         let requestId = context.requestId
-        let list = try await dependencies.work(web) { [system] in
-            try system.attachments.threads(member, state: closed ? .closed : .open, named: true, requestId: requestId)
+        let list = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.threads(member, state: closed ? .closed : .open, named: true, requestId: requestId)
         }
         let zone = list.zone
         return dependencies.page("staff-threads", web, [

@@ -114,46 +114,72 @@ extension AttachmentController {
     public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200, named: Bool = false,
                         requestId: String? = nil) throws -> ThreadList {
         try member.checkFrontDesk()
-        guard named else {
-            return try database.reading { tx in try threadList(tx, member, state: state, limit: limit, named: false).list }
-        }
-        let now = self.now()
-        return try database.writing { tx in
-            let (list, patients) = try threadList(tx, member, state: state, limit: limit, named: true)
-            for clientId in patients.sorted() {
-                try AuditLog.append(tx, by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
-                                    detail: "the front desk's inbox", now: now)
+        let ask = ThreadListAsk(clinicId: member.clinicId, state: state, limit: limit, named: named)
+        let facts: ThreadListFacts
+        if named {
+            let audits = Self.threadListAudits(member, requestId: requestId, now: now())
+            facts = try database.writing { tx in
+                let facts = try ThreadListFacts.read(tx, ask)
+                for audit in audits(facts) { try AuditLog.append(tx, audit) }
+                return facts
             }
-            return list
+        } else {
+            facts = try database.reading { tx in try ThreadListFacts.read(tx, ask) }
+        }
+        return try Self.threadList(facts, ask, key: database.personalDataKey)
+    }
+
+    /// `threads` awaited (issue 56: `FrontDeskReadsStore.deskThreads`, one transaction with the
+    /// audit rows of the patients named).
+    public func threads(_ member: StaffMember, state: StoredThread.State, limit: Int = 200, named: Bool = false,
+                        requestId: String? = nil) async throws -> ThreadList {
+        try member.checkFrontDesk()
+        let ask = ThreadListAsk(clinicId: member.clinicId, state: state, limit: limit, named: named)
+        let facts = try await database.deskThreads(ask, audit: Self.threadListAudits(member, requestId: requestId, now: now()))
+        return try Self.threadList(facts, ask, key: database.personalDataKey)
+    }
+
+    /// The audit rows of a named list: a read of each patient it names.
+    static func threadListAudits(_ member: StaffMember, requestId: String?, now: Date) -> @Sendable (ThreadListFacts) -> [AuditAsk] {
+        { facts in
+            facts.namedPatients.sorted().map { clientId in
+                AuditAsk(by: member.auditActor, action: .patientRead, clientId: clientId, requestId: requestId,
+                         detail: "the front desk's inbox", now: now)
+            }
         }
     }
 
-    /// The list of `threads`, and the patients it names.
-    private func threadList(_ tx: any StoreReading, _ member: StaffMember, state: StoredThread.State, limit: Int, named: Bool) throws
-        -> (list: ThreadList, patients: Set<Int64>) {
-        let cipher = try database.cipher(tx)
-        var patients: Set<Int64> = []
-        let items = try tx.threads(ofClinic: member.clinicId, state: state, limit: max(1, min(limit, 500))).compactMap { thread in
-            try tx.appointment(id: thread.appointmentId).map { appointment in
-                var item = ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
-                                         lastAt: thread.lastAt, startsAt: appointment.startsAt, doctorName: appointment.doctorName)
-                guard named else { return item }
-                if let clientId = appointment.clientId, let client = try database.client(tx, id: clientId) {
-                    item.patientName = "\(client.name) \(client.surname)"
-                    patients.insert(clientId)
-                }
-                if let latest = try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: 1).first {
-                    let text = try Self.open(tx, [latest], of: thread.appointmentId, cipher: cipher).first?.text ?? ""
-                    let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-                    item.preview = line.count > ThreadSummary.previewLength ? String(line.prefix(ThreadSummary.previewLength)) + "…" : line
-                }
-                return item
-            }
+    /// The list made of its facts: each conversation with its appointment's time and doctor (one
+    /// whose appointment is gone is left out); named, the patient's name and the first line of
+    /// the latest message, opened under the database's key; the unread count of the open ones.
+    static func threadList(_ facts: ThreadListFacts, _ ask: ThreadListAsk, key: PersonalDataKey) throws -> ThreadList {
+        var opened: FieldCipher?
+        func cipher() throws -> FieldCipher {
+            if let opened { return opened }
+            let made = try key.cipher(keyCheck: facts.personalDataKeyCheck)
+            opened = made
+            return made
         }
-        let open = state == .open ? items.map(\.unread)
-            : try tx.threads(ofClinic: member.clinicId, state: .open, limit: 500).map(\.staffUnread)
-        let zone = try Self.zone(tx, member.clinicId)
-        return (ThreadList(items: items, unread: open.reduce(0, +), zone: zone), patients)
+        let items = try facts.items.compactMap { fact -> ThreadSummary? in
+            guard let appointment = fact.appointment else { return nil }
+            let thread = fact.thread
+            var item = ThreadSummary(appointmentId: thread.appointmentId, state: thread.state, unread: thread.staffUnread,
+                                     lastAt: thread.lastAt, startsAt: appointment.startsAt, doctorName: appointment.doctorName)
+            guard ask.named else { return item }
+            if let stored = fact.client {
+                let client = stored.personal == nil ? stored.client : try stored.opened(with: try cipher())
+                item.patientName = "\(client.name) \(client.surname)"
+            }
+            if let latest = fact.latest {
+                let text = String(decoding: try cipher().open(bytes: latest.body, context: Self.threadContext(thread.appointmentId)),
+                                  as: UTF8.self)
+                let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                item.preview = line.count > ThreadSummary.previewLength ? String(line.prefix(ThreadSummary.previewLength)) + "…" : line
+            }
+            return item
+        }
+        let open = ask.state == .open ? items.map(\.unread) : facts.openUnread
+        return ThreadList(items: items, unread: open.reduce(0, +), zone: Clinic.zone(named: facts.timeZone ?? "UTC"))
     }
 
     /// The front desk reads an appointment's conversation (an audit event, `thread.read`, the

@@ -7,6 +7,9 @@ import Foundation
 
 /// The awaited front-desk reads a `ClinicStore` offers.
 public protocol FrontDeskReadsStore: Sendable {
+    /// `ThreadListFacts` for `ask` in one snapshot; with audit rows (`audit` of the facts, for a
+    /// named list) in one transaction with them.
+    func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts
     /// The appointment (its notes as stored), its clinic, and with `withPatient` its patient
     /// (personal fields opened); nil when there is no such appointment.
     func deskAppointment(id: Int64, withPatient: Bool) async throws -> DeskAppointment?
@@ -96,5 +99,66 @@ public struct MonthFacts: Sendable {
         let visits = try tx.storedAppointments(ofClinic: clinicId, startingIn: planned.span, departmentId: nil, doctorId: nil)
         return MonthFacts(clinic: clinic, plan: planned, departments: try tx.departments(ofClinic: clinicId), visits: visits,
                           events: Dictionary(grouping: try tx.appointmentEvents(of: visits.compactMap(\.id)), by: \.appointmentId))
+    }
+}
+
+/// What the front desk's list of conversations asks for.
+public struct ThreadListAsk: Sendable {
+    public let clinicId: Int64
+    public let state: StoredThread.State
+    /// 1…500.
+    public let limit: Int
+    /// With the patients' names and the latest messages.
+    public let named: Bool
+
+    init(clinicId: Int64, state: StoredThread.State, limit: Int, named: Bool) {
+        self.clinicId = clinicId; self.state = state; self.limit = max(1, min(limit, 500)); self.named = named
+    }
+}
+
+/// What the front desk's list of conversations is made of (`AttachmentController.threadList`).
+public struct ThreadListFacts: Sendable {
+    public struct Item: Sendable {
+        public var thread: StoredThread
+        /// Its appointment as stored; nil when it is gone.
+        public var appointment: Appointment?
+        /// For a named list: the patient as stored (nil: none, or the account deleted) and the
+        /// latest message as stored (nil: none).
+        public var client: StoredClient?
+        public var latest: StoredThreadMessage?
+
+        public init(thread: StoredThread, appointment: Appointment?, client: StoredClient?, latest: StoredThreadMessage?) {
+            self.thread = thread; self.appointment = appointment; self.client = client; self.latest = latest
+        }
+    }
+
+    /// The clinic's conversations in the state asked, the latest first, at most the limit.
+    public var items: [Item]
+    /// For a list of closed ones: the clinic's open conversations' unread counts (at most 500).
+    public var openUnread: [Int]
+    /// The clinic's zone (its identifier); nil when the clinic is gone.
+    public var timeZone: String?
+    public var personalDataKeyCheck: String?
+
+    public init(items: [Item], openUnread: [Int], timeZone: String?, personalDataKeyCheck: String?) {
+        self.items = items; self.openUnread = openUnread; self.timeZone = timeZone; self.personalDataKeyCheck = personalDataKeyCheck
+    }
+
+    /// The patients a named list names.
+    public var namedPatients: Set<Int64> {
+        Set(items.compactMap { $0.appointment != nil && $0.client != nil ? $0.appointment?.clientId : nil })
+    }
+
+    /// The facts through the seam's reads, in the caller's transaction.
+    package static func read(_ tx: any StoreReading, _ ask: ThreadListAsk) throws -> ThreadListFacts {
+        let items = try tx.threads(ofClinic: ask.clinicId, state: ask.state, limit: ask.limit).map { thread in
+            let appointment = try tx.storedAppointment(id: thread.appointmentId)
+            guard ask.named, appointment != nil else { return Item(thread: thread, appointment: appointment, client: nil, latest: nil) }
+            return Item(thread: thread, appointment: appointment, client: try appointment?.clientId.flatMap { try tx.storedClient(id: $0) },
+                        latest: try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: 1).first)
+        }
+        let openUnread = ask.state == .open ? [] : try tx.threads(ofClinic: ask.clinicId, state: .open, limit: 500).map(\.staffUnread)
+        return ThreadListFacts(items: items, openUnread: openUnread, timeZone: try tx.clinic(id: ask.clinicId)?.timeZone,
+                               personalDataKeyCheck: ask.named ? try tx.personalDataKeyCheck() : nil)
     }
 }
