@@ -194,6 +194,49 @@ extension PostgresStore {
                                personalDataKeyCheck: ask.named ? try found.value("key_check", in: "settings", key: "key") : nil)
     }
 
+    /// BEGIN; the appointment read with its row locked for share (a patient's message or the
+    /// desk's answer locks it for update, and is waited for); its conversation; the look's
+    /// decision; the messages asked for; the names of the staff who wrote them (one statement,
+    /// when any); the key check (when any message); the conversation saved when its reader's
+    /// unread count is cleared; the audit row of the desk's read; COMMIT.
+    public func readConversation(_ look: ConversationLook) async throws -> ConversationFacts {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let id = look.appointmentId
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR SHARE", [id]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
+                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            let (save, audit) = try look.decide(appointment: appointment, thread: thread)
+            var messages: [StoredThreadMessage] = []
+            if thread != nil {
+                let rows = if let fetch = look.fetch {
+                    try await tx.rows(PostgresTransaction.threadPageSQL, [id, look.before ?? Int64.max, fetch])
+                } else {
+                    try await tx.rows("SELECT * FROM thread_messages WHERE appointment_id = $1 ORDER BY id", [id])
+                }
+                messages = try rows.map { try StoredThreadMessage(row: try PostgresTransaction.row($0)) }
+            }
+            var names: [Int64: String] = [:]
+            let staffIds = Set(messages.compactMap(\.staffId)).sorted()
+            if !staffIds.isEmpty {
+                for raw in try await tx.rows("SELECT id, name, surname FROM staff_accounts WHERE id = ANY($1)", [DirectoryIdArray(staffIds)]) {
+                    let row = try PostgresTransaction.row(raw), table = "staff_accounts"
+                    let name: String = try row.value("name", in: table), surname: String = try row.value("surname", in: table)
+                    names[try row.value("id", in: table)] = "\(name) \(surname)"
+                }
+            }
+            var check: String?
+            if !messages.isEmpty {
+                check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
+            }
+            if let save { _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(save)) }
+            if let audit { try await Self.append(audit, tx, ring: ring) }
+            return ConversationFacts(thread: thread, messages: messages, staffNames: names, personalDataKeyCheck: check)
+        }
+    }
+
     /// BEGIN; the appointment read with its row locked; its conversation; the closing's
     /// decision; the conversation saved; the audit row; COMMIT.
     public func deskCloseThread(_ closing: ThreadClosing) async throws {

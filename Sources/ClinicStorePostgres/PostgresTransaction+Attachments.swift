@@ -37,10 +37,11 @@ extension PostgresTransaction {
     }
 
     func threadMessages(ofAppointment appointmentId: Int64, before: Int64?, limit: Int) throws -> [StoredThreadMessage] {
-        try rows("""
-            SELECT * FROM thread_messages WHERE appointment_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3
-            """, [appointmentId, before ?? Int64.max, limitBind(limit)]).map(StoredThreadMessage.init(row:))
+        try rows(Self.threadPageSQL, [appointmentId, before ?? Int64.max, limitBind(limit)]).map(StoredThreadMessage.init(row:))
     }
+
+    /// Appointment `$1`'s messages before id `$2`, the latest first, at most `$3`.
+    static let threadPageSQL = "SELECT * FROM thread_messages WHERE appointment_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
 
     func threadMessageCounts(ofAppointment appointmentId: Int64, author: AttachmentAuthor, since: Date) throws
         -> ThreadMessageCounts {

@@ -127,6 +127,10 @@ extension SQLiteStore {
         }
     }
 
+    public func readConversation(_ look: ConversationLook) async throws -> ConversationFacts {
+        try await commit { try self.writing { tx in try look.read(tx) } }
+    }
+
     public func deskCloseThread(_ closing: ThreadClosing) async throws {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }

@@ -249,6 +249,47 @@ import Testing
         #expect(log.contains("thread.read") && log.contains("thread.answer") && log.contains("thread.close"))
     }
 
+    /// Issue 56: a look at a conversation by both paths, the CLI's seam and a server's awaited
+    /// store (`FrontDeskReadsStore.readConversation`): the reader's unread count is cleared, a
+    /// page and its cursor, the staff's names, the desk's read audited; refusals change nothing.
+    @Test(arguments: [false, true]) func aLookAtAConversationReadsItsMessages(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func patient(_ clientId: Int64, limit: Int? = nil, cursor: String? = nil) async throws -> Conversation {
+            if awaited { return try await files.conversation(clientId: clientId, appointmentId: w.visitId, limit: limit, cursor: cursor) }
+            return try { try files.conversation(clientId: clientId, appointmentId: w.visitId, limit: limit, cursor: cursor) }()
+        }
+        func desk(_ member: StaffMember, _ id: Int64? = nil) async throws -> Conversation {
+            if awaited { return try await files.conversation(member, appointmentId: id ?? w.visitId, requestId: "req-look") }
+            return try { try files.conversation(member, appointmentId: id ?? w.visitId, requestId: "req-look") }()
+        }
+        #expect(try await patient(w.annaId).messages.isEmpty, "no conversation yet")
+        try {
+            for index in 1...3 { _ = try files.write(clientId: w.annaId, appointmentId: w.visitId, text: "Question \(index)") }
+            _ = try files.answer(w.desk, appointmentId: w.visitId, text: "Answer")
+        }()
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { _ = try await patient(w.bob.id ?? 0) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await desk(w.doctor) } != nil)
+        #expect(await expectError(.notFound) { _ = try await desk(w.otherClinic) } != nil)
+        #expect(await expectError(.notFound) { _ = try await desk(w.desk, 99_999) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await patient(w.annaId, cursor: "nonsense") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await patient(w.annaId, limit: 0) } != nil)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        let page = try await patient(w.annaId, limit: 2)
+        #expect(page.unread == 1 && page.messages.map(\.text) == ["Question 3", "Answer"] && page.nextCursor != nil)
+        #expect(page.messages.last?.staffName == "Sam Lee" && page.messages.first?.author == .patient)
+        let earlier = try await patient(w.annaId, limit: 2, cursor: page.nextCursor)
+        #expect(earlier.unread == 0 && earlier.messages.map(\.text) == ["Question 1", "Question 2"] && earlier.nextCursor == nil)
+        #expect(try await patient(w.annaId).messages.count == 4, "without a page, all of it")
+        _ = try { try files.write(clientId: w.annaId, appointmentId: w.visitId, text: "One more") }()
+        let read = try await desk(w.desk)
+        #expect(read.unread == 1 && read.messages.count == 5)
+        #expect(try await desk(w.desk).unread == 0, "read now")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'thread.read' AND request_id = 'req-look'") == 2)
+        #expect(try auditIsSound(w.system))
+    }
+
     /// Issue 56: the front desk's list of conversations by both paths, the CLI's seam and a
     /// server's awaited store (`FrontDeskReadsStore.deskThreads`): named, with the patient's
     /// name and the latest message's first line, each patient named a read in the audit trail;

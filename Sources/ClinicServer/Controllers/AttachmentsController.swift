@@ -110,8 +110,8 @@ struct AttachmentsController {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
         let limit = try request.queryInt("limit") ?? ThreadLimits.pageDefault, cursor = request.query("cursor")
-        let conversation = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.conversation(clientId: patient.id, appointmentId: id, limit: limit, cursor: cursor)
+        let conversation = try await dependencies.awaited(patient.language) { [system] in
+            try await system.attachments.conversation(clientId: patient.id, appointmentId: id, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(ConversationJSON(conversation))
     }
@@ -182,8 +182,8 @@ struct AttachmentsController {
         let id = try context.parameters.id("id")
         let requestId = context.requestId
         let limit = try request.queryInt("limit") ?? ThreadLimits.pageDefault, cursor = request.query("cursor")
-        let conversation = try await dependencies.work(context.language) { [system] in
-            try system.attachments.conversation(member, appointmentId: id, requestId: requestId, limit: limit, cursor: cursor)
+        let conversation = try await dependencies.awaited(context.language) { [system] in
+            try await system.attachments.conversation(member, appointmentId: id, requestId: requestId, limit: limit, cursor: cursor)
         }
         return try HTTPMapping.json(ConversationJSON(conversation))
     }

@@ -79,14 +79,11 @@ extension AttachmentController {
     /// An appointment's conversation as one side reads it: that side's unread count is cleared.
     func read(_ tx: any StoreWriting, _ appointmentId: Int64, side: AttachmentAuthor, limit: Int?, cursor: String?) throws
         -> Conversation {
-        guard var thread = try tx.thread(ofAppointment: appointmentId) else {
+        guard let thread = try tx.thread(ofAppointment: appointmentId) else {
             return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: [])
         }
         let unread = side == .patient ? thread.patientUnread : thread.staffUnread
-        if unread > 0 {
-            if side == .patient { thread.patientUnread = 0 } else { thread.staffUnread = 0 }
-            try tx.saveThread(thread)
-        }
+        if let cleared = ConversationLook.cleared(thread, side: side) { try tx.saveThread(cleared) }
         let page = try page(tx, thread, limit: limit, cursor: cursor)
         return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread, messages: page.messages,
                             nextCursor: page.nextCursor)

@@ -91,10 +91,24 @@ extension AttachmentController {
     /// `limit` or a `cursor`, one page (`ThreadLimits.pageDefault` by default), the latest first;
     /// with neither, all of it.
     public func conversation(clientId: Int64, appointmentId: Int64, limit: Int? = nil, cursor: String? = nil) throws -> Conversation {
-        try database.writing { tx in
-            _ = try Self.owned(tx, appointmentId, clientId)
-            return try read(tx, appointmentId, side: .patient, limit: limit, cursor: cursor)
-        }
+        let look = try ConversationLook(.patient(clientId), appointmentId: appointmentId, limit: limit, cursor: cursor, now: now())
+        return try look.conversation(try database.writing { tx in try look.read(tx) }, key: database.personalDataKey)
+    }
+
+    /// The patient's `conversation` awaited (issue 56: `FrontDeskReadsStore.readConversation`).
+    public func conversation(clientId: Int64, appointmentId: Int64, limit: Int? = nil, cursor: String? = nil) async throws -> Conversation {
+        let look = try ConversationLook(.patient(clientId), appointmentId: appointmentId, limit: limit, cursor: cursor, now: now())
+        return try look.conversation(try await database.readConversation(look), key: database.personalDataKey)
+    }
+
+    /// The front desk's `conversation` awaited (issue 56: `FrontDeskReadsStore.readConversation`,
+    /// the audit row in its transaction).
+    public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil, limit: Int? = nil,
+                             cursor: String? = nil) async throws -> Conversation {
+        try member.checkFrontDesk()
+        let look = try ConversationLook(.staff(member, requestId: requestId), appointmentId: appointmentId, limit: limit, cursor: cursor,
+                                        now: now())
+        return try look.conversation(try await database.readConversation(look), key: database.personalDataKey)
     }
 
     /// The patient's unread answers, over all their conversations.
@@ -187,14 +201,9 @@ extension AttachmentController {
     public func conversation(_ member: StaffMember, appointmentId: Int64, requestId: String? = nil, limit: Int? = nil,
                              cursor: String? = nil) throws -> Conversation {
         try member.checkFrontDesk()
-        let now = self.now()
-        return try database.writing { tx in
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            let conversation = try read(tx, appointmentId, side: .staff, limit: limit, cursor: cursor)
-            try AuditLog.append(tx, by: member.auditActor, action: .threadRead, clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId, detail: "", now: now)
-            return conversation
-        }
+        let look = try ConversationLook(.staff(member, requestId: requestId), appointmentId: appointmentId, limit: limit, cursor: cursor,
+                                        now: now())
+        return try look.conversation(try database.writing { tx in try look.read(tx) }, key: database.personalDataKey)
     }
 
     /// The front desk answers: the patient is told in the inbox (and by e-mail) in their language.

@@ -7,6 +7,11 @@ import Foundation
 
 /// The awaited front-desk reads a `ClinicStore` offers.
 public protocol FrontDeskReadsStore: Sendable {
+    /// One transaction: the appointment, its conversation (its row locked), `look.decide` (a
+    /// refusal reads no message), the messages it asks for with the names of the staff who
+    /// wrote them; the conversation saved with the reader's unread count cleared when it had
+    /// one, and the reader's audit row.
+    func readConversation(_ look: ConversationLook) async throws -> ConversationFacts
     /// `ThreadListFacts` for `ask` in one snapshot; with audit rows (`audit` of the facts, for a
     /// named list) in one transaction with them.
     func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts
@@ -160,5 +165,131 @@ public struct ThreadListFacts: Sendable {
         let openUnread = ask.state == .open ? [] : try tx.threads(ofClinic: ask.clinicId, state: .open, limit: 500).map(\.staffUnread)
         return ThreadListFacts(items: items, openUnread: openUnread, timeZone: try tx.clinic(id: ask.clinicId)?.timeZone,
                                personalDataKeyCheck: ask.named ? try tx.personalDataKeyCheck() : nil)
+    }
+}
+
+/// A look at an appointment's conversation, by its patient or the front desk; the messages of
+/// the look are read by it (its side's unread count is cleared).
+public struct ConversationLook: Sendable {
+    public enum Reader: Sendable {
+        case patient(Int64)
+        case staff(StaffMember, requestId: String?)
+    }
+
+    public let appointmentId: Int64
+    public let reader: Reader
+    /// How many messages to read, the latest first (one more than the page, to know if there is
+    /// another); nil: all of them, in the order written.
+    public let fetch: Int?
+    /// Only messages before this id (a cursor's); nil: the latest.
+    public let before: Int64?
+    let limit: Int?
+    let now: Date
+
+    /// The page's limit and cursor are checked first (`invalid_input`).
+    init(_ reader: Reader, appointmentId: Int64, limit: Int?, cursor: String?, now: Date) throws {
+        self.reader = reader; self.appointmentId = appointmentId; self.now = now
+        if limit == nil && cursor == nil {
+            self.limit = nil; fetch = nil; before = nil
+            return
+        }
+        let limit = limit ?? ThreadLimits.pageDefault
+        try Page<ThreadMessage>.checkLimit(limit)
+        self.limit = limit; fetch = limit + 1
+        before = try cursor.map { text -> Int64 in
+            let position = try PagePosition(cursor: text)
+            guard position.key == AttachmentController.threadCursorKey else { throw ClinicError.invalid(.cursorInvalid) }
+            return position.id
+        }
+    }
+
+    var side: AttachmentAuthor {
+        if case .patient = reader { return .patient }
+        return .staff
+    }
+
+    /// Decided on the appointment (nil: none) and its conversation (nil: none yet): the
+    /// patient's own appointment (another's is `forbidden`), or one the member may see (else
+    /// `not_found`). The conversation to save (the reader's unread count cleared; nil: nothing
+    /// to save) and the audit row (the front desk's read).
+    public func decide(appointment: Appointment?, thread: StoredThread?) throws -> (save: StoredThread?, audit: AuditAsk?) {
+        let seen: Appointment
+        var audit: AuditAsk?
+        switch reader {
+        case .patient(let clientId):
+            seen = try AppointmentController.owned(appointment, appointmentId, clientId)
+        case .staff(let member, let requestId):
+            seen = try AttachmentController.visible(appointment, appointmentId, to: member)
+            audit = AuditAsk(by: member.auditActor, action: .threadRead, clientId: seen.clientId, appointmentId: appointmentId,
+                             requestId: requestId, detail: "", now: now)
+        }
+        return (thread.flatMap { Self.cleared($0, side: side) }, audit)
+    }
+
+    /// The conversation as `side` leaves it once read: its unread count cleared; nil when it had none.
+    static func cleared(_ thread: StoredThread, side: AttachmentAuthor) -> StoredThread? {
+        var thread = thread
+        switch side {
+        case .patient:
+            guard thread.patientUnread > 0 else { return nil }
+            thread.patientUnread = 0
+        case .staff:
+            guard thread.staffUnread > 0 else { return nil }
+            thread.staffUnread = 0
+        }
+        return thread
+    }
+
+    func unread(_ thread: StoredThread) -> Int { side == .patient ? thread.patientUnread : thread.staffUnread }
+
+    /// The conversation of the look, its messages opened under the database's key.
+    func conversation(_ facts: ConversationFacts, key: PersonalDataKey) throws -> Conversation {
+        guard let thread = facts.thread else { return Conversation(appointmentId: appointmentId, state: .open, unread: 0, messages: []) }
+        var stored = facts.messages, next: String?
+        if let limit {
+            stored = Array(stored.prefix(limit))
+            next = facts.messages.count > limit ? stored.last.map { PagePosition(key: AttachmentController.threadCursorKey, id: $0.id).cursor } : nil
+            stored.reverse()
+        }
+        let cipher = stored.isEmpty ? nil : try key.cipher(keyCheck: facts.personalDataKeyCheck)
+        let messages = try stored.map { message in
+            let plain = try cipher?.open(bytes: message.body, context: AttachmentController.threadContext(appointmentId)) ?? Data()
+            return ThreadMessage(id: message.id, author: message.author, staffName: message.staffId.flatMap { facts.staffNames[$0] },
+                                 text: String(decoding: plain, as: UTF8.self), attachmentId: message.attachmentId,
+                                 createdAt: message.createdAt)
+        }
+        return Conversation(appointmentId: appointmentId, state: thread.state, unread: unread(thread), messages: messages, nextCursor: next)
+    }
+
+    /// The look in the caller's write transaction (SQLite's).
+    package func read(_ tx: any StoreWriting) throws -> ConversationFacts {
+        let appointment = try tx.appointment(id: appointmentId), thread = try tx.thread(ofAppointment: appointmentId)
+        let (save, audit) = try decide(appointment: appointment, thread: thread)
+        var messages: [StoredThreadMessage] = []
+        if thread != nil {
+            messages = try fetch.map { try tx.threadMessages(ofAppointment: appointmentId, before: before, limit: $0) }
+                ?? tx.threadMessages(ofAppointment: appointmentId)
+        }
+        var names: [Int64: String] = [:]
+        for staffId in Set(messages.compactMap(\.staffId)) {
+            if let member = try? tx.staffMember(id: staffId) { names[staffId] = "\(member.name) \(member.surname)" }
+        }
+        if let save { try tx.saveThread(save) }
+        if let audit { try AuditLog.append(tx, audit) }
+        return ConversationFacts(thread: thread, messages: messages, staffNames: names,
+                                 personalDataKeyCheck: messages.isEmpty ? nil : try tx.personalDataKeyCheck())
+    }
+}
+
+/// What a look at a conversation read: the conversation as it was before the look (nil: none
+/// yet), the messages asked for as stored, the staff's names by id, the key check.
+public struct ConversationFacts: Sendable {
+    public var thread: StoredThread?
+    public var messages: [StoredThreadMessage]
+    public var staffNames: [Int64: String]
+    public var personalDataKeyCheck: String?
+
+    public init(thread: StoredThread?, messages: [StoredThreadMessage], staffNames: [Int64: String], personalDataKeyCheck: String?) {
+        self.thread = thread; self.messages = messages; self.staffNames = staffNames; self.personalDataKeyCheck = personalDataKeyCheck
     }
 }
