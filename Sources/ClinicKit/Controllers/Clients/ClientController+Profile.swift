@@ -207,16 +207,8 @@ extension ClientController {
     /// (`AccountSecurityStore.reservePasswordCheck`, Argon2 on `passwords`), then
     /// `AccountSecurityStore.deleteAccount`.
     public func deleteAccount(clientId: Int64, password: String, passwords: some PasswordRunner) async throws {
-        let now = self.now(), hasher = self.hasher
-        guard let reserved = try await database.reservePasswordCheck(clientId: clientId, at: now, forgetBefore: Self.forgottenWindows(now), decide: {
-            attempts in try Self.refuseIfLocked(attempts, now: now)
-        }) else {
-            throw ClinicError(.notFound, .clientNotFound, String(clientId))
-        }
-        let stored = reserved.client.client
-        guard try await passwords.run({ hasher.verify(password, against: stored.passwordHash) }) else {
-            throw ClinicError(.invalidCredentials, .invalidCredentials)
-        }
+        let now = self.now()
+        let stored = try await checkOwnPassword(clientId: clientId, password, passwords: passwords, now: now).client.client
         // The account's attempts go with it.
         try await database.deleteAccount(AccountDeletion(clientId: clientId, loginKey: stored.loginKey, now: now))
     }

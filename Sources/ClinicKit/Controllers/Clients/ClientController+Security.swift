@@ -16,6 +16,24 @@ extension ClientController {
         return ended
     }
 
+    /// A password the signed-in patient types to confirm a change, awaited: the attempt counted
+    /// under log-in's lock (`AccountSecurityStore.reservePasswordCheck`; a locked login refused
+    /// unchecked), then checked with Argon2 on `passwords` (`invalid_credentials`).
+    func checkOwnPassword(clientId: Int64, _ password: String, passwords: some PasswordRunner,
+                          now: Date) async throws -> ReservedPasswordCheck {
+        let hasher = self.hasher
+        guard let reserved = try await database.reservePasswordCheck(clientId: clientId, at: now, forgetBefore: Self.forgottenWindows(now), decide: {
+            attempts in try Self.refuseIfLocked(attempts, now: now)
+        }) else {
+            throw ClinicError(.notFound, .clientNotFound, String(clientId))
+        }
+        let stored = reserved.client.client
+        guard try await passwords.run({ hasher.verify(password, against: stored.passwordHash) }) else {
+            throw ClinicError(.invalidCredentials, .invalidCredentials)
+        }
+        return reserved
+    }
+
     /// `changePassword` awaited: the new password typed twice must match; the old one is checked
     /// under log-in's lock (the attempt reserved in one transaction, a locked login refused
     /// unchecked); the new one must meet the policy; then the attempt is given back, the hash
@@ -25,15 +43,8 @@ extension ClientController {
                                passwords: some PasswordRunner) async throws {
         if let confirmNew, !Validator().passwordsMatch(new, confirmNew) { throw ClinicError.invalid(.passwordsDiffer) }
         let now = self.now(), hasher = self.hasher
-        guard let reserved = try await database.reservePasswordCheck(clientId: clientId, at: now, forgetBefore: Self.forgottenWindows(now), decide: {
-            attempts in try Self.refuseIfLocked(attempts, now: now)
-        }) else {
-            throw ClinicError(.notFound, .clientNotFound, String(clientId))
-        }
+        let reserved = try await checkOwnPassword(clientId: clientId, old, passwords: passwords, now: now)
         let stored = reserved.client.client
-        guard try await passwords.run({ hasher.verify(old, against: stored.passwordHash) }) else {
-            throw ClinicError(.invalidCredentials, .invalidCredentials)
-        }
         let hash: String
         do {
             let client = try reserved.client.opened(with: database.personalDataKey.cipher(keyCheck: reserved.personalDataKeyCheck))
