@@ -277,8 +277,9 @@ extension ScheduleFacts {
     static func read(_ tx: any StoreReading, doctorId: Int64, now: Date) throws -> ScheduleFacts? {
         guard let doctor = try tx.doctor(id: doctorId), let department = try tx.department(id: doctor.departmentId),
               let clinic = try tx.clinic(id: department.clinicId) else { return nil }
+        // As stored: only times, statuses and visit types are looked at (no notes opened).
         var durations: [Int64: Int?] = [:]
-        let future = try tx.futureActiveAppointments(ofDoctor: doctorId, from: now).map { appointment in
+        let future = try tx.storedFutureActiveAppointments(ofDoctor: doctorId, from: now).map { appointment in
             var duration: Int?
             if let typeId = appointment.visitTypeId {
                 if let known = durations[typeId] { duration = known } else {
