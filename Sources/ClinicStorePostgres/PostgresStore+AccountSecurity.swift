@@ -206,7 +206,7 @@ extension PostgresStore {
         let message = ending.renewalMessage(patient.language)
         _ = try await tx.rows(PostgresTransaction.postMessageSQL, [ending.clientId, MessageKind.account.rawValue, message.subject,
                                                                    message.body, ending.now, patient.emailConfirmed,
-                                                                   Int64?.none, Int64?.none])
+                                                                   Int64?.none, Int64?.none, Int64?.none])
         return Int(try tx.value(Int64.self, ended) ?? 0)
     }
 

@@ -168,12 +168,17 @@ extension PostgresStore {
         }
         let waiting = try await tx.rows(PostgresTransaction.clinicWaitlistSQL, [clinicId, departmentId])
             .map { try WaitlistEntry(row: try PostgresTransaction.row($0)) }
+        return ScheduleFacts(departmentId: departmentId, clinicId: clinicId, timeZone: timeZone, weekly: weekly, exceptions: exceptions,
+                             future: future, waiting: waiting, bookingSettings: try await bookingSettings(tx))
+    }
+
+    /// The `booking.` settings, by key (one statement).
+    static func bookingSettings(_ tx: AwaitedConnection) async throws -> [String: String] {
         var settings: [String: String] = [:]
         for raw in try await tx.rows("SELECT key, value FROM settings WHERE starts_with(key, 'booking.')", []) {
             let row = try PostgresTransaction.row(raw)
             settings[try row.value("key", in: "settings")] = try row.value("value", in: "settings", key: "key")
         }
-        return ScheduleFacts(departmentId: departmentId, clinicId: clinicId, timeZone: timeZone, weekly: weekly, exceptions: exceptions,
-                             future: future, waiting: waiting, bookingSettings: settings)
+        return settings
     }
 }

@@ -253,6 +253,56 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the appointment read with its row locked; its conversation; the file pointed at,
+    /// the patient's counts (and for a cancelled appointment the `booking.` settings) or the
+    /// answer's message context, one statement each; the decision; the conversation saved; the
+    /// key check read (stored when none); the message sealed and inserted; an answer's inbox
+    /// message with its e-mail (one statement) and audit row; COMMIT.
+    public func postInThread(_ post: ThreadPost) async throws -> ThreadMessage {
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
+        let (message, storedCheck) = try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let id = post.appointmentId
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [id]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
+                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            var facts = ThreadPostFacts(appointment: appointment, thread: thread, attachmentAppointmentId: nil, counts: nil,
+                                        bookingSettings: [:], messageContext: nil)
+            if let attachmentId = post.attachmentId {
+                facts.attachmentAppointmentId = try tx.value(Int64.self, try await tx.rows(
+                    "SELECT appointment_id FROM attachments WHERE id = $1", [attachmentId]))
+            }
+            if post.isPatients {
+                facts.counts = try await tx.rows(PostgresTransaction.threadMessageCountsSQL,
+                                                 [id, AttachmentAuthor.patient.rawValue, post.windowStart]).first
+                    .map { try ThreadMessageCounts(row: try PostgresTransaction.row($0)) }
+                if appointment?.status == .cancelled { facts.bookingSettings = try await Self.bookingSettings(tx) }
+            } else if let appointment, let clientId = appointment.clientId {
+                facts.messageContext = try await tx.rows(PostgresTransaction.messageContextSQL,
+                                                         [appointment.departmentId, clientId, appointment.clinicId]).first
+                    .map { try PostgresTransaction.messageContext(try PostgresTransaction.row($0)) }
+            }
+            let decision = try post.decide(facts)
+            _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(decision.thread))
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
+            let sealed = try post.sealed(try await Self.sealingCipher(key, stored: check, tx))
+            guard let messageId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.insertThreadMessageSQL, [
+                id, decision.author.rawValue, decision.staff?.id, sealed, post.attachmentId, post.now]))
+            else { throw ClinicError(.storage, .storageFailure, "thread_messages: no id returned") }
+            if let message = decision.message {
+                _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
+                    message.clientId, message.kind.rawValue, message.subject, message.body, post.now, message.emailed, message.clinicId,
+                    message.staffId, id])
+            }
+            if let audit = decision.audit { try await Self.append(audit, tx, ring: ring) }
+            return (post.message(id: messageId, decision), check == nil)
+        }
+        // A key check stored by this message: the sessions this store keeps were read without it.
+        if storedCheck { keptLookups.forgetSessions() }
+        return message
+    }
+
     /// One statement.
     public func unreadAnswers(clientId: Int64) async throws -> Int {
         let rows = try await awaitedRows("SELECT coalesce(sum(patient_unread), 0)::bigint AS unread FROM threads WHERE client_id = $1",
@@ -323,7 +373,7 @@ extension PostgresStore {
                 for message in withdrawal.messages {
                     _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
                         message.clientId, MessageKind.waitlist.rawValue, message.subject, message.body, rules.now, Bool?.none,
-                        message.clinicId, Int64?.none])
+                        message.clinicId, Int64?.none, Int64?.none])
                 }
             }
             let done = try await Self.run(try rules.booking(clientId), tx, key: key, ring: ring)
@@ -403,7 +453,7 @@ extension PostgresStore {
             for (message, audit) in written {
                 _ = try await tx.rows(PostgresTransaction.postMessageSQL, [
                     message.clientId, MessageKind.clinic.rawValue, message.subject, message.body, rules.now, Bool?.none, message.clinicId,
-                    rules.member.id])
+                    rules.member.id, Int64?.none])
                 try await Self.append(audit, tx, ring: ring)
             }
             return written.count

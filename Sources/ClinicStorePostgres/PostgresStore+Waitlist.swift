@@ -172,7 +172,7 @@ extension PostgresStore {
                 guard let notice = rules.notice(plan, offer: offer, phone: phone) else { return true }
                 let messageId = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.postMessageSQL, [
                     offer.clientId, MessageKind.waitlist.rawValue, notice.subject, notice.body, rules.now, notice.emailConfirmed,
-                    offer.clinicId, Int64?.none]))
+                    offer.clinicId, Int64?.none, Int64?.none]))
                 if let text = notice.text {
                     _ = try await tx.rows(PostgresTransaction.setOfferLinkSQL, [text.linkHash, offerId])
                     try await Self.enqueue(text.ask, messageId: messageId, at: rules.now, tx, key: key, keyCheck: facts.personalDataKeyCheck)

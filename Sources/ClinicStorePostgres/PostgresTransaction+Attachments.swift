@@ -45,15 +45,18 @@ extension PostgresTransaction {
 
     func threadMessageCounts(ofAppointment appointmentId: Int64, author: AttachmentAuthor, since: Date) throws
         -> ThreadMessageCounts {
-        guard let row = try row("""
-            SELECT count(*) AS total, count(*) FILTER (WHERE created_at > $3) AS recent,
-                   min(created_at) FILTER (WHERE created_at > $3) AS oldest
-            FROM thread_messages WHERE appointment_id = $1 AND author = $2
-            """, [appointmentId, author.rawValue, since]) else {
+        guard let row = try row(Self.threadMessageCountsSQL, [appointmentId, author.rawValue, since]) else {
             return ThreadMessageCounts(total: 0, recent: 0, oldestRecent: nil)
         }
         return try ThreadMessageCounts(row: row)
     }
+
+    /// How many messages of author `$2` conversation `$1` holds, how many since `$3`, and the oldest of those.
+    static let threadMessageCountsSQL = """
+        SELECT count(*) AS total, count(*) FILTER (WHERE created_at > $3) AS recent,
+               min(created_at) FILTER (WHERE created_at > $3) AS oldest
+        FROM thread_messages WHERE appointment_id = $1 AND author = $2
+        """
 
     func threads(ofClinic clinicId: Int64, state: StoredThread.State, limit: Int) throws -> [StoredThread] {
         try rows(Self.clinicThreadsSQL, [clinicId, state.rawValue, limitBind(limit)]).map(StoredThread.init(row:))
@@ -131,12 +134,15 @@ extension PostgresTransaction {
 
     func insertThreadMessage(appointmentId: Int64, author: AttachmentAuthor, staffId: Int64?, body: Data, attachmentId: Int64?,
                              at: Date) throws -> Int64 {
-        guard let id = try value(Int64.self, """
-            INSERT INTO thread_messages (appointment_id, author, staff_id, body, attachment_id, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
-            """, [appointmentId, author.rawValue, staffId, body, attachmentId, at]) else {
-            throw ClinicError(.storage, .storageFailure, "thread_messages: no id returned")
-        }
+        guard let id = try value(Int64.self, Self.insertThreadMessageSQL, [appointmentId, author.rawValue, staffId, body, attachmentId, at])
+        else { throw ClinicError(.storage, .storageFailure, "thread_messages: no id returned") }
         return id
     }
+
+    /// A message in conversation `$1` by author `$2` (staff account `$3`), its sealed words `$4`,
+    /// pointing at file `$5`, written at `$6`; its id.
+    static let insertThreadMessageSQL = """
+        INSERT INTO thread_messages (appointment_id, author, staff_id, body, attachment_id, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+        """
 }

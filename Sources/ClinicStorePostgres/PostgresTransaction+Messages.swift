@@ -32,13 +32,19 @@ extension PostgresTransaction {
 
     func messageContext(client clientId: Int64, clinic clinicId: Int64, department departmentId: Int64) throws
         -> AppointmentMessageContext? {
-        guard let row = try row("""
-            SELECT c.preferred_language, k.name, k.address, k.city, k.state, k.zip, k.time_zone,
-                   (SELECT specialization FROM departments WHERE id = $1) AS specialization, c.email_confirmed
-            FROM clients c, clinics k WHERE c.id = $2 AND k.id = $3
-            """, [departmentId, clientId, clinicId])
-        else { return nil }
-        return AppointmentMessageContext(
+        try row(Self.messageContextSQL, [departmentId, clientId, clinicId]).map(Self.messageContext)
+    }
+
+    /// What a message about an appointment is written from: department `$1`, patient `$2`, clinic `$3`.
+    static let messageContextSQL = """
+        SELECT c.preferred_language, k.name, k.address, k.city, k.state, k.zip, k.time_zone,
+               (SELECT specialization FROM departments WHERE id = $1) AS specialization, c.email_confirmed
+        FROM clients c, clinics k WHERE c.id = $2 AND k.id = $3
+        """
+
+    /// The context of a `messageContextSQL` row.
+    static func messageContext(_ row: StoredRowValues) throws -> AppointmentMessageContext {
+        AppointmentMessageContext(
             language: Language(rawValue: try row.value("preferred_language", in: "clients")),
             emailConfirmed: try row.value("email_confirmed", in: "clients"),
             clinicName: try row.value("name", in: "clinics"),
@@ -73,11 +79,12 @@ extension PostgresTransaction {
     }
 
     /// A message (no dedupe key) to patient `$1` of kind `$2`, subject `$3` and body `$4` at `$5`,
-    /// about clinic `$7` (or none), from staff account `$8` (or none), queued for e-mail too when
-    /// `$6` says their address is confirmed (NULL: when it is, as stored): `Inbox.post` in one statement.
+    /// about clinic `$7` (or none) and appointment `$9` (or none), from staff account `$8` (or
+    /// none), queued for e-mail too when `$6` says their address is confirmed (NULL: when it is,
+    /// as stored): `Inbox.post` in one statement.
     static let postMessageSQL = """
-        WITH m AS (INSERT INTO messages (client_id, kind, subject, body, created_at, clinic_id, staff_id)
-                   VALUES ($1, $2, $3, $4, $5, $7, $8) RETURNING id),
+        WITH m AS (INSERT INTO messages (client_id, kind, subject, body, created_at, clinic_id, staff_id, appointment_id)
+                   VALUES ($1, $2, $3, $4, $5, $7, $8, $9) RETURNING id),
              d AS (INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
                    SELECT $1, id, 'message', $5, $5 FROM m
                    WHERE coalesce($6::boolean, EXISTS (SELECT 1 FROM clients WHERE id = $1 AND email_confirmed)))

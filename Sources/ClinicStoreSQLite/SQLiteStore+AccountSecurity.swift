@@ -135,6 +135,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }
 
+    public func postInThread(_ post: ThreadPost) async throws -> ThreadMessage {
+        try await commit { try self.writing { tx in try post.apply(tx, key: self.personalDataKey) } }
+    }
+
     public func unreadAnswers(clientId: Int64) async throws -> Int {
         try await readAwaited { tx in try tx.threads(ofClient: clientId).reduce(0) { $0 + $1.patientUnread } }
     }

@@ -358,6 +358,59 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// Issue 56: the patient's message and the front desk's answer by both paths, the CLI's seam
+    /// and a server's awaited store (`FrontDeskChangesStore.postInThread`): who may write about
+    /// which appointment, a file pointed at must be the appointment's, the answer told in the
+    /// patient's inbox in their language (e-mailed to a confirmed address) with its audit row;
+    /// every refusal changes nothing.
+    @Test(arguments: [false, true]) func aPatientWritesAndTheFrontDeskAnswers(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func write(_ clientId: Int64, _ id: Int64, _ text: String, file: Int64? = nil) async throws -> ThreadMessage {
+            if awaited { return try await files.write(clientId: clientId, appointmentId: id, text: text, attachmentId: file) }
+            return try { try files.write(clientId: clientId, appointmentId: id, text: text, attachmentId: file) }()
+        }
+        func answer(_ member: StaffMember, _ id: Int64, _ text: String, file: Int64? = nil) async throws -> ThreadMessage {
+            if awaited { return try await files.answer(member, appointmentId: id, text: text, attachmentId: file, requestId: "req-answer") }
+            return try { try files.answer(member, appointmentId: id, text: text, attachmentId: file, requestId: "req-answer") }()
+        }
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), type: "image/jpeg", name: "rash.jpg")
+        let bobsVisit = try { try w.system.appointments.createAppointment(
+            clientId: w.bob.id ?? 0, departmentId: w.visit.departmentId,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!)) }()
+        try {
+            _ = try w.system.clients.updateProfile(clientId: w.annaId, ProfileChanges(language: .ru))
+            try confirmEmail(w.system, clientId: w.annaId, "anna@example.com")
+        }()
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { _ = try await write(w.annaId, bobsVisit.id ?? 0, "Hello") }?.key == .notYourAppointment)
+        #expect(await expectError(.notFound) { _ = try await write(w.annaId, 99_999, "Hello") }?.key == .appointmentNotFound)
+        #expect(await expectError(.notFound) { _ = try await write(w.annaId, w.visitId, "Hello", file: 99_999) }?.key
+                == .attachmentNotFound)
+        #expect(await expectError(.invalidInput) { _ = try await write(w.annaId, w.visitId, "bell\u{7}") } != nil)
+        #expect(await expectError(.forbidden) { _ = try await answer(w.doctor, w.visitId, "Yes") } != nil)
+        #expect(await expectError(.notFound) { _ = try await answer(w.otherClinic, w.visitId, "Yes") }?.key == .appointmentNotFound)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+
+        let question = try await write(w.annaId, w.visitId, "  Is this rash worrying?  ", file: photo.id)
+        #expect(question.text == "Is this rash worrying?" && question.author == .patient && question.attachmentId == photo.id
+                && question.staffName == nil)
+        #expect(try { try files.threads(w.desk, state: .open) }().unread == 1)
+        let mailBefore = try #require(try storedInt(w.system, "SELECT count(*) FROM deliveries WHERE purpose = 'message'"))
+        let reply = try await answer(w.desk, w.visitId, "No, but come on Monday.", file: photo.id)
+        #expect(reply.author == .staff && reply.staffName == "Sam Lee" && reply.attachmentId == photo.id)
+        let told = try #require(try { try w.system.clients.messages(clientId: w.annaId) }().first)
+        #expect(told.subject.contains("ответ") && told.appointmentId == w.visitId && told.kind == .clinic
+                && !told.body.contains("Monday"), "told in Russian where to read it: \(told.subject) / \(told.body)")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM deliveries WHERE purpose = 'message'") == mailBefore + 1,
+                "e-mailed to the confirmed address")
+        let thread = try { try files.conversation(clientId: w.annaId, appointmentId: w.visitId) }()
+        #expect(thread.messages.map(\.text) == ["Is this rash worrying?", "No, but come on Monday."] && thread.unread == 1)
+        #expect(try { try files.threads(w.desk, state: .open) }().unread == 0, "the desk's answer reads the patient's message")
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'thread.answer' AND request_id = 'req-answer'") == 1)
+        #expect(try auditIsSound(w.system))
+    }
+
     /// The pages' one call: the patient's folder reads the clinic's answers and says whether
     /// files may still change; the clinic's is audited, and a doctor gets no conversation.
     @Test func anAppointmentsFolderForEachReader() throws {

@@ -253,7 +253,7 @@ import Testing
         let mailer = RecordingMailer()
         func code() throws -> String {
             let mail = try #require(mailer.messages.last)
-            return String(try #require(MessagingTests().decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
+            return String(try #require(decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
         }
         func confirm(_ id: Int64, _ code: String) async throws -> EmailStatus {
             switch path {

@@ -34,14 +34,6 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         try system.clients.messages(clientId: client.id ?? 0).reversed().map(\.kind)
     }
 
-    /// The body of a Base64 MIME part, decoded (the text part comes first).
-    func decodedParts(_ mail: String) -> [String] {
-        mail.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map { part in
-            let base64 = part.components(separatedBy: "\r\n").prefix { !$0.isEmpty && !$0.hasPrefix("--") }.joined()
-            return String(decoding: Data(base64Encoded: base64) ?? Data(), as: UTF8.self)
-        }
-    }
-
     @Test func everyChangeWritesAMessageInThePatientsLanguage() throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
@@ -311,11 +303,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
 
     func confirmedPatient(_ system: ClinicSystem, _ login: String, _ mailer: RecordingMailer) throws -> Client {
         let client = try register(system, login)
-        _ = try system.clients.setEmail(clientId: client.id ?? 0, address: "\(login)@example.org")
-        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
-        let mail = try #require(mailer.messages.last)
-        let code = String(try #require(decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
-        _ = try system.clients.confirmEmail(clientId: client.id ?? 0, code: code)
+        try confirmEmail(system, clientId: client.id ?? 0, "\(login)@example.org", mailer: mailer)
         return client
     }
 

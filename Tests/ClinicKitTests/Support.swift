@@ -314,3 +314,20 @@ func auditIsSound(_ system: ClinicSystem) throws -> Bool {
     let check = try system.auditCheck()
     return check.problem == nil && check.broken.isEmpty
 }
+
+/// The patient's e-mail address set and confirmed by the code the outbox mailed (through `mailer`).
+func confirmEmail(_ system: ClinicSystem, clientId: Int64, _ address: String, mailer: RecordingMailer = RecordingMailer()) throws {
+    _ = try system.clients.setEmail(clientId: clientId, address: address)
+    _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+    let mail = try #require(mailer.messages.last)
+    let code = String(try #require(decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
+    _ = try system.clients.confirmEmail(clientId: clientId, code: code)
+}
+
+/// The body of each Base64 MIME part of a mail, decoded (the text part comes first).
+func decodedParts(_ mail: String) -> [String] {
+    mail.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map { part in
+        let base64 = part.components(separatedBy: "\r\n").prefix { !$0.isEmpty && !$0.hasPrefix("--") }.joined()
+        return String(decoding: Data(base64Encoded: base64) ?? Data(), as: UTF8.self)
+    }
+}

@@ -350,7 +350,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         _ = try s.system.clients.setEmail(clientId: s.anna, address: "anna@example.org")
         _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let codeMail = try #require(mailer.messages.last)
-        let codeLine = MessagingTests().decodedParts(codeMail.text).first?.split(separator: "\r\n").first
+        let codeLine = decodedParts(codeMail.text).first?.split(separator: "\r\n").first
         let code = String(try #require(codeLine).suffix(6))
         _ = try s.system.clients.confirmEmail(clientId: s.anna, code: code)
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
@@ -359,7 +359,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try s.system.outbox.createReminders() == 1)
         _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org", site: site)
         let reminderMail = try #require(mailer.messages.last)
-        let reminder = MessagingTests().decodedParts(reminderMail.text).joined()
+        let reminder = decodedParts(reminderMail.text).joined()
         #expect(reminder.contains("Can't come? Cancel it here, and the time goes to someone waiting for one: "
                                   + "\(site)/appointments/\(booked.id ?? 0)"), "\(reminder)")
     }

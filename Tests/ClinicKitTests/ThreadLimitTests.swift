@@ -15,14 +15,22 @@ import Testing
         let annaId: Int64
         let visitId: Int64
         let desk: StaffMember
+        /// Issue 56: by a server's awaited store (`FrontDeskChangesStore.postInThread`), or the CLI's seam.
+        var awaited = false
         var files: AttachmentController { system.attachments }
 
-        func write(_ text: String = "Is there parking?") throws -> ThreadMessage {
-            try files.write(clientId: annaId, appointmentId: visitId, text: text)
+        func write(_ text: String = "Is there parking?") async throws -> ThreadMessage {
+            if awaited { return try await files.write(clientId: annaId, appointmentId: visitId, text: text) }
+            return try { try files.write(clientId: annaId, appointmentId: visitId, text: text) }()
+        }
+
+        func answer(_ text: String) async throws -> ThreadMessage {
+            if awaited { return try await files.answer(desk, appointmentId: visitId, text: text) }
+            return try { try files.answer(desk, appointmentId: visitId, text: text) }()
         }
     }
 
-    func world(system: ClinicSystem? = nil, clock: TestClock = TestClock()) throws -> World {
+    func world(system: ClinicSystem? = nil, clock: TestClock = TestClock(), awaited: Bool = false) throws -> World {
         let system = try system ?? makeSystem(clock: clock)
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
@@ -32,55 +40,56 @@ import Testing
         let desk = try system.staff.addStaff(StaffInput(login: "desk-a", name: "Sam", surname: "Lee", role: .receptionist,
                                                         clinicId: try clinic(system, "LA1").id ?? 0, doctorId: nil,
                                                         password: "staff-passphrase-77"))
-        return World(system: system, clock: clock, annaId: anna.id ?? 0, visitId: visit.id ?? 0, desk: desk)
+        return World(system: system, clock: clock, annaId: anna.id ?? 0, visitId: visit.id ?? 0, desk: desk, awaited: awaited)
     }
 
-    @Test func aFloodIsRefusedAfterTenMessagesInTenMinutesWithTheSecondsToWait() throws {
-        let w = try world()
-        for n in 1...ThreadLimits.messagesPerWindow { _ = try w.write("message \(n)") }
+    @Test(arguments: [false, true]) func aFloodIsRefusedAfterTenMessagesInTenMinutesWithTheSecondsToWait(awaited: Bool) async throws {
+        let w = try world(awaited: awaited)
+        for n in 1...ThreadLimits.messagesPerWindow { _ = try await w.write("message \(n)") }
         let before = try fingerprint(w.system)
-        let refused = try #require(expectError(.rateLimited) { _ = try w.write("one more") })
+        let refused = try #require(await expectError(.rateLimited) { _ = try await w.write("one more") })
         #expect(refused.arguments.first == "600", "the oldest of the ten leaves the window in ten minutes: \(refused.arguments)")
         #expect(refused.message(in: .en).contains("at most 10 in 10 minutes"))
         #expect(refused.message(in: .ru).contains("не более 10 за 10 мин"))
         #expect(try fingerprint(w.system) == before, "a refused message changes nothing")
         // The clinic's answers are not the patient's flood: the front desk may still answer.
-        _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "We are reading them.")
+        _ = try await w.answer("We are reading them.")
         w.clock.advance(400)
-        #expect(expectError(.rateLimited) { _ = try w.write() }?.arguments.first == "200")
+        let wait = await expectError(.rateLimited) { _ = try await w.write() }?.arguments.first
+        #expect(wait == "200")
         w.clock.advance(200)
-        _ = try w.write("after ten minutes")
+        _ = try await w.write("after ten minutes")
         #expect(try storedInt(w.system, "SELECT count(*) FROM thread_messages WHERE author = 'patient'")
                 == ThreadLimits.messagesPerWindow + 1)
     }
 
-    @Test func atMostTwoHundredMessagesFromThePatientInOneConversation() throws {
-        let w = try world()
+    @Test(arguments: [false, true]) func atMostTwoHundredMessagesFromThePatientInOneConversation(awaited: Bool) async throws {
+        let w = try world(awaited: awaited)
         for n in 1...ThreadLimits.messagesPerThread {
-            _ = try w.write("message \(n)")
+            _ = try await w.write("message \(n)")
             w.clock.advance(61)  // under the rate: nine in any ten minutes
         }
         let before = try fingerprint(w.system)
-        let refused = try #require(expectError(.limitReached) { _ = try w.write("one more") })
+        let refused = try #require(await expectError(.limitReached) { _ = try await w.write("one more") })
         #expect(refused.message(in: .en).contains("200 messages") && refused.message(in: .ru).contains("200 сообщений"))
         #expect(try fingerprint(w.system) == before, "a refused message changes nothing")
-        _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "Please call us.")
+        _ = try await w.answer("Please call us.")
     }
 
-    @Test func noNewMessagesOnAnAppointmentCancelledLongerAgoThanTheSetting() throws {
-        let w = try world()
-        _ = try w.system.appointments.cancelAppointment(w.visitId, clientId: w.annaId)
-        _ = try w.write("Why was it cancelled?")
+    @Test(arguments: [false, true]) func noNewMessagesOnAnAppointmentCancelledLongerAgoThanTheSetting(awaited: Bool) async throws {
+        let w = try world(awaited: awaited)
+        _ = try { try w.system.appointments.cancelAppointment(w.visitId, clientId: w.annaId) }()
+        _ = try await w.write("Why was it cancelled?")
         w.clock.advance(30 * 86_400 - 60)
-        _ = try w.write("Still there?")
+        _ = try await w.write("Still there?")
         w.clock.advance(120)
         let before = try fingerprint(w.system)
-        let refused = try #require(expectError(.tooLate) { _ = try w.write("Hello?") })
+        let refused = try #require(await expectError(.tooLate) { _ = try await w.write("Hello?") })
         #expect(refused.arguments == ["30"] && refused.message(in: .en).contains("cancelled more than 30 days ago")
                 && refused.message(in: .ru).contains("отменена больше 30 дн."))
         #expect(try fingerprint(w.system) == before, "a refused message changes nothing")
-        _ = try w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "40")
-        _ = try w.write("Hello again")
+        _ = try { try w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "40") }()
+        _ = try await w.write("Hello again")
         #expect(expectError(.invalidInput) {
             _ = try w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "3651")
         } != nil)
@@ -90,7 +99,7 @@ import Testing
         let w = try world()
         var written: [Int64] = []
         for n in 1...25 {
-            written.append(try w.write("message \(n)").id)
+            written.append(try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "message \(n)").id)
             w.clock.advance(61)
         }
         let latest = try w.files.conversation(clientId: w.annaId, appointmentId: w.visitId, limit: 10)
@@ -125,8 +134,8 @@ import Testing
 
     /// Two servers of one database, each writing at once: the count is taken after the
     /// appointment's lock in the transaction that inserts, so together they let through no
-    /// more than the limit.
-    @Test func twoServersWritingAtOnceLetThroughNoMoreThanTheLimit() throws {
+    /// more than the limit. By the CLI's seam on threads, and by a server's awaited store in tasks.
+    @Test(arguments: [false, true]) func twoServersWritingAtOnceLetThroughNoMoreThanTheLimit(awaited: Bool) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("thread-limit-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let clock = TestClock()
@@ -134,14 +143,23 @@ import Testing
         let w = try world(system: try fill(first), clock: clock)
         let systems = [first, second]
         let outcomes = Outcomes()
-        DispatchQueue.concurrentPerform(iterations: 24) { n in
-            do {
-                _ = try systems[n % 2].attachments.write(clientId: w.annaId, appointmentId: w.visitId, text: "message \(n)")
-                outcomes.add("ok")
-            } catch let error as ClinicError {
-                outcomes.add(error.code.rawValue)
-            } catch {
-                outcomes.add("\(error)")
+        if awaited {
+            await withTaskGroup(of: Void.self) { group in
+                for n in 0..<24 {
+                    group.addTask {
+                        do {
+                            _ = try await systems[n % 2].attachments.write(clientId: w.annaId, appointmentId: w.visitId, text: "message \(n)")
+                            outcomes.add(nil)
+                        } catch { outcomes.add(error) }
+                    }
+                }
+            }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: 24) { n in
+                do {
+                    _ = try systems[n % 2].attachments.write(clientId: w.annaId, appointmentId: w.visitId, text: "message \(n)")
+                    outcomes.add(nil)
+                } catch { outcomes.add(error) }
             }
         }
         let counted = outcomes.counts
@@ -164,7 +182,11 @@ import Testing
     final class Outcomes: @unchecked Sendable {
         private let lock = NSLock()
         private var list: [String] = []
-        func add(_ outcome: String) { lock.withLock { list.append(outcome) } }
+        /// "ok" for no error, a clinic error's code, or the error.
+        func add(_ error: (any Error)?) {
+            let outcome = error.map { ($0 as? ClinicError)?.code.rawValue ?? "\($0)" } ?? "ok"
+            lock.withLock { list.append(outcome) }
+        }
         var counts: [String: Int] { lock.withLock { list.reduce(into: [:]) { $0[$1, default: 0] += 1 } } }
     }
 }

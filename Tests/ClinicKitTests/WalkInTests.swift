@@ -206,7 +206,7 @@ import Testing
         let mailer = RecordingMailer()
         _ = try w.system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let mail = try #require(mailer.messages.first { $0.to == "olga@example.org" })
-        let body = MessagingTests().decodedParts(mail.text).joined()
+        let body = decodedParts(mail.text).joined()
         #expect(body.contains(code.code) && body.contains("Adventist Medical Center") && body.contains("Вас зарегистрировали"),
                 "the code and the clinic, in her language: \(body)")
         // No address, no mail; a code written but not yet sent when she claims is not sent after.
@@ -217,7 +217,7 @@ import Testing
         _ = try w.system.clients.claim(code: second.code, login: "olga", password: "my-own-pass-phrase-9")
         let later = RecordingMailer()
         _ = try w.system.outbox.run(mailer: later, from: "clinic@example.org")
-        #expect(!later.messages.contains { MessagingTests().decodedParts($0.text).joined().contains(second.code) })
+        #expect(!later.messages.contains { decodedParts($0.text).joined().contains(second.code) })
     }
 
     @Test func aCodeExpiresAfterAWeek() throws {

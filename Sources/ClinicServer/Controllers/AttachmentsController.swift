@@ -120,8 +120,8 @@ struct AttachmentsController {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
         let body = try await RequestBody.decode(MessageBody.self, from: request, context: context)
-        let message = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.write(clientId: patient.id, appointmentId: id, text: body.text, attachmentId: body.attachmentId)
+        let message = try await dependencies.awaited(patient.language) { [system] in
+            try await system.attachments.write(clientId: patient.id, appointmentId: id, text: body.text, attachmentId: body.attachmentId)
         }
         return try HTTPMapping.json(ThreadMessageJSON(message), status: .created)
     }
@@ -193,9 +193,9 @@ struct AttachmentsController {
         let id = try context.parameters.id("id")
         let requestId = context.requestId
         let body = try await RequestBody.decode(MessageBody.self, from: request, context: context)
-        let message = try await dependencies.work(context.language) { [system] in
-            try system.attachments.answer(member, appointmentId: id, text: body.text, attachmentId: body.attachmentId,
-                                          requestId: requestId)
+        let message = try await dependencies.awaited(context.language) { [system] in
+            try await system.attachments.answer(member, appointmentId: id, text: body.text, attachmentId: body.attachmentId,
+                                                requestId: requestId)
         }
         return try HTTPMapping.json(ThreadMessageJSON(message), status: .created)
     }

@@ -74,8 +74,8 @@ struct WebAppointmentPages {
         let id = try context.parameters.id("id")
         let form = try await dependencies.form(request, context, web)
         let text = form["text"] ?? ""
-        _ = try await dependencies.work(web) { [system] in
-            try system.attachments.write(clientId: patient.id ?? 0, appointmentId: id, text: text)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.write(clientId: patient.id ?? 0, appointmentId: id, text: text)
         }
         return dependencies.redirect("/appointments/\(id)#thread", web)
     }

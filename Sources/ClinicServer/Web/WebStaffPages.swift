@@ -164,8 +164,8 @@ struct WebStaffPages {
         let id = try context.parameters.id("id")
         let form = try await dependencies.form(request, context, web)
         let text = form["text"] ?? "", requestId = context.requestId
-        _ = try await dependencies.work(web) { [system] in
-            try system.attachments.answer(member, appointmentId: id, text: text, requestId: requestId)
+        _ = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.answer(member, appointmentId: id, text: text, requestId: requestId)
         }
         return dependencies.redirect("/staff/appointments/\(id)#thread", web)
     }

@@ -71,20 +71,14 @@ extension AttachmentController {
     /// to wait, `limit_reached`), or an appointment cancelled more than
     /// `booking.thread_days_after_cancel` days ago (`too_late`).
     public func write(clientId: Int64, appointmentId: Int64, text: String, attachmentId: Int64? = nil) throws -> ThreadMessage {
-        let text = try Inbox.checkedText(text)
-        let now = self.now()
-        return try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.owned(tx, appointmentId, clientId)
-            try Self.checkPatientMayWrite(tx, appointment, appointmentId, now: now)
-            var thread = try tx.thread(ofAppointment: appointmentId)
-                ?? StoredThread(appointmentId: appointmentId, clientId: clientId, clinicId: appointment.clinicId, state: .open,
-                                patientUnread: 0, staffUnread: 0, lastAt: now)
-            thread.state = .open
-            thread.staffUnread += 1
-            thread.lastAt = now
-            return try post(tx, thread, author: .patient, staff: nil, text: text, attachmentId: attachmentId, now: now)
-        }
+        let post = try ThreadPost(.patient(clientId), appointmentId: appointmentId, text: text, attachmentId: attachmentId, now: now())
+        return try database.writing { tx in try post.apply(tx, key: database.personalDataKey) }
+    }
+
+    /// `write` awaited (issue 56: `FrontDeskChangesStore.postInThread`).
+    public func write(clientId: Int64, appointmentId: Int64, text: String, attachmentId: Int64? = nil) async throws -> ThreadMessage {
+        try await database.postInThread(
+            try ThreadPost(.patient(clientId), appointmentId: appointmentId, text: text, attachmentId: attachmentId, now: now()))
     }
 
     /// The patient's conversation about their appointment; its messages are read now. With a
@@ -209,25 +203,16 @@ extension AttachmentController {
     /// The front desk answers: the patient is told in the inbox (and by e-mail) in their language.
     public func answer(_ member: StaffMember, appointmentId: Int64, text: String, attachmentId: Int64? = nil,
                        requestId: String? = nil) throws -> ThreadMessage {
-        try member.checkFrontDesk()
-        let text = try Inbox.checkedText(text)
-        let now = self.now()
-        return try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            guard let clientId = appointment.clientId else { throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId)) }
-            var thread = try tx.thread(ofAppointment: appointmentId)
-                ?? StoredThread(appointmentId: appointmentId, clientId: clientId, clinicId: appointment.clinicId, state: .open,
-                                patientUnread: 0, staffUnread: 0, lastAt: now)
-            thread.patientUnread += 1
-            thread.staffUnread = 0
-            thread.lastAt = now
-            let message = try post(tx, thread, author: .staff, staff: member, text: text, attachmentId: attachmentId, now: now)
-            try Self.tell(tx, appointment, clientId: clientId, staffId: member.id, now: now)
-            try AuditLog.append(tx, by: member.auditActor, action: .threadAnswer, clientId: clientId, appointmentId: appointmentId,
-                                requestId: requestId, detail: "", now: now)
-            return message
-        }
+        let post = try ThreadPost(.desk(member, requestId: requestId), appointmentId: appointmentId, text: text,
+                                  attachmentId: attachmentId, now: now())
+        return try database.writing { tx in try post.apply(tx, key: database.personalDataKey) }
+    }
+
+    /// `answer` awaited (issue 56: `FrontDeskChangesStore.postInThread`).
+    public func answer(_ member: StaffMember, appointmentId: Int64, text: String, attachmentId: Int64? = nil,
+                       requestId: String? = nil) async throws -> ThreadMessage {
+        try await database.postInThread(try ThreadPost(.desk(member, requestId: requestId), appointmentId: appointmentId, text: text,
+                                                       attachmentId: attachmentId, now: now()))
     }
 
     /// The front desk closes a conversation (the patient's next message opens it again).
@@ -242,30 +227,6 @@ extension AttachmentController {
     }
 
     // MARK: Inside a transaction
-
-    /// The patient's limits on writing, read after the appointment's lock (`ThreadLimits`,
-    /// `BookingPolicy.threadDaysAfterCancel`; a cancelled appointment's `updatedAt` is when it
-    /// was cancelled: nothing changes it after).
-    static func checkPatientMayWrite(_ tx: any StoreWriting, _ appointment: Appointment, _ appointmentId: Int64, now: Date) throws {
-        if appointment.status == .cancelled {
-            let days = try BookingPolicy.load(tx).threadDaysAfterCancel
-            guard now < appointment.updatedAt.addingTimeInterval(TimeInterval(days) * 86_400) else {
-                throw ClinicError(.tooLate, .threadClosedAfterCancel, String(days))
-            }
-        }
-        let counts = try tx.threadMessageCounts(ofAppointment: appointmentId, author: .patient,
-                                                since: now.addingTimeInterval(-ThreadLimits.window))
-        guard counts.total < ThreadLimits.messagesPerThread else {
-            throw ClinicError(.limitReached, .threadLimit, String(ThreadLimits.messagesPerThread))
-        }
-        if counts.recent >= ThreadLimits.messagesPerWindow {
-            // The seconds until the oldest message of the window leaves it (`Retry-After`).
-            let free = (counts.oldestRecent ?? now).addingTimeInterval(ThreadLimits.window)
-            let seconds = max(1, Int(free.timeIntervalSince(now).rounded(.up)))
-            throw ClinicError(.rateLimited, .threadTooFast, String(seconds), String(ThreadLimits.messagesPerWindow),
-                              String(Int(ThreadLimits.window / 60)))
-        }
-    }
 
     /// One page of a conversation, or all of it when neither `limit` nor `cursor` is given.
     func page(_ tx: any StoreReading, _ thread: StoredThread, limit: Int?, cursor: String?) throws
@@ -287,21 +248,6 @@ extension AttachmentController {
 
     /// A conversation's cursor names the oldest message shown; the next page is the ones before it.
     static let threadCursorKey = "before"
-
-    func post(_ tx: any StoreWriting, _ thread: StoredThread, author: AttachmentAuthor, staff: StaffMember?, text: String,
-              attachmentId: Int64?, now: Date) throws -> ThreadMessage {
-        if let attachmentId {
-            guard let attachment = try tx.attachment(id: attachmentId), attachment.appointmentId == thread.appointmentId else {
-                throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
-            }
-        }
-        try tx.saveThread(thread)
-        let sealed = try database.sealingCipher(tx).seal(bytes: Data(text.utf8), context: Self.threadContext(thread.appointmentId))
-        let id = try tx.insertThreadMessage(appointmentId: thread.appointmentId, author: author, staffId: staff?.id, body: sealed,
-                                            attachmentId: attachmentId, at: now)
-        return ThreadMessage(id: id, author: author, staffName: staff.map { "\($0.name) \($0.surname)" }, text: text,
-                             attachmentId: attachmentId, createdAt: Date(seconds: now.seconds))
-    }
 
     static func messages(_ tx: any StoreReading, _ thread: StoredThread, cipher: FieldCipher) throws -> [ThreadMessage] {
         try open(tx, try tx.threadMessages(ofAppointment: thread.appointmentId), of: thread.appointmentId, cipher: cipher)
@@ -350,20 +296,5 @@ extension AttachmentController {
             }
             return answers
         }
-    }
-
-    /// The inbox message (and e-mail) that the clinic answered: it says where, not what (the
-    /// words stay sealed in the conversation; the inbox page quotes them as it shows them).
-    static func tell(_ tx: any StoreWriting, _ appointment: Appointment, clientId: Int64, staffId: Int64, now: Date) throws {
-        guard try tx.keepsInboxes(),
-              let context = try tx.messageContext(client: clientId, clinic: appointment.clinicId, department: appointment.departmentId)
-        else { return }
-        let language = context.language ?? .en
-        let when = DateText.dateTime(appointment.startsAt, timeZone: Clinic.zone(named: context.timeZone), language: language)
-        try Inbox.post(tx, clientId: clientId, kind: .clinic,
-                       subject: Strings.text(.threadAnswerSubject, language, [context.clinicName]),
-                       body: Strings.text(.threadAnswerBody, language, [context.clinicName, when, String(appointment.id ?? 0)]),
-                       appointmentId: appointment.id, clinicId: appointment.clinicId, staffId: staffId,
-                       emailConfirmed: context.emailConfirmed, now: now)
     }
 }

@@ -39,6 +39,13 @@ public protocol FrontDeskChangesStore: Sendable {
     /// conversation holds it, and is waited for), its conversation, `closing.decide`, the
     /// conversation saved closed and the audit row appended.
     func deskCloseThread(_ closing: ThreadClosing) async throws
+    /// One transaction: the appointment read with its row locked (the desk's closing and the
+    /// other side's message are waited for), `ThreadPostFacts` (the patient's counts after the
+    /// lock), `post.decide` (a refusal writes nothing), the conversation saved, the message
+    /// sealed and inserted; an answer's inbox message (its e-mail queued when the patient's
+    /// address is confirmed) and audit row. Returns the message. The patient's message or the
+    /// front desk's answer: a conversation is the clinic's desk and one patient.
+    func postInThread(_ post: ThreadPost) async throws -> ThreadMessage
 }
 
 /// The front desk closing the conversation about an appointment of its clinic.
