@@ -175,17 +175,23 @@ class Server:
     """`clinic serve --port 0`, its address read from its first line (within `timeout` seconds).
     `log`: a file for its stderr (the request log), else it is dropped."""
 
-    def __init__(self, clinic, extra_env=None, log=None, timeout=120, args=()):
+    def __init__(self, clinic, extra_env=None, log=None, timeout=120, args=(), prefix=()):
+        """`prefix`: a command that runs the server as its one child (`faketime`): the server's
+        own pid is then that child's, and signals go to it (the wrapper ends with it)."""
         env = dict(clinic.env, CLINIC_DELIVERY_INTERVAL="1")
         env.update(extra_env or {})
         stderr = open(log, "ab") if log else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([CLINIC_BIN, "serve", "--port", "0", *args], env=env, stdout=subprocess.PIPE,
+            self.process = subprocess.Popen([*prefix, CLINIC_BIN, "serve", "--port", "0", *args], env=env, stdout=subprocess.PIPE,
                                             stderr=stderr)
         finally:
             if log:
                 stderr.close()
         line = self._first_line(timeout)
+        self.pid = self.process.pid
+        if prefix and self.process.poll() is None:
+            with open(f"/proc/{self.pid}/task/{self.pid}/children") as children:
+                self.pid = int(children.read().split()[0])
         match = re.search(r"(https?://\S+)", line)
         if not match:
             self.kill()
@@ -213,7 +219,7 @@ class Server:
 
     def peak_rss_mb(self):
         """The process's peak resident memory so far (VmHWM in /proc), in MB."""
-        with open(f"/proc/{self.process.pid}/status") as status:
+        with open(f"/proc/{self.pid}/status") as status:
             for line in status:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 1024
@@ -223,15 +229,19 @@ class Server:
     def alive(self):
         return self.process.poll() is None
 
+    def _signal(self, number):
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, number)
+
     def kill(self):
         """SIGKILL: no graceful shutdown."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
+        self._signal(signal.SIGKILL)
         self.process.wait(timeout=30)
 
     def stop(self):
         if self.process.poll() is None:
-            self.process.terminate()
+            self._signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:

@@ -57,12 +57,25 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
-@pytest.fixture
-def terminal(tmp_path):
-    clinic = Clinic(str(tmp_path))
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory):
+    """The default directory (`clinic init`, 7,146 hospitals) with tina and theo registered,
+    made once for the module (about 20 s on a debug build): each test gets a copy."""
+    folder = tmp_path_factory.mktemp("terminal-directory")
+    clinic = Clinic(str(folder))
     clinic.run("init", timeout=600)
     clinic.register("tina", city="Reno, NV")
     clinic.register("theo", city="Reno, NV")
+    return folder
+
+
+@pytest.fixture
+def terminal(tmp_path, directory):
+    # The database with its key (and a log, were one left), each file's private mode kept.
+    for name in os.listdir(directory):
+        if name.startswith("clinic.sqlite") and not name.endswith(".lock"):
+            shutil.copy2(os.path.join(directory, name), os.path.join(tmp_path, name))
+    clinic = Clinic(str(tmp_path))
     state = str(tmp_path / "state")
     env = {"CLINIC_DB": clinic.env["CLINIC_DB"], "CLINIC_SESSION": str(tmp_path / "tty-session"), "XDG_STATE_HOME": state,
            "NO_COLOR": "1", "TZ": "UTC"}
