@@ -7,7 +7,12 @@ default), not from it. A port the kernel handed out for port 0 is free only unti
 else asks: between this script and the server's own bind, any outgoing connection of the
 machine (a test's HTTP client, PostgreSQL's replication, etcd) may be given the same ephemeral
 port, and the server then cannot listen (a cluster whose first member never led, 120 s later).
-No outgoing connection is given a port below the range."""
+No outgoing connection is given a port below the range.
+
+CLINIC_TEST_PORTS=LOW-HIGH narrows the choice to those ports (still below the range): test
+runs side by side on one machine (scripts/test.sh) each take their own, so that one's choice
+cannot be bound by the other's server between this script and that server's bind."""
+import os
 import random
 import socket
 import sys
@@ -21,8 +26,23 @@ def ephemeral_low():
         return 32768
 
 
+def port_range():
+    """The ports to choose from: CLINIC_TEST_PORTS's, else 10000 up to the ephemeral range."""
+    low, high = 10000, max(10001, ephemeral_low())
+    setting = os.environ.get("CLINIC_TEST_PORTS", "")
+    if setting:
+        try:
+            first, last = (int(part) for part in setting.split("-"))
+        except ValueError:
+            sys.exit(f"free-ports: CLINIC_TEST_PORTS={setting!r} is not LOW-HIGH")
+        low, high = max(1024, first), min(high, last + 1)
+        if low >= high:
+            sys.exit(f"free-ports: CLINIC_TEST_PORTS={setting!r} holds no port below the ephemeral range")
+    return range(low, high)
+
+
 def free_ports(count):
-    candidates = list(range(10000, max(10001, ephemeral_low())))
+    candidates = list(port_range())
     random.shuffle(candidates)
     held, ports = [], []
     for port in candidates:

@@ -26,7 +26,9 @@
 #
 #   CLINIC_BIN  the clinic binary (default .build/debug/clinic; build it first)
 #   PY_VENV     Python venv for the tests (default .build/py-venv; made if missing)
-#   Arguments: pytest arguments (default: the whole folder), e.g. test_web.py
+#   Arguments: pytest arguments (default: the whole folder), e.g. test_web.py; or --install
+#               alone: make the venv and stop
+#   CLINIC_TEST_PORTS=LOW-HIGH  the ports the tests' servers may take (scripts/free-ports.py)
 #   CLINIC_TEST_STORE=postgres  test_web.py on a PostgreSQL of its own
 #   PG_BIN      PostgreSQL 15's programs (default /usr/lib/postgresql/15/bin, Debian's postgresql-15)
 #
@@ -56,6 +58,8 @@ if ! "$VENV/bin/python" -c "import aiosmtpd, icalendar, pytest, selenium, axe_se
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements
 fi
+# `--install`: the venv only (scripts/test.sh makes it before two runs share it).
+[ "${1:-}" = --install ] && exit 0
 cd Tests/python
 # The slowest tests with their times at the end: where a run's minutes went.
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=12 "${@:-.}"

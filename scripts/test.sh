@@ -16,21 +16,27 @@ timed() {
   "$@"
   echo "[test.sh] $((SECONDS - start)) s: $*" >&2
 }
-# The contract test on both stores side by side: each run is one Schemathesis client and one
-# server taking turns, about a core between them, so two runs on two cores take little longer
-# than one (304 s each one after the other in stop 76's run). The PostgreSQL run's output is
-# printed after the SQLite one's, whole.
-contract_tests() {
-  ./scripts/contract-test.sh --install
-  local log status=0 postgres_status=0 postgres
+# `side_by_side A… -- B…`: B in the background while A runs, B's output printed whole after A's;
+# fails when either failed. Each pair below is two runs that together keep about two cores
+# busy or less: the contract test is one Schemathesis client and one server taking turns
+# (304 s each one after the other in stop 76's run), and a Python run keeps about half a core
+# busy (browsers, servers, PostgreSQL, Patroni and Kannel mostly wait: 368 s of CPU in a
+# 954 s run), so that each pair takes little longer than its longer run. Two Python runs take
+# ports of their own (CLINIC_TEST_PORTS, scripts/free-ports.py), so that neither binds a port
+# the other has just chosen.
+side_by_side() {
+  local first=()
+  while [ "$1" != -- ]; do first+=("$1"); shift; done
+  shift
+  local log status=0 second_status=0 second
   log=$(mktemp)
-  env CONTRACT_STORE=postgres ./scripts/contract-test.sh >"$log" 2>&1 &
-  postgres=$!
-  ./scripts/contract-test.sh || status=$?
-  wait "$postgres" || postgres_status=$?
+  "$@" >"$log" 2>&1 &
+  second=$!
+  "${first[@]}" || status=$?
+  wait "$second" || second_status=$?
   cat "$log"
   rm -f "$log"
-  [ "$status" = 0 ] && [ "$postgres_status" = 0 ]
+  [ "$status" = 0 ] && [ "$second_status" = 0 ]
 }
 timed swift build --build-tests
 if [ $# -eq 0 ]; then
@@ -41,15 +47,17 @@ if [ $# -eq 0 ]; then
   timed swift test --filter LoadTests
   # The ClinicKit suite and the CLI's end-to-end tests once more, each system or `clinic` run
   # on a PostgreSQL database of its own (the tests start the server themselves; tests of the
-  # SQLite file itself are `.sqliteOnly`; the argument fuzzer parses command lines and stays
-  # with the first pass). In parallel, as the first pass: the test support never waits for a
+  # SQLite file itself are `.sqliteOnly`, suites of pure rules that open no store `.storeFree`;
+  # the argument fuzzer parses command lines and stays with the first pass). In parallel, as the first pass: the test support never waits for a
   # pool's end from a synchronous body (`PostgresStore.stop`), which needed a cooperative
   # thread free that such bodies hold.
   timed env CLINIC_TEST_STORE=postgres swift test --skip-build --filter ClinicKitTests --filter ClinicCLITests \
     --skip ArgumentFuzzTests
-  timed ./scripts/python-tests.sh
-  timed env CLINIC_TEST_STORE=postgres ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py
-  timed contract_tests
+  ./scripts/python-tests.sh --install
+  timed side_by_side env CLINIC_TEST_PORTS=10000-20999 ./scripts/python-tests.sh \
+    -- env CLINIC_TEST_STORE=postgres CLINIC_TEST_PORTS=21000-32767 ./scripts/python-tests.sh test_web.py test_fhir.py test_attachments.py
+  ./scripts/contract-test.sh --install
+  timed side_by_side ./scripts/contract-test.sh -- env CONTRACT_STORE=postgres ./scripts/contract-test.sh
 else
   swift test "$@"
 fi

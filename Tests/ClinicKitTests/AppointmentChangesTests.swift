@@ -3,7 +3,7 @@ import Testing
 @testable import ClinicKit
 
 /// The observer of appointment changes is read once per change, for the life of a server.
-@Suite struct AppointmentChangesTests {
+@Suite(.storeFree) struct AppointmentChangesTests {
     /// Reading the observer must not change it: read back through `inout`, a stored closure
     /// gained a reabstraction thunk per read, so a server's every booking was slower than the
     /// last until the stack overflowed (about 130,000 changes). 200,000 changes here are told

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-@Suite struct CSVTests {
+@Suite(.storeFree) struct CSVTests {
     func records(_ text: String) -> [CSV.Item] { CSV.parse(Data(text.utf8)) }
 
     @Test func quotingFollowsRFC4180() {

@@ -4,7 +4,7 @@ import Testing
 
 /// Distances in the unit of the language's readers (issue 30): miles in English, kilometres in
 /// Russian, the unit always said.
-@Suite struct DistanceTextTests {
+@Suite(.storeFree) struct DistanceTextTests {
     @Test(arguments: [
         (7_215.0, Language.en, "4.5 mi"), (559, .en, "0.3 mi"), (161, .en, "0.1 mi"), (100, .en, "330 ft"), (0, .en, "0 ft"),
         (22_700, .en, "14 mi"), (16_093.44, .en, "10 mi"), (15_900, .en, "9.9 mi"),

@@ -4,7 +4,7 @@ import Testing
 
 /// Random and mutated inputs for every parser of outside input: none may crash, and every
 /// rejection must be a `ClinicError` (with its stable code), never anything else.
-@Suite struct FuzzTests {
+@Suite(.storeFree) struct FuzzTests {
     static let iterations = 100_000
 
     static let alphabet: [String] = ["0", "1", "5", "9", ".", ",", "-", "+", " ", "N", "S", "E", "W", "n", "°", ":", "T", "Z", "z",

@@ -4,7 +4,7 @@ import Testing
 
 /// gzip for the web app's files (issue 30): what is compressed inflates to the same bytes,
 /// broken or oversized streams are refused, and `Accept-Encoding` is read as RFC 9110 says.
-@Suite struct GzipTests {
+@Suite(.storeFree) struct GzipTests {
     @Test func compressedBytesInflateToTheSame() throws {
         let text = Array(String(repeating: "The nearest clinic is 2.4 mi away. ", count: 500).utf8)
         let zipped = try #require(Gzip.compress(text))

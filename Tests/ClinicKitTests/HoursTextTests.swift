@@ -3,7 +3,7 @@ import Testing
 @testable import ClinicKit
 
 /// Working hours as a person reads them (issue 46: `clinic doctors` printed 200 characters).
-@Suite struct HoursTextTests {
+@Suite(.storeFree) struct HoursTextTests {
     let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
     func hours(_ days: [Int], _ spans: [(Int, Int)], slot: Int = 20) -> [WorkingHours] {

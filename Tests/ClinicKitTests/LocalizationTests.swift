@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-@Suite struct LocalizationTests {
+@Suite(.storeFree) struct LocalizationTests {
     /// Every text a person can read exists in both languages, with the same placeholders.
     @Test func everyKeyHasEnglishAndRussian() {
         let placeholder = /\{[0-9][fs]?\}/
@@ -50,7 +50,7 @@ import Testing
 
 /// Issue 23: command-line wording stays on the command line. Messages the API and the web app
 /// show (every key but the command line's own) name no option and no command.
-@Suite struct FrontNeutralMessageTests {
+@Suite(.storeFree) struct FrontNeutralMessageTests {
     /// Said only by the command line (or never shown by the server: a 500 has no detail). The
     /// command line's own words are not ClinicKit's keys at all (`TerminalKey`, in the clinic target).
     static let commandLineOnly: Set<MessageKey> = [

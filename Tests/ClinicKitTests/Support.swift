@@ -32,6 +32,13 @@ extension Trait where Self == ConditionTrait {
     static var sqliteOnly: Self {
         .enabled(if: TestStore.current == .sqlite, "reads or writes the SQLite store's own file or SQL")
     }
+
+    /// For a suite of pure rules that opens no store (text, times, CSV, gzip, fuzzed parsers): a
+    /// PostgreSQL pass would run the same code again, so it runs in the SQLite pass only. A suite
+    /// that starts to use a store must drop it.
+    static var storeFree: Self {
+        .enabled(if: TestStore.current == .sqlite, "opens no store: the SQLite pass runs it")
+    }
 }
 
 /// The project's root folder (this file is Tests/ClinicKitTests/Support.swift).

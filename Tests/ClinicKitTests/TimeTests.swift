@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-@Suite struct TimeTests {
+@Suite(.storeFree) struct TimeTests {
     let newYork = TimeZone(identifier: "America/New_York")!
     let minsk = TimeZone(identifier: "Europe/Minsk")!
 

@@ -1,7 +1,7 @@
 import Testing
 @testable import ClinicKit
 
-@Suite struct ValidatorTests {
+@Suite(.storeFree) struct ValidatorTests {
     let validator = Validator(cities: ["Los Angeles", "São Paulo", "Минск"])
 
     @Test func lettersAcceptAnyAlphabetWithHyphensAndApostrophes() {

@@ -4,7 +4,7 @@ import Testing
 
 /// A web session's device is named by its browser and system (issue 30), from real
 /// `User-Agent` strings; what is not recognised is "Web browser", and nothing else is kept.
-@Suite struct WebDeviceTests {
+@Suite(.storeFree) struct WebDeviceTests {
     @Test(arguments: [
         ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
          "Safari · iOS"),
