@@ -209,31 +209,84 @@ extension PostgresStore {
             let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
                 .map { try StoredThread(row: try PostgresTransaction.row($0)) }
             let (save, audit) = try look.decide(appointment: appointment, thread: thread)
-            var messages: [StoredThreadMessage] = []
-            if thread != nil {
-                let rows = if let fetch = look.fetch {
-                    try await tx.rows(PostgresTransaction.threadPageSQL, [id, look.before ?? Int64.max, fetch])
-                } else {
-                    try await tx.rows("SELECT * FROM thread_messages WHERE appointment_id = $1 ORDER BY id", [id])
-                }
-                messages = try rows.map { try StoredThreadMessage(row: try PostgresTransaction.row($0)) }
-            }
-            var names: [Int64: String] = [:]
-            let staffIds = Set(messages.compactMap(\.staffId)).sorted()
-            if !staffIds.isEmpty {
-                for raw in try await tx.rows("SELECT id, name, surname FROM staff_accounts WHERE id = ANY($1)", [DirectoryIdArray(staffIds)]) {
-                    let row = try PostgresTransaction.row(raw), table = "staff_accounts"
-                    let name: String = try row.value("name", in: table), surname: String = try row.value("surname", in: table)
-                    names[try row.value("id", in: table)] = "\(name) \(surname)"
-                }
-            }
-            var check: String?
-            if !messages.isEmpty {
-                check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
+            var facts = try await Self.stored(look, thread: thread, tx)
+            if !facts.messages.isEmpty {
+                facts.personalDataKeyCheck = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                                         [PostgresTransaction.clientsKeyCheckSetting]))
             }
             if let save { _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(save)) }
             if let audit { try await Self.append(audit, tx, ring: ring) }
-            return ConversationFacts(thread: thread, messages: messages, staffNames: names, personalDataKeyCheck: check)
+            return facts
+        }
+    }
+
+    /// The messages `look` asks for of `thread` (none when there is no conversation yet) and the
+    /// names of the staff who wrote them (one statement, when any); no key check.
+    static func stored(_ look: ConversationLook, thread: StoredThread?, _ tx: AwaitedConnection) async throws -> ConversationFacts {
+        var messages: [StoredThreadMessage] = []
+        let id = look.appointmentId
+        if thread != nil {
+            let rows = if let fetch = look.fetch {
+                try await tx.rows(PostgresTransaction.threadPageSQL, [id, look.before ?? Int64.max, fetch])
+            } else {
+                try await tx.rows("SELECT * FROM thread_messages WHERE appointment_id = $1 ORDER BY id", [id])
+            }
+            messages = try rows.map { try StoredThreadMessage(row: try PostgresTransaction.row($0)) }
+        }
+        var names: [Int64: String] = [:]
+        let staffIds = Set(messages.compactMap(\.staffId)).sorted()
+        if !staffIds.isEmpty {
+            for raw in try await tx.rows("SELECT id, name, surname FROM staff_accounts WHERE id = ANY($1)", [DirectoryIdArray(staffIds)]) {
+                let row = try PostgresTransaction.row(raw), table = "staff_accounts"
+                let name: String = try row.value("name", in: table), surname: String = try row.value("surname", in: table)
+                names[try row.value("id", in: table)] = "\(name) \(surname)"
+            }
+        }
+        return ConversationFacts(thread: thread, messages: messages, staffNames: names, personalDataKeyCheck: nil)
+    }
+
+    /// BEGIN; the appointment read with its row locked for share (as `readConversation`); its
+    /// conversation when the look reads one; the look's decision; the files' rows; the
+    /// conversation's page and its writers' names; the patient (the clinic's side); the clinic's
+    /// time zone (not for a list of files); the key check (for a list, when there are files); the
+    /// conversation saved when its reader's unread count is cleared;
+    /// the audit rows; COMMIT.
+    public func readFolder(_ look: FolderLook) async throws -> FolderFacts {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let id = look.appointmentId
+            let stored = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR SHARE", [id]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            var thread: StoredThread?
+            if look.conversation != nil {
+                thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
+                    .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            }
+            let decision = try look.decide(appointment: stored, thread: thread)
+            guard let appointment = stored else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+            let files = try await tx.rows("SELECT * FROM attachments WHERE appointment_id = $1 ORDER BY id", [id])
+                .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
+            var conversation: ConversationFacts?
+            if let page = look.conversation { conversation = try await Self.stored(page, thread: thread, tx) }
+            var patient: StoredClient?
+            if look.withPatient, let clientId = appointment.clientId {
+                patient = try await tx.rows("SELECT * FROM clients WHERE id = $1", [clientId]).first
+                    .map { try PostgresTransaction.storedClientOfRow(try PostgresTransaction.row($0)) }
+            }
+            var zone: String?, check: String?
+            if !look.filesOnly {
+                zone = try tx.value(String.self, try await tx.rows("SELECT time_zone FROM clinics WHERE id = $1", [appointment.clinicId]))
+            }
+            if !look.filesOnly || !files.isEmpty {
+                check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                    [PostgresTransaction.clientsKeyCheckSetting]))
+            }
+            conversation?.personalDataKeyCheck = check
+            if let save = decision.save { _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(save)) }
+            for audit in decision.audits(files: files.count) { try await Self.append(audit, tx, ring: ring) }
+            return FolderFacts(appointment: appointment, files: files, conversation: conversation, patient: patient, timeZone: zone,
+                               personalDataKeyCheck: check)
         }
     }
 

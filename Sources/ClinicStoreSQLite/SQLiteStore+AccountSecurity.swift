@@ -131,6 +131,14 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try look.read(tx) } }
     }
 
+    /// A snapshot first; the write transaction (which reads again) only when the look writes:
+    /// an audit row, or answers to mark read.
+    public func readFolder(_ look: FolderLook) async throws -> FolderFacts {
+        let (facts, decision) = try await readAwaited { tx in try look.facts(tx) }
+        guard decision.writes else { return facts }
+        return try await commit { try self.writing { tx in try look.read(tx) } }
+    }
+
     public func deskCloseThread(_ closing: ThreadClosing) async throws {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }

@@ -411,37 +411,81 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
-    /// The pages' one call: the patient's folder reads the clinic's answers and says whether
-    /// files may still change; the clinic's is audited, and a doctor gets no conversation.
-    @Test func anAppointmentsFolderForEachReader() throws {
+    /// The pages' one call, by both paths (issue 56: the CLI's seam and a server's awaited
+    /// `FrontDeskReadsStore.readFolder`): the patient's folder reads the clinic's answers and
+    /// says whether files may still change; the clinic's is audited, and a doctor gets no
+    /// conversation; a refusal changes nothing.
+    @Test(arguments: [false, true]) func anAppointmentsFolderForEachReader(awaited: Bool) async throws {
         let w = try world()
+        let files = w.files
+        func mine(_ clientId: Int64? = nil, _ id: Int64? = nil, cursor: String? = nil) async throws -> AppointmentFolder {
+            let clientId = clientId ?? w.annaId, id = id ?? w.visitId
+            if awaited { return try await files.folder(clientId: clientId, appointmentId: id, cursor: cursor) }
+            return try { try files.folder(clientId: clientId, appointmentId: id, cursor: cursor) }()
+        }
+        func clinics(_ member: StaffMember, _ id: Int64? = nil, cursor: String? = nil) async throws -> AppointmentFolder {
+            let id = id ?? w.visitId
+            if awaited { return try await files.folder(member, appointmentId: id, requestId: "r-1", cursor: cursor) }
+            return try { try files.folder(member, appointmentId: id, requestId: "r-1", cursor: cursor) }()
+        }
         let photo = try upload(w, try fixture("portrait-exif.jpg"), type: "image/jpeg", name: "rash.jpg")
-        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
-        let desk = try w.files.folder(w.desk, appointmentId: w.visitId, requestId: "r-1")
-        #expect(desk.files.map(\.id) == [photo.id] && desk.patientName == "Anna Smith" && !desk.patientMayChange)
+        _ = try { try files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?") }()
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.notFound) { _ = try await clinics(w.otherClinic) } != nil)
+        #expect(await expectError(.notFound) { _ = try await clinics(w.otherDoctor) } != nil)
+        #expect(await expectError(.notFound) { _ = try await clinics(w.desk, 99_999) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await mine(w.bob.id ?? 0) } != nil)
+        #expect(await expectError(.notFound) { _ = try await mine(w.annaId, 99_999) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await clinics(w.desk, cursor: "nonsense") } != nil)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        let desk = try await clinics(w.desk)
+        #expect(desk.files.map(\.id) == [photo.id] && desk.files.first?.name == "rash.jpg")
+        #expect(desk.patientName == "Anna Smith" && !desk.patientMayChange)
         #expect(desk.conversation?.unread == 1 && desk.conversation?.messages.map(\.text) == ["May I bring my daughter?"])
         #expect(desk.zone.identifier == "America/Los_Angeles")
-        #expect(try w.files.threads(w.desk, state: .open).unread == 0)
-        let log = try w.system.clients.accessLog(clientId: w.annaId).map(\.action)
-        #expect(log.filter { $0 == "attachment.list" }.count == 1 && log.filter { $0 == "thread.read" }.count == 1)
-        let doctor = try w.files.folder(w.doctor, appointmentId: w.visitId)
-        #expect(doctor.files.map(\.id) == [photo.id] && doctor.conversation == nil)
-        #expect(expectError(.notFound) { _ = try w.files.folder(w.otherClinic, appointmentId: w.visitId) } != nil)
-        #expect(expectError(.notFound) { _ = try w.files.folder(w.otherDoctor, appointmentId: w.visitId) } != nil)
+        #expect(try { try files.threads(w.desk, state: .open) }().unread == 0, "the desk's look reads the conversation")
+        let log = try { try w.system.clients.accessLog(clientId: w.annaId) }()
+        #expect(log.filter { $0.action == "attachment.list" }.map(\.detail) == ["1 files"])
+        #expect(log.filter { $0.action == "thread.read" }.count == 1)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE request_id = 'r-1'") == 2)
+        let doctor = try await clinics(w.doctor)
+        #expect(doctor.files.map(\.id) == [photo.id] && doctor.conversation == nil && doctor.patientName == "Anna Smith")
+        // The API's lists of files: the same rules, the clinic's one an audit row, the patient's none.
+        func lists(_ member: StaffMember) async throws -> [AttachmentInfo] {
+            if awaited { return try await files.list(member, appointmentId: w.visitId, requestId: "r-2") }
+            return try { try files.list(member, appointmentId: w.visitId, requestId: "r-2") }()
+        }
+        func ownList(_ clientId: Int64) async throws -> [AttachmentInfo] {
+            if awaited { return try await files.list(clientId: clientId, appointmentId: w.visitId) }
+            return try { try files.list(clientId: clientId, appointmentId: w.visitId) }()
+        }
+        let listed = try fingerprint(w.system)
+        #expect(await expectError(.notFound) { _ = try await lists(w.otherDoctor) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await ownList(w.bob.id ?? 0) } != nil)
+        #expect(try await ownList(w.annaId).map(\.name) == ["rash.jpg"])
+        #expect(try fingerprint(w.system) == listed, "a refusal and the patient's own list change nothing")
+        #expect(try await lists(w.desk).map(\.id) == [photo.id])
+        #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE request_id = 'r-2' AND action = 'attachment.list'") == 1)
 
-        _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
-        let mine = try w.files.folder(clientId: w.annaId, appointmentId: w.visitId)
-        #expect(mine.patientMayChange && mine.patientName == nil && mine.conversation?.unread == 1)
-        #expect(try w.files.unreadAnswers(clientId: w.annaId) == 0)
-        #expect(expectError(.forbidden) { _ = try w.files.folder(clientId: w.bob.id ?? 0, appointmentId: w.visitId) } != nil)
+        _ = try { try files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.") }()
+        let unchanged = try fingerprint(w.system)
+        let patients = try await mine()
+        #expect(patients.patientMayChange && patients.patientName == nil && patients.conversation?.unread == 1)
+        #expect(patients.conversation?.messages.last?.staffName == "Sam Lee" && patients.files.map(\.id) == [photo.id])
+        #expect(try fingerprint(w.system) != unchanged, "the answer is marked read")
+        #expect(try { try files.unreadAnswers(clientId: w.annaId) }() == 0)
+        let again = try fingerprint(w.system)
+        #expect(try await mine().conversation?.unread == 0)
+        #expect(try fingerprint(w.system) == again, "a look with nothing to mark read writes nothing")
         // Once the visit has started, the patient's files no longer change.
         w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
-        #expect(try !w.files.folder(clientId: w.annaId, appointmentId: w.visitId).patientMayChange)
-        // The clinic reads what the patient wrote when booking.
+        #expect(try await !mine().patientMayChange)
+        // The clinic reads what the patient wrote when booking (sealed at rest).
         let noted = try w.system.appointments.createAppointment(
             clientId: w.annaId, departmentId: w.visit.departmentId,
             at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!), notes: "Rash on the left arm")
-        #expect(try w.files.folder(w.desk, appointmentId: noted.id ?? 0).notes == "Rash on the left arm")
+        #expect(try await clinics(w.desk, noted.id ?? 0).notes == "Rash on the left arm")
+        #expect(try auditIsSound(w.system))
     }
 
     /// The retention rule: an appointment's files and conversation go `days` after its end,

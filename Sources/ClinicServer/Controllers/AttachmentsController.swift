@@ -74,8 +74,8 @@ struct AttachmentsController {
     @Sendable func patientList(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id")
-        let list = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.list(clientId: patient.id, appointmentId: id)
+        let list = try await dependencies.awaited(patient.language) { [system] in
+            try await system.attachments.list(clientId: patient.id, appointmentId: id)
         }
         return try HTTPMapping.json(ItemsJSON(list.map(AttachmentJSON.init)))
     }
@@ -138,8 +138,8 @@ struct AttachmentsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id")
         let requestId = context.requestId
-        let list = try await dependencies.work(context.language) { [system] in
-            try system.attachments.list(member, appointmentId: id, requestId: requestId)
+        let list = try await dependencies.awaited(context.language) { [system] in
+            try await system.attachments.list(member, appointmentId: id, requestId: requestId)
         }
         return try HTTPMapping.json(ItemsJSON(list.map(AttachmentJSON.init)))
     }

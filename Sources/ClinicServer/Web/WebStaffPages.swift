@@ -123,8 +123,8 @@ struct WebStaffPages {
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let id = try context.parameters.id("id")
         let requestId = context.requestId, cursor = request.query("cursor")
-        let folder = try await dependencies.work(web) { [system] in
-            try system.attachments.folder(member, appointmentId: id, requestId: requestId, cursor: cursor)
+        let folder = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.folder(member, appointmentId: id, requestId: requestId, cursor: cursor)
         }
         let zone = folder.zone
         var values = WebFolder.values(folder, web.language, base: "/staff/appointments/\(id)", paged: cursor != nil)

@@ -12,6 +12,12 @@ public protocol FrontDeskReadsStore: Sendable {
     /// wrote them; the conversation saved with the reader's unread count cleared when it had
     /// one, and the reader's audit row.
     func readConversation(_ look: ConversationLook) async throws -> ConversationFacts
+    /// One transaction: the appointment (its row locked for share), its conversation when the
+    /// look reads one, `look.decide` (a refusal reads nothing more), the files' rows, the
+    /// conversation's page with its writers' names (`readConversation`'s), the patient (the
+    /// clinic's side), the clinic's time zone and the key check; the conversation saved when its
+    /// reader's unread count is cleared, and the decision's audit rows.
+    func readFolder(_ look: FolderLook) async throws -> FolderFacts
     /// `ThreadListFacts` for `ask` in one snapshot; with audit rows (`audit` of the facts, for a
     /// named list) in one transaction with them.
     func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts
@@ -265,6 +271,15 @@ public struct ConversationLook: Sendable {
     package func read(_ tx: any StoreWriting) throws -> ConversationFacts {
         let appointment = try tx.appointment(id: appointmentId), thread = try tx.thread(ofAppointment: appointmentId)
         let (save, audit) = try decide(appointment: appointment, thread: thread)
+        let facts = try stored(tx, thread: thread)
+        if let save { try tx.saveThread(save) }
+        if let audit { try AuditLog.append(tx, audit) }
+        return facts
+    }
+
+    /// The messages the look asks for of `thread` (none when there is no conversation yet), the
+    /// names of the staff who wrote them, and the key check (when any message).
+    package func stored(_ tx: any StoreReading, thread: StoredThread?) throws -> ConversationFacts {
         var messages: [StoredThreadMessage] = []
         if thread != nil {
             messages = try fetch.map { try tx.threadMessages(ofAppointment: appointmentId, before: before, limit: $0) }
@@ -274,8 +289,6 @@ public struct ConversationLook: Sendable {
         for staffId in Set(messages.compactMap(\.staffId)) {
             if let member = try? tx.staffMember(id: staffId) { names[staffId] = "\(member.name) \(member.surname)" }
         }
-        if let save { try tx.saveThread(save) }
-        if let audit { try AuditLog.append(tx, audit) }
         return ConversationFacts(thread: thread, messages: messages, staffNames: names,
                                  personalDataKeyCheck: messages.isEmpty ? nil : try tx.personalDataKeyCheck())
     }
