@@ -290,6 +290,25 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the appointment; the file's row; the opening's decision; the key check; the
+    /// clinic's audit row; COMMIT (4 statements for the patient, and 2 for the audit row).
+    public func openFile(_ opening: FileOpening) async throws -> (file: StoredAttachment, keyCheck: String?) {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1", [opening.appointmentId]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let file = try await tx.rows("SELECT * FROM attachments WHERE id = $1", [opening.attachmentId]).first
+                .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
+            let audit = try opening.decide(appointment: appointment, file: file)
+            guard let file else { throw ClinicError(.notFound, .attachmentNotFound, String(opening.attachmentId)) }
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                    [PostgresTransaction.clientsKeyCheckSetting]))
+            if let audit { try await Self.append(audit, tx, ring: ring) }
+            return (file, check)
+        }
+    }
+
     /// BEGIN; the appointment read with its row locked; its conversation; the closing's
     /// decision; the conversation saved; the audit row; COMMIT.
     public func deskCloseThread(_ closing: ThreadClosing) async throws {

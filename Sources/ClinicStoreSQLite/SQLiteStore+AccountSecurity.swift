@@ -139,6 +139,15 @@ extension SQLiteStore {
         return try await commit { try self.writing { tx in try look.read(tx) } }
     }
 
+    /// A snapshot for the patient; the clinic's opening is a write (its audit row).
+    public func openFile(_ opening: FileOpening) async throws -> (file: StoredAttachment, keyCheck: String?) {
+        guard opening.audited else {
+            let (file, check, _) = try await readAwaited { tx in try opening.facts(tx) }
+            return (file, check)
+        }
+        return try await commit { try self.writing { tx in try opening.read(tx) } }
+    }
+
     public func deskCloseThread(_ closing: ThreadClosing) async throws {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }

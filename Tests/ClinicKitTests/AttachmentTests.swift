@@ -173,31 +173,53 @@ import Testing
         #expect(checked.contentType == "application/pdf" && checked.name == "letter.pdf")
     }
 
-    @Test func theClinicOpensFilesEachOpeningInTheAccessLogAndOnlyItsOwn() throws {
+    /// By both paths (issue 56: the CLI's seam and a server's awaited `FrontDeskReadsStore.openFile`).
+    @Test(arguments: [false, true]) func theClinicOpensFilesEachOpeningInTheAccessLogAndOnlyItsOwn(awaited: Bool) async throws {
         let w = try world()
-        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
-        #expect(try w.files.list(w.desk, appointmentId: w.visitId).map(\.id) == [photo.id])
-        let opened = try w.files.bytes(try w.files.open(w.desk, appointmentId: w.visitId, attachmentId: photo.id, requestId: "req-1"))
-        #expect(opened.range(of: Data("Exif".utf8)) == nil && AttachmentFile.sha256(opened) == photo.sha256)
-        _ = try w.files.open(w.doctor, appointmentId: w.visitId, attachmentId: photo.id)
-        let log = try w.system.clients.accessLog(clientId: w.annaId)
-        #expect(log.filter { $0.action == "attachment.open" }.count == 2, "\(log.map(\.action))")
-        #expect(log.contains { $0.action == "attachment.open" && $0.staffId == w.desk.id && $0.requestId == "req-1"
-                                && $0.appointmentId == w.visitId })
-        // Another clinic's staff, and a doctor of another visit, find nothing; nothing is logged.
-        let count = log.count
-        for member in [w.otherClinic, w.otherDoctor] {
-            #expect(expectError(.notFound) { _ = try w.files.open(member, appointmentId: w.visitId, attachmentId: photo.id) } != nil)
-            #expect(expectError(.notFound) { _ = try w.files.list(member, appointmentId: w.visitId) } != nil)
+        let files = w.files
+        func open(_ member: StaffMember, _ id: Int64, part: AttachmentPart = .file, requestId: String? = nil) async throws
+            -> AttachmentContent {
+            if awaited { return try await files.open(member, appointmentId: w.visitId, attachmentId: id, part: part, requestId: requestId) }
+            return try { try files.open(member, appointmentId: w.visitId, attachmentId: id, part: part, requestId: requestId) }()
         }
-        #expect(try w.system.clients.accessLog(clientId: w.annaId).count == count)
+        func own(_ clientId: Int64, _ id: Int64, part: AttachmentPart = .file) async throws -> AttachmentContent {
+            if awaited { return try await files.open(clientId: clientId, appointmentId: w.visitId, attachmentId: id, part: part) }
+            return try { try files.open(clientId: clientId, appointmentId: w.visitId, attachmentId: id, part: part) }()
+        }
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        #expect(try { try files.list(w.desk, appointmentId: w.visitId) }().map(\.id) == [photo.id])
+        let content = try await open(w.desk, photo.id, requestId: "req-1")
+        let opened = try files.bytes(content)
+        #expect(content.info.name == "rash.jpg" && content.size == opened.count)
+        #expect(opened.range(of: Data("Exif".utf8)) == nil && AttachmentFile.sha256(opened) == photo.sha256)
+        let thumbnail = try await open(w.doctor, photo.id, part: .thumbnail)
+        let small = try files.bytes(thumbnail)
+        #expect(thumbnail.part == .thumbnail && small.count == thumbnail.size && thumbnail.size > 0)
+        let log = try { try w.system.clients.accessLog(clientId: w.annaId) }()
+        #expect(log.filter { $0.action == "attachment.open" }.count == 1 && log.filter { $0.action == "attachment.thumbnail" }.count == 1,
+                "\(log.map(\.action))")
+        #expect(log.contains { $0.action == "attachment.open" && $0.staffId == w.desk.id && $0.requestId == "req-1"
+                                && $0.appointmentId == w.visitId && $0.detail.contains("image/jpeg") })
+        // Another clinic's staff, a doctor of another visit, another patient, a file that is not
+        // there find nothing; nothing is logged, nothing changes. The patient's own opening is not logged.
+        let before = try fingerprint(w.system)
+        for member in [w.otherClinic, w.otherDoctor] {
+            #expect(await expectError(.notFound) { _ = try await open(member, photo.id) } != nil)
+            #expect(expectError(.notFound) { _ = try files.list(member, appointmentId: w.visitId) } != nil)
+        }
+        #expect(await expectError(.notFound) { _ = try await open(w.desk, 99_999) } != nil)
+        #expect(await expectError(.forbidden) { _ = try await own(w.bob.id ?? 0, photo.id) } != nil)
+        #expect(await expectError(.notFound) { _ = try await own(w.annaId, 99_999) } != nil)
+        #expect(try files.bytes(try await own(w.annaId, photo.id)) == opened)
+        #expect(try fingerprint(w.system) == before)
         // The doctor attaches a care plan; the patient sees it and cannot remove it.
         let plan = try w.files.add(w.doctor, appointmentId: w.visitId,
                                    try w.files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"), name: "care plan.pdf")))
         #expect(plan.author == .staff && plan.name == "care plan.pdf")
-        #expect(try w.files.list(clientId: w.annaId, appointmentId: w.visitId).map(\.id) == [photo.id, plan.id])
-        #expect(expectError(.forbidden) { try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: plan.id) } != nil)
-        #expect(try w.system.clients.accessLog(clientId: w.annaId).contains { $0.action == "attachment.add" })
+        #expect(await expectError(.notFound) { _ = try await own(w.annaId, plan.id, part: .thumbnail) } != nil, "a PDF has no thumbnail")
+        #expect(try { try files.list(clientId: w.annaId, appointmentId: w.visitId) }().map(\.id) == [photo.id, plan.id])
+        #expect(expectError(.forbidden) { try files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: plan.id) } != nil)
+        #expect(try { try w.system.clients.accessLog(clientId: w.annaId) }().contains { $0.action == "attachment.add" })
     }
 
     @Test func aConversationWithUnreadCountsAndAnInboxMessageInThePatientsLanguage() throws {

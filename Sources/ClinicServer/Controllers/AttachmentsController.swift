@@ -91,8 +91,8 @@ struct AttachmentsController {
     func patientContent(_ request: Request, _ context: APIContext, _ part: AttachmentPart) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
-        let content = try await dependencies.work(patient.language) { [system] in
-            try system.attachments.open(clientId: patient.id, appointmentId: id, attachmentId: aid, part: part)
+        let content = try await dependencies.awaited(patient.language) { [system] in
+            try await system.attachments.open(clientId: patient.id, appointmentId: id, attachmentId: aid, part: part)
         }
         return download(content)
     }
@@ -171,8 +171,8 @@ struct AttachmentsController {
         let member = try context.signedInStaff().member
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
         let requestId = context.requestId
-        let content = try await dependencies.work(context.language) { [system] in
-            try system.attachments.open(member, appointmentId: id, attachmentId: aid, part: part, requestId: requestId)
+        let content = try await dependencies.awaited(context.language) { [system] in
+            try await system.attachments.open(member, appointmentId: id, attachmentId: aid, part: part, requestId: requestId)
         }
         return download(content)
     }

@@ -52,8 +52,8 @@ struct WebAppointmentPages {
     func content(_ context: APIContext, _ part: AttachmentPart) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
-        let content = try await dependencies.work(web) { [system] in
-            try system.attachments.open(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid, part: part)
+        let content = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.open(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid, part: part)
         }
         return dependencies.attachmentResponse(content)
     }

@@ -151,8 +151,8 @@ struct WebStaffPages {
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
         let requestId = context.requestId
-        let content = try await dependencies.work(web) { [system] in
-            try system.attachments.open(member, appointmentId: id, attachmentId: aid, part: part, requestId: requestId)
+        let content = try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.open(member, appointmentId: id, attachmentId: aid, part: part, requestId: requestId)
         }
         return dependencies.attachmentResponse(content)
     }

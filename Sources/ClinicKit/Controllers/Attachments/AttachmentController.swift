@@ -98,15 +98,6 @@ public final class AttachmentController: Sendable {
         }
     }
 
-    /// One file of the patient's own appointment, to read a chunk at a time (`chunk`).
-    public func open(clientId: Int64, appointmentId: Int64, attachmentId: Int64, part: AttachmentPart = .file) throws
-        -> AttachmentContent {
-        try database.reading { tx in
-            _ = try Self.owned(tx, appointmentId, clientId)
-            return try Self.content(tx, database.cipher(tx), appointmentId, attachmentId, part)
-        }
-    }
-
     /// Removes one of the patient's own files, before the visit.
     public func remove(clientId: Int64, appointmentId: Int64, attachmentId: Int64) throws {
         let now = self.now()
@@ -142,22 +133,6 @@ public final class AttachmentController: Sendable {
         try AuditLog.append(tx, by: member.auditActor, action: .attachmentList, clientId: appointment.clientId,
                             appointmentId: appointment.id, requestId: requestId, detail: "\(list.count) files", now: now)
         return list
-    }
-
-    /// Opens a file of an appointment of the member's clinic: an audit event (`attachment.open`)
-    /// the patient sees, committed before a byte is read.
-    public func open(_ member: StaffMember, appointmentId: Int64, attachmentId: Int64, part: AttachmentPart = .file,
-                     requestId: String? = nil) throws -> AttachmentContent {
-        let now = self.now()
-        return try database.writing { tx in
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            let content = try Self.content(tx, database.cipher(tx), appointmentId, attachmentId, part)
-            try AuditLog.append(tx, by: member.auditActor, action: part == .file ? .attachmentOpen : .attachmentThumbnail,
-                                clientId: appointment.clientId, appointmentId: appointmentId, requestId: requestId,
-                                detail: "attachment \(attachmentId) (\(content.info.contentType), \(content.info.size) bytes)",
-                                now: now)
-            return content
-        }
     }
 
     /// Checks, prepares and stores a document of the clinic's (the appointment is looked at first).
@@ -283,20 +258,6 @@ public final class AttachmentController: Sendable {
                               contentType: stored.contentType, size: stored.size, name: meta.name, sha256: meta.sha256,
                               width: stored.width, height: stored.height, hasThumbnail: stored.thumbnailSize > 0,
                               createdAt: stored.createdAt)
-    }
-
-    static func content(_ tx: any StoreReading, _ cipher: FieldCipher, _ appointmentId: Int64, _ attachmentId: Int64,
-                        _ part: AttachmentPart) throws -> AttachmentContent {
-        guard let stored = try tx.attachment(id: attachmentId), stored.appointmentId == appointmentId,
-              part == .file || stored.thumbnailSize > 0 else {
-            throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
-        }
-        let own = try fileCipher(stored, cipher)
-        let info = try info(stored, fileCipher: own)
-        let size = part == .file ? stored.size : stored.thumbnailSize
-        return AttachmentContent(info: info, part: part, size: size,
-                                 chunkCount: (size + stored.chunkSize - 1) / stored.chunkSize,
-                                 fileCipher: stored.fileKey == nil ? nil : own)
     }
 
     /// The patient's own appointment: the booking rules' check (`AppointmentController.owned`).

@@ -18,6 +18,9 @@ public protocol FrontDeskReadsStore: Sendable {
     /// clinic's side), the clinic's time zone and the key check; the conversation saved when its
     /// reader's unread count is cleared, and the decision's audit rows.
     func readFolder(_ look: FolderLook) async throws -> FolderFacts
+    /// One transaction: the appointment, the file's row, `opening.decide`, the key check, and the
+    /// clinic's audit row (committed before the caller reads a byte).
+    func openFile(_ opening: FileOpening) async throws -> (file: StoredAttachment, keyCheck: String?)
     /// `ThreadListFacts` for `ask` in one snapshot; with audit rows (`audit` of the facts, for a
     /// named list) in one transaction with them.
     func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts
