@@ -290,6 +290,21 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the appointment read with its row locked; the file's row; the removal's decision;
+    /// the file deleted (its chunks with it); COMMIT.
+    public func removeFile(_ removal: FileRemoval) async throws {
+        let sent = statementsSent
+        try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [removal.appointmentId]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let file = try await tx.rows("SELECT * FROM attachments WHERE id = $1", [removal.attachmentId]).first
+                .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
+            try removal.decide(appointment: appointment, file: file)
+            _ = try await tx.rows("DELETE FROM attachments WHERE id = $1", [removal.attachmentId])
+        }
+    }
+
     /// BEGIN; the appointment; the file's row; the opening's decision; the key check; the
     /// clinic's audit row; COMMIT (4 statements for the patient, and 2 for the audit row).
     public func openFile(_ opening: FileOpening) async throws -> (file: StoredAttachment, keyCheck: String?) {

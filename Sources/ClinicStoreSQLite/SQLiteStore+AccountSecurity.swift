@@ -56,7 +56,16 @@ extension SQLiteStore {
 
     public func deleteAccount(_ deletion: AccountDeletion) async throws {
         try await commit { try self.writing { tx in try deletion.apply(tx) } }
-        // The log truncated, as `truncateLog` does, on the writer but outside the group commit.
+        await truncateLogAwaited()
+    }
+
+    public func removeFile(_ removal: FileRemoval) async throws {
+        try await commit { try self.writing { tx in try removal.apply(tx) } }
+        await truncateLogAwaited()
+    }
+
+    /// The log truncated, as `truncateLog` does, on the writer but outside the group commit.
+    private func truncateLogAwaited() async {
         guard path != nil else { return }
         _ = try? await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }

@@ -554,7 +554,35 @@ import Testing
 
     /// SQLite's own file: a removed file leaves no copy of its sealed bytes in the database
     /// file after a checkpoint and VACUUM (nor, with secure_delete, in the free pages before).
-    @Test(.sqliteOnly) func aRemovedFileLeavesNoCopyInTheDatabaseFile() throws {
+    /// The patient's removal by both paths (issue 56: the CLI's seam and a server's awaited
+    /// `FrontDeskChangesStore.removeFile`): only their own file of their own appointment, before
+    /// the visit; a refusal changes nothing.
+    @Test(arguments: [false, true]) func aPatientRemovesOnlyTheirOwnFileBeforeTheVisit(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func remove(_ clientId: Int64, _ id: Int64) async throws {
+            if awaited { return try await files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }
+            try { try files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }()
+        }
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        let pdf = try upload(w, try fixture("tiny.pdf"), name: "referral.pdf")
+        let plan = try files.add(w.doctor, appointmentId: w.visitId, try files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"), name: "plan.pdf")))
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { try await remove(w.bob.id ?? 0, pdf.id) } != nil)
+        #expect(await expectError(.notFound) { try await remove(w.annaId, 99_999) } != nil)
+        #expect(await expectError(.forbidden) { try await remove(w.annaId, plan.id) }?.key == .attachmentNotYours)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        try await remove(w.annaId, pdf.id)
+        #expect(try { try files.list(clientId: w.annaId, appointmentId: w.visitId) }().map(\.id) == [photo.id, plan.id])
+        #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks WHERE attachment_id = \(pdf.id)") == 0)
+        #expect(await expectError(.notFound) { try await remove(w.annaId, pdf.id) } != nil, "once")
+        w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
+        let started = try fingerprint(w.system)
+        #expect(await expectError(.tooLate) { try await remove(w.annaId, photo.id) } != nil)
+        #expect(try fingerprint(w.system) == started)
+    }
+
+    @Test(.sqliteOnly, arguments: [false, true]) func aRemovedFileLeavesNoCopyInTheDatabaseFile(awaited: Bool) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -573,19 +601,24 @@ import Testing
             }
             return false
         }
-        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try { try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } }()
         #expect(try fileHolds(probe), "the probe is what is stored, so its absence later means something")
         let plain = file.subdata(in: 1000..<1064)
         #expect(try !fileHolds(plain), "sealed: the plain bytes were never in the file")
 
-        try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id)
-        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        let gone = try !fileHolds(probe)
-        #expect(gone, "secure_delete overwrote it before any VACUUM")
-        try database.writer.writeWithoutTransaction { db in
-            try db.execute(sql: "VACUUM")
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        if awaited {
+            try await w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id)
+        } else {
+            try { try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id) }()
         }
+        let gone = try !fileHolds(probe)
+        #expect(gone, "secure_delete overwrote it, and the removal truncated the log, before any VACUUM")
+        try {
+            try database.writer.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }()
         let goneAfterVacuum = try !fileHolds(probe)
         #expect(goneAfterVacuum)
     }

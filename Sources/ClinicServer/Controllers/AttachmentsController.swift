@@ -100,8 +100,8 @@ struct AttachmentsController {
     @Sendable func patientRemove(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
-        try await dependencies.work(patient.language) { [system] in
-            try system.attachments.remove(clientId: patient.id, appointmentId: id, attachmentId: aid)
+        try await dependencies.awaited(patient.language) { [system] in
+            try await system.attachments.remove(clientId: patient.id, appointmentId: id, attachmentId: aid)
         }
         return Response(status: .noContent)
     }

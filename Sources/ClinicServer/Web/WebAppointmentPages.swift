@@ -62,8 +62,8 @@ struct WebAppointmentPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id"), aid = try context.parameters.id("aid")
         _ = try await dependencies.form(request, context, web)
-        try await dependencies.work(web) { [system] in
-            try system.attachments.remove(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid)
+        try await dependencies.awaited(web.language) { [system] in
+            try await system.attachments.remove(clientId: patient.id ?? 0, appointmentId: id, attachmentId: aid)
         }
         return dependencies.redirect("/appointments/\(id)#files", web)
     }

@@ -98,21 +98,6 @@ public final class AttachmentController: Sendable {
         }
     }
 
-    /// Removes one of the patient's own files, before the visit.
-    public func remove(clientId: Int64, appointmentId: Int64, attachmentId: Int64) throws {
-        let now = self.now()
-        try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.owned(tx, appointmentId, clientId)
-            guard let stored = try tx.attachment(id: attachmentId), stored.appointmentId == appointmentId else {
-                throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
-            }
-            guard stored.author == .patient else { throw ClinicError(.forbidden, .attachmentNotYours, String(attachmentId)) }
-            guard appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
-            try tx.deleteAttachment(id: attachmentId)
-        }
-        database.truncateLog()
-    }
 
     // MARK: The clinic's side
 

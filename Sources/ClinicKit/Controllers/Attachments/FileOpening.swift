@@ -65,7 +65,49 @@ public struct FileOpening: Sendable {
     }
 }
 
+/// One of the patient's own files removed, before the visit.
+public struct FileRemoval: Sendable {
+    public let clientId: Int64
+    public let appointmentId: Int64
+    public let attachmentId: Int64
+    let now: Date
+
+    /// Decided on the appointment (its row locked; nil: none) and the file's row (nil: none): the
+    /// patient's own appointment (another's is `forbidden`); a file of another appointment is
+    /// `not_found`, the clinic's `forbidden` (`attachment_not_yours`); once the visit has begun,
+    /// `too_late`.
+    public func decide(appointment: Appointment?, file: StoredAttachment?) throws {
+        let appointment = try AppointmentController.owned(appointment, appointmentId, clientId)
+        guard let file, file.appointmentId == appointmentId else {
+            throw ClinicError(.notFound, .attachmentNotFound, String(attachmentId))
+        }
+        guard file.author == .patient else { throw ClinicError(.forbidden, .attachmentNotYours, String(attachmentId)) }
+        guard appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
+    }
+
+    /// The removal in the caller's write transaction (SQLite's, the CLI's).
+    package func apply(_ tx: any StoreWriting) throws {
+        try tx.lockAppointment(id: appointmentId)
+        try decide(appointment: try tx.storedAppointment(id: appointmentId), file: try tx.attachment(id: attachmentId))
+        try tx.deleteAttachment(id: attachmentId)
+    }
+}
+
 extension AttachmentController {
+    /// Removes one of the patient's own files, before the visit; the database's log is then
+    /// truncated, so that no copy of the file is left in it.
+    public func remove(clientId: Int64, appointmentId: Int64, attachmentId: Int64) throws {
+        let removal = FileRemoval(clientId: clientId, appointmentId: appointmentId, attachmentId: attachmentId, now: now())
+        try database.writing { tx in try removal.apply(tx) }
+        database.truncateLog()
+    }
+
+    /// `remove` awaited (issue 56: `FrontDeskChangesStore.removeFile`).
+    public func remove(clientId: Int64, appointmentId: Int64, attachmentId: Int64) async throws {
+        try await database.removeFile(FileRemoval(clientId: clientId, appointmentId: appointmentId, attachmentId: attachmentId,
+                                                  now: now()))
+    }
+
     /// One file of the patient's own appointment, to read a chunk at a time (`chunk`).
     public func open(clientId: Int64, appointmentId: Int64, attachmentId: Int64, part: AttachmentPart = .file) throws
         -> AttachmentContent {

@@ -12,6 +12,10 @@ import Foundation
 
 /// The awaited front desk changes a `ClinicStore` offers.
 public protocol FrontDeskChangesStore: Sendable {
+    /// One transaction: the appointment's row locked, the file's row, `removal.decide` (a
+    /// refusal deletes nothing), the file deleted with its chunks; then, on SQLite, the log
+    /// truncated so that no copy of the file is left in it.
+    func removeFile(_ removal: FileRemoval) async throws
     /// One transaction: `DeskBookingFacts` for the rules' ask, `rules.patient` (a refusal writes
     /// nothing); when the rules name a doctor's time (`holding`), the open offers whose holds
     /// overlap it (each locked) with their entries' statuses, patients' languages and clinics,
