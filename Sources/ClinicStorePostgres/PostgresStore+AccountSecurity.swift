@@ -229,4 +229,49 @@ extension PostgresStore {
             .flatMap { try $0.value("value", in: "settings") }
         return value.flatMap { Int64($0) }
     }
+
+    /// One read-only snapshot of 10–12 statements: the patient, the appointments, their history,
+    /// the sessions, the inbox, the files' rows, the conversations, their messages (1 for all),
+    /// the staff's names (1 for all, when any), the phone, the key check.
+    public func exportFacts(clientId: Int64) async throws -> PersonalExportFacts {
+        try await readAwaited { tx in
+            func all<T>(_ sql: String, _ binds: [any PostgresBindable], _ make: (StoredRowValues) throws -> T) async throws -> [T] {
+                try await tx.rows(sql, binds).map { try make(try PostgresTransaction.row($0)) }
+            }
+            let client = try await all("SELECT * FROM clients WHERE id = $1", [clientId], PostgresTransaction.storedClientOfRow).first
+            let appointments = try await all("SELECT * FROM appointments WHERE client_id = $1 ORDER BY starts_at, id", [clientId],
+                                             Appointment.init(row:))
+            let ids = appointments.compactMap(\.id)
+            let events = ids.isEmpty ? [] : try await all(PostgresTransaction.eventsOfAppointmentsSQL, [DirectoryIdArray(ids)],
+                                                          AppointmentEvent.init(row:))
+            let sessions = try await all(PostgresTransaction.sessionsOfClientSQL, [clientId, Date.distantPast], StoredSession.init(row:))
+            let messages = try await all("SELECT * FROM messages WHERE client_id = $1 ORDER BY id DESC LIMIT $2",
+                                         [clientId, Int64(PersonalExportFacts.messageLimit)], InboxMessage.init(row:))
+            let attachments = try await all("SELECT * FROM attachments WHERE client_id = $1 ORDER BY appointment_id, id", [clientId],
+                                            StoredAttachment.init(row:))
+            let threads = try await all("SELECT * FROM threads WHERE client_id = $1 ORDER BY last_at DESC, appointment_id DESC",
+                                        [clientId], StoredThread.init(row:))
+            var threadMessages: [Int64: [StoredThreadMessage]] = [:]
+            if !threads.isEmpty {
+                let stored = try await all("SELECT * FROM thread_messages WHERE appointment_id = ANY($1) ORDER BY appointment_id, id",
+                                           [DirectoryIdArray(threads.map(\.appointmentId))], StoredThreadMessage.init(row:))
+                threadMessages = Dictionary(grouping: stored, by: \.appointmentId)
+            }
+            var names: [Int64: String] = [:]
+            let staffIds = Set(threadMessages.values.joined().compactMap(\.staffId)).sorted()
+            if !staffIds.isEmpty {
+                for row in try await all("SELECT id, name, surname FROM staff_accounts WHERE id = ANY($1)", [DirectoryIdArray(staffIds)], { $0 }) {
+                    let table = "staff_accounts"
+                    let name: String = try row.value("name", in: table), surname: String = try row.value("surname", in: table)
+                    names[try row.value("id", in: table)] = "\(name) \(surname)"
+                }
+            }
+            let phone = try await all(PostgresTransaction.phoneSQL, [clientId], StoredPhone.init(row:)).first
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                    [PostgresTransaction.clientsKeyCheckSetting]))
+            return PersonalExportFacts(client: client, appointments: appointments, events: events, sessions: sessions,
+                                       messages: messages, attachments: attachments, threads: threads, threadMessages: threadMessages,
+                                       staffNames: names, phone: phone, personalDataKeyCheck: check)
+        }
+    }
 }

@@ -64,6 +64,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try tx.setting(Outbox.textGatewaySetting).flatMap { Int64($0) } }
     }
 
+    public func exportFacts(clientId: Int64) async throws -> PersonalExportFacts {
+        try await readAwaited { tx in try PersonalExportFacts.read(tx, clientId: clientId) }
+    }
+
     public func markAllRead(clientId: Int64, at now: Date) async throws -> Int {
         try await commit { try self.writing { tx in try Inbox.markAllRead(tx, clientId: clientId, at: now) } }
     }

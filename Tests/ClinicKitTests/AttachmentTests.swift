@@ -536,52 +536,51 @@ import Testing
         #expect(try w.files.purge(afterDays: 1).appointments == 0)
     }
 
-    @Test func theExportHasTheFilesAndConversationsAndTheyGoWithTheAccount() throws {
+    /// By both paths (issue 56: the CLI's seam and a server's awaited `ProfileReadsStore.exportFacts`):
+    /// the record, the appointments with their notes opened and their history, the files, the
+    /// conversations with the staff's names (read, not marked read), the inbox, the sessions.
+    @Test(arguments: [false, true]) func theExportHasTheFilesAndConversationsAndTheyGoWithTheAccount(awaited: Bool) async throws {
         let w = try world()
-        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
-        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "A question")
-        let export = try w.system.clients.export(clientId: w.annaId)
-        #expect(export.attachments.map(\.sha256) == [photo.sha256] && export.attachments[0].name == "rash.jpg")
-        #expect(export.conversations.first?.messages.map(\.text) == ["A question"])
-        let json = String(decoding: try Shapes.encoder(pretty: false).encode(ExportJSON(export)), as: UTF8.self)
-        #expect(json.contains(photo.sha256) && json.contains("A question"))
-
-        try w.system.clients.deleteAccount(clientId: w.annaId, password: "correct-horse-42")
-        for table in ["attachments", "attachment_chunks", "threads", "thread_messages"] {
-            #expect(try storedInt(w.system, "SELECT count(*) FROM \(table)") == 0, "\(table) emptied with the account")
+        let system = w.system
+        func exported() async throws -> PersonalExport {
+            if awaited { return try await system.clients.export(clientId: w.annaId) }
+            return try { try system.clients.export(clientId: w.annaId) }()
         }
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        try {
+            _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "A question")
+            _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "An answer")
+            _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
+            try system.outbox.noteTextGateway() // a gateway's process has said it sends texts
+            _ = try system.clients.setPhone(clientId: w.annaId, number: "+13035550123")
+        }()
+        let noted = try system.appointments.createAppointment(
+            clientId: w.annaId, departmentId: w.visit.departmentId,
+            at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!), notes: "Rash on the left arm")
+        let before = try fingerprint(system)
+        let export = try await exported()
+        #expect(try fingerprint(system) == before, "an export reads, and marks nothing read")
+        #expect(export.client.name == "Anna" && export.client.surname == "Smith")
+        #expect(export.appointments.map(\.0.id) == [w.visitId, noted.id] && export.appointments.last?.0.notes == "Rash on the left arm")
+        #expect(export.appointments.allSatisfy { $0.1.first?.event == "booked" })
+        #expect(export.attachments.map(\.sha256) == [photo.sha256] && export.attachments[0].name == "rash.jpg")
+        let conversation = try #require(export.conversations.first)
+        #expect(conversation.messages.map(\.text) == ["A question", "An answer"] && conversation.unread == 1)
+        #expect(conversation.messages.last?.staffName == "Sam Lee")
+        #expect(!export.messages.isEmpty && export.sessions.count == 1)
+        #expect(export.phone?.number == "+13035550123" && export.phone?.confirmed == false, "the number opened")
+        let json = String(decoding: try Shapes.encoder(pretty: false).encode(ExportJSON(export)), as: UTF8.self)
+        #expect(json.contains(photo.sha256) && json.contains("A question") && json.contains("Rash on the left arm"))
+
+        try { try system.clients.deleteAccount(clientId: w.annaId, password: "correct-horse-42") }()
+        for table in ["attachments", "attachment_chunks", "threads", "thread_messages"] {
+            #expect(try storedInt(system, "SELECT count(*) FROM \(table)") == 0, "\(table) emptied with the account")
+        }
+        #expect(await expectError(.notLoggedIn) { _ = try await exported() } != nil)
     }
 
     /// SQLite's own file: a removed file leaves no copy of its sealed bytes in the database
     /// file after a checkpoint and VACUUM (nor, with secure_delete, in the free pages before).
-    /// The patient's removal by both paths (issue 56: the CLI's seam and a server's awaited
-    /// `FrontDeskChangesStore.removeFile`): only their own file of their own appointment, before
-    /// the visit; a refusal changes nothing.
-    @Test(arguments: [false, true]) func aPatientRemovesOnlyTheirOwnFileBeforeTheVisit(awaited: Bool) async throws {
-        let w = try world()
-        let files = w.files
-        func remove(_ clientId: Int64, _ id: Int64) async throws {
-            if awaited { return try await files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }
-            try { try files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }()
-        }
-        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
-        let pdf = try upload(w, try fixture("tiny.pdf"), name: "referral.pdf")
-        let plan = try files.add(w.doctor, appointmentId: w.visitId, try files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"), name: "plan.pdf")))
-        let before = try fingerprint(w.system)
-        #expect(await expectError(.forbidden) { try await remove(w.bob.id ?? 0, pdf.id) } != nil)
-        #expect(await expectError(.notFound) { try await remove(w.annaId, 99_999) } != nil)
-        #expect(await expectError(.forbidden) { try await remove(w.annaId, plan.id) }?.key == .attachmentNotYours)
-        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
-        try await remove(w.annaId, pdf.id)
-        #expect(try { try files.list(clientId: w.annaId, appointmentId: w.visitId) }().map(\.id) == [photo.id, plan.id])
-        #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks WHERE attachment_id = \(pdf.id)") == 0)
-        #expect(await expectError(.notFound) { try await remove(w.annaId, pdf.id) } != nil, "once")
-        w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
-        let started = try fingerprint(w.system)
-        #expect(await expectError(.tooLate) { try await remove(w.annaId, photo.id) } != nil)
-        #expect(try fingerprint(w.system) == started)
-    }
-
     @Test(.sqliteOnly, arguments: [false, true]) func aRemovedFileLeavesNoCopyInTheDatabaseFile(awaited: Bool) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

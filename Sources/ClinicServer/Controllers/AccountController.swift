@@ -186,7 +186,7 @@ struct AccountController {
 
     @Sendable func export(_ request: Request, context: APIContext) async throws -> Response {
         let patient = try context.signedInPatient()
-        let data = try await dependencies.work(patient.language) { [system] in try system.clients.export(clientId: patient.id) }
+        let data = try await dependencies.awaited(patient.language) { [system] in try await system.clients.export(clientId: patient.id) }
         return try HTTPMapping.json(ExportJSON(data))
     }
 

@@ -152,7 +152,7 @@ struct WebProfilePages {
 
     @Sendable func export(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let data = try await dependencies.work(web) { [system] in try system.clients.export(clientId: patient.id ?? 0) }
+        let data = try await dependencies.awaited(web.language) { [system] in try await system.clients.export(clientId: patient.id ?? 0) }
         let body = try Shapes.encoder(pretty: true).encode(ExportJSON(data))
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8",
                                                .contentDisposition: "attachment; filename=\"my-clinic-data.json\""],

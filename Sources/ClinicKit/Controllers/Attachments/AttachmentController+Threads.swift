@@ -270,18 +270,6 @@ extension AttachmentController {
 
     package static func threadContext(_ appointmentId: Int64) -> String { "thread:\(appointmentId)" }
 
-    /// The patient's files and conversations for the data export (read, not marked read).
-    static func export(_ tx: any StoreReading, database: any ClinicStore, clientId: Int64) throws
-        -> (attachments: [AttachmentInfo], conversations: [Conversation]) {
-        let cipher = try database.cipher(tx)
-        let files = try tx.attachments(ofClient: clientId).map { try info($0, cipher) }
-        let conversations = try tx.threads(ofClient: clientId).map { thread in
-            Conversation(appointmentId: thread.appointmentId, state: thread.state, unread: thread.patientUnread,
-                         messages: try messages(tx, thread, cipher: cipher))
-        }
-        return (files, conversations)
-    }
-
     /// The clinic's answers in the patient's conversations about `appointmentIds`, by
     /// appointment, each with when it was written (the latest `ThreadLimits.pageDefault` of
     /// each): the inbox quotes the one its message announced (`ClinicSystem.inbox`). Read-only:

@@ -168,25 +168,6 @@ extension ClientController {
         try await database.accessLog(ofClient: clientId, limit: AuditLog.accessLogLimit)
     }
 
-    public func export(clientId: Int64) throws -> PersonalExport {
-        try database.reading { tx in
-            guard let client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let list = try tx.appointments(ofClient: clientId)
-            let events = try AppointmentController.events(tx, of: list.compactMap(\.id))
-            let appointments = list.map { ($0, events[$0.id ?? 0] ?? []) }
-            let sessions = try tx.sessions(ofClient: clientId, lastUsedSince: .distantPast).map {
-                (createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
-            }
-            let messages = try tx.keepsInboxes() ? Inbox.messages(tx, clientId: clientId, limit: 100_000) : []
-            var export = PersonalExport(client: client, appointments: appointments, sessions: sessions, messages: messages)
-            (export.attachments, export.conversations) = try AttachmentController.export(tx, database: database, clientId: clientId)
-            if let phone = try tx.phone(ofClient: clientId) {
-                export.phone = Self.status(phone, number: try Texts.number(phone, cipher: AppointmentNotes.cipher(tx)))
-            }
-            return export
-        }
-    }
-
     /// The history reason of an appointment cancelled because its patient deleted the account.
     public static let accountDeletedReason = "account deleted"
 

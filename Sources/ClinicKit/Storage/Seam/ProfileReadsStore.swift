@@ -11,4 +11,7 @@ public protocol ProfileReadsStore: Sendable {
     /// One read: when a process last said it has an SMS gateway (`Outbox.noteTextGateway`), in
     /// whole seconds; nil: never.
     func textGatewaySeen() async throws -> Int64?
+    /// One snapshot: `PersonalExportFacts` of the patient (the thread messages and the staff's
+    /// names one statement each for all conversations).
+    func exportFacts(clientId: Int64) async throws -> PersonalExportFacts
 }
