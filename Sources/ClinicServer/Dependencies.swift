@@ -120,6 +120,7 @@ struct ServerDependencies: Sendable {
     /// Password work (Argon2) inside an awaited use case (`PasswordRunner`): behind the same
     /// gate as `passwordWork`, on the pool; the use case's statements stay awaited.
     var passwordRunner: GatedPasswordRunner { GatedPasswordRunner(dependencies: self) }
+    var imageRunner: PoolRunner { PoolRunner(pool: pool) }
 
     /// Password work (Argon2): at most `passwordWorkers` at once.
     func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -336,6 +337,16 @@ extension HTTPField.Name {
     /// `false` when a search for free slots stopped at its budget (`SearchBudget`) before it had
     /// looked at every clinic it should have.
     static let searchComplete = HTTPField.Name("Search-Complete")!
+}
+
+/// `ServerDependencies.imageRunner`: libvips' and qpdf's work on an upload, on the pool (the
+/// route holds the `images` gate around the whole upload).
+struct PoolRunner: PasswordRunner {
+    let pool: BlockingPool
+
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.run(work)
+    }
 }
 
 /// `ServerDependencies.passwordRunner`: Argon2 at most `passwordWorkers` at once, on the pool.

@@ -290,6 +290,44 @@ extension PostgresStore {
         }
     }
 
+    /// BEGIN; the appointment read with its row locked; the author's files counted; the
+    /// addition's decision; the key check (stored when none); the file's row; its sealed name and
+    /// digest; one statement per sealed chunk; the clinic's audit row; COMMIT.
+    public func addFile(_ addition: FileAddition) async throws -> AttachmentInfo {
+        let sent = statementsSent, ring = auditKeys, key = personalDataKey
+        let (info, storedCheck) = try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let id = addition.appointmentId
+            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [id]).first
+                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let count = try tx.value(Int64.self, try await tx.rows(
+                "SELECT count(*) FROM attachments WHERE appointment_id = $1 AND author = $2", [id, addition.author.rawValue])) ?? 0
+            let row = try addition.decide(appointment: appointment, authorsFiles: Int(count))
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                    [PostgresTransaction.clientsKeyCheckSetting]))
+            let cipher = try await Self.sealingCipher(key, stored: check, tx)
+            guard let fileId = try tx.value(Int64.self, try await tx.rows("""
+                INSERT INTO attachments (appointment_id, client_id, author, staff_id, content_type, size, width, height, thumbnail_size,
+                                         chunk_size, created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id
+                """, [row.appointmentId, row.clientId, row.author.rawValue, row.staffId, row.contentType, row.size, row.width, row.height,
+                      row.thumbnailSize, row.chunkSize, row.createdAt])) else {
+                throw ClinicError(.storage, .storageFailure, "attachments: no id returned")
+            }
+            let sealed = try addition.sealed(id: fileId, dataCipher: cipher)
+            _ = try await tx.rows("UPDATE attachments SET meta = $1, file_key = $2 WHERE id = $3", [sealed.meta, sealed.fileKey, fileId])
+            for chunk in sealed.chunks {
+                _ = try await tx.rows("INSERT INTO attachment_chunks (attachment_id, part, idx, data) VALUES ($1, $2, $3, $4)",
+                                      [fileId, chunk.part.rawValue, chunk.index, chunk.data])
+            }
+            let info = addition.info(id: fileId)
+            if let audit = addition.audit(info, clientId: row.clientId) { try await Self.append(audit, tx, ring: ring) }
+            return (info, check)
+        }
+        if storedCheck == nil { keptLookups.forgetSessions() }
+        return info
+    }
+
     /// BEGIN; the appointment read with its row locked; the file's row; the removal's decision;
     /// the file deleted (its chunks with it); COMMIT.
     public func removeFile(_ removal: FileRemoval) async throws {

@@ -59,6 +59,10 @@ extension SQLiteStore {
         await truncateLogAwaited()
     }
 
+    public func addFile(_ addition: FileAddition) async throws -> AttachmentInfo {
+        try await commit { try self.writing { tx in try addition.apply(tx) } }
+    }
+
     public func removeFile(_ removal: FileRemoval) async throws {
         try await commit { try self.writing { tx in try removal.apply(tx) } }
         await truncateLogAwaited()

@@ -579,6 +579,88 @@ import Testing
         #expect(await expectError(.notLoggedIn) { _ = try await exported() } != nil)
     }
 
+    /// Uploads by both paths (issue 56: the CLI's seam, and a server's awaited `attach`: the
+    /// appointment looked at first, the file prepared on a runner, `FrontDeskChangesStore.addFile`):
+    /// a file for another's appointment is refused before it is decoded, the sixth is refused, the
+    /// clinic's is audited, a file round-trips sealed, and once the visit has begun the patient's
+    /// are refused; a refusal changes nothing.
+    @Test(arguments: [false, true]) func filesAreAddedByThePatientAndTheClinic(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func mine(_ data: Data, clientId: Int64? = nil, name: String? = nil) async throws -> AttachmentInfo {
+            let clientId = clientId ?? w.annaId, upload = AttachmentUpload(data: data, name: name)
+            if awaited { return try await files.attach(clientId: clientId, appointmentId: w.visitId, upload, images: InlinePasswordRunner()) }
+            return try { try files.attach(clientId: clientId, appointmentId: w.visitId, upload) }()
+        }
+        func clinics(_ member: StaffMember, _ data: Data, name: String? = nil) async throws -> AttachmentInfo {
+            let upload = AttachmentUpload(data: data, name: name)
+            if awaited {
+                return try await files.attach(member, appointmentId: w.visitId, upload, requestId: "r-add", images: InlinePasswordRunner())
+            }
+            return try { try files.attach(member, appointmentId: w.visitId, upload, requestId: "r-add") }()
+        }
+        let broken = try fixture("truncated.jpg"), pdf = try fixture("tiny.pdf")
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { _ = try await mine(broken, clientId: w.bob.id ?? 0) } != nil, "before it is decoded")
+        #expect(await expectError(.notFound) { _ = try await clinics(w.otherClinic, broken) } != nil, "before it is decoded")
+        #expect(await expectError(.notFound) { _ = try await clinics(w.otherDoctor, pdf) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await mine(broken) } != nil)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+
+        let big = try pdfOfSize(AttachmentLimits.chunkSize * 2 + 1234)
+        let scan = try await mine(big, name: "scan.pdf")
+        #expect(scan.author == .patient && scan.name == "scan.pdf" && scan.size == big.count)
+        #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks WHERE attachment_id = \(scan.id)") == 3)
+        let content = try { try files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: scan.id) }()
+        #expect(try files.bytes(content) == big && content.chunkCount == 3)
+        let photo = try await mine(try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        #expect(photo.hasThumbnail && photo.width == 300)
+        for index in 3...AttachmentLimits.maximumFiles { _ = try await mine(pdf, name: "page \(index).pdf") }
+        let full = try fingerprint(w.system)
+        #expect(await expectError(.limitReached) { _ = try await mine(pdf) }?.key == .attachmentLimit)
+        #expect(try fingerprint(w.system) == full)
+
+        let plan = try await clinics(w.doctor, pdf, name: "care plan.pdf")
+        #expect(plan.author == .staff && plan.name == "care plan.pdf", "the clinic's files are counted on their own")
+        let added = try { try w.system.clients.accessLog(clientId: w.annaId) }().filter { $0.action == "attachment.add" }
+        #expect(added.count == 1 && added.first?.requestId == "r-add" && added.first?.detail.contains("application/pdf") == true)
+
+        w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
+        let started = try fingerprint(w.system)
+        #expect(await expectError(.tooLate) { _ = try await mine(pdf) } != nil)
+        #expect(try fingerprint(w.system) == started)
+        #expect(try await clinics(w.desk, pdf).author == .staff, "the clinic adds at any time")
+        #expect(try auditIsSound(w.system))
+    }
+
+    /// The patient's removal by both paths (issue 56: the CLI's seam and a server's awaited
+    /// `FrontDeskChangesStore.removeFile`): only their own file of their own appointment, before
+    /// the visit; a refusal changes nothing.
+    @Test(arguments: [false, true]) func aPatientRemovesOnlyTheirOwnFileBeforeTheVisit(awaited: Bool) async throws {
+        let w = try world()
+        let files = w.files
+        func remove(_ clientId: Int64, _ id: Int64) async throws {
+            if awaited { return try await files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }
+            try { try files.remove(clientId: clientId, appointmentId: w.visitId, attachmentId: id) }()
+        }
+        let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
+        let pdf = try upload(w, try fixture("tiny.pdf"), name: "referral.pdf")
+        let plan = try files.add(w.doctor, appointmentId: w.visitId, try files.prepare(AttachmentUpload(data: try fixture("tiny.pdf"), name: "plan.pdf")))
+        let before = try fingerprint(w.system)
+        #expect(await expectError(.forbidden) { try await remove(w.bob.id ?? 0, pdf.id) } != nil)
+        #expect(await expectError(.notFound) { try await remove(w.annaId, 99_999) } != nil)
+        #expect(await expectError(.forbidden) { try await remove(w.annaId, plan.id) }?.key == .attachmentNotYours)
+        #expect(try fingerprint(w.system) == before, "a refusal changes nothing")
+        try await remove(w.annaId, pdf.id)
+        #expect(try { try files.list(clientId: w.annaId, appointmentId: w.visitId) }().map(\.id) == [photo.id, plan.id])
+        #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks WHERE attachment_id = \(pdf.id)") == 0)
+        #expect(await expectError(.notFound) { try await remove(w.annaId, pdf.id) } != nil, "once")
+        w.clock.advance(w.visit.startsAt.timeIntervalSince(w.clock.now) + 60)
+        let started = try fingerprint(w.system)
+        #expect(await expectError(.tooLate) { try await remove(w.annaId, photo.id) } != nil)
+        #expect(try fingerprint(w.system) == started)
+    }
+
     /// SQLite's own file: a removed file leaves no copy of its sealed bytes in the database
     /// file after a checkpoint and VACUUM (nor, with secure_delete, in the free pages before).
     @Test(.sqliteOnly, arguments: [false, true]) func aRemovedFileLeavesNoCopyInTheDatabaseFile(awaited: Bool) async throws {

@@ -65,7 +65,9 @@ struct AttachmentsController {
         let info = try await dependencies.admittingUpload(request, account: "patient:\(patient.id)", patient.language) {
             let upload = try await Self.upload(request, context: context)
             return try await dependencies.images.run { [system] in
-                try await dependencies.work(patient.language) { try system.attachments.attach(clientId: patient.id, appointmentId: id, upload) }
+                try await dependencies.awaited(patient.language) {
+                    try await system.attachments.attach(clientId: patient.id, appointmentId: id, upload, images: dependencies.imageRunner)
+                }
             }
         }
         return try HTTPMapping.json(AttachmentJSON(info), status: .created)
@@ -151,8 +153,9 @@ struct AttachmentsController {
         let info = try await dependencies.admittingUpload(request, account: "staff:\(member.id)", context.language) {
             let upload = try await Self.upload(request, context: context)
             return try await dependencies.images.run { [system] in
-                try await dependencies.work(context.language) {
-                    try system.attachments.attach(member, appointmentId: id, upload, requestId: requestId)
+                try await dependencies.awaited(context.language) {
+                    try await system.attachments.attach(member, appointmentId: id, upload, requestId: requestId,
+                                                        images: dependencies.imageRunner)
                 }
             }
         }

@@ -35,7 +35,9 @@ struct WebAppointmentPages {
         _ = try await dependencies.admittingUpload(request, account: "patient:\(patient.id ?? 0)", web.language) {
             let upload = try await dependencies.uploadForm(request, web)
             return try await dependencies.images.run { [system] in
-                try await dependencies.work(web) { try system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload) }
+                try await dependencies.awaited(web.language) {
+                    try await system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload, images: dependencies.imageRunner)
+                }
             }
         }
         return dependencies.redirect("/appointments/\(id)#files", web)

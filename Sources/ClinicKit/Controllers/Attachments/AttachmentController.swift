@@ -66,29 +66,6 @@ public final class AttachmentController: Sendable {
 
     // MARK: The patient's files
 
-    /// Checks, prepares and stores a file on the patient's own appointment: the appointment is
-    /// looked at first, so a file for someone else's (or a visit that has started) is refused
-    /// before any photo is decoded.
-    public func attach(clientId: Int64, appointmentId: Int64, _ upload: AttachmentUpload) throws -> AttachmentInfo {
-        let now = self.now()
-        try database.reading { tx in
-            let appointment = try Self.owned(tx, appointmentId, clientId)
-            guard appointment.status.isActive, appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
-        }
-        return try add(clientId: clientId, appointmentId: appointmentId, try prepare(upload))
-    }
-
-    /// Adds a file to the patient's own appointment before it starts.
-    public func add(clientId: Int64, appointmentId: Int64, _ file: PreparedAttachment) throws -> AttachmentInfo {
-        let now = self.now()
-        return try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.owned(tx, appointmentId, clientId)
-            guard appointment.status.isActive, appointment.startsAt > now else { throw ClinicError(.tooLate, .attachmentTooLate) }
-            return try store(tx, file, appointment: appointment, author: .patient, staffId: nil, now: now)
-        }
-    }
-
     /// The files of the patient's own appointment, oldest first.
     public func list(clientId: Int64, appointmentId: Int64) throws -> [AttachmentInfo] {
         try database.reading { tx in
@@ -118,29 +95,6 @@ public final class AttachmentController: Sendable {
         try AuditLog.append(tx, by: member.auditActor, action: .attachmentList, clientId: appointment.clientId,
                             appointmentId: appointment.id, requestId: requestId, detail: "\(list.count) files", now: now)
         return list
-    }
-
-    /// Checks, prepares and stores a document of the clinic's (the appointment is looked at first).
-    public func attach(_ member: StaffMember, appointmentId: Int64, _ upload: AttachmentUpload, requestId: String? = nil) throws
-        -> AttachmentInfo {
-        _ = try database.reading { tx in try Self.visible(tx, appointmentId, to: member) }
-        return try add(member, appointmentId: appointmentId, try prepare(upload), requestId: requestId)
-    }
-
-    /// A document the clinic attaches for the patient (a care plan after the visit), at any
-    /// time: staff of the clinic, a doctor for their own visits.
-    public func add(_ member: StaffMember, appointmentId: Int64, _ file: PreparedAttachment, requestId: String? = nil) throws
-        -> AttachmentInfo {
-        let now = self.now()
-        return try database.writing { tx in
-            try tx.lockAppointment(id: appointmentId)
-            let appointment = try Self.visible(tx, appointmentId, to: member)
-            let info = try store(tx, file, appointment: appointment, author: .staff, staffId: member.id, now: now)
-            try AuditLog.append(tx, by: member.auditActor, action: .attachmentAdd, clientId: appointment.clientId,
-                                appointmentId: appointmentId, requestId: requestId,
-                                detail: "attachment \(info.id) (\(info.contentType), \(info.size) bytes)", now: now)
-            return info
-        }
     }
 
     // MARK: Reading bytes
@@ -178,39 +132,6 @@ public final class AttachmentController: Sendable {
     }
 
     // MARK: Inside a transaction
-
-    func store(_ tx: any StoreWriting, _ file: PreparedAttachment, appointment: Appointment, author: AttachmentAuthor,
-               staffId: Int64?, now: Date) throws -> AttachmentInfo {
-        guard let appointmentId = appointment.id, let clientId = appointment.clientId else {
-            throw ClinicError(.notFound, .appointmentNotFound, String(appointment.id ?? 0))
-        }
-        let count = try tx.attachments(ofAppointment: appointmentId).filter { $0.author == author }.count
-        guard count < AttachmentLimits.maximumFiles else {
-            throw ClinicError(.limitReached, .attachmentLimit, String(AttachmentLimits.maximumFiles))
-        }
-        let dataCipher = try database.sealingCipher(tx)
-        let id = try tx.insertAttachment(NewAttachment(
-            appointmentId: appointmentId, clientId: clientId, author: author, staffId: staffId, contentType: file.contentType,
-            size: file.data.count, width: file.width, height: file.height, thumbnailSize: file.thumbnail?.count ?? 0,
-            chunkSize: AttachmentLimits.chunkSize, createdAt: now))
-        let (cipher, wrapped) = try dataCipher.newAttachmentKey(context: Self.keyContext(id))
-        let meta = try JSONEncoder().encode(AttachmentMeta(name: file.name, sha256: file.sha256))
-        try tx.setAttachmentMeta(try cipher.seal(bytes: meta, context: Self.metaContext(id)), fileKey: wrapped, ofAttachment: id)
-        for (part, data) in [(AttachmentPart.file, file.data), (.thumbnail, file.thumbnail ?? Data())] {
-            var index = 0
-            var offset = data.startIndex
-            while offset < data.endIndex {
-                let end = min(offset + AttachmentLimits.chunkSize, data.endIndex)
-                try tx.insertAttachmentChunk(id, part: part, index: index,
-                                             data: try cipher.seal(bytes: data[offset..<end], context: Self.chunkContext(id, part, index)))
-                index += 1
-                offset = end
-            }
-        }
-        return AttachmentInfo(id: id, appointmentId: appointmentId, author: author, contentType: file.contentType,
-                              size: file.data.count, name: file.name, sha256: file.sha256, width: file.width, height: file.height,
-                              hasThumbnail: file.thumbnail != nil, createdAt: Date(seconds: now.seconds))
-    }
 
     package static func metaContext(_ id: Int64) -> String { "attachment:\(id)" }
 

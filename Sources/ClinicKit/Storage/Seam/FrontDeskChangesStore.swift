@@ -16,6 +16,10 @@ public protocol FrontDeskChangesStore: Sendable {
     /// refusal deletes nothing), the file deleted with its chunks; then, on SQLite, the log
     /// truncated so that no copy of the file is left in it.
     func removeFile(_ removal: FileRemoval) async throws
+    /// One transaction: the appointment's row locked, the author's files counted,
+    /// `addition.decide` (a refusal writes nothing), the key check (stored when none), the file's
+    /// row, its sealed name and digest, its sealed chunks, the clinic's audit row.
+    func addFile(_ addition: FileAddition) async throws -> AttachmentInfo
     /// One transaction: `DeskBookingFacts` for the rules' ask, `rules.patient` (a refusal writes
     /// nothing); when the rules name a doctor's time (`holding`), the open offers whose holds
     /// overlap it (each locked) with their entries' statuses, patients' languages and clinics,
