@@ -429,6 +429,26 @@ extension PostgresStore {
     }
 
     /// One statement.
+    /// One read-only snapshot: the latest messages of each conversation (one statement, a window
+    /// over the patient's conversations asked for), and the key check when there are any.
+    public func clinicAnswers(clientId: Int64, appointmentIds: Set<Int64>) async throws
+        -> (messages: [StoredThreadMessage], keyCheck: String?) {
+        guard !appointmentIds.isEmpty else { return ([], nil) }
+        return try await readAwaited { tx in
+            let messages = try await tx.rows("""
+                SELECT id, appointment_id, author, staff_id, body, attachment_id, created_at FROM (
+                    SELECT m.*, row_number() OVER (PARTITION BY m.appointment_id ORDER BY m.id DESC) AS latest
+                    FROM thread_messages m JOIN threads t ON t.appointment_id = m.appointment_id
+                    WHERE t.client_id = $1 AND m.appointment_id = ANY($2)) page
+                WHERE latest <= $3 ORDER BY appointment_id, id
+                """, [clientId, DirectoryIdArray(appointmentIds.sorted()), Int64(ThreadLimits.pageDefault)])
+                .map { try StoredThreadMessage(row: try PostgresTransaction.row($0)) }
+            guard !messages.isEmpty else { return (messages, nil) }
+            return (messages, try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
+                                                                          [PostgresTransaction.clientsKeyCheckSetting])))
+        }
+    }
+
     public func unreadAnswers(clientId: Int64) async throws -> Int {
         let rows = try await awaitedRows("SELECT coalesce(sum(patient_unread), 0)::bigint AS unread FROM threads WHERE client_id = $1",
                                          [clientId])

@@ -169,6 +169,11 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try post.apply(tx, key: self.personalDataKey) } }
     }
 
+    public func clinicAnswers(clientId: Int64, appointmentIds: Set<Int64>) async throws
+        -> (messages: [StoredThreadMessage], keyCheck: String?) {
+        try await readAwaited { tx in try AttachmentController.latestMessages(tx, clientId: clientId, appointmentIds: appointmentIds) }
+    }
+
     public func unreadAnswers(clientId: Int64) async throws -> Int {
         try await readAwaited { tx in try tx.threads(ofClient: clientId).reduce(0) { $0 + $1.patientUnread } }
     }

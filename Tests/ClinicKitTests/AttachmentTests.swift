@@ -222,6 +222,36 @@ import Testing
         #expect(try { try w.system.clients.accessLog(clientId: w.annaId) }().contains { $0.action == "attachment.add" })
     }
 
+    /// The inbox page's quotes by both paths (issue 56: the seam, and `InboxStore.clinicAnswers`
+    /// awaited): each clinic's message quotes the answer it announced (the latest written before
+    /// it, its first `InboxEntry.quoteLength` characters); nothing is marked read.
+    @Test(arguments: [false, true]) func theInboxQuotesTheAnswerEachMessageAnnounced(awaited: Bool) async throws {
+        let w = try world()
+        let system = w.system
+        func inbox(_ clientId: Int64? = nil) async throws -> [InboxEntry] {
+            if awaited { return try await system.inbox(clientId: clientId ?? w.annaId) }
+            return try { try system.inbox(clientId: clientId ?? w.annaId) }()
+        }
+        #expect(try await inbox().allSatisfy { $0.quote == nil })
+        let long = String(repeating: "Yes. ", count: 60).trimmingCharacters(in: .whitespaces)
+        try {
+            _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
+            _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "First answer")
+        }()
+        w.clock.advance(120)
+        try {
+            _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "And my son?")
+            _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: long)
+        }()
+        let before = try fingerprint(system)
+        let quotes = try await inbox().filter { $0.message.kind == .clinic }.map(\.quote)
+        #expect(quotes == [String(long.prefix(InboxEntry.quoteLength)) + "…", "First answer"], "newest first, each its own answer")
+        #expect(try await inbox().filter { $0.message.kind != .clinic }.allSatisfy { $0.quote == nil })
+        #expect(try fingerprint(system) == before, "nothing marked read")
+        #expect(try await inbox(w.bob.id ?? 0).allSatisfy { $0.quote == nil }, "another patient's inbox opens no conversation of Anna's")
+        #expect(await expectError(.notLoggedIn) { _ = try await inbox(99_999) } != nil)
+    }
+
     @Test func aConversationWithUnreadCountsAndAnInboxMessageInThePatientsLanguage() throws {
         let w = try world()
         _ = try w.system.clients.updateProfile(clientId: w.annaId, ProfileChanges(language: .ru))

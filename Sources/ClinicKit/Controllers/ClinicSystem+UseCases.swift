@@ -162,10 +162,23 @@ extension ClinicSystem {
     /// (its first `InboxEntry.quoteLength` characters), read without marking the conversation read.
     public func inbox(clientId: Int64) throws -> [InboxEntry] {
         let messages = try clients.messages(clientId: clientId)
-        // Only the conversations a clinic's message announced an answer in are opened.
-        let answered = Set(messages.filter { $0.kind == .clinic }.compactMap(\.appointmentId))
-        let answers = try attachments.answers(clientId: clientId, appointmentIds: answered)
-        return messages.map { message in
+        return Self.entries(messages, answers: try attachments.answers(clientId: clientId, appointmentIds: Self.answered(messages)))
+    }
+
+    /// `inbox` awaited (issue 56: `InboxStore.inbox`, then `InboxStore.clinicAnswers`).
+    public func inbox(clientId: Int64) async throws -> [InboxEntry] {
+        let messages = try await clients.messages(clientId: clientId)
+        return Self.entries(messages, answers: try await attachments.answers(clientId: clientId, appointmentIds: Self.answered(messages)))
+    }
+
+    /// Only the conversations a clinic's message announced an answer in are opened.
+    static func answered(_ messages: [InboxMessage]) -> Set<Int64> {
+        Set(messages.filter { $0.kind == .clinic }.compactMap(\.appointmentId))
+    }
+
+    /// Each message with the answer it announced quoted (the latest written before it).
+    static func entries(_ messages: [InboxMessage], answers: [Int64: [(at: Date, text: String)]]) -> [InboxEntry] {
+        messages.map { message in
             guard message.kind == .clinic, let appointment = message.appointmentId,
                   let answer = answers[appointment]?.last(where: { $0.at <= message.createdAt }) else {
                 return InboxEntry(message: message, quote: nil)

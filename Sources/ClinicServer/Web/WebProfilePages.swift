@@ -64,9 +64,9 @@ struct WebProfilePages {
     /// its "Mark as read", and the page "Mark all as read".
     @Sendable func messages(_ request: Request, context: APIContext) async throws -> Response {
         let web = try context.webRequest(), patient = try context.webPatient()
-        let (entries, zone) = try await dependencies.work(web) { [system] in
-            (try system.inbox(clientId: patient.id ?? 0), system.clients.timeZone(of: patient))
-        }
+        let entries = try await dependencies.awaited(web.language) { [system] in try await system.inbox(clientId: patient.id ?? 0) }
+        // The zone of the patient's home: GEOS's work (the boundaries loaded once), on the pool.
+        let zone = try await dependencies.work(web) { [system] in system.clients.timeZone(of: patient) }
         let unread = entries.filter { $0.message.readAt == nil }.count
         return dependencies.page("messages", web, [
             "hasUnread": unread > 0,

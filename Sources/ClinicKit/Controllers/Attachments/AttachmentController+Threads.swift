@@ -228,61 +228,49 @@ extension AttachmentController {
 
     // MARK: Inside a transaction
 
-    /// One page of a conversation, or all of it when neither `limit` nor `cursor` is given.
-    func page(_ tx: any StoreReading, _ thread: StoredThread, limit: Int?, cursor: String?) throws
-        -> (messages: [ThreadMessage], nextCursor: String?) {
-        let cipher = try database.cipher(tx)
-        guard limit != nil || cursor != nil else { return (try Self.messages(tx, thread, cipher: cipher), nil) }
-        let limit = limit ?? ThreadLimits.pageDefault
-        try Page<ThreadMessage>.checkLimit(limit)
-        let before = try cursor.map { text -> Int64 in
-            let position = try PagePosition(cursor: text)
-            guard position.key == Self.threadCursorKey else { throw ClinicError.invalid(.cursorInvalid) }
-            return position.id
-        }
-        let stored = try tx.threadMessages(ofAppointment: thread.appointmentId, before: before, limit: limit + 1)
-        let shown = Array(stored.prefix(limit))
-        let next = stored.count > limit ? shown.last.map { PagePosition(key: Self.threadCursorKey, id: $0.id).cursor } : nil
-        return (try Self.open(tx, shown.reversed(), of: thread.appointmentId, cipher: cipher), next)
-    }
-
     /// A conversation's cursor names the oldest message shown; the next page is the ones before it.
     static let threadCursorKey = "before"
-
-    static func messages(_ tx: any StoreReading, _ thread: StoredThread, cipher: FieldCipher) throws -> [ThreadMessage] {
-        try open(tx, try tx.threadMessages(ofAppointment: thread.appointmentId), of: thread.appointmentId, cipher: cipher)
-    }
-
-    static func open(_ tx: any StoreReading, _ stored: [StoredThreadMessage], of appointmentId: Int64, cipher: FieldCipher) throws
-        -> [ThreadMessage] {
-        var names: [Int64: String] = [:]
-        return try stored.map { stored in
-            let plain = try cipher.open(bytes: stored.body, context: Self.threadContext(appointmentId))
-            var name: String?
-            if let staffId = stored.staffId {
-                if names[staffId] == nil, let member = try? tx.staffMember(id: staffId) { names[staffId] = "\(member.name) \(member.surname)" }
-                name = names[staffId]
-            }
-            return ThreadMessage(id: stored.id, author: stored.author, staffName: name, text: String(decoding: plain, as: UTF8.self),
-                                 attachmentId: stored.attachmentId, createdAt: stored.createdAt)
-        }
-    }
 
     package static func threadContext(_ appointmentId: Int64) -> String { "thread:\(appointmentId)" }
 
     /// The clinic's answers in the patient's conversations about `appointmentIds`, by
-    /// appointment, each with when it was written (the latest `ThreadLimits.pageDefault` of
-    /// each): the inbox quotes the one its message announced (`ClinicSystem.inbox`). Read-only:
-    /// nothing is marked read.
+    /// appointment, each with when it was written (of the latest `ThreadLimits.pageDefault`
+    /// messages of each): the inbox quotes the one its message announced (`ClinicSystem.inbox`).
+    /// Read-only: nothing is marked read.
     public func answers(clientId: Int64, appointmentIds: Set<Int64>) throws -> [Int64: [(at: Date, text: String)]] {
         guard !appointmentIds.isEmpty else { return [:] }
-        return try database.reading { tx in
-            var answers: [Int64: [(at: Date, text: String)]] = [:]
-            for thread in try tx.threads(ofClient: clientId) where thread.clientId == clientId && appointmentIds.contains(thread.appointmentId) {
-                let latest = try page(tx, thread, limit: ThreadLimits.pageDefault, cursor: nil).messages
-                answers[thread.appointmentId] = latest.filter { $0.author == .staff }.map { ($0.createdAt, $0.text) }
-            }
-            return answers
+        let (stored, check) = try database.reading { tx in try Self.latestMessages(tx, clientId: clientId, appointmentIds: appointmentIds) }
+        return try Self.answers(stored, keyCheck: check, key: database.personalDataKey)
+    }
+
+    /// `answers` awaited (issue 56: `InboxStore.clinicAnswers`).
+    public func answers(clientId: Int64, appointmentIds: Set<Int64>) async throws -> [Int64: [(at: Date, text: String)]] {
+        guard !appointmentIds.isEmpty else { return [:] }
+        let (stored, check) = try await database.clinicAnswers(clientId: clientId, appointmentIds: appointmentIds)
+        return try Self.answers(stored, keyCheck: check, key: database.personalDataKey)
+    }
+
+    /// `InboxStore.clinicAnswers` through the seam's reads, in the caller's transaction.
+    package static func latestMessages(_ tx: any StoreReading, clientId: Int64, appointmentIds: Set<Int64>) throws
+        -> (messages: [StoredThreadMessage], keyCheck: String?) {
+        var stored: [StoredThreadMessage] = []
+        for thread in try tx.threads(ofClient: clientId) where thread.clientId == clientId && appointmentIds.contains(thread.appointmentId) {
+            stored += try tx.threadMessages(ofAppointment: thread.appointmentId, before: nil, limit: ThreadLimits.pageDefault).reversed()
         }
+        return (stored, stored.isEmpty ? nil : try tx.personalDataKeyCheck())
+    }
+
+    /// The clinic's messages among `stored`, opened, by appointment in the order written.
+    static func answers(_ stored: [StoredThreadMessage], keyCheck: String?, key: PersonalDataKey) throws
+        -> [Int64: [(at: Date, text: String)]] {
+        let clinics = stored.filter { $0.author == .staff }
+        guard !clinics.isEmpty else { return [:] }
+        let cipher = try key.cipher(keyCheck: keyCheck)
+        var answers: [Int64: [(at: Date, text: String)]] = [:]
+        for message in clinics {
+            let plain = try cipher.open(bytes: message.body, context: threadContext(message.appointmentId))
+            answers[message.appointmentId, default: []].append((message.createdAt, String(decoding: plain, as: UTF8.self)))
+        }
+        return answers
     }
 }

@@ -19,4 +19,8 @@ public protocol InboxStore: Sendable {
     func unreadCount(clientId: Int64) async throws -> Int
     /// How many of the clinic's answers in the patient's conversations are unread (one statement).
     func unreadAnswers(clientId: Int64) async throws -> Int
+    /// The latest `ThreadLimits.pageDefault` messages (any author, as stored) of each of the
+    /// patient's conversations about `appointmentIds`, in the order written, and the key check
+    /// (nil when none); one snapshot (one statement and the check on PostgreSQL).
+    func clinicAnswers(clientId: Int64, appointmentIds: Set<Int64>) async throws -> (messages: [StoredThreadMessage], keyCheck: String?)
 }
