@@ -194,6 +194,23 @@ extension PostgresStore {
                                personalDataKeyCheck: ask.named ? try found.value("key_check", in: "settings", key: "key") : nil)
     }
 
+    /// How a use case locks the appointment it reads: `share` to read it as it stands (a look),
+    /// `update` to change what hangs on it.
+    enum RowLock: String {
+        case share = "FOR SHARE", update = "FOR UPDATE"
+    }
+
+    /// The appointment `id` read with its row locked; nil for none.
+    static func appointment(_ id: Int64, locked lock: RowLock, _ tx: AwaitedConnection) async throws -> Appointment? {
+        try await tx.rows("SELECT * FROM appointments WHERE id = $1 \(lock.rawValue)", [id]).first
+            .map { try Appointment(row: try PostgresTransaction.row($0)) }
+    }
+
+    /// The appointment's conversation; nil for none yet.
+    static func thread(ofAppointment id: Int64, _ tx: AwaitedConnection) async throws -> StoredThread? {
+        try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first.map { try StoredThread(row: try PostgresTransaction.row($0)) }
+    }
+
     /// BEGIN; the appointment read with its row locked for share (a patient's message or the
     /// desk's answer locks it for update, and is waited for); its conversation; the look's
     /// decision; the messages asked for; the names of the staff who wrote them (one statement,
@@ -204,10 +221,8 @@ extension PostgresStore {
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let id = look.appointmentId
-            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR SHARE", [id]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
-            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
-                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            let appointment = try await Self.appointment(id, locked: .share, tx)
+            let thread = try await Self.thread(ofAppointment: id, tx)
             let (save, audit) = try look.decide(appointment: appointment, thread: thread)
             var facts = try await Self.stored(look, thread: thread, tx)
             if !facts.messages.isEmpty {
@@ -256,12 +271,10 @@ extension PostgresStore {
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let id = look.appointmentId
-            let stored = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR SHARE", [id]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let stored = try await Self.appointment(id, locked: .share, tx)
             var thread: StoredThread?
             if look.conversation != nil {
-                thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
-                    .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+                thread = try await Self.thread(ofAppointment: id, tx)
             }
             let decision = try look.decide(appointment: stored, thread: thread)
             guard let appointment = stored else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
@@ -298,8 +311,7 @@ extension PostgresStore {
         let (info, storedCheck) = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let id = addition.appointmentId
-            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [id]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let appointment = try await Self.appointment(id, locked: .update, tx)
             let count = try tx.value(Int64.self, try await tx.rows(
                 "SELECT count(*) FROM attachments WHERE appointment_id = $1 AND author = $2", [id, addition.author.rawValue])) ?? 0
             let row = try addition.decide(appointment: appointment, authorsFiles: Int(count))
@@ -334,8 +346,7 @@ extension PostgresStore {
         let sent = statementsSent
         try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [removal.appointmentId]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
+            let appointment = try await Self.appointment(removal.appointmentId, locked: .update, tx)
             let file = try await tx.rows("SELECT * FROM attachments WHERE id = $1", [removal.attachmentId]).first
                 .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
             try removal.decide(appointment: appointment, file: file)
@@ -368,10 +379,8 @@ extension PostgresStore {
         let sent = statementsSent, ring = auditKeys
         try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [closing.appointmentId]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
-            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [closing.appointmentId]).first
-                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            let appointment = try await Self.appointment(closing.appointmentId, locked: .update, tx)
+            let thread = try await Self.thread(ofAppointment: closing.appointmentId, tx)
             let (closed, audit) = try closing.decide(appointment: appointment, thread: thread)
             _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(closed))
             try await Self.append(audit, tx, ring: ring)
@@ -388,10 +397,8 @@ extension PostgresStore {
         let (message, storedCheck) = try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let id = post.appointmentId
-            let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1 FOR UPDATE", [id]).first
-                .map { try Appointment(row: try PostgresTransaction.row($0)) }
-            let thread = try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first
-                .map { try StoredThread(row: try PostgresTransaction.row($0)) }
+            let appointment = try await Self.appointment(id, locked: .update, tx)
+            let thread = try await Self.thread(ofAppointment: id, tx)
             var facts = ThreadPostFacts(appointment: appointment, thread: thread, attachmentAppointmentId: nil, counts: nil,
                                         bookingSettings: [:], messageContext: nil)
             if let attachmentId = post.attachmentId {

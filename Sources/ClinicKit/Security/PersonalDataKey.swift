@@ -58,6 +58,17 @@ public final class PersonalDataKey: Sendable {
         return (cipher, KeyFile.check(cipher.key))
     }
 
+    /// `cipher(keyCheck:)` made once, when first asked for: a read that opens nothing needs no key.
+    func lazyCipher(keyCheck check: String?) -> () throws -> FieldCipher {
+        var opened: FieldCipher?
+        return {
+            if let opened { return opened }
+            let made = try self.cipher(keyCheck: check)
+            opened = made
+            return made
+        }
+    }
+
     package func cipher(keyCheck check: String?) throws -> FieldCipher {
         if let key = cached.current {
             if check == nil || check == KeyFile.check(key) { return FieldCipher(key: key) }

@@ -71,13 +71,7 @@ public struct FolderLook: Sendable {
 
     /// The folder of the look's facts, opened under the database's key.
     func folder(_ facts: FolderFacts, key: PersonalDataKey) throws -> AppointmentFolder {
-        var opened: FieldCipher?
-        func cipher() throws -> FieldCipher {
-            if let opened { return opened }
-            let made = try key.cipher(keyCheck: facts.personalDataKeyCheck)
-            opened = made
-            return made
-        }
+        let cipher = key.lazyCipher(keyCheck: facts.personalDataKeyCheck)
         let appointment = try AppointmentNotes.opened(facts.appointment, cipher: cipher)
         let files = try facts.files.map { try AttachmentController.info($0, try cipher()) }
         let empty = ConversationFacts(thread: nil, messages: [], staffNames: [:], personalDataKeyCheck: nil)

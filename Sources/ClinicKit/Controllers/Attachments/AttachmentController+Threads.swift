@@ -161,13 +161,7 @@ extension AttachmentController {
     /// whose appointment is gone is left out); named, the patient's name and the first line of
     /// the latest message, opened under the database's key; the unread count of the open ones.
     static func threadList(_ facts: ThreadListFacts, _ ask: ThreadListAsk, key: PersonalDataKey) throws -> ThreadList {
-        var opened: FieldCipher?
-        func cipher() throws -> FieldCipher {
-            if let opened { return opened }
-            let made = try key.cipher(keyCheck: facts.personalDataKeyCheck)
-            opened = made
-            return made
-        }
+        let cipher = key.lazyCipher(keyCheck: facts.personalDataKeyCheck)
         let items = try facts.items.compactMap { fact -> ThreadSummary? in
             guard let appointment = fact.appointment else { return nil }
             let thread = fact.thread

@@ -56,13 +56,7 @@ public struct PersonalExportFacts: Sendable {
     /// The export, opened under `key`; `not_logged_in` when the patient is gone.
     func export(key: PersonalDataKey) throws -> PersonalExport {
         guard let stored = client else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-        var opened: FieldCipher?
-        func cipher() throws -> FieldCipher {
-            if let opened { return opened }
-            let made = try key.cipher(keyCheck: personalDataKeyCheck)
-            opened = made
-            return made
-        }
+        let cipher = key.lazyCipher(keyCheck: personalDataKeyCheck)
         let patient = stored.personal == nil ? stored.client : try stored.opened(with: try cipher())
         let history = Dictionary(grouping: events, by: \.appointmentId)
         let appointments = try self.appointments.map { appointment in
