@@ -42,7 +42,9 @@ side_by_side() {
 }
 # The Python run on PostgreSQL is the shorter of the two (513 s against 773 s in stop 78's CI
 # run, where the contract pair then took 322 s on its own after both): the contract tests follow
-# it, beside the end of the SQLite run. Both parts run even when the first fails.
+# it, beside the end of the SQLite run. Both parts run even when the first fails. Measured at
+# c1019fe: the step took 1,010 s where the two took 1,098 one after the other (the SQLite run
+# 877 s, the contract pair 491 s: the two cores are busy then, so the saving is small).
 postgres_python_then_contract() {
   local status=0
   timed env CLINIC_TEST_STORE=postgres CLINIC_TEST_PORTS=21000-32767 ./scripts/python-tests.sh \
