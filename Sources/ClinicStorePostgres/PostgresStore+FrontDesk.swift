@@ -206,6 +206,13 @@ extension PostgresStore {
             .map { try Appointment(row: try PostgresTransaction.row($0)) }
     }
 
+    /// A look clears its reader's unread count, and only that column: two looks hold the
+    /// appointment for share together (the patient's and the desk's), and saving the whole row
+    /// read before would put back the count the other one cleared.
+    static func clearUnreadSQL(_ side: AttachmentAuthor) -> String {
+        "UPDATE threads SET \(side == .patient ? "patient_unread" : "staff_unread") = 0 WHERE appointment_id = $1"
+    }
+
     /// The appointment's conversation; nil for none yet.
     static func thread(ofAppointment id: Int64, _ tx: AwaitedConnection) async throws -> StoredThread? {
         try await tx.rows(PostgresTransaction.threadOfAppointmentSQL, [id]).first.map { try StoredThread(row: try PostgresTransaction.row($0)) }
@@ -229,7 +236,7 @@ extension PostgresStore {
                 facts.personalDataKeyCheck = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL,
                                                                                          [PostgresTransaction.clientsKeyCheckSetting]))
             }
-            if let save { _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(save)) }
+            if save != nil { _ = try await tx.rows(Self.clearUnreadSQL(look.side), [id]) }
             if let audit { try await Self.append(audit, tx, ring: ring) }
             return facts
         }
@@ -296,7 +303,7 @@ extension PostgresStore {
                                                                     [PostgresTransaction.clientsKeyCheckSetting]))
             }
             conversation?.personalDataKeyCheck = check
-            if let save = decision.save { _ = try await tx.rows(PostgresTransaction.saveThreadSQL, PostgresTransaction.saveThreadBinds(save)) }
+            if decision.save != nil, let side = look.conversation?.side { _ = try await tx.rows(Self.clearUnreadSQL(side), [id]) }
             for audit in decision.audits(files: files.count) { try await Self.append(audit, tx, ring: ring) }
             return FolderFacts(appointment: appointment, files: files, conversation: conversation, patient: patient, timeZone: zone,
                                personalDataKeyCheck: check)

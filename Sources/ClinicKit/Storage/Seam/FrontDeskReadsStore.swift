@@ -212,7 +212,8 @@ public struct ConversationLook: Sendable {
         }
     }
 
-    var side: AttachmentAuthor {
+    /// Whose unread count the look clears.
+    public var side: AttachmentAuthor {
         if case .patient = reader { return .patient }
         return .staff
     }
