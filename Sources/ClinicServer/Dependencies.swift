@@ -120,7 +120,9 @@ struct ServerDependencies: Sendable {
     /// Password work (Argon2) inside an awaited use case (`PasswordRunner`): behind the same
     /// gate as `passwordWork`, on the pool; the use case's statements stay awaited.
     var passwordRunner: GatedPasswordRunner { GatedPasswordRunner(dependencies: self) }
-    var imageRunner: PoolRunner { PoolRunner(pool: pool) }
+    /// CPU work inside an awaited use case, on the pool: libvips' and qpdf's on an upload, the
+    /// slots computed from facts gathered awaited.
+    var poolRunner: PoolRunner { PoolRunner(pool: pool) }
 
     /// Password work (Argon2): at most `passwordWorkers` at once.
     func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -339,8 +341,8 @@ extension HTTPField.Name {
     static let searchComplete = HTTPField.Name("Search-Complete")!
 }
 
-/// `ServerDependencies.imageRunner`: libvips' and qpdf's work on an upload, on the pool (the
-/// route holds the `images` gate around the whole upload).
+/// `ServerDependencies.poolRunner`: CPU work of an awaited use case on the pool (libvips' and
+/// qpdf's on an upload, whose route holds the `images` gate around it; slots computed).
 struct PoolRunner: PasswordRunner {
     let pool: BlockingPool
 

@@ -406,6 +406,64 @@ import Testing
         #expect(badCursor != nil && badCursor?.key == synchronousRefusal?.key)
     }
 
+    /// The patient's appointment page and a move's summary, read awaited with the free times
+    /// computed by a runner (what `clinic serve` runs): the times are the synchronous
+    /// `rescheduleTimes` of the day shown, the appointment's own start never among them.
+    @Test func anAppointmentsPageAndItsMovesAwaited() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0, boris = try register(system, "boris").id ?? 0
+        let therapy = try department(system, "LA1", "therapy").id ?? 0
+        let booked = try await system.appointments.book(clientId: anna, departmentId: therapy, at: local("2026-11-24 09:00"),
+                                                        notes: "Knee, left")
+        let id = try #require(booked.id), runner = InlinePasswordRunner()
+
+        // No day asked: the first day with a free time (Monday 23rd in Los Angeles).
+        let page = try await system.appointmentDetails(id, ofPatient: anna, computing: runner)
+        #expect(page.appointment == booked && page.history.map(\.event) == ["booked"] && page.patientMayChange)
+        #expect(page.clinic.externalId == "LA1" && page.department?.id == therapy && page.folder.files.isEmpty)
+        let shown = try #require(page.rescheduleDay)
+        #expect(shown.dayText == "2026-11-23" && page.rescheduleFreeDays.contains("2026-11-24"))
+        let firstDay = try Self.synchronousMoveTimes(system, booked, shown)
+        #expect(page.rescheduleTimes == firstDay && !firstDay.isEmpty)
+
+        // A day of the look-ahead, and one beyond it: each the synchronous times of that day.
+        let tuesday = try #require(LocalDateTime(year: 2026, month: 11, day: 24, hour: 0, minute: 0))
+        for day in [tuesday, tuesday.adding(days: 30)] {
+            let asked = try await system.appointmentDetails(id, ofPatient: anna, rescheduleDay: day, computing: runner)
+            let times = asked.rescheduleTimes, synchronous = try Self.synchronousMoveTimes(system, booked, day)
+            #expect(asked.rescheduleDay == day && times == synchronous && !times.isEmpty)
+            #expect(!times.contains { $0.start == booked.startsAt } && Set(times.map(\.start)).count == times.count)
+        }
+
+        // A move's summary: a free time is offered, the appointment's own is not.
+        let later = try #require(page.rescheduleTimes.last)
+        let choice = try await system.moveChoice(id, ofPatient: anna, to: later.start, computing: runner)
+        #expect(choice.slot == later && choice.department.id == therapy && choice.day == shown && choice.clinic == page.clinic)
+        #expect(try await system.moveChoice(id, ofPatient: anna, to: booked.startsAt, computing: runner).slot == nil)
+
+        for (clientId, key) in [(boris, MessageKey.notYourAppointment)] {
+            let page = await #expect(throws: ClinicError.self) { _ = try await system.appointmentDetails(id, ofPatient: clientId, computing: runner) }
+            let move = await #expect(throws: ClinicError.self) {
+                _ = try await system.moveChoice(id, ofPatient: clientId, to: later.start, computing: runner)
+            }
+            #expect(page?.key == key && move?.key == key)
+        }
+        let none = await #expect(throws: ClinicError.self) { _ = try await system.appointmentDetails(999_999, ofPatient: anna, computing: runner) }
+        #expect(none?.key == .appointmentNotFound)
+
+        // Cancelled, it moves nowhere: no times, no move.
+        _ = try await system.appointments.cancel(id, clientId: anna)
+        let cancelled = try await system.appointmentDetails(id, ofPatient: anna, computing: runner)
+        #expect(!cancelled.patientMayChange && cancelled.rescheduleTimes.isEmpty && cancelled.rescheduleFreeDays.isEmpty)
+        #expect(cancelled.history.map(\.event) == ["booked", "cancelled"])
+        #expect(try await system.moveChoice(id, ofPatient: anna, to: later.start, computing: runner).slot == nil)
+    }
+
+    /// The synchronous free times of a day to move `appointment` to.
+    static func synchronousMoveTimes(_ system: ClinicSystem, _ appointment: Appointment, _ day: LocalDateTime) throws -> [Slot] {
+        try system.appointments.rescheduleTimes(appointment, from: day)
+    }
+
     static func synchronousPage(_ system: ClinicSystem, _ clientId: Int64, _ scope: AppointmentScope, _ cursor: String?) throws -> Page<Appointment> {
         try system.appointments.appointmentsPage(clientId, scope: scope, limit: 2, cursor: cursor)
     }

@@ -20,6 +20,27 @@ import Testing
         }
     }
 
+    /// The front desk's move page, read awaited (`deskAppointment`) with the times computed by a
+    /// runner: the synchronous `rescheduleTimes` of the day; refused as `rescheduleRefusal` says.
+    @Test func theDesksMoveChoicesAwaited() async throws {
+        let w = try StaffTests().world()
+        let id = try #require(w.booked.id), staff = w.system.staff, runner = InlinePasswordRunner()
+        let choices = try await staff.moveChoices(w.receptionA, appointmentId: id, computing: runner)
+        #expect(choices.appointment.id == id && choices.clinic.id == w.booked.clinicId)
+        #expect(choices.day == LocalDateTime.of(w.clock.now, in: choices.clinic.zone).at(minuteOfDay: 0))
+        let day = LocalDateTime.of(w.booked.startsAt, in: choices.clinic.zone).at(minuteOfDay: 0)
+        let onTheDay = try await staff.moveChoices(w.receptionA, appointmentId: id, day: day, computing: runner)
+        let synchronous = try { try w.system.appointments.rescheduleTimes(w.booked, from: day) }()
+        #expect(onTheDay.day == day && onTheDay.times == synchronous && !synchronous.isEmpty)
+        #expect(!onTheDay.times.contains { $0.start == w.booked.startsAt })
+        for (member, code) in [(w.adminB, ClinicError.Code.notFound), (w.doctorA, .forbidden), (w.otherDoctorA, .notFound)] {
+            let refused = await #expect(throws: ClinicError.self) { _ = try await staff.moveChoices(member, appointmentId: id, computing: runner) }
+            #expect(refused?.code == code)
+        }
+        let none = await #expect(throws: ClinicError.self) { _ = try await staff.moveChoices(w.receptionA, appointmentId: id + 1000, computing: runner) }
+        #expect(none?.code == .notFound)
+    }
+
     @Test func theLifecycleAwaitedWritesItsHistoryAndAnAuditTrailThatVerifies() async throws {
         let w = try StaffTests().world()
         let id = try #require(w.booked.id), staff = w.system.staff

@@ -226,54 +226,68 @@ extension ClinicSystem {
     /// One of a patient's appointments with its history, clinic, files and conversation, and
     /// while it can move, the days it could move to and the free times of `day` (or of the first
     /// day with one, as the booking page); the conversation's latest page, or the one before
-    /// `threadCursor`.
+    /// `threadCursor`. Read awaited (issue 56); the free times are computed by `runner`.
     public func appointmentDetails(_ id: Int64, ofPatient clientId: Int64, rescheduleDay day: LocalDateTime? = nil,
-                                   threadCursor: String? = nil, now: Date = Date()) throws -> AppointmentDetails {
-        let (appointment, history) = try appointments.appointmentWithHistory(id, clientId: clientId)
-        let clinic = try clinics.getClinicById(appointment.clinicId)
+                                   threadCursor: String? = nil,
+                                   computing runner: some PasswordRunner) async throws -> AppointmentDetails {
+        let now = appointments.now()
+        let (appointment, history) = try await appointments.appointmentWithHistory(id, clientId: clientId)
+        let place = try await place(of: appointment)
+        let clinic = place.clinic
         var times: [Slot] = [], freeDays: Set<String> = [], chosen = day
         let mayChange = AppointmentDetails.patientMayChange(appointment, now: now)
         if mayChange {
             let zone = clinic.zone
             func dayText(_ slot: Slot) -> String { LocalDateTime.of(slot.start, in: zone).dayText }
             let today = LocalDateTime.of(now, in: zone).at(minuteOfDay: 0)
-            let ahead = try appointments.rescheduleTimes(appointment, from: today, days: BookingChoices.days)
+            let ahead = try await appointments.rescheduleTimes(appointment, from: today, days: BookingChoices.days, computing: runner)
             freeDays = Set(ahead.map(dayText))
             let horizon = (0..<BookingChoices.days).map { today.adding(days: $0).dayText }
             if let day, horizon.contains(day.dayText) {
                 // A day of the look-ahead: its own times, no second query.
                 times = ahead.filter { dayText($0) == day.dayText }
             } else if let day {
-                times = try appointments.rescheduleTimes(appointment, from: day)
+                times = try await appointments.rescheduleTimes(appointment, from: day, computing: runner)
             } else if let first = ahead.first {
                 chosen = LocalDateTime.of(first.start, in: zone).at(minuteOfDay: 0)
                 times = ahead.filter { dayText($0) == dayText(first) }
             }
         }
-        let folder = try attachments.folder(clientId: clientId, appointmentId: id, cursor: threadCursor)
+        let folder = try await attachments.folder(clientId: clientId, appointmentId: id, cursor: threadCursor)
         var details = AppointmentDetails(appointment: appointment, history: history, clinic: clinic, rescheduleTimes: times,
                                          folder: folder)
         details.rescheduleDay = chosen
         details.rescheduleFreeDays = freeDays
         details.patientMayChange = mayChange
-        details.department = try departments.getDepartmentById(appointment.departmentId)
+        details.department = place.department
         if let visitTypeId = appointment.visitTypeId {
-            details.visitType = try departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == visitTypeId }
+            details.visitType = try await departments.visitTypes(departmentId: appointment.departmentId).first { $0.id == visitTypeId }
         }
         return details
     }
 
+    /// An appointment's department and clinic, awaited (`department_not_found` for one gone).
+    private func place(of appointment: Appointment) async throws -> (department: Department, clinic: Clinic) {
+        let places = try await database.departmentsWithClinics([(appointment.clinicId, appointment.departmentId)])
+        guard let place = places[appointment.departmentId] else {
+            throw ClinicError(.notFound, .departmentNotFound, String(appointment.departmentId))
+        }
+        return place
+    }
+
     /// A move of a patient's appointment to `start`, as its summary shows it: the appointment,
     /// its clinic and department, the local day of `start`, and the free time it would take
-    /// (nil when that time is not free to move to now, or the appointment cannot move).
-    public func moveChoice(_ id: Int64, ofPatient clientId: Int64, to start: Date, now: Date = Date()) throws -> MoveChoice {
-        let appointment = try appointments.getAppointmentById(id, clientId: clientId)
-        let clinic = try clinics.getClinicById(appointment.clinicId)
-        let day = LocalDateTime.of(start, in: clinic.zone).at(minuteOfDay: 0)
+    /// (nil when that time is not free to move to now, or the appointment cannot move). Read
+    /// awaited; the day's free times are computed by `runner`.
+    public func moveChoice(_ id: Int64, ofPatient clientId: Int64, to start: Date,
+                           computing runner: some PasswordRunner) async throws -> MoveChoice {
+        let now = appointments.now()
+        let appointment = try await appointments.appointmentWithHistory(id, clientId: clientId).appointment
+        let place = try await place(of: appointment)
+        let day = LocalDateTime.of(start, in: place.clinic.zone).at(minuteOfDay: 0)
         let slot = AppointmentDetails.patientMayChange(appointment, now: now)
-            ? try appointments.rescheduleTimes(appointment, from: day).first { $0.start == start } : nil
-        return MoveChoice(appointment: appointment, clinic: clinic, department: try departments.getDepartmentById(appointment.departmentId),
-                          day: day, slot: slot)
+            ? try await appointments.rescheduleTimes(appointment, from: day, computing: runner).first { $0.start == start } : nil
+        return MoveChoice(appointment: appointment, clinic: place.clinic, department: place.department, day: day, slot: slot)
     }
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is

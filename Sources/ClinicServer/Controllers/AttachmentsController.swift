@@ -66,7 +66,7 @@ struct AttachmentsController {
             let upload = try await Self.upload(request, context: context)
             return try await dependencies.images.run { [system] in
                 try await dependencies.awaited(patient.language) {
-                    try await system.attachments.attach(clientId: patient.id, appointmentId: id, upload, images: dependencies.imageRunner)
+                    try await system.attachments.attach(clientId: patient.id, appointmentId: id, upload, images: dependencies.poolRunner)
                 }
             }
         }
@@ -155,7 +155,7 @@ struct AttachmentsController {
             return try await dependencies.images.run { [system] in
                 try await dependencies.awaited(context.language) {
                     try await system.attachments.attach(member, appointmentId: id, upload, requestId: requestId,
-                                                        images: dependencies.imageRunner)
+                                                        images: dependencies.poolRunner)
                 }
             }
         }

@@ -36,7 +36,7 @@ struct WebAppointmentPages {
             let upload = try await dependencies.uploadForm(request, web)
             return try await dependencies.images.run { [system] in
                 try await dependencies.awaited(web.language) {
-                    try await system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload, images: dependencies.imageRunner)
+                    try await system.attachments.attach(clientId: patient.id ?? 0, appointmentId: id, upload, images: dependencies.poolRunner)
                 }
             }
         }
@@ -160,8 +160,10 @@ struct WebAppointmentPages {
         let patient = try context.webPatient()
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
         let cursor = request.query("cursor")  // the conversation's earlier messages (`WebFolder`)
-        let details = try await dependencies.work(web) { [system] in
-            try system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day, threadCursor: cursor)
+        // Awaited (issue 56); the free times to move to are computed on the pool.
+        let details = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.appointmentDetails(id, ofPatient: patient.id ?? 0, rescheduleDay: day, threadCursor: cursor,
+                                                computing: runner)
         }
         let appointment = details.appointment, history = details.history, clinic = details.clinic, slots = details.rescheduleTimes
         let now = Date()
@@ -238,7 +240,9 @@ struct WebAppointmentPages {
         let web = try context.webRequest(), patient = try context.webPatient()
         let id = try context.parameters.id("id")
         let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
-        let choice = try await dependencies.work(web) { [system] in try system.moveChoice(id, ofPatient: patient.id ?? 0, to: start) }
+        let choice = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.moveChoice(id, ofPatient: patient.id ?? 0, to: start, computing: runner)
+        }
         let clinic = choice.clinic, zone = clinic.zone
         let back = "/appointments/\(id)?day=\(choice.day.dayText)#reschedule"
         guard let slot = choice.slot else {

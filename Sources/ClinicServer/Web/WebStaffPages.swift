@@ -53,7 +53,9 @@ struct WebStaffPages {
         guard let member = context.staffMember else { return dependencies.redirect("/staff", web) }
         let id = try context.parameters.id("id")
         let day = try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
-        let choices = try await dependencies.work(web) { [system] in try system.staff.moveChoices(member, appointmentId: id, day: day) }
+        let choices = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.staff.moveChoices(member, appointmentId: id, day: day, computing: runner)
+        }
         let zone = choices.clinic.zone, appointment = choices.appointment
         let today = LocalDateTime.of(Date(), in: zone)
         return dependencies.page("staff-move", web, [

@@ -10,8 +10,26 @@ extension AppointmentController {
     /// the doctor a move to it would get (`rescheduleAppointment` keeps the appointment's doctor
     /// when they are free, else takes the first free one, as `chooseDoctor` does).
     public func rescheduleTimes(_ appointment: Appointment, from: LocalDateTime, days: Int = 1) throws -> [Slot] {
-        let free = try slots(departmentId: appointment.departmentId, from: from, days: days, visitTypeId: appointment.visitTypeId)
-            .filter { $0.isAvailable && $0.start != appointment.startsAt }
+        Self.moveTimes(try slots(departmentId: appointment.departmentId, from: from, days: days, visitTypeId: appointment.visitTypeId),
+                       of: appointment)
+    }
+
+    /// `rescheduleTimes` with the facts gathered awaited (`ClinicStore.gatherSlotFacts`) and the
+    /// slots computed by `runner` (the server's pool: computing days of slots on a cooperative
+    /// thread costs the other requests, as `DepartmentsController.slots` measured).
+    public func rescheduleTimes(_ appointment: Appointment, from: LocalDateTime, days: Int = 1,
+                                computing runner: some PasswordRunner) async throws -> [Slot] {
+        let ask = try SlotsAsk(departmentId: appointment.departmentId, doctorId: nil, from: from, days: days,
+                               visitTypeId: appointment.visitTypeId, now: now())
+        let facts = try await database.gatherSlotFacts(departmentId: ask.departmentId, visitTypeId: ask.visitTypeId,
+                                                       days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now)
+        return try await runner.run { Self.moveTimes(try ask.slots(facts).slots, of: appointment) }
+    }
+
+    /// The free times among `slots` an appointment can move to: each start once, with the
+    /// doctor a move to it would get.
+    static func moveTimes(_ slots: [Slot], of appointment: Appointment) -> [Slot] {
+        let free = slots.filter { $0.isAvailable && $0.start != appointment.startsAt }
         var chosen: [Date: Slot] = [:]
         for slot in free {
             guard let current = chosen[slot.start] else { chosen[slot.start] = slot; continue }
@@ -51,7 +69,7 @@ extension AppointmentController {
     }
 
     /// A request for slots checked, with the facts it needs; `slots` computes them from those.
-    struct SlotsAsk {
+    struct SlotsAsk: Sendable {
         let departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int, visitTypeId: Int64?, now: Date
         /// The days asked of the store: those today can be anywhere on Earth (UTC's day ± 1),
         /// since the clinic's zone comes with the facts.

@@ -272,22 +272,20 @@ extension StaffController {
     }
 
     /// The free times an appointment of the member's clinic could move to on `day` (default:
-    /// today in the clinic's zone), one per start, its own doctor first; with the clinic.
-    public func moveChoices(_ member: StaffMember, appointmentId: Int64, day: LocalDateTime? = nil) throws
+    /// today in the clinic's zone), one per start, its own doctor first; with the clinic. Read
+    /// awaited (`FrontDeskReadsStore.deskAppointment`); the times are computed by `runner`.
+    public func moveChoices(_ member: StaffMember, appointmentId: Int64, day: LocalDateTime? = nil,
+                            computing runner: some PasswordRunner) async throws
         -> (appointment: Appointment, clinic: Clinic, day: LocalDateTime, times: [Slot]) {
         let now = self.now()
-        let (appointment, clinic) = try database.reading { tx -> (Appointment, Clinic) in
-            guard let appointment = try tx.appointment(id: appointmentId) else {
-                throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
-            }
-            if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
-            guard let clinic = try tx.clinic(id: appointment.clinicId) else {
-                throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId))
-            }
-            return (appointment, clinic)
+        guard let read = try await database.deskAppointment(id: appointmentId, withPatient: false) else {
+            throw ClinicError(.notFound, .appointmentNotFound, String(appointmentId))
         }
+        let appointment = read.appointment
+        if let refusal = member.rescheduleRefusal(on: appointment) { throw refusal }
+        guard let clinic = read.clinic else { throw ClinicError(.notFound, .clinicNotFound, String(appointment.clinicId)) }
         let shown = day ?? LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
-        return (appointment, clinic, shown, try appointments.rescheduleTimes(appointment, from: shown))
+        return (appointment, clinic, shown, try await appointments.rescheduleTimes(appointment, from: shown, computing: runner))
     }
 
     /// The instants of a local day in a clinic's zone, from its start to the next day's start;
