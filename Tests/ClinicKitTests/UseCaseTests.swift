@@ -78,29 +78,46 @@ import Testing
         #expect(!direct.slots.isEmpty)
     }
 
-    @Test func bookingChoicesKeepToTheClinicsOwnDepartments() throws {
+    @Test func bookingChoicesKeepToTheClinicsOwnDepartments() async throws {
         let system = try makeSystem()
         let la1 = try clinic(system, "LA1").id ?? 0
         let therapy = try department(system, "LA1", "therapy")
         let elsewhere = try department(system, "NY1", "therapy")
         let day = try TimeInput.parseDay("2026-11-23")
-        let choices = try system.bookingChoices(clinicId: la1, departmentId: therapy.id, day: day)
-        #expect(choices.departments == (try system.departments.getDepartmentsByClinicId(la1)))
-        #expect(choices.visitTypes == (try system.departments.visitTypes(departmentId: therapy.id ?? 0)))
-        let expected = try system.appointments.slots(departmentId: therapy.id ?? 0, from: day, days: 1).filter(\.isAvailable)
+        let runner = InlinePasswordRunner()
+        let choices = try await system.bookingChoices(clinicId: la1, departmentId: therapy.id, day: day, computing: runner)
+        let departments = try { try system.departments.getDepartmentsByClinicId(la1) }()
+        let visitTypes = try { try system.departments.visitTypes(departmentId: therapy.id ?? 0) }()
+        let doctors = try { try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0) }()
+        #expect(choices.departments == departments && choices.visitTypes == visitTypes && choices.doctors == doctors && !doctors.isEmpty)
+        let expected = try Self.freeSlots(system, therapy.id ?? 0, from: day)
         #expect(choices.freeSlots == expected)
         #expect(!expected.isEmpty)
-        // Another clinic's department is `not_found`, as one that does not exist.
-        let refused = expectError(.notFound) { _ = try system.bookingChoices(clinicId: la1, departmentId: elsewhere.id, day: day) }
+        // Another clinic's department is `not_found`, as one that does not exist; so is another department's doctor.
+        let refused = await #expect(throws: ClinicError.self) {
+            _ = try await system.bookingChoices(clinicId: la1, departmentId: elsewhere.id, day: day, computing: runner)
+        }
         #expect(refused?.key == .departmentNotFound)
+        let theirDoctor = try { try system.departments.getDoctorsByDepartmentId(elsewhere.id ?? 0) }().first?.id
+        let notHere = await #expect(throws: ClinicError.self) {
+            _ = try await system.bookingChoices(clinicId: la1, departmentId: therapy.id, doctorId: theirDoctor, computing: runner)
+        }
+        #expect(notHere?.key == .doctorNotFound)
+        let noClinic = await #expect(throws: ClinicError.self) { _ = try await system.bookingChoices(clinicId: 999_999, computing: runner) }
+        #expect(noClinic?.key == .clinicNotFound)
         // Without a day, no slots are read.
-        #expect(try system.bookingChoices(clinicId: la1, departmentId: therapy.id).freeSlots.isEmpty)
+        #expect(try await system.bookingChoices(clinicId: la1, departmentId: therapy.id, computing: runner).freeSlots.isEmpty)
         // Without a day but with `firstFreeDay`: the first marked free day, and its free times, as a day's query gives them.
-        let first = try system.bookingChoices(clinicId: la1, departmentId: therapy.id, firstFreeDay: true)
+        let first = try await system.bookingChoices(clinicId: la1, departmentId: therapy.id, firstFreeDay: true, computing: runner)
         let chosen = try #require(first.chosenDay)
         #expect(chosen.dayText == first.freeDays.min())
         #expect(!first.freeSlots.isEmpty)
-        #expect(first.freeSlots == (try system.appointments.slots(departmentId: therapy.id ?? 0, from: chosen, days: 1).filter(\.isAvailable)))
+        #expect(first.freeSlots == (try Self.freeSlots(system, therapy.id ?? 0, from: chosen)))
+    }
+
+    /// A day's free slots, read on the synchronous seam.
+    static func freeSlots(_ system: ClinicSystem, _ departmentId: Int64, from day: LocalDateTime) throws -> [Slot] {
+        try system.appointments.slots(departmentId: departmentId, from: day, days: 1).filter(\.isAvailable)
     }
 
     @Test func appointmentsComeWithTheirClinicAndDepartment() throws {

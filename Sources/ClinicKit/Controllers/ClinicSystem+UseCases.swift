@@ -294,30 +294,33 @@ extension ClinicSystem {
     /// `not_found`, as one that does not exist.
     /// With `firstFreeDay` and no `day`, the day is the first of the next `BookingChoices.days`
     /// with a free time (`chosenDay`), from the same look-ahead that marks the free days.
+    /// Read awaited (issue 56); the free slots are computed by `runner`.
     public func bookingChoices(clinicId: Int64, departmentId: Int64? = nil, visitTypeId: Int64? = nil,
                                doctorId: Int64? = nil, day: LocalDateTime? = nil, firstFreeDay: Bool = false,
-                               now: Date = Date()) throws -> BookingChoices {
-        let clinic = try clinics.getClinicById(clinicId)
-        let list = try departments.getDepartmentsByClinicId(clinicId)
+                               computing runner: some PasswordRunner) async throws -> BookingChoices {
+        let now = appointments.now()
+        let (clinic, list) = try await clinics.clinicWithDepartments(clinicId)
         var visitTypes: [VisitType] = [], slots: [Slot] = [], doctors: [Doctor] = [], freeDays: Set<String> = []
         var chosen: LocalDateTime?
         if let departmentId {
             guard list.contains(where: { $0.id == departmentId }) else {
                 throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
             }
-            visitTypes = try departments.visitTypes(departmentId: departmentId)
-            doctors = try departments.getDoctorsByDepartmentId(departmentId)
+            visitTypes = try await departments.visitTypes(departmentId: departmentId)
+            doctors = try await departments.doctorsWithHours(departmentId: departmentId).map(\.doctor)
             // A doctor of another department is no choice at all: `not_found`, as elsewhere.
             if let doctorId, !doctors.contains(where: { $0.id == doctorId }) {
                 throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
             }
+            func free(from day: LocalDateTime, days: Int) async throws -> [Slot] {
+                try await appointments.slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
+                                                       visitTypeId: visitTypeId, computing: runner).slots.filter(\.isAvailable)
+            }
             let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
-            let ahead = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: today,
-                                               days: BookingChoices.days, visitTypeId: visitTypeId).filter(\.isAvailable)
+            let ahead = try await free(from: today, days: BookingChoices.days)
             freeDays = Set(ahead.map { LocalDateTime.of($0.start, in: clinic.zone).dayText })
             if let day {
-                slots = try appointments.slots(departmentId: departmentId, doctorId: doctorId, from: day, days: 1,
-                                               visitTypeId: visitTypeId).filter(\.isAvailable)
+                slots = try await free(from: day, days: 1)
             } else if firstFreeDay, let first = ahead.first {
                 // The look-ahead's own slots of its first free day: no second query.
                 let firstDay = LocalDateTime.of(first.start, in: clinic.zone).dayText

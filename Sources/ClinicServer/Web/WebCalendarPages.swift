@@ -224,8 +224,8 @@ struct WebCalendarPages {
         let instant = try TimeInput.resolve(TimeInput.parse(start), in: .gmt)
         // A doctor of another department (or clinic) is refused here, before a patient is
         // searched for and the booking refuses it (issue 55).
-        let choices = try await dependencies.work(web) { [system] in
-            try system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId, doctorId: doctorId)
+        let choices = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.bookingChoices(clinicId: member.clinicId, departmentId: departmentId, doctorId: doctorId, computing: runner)
         }
         let zone = choices.clinic.zone
         // The patient: found by the first letters of their name (the blind index's search), or by login.

@@ -161,9 +161,9 @@ struct WebClinicPages {
         let carried = request.query("dayFor").map { $0 != shownFor } ?? false
         let chosenDay = carried ? nil : try request.query("day").flatMap { $0.isEmpty ? nil : try TimeInput.parseDay($0) }
         // No day chosen yet: the first day with a free time is (the picker marks the others).
-        let choices = try await dependencies.work(web) { [system] in
-            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
-                                      day: chosenDay, firstFreeDay: true)
+        let choices = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
+                                            day: chosenDay, firstFreeDay: true, computing: runner)
         }
         let clinic = choices.clinic, day = choices.chosenDay
         let today = LocalDateTime.of(Date(), in: clinic.zone)
@@ -231,8 +231,9 @@ struct WebClinicPages {
         let start = try TimeInput.resolve(TimeInput.parse(request.query("start") ?? ""), in: .gmt)
         let clinicZone = try await dependencies.awaited(web.language) { [system] in try await system.clinics.clinicWithDepartments(id).clinic.zone }
         let day = LocalDateTime.of(start, in: clinicZone).at(minuteOfDay: 0)
-        let choices = try await dependencies.work(web) { [system] in
-            try system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId, day: day)
+        let choices = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.bookingChoices(clinicId: id, departmentId: departmentId, visitTypeId: visitTypeId, doctorId: doctorId,
+                                            day: day, computing: runner)
         }
         let clinic = choices.clinic, zone = clinic.zone
         var back = "/clinics/\(id)/book?department=\(departmentId)&doctor=\(doctorId)&day=\(day.dayText)"

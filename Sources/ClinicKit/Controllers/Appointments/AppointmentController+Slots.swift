@@ -14,16 +14,12 @@ extension AppointmentController {
                        of: appointment)
     }
 
-    /// `rescheduleTimes` with the facts gathered awaited (`ClinicStore.gatherSlotFacts`) and the
-    /// slots computed by `runner` (the server's pool: computing days of slots on a cooperative
-    /// thread costs the other requests, as `DepartmentsController.slots` measured).
+    /// `rescheduleTimes` with the facts gathered awaited and the slots computed by `runner`
+    /// (`slotsWithClinic(…computing:)`).
     public func rescheduleTimes(_ appointment: Appointment, from: LocalDateTime, days: Int = 1,
                                 computing runner: some PasswordRunner) async throws -> [Slot] {
-        let ask = try SlotsAsk(departmentId: appointment.departmentId, doctorId: nil, from: from, days: days,
-                               visitTypeId: appointment.visitTypeId, now: now())
-        let facts = try await database.gatherSlotFacts(departmentId: ask.departmentId, visitTypeId: ask.visitTypeId,
-                                                       days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now)
-        return try await runner.run { Self.moveTimes(try ask.slots(facts).slots, of: appointment) }
+        Self.moveTimes(try await slotsWithClinic(departmentId: appointment.departmentId, from: from, days: days,
+                                                 visitTypeId: appointment.visitTypeId, computing: runner).slots, of: appointment)
     }
 
     /// The free times among `slots` an appointment can move to: each start once, with the
@@ -63,9 +59,19 @@ extension AppointmentController {
     /// what a server's request does, with no thread waiting for the store.
     public func slotsAwaited(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
                              visitTypeId: Int64? = nil) async throws -> (clinic: Clinic, slots: [Slot]) {
+        try await slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId,
+                                  computing: InlinePasswordRunner())
+    }
+
+    /// `slotsAwaited` computed by `runner` (the server's pool: days of slots computed on a
+    /// cooperative thread cost the other requests, as `DepartmentsController.slots` measured).
+    public func slotsWithClinic(departmentId: Int64, doctorId: Int64? = nil, from: LocalDateTime? = nil, days: Int? = nil,
+                                visitTypeId: Int64? = nil, computing runner: some PasswordRunner) async throws
+        -> (clinic: Clinic, slots: [Slot]) {
         let ask = try SlotsAsk(departmentId: departmentId, doctorId: doctorId, from: from, days: days, visitTypeId: visitTypeId, now: now())
-        return try ask.slots(try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
-                                                                days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now))
+        let facts = try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: visitTypeId,
+                                                       days: ask.factDays, takenSpan: ask.takenSpan, at: ask.now)
+        return try await runner.run { try ask.slots(facts) }
     }
 
     /// A request for slots checked, with the facts it needs; `slots` computes them from those.
