@@ -78,6 +78,18 @@ extension PostgresStore {
         }
     }
 
+    /// One statement for all the doctors.
+    public func liveHolds(doctorIds: [Int64], overlapping span: Range<Date>, at now: Date) async throws -> [SlotHold] {
+        guard !doctorIds.isEmpty else { return [] }
+        return try await readAwaited { tx in
+            try await tx.rows("""
+                SELECT * FROM slot_holds WHERE doctor_id = ANY($1) AND \(PostgresTransaction.overlapping("$3", "$2"))
+                  AND expires_at > $4 ORDER BY starts_at, id
+                """, [DirectoryIdArray(doctorIds), span.upperBound, span.lowerBound, now])
+                .map { try SlotHold(row: PostgresTransaction.row($0)) }
+        }
+    }
+
     /// Four statements in one snapshot: the clinic, the month's visits, their history, the departments.
     public func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts? {
         try await readAwaited { tx in

@@ -240,6 +240,13 @@ extension SQLiteStore {
     public func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts? {
         try await readAwaited { tx in try MonthFacts.read(tx, clinicId: clinicId, plan: plan) }
     }
+
+    public func liveHolds(doctorIds: [Int64], overlapping span: Range<Date>, at now: Date) async throws -> [SlotHold] {
+        try await readAwaited { tx in
+            try doctorIds.flatMap { try tx.liveSlotHolds(doctorId: $0, overlapping: span, at: now) }
+                .sorted { ($0.startsAt, $0.id ?? 0) < ($1.startsAt, $1.id ?? 0) }
+        }
+    }
 }
 
 // MARK: The front desk's patient search (`PatientSearchStore`): reads on the reader queue, the

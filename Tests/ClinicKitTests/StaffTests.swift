@@ -252,6 +252,58 @@ import Testing
         #expect(try auditIsSound(w.system))
     }
 
+    /// The front desk's calendar awaited (what `clinic serve` runs: each day's `deskDay`, the
+    /// slots computed by a runner, the holds in one read): the blocking calendar's JSON for each
+    /// member, filter and length, a live hold in its column, one `patient.read` row per patient
+    /// and day shown, the same refusals.
+    @Test func theCalendarAwaitedIsTheBlockingOne() async throws {
+        let w = try world()
+        let monday = try #require(LocalDateTime(year: 2026, month: 11, day: 23))
+        let anna = w.anna.id ?? 0
+        let free = try #require(try { try w.system.appointments.slots(departmentId: w.booked.departmentId, doctorId: w.booked.doctorId,
+                                                                       from: monday, days: 2) }().last { $0.isAvailable })
+        let hold = try { try w.system.appointments.holdSlot(clientId: anna, departmentId: w.booked.departmentId,
+                                                            doctorId: w.booked.doctorId, at: free.start) }()
+        func json(_ calendar: FrontDeskCalendar) throws -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            encoder.dateEncodingStrategy = .iso8601
+            return String(decoding: try encoder.encode(CalendarJSON(calendar)), as: UTF8.self)
+        }
+        func blocking(_ member: StaffMember, _ days: Int, _ department: Int64?, _ doctor: Int64?) -> String {
+            do {
+                return try json(try w.system.frontDeskCalendar(member, from: monday, days: days, departmentId: department, doctorId: doctor))
+            } catch { return "\(error)" }
+        }
+        let cases: [(StaffMember, Int, Int64?, Int64?)] = [
+            (w.receptionA, 2, nil, nil), (w.receptionA, 1, w.booked.departmentId, nil), (w.receptionA, 7, nil, w.booked.doctorId),
+            (w.doctorA, 1, nil, nil), (w.otherDoctorA, 1, nil, w.booked.doctorId), (w.adminB, 3, nil, nil),
+            (w.receptionA, 8, nil, nil), (w.receptionA, 1, 99_999, nil),
+        ]
+        var holdsSeen = 0
+        for (member, days, department, doctor) in cases {
+            let reads = try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") ?? 0
+            var awaited: String
+            do {
+                let calendar = try await w.system.frontDeskCalendar(member, from: monday, days: days, departmentId: department,
+                                                                    doctorId: doctor, computing: InlinePasswordRunner())
+                awaited = try json(calendar)
+                let shown = Set(calendar.columns.flatMap { $0.entries.map { "\($0.appointment.clientId ?? 0) \(LocalDateTime.of($0.appointment.startsAt, in: calendar.zone).dayText)" } })
+                #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") == reads + shown.count,
+                        "one read row per patient and day shown")
+                holdsSeen += calendar.columns.flatMap(\.holds).filter { $0.id == hold.id }.count
+            } catch {
+                awaited = "\(error)"
+                #expect(try storedInt(w.system, "SELECT count(*) FROM audit_events WHERE action = 'patient.read'") == reads, "a refusal writes nothing")
+            }
+            #expect(awaited == blocking(member, days, department, doctor), "\(member.role) \(days) \(department ?? 0) \(doctor ?? 0)")
+        }
+        // The hold is on Tuesday: in the desk's two-day and week's calendars, not in Monday's.
+        #expect(LocalDateTime.of(free.start, in: try #require(TimeZone(identifier: "America/Los_Angeles"))).dayText == "2026-11-24")
+        #expect(holdsSeen == 2, "the hold in its doctor's column of each calendar with its day")
+        #expect(try auditIsSound(w.system))
+    }
+
     /// The clinic admin's reads awaited (issue 56: `ClinicAdminReadsStore`): the doctors with
     /// their hours, a doctor's week (hours and exceptions), a department's visit types and the
     /// staff accounts, each as the blocking reads give them, and another clinic's refused as one

@@ -63,8 +63,9 @@ struct FrontDeskController {
         let department = try request.queryInt("department").map(Int64.init)
         let doctor = try request.queryInt("doctor").map(Int64.init)
         let requestId = context.requestId
-        let calendar = try await dependencies.work(context.language) { [system] in
-            try system.frontDeskCalendar(member, from: from, days: days, departmentId: department, doctorId: doctor, requestId: requestId)
+        let calendar = try await dependencies.awaited(context.language) { [system, runner = dependencies.poolRunner] in
+            try await system.frontDeskCalendar(member, from: from, days: days, departmentId: department, doctorId: doctor,
+                                               requestId: requestId, computing: runner)
         }
         return try HTTPMapping.json(CalendarJSON(calendar))
     }

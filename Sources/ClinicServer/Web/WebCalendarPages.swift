@@ -84,9 +84,9 @@ struct WebCalendarPages {
         let departmentId = request.query("department").flatMap(Int64.init)
         let doctorId = request.query("doctor").flatMap(Int64.init)
         let requestId = context.requestId
-        let calendar = try await dependencies.work(web) { [system] in
-            try system.frontDeskCalendar(member, from: from, days: days, departmentId: departmentId, doctorId: doctorId,
-                                         requestId: requestId)
+        let calendar = try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+            try await system.frontDeskCalendar(member, from: from, days: days, departmentId: departmentId, doctorId: doctorId,
+                                               requestId: requestId, computing: runner)
         }
         let zone = calendar.zone, now = Date()
         func query(_ day: LocalDateTime, _ count: Int) -> String {

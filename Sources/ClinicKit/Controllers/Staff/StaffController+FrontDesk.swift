@@ -9,13 +9,19 @@ extension StaffController {
     /// patient shown is one `patient.read` row in the audit trail, in the same transaction.
     public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
                          requestId: String? = nil) throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
+        let facts = try dayFacts(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
+        return (facts.plan.day, facts.plan.zone, Self.dayEntries(facts, member))
+    }
+
+    /// What `schedule` is made of, in one write transaction with its audit rows.
+    func dayFacts(_ member: StaffMember, day: LocalDateTime?, departmentId: Int64?, doctorId: Int64?,
+                  requestId: String?) throws -> DeskDayFacts {
         let now = self.now()
-        let facts = try database.writing { tx in
+        return try database.writing { tx in
             try DeskDayFacts.read(tx, store: database, clinicId: member.clinicId, doctorAsked: member.role == .doctor ? nil : doctorId,
                                   plan: { try Self.planningDay($0, member, day: day, departmentId: departmentId, doctorId: doctorId, now: now) },
                                   audit: { Self.dayReads($0, member, requestId: requestId, now: now) })
         }
-        return (facts.plan.day, facts.plan.zone, Self.dayEntries(facts, member))
     }
 
     /// `schedule` awaited (issue 56: `FrontDeskStore.deskDay`), with the clinic, its departments

@@ -27,6 +27,9 @@ public protocol FrontDeskReadsStore: Sendable {
     /// The appointment (its notes as stored), its clinic, and with `withPatient` its patient
     /// (personal fields opened); nil when there is no such appointment.
     func deskAppointment(id: Int64, withPatient: Bool) async throws -> DeskAppointment?
+    /// The holds of `doctorIds` live at `now` overlapping `span`, by start, then id: what the
+    /// calendar shows taken until they expire (`AppointmentStorage.liveSlotHolds` for many).
+    func liveHolds(doctorIds: [Int64], overlapping span: Range<Date>, at now: Date) async throws -> [SlotHold]
     /// The clinic, `plan` made on it, its departments, and the visits of the plan's span with
     /// their history; nil when there is no such clinic.
     func monthFacts(clinicId: Int64, plan: @escaping @Sendable (Clinic) throws -> MonthPlan) async throws -> MonthFacts?
