@@ -82,8 +82,13 @@ struct ServerDependencies: Sendable {
     /// daily budget spent is the operator's to know: counted in `clinic_codes_refused_total`
     /// and logged, once a refusal.
     func sendCode<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await codeSent(language) { [pool] in try await pool.run(body) }
+    }
+
+    /// `sendCode` of a use case the store runs awaited (issue 56): no hop to the pool.
+    func codeSent<T: Sendable>(_ language: Language, _ body: () async throws -> T) async throws -> T {
         do {
-            let result = try await pool.run(body)
+            let result = try await body()
             outboxWakeup.signal()
             return result
         } catch let error as ClinicError {

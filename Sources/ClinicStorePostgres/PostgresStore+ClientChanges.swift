@@ -37,7 +37,7 @@ extension PostgresStore {
             // Sealed under one cipher: with no key check stored yet, the first sealing stores it.
             var cipher: FieldCipher?
             for write in change.writes {
-                if case .rewrite = write, cipher == nil { cipher = try await Self.sealingCipher(key, stored: check, tx) }
+                if write.seals, cipher == nil { cipher = try await Self.sealingCipher(key, stored: check, tx) }
                 try await Self.write(write, clientId: id, tx, cipher: cipher)
             }
             return change.result
@@ -70,6 +70,33 @@ extension PostgresStore {
             _ = try await tx.rows(statement.sql, statement.binds)
         case .savePhone(let phone, let at):
             _ = try await tx.rows(PostgresTransaction.savePhoneSQL, PostgresTransaction.savePhoneBinds(phone, at: at))
+        case .countSend(let counted, let at):
+            _ = try await tx.rows(PostgresTransaction.expiredSendCountsSQL, [PostgresTransaction.sendCountsExpiry(window: counted.window, at: at)])
+            let count = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.countSendSQL,
+                                                                   PostgresTransaction.countSendBinds(key: counted.key, window: counted.window, at: at)))
+            guard let count else { throw ClinicError(.storage, .storageFailure, "send_counts: no row returned") }
+            if count > Int64(counted.limit) { throw counted.refusal }
+        case .replaceEmailConfirmation(let hash, let expiresAt):
+            _ = try await tx.rows(PostgresTransaction.replaceEmailConfirmationSQL, [clientId, hash, expiresAt])
+        case .dropPendingEmailCodes:
+            _ = try await tx.rows(PostgresTransaction.dropPendingEmailCodesSQL, [clientId])
+        case .enqueueEmailCode(let code, let at):
+            guard let cipher else { throw ClinicError(.storage, .storageFailure, "a code to seal without a cipher") }
+            guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueEmailCodeSQL, [clientId, at])) else {
+                throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
+            }
+            _ = try await tx.rows(PostgresTransaction.deliveryPayloadSQL,
+                                  [try cipher.seal(bytes: Data(code.utf8), context: ClientWrite.codeContext(id)), id])
+        }
+    }
+}
+
+extension ClientWrite {
+    /// Whether the write seals with the store's key (the record, a queued code).
+    var seals: Bool {
+        switch self {
+        case .rewrite, .enqueueEmailCode: true
+        default: false
         }
     }
 }

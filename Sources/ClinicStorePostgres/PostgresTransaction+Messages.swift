@@ -227,9 +227,12 @@ extension PostgresTransaction {
         """
 
     func dropPendingEmailCodes(ofClient clientId: Int64) throws {
-        try execute("UPDATE deliveries SET state = 'dropped' WHERE client_id = $1 AND purpose = 'email_code' AND state = 'pending'",
-                    [clientId])
+        try execute(Self.dropPendingEmailCodesSQL, [clientId])
     }
+
+    /// The e-mailed codes not yet sent to patient $1 dropped.
+    static let dropPendingEmailCodesSQL =
+        "UPDATE deliveries SET state = 'dropped' WHERE client_id = $1 AND purpose = 'email_code' AND state = 'pending'"
 
     func dropPendingDeliveries(ofClient clientId: Int64, channels: Set<DeliveryChannel>) throws {
         try execute(Self.dropPendingDeliveriesSQL(channels), [clientId])
@@ -266,11 +269,14 @@ extension PostgresTransaction {
         """
 
     func replaceEmailConfirmation(ofClient clientId: Int64, codeHash: String, expiresAt: Date) throws {
-        try execute("""
-            INSERT INTO email_confirmations (client_id, code_hash, expires_at, attempts) VALUES ($1, $2, $3, 0)
-            ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at, attempts = 0
-            """, [clientId, codeHash, expiresAt])
+        try execute(Self.replaceEmailConfirmationSQL, [clientId, codeHash, expiresAt])
     }
+
+    /// Patient $1's e-mail code: its hash $2, valid until $3, no wrong guess yet.
+    static let replaceEmailConfirmationSQL = """
+        INSERT INTO email_confirmations (client_id, code_hash, expires_at, attempts) VALUES ($1, $2, $3, 0)
+        ON CONFLICT (client_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at, attempts = 0
+        """
 
     func countWrongEmailCode(ofClient clientId: Int64) throws {
         try execute(Self.countWrongEmailCodeSQL, [clientId])

@@ -150,19 +150,30 @@ extension PostgresTransaction {
     /// One upsert: its row lock holds until the transaction ends, so parallel counts of one key
     /// on any server wait and add to the committed count.
     func countSend(key: String, window: Int64, at: Date) throws -> Int {
-        try execute("DELETE FROM send_counts WHERE window_start <= $1",
-                    [Date(seconds: at.seconds - 86_400 - window)])
-        let windowEnded = Date(seconds: at.seconds - window)
-        guard let count = try value(Int64.self, """
-            INSERT INTO send_counts (key, window_start, count) VALUES ($1, $2, 1)
-            ON CONFLICT (key) DO UPDATE SET
-                count = CASE WHEN send_counts.window_start <= $3 THEN 1 ELSE send_counts.count + 1 END,
-                window_start = CASE WHEN send_counts.window_start <= $3 THEN EXCLUDED.window_start ELSE send_counts.window_start END
-            RETURNING count
-            """, [key, Date(seconds: at.seconds), windowEnded]) else {
+        try execute(Self.expiredSendCountsSQL, [Self.sendCountsExpiry(window: window, at: at)])
+        guard let count = try value(Int64.self, Self.countSendSQL, Self.countSendBinds(key: key, window: window, at: at)) else {
             throw ClinicError(.storage, .storageFailure, "send_counts: no row returned")
         }
         return Int(count)
+    }
+
+    /// The counts whose windows ended a day before: $1 the instant (`sendCountsExpiry`).
+    static let expiredSendCountsSQL = "DELETE FROM send_counts WHERE window_start <= $1"
+
+    static func sendCountsExpiry(window: Int64, at: Date) -> Date { Date(seconds: at.seconds - 86_400 - window) }
+
+    /// A send counted in one statement (`countSendBinds`): a window that ended starts again at
+    /// one; the count now.
+    static let countSendSQL = """
+        INSERT INTO send_counts (key, window_start, count) VALUES ($1, $2, 1)
+        ON CONFLICT (key) DO UPDATE SET
+            count = CASE WHEN send_counts.window_start <= $3 THEN 1 ELSE send_counts.count + 1 END,
+            window_start = CASE WHEN send_counts.window_start <= $3 THEN EXCLUDED.window_start ELSE send_counts.window_start END
+        RETURNING count
+        """
+
+    static func countSendBinds(key: String, window: Int64, at: Date) -> [any PostgresBindable] {
+        [key, Date(seconds: at.seconds), Date(seconds: at.seconds - window)]
     }
 
     /// The name's row is locked first (`FOR UPDATE`), so that the count it decides on (the last

@@ -242,6 +242,36 @@ import Testing
         #expect(try await s.system.clients.phone(clientId: s.bob).confirmed == false)
     }
 
+    /// Codes asked for at once (on PostgreSQL, as from several servers): one is queued, the
+    /// others are refused by the minute's count in the same transaction, and nothing of theirs
+    /// is written.
+    @Test func codesAskedForAtOnceQueueOne() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna").id ?? 0
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    do {
+                        _ = try await system.clients.setEmail(clientId: anna, address: "anna\(index)@example.org")
+                        return "queued"
+                    } catch let error as ClinicError {
+                        return error.key == .emailCodeTooSoon ? "too soon" : "\(error)"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            var all: [String] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(outcomes.sorted() == ["queued"] + Array(repeating: "too soon", count: 7), "\(outcomes)")
+        #expect(try storedInt(system, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1)
+        #expect(try storedInt(system, "SELECT count(*) FROM email_confirmations") == 1)
+        let pending = try #require(try system.clients.email(clientId: anna).pending)
+        #expect(pending.hasPrefix("anna") && pending.hasSuffix("@example.org"))
+    }
+
     /// The e-mail address confirmed by its code and removed, on both paths: a wrong guess is
     /// counted and refused, the right code confirms the waiting address and the patient is found
     /// by it (the record sealed again, its search tokens made again); removing forgets both
@@ -267,9 +297,26 @@ import Testing
             case .awaited: try await system.clients.removeEmail(clientId: id)
             }
         }
+        func set(_ id: Int64, _ address: String, from: String? = nil) async throws -> EmailStatus {
+            switch path {
+            case .seam: try Self.seam { try system.clients.setEmail(clientId: id, address: address, from: from) }
+            case .awaited: try await system.clients.setEmail(clientId: id, address: address, from: from)
+            }
+        }
         let tokens = "SELECT count(*) FROM patient_search WHERE client_id = \(anna)"
         let unaddressed = try #require(try storedInt(system, tokens))
-        _ = try Self.seam { try system.clients.setEmail(clientId: anna, address: "anna@example.org") }
+        // Refused before anything is written: a patient gone, an address that is none.
+        let untouched = try fingerprint(system)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await set(99_999, "x@example.org") }
+        await #expect(throws: ClinicError.self) { _ = try await set(anna, "not an address") }
+        #expect(try fingerprint(system) == untouched)
+        #expect(try await set(anna, "anna@example.org", from: "192.0.2.7") == EmailStatus(confirmed: nil, pending: "anna@example.org"))
+        // A second code within the minute is refused, and nothing of it is written or counted.
+        let counted = try fingerprint(system)
+        await #expect(throws: ClinicError(.rateLimited, .emailCodeTooSoon, "60")) { _ = try await set(anna, "anna@example.com") }
+        #expect(try fingerprint(system) == counted)
+        #expect(try storedInt(system, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1)
+        #expect(try storedInt(system, "SELECT count(*) FROM send_counts") == 5, "the minute, the budget, the account, the address, the client")
         _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let right = try code(), wrong = right == "000000" ? "111111" : "000000"
 
@@ -289,7 +336,7 @@ import Testing
 
         // A new address waits, its code not yet sent: removing forgets both and drops the code's mail.
         clock.advance(61)
-        _ = try Self.seam { try system.clients.setEmail(clientId: anna, address: "anna@example.net") }
+        #expect(try await set(anna, "anna@example.net") == EmailStatus(confirmed: "anna@example.org", pending: "anna@example.net"))
         let pending = "SELECT count(*) FROM deliveries WHERE state = 'pending'"
         #expect(try storedInt(system, pending) == 1)
         try await remove(anna)

@@ -49,21 +49,29 @@ public struct CodeLimits: Sendable, Equatable {
     /// queues the code, before queueing it.
     func count(_ tx: any SecurityWriting, channel: Channel, clientId: Int64, destination: String, from address: String?,
                now: Date) throws {
+        for counted in counts(channel: channel, clientId: clientId, destination: destination, from: address) {
+            try counted.count(tx, at: now)
+        }
+    }
+
+    /// The counts one code adds to, in order: the deployment's budget first (it protects the
+    /// bill, and tells the operator), then the account's, the destination's and the address's.
+    func counts(channel: Channel, clientId: Int64, destination: String, from address: String?) -> [SendCount] {
         let day: Int64 = 86_400, hour: Int64 = 3600
         let prefix = "code:\(channel.rawValue):"
-        // The deployment's budget first: it protects the bill, and tells the operator.
-        if try tx.countSend(key: prefix + "all", window: day, at: now) > (channel == .text ? textCodesPerDay : mailCodesPerDay) {
-            throw ClinicError(.rateLimited, channel == .text ? .textCodeBudgetSpent : .mailCodeBudgetSpent)
+        var counts = [
+            SendCount(key: prefix + "all", window: day, limit: channel == .text ? textCodesPerDay : mailCodesPerDay,
+                      refusal: ClinicError(.rateLimited, channel == .text ? .textCodeBudgetSpent : .mailCodeBudgetSpent)),
+            SendCount(key: prefix + "account:\(clientId)", window: day, limit: perAccountPerDay,
+                      refusal: ClinicError(.rateLimited, .codesPerDaySpent, String(perAccountPerDay))),
+            SendCount(key: prefix + "to:" + destination, window: day, limit: perDestinationPerDay,
+                      refusal: ClinicError(.rateLimited, .codesPerDaySpent, String(perDestinationPerDay))),
+        ]
+        if let address {
+            counts.append(SendCount(key: prefix + "from:" + Self.addressKey(address), window: hour, limit: perAddressPerHour,
+                                    refusal: ClinicError(.rateLimited, .codesPerHourSpent)))
         }
-        if try tx.countSend(key: prefix + "account:\(clientId)", window: day, at: now) > perAccountPerDay {
-            throw ClinicError(.rateLimited, .codesPerDaySpent, String(perAccountPerDay))
-        }
-        if try tx.countSend(key: prefix + "to:" + destination, window: day, at: now) > perDestinationPerDay {
-            throw ClinicError(.rateLimited, .codesPerDaySpent, String(perDestinationPerDay))
-        }
-        if let address, try tx.countSend(key: prefix + "from:" + Self.addressKey(address), window: hour, at: now) > perAddressPerHour {
-            throw ClinicError(.rateLimited, .codesPerHourSpent)
-        }
+        return counts
     }
 
     /// A client address as it is counted: an IPv6 address by its /64 (one subscriber's whole
@@ -89,5 +97,21 @@ public struct CodeLimits: Sendable, Equatable {
     /// An e-mail address as it is counted (lower case, hashed).
     static func mailKey(_ address: String) -> String {
         Array(SHA256.hash(data: Data("code-mail:\(address.lowercased())".utf8))).hexString
+    }
+}
+
+/// One send counted against a limit, in the transaction that queues it (`send_counts`, one
+/// statement: requests at once on several servers are counted one after the other): past
+/// `limit` sends within `window` seconds the request is refused with `refusal`, and the
+/// transaction rolls back with it (nothing is queued, nothing counted).
+public struct SendCount: Sendable, Equatable {
+    public let key: String
+    public let window: Int64
+    public let limit: Int
+    public let refusal: ClinicError
+
+    /// Counts it in the caller's transaction (the seam's path, and SQLite's).
+    func count(_ tx: any SecurityWriting, at now: Date) throws {
+        if try tx.countSend(key: key, window: window, at: now) > limit { throw refusal }
     }
 }

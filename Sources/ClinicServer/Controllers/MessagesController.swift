@@ -52,8 +52,8 @@ struct MessagesController {
         let patient = try context.signedInPatient()
         let body = try await RequestBody.decode(EmailBody.self, from: request, context: context)
         let from = context.clientAddress
-        let status = try await dependencies.sendCode(patient.language) { [system] in
-            try system.clients.setEmail(clientId: patient.id, address: body.address, from: from)
+        let status = try await dependencies.codeSent(patient.language) { [system] in
+            try await system.clients.setEmail(clientId: patient.id, address: body.address, from: from)
         }
         return try HTTPMapping.json(EmailJSON(status), status: .accepted)
     }

@@ -240,8 +240,8 @@ struct WebProfilePages {
         let address = form["address"] ?? ""
         do {
             let from = context.clientAddress
-            let status = try await dependencies.sendCode(web.language) { [system] in
-                try system.clients.setEmail(clientId: patient.id ?? 0, address: address, from: from)
+            let status = try await dependencies.codeSent(web.language) { [system] in
+                try await system.clients.setEmail(clientId: patient.id ?? 0, address: address, from: from)
             }
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: "\(words["codeSent"] ?? "") \(status.pending ?? address)")

@@ -88,29 +88,47 @@ extension ClientController {
     /// in use, if any, stays until the new one is confirmed). A new code at most once a minute.
     public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) throws -> EmailStatus {
         let address = try Mail.checkedAddress(address)
-        let now = self.now()
-        var generator = SystemRandomNumberGenerator()
-        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
-        return try database.writing { tx in
-            guard var client = try database.client(tx, id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            // At most one code a minute, counted in one statement (requests at once get one
-            // code, the others `rate_limited`), and within `CodeLimits`.
-            if try tx.countSend(key: "code:mail:minute:\(clientId)", window: 60, at: now) > 1 {
-                throw ClinicError(.rateLimited, .emailCodeTooSoon, "60")
-            }
-            try codeLimits.count(tx, channel: .mail, clientId: clientId, destination: CodeLimits.mailKey(address),
-                                 from: clientAddress, now: now)
-            client.pendingEmail = address
-            try database.updateClient(tx, client)
-            try tx.replaceEmailConfirmation(ofClient: clientId, codeHash: Self.codeHash(code, clientId: clientId),
-                                            expiresAt: Date(seconds: now.seconds + Self.emailCodeMinutes * 60))
-            // Earlier codes not yet sent are not worth sending.
-            try tx.dropPendingEmailCodes(ofClient: clientId)
-            let id = try tx.enqueueEmailCodeDelivery(toClient: clientId, at: now)
-            try tx.setDeliveryPayload(try database.sealingCipher(tx).seal(bytes: Data(code.utf8), context: "delivery:\(id)"),
-                                      ofDelivery: id)
-            return EmailStatus(confirmed: client.email, pending: address)
+        let now = self.now(), code = Self.newCode(), limits = codeLimits
+        return try changingClient(clientId) { facts in
+            try Self.settingEmail(facts, address: address, code: code, from: clientAddress, limits: limits, now: now)
         }
+    }
+
+    /// `setEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`): the
+    /// record locked, the counts, the record, the code and its mail written together.
+    public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) async throws -> EmailStatus {
+        let address = try Mail.checkedAddress(address)
+        let now = self.now(), code = Self.newCode(), limits = codeLimits
+        return try await database.changeClient(id: clientId) { facts in
+            try Self.settingEmail(facts, address: address, code: code, from: clientAddress, limits: limits, now: now)
+        }
+    }
+
+    /// A six-digit code, from the system's random source.
+    static func newCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+    }
+
+    /// What setting `address` writes: at most one code a minute (counted in one statement:
+    /// requests at once get one code, the others `rate_limited`) and within `CodeLimits`; the
+    /// address waits to be confirmed (the one in use stays until then); the code's hash waits
+    /// `emailCodeMinutes`; earlier codes not yet sent are dropped (not worth sending), and the
+    /// code's mail is queued. `not_logged_in` for a patient gone.
+    static func settingEmail(_ facts: ClientChangeFacts?, address: String, code: String, from clientAddress: String?,
+                             limits: CodeLimits, now: Date) throws -> ClientChange<EmailStatus> {
+        guard let facts, let clientId = facts.client.id else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        var client = facts.client
+        client.pendingEmail = address
+        let minute = SendCount(key: "code:mail:minute:\(clientId)", window: 60, limit: 1,
+                               refusal: ClinicError(.rateLimited, .emailCodeTooSoon, "60"))
+        let counts = [minute] + limits.counts(channel: .mail, clientId: clientId, destination: CodeLimits.mailKey(address), from: clientAddress)
+        return ClientChange(writes: counts.map { ClientWrite.countSend($0, at: now) } + [
+            .rewrite(client),
+            .replaceEmailConfirmation(codeHash: codeHash(code, clientId: clientId), expiresAt: Date(seconds: now.seconds + emailCodeMinutes * 60)),
+            .dropPendingEmailCodes,
+            .enqueueEmailCode(code, at: now),
+        ], result: EmailStatus(confirmed: client.email, pending: address))
     }
 
     /// Confirms the waiting address with its code; from then on messages are e-mailed too.

@@ -69,6 +69,19 @@ public enum ClientWrite: Sendable, Equatable {
     case recordGeocode(GeocodeCacheWrite)
     /// The patient's phone saved as it is here, at the time given.
     case savePhone(StoredPhone, at: Date)
+    /// A send counted, the change refused past its limit (`SendCount`), at the time given.
+    case countSend(SendCount, at: Date)
+    /// A new e-mail code waits (its hash; attempts back to none), replacing any other.
+    case replaceEmailConfirmation(codeHash: String, expiresAt: Date)
+    /// The e-mailed codes not yet sent dropped.
+    case dropPendingEmailCodes
+    /// A code's e-mail queued, the code sealed to its delivery under the store's key.
+    case enqueueEmailCode(String, at: Date)
+}
+
+extension ClientWrite {
+    /// What a queued code is sealed to: its delivery.
+    package static func codeContext(_ deliveryId: Int64) -> String { "delivery:\(deliveryId)" }
 }
 
 /// A change of a patient's record: its writes, in order, and the caller's answer.
@@ -88,6 +101,14 @@ public struct ClientChange<Result: Sendable>: Sendable {
             case .dropPendingDeliveries(let channels): try tx.dropPendingDeliveries(ofClient: clientId, channels: Set(channels))
             case .recordGeocode(let write): try write.apply(tx)
             case .savePhone(let phone, let at): try tx.savePhone(phone, at: at)
+            case .countSend(let counted, let at): try counted.count(tx, at: at)
+            case .replaceEmailConfirmation(let hash, let expiresAt):
+                try tx.replaceEmailConfirmation(ofClient: clientId, codeHash: hash, expiresAt: expiresAt)
+            case .dropPendingEmailCodes: try tx.dropPendingEmailCodes(ofClient: clientId)
+            case .enqueueEmailCode(let code, let at):
+                let id = try tx.enqueueEmailCodeDelivery(toClient: clientId, at: at)
+                try tx.setDeliveryPayload(try store.sealingCipher(tx).seal(bytes: Data(code.utf8), context: ClientWrite.codeContext(id)),
+                                          ofDelivery: id)
             }
         }
     }
