@@ -248,8 +248,13 @@ import Testing
     @Test func codesAskedForAtOnceQueueOne() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna").id ?? 0
+        // Two at once, as the test store's pool of two connections serves them: eight at once
+        // waited for a connection past the pool's 10 s on the CI's loaded PostgreSQL and were
+        // answered `busy` (the server's answer to overload, not this test's subject).
         let outcomes = await withTaskGroup(of: String.self) { group in
+            var all: [String] = []
             for index in 0..<8 {
+                if index >= 2, let outcome = await group.next() { all.append(outcome) }
                 group.addTask {
                     do {
                         _ = try await system.clients.setEmail(clientId: anna, address: "anna\(index)@example.org")
@@ -261,7 +266,6 @@ import Testing
                     }
                 }
             }
-            var all: [String] = []
             for await outcome in group { all.append(outcome) }
             return all
         }
