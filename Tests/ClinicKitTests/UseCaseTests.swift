@@ -93,6 +93,7 @@ import Testing
         let expected = try Self.freeSlots(system, therapy.id ?? 0, from: day)
         #expect(choices.freeSlots == expected)
         #expect(!expected.isEmpty)
+        #expect(choices.freeDays.isEmpty, "no day picker asked for: no look-ahead")
         // Another clinic's department is `not_found`, as one that does not exist; so is another department's doctor.
         let refused = await #expect(throws: ClinicError.self) {
             _ = try await system.bookingChoices(clinicId: la1, departmentId: elsewhere.id, day: day, computing: runner)

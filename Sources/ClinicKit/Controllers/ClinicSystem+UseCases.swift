@@ -103,7 +103,8 @@ public struct BookingChoices: Sendable {
     /// The chosen department's doctors (empty without a department).
     public var doctors: [Doctor] = []
     /// The days (`YYYY-MM-DD`, the clinic's) among the next `BookingChoices.days` that have a
-    /// free time for the department, visit type and doctor chosen: a day picker marks them.
+    /// free time for the department, visit type and doctor chosen: a day picker marks them
+    /// (asked for with `firstFreeDay`; empty otherwise).
     public var freeDays: Set<String> = []
     /// The day whose free times `freeSlots` are: the one asked for, or the first free one.
     public var chosenDay: LocalDateTime?
@@ -292,8 +293,9 @@ extension ClinicSystem {
 
     /// The choices of a booking at `clinicId`: a department that is not the clinic's is
     /// `not_found`, as one that does not exist.
-    /// With `firstFreeDay` and no `day`, the day is the first of the next `BookingChoices.days`
-    /// with a free time (`chosenDay`), from the same look-ahead that marks the free days.
+    /// With `firstFreeDay` (a day picker) the next `BookingChoices.days` are looked ahead: their
+    /// free days are marked (`freeDays`, empty otherwise), and with no `day` the first of them
+    /// with a free time is chosen (`chosenDay`), its slots from the same look-ahead.
     /// Read awaited (issue 56); the free slots are computed by `runner`.
     public func bookingChoices(clinicId: Int64, departmentId: Int64? = nil, visitTypeId: Int64? = nil,
                                doctorId: Int64? = nil, day: LocalDateTime? = nil, firstFreeDay: Bool = false,
@@ -316,12 +318,14 @@ extension ClinicSystem {
                 try await appointments.slotsWithClinic(departmentId: departmentId, doctorId: doctorId, from: day, days: days,
                                                        visitTypeId: visitTypeId, computing: runner).slots.filter(\.isAvailable)
             }
-            let today = LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0)
-            let ahead = try await free(from: today, days: BookingChoices.days)
+            // The look-ahead only for the day picker (`firstFreeDay`): the confirmation and the
+            // desk's booking page show no picker, and 14 days of slots are not free to compute.
+            let ahead = firstFreeDay ? try await free(from: LocalDateTime.of(now, in: clinic.zone).at(minuteOfDay: 0),
+                                                      days: BookingChoices.days) : []
             freeDays = Set(ahead.map { LocalDateTime.of($0.start, in: clinic.zone).dayText })
             if let day {
                 slots = try await free(from: day, days: 1)
-            } else if firstFreeDay, let first = ahead.first {
+            } else if let first = ahead.first {
                 // The look-ahead's own slots of its first free day: no second query.
                 let firstDay = LocalDateTime.of(first.start, in: clinic.zone).dayText
                 chosen = LocalDateTime.of(first.start, in: clinic.zone).at(minuteOfDay: 0)
