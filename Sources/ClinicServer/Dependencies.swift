@@ -80,12 +80,8 @@ struct ServerDependencies: Sendable {
     /// Sends a confirmation code (a text or an e-mail; the library counts it against
     /// `CodeLimits`), then wakes the outbox, since the patient waits for it. The deployment's
     /// daily budget spent is the operator's to know: counted in `clinic_codes_refused_total`
-    /// and logged, once a refusal.
-    func sendCode<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await codeSent(language) { [pool] in try await pool.run(body) }
-    }
-
-    /// `sendCode` of a use case the store runs awaited (issue 56): no hop to the pool.
+    /// and logged, once a refusal. The use case is the store's one awaited transaction (issue
+    /// 56): no hop to the pool.
     func codeSent<T: Sendable>(_ language: Language, _ body: () async throws -> T) async throws -> T {
         do {
             let result = try await body()

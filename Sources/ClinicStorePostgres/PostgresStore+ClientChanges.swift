@@ -11,31 +11,37 @@ import PostgresNIO
 
 extension PostgresStore {
     /// BEGIN, the patient's row locked (`FOR UPDATE`: their changes one after the other, so a
-    /// code's guesses at once are decided in turn) with the e-mail confirmation and the key
-    /// check, their phone's row (locked too) when asked, the decision, its writes in order; COMMIT.
-    public func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
-        async throws -> T {
+    /// code's guesses at once are decided in turn) with the e-mail confirmation, the key check
+    /// and the texting gateway's sign of life, their phone's row (locked too) when asked, a
+    /// number's key made when asked, the decision, its writes in order; COMMIT.
+    public func changeClient<T: Sendable>(id: Int64, phone: Bool, number: String?,
+                                          decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>) async throws -> T {
         let sent = statementsSent, key = personalDataKey
         keptLookups.forgetSessions()
         defer { keptLookups.forgetSessions() }
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let row = try await tx.rows("""
-                SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check, e.code_hash, e.expires_at, e.attempts
+                SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check,
+                       (SELECT value FROM settings WHERE key = $3) AS text_gateway_seen, e.code_hash, e.expires_at, e.attempts
                 FROM clients c LEFT JOIN email_confirmations e ON e.client_id = c.id WHERE c.id = $1 FOR UPDATE OF c
-                """, [id, PostgresTransaction.clientsKeyCheckSetting]).first.map(PostgresTransaction.row)
+                """, [id, PostgresTransaction.clientsKeyCheckSetting, Outbox.textGatewaySetting]).first.map(PostgresTransaction.row)
             let check: String? = try row?.value("personal_key_check", in: "settings")
             let phoneRow = row != nil && phone
                 ? try await tx.rows(PostgresTransaction.phoneSQL + " FOR UPDATE", [id]).first.map(PostgresTransaction.row) : nil
-            let facts = try row.map { row in
-                let stored = try PostgresTransaction.storedClientOfRow(row)
-                return ClientChangeFacts(client: stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check)),
-                                         emailConfirmation: try PostgresTransaction.emailConfirmation(of: row),
-                                         phone: try phoneRow.map(StoredPhone.init(row:)))
-            }
-            let change = try decide(facts)
             // Sealed under one cipher: with no key check stored yet, the first sealing stores it.
             var cipher: FieldCipher?
+            if row != nil, number != nil { cipher = try await Self.sealingCipher(key, stored: check, tx) }
+            let numberKey: String? = if let number, let cipher { StoredPhone.key(of: number, cipher: cipher) } else { nil }
+            let facts = try row.map { row in
+                let stored = try PostgresTransaction.storedClientOfRow(row)
+                let seen: String? = numberKey == nil ? nil : try row.value("text_gateway_seen", in: "settings")
+                return ClientChangeFacts(client: stored.personal == nil ? stored.client : try stored.opened(with: try key.cipher(keyCheck: check)),
+                                         emailConfirmation: try PostgresTransaction.emailConfirmation(of: row),
+                                         phone: try phoneRow.map(StoredPhone.init(row:)), numberKey: numberKey,
+                                         textGatewaySeen: seen.flatMap { Int64($0) })
+            }
+            let change = try decide(facts)
             for write in change.writes {
                 if write.seals, cipher == nil { cipher = try await Self.sealingCipher(key, stored: check, tx) }
                 try await Self.write(write, clientId: id, tx, cipher: cipher)
@@ -87,6 +93,18 @@ extension PostgresStore {
             }
             _ = try await tx.rows(PostgresTransaction.deliveryPayloadSQL,
                                   [try cipher.seal(bytes: Data(code.utf8), context: ClientWrite.codeContext(id)), id])
+        case .savePhoneNumber(let number, var phone, let at):
+            guard let cipher else { throw ClinicError(.storage, .storageFailure, "a number to seal without a cipher") }
+            phone.numberSealed = try ClientWrite.sealedNumber(number, clientId: clientId, cipher: cipher)
+            _ = try await tx.rows(PostgresTransaction.savePhoneSQL, PostgresTransaction.savePhoneBinds(phone, at: at))
+        case .enqueueCodeText(let body, let at):
+            guard let cipher else { throw ClinicError(.storage, .storageFailure, "a text to seal without a cipher") }
+            guard let id = try tx.value(Int64.self, try await tx.rows(PostgresTransaction.enqueueTextSQL,
+                                                                      [clientId, Int64?.none, "text_code", at])) else {
+                throw ClinicError(.storage, .storageFailure, "deliveries: no id returned")
+            }
+            _ = try await tx.rows(PostgresTransaction.deliveryPayloadSQL,
+                                  [try cipher.seal(bytes: Data(body.utf8), context: ClientWrite.codeContext(id)), id])
         }
     }
 }
@@ -95,7 +113,7 @@ extension ClientWrite {
     /// Whether the write seals with the store's key (the record, a queued code).
     var seals: Bool {
         switch self {
-        case .rewrite, .enqueueEmailCode: true
+        case .rewrite, .enqueueEmailCode, .savePhoneNumber, .enqueueCodeText: true
         default: false
         }
     }

@@ -60,7 +60,7 @@ extension PostgresStore {
         let key = personalDataKey
         return try await readAwaited { tx in
             let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
-            let numberKey = ReplySender.numberKey(number, cipher: try key.cipher(keyCheck: check))
+            let numberKey = StoredPhone.key(of: number, cipher: try key.cipher(keyCheck: check))
             guard let row = try await tx.rows("""
                 SELECT p.*, c.preferred_language FROM phones p LEFT JOIN clients c ON c.id = p.client_id
                 WHERE p.number_key = $1 AND p.confirmed

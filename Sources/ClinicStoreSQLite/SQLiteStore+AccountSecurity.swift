@@ -91,9 +91,9 @@ extension SQLiteStore {
         }
     }
 
-    public func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
-        async throws -> T {
-        try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, phone: phone, decide) } }
+    public func changeClient<T: Sendable>(id: Int64, phone: Bool, number: String?,
+                                          decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>) async throws -> T {
+        try await commit { try self.writing { tx in try ClientChangeFacts.change(tx, store: self, id: id, phone: phone, number: number, decide) } }
     }
 
     public func loginTaken(loginKey: String) async throws -> Bool {

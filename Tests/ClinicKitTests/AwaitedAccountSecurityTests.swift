@@ -242,11 +242,44 @@ import Testing
         #expect(try await s.system.clients.phone(clientId: s.bob).confirmed == false)
     }
 
-    /// Codes asked for at once (on PostgreSQL, as from several servers): one is queued, the
-    /// others are refused by the minute's count in the same transaction, and nothing of theirs
-    /// is written.
-    @Test func codesAskedForAtOnceQueueOne() async throws {
+    /// A number set on both paths: refused before anything is written for a patient gone, a
+    /// premium number, or a second code within the minute; counted, saved sealed, and its code
+    /// texted; confirmed by it; then set again, the confirmed number writes nothing.
+    @Test(arguments: Path.allCases) func aNumberIsSetCountedAndTextedItsCode(_ path: Path) async throws {
+        let texts = TextTests(), s = try texts.scene()
+        func set(_ id: Int64, _ number: String, from: String? = nil) async throws -> PhoneStatus {
+            switch path {
+            case .seam: try Self.seam { try s.system.clients.setPhone(clientId: id, number: number, from: from) }
+            case .awaited: try await s.system.clients.setPhone(clientId: id, number: number, from: from)
+            }
+        }
+        let number = "+12025550143"
+        let untouched = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { _ = try await set(99_999, number) }
+        await #expect(throws: ClinicError.self) { _ = try await set(s.anna, "+19005550143") }
+        #expect(try fingerprint(s.system) == untouched)
+        #expect(try await set(s.anna, "+1 202 555 0143", from: "192.0.2.7")
+                == PhoneStatus(number: number, confirmed: false, textReminders: true, textOffers: true, stopped: false))
+        let counted = try fingerprint(s.system)
+        await #expect(throws: ClinicError(.rateLimited, .phoneCodeTooSoon, "60")) { _ = try await set(s.anna, "+12025550144") }
+        #expect(try fingerprint(s.system) == counted)
+        #expect(try storedInt(s.system, "SELECT count(*) FROM send_counts") == 5, "the minute, the budget, the account, the number, the client")
+        #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE state = 'pending' AND purpose = 'text_code'") == 1)
+        #expect(try fingerprint(s.system).contains("2025550143") == false, "the number and the code's text sealed")
+        #expect(try texts.deliver(s).texts == 1)
+        _ = try await s.system.clients.confirmPhone(clientId: s.anna, code: try texts.code(s, to: number))
+        s.clock.advance(61)
+        let confirmed = try fingerprint(s.system)
+        #expect(try await set(s.anna, number).confirmed)
+        #expect(try fingerprint(s.system) == confirmed, "the confirmed number: nothing written, nothing counted")
+    }
+
+    /// Codes asked for at once (on PostgreSQL, as from several servers), by mail or by text: one
+    /// is queued, the others are refused by the minute's count in the same transaction, and
+    /// nothing of theirs is written.
+    @Test(arguments: [CodeLimits.Channel.mail, .text]) func codesAskedForAtOnceQueueOne(_ channel: CodeLimits.Channel) async throws {
         let system = try makeSystem()
+        try system.outbox.noteTextGateway()
         let anna = try register(system, "anna").id ?? 0
         // Two at once, as the test store's pool of two connections serves them: eight at once
         // waited for a connection past the pool's 10 s on the CI's loaded PostgreSQL and were
@@ -257,10 +290,13 @@ import Testing
                 if index >= 2, let outcome = await group.next() { all.append(outcome) }
                 group.addTask {
                     do {
-                        _ = try await system.clients.setEmail(clientId: anna, address: "anna\(index)@example.org")
+                        switch channel {
+                        case .mail: _ = try await system.clients.setEmail(clientId: anna, address: "anna\(index)@example.org")
+                        case .text: _ = try await system.clients.setPhone(clientId: anna, number: "+1202555016\(index)")
+                        }
                         return "queued"
                     } catch let error as ClinicError {
-                        return error.key == .emailCodeTooSoon ? "too soon" : "\(error)"
+                        return [.emailCodeTooSoon, .phoneCodeTooSoon].contains(error.key) ? "too soon" : "\(error)"
                     } catch {
                         return "\(error)"
                     }
@@ -271,9 +307,15 @@ import Testing
         }
         #expect(outcomes.sorted() == ["queued"] + Array(repeating: "too soon", count: 7), "\(outcomes)")
         #expect(try storedInt(system, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1)
-        #expect(try storedInt(system, "SELECT count(*) FROM email_confirmations") == 1)
-        let pending = try #require(try system.clients.email(clientId: anna).pending)
-        #expect(pending.hasPrefix("anna") && pending.hasSuffix("@example.org"))
+        switch channel {
+        case .mail:
+            #expect(try storedInt(system, "SELECT count(*) FROM email_confirmations") == 1)
+            let pending = try #require(try system.clients.email(clientId: anna).pending)
+            #expect(pending.hasPrefix("anna") && pending.hasSuffix("@example.org"))
+        case .text:
+            #expect(try storedInt(system, "SELECT count(*) FROM phones") == 1)
+            #expect(try #require(try await system.clients.phone(clientId: anna).number).hasPrefix("+1202555016"))
+        }
     }
 
     /// The e-mail address confirmed by its code and removed, on both paths: a wrong guess is

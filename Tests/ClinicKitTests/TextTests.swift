@@ -223,12 +223,15 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let anna = try register(system, "anna").id ?? 0
         #expect(try await !available())
         #expect(expectError(.textsUnavailable) { _ = try system.clients.setPhone(clientId: anna, number: "+12025550143") } != nil)
+        await #expect(throws: ClinicError(.textsUnavailable, .textsUnavailable)) {
+            _ = try await system.clients.setPhone(clientId: anna, number: "+12025550143")
+        }
         #expect(try { try system.clients.phone(clientId: anna) }() == PhoneStatus(number: nil, confirmed: false, textReminders: false,
                                                                           textOffers: false, stopped: false), "nothing kept")
         // A process with a gateway runs the outbox: codes go, until it is gone for an hour.
         _ = try system.outbox.run(mailer: nil, from: "", texter: RecordingTexter(), site: site)
         #expect(try await available())
-        _ = try system.clients.setPhone(clientId: anna, number: "+12025550143")
+        _ = try await system.clients.setPhone(clientId: anna, number: "+12025550143")
         clock.advance(3601)
         #expect(try await !available())
     }
@@ -539,7 +542,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     @Test(arguments: [false, true]) func aReplyFromAnUnknownNumberIsRefusedAndChangesNothing(awaited: Bool) async throws {
         let s = try scene()
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         for from in ["+12025550143", "+19995550000", "not a number", ""] {
             #expect(await expectError(.notFound) { _ = try await Self.reply(s, awaited, from, "STOP") }?.key == .textUnknownNumber,
                     "\(from): a number not confirmed is unknown")
@@ -613,7 +616,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
             if awaited { return try await s.system.texts.report(deliveryId: id, status: status) }
             return try { try s.system.texts.report(deliveryId: id, status: status) }()
         }
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         try deliver(s)
         let id = try #require(s.texter.texts.last?.deliveryId)
         #expect(try await report(id, 8) == .accepted)

@@ -118,5 +118,51 @@ import Testing
         #expect(change.writes == [.rewrite(Self.anna(email: nil, pending: nil)), .deleteEmailConfirmation, .dropPendingDeliveries([.email])])
         #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try ClientController.removingEmail(nil) }
     }
-}
 
+    // MARK: Setting a number
+
+    static func numberFacts(_ client: Client = anna(), phone: StoredPhone? = nil, seen: Int64? = now.seconds - 60) -> ClientChangeFacts {
+        ClientChangeFacts(client: client, emailConfirmation: nil, phone: phone, numberKey: "key", textGatewaySeen: seen)
+    }
+
+    static func setting(_ facts: ClientChangeFacts?, from address: String? = nil) throws -> ClientChange<PhoneStatus> {
+        try ClientController.settingPhone(facts, number: "+12025550143", code: "042042", from: address, limits: CodeLimits(), now: now)
+    }
+
+    /// A new number: the minute's count and `CodeLimits`' (the address's only with one), the
+    /// phone saved unconfirmed with the code's hash and the texts chosen before, the texts for the
+    /// number that was dropped, and the code texted in the patient's language.
+    @Test func aNewNumberIsCountedSavedAndTextedItsCodeInThePatientsLanguage() throws {
+        var ru = Self.anna(), had = Self.phone(confirmed: true)
+        ru.preferredLanguage = "ru"
+        had.numberKey = "the number that was"
+        let change = try Self.setting(Self.numberFacts(ru, phone: had), from: "192.0.2.7")
+        #expect(change.result == PhoneStatus(number: "+12025550143", confirmed: false, textReminders: true, textOffers: false, stopped: false))
+        let counts = change.writes.compactMap { write -> String? in if case .countSend(let count, _) = write { count.key } else { nil } }
+        #expect(counts == ["code:text:minute:1", "code:text:all", "code:text:account:1", "code:text:to:key",
+                           "code:text:from:" + CodeLimits.addressKey("192.0.2.7")])
+        #expect(Array(change.writes.dropFirst(counts.count)) == [
+            .savePhoneNumber("+12025550143", StoredPhone(
+                clientId: 1, numberSealed: Data(), numberKey: "key", confirmed: false, codeHash: ClientController.phoneCodeHash("042042", clientId: 1),
+                codeExpiresAt: Self.now.addingTimeInterval(1800), codeAttempts: 0, codeSentAt: Self.now, textReminders: true, textOffers: false,
+                stopped: false), at: Self.now),
+            .dropPendingDeliveries([.text]),
+            .enqueueCodeText(Strings.text(.textCode, .ru, ["042042"]), at: Self.now),
+        ])
+        #expect(Strings.text(.textCode, .ru, ["042042"]) != Strings.text(.textCode, .en, ["042042"]))
+        let fromTheCommandLine = try Self.setting(Self.numberFacts())
+        #expect(fromTheCommandLine.writes.filter { if case .countSend = $0 { true } else { false } }.count == 4, "no client address")
+    }
+
+    /// The number already confirmed writes nothing; without a gateway seen within the hour no
+    /// code is promised; a patient gone is not signed in.
+    @Test func theConfirmedNumberWritesNothingAndNoGatewayPromisesNoCode() throws {
+        let same = try Self.setting(Self.numberFacts(phone: Self.phone(confirmed: true)))
+        // The phone fixture's key is "key", the number's key in the facts too.
+        #expect(same.writes.isEmpty && same.result.confirmed)
+        for seen in [nil, Self.now.seconds - 3600] {
+            #expect(throws: ClinicError(.textsUnavailable, .textsUnavailable)) { try Self.setting(Self.numberFacts(seen: seen)) }
+        }
+        #expect(throws: ClinicError(.notLoggedIn, .notLoggedIn)) { try Self.setting(nil) }
+    }
+}

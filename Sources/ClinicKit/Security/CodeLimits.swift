@@ -43,19 +43,11 @@ public struct CodeLimits: Sendable, Equatable {
 
     public enum Channel: String, Sendable { case text, mail }
 
-    /// Counts one code to `destination` (a keyed hash of the number or address, never the
-    /// value) for the account, from `address` (the client's IP address; nil from the command
-    /// line), refusing it (`rate_limited`) past any limit. Call it in the transaction that
-    /// queues the code, before queueing it.
-    func count(_ tx: any SecurityWriting, channel: Channel, clientId: Int64, destination: String, from address: String?,
-               now: Date) throws {
-        for counted in counts(channel: channel, clientId: clientId, destination: destination, from: address) {
-            try counted.count(tx, at: now)
-        }
-    }
-
     /// The counts one code adds to, in order: the deployment's budget first (it protects the
     /// bill, and tells the operator), then the account's, the destination's and the address's.
+    /// `destination` is a keyed hash of the number or address, never the value; `address` the
+    /// client's IP address (nil from the command line). Counted in the transaction that queues
+    /// the code, before it is queued (`ClientWrite.countSend`).
     func counts(channel: Channel, clientId: Int64, destination: String, from address: String?) -> [SendCount] {
         let day: Int64 = 86_400, hour: Int64 = 3600
         let prefix = "code:\(channel.rawValue):"

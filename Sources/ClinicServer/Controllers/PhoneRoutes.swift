@@ -35,8 +35,8 @@ struct PhoneRoutes {
         let patient = try context.signedInPatient()
         let body = try await RequestBody.decode(PhoneBody.self, from: request, context: context)
         let address = context.clientAddress
-        let status = try await dependencies.sendCode(patient.language) { [system] in
-            try system.clients.setPhone(clientId: patient.id, number: body.phone, from: address)
+        let status = try await dependencies.codeSent(patient.language) { [system] in
+            try await system.clients.setPhone(clientId: patient.id, number: body.phone, from: address)
         }
         return try HTTPMapping.json(PhoneJSON(status), status: .accepted)
     }

@@ -280,8 +280,8 @@ struct WebProfilePages {
         let number = form["phone"] ?? ""
         do {
             let from = context.clientAddress
-            let status = try await dependencies.sendCode(web.language) { [system] in
-                try system.clients.setPhone(clientId: patient.id ?? 0, number: number, from: from)
+            let status = try await dependencies.codeSent(web.language) { [system] in
+                try await system.clients.setPhone(clientId: patient.id ?? 0, number: number, from: from)
             }
             let words = WebText.labels(web.language)
             return try await profilePage(web, notice: status.confirmed ? words["saved"] : "\(words["textCodeSent"] ?? "") \(status.number ?? number)")

@@ -156,8 +156,9 @@ extension ClientController {
     }
 
     /// A change of the patient's record on the seam's synchronous path: the same facts, decision and writes.
-    private func changingClient<T: Sendable>(_ clientId: Int64, _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
-        try database.writing { tx in try ClientChangeFacts.change(tx, store: database, id: clientId, decide) }
+    func changingClient<T: Sendable>(_ clientId: Int64, phone: Bool = false, number: String? = nil,
+                                     _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
+        try database.writing { tx in try ClientChangeFacts.change(tx, store: database, id: clientId, phone: phone, number: number, decide) }
     }
 
     /// What a typed e-mail code is found to be, once its decision is written.

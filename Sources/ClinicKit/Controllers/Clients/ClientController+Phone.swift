@@ -42,33 +42,48 @@ extension ClientController {
     /// servers get one code and the rest `rate_limited`.
     public func setPhone(clientId: Int64, number text: String, from address: String? = nil) throws -> PhoneStatus {
         let number = try PhoneNumber.checked(text, countries: codeLimits.textCountries)
-        let now = self.now()
-        var generator = SystemRandomNumberGenerator()
-        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
-        return try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let cipher = try AppointmentNotes.sealingCipher(tx)
-            let key = Texts.numberKey(number, cipher: cipher)
-            let had = try tx.phone(ofClient: clientId)
-            if let had, had.confirmed, had.numberKey == key { return Self.status(had, number: number) }
-            // Never a promise nobody keeps: without a gateway anywhere the code would wait for ever.
-            guard try Outbox.textsAvailable(tx, now: now) else { throw ClinicError(.textsUnavailable, .textsUnavailable) }
-            if try tx.countSend(key: "code:text:minute:\(clientId)", window: Self.phoneCodeInterval, at: now) > 1 {
-                throw ClinicError(.rateLimited, .phoneCodeTooSoon, String(Self.phoneCodeInterval))
-            }
-            try codeLimits.count(tx, channel: .text, clientId: clientId, destination: key, from: address, now: now)
-            let phone = StoredPhone(
-                clientId: clientId, numberSealed: try cipher.seal(bytes: Data(number.utf8), context: Texts.numberContext(clientId)),
-                numberKey: key, confirmed: false, codeHash: Self.phoneCodeHash(code, clientId: clientId),
-                codeExpiresAt: Date(seconds: now.seconds + Self.phoneCodeMinutes * 60), codeAttempts: 0, codeSentAt: now,
-                textReminders: had?.textReminders ?? true, textOffers: had?.textOffers ?? true, stopped: false)
-            try tx.savePhone(phone, at: now)
-            // Texts still waiting for the number that was are not for the new one.
-            try tx.dropPendingDeliveries(ofClient: clientId, channels: [.text])
-            try Texts.enqueue(tx, clientId: clientId, code: true, body: Strings.text(.textCode, language(tx, clientId), [code]),
-                              messageId: nil, now: now)
-            return Self.status(phone, number: number)
+        let now = self.now(), code = Self.newCode(), limits = codeLimits
+        return try changingClient(clientId, phone: true, number: number) { facts in
+            try Self.settingPhone(facts, number: number, code: code, from: address, limits: limits, now: now)
         }
+    }
+
+    /// `setPhone` as the store's one awaited transaction (issue 56: `ClientChangesStore`): the
+    /// record and the phone locked, the number's key, the counts, the phone, the code's text
+    /// written together.
+    public func setPhone(clientId: Int64, number text: String, from address: String? = nil) async throws -> PhoneStatus {
+        let number = try PhoneNumber.checked(text, countries: codeLimits.textCountries)
+        let now = self.now(), code = Self.newCode(), limits = codeLimits
+        return try await database.changeClient(id: clientId, phone: true, number: number) { facts in
+            try Self.settingPhone(facts, number: number, code: code, from: address, limits: limits, now: now)
+        }
+    }
+
+    /// What setting `number` writes: nothing for the number already confirmed; refused when no
+    /// gateway was seen lately (the code would wait for ever: `texts_unavailable`); at most one
+    /// code a minute and within `CodeLimits` (counted in one statement each: requests at once
+    /// get one code, the others `rate_limited`); the phone saved with the code's hash, unconfirmed
+    /// (the choice of texts kept); texts still waiting for the number that was dropped (they are
+    /// not for the new one); the code's text queued in the patient's language. `facts` must
+    /// carry the phone and the number's key. `not_logged_in` for a patient gone.
+    static func settingPhone(_ facts: ClientChangeFacts?, number: String, code: String, from address: String?,
+                             limits: CodeLimits, now: Date) throws -> ClientChange<PhoneStatus> {
+        guard let facts, let clientId = facts.client.id else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        guard let key = facts.numberKey else { throw ClinicError(.storage, .storageFailure, "a number's change without its key") }
+        if let had = facts.phone, had.confirmed, had.numberKey == key { return ClientChange(writes: [], result: status(had, number: number)) }
+        guard Outbox.textsAvailable(seen: facts.textGatewaySeen, now: now) else { throw ClinicError(.textsUnavailable, .textsUnavailable) }
+        let minute = SendCount(key: "code:text:minute:\(clientId)", window: phoneCodeInterval, limit: 1,
+                               refusal: ClinicError(.rateLimited, .phoneCodeTooSoon, String(phoneCodeInterval)))
+        let counts = [minute] + limits.counts(channel: .text, clientId: clientId, destination: key, from: address)
+        let phone = StoredPhone(
+            clientId: clientId, numberSealed: Data(), numberKey: key, confirmed: false, codeHash: phoneCodeHash(code, clientId: clientId),
+            codeExpiresAt: Date(seconds: now.seconds + phoneCodeMinutes * 60), codeAttempts: 0, codeSentAt: now,
+            textReminders: facts.phone?.textReminders ?? true, textOffers: facts.phone?.textOffers ?? true, stopped: false)
+        return ClientChange(writes: counts.map { ClientWrite.countSend($0, at: now) } + [
+            .savePhoneNumber(number, phone, at: now),
+            .dropPendingDeliveries([.text]),
+            .enqueueCodeText(Strings.text(.textCode, facts.client.language, [code]), at: now),
+        ], result: status(phone, number: number))
     }
 
     /// Confirms the waiting number with its code: from then on texts go to it. Another
@@ -121,10 +136,6 @@ extension ClientController {
     /// The patient's phone status awaited, from the read `GET /v1/me` makes (`account`).
     public func phone(clientId: Int64) async throws -> PhoneStatus {
         try await account(clientId: clientId).phone
-    }
-
-    func language(_ tx: any StoreReading, _ clientId: Int64) throws -> Language {
-        try database.client(tx, id: clientId)?.language ?? .en
     }
 
     /// A code's hash (not bound to the number's lookup key, which a key rotation makes again:

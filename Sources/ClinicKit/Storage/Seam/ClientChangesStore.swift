@@ -5,18 +5,27 @@ import Foundation
 // their phone; ClinicKit decides on them (`ClientController`'s pure `confirmingEmail`,
 // `removingEmail`, `changingProfile`); the store writes the decision (`ClientWrite`s in order:
 // the record sealed again with its search tokens, the confirmation's end or its wrong guess
-// counted, the mail not yet sent dropped, the city's geocode kept, what comes by text saved).
+// counted, the mail not yet sent dropped, the city's geocode kept, what comes by text saved, a
+// new number with its code and the code's text).
 
 /// The awaited changes of a patient's record a `ClinicStore` offers.
 public protocol ClientChangesStore: Sendable {
     /// One change in one transaction: the patient (nil: no such patient) locked until COMMIT,
     /// `decide`, the writes; `decide`'s result.
-    /// `phone`: the patient's phone is read too (locked as well).
-    func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
-        async throws -> T
+    /// `phone`: the patient's phone is read too (locked as well). `number`: a number the change
+    /// is about (E.164): its lookup key is made under the store's key, and when a texting gateway
+    /// was last seen is read (`ClientChangeFacts.numberKey`, `textGatewaySeen`).
+    func changeClient<T: Sendable>(id: Int64, phone: Bool, number: String?,
+                                   decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>) async throws -> T
 }
 
 extension ClientChangesStore {
+    /// A change about no number.
+    public func changeClient<T: Sendable>(id: Int64, phone: Bool, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
+        async throws -> T {
+        try await changeClient(id: id, phone: phone, number: nil, decide: decide)
+    }
+
     /// A change decided without the patient's phone.
     public func changeClient<T: Sendable>(id: Int64, decide: @escaping @Sendable (ClientChangeFacts?) throws -> ClientChange<T>)
         async throws -> T {
@@ -32,26 +41,40 @@ public struct ClientChangeFacts: Sendable, Equatable {
     public let emailConfirmation: EmailConfirmation?
     /// The patient's phone, when the change asked for it and they have one.
     public let phone: StoredPhone?
+    /// The lookup key of the number the change is about (`StoredPhone.numberKey`), when it asked.
+    public let numberKey: String?
+    /// When a process with a texting gateway last said so (whole seconds; nil: never, or not asked).
+    public let textGatewaySeen: Int64?
 
-    public init(client: Client, emailConfirmation: EmailConfirmation?, phone: StoredPhone? = nil) {
+    public init(client: Client, emailConfirmation: EmailConfirmation?, phone: StoredPhone? = nil, numberKey: String? = nil,
+                textGatewaySeen: Int64? = nil) {
         self.client = client; self.emailConfirmation = emailConfirmation; self.phone = phone
+        self.numberKey = numberKey; self.textGatewaySeen = textGatewaySeen
     }
 
     /// The whole change in the caller's write transaction (the seam's path, and SQLite's): the
     /// facts read, `decide`, its writes; its result.
-    package static func change<T>(_ tx: any StoreWriting, store: any ClinicStore, id: Int64, phone: Bool = false,
+    package static func change<T>(_ tx: any StoreWriting, store: any ClinicStore, id: Int64, phone: Bool = false, number: String? = nil,
                                   _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
-        let change = try decide(try read(tx, store: store, id: id, phone: phone))
+        let key = try number.map { StoredPhone.key(of: $0, cipher: try AppointmentNotes.sealingCipher(tx)) }
+        let change = try decide(try read(tx, store: store, id: id, phone: phone, numberKey: key))
         try change.apply(tx, store: store, clientId: id)
         return change.result
     }
 
-    /// The facts in the caller's transaction.
-    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64, phone: Bool) throws -> ClientChangeFacts? {
+    /// The facts in the caller's transaction; the gateway's sign of life read with a number's key.
+    package static func read(_ tx: any StoreReading, store: any ClinicStore, id: Int64, phone: Bool,
+                             numberKey: String? = nil) throws -> ClientChangeFacts? {
         guard let stored = try tx.storedClient(id: id) else { return nil }
         return ClientChangeFacts(client: try store.opened(tx, stored), emailConfirmation: try tx.emailConfirmation(ofClient: id),
-                                 phone: phone ? try tx.phone(ofClient: id) : nil)
+                                 phone: phone ? try tx.phone(ofClient: id) : nil, numberKey: numberKey,
+                                 textGatewaySeen: numberKey == nil ? nil : try tx.setting(Outbox.textGatewaySetting).flatMap { Int64($0) })
     }
+}
+
+extension StoredPhone {
+    /// The lookup key of `number` under `cipher` (an HMAC: `Texts.numberKey`).
+    public static func key(of number: String, cipher: FieldCipher) -> String { Texts.numberKey(number, cipher: cipher) }
 }
 
 /// One write of a change of a patient's record.
@@ -77,11 +100,22 @@ public enum ClientWrite: Sendable, Equatable {
     case dropPendingEmailCodes
     /// A code's e-mail queued, the code sealed to its delivery under the store's key.
     case enqueueEmailCode(String, at: Date)
+    /// The patient's phone saved as it is here with `number` sealed into it under the store's
+    /// key (its `numberSealed` is the store's to fill), at the time given.
+    case savePhoneNumber(String, StoredPhone, at: Date)
+    /// A code's text queued (`body`, the code in the patient's language), sealed to its delivery
+    /// under the store's key.
+    case enqueueCodeText(String, at: Date)
 }
 
 extension ClientWrite {
     /// What a queued code is sealed to: its delivery.
     package static func codeContext(_ deliveryId: Int64) -> String { "delivery:\(deliveryId)" }
+
+    /// A patient's number as their phone's row keeps it: sealed to them.
+    package static func sealedNumber(_ number: String, clientId: Int64, cipher: FieldCipher) throws -> Data {
+        try cipher.seal(bytes: Data(number.utf8), context: Texts.numberContext(clientId))
+    }
 }
 
 /// A change of a patient's record: its writes, in order, and the caller's answer.
@@ -109,6 +143,11 @@ public struct ClientChange<Result: Sendable>: Sendable {
                 let id = try tx.enqueueEmailCodeDelivery(toClient: clientId, at: at)
                 try tx.setDeliveryPayload(try store.sealingCipher(tx).seal(bytes: Data(code.utf8), context: ClientWrite.codeContext(id)),
                                           ofDelivery: id)
+            case .savePhoneNumber(let number, var phone, let at):
+                phone.numberSealed = try ClientWrite.sealedNumber(number, clientId: clientId, cipher: try store.sealingCipher(tx))
+                try tx.savePhone(phone, at: at)
+            case .enqueueCodeText(let body, let at):
+                try Texts.enqueue(tx, clientId: clientId, code: true, body: body, messageId: nil, now: at)
             }
         }
     }

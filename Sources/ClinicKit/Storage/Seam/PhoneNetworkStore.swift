@@ -25,9 +25,6 @@ public struct ReplySender: Sendable, Equatable {
 
     public init(phone: StoredPhone, language: Language) { self.phone = phone; self.language = language }
 
-    /// The lookup key of `number` under `cipher` (`Texts.numberKey`).
-    public static func numberKey(_ number: String, cipher: FieldCipher) -> String { Texts.numberKey(number, cipher: cipher) }
-
     /// The sender read in the caller's transaction (the blocking path, and SQLite's).
     package static func read(_ tx: any StoreReading, store: any ClinicStore, number: String) throws -> ReplySender? {
         guard let phone = try tx.confirmedPhone(numberKey: Texts.numberKey(number, cipher: AppointmentNotes.cipher(tx))) else {
