@@ -21,6 +21,11 @@ extension PostgresStore {
         }
     }
 
+    /// One statement.
+    public func visitType(id: Int64) async throws -> VisitType? {
+        try await awaitedRows(PostgresTransaction.visitTypeSQL, [id]).first.map(VisitType.init(row:))
+    }
+
     /// Two statements in one snapshot: the department, its clinic.
     public func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)? {
         try await readAwaited { tx in

@@ -161,6 +161,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try DoctorPlace.read(tx, doctorId: id) }
     }
 
+    public func visitType(id: Int64) async throws -> VisitType? {
+        try await readAwaited { tx in try tx.visitType(id: id) }
+    }
+
     public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
         try await readAwaited { tx in try DoctorWithHours.read(tx, departmentId: id) }
     }

@@ -38,6 +38,8 @@ public struct PotentialAppointment: Sendable, Equatable {
     public let department: Department
     public let slot: Slot
     public let visitTypeId: Int64?
+    /// The visit type asked for (`visitTypeId`'s), as the search read it.
+    public let visitType: VisitType?
     /// Metres, for a search near a point.
     public let distance: Double?
 }
@@ -50,28 +52,32 @@ public struct PotentialSearch: Sendable, Equatable {
 }
 
 extension ClinicSystem {
-    /// As `findPotentialAppointments(_:)`, for a signed-in patient: a query with a
+    /// As `findPotentialAppointments(_:computing:)`, for a signed-in patient: a query with a
     /// specialization and no place at all (IHE's `$find` has no location parameter) looks near
     /// the patient's registered address, and says so. Without a patient, or a patient without a
     /// known address, such a query is refused as before (`potentialWhere`).
-    public func findPotentialAppointments(_ query: PotentialQuery, patientId: Int64?) throws -> PotentialSearch {
+    public func findPotentialAppointments(_ query: PotentialQuery, patientId: Int64?,
+                                          computing runner: some PasswordRunner) async throws -> PotentialSearch {
         let placeless = query.departmentId == nil && query.visitTypeId == nil && query.doctorId == nil && query.clinicId == nil
             && query.near == nil
         guard placeless, query.specialization != nil, let patientId else {
-            return PotentialSearch(appointments: try findPotentialAppointments(query), nearRegisteredAddress: false)
+            return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner), nearRegisteredAddress: false)
         }
-        guard let home = try database.reading({ tx in try database.client(tx, id: patientId) })?.coordinate else {
-            throw ClinicError.invalid(.potentialWhere)
-        }
+        guard let home = try await database.client(id: patientId)?.coordinate else { throw ClinicError.invalid(.potentialWhere) }
         var query = query
         query.near = home
-        return PotentialSearch(appointments: try findPotentialAppointments(query), nearRegisteredAddress: true)
+        return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner), nearRegisteredAddress: true)
     }
 
     /// Free times in a window, soonest first (or, near a point, the earliest of each of the
     /// nearest clinics, nearest first, as `clinic appointments find` finds them). Times held by
-    /// someone else are not free. A window before now starts now.
-    public func findPotentialAppointments(_ query: PotentialQuery) throws -> [PotentialAppointment] {
+    /// someone else are not free. A window before now starts now. Awaited (issue 56): the visit
+    /// type, the doctor's place, the department or the clinic read awaited, each department's
+    /// slots gathered awaited (`slotsWithClinic`) and computed by `runner`; the walk near a point
+    /// (`searchFreeSlots`, batches of the finder's clinics and a week of each at a time) runs on
+    /// `runner` whole.
+    public func findPotentialAppointments(_ query: PotentialQuery, computing runner: some PasswordRunner) async throws
+        -> [PotentialAppointment] {
         try NearestQuery.checkLimit(query.limit)
         let now = appointments.now()
         let from = max(query.start ?? now, now)
@@ -80,55 +86,63 @@ extension ClinicSystem {
             throw ClinicError.invalid(.potentialWindow, String(PotentialQuery.maximumDays))
         }
         var departmentId = query.departmentId
+        var visit: VisitType?
         if let visitTypeId = query.visitTypeId {
-            let visit = try database.reading { tx in try tx.visitType(id: visitTypeId) }
-            guard let visit, visit.isActive, departmentId == nil || departmentId == visit.departmentId else {
+            visit = try await database.visitType(id: visitTypeId)
+            guard let found = visit, found.isActive, departmentId == nil || departmentId == found.departmentId else {
                 throw ClinicError(.notFound, .visitTypeNotFound, String(visitTypeId))
             }
-            departmentId = visit.departmentId
+            departmentId = found.departmentId
         }
         if let doctorId = query.doctorId, departmentId == nil {
-            guard let doctor = try database.reading({ tx in try tx.doctor(id: doctorId) }) else {
-                throw ClinicError(.notFound, .doctorNotFound, String(doctorId))
-            }
-            departmentId = doctor.departmentId
+            guard let place = try await database.doctorPlace(id: doctorId) else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+            departmentId = place.department.id
         }
         let key = query.specialization.map(Specialization.key(for:))
-        let list: [Department]
+        let list: [(department: Department, clinic: Clinic)]
         if let departmentId {
-            list = [try departments.getDepartmentById(departmentId)]
-            if let clinicId = query.clinicId, list.first?.clinicId != clinicId { return [] }
+            guard let found = try await database.departmentWithClinic(id: departmentId) else {
+                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
+            }
+            if let clinicId = query.clinicId, found.department.clinicId != clinicId { return [] }
+            list = [found]
         } else if let clinicId = query.clinicId {
-            list = try departments.getDepartmentsByClinicId(clinicId)
+            guard let found = try await database.clinicWithDepartments(id: clinicId) else {
+                throw ClinicError(.notFound, .clinicNotFound, String(clinicId))
+            }
+            list = found.departments.map { ($0, found.clinic) }
         } else if let near = query.near, let specialization = query.specialization {
-            return try nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit)
+            return try await runner.run { [self] in
+                try nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit)
+            }
         } else {
             throw ClinicError.invalid(.potentialWhere)
         }
         var found: [PotentialAppointment] = []
-        for department in list where key == nil || department.specialization == key {
-            let clinic = try clinics.getClinicById(department.clinicId)
+        for (department, clinic) in list where key == nil || department.specialization == key {
             let first = LocalDateTime.of(from, in: clinic.zone).at(minuteOfDay: 0)
             let last = LocalDateTime.of(until, in: clinic.zone)
             let days = Int(min(last.daysSinceEpoch - first.daysSinceEpoch + 1, Int64(PotentialQuery.maximumDays)))
-            let slots = try appointments.slots(departmentId: department.id ?? 0, doctorId: query.doctorId, from: first, days: days,
-                                               visitTypeId: query.visitTypeId)
+            let slots = try await appointments.slotsWithClinic(departmentId: department.id ?? 0, doctorId: query.doctorId, from: first,
+                                                               days: days, visitTypeId: query.visitTypeId, computing: runner).slots
             for slot in slots where slot.isAvailable && slot.start >= from && slot.start < until {
-                found.append(PotentialAppointment(clinic: clinic, department: department, slot: slot,
-                                                  visitTypeId: query.visitTypeId, distance: nil))
+                found.append(PotentialAppointment(clinic: clinic, department: department, slot: slot, visitTypeId: query.visitTypeId,
+                                                  visitType: visit, distance: nil))
             }
         }
         found.sort { ($0.slot.start, $0.department.id ?? 0, $0.slot.doctorId) < ($1.slot.start, $1.department.id ?? 0, $1.slot.doctorId) }
         return Array(found.prefix(query.limit))
     }
 
+    /// The walk near a point, through the seam: the earliest free time of each of the nearest
+    /// clinics with the specialization.
     private func nearestPotential(near: Coordinate, specialization: String, from: Date, until: Date,
                                   limit: Int) throws -> [PotentialAppointment] {
         let search = try appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
                                                       clinics: clinics, after: from)
         return try search.slots.map { found in
             PotentialAppointment(clinic: found.clinic.clinic, department: try departments.getDepartmentById(found.departmentId),
-                                 slot: found.slot, visitTypeId: nil, distance: found.clinic.distance)
+                                 slot: found.slot, visitTypeId: nil, visitType: nil, distance: found.clinic.distance)
         }
     }
 }

@@ -114,22 +114,14 @@ extension FHIRController {
         let language = context.language
         let asked = query
         let asking = patientId
-        let found = try await dependencies.searchWork(language) { [system = dependencies.system] in
-            let search = try system.findPotentialAppointments(asked, patientId: asking)
-            let found = search.appointments
-            var visits: [Int64: VisitType] = [:]
-            for id in Set(found.compactMap(\.visitTypeId)) {
-                if let visit = try system.departments.visitTypes(departmentId: found.first { $0.visitTypeId == id }?.department.id ?? 0)
-                    .first(where: { $0.id == id }) { visits[id] = visit }
-            }
-            return (found, visits, search.nearRegisteredAddress)
+        let found = try await dependencies.searchAwaited(language) { [system = dependencies.system, runner = dependencies.poolRunner] in
+            try await system.findPotentialAppointments(asked, patientId: asking, computing: runner)
         }
-        var entries = found.0.map { item in
-            entry(request, FHIRResources.proposed(item, visit: item.visitTypeId.flatMap { found.1[$0] }, patient: patientId, language),
-                  type: "Appointment", distance: item.distance)
+        var entries = found.appointments.map { item in
+            entry(request, FHIRResources.proposed(item, patient: patientId, language), type: "Appointment", distance: item.distance)
         }
         let total = entries.count
-        if found.2 {
+        if found.nearRegisteredAddress {
             // Where the search looked, since the client did not say: an outcome entry (FHIR's
             // search mode "outcome"), not counted in the total.
             entries.append(FHIRResources.Entry(resource: FHIRResources.information(Strings.text(.potentialNearHome, language)),

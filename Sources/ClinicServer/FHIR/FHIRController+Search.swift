@@ -144,13 +144,13 @@ extension FHIRController {
         let text = context.parameters.get("id") ?? ""
         let language = context.language
         if let proposed = FHIRResources.proposed(text) {
-            let found = try await dependencies.work(language) { [system = dependencies.system] in
-                try system.findPotentialAppointments(PotentialQuery(start: proposed.start, end: proposed.start.addingTimeInterval(1),
-                                                                    visitTypeId: proposed.visitTypeId, doctorId: proposed.doctorId,
-                                                                    departmentId: proposed.departmentId, limit: 1)).first
+            let query = PotentialQuery(start: proposed.start, end: proposed.start.addingTimeInterval(1), visitTypeId: proposed.visitTypeId,
+                                       doctorId: proposed.doctorId, departmentId: proposed.departmentId, limit: 1)
+            let found = try await dependencies.awaited(language) { [system = dependencies.system, runner = dependencies.poolRunner] in
+                try await system.findPotentialAppointments(query, computing: runner).first
             }
             guard let found else { throw ClinicError(.notFound, .resourceNotFound, "Appointment", text) }
-            return respond(FHIRResources.proposed(found, visit: nil, patient: context.patient?.id, language))
+            return respond(FHIRResources.proposed(found, patient: context.patient?.id, language))
         }
         let patient = try context.signedInPatient()
         if let hold = FHIRResources.hold(text) {

@@ -274,11 +274,11 @@ enum FHIRResources {
             timeZone: clinic.timeZone, language)
     }
 
-    static func proposed(_ found: PotentialAppointment, visit: VisitType?, patient: Int64?, _ language: Language) -> FHIRJSON {
+    static func proposed(_ found: PotentialAppointment, patient: Int64?, _ language: Language) -> FHIRJSON {
         appointmentShape(
             id: proposedId(departmentId: found.department.id ?? 0, doctorId: found.slot.doctorId, start: found.slot.start,
                            visitTypeId: found.visitTypeId),
-            status: "proposed", specialization: found.department.specialization, visit: visit, start: found.slot.start,
+            status: "proposed", specialization: found.department.specialization, visit: found.visitType, start: found.slot.start,
             end: found.slot.end, created: nil, comment: nil,
             participants: participants(Participants(patient: patient, doctorId: found.slot.doctorId, doctorName: found.slot.doctorName,
                                                     clinic: found.clinic, departmentId: found.department.id ?? 0,

@@ -21,6 +21,8 @@ public protocol DirectoryReadsStore: Sendable {
     /// The doctor (active or not) with their department, its clinic and their weekly hours;
     /// nil when there is no such doctor.
     func doctorPlace(id: Int64) async throws -> DoctorPlace?
+    /// The visit type (offered or not); nil when there is no such visit type.
+    func visitType(id: Int64) async throws -> VisitType?
 }
 
 /// A doctor with their weekly hours, as a department's list shows them.
