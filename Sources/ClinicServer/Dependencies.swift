@@ -107,30 +107,12 @@ struct ServerDependencies: Sendable {
         }
     }
 
-    /// A change to appointments, handed to the store's writers (`ClinicStore.commit`: on SQLite
-    /// the next group-committed batch) and answered once it committed. Every front's
-    /// appointment change that is not yet a use case of the store's own goes here (ARCHITECTURE.md).
-    func commit<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        do {
-            return try await system.database.commit(body)
-        } catch let error as ClinicError {
-            throw APIFailure.hidingOthers(error, language: language)
-        }
-    }
-
-    /// Password work (Argon2) inside an awaited use case (`PasswordRunner`): behind the same
-    /// gate as `passwordWork`, on the pool; the use case's statements stay awaited.
+    /// Password work (Argon2) inside an awaited use case (`PasswordRunner`): at most
+    /// `passwordWorkers` at once, on the pool; the use case's statements stay awaited.
     var passwordRunner: GatedPasswordRunner { GatedPasswordRunner(dependencies: self) }
     /// CPU work inside an awaited use case, on the pool: libvips' and qpdf's on an upload, the
     /// slots computed from facts gathered awaited.
     var poolRunner: PoolRunner { PoolRunner(pool: pool) }
-
-    /// Password work (Argon2): at most `passwordWorkers` at once.
-    func passwordWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        metrics.passwordQueue(passwords.waiting + 1)
-        defer { metrics.passwordQueue(passwords.waiting) }
-        return try await passwords.run { try await work(language, body) }
-    }
 
     /// A search for free slots: at most `searchWorkers` at once, the rest wait their turn (64
     /// at most, then `busy`).
