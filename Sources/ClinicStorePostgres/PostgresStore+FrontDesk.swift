@@ -381,7 +381,7 @@ extension PostgresStore {
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
             let appointment = try await tx.rows("SELECT * FROM appointments WHERE id = $1", [opening.appointmentId]).first
                 .map { try Appointment(row: try PostgresTransaction.row($0)) }
-            let file = try await tx.rows("SELECT * FROM attachments WHERE id = $1", [opening.attachmentId]).first
+            let file = try await tx.rows(PostgresTransaction.attachmentSQL, [opening.attachmentId]).first
                 .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
             let audit = try opening.decide(appointment: appointment, file: file)
             guard let file else { throw ClinicError(.notFound, .attachmentNotFound, String(opening.attachmentId)) }
@@ -389,6 +389,22 @@ extension PostgresStore {
                                                                     [PostgresTransaction.clientsKeyCheckSetting]))
             if let audit { try await Self.append(audit, tx, ring: ring) }
             return (file, check)
+        }
+    }
+
+    /// One statement; with `withKeys`, three in one snapshot: the chunk, the file's row, the key check.
+    public func fileChunk(attachmentId: Int64, part: AttachmentPart, index: Int, withKeys: Bool) async throws -> FileChunk? {
+        let binds: [any PostgresBindable] = [attachmentId, part.rawValue, index]
+        guard withKeys else {
+            return try await awaitedRows(PostgresTransaction.attachmentChunkSQL, binds).first
+                .map { FileChunk(sealed: try $0.value("data", in: "attachment_chunks"), file: nil, keyCheck: nil) }
+        }
+        return try await readAwaited { tx in
+            guard let sealed = try tx.value(Data.self, try await tx.rows(PostgresTransaction.attachmentChunkSQL, binds)) else { return nil }
+            let file = try await tx.rows(PostgresTransaction.attachmentSQL, [attachmentId]).first
+                .map { try StoredAttachment(row: try PostgresTransaction.row($0)) }
+            let check = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [PostgresTransaction.clientsKeyCheckSetting]))
+            return FileChunk(sealed: sealed, file: file, keyCheck: check)
         }
     }
 

@@ -17,13 +17,19 @@ extension PostgresTransaction {
     }
 
     func attachment(id: Int64) throws -> StoredAttachment? {
-        try row("SELECT * FROM attachments WHERE id = $1", [id]).map(StoredAttachment.init(row:))
+        try row(Self.attachmentSQL, [id]).map(StoredAttachment.init(row:))
     }
 
+    /// The file's row: $1 the file.
+    static let attachmentSQL = "SELECT * FROM attachments WHERE id = $1"
+
     func attachmentChunk(_ attachmentId: Int64, part: AttachmentPart, index: Int) throws -> Data? {
-        try value(Data.self, "SELECT data FROM attachment_chunks WHERE attachment_id = $1 AND part = $2 AND idx = $3",
-                  [attachmentId, part.rawValue, index])
+        try value(Data.self, Self.attachmentChunkSQL, [attachmentId, part.rawValue, index])
     }
+
+    /// A chunk as stored: $1 the file, $2 the part, $3 the index.
+    static let attachmentChunkSQL = "SELECT data FROM attachment_chunks WHERE attachment_id = $1 AND part = $2 AND idx = $3"
+
 
     func thread(ofAppointment appointmentId: Int64) throws -> StoredThread? {
         try row(Self.threadOfAppointmentSQL, [appointmentId]).map(StoredThread.init(row:))

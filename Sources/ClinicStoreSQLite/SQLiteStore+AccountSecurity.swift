@@ -161,6 +161,14 @@ extension SQLiteStore {
         return try await commit { try self.writing { tx in try opening.read(tx) } }
     }
 
+    public func fileChunk(attachmentId: Int64, part: AttachmentPart, index: Int, withKeys: Bool) async throws -> FileChunk? {
+        try await readAwaited { tx in
+            guard let sealed = try tx.attachmentChunk(attachmentId, part: part, index: index) else { return nil }
+            guard withKeys else { return FileChunk(sealed: sealed, file: nil, keyCheck: nil) }
+            return FileChunk(sealed: sealed, file: try tx.attachment(id: attachmentId), keyCheck: try tx.personalDataKeyCheck())
+        }
+    }
+
     public func deskCloseThread(_ closing: ThreadClosing) async throws {
         try await commit { try self.writing { tx in try closing.apply(tx) } }
     }

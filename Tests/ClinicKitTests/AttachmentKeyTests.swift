@@ -62,22 +62,36 @@ import Testing
         #expect(try w.files.bytes(content).count == 30_000 && content.info.name == "kept.pdf")
     }
 
-    @Test func aFileStoredBeforeKeysOfTheirOwnStillOpens() throws {
+    /// A file of the scheme before opens under the data key, its chunks read by both paths (the
+    /// awaited one reads the row and the key check with each chunk); once removed, its chunks are
+    /// `not_found`, as are those past its end.
+    @Test func aFileStoredBeforeKeysOfTheirOwnStillOpens() async throws {
         let w = try base.world()
         let bytes = try base.pdfOfSize(AttachmentLimits.chunkSize + 10)
         let id = try storeTheOldWay(w, bytes, name: "old.pdf")
         #expect(try w.system.database.reading { tx in try tx.attachment(id: id)?.fileKey } == nil)
-        let listed = try w.files.list(clientId: w.annaId, appointmentId: w.visitId)
+        let listed = try { try w.files.list(clientId: w.annaId, appointmentId: w.visitId) }()
         #expect(listed.map(\.name) == ["old.pdf"])
-        let content = try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: id)
+        let content = try { try w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: id) }()
         #expect(try w.files.bytes(content) == bytes)
-        let staff = try w.files.open(w.desk, appointmentId: w.visitId, attachmentId: id)
+        #expect(content.chunkCount == 2)
+        #expect(try await base.awaitedBytes(w.files, content) == bytes)
+        let staff = try { try w.files.open(w.desk, appointmentId: w.visitId, attachmentId: id) }()
         #expect(try w.files.bytes(staff) == bytes)
-        // A new file beside it takes the new scheme.
-        let new = try base.upload(w, try base.pdfOfSize(20_000), name: "new.pdf")
+        // A new file beside it takes the new scheme, and reads the same by both paths.
+        let newBytes = try base.pdfOfSize(20_000)
+        let new = try base.upload(w, newBytes, name: "new.pdf")
         #expect(try w.system.database.reading { tx in try tx.attachment(id: new.id)?.fileKey } != nil)
-        try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: id)
-        #expect(try w.files.list(clientId: w.annaId, appointmentId: w.visitId).map(\.name) == ["new.pdf"])
+        let newContent = try await w.files.open(clientId: w.annaId, appointmentId: w.visitId, attachmentId: new.id)
+        #expect(try await base.awaitedBytes(w.files, newContent) == newBytes)
+        try { try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: id) }()
+        #expect(try { try w.files.list(clientId: w.annaId, appointmentId: w.visitId) }().map(\.name) == ["new.pdf"])
+        let gone = ClinicError(.notFound, .attachmentNotFound, String(id))
+        await #expect(throws: gone) { _ = try await w.files.chunk(content, index: 0) }
+        #expect(throws: gone) { _ = try w.files.chunk(content, index: 0) }
+        await #expect(throws: ClinicError(.notFound, .attachmentNotFound, String(new.id))) {
+            _ = try await w.files.chunk(newContent, index: newContent.chunkCount)
+        }
     }
 
     /// SQLite: a delete leaves the WAL truncated, so it holds none of the file's sealed bytes

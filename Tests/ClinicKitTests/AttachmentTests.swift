@@ -190,6 +190,7 @@ import Testing
         #expect(try { try files.list(w.desk, appointmentId: w.visitId) }().map(\.id) == [photo.id])
         let content = try await open(w.desk, photo.id, requestId: "req-1")
         let opened = try files.bytes(content)
+        #expect(try await awaitedBytes(files, content) == opened)
         #expect(content.info.name == "rash.jpg" && content.size == opened.count)
         #expect(opened.range(of: Data("Exif".utf8)) == nil && AttachmentFile.sha256(opened) == photo.sha256)
         let thumbnail = try await open(w.doctor, photo.id, part: .thumbnail)
@@ -753,6 +754,13 @@ import Testing
         let back = try w.files.bytes(content)
         #expect(content.info.name == "scan.pdf" && back == big)
         #expect(try w.files.conversation(clientId: w.annaId, appointmentId: w.visitId).messages.map(\.text) == ["Sealed words"])
+    }
+
+    /// A whole file read a chunk at a time by the awaited path, as a download streams it.
+    func awaitedBytes(_ files: AttachmentController, _ content: AttachmentContent) async throws -> Data {
+        var data = Data()
+        for index in 0..<content.chunkCount { data.append(try await files.chunk(content, index: index)) }
+        return data
     }
 
     // MARK: Files made here

@@ -11,7 +11,7 @@ import NIOCore
 /// An upload is the raw body with its `Content-Type` (a name in `Content-Disposition` or
 /// `?name=`), or `multipart/form-data` with one file. Bodies up to `uploadLimit` are taken on
 /// these routes only (`LimitsMiddleware`), read after the session is checked; files are
-/// checked and photos decoded two at a time (`ServerDependencies.images`). A download is streamed a chunk at a time, served
+/// checked and photos decoded two at a time (`ServerDependencies.images`). A download is streamed a chunk at a time (each read awaited), served
 /// with `Content-Disposition` (PDFs always as `attachment`), `nosniff` and a `sandbox` CSP.
 struct AttachmentsController {
     struct MessageBody: Decodable, Sendable { let text: String; let attachmentId: Int64? }
@@ -273,10 +273,10 @@ extension ServerDependencies {
         headers[.contentDisposition] = "\(inline ? "inline" : "attachment"); filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
         headers[.contentSecurityPolicy] = "sandbox; default-src 'none'"
         headers[.xContentTypeOptions] = "nosniff"
-        let system = self.system, pool = self.pool
+        let system = self.system
         let body = ResponseBody(contentLength: content.size) { writer in
             for index in 0..<content.chunkCount {
-                let chunk = try await pool.run { try system.attachments.chunk(content, index: index) }
+                let chunk = try await system.attachments.chunk(content, index: index)
                 try await writer.write(ByteBuffer(bytes: chunk))
             }
             try await writer.finish(nil)

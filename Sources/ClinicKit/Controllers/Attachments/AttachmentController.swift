@@ -101,26 +101,42 @@ public final class AttachmentController: Sendable {
 
     /// Chunk `index` of an opened file, unsealed; `not_found` if the file was removed since.
     public func chunk(_ content: AttachmentContent, index: Int) throws -> Data {
-        guard index >= 0, index < content.chunkCount else {
-            throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
+        try Self.checkChunk(content, index)
+        let read = try database.reading { tx -> FileChunk? in
+            guard let sealed = try tx.attachmentChunk(content.info.id, part: content.part, index: index) else { return nil }
+            guard content.fileCipher == nil else { return FileChunk(sealed: sealed, file: nil, keyCheck: nil) }
+            return FileChunk(sealed: sealed, file: try tx.attachment(id: content.info.id), keyCheck: try tx.personalDataKeyCheck())
         }
-        return try database.reading { tx in
-            guard let sealed = try tx.attachmentChunk(content.info.id, part: content.part, index: index) else {
-                throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
-            }
-            // A file of the scheme before has no key of its own: its row says which key seals it
-            // now (a key rotation since it was opened may have given it one).
-            let cipher: FieldCipher
-            if let own = content.fileCipher {
-                cipher = own
-            } else {
-                guard let stored = try tx.attachment(id: content.info.id) else {
-                    throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
-                }
-                cipher = try Self.fileCipher(stored, database.cipher(tx))
-            }
-            return try cipher.open(bytes: sealed, context: Self.chunkContext(content.info.id, content.part, index))
+        return try Self.opened(read, of: content, index: index, key: database.personalDataKey)
+    }
+
+    /// `chunk` awaited (issue 56: `FrontDeskReadsStore.fileChunk`, one statement for a file
+    /// with its own key): what a download streams, with no thread waiting for the store.
+    public func chunk(_ content: AttachmentContent, index: Int) async throws -> Data {
+        try Self.checkChunk(content, index)
+        let read = try await database.fileChunk(attachmentId: content.info.id, part: content.part, index: index,
+                                                withKeys: content.fileCipher == nil)
+        return try Self.opened(read, of: content, index: index, key: database.personalDataKey)
+    }
+
+    static func checkChunk(_ content: AttachmentContent, _ index: Int) throws {
+        guard index >= 0, index < content.chunkCount else { throw ClinicError(.notFound, .attachmentNotFound, String(content.info.id)) }
+    }
+
+    /// A chunk as read (nil: the file was removed since it was opened), unsealed.
+    static func opened(_ chunk: FileChunk?, of content: AttachmentContent, index: Int, key: PersonalDataKey) throws -> Data {
+        let gone = ClinicError(.notFound, .attachmentNotFound, String(content.info.id))
+        guard let chunk else { throw gone }
+        // A file of the scheme before has no key of its own: its row says which key seals it
+        // now (a key rotation since it was opened may have given it one).
+        let cipher: FieldCipher
+        if let own = content.fileCipher {
+            cipher = own
+        } else {
+            guard let stored = chunk.file else { throw gone }
+            cipher = try fileCipher(stored, try key.cipher(keyCheck: chunk.keyCheck))
         }
+        return try cipher.open(bytes: chunk.sealed, context: chunkContext(content.info.id, content.part, index))
     }
 
     /// A whole file, for a caller that keeps it whole anyway (the CLI writing it to a file reads

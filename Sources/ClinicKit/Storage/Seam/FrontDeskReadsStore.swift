@@ -21,6 +21,10 @@ public protocol FrontDeskReadsStore: Sendable {
     /// One transaction: the appointment, the file's row, `opening.decide`, the key check, and the
     /// clinic's audit row (committed before the caller reads a byte).
     func openFile(_ opening: FileOpening) async throws -> (file: StoredAttachment, keyCheck: String?)
+    /// One chunk of a file's part as stored (sealed; nil when there is none); with `withKeys`, in
+    /// one snapshot with it, the file's row and the key check (a file of the scheme before opens
+    /// under the key its row names at the time of reading).
+    func fileChunk(attachmentId: Int64, part: AttachmentPart, index: Int, withKeys: Bool) async throws -> FileChunk?
     /// `ThreadListFacts` for `ask` in one snapshot; with audit rows (`audit` of the facts, for a
     /// named list) in one transaction with them.
     func deskThreads(_ ask: ThreadListAsk, audit: @escaping @Sendable (ThreadListFacts) -> [AuditAsk]) async throws -> ThreadListFacts
@@ -311,5 +315,17 @@ public struct ConversationFacts: Sendable {
 
     public init(thread: StoredThread?, messages: [StoredThreadMessage], staffNames: [Int64: String], personalDataKeyCheck: String?) {
         self.thread = thread; self.messages = messages; self.staffNames = staffNames; self.personalDataKeyCheck = personalDataKeyCheck
+    }
+}
+
+/// A chunk of a file as the store keeps it, with what opens it when the file has no key of its own.
+public struct FileChunk: Sendable {
+    public let sealed: Data
+    /// The file's row and the key check, when asked for.
+    public let file: StoredAttachment?
+    public let keyCheck: String?
+
+    public init(sealed: Data, file: StoredAttachment?, keyCheck: String?) {
+        self.sealed = sealed; self.file = file; self.keyCheck = keyCheck
     }
 }
