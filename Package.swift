@@ -231,6 +231,8 @@ let package = Package(
                 "ClinicStoreSQLite",
                 "ClinicServer",
                 "clinic",
+                // Its `Process.reapedExitStatus`, shared with the CLI's harness.
+                "ClinicTestPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -82,7 +82,7 @@ final class CLIHarness {
         let outURL: URL, errURL: URL
 
         func wait() throws -> Result {
-            let status = Self.exitStatus(of: process)
+            let status = process.reapedExitStatus()
             try stdout.close()
             try stderr.close()
             defer {
@@ -92,29 +92,6 @@ final class CLIHarness {
             let out = try Data(contentsOf: outURL), err = try Data(contentsOf: errURL)
             return Result(status: status, stdout: String(decoding: out, as: UTF8.self),
                           stderr: String(decoding: err, as: UTF8.self))
-        }
-
-        /// The child's exit status, waited for with `waitpid` as well as Foundation's own
-        /// watch: `Process.waitUntilExit` once waited for ever beside a child that had exited
-        /// (a zombie nobody reaped, in a CI run with many children at once). Whichever reaps it
-        /// first tells the status.
-        static func exitStatus(of process: Process) -> Int32 {
-            let pid = process.processIdentifier
-            while true {
-                var status: Int32 = 0
-                let reaped = waitpid(pid, &status, WNOHANG)
-                if reaped == pid {
-                    // WIFEXITED / WEXITSTATUS / WTERMSIG, which are C macros.
-                    let signal = status & 0x7f
-                    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-                }
-                if reaped == -1 || !process.isRunning {
-                    // Foundation reaped it (ECHILD here): its status is Foundation's.
-                    process.waitUntilExit()
-                    return process.terminationStatus
-                }
-                usleep(2_000)
-            }
         }
     }
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ClinicServer
+import ClinicTestPostgres
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -282,9 +283,9 @@ import Darwin
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        let status = process.reapedExitStatus()
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        return process.terminationStatus == 0 && text.contains("Cipher is \(cipher)")
+        return status == 0 && text.contains("Cipher is \(cipher)")
     }
 
     @Test func tls12OffersOnlyForwardSecretAEADCiphers() throws {

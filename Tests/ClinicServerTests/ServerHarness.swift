@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ClinicTestPostgres
 import Foundation
 @testable import ClinicStoreSQLite
 import GRDB
@@ -81,15 +82,14 @@ final class ServerHarness: @unchecked Sendable, TestServer {
     func stop() -> Int32? {
         guard let process, process.isRunning else { return nil }
         process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.reapedExitStatus()
     }
 
     /// Kills the server at once (SIGKILL), as a power cut or the OOM killer would.
     func kill() {
         guard let process, process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = process.reapedExitStatus()
     }
 
     /// Starts the server again on the same database (after `stop` or `kill`).
@@ -162,8 +162,8 @@ final class ServerHarness: @unchecked Sendable, TestServer {
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: try Data(contentsOf: out), as: UTF8.self),
+        let status = process.reapedExitStatus()
+        return (status, String(decoding: try Data(contentsOf: out), as: UTF8.self),
                 String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 
@@ -222,13 +222,11 @@ extension ServerHarness {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
+        guard let status = process.reapedExitStatus(waitingAtMost: 30) else {
             process.terminate()
-            process.waitUntilExit()
+            _ = process.reapedExitStatus()
             return nil
         }
-        return (process.terminationStatus, ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").replacingOccurrences(of: "\\/", with: "/"))
+        return (status, ((try? String(contentsOf: errors, encoding: .utf8)) ?? "").replacingOccurrences(of: "\\/", with: "/"))
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ClinicTestPostgres
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -39,8 +40,7 @@ import Testing
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 try process.run()
-                process.waitUntilExit()
-                guard process.terminationStatus == 0 else { throw ServerHarness.HarnessError.failed("openssl \(step[0]) failed") }
+                guard process.reapedExitStatus() == 0 else { throw ServerHarness.HarnessError.failed("openssl \(step[0]) failed") }
             }
             // The chain as a server sends it: leaf first, then the CA.
             let leaf = try String(contentsOf: folder.appendingPathComponent("server.pem"), encoding: .utf8)
