@@ -110,7 +110,7 @@ extension PostgresStore {
 }
 
 extension ClientWrite {
-    /// Whether the write seals with the store's key (the record, a queued code).
+    /// Whether the write seals with the store's key (the record, a new number, a queued code or text).
     var seals: Bool {
         switch self {
         case .rewrite, .enqueueEmailCode, .savePhoneNumber, .enqueueCodeText: true
