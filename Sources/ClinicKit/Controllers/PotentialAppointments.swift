@@ -94,16 +94,19 @@ extension ClinicSystem {
             }
             departmentId = found.departmentId
         }
+        // A doctor alone names their department and its clinic, read with them.
+        var doctorsPlace: (department: Department, clinic: Clinic)?
         if let doctorId = query.doctorId, departmentId == nil {
             guard let place = try await database.doctorPlace(id: doctorId) else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
             departmentId = place.department.id
+            doctorsPlace = (place.department, place.clinic)
         }
         let key = query.specialization.map(Specialization.key(for:))
         let list: [(department: Department, clinic: Clinic)]
         if let departmentId {
-            guard let found = try await database.departmentWithClinic(id: departmentId) else {
-                throw ClinicError(.notFound, .departmentNotFound, String(departmentId))
-            }
+            var read = doctorsPlace
+            if read == nil { read = try await database.departmentWithClinic(id: departmentId) }
+            guard let found = read else { throw ClinicError(.notFound, .departmentNotFound, String(departmentId)) }
             if let clinicId = query.clinicId, found.department.clinicId != clinicId { return [] }
             list = [found]
         } else if let clinicId = query.clinicId {
