@@ -79,6 +79,11 @@ public final class ClinicSystem: Sendable {
         }
     }
 
+    /// `initialization()` awaited (`DirectoryReadsStore.setting`).
+    public func initialization() async throws -> Initialization? {
+        try await database.setting(Self.initializedKey).flatMap(Initialization.init(rawValue:))
+    }
+
     /// Fills a database that has never been filled: the default directory, in one
     /// transaction, so an interrupted first run is simply done again next time. Processes that
     /// start together on an empty database (servers on PostgreSQL) fill it once: the fill takes

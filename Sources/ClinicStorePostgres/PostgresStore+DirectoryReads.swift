@@ -26,6 +26,11 @@ extension PostgresStore {
         try await awaitedRows(PostgresTransaction.visitTypeSQL, [id]).first.map(VisitType.init(row:))
     }
 
+    /// One statement: the setting.
+    public func setting(_ key: String) async throws -> String? {
+        try await awaitedRows(PostgresTransaction.settingSQL, [key]).first.flatMap { try $0.value("value", in: "settings") }
+    }
+
     /// Two statements in one snapshot: the department, its clinic.
     public func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)? {
         try await readAwaited { tx in

@@ -165,6 +165,10 @@ extension SQLiteStore {
         try await readAwaited { tx in try tx.visitType(id: id) }
     }
 
+    public func setting(_ key: String) async throws -> String? {
+        try await readAwaited { tx in try tx.setting(key) }
+    }
+
     public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
         try await readAwaited { tx in try DoctorWithHours.read(tx, departmentId: id) }
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import ClinicKit
 import Foundation
 
-struct Book: ParsableCommand {
+struct Book: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Book an appointment in a department.",
         discussion: "TIME is ISO 8601 with an offset or Z, or 'YYYY-MM-DD HH:MM' in the clinic's time zone.")
@@ -14,13 +14,22 @@ struct Book: ParsableCommand {
     @Option(help: "Notes for the clinic.") var notes: String = ""
     @Option(name: .customLong("visit-type"), help: "A visit type of the department (clinic visit-types).") var visitType: Int64?
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let time = try TimeInput.parse(at)
-        let (system, client) = try context.signedIn()
-        let appointment = try system.appointments.createAppointment(
+        let (system, client) = try await context.awaitedSignedIn()
+        let appointment = try await system.appointments.book(
             clientId: client.id ?? 0, departmentId: department, at: time, doctorId: doctor, notes: notes, visitTypeId: visitType)
-        try emitBooked(appointment, system, context)
+        try await emitBooked(appointment, system, context)
+    }
+}
+
+/// `emitBooked` for an awaited command: the clinic read awaited, and only for the human text.
+func emitBooked(_ appointment: Appointment, _ system: ClinicSystem, _ context: Context) async throws {
+    try await context.emit(AppointmentJSON(appointment)) {
+        let clinic = try await system.departmentWithClinic(appointment.departmentId).clinic
+        return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
+                            clinic.name, appointment.doctorName)
     }
 }
 
@@ -43,17 +52,17 @@ struct AppointmentsCommand: ParsableCommand {
 extension AppointmentScope: EnumerableFlag {}
 
 extension AppointmentsCommand {
-  struct List: ParsableCommand {
+  struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List your appointments (upcoming by default).")
 
     @OptionGroup var global: GlobalOptions
     @Flag(exclusivity: .exclusive, help: "Which appointments: --upcoming (default), --past or --all.")
     var scope: AppointmentScope = .upcoming
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let (system, client) = try context.signedIn()
-        let list = try system.appointments(ofPatient: client.id ?? 0, scope: scope)
+        let (system, client) = try await context.awaitedSignedIn()
+        let list = try await system.appointments(ofPatient: client.id ?? 0, scope: scope)
         try context.emit(list.map { AppointmentJSON($0.appointment) }) {
             guard !list.isEmpty else { return context.text(.noAppointments) }
             return Noun.appointment.count(list.count, context.language) + "\n" + appointmentTable(list, context)
@@ -77,36 +86,36 @@ func appointmentTable(_ list: [AppointmentAtClinic], _ context: Context, numbere
         }, flexible: [shift + 2, shift + 3, shift + 4])
 }
 
-struct Reschedule: ParsableCommand {
+struct Reschedule: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Move one of your appointments to another time.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Appointment id.") var appointmentId: Int64
     @Option(help: ArgumentHelp("New start.", valueName: "time")) var to: String
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let time = try TimeInput.parse(to)
-        let (system, client) = try context.signedIn()
-        let appointment = try system.appointments.rescheduleAppointment(appointmentId, clientId: client.id ?? 0, to: time)
-        try context.emit(AppointmentJSON(appointment)) {
-            let clinic = try system.clinics.getClinicById(appointment.clinicId)
+        let (system, client) = try await context.awaitedSignedIn()
+        let appointment = try await system.appointments.reschedule(appointmentId, clientId: client.id ?? 0, to: time)
+        try await context.emit(AppointmentJSON(appointment)) {
+            let clinic = try await system.departmentWithClinic(appointment.departmentId).clinic
             return context.text(.rescheduled, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
                                 appointment.doctorName)
         }
     }
 }
 
-struct Cancel: ParsableCommand {
+struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Cancel one of your appointments.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Appointment id.") var appointmentId: Int64
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let (system, client) = try context.signedIn()
-        let appointment = try system.appointments.cancelAppointment(appointmentId, clientId: client.id ?? 0)
+        let (system, client) = try await context.awaitedSignedIn()
+        let appointment = try await system.appointments.cancel(appointmentId, clientId: client.id ?? 0)
         try context.emit(AppointmentJSON(appointment)) { context.text(.cancelled, String(appointment.id ?? 0)) }
     }
 }

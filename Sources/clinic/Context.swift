@@ -7,7 +7,7 @@ import ClinicStoreSQLite
 import Foundation
 
 /// Options every command takes.
-struct GlobalOptions: ParsableArguments {
+struct GlobalOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp(
         "Database: a SQLite file, or a PostgreSQL URL postgresql://user@host:port/dbname?sslmode=verify-full (every command but a file's own: backup, restore, rotate-key; the password from PGPASSWORD or ~/.pgpass, never in the URL) (env CLINIC_DB).",
         valueName: "path|url"))
@@ -22,7 +22,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// What a command needs from its surroundings: the environment, the language, the database,
 /// the terminal and the session file. Built from the global options; the commands do the rest.
-struct Context {
+struct Context: Sendable {
     let options: GlobalOptions
     let environment: [String: String]
     let terminal: Terminal
@@ -86,6 +86,20 @@ struct Context {
                 terminal.note(Strings.text(.autoBackupFailed, language, [error.message(in: language)]))
             }
         }
+        return system
+    }
+
+    /// `system()` for an awaited command (`AsyncEdge`): a PostgreSQL store opened, migrated and
+    /// its first use looked for with no thread waiting for a statement; a SQLite file as
+    /// `system()` opens it (GRDB's transactions are synchronous inside).
+    func awaitedSystem() async throws -> ClinicSystem {
+        guard case .postgres(let url) = try storeLocation() else { return try system() }
+        let resources = try Resources.locate(environment: environment)
+        let store = try await PostgresAdmin.opened(self, url, resources: resources, connections: 2, migrate: true)
+        let system = ClinicSystem(store: store, resources: resources, remoteGeocoder: remoteGeocoder(), images: VipsImageProcessor(),
+                                  pdfs: QPDFChecker(), codeLimits: try CodeLimits.from(environment: environment))
+        // The first use's fill (once per database, a whole directory) is the one blocking import.
+        if try await system.initialization() == nil { try initializeIfNew(system, true) }
         return system
     }
 
@@ -159,6 +173,16 @@ struct Context {
         return (system, try currentClient(system).client)
     }
 
+    /// `signedIn()` awaited: the store opened awaited and the session looked up awaited.
+    func awaitedSignedIn() async throws -> (system: ClinicSystem, client: Client) {
+        let system = try await awaitedSystem()
+        guard let token = try sessionFile.read() else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let client = try await system.clients.signedInPatient(token: token)
+        SavedLanguage.shared.value = client.language
+        SessionUse.shared.record(system, token)
+        return (system, client)
+    }
+
     /// The logged-in patient and their token.
     func currentClient(_ system: ClinicSystem) throws -> (client: Client, token: String) {
         let token = try sessionFile.read()
@@ -227,6 +251,16 @@ struct Context {
             if !text.isEmpty { print(text) }
         }
     }
+
+    /// `emit` for an awaited command: the human text may await the store.
+    func emit<T: Encodable>(_ value: T, human: () async throws -> String) async throws {
+        if json {
+            try Output.printJSON(value)
+        } else {
+            let text = try await human()
+            if !text.isEmpty { print(text) }
+        }
+    }
 }
 
 /// The session a command used, so that its last use is recorded only once the command has
@@ -241,9 +275,22 @@ final class SessionUse: @unchecked Sendable {
     }
 
     func finish() {
-        guard let (system, token) = lock.withLock({ pending }) else { return }
+        guard let (system, token) = taken() else { return }
         // Best effort: failing to extend a session must not turn a success into an error.
         try? system.clients.touchSession(token: token)
+    }
+
+    /// `finish` awaited (an awaited command's, `AsyncEdge`).
+    func finish() async {
+        guard let (system, token) = taken() else { return }
+        try? await system.clients.touchSession(token: token)
+    }
+
+    private func taken() -> (ClinicSystem, String)? {
+        lock.withLock {
+            defer { pending = nil }
+            return pending
+        }
     }
 }
 

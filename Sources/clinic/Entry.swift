@@ -23,7 +23,11 @@ enum Entry {
         }
         do {
             var command = try ClinicCommand.parseAsRoot(arguments)
-            try command.run()
+            if let awaited = command as? any AsyncParsableCommand {
+                try AsyncEdge.run(awaited)
+            } else {
+                try command.run()
+            }
             SessionUse.shared.finish()
             exit(0)
         } catch let error as ClinicError {

@@ -32,24 +32,26 @@ enum PostgresAdmin {
     /// pool lives until the process ends), the schema migrated first when `migrate`.
     static func open(_ context: Context, _ url: PostgresURL, resources: Resources, connections: Int,
                      migrate: Bool) throws -> PostgresStore {
+        try wait { try await opened(context, url, resources: resources, connections: connections, migrate: migrate) }.get()
+    }
+
+    /// `open` awaited: what an awaited command opens its store with.
+    static func opened(_ context: Context, _ url: PostgresURL, resources: Resources, connections: Int,
+                       migrate: Bool) async throws -> PostgresStore {
         let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
-        let environment = context.environment
         let warnings = Warnings()
-        let result = wait {
-            var logger = Logger(label: "clinic.postgres")
-            logger.logLevel = .critical
-            let store = try await PostgresStore.open(url, environment: environment, logger: logger, maximumConnections: connections,
-                                                     migrations: migrations, warn: warnings.add)
-            do {
-                if migrate { _ = try await store.migrate(migrations) }
-                return store
-            } catch {
-                await store.shutdown()
-                throw error
-            }
-        }
+        var logger = Logger(label: "clinic.postgres")
+        logger.logLevel = .critical
+        let store = try await PostgresStore.open(url, environment: context.environment, logger: logger, maximumConnections: connections,
+                                                 migrations: migrations, warn: warnings.add)
         for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) }
-        return try result.get()
+        do {
+            if migrate { _ = try await store.migrate(migrations) }
+            return store
+        } catch {
+            await store.shutdown()
+            throw error
+        }
     }
 
     /// `admin check` on PostgreSQL: the migrations and the schema objects they make, then the
@@ -83,9 +85,9 @@ enum PostgresAdmin {
         if !ok { throw ExitCode(ClinicError.Code.storage.exitStatus) }
     }
 
-    /// Runs async work to its end from a synchronous caller that may block.
+    /// Runs async work to its end from a synchronous caller that may block (`AsyncEdge.wait`).
     static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        Result { try PostgresStore.waitFor(work) }
+        Result { try AsyncEdge.wait(work) }
     }
 }
 

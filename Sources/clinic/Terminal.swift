@@ -3,7 +3,7 @@ import Foundation
 
 /// The terminal, when there is one: prompts, passwords without echo, notes on stderr.
 /// Nothing here waits for input unless standard input is a terminal.
-struct Terminal {
+struct Terminal: Sendable {
     var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
     var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

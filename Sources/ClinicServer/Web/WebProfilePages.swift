@@ -332,7 +332,7 @@ struct WebProfilePages {
         let web = try context.webRequest(), patient = try context.webPatient()
         _ = try await dependencies.form(request, context, web)
         let token = web.sessionToken
-        try await dependencies.awaited(web.language) { [system] in
+        _ = try await dependencies.awaited(web.language) { [system] in
             try await system.clients.endOtherSessions(clientId: patient.id ?? 0, keeping: token)
         }
         return try await profilePage(web, notice: WebText.labels(web.language)["signedOutOthers"])

@@ -147,7 +147,7 @@ public struct ClientChange<Result: Sendable>: Sendable {
                 phone.numberSealed = try ClientWrite.sealedNumber(number, clientId: clientId, cipher: try store.sealingCipher(tx))
                 try tx.savePhone(phone, at: at)
             case .enqueueCodeText(let body, let at):
-                try Texts.enqueue(tx, clientId: clientId, code: true, body: body, messageId: nil, now: at)
+                _ = try Texts.enqueue(tx, clientId: clientId, code: true, body: body, messageId: nil, now: at)
             }
         }
     }

@@ -23,6 +23,9 @@ public protocol DirectoryReadsStore: Sendable {
     func doctorPlace(id: Int64) async throws -> DoctorPlace?
     /// The visit type (offered or not); nil when there is no such visit type.
     func visitType(id: Int64) async throws -> VisitType?
+    /// The value of a setting (`directory_initialized`: how the directory was first filled),
+    /// nil when it was never set.
+    func setting(_ key: String) async throws -> String?
 }
 
 /// A doctor with their weekly hours, as a department's list shows them.
