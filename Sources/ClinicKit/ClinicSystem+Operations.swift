@@ -14,6 +14,8 @@ public protocol StoreFileOperations: ClinicStore {
     func backupVerified(to path: String) throws -> Int
     /// Replaces the store with a backup, the current file kept at `aside`; the restored version.
     func restoreBackup(from path: String, keepingAside aside: String) throws -> Int
+    /// The schema version of the file and the newest this program has.
+    func schemaStatus() throws -> (current: Int, latest: Int)
     /// Re-encrypts every patient's personal data under a new key; how many rows.
     func rotateKey() throws -> Int
     /// When opening this store just ran the migration that recomputed clinic zones: the
@@ -31,12 +33,12 @@ extension ClinicSystem {
     /// Moves the schema to `version` (default: the newest); the versions that ran.
     public func migrate(to version: Int? = nil) throws -> [Int] { try fileOperations().migrate(to: version) }
 
-    /// The schema version of the database.
-    public func schemaVersion() throws -> Int { try database.schemaStatus().current }
+    /// The schema version of the database file (`store_unsupported` on another store: PostgreSQL's
+    /// is `schemaStatus()` awaited).
+    public func schemaVersion() throws -> Int { try fileOperations().schemaStatus().current }
 
-    /// For a server's readiness: the schema version of the database and the newest this program has.
-    public func schemaStatus() throws -> (current: Int, latest: Int) { try database.schemaStatus() }
-    /// `schemaStatus` awaited (issue 56): a server's readiness, with no thread waiting for it.
+    /// For a server's readiness: the schema version of the database and the newest this program
+    /// has, with no thread waiting for it.
     public func schemaStatus() async throws -> (current: Int, latest: Int) { try await database.awaitedSchemaStatus() }
 
     /// An online backup to a new file, then verified (opened, checked, its version read):

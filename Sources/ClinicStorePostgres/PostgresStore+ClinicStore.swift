@@ -68,14 +68,6 @@ extension PostgresStore: ClinicStore {
         }
     }
 
-    /// The applied schema version and the newest of `migrations` (`schemaStatus(_:)`), waited
-    /// for on this thread (never an event loop or a cooperative thread: a server asks from its
-    /// work pool).
-    public func schemaStatus() throws -> (current: Int, latest: Int) {
-        let migrations = self.migrations
-        return try Self.waitFor { try await self.schemaStatus(migrations) }
-    }
-
     public func awaitedSchemaStatus() async throws -> (current: Int, latest: Int) {
         try await schemaStatus(migrations)
     }

@@ -77,9 +77,8 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     var auditKeys: AuditKeyRing { get }
     /// Whether every write is refused before it starts (a SQLite file this user may not write).
     var isReadOnly: Bool { get }
-    /// The schema version of the store and the newest this program has (a server's readiness).
-    func schemaStatus() throws -> (current: Int, latest: Int)
-    /// The same, awaited (a server's readiness: `/readyz`).
+    /// The schema version of the store and the newest this program has, awaited (a server's
+    /// readiness: `/readyz`).
     func awaitedSchemaStatus() async throws -> (current: Int, latest: Int)
     /// How many write transactions of one process are best run at once: 1 where the store has
     /// a single writer and a batch saves commits (SQLite), more where writes run side by side
