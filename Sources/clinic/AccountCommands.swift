@@ -160,20 +160,20 @@ func signIn(_ context: Context, _ system: ClinicSystem, login: String, password:
     return (client, token)
 }
 
-struct Logout: ParsableCommand {
+struct Logout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "End the session: deletes it from the database and the session file.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let file = context.sessionFile
         var ended = false
         // A token others could read is ended all the same (then the file goes), with a warning.
         let (token, exposed) = try file.readAllowingExposure()
         if let token {
-            let system = try context.system()
-            ended = try system.clients.logOut(token: token)
+            let system = try await context.awaitedSystem()
+            ended = try await system.clients.logOut(token: token)
             file.delete()
             if exposed { context.terminal.note(context.text(.sessionFileInsecureEnded, file.path)) }
         }
@@ -184,13 +184,13 @@ struct Logout: ParsableCommand {
     }
 }
 
-struct Whoami: ParsableCommand {
+struct Whoami: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the logged-in patient.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try Context(global).emitSignedInClient()
+    func run() async throws {
+        try await Context(global).emitSignedInClient()
     }
 }
 
@@ -206,7 +206,7 @@ struct Privacy: ParsableCommand {
     }
 }
 
-struct Claim: ParsableCommand {
+struct Claim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set up the online account the front desk registered for you, with the code they gave you.",
         discussion: "Choose a login and a password (asked twice on a terminal). By claiming the account you accept the privacy policy (see: clinic privacy).")
@@ -216,10 +216,11 @@ struct Claim: ParsableCommand {
     @Option(help: "Login: 3 to 64 letters, digits or . _ - @.") var login: String
     @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let password = try context.password(fromStdin: passwordStdin, confirm: true)
-        let client = try context.system().clients.claim(code: code, login: login, password: password)
+        let client = try await context.awaitedSystem().clients.claim(code: code, login: login, password: password,
+                                                                     passwords: InlinePasswordRunner())
         try context.emit(ClientJSON(client)) { context.text(.claimed, client.login) }
     }
 }

@@ -175,12 +175,18 @@ struct Context: Sendable {
 
     /// `signedIn()` awaited: the store opened awaited and the session looked up awaited.
     func awaitedSignedIn() async throws -> (system: ClinicSystem, client: Client) {
+        let (system, client, _) = try await awaitedSession()
+        return (system, client)
+    }
+
+    /// `awaitedSignedIn` with the session's token.
+    func awaitedSession() async throws -> (system: ClinicSystem, client: Client, token: String) {
         let system = try await awaitedSystem()
         guard let token = try sessionFile.read() else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         let client = try await system.clients.signedInPatient(token: token)
         SavedLanguage.shared.value = client.language
         SessionUse.shared.record(system, token)
-        return (system, client)
+        return (system, client, token)
     }
 
     /// The logged-in patient and their token.
@@ -236,9 +242,9 @@ struct Context: Sendable {
     }
 
     /// The signed-in patient with the unread count, as `whoami` and `profile show` print them.
-    func emitSignedInClient() throws {
-        let (system, client) = try signedIn()
-        try emitClient(client, unreadMessages: try system.clients.unreadCount(clientId: client.id ?? 0))
+    func emitSignedInClient() async throws {
+        let (system, client) = try await awaitedSignedIn()
+        try emitClient(client, unreadMessages: try await system.clients.unreadCount(clientId: client.id ?? 0))
     }
 
     /// Prints either the JSON value or the human text, on stdout. The text is made only when

@@ -8,12 +8,12 @@ struct Profile: ParsableCommand {
         subcommands: [Show.self, Edit.self, Password.self, Email.self, Phone.self, CalendarURL.self, Export.self, AccessLog.self, Delete.self],
         defaultSubcommand: Show.self)
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show your profile.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            try Context(global).emitSignedInClient()
+        func run() async throws {
+            try await Context(global).emitSignedInClient()
         }
     }
 
@@ -41,46 +41,46 @@ struct Profile: ParsableCommand {
         }
     }
 
-    struct Password: ParsableCommand {
+    struct Password: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change your password (the old one is required); your other sessions end.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Read the old password, then the new one, from the first two lines of standard input.") var passwordStdin = false
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let old = try context.password(fromStdin: passwordStdin, prompt: .promptOldPassword)
             let new = try context.password(fromStdin: passwordStdin, confirm: true)
-            let system = try context.system()
-            let (client, token) = try context.currentClient(system)
-            try system.clients.changePassword(clientId: client.id ?? 0, old: old, new: new, keeping: token)
+            let (system, client, token) = try await context.awaitedSession()
+            try await system.clients.changePassword(clientId: client.id ?? 0, old: old, new: new, keeping: token,
+                                                    passwords: InlinePasswordRunner())
             try context.emit(ChangedJSON(changed: true)) { context.text(.passwordChanged) }
         }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print everything stored about you, with your appointments and their history, as JSON.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let data = try system.clients.export(clientId: client.id ?? 0)
+            let (system, client) = try await context.awaitedSignedIn()
+            let data = try await system.clients.export(clientId: client.id ?? 0)
             try Output.printJSON(ExportJSON(data))
         }
     }
 
-    struct AccessLog: ParsableCommand {
+    struct AccessLog: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "access-log",
             abstract: "Who on the clinic side read or changed your data, newest first (the audit trail).")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let entries = try system.clients.accessLog(clientId: client.id ?? 0)
+            let (system, client) = try await context.awaitedSignedIn()
+            let entries = try await system.clients.accessLog(clientId: client.id ?? 0)
             let zone = system.clients.timeZone(of: client)
             try context.emit(entries.map(AccessLogEntryJSON.init)) {
                 guard !entries.isEmpty else { return context.text(.accessLogNone) }
@@ -94,17 +94,17 @@ struct Profile: ParsableCommand {
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete your account: personal data and sessions go; appointments stay for the clinic without them.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let password = try context.password(fromStdin: passwordStdin)
-            let (system, client) = try context.signedIn()
-            try system.clients.deleteAccount(clientId: client.id ?? 0, password: password)
+            let (system, client) = try await context.awaitedSignedIn()
+            try await system.clients.deleteAccount(clientId: client.id ?? 0, password: password, passwords: InlinePasswordRunner())
             context.sessionFile.delete()
             try context.emit(DeletedJSON(deleted: client.login)) { context.text(.accountDeleted, client.login) }
         }

@@ -231,6 +231,22 @@ import Testing
                                                         "appointment.check-in", "patient.read", "patient.read"])
         #expect(log.allSatisfy { $0["role"] as? String == "receptionist" })
 
+        // A walk-in's online account: registered at the desk, given a code, claimed from the
+        // command line once (a wrong code and the used one refused, nothing made of them).
+        let walkIn = try cli.run(["staff", "register-patient", "--name", "Olga", "--surname", "Berg", "--birth-date", "1980-02-03",
+                                  "--phone", "5551234567", "--json"], session: session)
+        let walkInId = try #require((walkIn.json() as? [String: Any])?["id"] as? Int, "\(walkIn.stderr)")
+        let given = try cli.run(["staff", "claim-code", String(walkInId), "--json"], session: session)
+        let code = try #require((given.json() as? [String: Any])?["code"] as? String, "\(given.stderr)")
+        let olga = session + "-olga"
+        let claim = ["claim", "--login", "olga", "--password-stdin", "--json", "--code"]
+        #expect(try cli.run(claim + ["AAAA-BBBB-CCCC"], input: staffPassword, session: olga).errorCode == "invalid_input")
+        let claimed = try cli.run(claim + [code], input: staffPassword, session: olga)
+        #expect((claimed.json() as? [String: Any])?["login"] as? String == "olga", "\(claimed.stderr)")
+        #expect(try cli.run(claim + [code], input: staffPassword, session: olga).errorCode == "invalid_input", "a code works once")
+        #expect(try cli.run(["login", "--login", "olga", "--password-stdin"], input: staffPassword, session: olga).status == 0)
+        #expect((try cli.run(["whoami", "--json"], session: olga).json() as? [String: Any])?["name"] as? String == "Olga")
+
         #expect(try cli.run(["staff", "logout"], session: session).status == 0)
         #expect(try cli.run(["staff", "whoami", "--json"], session: session).errorCode == "not_logged_in")
         #expect(try cli.run(["whoami", "--json"], session: session).status == 0, "the patient's session is untouched")
