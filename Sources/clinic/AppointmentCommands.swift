@@ -24,19 +24,11 @@ struct Book: AsyncParsableCommand {
     }
 }
 
-/// `emitBooked` for an awaited command: the clinic read awaited, and only for the human text.
+/// A new appointment: its JSON, or "Booked: …" in the clinic's time (`book`, `waitlist accept`);
+/// the clinic is read only for the human text.
 func emitBooked(_ appointment: Appointment, _ system: ClinicSystem, _ context: Context) async throws {
     try await context.emit(AppointmentJSON(appointment)) {
         let clinic = try await system.departmentWithClinic(appointment.departmentId).clinic
-        return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
-                            clinic.name, appointment.doctorName)
-    }
-}
-
-/// A new appointment: its JSON, or "Booked: …" in the clinic's time (`book`, `waitlist accept`).
-func emitBooked(_ appointment: Appointment, _ system: ClinicSystem, _ context: Context) throws {
-    try context.emit(AppointmentJSON(appointment)) {
-        let clinic = try system.clinics.getClinicById(appointment.clinicId)
         return context.text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context),
                             clinic.name, appointment.doctorName)
     }

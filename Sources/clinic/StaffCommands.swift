@@ -22,6 +22,15 @@ extension Context {
         try body(system, member)
         if let token { try? system.staff.touch(token: token) }
     }
+
+    /// `asStaff` for an awaited command: the store opened and the staff session looked up awaited.
+    func asStaff(_ body: (ClinicSystem, StaffMember) async throws -> Void) async throws {
+        let system = try await awaitedSystem()
+        guard let token = try staffSessionFile.read() else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
+        let member = try await system.staff.signedIn(token: token)
+        try await body(system, member)
+        try? await system.staff.touch(token: token)
+    }
 }
 
 /// Options shared by the commands that create an account.

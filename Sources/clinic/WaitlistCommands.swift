@@ -14,103 +14,104 @@ struct WaitlistCommand: ParsableCommand {
             """,
         subcommands: [List.self, Join.self, Leave.self, Resume.self, Offers.self, Accept.self, Decline.self], defaultSubcommand: List.self)
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Your waitlist entries and the times offered to you.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let entries = try system.waitlist.entries(clientId: client.id ?? 0)
-            let offers = try system.waitlist.offers(clientId: client.id ?? 0)
-            try context.emit(WaitlistJSON(items: entries.map(WaitlistEntryJSON.init), offers: offers.map(WaitlistOfferJSON.init))) {
+            let (system, client) = try await context.awaitedSignedIn()
+            let entries = try await system.waitlist.entries(clientId: client.id ?? 0)
+            let offers = try await system.waitlist.offers(clientId: client.id ?? 0)
+            try await context.emit(WaitlistJSON(items: entries.map(WaitlistEntryJSON.init), offers: offers.map(WaitlistOfferJSON.init))) {
                 guard !entries.isEmpty else { return context.text(.waitlistNone) }
-                var lines = entries.map { try? entryLine($0, system, context) }.compactMap { $0 }
-                if !offers.isEmpty { lines.append(try offerLines(offers, system, context)) }
+                var lines: [String] = []
+                for entry in entries { if let line = try? await entryLine(entry, system, context) { lines.append(line) } }
+                if !offers.isEmpty { lines.append(try await offerLines(offers, system, context)) }
                 return lines.joined(separator: "\n")
             }
         }
     }
 
-    struct Join: ParsableCommand {
+    struct Join: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Wait for a time at a department.",
             discussion: "Days are the clinic's (YYYY-MM-DD); hours are the clinic's time of day, HH:MM-HH:MM.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var wait: WaitlistOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let request = try wait.request()
-            let (system, client) = try context.signedIn()
-            let entry = try system.waitlist.join(clientId: client.id ?? 0, request)
-            try context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try entryLine(entry, system, context)) }
+            let (system, client) = try await context.awaitedSignedIn()
+            let entry = try await system.waitlist.join(clientId: client.id ?? 0, request)
+            try await context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try await entryLine(entry, system, context)) }
         }
     }
 
-    struct Leave: ParsableCommand {
+    struct Leave: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Leave a waitlist (an open offer of it goes to the next in line).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Waitlist entry id.") var entryId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            try system.waitlist.leave(entryId, clientId: client.id ?? 0)
-            try context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+            let (system, client) = try await context.awaitedSignedIn()
+            try await system.waitlist.leave(entryId, clientId: client.id ?? 0)
+            try await context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
         }
     }
 
-    struct Resume: ParsableCommand {
+    struct Resume: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Wait again after two offers ran out unanswered (the entry was paused); back in line, at its end.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Waitlist entry id.") var entryId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let entry = try system.waitlist.resume(entryId, clientId: client.id ?? 0)
-            try context.emit(WaitlistEntryJSON(entry)) { try entryLine(entry, system, context) }
+            let (system, client) = try await context.awaitedSignedIn()
+            let entry = try await system.waitlist.resume(entryId, clientId: client.id ?? 0)
+            try await context.emit(WaitlistEntryJSON(entry)) { try await entryLine(entry, system, context) }
         }
     }
 
-    struct Offers: ParsableCommand {
+    struct Offers: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The times offered to you now, each held until the time shown.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let offers = try system.waitlist.offers(clientId: client.id ?? 0)
-            try context.emit(["items": offers.map(WaitlistOfferJSON.init)]) {
-                offers.isEmpty ? context.text(.waitlistOffersNone) : try offerLines(offers, system, context)
+            let (system, client) = try await context.awaitedSignedIn()
+            let offers = try await system.waitlist.offers(clientId: client.id ?? 0)
+            try await context.emit(["items": offers.map(WaitlistOfferJSON.init)]) {
+                offers.isEmpty ? context.text(.waitlistOffersNone) : try await offerLines(offers, system, context)
             }
         }
     }
 
-    struct Accept: ParsableCommand {
+    struct Accept: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Book a time offered to you.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Offer id.") var offerId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            try emitBooked(try system.waitlist.accept(offerId, clientId: client.id ?? 0), system, context)
+            let (system, client) = try await context.awaitedSignedIn()
+            try await emitBooked(try await system.waitlist.accept(offerId, clientId: client.id ?? 0), system, context)
         }
     }
 
-    struct Decline: ParsableCommand {
+    struct Decline: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Let a time offered to you go to the next in line; you keep waiting.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Offer id.") var offerId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            try system.waitlist.decline(offerId, clientId: client.id ?? 0)
-            try context.emit(["declined": offerId]) { context.text(.waitlistDeclined, String(offerId)) }
+            let (system, client) = try await context.awaitedSignedIn()
+            try await system.waitlist.decline(offerId, clientId: client.id ?? 0)
+            try await context.emit(["declined": offerId]) { context.text(.waitlistDeclined, String(offerId)) }
         }
     }
 }
@@ -155,12 +156,10 @@ struct WaitlistJSON: Encodable {
 }
 
 /// One entry as a line: its id and state, where, which doctor, the days, the hours, the weekdays.
-func entryLine(_ entry: WaitlistEntry, _ system: ClinicSystem, _ context: Context) throws -> String {
-    let clinic = try system.clinics.getClinicById(entry.clinicId)
-    let department = try system.departments.getDepartmentsByClinicId(entry.clinicId).first { $0.id == entry.departmentId }
-    let doctor = try entry.doctorId.flatMap { id in
-        try system.departments.getDoctorsByDepartmentId(entry.departmentId).first { $0.id == id }?.name
-    } ?? context.text(MessageKey.waitlistAnyDoctor)
+func entryLine(_ entry: WaitlistEntry, _ system: ClinicSystem, _ context: Context) async throws -> String {
+    let (department, clinic) = try await system.departmentWithClinic(entry.departmentId)
+    var doctor = context.text(MessageKey.waitlistAnyDoctor)
+    if let id = entry.doctorId { doctor = try await system.doctorPlace(id).doctor.name }
     var when = entry.firstDay + " – " + entry.lastDay
     if let from = entry.fromMinute, let to = entry.toMinute {
         when += ", " + WaitlistEntryJSON.clock(from) + "–" + WaitlistEntryJSON.clock(to)
@@ -171,18 +170,19 @@ func entryLine(_ entry: WaitlistEntry, _ system: ClinicSystem, _ context: Contex
     }
     if let earlier = entry.beforeAppointmentId { when += ", " + context.text(.waitlistEarlierThan, String(earlier)) }
     return context.text(.waitlistLine, String(entry.id ?? 0), entry.statusText(context.language), clinic.name,
-                        department.map { Specialization.displayName($0.specialization, context.language) } ?? "",
+                        Specialization.displayName(department.specialization, context.language),
                         doctor, when)
 }
 
 /// The open offers as a table: id, start in the clinic's time, the clinic, held until.
-func offerLines(_ offers: [WaitlistOffer], _ system: ClinicSystem, _ context: Context) throws -> String {
-    Output.table([context.text(.headerId), context.text(.headerStart), context.text(.headerClinic), context.text(.waitlistHeldUntil)],
-                 try offers.map { offer in
-                     let clinic = try system.clinics.getClinicById(offer.clinicId)
-                     return [String(offer.id ?? 0), localTime(offer.startsAt, clinic, context), clinic.name,
-                             localTime(offer.expiresAt, clinic, context)]
-                 }, flexible: [2])
+func offerLines(_ offers: [WaitlistOffer], _ system: ClinicSystem, _ context: Context) async throws -> String {
+    var rows: [[String]] = []
+    for offer in offers {
+        let clinic = try await system.departmentWithClinic(offer.departmentId).clinic
+        rows.append([String(offer.id ?? 0), localTime(offer.startsAt, clinic, context), clinic.name, localTime(offer.expiresAt, clinic, context)])
+    }
+    return Output.table([context.text(.headerId), context.text(.headerStart), context.text(.headerClinic), context.text(.waitlistHeldUntil)],
+                        rows, flexible: [2])
 }
 
 /// `clinic staff waitlist …`: the front desk's waitlist (receptionists and clinic admins).
@@ -192,27 +192,30 @@ struct StaffWaitlist: ParsableCommand {
         abstract: "Who waits at your clinic; put a patient on a waitlist, change their priority, take them off.",
         subcommands: [List.self, Add.self, Priority.self, Remove.self], defaultSubcommand: List.self)
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The entries waiting at your clinic, in the order times are offered.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only this department.") var department: Int64?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let entries = try system.staff.waitlist(member, departmentId: department)
-                try context.emit(["items": entries.map(StaffWaitlistEntryJSON.init)]) {
+            try await context.asStaff { system, member in
+                let entries = try await system.staff.waitlist(member, departmentId: department)
+                try await context.emit(["items": entries.map(StaffWaitlistEntryJSON.init)]) {
                     guard !entries.isEmpty else { return context.text(.staffWaitlistNone) }
-                    return try entries.map {
-                        context.text(.staffWaitlistLine, $0.patientName, String($0.entry.priority), try entryLine($0.entry, system, context))
-                            + ($0.note.map { "\n    " + $0.replacingOccurrences(of: "\n", with: "\n    ") } ?? "")
-                    }.joined(separator: "\n")
+                    var lines: [String] = []
+                    for item in entries {
+                        lines.append(context.text(.staffWaitlistLine, item.patientName, String(item.entry.priority),
+                                                  try await entryLine(item.entry, system, context))
+                                     + (item.note.map { "\n    " + $0.replacingOccurrences(of: "\n", with: "\n    ") } ?? ""))
+                    }
+                    return lines.joined(separator: "\n")
                 }
             }
         }
     }
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Put a patient on a waitlist (a phone call: \"tell me if something frees up\").")
         @OptionGroup var global: GlobalOptions
         @Option(help: "The patient's login.") var patient: String?
@@ -221,42 +224,42 @@ struct StaffWaitlist: ParsableCommand {
         @Option(help: "A note for the front desk (\"mornings only\"), kept sealed.") var note: String?
         @OptionGroup var wait: WaitlistOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let request = try wait.request(priority: priority)
-            try context.asStaff { system, member in
-                let entry = try system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request, note: note)
-                try context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try entryLine(entry, system, context)) }
+            try await context.asStaff { system, member in
+                let entry = try await system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request, note: note)
+                try await context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try await entryLine(entry, system, context)) }
             }
         }
     }
 
-    struct Priority: ParsableCommand {
+    struct Priority: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set an entry's priority (-1000 to 1000; higher is offered first).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Waitlist entry id.") var entryId: Int64
         @Argument(help: "The new priority.") var priority: Int
         @Option(help: "Replace the front desk's note (empty: remove it).") var note: String?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let entry = try system.staff.changeWaitlistEntry(member, entryId: entryId, priority: priority, note: note)
-                try context.emit(WaitlistEntryJSON(entry)) { try entryLine(entry, system, context) }
+            try await context.asStaff { system, member in
+                let entry = try await system.staff.changeWaitlistEntry(member, entryId: entryId, priority: priority, note: note)
+                try await context.emit(WaitlistEntryJSON(entry)) { try await entryLine(entry, system, context) }
             }
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Take an entry off the waitlist (an open offer of it goes to the next in line).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Waitlist entry id.") var entryId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                try system.staff.removeFromWaitlist(member, entryId: entryId)
-                try context.emit(["removed": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+            try await context.asStaff { system, member in
+                try await system.staff.removeFromWaitlist(member, entryId: entryId)
+                try await context.emit(["removed": entryId]) { context.text(.waitlistLeft, String(entryId)) }
             }
         }
     }
