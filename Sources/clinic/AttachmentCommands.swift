@@ -24,7 +24,7 @@ func attachmentUpload(_ path: String) throws -> AttachmentUpload {
 
 /// Writes an opened file to `path` a chunk at a time: a new file (mode 0600), never over one
 /// that exists; a failure half way removes what was written.
-func saveAttachment(_ content: AttachmentContent, _ system: ClinicSystem, to path: String) throws {
+func saveAttachment(_ content: AttachmentContent, _ system: ClinicSystem, to path: String) async throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
         throw ClinicError.invalid(errno == EEXIST ? .attachmentOutputExists : .attachmentOutputUnwritable, path)
@@ -35,7 +35,7 @@ func saveAttachment(_ content: AttachmentContent, _ system: ClinicSystem, to pat
         if !done { unlink(path) }
     }
     for index in 0..<content.chunkCount {
-        let chunk = try system.attachments.chunk(content, index: index)
+        let chunk = try await system.attachments.chunk(content, index: index)
         let written = chunk.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
         guard written == chunk.count else { throw ClinicError.invalid(.attachmentOutputUnwritable, path) }
     }
@@ -59,7 +59,7 @@ func conversationLines(_ conversation: Conversation, _ context: Context) -> Stri
 }
 
 extension AppointmentsCommand {
-    struct Attach: ParsableCommand {
+    struct Attach: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach a photo (JPEG, PNG, HEIC) or a PDF to one of your appointments, before it starts (at most 5, 10 MiB each).",
             discussion: "Photos are kept upright, without EXIF or GPS data, at most 3,000 px; PDFs as sent.")
@@ -67,24 +67,25 @@ extension AppointmentsCommand {
         @Argument(help: "Appointment id.") var appointmentId: Int64
         @Argument(help: "The file.") var file: String
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let upload = try attachmentUpload(file)
-            let (system, client) = try context.signedIn()
-            let info = try system.attachments.attach(clientId: client.id ?? 0, appointmentId: appointmentId, upload)
+            let (system, client) = try await context.awaitedSignedIn()
+            let info = try await system.attachments.attach(clientId: client.id ?? 0, appointmentId: appointmentId, upload,
+                                                                  images: InlinePasswordRunner())
             try context.emit(AttachmentJSON(info)) { context.text(.attachmentAdded, String(info.id), info.name, String(info.size)) }
         }
     }
 
-    struct Attachments: ParsableCommand {
+    struct Attachments: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the files of one of your appointments.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Appointment id.") var appointmentId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let list = try system.attachments.list(clientId: client.id ?? 0, appointmentId: appointmentId)
+            let (system, client) = try await context.awaitedSignedIn()
+            let list = try await system.attachments.list(clientId: client.id ?? 0, appointmentId: appointmentId)
             try context.emit(ItemsJSON(list.map(AttachmentJSON.init))) { attachmentLines(list, context) }
         }
     }
@@ -93,32 +94,32 @@ extension AppointmentsCommand {
         static let configuration = CommandConfiguration(
             abstract: "Save one file of your appointment, or remove one of yours before the visit.", subcommands: [Get.self, Remove.self])
 
-        struct Get: ParsableCommand {
+        struct Get: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Save a file of one of your appointments to a new file.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "Appointment id.") var appointmentId: Int64
             @Argument(help: "File id.") var attachmentId: Int64
             @Option(help: ArgumentHelp("Where to save it (a new file).", valueName: "file")) var out: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let content = try system.attachments.open(clientId: client.id ?? 0, appointmentId: appointmentId, attachmentId: attachmentId)
-                try saveAttachment(content, system, to: out)
+                let (system, client) = try await context.awaitedSignedIn()
+                let content = try await system.attachments.open(clientId: client.id ?? 0, appointmentId: appointmentId, attachmentId: attachmentId)
+                try await saveAttachment(content, system, to: out)
                 try context.emit(AttachmentJSON(content.info)) { context.text(.attachmentSaved, String(content.size), out) }
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Remove one of your files, before the visit.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "Appointment id.") var appointmentId: Int64
             @Argument(help: "File id.") var attachmentId: Int64
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                try system.attachments.remove(clientId: client.id ?? 0, appointmentId: appointmentId, attachmentId: attachmentId)
+                let (system, client) = try await context.awaitedSignedIn()
+                try await system.attachments.remove(clientId: client.id ?? 0, appointmentId: appointmentId, attachmentId: attachmentId)
                 struct Removed: Encodable { let removed: Int64 }
                 try context.emit(Removed(removed: attachmentId)) { context.text(.attachmentRemoved, String(attachmentId)) }
             }
@@ -127,31 +128,31 @@ extension AppointmentsCommand {
 }
 
 extension Messages {
-    struct Write: ParsableCommand {
+    struct Write: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Write to the clinic of one of your appointments (up to 2,000 characters).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Appointment id.") var appointment: Int64
         @Option(help: "One of the appointment's files the message is about.") var attachment: Int64?
         @Argument(help: "The message.") var text: String
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let message = try system.attachments.write(clientId: client.id ?? 0, appointmentId: appointment, text: text,
+            let (system, client) = try await context.awaitedSignedIn()
+            let message = try await system.attachments.write(clientId: client.id ?? 0, appointmentId: appointment, text: text,
                                                        attachmentId: attachment)
             try context.emit(ThreadMessageJSON(message)) { context.text(.threadWritten) }
         }
     }
 
-    struct Thread: ParsableCommand {
+    struct Thread: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Your conversation with the clinic about one appointment (its answers are read now).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Appointment id.") var appointment: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let conversation = try system.attachments.conversation(clientId: client.id ?? 0, appointmentId: appointment)
+            let (system, client) = try await context.awaitedSignedIn()
+            let conversation = try await system.attachments.conversation(clientId: client.id ?? 0, appointmentId: appointment)
             try context.emit(ConversationJSON(conversation)) { conversationLines(conversation, context) }
         }
     }
@@ -164,63 +165,63 @@ extension StaffCommand {
             abstract: "An appointment's files: list, save (each opening is in the patient's access log), add a document for the patient.",
             subcommands: [List.self, Get.self, Add.self], defaultSubcommand: List.self)
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "List an appointment's files.")
             @OptionGroup var global: GlobalOptions
             @Option(help: "Appointment id.") var appointment: Int64
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try context.asStaff { system, member in
-                    let list = try system.attachments.list(member, appointmentId: appointment)
+                try await context.asStaff { system, member in
+                    let list = try await system.attachments.list(member, appointmentId: appointment)
                     try context.emit(ItemsJSON(list.map(AttachmentJSON.init))) { attachmentLines(list, context) }
                 }
             }
         }
 
-        struct Get: ParsableCommand {
+        struct Get: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Save a file of an appointment to a new file.")
             @OptionGroup var global: GlobalOptions
             @Option(help: "Appointment id.") var appointment: Int64
             @Argument(help: "File id.") var attachmentId: Int64
             @Option(help: ArgumentHelp("Where to save it (a new file).", valueName: "file")) var out: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try context.asStaff { system, member in
-                    let content = try system.attachments.open(member, appointmentId: appointment, attachmentId: attachmentId)
-                    try saveAttachment(content, system, to: out)
+                try await context.asStaff { system, member in
+                    let content = try await system.attachments.open(member, appointmentId: appointment, attachmentId: attachmentId)
+                    try await saveAttachment(content, system, to: out)
                     try context.emit(AttachmentJSON(content.info)) { context.text(.attachmentSaved, String(content.size), out) }
                 }
             }
         }
 
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Attach a document for the patient (a care plan).")
             @OptionGroup var global: GlobalOptions
             @Option(help: "Appointment id.") var appointment: Int64
             @Argument(help: "The file.") var file: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
                 let upload = try attachmentUpload(file)
-                try context.asStaff { system, member in
-                    let info = try system.attachments.attach(member, appointmentId: appointment, upload)
+                try await context.asStaff { system, member in
+                    let info = try await system.attachments.attach(member, appointmentId: appointment, upload, images: InlinePasswordRunner())
                     try context.emit(AttachmentJSON(info)) { context.text(.attachmentAdded, String(info.id), info.name, String(info.size)) }
                 }
             }
         }
     }
 
-    struct Threads: ParsableCommand {
+    struct Threads: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Your clinic's conversations with patients, the latest first (receptionists, clinic admins).")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Closed ones instead of open ones.") var closed = false
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let list = try system.attachments.threads(member, state: closed ? .closed : .open)
+            try await context.asStaff { system, member in
+                let list = try await system.attachments.threads(member, state: closed ? .closed : .open)
                 try context.emit(ThreadListJSON(list)) {
                     guard !list.items.isEmpty else { return context.text(.threadsNone) }
                     return list.items.map {
@@ -232,44 +233,44 @@ extension StaffCommand {
         }
     }
 
-    struct Thread: ParsableCommand {
+    struct Thread: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Read an appointment's conversation (in the patient's access log).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Appointment id.") var appointment: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let conversation = try system.attachments.conversation(member, appointmentId: appointment)
+            try await context.asStaff { system, member in
+                let conversation = try await system.attachments.conversation(member, appointmentId: appointment)
                 try context.emit(ConversationJSON(conversation)) { conversationLines(conversation, context) }
             }
         }
     }
 
-    struct Answer: ParsableCommand {
+    struct Answer: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Answer a patient's conversation: they are told in the inbox and by e-mail.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Appointment id.") var appointment: Int64
         @Argument(help: "The answer (up to 2,000 characters).") var text: String
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let message = try system.attachments.answer(member, appointmentId: appointment, text: text)
+            try await context.asStaff { system, member in
+                let message = try await system.attachments.answer(member, appointmentId: appointment, text: text)
                 try context.emit(ThreadMessageJSON(message)) { context.text(.threadAnswered) }
             }
         }
     }
 
-    struct CloseThread: ParsableCommand {
+    struct CloseThread: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "close-thread", abstract: "Close an appointment's conversation.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Appointment id.") var appointment: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                try system.attachments.close(member, appointmentId: appointment)
+            try await context.asStaff { system, member in
+                try await system.attachments.close(member, appointmentId: appointment)
                 struct Closed: Encodable { let closed: Int64 }
                 try context.emit(Closed(closed: appointment)) { context.text(.threadClosed) }
             }

@@ -9,15 +9,15 @@ struct Messages: ParsableCommand {
         abstract: "Your messages from the clinics: bookings, changes, reminders and notes from clinic staff.",
         subcommands: [List.self, Read.self, Write.self, Thread.self], defaultSubcommand: List.self)
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List your messages, newest first.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Only the unread ones.") var unread = false
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let messages = try system.clients.messages(clientId: client.id ?? 0, unreadOnly: unread)
+            let (system, client) = try await context.awaitedSignedIn()
+            let messages = try await system.clients.messages(clientId: client.id ?? 0, unreadOnly: unread)
             let zone = system.clients.timeZone(of: client)
             try context.emit(messages.map(MessageJSON.init)) {
                 guard !messages.isEmpty else { return context.text(.messagesNone) }
@@ -30,15 +30,15 @@ struct Messages: ParsableCommand {
         }
     }
 
-    struct Read: ParsableCommand {
+    struct Read: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a message and mark it read.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Message id.") var messageId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let message = try system.clients.markRead(clientId: client.id ?? 0, messageId: messageId)
+            let (system, client) = try await context.awaitedSignedIn()
+            let message = try await system.clients.markRead(clientId: client.id ?? 0, messageId: messageId)
             try context.emit(MessageJSON(message)) { message.subject + "\n\n" + message.body }
         }
     }
@@ -50,59 +50,59 @@ extension Profile {
             abstract: "Your e-mail address: messages are also e-mailed to it once it is confirmed (optional).",
             subcommands: [Show.self, Set.self, Confirm.self, Remove.self], defaultSubcommand: Show.self)
 
-        struct Show: ParsableCommand {
+        struct Show: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show your address and one waiting for its code.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.email(clientId: client.id ?? 0)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.email(clientId: client.id ?? 0)
                 try context.emit(EmailJSON(status)) { emailText(status, context) }
             }
         }
 
-        struct Set: ParsableCommand {
+        struct Set: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Give an address: a six-digit code is e-mailed to it (valid 30 minutes); your old address stays until then.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The address.") var address: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.setEmail(clientId: client.id ?? 0, address: address)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.setEmail(clientId: client.id ?? 0, address: address)
                 try context.emit(EmailJSON(status)) { context.text(.emailCodeSent, status.pending ?? address) }
             }
         }
 
-        struct Confirm: ParsableCommand {
+        struct Confirm: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Confirm the address with the code e-mailed to it.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The six-digit code.") var code: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.confirmEmail(clientId: client.id ?? 0, code: code)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.confirmEmail(clientId: client.id ?? 0, code: code)
                 try context.emit(EmailJSON(status)) { context.text(.emailConfirmed, status.confirmed ?? "") }
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Remove your address: messages stay in your inbox only.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                try system.clients.removeEmail(clientId: client.id ?? 0)
+                let (system, client) = try await context.awaitedSignedIn()
+                try await system.clients.removeEmail(clientId: client.id ?? 0)
                 try context.emit(EmailJSON(EmailStatus(confirmed: nil, pending: nil))) { context.text(.emailRemoved) }
             }
         }
     }
 
-    struct CalendarURL: ParsableCommand {
+    struct CalendarURL: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "calendar-url",
             abstract: "Your private calendar address: every appointment, for calendar apps to subscribe to.",
@@ -115,15 +115,15 @@ extension Profile {
             if rotate && revoke { throw ValidationError("Give --rotate or --revoke, not both.") }
         }
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
+            let (system, client) = try await context.awaitedSignedIn()
             if revoke {
-                try system.clients.revokeCalendarToken(clientId: client.id ?? 0)
+                try await system.clients.revokeCalendarToken(clientId: client.id ?? 0)
                 struct Revoked: Encodable { let revoked: Bool }
                 return try context.emit(Revoked(revoked: true)) { context.text(.calendarTokenInvalid) }
             }
-            let token = try system.clients.calendarToken(clientId: client.id ?? 0, rotate: rotate)
+            let token = try await system.clients.calendarToken(clientId: client.id ?? 0, rotate: rotate)
             let base = context.environment["CLINIC_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
             let answer = CalendarTokenJSON(token: token, base: base.hasSuffix("/") ? String(base.dropLast()) : base)
             try context.emit(answer) { context.text(.calendarURL, answer.url) }
@@ -139,7 +139,7 @@ func emailText(_ status: EmailStatus, _ context: Context) -> String {
 }
 
 extension AppointmentsCommand {
-    struct ICS: ParsableCommand {
+    struct ICS: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ics",
             abstract: "One of your appointments as an iCalendar file (RFC 5545), for any calendar: clinic appointments ics ID > visit.ics",
@@ -147,16 +147,16 @@ extension AppointmentsCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Appointment id.") var appointmentId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            FileHandle.standardOutput.write(Data(try system.appointments.calendarFile(appointmentId, clientId: client.id ?? 0).utf8))
+            let (system, client) = try await context.awaitedSignedIn()
+            FileHandle.standardOutput.write(Data(try await system.calendarFile(appointmentId, of: client).utf8))
         }
     }
 }
 
 extension StaffCommand {
-    struct Message: ParsableCommand {
+    struct Message: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write to a patient of your clinic, or to every patient booked on a day (receptionists, clinic admins).")
         @OptionGroup var global: GlobalOptions
@@ -166,11 +166,11 @@ extension StaffCommand {
         @Option(help: "With --date: only that department's patients.") var department: Int64?
         @Argument(help: "The message (up to 2,000 characters).") var text: String
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let day = try date.map(TimeInput.parseDay)
-            try context.asStaff { system, member in
-                let count = try system.staff.message(member, patientLogin: patient, day: day, departmentId: department, text: text)
+            try await context.asStaff { system, member in
+                let count = try await system.staff.message(member, patientLogin: patient, day: day, departmentId: department, text: text)
                 struct Sent: Encodable { let recipients: Int }
                 try context.emit(Sent(recipients: count)) {
                     context.text(.staffMessageSent, Noun.patient.count(count, context.language))

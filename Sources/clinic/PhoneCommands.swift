@@ -20,48 +20,48 @@ extension Profile {
             return text
         }
 
-        struct Show: ParsableCommand {
+        struct Show: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show your number and what comes by text.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.phone(clientId: client.id ?? 0)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.phone(clientId: client.id ?? 0)
                 try context.emit(PhoneJSON(status)) { Phone.describe(status, context) }
             }
         }
 
-        struct Set: ParsableCommand {
+        struct Set: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Give a mobile number in international form (+1 202 555 0143): a six-digit code is texted to it (valid 30 minutes).")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The number, with + and the country code.") var number: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.setPhone(clientId: client.id ?? 0, number: number)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.setPhone(clientId: client.id ?? 0, number: number)
                 try context.emit(PhoneJSON(status)) {
                     status.confirmed ? Phone.describe(status, context) : context.text(.phoneCodeSent, status.number ?? number)
                 }
             }
         }
 
-        struct Confirm: ParsableCommand {
+        struct Confirm: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Confirm the number with the code texted to it.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The six-digit code.") var code: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                let status = try system.clients.confirmPhone(clientId: client.id ?? 0, code: code)
+                let (system, client) = try await context.awaitedSignedIn()
+                let status = try await system.clients.confirmPhone(clientId: client.id ?? 0, code: code)
                 try context.emit(PhoneJSON(status)) { context.text(.phoneConfirmed, status.number ?? "") }
             }
         }
 
-        struct Texts: ParsableCommand {
+        struct Texts: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Choose what comes by text: reminders, waitlist offers.")
             @OptionGroup var global: GlobalOptions
             @Option(help: "Reminders (and a clinic's cancellations) by text: on or off.") var reminders: Switch?
@@ -73,26 +73,26 @@ extension Profile {
                 if reminders == nil && offers == nil { throw ValidationError("Give --reminders, --offers or both (on or off).") }
             }
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
+                let (system, client) = try await context.awaitedSignedIn()
                 let id = client.id ?? 0
-                _ = try system.clients.updateProfile(clientId: id, ProfileChanges(),
+                _ = try await system.clients.updateProfile(clientId: id, ProfileChanges(),
                                                      texts: (reminders.map { $0 == .on }, offers.map { $0 == .on }))
-                let status = try system.clients.phone(clientId: id)
+                let status = try await system.clients.phone(clientId: id)
                 try context.emit(PhoneJSON(status)) { Phone.describe(status, context) }
             }
         }
 
-        struct Remove: ParsableCommand {
+        struct Remove: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Remove your number: nothing more is texted.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let (system, client) = try context.signedIn()
-                try system.clients.removePhone(clientId: client.id ?? 0)
-                try context.emit(PhoneJSON(try system.clients.phone(clientId: client.id ?? 0))) { context.text(.phoneRemoved) }
+                let (system, client) = try await context.awaitedSignedIn()
+                try await system.clients.removePhone(clientId: client.id ?? 0)
+                try context.emit(PhoneJSON(try await system.clients.phone(clientId: client.id ?? 0))) { context.text(.phoneRemoved) }
             }
         }
     }

@@ -84,6 +84,12 @@ extension ClientController {
         return EmailStatus(confirmed: client.email, pending: client.pendingEmail)
     }
 
+    /// `email` awaited.
+    public func email(clientId: Int64) async throws -> EmailStatus {
+        let client = try await getUserById(clientId)
+        return EmailStatus(confirmed: client.email, pending: client.pendingEmail)
+    }
+
     /// Sets an address to confirm: a six-digit code goes to it through the outbox (the address
     /// in use, if any, stays until the new one is confirmed). A new code at most once a minute.
     public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) throws -> EmailStatus {
