@@ -172,7 +172,7 @@ extension StaffCommand {
 
             func run() async throws {
                 let context = Context(global)
-                try await context.asStaff { system, member in
+                try await context.awaitedAsStaff { system, member in
                     let list = try await system.attachments.list(member, appointmentId: appointment)
                     try context.emit(ItemsJSON(list.map(AttachmentJSON.init))) { attachmentLines(list, context) }
                 }
@@ -188,7 +188,7 @@ extension StaffCommand {
 
             func run() async throws {
                 let context = Context(global)
-                try await context.asStaff { system, member in
+                try await context.awaitedAsStaff { system, member in
                     let content = try await system.attachments.open(member, appointmentId: appointment, attachmentId: attachmentId)
                     try await saveAttachment(content, system, to: out)
                     try context.emit(AttachmentJSON(content.info)) { context.text(.attachmentSaved, String(content.size), out) }
@@ -205,7 +205,7 @@ extension StaffCommand {
             func run() async throws {
                 let context = Context(global)
                 let upload = try attachmentUpload(file)
-                try await context.asStaff { system, member in
+                try await context.awaitedAsStaff { system, member in
                     let info = try await system.attachments.attach(member, appointmentId: appointment, upload, images: InlinePasswordRunner())
                     try context.emit(AttachmentJSON(info)) { context.text(.attachmentAdded, String(info.id), info.name, String(info.size)) }
                 }
@@ -220,7 +220,7 @@ extension StaffCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let list = try await system.attachments.threads(member, state: closed ? .closed : .open)
                 try context.emit(ThreadListJSON(list)) {
                     guard !list.items.isEmpty else { return context.text(.threadsNone) }
@@ -240,7 +240,7 @@ extension StaffCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let conversation = try await system.attachments.conversation(member, appointmentId: appointment)
                 try context.emit(ConversationJSON(conversation)) { conversationLines(conversation, context) }
             }
@@ -255,7 +255,7 @@ extension StaffCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let message = try await system.attachments.answer(member, appointmentId: appointment, text: text)
                 try context.emit(ThreadMessageJSON(message)) { context.text(.threadAnswered) }
             }
@@ -269,7 +269,7 @@ extension StaffCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 try await system.attachments.close(member, appointmentId: appointment)
                 struct Closed: Encodable { let closed: Int64 }
                 try context.emit(Closed(closed: appointment)) { context.text(.threadClosed) }

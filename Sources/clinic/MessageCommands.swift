@@ -169,7 +169,7 @@ extension StaffCommand {
         func run() async throws {
             let context = Context(global)
             let day = try date.map(TimeInput.parseDay)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let count = try await system.staff.message(member, patientLogin: patient, day: day, departmentId: department, text: text)
                 struct Sent: Encodable { let recipients: Int }
                 try context.emit(Sent(recipients: count)) {

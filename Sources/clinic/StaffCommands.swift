@@ -24,7 +24,7 @@ extension Context {
     }
 
     /// `asStaff` for an awaited command: the store opened and the staff session looked up awaited.
-    func asStaff(_ body: (ClinicSystem, StaffMember) async throws -> Void) async throws {
+    func awaitedAsStaff(_ body: (ClinicSystem, StaffMember) async throws -> Void) async throws {
         let system = try await awaitedSystem()
         guard let token = try staffSessionFile.read() else { throw ClinicError(.notLoggedIn, .staffNotLoggedIn) }
         let member = try await system.staff.signedIn(token: token)
@@ -82,7 +82,7 @@ struct StaffCommand: ParsableCommand {
                       Threads.self, Thread.self, Answer.self, CloseThread.self, Reschedule.self, Actions.self, Calendar.self, Patients.self,
                       RegisterPatient.self, ClaimCodeCommand.self, StaffWaitlist.self, Report.self])
 
-    struct Book: ParsableCommand {
+    struct Book: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Book for a patient of your clinic (receptionists and clinic admins); the patient's booking rules hold.")
 
@@ -95,11 +95,11 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "A doctor of the department.") var doctor: Int64?
         @Option(name: .customLong("visit-type"), help: "A visit type of the department.") var visitType: Int64?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let time = try TimeInput.parse(at)
-            try context.asStaff { system, member in
-                let booked = try system.staff.book(member, patientLogin: patient, patientId: patientId, departmentId: department, at: time,
+            try await context.awaitedAsStaff { system, member in
+                let booked = try await system.staff.book(member, patientLogin: patient, patientId: patientId, departmentId: department, at: time,
                                                    doctorId: doctor, visitTypeId: visitType)
                 try context.emit(AppointmentJSON(booked)) {
                     let zone = (try? system.clinics.getClinicById(booked.clinicId).zone) ?? .current
@@ -110,7 +110,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Reschedule: ParsableCommand {
+    struct Reschedule: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Move an appointment of your clinic to another time (receptionists and clinic admins); the patient is told.")
 
@@ -120,13 +120,13 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "Move it to this doctor of the department (default: its own doctor, else any free one).") var doctor: Int64?
         @Option(help: "Why the clinic moves it (the patient reads it in their inbox).") var reason: String?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let time = try TimeInput.parse(to)
-            try context.asStaff { system, member in
-                let moved = try system.staff.reschedule(member, appointmentId: appointmentId, to: time, doctorId: doctor, reason: reason)
-                try context.emit(AppointmentJSON(moved)) {
-                    let zone = (try? system.clinics.getClinicById(moved.clinicId).zone) ?? .current
+            try await context.awaitedAsStaff { system, member in
+                let moved = try await system.staff.reschedule(member, appointmentId: appointmentId, to: time, doctorId: doctor, reason: reason)
+                try await context.emit(AppointmentJSON(moved)) {
+                    let zone = try await system.departmentWithClinic(moved.departmentId).clinic.zone
                     return context.text(.staffRescheduled, String(moved.id ?? 0),
                                         DateText.dateTime(moved.startsAt, timeZone: zone, language: context.language), moved.doctorName)
                 }
@@ -134,17 +134,17 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Actions: ParsableCommand {
+    struct Actions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "What you may do to an appointment of your clinic now (the rule the pages offer buttons by).")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Appointment id.") var appointmentId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let actions = try system.staff.actions(member, appointmentId: appointmentId)
+            try await context.awaitedAsStaff { system, member in
+                let actions = try await system.staff.actions(member, appointmentId: appointmentId)
                 struct Offered: Encodable { let appointmentId: Int64; let actions: [String] }
                 try context.emit(Offered(appointmentId: appointmentId, actions: actions)) {
                     actions.isEmpty ? context.text(.staffActionsNone, String(appointmentId))
@@ -154,22 +154,22 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Login: ParsableCommand {
+    struct Login: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Log in as staff; the session is kept in the staff session file.")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "Your staff login.") var login: String
         @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let password = try context.password(fromStdin: passwordStdin)
-            let system = try context.system()
-            let (member, token) = try system.staff.logIn(login: login, password: password)
+            let system = try await context.awaitedSystem()
+            let (member, token) = try await system.staff.logIn(login: login, password: password, passwords: InlinePasswordRunner())
             do {
                 try context.staffSessionFile.write(token)
             } catch {
-                try? system.staff.logOut(token: token)
+                _ = try? await system.staff.logOut(token: token)
                 throw error
             }
             try context.emit(StaffJSON(member)) {
@@ -178,28 +178,28 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Logout: ParsableCommand {
+    struct Logout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "End the staff session, here and in the database.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             if let token = try context.staffSessionFile.read() {
-                let system = try context.system()
-                try system.staff.logOut(token: token)
+                let system = try await context.awaitedSystem()
+                try await system.staff.logOut(token: token)
             }
             context.staffSessionFile.delete()
             try context.emit(ChangedJSON(changed: true)) { context.text(.staffLoggedOut) }
         }
     }
 
-    struct Whoami: ParsableCommand {
+    struct Whoami: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The signed-in staff account.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 try context.emit(StaffJSON(member)) {
                     context.text(.staffWhoami, member.name, member.surname, member.login, member.role.rawValue, String(member.clinicId))
                 }
@@ -207,7 +207,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Schedule: ParsableCommand {
+    struct Schedule: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The clinic's appointments of a day (the clinic's local day; default today), with patients' names.",
             discussion: "Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
@@ -217,11 +217,11 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "Only this department.") var department: Int64?
         @Option(help: "Only this doctor.") var doctor: Int64?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let day = try date.map(TimeInput.parseDay)
-            try context.asStaff { system, member in
-                let (shown, zone, entries) = try system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor)
+            try await context.awaitedAsStaff { system, member in
+                let (shown, zone, entries) = try await system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor)
                 try context.emit(entries.map(DayEntryJSON.init)) {
                     var lines = [context.text(.staffDayHeader, shown.dayText, String(member.clinicId), zone.identifier)]
                     if entries.isEmpty { lines.append(context.text(.staffDayEmpty)) }
@@ -236,7 +236,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Calendar: ParsableCommand {
+    struct Calendar: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The clinic's doctors side by side for 1 to 7 days: each doctor's free slots and appointments.",
             discussion: "Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
@@ -247,11 +247,12 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "Only this department.") var department: Int64?
         @Option(help: "Only this doctor.") var doctor: Int64?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let day = try from.map(TimeInput.parseDay)
-            try context.asStaff { system, member in
-                let calendar = try system.frontDeskCalendar(member, from: day, days: days, departmentId: department, doctorId: doctor)
+            try await context.awaitedAsStaff { system, member in
+                let calendar = try await system.frontDeskCalendar(member, from: day, days: days, departmentId: department, doctorId: doctor,
+                                                                  computing: InlinePasswordRunner())
                 try context.emit(CalendarJSON(calendar)) {
                     let zone = calendar.zone
                     var lines = [context.text(.staffDayHeader, calendar.from.dayText, String(member.clinicId), zone.identifier)]
@@ -274,7 +275,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct Patients: ParsableCommand {
+    struct Patients: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Find your clinic's patients by the start of a name, surname, e-mail address or login.",
             discussion: "Each word must start one of the patient's words (\"smi\" finds Smith). Only patients with an appointment at your clinic are found. Each patient shown is recorded in the audit trail; the patient sees it in clinic profile access-log.")
@@ -282,10 +283,10 @@ struct StaffCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "1 to 4 words of at least 2 letters or digits.") var query: [String]
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let found = try system.staff.findPatients(member, query: query.joined(separator: " "))
+            try await context.awaitedAsStaff { system, member in
+                let found = try await system.staff.findPatients(member, query: query.joined(separator: " "))
                 try context.emit(PatientMatchesJSON(found)) {
                     guard !found.isEmpty else { return context.text(.staffPatientsNone) }
                     return found.map {
@@ -296,7 +297,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct RegisterPatient: ParsableCommand {
+    struct RegisterPatient: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "register-patient",
             abstract: "Register a walk-in or phone patient who has no online account (receptionists, clinic admins).",
@@ -309,10 +310,10 @@ struct StaffCommand: ParsableCommand {
         @Option(help: "Phone number: 7 to 15 digits.") var phone: String
         @Option(help: "E-mail address, if they have one.") var email: String?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let patient = try system.staff.registerWalkIn(member, WalkInRequest(
+            try await context.awaitedAsStaff { system, member in
+                let patient = try await system.staff.registerWalkIn(member, WalkInRequest(
                     name: name, surname: surname, birthDate: birthDate, phone: phone, email: email, language: context.language))
                 try context.emit(PatientMatchesJSON.Item(patient)) {
                     context.text(.staffWalkInRegistered, patient.name, patient.surname, String(patient.id))
@@ -321,7 +322,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct ClaimCodeCommand: ParsableCommand {
+    struct ClaimCodeCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "claim-code",
             abstract: "A one-time code with which a walk-in patient of your clinic sets up their online account (7 days).")
@@ -329,10 +330,10 @@ struct StaffCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The patient's id.") var patientId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let code = try system.staff.claimCode(member, patientId: patientId)
+            try await context.awaitedAsStaff { system, member in
+                let code = try await system.staff.claimCode(member, patientId: patientId)
                 try context.emit(ClaimCodeJSON(code)) {
                     context.text(.staffClaimCode, String(code.patientId), code.code,
                                  DateText.dateTimeWithZone(code.expiresAt, timeZone: code.zone, language: context.language))
@@ -341,7 +342,7 @@ struct StaffCommand: ParsableCommand {
         }
     }
 
-    struct AppointmentAction: ParsableCommand {
+    struct AppointmentAction: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "appointment",
             abstract: "check-in (on the visit's day), undo-check-in, start, complete, no-show or cancel (with --reason) an appointment of your clinic.")
@@ -351,10 +352,10 @@ struct StaffCommand: ParsableCommand {
         @Argument(help: "Appointment id.") var appointmentId: Int64
         @Option(help: "Why the clinic cancels (required with cancel; the patient is told).") var reason: String?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            try context.asStaff { system, member in
-                let appointment = try system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
+            try await context.awaitedAsStaff { system, member in
+                let appointment = try await system.staff.act(member, action, appointmentId: appointmentId, reason: reason)
                 try context.emit(AppointmentJSON(appointment)) {
                     // The status as the screens name it ("checked in"), in the language; --json has the code.
                     context.text(.staffActed, String(appointment.id ?? 0), appointment.status.text(context.language))
@@ -368,14 +369,14 @@ struct StaffCommand: ParsableCommand {
             abstract: "Your clinic's staff accounts (clinic admins): list, add, disable.",
             subcommands: [List.self, Add.self, Disable.self], defaultSubcommand: List.self)
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Your clinic's staff accounts.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try context.asStaff { system, member in
-                    let accounts = try system.staff.accounts(clinicId: member.clinicId, by: member)
+                try await context.awaitedAsStaff { system, member in
+                    let accounts = try await system.staff.accounts(clinicId: member.clinicId, by: member)
                     try context.emit(accounts.map(StaffJSON.init)) {
                         accounts.map { account in
                             context.text(.staffAccountLine, String(account.id), account.login, account.name, account.surname,
@@ -387,18 +388,19 @@ struct StaffCommand: ParsableCommand {
             }
         }
 
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Add an account to your clinic.")
             @OptionGroup var global: GlobalOptions
             @OptionGroup var account: StaffAccountOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
                 let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
-                try context.asStaff { system, member in
-                    let added = try system.staff.addStaff(StaffInput(
+                try await context.awaitedAsStaff { system, member in
+                    let added = try await system.staff.addStaff(StaffInput(
                         login: account.login, name: account.name, surname: account.surname, role: account.role,
-                        clinicId: member.clinicId, doctorId: account.doctor, password: password), by: member)
+                        clinicId: member.clinicId, doctorId: account.doctor, password: password), by: member,
+                        passwords: InlinePasswordRunner())
                     try context.emit(StaffJSON(added)) {
                         context.text(.staffAdded, added.login, added.role.rawValue, String(added.clinicId))
                     }
@@ -406,15 +408,15 @@ struct StaffCommand: ParsableCommand {
             }
         }
 
-        struct Disable: ParsableCommand {
+        struct Disable: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Disable an account of your clinic and end its sessions.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The account's id.") var id: Int64
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try context.asStaff { system, member in
-                    let disabled = try system.staff.disable(id, by: member)
+                try await context.awaitedAsStaff { system, member in
+                    let disabled = try await system.staff.disable(id, by: member)
                     try context.emit(StaffJSON(disabled)) { context.text(.staffDisabled, disabled.login) }
                 }
             }
@@ -423,17 +425,17 @@ struct StaffCommand: ParsableCommand {
 }
 
 /// `clinic visit-types DEPARTMENT_ID`: what a department offers to book.
-struct VisitTypesCommand: ParsableCommand {
+struct VisitTypesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "visit-types",
         abstract: "A department's visit types (use the id with slots and book --visit-type); none: it books single slots.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Department id.") var departmentId: Int64
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let system = try context.system()
-        let types = try system.departments.visitTypes(departmentId: departmentId)
+        let system = try await context.awaitedSystem()
+        let types = try await system.departments.visitTypes(departmentId: departmentId)
         try context.emit(types.map { VisitTypeJSON($0, language: context.language) }) {
             types.isEmpty ? context.text(.visitTypesNone) : visitTypeLines(types, context)
         }

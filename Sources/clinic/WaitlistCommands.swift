@@ -58,7 +58,7 @@ struct WaitlistCommand: ParsableCommand {
             let context = Context(global)
             let (system, client) = try await context.awaitedSignedIn()
             try await system.waitlist.leave(entryId, clientId: client.id ?? 0)
-            try await context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+            try context.emit(["left": entryId]) { context.text(.waitlistLeft, String(entryId)) }
         }
     }
 
@@ -111,7 +111,7 @@ struct WaitlistCommand: ParsableCommand {
             let context = Context(global)
             let (system, client) = try await context.awaitedSignedIn()
             try await system.waitlist.decline(offerId, clientId: client.id ?? 0)
-            try await context.emit(["declined": offerId]) { context.text(.waitlistDeclined, String(offerId)) }
+            try context.emit(["declined": offerId]) { context.text(.waitlistDeclined, String(offerId)) }
         }
     }
 }
@@ -199,7 +199,7 @@ struct StaffWaitlist: ParsableCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let entries = try await system.staff.waitlist(member, departmentId: department)
                 try await context.emit(["items": entries.map(StaffWaitlistEntryJSON.init)]) {
                     guard !entries.isEmpty else { return context.text(.staffWaitlistNone) }
@@ -227,7 +227,7 @@ struct StaffWaitlist: ParsableCommand {
         func run() async throws {
             let context = Context(global)
             let request = try wait.request(priority: priority)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let entry = try await system.staff.addToWaitlist(member, patientLogin: patient, patientId: patientId, request, note: note)
                 try await context.emit(WaitlistEntryJSON(entry)) { context.text(.waitlistJoined, try await entryLine(entry, system, context)) }
             }
@@ -243,7 +243,7 @@ struct StaffWaitlist: ParsableCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 let entry = try await system.staff.changeWaitlistEntry(member, entryId: entryId, priority: priority, note: note)
                 try await context.emit(WaitlistEntryJSON(entry)) { try await entryLine(entry, system, context) }
             }
@@ -257,9 +257,9 @@ struct StaffWaitlist: ParsableCommand {
 
         func run() async throws {
             let context = Context(global)
-            try await context.asStaff { system, member in
+            try await context.awaitedAsStaff { system, member in
                 try await system.staff.removeFromWaitlist(member, entryId: entryId)
-                try await context.emit(["removed": entryId]) { context.text(.waitlistLeft, String(entryId)) }
+                try context.emit(["removed": entryId]) { context.text(.waitlistLeft, String(entryId)) }
             }
         }
     }

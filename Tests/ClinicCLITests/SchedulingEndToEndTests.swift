@@ -147,6 +147,11 @@ import Testing
             ["staff", "accounts"],
             ["staff", "accounts", "add", "--login", "x2", "--name", "Kim", "--surname", "Park", "--role", "receptionist", "--password-stdin"],
             ["staff", "accounts", "disable", String(desk)],
+            ["staff", "calendar", "--from", scene.monday, "--days", "2"],
+            ["staff", "actions", String(id)],
+            ["staff", "reschedule", String(id), "--to", "\(scene.monday) 10:00", "--reason", "The doctor is away"],
+            ["staff", "patients", "pat"],
+            ["staff", "register-patient", "--name", "Olga", "--surname", "Berg", "--birth-date", "1980-02-03", "--phone", "5551234567"],
         ]
         // A patient's token put in a staff session file is no staff session either.
         let stolen = cli.folder.appendingPathComponent("stolen").path
@@ -160,11 +165,13 @@ import Testing
         let refused: [String: [Int: String]] = [
             "boss-b": [2: "not_found", 3: "not_found", 4: "not_found", 5: "not_found", 6: "not_found", 7: "not_found", 9: "not_found",
                        10: "not_found", 11: "not_found", 12: "not_found", 13: "not_found", 14: "not_found", 15: "not_found",
-                       16: "not_found", 17: "not_found", 18: "not_found", 19: "not_found", 22: "not_found"],
+                       16: "not_found", 17: "not_found", 18: "not_found", 19: "not_found", 22: "not_found", 24: "not_found",
+                       25: "not_found"],
             "desk-a": [3: "forbidden", 4: "forbidden", 9: "forbidden", 10: "forbidden", 12: "forbidden", 14: "forbidden",
                        17: "forbidden", 20: "forbidden", 21: "forbidden", 22: "forbidden"],
             "doctor-a": [2: "forbidden", 5: "forbidden", 6: "forbidden", 7: "forbidden", 9: "forbidden", 10: "forbidden",
-                         12: "forbidden", 14: "forbidden", 17: "forbidden", 20: "forbidden", 21: "forbidden", 22: "forbidden"],
+                         12: "forbidden", 14: "forbidden", 17: "forbidden", 20: "forbidden", 21: "forbidden", 22: "forbidden",
+                         25: "forbidden", 26: "forbidden", 27: "forbidden"],
         ]
         let before = try cli.fingerprint(excluding: ["staff_sessions", "audit_events", "audit_head", "login_attempts", "sessions"])
         for (login, expected) in refused {
@@ -230,6 +237,17 @@ import Testing
         #expect(log.map { $0["action"] as? String } == ["appointment.book", "appointment.check-in", "appointment.undo-check-in",
                                                         "appointment.check-in", "patient.read", "patient.read"])
         #expect(log.allSatisfy { $0["role"] as? String == "receptionist" })
+        // What the desk may do to it, then moved by the desk (the patient is told) and seen on the calendar.
+        let forPatId = try #require((forPat.json() as? [String: Any])?["id"] as? Int)
+        let offered = try cli.run(["staff", "actions", String(forPatId), "--json"], session: session)
+        #expect(((offered.json() as? [String: Any])?["actions"] as? [String])?.contains("cancel") == true, "\(offered.stdout)")
+        let moved = try cli.run(["staff", "reschedule", String(forPatId), "--to", "\(monday) 10:00", "--reason", "The doctor is away"],
+                                session: session)
+        #expect(moved.status == 0 && moved.stdout.contains("10:00"), "\(moved.stdout)\(moved.stderr)")
+        let calendar = try cli.run(["staff", "calendar", "--from", monday, "--json"], session: session)
+        let columns = try #require((calendar.json() as? [String: Any])?["doctors"] as? [[String: Any]], "\(calendar.stderr)")
+        let shown = columns.flatMap { ($0["appointments"] as? [[String: Any]]) ?? [] }
+        #expect(shown.contains { $0["id"] as? Int == forPatId && $0["patientLogin"] as? String == "pat" }, "\(calendar.stdout.prefix(1500))")
 
         // A walk-in's online account: registered at the desk, given a code, claimed from the
         // command line once (a wrong code and the used one refused, nothing made of them).

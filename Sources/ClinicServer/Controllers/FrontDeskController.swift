@@ -123,11 +123,10 @@ struct FrontDeskController {
         let department = try request.queryInt("departmentId").map(Int64.init)
         let doctor = try request.queryInt("doctorId").map(Int64.init)
         let requestId = context.requestId
-        let facts = try await dependencies.awaited(context.language) { [system] in
-            try await system.staff.deskDay(member, day: day, departmentId: department, doctorId: doctor, requestId: requestId)
+        let (shown, zone, entries) = try await dependencies.awaited(context.language) { [system] in
+            try await system.staff.schedule(member, day: day, departmentId: department, doctorId: doctor, requestId: requestId)
         }
-        return try HTTPMapping.json(DayJSON(date: facts.plan.day.dayText, timeZone: facts.plan.zone.identifier,
-                                            items: StaffController.dayEntries(facts, member).map(DayEntryJSON.init)))
+        return try HTTPMapping.json(DayJSON(date: shown.dayText, timeZone: zone.identifier, items: entries.map(DayEntryJSON.init)))
     }
 
     @Sendable func book(_ request: Request, context: APIContext) async throws -> Response {

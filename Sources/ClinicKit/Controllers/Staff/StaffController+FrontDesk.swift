@@ -13,6 +13,13 @@ extension StaffController {
         return (facts.plan.day, facts.plan.zone, Self.dayEntries(facts, member))
     }
 
+    /// `schedule` awaited: `deskDay`'s facts as the day's entries.
+    public func schedule(_ member: StaffMember, day: LocalDateTime? = nil, departmentId: Int64? = nil, doctorId: Int64? = nil,
+                         requestId: String? = nil) async throws -> (day: LocalDateTime, zone: TimeZone, entries: [DayEntry]) {
+        let facts = try await deskDay(member, day: day, departmentId: departmentId, doctorId: doctorId, requestId: requestId)
+        return (facts.plan.day, facts.plan.zone, Self.dayEntries(facts, member))
+    }
+
     /// What `schedule` is made of, in one write transaction with its audit rows.
     func dayFacts(_ member: StaffMember, day: LocalDateTime?, departmentId: Int64?, doctorId: Int64?,
                   requestId: String?) throws -> DeskDayFacts {
