@@ -7,7 +7,7 @@ struct Clinics: ParsableCommand {
         abstract: "Browse the clinic directory.",
         subcommands: [List.self, Show.self, Nearest.self])
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List clinics, by name.")
 
         @OptionGroup var global: GlobalOptions
@@ -16,11 +16,11 @@ struct Clinics: ParsableCommand {
         @Flag(help: "Only hospitals.") var hospital = false
         @Option(help: "At most this many clinics (default 50).") var limit: Int = 50
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             guard limit >= 1 else { throw ClinicError.invalid(.limitRange, String(limit)) }
-            let system = try context.system()
-            let clinics = try system.clinics.getAllClinics(
+            let system = try await context.awaitedSystem()
+            let clinics = try await system.clinics.getAllClinics(
                 ClinicFilter(city: city, pediatricOnly: pediatric, hospitalOnly: hospital, limit: limit))
             try context.emit(clinics.map(ClinicJSON.init)) {
                 guard !clinics.isEmpty else { return context.text(.noClinics) }
@@ -32,17 +32,16 @@ struct Clinics: ParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one clinic with its departments.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Clinic id.") var id: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let system = try context.system()
-            let clinic = try system.clinics.getClinicById(id)
-            let departments = try system.departments.getDepartmentsByClinicId(id)
+            let system = try await context.awaitedSystem()
+            let (clinic, departments) = try await system.clinics.clinicWithDepartments(id)
             let json = ClinicDetailJSON(clinic, departments: departments, language: context.language)
             try context.emit(json) {
                 var lines = [clinic.name]
@@ -60,31 +59,31 @@ struct Clinics: ParsableCommand {
     }
 }
 
-struct Departments: ParsableCommand {
+struct Departments: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the departments of a clinic.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Clinic id.") var clinicId: Int64
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let system = try context.system()
-        let departments = try system.departments.getDepartmentsByClinicId(clinicId)
+        let system = try await context.awaitedSystem()
+        let departments = try await system.clinics.clinicWithDepartments(clinicId).departments
         try context.emit(departments.map { departmentJSON($0, context) }) { departmentTable(departments, context) }
     }
 }
 
-struct Doctors: ParsableCommand {
+struct Doctors: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the doctors of a department with their working hours (clinic's local time).")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Department id.") var departmentId: Int64
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let system = try context.system()
-        let doctors = try system.departments.getDoctorsByDepartmentId(departmentId)
-        let hours = try doctors.map { try system.departments.getWorkingHours(doctorId: $0.id ?? 0) }
+        let system = try await context.awaitedSystem()
+        let listed = try await system.departments.doctorsWithHours(departmentId: departmentId)
+        let (doctors, hours) = (listed.map(\.doctor), listed.map(\.hours))
         let json = zip(doctors, hours).map { DoctorJSON($0, hours: $1) }
         try context.emit(json) {
             guard !doctors.isEmpty else { return context.text(.noDoctors) }

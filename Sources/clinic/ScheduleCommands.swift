@@ -2,7 +2,7 @@ import ArgumentParser
 import ClinicKit
 import Foundation
 
-struct Slots: ParsableCommand {
+struct Slots: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A department's slots with their availability, by day in the clinic's local time.")
 
@@ -15,12 +15,12 @@ struct Slots: ParsableCommand {
     @Option(name: .customLong("visit-type"), help: "A visit type of the department (clinic visit-types): slots as long as the visit.")
     var visitType: Int64?
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let first = try from.map(TimeInput.parseDay)
-        let system = try context.system()
-        let (clinic, slots) = try system.slots(departmentId: department, doctorId: doctor, from: first, days: days,
-                                               visitTypeId: visitType)
+        let system = try await context.awaitedSystem()
+        let (clinic, slots) = try await system.slotsAwaited(departmentId: department, doctorId: doctor, from: first, days: days,
+                                                            visitTypeId: visitType)
         try context.emit(slots.map(SlotJSON.init)) {
             guard !slots.isEmpty else { return context.text(.noSlots) }
             var lines = [context.text(.clinicTime, clinic.timeZone, DateText.zoneName(slots[0].start, timeZone: clinic.zone,
@@ -96,19 +96,19 @@ struct Find: ParsableCommand {
 }
 
 extension AppointmentsCommand {
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "One of your appointments with its history.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Appointment id.") var appointmentId: Int64
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
-            let (appointment, history) = try system.appointments.appointmentWithHistory(appointmentId, clientId: client.id ?? 0)
+            let (system, client) = try await context.awaitedSignedIn()
+            let (appointment, history) = try await system.appointments.appointmentWithHistory(appointmentId, clientId: client.id ?? 0)
             let json = AppointmentHistoryJSON(appointment, history)
-            try context.emit(json) {
-                appointmentText(appointment, history, try system.clinics.getClinicById(appointment.clinicId), context)
+            try await context.emit(json) {
+                appointmentText(appointment, history, try await system.departmentWithClinic(appointment.departmentId).clinic, context)
             }
         }
     }

@@ -72,8 +72,11 @@ import Testing
             walked += page.items
             cursor = page.nextCursor
         } while cursor != nil
-        let all = try system.clinics.getAllClinics().map(\.externalId)
-        #expect(walked.count == 5 && walked.map(\.externalId) == all)
+        let all = try await system.clinics.getAllClinics().map(\.externalId)
+        let blocking = try Self.synchronousAll(system)
+        #expect(walked.count == 5 && walked.map(\.externalId) == all && all == blocking)
+        let refusedLimit = await #expect(throws: ClinicError.self) { _ = try await system.clinics.getAllClinics(ClinicFilter(limit: 0)) }
+        #expect(refusedLimit?.code == .invalidInput)
         let names = walked.map(\.name)
         #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         let angeles = try await system.clinics.clinicsPage(city: "los angeles", limit: 10, cursor: nil)
@@ -82,6 +85,10 @@ import Testing
             let refused = await #expect(throws: ClinicError.self) { _ = try await system.clinics.clinicsPage(limit: limit, cursor: cursor) }
             #expect(refused?.code == .invalidInput, "\(limit) \(cursor ?? "")")
         }
+    }
+
+    static func synchronousAll(_ system: ClinicSystem) throws -> [String] {
+        try system.clinics.getAllClinics().map(\.externalId)
     }
 
     static func synchronousPage(_ system: ClinicSystem, city: String?, limit: Int, cursor: String?) throws -> Page<Clinic> {

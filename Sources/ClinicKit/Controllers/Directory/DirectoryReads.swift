@@ -5,6 +5,12 @@ import Foundation
 // the synchronous reads.
 
 extension ClinicController {
+    /// `getAllClinics` awaited: the clinics `filter` matches, in its order (name, then id).
+    public func getAllClinics(_ filter: ClinicFilter = ClinicFilter()) async throws -> [Clinic] {
+        if let limit = filter.limit, limit < 1 { throw ClinicError.invalid(.limitRange, String(limit)) }
+        return try await database.clinics(matching: filter)
+    }
+
     /// The clinic with its departments (`getClinicById` and `getDepartmentsByClinicId` in one read).
     public func clinicWithDepartments(_ id: Int64) async throws -> (clinic: Clinic, departments: [Department]) {
         guard let found = try await database.clinicWithDepartments(id: id) else {
