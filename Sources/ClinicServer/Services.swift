@@ -13,8 +13,8 @@ import ServiceLifecycle
 // is marked sent), then the map cache is dropped, then the store's writers commit the last batch
 // (`buildApplication` lists them committer, map cache, outbox).
 
-/// The store's writers' lifetime (`ClinicStore.startWriters`: SQLite's group commit,
-/// PostgreSQL's writer threads): they run from the start; on shutdown, once the HTTP server and
+/// The store's writers' lifetime (`ClinicStore.startWriters`: SQLite's group commit; PostgreSQL
+/// has none): they run from the start; on shutdown, once the HTTP server and
 /// the outbox have stopped, they are drained — what is queued commits before the process exits.
 struct CommitterService: Service {
     let database: any ClinicStore

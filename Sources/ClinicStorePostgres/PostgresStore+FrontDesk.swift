@@ -724,6 +724,39 @@ extension PostgresStore {
         return PatientIndexChecks(personalData: try row.value("personal_check", in: "settings"), index: try row.value("index_check", in: "settings"))
     }
 
+    /// In one transaction: the two checks (one statement); when the index's is not the key's,
+    /// the index and its check deleted, the patients read 500 at a time by id, each one's tokens
+    /// inserted (one statement a patient), and the new check stored. Idempotent, as the
+    /// seam's rebuild: two servers at once end with the same index.
+    public func makePatientIndexCurrent() async throws -> FieldCipher {
+        let sent = statementsSent, key = personalDataKey
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            let row = try await tx.rows("""
+                SELECT (SELECT value FROM settings WHERE key = $1) AS personal_check, (SELECT value FROM settings WHERE key = $2) AS index_check
+                """, [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]).first.map(PostgresTransaction.row)
+            let keyCheck: String? = try row?.value("personal_check", in: "settings")
+            let cipher = try key.cipher(keyCheck: keyCheck)
+            let check = PatientIndex.indexCheck(cipher)
+            guard try row?.value("index_check", in: "settings") as String? != check else { return cipher }
+            _ = try await tx.rows("DELETE FROM patient_search", [])
+            _ = try await tx.rows("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+            var after: Int64 = 0
+            while true {
+                let page = try await tx.rows(PostgresTransaction.storedClientsPageSQL, [after, Int64(500)])
+                    .map { try PostgresTransaction.storedClientOfRow(try PostgresTransaction.row($0)) }
+                guard let last = page.last?.client.id else { break }
+                for stored in page {
+                    guard let (id, tokens) = try PatientIndex.rebuildTokens(stored, cipher: cipher), !tokens.isEmpty else { continue }
+                    _ = try await tx.rows(PostgresTransaction.insertSearchTokensSQL(tokens.count), [id] + tokens)
+                }
+                after = last
+            }
+            _ = try await tx.rows(PostgresTransaction.setSearchIndexCheckSQL, [PatientIndex.checkSetting, check])
+            return cipher
+        }
+    }
+
     /// In one snapshot: a statement per word until none is left, then the patients (one statement).
     public func searchedPatients(clinicId: Int64, wordTokens: [Data]) async throws -> [StoredClient] {
         try await readAwaited { tx in

@@ -30,17 +30,12 @@ public final class PostgresStore: Sendable {
     public let auditKeys: AuditKeyRing
     /// The schema this program knows (`schemaStatus`).
     public let migrations: [Migration]
-    /// Write transactions of this process best run at once (`ClinicStore.concurrentWriters`):
-    /// half the pool, the rest left for reads.
-    public let concurrentWriters: Int
     /// How `open` connected once, alone: run again to learn why the pool has no connection.
     let probe: PostgresConnection.Configuration
     let logger: Logger
     /// Every statement this store sent through a blocking connection or an awaited use case
     /// (`BEGIN` and `COMMIT` included; not those of `transaction`'s own bodies): the round trips the tests hold a request's budget to (issue 44).
     package let statementsSent = LockedBox<Int>(0)
-    /// The writer threads of awaited writes (`ClinicStore.commit`, PostgresWriters.swift).
-    let writers = LockedBox<PostgresWriters?>(nil)
     /// Each department's schedule as last read, with its version (`slotFacts`).
     let keptSchedules = KeptSchedules()
     /// The signed-in sessions and nearest searches kept while the store listens for their changes (`keepLookups`).
@@ -75,7 +70,6 @@ public final class PostgresStore: Sendable {
                  migrations: [Migration], logger: Logger, maximumConnections: Int, probe: PostgresConnection.Configuration) {
         self.url = url
         self.probe = probe
-        concurrentWriters = max(1, maximumConnections / 2)
         self.user = user
         self.database = database
         self.client = client

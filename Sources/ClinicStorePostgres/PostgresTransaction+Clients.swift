@@ -61,8 +61,11 @@ extension PostgresTransaction {
     }
 
     func storedClients(after id: Int64, limit: Int) throws -> [StoredClient] {
-        try rows("SELECT * FROM clients WHERE id > $1 ORDER BY id LIMIT $2", [id, Int64(limit)]).map(Self.storedClientOfRow)
+        try rows(Self.storedClientsPageSQL, [id, Int64(limit)]).map(Self.storedClientOfRow)
     }
+
+    /// The patients after id `$1`, by id, at most `$2`.
+    static let storedClientsPageSQL = "SELECT * FROM clients WHERE id > $1 ORDER BY id LIMIT $2"
 
     func searchIndexCheck() throws -> String? {
         try value(String.self, "SELECT value FROM settings WHERE key = $1", [PatientIndex.checkSetting])
@@ -256,8 +259,11 @@ extension PostgresTransaction {
         """
 
     func setSearchIndexCheck(_ check: String) throws {
-        try execute("""
-            INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-            """, [PatientIndex.checkSetting, check])
+        try execute(Self.setSearchIndexCheckSQL, [PatientIndex.checkSetting, check])
     }
+
+    /// Setting `$1` (the index's check) to `$2`.
+    static let setSearchIndexCheckSQL = """
+        INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+        """
 }

@@ -261,6 +261,10 @@ extension SQLiteStore {
 // audit rows in the next batch
 
 extension SQLiteStore {
+    public func makePatientIndexCurrent() async throws -> FieldCipher {
+        try await commit { try self.writing { tx in try self.makePatientIndexCurrent(tx) } }
+    }
+
     public func patientIndexChecks() async throws -> PatientIndexChecks {
         try await readAwaited { tx in try PatientSearchReads.checks(tx) }
     }

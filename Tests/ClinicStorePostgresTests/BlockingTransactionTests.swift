@@ -191,38 +191,6 @@ import Testing
             #expect(!cells.infinityIsAnInstant)
         }
     }
-
-    /// On PostgreSQL the committer runs writes side by side, each in its own transaction: a
-    /// write waiting for a later one is not stuck behind it (one batching thread would hold the
-    /// first until the wait ran out), and each is reported as a committed batch of one.
-    @Test func theCommitterRunsWritesSideBySideEachAlone() async throws {
-        let migrations = try TestPostgres.migrations()
-        try await TestPostgres.withStore { store, _ in
-            try await store.migrate(migrations)
-            let reports = NIOLockedValueBox<[WriteBatchReport]>([])
-            store.startWriters(maximumBatch: 64) { report in reports.withLockedValue { $0.append(report) } }
-            #expect(store.concurrentWriters == 4)
-            let second = DispatchSemaphore(value: 0)
-            async let first = store.commit { second.wait(timeout: .now() + 60) == .success }
-            async let other: Bool = store.commit {
-                try store.writing { tx in try tx.setSetting("test.side_by_side", to: "1") }
-                second.signal()
-                return true
-            }
-            let (waited, wrote) = try await (first, other)
-            #expect(waited, "the first write waited out its minute: the second never ran beside it")
-            #expect(wrote)
-            let refused = await #expect(throws: ClinicError.self) {
-                try await store.commit { () -> Bool in throw ClinicError(.slotTaken, .slotTaken) }
-            }
-            #expect(refused?.code == .slotTaken)
-            store.drainWriters()
-            let seen = reports.withLockedValue { $0 }
-            #expect(seen.count == 3 && seen.allSatisfy { $0.size == 1 && $0.committed }, "\(seen)")
-            #expect(seen.map(\.failed).reduce(0, +) == 1)
-            #expect(try store.reading { tx in try tx.setting("test.side_by_side") } == "1")
-        }
-    }
 }
 
 /// A serialization failure (SQLSTATE 40001) runs the transaction again; past the attempts

@@ -115,6 +115,17 @@ public enum PatientIndex {
     /// Makes the index again under `cipher`'s key when the stored tokens were made under
     /// another (a database from before the index, a rotated key, a store copied without it).
     /// One transaction; idempotent, so two servers doing it at once end with the same index.
+    /// A stored patient's tokens under `cipher`'s key, for a rebuild a store runs itself (its
+    /// personal fields opened with `cipher` first); nil for a row with no id.
+    package static func rebuildTokens(_ stored: StoredClient, cipher: FieldCipher) throws -> (clientId: Int64, tokens: [Data])? {
+        let client = stored.personal == nil ? stored.client : try stored.opened(with: cipher)
+        guard let id = client.id else { return nil }
+        return (id, tokens(client, key: key(cipher)))
+    }
+
+    /// The check an index made under `cipher`'s key is stored with (`checkSetting`).
+    package static func indexCheck(_ cipher: FieldCipher) -> String { check(cipher) }
+
     package static func rebuild(_ tx: any StoreWriting, cipher: FieldCipher, open: (StoredClient) throws -> Client) throws {
         try tx.clearSearchIndex()
         let key = key(cipher)
@@ -148,7 +159,7 @@ extension ClinicStore {
 
     /// The index made again in the caller's write transaction when it was not made under the
     /// current key; the key's cipher.
-    func makePatientIndexCurrent(_ tx: any StoreWriting) throws -> FieldCipher {
+    package func makePatientIndexCurrent(_ tx: any StoreWriting) throws -> FieldCipher {
         let cipher = try cipher(tx)
         if try tx.searchIndexCheck() != PatientIndex.check(cipher) {
             try PatientIndex.rebuild(tx, cipher: cipher) { try opened(tx, $0) }

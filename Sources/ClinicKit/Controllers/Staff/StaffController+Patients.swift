@@ -57,10 +57,7 @@ extension StaffController {
         let checks = try await database.patientIndexChecks()
         guard let keyCheck = checks.personalData else { return [] }
         var cipher = try database.personalDataKey.cipher(keyCheck: keyCheck)
-        if checks.index != PatientIndex.check(cipher) {
-            let database = self.database
-            cipher = try await database.commit { try database.writing { tx in try database.makePatientIndexCurrent(tx) } }
-        }
+        if checks.index != PatientIndex.check(cipher) { cipher = try await database.makePatientIndexCurrent() }
         let key = PatientIndex.key(cipher), now = self.now()
         let stored = try await database.searchedPatients(clinicId: member.clinicId,
                                                          wordTokens: words.map { PatientIndex.token(ofQueryWord: $0, key: key) })

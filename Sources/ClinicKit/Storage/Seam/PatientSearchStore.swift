@@ -15,6 +15,9 @@ public protocol PatientSearchStore: Sendable {
     func searchedPatients(clinicId: Int64, wordTokens: [Data]) async throws -> [StoredClient]
     /// Appends the rows to the audit trail in one transaction, in order.
     func appendAudit(_ asks: [AuditAsk]) async throws
+    /// In one write transaction: the index made again under the personal-data key when it was
+    /// made under another (or never: `PatientIndex.rebuildTokens`); returns the key's cipher.
+    func makePatientIndexCurrent() async throws -> FieldCipher
 }
 
 /// The stored checks of the personal-data key and of the search index.

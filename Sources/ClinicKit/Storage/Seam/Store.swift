@@ -80,26 +80,19 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
     /// The schema version of the store and the newest this program has, awaited (a server's
     /// readiness: `/readyz`).
     func awaitedSchemaStatus() async throws -> (current: Int, latest: Int)
-    /// How many write transactions of one process are best run at once: 1 where the store has
-    /// a single writer and a batch saves commits (SQLite), more where writes run side by side
-    /// (PostgreSQL, one per pooled connection it spares for writing).
-    var concurrentWriters: Int { get }
+    // MARK: The writers of a process's awaited writes (issue 56)
 
-    // MARK: Writes a process awaits (issue 56)
-
-    /// Starts the store's writers (a server does, once, before its first write; otherwise the
-    /// first `commit` starts them with the defaults). How they write is the store's: SQLite
-    /// batches the writes waiting at a moment in one transaction of at most `maximumBatch`
-    /// (group commit, `ClinicStoreSQLite/GroupCommit.swift`); PostgreSQL runs each alone,
-    /// `concurrentWriters` at once. `report` hears of every batch, before its writes are answered.
+    /// Starts the store's writers, if it has any (a server does, once, before its first write;
+    /// otherwise the first write starts them with the defaults). How a use case's transaction
+    /// is written is the store's: SQLite batches the writes waiting at a moment in one
+    /// transaction of at most `maximumBatch` (group commit, `ClinicStoreSQLite/GroupCommit.swift`),
+    /// and `report` hears of every batch before its writes are answered; PostgreSQL awaits each
+    /// on a leased connection and has no writers.
     func startWriters(maximumBatch: Int, report: @escaping @Sendable (WriteBatchReport) -> Void)
-    /// Runs a write's synchronous work (the controllers' `writing` inside it joins the
-    /// transaction the store runs it in) and answers once that transaction committed.
-    func commit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T
     /// Writes waiting for a writer.
     var queuedWrites: Int { get }
-    /// Finishes the writes queued and stops the writers (a server's shutdown); a later
-    /// `commit` starts new ones. Blocks the calling thread until they are done.
+    /// Finishes the writes queued and stops the writers (a server's shutdown); a later write
+    /// starts new ones. Blocks the calling thread until they are done.
     func drainWriters()
 
     // MARK: Use cases as one async operation each (issue 56)
@@ -277,8 +270,6 @@ extension SignedInPatientFacts {
 }
 
 extension ClinicStore {
-    public var concurrentWriters: Int { 1 }
-
     /// The gather as reads of one snapshot (a store in this process: no round trips to save).
     public func signedInPatient(tokenHash: String) throws -> SignedInPatientFacts? {
         try reading { tx in try SignedInPatientFacts.read(tx, tokenHash: tokenHash) }
