@@ -2,12 +2,18 @@ import Foundation
 import Testing
 
 @Suite struct ProfileEndToEndTests {
-    @Test func profileShowEditPasswordExportDelete() throws {
+    /// A directory, and patient "pat" of Reno registered and logged in (password correct-horse-42).
+    static func signedInPat() throws -> CLIHarness {
         let cli = try CLIHarness()
         try cli.setUpDirectory()
         #expect(try cli.run(["register", "--login", "pat", "--name", "Pat", "--surname", "Smith", "--street", "Main Street", "--house", "1",
                              "--city", "Reno", "--accept-privacy", "--password-stdin"], input: "correct-horse-42\n").status == 0)
         #expect(try cli.run(["login", "--login", "pat", "--password-stdin"], input: "correct-horse-42\n").status == 0)
+        return cli
+    }
+
+    @Test func profileShowEditPasswordExportDelete() throws {
+        let cli = try Self.signedInPat()
         #expect((try cli.run(["profile", "--json"]).json() as? [String: Any])?["login"] as? String == "pat", "show is the default")
         let edited = try #require(try cli.run(["profile", "edit", "--street", "Oak Street", "--lang", "ru", "--json"]).json() as? [String: Any])
         #expect(edited["street"] as? String == "Oak Street" && edited["language"] as? String == "ru")
@@ -29,11 +35,7 @@ import Testing
     /// changed); with one, a number waits for its code, a wrong code is refused, what comes by
     /// text is chosen, and the number is removed (then there is nothing to choose for).
     @Test func aMobileNumberIsSetRefusedAWrongCodeAndRemoved() throws {
-        let cli = try CLIHarness()
-        try cli.setUpDirectory()
-        #expect(try cli.run(["register", "--login", "pat", "--name", "Pat", "--surname", "Smith", "--street", "Main Street", "--house", "1",
-                             "--city", "Reno", "--accept-privacy", "--password-stdin"], input: "correct-horse-42\n").status == 0)
-        #expect(try cli.run(["login", "--login", "pat", "--password-stdin"], input: "correct-horse-42\n").status == 0)
+        let cli = try Self.signedInPat()
         let number = "+1 775 555 0143"
         let before = try cli.fingerprint(excluding: ["sessions"])
         #expect(try cli.run(["profile", "phone", "set", number, "--json"]).errorCode == "texts_unavailable")
