@@ -209,14 +209,14 @@ private final class Lease: @unchecked Sendable {
 }
 
 /// Where the store's own tasks run: the pool's `run()`, each lease held for a blocked thread,
-/// and the work a thread waits for (`PostgresStore.waitFor`). Not Swift's cooperative pool, nor
+/// and the work the tests' synchronous bodies wait for (`TestPostgres.waitFor`). Not Swift's cooperative pool, nor
 /// a dispatch queue (whose jobs share libdispatch's worker threads, as many as the cores): a
 /// thread that blocks in a synchronous transaction may itself be one of those (a test's body,
 /// a caller that should not but does), and if every one of them waited so, a lease handed over
 /// there could never be handed. So one thread of its own runs these tasks' jobs; they only
 /// await (nothing they run blocks), so one is enough.
-final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = StoreTaskExecutor()
+package final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
+    package static let shared = StoreTaskExecutor()
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var thread: Thread?
@@ -235,7 +235,7 @@ final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
         Thread.current === shared.thread ? shared : nil
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -253,4 +253,13 @@ final class StoreTaskExecutor: TaskExecutor, @unchecked Sendable {
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
         }
     }
+}
+
+/// A result handed from a task to a waiting thread (here, and the tests' `TestPostgres.waitFor`).
+package final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<T, any Error>?
+    package init() {}
+    package func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
+    package func get() -> Result<T, any Error>? { lock.withLock { value } }
 }

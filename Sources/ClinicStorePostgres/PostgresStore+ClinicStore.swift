@@ -71,27 +71,6 @@ extension PostgresStore: ClinicStore {
     public func awaitedSchemaStatus() async throws -> (current: Int, latest: Int) {
         try await schemaStatus(migrations)
     }
-
-    /// Runs async work to its end from a thread that may block.
-    public static func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: StoreTaskExecutor.shared) {
-            do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
-            done.signal()
-        }
-        done.wait()
-        guard let result = box.get() else { throw ClinicError(.internalError, .internalError, "no result") }
-        return try result.get()
-    }
-}
-
-/// A result handed from a task to a waiting thread.
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Result<T, any Error>?
-    func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
-    func get() -> Result<T, any Error>? { lock.withLock { value } }
 }
 
 /// The write transaction `writingJoined` opened, which the writes made inside it join in

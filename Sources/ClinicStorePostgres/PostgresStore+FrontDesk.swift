@@ -737,7 +737,7 @@ extension PostgresStore {
                 """, [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]).first.map(PostgresTransaction.row)
             let keyCheck: String? = try row?.value("personal_check", in: "settings")
             let cipher = try key.cipher(keyCheck: keyCheck)
-            let check = PatientIndex.indexCheck(cipher)
+            let check = PatientIndex.check(cipher)
             guard try row?.value("index_check", in: "settings") as String? != check else { return cipher }
             _ = try await tx.rows("DELETE FROM patient_search", [])
             _ = try await tx.rows("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])

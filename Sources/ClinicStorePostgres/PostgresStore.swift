@@ -143,7 +143,7 @@ public final class PostgresStore: Sendable {
 
     /// Stops the pool without waiting for it to end: its connections close in the background.
     /// For a caller that holds one of Swift's cooperative threads while it waits (a synchronous
-    /// test's body, through `waitFor`): the pool's run ends only once its timers' tasks have
+    /// test's body, through `TestPostgres.waitFor`): the pool's run ends only once its timers' tasks have
     /// woken, and they wake on Swift's global executor, whose threads such callers may all hold
     /// (two synchronous tests at once on two cores waited there forever).
     public func stop() {

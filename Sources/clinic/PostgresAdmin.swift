@@ -40,11 +40,12 @@ enum PostgresAdmin {
                        migrate: Bool) async throws -> PostgresStore {
         let migrations = try Migration.load(from: PostgresStore.migrationsFolder(resources))
         let warnings = Warnings()
+        // Said whether the opening succeeded or not (a setting's warning may be why it did not).
+        defer { for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) } }
         var logger = Logger(label: "clinic.postgres")
         logger.logLevel = .critical
         let store = try await PostgresStore.open(url, environment: context.environment, logger: logger, maximumConnections: connections,
                                                  migrations: migrations, warn: warnings.add)
-        for warning in warnings.all { context.terminal.note(warning.message(in: context.language)) }
         do {
             if migrate { _ = try await store.migrate(migrations) }
             return store

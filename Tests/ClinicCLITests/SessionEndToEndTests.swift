@@ -107,7 +107,27 @@ final class PseudoTerminal: @unchecked Sendable {
     }
 
     func typeBytes(_ bytes: [UInt8]) {
+        if bytes.contains(where: Self.lineDisciplineKeys.contains) { awaitRawMode() }
         _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    /// The keys a terminal in canonical mode handles itself: end of file (Ctrl-D), erase, kill,
+    /// word erase, literal next, reprint.
+    static let lineDisciplineKeys: Set<UInt8> = [0x04, 0x7F, 0x15, 0x17, 0x16, 0x12]
+
+    /// Waits (at most `timeout`) until the program reads the terminal raw, as the line editor
+    /// does once it waits for a key. libedit prints its prompt before it switches, so a Ctrl-D
+    /// typed on seeing the prompt could reach a terminal still in canonical mode: there it is
+    /// the line discipline's end of file, which turns into a NUL when the editor switches, and
+    /// the key is lost (the session then waited for it forever). On Linux the master side reads
+    /// the slave's settings.
+    func awaitRawMode(timeout: TimeInterval = 10) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var settings = termios()
+        while Date() < deadline {
+            if tcgetattr(master, &settings) == 0, settings.c_lflag & tcflag_t(ICANON) == 0 { return }
+            usleep(1_000)
+        }
     }
 
     /// Waits for the program to end (killing it after `timeout`) and returns its status.

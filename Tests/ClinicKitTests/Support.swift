@@ -90,7 +90,7 @@ func twoSystemsOnOneStore(sqliteFile path: String, clock: TestClock = TestClock(
         let server = try TestPostgres.server()
         let keys = PostgresStoreKeys(personal: first.personalDataKey.file?.path ?? "", audit: first.auditKeys.location)
         let url = first.url, migrations = first.migrations
-        let second = try PostgresStore.waitFor {
+        let second = try TestPostgres.waitFor {
             try await PostgresStore.open(url, environment: server.environment, logger: TestPostgres.logger,
                                          maximumConnections: 2, keys: keys, migrations: migrations)
         }

@@ -183,7 +183,7 @@ import Testing
                 // Without its listener a store keeps nothing: every look-up reads.
                 let third = try here.clients.logIn(login: "anna", password: "battery-staple-77").token
                 _ = signedIn(here, third)
-                try PostgresStore.waitFor { await other.shutdown() }
+                try TestPostgres.waitFor { await other.shutdown() }
                 store.listener.withLock { $0?.cancel() }
                 try #require(Self.secondsUntil(5) { !store.keptLookups.isListening } != nil)
                 #expect(roundTrips { client = signedIn(here, third) } == 1)

@@ -265,7 +265,7 @@ import Testing
                 // Another server (a store of its own on the same database) changes a doctor's
                 // hours: this one's next slots request reads the schedule again (two round
                 // trips), with no notice needed, and sees the new hours; the next is one again.
-                let other = try PostgresStore.waitFor {
+                let other = try TestPostgres.waitFor {
                     try await PostgresStore.open(store.url, environment: server.environment, logger: TestPostgres.logger, maximumConnections: 1)
                 }
                 let otherSystem = ClinicSystem(store: other, resources: nil,
@@ -276,7 +276,7 @@ import Testing
                 for weekday in 1...7 {
                     _ = try otherSystem.staff.setHours(olga, doctorId: doctors[0], weekday: weekday, intervals: [evening], force: true)
                 }
-                try PostgresStore.waitFor { await other.shutdown() }
+                try TestPostgres.waitFor { await other.shutdown() }
                 #expect(try roundTrips { slots = try system.slots(departmentId: therapy, doctorId: doctors[0]).slots } == 2)
                 let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
                 #expect(!slots.isEmpty && slots.allSatisfy { LocalDateTime.of($0.start, in: losAngeles).hour >= 20 })

@@ -36,7 +36,7 @@ public enum PatientIndex {
     }
 
     /// What the stored tokens' key is recognised by (not the key).
-    static func check(_ cipher: FieldCipher) -> String {
+    package static func check(_ cipher: FieldCipher) -> String {
         Data(HMAC<SHA256>.authenticationCode(for: Data("clinic patient search index check".utf8), using: key(cipher)))
             .prefix(tokenLength).hexString
     }
@@ -122,9 +122,6 @@ public enum PatientIndex {
         guard let id = client.id else { return nil }
         return (id, tokens(client, key: key(cipher)))
     }
-
-    /// The check an index made under `cipher`'s key is stored with (`checkSetting`).
-    package static func indexCheck(_ cipher: FieldCipher) -> String { check(cipher) }
 
     package static func rebuild(_ tx: any StoreWriting, cipher: FieldCipher, open: (StoredClient) throws -> Client) throws {
         try tx.clearSearchIndex()

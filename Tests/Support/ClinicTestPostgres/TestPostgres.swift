@@ -161,10 +161,25 @@ public enum TestPostgres {
         let keys = PostgresStoreKeys(personal: server.folder + "/keys/" + name + ".key",
                                      audit: server.folder + "/keys/" + name + ".audit-key")
         let migrations = try migrations()
-        return try PostgresStore.waitFor {
+        return try waitFor {
             try await PostgresStore.open(url, environment: server.environment, logger: logger,
                                          maximumConnections: maximumConnections, keys: keys, migrations: migrations)
         }
+    }
+
+    /// Runs async work to its end from a synchronous test body: on the store's own executor
+    /// (`StoreTaskExecutor`), never on Swift's cooperative pool, whose threads synchronous test
+    /// bodies may all hold while they wait.
+    public static func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        let outcome = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: StoreTaskExecutor.shared) {
+            do { outcome.set(.success(try await work())) } catch { outcome.set(.failure(error)) }
+            done.signal()
+        }
+        done.wait()
+        guard let result = outcome.get() else { throw ClinicError(.internalError, .internalError, "no result") }
+        return try result.get()
     }
 
     /// Whether this run of the tests is on PostgreSQL (`CLINIC_TEST_STORE=postgres`; scripts/test.sh
@@ -188,7 +203,7 @@ public enum TestPostgres {
     public static func onConnection<T: Sendable>(to url: PostgresURL,
                                                  _ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
         let server = try server()
-        return try PostgresStore.waitFor {
+        return try waitFor {
             let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
             do {
                 let result = try await store.withConnection(body)
@@ -245,9 +260,9 @@ public enum TestPostgres {
     /// The migrated template database's name (made on first use).
     private static let template: Result<String, StartFailed> = {
         do {
-            let (server, url) = try PostgresStore.waitFor { try await freshDatabase() }
+            let (server, url) = try waitFor { try await freshDatabase() }
             let migrations = try migrations()
-            try PostgresStore.waitFor {
+            try waitFor {
                 let store = try await PostgresStore.open(url, environment: server.environment, logger: logger, maximumConnections: 1)
                 do {
                     _ = try await store.migrate(migrations)

@@ -16,7 +16,8 @@ public protocol PatientSearchStore: Sendable {
     /// Appends the rows to the audit trail in one transaction, in order.
     func appendAudit(_ asks: [AuditAsk]) async throws
     /// In one write transaction: the index made again under the personal-data key when it was
-    /// made under another (or never: `PatientIndex.rebuildTokens`); returns the key's cipher.
+    /// made under another key or never made (each patient's tokens: `PatientIndex.rebuildTokens`);
+    /// returns the key's cipher.
     func makePatientIndexCurrent() async throws -> FieldCipher
 }
 
