@@ -716,13 +716,15 @@ extension PostgresStore {
 extension PostgresStore {
     /// One statement: both settings.
     public func patientIndexChecks() async throws -> PatientIndexChecks {
-        guard let row = try await awaitedRows("""
-            SELECT (SELECT value FROM settings WHERE key = $1) AS personal_check, (SELECT value FROM settings WHERE key = $2) AS index_check
-            """, [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]).first else {
+        guard let row = try await awaitedRows(Self.indexChecksSQL, Self.indexChecksBinds).first else {
             return PatientIndexChecks(personalData: nil, index: nil)
         }
         return PatientIndexChecks(personalData: try row.value("personal_check", in: "settings"), index: try row.value("index_check", in: "settings"))
     }
+
+    /// The personal-data key's check and the search index's, in one statement.
+    static let indexChecksSQL = "SELECT (SELECT value FROM settings WHERE key = $1) AS personal_check, (SELECT value FROM settings WHERE key = $2) AS index_check"
+    static let indexChecksBinds: [any PostgresBindable] = [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]
 
     /// In one transaction: the two checks (one statement); when the index's is not the key's,
     /// the index and its check deleted, the patients read 500 at a time by id, each one's tokens
@@ -732,15 +734,13 @@ extension PostgresStore {
         let sent = statementsSent, key = personalDataKey
         return try await transaction { connection, logger in
             let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
-            let row = try await tx.rows("""
-                SELECT (SELECT value FROM settings WHERE key = $1) AS personal_check, (SELECT value FROM settings WHERE key = $2) AS index_check
-                """, [PostgresTransaction.clientsKeyCheckSetting, PatientIndex.checkSetting]).first.map(PostgresTransaction.row)
+            let row = try await tx.rows(Self.indexChecksSQL, Self.indexChecksBinds).first.map(PostgresTransaction.row)
             let keyCheck: String? = try row?.value("personal_check", in: "settings")
             let cipher = try key.cipher(keyCheck: keyCheck)
             let check = PatientIndex.check(cipher)
             guard try row?.value("index_check", in: "settings") as String? != check else { return cipher }
-            _ = try await tx.rows("DELETE FROM patient_search", [])
-            _ = try await tx.rows("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+            _ = try await tx.rows(PostgresTransaction.clearSearchIndexSQL, [])
+            _ = try await tx.rows(PostgresTransaction.deleteSettingSQL, [PatientIndex.checkSetting])
             var after: Int64 = 0
             while true {
                 let page = try await tx.rows(PostgresTransaction.storedClientsPageSQL, [after, Int64(500)])

@@ -221,9 +221,14 @@ extension PostgresTransaction {
     }
 
     func clearSearchIndex() throws {
-        try execute("DELETE FROM patient_search")
-        try execute("DELETE FROM settings WHERE key = $1", [PatientIndex.checkSetting])
+        try execute(Self.clearSearchIndexSQL)
+        try execute(Self.deleteSettingSQL, [PatientIndex.checkSetting])
     }
+
+    /// Every patient's search tokens deleted.
+    static let clearSearchIndexSQL = "DELETE FROM patient_search"
+    /// Setting `$1` deleted.
+    static let deleteSettingSQL = "DELETE FROM settings WHERE key = $1"
 
     func insertWalkIn(clientId: Int64, clinicId: Int64, staffId: Int64, at: Date) throws {
         try execute(Self.insertWalkInSQL, [clientId, clinicId, staffId, at])

@@ -126,7 +126,8 @@ struct StaffCommand: ParsableCommand {
             try await context.awaitedAsStaff { system, member in
                 let moved = try await system.staff.reschedule(member, appointmentId: appointmentId, to: time, doctorId: doctor, reason: reason)
                 try await context.emit(AppointmentJSON(moved)) {
-                    let zone = try await system.departmentWithClinic(moved.departmentId).clinic.zone
+                    // The move is committed: a failed read of its clinic must not report it as refused.
+                    let zone = (try? await system.departmentWithClinic(moved.departmentId).clinic.zone) ?? .current
                     return context.text(.staffRescheduled, String(moved.id ?? 0),
                                         DateText.dateTime(moved.startsAt, timeZone: zone, language: context.language), moved.doctorName)
                 }
