@@ -22,10 +22,10 @@ enum DirectoryBenchmarks {
     }
 
     /// The 5 nearest clinics with a free cardiology slot.
-    static func find(_ system: ClinicSystem, queries: Int) throws -> Measurement {
+    static func find(_ system: ClinicSystem, queries: Int) async throws -> Measurement {
         let points = usPoints(queries, seed: 50)
-        let samples = try Clock.measure(points, warmup: 5) { point in
-            let found = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, limit: 5, clinics: system.clinics)
+        let samples = try await Clock.measure(points, warmup: 5) { point in
+            let found = try await system.appointments.findFreeSlots(specialization: "cardiology", near: point, limit: 5, clinics: system.clinics)
             guard found.count == 5 else { throw BenchmarkError.mismatch("find gave \(found.count) clinics") }
         }
         return Measurement(name: "find", n: try system.clinics.count(), p50Micros: samples.percentile(0.5),

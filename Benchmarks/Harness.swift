@@ -63,6 +63,30 @@ enum Clock {
         }
         return samples
     }
+
+    /// Runs awaited work to its end from the benchmark's main thread, which may block.
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = WaitedResult<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
+            done.signal()
+        }
+        done.wait()
+        return try box.get()
+    }
+
+    /// `measure` of an awaited body.
+    static func measure<Input>(_ inputs: [Input], warmup: Int = 20, _ body: (Input) async throws -> Void) async rethrows -> Samples {
+        for input in inputs.prefix(warmup) { try await body(input) }
+        var samples = Samples()
+        for input in inputs {
+            let start = now()
+            try await body(input)
+            samples.add(now() - start)
+        }
+        return samples
+    }
 }
 
 /// The most memory this process has held, in bytes.
@@ -87,4 +111,12 @@ func randomCoordinates(_ count: Int, seed: UInt64) -> [Coordinate] {
 
 func format(_ micros: Double) -> String {
     micros >= 1000 ? String(format: "%.2f ms", micros / 1000) : String(format: "%.1f µs", micros)
+}
+
+/// What a waited task answered, handed to the waiting thread.
+private final class WaitedResult<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error> = .failure(BenchmarkError.mismatch("no result"))
+    func set(_ result: Result<T, any Error>) { lock.withLock { self.result = result } }
+    func get() throws -> T { try lock.withLock { result }.get() }
 }

@@ -74,7 +74,7 @@ struct Bench: ParsableCommand {
         if wanted("find") || wanted("cli-nearest") || wanted("geocode-cold") {
             note("the default directory")
             let (system, path) = try DirectoryBenchmarks.defaultDirectory(folder)
-            if wanted("find") { results.append(try DirectoryBenchmarks.find(system, queries: quick ? 100 : 500)) }
+            if wanted("find") { results.append(try Clock.wait { try await DirectoryBenchmarks.find(system, queries: quick ? 100 : 500) }) }
             if wanted("cli-nearest"), let measured = try DirectoryBenchmarks.cliNearest(databasePath: path, runs: quick ? 20 : 60) {
                 results.append(measured)
             }

@@ -46,7 +46,7 @@ public final class ClinicSystem: Sendable {
         geocoding = GeocodingService(database: database, gazetteer: gazetteer,
                                      remote: remoteGeocoder, zones: zones, now: now)
         clinics = ClinicController(database: database, zones: zones, now: now)
-        departments = DepartmentController(database: database)
+        departments = DepartmentController(database: database, now: now)
         let data = resources?.data
         clients = ClientController(database: database, hasher: hasher, now: now, geocoding: geocoding, clinics: clinics,
                                    commonPasswords: { try data.map(Validator.commonPasswords(in:)) ?? [] }, codeLimits: codeLimits)

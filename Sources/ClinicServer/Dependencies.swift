@@ -114,18 +114,8 @@ struct ServerDependencies: Sendable {
     /// slots computed from facts gathered awaited.
     var poolRunner: PoolRunner { PoolRunner(pool: pool) }
 
-    /// A search for free slots: at most `searchWorkers` at once, the rest wait their turn (64
-    /// at most, then `busy`).
-    func searchWork<T: Sendable>(_ language: Language, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        do {
-            return try await searches.run { try await work(language, body) }
-        } catch let error as ClinicError {
-            throw APIFailure(error, language: language, headers: [.retryAfter: "1"])
-        }
-    }
-
-    /// `searchWork` for a search the store awaits (issue 56): behind the same gate, on the
-    /// request's task, with no hop to the pool.
+    /// A search for free slots, on the request's task with no hop to the pool (issue 56): at
+    /// most `searchWorkers` at once, the rest wait their turn (64 at most, then `busy`).
     func searchAwaited<T: Sendable>(_ language: Language, _ body: () async throws -> T) async throws -> T {
         do {
             return try await searches.run { try await awaited(language, body) }

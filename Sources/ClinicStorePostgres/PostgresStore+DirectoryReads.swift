@@ -126,6 +126,18 @@ extension PostgresStore {
         }
     }
 
+    public func specializationDepartments(_ key: String) async throws -> [Int64: Int64] {
+        try PostgresTransaction.departmentsByClinic(try await awaitedRows(PostgresTransaction.departmentsByClinicSQL, [key]))
+    }
+
+    public func longestStretch(specialization key: String) async throws -> Int {
+        let sent = statementsSent
+        return try await withConnection { connection in
+            let tx = AwaitedConnection(connection: connection, logger: self.logger, sent: sent)
+            return try tx.value(Int.self, try await tx.rows(PostgresTransaction.longestStretchSQL, [key])) ?? 0
+        }
+    }
+
     private static func directoryVersion(_ tx: AwaitedConnection) async throws -> Int64 {
         try tx.value(Int64.self, try await tx.rows(PostgresTransaction.directoryVersionSQL, [])) ?? 0
     }

@@ -524,6 +524,47 @@ extension PostgresStore {
     }
 }
 
+// The operator's settings awaited (`OperatorStore`).
+extension PostgresStore {
+    /// One statement.
+    public func settings(prefix: String) async throws -> [String: String] {
+        try PostgresTransaction.settings(try await awaitedRows(PostgresTransaction.settingsSQL, [prefix]))
+    }
+
+    /// BEGIN; the appointments with folders ended (one statement); for each, the files, the
+    /// messages and the conversation deleted and the audit row; COMMIT.
+    public func purgeFolders(endedBefore: Date, limit: Int, audit: @escaping @Sendable (PurgedFolder) -> AuditAsk) async throws
+        -> [PurgedFolder] {
+        let sent = statementsSent, ring = auditKeys
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            var purged: [PurgedFolder] = []
+            for found in try await tx.rows(PostgresTransaction.foldersEndedSQL, [endedBefore, Int64(limit)]) {
+                let row = try PostgresTransaction.row(found)
+                let id: Int64 = try row.value("id", in: "appointments")
+                let clientId: Int64? = try row.value("client_id", in: "appointments")
+                let files = try await tx.rows(PostgresTransaction.deleteFilesSQL + " RETURNING 1", [id]).count
+                let messages = try await tx.rows(PostgresTransaction.deleteThreadMessagesSQL + " RETURNING 1", [id]).count
+                _ = try await tx.rows(PostgresTransaction.deleteThreadSQL, [id])
+                let folder = PurgedFolder(appointmentId: id, clientId: clientId, files: files, messages: messages)
+                try await Self.append(audit(folder), tx, ring: ring)
+                purged.append(folder)
+            }
+            return purged
+        }
+    }
+
+    /// BEGIN; the setting written; the settings of the prefix; COMMIT.
+    public func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String] {
+        let sent = statementsSent
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            _ = try await tx.rows(PostgresTransaction.setSettingSQL, [key, value])
+            return try PostgresTransaction.settings(try await tx.rows(PostgresTransaction.settingsSQL, [prefix]).map(PostgresTransaction.row))
+        }
+    }
+}
+
 // The front desk's booking for a patient awaited (`FrontDeskChangesStore`).
 extension PostgresStore {
     /// BEGIN; the department, its clinic and the patient named (one statement); the rules' say;

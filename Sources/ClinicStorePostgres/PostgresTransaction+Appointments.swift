@@ -108,9 +108,15 @@ extension PostgresTransaction {
     }
 
     func departmentsByClinic(specialization key: String) throws -> [Int64: Int64] {
-        let rows = try rows("SELECT clinic_id, id FROM departments WHERE specialization = $1 ORDER BY id", [key])
-        return try Dictionary(rows.map { (try $0.decode(Int64.self, forColumn: "clinic_id"), try $0.decode(Int64.self, forColumn: "id")) },
-                              uniquingKeysWith: { first, _ in first })
+        try Self.departmentsByClinic(rows(Self.departmentsByClinicSQL, [key]))
+    }
+
+    static let departmentsByClinicSQL = "SELECT clinic_id, id FROM departments WHERE specialization = $1 ORDER BY id"
+
+    /// Clinic id to its first department's id, from `departmentsByClinicSQL`'s rows.
+    static func departmentsByClinic(_ rows: [StoredRowValues]) throws -> [Int64: Int64] {
+        try Dictionary(rows.map { (try $0.decode(Int64.self, forColumn: "clinic_id"), try $0.decode(Int64.self, forColumn: "id")) },
+                       uniquingKeysWith: { first, _ in first })
     }
 
     func specializationExists(_ key: String) throws -> Bool {
@@ -122,7 +128,10 @@ extension PostgresTransaction {
     }
 
     func longestWorkingStretch(specialization key: String) throws -> Int {
-        try value(Int.self, """
+        try value(Int.self, Self.longestStretchSQL, [key]) ?? 0
+    }
+
+    static let longestStretchSQL = """
             SELECT MAX(length) FROM (
                 SELECT h.end_minute - h.start_minute AS length FROM departments p
                     JOIN doctors d ON d.department_id = p.id JOIN working_hours h ON h.doctor_id = d.id
@@ -131,8 +140,7 @@ extension PostgresTransaction {
                 SELECT e.end_minute - e.start_minute FROM departments p
                     JOIN doctors d ON d.department_id = p.id JOIN working_exceptions e ON e.doctor_id = d.id
                     WHERE p.specialization = $1 AND e.start_minute IS NOT NULL) AS stretches
-            """, [key]) ?? 0
-    }
+            """
 
     func workingHours(ofDoctor doctorId: Int64) throws -> [WorkingHours] {
         try rows(Self.doctorHoursSQL, [doctorId]).map(WorkingHours.init(row:))
@@ -171,9 +179,16 @@ extension PostgresTransaction {
     }
 
     func settings(prefix: String) throws -> [String: String] {
-        // The keys that start with the prefix, as SQLite's substr(key, 1, length(prefix)) = prefix.
+        try Self.settings(try rows(Self.settingsSQL, [prefix]))
+    }
+
+    /// The settings whose keys start with $1, as SQLite's substr(key, 1, length(prefix)) = prefix.
+    static let settingsSQL = "SELECT key, value FROM settings WHERE starts_with(key, $1)"
+
+    /// Key to value, from `settingsSQL`'s rows.
+    static func settings(_ rows: [StoredRowValues]) throws -> [String: String] {
         var settings: [String: String] = [:]
-        for row in try rows("SELECT key, value FROM settings WHERE starts_with(key, $1)", [prefix]) {
+        for row in rows {
             settings[try row.decode(String.self, forColumn: "key")] = try row.decode(String.self, forColumn: "value")
         }
         return settings

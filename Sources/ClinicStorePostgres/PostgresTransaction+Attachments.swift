@@ -108,19 +108,27 @@ extension PostgresTransaction {
     }
 
     func appointmentsWithFolders(endedBefore date: Date, limit: Int) throws -> [Int64] {
-        try rows("""
-            SELECT a.id FROM appointments a
-            WHERE a.id IN (SELECT appointment_id FROM attachments UNION SELECT appointment_id FROM threads) AND a.ends_at < $1
-            ORDER BY a.id LIMIT $2
-            """, [date, Int64(limit)]).map { row -> Int64 in try row.value("id", in: "appointments") }
+        try rows(Self.foldersEndedSQL, [date, Int64(limit)]).map { row -> Int64 in try row.value("id", in: "appointments") }
     }
 
+    /// The appointments with files or a conversation that ended before $1, by id, at most $2 (with their patient).
+    static let foldersEndedSQL = """
+        SELECT a.id, a.client_id FROM appointments a
+        WHERE a.id IN (SELECT appointment_id FROM attachments UNION SELECT appointment_id FROM threads) AND a.ends_at < $1
+        ORDER BY a.id LIMIT $2
+        """
+
     func deleteFolder(ofAppointment appointmentId: Int64) throws -> (files: Int, messages: Int) {
-        let files = try execute("DELETE FROM attachments WHERE appointment_id = $1", [appointmentId])
-        let messages = try execute("DELETE FROM thread_messages WHERE appointment_id = $1", [appointmentId])
-        try execute("DELETE FROM threads WHERE appointment_id = $1", [appointmentId])
+        let files = try execute(Self.deleteFilesSQL, [appointmentId])
+        let messages = try execute(Self.deleteThreadMessagesSQL, [appointmentId])
+        try execute(Self.deleteThreadSQL, [appointmentId])
         return (files, messages)
     }
+
+    /// An appointment's folder deleted, $1 its id: the files, the conversation's messages, the conversation.
+    static let deleteFilesSQL = "DELETE FROM attachments WHERE appointment_id = $1"
+    static let deleteThreadMessagesSQL = "DELETE FROM thread_messages WHERE appointment_id = $1"
+    static let deleteThreadSQL = "DELETE FROM threads WHERE appointment_id = $1"
 
     func saveThread(_ t: StoredThread) throws {
         try execute(Self.saveThreadSQL, Self.saveThreadBinds(t))

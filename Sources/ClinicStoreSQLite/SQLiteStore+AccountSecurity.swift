@@ -194,6 +194,26 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try addition.apply(tx) } }
     }
 
+    // MARK: The operator's settings (`OperatorStore`)
+
+    public func settings(prefix: String) async throws -> [String: String] {
+        try await readAwaited { tx in try tx.settings(prefix: prefix) }
+    }
+
+    public func purgeFolders(endedBefore: Date, limit: Int, audit: @escaping @Sendable (PurgedFolder) -> AuditAsk) async throws
+        -> [PurgedFolder] {
+        try await commit { try self.writing { tx in try PurgedFolder.purge(tx, endedBefore: endedBefore, limit: limit, audit: audit) } }
+    }
+
+    public func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String] {
+        try await commit {
+            try self.writing { tx in
+                try tx.setSetting(key, to: value)
+                return try tx.settings(prefix: prefix)
+            }
+        }
+    }
+
     public func claimCodeOwner(codeHash: String, at: Date) async throws -> Client? {
         try await readAwaited { tx in try ClaimRules.owner(tx, store: self, codeHash: codeHash, at: at) }
     }

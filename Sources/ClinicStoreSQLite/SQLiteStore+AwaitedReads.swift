@@ -213,6 +213,14 @@ extension SQLiteStore {
     public func knownSpecializations() async throws -> [String] {
         try await readAwaited { tx in try tx.specializationKeys() }
     }
+
+    public func specializationDepartments(_ key: String) async throws -> [Int64: Int64] {
+        try await readAwaited { tx in try tx.departmentsByClinic(specialization: key) }
+    }
+
+    public func longestStretch(specialization key: String) async throws -> Int {
+        try await readAwaited { tx in try tx.longestWorkingStretch(specialization: key) }
+    }
 }
 
 // MARK: The clinic admin's reads (`ClinicAdminReadsStore`): reads on the reader queue

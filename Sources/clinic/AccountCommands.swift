@@ -2,7 +2,7 @@ import ArgumentParser
 import ClinicKit
 import Foundation
 
-struct Register: ParsableCommand {
+struct Register: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a patient account.",
         discussion: "On a terminal, missing fields, the privacy consent and the password (twice, without echo) are asked for.")
@@ -22,7 +22,7 @@ struct Register: ParsableCommand {
     @Flag(help: "Accept the privacy policy (see: clinic privacy).") var acceptPrivacy = false
     @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let interactive = context.terminal.stdinIsTerminal && !passwordStdin
         func value(_ given: String?, _ field: String, _ flag: String) throws -> String {
@@ -46,17 +46,17 @@ struct Register: ParsableCommand {
 
         let password = try context.password(fromStdin: passwordStdin, confirm: true)
 
-        let system = try context.system()
+        let system = try await context.awaitedSystem()
         // A name several places share: asked on a terminal, else the first, said on stderr.
-        let city = try chooseCity(context, system, typedCity, ask: interactive)
+        let city = try await chooseCity(context, system, typedCity, ask: interactive)
         var homeClinic = clinic
         if homeClinic == nil, interactive {
-            homeClinic = try chooseHomeClinic(context, system, city)
+            homeClinic = try await chooseHomeClinic(context, system, city)
         }
-        let client = try system.clients.registerUser(RegistrationRequest(
+        let client = try await system.clients.registerUser(RegistrationRequest(
             login: login, password: password, name: name, surname: surname,
             street: street, house: house, city: city, clinicId: homeClinic, language: context.language,
-            acceptedPrivacy: accepted, birthDate: birthDate, phone: phone))
+            acceptedPrivacy: accepted, birthDate: birthDate, phone: phone), passwords: InlinePasswordRunner())
         try context.emit(ClientJSON(client)) {
             context.text(.registered, client.login, String(client.id ?? 0))
         }
@@ -67,8 +67,8 @@ struct Register: ParsableCommand {
 /// numbered (`ask`), and the answer's unambiguous form ("Vincennes, FR"); without asking, the
 /// city as typed (its first place), with a note on stderr naming the others. A city no source
 /// knows is left for registration to refuse.
-func chooseCity(_ context: Context, _ system: ClinicSystem, _ city: String, ask: Bool) throws -> String {
-    guard let place = try? system.geocoding.resolve(city), place.isAmbiguous else { return city }
+func chooseCity(_ context: Context, _ system: ClinicSystem, _ city: String, ask: Bool) async throws -> String {
+    guard let place = try? await system.geocoding.resolve(city), place.isAmbiguous else { return city }
     guard ask else {
         context.noteAmbiguity(place)
         return city
@@ -96,9 +96,9 @@ func placeTable(_ choices: [(name: String, typed: String)], _ context: Context) 
 
 /// Shows the five clinics nearest to the city and asks which is the patient's; nil (the
 /// nearest) when the city cannot be found: registration then says why.
-func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ city: String) throws -> Int64? {
-    guard let place = try? system.geocoding.resolve(city) else { return nil }
-    let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
+func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ city: String) async throws -> Int64? {
+    guard let place = try? await system.geocoding.resolve(city) else { return nil }
+    let nearby = try await system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
     guard nearby.count > 1 else { return nearby.first?.clinic.id }
     print(numberedClinicTable(nearby, context))
     while true {
@@ -111,7 +111,7 @@ func chooseHomeClinic(_ context: Context, _ system: ClinicSystem, _ city: String
     }
 }
 
-struct Login: ParsableCommand {
+struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Log in; the session is kept in the session file.")
 
     @OptionGroup var global: GlobalOptions
@@ -119,16 +119,16 @@ struct Login: ParsableCommand {
     @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
     @Flag(help: "Accept the current privacy policy, when it changed since you last accepted it.") var acceptPrivacy = false
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         let interactive = context.terminal.stdinIsTerminal && !passwordStdin
         var login = self.login
         if login == nil, interactive { login = context.terminal.ask(context.text(.promptField, "login")) }
         guard let login else { throw TerminalError.invalid(.missingOption, "--login") }
         let password = try context.password(fromStdin: passwordStdin)
-        let system = try context.system()
+        let system = try await context.awaitedSystem()
         // On a terminal, a changed policy is shown and asked about, as at registration.
-        let client = try signIn(context, system, login: login, password: password, acceptPrivacy: acceptPrivacy) {
+        let client = try await signIn(context, system, login: login, password: password, acceptPrivacy: acceptPrivacy) {
             interactive && context.terminal.askConsent(context.language)
         }.client
         struct Result: Encodable { let clientId: Int64; let login: String }
@@ -142,19 +142,21 @@ struct Login: ParsableCommand {
 /// the patient accepted it, `consent` is asked (it shows the policy) and the log-in is tried
 /// again with the answer.
 func signIn(_ context: Context, _ system: ClinicSystem, login: String, password: String, acceptPrivacy: Bool,
-            consent: () -> Bool) throws -> (client: Client, token: String) {
+            consent: () -> Bool) async throws -> (client: Client, token: String) {
     let (client, token): (Client, String)
     do {
-        (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: acceptPrivacy)
+        (client, token) = try await system.clients.logIn(login: login, password: password, acceptPrivacy: acceptPrivacy,
+                                                         passwords: InlinePasswordRunner())
     } catch let error as ClinicError where error.key == .privacyChanged {
         guard consent() else { throw error }
-        (client, token) = try system.clients.logIn(login: login, password: password, acceptPrivacy: true)
+        (client, token) = try await system.clients.logIn(login: login, password: password, acceptPrivacy: true,
+                                                         passwords: InlinePasswordRunner())
     }
     do {
         try context.sessionFile.write(token)
     } catch {
         // No file, no session: do not leave a usable token behind in the database.
-        _ = try? system.clients.logOut(token: token)
+        _ = try? await system.clients.logOut(token: token)
         throw error
     }
     return (client, token)

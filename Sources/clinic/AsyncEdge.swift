@@ -32,6 +32,14 @@ enum AsyncEdge {
         done.wait()
         return try outcome.get()
     }
+
+    /// `wait` for work that uses the calling thread's own state (the session's prompt and
+    /// terminal): that thread is blocked until the work has ended, so the state is never used
+    /// by two threads at once.
+    static func waitHere<T: Sendable>(_ work: @escaping () async throws -> T) throws -> T {
+        let handed = Unchecked(work)
+        return try wait { try await handed.value() }
+    }
 }
 
 /// A parsed command handed to the task that runs it (it is not `Sendable`; only that task uses it).

@@ -284,7 +284,7 @@ extension Admin {
             commandName: "attachments", abstract: "The retention of appointments' files and conversations.",
             subcommands: [Purge.self])
 
-        struct Purge: ParsableCommand {
+        struct Purge: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Delete the files and conversations of appointments that ended more than --days days ago (run it daily).",
                 discussion: "Each appointment purged is an audit event (attachment.purge) the patient sees in their access log.")
@@ -292,9 +292,9 @@ extension Admin {
             @OptionGroup var global: GlobalOptions
             @Option(help: "Days after the visit's end that its files and messages are kept (1–36500).") var days: Int = 365
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let purged = try context.system().attachments.purge(afterDays: days)
+                let purged = try await context.awaitedSystem().attachments.purge(afterDays: days)
                 struct Purged: Encodable { let appointments: Int; let files: Int; let messages: Int; let days: Int }
                 try context.emit(Purged(appointments: purged.appointments, files: purged.files, messages: purged.messages, days: days)) {
                     context.text(.attachmentsPurged, String(purged.appointments), String(purged.files), String(purged.messages),

@@ -182,11 +182,17 @@ struct Context: Sendable {
     /// `awaitedSignedIn` with the session's token.
     func awaitedSession() async throws -> (system: ClinicSystem, client: Client, token: String) {
         let system = try await awaitedSystem()
+        let (client, token) = try await awaitedPatient(system)
+        return (system, client, token)
+    }
+
+    /// The signed-in patient of `system`, found awaited, with the session's token.
+    func awaitedPatient(_ system: ClinicSystem) async throws -> (client: Client, token: String) {
         guard let token = try sessionFile.read() else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         let client = try await system.clients.signedInPatient(token: token)
         SavedLanguage.shared.value = client.language
         SessionUse.shared.record(system, token)
-        return (system, client, token)
+        return (client, token)
     }
 
     /// The logged-in patient and their token.

@@ -19,14 +19,16 @@ struct LocationOptions: ParsableArguments {
         try PlaceChoice.choose(latitude: lat, longitude: lon, at: at, address: address, home: me)
     }
 
-    /// The signed-in patient, asked for only by `--me`.
-    func patient(_ context: Context, _ system: ClinicSystem) -> () throws -> Client {
-        { try context.currentClient(system).client }
+    /// The signed-in patient, asked for only by `--me` (found before the search, awaited).
+    func patient(_ context: Context, _ system: ClinicSystem) async throws -> () throws -> Client {
+        guard me else { return { throw ClinicError(.notLoggedIn, .notLoggedIn) } }
+        let client = try await context.awaitedPatient(system).client
+        return { client }
     }
 }
 
 extension Clinics {
-    struct Nearest: ParsableCommand {
+    struct Nearest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The clinics nearest to a point, an address or you, by great-circle distance.")
 
@@ -39,14 +41,14 @@ extension Clinics {
         @Option(name: .customLong("within-km"), help: "Only clinics at most this many kilometres away.")
         var withinKm: Double?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let query = NearestQuery(limit: limit, pediatricOnly: pediatric, hospitalOnly: hospital,
                                      specialization: specialization, withinKilometres: withinKm)
             try query.validate() // before the database is opened or an address looked up
             try location.check()
-            let system = try context.system()
-            let search = try system.nearestClinics(from: try location.choice(), query, patient: location.patient(context, system))
+            let system = try await context.awaitedSystem()
+            let search = try await system.nearestClinics(from: try location.choice(), query, patient: try await location.patient(context, system))
             let found = search.found
             context.noteAmbiguity(search.geocoded)
             try context.emit(found.map(NearbyClinicJSON.init)) {
@@ -61,17 +63,17 @@ extension Clinics {
     }
 }
 
-struct Geocode: ParsableCommand {
+struct Geocode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the coordinates of an address or place (cache, offline gazetteer, directory, optional HTTP geocoder).")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The address or place.") var text: String
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
-        let system = try context.system()
-        let result = try system.geocoding.geocode(text, zones: true)
+        let system = try await context.awaitedSystem()
+        let result = try await system.geocoding.geocode(text, zones: true)
         try context.emit(GeocodeJSON(result)) {
             var lines = [context.text(.geocodeLine, result.placeName ?? result.query, String(format: "%.5f", result.coordinate.latitude),
                                       String(format: "%.5f", result.coordinate.longitude), result.precision,

@@ -17,7 +17,7 @@ struct Profile: ParsableCommand {
         }
     }
 
-    struct Edit: ParsableCommand {
+    struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change your profile; a changed city is looked up again. --lang also saves your language.")
         @OptionGroup var global: GlobalOptions
@@ -28,14 +28,15 @@ struct Profile: ParsableCommand {
         @Option(help: "City, optionally with its state or country.") var city: String?
         @Option(help: "Home clinic id.") var clinic: Int64?
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
-            let (system, client) = try context.signedIn()
+            let (system, client) = try await context.awaitedSignedIn()
             // A city several places share: asked on a terminal, else the first, said on stderr.
-            let city = try self.city.map {
-                try chooseCity(context, system, $0, ask: context.terminal.stdinIsTerminal && context.terminal.stdoutIsTerminal)
+            var city: String?
+            if let typed = self.city {
+                city = try await chooseCity(context, system, typed, ask: context.terminal.stdinIsTerminal && context.terminal.stdoutIsTerminal)
             }
-            let updated = try system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
+            let updated = try await system.clients.updateProfile(clientId: client.id ?? 0, ProfileChanges(
                 name: name, surname: surname, street: street, house: house, city: city, clinicId: clinic, language: global.lang))
             try context.emitClient(updated)
         }

@@ -52,7 +52,7 @@ struct Slots: AsyncParsableCommand {
     }
 }
 
-struct Find: ParsableCommand {
+struct Find: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The nearest clinics with a free slot for a specialization, each with its earliest slot.")
 
@@ -67,17 +67,17 @@ struct Find: ParsableCommand {
     @Option(help: "A visit of this many minutes (5 to 480, in steps of 5): a time where it fits, as visit types are offered.")
     var minutes: Int?
 
-    func run() throws {
+    func run() async throws {
         let context = Context(global)
         try NearestQuery.checkLimit(limit) // before the database is opened or an address looked up
         try location.check()
         let deadline = try before.map { try TimeInput.resolve($0, in: .current) }
         let shownDeadline = min(deadline ?? Date().addingTimeInterval(AppointmentController.findWindow),
                                 Date().addingTimeInterval(AppointmentController.findMaximumWindow))
-        let system = try context.system()
-        let result = try system.findFreeSlots(from: try location.choice(), specialization: specialization, before: deadline,
-                                              limit: limit, pediatricOnly: pediatric, minutes: minutes,
-                                              patient: location.patient(context, system))
+        let system = try await context.awaitedSystem()
+        let owner = try await location.patient(context, system)
+        let result = try await system.findFreeSlots(from: try location.choice(), specialization: specialization, before: deadline,
+                                                    limit: limit, pediatricOnly: pediatric, minutes: minutes, patient: owner)
         let search = result.found
         let found = search.slots
         context.noteAmbiguity(result.geocoded)
@@ -142,7 +142,7 @@ extension Admin {
             commandName: "appointment", abstract: "Clinic staff: change an appointment's status.",
             subcommands: [SetStatus.self])
 
-        struct SetStatus: ParsableCommand {
+        struct SetStatus: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "set-status",
                 abstract: "Set the status: confirmed, completed, cancelled or no_show (along the allowed transitions).")
@@ -151,10 +151,10 @@ extension Admin {
             @Argument(help: "Appointment id.") var appointmentId: Int64
             @Argument(help: "New status.") var status: AppointmentStatus
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let system = try context.system()
-                let appointment = try system.appointments.setStatus(appointmentId, to: status)
+                let system = try await context.awaitedSystem()
+                let appointment = try await system.appointments.setStatus(appointmentId, to: status)
                 try context.emit(AppointmentJSON(appointment)) {
                     context.text(.statusSet, String(appointment.id ?? 0), appointment.status.text(context.language))
                 }
@@ -167,36 +167,38 @@ extension Admin {
             commandName: "exception", abstract: "A doctor's day off or changed hours on a date.",
             subcommands: [Add.self, List.self, Remove.self])
 
-        struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Add a day off (--off) or hours that replace the weekly ones that day.")
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add a day off (--off) or hours that replace the weekly ones that day; visits left outside them refuse it unless --force.")
 
             @OptionGroup var global: GlobalOptions
             @Option(help: "Doctor id.") var doctor: Int64
             @Option(help: ArgumentHelp("The clinic's local date, YYYY-MM-DD.", valueName: "day")) var date: String
             @OptionGroup var hoursOptions: HoursOptions
+            @Flag(help: "Cancel the appointments the change leaves outside the hours.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
                 let day = try TimeInput.parseDay(date)
                 let hours = try hoursOptions.interval()
-                let system = try context.system()
-                let exception = try system.departments.addException(doctorId: doctor, day: day, hours: hours)
-                try context.emit(ExceptionJSON(exception)) {
-                    context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
-                }
+                let system = try await context.awaitedSystem()
+                let (exception, cancelled) = try await system.departments.addException(doctorId: doctor, day: day, hours: hours,
+                                                                                        force: force, reason: reason)
+                try emitExceptionAdded(context, exception, cancelled: cancelled)
             }
         }
 
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "A doctor's exceptions.")
 
             @OptionGroup var global: GlobalOptions
             @Option(help: "Doctor id.") var doctor: Int64
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let system = try context.system()
-                let exceptions = try system.departments.exceptions(doctorId: doctor)
+                let system = try await context.awaitedSystem()
+                let exceptions = try await system.departments.exceptions(doctorId: doctor)
                 try context.emit(exceptions.map(ExceptionJSON.init)) {
                     Output.table([context.text(.headerId), context.text(.headerDate), context.text(.headerHours)], exceptions.map {
                         [String($0.id ?? 0), $0.day, $0.isDayOff ? context.text(.dayOff)
@@ -206,18 +208,19 @@ extension Admin {
             }
         }
 
-        struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Remove an exception.")
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove an exception (the same rule: --force, --reason).")
 
             @OptionGroup var global: GlobalOptions
             @Argument(help: "Exception id.") var exceptionId: Int64
+            @Flag(help: "Cancel the appointments the change leaves outside the hours.") var force = false
+            @Option(help: "Why, for the patients whose appointments are cancelled.") var reason: String?
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let system = try context.system()
-                try system.departments.removeException(exceptionId)
-                struct JSON: Encodable { let removed: Int64 }
-                try context.emit(JSON(removed: exceptionId)) { context.text(.exceptionRemoved, String(exceptionId)) }
+                let system = try await context.awaitedSystem()
+                let cancelled = try await system.departments.removeException(exceptionId, force: force, reason: reason)
+                try emitExceptionRemoved(context, exceptionId, cancelled: cancelled)
             }
         }
     }
@@ -235,25 +238,25 @@ extension Admin {
             }
         }
 
-        struct Show: ParsableCommand {
+        struct Show: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show the booking rules.")
             @OptionGroup var global: GlobalOptions
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try Settings.show(context, try context.system().appointments.bookingPolicy())
+                try Settings.show(context, try await context.awaitedSystem().appointments.bookingPolicy())
             }
         }
 
-        struct Set: ParsableCommand {
+        struct Set: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Change a booking rule.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "The setting.") var key: String
             @Argument(help: "Its new value (minutes, or a count).") var value: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                try Settings.show(context, try context.system().appointments.setBookingRule(key, to: value))
+                try Settings.show(context, try await context.awaitedSystem().appointments.setBookingRule(key, to: value))
             }
         }
     }

@@ -252,10 +252,7 @@ extension StaffCommand {
                 try await context.awaitedAsStaff { system, member in
                     let (exception, cancelled) = try await system.staff.addException(member, doctorId: doctor, day: day, hours: interval,
                                                                                force: force, reason: reason)
-                    try context.emit(ExceptionJSON(exception)) {
-                        context.text(.exceptionAdded, String(exception.id ?? 0), String(doctor), exception.day)
-                            + (cancelled.isEmpty ? "" : "\n" + context.text(.staffHoursSet, String(doctor), String(cancelled.count)))
-                    }
+                    try emitExceptionAdded(context, exception, cancelled: cancelled)
                 }
             }
         }
@@ -271,12 +268,24 @@ extension StaffCommand {
                 let context = Context(global)
                 try await context.awaitedAsStaff { system, member in
                     let cancelled = try await system.staff.removeException(member, exceptionId: exceptionId, force: force, reason: reason)
-                    struct JSON: Encodable { let removed: Int64; let cancelled: Int }
-                    try context.emit(JSON(removed: exceptionId, cancelled: cancelled.count)) {
-                        context.text(.exceptionRemoved, String(exceptionId))
-                    }
+                    try emitExceptionRemoved(context, exceptionId, cancelled: cancelled)
                 }
             }
         }
     }
+}
+
+/// An exception added (`staff exceptions add`, `admin exception add`), with how many visits it cancelled.
+func emitExceptionAdded(_ context: Context, _ exception: WorkingException, cancelled: [Appointment]) throws {
+    let doctor = String(exception.doctorId)
+    try context.emit(ExceptionJSON(exception)) {
+        context.text(.exceptionAdded, String(exception.id ?? 0), doctor, exception.day)
+            + (cancelled.isEmpty ? "" : "\n" + context.text(.staffHoursSet, doctor, String(cancelled.count)))
+    }
+}
+
+/// An exception removed (`staff exceptions remove`, `admin exception remove`).
+func emitExceptionRemoved(_ context: Context, _ id: Int64, cancelled: [Appointment]) throws {
+    struct JSON: Encodable { let removed: Int64; let cancelled: Int }
+    try context.emit(JSON(removed: id, cancelled: cancelled.count)) { context.text(.exceptionRemoved, String(id)) }
 }

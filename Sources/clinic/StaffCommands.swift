@@ -49,22 +49,22 @@ extension Admin {
             commandName: "staff", abstract: "Staff accounts, as the operator: add one to any clinic.",
             subcommands: [Add.self])
 
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Add a staff account to a clinic (recorded in the audit trail).")
 
             @OptionGroup var global: GlobalOptions
             @OptionGroup var account: StaffAccountOptions
             @Option(help: "The clinic: its id, its external id (the directory's), or its name.") var clinic: String
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
-                let system = try context.system()
+                let system = try await context.awaitedSystem()
                 // Found before the password is asked: a wrong clinic is said at once.
-                let clinicId = try system.clinics.clinic(reference: clinic).id ?? 0
+                let clinicId = try await system.clinics.clinic(reference: clinic).id ?? 0
                 let password = try context.password(fromStdin: account.passwordStdin, confirm: true)
-                let member = try system.staff.addStaff(StaffInput(
+                let member = try await system.staff.addStaff(StaffInput(
                     login: account.login, name: account.name, surname: account.surname, role: account.role, clinicId: clinicId,
-                    doctorId: account.doctor, password: password))
+                    doctorId: account.doctor, password: password), by: nil, passwords: InlinePasswordRunner())
                 try context.emit(StaffJSON(member)) {
                     context.text(.staffAdded, member.login, member.role.rawValue, String(member.clinicId))
                 }

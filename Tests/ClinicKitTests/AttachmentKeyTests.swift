@@ -96,7 +96,7 @@ import Testing
 
     /// SQLite: a delete leaves the WAL truncated, so it holds none of the file's sealed bytes
     /// (before: a passive checkpoint left all of them there).
-    @Test(.sqliteOnly) func aDeleteTruncatesTheWAL() throws {
+    @Test(.sqliteOnly) func aDeleteTruncatesTheWAL() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("attach-keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -110,29 +110,29 @@ import Testing
         func walSize() throws -> Int {
             (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
         }
-        func check(_ step: String, _ upload: () throws -> AttachmentInfo, delete: (AttachmentInfo) throws -> Void) throws {
+        func check(_ step: String, _ upload: () throws -> AttachmentInfo, delete: (AttachmentInfo) async throws -> Void) async throws {
             let info = try upload()
             let samples = try sealedChunks(w.system, info.id, count: 2).flatMap { chunk in
                 [chunk.subdata(in: 100..<164), chunk.subdata(in: chunk.count - 64..<chunk.count)]
             }
             #expect(try walHolds(samples) == samples.count, "the samples are in the WAL while the file is stored (\(step))")
-            try delete(info)
+            try await delete(info)
             #expect(try walSize() == 0, "the WAL is truncated after the \(step)")
             #expect(try walHolds(samples) == 0)
         }
         let bytes = try base.pdfOfSize(AttachmentLimits.chunkSize + 1_000)
-        try check("remove", { try base.upload(w, bytes, name: "a.pdf") }) { info in
+        try await check("remove", { try base.upload(w, bytes, name: "a.pdf") }) { info in
             try w.files.remove(clientId: w.annaId, appointmentId: w.visitId, attachmentId: info.id)
         }
-        try check("purge", { try base.upload(w, bytes, name: "b.pdf") }) { _ in
+        try await check("purge", { try base.upload(w, bytes, name: "b.pdf") }) { _ in
             w.clock.advance(w.visit.endsAt.timeIntervalSince(w.clock.now) + 2 * 86_400)
-            let purged = try w.files.purge(afterDays: 1)
+            let purged = try await w.files.purge(afterDays: 1)
             #expect(purged.files == 1)
         }
         let later = try w.system.appointments.createAppointment(
             clientId: w.annaId, departmentId: w.visit.departmentId,
             at: .local(LocalDateTime(year: 2026, month: 11, day: 30, hour: 9, minute: 20)!))
-        try check("account deletion", {
+        try await check("account deletion", {
             try w.files.add(clientId: w.annaId, appointmentId: later.id ?? 0,
                             try w.files.prepare(AttachmentUpload(data: bytes, declaredType: nil, name: "c.pdf")))
         }) { _ in

@@ -543,28 +543,28 @@ import Testing
 
     /// The retention rule: an appointment's files and conversation go `days` after its end,
     /// not before; each purge is in the patient's access log; a bad number changes nothing.
-    @Test func filesAndMessagesGoWithTheAppointmentsRetention() throws {
+    @Test func filesAndMessagesGoWithTheAppointmentsRetention() async throws {
         let w = try world()
         _ = try upload(w, try fixture("portrait-exif.jpg"), type: "image/jpeg", name: "rash.jpg")
-        _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
-        _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
-        #expect(try w.files.purge(afterDays: 1) == AttachmentPurge(appointments: 0, files: 0, messages: 0))
+        _ = try await w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "May I bring my daughter?")
+        _ = try await w.files.answer(w.desk, appointmentId: w.visitId, text: "Yes, of course.")
+        #expect(try await w.files.purge(afterDays: 1) == AttachmentPurge(appointments: 0, files: 0, messages: 0))
         // Two days after the visit's end: kept for a 3-day retention, gone for a 1-day one.
         w.clock.advance(w.visit.endsAt.timeIntervalSince(w.clock.now) + 2 * 86_400)
-        #expect(try w.files.purge(afterDays: 3).appointments == 0)
+        #expect(try await w.files.purge(afterDays: 3).appointments == 0)
         #expect(try storedInt(w.system, "SELECT count(*) FROM attachment_chunks") ?? 0 > 0)
         for days in [0, -1, AttachmentController.maximumRetentionDays + 1] {
-            #expect(expectError(.invalidInput) { _ = try w.files.purge(afterDays: days) } != nil)
+            #expect(await expectError(.invalidInput) { _ = try await w.files.purge(afterDays: days) } != nil)
         }
-        #expect(try w.files.purge(afterDays: 1) == AttachmentPurge(appointments: 1, files: 1, messages: 2))
-        let folder = try w.files.folder(clientId: w.annaId, appointmentId: w.visitId)
+        #expect(try await w.files.purge(afterDays: 1) == AttachmentPurge(appointments: 1, files: 1, messages: 2))
+        let folder = try await w.files.folder(clientId: w.annaId, appointmentId: w.visitId)
         #expect(folder.files.isEmpty && folder.conversation?.messages.isEmpty == true)
         for table in ["attachments", "attachment_chunks", "threads", "thread_messages"] {
             #expect(try storedInt(w.system, "SELECT count(*) FROM \(table)") == 0, "\(table)")
         }
-        let purge = try #require(try w.system.clients.accessLog(clientId: w.annaId).first { $0.action == "attachment.purge" })
+        let purge = try await #require(try w.system.clients.accessLog(clientId: w.annaId).first { $0.action == "attachment.purge" })
         #expect(purge.appointmentId == w.visitId && purge.actor == "operator" && purge.detail.hasPrefix("1 files, 2 messages"))
-        #expect(try w.files.purge(afterDays: 1).appointments == 0)
+        #expect(try await w.files.purge(afterDays: 1).appointments == 0)
     }
 
     /// By both paths (issue 56: the CLI's seam and a server's awaited `ProfileReadsStore.exportFacts`):

@@ -31,9 +31,9 @@ import Testing
         try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }
     }
 
-    func addException(_ system: ClinicSystem, day: Int = 1) throws {
+    func addException(_ system: ClinicSystem, day: Int = 1) async throws {
         let doctor = try #require(try system.sqliteFile.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM doctors ORDER BY id") })
-        _ = try system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 12, day: day)!, hours: nil)
+        _ = try await system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 12, day: day)!, hours: nil)
     }
 
     /// Rewrites `row`'s detail and recomputes plain SHA-256 for every row from `from` on, and the head.
@@ -61,14 +61,14 @@ import Testing
         }
     }
 
-    @Test func aTrailFromBeforeAuditKeysStillVerifiesAndIsKeyedFromThenOn() throws {
+    @Test func aTrailFromBeforeAuditKeysStillVerifiesAndIsKeyedFromThenOn() async throws {
         let system = try legacyTrail()
         let before = try system.sqliteFile.check()
         #expect(before.isSound && before.audit.isEmpty, "\(before)")
         #expect(before.auditNote?.key == .auditNotKeyed, "a plain trail is said to be one")
         let plainHashes = try rows(system).map(\.hash)
 
-        try addException(system)
+        try await addException(system)
         let entries = try rows(system)
         #expect(entries.map(\.id) == [1, 2, 3])
         #expect(Array(entries.prefix(2).map(\.hash)) == plainHashes, "the old rows keep their hashes")
@@ -77,18 +77,18 @@ import Testing
         #expect(after.isSound && after.auditNote == nil && after.auditKeyProblem == nil, "\(after)")
     }
 
-    @Test func thePlainRowsArePinnedByTheKeysAnchor() throws {
+    @Test func thePlainRowsArePinnedByTheKeysAnchor() async throws {
         let system = try legacyTrail()
-        try addException(system)
+        try await addException(system)
         try rechain(system, row: 1, from: 1)
         #expect(try system.sqliteFile.check().audit
                 == ["the audit trail up to row 2 was rewritten: it no longer ends in the hash its audit key file recorded"])
     }
 
-    @Test func keyedRowsRechainedPlainFailAtTheFirst() throws {
+    @Test func keyedRowsRechainedPlainFailAtTheFirst() async throws {
         let system = try legacyTrail()
-        try addException(system)
-        try addException(system, day: 2)
+        try await addException(system)
+        try await addException(system, day: 2)
         try rechain(system, row: 4, from: 3)
         #expect(try system.sqliteFile.check().audit == ["audit row 3 does not match its hash (edited, or a row before it changed)"])
     }
@@ -96,22 +96,22 @@ import Testing
     /// Stripping the key marker and rechaining plain does not make the trail look never keyed:
     /// the key still exists, the check fails, and the next audited change is refused (changing
     /// nothing) rather than keying the rewritten trail afresh.
-    @Test func aTrailStrippedOfItsMarkerIsNotAdopted() throws {
+    @Test func aTrailStrippedOfItsMarkerIsNotAdopted() async throws {
         let system = try makeSystem()
-        try addException(system)
-        try addException(system, day: 2)
+        try await addException(system)
+        try await addException(system, day: 2)
         try rechain(system, row: 1, from: 1, stripMarker: true)
         #expect(try system.sqliteFile.check().audit == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
         let before = try fingerprint(system)
-        let refused = expectError(.keyError) { try addException(system, day: 3) }
+        let refused = await expectError(.keyError) { try await addException(system, day: 3) }
         #expect(refused?.key == .auditKeyMismatch, "\(String(describing: refused))")
         #expect(try fingerprint(system) == before)
     }
 
-    @Test func theExportNamesTheUnreadableRows() throws {
+    @Test func theExportNamesTheUnreadableRows() async throws {
         let system = try legacyTrail()
-        try addException(system)
-        try system.sqliteFile.writer.writeWithoutTransaction { db in
+        try await addException(system)
+        try await system.sqliteFile.writer.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TRIGGER audit_events_no_update; UPDATE audit_events SET at = 'x', staff_id = 'y' WHERE id = 2;
                 CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
@@ -128,12 +128,12 @@ import Testing
 extension AuditKeyTests {
     /// Down past the audit migration and up again: the new, empty trail does not inherit the
     /// dropped trail's key (whose anchor it could never reach); its first row makes a new one.
-    @Test func aTrailDroppedByADownMigrationStartsAfreshWhenMigratedUp() throws {
+    @Test func aTrailDroppedByADownMigrationStartsAfreshWhenMigratedUp() async throws {
         let system = try legacyTrail()
-        try addException(system)
+        try await addException(system)
         try system.sqliteFile.migrate(to: 9)
         try system.sqliteFile.migrate()
-        try addException(system, day: 2)
+        try await addException(system, day: 2)
         let report = try system.sqliteFile.check()
         #expect(report.isSound && report.audit.isEmpty, "\(report)")
         #expect(try rows(system).map(\.id) == [1])

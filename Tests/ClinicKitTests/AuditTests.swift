@@ -10,16 +10,16 @@ import Testing
     let monday0920 = TimeInput.Parsed.local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!)
 
     /// A system with an operator's status change and exception add and remove: three rows.
-    func audited() throws -> (ClinicSystem, Client, Appointment) {
+    func audited() async throws -> (ClinicSystem, Client, Appointment) {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
-        _ = try system.appointments.setStatus(booked.id ?? 0, to: .confirmed)
-        let exception = try system.departments.addException(doctorId: booked.doctorId, day: LocalDateTime(year: 2026, month: 12, day: 1)!,
+        _ = try await system.appointments.setStatus(booked.id ?? 0, to: .confirmed)
+        let exception = try await system.departments.addException(doctorId: booked.doctorId, day: LocalDateTime(year: 2026, month: 12, day: 1)!,
                                                             hours: nil)
-        try system.departments.removeException(exception.id ?? 0)
+        try await system.departments.removeException(exception.exception.id ?? 0)
         return (system, anna, booked)
     }
 
@@ -40,16 +40,16 @@ import Testing
         }
     }
 
-    @Test func operatorChangesAreRecordedAndThePatientSeesThem() throws {
-        let (system, anna, booked) = try audited()
+    @Test func operatorChangesAreRecordedAndThePatientSeesThem() async throws {
+        let (system, anna, booked) = try await audited()
         let rows = try system.database.reading { tx in try AuditLog.entries(tx, since: Date(timeIntervalSince1970: 0)) }
         #expect(rows.map(\.action) == ["appointment.status", "exception.add", "exception.remove"])
         #expect(rows.map(\.id) == [1, 2, 3])
         #expect(rows.allSatisfy { $0.actor == "operator" && $0.role == "operator" && $0.clinicId == booked.clinicId })
         #expect(rows[0].clientId == anna.id && rows[0].appointmentId == booked.id && rows[0].detail == "scheduled -> confirmed")
-        let log = try system.clients.accessLog(clientId: anna.id ?? 0)
+        let log = try await system.clients.accessLog(clientId: anna.id ?? 0)
         #expect(log.map(\.action) == ["appointment.status"], "the exception rows name no patient")
-        #expect(try system.clients.accessLog(clientId: (anna.id ?? 0) + 100).isEmpty)
+        #expect(try await system.clients.accessLog(clientId: (anna.id ?? 0) + 100).isEmpty)
         #expect(try problems(system).isEmpty)
         #expect(try auditIsSound(system))
         // Absent values are null, never missing keys (the API's contract requires every key).
@@ -57,14 +57,14 @@ import Testing
         #expect(exported.contains("\"clientId\":null") && exported.contains("\"requestId\":null"), "\(exported)")
     }
 
-    @Test func aRefusedChangeLeavesNoRow() throws {
-        let (system, _, booked) = try audited()
-        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(booked.id ?? 0, to: .scheduled) } != nil)
+    @Test func aRefusedChangeLeavesNoRow() async throws {
+        let (system, _, booked) = try await audited()
+        #expect(await expectError(.invalidTransition) { _ = try await system.appointments.setStatus(booked.id ?? 0, to: .scheduled) } != nil)
         #expect(try auditRowCount(system) == 3)
     }
 
-    @Test(.sqliteOnly) func theTableRefusesUpdatesAndDeletes() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func theTableRefusesUpdatesAndDeletes() async throws {
+        let (system, _, _) = try await audited()
         #expect(throws: (any Error).self) {
             try system.sqliteFile.writer.write { db in try db.execute(sql: "UPDATE audit_events SET detail = 'x' WHERE id = 1") }
         }
@@ -74,15 +74,15 @@ import Testing
         #expect(try problems(system).isEmpty)
     }
 
-    @Test(.sqliteOnly) func anEditedRowBreaksTheChain() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func anEditedRowBreaksTheChain() async throws {
+        let (system, _, _) = try await audited()
         try tamper(system, "UPDATE audit_events SET detail = 'scheduled -> cancelled' WHERE id = 1")
         #expect(try problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
         #expect(try !system.sqliteFile.check().isSound)
     }
 
-    @Test(.sqliteOnly) func anEditWithARecomputedOwnHashBreaksTheRow() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func anEditWithARecomputedOwnHashBreaksTheRow() async throws {
+        let (system, _, _) = try await audited()
         // The editor recomputes row 1's hash with SHA-256, as the chain was before audit keys;
         // row 1 is keyed, so it no longer matches itself (nor would row 2, chained on the old one).
         let original = try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0]
@@ -94,20 +94,20 @@ import Testing
         #expect(try problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
     }
 
-    @Test(.sqliteOnly) func aDeletedRowBreaksTheChain() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func aDeletedRowBreaksTheChain() async throws {
+        let (system, _, _) = try await audited()
         try tamper(system, "DELETE FROM audit_events WHERE id = 2")
         #expect(try problems(system) == ["audit row 2 is missing (the next is 3)"])
     }
 
-    @Test(.sqliteOnly) func reorderedRowsBreakTheChain() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func reorderedRowsBreakTheChain() async throws {
+        let (system, _, _) = try await audited()
         try tamper(system, "UPDATE audit_events SET id = -1 WHERE id = 1; UPDATE audit_events SET id = 1 WHERE id = 2; UPDATE audit_events SET id = 2 WHERE id = -1")
         #expect(try problems(system) == ["audit row 1 does not match its hash (edited, or a row before it changed)"])
     }
 
-    @Test(.sqliteOnly) func aCutTailDoesNotMatchTheHead() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func aCutTailDoesNotMatchTheHead() async throws {
+        let (system, _, _) = try await audited()
         try tamper(system, "DELETE FROM audit_events WHERE id = 3")
         #expect(try problems(system) == ["the audit trail ends at row 2 but its head says 3 (rows cut from the end)"])
     }
@@ -134,8 +134,8 @@ import Testing
 
     /// Issue 23, item 5: the chain is keyed, so a trail recomputed with plain SHA-256 (all of
     /// it, head included, triggers as they were) no longer passes.
-    @Test(.sqliteOnly) func aTrailRechainedWithoutTheKeyFailsTheCheck() throws {
-        let (system, _, _) = try audited()
+    @Test(.sqliteOnly) func aTrailRechainedWithoutTheKeyFailsTheCheck() async throws {
+        let (system, _, _) = try await audited()
         #expect(try problems(system).isEmpty)
         try rechain(system, rewritingRow1Detail: "scheduled -> cancelled")
         #expect(try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }[0].detail
@@ -146,23 +146,23 @@ import Testing
 
     /// Issue 23, item 6: a row whose `at` was edited to text is skipped by the patient's log
     /// and the export, and named by the check, instead of trapping in GRDB's subscript.
-    @Test(.sqliteOnly) func aRowEditedToAnUnreadableValueIsReportedNotATrap() throws {
-        let (system, anna, _) = try audited()
+    @Test(.sqliteOnly) func aRowEditedToAnUnreadableValueIsReportedNotATrap() async throws {
+        let (system, anna, _) = try await audited()
         try tamper(system, "UPDATE audit_events SET at = 'x' WHERE id = 1")
-        #expect(try system.clients.accessLog(clientId: anna.id ?? 0).isEmpty, "anna's one row cannot be read")
+        #expect(try await system.clients.accessLog(clientId: anna.id ?? 0).isEmpty, "anna's one row cannot be read")
         #expect(try system.sqliteFile.read { db in try AuditLog.entries(db, since: Date(timeIntervalSince1970: 0)) }.map(\.id) == [2, 3])
         #expect(try problems(system) == ["audit row 1 cannot be read: its at is \"x\""])
         #expect(try !system.sqliteFile.check().isSound)
     }
 
     /// After a verified chain, new rows keep chaining on (the head is read, not recounted).
-    @Test func theChainGoesOnAfterManyRows() throws {
-        let (system, _, booked) = try audited()
-        _ = try system.appointments.setStatus(booked.id ?? 0, to: .cancelled)
+    @Test func theChainGoesOnAfterManyRows() async throws {
+        let (system, _, booked) = try await audited()
+        _ = try await system.appointments.setStatus(booked.id ?? 0, to: .cancelled)
         let day = LocalDateTime(year: 2026, month: 12, day: 2)!
         for offset in 0..<20 {
-            let exception = try system.departments.addException(doctorId: booked.doctorId, day: day.adding(days: offset), hours: nil)
-            if offset % 2 == 0 { try system.departments.removeException(exception.id ?? 0) }
+            let exception = try await system.departments.addException(doctorId: booked.doctorId, day: day.adding(days: offset), hours: nil)
+            if offset % 2 == 0 { try await system.departments.removeException(exception.exception.id ?? 0) }
         }
         #expect(try auditRowCount(system) == 34)
         #expect(try problems(system).isEmpty)

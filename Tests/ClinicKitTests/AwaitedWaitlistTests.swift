@@ -121,7 +121,7 @@ import Testing
         await #expect(throws: ClinicError(.alreadyWaiting, .waitlistAlreadyWaiting)) { _ = try await join(system, anna, .init(departmentId: therapy), path) }
         #expect(try fingerprint(system) == twice, "the second entry at a department is refused and writes nothing")
         // Two days on, that entry is over: a join with a limit of one ends it and is stored.
-        _ = try system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
+        _ = try await system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
         clock.advance(2 * 86_400)
         let second = try await join(system, anna, .init(departmentId: cardiology), path)
         #expect(try Self.entries(system, anna) == [second])
@@ -131,7 +131,7 @@ import Testing
         #expect(try system.database.reading { tx in try tx.waitlistEntry(id: first.id ?? 0)?.status } == .left)
         // An earlier time than a visit of hers: the window ends on the visit's day in the clinic's
         // zone (Wednesday 10:00 in Los Angeles), the visit read from the store as the facts.
-        _ = try system.appointments.setBookingRule("booking.waitlist_entries", to: "5")
+        _ = try await system.appointments.setBookingRule("booking.waitlist_entries", to: "5")
         let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
         let visit = try system.appointments.createAppointment(clientId: anna, departmentId: therapy,
                                                               at: .instant(utc("2026-11-25T18:00:00Z")), doctorId: doctor)

@@ -74,7 +74,7 @@ import Testing
         }
     }
 
-    @Test func findEqualsABruteForceReference() throws {
+    @Test func findEqualsABruteForceReference() async throws {
         let system = try randomSystem(seed: 5)
         var random = SeededGenerator(seed: 6)
         for round in 0..<25 {
@@ -82,8 +82,13 @@ import Testing
             let limit = [1, 3, 5][round % 3]
             let pediatric = round % 4 == 3
             let before = round % 5 == 4 ? utc("2026-11-23T17:00:00Z") : testNow.addingTimeInterval(14 * 86_400)
-            let found = try system.appointments.findFreeSlots(specialization: "Кардиология", near: point, before: before, limit: limit,
-                                                              pediatricOnly: pediatric, clinics: system.clinics)
+            // Without the wall clock's budget (tested on its own below): a loaded machine must not
+            // cut the walk that is compared here.
+            let search = try await system.appointments.searchFreeSlots(specialization: "Кардиология", near: point, before: before,
+                                                                       limit: limit, pediatricOnly: pediatric, clinics: system.clinics,
+                                                                       budget: SearchBudget(clinics: 10_000, seconds: 600))
+            #expect(search.complete, "round \(round)")
+            let found = search.slots
             let expected = try reference(system, point, limit: limit, pediatricOnly: pediatric, before: before)
             #expect(found.map(\.clinic.clinic.id) == expected.map { Optional($0.0) }, "round \(round)")
             #expect(found.map(\.slot.start) == expected.map(\.1), "round \(round)")
@@ -92,54 +97,54 @@ import Testing
         }
     }
 
-    @Test func findChecksItsInputs() throws {
+    @Test func findChecksItsInputs() async throws {
         let system = try randomSystem(seed: 9)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
         // A specialization no department has is a mistake to point out, with the nearest names.
-        let unknown = expectError(.notFound) {
-            _ = try system.appointments.findFreeSlots(specialization: "cardiolgy", near: point, clinics: system.clinics)
+        let unknown = await expectError(.notFound) {
+            _ = try await system.appointments.findFreeSlots(specialization: "cardiolgy", near: point, clinics: system.clinics)
         }
         #expect(unknown?.key == .specializationUnknown && unknown?.arguments[1].contains("cardiology") == true)
         #expect(unknown?.message(in: .ru).contains("кардиология") == true)
         // A visit longer than any doctor's hours could never be found.
-        #expect(expectError(.invalidInput) {
-            _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, minutes: 480, clinics: system.clinics)
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.appointments.findFreeSlots(specialization: "cardiology", near: point, minutes: 480, clinics: system.clinics)
         }?.key == .findVisitTooLong)
-        #expect(expectError(.invalidInput) {
-            _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, limit: 0, clinics: system.clinics)
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.appointments.findFreeSlots(specialization: "cardiology", near: point, limit: 0, clinics: system.clinics)
         } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: testNow - 1, clinics: system.clinics)
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: testNow - 1, clinics: system.clinics)
         } != nil)
     }
 
-    @Test func aFarDeadlineIsCutToAYear() throws {
+    @Test func aFarDeadlineIsCutToAYear() async throws {
         let system = try randomSystem(seed: 3)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
         // Therapy doctors with no hours at all: without the cut, year 9999 would be walked week by week.
         try removeHours(system, of: "therapy")
-        #expect(try system.appointments.findFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
+        #expect(try await system.appointments.findFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                       clinics: system.clinics).isEmpty)
-        let far = try system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: .distantFuture,
+        let far = try await system.appointments.findFreeSlots(specialization: "cardiology", near: point, before: .distantFuture,
                                                         limit: 3, clinics: system.clinics)
         #expect(far.count == 3 && far.allSatisfy { $0.slot.start < testNow + AppointmentController.findMaximumWindow })
     }
 
-    @Test func aSearchStopsAtItsBudgetAndSaysSo() throws {
+    @Test func aSearchStopsAtItsBudgetAndSaysSo() async throws {
         let system = try randomSystem(seed: 4)
         let point = try #require(Coordinate(latitude: 36, longitude: -119))
         try removeHours(system, of: "therapy")
-        let cut = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
+        let cut = try await system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                           clinics: system.clinics, budget: SearchBudget(clinics: 3, seconds: 600))
         #expect(cut.slots.isEmpty && !cut.complete && cut.clinicsExamined == 3)
-        let timed = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
+        let timed = try await system.appointments.searchFreeSlots(specialization: "therapy", near: point, before: .distantFuture,
                                                             clinics: system.clinics, budget: SearchBudget(clinics: 1000, seconds: 0))
         #expect(!timed.complete && timed.clinicsExamined <= 1)
-        let whole = try system.appointments.searchFreeSlots(specialization: "therapy", near: point, clinics: system.clinics,
+        let whole = try await system.appointments.searchFreeSlots(specialization: "therapy", near: point, clinics: system.clinics,
                                                             budget: SearchBudget(clinics: 1000, seconds: 600))
         #expect(whole.complete && whole.slots.isEmpty && whole.clinicsExamined > 3)
         // Within the budget, the answer is the unbudgeted one.
-        let found = try system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 3, clinics: system.clinics)
+        let found = try await system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 3, clinics: system.clinics)
         #expect(found.complete && found.slots.count == 3)
     }
 }

@@ -161,13 +161,13 @@ import Testing
         #expect(try await system.appointments.slotHold(id, clientId: anna).startsAt == later, "the replay changed nothing")
     }
 
-    @Test func aHoldExpiresByItselfAndOnePatientHasOneHold() throws {
+    @Test func aHoldExpiresByItselfAndOnePatientHasOneHold() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna"), bob = try register(system, "bob")
         let therapy = try department(system, "LA1", "therapy")
         let doctorId = try system.departments.getDoctorsByDepartmentId(therapy.id ?? 0)[0].id ?? 0
-        _ = try system.appointments.setBookingRule("booking.hold_seconds", to: "60")
+        _ = try await system.appointments.setBookingRule("booking.hold_seconds", to: "60")
         let first = try system.appointments.holdSlot(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, doctorId: doctorId,
                                                      at: monday0920)
         // A second hold of Anna's releases the first.
@@ -203,7 +203,7 @@ extension HoldTests {
     /// Issue 42: 23 free accounts held every time of a doctor's day, re-holding renewed them,
     /// and the day never came free. Others may hold at most `booking.holds_per_doctor_day` of a
     /// doctor's times of a day, and holding the same time again keeps its first expiry.
-    @Test func holdsOfADoctorsDayAreBoundedAndNotRenewed() throws {
+    @Test func holdsOfADoctorsDayAreBoundedAndNotRenewed() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let therapy = try department(system, "LA1", "therapy")
@@ -221,7 +221,7 @@ extension HoldTests {
         _ = try hold(patients[3], monday0920.addingTimeInterval(86_400))
         _ = try hold(patients[0], monday0920.addingTimeInterval(4 * 20 * 60))
         // The operator's setting raises it.
-        _ = try system.appointments.setBookingRule("booking.holds_per_doctor_day", to: "4")
+        _ = try await system.appointments.setBookingRule("booking.holds_per_doctor_day", to: "4")
         _ = try hold(patients[4], monday0920.addingTimeInterval(5 * 20 * 60))
 
         // Holding the same time again does not move its expiry; another time gets a new one.

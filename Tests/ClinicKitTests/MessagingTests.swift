@@ -63,21 +63,21 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try fingerprint(system) == before)
     }
 
-    @Test func theClinicsCancellationsCarryTheReason() throws {
+    @Test func theClinicsCancellationsCarryTheReason() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let desk = try system.staff.addStaff(StaffInput(login: "desk", name: "Sam", surname: "Lee", role: .receptionist,
                                                         clinicId: booked.clinicId, doctorId: nil, password: "staff-passphrase-77"))
-        _ = try system.staff.act(desk, .cancel, appointmentId: booked.id ?? 0, reason: "Dr. Thompson is ill")
-        let last = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        _ = try await system.staff.act(desk, .cancel, appointmentId: booked.id ?? 0, reason: "Dr. Thompson is ill")
+        let last = try await #require(try system.clients.messages(clientId: anna.id ?? 0).first)
         #expect(last.kind == .clinicCancelled && last.body.contains("Reason: Dr. Thompson is ill"))
         // The operator's cancellation (no reason given) says so in the patient's language.
-        _ = try system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
+        _ = try await system.clients.updateProfile(clientId: anna.id ?? 0, ProfileChanges(language: .ru))
         let again = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
-        _ = try system.appointments.setStatus(again.id ?? 0, to: .cancelled)
-        let operatorCancel = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        _ = try await system.appointments.setStatus(again.id ?? 0, to: .cancelled)
+        let operatorCancel = try await #require(try system.clients.messages(clientId: anna.id ?? 0).first)
         #expect(operatorCancel.kind == .clinicCancelled && operatorCancel.body.contains("Причина: не указана"))
     }
 

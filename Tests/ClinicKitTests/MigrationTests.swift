@@ -154,14 +154,14 @@ import Testing
 @Suite(.sqliteOnly) struct ProjectMigrationRoundTrips {
     /// Down to each version and up again: what the migrations at or below it own survives.
     @Test(arguments: [3, 2, 1])
-    func dataOwnedByOtherMigrationsSurvivesADownAndUp(target: Int) throws {
+    func dataOwnedByOtherMigrationsSurvivesADownAndUp(target: Int) async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let cardiology = try department(system, "LA1", "cardiology").id ?? 0
         let doctor = try system.departments.getDoctorsByDepartmentId(cardiology)[0].id ?? 0
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology,
                                                       at: .local(LocalDateTime(year: 2026, month: 11, day: 23, hour: 9, minute: 20)!))
-        _ = try system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 11, day: 25)!, hours: nil)
+        _ = try await system.departments.addException(doctorId: doctor, day: LocalDateTime(year: 2026, month: 11, day: 25)!, hours: nil)
         _ = expectError(.invalidCredentials) { _ = try system.clients.logIn(login: "anna", password: "wrong-horse-42") }
         func counts() throws -> [String: Int] {
             try system.sqliteFile.read { db in
@@ -182,7 +182,7 @@ import Testing
         try system.sqliteFile.migrate()
         let up = try counts()
         #expect(up["clinics"] == before["clinics"] && up["clients"] == 1 && up["appointments"] == 1)
-        #expect(try system.clients.getUserById(anna.id ?? 0).surname == "Smith", "personal data sealed again, readable")
+        #expect(try await system.clients.getUserById(anna.id ?? 0).surname == "Smith", "personal data sealed again, readable")
         if target >= 2 { #expect(up["working_exceptions"] == 1 && up["appointment_events"] == before["appointment_events"]) }
         #expect(try system.sqliteFile.check().isSound)
     }

@@ -26,7 +26,7 @@ import Testing
         #expect(try system.appointments.slots(departmentId: therapy, from: try day("2026-11-23"), days: 7).count == 5 * 48)
     }
 
-    @Test func bookedPastAndTooSoonSlotsAreNotAvailable() throws {
+    @Test func bookedPastAndTooSoonSlotsAreNotAvailable() async throws {
         // Monday 08:10 in Los Angeles.
         let clock = TestClock(utc("2026-11-23T16:10:00Z"))
         let system = try makeSystem(clock: clock)
@@ -46,7 +46,7 @@ import Testing
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
         }?.key == .slotTooSoon)
         // The lead time is a setting; even at 0, a slot starting right now is not offered.
-        try system.appointments.setBookingRule("booking.lead_minutes", to: "0")
+        try await system.appointments.setBookingRule("booking.lead_minutes", to: "0")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 08:20"))
         clock.advance(30 * 60) // 08:40 exactly
         let now = try system.appointments.slots(departmentId: cardiology, days: 1).first { $0.start == clock.now }
@@ -92,38 +92,74 @@ import Testing
         }
     }
 
-    @Test func exceptionsGiveADayOffOrOtherHours() throws {
+    /// The operator's exceptions keep the clinic admin's rule (issue 56: they used to leave
+    /// booked visits outside the hours): a day off over a booked visit is refused and changes
+    /// nothing; forced, the visit is cancelled for the clinic with the reason, the patient is
+    /// told, and the audit trail names the operator.
+    @Test func anOperatorsDayOffOverABookedVisitIsRefusedUnlessForced() async throws {
+        let system = try makeSystem()
+        let anna = try register(system, "anna")
+        let cardiology = try department(system, "LA1", "cardiology").id ?? 0
+        let visit = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology,
+                                                             at: local("2026-11-23 10:00"))
+        let before = try fingerprint(system)
+        let refused = await expectError(.hoursConflict) {
+            _ = try await system.departments.addException(doctorId: visit.doctorId, day: try day("2026-11-23"), hours: nil)
+        }
+        #expect(refused?.arguments.first == String(visit.id ?? 0), "the refusal names the visit")
+        #expect(try fingerprint(system) == before, "the refusal changes nothing")
+        // Hours that still hold the visit are no conflict.
+        let morning = try await system.departments.addException(doctorId: visit.doctorId, day: try day("2026-11-23"),
+                                                                 hours: DoctorSchedule.Interval(startMinute: 540, endMinute: 720, slotMinutes: 20))
+        #expect(morning.cancelled.isEmpty)
+        #expect(try await system.departments.removeException(morning.exception.id ?? 0).isEmpty, "the weekly hours hold the visit too")
+        let off = try await system.departments.addException(doctorId: visit.doctorId, day: try day("2026-11-23"),
+                                                             hours: nil, force: true, reason: "Dr. Kim is away")
+        #expect(off.cancelled.map(\.id) == [visit.id] && off.cancelled.first?.status == .cancelled)
+        let message = try #require(try await system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(message.kind == .clinicCancelled && message.body.contains("Dr. Kim is away"))
+        #expect(try await system.departments.exceptions(doctorId: visit.doctorId).map(\.id) == [off.exception.id])
+        let actors = try system.database.reading { tx in
+            try AuditLog.entries(tx, since: Date(timeIntervalSince1970: 0)).filter { $0.action.hasPrefix("exception.") }.map(\.actor)
+        }
+        #expect(actors == ["operator", "operator", "operator"], "\(actors)")
+        #expect(await expectError(.notFound) {
+            _ = try await system.departments.addException(doctorId: 99_999, day: try day("2026-11-25"), hours: nil)
+        } != nil)
+    }
+
+    @Test func exceptionsGiveADayOffOrOtherHours() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let cardiology = try department(system, "LA1", "cardiology").id ?? 0
         let doctor = try system.departments.getDoctorsByDepartmentId(cardiology)[0].id ?? 0
-        let off = try system.departments.addException(doctorId: doctor, day: try day("2026-11-23"), hours: nil)
+        let off = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-23"), hours: nil)
         #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-23"), days: 1).isEmpty)
         #expect(expectError(.slotUnavailable) {
             _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-23 10:00"))
         } != nil)
         // Tuesday: only 10:00-11:00 in 30-minute slots.
-        _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+        _ = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
                                                 hours: DoctorSchedule.Interval(startMinute: 600, endMinute: 660, slotMinutes: 30))
         let tuesday = try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-24"), days: 1)
         #expect(tuesday.map(\.start) == [utc("2026-11-24T18:00:00Z"), utc("2026-11-24T18:30:00Z")])
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: cardiology, at: local("2026-11-24 10:30"))
-        #expect(try system.departments.exceptions(doctorId: doctor).count == 2)
-        try system.departments.removeException(off.id ?? 0)
+        #expect(try await system.departments.exceptions(doctorId: doctor).count == 2)
+        try await system.departments.removeException(off.exception.id ?? 0)
         #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-23"), days: 1).count == 24)
-        #expect(expectError(.notFound) { try system.departments.removeException(off.id ?? 0) } != nil)
-        #expect(expectError(.invalidInput) {
-            _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-25"),
+        #expect(await expectError(.notFound) { try await system.departments.removeException(off.exception.id ?? 0) } != nil)
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-25"),
                                                     hours: DoctorSchedule.Interval(startMinute: 700, endMinute: 600, slotMinutes: 30))
         } != nil)
-        #expect(expectError(.notFound) { _ = try system.departments.addException(doctorId: 99_999, day: try day("2026-11-25"), hours: nil) } != nil)
+        #expect(await expectError(.notFound) { _ = try await system.departments.addException(doctorId: 99_999, day: try day("2026-11-25"), hours: nil) } != nil)
         // Exceptions on one date may not overlap or contradict each other.
-        #expect(expectError(.invalidInput) {
-            _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
                                                     hours: DoctorSchedule.Interval(startMinute: 630, endMinute: 700, slotMinutes: 30))
         }?.key == .exceptionOverlaps)
-        #expect(expectError(.invalidInput) { _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"), hours: nil) } != nil)
-        _ = try system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
+        #expect(await expectError(.invalidInput) { _ = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-24"), hours: nil) } != nil)
+        _ = try await system.departments.addException(doctorId: doctor, day: try day("2026-11-24"),
                                                 hours: DoctorSchedule.Interval(startMinute: 660, endMinute: 720, slotMinutes: 30))
         #expect(try system.appointments.slots(departmentId: cardiology, from: try day("2026-11-24"), days: 1).count == 4)
     }
@@ -163,7 +199,7 @@ import Testing
     }
 
     /// Every pair of statuses: the allowed transitions succeed, every other one is refused.
-    @Test func everyTransitionIsAllowedOrRefusedAsWritten() throws {
+    @Test func everyTransitionIsAllowedOrRefusedAsWritten() async throws {
         let allowed: Set<[AppointmentStatus]> = [[.scheduled, .confirmed], [.scheduled, .arrived], [.scheduled, .cancelled],
                                                  [.scheduled, .noShow], [.confirmed, .arrived], [.confirmed, .completed],
                                                  [.confirmed, .cancelled], [.confirmed, .noShow], [.arrived, .inProgress],
@@ -188,11 +224,11 @@ import Testing
                 case .cancelled: [.cancelled]
                 case .noShow: [.noShow]
                 }
-                for step in path { _ = try system.appointments.setStatus(id, to: step) }
+                for step in path { _ = try await system.appointments.setStatus(id, to: step) }
                 let expected = allowed.contains([from, to])
                 #expect(from.canMove(to: to) == expected, "\(from) → \(to)")
                 do {
-                    let moved = try system.appointments.setStatus(id, to: to)
+                    let moved = try await system.appointments.setStatus(id, to: to)
                     #expect(expected && moved.status == to, "\(from) → \(to) should be refused")
                 } catch let error as ClinicError {
                     #expect(!expected && error.code == .invalidTransition, "\(from) → \(to): \(error)")
@@ -201,7 +237,7 @@ import Testing
         }
     }
 
-    @Test func completedAndNoShowWaitForTheStartAndEverythingIsInTheHistory() throws {
+    @Test func completedAndNoShowWaitForTheStartAndEverythingIsInTheHistory() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
@@ -211,11 +247,11 @@ import Testing
         clock.advance(60)
         _ = try system.appointments.rescheduleAppointment(id, clientId: anna.id ?? 0, to: local("2026-11-23 10:20"))
         clock.advance(60)
-        _ = try system.appointments.setStatus(id, to: .confirmed)
-        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(id, to: .completed) }?.key == .notStartedYet)
-        #expect(expectError(.invalidTransition) { _ = try system.appointments.setStatus(id, to: .noShow) } != nil)
+        _ = try await system.appointments.setStatus(id, to: .confirmed)
+        #expect(await expectError(.invalidTransition) { _ = try await system.appointments.setStatus(id, to: .completed) }?.key == .notStartedYet)
+        #expect(await expectError(.invalidTransition) { _ = try await system.appointments.setStatus(id, to: .noShow) } != nil)
         clock.advance(2 * 86_400)
-        _ = try system.appointments.setStatus(id, to: .completed)
+        _ = try await system.appointments.setStatus(id, to: .completed)
         let history = try system.appointments.history(id, clientId: anna.id ?? 0)
         #expect(history.map(\.event) == ["booked", "rescheduled", "confirmed", "completed"])
         #expect(history.map(\.actor) == ["patient", "patient", "staff", "staff"])
@@ -223,10 +259,10 @@ import Testing
         #expect(history.map(\.at) == [testNow, testNow + 60, testNow + 120, testNow + 120 + 2 * 86_400])
         let mallory = try register(system, "mallory")
         #expect(expectError(.forbidden) { _ = try system.appointments.history(id, clientId: mallory.id ?? 0) } != nil)
-        #expect(expectError(.notFound) { _ = try system.appointments.setStatus(99_999, to: .confirmed) } != nil)
+        #expect(await expectError(.notFound) { _ = try await system.appointments.setStatus(99_999, to: .confirmed) } != nil)
     }
 
-    @Test func patientsCannotCancelOrMoveWithinTheCutoff() throws {
+    @Test func patientsCannotCancelOrMoveWithinTheCutoff() async throws {
         // Monday 07:30 in Los Angeles: 09:20 is less than 2 hours away, 10:00 is not.
         let clock = TestClock(utc("2026-11-23T15:30:00Z"))
         let system = try makeSystem(clock: clock)
@@ -242,12 +278,12 @@ import Testing
         #expect(try fingerprint(system) == before)
         _ = try system.appointments.cancelAppointment(later.id ?? 0, clientId: anna.id ?? 0)
         // Staff are not bound by the cutoff; and the cutoff is a setting.
-        _ = try system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
-        try system.appointments.setBookingRule("booking.cutoff_minutes", to: "30")
+        _ = try await system.appointments.setStatus(soon.id ?? 0, to: .confirmed)
+        try await system.appointments.setBookingRule("booking.cutoff_minutes", to: "30")
         _ = try system.appointments.cancelAppointment(soon.id ?? 0, clientId: anna.id ?? 0)
     }
 
-    @Test func aPatientHoldsAtMostTheLimitOfActiveFutureAppointments() throws {
+    @Test func aPatientHoldsAtMostTheLimitOfActiveFutureAppointments() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy").id ?? 0
@@ -267,14 +303,14 @@ import Testing
         _ = try system.appointments.rescheduleAppointment(booked[0].id ?? 0, clientId: anna.id ?? 0, to: local("2026-11-25 08:00"))
         _ = try system.appointments.cancelAppointment(booked[1].id ?? 0, clientId: anna.id ?? 0)
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy, at: local("2026-11-24 14:00"))
-        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.max_active", to: "0") } != nil)
-        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.colour", to: "1") } != nil)
+        #expect(await expectError(.invalidInput) { try await system.appointments.setBookingRule("booking.max_active", to: "0") } != nil)
+        #expect(await expectError(.invalidInput) { try await system.appointments.setBookingRule("booking.colour", to: "1") } != nil)
     }
 
     /// The department spacing rule through the store (issue 56): the gather brings the
     /// patient's other visits in the department, booking and moving are refused with the
     /// other visit's date, and nothing changes. Its edge cases are `DepartmentSpacingTests`'.
-    @Test func visitsInOneDepartmentKeepTheirSpacingWhenSet() throws {
+    @Test func visitsInOneDepartmentKeepTheirSpacingWhenSet() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna"), id = anna.id ?? 0
         let therapy = try department(system, "LA1", "therapy").id ?? 0
@@ -283,7 +319,7 @@ import Testing
         // Off by default: the next day is fine.
         let next = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-25 09:00"))
         _ = try system.appointments.cancelAppointment(next.id ?? 0, clientId: id)
-        try system.appointments.setBookingRule("booking.department_days_between", to: "6")
+        try await system.appointments.setBookingRule("booking.department_days_between", to: "6")
         let before = try fingerprint(system)
         let refused = expectError(.tooClose) {
             _ = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-27 09:00"))
@@ -306,6 +342,6 @@ import Testing
         // A cancelled visit no longer counts.
         _ = try system.appointments.cancelAppointment(first.id ?? 0, clientId: id)
         _ = try system.appointments.createAppointment(clientId: id, departmentId: therapy, at: local("2026-11-24 10:00"))
-        #expect(expectError(.invalidInput) { try system.appointments.setBookingRule("booking.department_days_between", to: "366") } != nil)
+        #expect(await expectError(.invalidInput) { try await system.appointments.setBookingRule("booking.department_days_between", to: "366") } != nil)
     }
 }

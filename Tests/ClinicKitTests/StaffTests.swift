@@ -320,7 +320,7 @@ import Testing
         _ = try await staff.addException(w.adminA, doctorId: doctor, day: try #require(LocalDateTime(year: 2026, month: 12, day: 1)), hours: nil)
         let week = try await staff.doctorWeek(w.adminA, doctorId: doctor)
         func blockingWeek() throws -> ([WorkingHours], [WorkingException]) {
-            (try staff.hours(w.adminA, doctorId: doctor), try w.system.departments.exceptions(doctorId: doctor))
+            (try staff.hours(w.adminA, doctorId: doctor), try w.system.database.reading { tx in try tx.workingExceptions(ofDoctor: doctor) })
         }
         let (hours, exceptions) = try blockingWeek()
         #expect(week.hours == hours && !hours.isEmpty && week.exceptions == exceptions && exceptions.count == 1)
@@ -576,7 +576,7 @@ import Testing
 
     /// The one permission rule: for every role, status and action, what `offers` (and so every
     /// page and `GET /v1/staff/actions`) lists is exactly what the change itself then allows.
-    @Test func theOfferedActionsAreExactlyTheAllowedOnes() throws {
+    @Test func theOfferedActionsAreExactlyTheAllowedOnes() async throws {
         let statuses: [AppointmentStatus] = [.scheduled, .confirmed, .arrived, .inProgress, .completed, .noShow, .cancelled]
         for status in statuses {
             for started in [false, true] {
@@ -593,22 +593,22 @@ import Testing
                 default: [.cancelled]
                 }
                 if started || status == .completed || status == .noShow { w.clock.advance(30 * 3600) }
-                for step in path { _ = try w.system.appointments.setStatus(id, to: step) }
+                for step in path { _ = try await w.system.appointments.setStatus(id, to: step) }
                 for member in [w.adminA, w.receptionA, w.doctorA, w.otherDoctorA, w.adminB] {
-                    let current = try w.system.appointments.appointmentWithHistory(id, clientId: w.anna.id ?? 0).appointment
+                    let current = try await w.system.appointments.appointmentWithHistory(id, clientId: w.anna.id ?? 0).appointment
                     let zone = try w.system.clinics.getClinicById(current.clinicId).zone
                     let offered = member.offers(on: current, now: w.clock.now, zone: zone)
                     if member.clinicId != current.clinicId || member.id == w.otherDoctorA.id {
                         #expect(expectError(.notFound) { _ = try w.system.staff.actions(member, appointmentId: id) } != nil)
                     } else {
-                        #expect(try w.system.staff.actions(member, appointmentId: id) == offered)
+                        #expect(try await w.system.staff.actions(member, appointmentId: id) == offered)
                     }
                     for action in StaffAction.allCases {
                         // Each attempt on a copy of the world's state: a fresh look at the same rule.
                         let allowed = action.refusal(by: member, on: current, now: w.clock.now, zone: zone) == nil
                         #expect(offered.contains(action.rawValue) == allowed, "\(member.role) \(action) \(status) started: \(started)")
                         if !allowed {
-                            #expect((try? w.system.staff.act(member, action, appointmentId: id, reason: "r")) == nil,
+                            #expect((try? await w.system.staff.act(member, action, appointmentId: id, reason: "r")) == nil,
                                     "\(member.role) may not \(action) a \(status) appointment")
                         }
                     }
@@ -618,12 +618,12 @@ import Testing
                 // What is offered is then allowed: the receptionist takes each offered status action on a fresh world.
                 let fresh = try world()
                 if started || status == .completed || status == .noShow { fresh.clock.advance(30 * 3600) }
-                for step in path { _ = try fresh.system.appointments.setStatus(fresh.booked.id ?? 0, to: step) }
-                let current = try fresh.system.appointments.appointmentWithHistory(fresh.booked.id ?? 0,
+                for step in path { _ = try await fresh.system.appointments.setStatus(fresh.booked.id ?? 0, to: step) }
+                let current = try await fresh.system.appointments.appointmentWithHistory(fresh.booked.id ?? 0,
                                                                                    clientId: fresh.anna.id ?? 0).appointment
                 let zone = try fresh.system.clinics.getClinicById(current.clinicId).zone
                 if let action = StaffAction.allCases.first(where: { fresh.receptionA.may($0, on: current, now: fresh.clock.now, zone: zone) }) {
-                    #expect(try fresh.system.staff.act(fresh.receptionA, action, appointmentId: fresh.booked.id ?? 0,
+                    #expect(try await fresh.system.staff.act(fresh.receptionA, action, appointmentId: fresh.booked.id ?? 0,
                                                        reason: "r").status == action.status)
                 }
             }
@@ -673,12 +673,12 @@ import Testing
                 == .exceptionNotFound, "another clinic's exception is not found")
         #expect(await expectError(.notFound) { _ = try await removeException(w.adminA, 99_999) } != nil)
         #expect(try await removeException(w.adminA, tuesday.exception.id ?? 0).isEmpty)
-        #expect(try w.system.departments.exceptions(doctorId: doctor).isEmpty)
+        #expect(try await w.system.departments.exceptions(doctorId: doctor).isEmpty)
         // A forced change's reason is checked like a cancellation's (the change rolls back).
         #expect(await expectError(.invalidInput) {
             _ = try await addException(w.adminA, monday, force: true, reason: String(repeating: "x", count: 501))
         } != nil)
-        #expect(try w.system.departments.exceptions(doctorId: doctor).allSatisfy { $0.day != monday.dayText },
+        #expect(try await w.system.departments.exceptions(doctorId: doctor).allSatisfy { $0.day != monday.dayText },
                 "no exception was left behind")
         // Forced: the Monday appointment is cancelled for the clinic, with the reason.
         let cancelled = try await addException(w.adminA, monday, force: true, reason: "Dr. Thompson is ill").cancelled

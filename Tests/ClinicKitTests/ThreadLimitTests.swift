@@ -88,10 +88,10 @@ import Testing
         #expect(refused.arguments == ["30"] && refused.message(in: .en).contains("cancelled more than 30 days ago")
                 && refused.message(in: .ru).contains("отменена больше 30 дн."))
         #expect(try fingerprint(w.system) == before, "a refused message changes nothing")
-        _ = try { try w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "40") }()
+        _ = try await { try await w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "40") }()
         _ = try await w.write("Hello again")
-        #expect(expectError(.invalidInput) {
-            _ = try w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "3651")
+        #expect(await expectError(.invalidInput) {
+            _ = try await w.system.appointments.setBookingRule("booking.thread_days_after_cancel", to: "3651")
         } != nil)
     }
 

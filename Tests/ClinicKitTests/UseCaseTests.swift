@@ -30,7 +30,7 @@ import Testing
         #expect(try cacheRows(system) == 1)
     }
 
-    @Test func aRefusedSearchRemembersNothing() throws {
+    @Test func aRefusedSearchRemembersNothing() async throws {
         let system = try makeSystem()
         // A bad query is refused before the address is looked up or remembered.
         let refused = expectError(.invalidInput) {
@@ -38,17 +38,17 @@ import Testing
         }
         #expect(refused != nil)
         // A search that fails after the address was found does not remember it either.
-        let unknown = expectError(.notFound) {
-            _ = try system.findFreeSlots(from: .address("Минск"), specialization: "astrology") { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let unknown = await expectError(.notFound) {
+            _ = try await system.findFreeSlots(from: .address("Минск"), specialization: "astrology") { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         }
         #expect(unknown != nil)
         #expect(try cacheRows(system) == 0)
         // Locating a place (as a server does, apart from the search) remembers nothing; the
         // search from it does, once it succeeded.
-        let place = try system.locate(.address("Минск")) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
+        let place = try await system.locate(.address("Минск")) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         #expect(place.geocoded != nil)
         #expect(try cacheRows(system) == 0)
-        _ = try system.findFreeSlots(at: place, specialization: "psychiatry")
+        _ = try await system.findFreeSlots(at: place, specialization: "psychiatry")
         #expect(try cacheRows(system) == 1)
     }
 
@@ -68,11 +68,11 @@ import Testing
         } != nil)
     }
 
-    @Test func findFromAPlaceIsTheBudgetedSearchFromItsPoint() throws {
+    @Test func findFromAPlaceIsTheBudgetedSearchFromItsPoint() async throws {
         let system = try makeSystem()
         let point = try #require(Coordinate(latitude: 34.05, longitude: -118.25))
-        let direct = try system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 2, clinics: system.clinics)
-        let viaPlace = try system.findFreeSlots(from: .coordinates(latitude: "34.05", longitude: "-118.25"),
+        let direct = try await system.appointments.searchFreeSlots(specialization: "cardiology", near: point, limit: 2, clinics: system.clinics)
+        let viaPlace = try await system.findFreeSlots(from: .coordinates(latitude: "34.05", longitude: "-118.25"),
                                                 specialization: "cardiology", limit: 2) { throw ClinicError(.notLoggedIn, .notLoggedIn) }
         #expect(viaPlace.found == direct)
         #expect(!direct.slots.isEmpty)

@@ -239,16 +239,16 @@ import Testing
     }
 
     /// `find` with a visit length: the earliest time where the whole visit fits.
-    @Test func findTakesAVisitLength() throws {
+    @Test func findTakesAVisitLength() async throws {
         let system = try makeSystem()
         let point = Coordinate(latitude: 34.05, longitude: -118.25)!
-        let single = try system.appointments.findFreeSlots(specialization: "therapy", near: point, clinics: system.clinics)
-        let long = try system.appointments.findFreeSlots(specialization: "therapy", near: point, minutes: 60, clinics: system.clinics)
+        let single = try await system.appointments.findFreeSlots(specialization: "therapy", near: point, clinics: system.clinics)
+        let long = try await system.appointments.findFreeSlots(specialization: "therapy", near: point, minutes: 60, clinics: system.clinics)
         let first = try #require(single.first), visit = try #require(long.first)
         #expect(visit.slot.end.timeIntervalSince(visit.slot.start) == 3600)
         #expect(first.slot.end.timeIntervalSince(first.slot.start) < 3600)
-        #expect(expectError(.invalidInput) {
-            _ = try system.appointments.findFreeSlots(specialization: "therapy", near: point, minutes: 7, clinics: system.clinics)
+        #expect(await expectError(.invalidInput) {
+            _ = try await system.appointments.findFreeSlots(specialization: "therapy", near: point, minutes: 7, clinics: system.clinics)
         } != nil)
     }
 }

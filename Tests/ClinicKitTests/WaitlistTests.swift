@@ -227,7 +227,7 @@ import Testing
         #expect(expectError(.notFound) { try s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob) } != nil)
     }
 
-    @Test func badRequestsAreRefusedAndChangeNothing() throws {
+    @Test func badRequestsAreRefusedAndChangeNothing() async throws {
         let s = try scene()
         let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
         let before = try fingerprint(s.system)
@@ -259,14 +259,14 @@ import Testing
         #expect(try fingerprint(s.system) == afterVisitType, "refusals change nothing")
         #expect(before != afterVisitType)
         // Twice at one department; past the number of waitlists a patient may be on.
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        #expect(expectError(.alreadyWaiting) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy)) } != nil)
-        _ = try s.system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        #expect(await expectError(.alreadyWaiting) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy)) } != nil)
+        _ = try await s.system.appointments.setBookingRule("booking.waitlist_entries", to: "1")
         #expect(expectError(.limitReached) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology)) } != nil)
         // Someone else's offer or entry, or none.
         #expect(expectError(.notFound) { _ = try s.system.waitlist.accept(424_242, clientId: s.bob) } != nil)
         #expect(expectError(.notFound) { try s.system.waitlist.decline(424_242, clientId: s.bob) } != nil)
-        let bobs = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        let bobs = try await #require(try s.system.waitlist.entries(clientId: s.bob).first)
         #expect(expectError(.notFound) { try s.system.waitlist.leave(bobs.id ?? 0, clientId: s.carol) } != nil)
     }
 
@@ -411,23 +411,23 @@ import Testing
         #expect(carolsOffer.startsAt == hold.startsAt && carolsOffer.entryId == carols.id)
     }
 
-    @Test func anEntryWhoseDaysArePastOrWhoseAppointmentIsGoneNoLongerCountsOrShows() throws {
+    @Test func anEntryWhoseDaysArePastOrWhoseAppointmentIsGoneNoLongerCountsOrShows() async throws {
         let s = try scene()
-        _ = try s.system.appointments.setBookingRule("booking.waitlist_entries", to: "2")
+        _ = try await s.system.appointments.setBookingRule("booking.waitlist_entries", to: "2")
         let cardiology = try department(s.system, "LA1", "cardiology").id ?? 0
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, to: "2026-11-24"))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, to: "2026-11-24"))
         let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: cardiology,
                                                                at: .instant(wednesday1000))
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology, appointmentId: bobs.id))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: cardiology, appointmentId: bobs.id))
         let dermatology = try department(s.system, "LA1", "neurology").id ?? 0
         #expect(expectError(.limitReached) { _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology)) } != nil)
         // Three days on, the first entry's days are past; and Bob cancels the appointment the other was for.
         s.clock.advance(3 * 86_400)
         _ = try s.system.appointments.cancelAppointment(bobs.id ?? 0, clientId: s.bob)
-        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty)
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology))
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        #expect(try s.system.waitlist.entries(clientId: s.bob).count == 2, "the two that were over neither count nor block")
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).isEmpty)
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: dermatology))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).count == 2, "the two that were over neither count nor block")
     }
 
     /// Issue 55 (A2): a decline and an accept of one offer at once (on PostgreSQL, two

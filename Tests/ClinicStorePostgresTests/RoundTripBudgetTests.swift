@@ -91,9 +91,12 @@ import Testing
                 let held = try #require(before.first { $0.doctorId == doctors[1] })
                 _ = try system.appointments.holdSlot(clientId: patient, departmentId: therapy, doctorId: doctors[1], at: held.start)
                 let tuesday = try #require(LocalDateTime(year: 2026, month: 11, day: 24, hour: 0, minute: 0))
-                _ = try system.departments.addException(doctorId: doctors[0], day: tuesday, hours: nil)
-                _ = try system.departments.addException(doctorId: doctors[1], day: tuesday,
-                                                        hours: DoctorSchedule.Interval(startMinute: 600, endMinute: 720, slotMinutes: 30))
+                _ = try store.writing { tx in
+                    try tx.insertWorkingException(WorkingException(id: nil, doctorId: doctors[0], day: tuesday.dayText, startMinute: nil,
+                                                                   endMinute: nil, slotMinutes: nil))
+                    try tx.insertWorkingException(WorkingException(id: nil, doctorId: doctors[1], day: tuesday.dayText, startMinute: 600,
+                                                                   endMinute: 720, slotMinutes: 30))
+                }
                 var slots: [Slot] = []
                 #expect(try roundTrips { slots = try system.slots(departmentId: therapy).slots } == 1)
                 #expect(slots.contains { $0.doctorId == booked.doctorId && $0.start == booked.start && $0.isTaken })
@@ -238,13 +241,13 @@ import Testing
                         && full.personalDataKeyCheck != nil && full.activeCount == 1)
                 // With the department spacing rule set, the patient's visits in the department come
                 // along in the same statement (no round trip more), as the seam's reads find them.
-                try system.appointments.setBookingRule("booking.department_days_between", to: "6")
+                try store.writing { tx in try tx.setSetting("booking.department_days_between", to: "6") }
                 for ask in asks {
                     let (gathered, read) = try store.writing { tx in (try tx.bookingFacts(ask), try BookingFacts.read(tx, ask)) }
                     #expect(gathered.departmentVisits == read.departmentVisits)
                 }
                 #expect(try store.writing { tx in try tx.bookingFacts(asks[0]) }.departmentVisits.isEmpty == false)
-                try system.appointments.setBookingRule("booking.department_days_between", to: "0")
+                try store.writing { tx in try tx.setSetting("booking.department_days_between", to: "0") }
 
                 // The slots' gather reads what the seam's reads read (`SlotFacts.read`), the kept
                 // schedule included, for the department with its visit type, another

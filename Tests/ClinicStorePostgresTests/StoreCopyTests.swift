@@ -30,7 +30,7 @@ import Testing
     /// A file database with a small directory (demo departments, doctors, hours), a patient
     /// (sealed personal data), a staff account, an appointment booked, rescheduled and
     /// confirmed (history, messages, audit entries).
-    static func makeSource() throws -> Source {
+    static func makeSource() async throws -> Source {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clinic-copy-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/source.sqlite"
@@ -62,7 +62,7 @@ import Testing
         _ = try system.appointments.rescheduleAppointment(appointmentId, clientId: patientId, to: .local(monday1000))
         _ = try system.staff.addStaff(StaffInput(login: "admin-a", name: "Sam", surname: "Lee", role: .clinicAdmin,
                                                  clinicId: clinicId, password: "staff-passphrase-77"))
-        _ = try system.appointments.setStatus(appointmentId, to: .confirmed)
+        _ = try await system.appointments.setStatus(appointmentId, to: .confirmed)
         return Source(folder: folder, path: path, database: database, system: system, patientId: patientId,
                       appointmentId: appointmentId)
     }
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func copiesToPostgreSQLAndBackWithEverythingIntact() async throws {
-        let source = try Self.makeSource()
+        let source = try await Self.makeSource()
         defer { try? FileManager.default.removeItem(atPath: source.folder) }
         // A value with every character COPY's text format escapes, and one that looks like its NULL.
         let tricky = "tab\there, new\nline, return\r, back\\slash, \\N, ümlaut"
@@ -205,7 +205,7 @@ import Testing
     }
 
     @Test func aTargetWithRowsIsRefusedAndUnchanged() async throws {
-        let source = try Self.makeSource()
+        let source = try await Self.makeSource()
         defer { try? FileManager.default.removeItem(atPath: source.folder) }
         let (store, _) = try await Self.migratedStore()
         defer { Task { await store.shutdown() } }
@@ -224,7 +224,7 @@ import Testing
     }
 
     @Test func aFailureMidwayLeavesTheTargetEmpty() async throws {
-        let source = try Self.makeSource()
+        let source = try await Self.makeSource()
         defer { try? FileManager.default.removeItem(atPath: source.folder) }
         // SQLite refuses only equal starts; PostgreSQL refuses every overlap of a doctor's
         // active appointments: this row passes the first and breaks the copy at appointments,
@@ -375,7 +375,7 @@ import Testing
     /// snapshot: it has the rows written before it began and none after, and PostgreSQL has
     /// exactly what it reports.
     @Test func aLiveDatabaseCopiesAsOneSnapshot() async throws {
-        let source = try Self.makeSource()
+        let source = try await Self.makeSource()
         defer { try? FileManager.default.removeItem(atPath: source.folder) }
         let (store, _) = try await Self.migratedStore()
         defer { Task { await store.shutdown() } }

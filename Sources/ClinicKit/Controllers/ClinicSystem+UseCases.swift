@@ -40,13 +40,14 @@ extension ClinicSystem {
 
     /// "The nearest clinics with a free slot from a place" (`clinic appointments find`,
     /// `GET /v1/find`): the place resolved as for `nearestClinics`, then the budgeted search
-    /// (`AppointmentController.searchFreeSlots`).
+    /// (`AppointmentController.searchFreeSlots`), its weeks of slots computed by `runner`.
     public func findFreeSlots(from place: PlaceChoice, specialization: String, before: Date? = nil, limit: Int = 1,
                               pediatricOnly: Bool = false, minutes: Int? = nil, budget: SearchBudget = .standard,
-                              patient: () throws -> Client) throws -> FromPlace<FreeSlotSearch> {
+                              computing runner: some PasswordRunner = InlinePasswordRunner(),
+                              patient: () throws -> Client) async throws -> FromPlace<FreeSlotSearch> {
         try NearestQuery.checkLimit(limit)
-        return try findFreeSlots(at: try locate(place, patient: patient), specialization: specialization, before: before,
-                                 limit: limit, pediatricOnly: pediatricOnly, minutes: minutes, budget: budget)
+        return try await findFreeSlots(at: try await locate(place, patient: patient), specialization: specialization, before: before,
+                                       limit: limit, pediatricOnly: pediatricOnly, minutes: minutes, budget: budget, computing: runner)
     }
 
     /// The place of a search as a point (an address looked up: the gazetteer, the cache, or the
@@ -67,12 +68,12 @@ extension ClinicSystem {
     /// `findFreeSlots(from:)` from a place already located; the address is remembered once the
     /// search succeeded.
     public func findFreeSlots(at place: LocatedPlace, specialization: String, before: Date? = nil, limit: Int = 1,
-                              pediatricOnly: Bool = false, minutes: Int? = nil,
-                              budget: SearchBudget = .standard) throws -> FromPlace<FreeSlotSearch> {
-        let search = try appointments.searchFreeSlots(specialization: specialization, near: place.point, before: before,
-                                                      limit: limit, pediatricOnly: pediatricOnly, minutes: minutes,
-                                                      clinics: clinics, budget: budget)
-        if let geocoded = place.geocoded { try geocoding.remember(geocoded) }
+                              pediatricOnly: Bool = false, minutes: Int? = nil, budget: SearchBudget = .standard,
+                              computing runner: some PasswordRunner = InlinePasswordRunner()) async throws -> FromPlace<FreeSlotSearch> {
+        let search = try await appointments.searchFreeSlots(specialization: specialization, near: place.point, before: before,
+                                                            limit: limit, pediatricOnly: pediatricOnly, minutes: minutes,
+                                                            clinics: clinics, budget: budget, computing: runner)
+        if let geocoded = place.geocoded { try await geocoding.remember(geocoded) }
         return FromPlace(found: search, place: place)
     }
 }

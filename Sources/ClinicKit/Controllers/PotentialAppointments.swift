@@ -73,9 +73,9 @@ extension ClinicSystem {
     /// nearest clinics, nearest first, as `clinic appointments find` finds them). Times held by
     /// someone else are not free. A window before now starts now. Awaited (issue 56): the visit
     /// type, the doctor's place, the department or the clinic read awaited, each department's
-    /// slots gathered awaited (`slotsWithClinic`) and computed by `runner`; the walk near a point
-    /// (`searchFreeSlots`, batches of the finder's clinics and a week of each at a time) runs on
-    /// `runner` whole.
+    /// slots gathered awaited (`slotsWithClinic`) and computed by `runner`; so are the weeks of
+    /// the walk near a point (`searchFreeSlots`, batches of the finder's clinics and a week of
+    /// each at a time).
     public func findPotentialAppointments(_ query: PotentialQuery, computing runner: some PasswordRunner) async throws
         -> [PotentialAppointment] {
         try NearestQuery.checkLimit(query.limit)
@@ -115,9 +115,8 @@ extension ClinicSystem {
             }
             list = found.departments.map { ($0, found.clinic) }
         } else if let near = query.near, let specialization = query.specialization {
-            return try await runner.run { [self] in
-                try nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit)
-            }
+            return try await nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit,
+                                              computing: runner)
         } else {
             throw ClinicError.invalid(.potentialWhere)
         }
@@ -137,15 +136,20 @@ extension ClinicSystem {
         return Array(found.prefix(query.limit))
     }
 
-    /// The walk near a point, through the seam: the earliest free time of each of the nearest
-    /// clinics with the specialization.
-    private func nearestPotential(near: Coordinate, specialization: String, from: Date, until: Date,
-                                  limit: Int) throws -> [PotentialAppointment] {
-        let search = try appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
-                                                      clinics: clinics, after: from)
-        return try search.slots.map { found in
-            PotentialAppointment(clinic: found.clinic.clinic, department: try departments.getDepartmentById(found.departmentId),
-                                 slot: found.slot, visitTypeId: nil, visitType: nil, distance: found.clinic.distance)
+    /// The walk near a point (`searchFreeSlots`): the earliest free time of each of the nearest
+    /// clinics with the specialization, each with its department.
+    private func nearestPotential(near: Coordinate, specialization: String, from: Date, until: Date, limit: Int,
+                                  computing runner: some PasswordRunner) async throws -> [PotentialAppointment] {
+        let search = try await appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
+                                                            clinics: clinics, after: from, computing: runner)
+        var found: [PotentialAppointment] = []
+        for item in search.slots {
+            guard let place = try await database.departmentWithClinic(id: item.departmentId) else {
+                throw ClinicError(.notFound, .departmentNotFound, String(item.departmentId))
+            }
+            found.append(PotentialAppointment(clinic: item.clinic.clinic, department: place.department, slot: item.slot, visitTypeId: nil,
+                                              visitType: nil, distance: item.clinic.distance))
         }
+        return found
     }
 }

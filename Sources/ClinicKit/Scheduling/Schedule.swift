@@ -14,6 +14,10 @@ public struct WorkingException: Hashable, Sendable {
 
     public var isDayOff: Bool { startMinute == nil }
 
+    public init(id: Int64?, doctorId: Int64, day: String, startMinute: Int?, endMinute: Int?, slotMinutes: Int?) {
+        self.id = id; self.doctorId = doctorId; self.day = day
+        self.startMinute = startMinute; self.endMinute = endMinute; self.slotMinutes = slotMinutes
+    }
 }
 
 /// One doctor's working time: weekly hours with dated exceptions, in the clinic's zone.
@@ -179,8 +183,11 @@ public struct BookingPolicy: Sendable, Equatable {
     ] }
 
     static func load(_ tx: any StoreReading) throws -> BookingPolicy {
-        BookingPolicy(settings: try tx.settings(prefix: "booking."))
+        BookingPolicy(settings: try tx.settings(prefix: prefix))
     }
+
+    /// The keys of the booking rules start with this.
+    static let prefix = "booking."
 
     /// The policy of the stored `booking.` settings: a value out of its range, or not a
     /// number, leaves the default.
@@ -192,15 +199,15 @@ public struct BookingPolicy: Sendable, Equatable {
         }
     }
 
-    /// Checks and stores one setting.
-    static func set(_ tx: any StoreWriting, key: String, value: String) throws {
+    /// The value to store for one setting: a rule of `keys`, a whole number in its range.
+    static func checked(key: String, value: String) throws -> String {
         guard let entry = keys.first(where: { $0.key == key }) else {
             throw ClinicError.invalid(.settingUnknown, key, keys.map(\.key).joined(separator: ", "))
         }
         guard let number = Int(value.trimmingCharacters(in: .whitespaces)), entry.range.contains(number) else {
             throw ClinicError.invalid(.settingRange, key, String(entry.range.lowerBound), String(entry.range.upperBound))
         }
-        try tx.setSetting(key, to: String(number))
+        return String(number)
     }
 }
 

@@ -63,9 +63,9 @@ struct DepartmentsController {
         let place = try await dependencies.awaited(language) { [system = dependencies.system] in
             try await system.locate(choice, patient: owner)
         }
-        let search = try await dependencies.searchWork(language) { [system = dependencies.system] in
-            try system.findFreeSlots(at: place, specialization: specialization, before: before, limit: limit,
-                                     pediatricOnly: pediatric, minutes: minutes).found
+        let search = try await dependencies.searchAwaited(language) { [system = dependencies.system, runner = dependencies.poolRunner] in
+            try await system.findFreeSlots(at: place, specialization: specialization, before: before, limit: limit,
+                                           pediatricOnly: pediatric, minutes: minutes, computing: runner).found
         }
         var response = try HTTPMapping.json(search.slots.map(FreeSlotJSON.init))
         // The body stays the list it always was; a search cut short by its budget says so here.

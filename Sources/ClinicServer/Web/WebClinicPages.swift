@@ -300,8 +300,8 @@ struct WebClinicPages {
             return page
         }
         let search = try await dependencies.searches.run {
-            try await dependencies.work(web) { [system] in
-                try system.findFreeSlots(at: place, specialization: wanted, limit: 5).found
+            try await dependencies.awaited(web.language) { [system, runner = dependencies.poolRunner] in
+                try await system.findFreeSlots(at: place, specialization: wanted, limit: 5, computing: runner).found
             }
         }
         let found = search.slots

@@ -34,13 +34,17 @@ final class Session {
     init(_ context: Context) throws {
         self.context = context
         requestedLanguage = context.options.lang
-        system = try context.system()
+        system = try AsyncEdge.waitHere { [context] in try await context.awaitedSystem() }
         let reader = LineReader()
         prompt = Prompt(reader: reader, language: context.language, style: .stdout,
                         editor: LineEditor(reader: reader, environment: context.environment))
     }
 
     var language: Language { context.language }
+
+    /// A use case awaited from the session's screens, which run on the main thread: it waits
+    /// (`AsyncEdge.waitHere`), and the prompt is used by one thread at a time.
+    func awaited<T: Sendable>(_ work: @escaping () async throws -> T) throws -> T { try AsyncEdge.waitHere(work) }
 
     func text(_ key: MessageKey, _ arguments: String...) -> String { Strings.text(key, language, arguments) }
     func text(_ key: TerminalKey, _ arguments: String...) -> String { TerminalWords.text(key, language, arguments) }
@@ -56,7 +60,8 @@ final class Session {
     func run() throws {
         LineReader.catchInterrupts()
         useHistory(of: nil)
-        if let token = try? context.sessionFile.read(), let client = try? system.clients.currentUser(token: token) {
+        if let token = try? context.sessionFile.read(),
+           let client = try? awaited({ [system] in try await system.clients.signedInPatient(token: token) }) {
             signedIn(client, token)
         }
         prompt.say(prompt.style.bold(text(.sessionTitle)))
@@ -82,9 +87,9 @@ final class Session {
     /// first: one ended elsewhere (log-out, password change) allows nothing more.
     func attempt(_ action: () throws -> Void) {
         do {
-            if let token { client = try system.clients.currentUser(token: token) }
+            if let token { client = try awaited { [system] in try await system.clients.signedInPatient(token: token) } }
             try action()
-            if let token { try? system.clients.touchSession(token: token) }
+            if let token { try? awaited { [system] in try await system.clients.touchSession(token: token) } }
         } catch let error as ClinicError where error.code == .notLoggedIn {
             prompt.problem(text(.sessionEnded))
             client = nil
@@ -116,9 +121,11 @@ final class Session {
 
     func logIn() throws {
         guard let login = prompt.line(text(.labelLogin)), let password = prompt.secret(text(.labelPassword)) else { return }
-        let (client, token) = try signIn(context, system, login: login, password: password, acceptPrivacy: false) {
-            prompt.say(PrivacyPolicy.text(language))
-            return prompt.confirm(text(.askAcceptPrivacy), default: false)
+        let (client, token) = try awaited { [self] in
+            try await signIn(context, system, login: login, password: password, acceptPrivacy: false) {
+                prompt.say(PrivacyPolicy.text(language))
+                return prompt.confirm(text(.askAcceptPrivacy), default: false)
+            }
         }
         signedIn(client, token)
         prompt.success(text(.loggedIn, client.login))
@@ -143,16 +150,16 @@ final class Session {
                 guard let value = prompt.line(field == .city ? text(.labelCityHint) : label(field)) else { return }
                 if let problem = validator.problem(field, value) {
                     prompt.problem(problem.message(in: language))
-                } else if field == .login, (try? system.clients.isLoginTaken(value)) == true {
+                } else if field == .login, (try? awaited({ [system] in try await system.clients.isLoginTaken(value) })) == true {
                     prompt.problem(text(.loginTaken, value))
                 } else if field == .city {
                     do {
-                        var found = try system.geocoding.resolve(value)
+                        var found = try awaited { [system] in try await system.geocoding.resolve(value) }
                         var chosen = value
                         if found.isAmbiguous {
                             guard let typed = whichPlace(value, found) else { return }
                             chosen = typed
-                            found = try system.geocoding.resolve(chosen)
+                            found = try awaited { [system, chosen] in try await system.geocoding.resolve(chosen) }
                         }
                         place = found
                         values[field] = chosen
@@ -165,7 +172,7 @@ final class Session {
             }
         }
         guard let place else { return }
-        let nearby = try system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5))
+        let nearby = try awaited { [system] in try await system.clinics.nearest(to: place.coordinate, NearestQuery(limit: 5)) }
         var homeClinic = nearby.first?.clinic.id
         if nearby.count > 1 {
             prompt.heading(text(.chooseHomeClinic))
@@ -196,12 +203,15 @@ final class Session {
             }
         }
         guard let password else { return }
-        let client = try system.clients.registerUser(RegistrationRequest(
+        let request = RegistrationRequest(
             login: login, password: password, confirmPassword: password, name: name, surname: surname,
             street: values[.street] ?? "", house: values[.house] ?? "", city: values[.city] ?? "", clinicId: homeClinic,
-            language: language, acceptedPrivacy: true))
+            language: language, acceptedPrivacy: true)
+        let client = try awaited { [system] in try await system.clients.registerUser(request, passwords: InlinePasswordRunner()) }
         prompt.success(text(.registeredSession, client.name))
-        let (signed, token) = try signIn(context, system, login: login, password: password, acceptPrivacy: true) { true }
+        let (signed, token) = try awaited { [context, system] in
+            try await signIn(context, system, login: login, password: password, acceptPrivacy: true) { true }
+        }
         signedIn(signed, token)
     }
 
@@ -224,7 +234,7 @@ final class Session {
         guard let current = client else { return true }
         let items: [TerminalKey] = [.menuNearest, .menuClinicInfo, .menuFind, .menuBook, .menuAppointments,
                                    .menuReschedule, .menuCancel, .menuProfile, .menuMessages, .menuLogOut]
-        let unread = (try? system.clients.unreadCount(clientId: clientId)) ?? 0
+        let unread = (try? awaited { [system, clientId] in try await system.clients.unreadCount(clientId: clientId) }) ?? 0
         let labels = items.map { $0 == .menuMessages && unread > 0 ? text(.menuMessagesUnread, String(unread)) : text($0) }
         guard let choice = prompt.choose(text(.mainTitle, current.name), labels, back: .menuQuit) else {
             return false
@@ -245,7 +255,7 @@ final class Session {
     }
 
     func logOut() throws {
-        if let token { _ = try system.clients.logOut(token: token) }
+        if let token { _ = try awaited { [system] in try await system.clients.logOut(token: token) } }
         context.sessionFile.delete()
         client = nil
         token = nil

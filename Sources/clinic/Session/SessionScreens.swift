@@ -10,7 +10,7 @@ extension Session {
     /// The five nearest clinics to a point the patient chooses; one of them in detail.
     func nearestClinics() throws {
         guard let point = askOrigin() else { return }
-        let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
+        let nearby = try awaited { [system] in try await system.clinics.nearest(to: point, NearestQuery(limit: 5)) }
         guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return }
         prompt.heading(text(.nearestTitle))
         prompt.say(numberedClinicTable(nearby, context))
@@ -30,7 +30,7 @@ extension Session {
             while true {
                 guard let address = prompt.line(text(.labelAddress), history: .place) else { return nil }
                 do {
-                    let result = try system.geocoding.geocode(address)
+                    let result = try awaited { [system] in try await system.geocoding.geocode(address) }
                     prompt.keep(address, as: .place)
                     prompt.say(prompt.style.dim(result.isAmbiguous ? context.ambiguityText(result)
                                                 : text(.foundPlace, result.placeName ?? result.query)))
@@ -59,14 +59,14 @@ extension Session {
     /// The home clinic (the default), one of the clinics nearest to the patient, or a clinic
     /// by its id; nil to go back.
     func pickClinic() throws -> Clinic? {
-        let home = try client?.homeClinicId.map { try system.clinics.getClinicById($0) }
+        let home = try client?.homeClinicId.map(clinic(id:))
         var items = [text(.clinicNearMe), text(.clinicById)]
         if let home { items.insert(text(.clinicHome, home.name), at: 0) }
         guard let choice = prompt.choose(text(.whichClinic), items) else { return nil }
         if let home, choice == 0 { return home }
         if items[choice] == text(.clinicNearMe) {
             guard let point = client?.coordinate ?? askOrigin() else { return nil }
-            let nearby = try system.clinics.nearest(to: point, NearestQuery(limit: 5))
+            let nearby = try awaited { [system] in try await system.clinics.nearest(to: point, NearestQuery(limit: 5)) }
             guard !nearby.isEmpty else { prompt.problem(text(.nearestNone)); return nil }
             prompt.heading(text(.nearestTitle))
             prompt.say(numberedClinicTable(nearby, context))
@@ -77,13 +77,28 @@ extension Session {
             guard let answer = prompt.line(text(.labelClinicId), history: .clinic) else { return nil }
             guard let id = Int64(answer), id > 0 else { prompt.problem(text(.invalidId, answer)); continue }
             do {
-                let clinic = try system.clinics.getClinicById(id)
+                let clinic = try clinic(id: id)
                 prompt.keep(answer, as: .clinic)
                 return clinic
             } catch let error as ClinicError {
                 prompt.problem(error.message(in: language))
             }
         }
+    }
+
+    /// A clinic by its id (`not_found` for none).
+    func clinic(id: Int64) throws -> Clinic {
+        try awaited { [system] in try await system.clinics.clinicWithDepartments(id).clinic }
+    }
+
+    /// A clinic's departments.
+    func departments(of clinic: Clinic) throws -> [Department] {
+        try awaited { [system] in try await system.clinics.clinicWithDepartments(clinic.id ?? 0).departments }
+    }
+
+    /// A department's active doctors.
+    func doctors(of departmentId: Int64) throws -> [Doctor] {
+        try awaited { [system] in try await system.departments.doctorsWithHours(departmentId: departmentId).map(\.doctor) }
     }
 
     /// A clinic's address, contacts, local time, distance and departments with their doctors;
@@ -99,10 +114,10 @@ extension Session {
         if let home = client?.coordinate, let there = clinic.coordinate {
             prompt.say(text(.clinicDistance, DistanceText.text(Geodesy.distance(home, there), language)))
         }
-        let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
+        let listed = try awaited { [system] in try await system.clinicWithDepartments(clinic.id ?? 0).departments }
+        let departments = listed.map(\.department), doctors = listed.map(\.doctors)
         prompt.say()
         guard !departments.isEmpty else { prompt.say(text(.noDepartments)); return }
-        let doctors = try departments.map { try system.departments.getDoctorsByDepartmentId($0.id ?? 0) }
         prompt.say(Output.table([text(.headerDepartment), text(.headerDoctors)], zip(departments, doctors).map { department, doctors in
             [Specialization.displayName(department.specialization, language), doctors.map(\.name).joined(separator: ", ")]
         }))
@@ -114,14 +129,14 @@ extension Session {
 
     /// Department → visit type (where the department has some) → day → free slot → confirm.
     func book(in clinic: Clinic) throws {
-        let departments = try system.departments.getDepartmentsByClinicId(clinic.id ?? 0)
+        let departments = try departments(of: clinic)
         guard !departments.isEmpty else { prompt.problem(text(.noDepartments)); return }
         guard let index = prompt.choose(text(.chooseDepartment, clinic.name),
                                         departments.map { Specialization.displayName($0.specialization, language) })
         else { return }
         let department = departments[index]
         var visit: VisitType?
-        let types = try system.departments.visitTypes(departmentId: department.id ?? 0)
+        let types = try awaited { [system] in try await system.departments.visitTypes(departmentId: department.id ?? 0) }
         if !types.isEmpty {
             guard let choice = prompt.choose(text(.chooseVisitType), types.map {
                 text(.visitTypeChoice, $0.name(language), String($0.durationMinutes))
@@ -130,7 +145,7 @@ extension Session {
         }
         // Any doctor, or one of the department's by name (as the web's booking offers).
         var doctor: Int64?
-        let doctors = try system.departments.getDoctorsByDepartmentId(department.id ?? 0)
+        let doctors = try doctors(of: department.id ?? 0)
         if doctors.count > 1 {
             guard let choice = prompt.choose(text(.chooseDoctor), [text(.anyDoctor)] + doctors.map(\.name)) else { return }
             doctor = choice == 0 ? nil : doctors[choice - 1].id
@@ -146,8 +161,10 @@ extension Session {
         else { return }
         guard let point = client?.coordinate ?? askOrigin() else { return }
         prompt.say(prompt.style.dim(text(.searching)))
-        let found = try system.appointments.findFreeSlots(specialization: all[index].key, near: point, before: nil, limit: 5,
-                                                          pediatricOnly: false, clinics: system.clinics)
+        let found = try awaited { [system] in
+            try await system.appointments.findFreeSlots(specialization: all[index].key, near: point, before: nil, limit: 5,
+                                                        pediatricOnly: false, clinics: system.clinics)
+        }
         guard !found.isEmpty else {
             prompt.problem(text(.findNoneSession, Specialization.displayName(all[index].key, language)))
             return
@@ -161,15 +178,16 @@ extension Session {
             }, flexible: [1, 4]))
         guard let choice = prompt.pick(found.count, default: 0) else { return }
         let item = found[choice]
-        let department = try system.departments.getDepartmentById(item.departmentId)
+        let department = try awaited { [system] in try await system.departmentWithClinic(item.departmentId).department }
         try confirmBooking(clinic: item.clinic.clinic, department: department, slot: item.slot)
     }
 
     /// A free slot of a department (or of one doctor) in the next 14 days: first the day, then
     /// the time. Times are the clinic's, with its zone named when it differs from the user's.
     func pickSlot(department: Int64, clinic: Clinic, doctor: Int64?, visitTypeId: Int64? = nil) throws -> Slot? {
-        let free = try system.appointments.slots(departmentId: department, doctorId: doctor, days: 14, visitTypeId: visitTypeId)
-            .filter(\.isAvailable)
+        let free = try awaited { [system] in
+            try await system.appointments.slotsAwaited(departmentId: department, doctorId: doctor, days: 14, visitTypeId: visitTypeId).slots
+        }.filter(\.isAvailable)
         guard !free.isEmpty else { prompt.problem(text(.noFreeSlots)); return nil }
         var days: [(title: String, slots: [Slot])] = []
         for slot in free {
@@ -203,9 +221,10 @@ extension Session {
         // The reason for the visit, as on the web (kept sealed; the clinic's staff read it).
         guard let reason = prompt.optionalLine(text(.labelReason)) else { prompt.say(text(.notBooked)); return }
         guard prompt.confirm(question, default: true) else { prompt.say(text(.notBooked)); return }
-        let appointment = try system.appointments.createAppointment(
-            clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start), doctorId: slot.doctorId,
-            notes: reason, visitTypeId: visitTypeId)
+        let appointment = try awaited { [system, clientId] in
+            try await system.appointments.book(clientId: clientId, departmentId: department.id ?? 0, at: .instant(slot.start),
+                                               doctorId: slot.doctorId, notes: reason, visitTypeId: visitTypeId)
+        }
         prompt.success(text(.booked, String(appointment.id ?? 0), localTime(appointment.startsAt, clinic, context), clinic.name,
                             appointment.doctorName))
     }
@@ -216,7 +235,7 @@ extension Session {
     /// details and history), with rescheduling and cancelling where they fit.
     func myAppointments() throws {
         while true {
-            let all = try system.appointments(ofPatient: clientId, scope: .all)
+            let all = try awaited { [system, clientId] in try await system.appointments(ofPatient: clientId, scope: .all) }
             let now = Date()
             // Soonest first; everything that is not upcoming is past or cancelled.
             let upcoming = all.filter { AppointmentScope.upcoming.contains($0.appointment, now: now) }
@@ -254,7 +273,9 @@ extension Session {
     /// One visit: when and where, the doctor, status, the reason and its history; then what
     /// can be done with it.
     func openVisit(_ item: AppointmentAtClinic) throws {
-        let (appointment, history) = try system.appointments.appointmentWithHistory(item.appointment.id ?? 0, clientId: clientId)
+        let (appointment, history) = try awaited { [system, clientId] in
+            try await system.appointments.appointmentWithHistory(item.appointment.id ?? 0, clientId: clientId)
+        }
         prompt.heading(Specialization.displayName(item.department.specialization, language) + " — " + item.clinic.name)
         prompt.say(item.clinic.address + ", " + item.clinic.city + ", " + item.clinic.state + " " + item.clinic.zip)
         prompt.say(appointmentText(appointment, history, item.clinic, context))
@@ -265,14 +286,14 @@ extension Session {
     /// The inbox, newest first with unread ones marked; a message chosen is shown and marked read.
     func messages() throws {
         while true {
-            let list = try system.clients.messages(clientId: clientId)
+            let list = try awaited { [system, clientId] in try await system.clients.messages(clientId: clientId) }
             guard !list.isEmpty else { prompt.say(text(.messagesNone)); return }
             let items = list.map { message in
                 (message.readAt == nil ? "* " : "  ") + DateText.dateTime(message.createdAt, timeZone: .current, language: language)
                     + "  " + message.subject
             }
             guard let index = prompt.choose(text(.menuMessages), items, default: nil) else { return }
-            let message = try system.clients.markRead(clientId: clientId, messageId: list[index].id)
+            let message = try awaited { [system, clientId] in try await system.clients.markRead(clientId: clientId, messageId: list[index].id) }
             prompt.heading(message.subject)
             prompt.say(message.body)
         }
@@ -281,7 +302,7 @@ extension Session {
     /// One of the patient's upcoming appointments; nil to go back (Enter too: nothing is
     /// chosen by default before a change).
     func chooseUpcoming(_ title: TerminalKey) throws -> AppointmentAtClinic? {
-        let upcoming = try system.appointments(ofPatient: clientId, scope: .upcoming)
+        let upcoming = try awaited { [system, clientId] in try await system.appointments(ofPatient: clientId, scope: .upcoming) }
         guard !upcoming.isEmpty else { prompt.say(text(.noAppointments)); return nil }
         prompt.heading(text(title))
         prompt.say(appointmentTable(upcoming, context, numbered: true))
@@ -301,7 +322,9 @@ extension Session {
         }
         let question = text(.askReschedule, localTime(appointment.startsAt, clinic, context), localTime(slot.start, clinic, context))
         guard prompt.confirm(question, default: true) else { prompt.say(text(.notChanged)); return }
-        let moved = try system.appointments.rescheduleAppointment(appointment.id ?? 0, clientId: clientId, to: .instant(slot.start))
+        let moved = try awaited { [system, clientId] in
+            try await system.appointments.reschedule(appointment.id ?? 0, clientId: clientId, to: .instant(slot.start))
+        }
         prompt.success(text(.rescheduled, String(moved.id ?? 0), localTime(moved.startsAt, clinic, context), moved.doctorName))
     }
 
@@ -316,7 +339,7 @@ extension Session {
             prompt.say(text(.notChanged))
             return
         }
-        let cancelled = try system.appointments.cancelAppointment(appointment.id ?? 0, clientId: clientId)
+        let cancelled = try awaited { [system, clientId] in try await system.appointments.cancel(appointment.id ?? 0, clientId: clientId) }
         prompt.success(text(.cancelled, String(cancelled.id ?? 0)))
     }
 
@@ -324,7 +347,7 @@ extension Session {
 
     func profile() throws {
         while let current = client {
-            let home = try current.homeClinicId.map { try system.clinics.getClinicById($0) }
+            let home = try current.homeClinicId.map(clinic(id:))
             prompt.heading(text(.profileTitle))
             prompt.say(Output.table([text(.headerField), text(.headerValue)], [
                 [text(.labelLogin), current.login],
@@ -342,7 +365,9 @@ extension Session {
                 if let clinic = try pickClinic() { try save(ProfileChanges(clinicId: clinic.id)) }
             } else if choice == fields.count + 1 {
                 let other: Language = language == .en ? .ru : .en
-                client = try system.clients.updateProfile(clientId: clientId, ProfileChanges(language: other))
+                client = try awaited { [system, clientId] in
+                    try await system.clients.updateProfile(clientId: clientId, ProfileChanges(language: other))
+                }
                 use(other)
                 prompt.success(text(.profileSaved))
             } else if choice == fields.count + 2 {
@@ -366,7 +391,7 @@ extension Session {
             case .house: changes.house = value
             case .city:
                 // A city several places share is asked about, as at registration.
-                if let found = try? system.geocoding.resolve(value), found.isAmbiguous {
+                if let found = try? awaited({ [system] in try await system.geocoding.resolve(value) }), found.isAmbiguous {
                     guard let typed = whichPlace(value, found) else { return }
                     changes.city = typed
                 } else {
@@ -384,7 +409,7 @@ extension Session {
     }
 
     func save(_ changes: ProfileChanges) throws {
-        client = try system.clients.updateProfile(clientId: clientId, changes)
+        client = try awaited { [system, clientId] in try await system.clients.updateProfile(clientId: clientId, changes) }
         prompt.success(text(.profileSaved))
     }
 
@@ -393,7 +418,9 @@ extension Session {
         prompt.say(prompt.style.dim(Validator.passwordRules(language)))
         guard let new = prompt.secret(text(.labelPassword)), let again = prompt.secret(text(.labelPasswordAgain)) else { return }
         guard new == again else { prompt.problem(text(.passwordsDiffer)); return }
-        try system.clients.changePassword(clientId: clientId, old: old, new: new, keeping: token)
+        try awaited { [system, clientId, token] in
+            try await system.clients.changePassword(clientId: clientId, old: old, new: new, keeping: token, passwords: InlinePasswordRunner())
+        }
         prompt.success(text(.passwordChanged))
     }
 
@@ -405,7 +432,9 @@ extension Session {
             return
         }
         let login = client?.login ?? ""
-        try system.clients.deleteAccount(clientId: clientId, password: password)
+        try awaited { [system, clientId] in
+            try await system.clients.deleteAccount(clientId: clientId, password: password, passwords: InlinePasswordRunner())
+        }
         context.sessionFile.delete()
         client = nil
         token = nil

@@ -49,18 +49,23 @@ extension AppointmentController {
     /// type's slots), at any clinic, whatever visit types each department defines; a visit type
     /// belongs to one department, so a search across clinics asks for a length instead.
     public func findFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
-                              pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController) throws -> [FreeSlotNearby] {
-        try searchFreeSlots(specialization: specialization, near: point, before: before, limit: limit, pediatricOnly: pediatricOnly,
-                            minutes: minutes, clinics: clinics).slots
+                              pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController) async throws -> [FreeSlotNearby] {
+        try await searchFreeSlots(specialization: specialization, near: point, before: before, limit: limit, pediatricOnly: pediatricOnly,
+                                  minutes: minutes, clinics: clinics).slots
     }
 
     /// `findFreeSlots` within `budget`: the walk stops after `budget.clinics` clinics or
     /// `budget.seconds`, whichever comes first, and says whether it looked at every clinic it
     /// should have. A search anyone can start without logging in must not hold a thread for
     /// as long as a year of every clinic's calendar takes to read.
+    ///
+    /// Awaited (issue 56): the specialization's departments, and each clinic's facts a week at
+    /// a time (`gatherSlotFacts`), are read with no thread waiting for the store; each week's
+    /// slots are computed by `runner` (a server's pool), the finder on the caller's task.
     public func searchFreeSlots(specialization: String, near point: Coordinate, before: Date? = nil, limit: Int = 1,
                                 pediatricOnly: Bool = false, minutes: Int? = nil, clinics: ClinicController,
-                                budget: SearchBudget = .standard, after: Date? = nil) throws -> FreeSlotSearch {
+                                budget: SearchBudget = .standard, after: Date? = nil,
+                                computing runner: some PasswordRunner = InlinePasswordRunner()) async throws -> FreeSlotSearch {
         try NearestQuery.checkLimit(limit)
         if let minutes, !(5...480).contains(minutes) || minutes % 5 != 0 {
             throw ClinicError.invalid(.visitTypeDurationInvalid, String(minutes))
@@ -69,13 +74,13 @@ extension AppointmentController {
         let deadline = min(before ?? now.addingTimeInterval(Self.findWindow), now.addingTimeInterval(Self.findMaximumWindow))
         guard deadline > now else { throw ClinicError.invalid(.beforeInPast) }
         let key = Specialization.key(for: specialization)
-        let departments = try database.reading { tx in
-            let found = try tx.departmentsByClinic(specialization: key)
-            if found.isEmpty { _ = try Specialization.requireKnown(specialization, tx) }
-            if let minutes { try Self.checkVisitFits(tx, minutes: minutes, specialization: key) }
-            return found
+        let departments = try await database.specializationDepartments(key)
+        if departments.isEmpty {
+            let known = try await database.knownSpecializations()
+            if !known.contains(key) { throw Specialization.unknown(specialization, known: known) }
         }
-        let finder = try clinics.finder()
+        if let minutes { try Self.checkVisitFits(minutes: minutes, longest: try await database.longestStretch(specialization: key)) }
+        let finder = try await clinics.finder()
         let filter = NearestClinicFinder.Filter(pediatricOnly: pediatricOnly, clinicIds: Set(departments.keys))
         let stopAt = Date().addingTimeInterval(budget.seconds)
         var found: [FreeSlotNearby] = []
@@ -91,8 +96,8 @@ extension AppointmentController {
                 looked += 1
                 let earliest: (Slot, Clinic)?
                 do {
-                    earliest = try earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes,
-                                                    stopAt: stopAt, after: after)
+                    earliest = try await earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes,
+                                                          stopAt: stopAt, after: after, computing: runner)
                 } catch is SearchBudget.Spent {
                     return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
                 }
@@ -111,37 +116,47 @@ extension AppointmentController {
     }
 
     /// `invalid_input` for a visit longer than any stretch of hours a doctor of the
-    /// specialization has (weekly or on a given day): no clinic could ever offer it, and looking
-    /// would read every clinic's year.
-    static func checkVisitFits(_ tx: any StoreReading, minutes: Int, specialization key: String) throws {
-        let longest = try tx.longestWorkingStretch(specialization: key)
+    /// specialization has (`longest`, weekly or on a given day): no clinic could ever offer it,
+    /// and looking would read every clinic's year.
+    static func checkVisitFits(minutes: Int, longest: Int) throws {
         guard minutes <= longest else {
             throw ClinicError.invalid(.findVisitTooLong, String(minutes), String(longest))
         }
     }
 
-    /// The first bookable slot of a department starting before `deadline`, a week at a time,
-    /// with the department's clinic; `SearchBudget.Spent` once `stopAt` has passed.
-    /// With `after`, the first starting then or later.
+    /// The first bookable slot of a department starting before `deadline`: the first week,
+    /// then up to four weeks at a time (`findChunkDays`), each one gather, with the department's
+    /// clinic; `SearchBudget.Spent` once `stopAt` has passed. With `after`, the first starting
+    /// then or later.
+    ///
+    /// The days are dates counted from the day before `after`'s UTC date, read as the
+    /// clinic's dates: the clinic's zone comes with the first gather's facts, and a day early
+    /// covers every zone (a slot before `after` is not taken).
     func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil,
-                          stopAt: Date = .distantFuture, after: Date? = nil) throws -> (Slot, Clinic)? {
+                          stopAt: Date = .distantFuture, after: Date? = nil,
+                          computing runner: some PasswordRunner) async throws -> (Slot, Clinic)? {
         let after = max(after ?? now, now)
-        return try database.reading { tx -> (Slot, Clinic)? in
-            let policy = try BookingPolicy.load(tx)
-            let (department, clinic) = try departmentAndClinic(tx, departmentId)
-            let doctors = try tx.activeDoctors(inDepartment: department.id ?? 0)
-            var first = LocalDateTime.of(after, in: clinic.zone).at(minuteOfDay: 0)
-            let lastDay = LocalDateTime.of(deadline, in: clinic.zone)
-            while first <= lastDay {
-                if Date() >= stopAt { throw SearchBudget.Spent() }
-                let slots = try Self.slots(tx, doctors: doctors, zone: clinic.zone, first: first, days: 7, now: now, policy: policy,
-                                           duration: minutes)
-                if let slot = slots.first(where: { $0.isAvailable && $0.start >= after && $0.start < deadline }) {
-                    return (slot, clinic)
-                }
-                first = first.adding(days: 7)
+        let start = LocalDateTime.of(after, in: Self.utc).adding(days: -1).at(minuteOfDay: 0)
+        var first = start
+        let lastDay = LocalDateTime.of(deadline, in: Self.utc).adding(days: 1)
+        while first <= lastDay {
+            if Date() >= stopAt { throw SearchBudget.Spent() }
+            // The first week (and the day early) alone: most departments have a time in it.
+            let chunk = first == start ? 8 : Self.findChunkDays
+            let days = Int(min(Int64(chunk), lastDay.daysSinceEpoch - first.daysSinceEpoch + 1))
+            let ask = try SlotsAsk(departmentId: departmentId, doctorId: nil, from: first, days: days, visitTypeId: nil, now: now,
+                                   minutes: minutes)
+            let facts = try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: nil, days: ask.factDays,
+                                                           takenSpan: ask.takenSpan, at: now)
+            let (clinic, slots) = try await runner.run { try ask.slots(facts) }
+            if let slot = slots.first(where: { $0.isAvailable && $0.start >= after && $0.start < deadline }) {
+                return (slot, clinic)
             }
-            return nil
+            first = first.adding(days: days)
         }
+        return nil
     }
+
+    /// The most days of one department the walk gathers at once after its first week.
+    static let findChunkDays = 28
 }

@@ -77,12 +77,15 @@ extension AppointmentController {
     /// A request for slots checked, with the facts it needs; `slots` computes them from those.
     struct SlotsAsk: Sendable {
         let departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int, visitTypeId: Int64?, now: Date
+        /// A visit of this length without a visit type (`searchFreeSlots`).
+        var minutes: Int?
         /// The days asked of the store: those today can be anywhere on Earth (UTC's day ± 1),
         /// since the clinic's zone comes with the facts.
         let factDays: ClosedRange<String>
         let takenSpan: Range<Date>
 
-        init(departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int?, visitTypeId: Int64?, now: Date) throws {
+        init(departmentId: Int64, doctorId: Int64?, from: LocalDateTime?, days: Int?, visitTypeId: Int64?, now: Date,
+             minutes: Int? = nil) throws {
             let days = days ?? AppointmentController.defaultSlotDays
             guard (1...31).contains(days) else { throw ClinicError.invalid(.daysRange, String(days)) }
             // Instants are written with four-digit years: a day past 9999-11-30 has slots no one can write.
@@ -92,7 +95,7 @@ extension AppointmentController {
             let earliest = (from ?? LocalDateTime.of(now, in: AppointmentController.utc).adding(days: -1)).at(minuteOfDay: 0)
             let latest = (from.map { $0.at(minuteOfDay: 0) } ?? earliest.adding(days: 2)).adding(days: days - 1)
             self.departmentId = departmentId; self.doctorId = doctorId; self.from = from; self.days = days
-            self.visitTypeId = visitTypeId; self.now = now
+            self.visitTypeId = visitTypeId; self.now = now; self.minutes = minutes
             factDays = DoctorSchedule.dayKey(earliest)...DoctorSchedule.dayKey(latest)
             takenSpan = AppointmentController.takenSpan(first: earliest, last: latest)
         }
@@ -116,7 +119,7 @@ extension AppointmentController {
             }
             return (clinic, AppointmentController.slots(doctorFacts, zone: clinic.zone, first: first, days: days, now: now,
                                                         policy: BookingPolicy(settings: facts.bookingSettings),
-                                                        duration: visit?.durationMinutes))
+                                                        duration: visit?.durationMinutes ?? minutes))
         }
     }
 

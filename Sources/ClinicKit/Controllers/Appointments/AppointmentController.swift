@@ -298,31 +298,47 @@ public final class AppointmentController: Sendable {
         }
     }
 
-    /// Clinic staff change an appointment's status along `AppointmentStatus.transitions`.
-    /// `completed` and `no_show` only once the appointment has started. No cutoff applies.
-    /// The change is in the audit trail, by `actor`, in the same transaction.
+    /// The operator changes an appointment's status along `AppointmentStatus.transitions`;
+    /// `completed` and `no_show` only once the appointment has started; no cutoff applies. One
+    /// awaited change of the store (issue 56, `changeAppointment`): the appointment gathered,
+    /// `statusDecision` decides, the store writes it with the patient's message and text of a
+    /// cancellation and the audit row (by `actor`).
     public func setStatus(_ id: Int64, to status: AppointmentStatus, by actor: AuditActor = .operator,
-                          requestId: String? = nil) throws -> Appointment {
+                          requestId: String? = nil) async throws -> Appointment {
         let now = self.now()
-        return try database.writing { tx in
-            guard let appointment = try tx.appointment(id: id) else {
-                throw ClinicError(.notFound, .appointmentNotFound, String(id))
-            }
-            guard appointment.status.canMove(to: status) else {
-                throw ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
-            }
-            if (status == .completed || status == .noShow) && now < appointment.startsAt {
-                throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
-            }
-            let moved = try move(tx, appointment, to: status, by: .staff, now: now)
-            if status == .cancelled {
-                try Inbox.about(tx, moved, kind: .clinicCancelled, defaultReason: .staffNoReason, now: now)
-            }
-            try AuditLog.append(tx, by: actor, action: .appointmentStatus, clientId: appointment.clientId,
-                                appointmentId: id, clinicId: appointment.clinicId, requestId: requestId,
-                                detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now)
-            return moved
+        return try await database.run(.change(id: id) { facts in
+            try Self.statusDecision(facts, id: id, to: status, by: actor, requestId: requestId, now: now)
+        })
+    }
+
+    /// An operator's change of status, decided on the appointment's facts: along
+    /// `AppointmentStatus.transitions`, `completed` and `no_show` only once it has started; a
+    /// cancellation tells the patient (no reason given: the clinic's) by message and text.
+    static func statusDecision(_ facts: AppointmentChangeFacts?, id: Int64, to status: AppointmentStatus, by actor: AuditActor,
+                               requestId: String?, now: Date) throws -> BookingDecision {
+        guard let appointment = facts?.appointment else { throw ClinicError(.notFound, .appointmentNotFound, String(id)) }
+        guard appointment.status.canMove(to: status) else {
+            throw ClinicError(.invalidTransition, .transitionRefused, appointment.status.rawValue, status.rawValue)
         }
+        if (status == .completed || status == .noShow) && now < appointment.startsAt {
+            throw ClinicError(.invalidTransition, .notStartedYet, status.rawValue)
+        }
+        var moved = appointment
+        moved.status = status
+        moved.updatedAt = now
+        var message: NewInboxMessage?, text: TextAsk?
+        if status == .cancelled, let context = facts?.messageContext {
+            message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, defaultReason: .staffNoReason)
+            if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
+                text = TextAsk(clientId: clientId, topic: topic, body: body)
+            }
+        }
+        return BookingDecision(
+            appointment: moved, event: BookingRules.event(moved, status.rawValue, .staff, now), message: message,
+            audit: AuditAsk(by: actor, action: .appointmentStatus, clientId: appointment.clientId, appointmentId: id,
+                            clinicId: appointment.clinicId, requestId: requestId,
+                            detail: "\(appointment.status.rawValue) -> \(status.rawValue)", now: now),
+            text: text)
     }
 
     public func getAppointmentById(_ id: Int64, clientId: Int64) throws -> Appointment {

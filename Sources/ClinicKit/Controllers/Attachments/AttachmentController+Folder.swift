@@ -200,10 +200,11 @@ extension AttachmentController {
     public static let maximumRetentionDays = 36_500
 
     /// The retention rule: the files and conversation of every appointment that ended more
-    /// than `days` days ago are deleted, a hundred appointments per transaction, each an audit
-    /// event (`attachment.purge`, by the operator) the patient sees. Run by
-    /// `clinic admin attachments purge` (daily from a timer; docs/DEPLOY.md).
-    public func purge(afterDays days: Int) throws -> AttachmentPurge {
+    /// than `days` days ago are deleted, a hundred appointments per transaction
+    /// (`OperatorStore.purgeFolders`, awaited), each an audit event (`attachment.purge`, by the
+    /// operator) the patient sees. Run by `clinic admin attachments purge` (daily from a timer;
+    /// docs/DEPLOY.md).
+    public func purge(afterDays days: Int) async throws -> AttachmentPurge {
         guard (1...Self.maximumRetentionDays).contains(days) else {
             throw ClinicError.invalid(.settingRange, "--days", "1", String(Self.maximumRetentionDays))
         }
@@ -211,27 +212,20 @@ extension AttachmentController {
         let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
         var total = AttachmentPurge(appointments: 0, files: 0, messages: 0)
         while true {
-            let batch = try database.writing { tx -> AttachmentPurge in
-                let ids = try tx.appointmentsWithFolders(endedBefore: cutoff, limit: 100)
-                var files = 0, messages = 0
-                for id in ids {
-                    let appointment = try tx.appointment(id: id)
-                    let removed = try tx.deleteFolder(ofAppointment: id)
-                    files += removed.files
-                    messages += removed.messages
-                    try AuditLog.append(tx, by: .operator, action: .attachmentPurge, clientId: appointment?.clientId,
-                                        appointmentId: id, requestId: nil,
-                                        detail: "\(removed.files) files, \(removed.messages) messages, \(days) days after the visit",
-                                        now: now)
-                }
-                return AttachmentPurge(appointments: ids.count, files: files, messages: messages)
+            let batch = try await database.purgeFolders(endedBefore: cutoff, limit: Self.purgeBatch) { purged in
+                AuditAsk(by: .operator, action: .attachmentPurge, clientId: purged.clientId, appointmentId: purged.appointmentId,
+                         detail: "\(purged.files) files, \(purged.messages) messages, \(days) days after the visit", now: now)
             }
-            total = AttachmentPurge(appointments: total.appointments + batch.appointments, files: total.files + batch.files,
-                                    messages: total.messages + batch.messages)
-            if batch.appointments < 100 {
+            total = AttachmentPurge(appointments: total.appointments + batch.count,
+                                    files: total.files + batch.reduce(0) { $0 + $1.files },
+                                    messages: total.messages + batch.reduce(0) { $0 + $1.messages })
+            if batch.count < Self.purgeBatch {
                 if total.files + total.messages > 0 { database.truncateLog() }
                 return total
             }
         }
     }
+
+    /// Appointments per transaction of the purge.
+    static let purgeBatch = 100
 }

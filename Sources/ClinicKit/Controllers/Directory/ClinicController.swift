@@ -90,6 +90,12 @@ public final class ClinicController: Sendable {
     /// The finder over the clinics table, built once.
     public func finder() throws -> NearestClinicFinder { try directory().finder }
 
+    /// `finder()` awaited: the directory's version read (kept between searches where the store
+    /// keeps it), the points read again only when it moved.
+    public func finder() async throws -> NearestClinicFinder {
+        try await directory(awaiting: try await database.searchFacts(specialization: nil).directoryVersion).finder
+    }
+
     /// The kept finder, made again when the directory's version is not `version` (read here
     /// when not given).
     func directory(version known: Int64? = nil) throws -> Directory {
@@ -306,7 +312,24 @@ public final class ClinicController: Sendable {
         guard !text.isEmpty else { throw ClinicError.invalid(.fieldEmpty, "clinic") }
         if let id = Int64(text), let clinic = try database.reading({ tx in try tx.clinic(id: id) }) { return clinic }
         if let clinic = try database.reading({ tx in try tx.clinic(externalId: text) }) { return clinic }
-        let named = try getAllClinics().filter { $0.name.compare(text, options: [.caseInsensitive, .diacriticInsensitive]) == .orderedSame }
+        return try Self.clinic(named: text, among: getAllClinics())
+    }
+
+    /// `clinic(reference:)` awaited: the directory read in one snapshot (an operator's
+    /// command), the reference looked for in it as by id, external id, then name.
+    public func clinic(reference: String) async throws -> Clinic {
+        let text = reference.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw ClinicError.invalid(.fieldEmpty, "clinic") }
+        let all = try await database.directoryClinics().rows
+        if let id = Int64(text), let clinic = all.first(where: { $0.id == id }) { return clinic }
+        if let clinic = all.first(where: { $0.externalId == text }) { return clinic }
+        return try Self.clinic(named: text, among: all)
+    }
+
+    /// The one clinic of `clinics` named `text` (case and accents aside): `not_found` for
+    /// none, `invalid_input` listing them for several.
+    static func clinic(named text: String, among clinics: [Clinic]) throws -> Clinic {
+        let named = clinics.filter { $0.name.compare(text, options: [.caseInsensitive, .diacriticInsensitive]) == .orderedSame }
         switch named.count {
         case 0: throw ClinicError(.notFound, .clinicNotFound, text)
         case 1: return named[0]

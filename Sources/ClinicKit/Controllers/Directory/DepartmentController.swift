@@ -3,8 +3,12 @@ import Foundation
 /// The UML's `DepartmentController`: departments of a clinic, and the doctors who work in them.
 public final class DepartmentController: Sendable {
     let database: any ClinicStore
+    let now: @Sendable () -> Date
 
-    public init(database: any ClinicStore) { self.database = database }
+    public init(database: any ClinicStore, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
 
     public func addDepartment(clinicId: Int64, specialization: String) throws -> Department {
         guard Text.checkedLabel(specialization, maximum: 100) != nil else { throw ClinicError.invalid(.specializationInvalid) }
@@ -85,51 +89,31 @@ public final class DepartmentController: Sendable {
 }
 
 extension DepartmentController {
-    /// Adds a day off (`hours` nil) or changed hours for a doctor on a local date.
-    /// Adds an exception (a day off when `hours` is nil); recorded in the audit trail by `actor`.
-    public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?,
-                             by actor: AuditActor = .operator) throws -> WorkingException {
-        if let hours, !hours.isValid { throw ClinicError.invalid(.exceptionInvalid) }
-        return try database.writing { tx in
-            guard try tx.doctor(id: doctorId) != nil else {
-                throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
-            }
-            let key = DoctorSchedule.dayKey(day)
-            let existing = try tx.workingExceptions(ofDoctor: doctorId, from: key, through: key)
-            let clash = existing.contains { other in
-                guard let hours, let start = other.startMinute, let end = other.endMinute else { return true } // a day off
-                return hours.overlaps(DoctorSchedule.Interval(startMinute: start, endMinute: end, slotMinutes: other.slotMinutes ?? 0))
-            }
-            if clash { throw ClinicError.invalid(.exceptionOverlaps, key) }
-            let exception = try tx.insertWorkingException(WorkingException(
-                id: nil, doctorId: doctorId, day: DoctorSchedule.dayKey(day), startMinute: hours?.startMinute,
-                endMinute: hours?.endMinute, slotMinutes: hours?.slotMinutes))
-            try AuditLog.append(tx, by: actor, action: .exceptionAdd, clinicId: try tx.clinicId(ofDoctor: doctorId),
-                                detail: "doctor \(doctorId) \(exception.day) " + (hours.map { "\($0.startMinute)-\($0.endMinute)" } ?? "off"),
-                                now: Date())
-            return exception
-        }
+    /// The operator adds a day off (`hours` nil) or other hours on a local date for any
+    /// clinic's doctor, by the clinic admin's rule (`ScheduleChange`: no overlap with another
+    /// exception of the date; upcoming visits the change leaves outside the hours refuse it,
+    /// `hours_conflict`, unless `force`, which cancels them for the patients with `reason`).
+    /// One awaited change of the store (`ClinicAdminChangesStore.changeSchedule`), in the audit
+    /// trail by the operator.
+    public func addException(doctorId: Int64, day: LocalDateTime, hours: DoctorSchedule.Interval?, force: Bool = false,
+                             reason: String? = nil) async throws -> (exception: WorkingException, cancelled: [Appointment]) {
+        try StaffController.added(try await database.changeSchedule(ScheduleChange(
+            .addException(doctorId: doctorId, day: day, hours), by: nil, force: force, reason: reason, requestId: nil, now: now())))
     }
 
-    public func exceptions(doctorId: Int64) throws -> [WorkingException] {
-        try database.reading { tx in
-            guard try tx.doctor(id: doctorId) != nil else {
-                throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
-            }
-            return try tx.workingExceptions(ofDoctor: doctorId)
+    /// A doctor's exceptions (any clinic's doctor; `not_found` for none), by day.
+    public func exceptions(doctorId: Int64) async throws -> [WorkingException] {
+        guard let week = try await database.doctorWeek(doctorId: doctorId) else {
+            throw ClinicError(.notFound, .doctorUnknown, String(doctorId))
         }
+        return week.exceptions
     }
 
-    /// Removes an exception; recorded in the audit trail by `actor`.
-    public func removeException(_ id: Int64, by actor: AuditActor = .operator) throws {
-        try database.writing { tx in
-            guard let exception = try tx.workingException(id: id) else {
-                throw ClinicError(.notFound, .exceptionNotFound, String(id))
-            }
-            try tx.deleteWorkingException(id: id)
-            try AuditLog.append(tx, by: actor, action: .exceptionRemove,
-                                clinicId: try tx.clinicId(ofDoctor: exception.doctorId),
-                                detail: "doctor \(exception.doctorId) \(exception.day)", now: Date())
-        }
+    /// The operator removes an exception, by the same rule as `addException` (the hours it gave
+    /// may hold appointments); the appointments it cancelled.
+    @discardableResult
+    public func removeException(_ id: Int64, force: Bool = false, reason: String? = nil) async throws -> [Appointment] {
+        try await database.changeSchedule(ScheduleChange(.removeException(id: id), by: nil, force: force, reason: reason,
+                                                         requestId: nil, now: now())).cancelled
     }
 }

@@ -91,7 +91,8 @@ public struct ScheduleChange: Sendable {
     }
 
     public let kind: Kind
-    let member: StaffMember
+    /// The clinic admin making the change; nil: the operator (any clinic's doctor).
+    let member: StaffMember?
     let force: Bool
     let reason: String?
     let requestId: String?
@@ -99,7 +100,7 @@ public struct ScheduleChange: Sendable {
 
     /// New weekly hours are checked first (`working_hours_invalid`): a weekday 1…7, each
     /// interval valid, none overlapping another.
-    init(_ kind: Kind, by member: StaffMember, force: Bool, reason: String?, requestId: String?, now: Date) throws {
+    init(_ kind: Kind, by member: StaffMember?, force: Bool, reason: String?, requestId: String?, now: Date) throws {
         if case .hours(_, let weekday, let intervals) = kind {
             guard (1...7).contains(weekday) else { throw ClinicError.invalid(.workingHoursInvalid) }
             for (index, interval) in intervals.enumerated() {
@@ -132,12 +133,14 @@ public struct ScheduleChange: Sendable {
     /// longer holds refuse the change (`hours_conflict`, with their ids) unless `force`, and
     /// then the reason is checked (`invalid_input`). A visit under way is left alone.
     public func decide(_ facts: ScheduleFacts?, removed: WorkingException? = nil) throws -> ScheduleDecision {
-        if let exceptionId, removed == nil || facts?.clinicId != member.clinicId {
+        let clinicId = member?.clinicId ?? facts?.clinicId
+        if let exceptionId, removed == nil || facts?.clinicId != clinicId {
             throw ClinicError(.notFound, .exceptionNotFound, String(exceptionId))
         }
-        guard member.role == .clinicAdmin else { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
+        if let member, member.role != .clinicAdmin { throw ClinicError(.forbidden, .staffForbidden, member.role.rawValue) }
         let doctorId = self.doctorId ?? removed?.doctorId ?? 0
-        guard let facts, facts.clinicId == member.clinicId else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+        guard let facts, facts.clinicId == clinicId else { throw ClinicError(.notFound, .doctorNotFound, String(doctorId)) }
+        let actor = member?.auditActor ?? .operator
         let zone = Clinic.zone(named: facts.timeZone)
         var weekly = facts.weekly, exceptions = facts.exceptions
         let write: ScheduleDecision.Write, audit: AuditAsk
@@ -148,7 +151,7 @@ public struct ScheduleChange: Sendable {
                                                    endMinute: $0.endMinute, slotMinutes: $0.slotMinutes) }
             write = .hours(doctorId: doctorId, weekday: weekday, intervals)
             let text = intervals.map { "\($0.startMinute)-\($0.endMinute)/\($0.slotMinutes)" }.joined(separator: ",")
-            audit = AuditAsk(by: member.auditActor, action: .hoursSet, requestId: requestId,
+            audit = AuditAsk(by: actor, action: .hoursSet, requestId: requestId,
                              detail: "doctor \(doctorId) weekday \(weekday) " + (text.isEmpty ? "off" : text), now: now)
         case .addException(_, let day, let hours):
             if let hours, !hours.isValid { throw ClinicError.invalid(.exceptionInvalid) }
@@ -163,16 +166,16 @@ public struct ScheduleChange: Sendable {
                                              endMinute: hours?.endMinute, slotMinutes: hours?.slotMinutes)
             exceptions.append(exception)
             write = .addException(exception)
-            audit = AuditAsk(by: member.auditActor, action: .exceptionAdd, clinicId: facts.clinicId,
+            audit = AuditAsk(by: actor, action: .exceptionAdd, clinicId: facts.clinicId,
                              detail: "doctor \(doctorId) \(key) " + (hours.map { "\($0.startMinute)-\($0.endMinute)" } ?? "off"), now: now)
         case .removeException(let id):
             exceptions.removeAll { $0.id == id }
             write = .removeException(id: id)
-            audit = AuditAsk(by: member.auditActor, action: .exceptionRemove, clinicId: facts.clinicId,
+            audit = AuditAsk(by: actor, action: .exceptionRemove, clinicId: facts.clinicId,
                              detail: "doctor \(doctorId) \(removed?.day ?? "")", now: now)
         case .deactivate:
             write = .deactivate(doctorId: doctorId)
-            audit = AuditAsk(by: member.auditActor, action: .doctorDeactivate, requestId: requestId, detail: "doctor \(doctorId)", now: now)
+            audit = AuditAsk(by: actor, action: .doctorDeactivate, requestId: requestId, detail: "doctor \(doctorId)", now: now)
         }
         let before = DoctorSchedule(weekly: facts.weekly, exceptions: facts.exceptions)
         let after = DoctorSchedule(weekly: weekly, exceptions: exceptions)
@@ -228,16 +231,16 @@ public struct ScheduleChange: Sendable {
         var message: NewInboxMessage?, text: TextAsk?
         if let context = facts.messageContext {
             message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, reason: given,
-                                    defaultReason: .staffHoursChanged, staffId: member.id)
+                                    defaultReason: .staffHoursChanged, staffId: member?.id)
             if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
                 text = TextAsk(clientId: clientId, topic: topic, body: body)
             }
         }
         return BookingDecision(
             appointment: moved,
-            event: BookingRules.event(moved, AppointmentStatus.cancelled.rawValue, .staff, now, reason: why, staffId: member.id),
+            event: BookingRules.event(moved, AppointmentStatus.cancelled.rawValue, .staff, now, reason: why, staffId: member?.id),
             message: message,
-            audit: AuditAsk(by: member.auditActor, action: .appointmentCancel, clientId: moved.clientId, appointmentId: moved.id,
+            audit: AuditAsk(by: member?.auditActor ?? .operator, action: .appointmentCancel, clientId: moved.clientId, appointmentId: moved.id,
                             requestId: requestId, detail: "hours changed: \(why)", now: now),
             text: text)
     }

@@ -18,6 +18,12 @@ public protocol NearestSearchStore: Sendable {
     func searchedClinics(ids: [Int64]) async throws -> [Clinic]
     /// The specializations the departments have (sorted): an unknown name is refused with the closest.
     func knownSpecializations() async throws -> [String]
+    /// The department of specialization `key` in each clinic that has one (clinic id to the
+    /// first such department's id): where a search for free slots near a point looks.
+    func specializationDepartments(_ key: String) async throws -> [Int64: Int64]
+    /// The longest stretch of hours (minutes), weekly or on a date, any doctor of
+    /// specialization `key` works; 0 without any. A visit longer than it fits nowhere.
+    func longestStretch(specialization key: String) async throws -> Int
 }
 
 /// Rows of the directory with the directory's version they were read at.
