@@ -31,6 +31,27 @@ extension PostgresStore {
         try await awaitedRows(PostgresTransaction.settingSQL, [key]).first.flatMap { try $0.value("value", in: "settings") }
     }
 
+    /// Two statements in one snapshot: the directory's version, the departments' tally.
+    public func mapVersionFacts() async throws -> MapVersionFacts {
+        try await readAwaited { tx in try await Self.mapVersionFacts(tx) }
+    }
+
+    /// Four statements in one snapshot: the version's two, the departments, the clinics.
+    public func mapSnapshot() async throws -> (version: MapVersionFacts, clinics: [MapClinic]) {
+        try await readAwaited { tx in
+            let version = try await Self.mapVersionFacts(tx)
+            let departments = try await tx.rows(PostgresTransaction.mapDepartmentsSQL, []).map(PostgresTransaction.row)
+            let clinics = try await tx.rows(PostgresTransaction.mapClinicsSQL, []).map(PostgresTransaction.row)
+            return (version, try PostgresTransaction.mapClinics(departments: departments, clinics: clinics))
+        }
+    }
+
+    private static func mapVersionFacts(_ tx: AwaitedConnection) async throws -> MapVersionFacts {
+        let tally = try PostgresTransaction.departmentTally(try await tx.rows(PostgresTransaction.departmentTallySQL, [])
+            .map(PostgresTransaction.row))
+        return MapVersionFacts(directoryVersion: try await directoryVersion(tx), departments: tally.count, lastDepartmentId: tally.lastId)
+    }
+
     /// Two statements in one snapshot: the department, its clinic.
     public func departmentWithClinic(id: Int64) async throws -> (department: Department, clinic: Clinic)? {
         try await readAwaited { tx in

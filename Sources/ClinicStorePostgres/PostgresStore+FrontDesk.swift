@@ -554,6 +554,11 @@ extension PostgresStore {
         }
     }
 
+    /// One statement.
+    public func auditExport(since: Date) async throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        try AuditEntry.read(try await awaitedRows(PostgresTransaction.auditSinceSQL, [since]))
+    }
+
     /// BEGIN; the setting written; the settings of the prefix; COMMIT.
     public func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String] {
         let sent = statementsSent

@@ -117,19 +117,32 @@ extension PostgresTransaction {
     }
 
     func departmentTally() throws -> (count: Int64, lastId: Int64) {
-        guard let tally = try row("SELECT count(*) AS count, coalesce(max(id), 0) AS last_id FROM departments") else {
-            return (0, 0)
-        }
+        try Self.departmentTally(try rows(Self.departmentTallySQL))
+    }
+
+    static let departmentTallySQL = "SELECT count(*) AS count, coalesce(max(id), 0) AS last_id FROM departments"
+
+    /// The departments' count and last id, from `departmentTallySQL`'s row.
+    static func departmentTally(_ rows: [StoredRowValues]) throws -> (count: Int64, lastId: Int64) {
+        guard let tally = rows.first else { return (0, 0) }
         return (try tally.decode(Int64?.self, forColumn: "count") ?? 0, try tally.decode(Int64?.self, forColumn: "last_id") ?? 0)
     }
 
     func mapClinics() throws -> [MapClinic] {
+        try Self.mapClinics(departments: try rows(Self.mapDepartmentsSQL), clinics: try rows(Self.mapClinicsSQL))
+    }
+
+    static let mapDepartmentsSQL = "SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization COLLATE \"C\""
+    static let mapClinicsSQL = "SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id"
+
+    /// The map's markers from `mapDepartmentsSQL`'s and `mapClinicsSQL`'s rows.
+    static func mapClinics(departments: [StoredRowValues], clinics: [StoredRowValues]) throws -> [MapClinic] {
         var specializations: [Int64: [String]] = [:]
-        for row in try rows("SELECT clinic_id, specialization FROM departments ORDER BY clinic_id, specialization COLLATE \"C\"") {
+        for row in departments {
             let clinicId: Int64 = try row.value("clinic_id", in: "departments", key: "clinic_id")
             specializations[clinicId, default: []].append(try row.value("specialization", in: "departments", key: "clinic_id"))
         }
-        return try rows("SELECT id, name, lat, lon, is_pediatric, is_hospital FROM clinics ORDER BY id").map { row in
+        return try clinics.map { row in
             let id: Int64 = try row.value("id", in: "clinics")
             return MapClinic(id: id, name: try row.value("name", in: "clinics"), lat: try row.value("lat", in: "clinics"),
                              lon: try row.value("lon", in: "clinics"),

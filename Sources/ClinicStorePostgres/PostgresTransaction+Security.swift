@@ -302,8 +302,11 @@ extension PostgresTransaction {
         """
 
     func auditEntries(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        try AuditEntry.read(try rows("SELECT \(Self.auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id", [since]))
+        try AuditEntry.read(try rows(Self.auditSinceSQL, [since]))
     }
+
+    /// The audit rows from $1 on, oldest first.
+    static let auditSinceSQL = "SELECT \(auditColumns) FROM audit_events WHERE at >= $1 ORDER BY id"
 
     static let auditColumns = "id, at, actor, staff_id, role, clinic_id, action, client_id, appointment_id, request_id, detail, hash"
 }

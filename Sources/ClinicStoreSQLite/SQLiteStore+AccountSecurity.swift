@@ -205,6 +205,10 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try PurgedFolder.purge(tx, endedBefore: endedBefore, limit: limit, audit: audit) } }
     }
 
+    public func auditExport(since: Date) async throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        try await readAwaited { tx in try AuditLog.export(tx, since: since) }
+    }
+
     public func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String] {
         try await commit {
             try self.writing { tx in

@@ -169,6 +169,14 @@ extension SQLiteStore {
         try await readAwaited { tx in try tx.setting(key) }
     }
 
+    public func mapVersionFacts() async throws -> MapVersionFacts {
+        try await readAwaited { tx in try MapVersionFacts.read(tx) }
+    }
+
+    public func mapSnapshot() async throws -> (version: MapVersionFacts, clinics: [MapClinic]) {
+        try await readAwaited { tx in (try MapVersionFacts.read(tx), try tx.mapClinics()) }
+    }
+
     public func departmentDoctors(id: Int64) async throws -> [DoctorWithHours]? {
         try await readAwaited { tx in try DoctorWithHours.read(tx, departmentId: id) }
     }

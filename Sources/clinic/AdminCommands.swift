@@ -110,7 +110,7 @@ extension Admin {
             abstract: "The audit trail: who on the clinic side read or changed what (see docs/SECURITY.md).",
             subcommands: [Export.self])
 
-        struct Export: ParsableCommand {
+        struct Export: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Print the audit events from a date on, oldest first, with their chain hashes: one JSON object a line (--json: one array).")
 
@@ -118,7 +118,7 @@ extension Admin {
             @Option(help: ArgumentHelp("From this UTC day (YYYY-MM-DD) or instant (ISO 8601); default: the beginning.",
                                        valueName: "time")) var since: String?
 
-            func run() throws {
+            func run() async throws {
                 let context = Context(global)
                 var start = Date(timeIntervalSince1970: 0)
                 let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
@@ -129,8 +129,8 @@ extension Admin {
                         start = try TimeInput.resolve(TimeInput.parse(since), in: utc)
                     }
                 }
-                let system = try context.system()
-                let read = try system.auditExport(since: start)
+                let system = try await context.awaitedSystem()
+                let read = try await system.auditExport(since: start)
                 let events = read.entries.map(AuditEventJSON.init)
                 // A row edited in the file (text where a number belongs) is named on stderr and
                 // left out; the others are still exported, and the command then fails.

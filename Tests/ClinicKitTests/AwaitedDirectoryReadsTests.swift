@@ -60,6 +60,20 @@ import Testing
 
     /// The directory's pages awaited (`DirectoryReadsStore.clinics(matching:)`): walked to the
     /// end, the synchronous pages, in (name, id) order; a city's; a bad limit or cursor refused.
+    /// The web map's markers and their version awaited (issue 56) are the seam's reads; a
+    /// department added moves the version (the map's cache is made again).
+    @Test func theMapAwaitedIsTheSeamsRead() async throws {
+        let system = try makeSystem()
+        let (version, clinics) = try await system.clinics.mapClinics()
+        let read = try system.database.reading { tx in (try MapVersionFacts.read(tx), try tx.mapClinics()) }
+        #expect(version == read.0.text && clinics == read.1 && clinics.count > 3)
+        #expect(try await system.clinics.mapVersion() == version)
+        let clinic = try #require(clinics.first { !$0.specializations.contains("dermatology") })
+        _ = try system.departments.addDepartment(clinicId: clinic.id, specialization: "dermatology")
+        #expect(try await system.clinics.mapVersion() != version)
+        #expect(try await system.clinics.mapClinics().clinics.first { $0.id == clinic.id }?.specializations.contains("dermatology") == true)
+    }
+
     @Test func theDirectorysPagesAwaitedAreTheSynchronousOnes() async throws {
         let system = try makeSystem()
         var cursor: String?

@@ -55,7 +55,7 @@ import Testing
     /// (or a server and `clinic admin import-clinics`): a clinic the second one imports is found
     /// by the first one's next nearest search, without a restart, because the first reads the
     /// version.
-    @Test func aDirectoryImportedByAnotherProcessIsSearchedAtOnce() throws {
+    @Test func aDirectoryImportedByAnotherProcessIsSearchedAtOnce() async throws {
         let folder = try Folder()
         let (server, importer) = try twoSystemsOnOneStore(sqliteFile: folder.path("shared.sqlite"))
         _ = try importer.importDirectory(Data("""
@@ -63,22 +63,22 @@ import Testing
             LA1,Adventist,Los Angeles,CA,34.05,-118.25,GENERAL ACUTE CARE
             """.utf8), demo: true)
         let point = try #require(Coordinate(latitude: 40.0, longitude: -100.0))
-        #expect(try server.clinics.nearest(to: point).map(\.clinic.externalId) == ["LA1"])
-        let before = try server.clinics.mapVersion()
+        #expect(try await server.clinics.nearest(to: point).map(\.clinic.externalId) == ["LA1"])
+        let before = try await server.clinics.mapVersion()
 
         _ = try importer.importDirectory(Data("""
             external_id,name,city,state,lat,lon,category
             KS1,Prairie Clinic,Hays,KS,40.1,-100.1,GENERAL ACUTE CARE
             """.utf8), demo: true)
-        #expect(try server.clinics.nearest(to: point).map(\.clinic.externalId) == ["KS1"])
-        #expect(try server.clinics.mapVersion() != before)
+        #expect(try await server.clinics.nearest(to: point).map(\.clinic.externalId) == ["KS1"])
+        #expect(try await server.clinics.mapVersion() != before)
 
         // A rename moves the version too: the server's kept rows are read again.
         _ = try importer.importDirectory(Data("""
             external_id,name,city,state,lat,lon,category
             KS1,Prairie Hospital,Hays,KS,40.1,-100.1,GENERAL ACUTE CARE
             """.utf8))
-        #expect(try server.clinics.nearest(to: point).map(\.clinic.name) == ["Prairie Hospital"])
+        #expect(try await server.clinics.nearest(to: point).map(\.clinic.name) == ["Prairie Hospital"])
     }
 
     /// The demo directory written through the seam: every clinic without departments gets its

@@ -242,8 +242,12 @@ import Testing
     @Test func findTakesAVisitLength() async throws {
         let system = try makeSystem()
         let point = Coordinate(latitude: 34.05, longitude: -118.25)!
-        let single = try await system.appointments.findFreeSlots(specialization: "therapy", near: point, clinics: system.clinics)
-        let long = try await system.appointments.findFreeSlots(specialization: "therapy", near: point, minutes: 60, clinics: system.clinics)
+        // Without the wall clock's budget (FindTests has it): a loaded machine must not cut the walk.
+        let budget = SearchBudget(clinics: 10_000, seconds: 600)
+        let single = try await system.appointments.searchFreeSlots(specialization: "therapy", near: point, clinics: system.clinics,
+                                                                   budget: budget).slots
+        let long = try await system.appointments.searchFreeSlots(specialization: "therapy", near: point, minutes: 60, clinics: system.clinics,
+                                                                 budget: budget).slots
         let first = try #require(single.first), visit = try #require(long.first)
         #expect(visit.slot.end.timeIntervalSince(visit.slot.start) == 3600)
         #expect(first.slot.end.timeIntervalSince(first.slot.start) < 3600)

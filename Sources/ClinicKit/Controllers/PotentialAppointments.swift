@@ -56,17 +56,17 @@ extension ClinicSystem {
     /// specialization and no place at all (IHE's `$find` has no location parameter) looks near
     /// the patient's registered address, and says so. Without a patient, or a patient without a
     /// known address, such a query is refused as before (`potentialWhere`).
-    public func findPotentialAppointments(_ query: PotentialQuery, patientId: Int64?,
-                                          computing runner: some PasswordRunner) async throws -> PotentialSearch {
+    public func findPotentialAppointments(_ query: PotentialQuery, patientId: Int64?, computing runner: some PasswordRunner,
+                                          budget: SearchBudget = .standard) async throws -> PotentialSearch {
         let placeless = query.departmentId == nil && query.visitTypeId == nil && query.doctorId == nil && query.clinicId == nil
             && query.near == nil
         guard placeless, query.specialization != nil, let patientId else {
-            return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner), nearRegisteredAddress: false)
+            return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner, budget: budget), nearRegisteredAddress: false)
         }
         guard let home = try await database.client(id: patientId)?.coordinate else { throw ClinicError.invalid(.potentialWhere) }
         var query = query
         query.near = home
-        return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner), nearRegisteredAddress: true)
+        return PotentialSearch(appointments: try await findPotentialAppointments(query, computing: runner, budget: budget), nearRegisteredAddress: true)
     }
 
     /// Free times in a window, soonest first (or, near a point, the earliest of each of the
@@ -76,7 +76,8 @@ extension ClinicSystem {
     /// slots gathered awaited (`slotsWithClinic`) and computed by `runner`; so are the weeks of
     /// the walk near a point (`searchFreeSlots`, batches of the finder's clinics and a week of
     /// each at a time).
-    public func findPotentialAppointments(_ query: PotentialQuery, computing runner: some PasswordRunner) async throws
+    public func findPotentialAppointments(_ query: PotentialQuery, computing runner: some PasswordRunner,
+                                          budget: SearchBudget = .standard) async throws
         -> [PotentialAppointment] {
         try NearestQuery.checkLimit(query.limit)
         let now = appointments.now()
@@ -116,7 +117,7 @@ extension ClinicSystem {
             list = found.departments.map { ($0, found.clinic) }
         } else if let near = query.near, let specialization = query.specialization {
             return try await nearestPotential(near: near, specialization: specialization, from: from, until: until, limit: query.limit,
-                                              computing: runner)
+                                              computing: runner, budget: budget)
         } else {
             throw ClinicError.invalid(.potentialWhere)
         }
@@ -139,9 +140,9 @@ extension ClinicSystem {
     /// The walk near a point (`searchFreeSlots`): the earliest free time of each of the nearest
     /// clinics with the specialization, each with its department.
     private func nearestPotential(near: Coordinate, specialization: String, from: Date, until: Date, limit: Int,
-                                  computing runner: some PasswordRunner) async throws -> [PotentialAppointment] {
+                                  computing runner: some PasswordRunner, budget: SearchBudget) async throws -> [PotentialAppointment] {
         let search = try await appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
-                                                            clinics: clinics, after: from, computing: runner)
+                                                            clinics: clinics, budget: budget, after: from, computing: runner)
         var found: [PotentialAppointment] = []
         for item in search.slots {
             guard let place = try await database.departmentWithClinic(id: item.departmentId) else {

@@ -254,8 +254,8 @@ public enum AuditLog {
 
 extension ClinicSystem {
     /// The operator's export: every audit row from `since` on, oldest first, and the rows that
-    /// cannot be read (for the export to name).
-    public func auditExport(since: Date) throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
-        try database.reading { tx in try AuditLog.export(tx, since: since) }
+    /// cannot be read (for the export to name). Awaited (issue 56: `OperatorStore.auditExport`).
+    public func auditExport(since: Date) async throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
+        try await database.auditExport(since: since)
     }
 }

@@ -432,19 +432,16 @@ public struct MapClinic: Sendable, Equatable {
 
 extension ClinicController {
     /// What the map's markers depend on: the directory's version and the departments (which
-    /// may change without a clinic changing). Equal versions: equal `mapClinics()`.
-    public func mapVersion() throws -> String {
-        try database.reading { tx in try Self.mapVersion(tx) }
-    }
-
-    static func mapVersion(_ tx: any StoreReading) throws -> String {
-        let departments = try tx.departmentTally()
-        return "\(try tx.directoryVersion()).\(departments.count).\(departments.lastId)"
+    /// may change without a clinic changing). Equal versions: equal `mapClinics()`. Awaited
+    /// (issue 56: `DirectoryReadsStore.mapVersionFacts`).
+    public func mapVersion() async throws -> String {
+        try await database.mapVersionFacts().text
     }
 
     /// Every clinic with its departments' specializations, by id: the web map's markers, with
-    /// their `mapVersion` read in the same transaction.
-    public func mapClinics() throws -> (version: String, clinics: [MapClinic]) {
-        try database.reading { tx in (try Self.mapVersion(tx), try tx.mapClinics()) }
+    /// their `mapVersion` read in the same snapshot.
+    public func mapClinics() async throws -> (version: String, clinics: [MapClinic]) {
+        let (version, clinics) = try await database.mapSnapshot()
+        return (version.text, clinics)
     }
 }

@@ -26,6 +26,31 @@ public protocol DirectoryReadsStore: Sendable {
     /// The value of a setting (`directory_initialized`: how the directory was first filled),
     /// nil when it was never set.
     func setting(_ key: String) async throws -> String?
+    /// What the web map's markers depend on (`ClinicController.mapVersion`), in one snapshot.
+    func mapVersionFacts() async throws -> MapVersionFacts
+    /// Every clinic with its departments' specializations, by id (`DirectoryReading.mapClinics`),
+    /// with `mapVersionFacts` read in the same snapshot.
+    func mapSnapshot() async throws -> (version: MapVersionFacts, clinics: [MapClinic])
+}
+
+/// The directory's version and the departments' tally: equal facts, equal map.
+public struct MapVersionFacts: Sendable, Equatable {
+    public let directoryVersion: Int64
+    public let departments: Int64
+    public let lastDepartmentId: Int64
+
+    public init(directoryVersion: Int64, departments: Int64, lastDepartmentId: Int64) {
+        self.directoryVersion = directoryVersion; self.departments = departments; self.lastDepartmentId = lastDepartmentId
+    }
+
+    /// The facts through the seam's reads, in the caller's snapshot.
+    package static func read(_ tx: any StoreReading) throws -> MapVersionFacts {
+        let tally = try tx.departmentTally()
+        return MapVersionFacts(directoryVersion: try tx.directoryVersion(), departments: tally.count, lastDepartmentId: tally.lastId)
+    }
+
+    /// The version as the map's cache keeps it.
+    public var text: String { "\(directoryVersion).\(departments).\(lastDepartmentId)" }
 }
 
 /// A doctor with their weekly hours, as a department's list shows them.

@@ -18,6 +18,9 @@ public protocol OperatorStore: Sendable {
     /// and the audit row `audit` makes of it appended. The folders deleted.
     func purgeFolders(endedBefore: Date, limit: Int, audit: @escaping @Sendable (PurgedFolder) -> AuditAsk) async throws
         -> [PurgedFolder]
+    /// Every audit row from `since` on, oldest first, and the rows that cannot be read
+    /// (`SecurityReading.auditEntries(since:)`), in one snapshot; none on a store without a trail.
+    func auditExport(since: Date) async throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow])
 }
 
 /// One appointment's folder deleted by the retention purge.
