@@ -326,13 +326,10 @@ public final class AppointmentController: Sendable {
         var moved = appointment
         moved.status = status
         moved.updatedAt = now
-        var message: NewInboxMessage?, text: TextAsk?
-        if status == .cancelled, let context = facts?.messageContext {
-            message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, defaultReason: .staffNoReason)
-            if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
-                text = TextAsk(clientId: clientId, topic: topic, body: body)
-            }
-        }
+        let (message, text) = status == .cancelled
+            ? BookingDecision.clinicCancellation(moved, context: facts?.messageContext, reason: nil, defaultReason: .staffNoReason,
+                                                 staffId: nil)
+            : (nil, nil)
         return BookingDecision(
             appointment: moved, event: BookingRules.event(moved, status.rawValue, .staff, now), message: message,
             audit: AuditAsk(by: actor, action: .appointmentStatus, clientId: appointment.clientId, appointmentId: id,

@@ -68,6 +68,21 @@ public struct BookingDecision: Sendable, Equatable {
 }
 
 extension BookingDecision {
+    /// What tells the patient of a visit the clinic cancelled (`moved`, already cancelled): the
+    /// message, in their language, with `reason` (else `defaultReason`), and its text for a
+    /// patient who takes texts. Nothing without the message's context (no patient, or none
+    /// gathered). A staff member's cancellation, the operator's, and a schedule change's.
+    static func clinicCancellation(_ moved: Appointment, context: AppointmentMessageContext?, reason: String?,
+                                   defaultReason: MessageKey? = nil, staffId: Int64?) -> (message: NewInboxMessage?, text: TextAsk?) {
+        guard let context else { return (nil, nil) }
+        let message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, reason: reason, defaultReason: defaultReason,
+                                    staffId: staffId)
+        guard let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) else {
+            return (message, nil)
+        }
+        return (message, TextAsk(clientId: clientId, topic: topic, body: body))
+    }
+
     /// A booking's decision written in the caller's transaction: in one write where the facts
     /// gave the id (the notes sealed to it, the message about it, `StoreWriting.insertBooking`),
     /// else the seam's writes one by one. The appointment as written, its notes in clear.

@@ -228,14 +228,8 @@ public struct ScheduleChange: Sendable {
         var moved = facts.appointment
         moved.status = .cancelled
         moved.updatedAt = now
-        var message: NewInboxMessage?, text: TextAsk?
-        if let context = facts.messageContext {
-            message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, reason: given,
-                                    defaultReason: .staffHoursChanged, staffId: member?.id)
-            if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
-                text = TextAsk(clientId: clientId, topic: topic, body: body)
-            }
-        }
+        let (message, text) = BookingDecision.clinicCancellation(moved, context: facts.messageContext, reason: given,
+                                                                 defaultReason: .staffHoursChanged, staffId: member?.id)
         return BookingDecision(
             appointment: moved,
             event: BookingRules.event(moved, AppointmentStatus.cancelled.rawValue, .staff, now, reason: why, staffId: member?.id),

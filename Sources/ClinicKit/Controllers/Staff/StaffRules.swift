@@ -22,13 +22,8 @@ public enum StaffRules {
         moved.status = status
         moved.updatedAt = now
         let detail = "\(appointment.status.rawValue) -> \(status.rawValue)" + (cancel ? ": \(reason ?? "")" : "")
-        var message: NewInboxMessage?, text: TextAsk?
-        if cancel, let context = facts.messageContext {
-            message = Inbox.message(about: moved, kind: .clinicCancelled, context: context, reason: reason, staffId: member.id)
-            if let clientId = moved.clientId, let (body, topic) = Texts.body(about: moved, kind: .clinicCancelled, context: context) {
-                text = TextAsk(clientId: clientId, topic: topic, body: body)
-            }
-        }
+        let (message, text) = cancel ? BookingDecision.clinicCancellation(moved, context: facts.messageContext, reason: reason,
+                                                                           staffId: member.id) : (nil, nil)
         return BookingDecision(
             appointment: moved,
             event: BookingRules.event(moved, status.rawValue, .staff, now, reason: cancel ? reason : nil, staffId: member.id),
