@@ -143,14 +143,9 @@ extension ClinicSystem {
                                   computing runner: some PasswordRunner, budget: SearchBudget) async throws -> [PotentialAppointment] {
         let search = try await appointments.searchFreeSlots(specialization: specialization, near: near, before: until, limit: limit,
                                                             clinics: clinics, budget: budget, after: from, computing: runner)
-        var found: [PotentialAppointment] = []
-        for item in search.slots {
-            guard let place = try await database.departmentWithClinic(id: item.departmentId) else {
-                throw ClinicError(.notFound, .departmentNotFound, String(item.departmentId))
-            }
-            found.append(PotentialAppointment(clinic: item.clinic.clinic, department: place.department, slot: item.slot, visitTypeId: nil,
-                                              visitType: nil, distance: item.clinic.distance))
+        return search.slots.map { item in
+            PotentialAppointment(clinic: item.clinic.clinic, department: item.department, slot: item.slot, visitTypeId: nil, visitType: nil,
+                                 distance: item.clinic.distance)
         }
-        return found
     }
 }

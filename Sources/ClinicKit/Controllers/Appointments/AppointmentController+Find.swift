@@ -29,8 +29,11 @@ public struct FreeSlotSearch: Sendable, Equatable {
 /// A clinic near the patient and its earliest free slot for a specialization.
 public struct FreeSlotNearby: Sendable, Equatable {
     public let clinic: NearbyClinic
-    public let departmentId: Int64
+    /// The clinic's department of the specialization (read with the slot's facts).
+    public let department: Department
     public let slot: Slot
+
+    public var departmentId: Int64 { department.id ?? 0 }
 }
 
 extension AppointmentController {
@@ -94,16 +97,16 @@ extension AppointmentController {
                     return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
                 }
                 looked += 1
-                let earliest: (Slot, Clinic)?
+                let earliest: (Slot, Clinic, Department)?
                 do {
                     earliest = try await earliestFreeSlot(departmentId: departmentId, before: deadline, now: now, minutes: minutes,
                                                           stopAt: stopAt, after: after, computing: runner)
                 } catch is SearchBudget.Spent {
                     return FreeSlotSearch(slots: found, complete: false, clinicsExamined: looked)
                 }
-                if let (slot, clinic) = earliest {
+                if let (slot, clinic, department) = earliest {
                     found.append(FreeSlotNearby(clinic: NearbyClinic(clinic: clinic, distance: match.distance),
-                                                departmentId: departmentId, slot: slot))
+                                                department: department, slot: slot))
                     if found.count == limit { return FreeSlotSearch(slots: found, complete: true, clinicsExamined: looked) }
                 }
             }
@@ -125,7 +128,7 @@ extension AppointmentController {
     }
 
     /// The first bookable slot of a department starting before `deadline`: the first week,
-    /// then up to four weeks at a time (`findChunkDays`), each one gather, with the department's
+    /// then up to four weeks at a time (`findChunkDays`), each one gather, with the department and its
     /// clinic; `SearchBudget.Spent` once `stopAt` has passed. With `after`, the first starting
     /// then or later.
     ///
@@ -134,7 +137,7 @@ extension AppointmentController {
     /// covers every zone (a slot before `after` is not taken).
     func earliestFreeSlot(departmentId: Int64, before deadline: Date, now: Date, minutes: Int? = nil,
                           stopAt: Date = .distantFuture, after: Date? = nil,
-                          computing runner: some PasswordRunner) async throws -> (Slot, Clinic)? {
+                          computing runner: some PasswordRunner) async throws -> (Slot, Clinic, Department)? {
         let after = max(after ?? now, now)
         let start = LocalDateTime.of(after, in: Self.utc).adding(days: -1).at(minuteOfDay: 0)
         var first = start
@@ -149,8 +152,8 @@ extension AppointmentController {
             let facts = try await database.gatherSlotFacts(departmentId: departmentId, visitTypeId: nil, days: ask.factDays,
                                                            takenSpan: ask.takenSpan, at: now)
             let (clinic, slots) = try await runner.run { try ask.slots(facts) }
-            if let slot = slots.first(where: { $0.isAvailable && $0.start >= after && $0.start < deadline }) {
-                return (slot, clinic)
+            if let slot = slots.first(where: { $0.isAvailable && $0.start >= after && $0.start < deadline }), let department = facts?.department {
+                return (slot, clinic, department)
             }
             first = first.adding(days: days)
         }
