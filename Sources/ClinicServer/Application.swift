@@ -17,11 +17,11 @@ extension ClinicServer {
     /// serves until SIGTERM or SIGINT, then lets the requests in flight finish, ends the
     /// outbox's round and commits the last batch (`Services.swift`).
     static func buildApplication(system: ClinicSystem, settings: ServerSettings, logger: Logger,
-                                 onListening: @escaping @Sendable (String) async -> Void) throws -> some ApplicationProtocol {
+                                 onListening: @escaping @Sendable (String) async -> Void) async throws -> some ApplicationProtocol {
         try settings.validate()
         // A server with a gateway says so before it listens, so that no patient is told "texts
         // are not available" while its first outbox round is still to come (issue 55).
-        if settings.sms != nil || settings.textSender != nil { try system.outbox.noteTextGateway() }
+        if settings.sms != nil || settings.textSender != nil { try await system.outbox.noteTextGateway() }
         let dependencies = try makeDependencies(system: system, settings: settings)
         let router = buildRouter(dependencies)
 

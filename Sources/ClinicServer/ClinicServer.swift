@@ -29,8 +29,8 @@ public enum ClinicServer {
     /// Builds the server (`buildApplication`). `onListening` gets the address once the socket
     /// is bound (with the port the system chose for port 0).
     public static func make(system: ClinicSystem, settings: ServerSettings, logger: Logger,
-                            onListening: @escaping @Sendable (String) async -> Void) throws -> Server {
-        Server(application: try buildApplication(system: system, settings: settings, logger: logger, onListening: onListening))
+                            onListening: @escaping @Sendable (String) async -> Void) async throws -> Server {
+        Server(application: try await buildApplication(system: system, settings: settings, logger: logger, onListening: onListening))
     }
 
     /// TLS 1.2's suites: Mozilla's "intermediate" list less DHE, which BoringSSL does not have.

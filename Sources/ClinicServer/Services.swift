@@ -30,8 +30,9 @@ struct CommitterService: Service {
     }
 }
 
-/// Writes due reminders and sends due e-mail and texts every `interval`, on a thread of its own
-/// (a slow mail server, 30 s an e-mail at most, must not hold a thread requests run on).
+/// Writes due reminders and sends due e-mail and texts every `interval`: the store awaited, each
+/// sending on the pool (a slow mail server, 30 s an e-mail at most, must not hold a thread
+/// requests run on).
 struct OutboxService: Service {
     let system: ClinicSystem
     let smtp: SMTPSettings?
@@ -65,10 +66,9 @@ struct OutboxService: Service {
         let from = smtp?.from ?? ""
         while !Task.isCancelled {
             do {
-                let report = try await pool.run { [system, stopping, site] in
-                    try system.outbox.run(mailer: mailer, from: from, texter: texter, site: site,
-                                          shouldStop: { stopping.withLockedValue { $0 } })
-                }
+                let report = try await system.outbox.run(mailer: mailer, from: from, texter: texter, site: site,
+                                                         sending: PoolRunner(pool: pool),
+                                                         shouldStop: { stopping.withLockedValue { $0 } })
                 metrics.texts("sent", by: report.texts)
                 if report != DeliveryReport() {
                     logger.info("outbox", metadata: ["reminders": "\(report.reminders)", "sent": "\(report.sent)",

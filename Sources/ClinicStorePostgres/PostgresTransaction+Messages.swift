@@ -91,6 +91,19 @@ extension PostgresTransaction {
         SELECT id FROM m
         """
 
+    /// A message with dedupe key `$9` (else as `insertInboxMessage`: patient `$1`, kind `$2`,
+    /// appointment `$3`, clinic `$4`, staff `$5`, subject `$6`, body `$7`, at `$8`), queued for
+    /// e-mail too when `$10`; its id, or no row when a message with the key exists (from
+    /// whichever server: the key's unique index arbitrates).
+    static let postKeyedMessageSQL = """
+        WITH m AS (INSERT INTO messages (client_id, kind, appointment_id, clinic_id, staff_id, subject, body, created_at, dedupe_key)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+                   RETURNING id),
+             d AS (INSERT INTO deliveries (client_id, message_id, purpose, created_at, next_attempt_at)
+                   SELECT $1, id, 'message', $8, $8 FROM m WHERE $10::boolean)
+        SELECT id FROM m
+        """
+
     func markMessageRead(_ messageId: Int64, ofClient clientId: Int64, at now: Date) throws -> InboxMessage? {
         try row(Self.markReadSQL, [now, messageId, clientId]).map(InboxMessage.init(row:))
     }
@@ -104,10 +117,15 @@ extension PostgresTransaction {
 
 extension PostgresTransaction {
     func hasDueDeliveries(at now: Date, channels: Set<DeliveryChannel>) throws -> Bool {
-        try value(Bool.self, """
-            SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1
-            AND purpose IN (\(DeliveryChannel.purposeList(channels))))
-            """, [now]) ?? false
+        try value(Bool.self, Self.dueDeliveriesSQL(channels), [now]) ?? false
+    }
+
+    /// Whether a delivery of `channels` is due at `$1`, as `due`.
+    static func dueDeliveriesSQL(_ channels: Set<DeliveryChannel>) -> String {
+        """
+        SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1
+        AND purpose IN (\(DeliveryChannel.purposeList(channels)))) AS due
+        """
     }
 
     func storedRemindableAppointments(startingAfter after: Date, through: Date) throws -> [Appointment] {
@@ -143,9 +161,11 @@ extension PostgresTransaction {
     }
 
     func giveUpDeliveries(dueAt now: Date, writtenNoLaterThan cutoff: Date) throws -> Int {
-        try execute("UPDATE deliveries SET state = 'failed' WHERE state = 'pending' AND next_attempt_at <= $1 AND created_at <= $2",
-                    [now, cutoff])
+        try execute(Self.giveUpDeliveriesSQL, [now, cutoff])
     }
+
+    /// The deliveries due at `$1` and written no later than `$2` given up.
+    static let giveUpDeliveriesSQL = "UPDATE deliveries SET state = 'failed' WHERE state = 'pending' AND next_attempt_at <= $1 AND created_at <= $2"
 
     /// The due rows are locked as they are chosen (`FOR UPDATE SKIP LOCKED`): a claimant
     /// running at the same time on another server skips them and takes others instead of
@@ -156,52 +176,73 @@ extension PostgresTransaction {
     func claimDeliveries(limit: Int, now: Date, claimant: String, channels: Set<DeliveryChannel>,
                          leaseUntil: (_ attempt: Int) -> Date) throws -> [ClaimedDelivery] {
         guard limit > 0, !channels.isEmpty else { return [] }
-        let table = "deliveries"
-        let claimed = try rows("""
-            SELECT id, client_id, purpose, message_id, payload, created_at, attempts FROM deliveries
-            WHERE state = 'pending' AND next_attempt_at <= $1 AND purpose IN (\(DeliveryChannel.purposeList(channels)))
-            ORDER BY next_attempt_at, id LIMIT $2
-            FOR UPDATE SKIP LOCKED
-            """, [now, limit])
-        return try claimed.map { row in
-            let id: Int64 = try row.value("id", in: table)
-            let attempt = (try row.value("attempts", in: table) as Int) + 1
-            try execute("UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3",
-                        [attempt, leaseUntil(attempt), id])
-            let content = ClaimedDelivery.Content(purpose: try row.value("purpose", in: table),
-                                                  messageId: try row.value("message_id", in: table),
-                                                  payload: try row.value("payload", in: table))
-            return ClaimedDelivery(id: id, clientId: try row.value("client_id", in: table), content: content,
-                                   createdAt: Date(timeIntervalSince1970: TimeInterval(
-                                       try row.value("created_at", in: table) as Int64)),
-                                   attempt: attempt)
+        return try rows(Self.claimDeliveriesSQL(channels), [now, limit]).map { row in
+            let delivery = try Self.claimedDelivery(row)
+            try execute(Self.countAttemptSQL, [delivery.attempt, leaseUntil(delivery.attempt), delivery.id])
+            return delivery
         }
     }
 
-    func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws {
-        // A text's body (a link's token, a code) is not kept once the gateway has it.
-        try execute("""
-            UPDATE deliveries SET state = 'sent', sent_at = $1, reply = $2, last_error = NULL,
-                payload = CASE WHEN purpose IN ('text', 'text_code') THEN NULL ELSE payload END WHERE id = $3
-            """, [sentAt, reply, deliveryId])
+    /// The first `$2` deliveries of `channels` due at `$1`, locked as they are chosen.
+    static func claimDeliveriesSQL(_ channels: Set<DeliveryChannel>) -> String {
+        """
+        SELECT id, client_id, purpose, message_id, payload, created_at, attempts FROM deliveries
+        WHERE state = 'pending' AND next_attempt_at <= $1 AND purpose IN (\(DeliveryChannel.purposeList(channels)))
+        ORDER BY next_attempt_at, id LIMIT $2
+        FOR UPDATE SKIP LOCKED
+        """
     }
 
+    /// A claim's attempt `$1` counted, the next at `$2` (the lease), of delivery `$3`.
+    static let countAttemptSQL = "UPDATE deliveries SET attempts = $1, next_attempt_at = $2 WHERE id = $3"
+
+    /// The delivery of a `claimDeliveriesSQL` row, as its claim makes it (the attempt counted).
+    static func claimedDelivery(_ row: StoredRowValues) throws -> ClaimedDelivery {
+        let table = "deliveries"
+        let content = ClaimedDelivery.Content(purpose: try row.value("purpose", in: table),
+                                              messageId: try row.value("message_id", in: table),
+                                              payload: try row.value("payload", in: table))
+        return ClaimedDelivery(id: try row.value("id", in: table), clientId: try row.value("client_id", in: table), content: content,
+                               createdAt: Date(timeIntervalSince1970: TimeInterval(try row.value("created_at", in: table) as Int64)),
+                               attempt: (try row.value("attempts", in: table) as Int) + 1)
+    }
+
+    func completeDelivery(_ deliveryId: Int64, sentAt: Date, reply: String) throws {
+        try execute(Self.completeDeliverySQL, [sentAt, reply, deliveryId])
+    }
+
+    /// Delivery `$3` sent at `$1`, the gateway's reply `$2` kept. A text's body (a link's token,
+    /// a code) is not kept once the gateway has it.
+    static let completeDeliverySQL = """
+        UPDATE deliveries SET state = 'sent', sent_at = $1, reply = $2, last_error = NULL,
+            payload = CASE WHEN purpose IN ('text', 'text_code') THEN NULL ELSE payload END WHERE id = $3
+        """
+
     func failDelivery(_ deliveryId: Int64, error: String, givingUp: Bool) throws {
-        try execute(givingUp ? "UPDATE deliveries SET last_error = $1, state = 'failed' WHERE id = $2"
-                             : "UPDATE deliveries SET last_error = $1 WHERE id = $2",
-                    [error, deliveryId])
+        try execute(Self.failDeliverySQL(givingUp: givingUp), [error, deliveryId])
+    }
+
+    /// Delivery `$2`'s error `$1` kept; failed for good when `givingUp`.
+    static func failDeliverySQL(givingUp: Bool) -> String {
+        givingUp ? "UPDATE deliveries SET last_error = $1, state = 'failed' WHERE id = $2" : "UPDATE deliveries SET last_error = $1 WHERE id = $2"
     }
 
     func dropDelivery(_ deliveryId: Int64) throws {
-        try execute("UPDATE deliveries SET state = 'dropped' WHERE id = $1", [deliveryId])
+        try execute(Self.dropDeliverySQL, [deliveryId])
     }
+
+    static let dropDeliverySQL = "UPDATE deliveries SET state = 'dropped' WHERE id = $1"
 
     /// Two servers proposing at once: the second's insert waits for the first's row, then does
     /// nothing, and the read after it (a statement of its own, READ COMMITTED) finds the first's.
     func mailInstance(proposing candidate: String) throws -> String? {
-        try execute("INSERT INTO settings (key, value) VALUES ('mail.instance', $1) ON CONFLICT (key) DO NOTHING", [candidate])
-        return try value(String.self, "SELECT value FROM settings WHERE key = 'mail.instance'")
+        try execute(Self.proposeMailInstanceSQL, [candidate])
+        return try value(String.self, Self.mailInstanceSQL)
     }
+
+    /// `$1` proposed as the mail instance; nothing when there is one.
+    static let proposeMailInstanceSQL = "INSERT INTO settings (key, value) VALUES ('mail.instance', $1) ON CONFLICT (key) DO NOTHING"
+    static let mailInstanceSQL = "SELECT value FROM settings WHERE key = 'mail.instance'"
 
     func enqueueEmailCodeDelivery(toClient clientId: Int64, at now: Date) throws -> Int64 {
         guard let id = try value(Int64.self, Self.enqueueEmailCodeSQL, [clientId, now]) else {

@@ -237,6 +237,11 @@ extension Date: PostgresBindable {
     static var dataType: PostgresDataType { .timestamptz }
 }
 
+extension Array: PostgresBindable where Element == String {
+    func bind(into bindings: inout PostgresBindings) { bindings.append(self) }
+    static var dataType: PostgresDataType { .textArray }
+}
+
 extension Optional: PostgresBindable where Wrapped: PostgresBindable {
     func bind(into bindings: inout PostgresBindings) {
         switch self {

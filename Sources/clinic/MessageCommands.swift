@@ -181,7 +181,7 @@ extension StaffCommand {
 }
 
 extension Admin {
-    struct Deliver: ParsableCommand {
+    struct Deliver: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Offer freed times from the waitlist, write the reminders that are due and send the e-mail that is due (what clinic serve does in the background).",
             discussion: """
@@ -191,15 +191,15 @@ extension Admin {
                 """)
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        func run() async throws {
             let context = Context(global)
             let settings = try SMTPSettings.from(environment: context.environment)
             let sms = try SMSSettings.from(environment: context.environment)
             let system = try context.system()
             // The waitlist first: the offers it makes are messages this round then e-mails.
-            let offered = try system.waitlist.work()
+            let offered = try await system.waitlist.work()
             let site = context.environment["CLINIC_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? sms?.callbackURL ?? ""
-            let report = try system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "",
+            let report = try await system.outbox.run(mailer: settings.map(SMTPMailer.init), from: settings?.from ?? "",
                                                texter: sms.map(KannelGateway.init), site: site)
             try context.emit(DeliveryReportJSON(report, waitlist: offered)) {
                 var text = context.text(.deliverDone, String(report.reminders), String(report.sent - report.texts),

@@ -45,8 +45,12 @@ struct Serve: ParsableCommand {
             context.terminal.note(context.text(.serveInsecure, host))
         }
         let language = context.language
-        let server = try ClinicServer.make(system: system, settings: settings, logger: logger) { address in
-            FileHandle.standardOutput.write(Data((Strings.text(.serveListening, language, [address]) + "\n").utf8))
+        // The main thread waits for the server to be built (the text gateway noted in the store),
+        // then serves dispatch's main queue while the server's task runs.
+        let server = try AsyncEdge.waitHere {
+            try await ClinicServer.make(system: system, settings: settings, logger: logger) { address in
+                FileHandle.standardOutput.write(Data((Strings.text(.serveListening, language, [address]) + "\n").utf8))
+            }
         }
         let json = context.json
         Task {

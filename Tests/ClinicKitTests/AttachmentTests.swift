@@ -431,9 +431,9 @@ import Testing
         let bobsVisit = try { try w.system.appointments.createAppointment(
             clientId: w.bob.id ?? 0, departmentId: w.visit.departmentId,
             at: .local(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 20)!)) }()
-        try {
-            _ = try w.system.clients.updateProfile(clientId: w.annaId, ProfileChanges(language: .ru))
-            try confirmEmail(w.system, clientId: w.annaId, "anna@example.com")
+        try await {
+            _ = try await w.system.clients.updateProfile(clientId: w.annaId, ProfileChanges(language: .ru))
+            try await confirmEmail(w.system, clientId: w.annaId, "anna@example.com")
         }()
         let before = try fingerprint(w.system)
         #expect(await expectError(.forbidden) { _ = try await write(w.annaId, bobsVisit.id ?? 0, "Hello") }?.key == .notYourAppointment)
@@ -578,12 +578,12 @@ import Testing
             return try { try system.clients.export(clientId: w.annaId) }()
         }
         let photo = try upload(w, try fixture("portrait-exif.jpg"), name: "rash.jpg")
-        try {
-            _ = try w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "A question")
-            _ = try w.files.answer(w.desk, appointmentId: w.visitId, text: "An answer")
+        try await {
+            _ = try await w.files.write(clientId: w.annaId, appointmentId: w.visitId, text: "A question")
+            _ = try await w.files.answer(w.desk, appointmentId: w.visitId, text: "An answer")
             _ = try system.clients.logIn(login: "anna", password: "correct-horse-42")
-            try system.outbox.noteTextGateway() // a gateway's process has said it sends texts
-            _ = try system.clients.setPhone(clientId: w.annaId, number: "+13035550123")
+            try await system.outbox.noteTextGateway() // a gateway's process has said it sends texts
+            _ = try await system.clients.setPhone(clientId: w.annaId, number: "+13035550123")
         }()
         let noted = try system.appointments.createAppointment(
             clientId: w.annaId, departmentId: w.visit.departmentId,

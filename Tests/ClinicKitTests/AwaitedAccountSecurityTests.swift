@@ -176,8 +176,8 @@ import Testing
     /// Removing the number: the phone is forgotten and its texts not yet sent are dropped, the
     /// e-mail ones kept; a patient gone is not signed in, and nothing changes.
     @Test(arguments: Path.allCases) func removingTheNumberDropsItsPendingTexts(_ path: Path) async throws {
-        let texts = TextTests(), s = try texts.scene()
-        try texts.confirm(s, s.anna, "+13035550123")
+        let texts = TextTests(), s = try await texts.scene()
+        try await texts.confirm(s, s.anna, "+13035550123")
         s.clock.advance(61) // past the minute between two codes
         _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: "+13035550199") }
         let pending = "SELECT count(*) FROM deliveries WHERE state = 'pending' AND purpose IN ('text', 'text_code')"
@@ -201,7 +201,7 @@ import Testing
     /// even the right code is), nothing waiting writes nothing, and the right code confirms the
     /// number and takes it from another patient who had confirmed it, on both paths.
     @Test(arguments: Path.allCases) func aNumberIsConfirmedByItsCodeAndWrongGuessesAreCounted(_ path: Path) async throws {
-        let texts = TextTests(), s = try texts.scene()
+        let texts = TextTests(), s = try await texts.scene()
         func confirm(_ id: Int64, _ code: String) async throws -> PhoneStatus {
             switch path {
             case .seam: try Self.seam { try s.system.clients.confirmPhone(clientId: id, code: code) }
@@ -209,9 +209,9 @@ import Testing
             }
         }
         let number = "+12025550143"
-        try texts.confirm(s, s.bob, number)
+        try await texts.confirm(s, s.bob, number)
         _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: number) }
-        try texts.deliver(s)
+        try await texts.deliver(s)
         let right = try texts.code(s, to: number)
         let wrong = right == "000000" ? "111111" : "000000"
         let attempts = "SELECT code_attempts FROM phones WHERE client_id = \(s.anna)"
@@ -233,7 +233,7 @@ import Testing
         // Five wrong guesses, and the right code no longer confirms.
         s.clock.advance(61)
         _ = try Self.seam { try s.system.clients.setPhone(clientId: s.bob, number: "+12025550144") }
-        try texts.deliver(s)
+        try await texts.deliver(s)
         let bobs = try texts.code(s, to: "+12025550144")
         for _ in 0..<5 {
             await #expect(throws: ClinicError.invalid(.phoneCodeWrong)) { _ = try await confirm(s.bob, bobs == "000000" ? "111111" : "000000") }
@@ -246,7 +246,7 @@ import Testing
     /// premium number, or a second code within the minute; counted, saved sealed, and its code
     /// texted; confirmed by it; then set again, the confirmed number writes nothing.
     @Test(arguments: Path.allCases) func aNumberIsSetCountedAndTextedItsCode(_ path: Path) async throws {
-        let texts = TextTests(), s = try texts.scene()
+        let texts = TextTests(), s = try await texts.scene()
         func set(_ id: Int64, _ number: String, from: String? = nil) async throws -> PhoneStatus {
             switch path {
             case .seam: try Self.seam { try s.system.clients.setPhone(clientId: id, number: number, from: from) }
@@ -266,7 +266,7 @@ import Testing
         #expect(try storedInt(s.system, "SELECT count(*) FROM send_counts") == 5, "the minute, the budget, the account, the number, the client")
         #expect(try storedInt(s.system, "SELECT count(*) FROM deliveries WHERE state = 'pending' AND purpose = 'text_code'") == 1)
         #expect(try fingerprint(s.system).contains("2025550143") == false, "the number and the code's text sealed")
-        #expect(try texts.deliver(s).texts == 1)
+        #expect(try await texts.deliver(s).texts == 1)
         _ = try await s.system.clients.confirmPhone(clientId: s.anna, code: try texts.code(s, to: number))
         s.clock.advance(61)
         let confirmed = try fingerprint(s.system)
@@ -279,7 +279,7 @@ import Testing
     /// nothing of theirs is written.
     @Test(arguments: [CodeLimits.Channel.mail, .text]) func codesAskedForAtOnceQueueOne(_ channel: CodeLimits.Channel) async throws {
         let system = try makeSystem()
-        try system.outbox.noteTextGateway()
+        try await system.outbox.noteTextGateway()
         let anna = try register(system, "anna").id ?? 0
         // Two at once, as the test store's pool of two connections serves them: eight at once
         // waited for a connection past the pool's 10 s on the CI's loaded PostgreSQL and were
@@ -364,7 +364,7 @@ import Testing
         #expect(try fingerprint(system) == counted)
         #expect(try storedInt(system, "SELECT count(*) FROM deliveries WHERE state = 'pending'") == 1)
         #expect(try storedInt(system, "SELECT count(*) FROM send_counts") == 5, "the minute, the budget, the account, the address, the client")
-        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let right = try code(), wrong = right == "000000" ? "111111" : "000000"
 
         await #expect(throws: ClinicError.invalid(.emailCodeWrong)) { _ = try await confirm(anna, wrong) }

@@ -195,12 +195,12 @@ import Testing
     /// `GET /v1/me`'s one awaited read (`ClientController.account`): the same unread count and
     /// phone status as `unreadCount` and `phone`, the number opened under the stored key check.
     @Test func theAccountsUnreadMessagesAndPhoneAwaited() async throws {
-        let texts = TextTests(), s = try texts.scene()
+        let texts = TextTests(), s = try await texts.scene()
         let none = try await s.system.clients.account(clientId: s.anna)
         #expect(none.unreadMessages == 0 && none.phone == PhoneStatus.none)
         _ = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: local("2026-11-24 09:00"))
         _ = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: local("2026-11-24 10:00"))
-        try texts.confirm(s, s.anna, "+13035550123")
+        try await texts.confirm(s, s.anna, "+13035550123")
         let account = try await s.system.clients.account(clientId: s.anna)
         func phoneBySeam() throws -> PhoneStatus { try s.system.clients.phone(clientId: s.anna) }
         let unread = try await s.system.clients.unreadCount(clientId: s.anna), phone = try phoneBySeam()

@@ -142,18 +142,18 @@ import Testing
 
     /// The calendar token and a confirmation code waiting in the outbox are sealed too: a
     /// rotation seals them again, so both still open afterwards.
-    @Test(.sqliteOnly) func aRotationSealsCalendarTokensAndCodesAgain() throws {
+    @Test(.sqliteOnly) func aRotationSealsCalendarTokensAndCodesAgain() async throws {
         let folder = try Folder()
         let system = try openWithClinic(folder)
         let anna = try register(system, "anna")
-        let token = try system.clients.calendarToken(clientId: anna.id ?? 0)
-        _ = try system.clients.setEmail(clientId: anna.id ?? 0, address: "anna@example.org")
+        let token = try await system.clients.calendarToken(clientId: anna.id ?? 0)
+        _ = try await system.clients.setEmail(clientId: anna.id ?? 0, address: "anna@example.org")
         #expect(try system.sqliteFile.rotateKey() == 1)
         let fresh = try open(folder)
-        #expect(try fresh.clients.calendarToken(clientId: anna.id ?? 0) == token)
+        #expect(try await fresh.clients.calendarToken(clientId: anna.id ?? 0) == token)
         _ = try fresh.clients.calendarFeed(token: token)
         let mailer = RecordingMailer()
-        #expect(try fresh.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 1)
+        #expect(try await fresh.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 1)
         #expect(mailer.messages.first?.text.contains("Subject: Your confirmation code: ") == true)
     }
 

@@ -73,10 +73,10 @@ import Testing
         } == 0)
     }
 
-    @Test(.sqliteOnly) func theForwardingOverloadsWriteAsTheSeamDoes() throws {
+    @Test(.sqliteOnly) func theForwardingOverloadsWriteAsTheSeamDoes() async throws {
         let system = try makeSystem()
         // Anna has a confirmed address (her messages are e-mailed too), Ben none.
-        let anna = try MessagingTests().confirmedPatient(system, "anna", RecordingMailer())
+        let anna = try await MessagingTests().confirmedPatient(system, "anna", RecordingMailer())
         let annaId = try #require(anna.id), benId = try #require(try register(system, "ben").id)
         let ids = try system.sqliteFile.write { db in
             (try Inbox.post(db, clientId: annaId, kind: .clinic, subject: "S", body: "B", dedupeKey: "k1", now: testNow),
@@ -85,7 +85,7 @@ import Testing
         }
         #expect(ids.0 != nil && ids.1 == nil && ids.2 != nil)
         #expect(try system.sqliteFile.read { db in try Inbox.messages(db, clientId: annaId) }.map(\.subject) == ["S"])
-        #expect(try system.clients.unreadCount(clientId: benId) == 1)
+        #expect(try await system.clients.unreadCount(clientId: benId) == 1)
         let queued = try system.sqliteFile.read { db in
             try Int64.fetchAll(db, sql: "SELECT message_id FROM deliveries WHERE purpose = 'message' AND state = 'pending'")
         }

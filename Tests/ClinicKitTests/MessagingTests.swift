@@ -140,7 +140,7 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try system.database.reading { tx in try tx.appointmentsAfterZoneChanges(from: clock.now) }.count == 1)
     }
 
-    @Test func remindersComeOnceEachAndNeverForAnOldTime() throws {
+    @Test func remindersComeOnceEachAndNeverForAnOldTime() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna"), ben = try register(system, "ben"), cleo = try register(system, "cleo")
@@ -149,43 +149,43 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let b = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let c = try system.appointments.createAppointment(clientId: cleo.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
-        #expect(try system.outbox.createReminders() == 0)
+        #expect(try await system.outbox.createReminders() == 0)
         _ = try system.appointments.cancelAppointment(c.id ?? 0, clientId: cleo.id ?? 0)
         clock.advance(5 * 3600 + 21 * 60) // 23 h 59 min before
-        #expect(try system.outbox.createReminders() == 2)
-        #expect(try system.outbox.createReminders() == 0)
+        #expect(try await system.outbox.createReminders() == 2)
+        #expect(try await system.outbox.createReminders() == 0)
         // Ben moves to 10:00: his next reminder is for 10:00; nothing more for 9:20.
         _ = try system.appointments.rescheduleAppointment(b.id ?? 0, clientId: ben.id ?? 0, to: monday1000)
         clock.advance(22 * 3600 + 60) // 1 h 58 min before 9:20, 2 h 38 min before 10:00
-        #expect(try system.outbox.createReminders() == 2) // Anna's 2-hour one, Ben's 24-hour one (late: nobody ran)
+        #expect(try await system.outbox.createReminders() == 2) // Anna's 2-hour one, Ben's 24-hour one (late: nobody ran)
         clock.advance(40 * 60)
-        #expect(try system.outbox.createReminders() == 1)
-        #expect(try system.outbox.createReminders() == 0)
+        #expect(try await system.outbox.createReminders() == 1)
+        #expect(try await system.outbox.createReminders() == 0)
         #expect(try kinds(system, anna) == [.booked, .reminder, .reminder])
         #expect(try kinds(system, ben) == [.booked, .reminder, .rescheduled, .reminder, .reminder])
-        let bens = try system.clients.messages(clientId: ben.id ?? 0).prefix(2)
+        let bens = try await system.clients.messages(clientId: ben.id ?? 0).prefix(2)
         #expect(bens.allSatisfy { $0.kind == .reminder && $0.subject.contains("10:00 AM") })
         #expect(try kinds(system, cleo) == [.booked, .cancelled])
-        let reminders = try system.clients.messages(clientId: anna.id ?? 0).filter { $0.kind == .reminder }
+        let reminders = try await system.clients.messages(clientId: anna.id ?? 0).filter { $0.kind == .reminder }
         #expect(Set(reminders.map(\.body).map { $0.contains("in 24 hours") || $0.contains("in 2 hours") }) == [true])
         _ = a
     }
 
-    @Test func afterAnOutageOnlyTheNearestReminder() throws {
+    @Test func afterAnOutageOnlyTheNearestReminder() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         clock.advance(28 * 3600) // 1 h 20 min before: both leads have begun
-        #expect(try system.outbox.createReminders() == 1)
-        let reminder = try #require(try system.clients.messages(clientId: anna.id ?? 0).first)
+        #expect(try await system.outbox.createReminders() == 1)
+        let reminder = try await #require(try system.clients.messages(clientId: anna.id ?? 0).first)
         #expect(reminder.kind == .reminder && reminder.body.contains("in 2 hours"))
         // Booked inside the lead: the booking message is the reminder.
         let ben = try register(system, "ben")
         _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
         clock.advance(30 * 60)
-        #expect(try system.outbox.createReminders() == 0)
+        #expect(try await system.outbox.createReminders() == 0)
     }
 
     @Test func inboxesAreThePatientsOwn() throws {
@@ -257,18 +257,18 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(try await system.clients.accessLog(clientId: anna.id ?? 0).filter { $0.action == "message.send" }.count == 2)
     }
 
-    @Test func anAddressIsConfirmedByItsCode() throws {
+    @Test func anAddressIsConfirmedByItsCode() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
         let id = anna.id ?? 0
         #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "not an address") } != nil)
         #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "a@b") } != nil)
-        #expect(expectError(.notFound) { _ = try system.clients.confirmEmail(clientId: id, code: "123456") } != nil)
-        _ = try system.clients.setEmail(clientId: id, address: "anna@example.org")
-        #expect(expectError(.rateLimited) { _ = try system.clients.setEmail(clientId: id, address: "anna@example.org") } != nil)
+        #expect(await expectError(.notFound) { _ = try await system.clients.confirmEmail(clientId: id, code: "123456") } != nil)
+        _ = try await system.clients.setEmail(clientId: id, address: "anna@example.org")
+        #expect(await expectError(.rateLimited) { _ = try system.clients.setEmail(clientId: id, address: "anna@example.org") } != nil)
         let mailer = RecordingMailer()
-        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let codeMail = try #require(mailer.messages.first)
         #expect(codeMail.to == "anna@example.org")
         let code = String(try #require(decodedParts(codeMail.text).first?.split(separator: "\r\n").first?.suffix(6)))
@@ -277,56 +277,56 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let stored = try system.database.reading { tx in try tx.storedClient(id: id) }
         #expect(String(describing: try #require(stored)).contains("anna@example.org") == false)
         let wrong = code == "000000" ? "111111" : "000000"
-        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: wrong) } != nil)
-        let status = try system.clients.confirmEmail(clientId: id, code: code)
+        #expect(await expectError(.invalidInput) { _ = try await system.clients.confirmEmail(clientId: id, code: wrong) } != nil)
+        let status = try await system.clients.confirmEmail(clientId: id, code: code)
         #expect(status == EmailStatus(confirmed: "anna@example.org", pending: nil))
         // Five wrong codes spend a code.
         clock.advance(61)
-        _ = try system.clients.setEmail(clientId: id, address: "anna@example.net")
-        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await system.clients.setEmail(clientId: id, address: "anna@example.net")
+        _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let second = String(try #require(decodedParts(mailer.messages[1].text).first?.split(separator: "\r\n").first?.suffix(6)))
         for _ in 0..<5 {
-            #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: second == "000000" ? "111111" : "000000") } != nil)
+            #expect(await expectError(.invalidInput) { _ = try await system.clients.confirmEmail(clientId: id, code: second == "000000" ? "111111" : "000000") } != nil)
         }
-        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: second) } != nil)
-        #expect(try system.clients.email(clientId: id) == EmailStatus(confirmed: "anna@example.org", pending: "anna@example.net"))
+        #expect(await expectError(.invalidInput) { _ = try await system.clients.confirmEmail(clientId: id, code: second) } != nil)
+        #expect(try await system.clients.email(clientId: id) == EmailStatus(confirmed: "anna@example.org", pending: "anna@example.net"))
         // An expired code fails too.
         clock.advance(61)
-        _ = try system.clients.setEmail(clientId: id, address: "anna@example.net")
-        _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await system.clients.setEmail(clientId: id, address: "anna@example.net")
+        _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let third = String(try #require(decodedParts(mailer.messages[2].text).first?.split(separator: "\r\n").first?.suffix(6)))
         clock.advance(31 * 60)
-        #expect(expectError(.invalidInput) { _ = try system.clients.confirmEmail(clientId: id, code: third) } != nil)
-        try system.clients.removeEmail(clientId: id)
-        #expect(try system.clients.email(clientId: id) == EmailStatus(confirmed: nil, pending: nil))
+        #expect(await expectError(.invalidInput) { _ = try await system.clients.confirmEmail(clientId: id, code: third) } != nil)
+        try await system.clients.removeEmail(clientId: id)
+        #expect(try await system.clients.email(clientId: id) == EmailStatus(confirmed: nil, pending: nil))
     }
 
-    func confirmedPatient(_ system: ClinicSystem, _ login: String, _ mailer: RecordingMailer) throws -> Client {
+    func confirmedPatient(_ system: ClinicSystem, _ login: String, _ mailer: RecordingMailer) async throws -> Client {
         let client = try register(system, login)
-        try confirmEmail(system, clientId: client.id ?? 0, "\(login)@example.org", mailer: mailer)
+        try await confirmEmail(system, clientId: client.id ?? 0, "\(login)@example.org", mailer: mailer)
         return client
     }
 
-    @Test func theOutboxSendsEachMessageOnceWithTheEvent() throws {
+    @Test func theOutboxSendsEachMessageOnceWithTheEvent() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let setup = RecordingMailer()
-        let anna = try confirmedPatient(system, "anna", setup)
+        let anna = try await confirmedPatient(system, "anna", setup)
         let therapy = try department(system, "LA1", "therapy")
         let booked = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         // Refused twice: retried after the back-off, not before.
         let mailer = RecordingMailer(failures: 2)
-        var report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        var report = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         #expect(report.sent == 0 && report.retrying == 1)
-        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        report = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         #expect(report == DeliveryReport())
         clock.advance(61)
-        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        report = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         #expect(report.retrying == 1)
         clock.advance(121)
-        report = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        report = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         #expect(report.sent == 1)
-        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
+        #expect(try await system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
         let mail = try #require(mailer.messages.first?.text)
         #expect(mailer.messages.count == 1 && mailer.messages[0].to == "anna@example.org")
         #expect(mail.contains("Subject: Appointment booked: Nov 23, 2026 at 9:20 AM"))
@@ -339,17 +339,17 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(state == "sent" && attempts == 3 && reply == "250")
     }
 
-    @Test func aDeliveryIsGivenUpAfterADay() throws {
+    @Test func aDeliveryIsGivenUpAfterADay() async throws {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
-        let anna = try confirmedPatient(system, "anna", RecordingMailer())
+        let anna = try await confirmedPatient(system, "anna", RecordingMailer())
         let therapy = try department(system, "LA1", "therapy")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let down = RecordingMailer(failures: 1000)
         var failed = 0
         // 26 hours: the booking's delivery gives up; the reminders written meanwhile are younger.
         for _ in 0..<26 {
-            failed += try system.outbox.run(mailer: down, from: "clinic@example.org").failed
+            failed += try await system.outbox.run(mailer: down, from: "clinic@example.org").failed
             clock.advance(3600)
         }
         #expect(failed == 1)
@@ -358,20 +358,20 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(state == "failed" && error?.contains("451 try later") == true)
     }
 
-    @Test func noAddressNoMail() throws {
+    @Test func noAddressNoMail() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         _ = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let mailer = RecordingMailer()
-        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org") == DeliveryReport())
+        #expect(try await system.outbox.run(mailer: mailer, from: "clinic@example.org") == DeliveryReport())
         #expect(mailer.messages.isEmpty)
         // A confirmed address removed before the mail went: dropped, not sent.
-        let ben = try confirmedPatient(system, "ben", mailer)
+        let ben = try await confirmedPatient(system, "ben", mailer)
         _ = try system.appointments.createAppointment(clientId: ben.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
-        try system.clients.removeEmail(clientId: ben.id ?? 0)
+        try await system.clients.removeEmail(clientId: ben.id ?? 0)
         let before = mailer.messages.count
-        #expect(try system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
+        #expect(try await system.outbox.run(mailer: mailer, from: "clinic@example.org").sent == 0)
         #expect(mailer.messages.count == before)
     }
 

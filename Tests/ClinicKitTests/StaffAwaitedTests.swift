@@ -90,11 +90,11 @@ import Testing
     /// A clinic's cancellation texts a patient who takes reminders by text, awaited and through
     /// the synchronous `act` alike: the text's delivery is about the message written with it.
     @Test func aClinicsCancellationIsTextedToAPatientWhoTakesThem() async throws {
-        let texts = TextTests(), s = try texts.scene()
+        let texts = TextTests(), s = try await texts.scene()
         let la1 = try clinic(s.system, "LA1")
         let desk = try s.system.staff.addStaff(StaffInput(login: "desk", name: "Sam", surname: "Lee", role: .receptionist,
                                                           clinicId: try #require(la1.id), doctorId: nil, password: "staff-passphrase-77"))
-        try texts.confirm(s, s.anna, "+13035550123")
+        try await texts.confirm(s, s.anna, "+13035550123")
         func at(_ text: String) throws -> TimeInput.Parsed { try TimeInput.parse(text) }
         let first = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: try at("2026-11-24 09:00"))
         let second = try await s.system.appointments.book(clientId: s.anna, departmentId: s.therapy, at: try at("2026-11-24 10:00"))
@@ -107,7 +107,7 @@ import Testing
         _ = try synchronous()
         // Bob has no phone: his message, no text.
         _ = try await s.system.staff.act(desk, .cancel, appointmentId: try #require(third.id), reason: "Dr. Avery is ill")
-        try texts.deliver(s)
+        try await texts.deliver(s)
         let sent = s.texter.texts.dropFirst(before)
         #expect(sent.count == 2)
         #expect(sent.allSatisfy { $0.to == "+13035550123" && $0.body.hasPrefix(la1.name + " cancelled your appointment") })

@@ -323,12 +323,12 @@ func auditIsSound(_ system: ClinicSystem) throws -> Bool {
 }
 
 /// The patient's e-mail address set and confirmed by the code the outbox mailed (through `mailer`).
-func confirmEmail(_ system: ClinicSystem, clientId: Int64, _ address: String, mailer: RecordingMailer = RecordingMailer()) throws {
-    _ = try system.clients.setEmail(clientId: clientId, address: address)
-    _ = try system.outbox.run(mailer: mailer, from: "clinic@example.org")
+func confirmEmail(_ system: ClinicSystem, clientId: Int64, _ address: String, mailer: RecordingMailer = RecordingMailer()) async throws {
+    _ = try await system.clients.setEmail(clientId: clientId, address: address)
+    _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
     let mail = try #require(mailer.messages.last)
     let code = String(try #require(decodedParts(mail.text).first?.split(separator: "\r\n").first?.suffix(6)))
-    _ = try system.clients.confirmEmail(clientId: clientId, code: code)
+    _ = try await system.clients.confirmEmail(clientId: clientId, code: code)
 }
 
 /// The body of each Base64 MIME part of a mail, decoded (the text part comes first).

@@ -39,20 +39,20 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let anna: Int64, bob: Int64
     }
 
-    func scene() throws -> Scene {
+    func scene() async throws -> Scene {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         // A gateway's process has said it sends texts (the outbox with a texter does).
-        try system.outbox.noteTextGateway()
+        try await system.outbox.noteTextGateway()
         return Scene(clock: clock, system: system, therapy: therapy,
                      doctor: try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0,
                      anna: try register(system, "anna").id ?? 0, bob: try register(system, "bob").id ?? 0)
     }
 
     @discardableResult
-    func deliver(_ s: Scene) throws -> DeliveryReport {
-        try s.system.outbox.run(mailer: nil, from: "", texter: s.texter, site: site)
+    func deliver(_ s: Scene) async throws -> DeliveryReport {
+        try await s.system.outbox.run(mailer: nil, from: "", texter: s.texter, site: site)
     }
 
     /// The six digits of the last code texted to `number`.
@@ -62,10 +62,10 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     }
 
     /// A patient with `number` confirmed.
-    func confirm(_ s: Scene, _ clientId: Int64, _ number: String) throws {
-        _ = try s.system.clients.setPhone(clientId: clientId, number: number)
-        try deliver(s)
-        _ = try s.system.clients.confirmPhone(clientId: clientId, code: try code(s, to: number))
+    func confirm(_ s: Scene, _ clientId: Int64, _ number: String) async throws {
+        _ = try await s.system.clients.setPhone(clientId: clientId, number: number)
+        try await deliver(s)
+        _ = try await s.system.clients.confirmPhone(clientId: clientId, code: try code(s, to: number))
     }
 
     // MARK: Encoding and numbers
@@ -133,43 +133,43 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     /// Issue 55 (A1): codes are counted per account a day, per number a day, per network an
     /// hour and against the deployment's daily budget, in the store, so that a stranger cannot
     /// pump texts; nothing is queued for a refused code.
-    @Test func codesAreCountedPerAccountPerNumberPerNetworkAndAgainstTheDailyBudget() throws {
-        let s = try scene()
+    @Test func codesAreCountedPerAccountPerNumberPerNetworkAndAgainstTheDailyBudget() async throws {
+        let s = try await scene()
         var texted = 0
-        func ask(_ client: Int64, _ number: String, from address: String? = nil) throws {
-            _ = try s.system.clients.setPhone(clientId: client, number: number, from: address)
+        func ask(_ client: Int64, _ number: String, from address: String? = nil) async throws {
+            _ = try await s.system.clients.setPhone(clientId: client, number: number, from: address)
             texted += 1
             s.clock.advance(61)
-            try deliver(s)
+            try await deliver(s)
         }
-        for index in 0..<5 { try ask(s.anna, "+1202555014\(index)") }
-        #expect(expectError(.rateLimited) { try ask(s.anna, "+12025550149") }?.key == .codesPerDaySpent, "five a day per account")
+        for index in 0..<5 { try await ask(s.anna, "+1202555014\(index)") }
+        #expect(await expectError(.rateLimited) { try await ask(s.anna, "+12025550149") }?.key == .codesPerDaySpent, "five a day per account")
         // The same number from other accounts: five a day in all.
         let others = try (0..<6).map { try register(s.system, "pump\($0)").id ?? 0 }
-        for index in 0..<4 { try ask(others[index], "+12025550144") }
-        #expect(expectError(.rateLimited) { try ask(others[4], "+12025550144") }?.key == .codesPerDaySpent, "five a day per number")
+        for index in 0..<4 { try await ask(others[index], "+12025550144") }
+        #expect(await expectError(.rateLimited) { try await ask(others[4], "+12025550144") }?.key == .codesPerDaySpent, "five a day per number")
         // One network: ten an hour, whichever account and number (an IPv6 /64 is one network).
         s.clock.advance(3600)
-        try deliver(s)  // the gateway's server runs its outbox meanwhile
+        try await deliver(s)  // the gateway's server runs its outbox meanwhile
         let crowd = try (0..<12).map { try register(s.system, "crowd\($0)").id ?? 0 }
-        for index in 0..<10 { try ask(crowd[index], "+1303555\(1000 + index)", from: "2001:db8:1:2:\(index)::1") }
-        #expect(expectError(.rateLimited) { try ask(crowd[10], "+13035552000", from: "2001:db8:1:2::99") }?.key == .codesPerHourSpent)
-        try ask(crowd[10], "+13035552000", from: "2001:db8:1:3::1")
+        for index in 0..<10 { try await ask(crowd[index], "+1303555\(1000 + index)", from: "2001:db8:1:2:\(index)::1") }
+        #expect(await expectError(.rateLimited) { try await ask(crowd[10], "+13035552000", from: "2001:db8:1:2::99") }?.key == .codesPerHourSpent)
+        try await ask(crowd[10], "+13035552000", from: "2001:db8:1:3::1")
         #expect(texted == 5 + 4 + 11)
-        try deliver(s)
+        try await deliver(s)
         #expect(s.texter.texts.count == texted, "a refused code queued nothing")
         // A minute apart at most: a second request at once is refused, one code goes.
-        #expect(expectError(.rateLimited) { _ = try s.system.clients.setPhone(clientId: crowd[11], number: "+13035553000")
-            _ = try s.system.clients.setPhone(clientId: crowd[11], number: "+13035553001") }?.key == .phoneCodeTooSoon)
+        #expect(await expectError(.rateLimited) { _ = try await s.system.clients.setPhone(clientId: crowd[11], number: "+13035553000")
+            _ = try await s.system.clients.setPhone(clientId: crowd[11], number: "+13035553001") }?.key == .phoneCodeTooSoon)
     }
 
     /// Issue 55 (A10): six requests for a code at once (on PostgreSQL, six connections) send one
     /// code and answer the others `rate_limited`: the answer says what was done.
-    @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() throws {
-        let s = try scene()
+    @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() async throws {
+        let s = try await scene()
         let outcomes = atOnce(6) { index in _ = try s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)") }
         #expect(outcomes.sorted() == ["ok", "rate_limited", "rate_limited", "rate_limited", "rate_limited", "rate_limited"], "\(outcomes)")
-        #expect(try deliver(s).texts == 1, "one code sent")
+        #expect(try await deliver(s).texts == 1, "one code sent")
     }
 
     /// A network is counted as one: an IPv6 /64, an IPv4 address whole, and the same IPv4
@@ -183,29 +183,29 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(CodeLimits.addressKey("192.0.2.7") != CodeLimits.addressKey("192.0.2.8"))
     }
 
-    @Test func theDeploymentsDailyBudgetStopsCodesButNotReminders() throws {
+    @Test func theDeploymentsDailyBudgetStopsCodesButNotReminders() async throws {
         let clock = TestClock()
         var limits = CodeLimits()
         limits.textCodesPerDay = 2
         let system = try makeSystem(clock: clock, codeLimits: limits)
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let texter = RecordingTexter()
-        try system.outbox.noteTextGateway()
+        try await system.outbox.noteTextGateway()
         let ids = try (0..<3).map { try register(system, "budget\($0)").id ?? 0 }
-        _ = try system.clients.setPhone(clientId: ids[0], number: "+12025550140")
-        _ = try system.clients.setPhone(clientId: ids[1], number: "+12025550141")
-        #expect(expectError(.rateLimited) { _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142") }?.key
+        _ = try await system.clients.setPhone(clientId: ids[0], number: "+12025550140")
+        _ = try await system.clients.setPhone(clientId: ids[1], number: "+12025550141")
+        #expect(await expectError(.rateLimited) { _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142") }?.key
                 == .textCodeBudgetSpent)
-        _ = try system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
-        _ = try system.clients.confirmPhone(clientId: ids[0], code: String(try #require(texter.texts[0].body.firstMatch(of: /\d{6}/)).output))
+        _ = try await system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
+        _ = try await system.clients.confirmPhone(clientId: ids[0], code: String(try #require(texter.texts[0].body.firstMatch(of: /\d{6}/)).output))
         _ = try system.appointments.createAppointment(clientId: ids[0], departmentId: therapy, at: .instant(monday0920))
         clock.advance(6 * 3600)
-        #expect(try system.outbox.createReminders() == 1)
-        #expect(try system.outbox.run(mailer: nil, from: "", texter: texter, site: site).texts == 1, "a reminder is no code")
+        #expect(try await system.outbox.createReminders() == 1)
+        #expect(try await system.outbox.run(mailer: nil, from: "", texter: texter, site: site).texts == 1, "a reminder is no code")
         // A day later the budget renews.
         clock.advance(86_400)
-        _ = try system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
-        _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142")
+        _ = try await system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
+        _ = try await system.clients.setPhone(clientId: ids[2], number: "+12025550142")
     }
 
     /// Issue 55 (B11): with no gateway anywhere (no process with one said so within the hour),
@@ -229,7 +229,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try { try system.clients.phone(clientId: anna) }() == PhoneStatus(number: nil, confirmed: false, textReminders: false,
                                                                           textOffers: false, stopped: false), "nothing kept")
         // A process with a gateway runs the outbox: codes go, until it is gone for an hour.
-        _ = try system.outbox.run(mailer: nil, from: "", texter: RecordingTexter(), site: site)
+        _ = try await system.outbox.run(mailer: nil, from: "", texter: RecordingTexter(), site: site)
         #expect(try await available())
         _ = try await system.clients.setPhone(clientId: anna, number: "+12025550143")
         clock.advance(3601)
@@ -241,11 +241,11 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     /// Issue 55 (C22): two patients confirming one number at once (on PostgreSQL, two
     /// connections) are put one after the other: both are answered, no storage error, and the
     /// number ends with one of them.
-    @Test func twoPatientsConfirmingOneNumberAtOnceAreBothAnswered() throws {
-        let s = try scene()
+    @Test func twoPatientsConfirmingOneNumberAtOnceAreBothAnswered() async throws {
+        let s = try await scene()
         let number = "+12025550150"
-        for client in [s.anna, s.bob] { _ = try s.system.clients.setPhone(clientId: client, number: number) }
-        try deliver(s)
+        for client in [s.anna, s.bob] { _ = try await s.system.clients.setPhone(clientId: client, number: number) }
+        try await deliver(s)
         let codes = s.texter.texts.filter { $0.to == number }.map { String($0.body.firstMatch(of: /\d{6}/)?.output ?? "") }
         #expect(codes.count == 2)
         let outcomes = atOnce(2) { index in _ = try s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index]) }
@@ -254,13 +254,13 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(holders.count == 1, "whoever confirmed last holds the number")
     }
 
-    @Test func aNumberIsConfirmedByTheCodeTextedToItAndNothingElseGoesBefore() throws {
-        let s = try scene()
-        let pending = try s.system.clients.setPhone(clientId: s.anna, number: "+1 202 555 0143")
+    @Test func aNumberIsConfirmedByTheCodeTextedToItAndNothingElseGoesBefore() async throws {
+        let s = try await scene()
+        let pending = try await s.system.clients.setPhone(clientId: s.anna, number: "+1 202 555 0143")
         #expect(pending == PhoneStatus(number: "+12025550143", confirmed: false, textReminders: true, textOffers: true, stopped: false))
-        #expect(try deliver(s).texts == 1)
+        #expect(try await deliver(s).texts == 1)
         #expect(s.texter.texts.count == 1 && s.texter.texts[0].to == "+12025550143" && s.texter.texts[0].coding == .gsm7)
-        #expect(try deliver(s).texts == 0, "sent once")
+        #expect(try await deliver(s).texts == 0, "sent once")
         // A new code at most once a minute.
         #expect(expectError(.rateLimited) { _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143") } != nil)
 
@@ -268,99 +268,99 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                         doctorId: s.doctor)
         s.clock.advance(6 * 3600)
-        #expect(try s.system.outbox.createReminders() == 1)
-        try deliver(s)
+        #expect(try await s.system.outbox.createReminders() == 1)
+        try await deliver(s)
         #expect(s.texter.texts.count == 1, "no text to a number not confirmed")
 
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
-        try deliver(s)
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try await deliver(s)
         let code = try code(s, to: "+12025550143")
-        let confirmed = try s.system.clients.confirmPhone(clientId: s.anna, code: code)
+        let confirmed = try await s.system.clients.confirmPhone(clientId: s.anna, code: code)
         #expect(confirmed.confirmed && confirmed.number == "+12025550143")
-        #expect(try s.system.clients.phone(clientId: s.anna) == confirmed)
+        #expect(try await s.system.clients.phone(clientId: s.anna) == confirmed)
         // The number is sealed: its digits are nowhere in the row.
         let row = try #require(try storedRows(s.system, "SELECT number_sealed, number_key FROM phones").first)
         #expect(row.columns.values.allSatisfy { !$0.contains("2025550143") })
     }
 
-    @Test func aCodeGuessedTenTimesConfirmsNothingEvenTheRightOneAfterTheFifthWrong() throws {
-        let s = try scene()
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
-        try deliver(s)
+    @Test func aCodeGuessedTenTimesConfirmsNothingEvenTheRightOneAfterTheFifthWrong() async throws {
+        let s = try await scene()
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try await deliver(s)
         let right = try code(s, to: "+12025550143")
         let wrong = right == "000000" ? "111111" : "000000"
         for _ in 0..<9 {
             #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: wrong) }?.key == .phoneCodeWrong)
         }
         #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: right) } != nil)
-        #expect(try s.system.clients.phone(clientId: s.anna).confirmed == false)
+        #expect(try await s.system.clients.phone(clientId: s.anna).confirmed == false)
         #expect(expectError(.notFound) { _ = try s.system.clients.confirmPhone(clientId: s.bob, code: right) }?.key == .phoneNoPending)
     }
 
-    @Test func aCodeRunsOutAfterThirtyMinutesAndANumberConfirmedAgainMovesToWhoeverHoldsThePhone() throws {
-        let s = try scene()
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
-        try deliver(s)
+    @Test func aCodeRunsOutAfterThirtyMinutesAndANumberConfirmedAgainMovesToWhoeverHoldsThePhone() async throws {
+        let s = try await scene()
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+        try await deliver(s)
         let code = try code(s, to: "+12025550143")
         s.clock.advance(31 * 60)
         #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: code) } != nil)
 
-        try confirm(s, s.anna, "+12025550143")
-        try confirm(s, s.bob, "+12025550143")
-        #expect(try s.system.clients.phone(clientId: s.bob).confirmed)
-        #expect(try s.system.clients.phone(clientId: s.anna).number == nil, "Anna no longer has it")
+        try await confirm(s, s.anna, "+12025550143")
+        try await confirm(s, s.bob, "+12025550143")
+        #expect(try await s.system.clients.phone(clientId: s.bob).confirmed)
+        #expect(try await s.system.clients.phone(clientId: s.anna).number == nil, "Anna no longer has it")
         #expect(expectError(.notFound) { _ = try s.system.clients.updateProfile(clientId: s.anna, ProfileChanges(), texts: (false, nil)) }?
             .key == .phoneNone)
     }
 
     // MARK: What is texted
 
-    @Test func aReminderIsTextedToAConfirmedNumberUnlessThePatientSaidNo() throws {
-        let s = try scene()
-        try confirm(s, s.anna, "+12025550143")
-        try confirm(s, s.bob, "+12025550144")
-        _ = try s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: false, offers: nil))
+    @Test func aReminderIsTextedToAConfirmedNumberUnlessThePatientSaidNo() async throws {
+        let s = try await scene()
+        try await confirm(s, s.anna, "+12025550143")
+        try await confirm(s, s.bob, "+12025550144")
+        _ = try await s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: false, offers: nil))
         for patient in [s.anna, s.bob] {
             _ = try s.system.appointments.createAppointment(clientId: patient, departmentId: s.therapy,
                                                             at: .instant(patient == s.anna ? monday0920 : monday1000), doctorId: s.doctor)
         }
         s.clock.advance(6 * 3600)
-        #expect(try s.system.outbox.createReminders() == 2)
-        #expect(try deliver(s).texts == 1)
+        #expect(try await s.system.outbox.createReminders() == 2)
+        #expect(try await deliver(s).texts == 1)
         let reminder = try #require(s.texter.texts.last)
         #expect(reminder.to == "+12025550143")
         #expect(reminder.body == "Reminder: Adventist Medical Center, Nov 23, 2026 at 9:20 AM PST. Reply C to confirm or X to cancel.")
     }
 
-    @Test func aGatewayThatIsDownMeansARetryLaterAndTheTextSentOnce() throws {
-        let s = try scene()
-        _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
+    @Test func aGatewayThatIsDownMeansARetryLaterAndTheTextSentOnce() async throws {
+        let s = try await scene()
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         s.texter.fail(true)
-        let report = try deliver(s)
+        let report = try await deliver(s)
         #expect(report.retrying == 1 && report.texts == 0)
         s.texter.fail(false)
-        #expect(try deliver(s).texts == 0, "not due before its back-off")
+        #expect(try await deliver(s).texts == 0, "not due before its back-off")
         s.clock.advance(61)
-        #expect(try deliver(s).texts == 1)
+        #expect(try await deliver(s).texts == 1)
         s.clock.advance(3600)
-        #expect(try deliver(s).texts == 0)
+        #expect(try await deliver(s).texts == 0)
         #expect(s.texter.texts.count == 1)
     }
 
-    @Test func aRemindersEmailSaysWhereToCancelSoThatTheTimeCanGoToSomeoneWaiting() throws {
-        let s = try scene()
+    @Test func aRemindersEmailSaysWhereToCancelSoThatTheTimeCanGoToSomeoneWaiting() async throws {
+        let s = try await scene()
         let mailer = RecordingMailer()
-        _ = try s.system.clients.setEmail(clientId: s.anna, address: "anna@example.org")
-        _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await s.system.clients.setEmail(clientId: s.anna, address: "anna@example.org")
+        _ = try await s.system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let codeMail = try #require(mailer.messages.last)
         let codeLine = decodedParts(codeMail.text).first?.split(separator: "\r\n").first
         let code = String(try #require(codeLine).suffix(6))
-        _ = try s.system.clients.confirmEmail(clientId: s.anna, code: code)
+        _ = try await s.system.clients.confirmEmail(clientId: s.anna, code: code)
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         s.clock.advance(6 * 3600)
-        #expect(try s.system.outbox.createReminders() == 1)
-        _ = try s.system.outbox.run(mailer: mailer, from: "clinic@example.org", site: site)
+        #expect(try await s.system.outbox.createReminders() == 1)
+        _ = try await s.system.outbox.run(mailer: mailer, from: "clinic@example.org", site: site)
         let reminderMail = try #require(mailer.messages.last)
         let reminder = decodedParts(reminderMail.text).joined()
         #expect(reminder.contains("Can't come? Cancel it here, and the time goes to someone waiting for one: "
@@ -370,14 +370,14 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     // MARK: A waitlist offer and its link
 
     @Test func anOfferIsTextedWithALinkThatOpensItAndBooksOnceForThatPatient() async throws {
-        let s = try scene()
-        try confirm(s, s.bob, "+12025550144")
+        let s = try await scene()
+        try await confirm(s, s.bob, "+12025550144")
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
         #expect(try await s.system.waitlist.work() == 1)
-        #expect(try deliver(s).texts == 1)
+        #expect(try await deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         #expect(text.to == "+12025550144" && text.body.hasPrefix("Adventist Medical Center: a time is free for you, Nov 23, 2026 at 9:20 AM PST."))
         // Issue 55 (A10): until when, with the day and the zone (now is Nov 22, 12:00 UTC; 15 minutes).
@@ -433,8 +433,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
                 if awaited { return try await s.system.waitlist.work() }
                 return try { try s.system.waitlist.work() }()
             }
-            let s = try scene()
-            try confirm(s, s.bob, "+12025550144")
+            let s = try await scene()
+            try await confirm(s, s.bob, "+12025550144")
             let eve = try register(s.system, "eve").id ?? 0
             let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                      doctorId: s.doctor)
@@ -444,7 +444,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
             _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
             handled.append(try await work(s))
             var rows = [try written(s)]
-            try deliver(s)
+            try await deliver(s)
             let text = try #require(s.texter.texts.last).body
             let token = String(try #require(text.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
             #expect(try await s.system.waitlist.offer(link: token).offer.clientId == s.bob, "the link opens Bob's offer")
@@ -473,14 +473,14 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     }
 
     @Test func anOffersLinkDeclinesItOnceAndItsTimeGoesToTheNext() async throws {
-        let s = try scene()
-        try confirm(s, s.bob, "+12025550144")
+        let s = try await scene()
+        try await confirm(s, s.bob, "+12025550144")
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         let entry = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
         #expect(try await s.system.waitlist.work() == 1)
-        #expect(try deliver(s).texts == 1)
+        #expect(try await deliver(s).texts == 1)
         let text = try #require(s.texter.texts.last)
         let token = String(try #require(text.body.firstMatch(of: /\/o\/([0-9a-f]+)$/)).output.1)
         let offer = try await s.system.waitlist.offer(link: token).offer
@@ -500,17 +500,17 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob).isEmpty)
     }
 
-    @Test func aPatientWhoTakesNoOffersByTextGetsTheInboxOnly() throws {
-        let s = try scene()
-        try confirm(s, s.bob, "+12025550144")
-        _ = try s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: nil, offers: false))
+    @Test func aPatientWhoTakesNoOffersByTextGetsTheInboxOnly() async throws {
+        let s = try await scene()
+        try await confirm(s, s.bob, "+12025550144")
+        _ = try await s.system.clients.updateProfile(clientId: s.bob, ProfileChanges(), texts: (reminders: nil, offers: false))
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        #expect(try s.system.waitlist.work() == 1)
-        #expect(try deliver(s).texts == 0)
-        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+        #expect(try await s.system.waitlist.work() == 1)
+        #expect(try await deliver(s).texts == 0)
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
     }
 
     // MARK: Replies
@@ -522,8 +522,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     }
 
     @Test(arguments: [false, true]) func stopStopsTextsAnsweredOnceAndStartTurnsThemBackOn(awaited: Bool) async throws {
-        let s = try scene()
-        try confirm(s, s.anna, "+12025550143")
+        let s = try await scene()
+        try await confirm(s, s.anna, "+12025550143")
         #expect(try await Self.reply(s, awaited, "+12025550143", " stop ") == Strings.text(.textStopped, .en))
         #expect(try await Self.reply(s, awaited, "12025550143", "STOP") == nil, "answered once")
         #expect(try { try s.system.clients.phone(clientId: s.anna) }().stopped)
@@ -531,9 +531,9 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                         doctorId: s.doctor)
         s.clock.advance(6 * 3600)
-        _ = try s.system.outbox.createReminders()
+        _ = try await s.system.outbox.createReminders()
         let before = s.texter.texts.count
-        try deliver(s)
+        try await deliver(s)
         #expect(s.texter.texts.count == before, "nothing texted after STOP")
         #expect(try await Self.reply(s, awaited, "+12025550143", "Start") == Strings.text(.textStarted, .en))
         #expect(try { try s.system.clients.phone(clientId: s.anna) }().stopped == false)
@@ -541,7 +541,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     }
 
     @Test(arguments: [false, true]) func aReplyFromAnUnknownNumberIsRefusedAndChangesNothing(awaited: Bool) async throws {
-        let s = try scene()
+        let s = try await scene()
         _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
         for from in ["+12025550143", "+19995550000", "not a number", ""] {
             #expect(await expectError(.notFound) { _ = try await Self.reply(s, awaited, from, "STOP") }?.key == .textUnknownNumber,
@@ -551,8 +551,8 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     }
 
     @Test(arguments: [false, true]) func cConfirmsAndXCancelsTheNextAppointmentAndTwoAreAskedWhich(awaited: Bool) async throws {
-        let s = try scene()
-        try confirm(s, s.anna, "+12025550143")
+        let s = try await scene()
+        try await confirm(s, s.anna, "+12025550143")
         #expect(try await Self.reply(s, awaited, "+12025550143", "C") == Strings.text(.textNothingDue, .en))
         let first = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
@@ -595,9 +595,9 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         }
     }
 
-    @Test func aQuestionMarkCancelsNothingAndOneVisitIsNamedInTheSingular() throws {
-        let s = try scene()
-        try confirm(s, s.anna, "+12025550143")
+    @Test func aQuestionMarkCancelsNothingAndOneVisitIsNamedInTheSingular() async throws {
+        let s = try await scene()
+        try await confirm(s, s.anna, "+12025550143")
         let visit = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
         #expect(try s.system.texts.receive(from: "+12025550143", text: "X?") == Strings.text(.textNotUnderstood, .en))
@@ -611,13 +611,13 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
 
     /// By both paths (issue 56): the CLI's seam and a server's awaited store (`PhoneNetworkStore`).
     @Test(arguments: [false, true]) func aDeliveryReportIsRecordedOnItsTextAndNothingElse(awaited: Bool) async throws {
-        let s = try scene()
+        let s = try await scene()
         func report(_ id: Int64, _ status: Int) async throws -> TextReport {
             if awaited { return try await s.system.texts.report(deliveryId: id, status: status) }
             return try { try s.system.texts.report(deliveryId: id, status: status) }()
         }
         _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143")
-        try deliver(s)
+        try await deliver(s)
         let id = try #require(s.texter.texts.last?.deliveryId)
         #expect(try await report(id, 8) == .accepted)
         #expect(try storedRows(s.system, "SELECT report FROM deliveries WHERE id = \(id)").first?.columns == ["report": "accepted"])

@@ -204,7 +204,7 @@ import Testing
         #expect(try await w.system.clients.accessLog(clientId: olga.id).map(\.action).contains("patient.claim-code"))
         #expect(code.emailed)
         let mailer = RecordingMailer()
-        _ = try w.system.outbox.run(mailer: mailer, from: "clinic@example.org")
+        _ = try await w.system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let mail = try #require(mailer.messages.first { $0.to == "olga@example.org" })
         let body = decodedParts(mail.text).joined()
         #expect(body.contains(code.code) && body.contains("Adventist Medical Center") && body.contains("Вас зарегистрировали"),
@@ -216,7 +216,7 @@ import Testing
         let second = try await claimCode(w.desk, olga.id)
         _ = try w.system.clients.claim(code: second.code, login: "olga", password: "my-own-pass-phrase-9")
         let later = RecordingMailer()
-        _ = try w.system.outbox.run(mailer: later, from: "clinic@example.org")
+        _ = try await w.system.outbox.run(mailer: later, from: "clinic@example.org")
         #expect(!later.messages.contains { decodedParts($0.text).joined().contains(second.code) })
     }
 

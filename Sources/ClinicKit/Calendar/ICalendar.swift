@@ -7,6 +7,10 @@ public struct CalendarEvent: Sendable {
     public let specialization: String
     /// Raised by every reschedule and by the cancellation (RFC 5545 3.8.7.4).
     public let sequence: Int
+
+    public init(appointment: Appointment, clinic: Clinic, specialization: String, sequence: Int) {
+        self.appointment = appointment; self.clinic = clinic; self.specialization = specialization; self.sequence = sequence
+    }
 }
 
 /// Writes iCalendar documents: each event's start and end in its clinic's zone (`TZID`), with

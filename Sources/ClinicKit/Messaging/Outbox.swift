@@ -14,8 +14,8 @@ public struct DeliveryReport: Sendable, Equatable {
 
 /// The outbox: reminders written when due, and e-mail and texts sent from `deliveries`. A delivery is
 /// claimed (its attempt counted, and held under a lease that is also the back-off before the
-/// next attempt: `MessageWriting.claimDeliveries`) in one transaction, sent, and marked sent in
-/// the next transaction once the server has answered 250. A process that dies between the 250
+/// next attempt) and composed in one transaction (`OutboxStore.claimDelivery`), sent, and marked
+/// sent in the next transaction once the server has answered 250. A process that dies between the 250
 /// and the mark sends that message once more after the back-off, with the same `Message-ID` —
 /// the one duplicate SMTP allows (RFC 5321 6.1); a process that dies anywhere else sends
 /// nothing twice. A message not accepted within a day is given up, with the last error kept.
@@ -47,11 +47,16 @@ public final class Outbox: Sendable {
     /// Says that this process has an SMS gateway and will send texts (a server with
     /// `CLINIC_SMS_URL` at start and each outbox round, `clinic admin deliver` with it): one
     /// read, and a write at most every five minutes.
-    public func noteTextGateway() throws {
+    public func noteTextGateway() async throws {
         let now = self.now()
-        let seen = try database.reading { tx in try tx.setting(Self.textGatewayKey).flatMap { Int64($0) } }
-        guard seen.map({ now.seconds - $0 >= 300 || $0 > now.seconds }) ?? true else { return }
-        try database.writing { tx in try tx.setSetting(Self.textGatewayKey, to: String(now.seconds)) }
+        guard Self.shouldNoteTextGateway(seen: try await database.textGatewaySeen(), now: now) else { return }
+        _ = try await database.changeSetting(Self.textGatewayKey, to: String(now.seconds), prefix: Self.textGatewayKey)
+    }
+
+    /// Whether a gateway last noted at `seen` is noted again at `now`: five minutes on, or a
+    /// note from the future (a clock set back).
+    static func shouldNoteTextGateway(seen: Int64?, now: Date) -> Bool {
+        seen.map { now.seconds - $0 >= 300 || $0 > now.seconds } ?? true
     }
 
     /// Whether a process with a gateway said so within `textGatewayFreshness` (in `tx`).
@@ -71,133 +76,115 @@ public final class Outbox: Sendable {
     /// Seconds before the next attempt after `attempt` attempts: 1, 2, 4 … minutes, at most an hour.
     static func backoff(after attempt: Int) -> Int64 { min(3600, 60 << Int64(min(max(attempt - 1, 0), 6))) }
 
-    /// Reminders that are due and then the e-mail that is due (none without a mailer), at most
-    /// `limit` e-mails claimed. `shouldStop` is asked before each claim (a server shutting down
-    /// ends the round early).
+    /// Reminders that are due and then the e-mail and texts that are due (none without a mailer
+    /// or a texter), at most `limit` deliveries claimed. Each claim is a transaction of its own
+    /// (`OutboxStore.claimDelivery`), composed by `compose`; the sending (SMTP, the SMS gateway,
+    /// up to 30 s) runs on `sending` (the server's thread pool: no cooperative thread waits on a
+    /// socket), and the delivery is then marked sent or failed. `shouldStop` is asked before each
+    /// claim (a server shutting down ends the round early).
     public func run(mailer: (any Mailer)?, from: String, texter: (any TextSender)? = nil, site: String = "", limit: Int = 50,
-                    shouldStop: () -> Bool = { false }) throws -> DeliveryReport {
+                    sending: some PasswordRunner = InlinePasswordRunner(),
+                    shouldStop: () -> Bool = { false }) async throws -> DeliveryReport {
         var report = DeliveryReport()
-        if texter != nil { try noteTextGateway() }
-        report.reminders = try createReminders()
+        if texter != nil { try await noteTextGateway() }
+        report.reminders = try await createReminders()
         var channels = Set<DeliveryChannel>()
         if mailer != nil { channels.insert(.email) }
         if texter != nil { channels.insert(.text) }
         guard !channels.isEmpty else { return report }
         // Looked for in a read first: most rounds find nothing and take no writer's lock.
-        guard try database.reading({ tx in try tx.hasDueDeliveries(at: now(), channels: channels) }) else { return report }
+        guard try await database.anyDeliveryDue(at: now(), channels: channels) else { return report }
+        let textCountries = self.textCountries
         var claimed = 0
         while claimed < limit, !shouldStop() {
-            let step = try claimNext(from: from, site: site, channels: channels)
+            let now = self.now()
+            let step = try await database.claimDelivery(DeliveryClaimAsk(now: now, claimant: claimant, channels: channels)) { facts in
+                Self.compose(facts, from: from, site: site, textCountries: textCountries, now: now)
+            }
             report.failed += step.gaveUp
-            guard let claim = step.claim else { break }
+            guard let delivery = step.delivery else { break }
             claimed += 1
-            guard case .send(let delivery, let outgoing) = claim else { continue }
+            guard let outgoing = step.outgoing else { continue }
             do {
                 let reply: String
                 switch outgoing {
-                case .mail(let envelope):
+                case .mail(let to, let data):
                     guard let mailer else { continue }
-                    reply = try mailer.send(from: from, to: envelope.to, message: envelope.data)
+                    reply = try await sending.run { try mailer.send(from: from, to: to, message: data) }
                 case .text(let number, let text):
                     guard let texter else { continue }
-                    reply = try texter.send(to: number, text: text, deliveryId: delivery.id)
+                    reply = try await sending.run { try texter.send(to: number, text: text, deliveryId: delivery.id) }
                     report.texts += 1
                 }
-                try database.writing { tx in try tx.completeDelivery(delivery.id, sentAt: now(), reply: reply) }
+                try await database.markDeliverySent(delivery.id, at: self.now(), reply: reply)
                 report.sent += 1
             } catch {
                 let reason = (error as? ClinicError)?.message(in: .en) ?? String(describing: error)
-                let givingUp = now().seconds - delivery.createdAt.seconds >= Self.giveUpAfter
-                try database.writing { tx in try tx.failDelivery(delivery.id, error: String(reason.prefix(500)), givingUp: givingUp) }
+                let givingUp = self.now().seconds - delivery.createdAt.seconds >= Self.giveUpAfter
+                try await database.markDeliveryFailed(delivery.id, error: String(reason.prefix(500)), givingUp: givingUp)
                 if givingUp { report.failed += 1 } else { report.retrying += 1 }
             }
         }
         return report
     }
 
-    struct Envelope { let to: String; let data: Data }
-
     /// What starts the sealed payload of a code delivery that is a walk-in's claim code.
     static let claimCodeMark = "claim:"
 
-    enum Outgoing { case mail(Envelope), text(to: String, TextMessage) }
-
-    enum Claim { case send(ClaimedDelivery, Outgoing), dropped }
-
-    /// In one transaction: gives up the due deliveries whose day is over (`gaveUp`, how many),
-    /// then claims the next due delivery of `channels` (nil: none is due) and composes its
-    /// e-mail or text, dropping it when it has nowhere to go any more.
-    func claimNext(from: String, site: String = "", channels: Set<DeliveryChannel> = [.email]) throws -> (gaveUp: Int, claim: Claim?) {
-        let now = self.now()
-        return try database.writing { tx -> (gaveUp: Int, claim: Claim?) in
-            let gaveUp = try tx.giveUpDeliveries(dueAt: now, writtenNoLaterThan: Date(seconds: now.seconds - Self.giveUpAfter))
-            guard let delivery = try tx.claimDeliveries(limit: 1, now: now, claimant: claimant, channels: channels, leaseUntil: { attempt in
-                Date(seconds: now.seconds + Self.backoff(after: attempt))
-            }).first else { return (gaveUp, nil) }
-            let outgoing: Outgoing?
-            switch delivery.content.channel {
-            case .email: outgoing = try compose(tx, delivery, from: from, site: site, now: now).map(Outgoing.mail)
-            case .text: outgoing = try composeText(tx, delivery, site: site)
-            }
-            guard let outgoing else {
-                try tx.dropDelivery(delivery.id)
-                return (gaveUp, .dropped)
-            }
-            return (gaveUp, .send(delivery, outgoing))
+    /// A claimed delivery's e-mail or text, composed from its facts alone; nil when it has
+    /// nowhere to go any more (then it is dropped).
+    static func compose(_ facts: DeliveryFacts, from: String, site: String, textCountries: TextCountries, now: Date)
+        -> OutgoingDelivery? {
+        switch facts.delivery.content.channel {
+        case .email: composeMail(facts, from: from, site: site, now: now)
+        case .text: composeText(facts, site: site, textCountries: textCountries)
         }
     }
 
     /// The text of a claimed delivery; nil when it has nowhere to go any more: a code whose
     /// number was confirmed or changed meanwhile, a text to a number no longer confirmed, or
     /// after a STOP, or to a number outside the deployment's countries or in a premium range.
-    func composeText(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, site: String) throws -> Outgoing? {
-        guard let phone = try tx.phone(ofClient: delivery.clientId) else { return nil }
-        let sealed: Data?
-        switch delivery.content {
-        case .textCode(let code): guard !phone.confirmed else { return nil }; sealed = code
-        case .text(let body): guard phone.confirmed, !phone.stopped else { return nil }; sealed = body
+    static func composeText(_ facts: DeliveryFacts, site: String, textCountries: TextCountries) -> OutgoingDelivery? {
+        guard let phone = facts.phone, let number = facts.number, let payload = facts.payload else { return nil }
+        switch facts.delivery.content {
+        case .textCode: guard !phone.confirmed else { return nil }
+        case .text: guard phone.confirmed, !phone.stopped else { return nil }
         default: return nil
         }
-        guard let sealed else { return nil }
-        let cipher = try database.cipher(tx)
-        let body = String(decoding: try cipher.open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
-            .replacingOccurrences(of: Texts.siteMark, with: site)
-        let number = try Texts.number(phone, cipher: cipher)
         guard PhoneNumber.mobileCapable(number), textCountries.allows(number) else { return nil }
-        return .text(to: number, TextMessage(body))
+        return .text(to: number, TextMessage(payload.replacingOccurrences(of: Texts.siteMark, with: site)))
     }
 
     /// The e-mail of a claimed delivery; nil when it has nowhere to go any more (the patient
     /// removed the address or is gone, the message or the code is gone).
-    func compose(_ tx: any StoreWriting, _ delivery: ClaimedDelivery, from: String, site: String = "", now: Date) throws -> Envelope? {
-        guard let client = try database.client(tx, id: delivery.clientId) else { return nil }
+    static func composeMail(_ facts: DeliveryFacts, from: String, site: String, now: Date) -> OutgoingDelivery? {
+        guard let client = facts.client else { return nil }
         let language = client.language
-        let messageId = "delivery-\(delivery.id).\(try instance(tx))@clinic"
-        switch delivery.content {
-        case .emailCode(let sealed):
-            guard let sealed else { return nil }
-            let code = String(decoding: try database.cipher(tx).open(bytes: sealed, context: "delivery:\(delivery.id)"), as: UTF8.self)
+        let messageId = "delivery-\(facts.delivery.id).\(facts.mailInstance)@clinic"
+        func mail(to: String, subject: String, body: String, attachments: [Mail.Attachment] = []) -> OutgoingDelivery {
+            .mail(to: to, data: Mail.compose(from: from, to: to, subject: subject, body: body, messageId: messageId, date: now,
+                                             attachments: attachments))
+        }
+        switch facts.delivery.content {
+        case .emailCode:
+            guard let code = facts.payload else { return nil }
             // A walk-in's claim code goes as a code delivery too, its payload marked as such.
-            if code.hasPrefix(Self.claimCodeMark) {
+            if code.hasPrefix(claimCodeMark) {
                 guard let to = client.email, !client.hasOnlineAccount else { return nil }
-                let clinic = try client.homeClinicId.flatMap { try tx.clinic(id: $0) }?.name ?? "the clinic"
-                let arguments = [String(code.dropFirst(Self.claimCodeMark.count)), clinic, String(StaffController.claimCodeDays)]
-                return Envelope(to: to, data: Mail.compose(
-                    from: from, to: to, subject: Strings.text(.claimCodeSubject, language, arguments),
-                    body: Strings.text(.claimCodeBody, language, arguments), messageId: messageId, date: now))
+                let arguments = [String(code.dropFirst(claimCodeMark.count)), facts.homeClinicName ?? "the clinic",
+                                 String(StaffController.claimCodeDays)]
+                return mail(to: to, subject: Strings.text(.claimCodeSubject, language, arguments),
+                            body: Strings.text(.claimCodeBody, language, arguments))
             }
             guard let to = client.pendingEmail else { return nil }
-            return Envelope(to: to, data: Mail.compose(
-                from: from, to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
-                body: Strings.text(.emailCodeBody, language, [code]), messageId: messageId, date: now))
+            return mail(to: to, subject: Strings.text(.emailCodeSubject, language, [code]),
+                        body: Strings.text(.emailCodeBody, language, [code]))
         case .text, .textCode:
             return nil
-        case .message(let inboxId):
-            guard let to = client.email, let inboxId, let message = try tx.inboxMessage(inboxId) else { return nil }
+        case .message:
+            guard let to = client.email, let message = facts.message else { return nil }
             var attachments: [Mail.Attachment] = []
-            if message.kind.carriesEvent, let appointmentId = message.appointmentId,
-               let appointment = try tx.appointment(id: appointmentId),
-               let event = try CalendarEvent.load(tx, appointment) {
+            if message.kind.carriesEvent, let appointmentId = message.appointmentId, let event = facts.event {
                 let text = ICalendar.document([event], language: language, now: now)
                 attachments.append(Mail.Attachment(filename: "appointment-\(appointmentId).ics",
                                                    contentType: "text/calendar; charset=utf-8; method=PUBLISH",
@@ -208,14 +195,8 @@ public final class Outbox: Sendable {
             if message.kind == .reminder, !site.isEmpty, let appointmentId = message.appointmentId {
                 body += "\n\n" + Strings.text(.reminderCantCome, language, ["\(site)/appointments/\(appointmentId)"])
             }
-            return Envelope(to: to, data: Mail.compose(from: from, to: to, subject: message.subject, body: body,
-                                                       messageId: messageId, date: now, attachments: attachments))
+            return mail(to: to, subject: message.subject, body: body, attachments: attachments)
         }
-    }
-
-    /// A random name for this database's messages, made once: Message-IDs stay unique across installations.
-    func instance(_ tx: any StoreWriting) throws -> String {
-        try tx.mailInstance(proposing: SessionManager.newToken().prefix(16).lowercased()) ?? "clinic"
     }
 
     // MARK: Reminders
@@ -225,37 +206,44 @@ public final class Outbox: Sendable {
     /// chosen (a booking made inside the lead has its booking message), once per appointment,
     /// start and lead. A moved appointment is reminded of its new start only; a cancelled one
     /// not at all.
-    public func createReminders() throws -> Int {
-        let now = self.now()
-        // Looked for in a read first: most rounds find nothing and take no writer's lock.
-        guard try !database.reading({ tx in try Self.dueReminders(tx, now: now) }).isEmpty else { return 0 }
-        return try database.writing { tx in
-            var written = 0
-            for (appointment, lead, key) in try Self.dueReminders(tx, now: now)
-            where try Inbox.about(tx, appointment, kind: .reminder, hoursBefore: lead, dedupeKey: key, now: now) != nil {
-                written += 1
-            }
-            return written
+    public func createReminders() async throws -> Int {
+        try await database.writeReminders(ReminderAsk(now: now()))
+    }
+
+    /// The leads in hours reminders go at (0 turns one off).
+    static func reminderLeads(_ policy: BookingPolicy) -> Set<Int> {
+        Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
+    }
+
+    /// The dedupe key of a visit's reminder at a lead: per appointment, start and lead.
+    static func reminderKey(_ appointment: Appointment, lead: Int) -> String {
+        "reminder:\(appointment.id ?? 0):\(appointment.startsAt.seconds):\(lead)"
+    }
+
+    /// The reminders due at `now` among the upcoming visits (`leads` from the policy), decided on
+    /// plain facts: the shortest lead whose time has come, when the visit's time was chosen
+    /// before that lead began and its reminder at that lead is not among those `written`.
+    static func dueReminders(_ visits: [RemindableVisit], written: Set<String>, leads: Set<Int>, now: Date) -> [DueReminder] {
+        visits.compactMap { visit in
+            let appointment = visit.appointment, start = appointment.startsAt.seconds
+            guard appointment.clientId != nil, appointment.status.isActive,
+                  let lead = leads.filter({ start - Int64($0) * 3600 <= now.seconds && start > now.seconds }).min() else { return nil }
+            let key = reminderKey(appointment, lead: lead)
+            guard !written.contains(key) else { return nil }
+            let chosen = visit.chosenAt?.seconds ?? appointment.createdAt.seconds
+            guard chosen < start - Int64(lead) * 3600 else { return nil }
+            return DueReminder(appointment: appointment, lead: lead, key: key)
         }
     }
 
-    /// The reminders due now and not written yet: the appointment, the lead in hours, the dedupe key.
-    static func dueReminders(_ tx: any StoreReading, now: Date) throws -> [(Appointment, Int, String)] {
-        let policy = try BookingPolicy.load(tx)
-        let leads = Set([policy.reminderFirstHours, policy.reminderSecondHours].filter { $0 > 0 })
-        guard let longest = leads.max() else { return [] }
-        let upcoming = try tx.remindableAppointments(startingAfter: now,
-                                                     through: Date(seconds: now.seconds + Int64(longest) * 3600))
-        var due: [(Appointment, Int, String)] = []
-        for appointment in upcoming {
-            let start = appointment.startsAt.seconds
-            guard let lead = leads.filter({ start - Int64($0) * 3600 <= now.seconds }).min() else { continue }
-            let key = "reminder:\(appointment.id ?? 0):\(start):\(lead)"
-            guard try !tx.messageExists(dedupeKey: key) else { continue }
-            let chosen = try appointment.id.flatMap { try tx.slotChosenAt(ofAppointment: $0) }?.seconds ?? appointment.createdAt.seconds
-            guard chosen < start - Int64(lead) * 3600 else { continue }
-            due.append((appointment, lead, key))
+    /// A due reminder's message and text, in the patient's language (`context`: the message's,
+    /// `AppointmentMessageContext`); nil for a visit without a patient.
+    package static func reminder(_ due: DueReminder, context: AppointmentMessageContext) -> ReminderWrite? {
+        guard let message = Inbox.message(about: due.appointment, kind: .reminder, context: context, hoursBefore: due.lead),
+              let clientId = due.appointment.clientId else { return nil }
+        let text = Texts.body(about: due.appointment, kind: .reminder, context: context).map {
+            TextAsk(clientId: clientId, topic: $0.1, body: $0.0)
         }
-        return due
+        return ReminderWrite(appointment: due.appointment, dedupeKey: due.key, message: message, text: text)
     }
 }

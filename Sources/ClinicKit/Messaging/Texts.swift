@@ -33,7 +33,7 @@ enum Texts {
     typealias Topic = TextTopic
 
     /// The place in a text's body where the site's address goes when it is sent (the outbox
-    /// knows the address, `Outbox.run(linkBase:)`): a body is written before.
+    /// knows the address, `Outbox.run(site:)`): a body is written before.
     static let siteMark = "{site}"
 
     /// The key an incoming text finds its patient's number by: an HMAC of the E.164 number under

@@ -56,7 +56,7 @@ struct InProcessServer: TestServer {
         settings.textSender = textSender
         let log = LogCapture()
         let logger = Logger(label: "clinic.serve.test") { _ in log.handler }
-        let app = try ClinicServer.buildApplication(system: system, settings: settings, logger: logger) { _ in }
+        let app = try await ClinicServer.buildApplication(system: system, settings: settings, logger: logger) { _ in }
         return try await app.test(.router) { client in
             try await body(InProcessServer(client: client, folder: folder, system: system, log: log))
         }

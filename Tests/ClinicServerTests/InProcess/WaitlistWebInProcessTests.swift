@@ -71,9 +71,9 @@ import Testing
             // Bob's number, confirmed with the code the outbox texts.
             let recorder = TextRecorder()
             // This server has no gateway: the recorder below is one, and says so first.
-            try server.system.outbox.noteTextGateway()
+            try await server.system.outbox.noteTextGateway()
             #expect(try await server.send(.put, "/v1/me/phone", json: ["phone": "+12025550199"], token: bob).status == 202)
-            _ = try server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
+            _ = try await server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
             let code = try #require(recorder.sent.withLock { $0.last?.body }?.firstMatch(of: /\d{6}/)).output
             #expect(try await server.send(.post, "/v1/me/phone/confirm", json: ["code": String(code)], token: bob).status == 200)
             #expect(try await server.send(.post, "/v1/waitlist", json: ["departmentId": department], token: bob).status == 201)
@@ -85,7 +85,7 @@ import Testing
             var link: String?
             for _ in 0..<100 where link == nil {
                 try await Task.sleep(for: .milliseconds(100))
-                _ = try server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
+                _ = try await server.system.outbox.run(mailer: nil, from: "", texter: recorder, site: "http://localhost")
                 link = recorder.sent.withLock { $0.last?.body }?.firstMatch(of: #/http://localhost(/o/[0-9a-f]+)/#).map { String($0.output.1) }
             }
             let path = try #require(link, "the offer was texted with its link")

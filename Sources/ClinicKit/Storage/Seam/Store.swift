@@ -61,7 +61,8 @@ public protocol ClinicStore: AnyObject, InboxStore, SessionStore, PatientAppoint
                             AccountSecurityStore, WaitlistReadsStore, WaitlistChangesStore, ClientChangesStore, GeocodeStore,
                             NearestSearchStore, RegistrationStore, FrontDeskStore, ClinicAdminReadsStore,
                             FrontDeskReadsStore, StaffAccountsStore, PatientSearchStore, WaitlistWorkStore, FrontDeskChangesStore,
-                            ClaimStore, ClinicAdminChangesStore, PhoneNetworkStore, ProfileReadsStore, OperatorStore {
+                            ClaimStore, ClinicAdminChangesStore, PhoneNetworkStore, ProfileReadsStore, OperatorStore,
+                            OutboxStore {
     /// One read transaction (a snapshot).
     func reading<T>(_ body: (any StoreReading) throws -> T) throws -> T
     /// One write transaction: the body's changes commit together or not at all.
