@@ -68,7 +68,7 @@ extension ClinicSystem {
     public func rotateKey() throws -> Int { try fileOperations().rotateKey() }
 
     /// A secret every server of this database shares (created on first use), by name.
-    public func sharedSecret(_ name: String) throws -> [UInt8] { try database.sharedSecret(name) }
+    public func sharedSecret(_ name: String) async throws -> [UInt8] { try await database.sharedSecret(name) }
 
     /// The kept answers of idempotent requests (`Idempotency-Key`).
     public func makeIdempotencyStore() -> IdempotencyStore { IdempotencyStore(database: database) }

@@ -22,7 +22,7 @@ extension ClinicServer {
         // A server with a gateway says so before it listens, so that no patient is told "texts
         // are not available" while its first outbox round is still to come (issue 55).
         if settings.sms != nil || settings.textSender != nil { try await system.outbox.noteTextGateway() }
-        let dependencies = try makeDependencies(system: system, settings: settings)
+        let dependencies = try await makeDependencies(system: system, settings: settings)
         let router = buildRouter(dependencies)
 
         let http1 = HTTP1Channel.Configuration(
@@ -80,7 +80,7 @@ extension ClinicServer {
     /// The shared services: the blocking pool (its own `NIOThreadPool`, started here), the
     /// metrics (every appointment change of every front counted where it happens, in
     /// ClinicKit), the store's writers (group commit on SQLite), the gates and limits.
-    static func makeDependencies(system: ClinicSystem, settings: ServerSettings) throws -> ServerDependencies {
+    static func makeDependencies(system: ClinicSystem, settings: ServerSettings) async throws -> ServerDependencies {
         let threads = NIOThreadPool(numberOfThreads: max(settings.blockingThreads, settings.passwordWorkers + 2))
         threads.start()
         let pool = BlockingPool(pool: threads)
@@ -88,7 +88,7 @@ extension ClinicServer {
         system.appointments.changes.observe { operation, outcome in metrics.change(operation, outcome: outcome) }
         system.database.startWriters(maximumBatch: settings.maximumBatch, report: metrics.batch)
         return ServerDependencies(system: system, pool: pool, metrics: metrics, settings: settings,
-                                  csrfKey: SymmetricKey(data: try system.sharedSecret("web_csrf")))
+                                  csrfKey: SymmetricKey(data: try await system.sharedSecret("web_csrf")))
     }
 
     /// The router: the middleware every request passes (request log and id, language, security

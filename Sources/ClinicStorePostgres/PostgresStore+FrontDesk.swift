@@ -559,6 +559,20 @@ extension PostgresStore {
         try AuditEntry.read(try await awaitedRows(PostgresTransaction.auditSinceSQL, [since]))
     }
 
+    /// BEGIN; the setting proposed (`ON CONFLICT DO NOTHING`: another server's stays); the
+    /// setting read (a statement of its own: it sees one committed meanwhile); COMMIT.
+    public func keepSetting(_ key: String, proposing value: String) async throws -> String {
+        let sent = statementsSent
+        return try await transaction { connection, logger in
+            let tx = AwaitedConnection(connection: connection, logger: logger, sent: sent)
+            _ = try await tx.rows(PostgresTransaction.keepSettingSQL, [key, value])
+            guard let kept = try tx.value(String.self, try await tx.rows(PostgresTransaction.settingSQL, [key])) else {
+                throw ClinicError(.storage, .storageFailure, key)
+            }
+            return kept
+        }
+    }
+
     /// BEGIN; the setting written; the settings of the prefix; COMMIT.
     public func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String] {
         let sent = statementsSent

@@ -353,6 +353,9 @@ extension PostgresTransaction {
     }
 
     func keepSharedSecret(named name: String, value: String) throws {
-        try execute("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [name, value])
+        try execute(Self.keepSettingSQL, [name, value])
     }
+
+    /// Setting `$1` stored as `$2` unless it has a value.
+    static let keepSettingSQL = "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING"
 }

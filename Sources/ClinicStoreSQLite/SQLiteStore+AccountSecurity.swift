@@ -205,6 +205,16 @@ extension SQLiteStore {
         try await commit { try self.writing { tx in try PurgedFolder.purge(tx, endedBefore: endedBefore, limit: limit, audit: audit) } }
     }
 
+    public func keepSetting(_ key: String, proposing value: String) async throws -> String {
+        try await commit {
+            try self.writing { tx in
+                try tx.keepSharedSecret(named: key, value: value)
+                guard let kept = try tx.sharedSecret(named: key) else { throw ClinicError(.storage, .storageFailure, key) }
+                return kept
+            }
+        }
+    }
+
     public func auditExport(since: Date) async throws -> (entries: [AuditEntry], unreadable: [UnreadableAuditRow]) {
         try await readAwaited { tx in try AuditLog.export(tx, since: since) }
     }

@@ -100,7 +100,7 @@ import Testing
             == [true, false])
     }
 
-    @Test func sqliteIdempotencyAndSecretOperations() throws {
+    @Test func sqliteIdempotencyAndSecretOperations() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let kept = KeptResponse(fingerprint: "f", status: 201, body: Data("{}".utf8))
@@ -117,7 +117,10 @@ import Testing
             try tx.keepSharedSecret(named: "secret.test", value: "second")
         }
         #expect(try system.database.reading { tx in try tx.sharedSecret(named: "secret.test") } == "first", "the first one made stays")
-        #expect(try system.sharedSecret("web_test") == system.sharedSecret("web_test"))
+        let secret = try await system.sharedSecret("web_test")
+        #expect(try await system.sharedSecret("web_test") == secret, "made once, then read")
+        let stored = try await system.database.settings(prefix: "secret.web_test")["secret.web_test"]
+        #expect(secret.count == 32 && stored?.count == 64)
     }
 
     @Test(.sqliteOnly) func anAuditRowOutsideAManagersTransactionIsRefused() throws {

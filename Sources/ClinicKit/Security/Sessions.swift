@@ -240,20 +240,17 @@ extension ClinicStore {
     /// every process that shares the database, so that what one server signs another accepts.
     /// For keys whose loss costs nothing lasting (the web forms' CSRF tokens): whoever can
     /// read the database can read everything they protect anyway.
-    public func sharedSecret(_ name: String) throws -> [UInt8] {
+    /// A read, and a write only the first time (`OperatorStore.keepSetting`).
+    public func sharedSecret(_ name: String) async throws -> [UInt8] {
         let key = "secret." + name
-        if let stored = try reading({ tx in try tx.sharedSecret(named: key) }),
-           let bytes = Self.hexBytes(stored), bytes.count == 32 {
+        if let stored = try await settings(prefix: key)[key], let bytes = Self.hexBytes(stored), bytes.count == 32 {
             return bytes
         }
-        return try writing { tx in
-            try tx.keepSharedSecret(named: key, value: SessionManager.newToken())
-            // Another process may have made it first: its value is the one.
-            guard let stored = try tx.sharedSecret(named: key), let bytes = Self.hexBytes(stored), bytes.count == 32 else {
-                throw ClinicError(.storage, .storageFailure, key)
-            }
-            return bytes
+        // Another process may have made it first: its value is the one.
+        guard let bytes = Self.hexBytes(try await keepSetting(key, proposing: SessionManager.newToken())), bytes.count == 32 else {
+            throw ClinicError(.storage, .storageFailure, key)
         }
+        return bytes
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {

@@ -13,6 +13,9 @@ public protocol OperatorStore: Sendable {
     /// One transaction: `key` set to `value` (added or replaced), then the settings whose keys
     /// start with `prefix` as they are now.
     func changeSetting(_ key: String, to value: String, prefix: String) async throws -> [String: String]
+    /// One transaction: `key` set to `value` unless it has a value already (another process's
+    /// stays); the value it then has.
+    func keepSetting(_ key: String, proposing value: String) async throws -> String
     /// One transaction: the first `limit` appointments (by id) that ended before `endedBefore`
     /// and have files or a conversation; each one's files, messages and conversation deleted,
     /// and the audit row `audit` makes of it appended. The folders deleted.
