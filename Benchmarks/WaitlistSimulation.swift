@@ -173,7 +173,7 @@ enum WaitlistSimulation {
                 }
             }
             if waitlist {
-                try system.waitlist.work()
+                _ = try Clock.wait { try await system.waitlist.work() }
                 // New offers: when (and how) their patient answers.
                 for client in Int64(601)...680 {
                     for offer in try system.waitlist.offers(clientId: client) where !seenOffers.contains(offer.id ?? 0) {

@@ -140,24 +140,24 @@ import Testing
     }
 
     /// Bob and Carol wait at therapy; Anna's cancelled visit frees Monday 09:20 (LA), offered to Bob.
-    func scene() throws -> (clock: TestClock, system: ClinicSystem, bob: WaitlistEntry, carol: WaitlistEntry, offer: WaitlistOffer,
+    func scene() async throws -> (clock: TestClock, system: ClinicSystem, bob: WaitlistEntry, carol: WaitlistEntry, offer: WaitlistOffer,
                             therapy: Int64, doctor: Int64) {
         let clock = TestClock()
         let system = try makeSystem(clock: clock)
         let therapy = try department(system, "LA1", "therapy").id ?? 0
         let doctor = try system.departments.getDoctorsByDepartmentId(therapy)[0].id ?? 0
         let anna = try register(system, "anna").id ?? 0
-        let bob = try system.waitlist.join(clientId: try register(system, "bob").id ?? 0, .init(departmentId: therapy))
-        let carol = try system.waitlist.join(clientId: try register(system, "carol").id ?? 0, .init(departmentId: therapy))
+        let bob = try await system.waitlist.join(clientId: try register(system, "bob").id ?? 0, .init(departmentId: therapy))
+        let carol = try await system.waitlist.join(clientId: try register(system, "carol").id ?? 0, .init(departmentId: therapy))
         let visit = try system.appointments.createAppointment(clientId: anna, departmentId: therapy, at: .instant(Self.later), doctorId: doctor)
         _ = try system.appointments.cancelAppointment(visit.id ?? 0, clientId: anna)
-        _ = try system.waitlist.work()
-        let offer = try #require(try system.waitlist.offers(clientId: bob.clientId).first)
+        _ = try await system.waitlist.work()
+        let offer = try await #require(try system.waitlist.offers(clientId: bob.clientId).first)
         return (clock, system, bob, carol, offer, therapy, doctor)
     }
 
     @Test(arguments: Path.allCases) func aDeclinedOfferGoesToTheNextAndTheDeclinerWaitsAgain(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         let before = try fingerprint(s.system)
         // Refusals change nothing: another's offer, an unknown one, another's entry.
         await #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, String(s.offer.id ?? 0))) {
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func leavingWithAnOpenOfferFreesItsTimeAndEndsTheEntry(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         try await leave(s.system, s.bob.id ?? 0, s.bob.clientId, path)
         #expect(try Self.entries(s.system, s.bob.clientId).isEmpty)
         #expect(try s.system.waitlist.offer(s.offer.id ?? 0, clientId: s.bob.clientId).status == .withdrawn)
@@ -204,7 +204,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func aPausedEntryResumedIsBackInLineWithNoLapses(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         for round in 1...WaitlistEntry.lapsesToPause {
             if round > 1 {
                 let carols = try #require(try Self.offers(s.system, s.carol.clientId).first, "round \(round)")
@@ -240,7 +240,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func theFrontDeskTakesAnEntryOffWithItsOfferAndAuditsIt(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         let (here, elsewhere) = try Self.desks(s.system)
         func remove(_ member: StaffMember, _ id: Int64) async throws {
             switch path {
@@ -269,7 +269,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func anAcceptedOfferIsBookedOnceAndClosesItsEntryAndHold(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         let before = try fingerprint(s.system)
         // Refusals change nothing: another's offer, an unknown one.
         await #expect(throws: ClinicError(.notFound, .waitlistOfferNotFound, String(s.offer.id ?? 0))) {
@@ -295,7 +295,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func anOfferPastItsTimeIsRefusedAndChangesNothing(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         s.clock.advance(s.offer.expiresAt.timeIntervalSince(s.clock.now) + 1)
         let before = try fingerprint(s.system)
         await #expect(throws: ClinicError(.tooLate, .waitlistOfferLapsed)) { _ = try await accept(s.system, s.offer.id ?? 0, s.bob.clientId, path) }
@@ -326,7 +326,7 @@ import Testing
     /// An acceptance with an `Idempotency-Key` (the API's): made once, a retry replayed; a
     /// refusal kept as the refusal.
     @Test func aKeyedAcceptanceIsMadeOnceAndItsAnswerKept() async throws {
-        let s = try scene()
+        let s = try await scene()
         let store = s.system.makeIdempotencyStore()
         func keeping(_ key: String) -> AnswerKeeping<Appointment> {
             AnswerKeeping(store: store, key: key, fingerprint: "f") { outcome in
@@ -351,7 +351,7 @@ import Testing
     /// entries in the order they are offered times, with names and the note opened; one audit
     /// row per patient shown; another clinic's department refused with nothing written.
     @Test(arguments: Path.allCases) func theFrontDesksListShowsItsClinicsEntriesWithTheirAuditRows(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         let (here, elsewhere) = try Self.desks(s.system)
         _ = try await s.system.staff.changeWaitlistEntry(here, entryId: s.carol.id ?? 0, priority: 3, note: "calls after 5", requestId: nil)
         func list(_ member: StaffMember, _ department: Int64?) async throws -> [StaffWaitlistEntry] {
@@ -378,7 +378,7 @@ import Testing
     }
 
     @Test(arguments: Path.allCases) func theFrontDeskChangesAnEntrysPriorityAndNoteWithTheirAuditRows(_ path: Path) async throws {
-        let s = try scene()
+        let s = try await scene()
         let (here, elsewhere) = try Self.desks(s.system)
         func change(_ member: StaffMember, _ id: Int64, priority: Int?, note: String?) async throws -> WaitlistEntry {
             switch path {

@@ -32,24 +32,24 @@ import Testing
         try system.database.reading { tx in try Inbox.messages(tx, clientId: clientId) }
     }
 
-    @Test func aCancelledTimeGoesToTheFirstWaitingPatientHeldForThemAndAcceptingBooksIt() throws {
+    @Test func aCancelledTimeGoesToTheFirstWaitingPatientHeldForThemAndAcceptingBooksIt() async throws {
         let s = try scene()
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
-        let bobs = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        let bobs = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
         #expect(bobs.status == .waiting && bobs.firstDay == "2026-11-22" && bobs.weekdays == WaitlistEntry.everyDay)
-        #expect(try s.system.waitlist.work() == 0, "nothing freed yet")
+        #expect(try await s.system.waitlist.work() == 0, "nothing freed yet")
 
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        #expect(try s.system.waitlist.work() == 1)
-        let offers = try s.system.waitlist.offers(clientId: s.bob)
+        #expect(try await s.system.waitlist.work() == 1)
+        let offers = try await s.system.waitlist.offers(clientId: s.bob)
         #expect(offers.count == 1)
         let offer = try #require(offers.first)
         #expect(offer.startsAt == monday0920 && offer.doctorId == s.doctor && offer.entryId == bobs.id)
         #expect(offer.expiresAt == s.clock.now.addingTimeInterval(15 * 60), "booking.waitlist_offer_minutes is 15 by default")
-        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty, "one time, one offer")
-        #expect(try s.system.waitlist.entries(clientId: s.bob).first?.status == .offered)
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).isEmpty, "one time, one offer")
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).first?.status == .offered)
         let message = try #require(try messages(s.system, s.bob).first)
         #expect(message.kind == .waitlist && message.body.contains("accept \(offer.id ?? 0)"))
 
@@ -64,7 +64,7 @@ import Testing
         // Bob's own hold of another time does not release the offer's.
         _ = try s.system.appointments.holdSlot(clientId: s.bob, departmentId: s.therapy, doctorId: s.doctor,
                                                at: monday0920.addingTimeInterval(3_600))
-        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
         #expect(expectError(.slotTaken) {
             _ = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(monday0920),
                                                             doctorId: s.doctor)
@@ -72,44 +72,44 @@ import Testing
 
         // Carol cannot accept Bob's offer; Bob can, and the time is his.
         #expect(expectError(.notFound) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.carol) } != nil)
-        let appointment = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
+        let appointment = try await s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
         #expect(appointment.clientId == s.bob && appointment.startsAt == monday0920 && appointment.doctorId == s.doctor)
         #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .accepted)
-        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty, "a booked entry is done")
-        #expect(try s.system.waitlist.entries(clientId: s.carol).map(\.status) == [.waiting])
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).isEmpty, "a booked entry is done")
+        #expect(try await s.system.waitlist.entries(clientId: s.carol).map(\.status) == [.waiting])
         let twice = expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) }
         #expect(twice?.message(in: .ru) == "Это предложение уже принято: ничего не записано.", "the status in the reader's language")
         #expect(twice?.message(in: .en) == "This offer is accepted already: nothing was booked.")
     }
 
-    @Test func aDeclinedOrLapsedOfferGoesToTheNextInLineAndNeverTwiceToOneEntry() throws {
+    @Test func aDeclinedOrLapsedOfferGoesToTheNextInLineAndNeverTwiceToOneEntry() async throws {
         let s = try scene()
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         // The front desk's priority goes first; the same priority in the order of joining.
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, priority: 5), staffId: 1)
-        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, priority: 5))
-        #expect(try s.system.waitlist.entries(clientId: s.dave).first?.priority == 0, "a patient cannot raise their own priority")
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, priority: 5), staffId: 1)
+        _ = try await s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, priority: 5))
+        #expect(try await s.system.waitlist.entries(clientId: s.dave).first?.priority == 0, "a patient cannot raise their own priority")
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        try s.system.waitlist.work()
-        let first = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
-        try s.system.waitlist.decline(first.id ?? 0, clientId: s.carol)
-        #expect(try s.system.waitlist.entries(clientId: s.carol).first?.status == .waiting)
-        try s.system.waitlist.work()
-        let second = try #require(try s.system.waitlist.offers(clientId: s.bob).first, "declined: the next in line")
+        try await s.system.waitlist.work()
+        let first = try await #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        try await s.system.waitlist.decline(first.id ?? 0, clientId: s.carol)
+        #expect(try await s.system.waitlist.entries(clientId: s.carol).first?.status == .waiting)
+        try await s.system.waitlist.work()
+        let second = try await #require(try s.system.waitlist.offers(clientId: s.bob).first, "declined: the next in line")
         #expect(second.startsAt == monday0920)
         // Bob lets it lapse: 16 minutes on it is Dave's.
         s.clock.advance(16 * 60)
-        #expect(expectError(.tooLate) { _ = try s.system.waitlist.accept(second.id ?? 0, clientId: s.bob) } != nil)
-        try s.system.waitlist.work()
+        #expect(await expectError(.tooLate) { _ = try s.system.waitlist.accept(second.id ?? 0, clientId: s.bob) } != nil)
+        try await s.system.waitlist.work()
         #expect(try s.system.waitlist.offer(second.id ?? 0, clientId: s.bob).status == .lapsed)
-        let third = try #require(try s.system.waitlist.offers(clientId: s.dave).first)
+        let third = try await #require(try s.system.waitlist.offers(clientId: s.dave).first)
         #expect(third.startsAt == monday0920)
-        try s.system.waitlist.decline(third.id ?? 0, clientId: s.dave)
+        try await s.system.waitlist.decline(third.id ?? 0, clientId: s.dave)
         // Everyone has had this time once: nobody is offered it again, and it is free to book.
-        try s.system.waitlist.work()
-        for patient in [s.bob, s.carol, s.dave] { #expect(try s.system.waitlist.offers(clientId: patient).isEmpty) }
+        try await s.system.waitlist.work()
+        for patient in [s.bob, s.carol, s.dave] { #expect(try await s.system.waitlist.offers(clientId: patient).isEmpty) }
         let anyone = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         #expect(anyone.startsAt == monday0920)
@@ -133,7 +133,7 @@ import Testing
                     note)
         }
         func cancel(_ id: Int64?, _ clientId: Int64) throws { _ = try s.system.appointments.cancelAppointment(id ?? 0, clientId: clientId) }
-        func work() throws { _ = try s.system.waitlist.work() }
+        func work() async throws { _ = try await s.system.waitlist.work() }
         func join(_ clientId: Int64, _ request: WaitlistController.Request) throws { _ = try s.system.waitlist.join(clientId: clientId, request) }
         let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
@@ -144,7 +144,7 @@ import Testing
         try join(s.dave, .init(departmentId: s.therapy, appointmentId: daves.id))
         for patient in [s.anna, s.bob, s.carol, s.dave] { try await same(patient, "waiting") }
         try cancel(annas.id, s.anna)
-        try work()
+        try await work()
         #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
         for patient in [s.bob, s.carol, s.dave] { try await same(patient, "an offer open") }
         // Tuesday: Carol's last day is past; Dave's appointment cancelled: nothing comes before it.
@@ -156,41 +156,41 @@ import Testing
         for patient in [s.bob, s.carol, s.dave] { try await same(patient, "over") }
     }
 
-    @Test func anEarlierTimeMovesTheLaterAppointmentAndFreesItForTheNext() throws {
+    @Test func anEarlierTimeMovesTheLaterAppointmentAndFreesItForTheNext() async throws {
         let s = try scene()
         let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                 doctorId: s.doctor)
         let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: s.therapy, at: .instant(wednesday1000),
                                                                doctorId: s.doctor, notes: "knee")
-        let entry = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
+        let entry = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
         #expect(entry.lastDay == "2026-11-25", "an earlier time: the window ends on the appointment's day")
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
         _ = try s.system.appointments.cancelAppointment(annas.id ?? 0, clientId: s.anna)
-        try s.system.waitlist.work()
-        let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
-        let moved = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
+        try await s.system.waitlist.work()
+        let offer = try await #require(try s.system.waitlist.offers(clientId: s.bob).first)
+        let moved = try await s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob)
         #expect(moved.id == bobs.id && moved.startsAt == monday0920 && moved.notes == "knee", "the same appointment, moved")
-        #expect(try s.system.appointments.getAppointmentsByClientId(s.bob).count == 1)
+        #expect(try await s.system.appointments.getAppointmentsByClientId(s.bob).count == 1)
         // Wednesday is free now, and Carol is offered it.
-        try s.system.waitlist.work()
-        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == wednesday1000)
+        try await s.system.waitlist.work()
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).first?.startsAt == wednesday1000)
     }
 
     /// Issue 55 (A4): an "earlier time" offer goes when its appointment moves to before the
     /// offered time or ends: its time is free at once, and accepting it neither moves the visit
     /// later nor books a new one.
-    @Test func anEarlierTimeOfferIsWithdrawnWhenItsAppointmentMovesEarlierOrEnds() throws {
+    @Test func anEarlierTimeOfferIsWithdrawnWhenItsAppointmentMovesEarlierOrEnds() async throws {
         for ending in [false, true] {
             let s = try scene()
             let annas = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                     doctorId: s.doctor)
             let bobs = try s.system.appointments.createAppointment(clientId: s.bob, departmentId: s.therapy, at: .instant(wednesday1000),
                                                                    doctorId: s.doctor)
-            _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
-            _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+            _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, appointmentId: bobs.id))
+            _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
             _ = try s.system.appointments.cancelAppointment(annas.id ?? 0, clientId: s.anna)
-            try s.system.waitlist.work()
-            let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+            try await s.system.waitlist.work()
+            let offer = try await #require(try s.system.waitlist.offers(clientId: s.bob).first)
             #expect(offer.startsAt == monday0920)
             if ending {
                 _ = try s.system.appointments.cancelAppointment(bobs.id ?? 0, clientId: s.bob)
@@ -200,7 +200,7 @@ import Testing
             }
             #expect(try s.system.waitlist.offer(offer.id ?? 0, clientId: s.bob).status == .withdrawn, "ending: \(ending)")
             #expect(expectError(.invalidTransition) { _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: s.bob) } != nil)
-            let visits = try s.system.appointments.getAppointmentsByClientId(s.bob)
+            let visits = try await s.system.appointments.getAppointmentsByClientId(s.bob)
             #expect(visits.count == (ending ? 0 : 1) && visits.allSatisfy { $0.startsAt < monday0920 }, "\(visits)")
             // The time is free at once: nobody's hold stands in the way of a booking.
             let daves = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy, at: .instant(monday0920),
@@ -209,21 +209,21 @@ import Testing
         }
     }
 
-    @Test func aTimeOutsideTheEntrysDaysHoursOrWeekdaysIsNotOffered() throws {
+    @Test func aTimeOutsideTheEntrysDaysHoursOrWeekdaysIsNotOffered() async throws {
         let s = try scene()
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
         // Monday 09:20 in Los Angeles: Bob waits on Tuesdays, Carol in the afternoon, Dave from Tuesday on.
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, weekdays: [2]))
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, hoursFrom: "13:00", hoursTo: "17:00"))
-        _ = try s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, from: "2026-11-24"))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy, weekdays: [2]))
+        _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, hoursFrom: "13:00", hoursTo: "17:00"))
+        _ = try await s.system.waitlist.join(clientId: s.dave, .init(departmentId: s.therapy, from: "2026-11-24"))
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        try s.system.waitlist.work()
-        for patient in [s.bob, s.carol, s.dave] { #expect(try s.system.waitlist.offers(clientId: patient).isEmpty) }
+        try await s.system.waitlist.work()
+        for patient in [s.bob, s.carol, s.dave] { #expect(try await s.system.waitlist.offers(clientId: patient).isEmpty) }
         // Leaving takes the entry off the list.
-        let entry = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
-        try s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob)
-        #expect(try s.system.waitlist.entries(clientId: s.bob).isEmpty)
+        let entry = try await #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        try await s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob)
+        #expect(try await s.system.waitlist.entries(clientId: s.bob).isEmpty)
         #expect(expectError(.notFound) { try s.system.waitlist.leave(entry.id ?? 0, clientId: s.bob) } != nil)
     }
 
@@ -270,7 +270,7 @@ import Testing
         #expect(expectError(.notFound) { try s.system.waitlist.leave(bobs.id ?? 0, clientId: s.carol) } != nil)
     }
 
-    @Test func theFrontDeskSeesWhoWaitsPutsAPatientOnWithAPriorityAndTakesThemOff() throws {
+    @Test func theFrontDeskSeesWhoWaitsPutsAPatientOnWithAPriorityAndTakesThemOff() async throws {
         let s = try scene()
         let la1 = try clinic(s.system, "LA1").id ?? 0, la2 = try clinic(s.system, "LA2").id ?? 0
         let desk = try s.system.staff.addStaff(StaffInput(login: "desk-a", name: "Sam", surname: "Lee", role: .receptionist,
@@ -279,12 +279,12 @@ import Testing
                                                                clinicId: la2, doctorId: nil, password: "correct-horse-42"))
         let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
                                                                  doctorId: s.doctor)
-        _ = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
         // Carol phones: the desk puts her on, ahead of Bob.
-        let carols = try s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10),
+        let carols = try await s.system.staff.addToWaitlist(desk, patientLogin: "carol", .init(departmentId: s.therapy, priority: 10),
                                                       note: "Mornings only; call her mobile first")
         #expect(carols.priority == 10 && carols.staffId == desk.id)
-        #expect(try s.system.staff.waitlist(desk).first?.note == "Mornings only; call her mobile first")
+        #expect(try await s.system.staff.waitlist(desk).first?.note == "Mornings only; call her mobile first")
         #expect(try storedRows(s.system, "SELECT note FROM waitlist_entries").allSatisfy {
             !($0.columns["note"] ?? "").contains(Data("Mornings".utf8).map { String(format: "%02x", $0) }.joined())
         }, "the note is sealed")
@@ -294,31 +294,31 @@ import Testing
                                                        note: String(repeating: "x", count: 1001))
         } != nil)
         #expect(try fingerprint(s.system) == before, "a refused change changes nothing, the priority neither")
-        _ = try s.system.staff.changeWaitlistEntry(desk, entryId: carols.id ?? 0, priority: nil, note: "Afternoons too")
-        #expect(try s.system.staff.waitlist(desk).first?.note == "Afternoons too")
+        _ = try await s.system.staff.changeWaitlistEntry(desk, entryId: carols.id ?? 0, priority: nil, note: "Afternoons too")
+        #expect(try await s.system.staff.waitlist(desk).first?.note == "Afternoons too")
         #expect(expectError(.invalidInput) {
             _ = try s.system.staff.addToWaitlist(desk, patientLogin: "dave", .init(departmentId: s.therapy, priority: Int.max))
         } != nil, "a priority the database could not hold is refused, not a storage error")
         #expect(expectError(.notFound) {
             _ = try s.system.staff.addToWaitlist(elsewhere, patientLogin: "dave", .init(departmentId: s.therapy))
         } != nil, "another clinic's department")
-        let listed = try s.system.staff.waitlist(desk, departmentId: s.therapy)
+        let listed = try await s.system.staff.waitlist(desk, departmentId: s.therapy)
         #expect(listed.map(\.entry.clientId) == [s.carol, s.bob] && listed.first?.patientName == "Anna Smith")
-        #expect(try s.system.staff.waitlist(elsewhere).isEmpty, "another clinic sees nobody")
+        #expect(try await s.system.staff.waitlist(elsewhere).isEmpty, "another clinic sees nobody")
         // Bob is moved up: the freed time is his.
         let bobs = try #require(listed.last?.entry.id)
         _ = try s.system.staff.prioritizeWaitlistEntry(desk, entryId: bobs, priority: 20)
         #expect(expectError(.invalidInput) { _ = try s.system.staff.prioritizeWaitlistEntry(desk, entryId: bobs, priority: 5000) } != nil)
-        #expect(expectError(.notFound) { _ = try s.system.staff.prioritizeWaitlistEntry(elsewhere, entryId: bobs, priority: 1) } != nil)
+        #expect(await expectError(.notFound) { _ = try s.system.staff.prioritizeWaitlistEntry(elsewhere, entryId: bobs, priority: 1) } != nil)
         _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-        try s.system.waitlist.work()
-        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
-        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty)
+        try await s.system.waitlist.work()
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).isEmpty)
         // Taken off by the desk: his offer is withdrawn and goes to Carol.
-        try s.system.staff.removeFromWaitlist(desk, entryId: bobs)
-        try s.system.waitlist.work()
-        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty)
-        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920)
+        try await s.system.staff.removeFromWaitlist(desk, entryId: bobs)
+        try await s.system.waitlist.work()
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).isEmpty)
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920)
         #expect(try storedInt(s.system, "SELECT count(*) FROM audit_events WHERE action LIKE 'waitlist.%'") == 4)
     }
 
@@ -386,28 +386,28 @@ import Testing
         try await setHours(weekday: 7)
         let queued = try storedInt(s.system, "SELECT count(*) FROM waitlist_freed") ?? 0
         #expect((2 * 8)...(2 * 10) ~= queued, "two slots on each Sunday of the next 62 days: \(queued)")
-        try { try afterTheNewHours(s) }()
+        try await afterTheNewHours(s)
     }
 
     /// The rest of `newHoursAndAHoldThatRanOutFreeTimesForWhoeverWaits`, on the seam.
-    func afterTheNewHours(_ s: Scene) throws {
-        try s.system.waitlist.work()
-        let offer = try #require(try s.system.waitlist.offers(clientId: s.bob).first)
+    func afterTheNewHours(_ s: Scene) async throws {
+        try await s.system.waitlist.work()
+        let offer = try await #require(try s.system.waitlist.offers(clientId: s.bob).first)
         let la = try #require(TimeZone(identifier: "America/Los_Angeles"))
         let local = LocalDateTime.of(offer.startsAt, in: la)
         #expect(local.weekday == 7 && local.minuteOfDay >= 600 && local.minuteOfDay < 660, "\(local.dayText) \(local.minuteOfDay)")
-        try s.system.waitlist.decline(offer.id ?? 0, clientId: s.bob)
-        _ = try s.system.waitlist.work()
-        try s.system.waitlist.leave(try #require(try s.system.waitlist.entries(clientId: s.bob).first?.id), clientId: s.bob)
+        try await s.system.waitlist.decline(offer.id ?? 0, clientId: s.bob)
+        _ = try await s.system.waitlist.work()
+        try await s.system.waitlist.leave(try #require(try s.system.waitlist.entries(clientId: s.bob).first?.id), clientId: s.bob)
 
         // A patient's hold that runs out frees its time for whoever waits.
-        let carols = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
+        let carols = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy, to: "2026-11-23"))
         let hold = try s.system.appointments.holdSlot(clientId: s.dave, departmentId: s.therapy, doctorId: s.doctor, at: monday0920)
-        #expect(try s.system.waitlist.work() >= 0)
-        #expect(try s.system.waitlist.offers(clientId: s.carol).isEmpty, "held, not free")
+        #expect(try await s.system.waitlist.work() >= 0)
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).isEmpty, "held, not free")
         s.clock.advance(301)
-        #expect(try s.system.waitlist.work() >= 1)
-        let carolsOffer = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        #expect(try await s.system.waitlist.work() >= 1)
+        let carolsOffer = try await #require(try s.system.waitlist.offers(clientId: s.carol).first)
         #expect(carolsOffer.startsAt == hold.startsAt && carolsOffer.entryId == carols.id)
     }
 
@@ -433,17 +433,17 @@ import Testing
     /// Issue 55 (A2): a decline and an accept of one offer at once (on PostgreSQL, two
     /// connections): the first answer wins and the other is `invalid_transition`; the offer
     /// ends as the one that was answered "yes" says, never declined and booked both.
-    @Test func aDeclineAndAnAcceptAtOnceHaveOneWinnerAndTheLoserIsTold() throws {
+    @Test func aDeclineAndAnAcceptAtOnceHaveOneWinnerAndTheLoserIsTold() async throws {
         let s = try scene()
         for round in 0..<4 {
             let start = monday0920.addingTimeInterval(TimeInterval(round * 20 * 60))
             let booked = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(start),
                                                                      doctorId: s.doctor)
             let waiting = try register(s.system, "racer\(round)").id ?? 0
-            _ = try s.system.waitlist.join(clientId: waiting, .init(departmentId: s.therapy))
+            _ = try await s.system.waitlist.join(clientId: waiting, .init(departmentId: s.therapy))
             _ = try s.system.appointments.cancelAppointment(booked.id ?? 0, clientId: s.anna)
-            #expect(try s.system.waitlist.work() >= 1)
-            let offer = try #require(try s.system.waitlist.offers(clientId: waiting).first)
+            #expect(try await s.system.waitlist.work() >= 1)
+            let offer = try await #require(try s.system.waitlist.offers(clientId: waiting).first)
             let result = atOnce(2) { index in
                 if index == 0 { try s.system.waitlist.decline(offer.id ?? 0, clientId: waiting) } else {
                     _ = try s.system.waitlist.accept(offer.id ?? 0, clientId: waiting)
@@ -452,7 +452,7 @@ import Testing
             #expect(Set(result) == ["ok", "invalid_transition"], "round \(round) (decline, accept): \(result)")
             let status = try s.system.waitlist.offer(offer.id ?? 0, clientId: waiting).status
             #expect(status == (result[1] == "ok" ? .accepted : .declined), "round \(round): \(result), \(status)")
-            let visits = try s.system.appointments.getAppointmentsByClientId(waiting)
+            let visits = try await s.system.appointments.getAppointmentsByClientId(waiting)
             #expect(visits.count == (status == .accepted ? 1 : 0), "round \(round)")
         }
     }
@@ -460,48 +460,48 @@ import Testing
     /// Issue 55 (A3): an entry whose offer lapses goes to the back of its line; after two lapses
     /// it is paused (no time offered to it, nobody's time held for it) until its patient
     /// resumes it.
-    @Test func anUnansweredOfferSendsItsEntryBackAndTwoPauseIt() throws {
+    @Test func anUnansweredOfferSendsItsEntryBackAndTwoPauseIt() async throws {
         let s = try scene()
-        func freed(_ start: Date) throws {
+        func freed(_ start: Date) async throws {
             let visit = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(start),
                                                                     doctorId: s.doctor)
             _ = try s.system.appointments.cancelAppointment(visit.id ?? 0, clientId: s.anna)
-            try s.system.waitlist.work()
+            try await s.system.waitlist.work()
         }
-        func lapse() throws {
+        func lapse() async throws {
             s.clock.advance(16 * 60)
-            try s.system.waitlist.work()
+            try await s.system.waitlist.work()
         }
-        let bobs = try s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
-        _ = try s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
-        try freed(monday0920)
-        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920, "Bob joined first")
-        try lapse()
-        let carols = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
-        try s.system.waitlist.decline(carols.id ?? 0, clientId: s.carol)
+        let bobs = try await s.system.waitlist.join(clientId: s.bob, .init(departmentId: s.therapy))
+        _ = try await s.system.waitlist.join(clientId: s.carol, .init(departmentId: s.therapy))
+        try await freed(monday0920)
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920, "Bob joined first")
+        try await lapse()
+        let carols = try await #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        try await s.system.waitlist.decline(carols.id ?? 0, clientId: s.carol)
         // The next time: Carol first now, Bob having gone to the back of the line.
-        try freed(monday0920.addingTimeInterval(40 * 60))
-        #expect(try s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920.addingTimeInterval(40 * 60))
-        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty)
-        let second = try #require(try s.system.waitlist.offers(clientId: s.carol).first)
-        _ = try s.system.waitlist.accept(second.id ?? 0, clientId: s.carol)
+        try await freed(monday0920.addingTimeInterval(40 * 60))
+        #expect(try await s.system.waitlist.offers(clientId: s.carol).first?.startsAt == monday0920.addingTimeInterval(40 * 60))
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).isEmpty)
+        let second = try await #require(try s.system.waitlist.offers(clientId: s.carol).first)
+        _ = try await s.system.waitlist.accept(second.id ?? 0, clientId: s.carol)
         // Bob's second lapse pauses his entry: a third time is held for nobody.
-        try freed(monday0920.addingTimeInterval(80 * 60))
-        #expect(try s.system.waitlist.offers(clientId: s.bob).count == 1)
-        try lapse()
-        let paused = try #require(try s.system.waitlist.entries(clientId: s.bob).first)
+        try await freed(monday0920.addingTimeInterval(80 * 60))
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).count == 1)
+        try await lapse()
+        let paused = try await #require(try s.system.waitlist.entries(clientId: s.bob).first)
         #expect(paused.isPaused && paused.lapses == 2 && WaitlistEntryJSON(paused).paused)
-        try freed(monday0920.addingTimeInterval(120 * 60))
-        #expect(try s.system.waitlist.offers(clientId: s.bob).isEmpty, "paused: nothing offered")
+        try await freed(monday0920.addingTimeInterval(120 * 60))
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).isEmpty, "paused: nothing offered")
         let walkIn = try s.system.appointments.createAppointment(clientId: s.dave, departmentId: s.therapy,
                                                                  at: .instant(monday0920.addingTimeInterval(120 * 60)), doctorId: s.doctor)
         #expect(walkIn.clientId == s.dave, "and the time is free for anyone at once")
         // Bob says he still wants a time: back in line, and offered the next one.
-        let resumed = try s.system.waitlist.resume(bobs.id ?? 0, clientId: s.bob)
+        let resumed = try await s.system.waitlist.resume(bobs.id ?? 0, clientId: s.bob)
         #expect(!resumed.isPaused && resumed.lapses == 0)
         #expect(expectError(.notFound) { _ = try s.system.waitlist.resume(bobs.id ?? 0, clientId: s.carol) } != nil)
-        try freed(monday0920.addingTimeInterval(140 * 60))
-        #expect(try s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920.addingTimeInterval(140 * 60))
+        try await freed(monday0920.addingTimeInterval(140 * 60))
+        #expect(try await s.system.waitlist.offers(clientId: s.bob).first?.startsAt == monday0920.addingTimeInterval(140 * 60))
     }
 
     /// Issue 55 (A3): the front desk can always book a time an offer holds; the offer is

@@ -166,9 +166,9 @@ import Testing
                 let visit = try system.appointments.createAppointment(clientId: boris, departmentId: therapy, at: .instant(slot.start),
                                                                       doctorId: slot.doctorId)
                 _ = try system.appointments.cancelAppointment(visit.id ?? 0, clientId: boris)
-                _ = try system.waitlist.work()
                 return entry
             }
+            _ = try await system.waitlist.work()
             let offer = try #require(try await system.waitlist.offers(clientId: anna).first)
             #expect(offer.holdId != nil)
             // Declined: BEGIN, the offer locked with its entry's status, the offer closed, its

@@ -9,23 +9,7 @@ extension WaitlistController {
     /// the next in line), then offers each queued freed time to the first waiting entry it fits,
     /// one transaction per time (on a shared store several servers do this at once, each time
     /// taken by one). Returns how many lapses and freed times it handled (at most about `limit`).
-    /// Cheap when there is nothing to do: one read. The CLI's path; a server awaits `work`.
-    @discardableResult
-    public func work(limit: Int = 100) throws -> Int {
-        let now = self.now()
-        guard try database.reading({ try $0.hasWaitlistWork(at: now) }) else { return 0 }
-        var handled = try database.writing { tx in
-            let decision = Self.closingLapsed(try Self.lapsed(tx, at: now, limit: limit), now: now)
-            try decision.apply(tx)
-            return decision.result
-        }
-        let rules = FreedTimeRules(now: now)
-        while handled < limit, try database.writing({ tx in try rules.run(tx).taken }) { handled += 1 }
-        return handled
-    }
-
-    /// `work` awaited: the read, the lapses' transaction, then one transaction per freed time
-    /// (`WaitlistWorkStore`), the same decisions.
+    /// Cheap when there is nothing to do: one read (`WaitlistWorkStore`).
     @discardableResult
     public func work(limit: Int = 100) async throws -> Int {
         let now = self.now()
