@@ -74,13 +74,13 @@ import Testing
     /// A name no account can have (a NUL, a control character, over 64 characters) is a wrong
     /// password on every store, for patients and staff alike, and nothing is counted for it:
     /// PostgreSQL cannot even compare a text holding a NUL (a fuzzer's 500 before).
-    @Test func aLoginNoAccountCanHaveIsAWrongPasswordOnEveryStore() throws {
+    @Test func aLoginNoAccountCanHaveIsAWrongPasswordOnEveryStore() async throws {
         let system = try makeSystem()
         _ = try register(system, "anna")
         for login in ["\u{0}", "anna\u{0}", "an\u{7}na", "an\nna", String(repeating: "a", count: 65)] {
             #expect(expectError(.invalidCredentials) { _ = try system.clients.logIn(login: login, password: "correct-horse-42") } != nil)
             #expect(expectError(.invalidCredentials) { _ = try system.staff.logIn(login: login, password: "correct-horse-42") } != nil)
-            #expect(try system.clients.isLoginTaken(login) == false)
+            #expect(try await system.clients.isLoginTaken(login) == false)
             #expect(expectError(.notFound) { _ = try system.clients.getUserByLogin(login) } != nil)
         }
         #expect(try storedInt(system, "SELECT count(*) FROM login_attempts") == 0)

@@ -186,14 +186,7 @@ extension StaffController {
     /// Whether the patient of an appointment at the member's clinic hears of a change: they have
     /// an online account (its inbox) or a confirmed e-mail address (the inbox's messages are
     /// e-mailed). A walk-in with neither is not told, and the front desk's pages say so (issue 46).
-    /// Nothing personal is returned.
-    public func patientIsTold(_ member: StaffMember, appointmentId: Int64) throws -> Bool {
-        try Self.isTold(try database.reading { tx in
-            try DeskAppointment.read(tx, store: database, id: appointmentId, withPatient: true)
-        }, appointmentId, member)
-    }
-
-    /// `patientIsTold` as the store's one awaited read (issue 56), what a server runs.
+    /// Nothing personal is returned. The store's one awaited read (issue 56).
     public func patientIsTold(_ member: StaffMember, appointmentId: Int64) async throws -> Bool {
         try Self.isTold(try await database.deskAppointment(id: appointmentId, withPatient: true), appointmentId, member)
     }

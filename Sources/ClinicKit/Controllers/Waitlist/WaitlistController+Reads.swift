@@ -15,7 +15,8 @@ extension WaitlistController {
         Self.shown(try await database.patientWaitlist(clientId: clientId), now: now()).offers
     }
 
-    /// `overview` awaited: the entries and offers, and the department and clinic of each.
+    /// The patient's `Overview`, in one snapshot: the entries and offers, and the department and
+    /// clinic of each.
     public func overview(clientId: Int64) async throws -> Overview {
         let (entries, offers) = Self.shown(try await database.patientWaitlist(clientId: clientId), now: now())
         let places = try await database.departmentsWithClinics(

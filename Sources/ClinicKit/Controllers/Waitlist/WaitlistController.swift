@@ -164,19 +164,6 @@ public final class WaitlistController: Sendable {
         public let places: [Int64: (department: Department, clinic: Clinic)]
     }
 
-    /// The patient's `Overview`, in one snapshot.
-    public func overview(clientId: Int64) throws -> Overview {
-        let now = self.now()
-        return try database.reading { tx in
-            let (entries, offers) = Self.shown(try PatientWaitlistFacts.read(tx, clientId: clientId), now: now)
-            var places: [Int64: (department: Department, clinic: Clinic)] = [:]
-            for departmentId in Set(entries.map(\.departmentId) + offers.map(\.departmentId)) {
-                places[departmentId] = try appointments.departmentAndClinic(tx, departmentId)
-            }
-            return Overview(entries: entries, offers: offers, places: places)
-        }
-    }
-
     /// The patient's entries that are still waiting (or offered a time), by id; one whose
     /// last day is past, or whose appointment is gone, is not shown (`join` ends it).
     public func entries(clientId: Int64) throws -> [WaitlistEntry] {
