@@ -2,37 +2,32 @@ import Foundation
 import Testing
 @testable import ClinicKit
 
-/// A patient's keys to their account (issue 56: `AccountSecurityStore`), on both stores and by
-/// both paths, the synchronous seam's and the awaited one: the private calendar address,
+/// A patient's keys to their account (issue 56: `AccountSecurityStore`), on both stores, by the
+/// awaited path (the synchronous seam's is gone): the private calendar address,
 /// "sign out everywhere else" and the password change, with what they renew and tell.
 @Suite struct AwaitedAccountSecurityTests {
     enum Path: String, CaseIterable, CustomTestStringConvertible {
-        case seam, awaited
+        case awaited
         var testDescription: String { rawValue }
     }
 
     let passwords = InlinePasswordRunner()
 
-    /// A synchronous call, made where no async overload can be chosen for it.
-    static func seam<T>(_ body: () throws -> T) throws -> T { try body() }
 
     func calendarToken(_ system: ClinicSystem, _ id: Int64, rotate: Bool = false, _ path: Path) async throws -> String {
         switch path {
-        case .seam: try Self.seam { try system.clients.calendarToken(clientId: id, rotate: rotate) }
         case .awaited: try await system.clients.calendarToken(clientId: id, rotate: rotate)
         }
     }
 
     func existing(_ system: ClinicSystem, _ id: Int64, _ path: Path) async throws -> String? {
         switch path {
-        case .seam: try Self.seam { try system.clients.existingCalendarToken(clientId: id) }
         case .awaited: try await system.clients.existingCalendarToken(clientId: id)
         }
     }
 
     func endOthers(_ system: ClinicSystem, _ id: Int64, keeping token: String?, _ path: Path) async throws -> Int {
         switch path {
-        case .seam: try Self.seam { try system.clients.endOtherSessions(clientId: id, keeping: token) }
         case .awaited: try await system.clients.endOtherSessions(clientId: id, keeping: token)
         }
     }
@@ -40,7 +35,6 @@ import Testing
     func changePassword(_ system: ClinicSystem, _ id: Int64, old: String, new: String, confirm: String? = nil,
                         keeping token: String?, _ path: Path) async throws {
         switch path {
-        case .seam: try system.clients.changePassword(clientId: id, old: old, new: new, confirmNew: confirm, keeping: token)
         case .awaited:
             try await system.clients.changePassword(clientId: id, old: old, new: new, confirmNew: confirm, keeping: token,
                                                     passwords: passwords)
@@ -57,8 +51,7 @@ import Testing
         #expect(try await existing(system, anna, path) == nil)
         let token = try await calendarToken(system, anna, path)
         #expect(try await calendarToken(system, anna, path) == token, "the one there is")
-        let bySeam = try await existing(system, anna, .seam), awaited = try await existing(system, anna, .awaited)
-        #expect(bySeam == token && awaited == token)
+        #expect(try await existing(system, anna, .awaited) == token)
         #expect(try system.clients.calendarFeed(token: token).contains("BEGIN:VCALENDAR"))
         #expect(try fingerprint(system).contains(token) == false, "sealed, and found by its hash")
 
@@ -69,7 +62,6 @@ import Testing
         #expect(try system.clients.calendarFeed(token: rotated).contains("BEGIN:VCALENDAR"))
 
         switch path {
-        case .seam: try Self.seam { try system.clients.revokeCalendarToken(clientId: anna) }
         case .awaited: try await system.clients.revokeCalendarToken(clientId: anna)
         }
         #expect(try await existing(system, anna, path) == nil)
@@ -179,12 +171,11 @@ import Testing
         let texts = TextTests(), s = try await texts.scene()
         try await texts.confirm(s, s.anna, "+13035550123")
         s.clock.advance(61) // past the minute between two codes
-        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: "+13035550199") }
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+13035550199")
         let pending = "SELECT count(*) FROM deliveries WHERE state = 'pending' AND purpose IN ('text', 'text_code')"
         #expect(try storedInt(s.system, pending) == 1, "the new number's code waits")
         func remove(_ id: Int64) async throws {
             switch path {
-            case .seam: try Self.seam { try s.system.clients.removePhone(clientId: id) }
             case .awaited: try await s.system.clients.removePhone(clientId: id)
             }
         }
@@ -204,13 +195,12 @@ import Testing
         let texts = TextTests(), s = try await texts.scene()
         func confirm(_ id: Int64, _ code: String) async throws -> PhoneStatus {
             switch path {
-            case .seam: try Self.seam { try s.system.clients.confirmPhone(clientId: id, code: code) }
             case .awaited: try await s.system.clients.confirmPhone(clientId: id, code: code)
             }
         }
         let number = "+12025550143"
         try await texts.confirm(s, s.bob, number)
-        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.anna, number: number) }
+        _ = try await s.system.clients.setPhone(clientId: s.anna, number: number)
         try await texts.deliver(s)
         let right = try texts.code(s, to: number)
         let wrong = right == "000000" ? "111111" : "000000"
@@ -232,7 +222,7 @@ import Testing
 
         // Five wrong guesses, and the right code no longer confirms.
         s.clock.advance(61)
-        _ = try Self.seam { try s.system.clients.setPhone(clientId: s.bob, number: "+12025550144") }
+        _ = try await s.system.clients.setPhone(clientId: s.bob, number: "+12025550144")
         try await texts.deliver(s)
         let bobs = try texts.code(s, to: "+12025550144")
         for _ in 0..<5 {
@@ -249,7 +239,6 @@ import Testing
         let texts = TextTests(), s = try await texts.scene()
         func set(_ id: Int64, _ number: String, from: String? = nil) async throws -> PhoneStatus {
             switch path {
-            case .seam: try Self.seam { try s.system.clients.setPhone(clientId: id, number: number, from: from) }
             case .awaited: try await s.system.clients.setPhone(clientId: id, number: number, from: from)
             }
         }
@@ -334,19 +323,16 @@ import Testing
         }
         func confirm(_ id: Int64, _ code: String) async throws -> EmailStatus {
             switch path {
-            case .seam: try Self.seam { try system.clients.confirmEmail(clientId: id, code: code) }
             case .awaited: try await system.clients.confirmEmail(clientId: id, code: code)
             }
         }
         func remove(_ id: Int64) async throws {
             switch path {
-            case .seam: try Self.seam { try system.clients.removeEmail(clientId: id) }
             case .awaited: try await system.clients.removeEmail(clientId: id)
             }
         }
         func set(_ id: Int64, _ address: String, from: String? = nil) async throws -> EmailStatus {
             switch path {
-            case .seam: try Self.seam { try system.clients.setEmail(clientId: id, address: address, from: from) }
             case .awaited: try await system.clients.setEmail(clientId: id, address: address, from: from)
             }
         }

@@ -262,11 +262,11 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         let system = try makeSystem(clock: clock)
         let anna = try register(system, "anna")
         let id = anna.id ?? 0
-        #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "not an address") } != nil)
-        #expect(expectError(.invalidInput) { _ = try system.clients.setEmail(clientId: id, address: "a@b") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await system.clients.setEmail(clientId: id, address: "not an address") } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await system.clients.setEmail(clientId: id, address: "a@b") } != nil)
         #expect(await expectError(.notFound) { _ = try await system.clients.confirmEmail(clientId: id, code: "123456") } != nil)
         _ = try await system.clients.setEmail(clientId: id, address: "anna@example.org")
-        #expect(await expectError(.rateLimited) { _ = try system.clients.setEmail(clientId: id, address: "anna@example.org") } != nil)
+        #expect(await expectError(.rateLimited) { _ = try await system.clients.setEmail(clientId: id, address: "anna@example.org") } != nil)
         let mailer = RecordingMailer()
         _ = try await system.outbox.run(mailer: mailer, from: "clinic@example.org")
         let codeMail = try #require(mailer.messages.first)
@@ -458,26 +458,26 @@ final class RecordingMailer: Mailer, @unchecked Sendable {
         #expect(others != nil && others == expectError(.forbidden) { _ = try system.appointments.calendarFile(a.id ?? 0, clientId: ben.id ?? 0) })
     }
 
-    @Test func theCalendarAddressIsPrivateAndRevocable() throws {
+    @Test func theCalendarAddressIsPrivateAndRevocable() async throws {
         let system = try makeSystem()
         let anna = try register(system, "anna")
         let therapy = try department(system, "LA1", "therapy")
         let a = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday0920)
         let b = try system.appointments.createAppointment(clientId: anna.id ?? 0, departmentId: therapy.id ?? 0, at: monday1000)
         _ = try system.appointments.cancelAppointment(b.id ?? 0, clientId: anna.id ?? 0)
-        let token = try system.clients.calendarToken(clientId: anna.id ?? 0)
-        #expect(try system.clients.calendarToken(clientId: anna.id ?? 0) == token)
+        let token = try await system.clients.calendarToken(clientId: anna.id ?? 0)
+        #expect(try await system.clients.calendarToken(clientId: anna.id ?? 0) == token)
         let feed = try system.clients.calendarFeed(token: token)
         #expect(feed.components(separatedBy: "BEGIN:VEVENT").count == 3)
         #expect(feed.contains("UID:" + ICalendar.uid(a)) && feed.contains("STATUS:CANCELLED"))
         // Only its hash can be looked up; the token itself is sealed.
         #expect(try fingerprint(system).contains(token) == false)
-        let rotated = try system.clients.calendarToken(clientId: anna.id ?? 0, rotate: true)
+        let rotated = try await system.clients.calendarToken(clientId: anna.id ?? 0, rotate: true)
         #expect(rotated != token)
         #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: token) } != nil)
         #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: "") } != nil)
         #expect(try system.clients.calendarFeed(token: rotated).contains("BEGIN:VEVENT"))
-        try system.clients.revokeCalendarToken(clientId: anna.id ?? 0)
+        try await system.clients.revokeCalendarToken(clientId: anna.id ?? 0)
         #expect(expectError(.notFound) { _ = try system.clients.calendarFeed(token: rotated) } != nil)
     }
 }

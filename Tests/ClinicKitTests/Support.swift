@@ -251,6 +251,27 @@ func atOnce(_ count: Int, _ body: @Sendable (Int) throws -> Void) -> [String] {
     return (0..<count).map { outcomes.current[$0] ?? "" }
 }
 
+/// `atOnce` of an awaited body: each in a task of its own, all started together.
+func atOnceAwaited(_ count: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async -> [String] {
+    await withTaskGroup(of: (Int, String).self) { group in
+        for index in 0..<count {
+            group.addTask {
+                do {
+                    try await body(index)
+                    return (index, "ok")
+                } catch let error as ClinicError {
+                    return (index, error.code.rawValue)
+                } catch {
+                    return (index, "\(error)")
+                }
+            }
+        }
+        var outcomes: [Int: String] = [:]
+        for await (index, outcome) in group { outcomes[index] = outcome }
+        return (0..<count).map { outcomes[$0] ?? "" }
+    }
+}
+
 /// `expectError` of an awaited body.
 func expectError(_ code: ClinicError.Code, _ body: () async throws -> Void) async -> ClinicError? {
     do {

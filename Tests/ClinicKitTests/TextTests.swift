@@ -167,7 +167,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
     /// code and answer the others `rate_limited`: the answer says what was done.
     @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() async throws {
         let s = try await scene()
-        let outcomes = atOnce(6) { index in _ = try s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)") }
+        let outcomes = await atOnceAwaited(6) { index in _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+1202555016\(index)") }
         #expect(outcomes.sorted() == ["ok", "rate_limited", "rate_limited", "rate_limited", "rate_limited", "rate_limited"], "\(outcomes)")
         #expect(try await deliver(s).texts == 1, "one code sent")
     }
@@ -194,7 +194,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let ids = try (0..<3).map { try register(system, "budget\($0)").id ?? 0 }
         _ = try await system.clients.setPhone(clientId: ids[0], number: "+12025550140")
         _ = try await system.clients.setPhone(clientId: ids[1], number: "+12025550141")
-        #expect(await expectError(.rateLimited) { _ = try system.clients.setPhone(clientId: ids[2], number: "+12025550142") }?.key
+        #expect(await expectError(.rateLimited) { _ = try await system.clients.setPhone(clientId: ids[2], number: "+12025550142") }?.key
                 == .textCodeBudgetSpent)
         _ = try await system.outbox.run(mailer: nil, from: "", texter: texter, site: site)
         _ = try await system.clients.confirmPhone(clientId: ids[0], code: String(try #require(texter.texts[0].body.firstMatch(of: /\d{6}/)).output))
@@ -222,7 +222,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         }
         let anna = try register(system, "anna").id ?? 0
         #expect(try await !available())
-        #expect(expectError(.textsUnavailable) { _ = try system.clients.setPhone(clientId: anna, number: "+12025550143") } != nil)
+        #expect(await expectError(.textsUnavailable) { _ = try await system.clients.setPhone(clientId: anna, number: "+12025550143") } != nil)
         await #expect(throws: ClinicError(.textsUnavailable, .textsUnavailable)) {
             _ = try await system.clients.setPhone(clientId: anna, number: "+12025550143")
         }
@@ -248,7 +248,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         try await deliver(s)
         let codes = s.texter.texts.filter { $0.to == number }.map { String($0.body.firstMatch(of: /\d{6}/)?.output ?? "") }
         #expect(codes.count == 2)
-        let outcomes = atOnce(2) { index in _ = try s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index]) }
+        let outcomes = await atOnceAwaited(2) { index in _ = try await s.system.clients.confirmPhone(clientId: index == 0 ? s.anna : s.bob, code: codes[index]) }
         #expect(outcomes == ["ok", "ok"], "\(outcomes)")
         let holders = try [s.anna, s.bob].filter { try s.system.clients.phone(clientId: $0).confirmed }
         #expect(holders.count == 1, "whoever confirmed last holds the number")
@@ -262,7 +262,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         #expect(s.texter.texts.count == 1 && s.texter.texts[0].to == "+12025550143" && s.texter.texts[0].coding == .gsm7)
         #expect(try await deliver(s).texts == 0, "sent once")
         // A new code at most once a minute.
-        #expect(expectError(.rateLimited) { _ = try s.system.clients.setPhone(clientId: s.anna, number: "+12025550143") } != nil)
+        #expect(await expectError(.rateLimited) { _ = try await s.system.clients.setPhone(clientId: s.anna, number: "+12025550143") } != nil)
 
         // Before it is confirmed, a reminder is not texted.
         _ = try s.system.appointments.createAppointment(clientId: s.anna, departmentId: s.therapy, at: .instant(monday0920),
@@ -290,11 +290,11 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         let right = try code(s, to: "+12025550143")
         let wrong = right == "000000" ? "111111" : "000000"
         for _ in 0..<9 {
-            #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: wrong) }?.key == .phoneCodeWrong)
+            #expect(await expectError(.invalidInput) { _ = try await s.system.clients.confirmPhone(clientId: s.anna, code: wrong) }?.key == .phoneCodeWrong)
         }
-        #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: right) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await s.system.clients.confirmPhone(clientId: s.anna, code: right) } != nil)
         #expect(try await s.system.clients.phone(clientId: s.anna).confirmed == false)
-        #expect(expectError(.notFound) { _ = try s.system.clients.confirmPhone(clientId: s.bob, code: right) }?.key == .phoneNoPending)
+        #expect(await expectError(.notFound) { _ = try await s.system.clients.confirmPhone(clientId: s.bob, code: right) }?.key == .phoneNoPending)
     }
 
     @Test func aCodeRunsOutAfterThirtyMinutesAndANumberConfirmedAgainMovesToWhoeverHoldsThePhone() async throws {
@@ -303,7 +303,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
         try await deliver(s)
         let code = try code(s, to: "+12025550143")
         s.clock.advance(31 * 60)
-        #expect(expectError(.invalidInput) { _ = try s.system.clients.confirmPhone(clientId: s.anna, code: code) } != nil)
+        #expect(await expectError(.invalidInput) { _ = try await s.system.clients.confirmPhone(clientId: s.anna, code: code) } != nil)
 
         try await confirm(s, s.anna, "+12025550143")
         try await confirm(s, s.bob, "+12025550143")

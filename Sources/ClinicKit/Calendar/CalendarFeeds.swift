@@ -29,21 +29,7 @@ extension AppointmentController {
 extension ClientController {
     /// The patient's private calendar address token: the one there is, or a new one (`rotate`
     /// replaces it, so the old address stops working).
-    public func calendarToken(clientId: Int64, rotate: Bool = false) throws -> String {
-        let now = self.now()
-        return try database.writing { tx in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let cipher = try database.sealingCipher(tx)
-            if !rotate, let sealed = try tx.sealedCalendarToken(ofClient: clientId) {
-                return try CalendarAddress.opened(sealed, clientId: clientId, cipher: cipher)
-            }
-            let token = SessionManager.newToken()
-            try CalendarAddress.store(tx, token, clientId: clientId, cipher: cipher, now: now)
-            return token
-        }
-    }
-
-    /// `calendarToken` awaited (issue 56: `AccountSecurityStore`).
+    /// Awaited (issue 56: `AccountSecurityStore`).
     public func calendarToken(clientId: Int64, rotate: Bool = false) async throws -> String {
         guard let token = try await database.calendarToken(ofClient: clientId, issuing: SessionManager.newToken(), rotate: rotate,
                                                            at: now()) else {
@@ -53,24 +39,13 @@ extension ClientController {
     }
 
     /// The patient's calendar token, nil when there is none.
-    public func existingCalendarToken(clientId: Int64) throws -> String? {
-        try database.reading { tx in
-            guard let sealed = try tx.sealedCalendarToken(ofClient: clientId) else { return nil }
-            return try CalendarAddress.opened(sealed, clientId: clientId, cipher: try database.cipher(tx))
-        }
-    }
-
-    /// `existingCalendarToken` awaited (issue 56: `AccountSecurityStore`).
+    /// Awaited (issue 56: `AccountSecurityStore`).
     public func existingCalendarToken(clientId: Int64) async throws -> String? {
         try await database.existingCalendarToken(ofClient: clientId)
     }
 
     /// Ends the calendar address: calendars subscribed to it get 404 from now on.
-    public func revokeCalendarToken(clientId: Int64) throws {
-        try database.writing { tx in try tx.deleteCalendarToken(ofClient: clientId) }
-    }
-
-    /// `revokeCalendarToken` awaited (issue 56: `AccountSecurityStore`).
+    /// Awaited (issue 56: `AccountSecurityStore`).
     public func revokeCalendarToken(clientId: Int64) async throws {
         try await database.revokeCalendarToken(ofClient: clientId)
     }

@@ -92,15 +92,7 @@ extension ClientController {
 
     /// Sets an address to confirm: a six-digit code goes to it through the outbox (the address
     /// in use, if any, stays until the new one is confirmed). A new code at most once a minute.
-    public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) throws -> EmailStatus {
-        let address = try Mail.checkedAddress(address)
-        let now = self.now(), code = Self.newCode(), limits = codeLimits
-        return try changingClient(clientId) { facts in
-            try Self.settingEmail(facts, address: address, code: code, from: clientAddress, limits: limits, now: now)
-        }
-    }
-
-    /// `setEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`): the
+    /// The store's one awaited transaction (issue 56: `ClientChangesStore`): the
     /// record locked, the counts, the record, the code and its mail written together.
     public func setEmail(clientId: Int64, address: String, from clientAddress: String? = nil) async throws -> EmailStatus {
         let address = try Mail.checkedAddress(address)
@@ -138,12 +130,7 @@ extension ClientController {
     }
 
     /// Confirms the waiting address with its code; from then on messages are e-mailed too.
-    public func confirmEmail(clientId: Int64, code: String) throws -> EmailStatus {
-        let now = self.now()
-        return try Self.confirmedEmail(try changingClient(clientId) { facts in try Self.confirmingEmail(facts, code: code, now: now) })
-    }
-
-    /// `confirmEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`).
+    /// The store's one awaited transaction (issue 56: `ClientChangesStore`).
     public func confirmEmail(clientId: Int64, code: String) async throws -> EmailStatus {
         let now = self.now()
         return try Self.confirmedEmail(try await database.changeClient(id: clientId) { facts in
@@ -152,19 +139,9 @@ extension ClientController {
     }
 
     /// Forgets both addresses; e-mail not yet sent is dropped, the inbox stays.
-    public func removeEmail(clientId: Int64) throws {
-        try changingClient(clientId, Self.removingEmail)
-    }
-
-    /// `removeEmail` as the store's one awaited transaction (issue 56: `ClientChangesStore`).
+    /// The store's one awaited transaction (issue 56: `ClientChangesStore`).
     public func removeEmail(clientId: Int64) async throws {
         try await database.changeClient(id: clientId, decide: Self.removingEmail)
-    }
-
-    /// A change of the patient's record on the seam's synchronous path: the same facts, decision and writes.
-    func changingClient<T: Sendable>(_ clientId: Int64, phone: Bool = false, number: String? = nil,
-                                     _ decide: (ClientChangeFacts?) throws -> ClientChange<T>) throws -> T {
-        try database.writing { tx in try ClientChangeFacts.change(tx, store: database, id: clientId, phone: phone, number: number, decide) }
     }
 
     /// What a typed e-mail code is found to be, once its decision is written.

@@ -40,15 +40,7 @@ extension ClientController {
     /// and within `CodeLimits` (per account, per client `address`, per number, per day for the
     /// whole deployment), counted in the same transaction so that requests at once on several
     /// servers get one code and the rest `rate_limited`.
-    public func setPhone(clientId: Int64, number text: String, from address: String? = nil) throws -> PhoneStatus {
-        let number = try PhoneNumber.checked(text, countries: codeLimits.textCountries)
-        let now = self.now(), code = Self.newCode(), limits = codeLimits
-        return try changingClient(clientId, phone: true, number: number) { facts in
-            try Self.settingPhone(facts, number: number, code: code, from: address, limits: limits, now: now)
-        }
-    }
-
-    /// `setPhone` as the store's one awaited transaction (issue 56: `ClientChangesStore`): the
+    /// The store's one awaited transaction (issue 56: `ClientChangesStore`): the
     /// record and the phone locked, the number's key, the counts, the phone, the code's text
     /// written together.
     public func setPhone(clientId: Int64, number text: String, from address: String? = nil) async throws -> PhoneStatus {
@@ -86,20 +78,6 @@ extension ClientController {
         ], result: status(phone, number: number))
     }
 
-    /// Confirms the waiting number with its code: from then on texts go to it. Another
-    /// patient who had confirmed the same number loses it (whoever holds the phone confirms).
-    public func confirmPhone(clientId: Int64, code: String) throws -> PhoneStatus {
-        let now = self.now()
-        let (decision, number) = try database.writing { tx -> (PhoneCodeDecision, String?) in
-            guard try tx.clientExists(id: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
-            let decision = Self.confirmingPhone(try tx.phone(ofClient: clientId), code: code, clientId: clientId, now: now)
-            try decision.apply(tx, clientId: clientId)
-            guard case .confirm(let phone, _) = decision else { return (decision, nil) }
-            return (decision, try Texts.number(phone, cipher: AppointmentNotes.cipher(tx)))
-        }
-        return try Self.confirmedPhone(decision) { number ?? "" }
-    }
-
     /// Whether a texted code would be sent: a process with an SMS gateway said so within the
     /// last hour (`Outbox.noteTextGateway`). The profile pages offer a number only then.
     public func textsAvailable() throws -> Bool {
@@ -113,13 +91,7 @@ extension ClientController {
     }
 
     /// Forgets the number; texts not yet sent are dropped.
-    public func removePhone(clientId: Int64) throws {
-        guard try database.writing({ tx in try Self.removePhone(tx, clientId: clientId) }) else {
-            throw ClinicError(.notLoggedIn, .notLoggedIn)
-        }
-    }
-
-    /// `removePhone` awaited (issue 56: `AccountSecurityStore`).
+    /// Awaited (issue 56: `AccountSecurityStore`).
     public func removePhone(clientId: Int64) async throws {
         guard try await database.removePhone(ofClient: clientId) else { throw ClinicError(.notLoggedIn, .notLoggedIn) }
     }

@@ -134,17 +134,6 @@ extension ClientController {
         try database.writing { tx in try change.apply(tx, store: database) }
     }
 
-    /// "Sign out everywhere else": every session of the patient but `token`'s ends, and the
-    /// calendar address is renewed (`SessionsEnding`). Returns how many sessions ended.
-    @discardableResult
-    public func endOtherSessions(clientId: Int64, keeping token: String?) throws -> Int {
-        let ending = SessionsEnding(clientId: clientId, keeping: token, now: now())
-        guard let ended = try database.writing({ tx in try ending.apply(tx, store: database) }) else {
-            throw ClinicError(.notLoggedIn, .notLoggedIn)
-        }
-        return ended
-    }
-
     /// A password the signed-in patient types to confirm a change (password change, account
     /// deletion), checked under the same lock as log-in: each check first reserves one of the
     /// login's attempts (`reserveAttempt`), a wrong one keeps it, and a locked login is refused

@@ -6,8 +6,9 @@ import Foundation
 // the caller's `PasswordRunner`.
 
 extension ClientController {
-    /// `endOtherSessions` awaited: every session of the patient but `token`'s ends and the
-    /// calendar address is renewed, in one transaction. Returns how many sessions ended.
+    /// "Sign out everywhere else": every session of the patient but `token`'s ends, and the
+    /// calendar address is renewed (`SessionsEnding`), in one transaction. Returns how many
+    /// sessions ended.
     @discardableResult
     public func endOtherSessions(clientId: Int64, keeping token: String?) async throws -> Int {
         guard let ended = try await database.endOtherSessions(SessionsEnding(clientId: clientId, keeping: token, now: now())) else {

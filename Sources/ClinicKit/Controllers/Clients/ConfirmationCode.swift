@@ -91,8 +91,10 @@ extension ClientController {
         }
     }
 
-    /// `confirmPhone` as the store's one awaited transaction (issue 56: `AccountSecurityStore`):
-    /// the phone read under its row's lock, the decision, its write.
+    /// Confirms the waiting number with its code: from then on texts go to it. Another
+    /// patient who had confirmed the same number loses it (whoever holds the phone confirms).
+    /// The store's one awaited transaction (issue 56: `AccountSecurityStore`): the phone read
+    /// under its row's lock, the decision, its write.
     public func confirmPhone(clientId: Int64, code: String) async throws -> PhoneStatus {
         let now = self.now()
         guard let done = try await database.confirmPhoneCode(ofClient: clientId, decide: { phone in
