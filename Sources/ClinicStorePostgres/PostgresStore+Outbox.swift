@@ -17,8 +17,9 @@ extension PostgresStore {
     }
 
     /// BEGIN; the given up (one statement); the claim (two); the facts: a text's phone with the
-    /// key check (one), an e-mail's patient with the key check and home clinic (one), the mail
-    /// instance (two), a message (one) and its appointment's event (one); the drop (one); COMMIT.
+    /// key check (one), an e-mail's patient with the key check, home clinic and mail instance
+    /// (one; two more the first time, to make the instance), a message (one) and its
+    /// appointment's event (one); the drop (one); COMMIT.
     public func claimDelivery(_ ask: DeliveryClaimAsk, compose: @escaping @Sendable (DeliveryFacts) throws -> OutgoingDelivery?)
         async throws -> DeliveryClaim {
         let sent = statementsSent, key = personalDataKey
@@ -51,14 +52,20 @@ extension PostgresStore {
         case .emailCode, .message:
             let row = try await tx.rows("""
                 SELECT c.*, (SELECT value FROM settings WHERE key = $2) AS personal_key_check,
-                       (SELECT name FROM clinics WHERE id = c.home_clinic_id) AS home_clinic_name
+                       (SELECT name FROM clinics WHERE id = c.home_clinic_id) AS home_clinic_name,
+                       (SELECT value FROM settings WHERE key = 'mail.instance') AS mail_instance
                 FROM clients c WHERE c.id = $1
                 """, [delivery.clientId, keySetting]).first.map(PostgresTransaction.row)
             let opened = try row.map { try openedClient($0, key: key) }
-            // Two statements: the read must see another server's proposal committed meanwhile.
-            _ = try await tx.rows(PostgresTransaction.proposeMailInstanceSQL, [DeliveryFacts.newMailInstance()])
-            let instance = try tx.value(String.self, try await tx.rows(PostgresTransaction.mailInstanceSQL, [])) ?? "clinic"
-            var facts = try DeliveryFacts.mail(delivery, client: opened?.client, mailInstance: instance) {
+            // The mail instance is read with the patient; made once, the first time a patient's
+            // mail needs it: proposed, then read in a statement of its own (it sees another
+            // server's proposal committed meanwhile).
+            var instance: String? = try row?.value("mail_instance", in: "settings")
+            if row != nil, instance == nil {
+                _ = try await tx.rows(PostgresTransaction.proposeMailInstanceSQL, [DeliveryFacts.newMailInstance()])
+                instance = try tx.value(String.self, try await tx.rows(PostgresTransaction.mailInstanceSQL, []))
+            }
+            var facts = try DeliveryFacts.mail(delivery, client: opened?.client, mailInstance: instance ?? "clinic") {
                 try key.cipher(keyCheck: opened?.check)
             }
             facts.homeClinicName = try row?.value("home_clinic_name", in: "clinics")
