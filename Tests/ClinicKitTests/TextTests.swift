@@ -163,7 +163,7 @@ final class RecordingTexter: TextSender, @unchecked Sendable {
             _ = try await s.system.clients.setPhone(clientId: crowd[11], number: "+13035553001") }?.key == .phoneCodeTooSoon)
     }
 
-    /// Issue 55 (A10): six requests for a code at once (on PostgreSQL, six connections) send one
+    /// Issue 55 (A10): six requests for a code at once (two at a time on the test store's pool) send one
     /// code and answer the others `rate_limited`: the answer says what was done.
     @Test func sixRequestsAtOnceSendOneCodeAndSaySoToTheOthers() async throws {
         let s = try await scene()
